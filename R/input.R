@@ -1,0 +1,86 @@
+# Input conversion: everything users hold becomes one internal form, a list
+# with `idx` (N x nnz integer matrix of 0-based indices, sorted by the first
+# index), `val` (positive values), `dims`, `dimnames` and `total`.
+
+matrix_like_classes <- "a matrix, a Matrix sparse matrix, a slam/tm simple_triplet_matrix, a quanteda dfm or a 2-way table"
+
+as_aspect_data <- function(x, arg = "x", call = rlang::caller_env()) {
+  if (inherits(x, "simple_triplet_matrix")) {
+    vals <- as.numeric(x$v)
+    check_values(vals, arg, call)
+    dims <- c(x$nrow, x$ncol)
+    dn <- x$dimnames
+    ii <- as.integer(x$i) - 1L
+    jj <- as.integer(x$j) - 1L
+  } else if (methods::is(x, "Matrix")) {
+    if (length(dim(x)) != 2) abort_input("{.arg {arg}} must be a 2-way matrix.", "type", arg = arg, call = call)
+    x <- methods::as(methods::as(methods::as(x, "dMatrix"), "generalMatrix"), "CsparseMatrix")
+    check_values(x@x, arg, call)
+    dims <- dim(x)
+    dn <- dimnames(x)
+    ii <- x@i
+    jj <- rep.int(seq_len(dims[2]) - 1L, diff(x@p))
+    vals <- x@x
+  } else if (is.matrix(x) || (is.table(x) && length(dim(x)) == 2) ||
+             (is.array(x) && length(dim(x)) == 2)) {
+    if (!(is.numeric(x) || is.logical(x))) {
+      abort_input("{.arg {arg}} must hold numbers, not {typeof(x)} values.", "type", arg = arg, call = call)
+    }
+    x <- unclass(x)
+    storage.mode(x) <- "double"
+    check_values(as.vector(x), arg, call)
+    dims <- dim(x)
+    dn <- dimnames(x)
+    nz <- which(x != 0)
+    ii <- as.integer((nz - 1) %% dims[1])
+    jj <- as.integer((nz - 1) %/% dims[1])
+    vals <- x[nz]
+  } else if (is.data.frame(x)) {
+    abort_input(c("{.arg {arg}} must be {matrix_like_classes}, not a data frame.",
+                  i = "Convert a numeric data frame with {.code as.matrix()}."),
+                "type", arg = arg, call = call)
+  } else {
+    abort_input("{.arg {arg}} must be {matrix_like_classes}, not {.cls {class(x)}}.",
+                "type", arg = arg, call = call)
+  }
+  if (any(dims == 0)) {
+    abort_input("{.arg {arg}} must have at least one row and one column, not {dims[1]} x {dims[2]}.",
+                "empty", arg = arg, call = call)
+  }
+  keep <- vals != 0
+  if (!all(keep)) { ii <- ii[keep]; jj <- jj[keep]; vals <- vals[keep] }
+  if (length(vals) == 0) {
+    abort_input("{.arg {arg}} has no positive entries: there is nothing to fit.",
+                "empty", arg = arg, call = call)
+  }
+  ord <- order(ii, jj, method = "radix")
+  if (!is.null(dn)) dn <- lapply(dn, function(d) if (is.null(d)) NULL else as.character(d))
+  list(
+    idx = rbind(ii[ord], jj[ord]),
+    val = as.numeric(vals[ord]),
+    dims = as.integer(dims),
+    dimnames = if (is.null(dn)) list(NULL, NULL) else unname(dn),
+    total = sum(vals)
+  )
+}
+
+check_values <- function(v, arg, call) {
+  if (anyNA(v)) {
+    abort_input("{.arg {arg}} must not contain missing values (NA or NaN).",
+                "value", arg = arg, call = call)
+  }
+  if (any(is.infinite(v))) {
+    abort_input("{.arg {arg}} must not contain infinite values.", "value", arg = arg, call = call)
+  }
+  if (any(v < 0)) {
+    abort_input("{.arg {arg}} must be non-negative; it has {sum(v < 0)} negative entr{?y/ies}.",
+                "value", arg = arg, call = call)
+  }
+  invisible()
+}
+
+# Row-compressed form of the internal data (for fold-in).
+data_to_rows <- function(d) {
+  counts <- tabulate(d$idx[1, ] + 1L, nbins = d$dims[1])
+  list(rowptr = c(0, cumsum(as.numeric(counts))), col = as.integer(d$idx[2, ]), val = d$val)
+}

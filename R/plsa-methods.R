@@ -1,0 +1,380 @@
+loss_label <- function(object) {
+  switch(object$loss,
+         kl = if (object$tempering < 1) sprintf("KL, tempered EM (beta = %g)", object$tempering) else "KL, EM",
+         tsallis = sprintf("Tsallis (q = %g), q-EM", object$q),
+         l2 = "L2, simplex projections")
+}
+
+term_names <- function(object) {
+  tn <- object$dimnames[[2]]
+  if (is.null(tn)) as.character(seq_len(object$dims[2])) else tn
+}
+
+doc_names <- function(object) {
+  dn <- object$dimnames[[1]]
+  if (is.null(dn)) as.character(seq_len(object$dims[1])) else dn
+}
+
+#' @export
+print.aspectr_plsa <- function(x, n = 5, ...) {
+  cat(sprintf("<aspectr_plsa> %d topic%s fitted by pLSA (%s)\n", x$k,
+              if (x$k == 1) "" else "s", loss_label(x)))
+  cat(sprintf("data: %s documents x %s terms, %s non-zeros, total %s\n",
+              format(x$dims[1], big.mark = ","), format(x$dims[2], big.mark = ","),
+              format(x$nnz, big.mark = ","), format(signif(x$total, 6), big.mark = ",")))
+  cat(sprintf("objective: %s after %d iteration%s (%s)\n", format(signif(x$value, 7)),
+              x$iterations, if (x$iterations == 1) "" else "s",
+              if (x$iterations == 0) "closed form" else if (x$converged) "converged" else "not converged"))
+  top <- terms(x, n)
+  cat(sprintf("\ntop %d terms:\n", n))
+  lines <- vapply(seq_len(x$k), function(r) {
+    sprintf("  %-9s %5.3f  %s", names(x$lambda)[r], x$lambda[r], paste(top[, r], collapse = ", "))
+  }, character(1))
+  cat(lines, sep = "\n")
+  invisible(x)
+}
+
+#' Summarize a pLSA fit
+#'
+#' @param object An `aspectr_plsa` fit.
+#' @param n Number of top terms per topic.
+#' @param ... Unused.
+#' @return An object of class `summary.aspectr_plsa`: a list with a `topics`
+#'   data frame (weight, top terms, share of documents whose most probable
+#'   topic it is) and fit statistics; it has its own print method.
+#' @examples
+#' fit <- plsa(sotu_dtm, k = 3, seed = 1, max_iter = 100)
+#' summary(fit)
+#' @export
+summary.aspectr_plsa <- function(object, n = 8, ...) {
+  top <- terms(object, n)
+  cls <- max.col(topics(object), ties.method = "first")
+  topics_df <- data.frame(
+    topic = names(object$lambda),
+    weight = unname(object$lambda),
+    documents = tabulate(cls, nbins = object$k) / length(cls),
+    top_terms = apply(top, 2, paste, collapse = ", "),
+    stringsAsFactors = FALSE
+  )
+  ll <- logLik(object)
+  structure(list(
+    call = object$call, k = object$k, loss = loss_label(object),
+    dims = object$dims, nnz = object$nnz, total = object$total,
+    value = object$value, iterations = object$iterations,
+    converged = object$converged, nrun = length(object$run_values), run = object$run,
+    logLik = as.numeric(ll), df = attr(ll, "df"), AIC = AIC(object), BIC = BIC(object),
+    perplexity = perplexity(object, ll),
+    topics = topics_df
+  ), class = "summary.aspectr_plsa")
+}
+
+# Per-word perplexity given the document, exp(-sum x log P(w | d) / N), with
+# P(w | d) = P(d, w) / P(d) and P(d) the model's document marginal.
+perplexity <- function(object, ll = logLik(object)) {
+  pd <- drop(object$factors[[1]] %*% object$lambda)
+  n <- object$doc_totals
+  exp(-(as.numeric(ll) - sum(n[n > 0] * log(pd[n > 0]))) / object$total)
+}
+
+#' @export
+print.summary.aspectr_plsa <- function(x, ...) {
+  cat("pLSA fit:", x$loss, "\n")
+  cat("call: ", paste(deparse(x$call), collapse = "\n"), "\n", sep = "")
+  cat(sprintf("data: %d x %d, %d non-zeros, total count %s\n", x$dims[1], x$dims[2],
+              x$nnz, format(signif(x$total, 6))))
+  cat(sprintf("objective %s; %d iteration%s, %s; best of %d start%s (start %d)\n",
+              format(signif(x$value, 7)), x$iterations, if (x$iterations == 1) "" else "s",
+              if (x$converged) "converged" else "not converged", x$nrun,
+              if (x$nrun == 1) "" else "s", x$run))
+  cat(sprintf("log-likelihood %s (df = %d), AIC %s, BIC %s, perplexity %s\n\n",
+              format(round(x$logLik, 2), nsmall = 2), x$df, format(round(x$AIC, 2), nsmall = 2),
+              format(round(x$BIC, 2), nsmall = 2), format(signif(x$perplexity, 6))))
+  tp <- x$topics
+  cat(sprintf("%-9s %6s %6s  %s\n", "topic", "weight", "docs", "top terms"))
+  cat(sprintf("%-9s %6.3f %5.1f%%  %s\n", tp$topic, tp$weight, 100 * tp$documents,
+              tp$top_terms), sep = "")
+  invisible(x)
+}
+
+#' Topic proportions of the training documents
+#'
+#' @param object A fitted model.
+#' @param ... Unused.
+#' @return A documents x k matrix of \eqn{P(z \mid d)}; rows sum to 1.
+#'   Documents without counts get the topic weights \eqn{P(z)}.
+#' @examples
+#' fit <- plsa(sotu_dtm, k = 3, seed = 1, max_iter = 100)
+#' round(head(topics(fit)), 3)
+#' @export
+topics <- function(object, ...) UseMethod("topics")
+
+#' @rdname topics
+#' @export
+topics.aspectr_plsa <- function(object, ...) {
+  u <- object$factors[[1]]
+  p <- sweep(u, 2, object$lambda, "*")
+  s <- rowSums(p)
+  empty <- !(s > 0)
+  p[!empty, ] <- p[!empty, , drop = FALSE] / s[!empty]
+  if (any(empty)) p[empty, ] <- matrix(object$lambda, sum(empty), object$k, byrow = TRUE)
+  p
+}
+
+#' Top terms of each topic
+#'
+#' @param x An `aspectr_plsa` fit.
+#' @param n Number of terms per topic.
+#' @param ... Unused.
+#' @return A character matrix with `n` rows and one column per topic, the
+#'   terms in decreasing order of \eqn{P(w \mid z)}.
+#' @examples
+#' fit <- plsa(sotu_dtm, k = 3, seed = 1, max_iter = 100)
+#' terms(fit, 5)
+#' @export
+terms.aspectr_plsa <- function(x, n = 10, ...) {
+  n <- check_whole(n, "n")
+  v <- x$factors[[2]]
+  n <- min(n, nrow(v))
+  tn <- term_names(x)
+  out <- apply(v, 2, function(p) tn[order(p, decreasing = TRUE)[seq_len(n)]])
+  out <- matrix(out, nrow = n, dimnames = list(NULL, colnames(v)))
+  out
+}
+
+#' Fold new documents into a pLSA fit
+#'
+#' Estimates the topic proportions \eqn{P(z \mid d)} of new documents with the
+#' term distributions held fixed, under the fit's own loss: EM fold-in for
+#' KL, q-EM for Tsallis, and the simplex-constrained least-squares problem
+#' for L2.
+#'
+#' @param object An `aspectr_plsa` fit.
+#' @param newdata Documents x terms counts in any form [plsa()] accepts, or a
+#'   named numeric vector for one document. When both `newdata` and the fit
+#'   have term names, columns are matched by name (terms unknown to the fit
+#'   are ignored); otherwise `newdata` must have one column per fitted term.
+#'   Missing `newdata` returns [topics()] of the training documents.
+#' @param type `"topics"` for the matrix of \eqn{P(z \mid d)} (rows sum to 1)
+#'   or `"class"` for the index of the most probable topic.
+#' @param max_iter,tol Iteration limit and tolerance (largest change of a
+#'   proportion) of the KL and Tsallis fold-in.
+#' @param threads Number of threads; `NULL` uses [default_threads()].
+#' @param ... Unused.
+#' @return A matrix (documents x k) or an integer vector. A document without
+#'   counts (or only unknown terms) gets the fit's topic weights \eqn{P(z)}.
+#' @examples
+#' fit <- plsa(sotu_dtm[1:200, ], k = 3, seed = 1, max_iter = 100)
+#' predict(fit, sotu_dtm[201:205, ])
+#' predict(fit, sotu_dtm[201:205, ], type = "class")
+#' @export
+predict.aspectr_plsa <- function(object, newdata, type = c("topics", "class"),
+                                 max_iter = 1000, tol = 1e-10, threads = NULL, ...) {
+  type <- match_option(type, c("topics", "class"), "type")
+  if (missing(newdata) || is.null(newdata)) {
+    theta <- topics(object)
+  } else {
+    max_iter <- check_whole(max_iter, "max_iter")
+    tol <- check_number(tol, "tol", 0, Inf)
+    threads <- resolve_threads(threads)
+    d <- match_newdata(object, newdata)
+    rows <- data_to_rows(d)
+    theta <- cpp_foldin(rows$rowptr, rows$col, rows$val, object$factors[[2]],
+                        as.numeric(object$lambda), object$loss,
+                        if (is.na(object$q)) 1 else object$q, max_iter, tol, threads)
+    dimnames(theta) <- list(d$dimnames[[1]], names(object$lambda))
+  }
+  if (type == "class") {
+    cls <- max.col(theta, ties.method = "first")
+    names(cls) <- rownames(theta)
+    return(cls)
+  }
+  theta
+}
+
+match_newdata <- function(object, newdata, call = rlang::caller_env()) {
+  if (is.numeric(newdata) && is.null(dim(newdata))) {
+    newdata <- matrix(newdata, nrow = 1, dimnames = list(NULL, names(newdata)))
+  }
+  new_terms <- if (inherits(newdata, "simple_triplet_matrix")) newdata$dimnames[[2]] else colnames(newdata)
+  fit_terms <- object$dimnames[[2]]
+  d <- tryCatch(as_aspect_data(newdata, "newdata", call = call),
+                aspectr_error_input_empty = function(e) NULL)
+  if (is.null(d)) {
+    # No positive entries at all: every document gets the prior.
+    dims <- dim(newdata)
+    if (is.null(new_terms) || is.null(fit_terms)) {
+      if (dims[2] != object$dims[2]) abort_newdata_cols(dims[2], object$dims[2], call)
+    }
+    return(list(idx = matrix(integer(0), 2, 0), val = numeric(0),
+                dims = c(dims[1], object$dims[2]),
+                dimnames = list(rownames(newdata), fit_terms)))
+  }
+  if (!is.null(new_terms) && !is.null(fit_terms)) {
+    map <- match(new_terms, fit_terms)
+    if (all(is.na(map))) {
+      abort_input(c("The columns of {.arg newdata} do not match the fitted terms.",
+                    i = "None of its {length(new_terms)} column names is one of the {length(fit_terms)} terms of the fit."),
+                  "newdata", arg = "newdata", call = call)
+    }
+    j <- map[d$idx[2, ] + 1L]
+    keep <- !is.na(j)
+    d$idx <- rbind(d$idx[1, keep], j[keep] - 1L)
+    d$val <- d$val[keep]
+  } else if (d$dims[2] != object$dims[2]) {
+    abort_newdata_cols(d$dims[2], object$dims[2], call)
+  }
+  d$dims[2] <- object$dims[2]
+  d
+}
+
+abort_newdata_cols <- function(got, want, call) {
+  abort_input(c("{.arg newdata} must have one column per fitted term ({want}), not {got}.",
+                i = "Give {.arg newdata} column names to match terms by name."),
+              "newdata", arg = "newdata", call = call)
+}
+
+#' Fitted values of a pLSA model
+#'
+#' @param object An `aspectr_plsa` fit.
+#' @param type `"counts"` for expected counts (the model distribution times
+#'   the total count of the data) or `"probability"` for the joint
+#'   distribution \eqn{P(d, w)}.
+#' @param ... Unused.
+#' @return A dense documents x terms matrix. Refused (with an error of class
+#'   `aspectr_error_size`) beyond `getOption("aspectr.max_cells", 1e8)` cells.
+#' @examples
+#' fit <- plsa(sotu_dtm[1:20, 1:50], k = 2, seed = 1)
+#' dim(fitted(fit))
+#' @export
+fitted.aspectr_plsa <- function(object, type = c("counts", "probability"), ...) {
+  type <- match_option(type, c("counts", "probability"), "type")
+  cells <- prod(as.numeric(object$dims))
+  if (cells > getOption("aspectr.max_cells", 1e8)) {
+    cli::cli_abort(c("The fitted matrix would have {format(cells, big.mark = ',')} cells.",
+                     i = "Raise {.code options(aspectr.max_cells)} to allow it."),
+                   class = c("aspectr_error_size", "aspectr_error"))
+  }
+  u <- object$factors[[1]]
+  v <- object$factors[[2]]
+  p <- u %*% (object$lambda * t(v))
+  if (type == "counts") p <- p * object$total
+  dimnames(p) <- object$dimnames
+  p
+}
+
+#' Log-likelihood, AIC and BIC of a pLSA fit
+#'
+#' The multinomial log-likelihood \eqn{\sum_{d,w} x_{dw} \log P(d, w)} of the
+#' data the model was fitted to (without the multinomial coefficient), with
+#' `df` the number of free parameters \eqn{(k - 1) + k (m - 1) + k (n - 1)}
+#' and `nobs` the total count. It is what EM maximizes; for fits under other
+#' losses it measures the same model by the same yardstick.
+#'
+#' @param object An `aspectr_plsa` fit.
+#' @param ... Unused.
+#' @return An object of class `logLik`; [AIC()] and [BIC()] work on the fit.
+#' @examples
+#' fit <- plsa(sotu_dtm, k = 3, seed = 1, max_iter = 100)
+#' logLik(fit)
+#' BIC(fit)
+#' @export
+logLik.aspectr_plsa <- function(object, ...) {
+  ll <- object$total * (object$neg_entropy - object$kl)
+  k <- object$k
+  df <- (k - 1) + k * sum(object$dims - 1)
+  structure(ll, df = as.integer(df), nobs = object$total, class = "logLik")
+}
+
+#' @export
+nobs.aspectr_plsa <- function(object, ...) object$total
+
+#' Tidy a pLSA fit
+#'
+#' Shaped like the tidiers of \pkg{tidytext} for topic models.
+#'
+#' @param x An `aspectr_plsa` fit.
+#' @param matrix `"beta"` for per-topic term probabilities (columns `topic`,
+#'   `term`, `beta`) or `"gamma"` for per-document topic proportions (columns
+#'   `document`, `topic`, `gamma`).
+#' @param ... Unused.
+#' @return A tibble.
+#' @examples
+#' fit <- plsa(sotu_dtm, k = 3, seed = 1, max_iter = 100)
+#' tidy(fit)
+#' tidy(fit, matrix = "gamma")
+#' glance(fit)
+#' @export
+tidy.aspectr_plsa <- function(x, matrix = c("beta", "gamma"), ...) {
+  matrix <- match_option(matrix, c("beta", "gamma"), "matrix")
+  if (matrix == "beta") {
+    v <- x$factors[[2]]
+    tibble::tibble(topic = rep(seq_len(x$k), each = nrow(v)),
+                   term = rep(term_names(x), times = x$k),
+                   beta = as.vector(v))
+  } else {
+    g <- topics(x)
+    tibble::tibble(document = rep(doc_names(x), times = x$k),
+                   topic = rep(seq_len(x$k), each = nrow(g)),
+                   gamma = as.vector(g))
+  }
+}
+
+#' @rdname tidy.aspectr_plsa
+#' @export
+glance.aspectr_plsa <- function(x, ...) {
+  ll <- logLik(x)
+  tibble::tibble(k = x$k, loss = x$loss, objective = x$value,
+                 iterations = x$iterations, converged = x$converged,
+                 logLik = as.numeric(ll), AIC = AIC(x), BIC = BIC(x),
+                 nobs = x$total, n_documents = x$dims[1], n_terms = x$dims[2])
+}
+
+#' Plot a pLSA fit
+#'
+#' @param x An `aspectr_plsa` fit.
+#' @param type `"terms"` (bar charts of the top terms of each topic),
+#'   `"weights"` (topic weights) or `"convergence"` (objective per
+#'   iteration).
+#' @param n Number of terms per topic for `type = "terms"`.
+#' @param topics Which topics to show for `type = "terms"` (default: all, at
+#'   most 12).
+#' @param ... Passed to the underlying base graphics function.
+#' @return `x`, invisibly.
+#' @examples
+#' fit <- plsa(sotu_dtm, k = 4, seed = 1, max_iter = 100)
+#' plot(fit)
+#' plot(fit, type = "convergence")
+#' @export
+plot.aspectr_plsa <- function(x, type = c("terms", "weights", "convergence"), n = 8,
+                              topics = NULL, ...) {
+  type <- match_option(type, c("terms", "weights", "convergence"), "type")
+  if (type == "convergence") {
+    if (!length(x$objective)) {
+      cli::cli_inform("The fit used the closed form (no iterations); nothing to plot.")
+      return(invisible(x))
+    }
+    graphics::plot(seq_along(x$objective), x$objective, type = "l",
+                   xlab = "iteration", ylab = paste("objective:", loss_label(x)),
+                   main = "Convergence", ...)
+  } else if (type == "weights") {
+    graphics::barplot(x$lambda, names.arg = seq_len(x$k), xlab = "topic",
+                      ylab = "P(z)", main = "Topic weights", ...)
+  } else {
+    if (is.null(topics)) topics <- seq_len(min(x$k, 12))
+    topics <- topics[topics >= 1 & topics <= x$k]
+    nt <- length(topics)
+    nc <- ceiling(sqrt(nt))
+    nr <- ceiling(nt / nc)
+    op <- graphics::par(mfrow = c(nr, nc), mar = c(3, 7, 2, 1), las = 1)
+    on.exit(graphics::par(op), add = TRUE)
+    v <- x$factors[[2]]
+    tn <- term_names(x)
+    for (r in topics) {
+      o <- order(v[, r], decreasing = TRUE)[seq_len(min(n, nrow(v)))]
+      graphics::barplot(rev(v[o, r]), names.arg = rev(tn[o]), horiz = TRUE,
+                        main = sprintf("topic %d (%.2f)", r, x$lambda[r]),
+                        cex.names = 0.8, ...)
+    }
+  }
+  invisible(x)
+}

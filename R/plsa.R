@@ -1,0 +1,227 @@
+#' Probabilistic latent semantic analysis (the aspect model)
+#'
+#' Fits the aspect model \eqn{P(d, w) = \sum_z P(z) P(d \mid z) P(w \mid z)}
+#' to a non-negative matrix of counts (documents in rows, terms in columns),
+#' that is, the factorization \eqn{G \approx U \mathrm{diag}(\lambda) V^\top}
+#' of \eqn{G = x / \mathrm{sum}(x)} with \eqn{\lambda} and every column of
+#' \eqn{U} and \eqn{V} on the probability simplex.
+#'
+#' @section Losses and algorithms:
+#' * `"kl"`: maximum likelihood by the EM algorithm of Hofmann (1999), i.e.
+#'   minimization of \eqn{D(G \| P)}. With `k = 1` the solution is the product
+#'   of the marginals of `x` (Huang and Sidiropoulos, Theorem 2) and no
+#'   iterations are run. `tempering = beta < 1` gives tempered EM (posteriors
+#'   raised to the power `beta` and renormalized); its iterations need not
+#'   decrease the KL divergence that is reported.
+#' * `"tsallis"`: the q-EM algorithm of Hazan, Haroon and Shashua for the
+#'   Tsallis divergence \eqn{D_q(G \| P) = (1 - \sum G^q P^{1-q}) / (1 - q)},
+#'   `q` in (0, 1). Small `q` makes the fit robust to clutter in sparse data;
+#'   `q -> 1` recovers EM.
+#' * `"l2"`: pNMF of Hazan and Shashua (2007), minimization of
+#'   \eqn{\|G - P\|_F^2} by block updates: each factor column by exact
+#'   projection onto the probability simplex, the weights by a
+#'   simplex-constrained least-squares problem.
+#'
+#' Every iteration costs \eqn{O(\mathrm{nnz}(x) k)} (plus \eqn{O(k^2 (m + n))}
+#' for `"l2"`) and never forms a dense matrix. EM, q-EM and the L2 updates
+#' never increase their objective.
+#'
+#' @param x Counts with documents in rows and terms in columns: a base
+#'   matrix, any `Matrix` matrix (sparse input stays sparse), a
+#'   `slam::simple_triplet_matrix` or `tm::DocumentTermMatrix`, a
+#'   `quanteda::dfm`, or a 2-way `table`. Entries must be finite and
+#'   non-negative; rows or columns without counts are allowed.
+#' @param k Number of topics, a whole number between 1 and `min(dim(x))`.
+#' @param loss `"kl"` (default), `"tsallis"` or `"l2"`.
+#' @param q Tsallis parameter in (0, 1), used when `loss = "tsallis"`.
+#' @param tempering Tempering exponent in (0, 1] for `loss = "kl"`; 1 is
+#'   plain EM.
+#' @param nrun Number of random starts; the fit with the smallest final
+#'   objective is kept. When a non-sequential [future][future::plan] plan is
+#'   set and \pkg{future.apply} is installed, the starts run in parallel
+#'   through it (with identical results).
+#' @param max_iter Maximum number of iterations per start.
+#' @param tol Convergence tolerance on the relative change of the objective
+#'   between iterations; 0 runs `max_iter` iterations.
+#' @param seed Integer seed for the random starts, or `NULL` to use (and
+#'   advance) R's random number generator, so that [set.seed()] works.
+#' @param threads Number of threads; `NULL` uses [default_threads()].
+#' @param verbose Show a progress bar.
+#' @param ... Must be empty; an unknown argument is an error.
+#'
+#' @return An object of class `c("aspectr_plsa", "aspectr_fit")`, a list with
+#'   \describe{
+#'   \item{lambda}{topic weights \eqn{P(z)}, summing to 1, in decreasing order;}
+#'   \item{factors}{list of two matrices: documents x k \eqn{P(d \mid z)} and
+#'     terms x k \eqn{P(w \mid z)}, every column summing to 1, with the
+#'     dimnames of `x`;}
+#'   \item{loss, q, tempering}{the loss and its parameters;}
+#'   \item{objective}{the loss after each iteration (`value` is the last);}
+#'   \item{iterations, converged}{iterations run by the winning start and
+#'     whether it met `tol`;}
+#'   \item{run, run_values}{index of the winning start and every start's
+#'     final objective;}
+#'   \item{time, threads, seed, call}{bookkeeping;}}
+#'   and summaries of the data used by the methods (dimensions, total count,
+#'   entropy of the data, KL divergence of the fit).
+#'
+#' @references
+#' Hofmann, T. (1999). Probabilistic latent semantic analysis. *UAI'99*.
+#'
+#' Hazan, T. and Shashua, A. (2007). Analysis of L2-loss for probabilistically
+#' valid factorizations under general additive noise. Technical report
+#' TR-13/2007, Hebrew University.
+#'
+#' Hazan, T., Haroon, R. and Shashua, A. pLSA for sparse arrays with Tsallis
+#' pseudo-additive divergence: noise robustness and algorithm.
+#'
+#' Huang, K. and Sidiropoulos, N. D. Kullback-Leibler principal component for
+#' tensors is not NP-hard.
+#'
+#' @seealso [predict.aspectr_plsa()], [topics()], [terms.aspectr_plsa()],
+#'   [tidy.aspectr_plsa()], [plot.aspectr_plsa()].
+#' @examples
+#' fit <- plsa(sotu_dtm, k = 4, seed = 1, max_iter = 200)
+#' fit
+#' terms(fit, 5)
+#' head(topics(fit))
+#'
+#' # Robust fit under the Tsallis divergence and the L2 (pNMF) fit
+#' fit_q <- plsa(sotu_dtm, k = 4, loss = "tsallis", q = 0.5, seed = 1, max_iter = 100)
+#' fit_2 <- plsa(sotu_dtm, k = 4, loss = "l2", seed = 1, max_iter = 100)
+#' @export
+plsa <- function(x, k, loss = c("kl", "tsallis", "l2"), q = 0.5, tempering = 1,
+                 nrun = 1, max_iter = 1000, tol = 1e-6, seed = NULL, threads = NULL,
+                 verbose = FALSE, ...) {
+  call <- match.call()
+  check_dots_empty(...)
+  loss <- match_option(loss, c("kl", "tsallis", "l2"), "loss")
+  data <- as_aspect_data(x, "x")
+  k <- check_whole(k, "k", min = 1, max = min(data$dims), what = "at most the smaller dimension of `x`")
+  if (loss == "tsallis") q <- check_number(q, "q", 0, 1, lower_open = TRUE, upper_open = TRUE)
+  tempering <- check_number(tempering, "tempering", 0, 1, lower_open = TRUE)
+  if (tempering != 1 && loss != "kl") {
+    abort_input("{.arg tempering} applies to {.code loss = \"kl\"} only; use {.code tempering = 1} with {.code loss = \"{loss}\"}.",
+                "argument", arg = "tempering")
+  }
+  nrun <- check_whole(nrun, "nrun")
+  max_iter <- check_whole(max_iter, "max_iter")
+  tol <- check_number(tol, "tol", 0, Inf)
+  if (!is.null(seed)) seed <- check_whole(seed, "seed", min = -.Machine$integer.max)
+  threads <- resolve_threads(threads)
+  verbose <- check_flag(verbose, "verbose")
+
+  start <- proc.time()[["elapsed"]]
+  if (loss == "kl" && k == 1) {
+    res <- plsa_rank1(data, threads)
+    runs <- list(res)
+  } else {
+    inits <- with_seed(seed, lapply(seq_len(nrun), function(i) random_start(data$dims, k)))
+    fit_one <- function(init) {
+      cpp_plsa_fit(data$idx, data$val, data$dims, init$lambda, init$factors,
+                   loss, q, tempering, max_iter, tol, threads, verbose)
+    }
+    runs <- map_runs(inits, fit_one)
+  }
+  values <- vapply(runs, run_value, numeric(1))
+  best <- which.min(values)
+  res <- runs[[best]]
+  new_plsa(res, data, k = k, loss = loss, q = if (loss == "tsallis") q else NA_real_,
+           tempering = tempering, run = best, values = values,
+           time = proc.time()[["elapsed"]] - start, threads = threads, seed = seed,
+           call = call)
+}
+
+run_value <- function(res) {
+  if (length(res$objective)) res$objective[length(res$objective)] else res$value
+}
+
+# KL with k = 1: the closed form (Theorem 2 of seed 003), no iterations.
+plsa_rank1 <- function(data, threads) {
+  factors <- lapply(seq_along(data$dims), function(n) {
+    m <- tabulate_weighted(data$idx[n, ] + 1L, data$val, data$dims[n])
+    matrix(m / sum(m), ncol = 1)
+  })
+  kl <- cpp_loss(data$idx, data$val, data$dims, 1, factors, "kl", 1, threads)
+  list(lambda = 1, factors = factors, objective = numeric(0), initial = kl,
+       value = kl, iterations = 0L, converged = TRUE, kl = kl)
+}
+
+tabulate_weighted <- function(i, w, n) {
+  out <- numeric(n)
+  s <- rowsum(w, i, reorder = TRUE)
+  out[as.integer(rownames(s))] <- s[, 1]
+  out
+}
+
+random_start <- function(dims, k) {
+  lambda <- stats::runif(k, 0.5, 1.5)
+  factors <- lapply(dims, function(d) {
+    m <- matrix(stats::runif(d * k, 0.1, 1), d, k)
+    sweep(m, 2, colSums(m), "/")
+  })
+  list(lambda = lambda / sum(lambda), factors = factors)
+}
+
+# Evaluates `code` with R's RNG seeded by `seed` (restoring the previous
+# state afterwards), or with the current RNG state when `seed` is NULL.
+with_seed <- function(seed, code) {
+  if (is.null(seed)) return(code)
+  env <- globalenv()
+  had <- exists(".Random.seed", envir = env, inherits = FALSE)
+  old <- if (had) get(".Random.seed", envir = env, inherits = FALSE)
+  on.exit(if (had) assign(".Random.seed", old, envir = env) else
+    rm(".Random.seed", envir = env), add = TRUE)
+  set.seed(seed)
+  code
+}
+
+# Runs the starts sequentially or, under a non-sequential future plan,
+# through future.apply. Starting points were drawn beforehand, so both give
+# identical results.
+map_runs <- function(inits, fun) {
+  if (length(inits) > 1 && use_future()) {
+    return(future.apply::future_lapply(inits, fun, future.seed = NULL))
+  }
+  lapply(inits, fun)
+}
+
+use_future <- function() {
+  requireNamespace("future", quietly = TRUE) &&
+    requireNamespace("future.apply", quietly = TRUE) &&
+    !inherits(future::plan(), "sequential")
+}
+
+new_plsa <- function(res, data, k, loss, q, tempering, run, values, time, threads,
+                     seed, call) {
+  lambda <- as.numeric(res$lambda)
+  ord <- order(lambda, decreasing = TRUE)
+  topic_names <- paste0("topic_", seq_len(k))
+  factors <- lapply(seq_along(res$factors), function(n) {
+    f <- res$factors[[n]][, ord, drop = FALSE]
+    dimnames(f) <- list(data$dimnames[[n]], topic_names)
+    f
+  })
+  names(factors) <- c("documents", "terms")[seq_along(factors)]
+  g <- data$val / data$total
+  structure(
+    list(
+      lambda = stats::setNames(lambda[ord], topic_names),
+      factors = factors,
+      loss = loss, q = q, tempering = tempering,
+      objective = as.numeric(res$objective),
+      value = run_value(res),
+      initial = res$initial,
+      iterations = as.integer(res$iterations),
+      converged = isTRUE(res$converged),
+      k = k, run = run, run_values = values,
+      dims = data$dims, dimnames = data$dimnames,
+      total = data$total, nnz = length(data$val),
+      neg_entropy = sum(g * log(g)),
+      doc_totals = tabulate_weighted(data$idx[1, ] + 1L, data$val, data$dims[1]),
+      kl = res$kl,
+      time = time, threads = threads, seed = seed, call = call
+    ),
+    class = c("aspectr_plsa", "aspectr_fit")
+  )
+}

@@ -1,0 +1,19 @@
+// aspectr/aspectr.h — umbrella header of the aspectr C++ core.
+// Header-only, depends on Armadillo and the C++ standard library only (no R).
+#ifndef ASPECTR_ASPECTR_H
+#define ASPECTR_ASPECTR_H
+
+#include "data.h"
+#include "parallel.h"
+#include "kernels.h"
+#include "simplex.h"
+#include "loss.h"
+#include "control.h"
+#include "driver.h"
+#include "solvers/normalize.h"
+#include "solvers/em.h"
+#include "solvers/qem.h"
+#include "solvers/pps.h"
+#include "solvers/foldin.h"
+
+#endif

@@ -1,0 +1,41 @@
+// aspectr/control.h — stopping rule and callbacks shared by all solvers.
+#ifndef ASPECTR_CONTROL_H
+#define ASPECTR_CONTROL_H
+
+#include <cmath>
+#include <vector>
+
+namespace aspectr {
+
+struct Control {
+  int max_iter = 1000;
+  double tol = 1e-6;   // relative change of the objective between iterations
+  int threads = 1;
+};
+
+// Relative-change stopping rule: |f_{t-1} - f_t| <= tol * max(|f_{t-1}|, eps).
+struct RelativeChange {
+  double tol;
+  bool operator()(double prev, double cur) const {
+    if (!(tol > 0.0)) return false;
+    const double scale = std::max(std::fabs(prev), 1e-300);
+    return std::fabs(prev - cur) <= tol * scale;
+  }
+};
+
+// A callback that never stops the fit (plain C++ use, tests).
+struct NoCallback {
+  bool operator()(int, double) { return true; }
+};
+
+struct FitTrace {
+  std::vector<double> objective;  // loss after each iteration
+  double initial = 0.0;           // loss of the starting point
+  int iterations = 0;
+  bool converged = false;
+  bool stopped = false;           // the callback asked to stop
+};
+
+}  // namespace aspectr
+
+#endif

@@ -1,0 +1,97 @@
+// aspectr/data.h — the data layer shared by every solver.
+//
+// Every family works on a non-negative N-way array X (N = 2 is a matrix).
+// Sparse data are held in coordinate form (COO): one column of `idx` per
+// non-zero, holding its N zero-based indices, and the value in `val`.
+// Dense input is converted to this form at the boundary (zeros dropped): all
+// KL/Tsallis work and the contractions of the L2 solver only visit non-zeros.
+//
+// Factors are stored transposed, k x d_n (one contiguous k-vector per index),
+// which is the access pattern of every kernel over non-zeros.
+#ifndef ASPECTR_DATA_H
+#define ASPECTR_DATA_H
+
+#include <armadillo>
+#include <cstdint>
+#include <stdexcept>
+#include <vector>
+
+namespace aspectr {
+
+using index_t = std::uint32_t;
+
+struct SparseTensor {
+  std::vector<arma::uword> dims;  // d_1, ..., d_N
+  std::vector<index_t> idx;       // N * nnz, non-zero s at idx[s*N .. s*N+N-1]
+  arma::vec val;                  // nnz values, all > 0
+
+  std::size_t order() const { return dims.size(); }
+  std::size_t nnz() const { return val.n_elem; }
+  const index_t* at(std::size_t s) const { return idx.data() + s * dims.size(); }
+  double total() const { return arma::accu(val); }
+
+  // Checks the invariants; throws std::invalid_argument when broken.
+  void validate() const {
+    const std::size_t N = dims.size();
+    if (N < 2) throw std::invalid_argument("a tensor needs at least 2 modes");
+    if (idx.size() != N * val.n_elem)
+      throw std::invalid_argument("index and value lengths disagree");
+    for (std::size_t s = 0; s < val.n_elem; ++s) {
+      if (!(val[s] >= 0.0) || !std::isfinite(val[s]))
+        throw std::invalid_argument("values must be finite and non-negative");
+      for (std::size_t n = 0; n < N; ++n)
+        if (idx[s * N + n] >= dims[n])
+          throw std::invalid_argument("index out of range");
+    }
+  }
+
+  // The same data scaled to unit sum (the empirical distribution G).
+  SparseTensor normalized() const {
+    SparseTensor g = *this;
+    const double tot = total();
+    if (tot > 0) g.val /= tot;
+    return g;
+  }
+};
+
+// Builds a SparseTensor from a column-major dense matrix, dropping zeros.
+inline SparseTensor from_dense(const arma::mat& X) {
+  SparseTensor t;
+  t.dims = {X.n_rows, X.n_cols};
+  std::vector<double> v;
+  for (arma::uword i = 0; i < X.n_rows; ++i)
+    for (arma::uword j = 0; j < X.n_cols; ++j)
+      if (X(i, j) != 0.0) {
+        t.idx.push_back(static_cast<index_t>(i));
+        t.idx.push_back(static_cast<index_t>(j));
+        v.push_back(X(i, j));
+      }
+  t.val = arma::vec(v);
+  return t;
+}
+
+// The aspect model P = sum_r lambda_r u_r^(1) o ... o u_r^(N).
+// F[n] is k x d_n; row r of F[n] is the distribution u_r^(n).
+struct AspectModel {
+  arma::vec lambda;
+  std::vector<arma::mat> F;
+
+  arma::uword rank() const { return lambda.n_elem; }
+  std::size_t order() const { return F.size(); }
+
+  // Model probability of one cell.
+  double cell(const index_t* ix) const {
+    const arma::uword k = rank();
+    double s = 0.0;
+    for (arma::uword r = 0; r < k; ++r) {
+      double p = lambda[r];
+      for (std::size_t n = 0; n < F.size(); ++n) p *= F[n](r, ix[n]);
+      s += p;
+    }
+    return s;
+  }
+};
+
+}  // namespace aspectr
+
+#endif

@@ -1,0 +1,43 @@
+// aspectr/driver.h — the iteration loop every solver shares.
+//
+// A Rule provides step(G, M, threads) -> loss and loss(G, M, threads); rules
+// with kLagged = true return the loss of the model *entering* the step (EM and
+// q-EM get it for free in their pass over the non-zeros), others the loss
+// after it. The driver turns both into one trace (loss after each iteration),
+// applies the stopping rule, and calls back once per iteration with the
+// newest loss; a callback returning false stops the fit (interrupts).
+#ifndef ASPECTR_DRIVER_H
+#define ASPECTR_DRIVER_H
+
+#include "control.h"
+#include "data.h"
+
+namespace aspectr {
+
+template <class Rule, class Callback>
+FitTrace run_solver(Rule& rule, const SparseTensor& G, AspectModel& M,
+                    const Control& ctl, Callback& callback) {
+  FitTrace tr;
+  RelativeChange stop{ctl.tol};
+  std::vector<double> f;  // f[t] = loss after t iterations
+  if (!Rule::kLagged) f.push_back(rule.loss(G, M, ctl.threads));
+  int it = 0;
+  while (it < ctl.max_iter) {
+    const double v = rule.step(G, M, ctl.threads);
+    ++it;
+    f.push_back(v);  // lagged: f[it-1]; otherwise f[it]
+    const std::size_t known = f.size() - 1;
+    bool conv = known >= 1 && stop(f[known - 1], f[known]);
+    if (!callback(it, f.back())) { tr.stopped = true; break; }
+    if (conv) { tr.converged = true; break; }
+  }
+  if (Rule::kLagged) f.push_back(rule.loss(G, M, ctl.threads));
+  tr.initial = f.front();
+  tr.objective.assign(f.begin() + 1, f.end());
+  tr.iterations = it;
+  return tr;
+}
+
+}  // namespace aspectr
+
+#endif

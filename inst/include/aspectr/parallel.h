@@ -1,0 +1,75 @@
+// aspectr/parallel.h — reproducible OpenMP over non-zeros.
+//
+// Work is split into `threads` contiguous chunks (static, by position), each
+// thread accumulates into its own buffers, and buffers are reduced in thread
+// order. For a fixed thread count the result is bitwise reproducible; across
+// thread counts only the summation order differs.
+#ifndef ASPECTR_PARALLEL_H
+#define ASPECTR_PARALLEL_H
+
+#include <armadillo>
+#include <vector>
+#ifdef _OPENMP
+#include <omp.h>
+#endif
+
+namespace aspectr {
+
+inline int effective_threads(int threads, std::size_t work) {
+  if (threads < 1) threads = 1;
+#ifndef _OPENMP
+  threads = 1;
+#endif
+  // Below this many items per thread the fork/reduce overhead dominates.
+  const std::size_t min_chunk = 2048;
+  const std::size_t cap = work / min_chunk + 1;
+  if (static_cast<std::size_t>(threads) > cap) threads = static_cast<int>(cap);
+  return threads;
+}
+
+// Runs body(tid, begin, end) over [0, n) in `threads` static chunks.
+template <class Body>
+inline void parallel_chunks(std::size_t n, int threads, Body body) {
+  if (threads <= 1) { body(0, std::size_t(0), n); return; }
+#ifdef _OPENMP
+#pragma omp parallel num_threads(threads)
+  {
+    const int tid = omp_get_thread_num();
+    const int nt = omp_get_num_threads();
+    const std::size_t b = n * static_cast<std::size_t>(tid) / nt;
+    const std::size_t e = n * static_cast<std::size_t>(tid + 1) / nt;
+    body(tid, b, e);
+  }
+#else
+  body(0, std::size_t(0), n);
+#endif
+}
+
+// Per-thread copies of a set of accumulator matrices (thread 0 writes into
+// the targets themselves), reduced in thread order by reduce().
+class ThreadAccumulators {
+ public:
+  ThreadAccumulators(std::vector<arma::mat>& targets, int threads)
+      : targets_(targets), extra_(threads > 1 ? threads - 1 : 0) {
+    for (auto& t : targets_) t.zeros();
+    for (auto& set : extra_) {
+      set.reserve(targets_.size());
+      for (auto& t : targets_) set.emplace_back(t.n_rows, t.n_cols, arma::fill::zeros);
+    }
+  }
+  arma::mat& get(int tid, std::size_t which) {
+    return tid == 0 ? targets_[which] : extra_[tid - 1][which];
+  }
+  void reduce() {
+    for (auto& set : extra_)
+      for (std::size_t w = 0; w < targets_.size(); ++w) targets_[w] += set[w];
+  }
+
+ private:
+  std::vector<arma::mat>& targets_;
+  std::vector<std::vector<arma::mat>> extra_;
+};
+
+}  // namespace aspectr
+
+#endif

@@ -1,0 +1,91 @@
+// src/r_adapters.h — the R side of the core's roles: conversion of R objects
+// to core types, and the end-of-iteration callback (progress bar through
+// cli's C API, interrupts). Only this folder includes R headers.
+#ifndef ASPECTR_R_ADAPTERS_H
+#define ASPECTR_R_ADAPTERS_H
+
+#include <RcppArmadillo.h>
+#include <cli/progress.h>
+#include <aspectr/aspectr.h>
+#include <string>
+
+namespace aspectr_r {
+
+// idx: N x nnz integer matrix of 0-based indices; val: nnz values.
+inline aspectr::SparseTensor make_tensor(const Rcpp::IntegerMatrix& idx,
+                                         const Rcpp::NumericVector& val,
+                                         const Rcpp::IntegerVector& dims) {
+  aspectr::SparseTensor t;
+  const std::size_t N = dims.size(), nnz = val.size();
+  if (static_cast<std::size_t>(idx.nrow()) != N || static_cast<std::size_t>(idx.ncol()) != nnz)
+    Rcpp::stop("internal error: index matrix has the wrong shape");
+  t.dims.resize(N);
+  for (std::size_t n = 0; n < N; ++n) t.dims[n] = static_cast<arma::uword>(dims[n]);
+  t.idx.resize(N * nnz);
+  const int* ip = idx.begin();
+  for (std::size_t j = 0; j < N * nnz; ++j) t.idx[j] = static_cast<aspectr::index_t>(ip[j]);
+  t.val = arma::vec(const_cast<double*>(val.begin()), nnz, true);
+  t.validate();
+  return t;
+}
+
+// factors: list of d_n x k matrices (R layout) -> k x d_n (core layout).
+inline aspectr::AspectModel make_model(const Rcpp::NumericVector& lambda,
+                                       const Rcpp::List& factors) {
+  aspectr::AspectModel M;
+  M.lambda = Rcpp::as<arma::vec>(lambda);
+  for (R_xlen_t n = 0; n < factors.size(); ++n) {
+    arma::mat U = Rcpp::as<arma::mat>(factors[n]);
+    M.F.push_back(U.t());
+  }
+  return M;
+}
+
+inline Rcpp::List model_to_r(const aspectr::AspectModel& M) {
+  Rcpp::List f(M.F.size());
+  for (std::size_t n = 0; n < M.F.size(); ++n) f[n] = Rcpp::wrap(arma::mat(M.F[n].t()));
+  return Rcpp::List::create(Rcpp::Named("lambda") = Rcpp::NumericVector(M.lambda.begin(), M.lambda.end()),
+                            Rcpp::Named("factors") = f);
+}
+
+inline aspectr::Loss parse_loss(const std::string& s) {
+  if (s == "kl") return aspectr::Loss::KL;
+  if (s == "tsallis") return aspectr::Loss::Tsallis;
+  if (s == "l2") return aspectr::Loss::L2;
+  Rcpp::stop("internal error: unknown loss '" + s + "'");
+}
+
+// End-of-iteration callback: a cli progress bar when verbose, and an
+// interrupt check every iteration (throws Rcpp's interrupt exception, which
+// the exported function's boundary turns into an R interrupt).
+class RCallback {
+ public:
+  RCallback(bool verbose, int max_iter, const std::string& name) : verbose_(verbose) {
+    if (verbose_) {
+      bar_ = cli_progress_bar(static_cast<double>(max_iter), R_NilValue);
+      cli_progress_set_name(bar_, name.c_str());
+      cli_progress_set_format(bar_, "%s", "{cli::pb_name} {cli::pb_bar} {cli::pb_current}/{cli::pb_total} | {cli::pb_status}");
+    }
+  }
+  ~RCallback() {
+    if (verbose_) cli_progress_done(bar_);
+  }
+  bool operator()(int it, double obj) {
+    if (verbose_ && CLI_SHOULD_TICK) {
+      char buf[64];
+      std::snprintf(buf, sizeof(buf), "objective %.8g", obj);
+      cli_progress_set_status(bar_, buf);
+      cli_progress_set(bar_, static_cast<double>(it));
+    }
+    Rcpp::checkUserInterrupt();
+    return true;
+  }
+
+ private:
+  bool verbose_;
+  Rcpp::RObject bar_;
+};
+
+}  // namespace aspectr_r
+
+#endif

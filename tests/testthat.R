@@ -1,0 +1,4 @@
+library(testthat)
+library(aspectr)
+
+test_check("aspectr")

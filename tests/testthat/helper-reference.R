@@ -1,0 +1,120 @@
+# Plain-R reference implementations on dense matrices, written from the
+# seeds' formulas (not from the C++ code), for tiny problems.
+
+ref_start <- function(x, k, seed) {
+  # the starting point plsa(x, k, seed = seed, nrun = 1) draws
+  set.seed(seed)
+  aspectr:::random_start(dim(x), k)
+}
+
+# Model joint distribution U diag(lambda) V'.
+ref_model <- function(lambda, U, V) U %*% (lambda * t(V))
+
+# EM / tempered EM (Hofmann 1999): posteriors W^r_ij propto
+# (lambda_r U_ir V_jr)^beta, M-step from sum_ij G_ij W^r_ij.
+ref_em <- function(x, init, iters, beta = 1) {
+  G <- x / sum(x)
+  lambda <- init$lambda; U <- init$factors[[1]]; V <- init$factors[[2]]
+  k <- length(lambda)
+  for (it in seq_len(iters)) {
+    P <- lapply(seq_len(k), function(r) (lambda[r] * outer(U[, r], V[, r]))^beta)
+    S <- Reduce(`+`, P)
+    Y <- lapply(P, function(p) ifelse(G > 0, G * p / S, 0))
+    lambda <- vapply(Y, sum, 0)
+    U <- sapply(Y, rowSums) / rep(lambda, each = nrow(x))
+    V <- sapply(Y, colSums) / rep(lambda, each = ncol(x))
+    lambda <- lambda / sum(lambda)
+  }
+  list(lambda = lambda, U = U, V = V)
+}
+
+# q-EM, seed 001 section 3.2, steps (a)-(c) literally: W by Bayes rule,
+# lambda from (W G)^q (u v)^(1-q), u from H^q v^(1-q), v from H^q u_new^(1-q).
+ref_qem <- function(x, init, iters, q) {
+  G <- x / sum(x)
+  lambda <- init$lambda; U <- init$factors[[1]]; V <- init$factors[[2]]
+  k <- length(lambda)
+  for (it in seq_len(iters)) {
+    P <- lapply(seq_len(k), function(r) lambda[r] * outer(U[, r], V[, r]))
+    S <- Reduce(`+`, P)
+    W <- lapply(P, function(p) p / S)
+    lam <- vapply(seq_len(k), function(r) {
+      sum((W[[r]] * G)^q * outer(U[, r], V[, r])^(1 - q))^(1 / q)
+    }, 0)
+    lambda_new <- lam / sum(lam)
+    for (r in seq_len(k)) {
+      H <- W[[r]] * G / lambda_new[r]
+      u <- rowSums(H^q * matrix(V[, r]^(1 - q), nrow(x), ncol(x), byrow = TRUE))^(1 / q)
+      U[, r] <- u / sum(u)
+      v <- colSums(H^q * matrix(U[, r]^(1 - q), nrow(x), ncol(x)))^(1 / q)
+      V[, r] <- v / sum(v)
+    }
+    lambda <- lambda_new
+  }
+  list(lambda = lambda, U = U, V = V)
+}
+
+# Euclidean projection onto the probability simplex by seed 000's
+# Algorithm 1 (successive projections), with the affine step 1/|I|.
+ref_pps_algorithm1 <- function(b, step = c("active", "d")) {
+  step <- match.arg(step)
+  d <- length(b)
+  x <- b
+  I <- seq_len(d)
+  for (t in seq_len(d)) {
+    denom <- if (step == "active") length(I) else d
+    x[I] <- x[I] + (1 - sum(x[I])) / denom
+    if (all(x[I] > 0)) break
+    x[setdiff(seq_len(d), I)] <- 0
+    I <- I[x[I] > 0]
+    x[setdiff(seq_len(d), I)] <- 0
+  }
+  x
+}
+
+# The simplex QP min ||A x - b||^2, x >= 0, sum x = 1 by quadprog.
+ref_simplex_ls <- function(A, b, ridge = 1e-12) {
+  k <- ncol(A)
+  D <- crossprod(A) + diag(ridge * max(1, max(abs(crossprod(A)))), k)
+  sol <- quadprog::solve.QP(Dmat = D, dvec = drop(crossprod(A, b)),
+                            Amat = cbind(rep(1, k), diag(k)), bvec = c(1, rep(0, k)),
+                            meq = 1)
+  pmax(sol$solution, 0) / sum(pmax(sol$solution, 0))
+}
+
+ref_project <- function(b) ref_simplex_ls(diag(length(b)), b, ridge = 0)
+
+# pNMF (seed 000 section 3): U columns then V columns by PPS of
+# G^r v / (lambda_r ||v||^2), then lambda by the simplex least squares.
+ref_pnmf <- function(x, init, iters) {
+  G <- x / sum(x)
+  lambda <- init$lambda; U <- init$factors[[1]]; V <- init$factors[[2]]
+  k <- length(lambda)
+  resid_r <- function(r) G - U[, -r, drop = FALSE] %*% (lambda[-r] * t(V[, -r, drop = FALSE]))
+  for (it in seq_len(iters)) {
+    for (r in seq_len(k)) {
+      if (lambda[r] <= 0) next
+      b <- drop(resid_r(r) %*% V[, r]) / (lambda[r] * sum(V[, r]^2))
+      U[, r] <- ref_project(b)
+    }
+    for (r in seq_len(k)) {
+      if (lambda[r] <= 0) next
+      b <- drop(crossprod(resid_r(r), U[, r])) / (lambda[r] * sum(U[, r]^2))
+      V[, r] <- ref_project(b)
+    }
+    A <- sapply(seq_len(k), function(r) as.vector(outer(U[, r], V[, r])))
+    lambda <- ref_simplex_ls(A, as.vector(G))
+  }
+  list(lambda = lambda, U = U, V = V)
+}
+
+tsallis_div <- function(G, P, q) (1 - sum(G[G > 0]^q * P[G > 0]^(1 - q))) / (1 - q)
+
+tiny_counts <- function(seed = 1, m = 12, n = 9, k = 3) {
+  set.seed(seed)
+  U <- matrix(rexp(m * k), m, k); V <- matrix(rexp(n * k), n, k)
+  x <- matrix(rpois(m * n, 3 * (U %*% t(V))), m, n)
+  x[x < 2] <- 0
+  dimnames(x) <- list(paste0("d", seq_len(m)), paste0("w", seq_len(n)))
+  x
+}

@@ -1,0 +1,56 @@
+test_that("bad data give classed errors naming the argument", {
+  x <- tiny_counts()
+  neg <- x; neg[1, 1] <- -1
+  na <- x; na[2, 2] <- NA
+  nan <- x; nan[2, 2] <- NaN
+  inf <- x; inf[3, 3] <- Inf
+  expect_error(plsa(neg, 2), class = "aspectr_error_input_value")
+  expect_error(plsa(na, 2), class = "aspectr_error_input_value")
+  expect_error(plsa(nan, 2), class = "aspectr_error_input_value")
+  expect_error(plsa(inf, 2), class = "aspectr_error_input_value")
+  expect_error(plsa(x * 0, 2), class = "aspectr_error_input_empty")
+  expect_error(plsa(x[0, ], 2), class = "aspectr_error_input_empty")
+  expect_error(plsa(letters, 2), class = "aspectr_error_input_type")
+  expect_error(plsa(as.data.frame(x), 2), class = "aspectr_error_input_type")
+  expect_error(plsa(Matrix::Matrix(neg, sparse = TRUE), 2), class = "aspectr_error_input")
+  expect_snapshot(plsa(neg, 2), error = TRUE)
+  expect_snapshot(plsa(na, 2), error = TRUE)
+  expect_snapshot(plsa(x * 0, 2), error = TRUE)
+  expect_snapshot(plsa(as.data.frame(x), 2), error = TRUE)
+})
+
+test_that("bad arguments give classed errors naming the argument", {
+  x <- tiny_counts()
+  expect_error(plsa(x, 0), class = "aspectr_error_input_argument")
+  expect_error(plsa(x, 2.5), class = "aspectr_error_input_argument")
+  expect_error(plsa(x, min(dim(x)) + 1), class = "aspectr_error_input_argument")
+  expect_error(plsa(x, "2"), class = "aspectr_error_input_argument")
+  expect_error(plsa(x, 2, loss = "poisson"), class = "aspectr_error_input_argument")
+  expect_error(plsa(x, 2, loss = "tsallis", q = 1), class = "aspectr_error_input_argument")
+  expect_error(plsa(x, 2, loss = "tsallis", q = 0), class = "aspectr_error_input_argument")
+  expect_error(plsa(x, 2, tempering = 1.5), class = "aspectr_error_input_argument")
+  expect_error(plsa(x, 2, tempering = 0), class = "aspectr_error_input_argument")
+  expect_error(plsa(x, 2, loss = "l2", tempering = 0.5), class = "aspectr_error_input_argument")
+  expect_error(plsa(x, 2, nrun = 0), class = "aspectr_error_input_argument")
+  expect_error(plsa(x, 2, threads = -1), class = "aspectr_error_input_argument")
+  expect_error(plsa(x, 2, verbose = NA), class = "aspectr_error_input_argument")
+  expect_error(plsa(x, 2, maxiter = 10), class = "aspectr_error_input_argument")
+  expect_snapshot(plsa(x, 0), error = TRUE)
+  expect_snapshot(plsa(x, 100), error = TRUE)
+  expect_snapshot(plsa(x, 2, loss = "poisson"), error = TRUE)
+  expect_snapshot(plsa(x, 2, loss = "tsallis", q = 2), error = TRUE)
+  expect_snapshot(plsa(x, 2, maxiter = 10), error = TRUE)
+})
+
+test_that("newdata that cannot be matched is an error", {
+  x <- tiny_counts()
+  fit <- plsa(x, 2, seed = 1, max_iter = 20)
+  bad_names <- x; colnames(bad_names) <- paste0("zz", seq_len(ncol(x)))
+  expect_error(predict(fit, bad_names), class = "aspectr_error_input_newdata")
+  expect_error(predict(fit, unname(x)[, -1]), class = "aspectr_error_input_newdata")
+  neg <- x; neg[1, 1] <- -3
+  expect_error(predict(fit, neg), class = "aspectr_error_input_value")
+  expect_error(predict(fit, x, type = "prob"), class = "aspectr_error_input_argument")
+  expect_snapshot(predict(fit, bad_names), error = TRUE)
+  expect_snapshot(predict(fit, unname(x)[, -1]), error = TRUE)
+})

@@ -1,0 +1,123 @@
+fit_model <- function(fit) fitted(fit, type = "probability")
+
+test_that("EM matches a plain-R reference from the same start", {
+  x <- tiny_counts()
+  for (beta in c(1, 0.7)) {
+    fit <- plsa(x, 3, seed = 11, max_iter = 25, tol = 0, tempering = beta, threads = 1)
+    ref <- ref_em(x, ref_start(x, 3, 11), 25, beta = beta)
+    expect_equal(fit_model(fit), ref_model(ref$lambda, ref$U, ref$V), tolerance = 1e-10, ignore_attr = TRUE)
+    expect_equal(sort(unname(fit$lambda)), sort(ref$lambda), tolerance = 1e-10)
+  }
+})
+
+test_that("EM keeps every constraint and never increases the KL divergence", {
+  x <- tiny_counts(2, 30, 25, 4)
+  fit <- plsa(x, 4, seed = 1, max_iter = 300, tol = 0, threads = 1)
+  expect_equal(sum(fit$lambda), 1, tolerance = 1e-10)
+  expect_true(all(abs(colSums(fit$factors[[1]]) - 1) < 1e-10))
+  expect_true(all(abs(colSums(fit$factors[[2]]) - 1) < 1e-10))
+  expect_true(all(unlist(fit$factors) >= 0))
+  expect_length(fit$objective, 300)
+  expect_true(all(diff(c(fit$initial, fit$objective)) <= 1e-13))
+  # the reported objective is the KL divergence of the returned model
+  G <- x / sum(x); P <- fit_model(fit)
+  expect_equal(fit$value, sum(G[G > 0] * log(G[G > 0] / P[G > 0])), tolerance = 1e-10)
+})
+
+test_that("k = 1 under KL is the product of the marginals, without iterations", {
+  x <- tiny_counts(3)
+  x[2, ] <- 0  # an empty document
+  fit <- plsa(x, 1)
+  expect_identical(fit$iterations, 0L)
+  expect_equal(unname(fit$lambda), 1)
+  expect_equal(unname(fit$factors[[1]][, 1]), rowSums(x) / sum(x), tolerance = 1e-15, ignore_attr = TRUE)
+  expect_equal(unname(fit$factors[[2]][, 1]), colSums(x) / sum(x), tolerance = 1e-15, ignore_attr = TRUE)
+  # ... and EM started anywhere stays there
+  em <- plsa(x, 2, seed = 1, max_iter = 2000, tol = 1e-12)
+  expect_gte(em$value, 0)
+  expect_lte(em$value, fit$value + 1e-12)
+})
+
+test_that("all input classes give the same fit as a dense matrix", {
+  x <- tiny_counts(4)
+  ref <- plsa(x, 3, seed = 5, max_iter = 50, threads = 1)
+  same <- function(fit) {
+    expect_equal(fit$lambda, ref$lambda, tolerance = 1e-12)
+    expect_equal(fit$factors, ref$factors, tolerance = 1e-12)
+    expect_equal(fit$objective, ref$objective, tolerance = 1e-12)
+  }
+  same(plsa(Matrix::Matrix(x, sparse = TRUE), 3, seed = 5, max_iter = 50, threads = 1))
+  same(plsa(methods::as(Matrix::Matrix(x, sparse = TRUE), "TsparseMatrix"), 3, seed = 5, max_iter = 50, threads = 1))
+  same(plsa(as.table(x), 3, seed = 5, max_iter = 50, threads = 1))
+  storage.mode(x) <- "integer"
+  same(plsa(x, 3, seed = 5, max_iter = 50, threads = 1))
+  skip_if_not_installed("slam")
+  same(plsa(slam::as.simple_triplet_matrix(x), 3, seed = 5, max_iter = 50, threads = 1))
+})
+
+test_that("dimnames flow to the results", {
+  x <- tiny_counts()
+  fit <- plsa(x, 2, seed = 1, max_iter = 20)
+  expect_identical(rownames(fit$factors$documents), rownames(x))
+  expect_identical(rownames(fit$factors$terms), colnames(x))
+  expect_identical(rownames(topics(fit)), rownames(x))
+  expect_identical(colnames(topics(fit)), c("topic_1", "topic_2"))
+  expect_true(all(diff(fit$lambda) <= 0))  # topics ordered by weight
+})
+
+test_that("same seed gives identical results; seed = NULL follows set.seed()", {
+  x <- tiny_counts(5, 40, 30)
+  a <- plsa(x, 3, seed = 9, max_iter = 40)
+  b <- plsa(x, 3, seed = 9, max_iter = 40)
+  expect_identical(a$factors, b$factors)
+  expect_identical(a$objective, b$objective)
+  set.seed(1); c1 <- plsa(x, 3, max_iter = 40)
+  set.seed(1); c2 <- plsa(x, 3, max_iter = 40)
+  expect_identical(c1$factors, c2$factors)
+  d <- plsa(x, 3, seed = 10, max_iter = 40)
+  expect_false(isTRUE(all.equal(a$factors, d$factors)))
+  # a given seed leaves the caller's RNG stream untouched
+  set.seed(2); r1 <- runif(1)
+  set.seed(2); invisible(plsa(x, 3, seed = 9, max_iter = 5)); r2 <- runif(1)
+  expect_identical(r1, r2)
+})
+
+test_that("threaded fits equal serial fits within 1e-8", {
+  set.seed(1)
+  x <- Matrix::rsparsematrix(3000, 800, density = 0.02, rand.x = function(n) rpois(n, 2) + 1)
+  for (loss in c("kl", "tsallis", "l2")) {
+    s <- plsa(x, 5, loss = loss, seed = 1, max_iter = 30, tol = 0, threads = 1)
+    p <- plsa(x, 5, loss = loss, seed = 1, max_iter = 30, tol = 0, threads = 2)
+    expect_equal(p$factors, s$factors, tolerance = 1e-8)
+    expect_equal(p$objective, s$objective, tolerance = 1e-8)
+    p2 <- plsa(x, 5, loss = loss, seed = 1, max_iter = 30, tol = 0, threads = 2)
+    expect_identical(p$factors, p2$factors)
+  }
+})
+
+test_that("restarts keep the best start and run identically under future", {
+  x <- tiny_counts(6, 30, 20)
+  fit <- plsa(x, 3, nrun = 4, seed = 3, max_iter = 200)
+  expect_length(fit$run_values, 4)
+  expect_equal(fit$value, min(fit$run_values))
+  expect_identical(fit$run, which.min(fit$run_values))
+  skip_if_not_installed("future.apply")
+  skip_on_cran()
+  old <- future::plan(future::multisession, workers = 2)
+  on.exit(future::plan(old), add = TRUE)
+  fut <- plsa(x, 3, nrun = 4, seed = 3, max_iter = 200)
+  expect_equal(fut$factors, fit$factors, tolerance = 1e-14)
+  expect_identical(fut$run_values, fit$run_values)
+})
+
+test_that("convergence stops early and is reported", {
+  x <- tiny_counts()
+  fit <- plsa(x, 2, seed = 1, tol = 1e-4, max_iter = 5000)
+  expect_true(fit$converged)
+  expect_lt(fit$iterations, 5000)
+  n <- length(fit$objective)
+  expect_lte(abs(fit$objective[n - 2] - fit$objective[n - 1]), 1e-4 * fit$objective[n - 2])
+  slow <- plsa(x, 2, seed = 1, tol = 0, max_iter = 7)
+  expect_false(slow$converged)
+  expect_identical(slow$iterations, 7L)
+})

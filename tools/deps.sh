@@ -1,0 +1,39 @@
+#!/usr/bin/env bash
+# Installs what building, checking and testing aspectr needs on a Debian
+# machine with R: Debian's prebuilt r-cran-* packages where they exist (fast),
+# CRAN for anything still missing, plus pandoc (vignettes) and qpdf
+# (R CMD check --as-cran). Safe to run repeatedly; does nothing when all is
+# present. Needs root (or sudo) for apt-get.
+set -euo pipefail
+
+r_pkgs=(Rcpp RcppArmadillo cli rlang generics tibble Matrix testthat roxygen2
+        knitr rmarkdown slam tm quadprog future future.apply)
+missing=$(Rscript --vanilla -e 'p <- commandArgs(TRUE); cat(p[!vapply(p, requireNamespace, logical(1), quietly = TRUE)])' "${r_pkgs[@]}")
+need_sys=()
+command -v pandoc >/dev/null 2>&1 || need_sys+=(pandoc)
+command -v qpdf >/dev/null 2>&1 || need_sys+=(qpdf)
+
+if [ -n "$missing" ] || [ ${#need_sys[@]} -gt 0 ]; then
+  SUDO=""
+  if [ "$(id -u)" -ne 0 ] && command -v sudo >/dev/null 2>&1; then SUDO="sudo"; fi
+  if command -v apt-get >/dev/null 2>&1; then
+    debs=("${need_sys[@]}")
+    for p in $missing; do debs+=("r-cran-$(echo "$p" | tr '[:upper:]' '[:lower:]')"); done
+    echo "deps: installing with apt-get: ${debs[*]}"
+    $SUDO apt-get update -qq || true
+    # install those Debian has; the rest falls back to CRAN below
+    avail=()
+    for d in "${debs[@]}"; do
+      if apt-cache show "$d" >/dev/null 2>&1; then avail+=("$d"); fi
+    done
+    if [ ${#avail[@]} -gt 0 ]; then
+      DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -q --no-install-recommends "${avail[@]}" >/dev/null
+    fi
+  fi
+  still=$(Rscript --vanilla -e 'p <- commandArgs(TRUE); cat(p[!vapply(p, requireNamespace, logical(1), quietly = TRUE)])' "${r_pkgs[@]}")
+  if [ -n "$still" ]; then
+    echo "deps: installing from CRAN: $still"
+    Rscript --vanilla -e 'options(repos = c(CRAN = "https://cloud.r-project.org")); install.packages(commandArgs(TRUE), Ncpus = 2)' $still
+  fi
+fi
+echo "deps: all present"

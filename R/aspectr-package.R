@@ -12,4 +12,5 @@
 #' @importFrom generics tidy glance
 #' @importFrom Matrix sparseMatrix
 #' @importFrom rlang caller_env
+#' @importFrom grDevices hcl.colors
 "_PACKAGE"

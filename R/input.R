@@ -4,7 +4,11 @@
 
 matrix_like_classes <- "a matrix, a Matrix sparse matrix, a slam/tm simple_triplet_matrix, a quanteda dfm or a 2-way table"
 
-as_aspect_data <- function(x, arg = "x", call = rlang::caller_env()) {
+as_aspect_data <- function(x, arg = "x", call = rlang::caller_env(), tensors = TRUE) {
+  if (tensors && (inherits(x, "aspectr_tensor") ||
+                  (is.array(x) && length(dim(x)) > 2))) {
+    return(tensor_to_data(x, arg, call))
+  }
   if (inherits(x, "simple_triplet_matrix")) {
     vals <- as.numeric(x$v)
     check_values(vals, arg, call)
@@ -77,6 +81,29 @@ check_values <- function(v, arg, call) {
                 "value", arg = arg, call = call)
   }
   invisible()
+}
+
+tensor_to_data <- function(x, arg, call) {
+  if (!inherits(x, "aspectr_tensor")) {
+    if (!(is.numeric(x) || is.logical(x))) {
+      abort_input("{.arg {arg}} must hold numbers, not {typeof(x)} values.", "type", arg = arg, call = call)
+    }
+    check_values(as.vector(unclass(x)), arg, call)
+    x <- as_sptensor(x)
+  }
+  dims <- x$dims
+  if (any(dims == 0)) {
+    abort_input("{.arg {arg}} must have at least one index in every mode, not {paste(dims, collapse = ' x ')}.",
+                "empty", arg = arg, call = call)
+  }
+  if (!length(x$values)) {
+    abort_input("{.arg {arg}} has no positive entries: there is nothing to fit.",
+                "empty", arg = arg, call = call)
+  }
+  dn <- x$dimnames
+  if (is.null(dn)) dn <- vector("list", length(dims))
+  list(idx = t(x$index - 1L), val = x$values, dims = as.integer(dims),
+       dimnames = dn, total = sum(x$values))
 }
 
 # Row-compressed form of the internal data (for fold-in).

@@ -6,8 +6,9 @@ loss_label <- function(object) {
 }
 
 term_names <- function(object) {
-  tn <- object$dimnames[[2]]
-  if (is.null(tn)) as.character(seq_len(object$dims[2])) else tn
+  N <- length(object$dims)
+  tn <- object$dimnames[[N]]
+  if (is.null(tn)) as.character(seq_len(object$dims[N])) else tn
 }
 
 doc_names <- function(object) {
@@ -19,14 +20,21 @@ doc_names <- function(object) {
 print.aspectr_plsa <- function(x, n = 5, ...) {
   cat(sprintf("<aspectr_plsa> %d topic%s fitted by pLSA (%s)\n", x$k,
               if (x$k == 1) "" else "s", loss_label(x)))
-  cat(sprintf("data: %s documents x %s terms, %s non-zeros, total %s\n",
-              format(x$dims[1], big.mark = ","), format(x$dims[2], big.mark = ","),
-              format(x$nnz, big.mark = ","), format(signif(x$total, 6), big.mark = ",")))
+  if (length(x$dims) == 2) {
+    cat(sprintf("data: %s documents x %s terms, %s non-zeros, total %s\n",
+                format(x$dims[1], big.mark = ","), format(x$dims[2], big.mark = ","),
+                format(x$nnz, big.mark = ","), format(signif(x$total, 6), big.mark = ",")))
+  } else {
+    cat(sprintf("data: %d-way tensor %s (%s), %s non-zeros, total %s\n", length(x$dims),
+                paste(x$dims, collapse = " x "), paste(names(x$factors), collapse = ", "),
+                format(x$nnz, big.mark = ","), format(signif(x$total, 6), big.mark = ",")))
+  }
   cat(sprintf("objective: %s after %d iteration%s (%s)\n", format(signif(x$value, 7)),
               x$iterations, if (x$iterations == 1) "" else "s",
               if (x$iterations == 0) "closed form" else if (x$converged) "converged" else "not converged"))
   top <- terms(x, n)
-  cat(sprintf("\ntop %d terms:\n", n))
+  cat(sprintf("\ntop %d %s:\n", n, if (length(x$dims) == 2) "terms" else
+    paste0("entries of mode '", names(x$factors)[length(x$dims)], "'")))
   lines <- vapply(seq_len(x$k), function(r) {
     sprintf("  %-9s %5.3f  %s", names(x$lambda)[r], x$lambda[r], paste(top[, r], collapse = ", "))
   }, character(1))
@@ -99,6 +107,9 @@ print.summary.aspectr_plsa <- function(x, ...) {
 #' Topic proportions of the training documents
 #'
 #' @param object A fitted model.
+#' @param mode For N-way fits, the mode whose posteriors
+#'   \eqn{P(z \mid i_{mode})} are returned (default 1, the documents of a
+#'   matrix).
 #' @param ... Unused.
 #' @return A documents x k matrix of \eqn{P(z \mid d)}; rows sum to 1.
 #'   Documents without counts get the topic weights \eqn{P(z)}.
@@ -110,8 +121,9 @@ topics <- function(object, ...) UseMethod("topics")
 
 #' @rdname topics
 #' @export
-topics.aspectr_plsa <- function(object, ...) {
-  u <- object$factors[[1]]
+topics.aspectr_plsa <- function(object, mode = 1, ...) {
+  mode <- check_whole(mode, "mode", max = length(object$dims))
+  u <- object$factors[[mode]]
   p <- sweep(u, 2, object$lambda, "*")
   s <- rowSums(p)
   empty <- !(s > 0)
@@ -124,6 +136,8 @@ topics.aspectr_plsa <- function(object, ...) {
 #'
 #' @param x An `aspectr_plsa` fit.
 #' @param n Number of terms per topic.
+#' @param mode For N-way fits, the mode whose top entries are listed
+#'   (default: the last mode, the terms of a matrix).
 #' @param ... Unused.
 #' @return A character matrix with `n` rows and one column per topic, the
 #'   terms in decreasing order of \eqn{P(w \mid z)}.
@@ -131,11 +145,13 @@ topics.aspectr_plsa <- function(object, ...) {
 #' fit <- plsa(sotu_dtm, k = 3, seed = 1, max_iter = 100)
 #' terms(fit, 5)
 #' @export
-terms.aspectr_plsa <- function(x, n = 10, ...) {
+terms.aspectr_plsa <- function(x, n = 10, mode = length(x$dims), ...) {
   n <- check_whole(n, "n")
-  v <- x$factors[[2]]
+  mode <- check_whole(mode, "mode", max = length(x$dims))
+  v <- x$factors[[mode]]
   n <- min(n, nrow(v))
-  tn <- term_names(x)
+  tn <- rownames(v)
+  if (is.null(tn)) tn <- as.character(seq_len(nrow(v)))
   out <- apply(v, 2, function(p) tn[order(p, decreasing = TRUE)[seq_len(n)]])
   out <- matrix(out, nrow = n, dimnames = list(NULL, colnames(v)))
   out
@@ -150,7 +166,10 @@ terms.aspectr_plsa <- function(x, n = 10, ...) {
 #'
 #' @param object An `aspectr_plsa` fit.
 #' @param newdata Documents x terms counts in any form [plsa()] accepts, or a
-#'   named numeric vector for one document. When both `newdata` and the fit
+#'   named numeric vector for one document. For N-way fits: the cells whose
+#'   class posteriors \eqn{P(z \mid i_1, \dots, i_N)} are wanted, as a matrix
+#'   of indices with one column per mode (1-based, or names; `NA` leaves a
+#'   mode out) or a sparse tensor. When both `newdata` and the fit
 #'   have term names, columns are matched by name (terms unknown to the fit
 #'   are ignored); otherwise `newdata` must have one column per fitted term.
 #'   Missing `newdata` returns [topics()] of the training documents.
@@ -172,6 +191,8 @@ predict.aspectr_plsa <- function(object, newdata, type = c("topics", "class"),
   type <- match_option(type, c("topics", "class"), "type")
   if (missing(newdata) || is.null(newdata)) {
     theta <- topics(object)
+  } else if (length(object$dims) > 2) {
+    theta <- cell_posterior(object, newdata)
   } else {
     max_iter <- check_whole(max_iter, "max_iter")
     tol <- check_number(tol, "tol", 0, Inf)
@@ -189,6 +210,39 @@ predict.aspectr_plsa <- function(object, newdata, type = c("topics", "class"),
     return(cls)
   }
   theta
+}
+
+# P(z | i_1, ..., i_N) for cells given as an index matrix (1-based, NA for a
+# mode left out) or a sparse tensor.
+cell_posterior <- function(object, newdata, call = rlang::caller_env()) {
+  N <- length(object$dims)
+  if (inherits(newdata, "aspectr_tensor")) newdata <- newdata$index
+  if (is.data.frame(newdata)) newdata <- as.matrix(newdata)
+  if (!is.matrix(newdata) || ncol(newdata) != N) {
+    abort_input("{.arg newdata} must be a sparse tensor or a matrix of cell indices with {N} columns.",
+                "newdata", arg = "newdata", call = call)
+  }
+  if (is.character(newdata)) {
+    newdata <- vapply(seq_len(N), function(n) match(newdata[, n], rownames(object$factors[[n]])),
+                      integer(nrow(newdata)))
+    newdata <- matrix(newdata, ncol = N)
+  }
+  bad <- !is.na(newdata) & (newdata < 1 | newdata > matrix(object$dims, nrow(newdata), N, byrow = TRUE))
+  if (any(bad)) {
+    abort_input("{.arg newdata} has cell indices outside the dimensions of the fit.",
+                "newdata", arg = "newdata", call = call)
+  }
+  p <- matrix(object$lambda, nrow(newdata), object$k, byrow = TRUE)
+  for (n in seq_len(N)) {
+    ok <- !is.na(newdata[, n])
+    p[ok, ] <- p[ok, , drop = FALSE] * object$factors[[n]][newdata[ok, n], , drop = FALSE]
+  }
+  s <- rowSums(p)
+  zero <- !(s > 0)
+  p[!zero, ] <- p[!zero, , drop = FALSE] / s[!zero]
+  if (any(zero)) p[zero, ] <- matrix(object$lambda, sum(zero), object$k, byrow = TRUE)
+  colnames(p) <- names(object$lambda)
+  p
 }
 
 match_newdata <- function(object, newdata, call = rlang::caller_env()) {
@@ -254,9 +308,14 @@ fitted.aspectr_plsa <- function(object, type = c("counts", "probability"), ...) 
                      i = "Raise {.code options(aspectr.max_cells)} to allow it."),
                    class = c("aspectr_error_size", "aspectr_error"))
   }
-  u <- object$factors[[1]]
-  v <- object$factors[[2]]
-  p <- u %*% (object$lambda * t(v))
+  if (length(object$dims) == 2) {
+    p <- object$factors[[1]] %*% (object$lambda * t(object$factors[[2]]))
+  } else {
+    p <- array(0, object$dims)
+    for (r in seq_len(object$k)) {
+      p <- p + object$lambda[r] * Reduce(outer, lapply(object$factors, function(f) f[, r]))
+    }
+  }
   if (type == "counts") p <- p * object$total
   dimnames(p) <- object$dimnames
   p
@@ -307,7 +366,7 @@ nobs.aspectr_plsa <- function(object, ...) object$total
 tidy.aspectr_plsa <- function(x, matrix = c("beta", "gamma"), ...) {
   matrix <- match_option(matrix, c("beta", "gamma"), "matrix")
   if (matrix == "beta") {
-    v <- x$factors[[2]]
+    v <- x$factors[[length(x$dims)]]
     tibble::tibble(topic = rep(seq_len(x$k), each = nrow(v)),
                    term = rep(term_names(x), times = x$k),
                    beta = as.vector(v))
@@ -367,7 +426,7 @@ plot.aspectr_plsa <- function(x, type = c("terms", "weights", "convergence"), n 
     nr <- ceiling(nt / nc)
     op <- graphics::par(mfrow = c(nr, nc), mar = c(3, 7, 2, 1), las = 1)
     on.exit(graphics::par(op), add = TRUE)
-    v <- x$factors[[2]]
+    v <- x$factors[[length(x$dims)]]
     tn <- term_names(x)
     for (r in topics) {
       o <- order(v[, r], decreasing = TRUE)[seq_len(min(n, nrow(v)))]

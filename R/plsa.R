@@ -30,8 +30,13 @@
 #'   matrix, any `Matrix` matrix (sparse input stays sparse), a
 #'   `slam::simple_triplet_matrix` or `tm::DocumentTermMatrix`, a
 #'   `quanteda::dfm`, or a 2-way `table`. Entries must be finite and
-#'   non-negative; rows or columns without counts are allowed.
-#' @param k Number of topics, a whole number between 1 and `min(dim(x))`.
+#'   non-negative; rows or columns without counts are allowed. For N-way
+#'   data: an N-way array or `table`, or a sparse tensor ([sptensor()],
+#'   [as_sptensor()], [read_tns()]); the model is then the non-negative CP
+#'   decomposition with simplex constraints (KL: seed 003's EM; Tsallis: q-EM
+#'   over all modes; L2: pNTF) and `factors` holds one matrix per mode.
+#' @param k Number of topics, a whole number between 1 and `min(dim(x))`
+#'   (for N-way data, at most the number of non-zero cells).
 #' @param loss `"kl"` (default), `"tsallis"` or `"l2"`.
 #' @param q Tsallis parameter in (0, 1), used when `loss = "tsallis"`.
 #' @param tempering Tempering exponent in (0, 1] for `loss = "kl"`; 1 is
@@ -97,7 +102,11 @@ plsa <- function(x, k, loss = c("kl", "tsallis", "l2"), q = 0.5, tempering = 1,
   check_dots_empty(...)
   loss <- match_option(loss, c("kl", "tsallis", "l2"), "loss")
   data <- as_aspect_data(x, "x")
-  k <- check_whole(k, "k", min = 1, max = min(data$dims), what = "at most the smaller dimension of `x`")
+  if (length(data$dims) == 2) {
+    k <- check_whole(k, "k", min = 1, max = min(data$dims), what = "at most the smaller dimension of `x`")
+  } else {
+    k <- check_whole(k, "k", min = 1, max = length(data$val), what = "at most the number of non-zero cells of `x`")
+  }
   if (loss == "tsallis") q <- check_number(q, "q", 0, 1, lower_open = TRUE, upper_open = TRUE)
   tempering <- check_number(tempering, "tempering", 0, 1, lower_open = TRUE)
   if (tempering != 1 && loss != "kl") {
@@ -130,6 +139,12 @@ plsa <- function(x, k, loss = c("kl", "tsallis", "l2"), q = 0.5, tempering = 1,
            tempering = tempering, run = best, values = values,
            time = proc.time()[["elapsed"]] - start, threads = threads, seed = seed,
            call = call)
+}
+
+mode_names <- function(dn, N) {
+  if (N == 2) return(c("documents", "terms"))
+  nm <- names(dn)
+  if (is.null(nm) || any(!nzchar(nm)) || anyDuplicated(nm)) paste0("mode_", seq_len(N)) else nm
 }
 
 run_value <- function(res) {
@@ -193,16 +208,16 @@ use_future <- function() {
 }
 
 new_plsa <- function(res, data, k, loss, q, tempering, run, values, time, threads,
-                     seed, call) {
+                     seed, call, sort = TRUE, prefix = "topic_") {
   lambda <- as.numeric(res$lambda)
-  ord <- order(lambda, decreasing = TRUE)
-  topic_names <- paste0("topic_", seq_len(k))
+  ord <- if (sort) order(lambda, decreasing = TRUE) else seq_len(k)
+  topic_names <- paste0(prefix, seq_len(k))
   factors <- lapply(seq_along(res$factors), function(n) {
     f <- res$factors[[n]][, ord, drop = FALSE]
     dimnames(f) <- list(data$dimnames[[n]], topic_names)
     f
   })
-  names(factors) <- c("documents", "terms")[seq_along(factors)]
+  names(factors) <- mode_names(data$dimnames, length(data$dims))
   g <- data$val / data$total
   structure(
     list(

@@ -14,6 +14,8 @@ Rcpp::List cpp_plsa_fit(Rcpp::IntegerMatrix idx, Rcpp::NumericVector val,
                         bool verbose) {
   const aspectr::SparseTensor X = make_tensor(idx, val, dims);
   const aspectr::SparseTensor G = X.normalized();
+  if (loss != "kl" && G.has_missing())
+    Rcpp::stop("internal error: missing indices are only supported under KL");
   aspectr::AspectModel M = make_model(lambda, factors);
   aspectr::Control ctl;
   ctl.max_iter = max_iter;

@@ -118,3 +118,47 @@ tiny_counts <- function(seed = 1, m = 12, n = 9, k = 3) {
   dimnames(x) <- list(paste0("d", seq_len(m)), paste0("w", seq_len(n)))
   x
 }
+
+# EM for the KL CP model of a dense N-way array (seed 003, eqs. 10-14).
+ref_tensor_em <- function(x, init, iters) {
+  G <- x / sum(x)
+  lambda <- init$lambda; U <- init$factors
+  N <- length(dim(x)); k <- length(lambda)
+  comp <- function(r) lambda[r] * Reduce(outer, lapply(U, function(u) u[, r]))
+  for (it in seq_len(iters)) {
+    P <- lapply(seq_len(k), comp)
+    S <- Reduce(`+`, P)
+    Y <- lapply(P, function(p) ifelse(G > 0, G * p / S, 0))
+    lambda <- vapply(Y, sum, 0)
+    U <- lapply(seq_len(N), function(n) sapply(Y, function(y) apply(y, n, sum)) /
+                  rep(lambda, each = dim(x)[n]))
+  }
+  list(lambda = lambda, U = U, model = Reduce(`+`, lapply(seq_len(k), comp)))
+}
+
+# EM for latent classes with responses missing at random (left out of the
+# likelihood): codes is n x J with NA, probs[[j]] is levels x k.
+ref_lca_em <- function(codes, lambda, probs, iters) {
+  n <- nrow(codes); J <- ncol(codes); k <- length(lambda)
+  post_fun <- function() {
+    p <- matrix(lambda, n, k, byrow = TRUE)
+    for (j in seq_len(J)) {
+      ok <- !is.na(codes[, j])
+      p[ok, ] <- p[ok, ] * probs[[j]][codes[ok, j], , drop = FALSE]
+    }
+    p
+  }
+  for (it in seq_len(iters)) {
+    p <- post_fun()
+    post <- p / rowSums(p)
+    lambda <- colMeans(post)
+    probs <- lapply(seq_len(J), function(j) {
+      ok <- !is.na(codes[, j])
+      m <- sapply(seq_len(k), function(z) tapply(post[ok, z], factor(codes[ok, j], levels = seq_len(nrow(probs[[j]]))), sum))
+      m[is.na(m)] <- 0
+      sweep(m, 2, colSums(m), "/")
+    })
+  }
+  p <- post_fun()
+  list(lambda = lambda, probs = probs, llik = sum(log(rowSums(p))))
+}

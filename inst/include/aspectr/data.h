@@ -20,6 +20,11 @@ namespace aspectr {
 
 using index_t = std::uint32_t;
 
+// An index value meaning "not observed in this mode": the cell is the
+// marginal over that mode (its factor contributes 1). Used for latent class
+// analysis with missing responses.
+constexpr index_t kMissing = static_cast<index_t>(-1);
+
 struct SparseTensor {
   std::vector<arma::uword> dims;  // d_1, ..., d_N
   std::vector<index_t> idx;       // N * nnz, non-zero s at idx[s*N .. s*N+N-1]
@@ -40,9 +45,14 @@ struct SparseTensor {
       if (!(val[s] >= 0.0) || !std::isfinite(val[s]))
         throw std::invalid_argument("values must be finite and non-negative");
       for (std::size_t n = 0; n < N; ++n)
-        if (idx[s * N + n] >= dims[n])
+        if (idx[s * N + n] >= dims[n] && idx[s * N + n] != kMissing)
           throw std::invalid_argument("index out of range");
     }
+  }
+
+  bool has_missing() const {
+    for (index_t i : idx) if (i == kMissing) return true;
+    return false;
   }
 
   // The same data scaled to unit sum (the empirical distribution G).
@@ -85,7 +95,8 @@ struct AspectModel {
     double s = 0.0;
     for (arma::uword r = 0; r < k; ++r) {
       double p = lambda[r];
-      for (std::size_t n = 0; n < F.size(); ++n) p *= F[n](r, ix[n]);
+      for (std::size_t n = 0; n < F.size(); ++n)
+        if (ix[n] != kMissing) p *= F[n](r, ix[n]);
       s += p;
     }
     return s;

@@ -15,6 +15,10 @@ inline void leave_one_out(const std::vector<const arma::mat*>& H, const index_t*
   // pre[n*k + r] = prod_{m < n} H[m](r, ix[m])
   for (arma::uword r = 0; r < k; ++r) pre[r] = 1.0;
   for (std::size_t n = 1; n < N; ++n) {
+    if (ix[n - 1] == kMissing) {
+      for (arma::uword r = 0; r < k; ++r) pre[n * k + r] = pre[(n - 1) * k + r];
+      continue;
+    }
     const double* h = H[n - 1]->colptr(ix[n - 1]);
     for (arma::uword r = 0; r < k; ++r) pre[n * k + r] = pre[(n - 1) * k + r] * h[r];
   }
@@ -22,6 +26,7 @@ inline void leave_one_out(const std::vector<const arma::mat*>& H, const index_t*
   std::vector<double> suf(k, 1.0);
   for (std::size_t n = N; n-- > 0;) {
     for (arma::uword r = 0; r < k; ++r) out[n * k + r] = pre[n * k + r] * suf[r];
+    if (ix[n] == kMissing) continue;
     const double* h = H[n]->colptr(ix[n]);
     for (arma::uword r = 0; r < k; ++r) suf[r] *= h[r];
   }
@@ -44,10 +49,11 @@ inline void mttkrp(const SparseTensor& X, const std::vector<const arma::mat*>& F
     std::vector<double> prod(k);
     for (std::size_t s = b; s < e; ++s) {
       const index_t* ix = X.at(s);
+      if (ix[mode] == kMissing) continue;
       const double w = weights ? weights[s] : X.val[s];
       for (arma::uword r = 0; r < k; ++r) prod[r] = w;
       for (std::size_t m = 0; m < N; ++m) {
-        if (m == mode) continue;
+        if (m == mode || ix[m] == kMissing) continue;
         const double* f = F[m]->colptr(ix[m]);
         for (arma::uword r = 0; r < k; ++r) prod[r] *= f[r];
       }

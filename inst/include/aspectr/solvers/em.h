@@ -33,14 +33,18 @@ class EMRule {
     const arma::vec lb = beta_ == 1.0 ? M.lambda : arma::pow(M.lambda, beta_);
     H[0].each_col() %= lb;
 
-    std::vector<arma::mat> A(N);
+    // A[n]: MTTKRP accumulators; A[N]: the weights (needed separately when
+    // some cells miss mode 0).
+    std::vector<arma::mat> A(N + 1);
     for (std::size_t n = 0; n < N; ++n) A[n].set_size(k, G.dims[n]);
+    A[N].set_size(k, 1);
+    const bool missing = G.has_missing();
     const int T = effective_threads(threads, G.nnz());
     ThreadAccumulators acc(A, T);
     std::vector<double> part(T, 0.0);
     const bool tempered = beta_ != 1.0;
 
-    if (N == 2) {
+    if (N == 2 && !missing) {
       parallel_chunks(G.nnz(), T, [&](int tid, std::size_t b, std::size_t e) {
         arma::mat& A0 = acc.get(tid, 0);
         arma::mat& A1 = acc.get(tid, 1);
@@ -69,22 +73,35 @@ class EMRule {
       std::vector<const arma::mat*> Hp(N);
       for (std::size_t n = 0; n < N; ++n) Hp[n] = &H[n];
       parallel_chunks(G.nnz(), T, [&](int tid, std::size_t b, std::size_t e) {
-        std::vector<double> pre(N * k), loo(N * k);
+        std::vector<double> pre(N * k), loo(N * k), w(k);
         double obj = 0.0;
         for (std::size_t s = b; s < e; ++s) {
           const index_t* ix = G.at(s);
           leave_one_out(Hp, ix, k, pre.data(), loo.data());
-          const double* h0 = H[0].colptr(ix[0]);
+          // the full product w_r = lambda_r^b prod_n H_n(r, i_n); lambda^b
+          // lives in H_0, so a cell missing mode 0 multiplies it back in
           double sb = 0.0;
-          for (arma::uword r = 0; r < k; ++r) sb += h0[r] * loo[r];
+          if (ix[0] != kMissing) {
+            const double* h0 = H[0].colptr(ix[0]);
+            for (arma::uword r = 0; r < k; ++r) { w[r] = h0[r] * loo[r]; sb += w[r]; }
+          } else {
+            for (arma::uword r = 0; r < k; ++r) { w[r] = lb[r] * loo[r]; sb += w[r]; }
+          }
           const double g = G.val[s];
           obj += kl_term(g, tempered ? M.cell(ix) : sb);
           if (!(sb > 0.0)) continue;
           const double t = g / sb;
           for (std::size_t n = 0; n < N; ++n) {
+            if (ix[n] == kMissing) continue;
             double* an = acc.get(tid, n).colptr(ix[n]);
-            for (arma::uword r = 0; r < k; ++r) an[r] += t * loo[n * k + r];
+            if (n == 0 || ix[0] != kMissing) {
+              for (arma::uword r = 0; r < k; ++r) an[r] += t * loo[n * k + r];
+            } else {  // lambda^b is not in the leave-one-out product here
+              for (arma::uword r = 0; r < k; ++r) an[r] += t * lb[r] * loo[n * k + r];
+            }
           }
+          double* al = acc.get(tid, N).memptr();
+          for (arma::uword r = 0; r < k; ++r) al[r] += t * w[r];
         }
         part[tid] = obj;
       });
@@ -93,7 +110,7 @@ class EMRule {
     double before = 0.0;
     for (double p : part) before += p;
 
-    // M-step: y_n = H_n o A_n; lambda from mode 0.
+    // M-step: y_n = H_n o A_n; lambda = sum of the posteriors.
     arma::vec lam_new(k);
     for (std::size_t n = 0; n < N; ++n) {
       arma::mat Y = H[n] % A[n];
@@ -101,6 +118,7 @@ class EMRule {
       normalize_rows(Y, M.F[n]);
       M.F[n] = std::move(Y);
     }
+    if (N != 2 || missing) lam_new = A[N].col(0);
     const double tot = arma::accu(lam_new);
     if (tot > 0.0) M.lambda = lam_new / tot;
     return before;

@@ -1,0 +1,368 @@
+#' Latent class analysis
+#'
+#' Fits the latent class model (a finite mixture of independent categorical
+#' variables; Lazarsfeld's model as in \pkg{poLCA}) to a data frame of
+#' categorical variables. The data become the sparse tensor of counts of the
+#' observed response patterns, and the model is the KL aspect model on that
+#' tensor (Huang and Sidiropoulos: KL CP = latent class model), fitted by EM
+#' with random restarts.
+#'
+#' Missing values: with `na.rm = FALSE` (the default, as in poLCA) a missing
+#' response is left out of that observation's likelihood (the model is
+#' marginalized over it), so observations with some missing responses still
+#' count; observations with every response missing are dropped. With
+#' `na.rm = TRUE` every observation with a missing response is dropped.
+#'
+#' @param data A data frame of categorical variables: factors, character,
+#'   logical or whole-number codes. Each needs at least two observed levels.
+#' @param k Number of latent classes.
+#' @param nrun Number of random starts; the fit with the highest likelihood
+#'   is kept.
+#' @param max_iter,tol Iteration limit and tolerance (relative change of the
+#'   KL divergence, i.e. of the log-likelihood) per start.
+#' @param seed,threads,verbose As in [plsa()].
+#' @param na.rm Drop observations with missing responses (`TRUE`) or keep
+#'   them and leave the missing responses out of their likelihood (`FALSE`).
+#' @param ... Must be empty.
+#' @return An object of class `c("aspectr_lca", "aspectr_plsa",
+#'   "aspectr_fit")`: the fields of a [plsa()] fit (one factor per variable)
+#'   plus
+#'   \describe{
+#'   \item{probs}{list with, per variable, a k x levels matrix of
+#'     \eqn{P(level \mid class)};}
+#'   \item{P}{class shares;}
+#'   \item{posterior, predclass}{class posteriors (one row per observation
+#'     used) and the most probable class;}
+#'   \item{llik, npar, AIC, BIC}{log-likelihood, number of free parameters and
+#'     information criteria (`N` = observations used);}
+#'   \item{Gsq, Chisq}{likelihood-ratio and Pearson goodness-of-fit statistics
+#'     over the complete response patterns (as poLCA computes them);}
+#'   \item{N, Nobs}{observations used, and those without missing responses.}}
+#' @seealso [lca_supervised()] for the class-conditional closed form when the
+#'   classes are known; [predict.aspectr_lca()].
+#' @examples
+#' # Four binary items (poLCA-style codes), two latent classes
+#' set.seed(1)
+#' cls <- sample(1:2, 300, replace = TRUE)
+#' items <- as.data.frame(lapply(1:4, function(j) ifelse(runif(300) < c(0.2, 0.8)[cls], "yes", "no")))
+#' names(items) <- paste0("item", 1:4)
+#' fit <- lca(items, 2, seed = 1)
+#' fit
+#' table(fit$predclass, cls)
+#' @export
+lca <- function(data, k, nrun = 10, max_iter = 1000, tol = 1e-8, seed = NULL,
+                threads = NULL, na.rm = FALSE, verbose = FALSE, ...) {
+  call <- match.call()
+  check_dots_empty(...)
+  na.rm <- check_flag(na.rm, "na.rm")
+  prep <- lca_prepare(data, na.rm)
+  k <- check_whole(k, "k", min = 1, max = ncol(prep$data$idx),
+                   what = "at most the number of distinct response patterns")
+  nrun <- check_whole(nrun, "nrun")
+  max_iter <- check_whole(max_iter, "max_iter")
+  tol <- check_number(tol, "tol", 0, Inf)
+  if (!is.null(seed)) seed <- check_whole(seed, "seed", min = -.Machine$integer.max)
+  threads <- resolve_threads(threads)
+  verbose <- check_flag(verbose, "verbose")
+  d <- prep$data
+  start <- proc.time()[["elapsed"]]
+  if (k == 1) {
+    runs <- list(plsa_rank1(d, threads))
+  } else {
+    inits <- with_seed(seed, lapply(seq_len(nrun), function(i) random_start(d$dims, k)))
+    runs <- map_runs(inits, function(init) {
+      cpp_plsa_fit(d$idx, d$val, d$dims, init$lambda, init$factors, "kl", 1, 1,
+                   max_iter, tol, threads, verbose)
+    })
+  }
+  values <- vapply(runs, run_value, numeric(1))
+  best <- which.min(values)
+  fit <- new_plsa(runs[[best]], d, k = k, loss = "kl", q = NA_real_, tempering = 1,
+                  run = best, values = values, time = proc.time()[["elapsed"]] - start,
+                  threads = threads, seed = seed, call = call, prefix = "class_")
+  finish_lca(fit, prep, supervised = FALSE)
+}
+
+#' Latent class model with known classes (naive Bayes)
+#'
+#' The supervised counterpart of [lca()]: with the class of every observation
+#' given, the maximum-likelihood class shares and item-response
+#' probabilities are the class frequencies and the within-class marginals
+#' (Theorem 2 of Huang and Sidiropoulos applied within each class), i.e. a
+#' naive Bayes classifier. Missing responses are left out as in [lca()].
+#'
+#' @param data A data frame of categorical variables.
+#' @param class The known class of each row (a factor or anything
+#'   [factor()] accepts), without missing values.
+#' @param na.rm As in [lca()].
+#' @return An `aspectr_lca` object (with `supervised = TRUE`) whose
+#'   `posterior`/`predclass` are the naive-Bayes posteriors of the training
+#'   data.
+#' @examples
+#' binned <- data.frame(lapply(iris[1:4], cut, 3))
+#' nb <- lca_supervised(binned, iris$Species)
+#' mean(levels(iris$Species)[nb$predclass] == iris$Species)
+#' @export
+lca_supervised <- function(data, class, na.rm = FALSE) {
+  call <- match.call()
+  na.rm <- check_flag(na.rm, "na.rm")
+  if (!is.data.frame(data) || length(class) != nrow(data) || anyNA(class)) {
+    abort_input("{.arg class} must give a (non-missing) class for every row of {.arg data}.",
+                "argument", arg = "class")
+  }
+  class <- droplevels(as.factor(class))
+  prep <- lca_prepare(data, na.rm, keep = TRUE)
+  cls <- class[prep$rows]
+  k <- nlevels(cls)
+  codes <- prep$codes
+  lambda <- as.numeric(table(cls)) / length(cls)
+  factors <- lapply(seq_along(prep$levels), function(j) {
+    m <- vapply(levels(cls), function(z) {
+      x <- codes[cls == z, j]
+      tabulate(x[!is.na(x)], nbins = length(prep$levels[[j]]))
+    }, numeric(length(prep$levels[[j]])))
+    m <- matrix(m, ncol = k)
+    s <- colSums(m)
+    m[, s > 0] <- sweep(m[, s > 0, drop = FALSE], 2, s[s > 0], "/")
+    m
+  })
+  d <- prep$data
+  kl <- cpp_loss(d$idx, d$val, d$dims, lambda, factors, "kl", 1, 1L)
+  res <- list(lambda = lambda, factors = factors, objective = numeric(0), initial = kl,
+              value = kl, iterations = 0L, converged = TRUE, kl = kl)
+  fit <- new_plsa(res, d, k = k, loss = "kl", q = NA_real_, tempering = 1, run = 1L,
+                  values = kl, time = 0, threads = 1L, seed = NULL, call = call,
+                  sort = FALSE, prefix = "class_")
+  names(fit$lambda) <- colnames(fit$factors[[1]]) <- levels(cls)
+  for (j in seq_along(fit$factors)) colnames(fit$factors[[j]]) <- levels(cls)
+  finish_lca(fit, prep, supervised = TRUE)
+}
+
+# Data frame -> pattern-count tensor with missing modes (index -1).
+lca_prepare <- function(data, na.rm, keep = FALSE, call = rlang::caller_env()) {
+  if (!is.data.frame(data)) {
+    abort_input("{.arg data} must be a data frame of categorical variables, not {.cls {class(data)}}.",
+                "type", arg = "data", call = call)
+  }
+  if (ncol(data) < 2) {
+    abort_input("{.arg data} must have at least 2 variables, not {ncol(data)}.",
+                "type", arg = "data", call = call)
+  }
+  vars <- names(data)
+  if (is.null(vars) || anyDuplicated(vars) || any(!nzchar(vars))) {
+    vars <- paste0("V", seq_len(ncol(data)))
+    names(data) <- vars
+  }
+  f <- lapply(vars, function(v) as_categorical(data[[v]], v, call = call))
+  nl <- vapply(f, nlevels, integer(1))
+  if (any(nl < 2)) {
+    bad <- vars[nl < 2]
+    abort_input("Variable{?s} {.var {bad}} must have at least 2 observed levels.",
+                "value", arg = "data", call = call)
+  }
+  codes <- vapply(f, as.integer, integer(nrow(data)))
+  if (!is.matrix(codes)) codes <- matrix(codes, nrow = nrow(data))
+  colnames(codes) <- vars
+  miss <- is.na(codes)
+  rows <- if (na.rm) which(rowSums(miss) == 0) else which(rowSums(miss) < ncol(codes))
+  if (!length(rows)) {
+    abort_input("{.arg data} has no observation with {if (na.rm) 'all' else 'any'} responses observed.",
+                "empty", arg = "data", call = call)
+  }
+  codes <- codes[rows, , drop = FALSE]
+  key <- do.call(paste, c(as.data.frame(codes), sep = "\r"))
+  first <- !duplicated(key)
+  pat <- codes[first, , drop = FALSE]
+  counts <- as.numeric(table(factor(key, levels = key[first])))
+  idx <- t(pat) - 1L
+  idx[is.na(idx)] <- -1L
+  levs <- lapply(f, levels)
+  names(levs) <- vars
+  ord <- order(idx[1, ], method = "radix")
+  data_list <- list(idx = idx[, ord, drop = FALSE], val = counts[ord], dims = as.integer(nl),
+                    dimnames = levs, total = sum(counts))
+  list(data = data_list, codes = codes, rows = rows, levels = levs, vars = vars,
+       complete = rowSums(is.na(codes)) == 0)
+}
+
+finish_lca <- function(fit, prep, supervised) {
+  k <- fit$k
+  cls_names <- names(fit$lambda)
+  probs <- lapply(seq_along(fit$factors), function(j) {
+    m <- t(fit$factors[[j]])
+    dimnames(m) <- list(cls_names, prep$levels[[j]])
+    m
+  })
+  names(probs) <- prep$vars
+  names(fit$factors) <- prep$vars
+  post <- cell_posterior(fit, prep$codes)
+  rownames(post) <- rownames(prep$codes)
+  N <- nrow(prep$codes)
+  ll <- as.numeric(logLik(fit))
+  npar <- (k - 1) + k * sum(lengths(prep$levels) - 1)
+  # goodness of fit over the complete response patterns (poLCA's definition)
+  comp <- prep$codes[prep$complete, , drop = FALSE]
+  gsq <- chisq <- NA_real_
+  if (nrow(comp)) {
+    key <- do.call(paste, c(as.data.frame(comp), sep = "\r"))
+    obs <- as.numeric(table(key))
+    pats <- comp[match(names(table(key)), key), , drop = FALSE]
+    expected <- nrow(comp) * cell_probability(fit, pats)
+    gsq <- 2 * sum(obs * log(obs / expected))
+    chisq <- sum((obs - expected)^2 / expected) + (nrow(comp) - sum(expected))
+  }
+  fit$probs <- probs
+  fit$P <- fit$lambda
+  fit$posterior <- post
+  fit$predclass <- max.col(post, ties.method = "first")
+  fit$llik <- ll
+  fit$npar <- npar
+  fit$AIC <- -2 * ll + 2 * npar
+  fit$BIC <- -2 * ll + log(N) * npar
+  fit$Gsq <- gsq
+  fit$Chisq <- chisq
+  fit$N <- N
+  fit$Nobs <- sum(prep$complete)
+  fit$variables <- prep$vars
+  fit$supervised <- supervised
+  class(fit) <- c("aspectr_lca", "aspectr_plsa", "aspectr_fit")
+  fit
+}
+
+# Model probability of complete cells (index matrix, 1-based).
+cell_probability <- function(object, index) {
+  p <- matrix(object$lambda, nrow(index), object$k, byrow = TRUE)
+  for (n in seq_len(ncol(index))) p <- p * object$factors[[n]][index[, n], , drop = FALSE]
+  rowSums(p)
+}
+
+#' Class posteriors for new observations
+#'
+#' @param object An `aspectr_lca` fit.
+#' @param newdata A data frame with the fitted variables (matched by name;
+#'   levels matched by label). Missing responses are left out of the
+#'   posterior. Omitted: the posteriors of the training observations.
+#' @param type `"posterior"` (one row per observation) or `"class"` (the most
+#'   probable class).
+#' @param ... Unused.
+#' @return A matrix or an integer vector.
+#' @examples
+#' set.seed(1)
+#' cls <- sample(1:2, 300, replace = TRUE)
+#' items <- as.data.frame(lapply(1:4, function(j) ifelse(runif(300) < c(0.2, 0.8)[cls], "yes", "no")))
+#' fit <- lca(items, 2, seed = 1)
+#' predict(fit, items[1:3, ])
+#' @export
+predict.aspectr_lca <- function(object, newdata, type = c("posterior", "class"), ...) {
+  type <- match_option(type, c("posterior", "class"), "type")
+  if (missing(newdata) || is.null(newdata)) {
+    post <- object$posterior
+  } else {
+    if (!is.data.frame(newdata)) {
+      abort_input("{.arg newdata} must be a data frame, not {.cls {class(newdata)}}.",
+                  "newdata", arg = "newdata")
+    }
+    miss <- setdiff(object$variables, names(newdata))
+    if (length(miss)) {
+      abort_input("{.arg newdata} lacks the variable{?s} {.var {miss}}.", "newdata", arg = "newdata")
+    }
+    idx <- vapply(object$variables, function(v) {
+      x <- newdata[[v]]
+      lv <- rownames(object$factors[[v]])
+      code <- match(as.character(x), lv)
+      bad <- !is.na(x) & is.na(code)
+      if (any(bad)) {
+        abort_input("{.arg newdata}${v} has level{?s} {.val {unique(as.character(x[bad]))}} unknown to the fit.",
+                    "newdata", arg = "newdata")
+      }
+      code
+    }, integer(nrow(newdata)))
+    if (!is.matrix(idx)) idx <- matrix(idx, nrow = nrow(newdata))
+    post <- cell_posterior(object, idx)
+    rownames(post) <- rownames(newdata)
+  }
+  if (type == "class") return(max.col(post, ties.method = "first"))
+  post
+}
+
+#' @export
+print.aspectr_lca <- function(x, digits = 3, ...) {
+  cat(sprintf("<aspectr_lca> %s latent class model: %d classes, %d variables, N = %d%s\n",
+              if (x$supervised) "supervised (naive Bayes)" else "unsupervised",
+              x$k, length(x$variables), x$N,
+              if (x$N > x$Nobs) sprintf(" (%d with missing responses)", x$N - x$Nobs) else ""))
+  cat(sprintf("log-likelihood %.4f, npar %d, AIC %.4f, BIC %.4f, G^2 %.4f, X^2 %.4f\n",
+              x$llik, as.integer(x$npar), x$AIC, x$BIC, x$Gsq, x$Chisq))
+  if (!x$supervised) {
+    cat(sprintf("best of %d start%s; %d iterations, %s\n", length(x$run_values),
+                if (length(x$run_values) == 1) "" else "s", x$iterations,
+                if (x$iterations == 0) "closed form" else if (x$converged) "converged" else "not converged"))
+  }
+  cat("\nclass shares:\n")
+  print(round(x$P, digits))
+  cat("\nitem-response probabilities P(level | class):\n")
+  for (v in names(x$probs)) {
+    cat("$", v, "\n", sep = "")
+    print(round(x$probs[[v]], digits))
+  }
+  invisible(x)
+}
+
+#' @export
+summary.aspectr_lca <- function(object, ...) {
+  structure(list(
+    k = object$k, N = object$N, Nobs = object$Nobs, supervised = object$supervised,
+    fit = c(logLik = object$llik, npar = object$npar, AIC = object$AIC, BIC = object$BIC,
+            Gsq = object$Gsq, Chisq = object$Chisq),
+    classes = data.frame(class = names(object$P), share = unname(object$P),
+                         predicted = tabulate(object$predclass, object$k) / object$N),
+    probs = object$probs, runs = object$run_values
+  ), class = "summary.aspectr_lca")
+}
+
+#' @export
+print.summary.aspectr_lca <- function(x, ...) {
+  cat(sprintf("Latent class model (%s), %d classes, N = %d (%d complete)\n\n",
+              if (x$supervised) "supervised" else "EM", x$k, x$N, x$Nobs))
+  print(round(x$fit, 4))
+  cat("\n")
+  cls <- x$classes
+  cls$share <- round(cls$share, 4)
+  cls$predicted <- round(cls$predicted, 4)
+  print(cls, row.names = FALSE)
+  if (length(x$runs) > 1) {
+    cat(sprintf("\n%d starts; log-likelihood spread of the final starts: %s\n", length(x$runs),
+                format(signif(diff(range(x$runs)), 3))))
+  }
+  invisible(x)
+}
+
+#' Plot item-response probabilities of a latent class model
+#'
+#' One panel per variable: for each class, the probabilities of the levels as
+#' a stacked bar.
+#'
+#' @param x An `aspectr_lca` fit.
+#' @param ... Passed to [graphics::barplot()].
+#' @return `x`, invisibly.
+#' @examples
+#' set.seed(1)
+#' cls <- sample(1:2, 300, replace = TRUE)
+#' items <- as.data.frame(lapply(1:4, function(j) ifelse(runif(300) < c(0.2, 0.8)[cls], "yes", "no")))
+#' plot(lca(items, 2, seed = 1))
+#' @export
+plot.aspectr_lca <- function(x, ...) {
+  J <- length(x$probs)
+  nc <- ceiling(sqrt(J))
+  nr <- ceiling(J / nc)
+  op <- graphics::par(mfrow = c(nr, nc), mar = c(3, 3, 2, 1))
+  on.exit(graphics::par(op), add = TRUE)
+  for (v in names(x$probs)) {
+    m <- x$probs[[v]]
+    graphics::barplot(t(m), names.arg = rownames(m), main = v, ylim = c(0, 1),
+                      col = grDevices::hcl.colors(ncol(m), "Blues 3"),
+                      legend.text = if (ncol(m) <= 6) colnames(m) else NULL,
+                      args.legend = list(x = "topright", bty = "n", cex = 0.7), ...)
+  }
+  invisible(x)
+}

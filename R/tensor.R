@@ -1,0 +1,271 @@
+#' Sparse N-way tensors
+#'
+#' `sptensor()` builds a sparse tensor in coordinate form: one row of
+#' `index` (1-based) per non-zero, the values, the dimensions and optional
+#' dimnames. Duplicated index rows are summed and zeros dropped. The
+#' factorization functions accept it wherever they accept an array, and never
+#' form the dense array.
+#'
+#' @param index An integer matrix with one column per mode and one row per
+#'   non-zero, holding 1-based indices.
+#' @param values Non-negative values, one per row of `index`.
+#' @param dims The dimensions; by default the largest index of each mode.
+#' @param dimnames Optional list of names for each mode (as for arrays).
+#' @return An object of class `aspectr_tensor`: a list with `index`,
+#'   `values`, `dims` and `dimnames`.
+#' @seealso [as_sptensor()] to convert arrays, tables and data frames;
+#'   [read_tns()] and [write_tns()] for FROSTT files.
+#' @examples
+#' x <- sptensor(rbind(c(1, 1, 1), c(2, 3, 1), c(2, 3, 1)), c(1, 2, 5), dims = c(2, 3, 2))
+#' x
+#' dim(x)
+#' nnz(x)
+#' as.array(x)[2, 3, 1]
+#' @export
+sptensor <- function(index, values, dims = NULL, dimnames = NULL) {
+  call <- rlang::current_env()
+  if (is.data.frame(index)) index <- as.matrix(index)
+  if (!is.matrix(index) || !is.numeric(index)) {
+    abort_input("{.arg index} must be a numeric matrix with one column per mode.",
+                "type", arg = "index")
+  }
+  if (ncol(index) < 2) {
+    abort_input("{.arg index} must have at least 2 columns (modes), not {ncol(index)}.",
+                "type", arg = "index")
+  }
+  if (!is.numeric(values) || length(values) != nrow(index)) {
+    abort_input("{.arg values} must be numeric with one value per row of {.arg index} ({nrow(index)}), not {describe(values)}.",
+                "type", arg = "values")
+  }
+  check_values(as.numeric(values), "values", call = rlang::caller_env(0))
+  if (anyNA(index) || any(index < 1) || any(abs(index - round(index)) > 0)) {
+    abort_input("{.arg index} must hold positive whole numbers (1-based indices).",
+                "value", arg = "index")
+  }
+  N <- ncol(index)
+  if (is.null(dims)) {
+    dims <- if (nrow(index)) apply(index, 2, max) else rep(0L, N)
+    if (!is.null(dimnames)) dims <- pmax(dims, lengths(dimnames))
+  }
+  if (!is.numeric(dims) || length(dims) != N || anyNA(dims)) {
+    abort_input("{.arg dims} must give one size per mode ({N}).", "type", arg = "dims")
+  }
+  if (nrow(index) && any(apply(index, 2, max) > dims)) {
+    abort_input("{.arg index} has entries beyond {.arg dims}.", "value", arg = "index")
+  }
+  if (!is.null(dimnames)) {
+    if (!is.list(dimnames) || length(dimnames) != N ||
+        any(vapply(seq_len(N), function(n) !is.null(dimnames[[n]]) && length(dimnames[[n]]) != dims[n], logical(1)))) {
+      abort_input("{.arg dimnames} must be a list with, for each mode, NULL or one name per index.",
+                  "type", arg = "dimnames")
+    }
+  }
+  storage.mode(index) <- "integer"
+  values <- as.numeric(values)
+  new_sptensor(index, values, as.integer(dims), dimnames)
+}
+
+# Internal constructor: sums duplicates, drops zeros, sorts by index.
+new_sptensor <- function(index, values, dims, dimnames = NULL) {
+  keep <- values != 0
+  index <- index[keep, , drop = FALSE]
+  values <- values[keep]
+  if (nrow(index)) {
+    ord <- do.call(order, c(lapply(seq_len(ncol(index)), function(n) index[, n]), method = "radix"))
+    index <- index[ord, , drop = FALSE]
+    values <- values[ord]
+    dup <- c(FALSE, rowSums(index[-1, , drop = FALSE] != index[-nrow(index), , drop = FALSE]) == 0)
+    if (any(dup)) {
+      grp <- cumsum(!dup)
+      values <- as.numeric(rowsum(values, grp, reorder = FALSE))
+      index <- index[!dup, , drop = FALSE]
+    }
+  }
+  dimnames(index) <- NULL
+  if (!is.null(dimnames)) dimnames <- lapply(dimnames, function(d) if (is.null(d)) NULL else as.character(d))
+  structure(list(index = index, values = values, dims = dims, dimnames = dimnames),
+            class = "aspectr_tensor")
+}
+
+#' Convert to a sparse tensor
+#'
+#' @param x A base array or N-way `table`, a matrix, a sparse tensor, or a
+#'   data frame of categorical columns (factor, character, logical or
+#'   integer codes), which becomes the tensor of counts of the observed
+#'   combinations (one mode per column, the levels as dimnames). Rows of a
+#'   data frame with missing values are dropped.
+#' @param ... Unused.
+#' @return An `aspectr_tensor`.
+#' @examples
+#' as_sptensor(UCBAdmissions)
+#' df <- data.frame(a = c("x", "y", "x"), b = c(TRUE, FALSE, TRUE), c = c(1L, 2L, 1L))
+#' as_sptensor(df)$values
+#' @export
+as_sptensor <- function(x, ...) UseMethod("as_sptensor")
+
+#' @export
+as_sptensor.aspectr_tensor <- function(x, ...) x
+
+#' @export
+as_sptensor.default <- function(x, ...) {
+  if (!(is.array(x) || is.matrix(x)) || !(is.numeric(x) || is.logical(x))) {
+    abort_input("{.arg x} must be a numeric array, a table, a data frame or a sparse tensor, not {.cls {class(x)}}.",
+                "type", arg = "x")
+  }
+  v <- as.numeric(unclass(x))
+  check_values(v, "x", call = rlang::caller_env(0))
+  dims <- dim(x)
+  nz <- which(v != 0)
+  index <- arrayInd(nz, dims)
+  new_sptensor(index, v[nz], as.integer(dims), dimnames(x))
+}
+
+#' @export
+as_sptensor.data.frame <- function(x, ...) {
+  if (ncol(x) < 2) {
+    abort_input("{.arg x} must have at least 2 columns, not {ncol(x)}.", "type", arg = "x")
+  }
+  x <- x[stats::complete.cases(x), , drop = FALSE]
+  f <- lapply(names(x), function(v) as_categorical(x[[v]], v))
+  dims <- vapply(f, nlevels, integer(1))
+  index <- vapply(f, as.integer, integer(nrow(x)))
+  if (!is.matrix(index)) index <- matrix(index, nrow = nrow(x))
+  dn <- lapply(f, levels)
+  names(dn) <- names(x)
+  new_sptensor(index, rep(1, nrow(x)), dims, dn)
+}
+
+as_categorical <- function(v, name, call = rlang::caller_env()) {
+  if (is.factor(v)) return(droplevels(v))
+  if (is.character(v) || is.logical(v)) return(factor(v))
+  if (is.numeric(v)) {
+    if (any(abs(v - round(v)) > 0, na.rm = TRUE)) {
+      abort_input("Column {.var {name}} must be categorical (factor, character, logical or whole-number codes), not continuous.",
+                  "type", arg = name, call = call)
+    }
+    return(factor(v))
+  }
+  abort_input("Column {.var {name}} must be categorical, not {.cls {class(v)}}.",
+              "type", arg = name, call = call)
+}
+
+#' @export
+dim.aspectr_tensor <- function(x) x$dims
+
+#' @export
+dimnames.aspectr_tensor <- function(x) x$dimnames
+
+#' Number of non-zero entries
+#'
+#' @param x A sparse tensor, a `Matrix` or a base matrix/array.
+#' @return The number of non-zero entries.
+#' @examples
+#' nnz(as_sptensor(UCBAdmissions))
+#' @export
+nnz <- function(x) {
+  if (inherits(x, "aspectr_tensor")) return(length(x$values))
+  if (methods::is(x, "sparseMatrix")) return(Matrix::nnzero(x))
+  sum(x != 0, na.rm = TRUE)
+}
+
+#' @export
+print.aspectr_tensor <- function(x, n = 6, ...) {
+  N <- length(x$dims)
+  cells <- prod(as.numeric(x$dims))
+  cat(sprintf("<aspectr_tensor> %d-way sparse tensor, %s, %s non-zeros (%.3g%% dense), total %s\n",
+              N, paste(x$dims, collapse = " x "), format(nnz(x), big.mark = ","),
+              100 * nnz(x) / cells, format(signif(sum(x$values), 6))))
+  if (!is.null(names(x$dimnames))) cat("modes:", paste(names(x$dimnames), collapse = ", "), "\n")
+  show <- min(n, nnz(x))
+  if (show > 0) {
+    idx <- x$index[seq_len(show), , drop = FALSE]
+    df <- as.data.frame(idx)
+    names(df) <- if (is.null(names(x$dimnames))) paste0("i", seq_len(N)) else names(x$dimnames)
+    df$value <- x$values[seq_len(show)]
+    print(df, row.names = FALSE)
+    if (nnz(x) > show) cat(sprintf("# ... %s more non-zeros\n", format(nnz(x) - show, big.mark = ",")))
+  }
+  invisible(x)
+}
+
+#' @export
+as.array.aspectr_tensor <- function(x, ...) {
+  cells <- prod(as.numeric(x$dims))
+  if (cells > getOption("aspectr.max_cells", 1e8)) {
+    cli::cli_abort(c("The dense array would have {format(cells, big.mark = ',')} cells.",
+                     i = "Raise {.code options(aspectr.max_cells)} to allow it."),
+                   class = c("aspectr_error_size", "aspectr_error"))
+  }
+  a <- array(0, dim = x$dims, dimnames = x$dimnames)
+  a[x$index] <- x$values
+  a
+}
+
+#' Read and write FROSTT `.tns` files
+#'
+#' A `.tns` file has one non-zero per line: the N 1-based indices, then the
+#' value, separated by white space; lines starting with `#` are comments.
+#' `write_tns()` writes values with 17 significant digits, so a round trip is
+#' exact.
+#'
+#' @param file A path.
+#' @param dims Optional dimensions (default: the largest index per mode).
+#' @param x A sparse tensor (or anything [as_sptensor()] accepts).
+#' @return `read_tns()`: an `aspectr_tensor`; `write_tns()`: `file`,
+#'   invisibly.
+#' @examples
+#' f <- tempfile(fileext = ".tns")
+#' x <- as_sptensor(UCBAdmissions)
+#' write_tns(x, f)
+#' y <- read_tns(f)
+#' all.equal(x$values, y$values)
+#' @export
+read_tns <- function(file, dims = NULL) {
+  if (!is.character(file) || length(file) != 1 || !file.exists(file)) {
+    abort_input("{.arg file} must be the path of an existing file.", "type", arg = "file")
+  }
+  lines <- readLines(file, warn = FALSE)
+  lines <- trimws(lines)
+  lines <- lines[nzchar(lines) & !startsWith(lines, "#")]
+  if (!length(lines)) abort_input("{.file {file}} has no entries.", "empty", arg = "file")
+  parts <- strsplit(lines, "[[:space:]]+")
+  len <- lengths(parts)
+  if (length(unique(len)) != 1 || len[1] < 3) {
+    bad <- which(len != len[1] | len < 3)[1]
+    if (is.na(bad)) bad <- 1
+    abort_input("Line {bad} of {.file {file}} is malformed: every line needs the same number (at least 3) of fields, N indices then a value.",
+                "value", arg = "file")
+  }
+  num <- suppressWarnings(matrix(as.numeric(unlist(parts)), ncol = len[1], byrow = TRUE))
+  if (anyNA(num)) {
+    bad <- which(rowSums(is.na(num)) > 0)[1]
+    abort_input("Line {bad} of {.file {file}} has a field that is not a number.", "value", arg = "file")
+  }
+  N <- len[1] - 1
+  index <- num[, seq_len(N), drop = FALSE]
+  if (any(index < 1) || any(index != round(index))) {
+    bad <- which(rowSums(index < 1 | index != round(index)) > 0)[1]
+    abort_input("Line {bad} of {.file {file}} has an index that is not a positive whole number.",
+                "value", arg = "file")
+  }
+  val <- num[, N + 1]
+  if (any(val < 0) || any(!is.finite(val))) {
+    bad <- which(val < 0 | !is.finite(val))[1]
+    abort_input("Line {bad} of {.file {file}} has a value that is negative or not finite.",
+                "value", arg = "file")
+  }
+  sptensor(index, val, dims = dims)
+}
+
+#' @rdname read_tns
+#' @export
+write_tns <- function(x, file) {
+  x <- as_sptensor(x)
+  out <- cbind(x$index, x$values)
+  lines <- apply(out, 1, function(r) {
+    paste(c(format(r[seq_len(ncol(out) - 1)], scientific = FALSE, trim = TRUE),
+            formatC(r[ncol(out)], digits = 17, format = "g")), collapse = " ")
+  })
+  writeLines(lines, file)
+  invisible(file)
+}

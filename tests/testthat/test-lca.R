@@ -1,0 +1,95 @@
+lca_values <- function() expand_patterns(polca_values_patterns)
+lca_carcinoma <- function() expand_patterns(polca_carcinoma_patterns)
+
+test_that("lca() reproduces poLCA's published log-likelihoods (values, carcinoma)", {
+  v <- lca_values()
+  ref_v <- c(-543.6498, -504.4677, -503.3011)
+  for (k in 1:3) {
+    fit <- lca(v, k, nrun = 10, seed = 1, tol = 1e-10, max_iter = 5000)
+    expect_equal(fit$llik, ref_v[k], tolerance = 1e-4 / abs(ref_v[k]), scale = 1)
+    expect_equal(round(fit$llik, 4), ref_v[k])
+  }
+  cc <- lca_carcinoma()
+  ref_c <- c(-317.2568, -293.7050, -289.2858)
+  for (k in 2:4) {
+    fit <- lca(cc, k, nrun = 20, seed = 1, tol = 1e-10, max_iter = 5000)
+    expect_equal(round(fit$llik, 4), ref_c[k - 1])
+    expect_identical(fit$npar, (k - 1) + k * 7)
+    expect_equal(fit$BIC, -2 * fit$llik + log(118) * fit$npar)
+  }
+})
+
+test_that("lca() output has poLCA's shape and constraints", {
+  fit <- lca(lca_carcinoma(), 3, nrun = 5, seed = 2)
+  expect_named(fit$probs, LETTERS[1:7])
+  for (p in fit$probs) {
+    expect_equal(dim(p), c(3L, 2L))
+    expect_equal(unname(rowSums(p)), rep(1, 3), tolerance = 1e-12)
+  }
+  expect_equal(sum(fit$P), 1, tolerance = 1e-12)
+  expect_equal(dim(fit$posterior), c(118L, 3L))
+  expect_equal(unname(rowSums(fit$posterior)), rep(1, 118), tolerance = 1e-12)
+  expect_identical(fit$predclass, max.col(fit$posterior, ties.method = "first"))
+  expect_identical(predict(fit, lca_carcinoma(), type = "class"), fit$predclass)
+  expect_equal(as.numeric(logLik(fit)), fit$llik)
+  expect_gte(fit$Gsq, 0)
+})
+
+test_that("missing responses: lca() agrees with a plain-R MAR EM", {
+  set.seed(11)
+  n <- 150
+  z <- sample(1:2, n, TRUE, prob = c(0.6, 0.4))
+  d <- data.frame(a = ifelse(runif(n) < c(0.8, 0.2)[z], 1, 2),
+                  b = ifelse(runif(n) < c(0.7, 0.3)[z], 1, 2),
+                  c = sample(1:3, n, TRUE),
+                  e = ifelse(runif(n) < c(0.9, 0.1)[z], 1, 2))
+  d$b[sample(n, 20)] <- NA
+  d$c[sample(n, 15)] <- NA
+  d$a[1] <- d$b[1] <- d$c[1] <- d$e[1] <- NA   # all missing: dropped
+  fit <- lca(d, 2, nrun = 1, seed = 4, tol = 0, max_iter = 30)
+  expect_equal(fit$N, n - 1)
+  codes <- as.matrix(d[-1, ])
+  set.seed(4)
+  init <- aspectr:::random_start(c(2L, 2L, 3L, 2L), 2)
+  ref <- ref_lca_em(codes, init$lambda, init$factors, 30)
+  expect_equal(fit$llik, ref$llik, tolerance = 1e-10)
+  o <- order(ref$lambda, decreasing = TRUE)
+  expect_equal(unname(fit$P), ref$lambda[o], tolerance = 1e-10)
+  expect_equal(unname(fit$probs$c), unname(t(ref$probs[[3]])[o, ]), tolerance = 1e-10)
+  # na.rm = TRUE uses complete observations only
+  cc <- lca(d, 2, seed = 4, na.rm = TRUE, nrun = 3)
+  expect_equal(cc$N, sum(stats::complete.cases(d)))
+})
+
+test_that("lca_supervised() is the closed form within classes (naive Bayes)", {
+  binned <- data.frame(lapply(iris[1:4], cut, 4))
+  nb <- lca_supervised(binned, iris$Species)
+  expect_equal(unname(nb$P), rep(1 / 3, 3))
+  for (j in 1:4) {
+    direct <- prop.table(table(iris$Species, binned[[j]]), 1)
+    expect_equal(unname(nb$probs[[j]]), unname(unclass(direct)), tolerance = 1e-14)
+  }
+  # its likelihood is the best any model with those classes can do: an
+  # unsupervised fit started anywhere lands at or above it
+  un <- lca(binned, 3, nrun = 5, seed = 1)
+  expect_gte(un$llik, nb$llik - 1e-8)
+  expect_gt(mean(levels(iris$Species)[nb$predclass] == iris$Species), 0.8)
+})
+
+test_that("bad LCA input gives classed errors", {
+  v <- lca_values()
+  expect_error(lca(v, 0), class = "aspectr_error_input_argument")
+  expect_error(lca(v, 17), class = "aspectr_error_input_argument")
+  one <- v; one$A <- 1
+  expect_error(lca(one, 2), class = "aspectr_error_input_value")
+  expect_error(lca(v[, 1, drop = FALSE], 2), class = "aspectr_error_input_type")
+  expect_error(lca(as.matrix(v), 2), class = "aspectr_error_input_type")
+  cont <- v; cont$A <- cont$A + 0.5
+  expect_error(lca(cont, 2), class = "aspectr_error_input_type")
+  fit <- lca(v, 2, seed = 1, nrun = 2)
+  nd <- v[1:3, ]; nd$A[1] <- 3
+  expect_error(predict(fit, nd), class = "aspectr_error_input_newdata")
+  expect_error(predict(fit, v[, -1]), class = "aspectr_error_input_newdata")
+  expect_snapshot(lca(one, 2), error = TRUE)
+  expect_snapshot(print(fit))
+})

@@ -21,3 +21,7 @@ cpp_simplex_qp <- function(Q, c) {
     .Call(`_aspectr_cpp_simplex_qp`, Q, c)
 }
 
+cpp_ntf_fit <- function(idx, val, dims, factors, method, max_iter, tol, threads, verbose) {
+    .Call(`_aspectr_cpp_ntf_fit`, idx, val, dims, factors, method, max_iter, tol, threads, verbose)
+}
+

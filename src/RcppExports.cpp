@@ -94,6 +94,25 @@ BEGIN_RCPP
     return rcpp_result_gen;
 END_RCPP
 }
+// cpp_ntf_fit
+Rcpp::List cpp_ntf_fit(Rcpp::IntegerMatrix idx, Rcpp::NumericVector val, Rcpp::IntegerVector dims, Rcpp::List factors, std::string method, int max_iter, double tol, int threads, bool verbose);
+RcppExport SEXP _aspectr_cpp_ntf_fit(SEXP idxSEXP, SEXP valSEXP, SEXP dimsSEXP, SEXP factorsSEXP, SEXP methodSEXP, SEXP max_iterSEXP, SEXP tolSEXP, SEXP threadsSEXP, SEXP verboseSEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::RNGScope rcpp_rngScope_gen;
+    Rcpp::traits::input_parameter< Rcpp::IntegerMatrix >::type idx(idxSEXP);
+    Rcpp::traits::input_parameter< Rcpp::NumericVector >::type val(valSEXP);
+    Rcpp::traits::input_parameter< Rcpp::IntegerVector >::type dims(dimsSEXP);
+    Rcpp::traits::input_parameter< Rcpp::List >::type factors(factorsSEXP);
+    Rcpp::traits::input_parameter< std::string >::type method(methodSEXP);
+    Rcpp::traits::input_parameter< int >::type max_iter(max_iterSEXP);
+    Rcpp::traits::input_parameter< double >::type tol(tolSEXP);
+    Rcpp::traits::input_parameter< int >::type threads(threadsSEXP);
+    Rcpp::traits::input_parameter< bool >::type verbose(verboseSEXP);
+    rcpp_result_gen = Rcpp::wrap(cpp_ntf_fit(idx, val, dims, factors, method, max_iter, tol, threads, verbose));
+    return rcpp_result_gen;
+END_RCPP
+}
 
 static const R_CallMethodDef CallEntries[] = {
     {"_aspectr_cpp_plsa_fit", (DL_FUNC) &_aspectr_cpp_plsa_fit, 12},
@@ -101,6 +120,7 @@ static const R_CallMethodDef CallEntries[] = {
     {"_aspectr_cpp_foldin", (DL_FUNC) &_aspectr_cpp_foldin, 10},
     {"_aspectr_cpp_project_simplex", (DL_FUNC) &_aspectr_cpp_project_simplex, 1},
     {"_aspectr_cpp_simplex_qp", (DL_FUNC) &_aspectr_cpp_simplex_qp, 2},
+    {"_aspectr_cpp_ntf_fit", (DL_FUNC) &_aspectr_cpp_ntf_fit, 9},
     {NULL, NULL, 0}
 };
 

@@ -89,3 +89,35 @@ Rcpp::NumericVector cpp_simplex_qp(Rcpp::NumericMatrix Q, Rcpp::NumericVector c)
   aspectr::simplex_qp(Rcpp::as<arma::mat>(Q), Rcpp::as<arma::vec>(c), x);
   return Rcpp::NumericVector(x.begin(), x.end());
 }
+
+// Non-negative CP under the Frobenius loss (HALS or MU), unnormalized factors
+// (d_n x k each) in and out.
+// [[Rcpp::export]]
+Rcpp::List cpp_ntf_fit(Rcpp::IntegerMatrix idx, Rcpp::NumericVector val,
+                       Rcpp::IntegerVector dims, Rcpp::List factors, std::string method,
+                       int max_iter, double tol, int threads, bool verbose) {
+  const aspectr::SparseTensor X = make_tensor(idx, val, dims);
+  Rcpp::NumericVector ones(Rcpp::as<Rcpp::NumericMatrix>(factors[0]).ncol(), 1.0);
+  aspectr::AspectModel M = make_model(ones, factors);
+  aspectr::Control ctl;
+  ctl.max_iter = max_iter;
+  ctl.tol = tol;
+  ctl.threads = threads;
+  RCallback cb(verbose, max_iter, "ntf (" + method + ")");
+  aspectr::FitTrace tr;
+  if (method == "hals") {
+    aspectr::CPHALSRule rule;
+    tr = aspectr::run_solver(rule, X, M, ctl, cb);
+  } else if (method == "mu") {
+    aspectr::CPMURule rule;
+    tr = aspectr::run_solver(rule, X, M, ctl, cb);
+  } else {
+    Rcpp::stop("internal error: unknown method '" + method + "'");
+  }
+  Rcpp::List out = model_to_r(M);
+  out["objective"] = Rcpp::NumericVector(tr.objective.begin(), tr.objective.end());
+  out["initial"] = tr.initial;
+  out["iterations"] = tr.iterations;
+  out["converged"] = tr.converged;
+  return out;
+}

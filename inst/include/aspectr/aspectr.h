@@ -14,6 +14,7 @@
 #include "solvers/em.h"
 #include "solvers/qem.h"
 #include "solvers/pps.h"
+#include "solvers/cp.h"
 #include "solvers/foldin.h"
 
 #endif

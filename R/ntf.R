@@ -1,0 +1,205 @@
+#' Non-negative tensor factorization (non-negative CP)
+#'
+#' Fits \eqn{X \approx \sum_r w_r\, a_r^{(1)} \circ \cdots \circ a_r^{(N)}} with
+#' non-negative factors but without simplex constraints, for N-way arrays and
+#' sparse tensors (and matrices, N = 2).
+#'
+#' * `loss = "frobenius"`: \eqn{\|X - M\|_F^2} by HALS (`method = "hals"`,
+#'   exact column-wise updates) or Lee-Seung multiplicative updates
+#'   (`method = "mu"`). The residual is never formed: the loss comes from
+#'   contractions over the non-zeros and k x k Gram matrices. Factors are
+#'   returned with unit Euclidean norm, their scale in `weights`.
+#' * `loss = "kl"`: the generalized KL divergence
+#'   \eqn{\sum x \log(x/m) - x + m} by the multiplicative (EM-equivalent)
+#'   updates of seed 003: at the optimum the total of the model equals the
+#'   total of the data, so the fit is the KL aspect model ([plsa()]) with
+#'   weights \eqn{w = \lambda \sum X}. Factors are returned with unit sum.
+#'   Only `method = "mu"` applies.
+#'
+#' @inheritParams plsa
+#' @param x A non-negative N-way array or `table`, a sparse tensor
+#'   ([sptensor()]), or a matrix (dense or sparse).
+#' @param k Rank, a positive whole number (at most the number of non-zeros).
+#' @param loss `"frobenius"` (default) or `"kl"`.
+#' @param method `"hals"` (default for Frobenius) or `"mu"`; KL uses `"mu"`.
+#' @return An object of class `c("aspectr_ntf", "aspectr_fit")`: `weights`
+#'   (decreasing), `factors` (one d_n x k matrix per mode, with dimnames),
+#'   `loss`, `method`, `objective` (the loss after each iteration), `value`,
+#'   `iterations`, `converged`, `run`, `run_values`, `time`, `call`.
+#' @examples
+#' set.seed(42)
+#' A <- matrix(runif(20 * 3), 20); B <- matrix(runif(15 * 3), 15); C <- matrix(runif(10 * 3), 10)
+#' X <- array(0, c(20, 15, 10))
+#' for (r in 1:3) X <- X + outer(outer(A[, r], B[, r]), C[, r])
+#' fit <- ntf(X, 3, seed = 1)
+#' fit
+#' fit_kl <- ntf(as_sptensor(round(10 * X)), 3, loss = "kl", seed = 1)
+#' @export
+ntf <- function(x, k, loss = c("frobenius", "kl"), method = c("hals", "mu"), nrun = 1,
+                max_iter = 1000, tol = 1e-6, seed = NULL, threads = NULL, verbose = FALSE, ...) {
+  call <- match.call()
+  check_dots_empty(...)
+  loss <- match_option(loss, c("frobenius", "kl"), "loss")
+  method_given <- !missing(method)
+  method <- match_option(method, c("hals", "mu"), "method")
+  if (loss == "kl") {
+    if (method_given && method != "mu") {
+      abort_input("{.code method = \"{method}\"} does not apply to {.code loss = \"kl\"}: use {.code method = \"mu\"}.",
+                  "argument", arg = "method")
+    }
+    method <- "mu"
+  }
+  data <- as_aspect_data(x, "x")
+  k <- check_whole(k, "k", min = 1, max = length(data$val),
+                   what = "at most the number of non-zeros of `x`")
+  nrun <- check_whole(nrun, "nrun")
+  max_iter <- check_whole(max_iter, "max_iter")
+  tol <- check_number(tol, "tol", 0, Inf)
+  if (!is.null(seed)) seed <- check_whole(seed, "seed", min = -.Machine$integer.max)
+  threads <- resolve_threads(threads)
+  verbose <- check_flag(verbose, "verbose")
+  start <- proc.time()[["elapsed"]]
+  total <- data$total
+  if (loss == "kl") {
+    inits <- with_seed(seed, lapply(seq_len(nrun), function(i) random_start(data$dims, k)))
+    runs <- map_runs(inits, function(init) {
+      res <- cpp_plsa_fit(data$idx, data$val, data$dims, init$lambda, init$factors,
+                          "kl", 1, 1, max_iter, tol, threads, verbose)
+      # D_gKL(X || M) = total * D(G || P) when sum(M) = sum(X)
+      res$objective <- res$objective * total
+      res$initial <- res$initial * total
+      res$weights <- res$lambda * total
+      res
+    })
+  } else {
+    scale <- (total / prod(as.numeric(data$dims)))^(1 / length(data$dims))
+    inits <- with_seed(seed, lapply(seq_len(nrun), function(i) {
+      lapply(data$dims, function(d) matrix(stats::runif(d * k), d, k) * scale)
+    }))
+    runs <- map_runs(inits, function(init) {
+      res <- cpp_ntf_fit(data$idx, data$val, data$dims, init, method, max_iter, tol,
+                         threads, verbose)
+      nrm <- vapply(res$factors, function(f) sqrt(colSums(f^2)), numeric(k))
+      nrm <- matrix(nrm, nrow = k)
+      w <- apply(nrm, 1, prod)
+      res$factors <- lapply(seq_along(res$factors), function(n) {
+        f <- res$factors[[n]]
+        s <- nrm[, n]
+        s[s == 0] <- 1
+        sweep(f, 2, s, "/")
+      })
+      res$weights <- w
+      res
+    })
+  }
+  values <- vapply(runs, run_value, numeric(1))
+  best <- which.min(values)
+  res <- runs[[best]]
+  ord <- order(res$weights, decreasing = TRUE)
+  comp <- paste0("component_", seq_len(k))
+  factors <- lapply(seq_along(res$factors), function(n) {
+    f <- res$factors[[n]][, ord, drop = FALSE]
+    dimnames(f) <- list(data$dimnames[[n]], comp)
+    f
+  })
+  names(factors) <- mode_names(data$dimnames, length(data$dims))
+  if (length(data$dims) == 2) names(factors) <- c("rows", "columns")
+  structure(list(
+    weights = stats::setNames(res$weights[ord], comp),
+    factors = factors, loss = loss, method = method, k = k,
+    objective = as.numeric(res$objective), value = run_value(res), initial = res$initial,
+    iterations = as.integer(res$iterations), converged = isTRUE(res$converged),
+    run = best, run_values = values, dims = data$dims, dimnames = data$dimnames,
+    total = total, nnz = length(data$val), time = proc.time()[["elapsed"]] - start,
+    threads = threads, seed = seed, call = call
+  ), class = c("aspectr_ntf", "aspectr_fit"))
+}
+
+#' @export
+print.aspectr_ntf <- function(x, ...) {
+  cat(sprintf("<aspectr_ntf> rank-%d non-negative CP, %s loss by %s\n", x$k,
+              if (x$loss == "kl") "KL" else "Frobenius", toupper(x$method)))
+  cat(sprintf("data: %d-way %s (%s), %s non-zeros\n", length(x$dims),
+              paste(x$dims, collapse = " x "), paste(names(x$factors), collapse = ", "),
+              format(x$nnz, big.mark = ",")))
+  cat(sprintf("objective: %s after %d iteration%s (%s)\n", format(signif(x$value, 7)),
+              x$iterations, if (x$iterations == 1) "" else "s",
+              if (x$converged) "converged" else "not converged"))
+  cat("weights:", paste(format(signif(x$weights, 4)), collapse = " "), "\n")
+  invisible(x)
+}
+
+#' @export
+summary.aspectr_ntf <- function(object, ...) {
+  fit <- object$value
+  structure(list(k = object$k, loss = object$loss, method = object$method,
+                 dims = object$dims, value = fit, iterations = object$iterations,
+                 converged = object$converged, weights = object$weights,
+                 runs = object$run_values,
+                 top = lapply(object$factors, function(f) {
+                   apply(f, 2, function(col) {
+                     nm <- rownames(f); if (is.null(nm)) nm <- seq_len(nrow(f))
+                     paste(utils::head(nm[order(col, decreasing = TRUE)], 3), collapse = ", ")
+                   })
+                 })),
+            class = "summary.aspectr_ntf")
+}
+
+#' @export
+print.summary.aspectr_ntf <- function(x, ...) {
+  cat(sprintf("Non-negative CP, rank %d, %s loss (%s); objective %s after %d iterations (%s)\n",
+              x$k, x$loss, x$method, format(signif(x$value, 7)), x$iterations,
+              if (x$converged) "converged" else "not converged"))
+  cat(sprintf("best of %d start%s\n\n", length(x$runs), if (length(x$runs) == 1) "" else "s"))
+  tab <- data.frame(component = names(x$weights), weight = signif(unname(x$weights), 4))
+  for (m in names(x$top)) tab[[paste("top", m)]] <- x$top[[m]]
+  print(tab, row.names = FALSE, right = FALSE)
+  invisible(x)
+}
+
+#' Plot a non-negative CP fit
+#'
+#' @param x An `aspectr_ntf` fit.
+#' @param type `"factors"` (profiles of each component in each mode) or
+#'   `"convergence"`.
+#' @param ... Passed to the base graphics functions.
+#' @return `x`, invisibly.
+#' @examples
+#' fit <- ntf(as_sptensor(UCBAdmissions), 2, seed = 1)
+#' plot(fit)
+#' @export
+plot.aspectr_ntf <- function(x, type = c("factors", "convergence"), ...) {
+  type <- match_option(type, c("factors", "convergence"), "type")
+  if (type == "convergence") {
+    graphics::plot(seq_along(x$objective), x$objective, type = "l", xlab = "iteration",
+                   ylab = "objective", main = "Convergence", ...)
+    return(invisible(x))
+  }
+  N <- length(x$factors)
+  op <- graphics::par(mfrow = c(1, N), mar = c(4, 4, 2, 1))
+  on.exit(graphics::par(op), add = TRUE)
+  cols <- grDevices::hcl.colors(x$k, "Dark 3")
+  for (n in seq_len(N)) {
+    f <- x$factors[[n]]
+    graphics::matplot(f, type = "l", lty = 1, col = cols, xlab = "index", ylab = "loading",
+                      main = names(x$factors)[n], ...)
+  }
+  invisible(x)
+}
+
+#' @export
+fitted.aspectr_ntf <- function(object, ...) {
+  cells <- prod(as.numeric(object$dims))
+  if (cells > getOption("aspectr.max_cells", 1e8)) {
+    cli::cli_abort(c("The fitted array would have {format(cells, big.mark = ',')} cells.",
+                     i = "Raise {.code options(aspectr.max_cells)} to allow it."),
+                   class = c("aspectr_error_size", "aspectr_error"))
+  }
+  p <- array(0, object$dims)
+  for (r in seq_len(object$k)) {
+    p <- p + object$weights[r] * Reduce(outer, lapply(object$factors, function(f) f[, r]))
+  }
+  if (length(object$dims) == 2) p <- matrix(p, object$dims[1])
+  dimnames(p) <- object$dimnames
+  p
+}

@@ -1,0 +1,126 @@
+// aspectr/solvers/cp.h — non-negative CP decomposition without simplex
+// constraints, X ~ sum_r a_r^(1) o ... o a_r^(N), under the Frobenius loss.
+//
+// HALS (Cichocki & Phan 2009; seed 002 for matrices): for mode n and column
+// r, with X_n = MTTKRP_n(X, {A_m}) and Gamma = hadamard_{m != n} A_m'A_m, the
+// exact minimizer over a_r^(n) >= 0 with the rest fixed is
+//   a_r <- max(0, a_r + (X_n(:, r) - A_n Gamma(:, r)) / Gamma(r, r)),
+// updated column after column. Multiplicative updates (Lee & Seung; seed 002
+// with its epsilon guards):
+//   A_n <- A_n o max(X_n, eps) / (A_n Gamma + eps).
+// Both never increase ||X - M||_F^2. After each sweep the column norms are
+// balanced across modes, which leaves the model unchanged. The residual is
+// never formed: ||X - M||^2 = ||X||^2 - 2 <X, M> + 1'(hadamard_n A_n'A_n)1.
+// Factors are stored k x d_n as everywhere in the core; lambda stays 1.
+#ifndef ASPECTR_SOLVERS_CP_H
+#define ASPECTR_SOLVERS_CP_H
+
+#include "../loss.h"
+
+namespace aspectr {
+
+namespace detail {
+
+// Rescales the k columns so that every mode carries the same norm.
+inline void balance_norms(std::vector<arma::mat>& F) {
+  const std::size_t N = F.size();
+  const arma::uword k = F[0].n_rows;
+  for (arma::uword r = 0; r < k; ++r) {
+    std::vector<double> nrm(N);
+    double logprod = 0.0;
+    bool zero = false;
+    for (std::size_t n = 0; n < N; ++n) {
+      nrm[n] = arma::norm(F[n].row(r), 2);
+      if (!(nrm[n] > 0.0)) { zero = true; break; }
+      logprod += std::log(nrm[n]);
+    }
+    if (zero) continue;
+    const double target = std::exp(logprod / static_cast<double>(N));
+    for (std::size_t n = 0; n < N; ++n) F[n].row(r) *= target / nrm[n];
+  }
+}
+
+inline double frobenius_after(const SparseTensor& X, const std::vector<arma::mat>& F,
+                              const arma::mat& Xlast, double xnorm2) {
+  const std::size_t N = F.size();
+  const arma::mat Q = gram_hadamard(F, N);
+  const double inner = arma::accu(Xlast % F[N - 1]);
+  // cancellation can leave a tiny negative number at an exact fit
+  return std::max(xnorm2 - 2.0 * inner + arma::accu(Q), 0.0);
+}
+
+}  // namespace detail
+
+class CPHALSRule {
+ public:
+  static constexpr bool kLagged = false;
+  double step(const SparseTensor& X, AspectModel& M, int threads) {
+    const std::size_t N = M.order();
+    const arma::uword k = M.rank();
+    std::vector<const arma::mat*> Fp(N);
+    for (std::size_t n = 0; n < N; ++n) Fp[n] = &M.F[n];
+    arma::mat Xn;
+    for (std::size_t n = 0; n < N; ++n) {
+      mttkrp(X, Fp, n, Xn, threads);
+      const arma::mat Gam = gram_hadamard(M.F, n);
+      arma::mat& A = M.F[n];
+      for (arma::uword r = 0; r < k; ++r) {
+        if (!(Gam(r, r) > 0.0)) continue;
+        const arma::rowvec ag = Gam.row(r) * A;   // (A_n Gamma)(:, r) as a row
+        for (arma::uword i = 0; i < A.n_cols; ++i) {
+          const double v = A(r, i) + (Xn(r, i) - ag[i]) / Gam(r, r);
+          A(r, i) = v > 0.0 ? v : 0.0;
+        }
+      }
+    }
+    const double f = detail::frobenius_after(X, M.F, Xn, xnorm2(X));
+    detail::balance_norms(M.F);
+    return f;
+  }
+  double loss(const SparseTensor& X, const AspectModel& M, int threads) const {
+    return evaluate_loss(Loss::L2, 1.0, X, M, threads);
+  }
+ private:
+  double xnorm2(const SparseTensor& X) {
+    if (xn_ < 0) xn_ = arma::dot(X.val, X.val);
+    return xn_;
+  }
+  double xn_ = -1.0;
+};
+
+class CPMURule {
+ public:
+  explicit CPMURule(double eps = 1e-16) : eps_(eps) {}
+  static constexpr bool kLagged = false;
+  double step(const SparseTensor& X, AspectModel& M, int threads) {
+    const std::size_t N = M.order();
+    std::vector<const arma::mat*> Fp(N);
+    for (std::size_t n = 0; n < N; ++n) Fp[n] = &M.F[n];
+    arma::mat Xn;
+    for (std::size_t n = 0; n < N; ++n) {
+      mttkrp(X, Fp, n, Xn, threads);
+      const arma::mat Gam = gram_hadamard(M.F, n);
+      arma::mat& A = M.F[n];
+      const arma::mat den = Gam * A;  // k x d: (A_n Gamma)' in core layout
+      for (arma::uword j = 0; j < A.n_elem; ++j)
+        A[j] *= std::max(Xn[j], eps_) / (den[j] + eps_);
+    }
+    const double f = detail::frobenius_after(X, M.F, Xn, xnorm2(X));
+    detail::balance_norms(M.F);
+    return f;
+  }
+  double loss(const SparseTensor& X, const AspectModel& M, int threads) const {
+    return evaluate_loss(Loss::L2, 1.0, X, M, threads);
+  }
+ private:
+  double xnorm2(const SparseTensor& X) {
+    if (xn_ < 0) xn_ = arma::dot(X.val, X.val);
+    return xn_;
+  }
+  double eps_;
+  double xn_ = -1.0;
+};
+
+}  // namespace aspectr
+
+#endif

@@ -25,7 +25,7 @@ Rcpp::List cpp_plsa_fit(Rcpp::IntegerMatrix idx, Rcpp::NumericVector val,
   aspectr::FitTrace tr;
   switch (parse_loss(loss)) {
     case aspectr::Loss::KL: {
-      aspectr::EMRule rule(tempering);
+      aspectr::EMRule rule(tempering, &X.val, X.total());
       tr = aspectr::run_solver(rule, G, M, ctl, cb);
       break;
     }

@@ -6,7 +6,7 @@ test_that("lca() reproduces poLCA's published log-likelihoods (values, carcinoma
   ref_v <- c(-543.6498, -504.4677, -503.3011)
   for (k in 1:3) {
     fit <- lca(v, k, nrun = 10, seed = 1, tol = 1e-10, max_iter = 5000)
-    expect_equal(fit$llik, ref_v[k], tolerance = 1e-4 / abs(ref_v[k]), scale = 1)
+    expect_lt(abs(fit$llik - ref_v[k]), 1e-4)
     expect_equal(round(fit$llik, 4), ref_v[k])
   }
   cc <- lca_carcinoma()

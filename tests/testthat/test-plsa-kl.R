@@ -121,3 +121,21 @@ test_that("convergence stops early and is reported", {
   expect_false(slow$converged)
   expect_identical(slow$iterations, 7L)
 })
+
+test_that("the count-data fast path of the KL trace agrees with the exact divergence", {
+  set.seed(12)
+  x <- Matrix::rsparsematrix(200, 150, density = 0.05, rand.x = function(n) rpois(n, 2) + 1)
+  x@x[1:20] <- x@x[1:20] + 0.37        # non-whole counts take the log path
+  x@x[21:30] <- 1000                   # large counts take the log path
+  d <- aspectr:::as_aspect_data(x)
+  exact <- function(fit) {
+    aspectr:::cpp_loss(d$idx, d$val, d$dims, unname(fit$lambda),
+                       unname(fit$factors), "kl", 1, 1L)
+  }
+  long <- plsa(x, 4, seed = 3, max_iter = 12, tol = 0, threads = 2)
+  for (it in c(1, 5, 11)) {
+    short <- plsa(x, 4, seed = 3, max_iter = it, tol = 0, threads = 2)
+    expect_equal(long$objective[it], exact(short), tolerance = 1e-12)
+  }
+  expect_equal(long$value, exact(long), tolerance = 1e-12)
+})

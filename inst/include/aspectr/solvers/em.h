@@ -13,6 +13,8 @@
 #ifndef ASPECTR_SOLVERS_EM_H
 #define ASPECTR_SOLVERS_EM_H
 
+#include <cstdint>
+#include "../logsum.h"
 #include "../loss.h"
 #include "normalize.h"
 
@@ -20,10 +22,14 @@ namespace aspectr {
 
 class EMRule {
  public:
-  explicit EMRule(double beta = 1.0) : beta_(beta) {}
+  // counts: the raw data values (G = counts / total), used to evaluate the
+  // KL divergence of count data without a log per non-zero (see logsum.h).
+  explicit EMRule(double beta = 1.0, const arma::vec* counts = nullptr, double total = 0.0)
+      : beta_(beta), counts_(counts), total_(total) {}
   static constexpr bool kLagged = true;
 
   double step(const SparseTensor& G, AspectModel& M, int threads) {
+    prepare(G);
     const std::size_t N = M.order();
     const arma::uword k = M.rank();
     // Tempered factor tables.
@@ -45,30 +51,37 @@ class EMRule {
     const bool tempered = beta_ != 1.0;
 
     if (N == 2 && !missing) {
+      const bool fast_log = !tempered && counts_ != nullptr;
       parallel_chunks(G.nnz(), T, [&](int tid, std::size_t b, std::size_t e) {
         arma::mat& A0 = acc.get(tid, 0);
         arma::mat& A1 = acc.get(tid, 1);
+        LogSum ls;  // thread-local (no false sharing)
         double obj = 0.0;
         for (std::size_t s = b; s < e; ++s) {
           const index_t* ix = G.at(s);
-          const double* a = H[0].colptr(ix[0]);
-          const double* c = H[1].colptr(ix[1]);
+          const double* __restrict a = H[0].colptr(ix[0]);
+          const double* __restrict c = H[1].colptr(ix[1]);
           double sb = 0.0;
+#pragma omp simd reduction(+ : sb)
           for (arma::uword r = 0; r < k; ++r) sb += a[r] * c[r];
           const double g = G.val[s];
-          if (tempered) obj += kl_term(g, M.cell(ix));
+          if (fast_log) ls.add(std::max(sb, kTiny), (*counts_)[s], mult_[s]);
+          else if (tempered) obj += kl_term(g, M.cell(ix));
           else obj += kl_term(g, sb);
           if (!(sb > 0.0)) continue;
           const double t = g / sb;
-          double* a0 = A0.colptr(ix[0]);
-          double* a1 = A1.colptr(ix[1]);
+          double* __restrict a0 = A0.colptr(ix[0]);
+          double* __restrict a1 = A1.colptr(ix[1]);
+#pragma omp simd
           for (arma::uword r = 0; r < k; ++r) {
             a0[r] += t * c[r];
             a1[r] += t * a[r];
           }
         }
-        part[tid] = obj;
+        // D(G||P) = sum g log g - (1/total) sum x log p
+        part[tid] = fast_log ? -ls.value() / total_ : obj;
       });
+      if (fast_log) part[0] += glogg_;
     } else {
       std::vector<const arma::mat*> Hp(N);
       for (std::size_t n = 0; n < N; ++n) Hp[n] = &H[n];
@@ -124,12 +137,41 @@ class EMRule {
     return before;
   }
 
-  double loss(const SparseTensor& G, const AspectModel& M, int threads) const {
-    return evaluate_loss(Loss::KL, 1.0, G, M, threads);
+  // The KL divergence of M, by the same formula as the trace of step().
+  double loss(const SparseTensor& G, const AspectModel& M, int threads) {
+    prepare(G);
+    if (counts_ == nullptr || M.order() != 2 || G.has_missing())
+      return evaluate_loss(Loss::KL, 1.0, G, M, threads);
+    const int T = effective_threads(threads, G.nnz());
+    std::vector<double> part(T, 0.0);
+    parallel_chunks(G.nnz(), T, [&](int tid, std::size_t b, std::size_t e) {
+      LogSum ls;
+      for (std::size_t s = b; s < e; ++s)
+        ls.add(std::max(M.cell(G.at(s)), kTiny), (*counts_)[s], mult_[s]);
+      part[tid] = -ls.value() / total_;
+    });
+    double tot = glogg_;
+    for (double p : part) tot += p;
+    return tot;
   }
 
  private:
+  void prepare(const SparseTensor& G) {
+    if (prepared_ || counts_ == nullptr) return;
+    prepared_ = true;
+    mult_.resize(G.nnz());
+    glogg_ = 0.0;
+    for (std::size_t s = 0; s < G.nnz(); ++s) {
+      mult_[s] = static_cast<std::uint8_t>(count_multiplicity((*counts_)[s]));
+      glogg_ += G.val[s] * std::log(G.val[s]);
+    }
+  }
   double beta_;
+  const arma::vec* counts_;
+  double total_;
+  bool prepared_ = false;
+  std::vector<std::uint8_t> mult_;
+  double glogg_ = 0.0;
 };
 
 }  // namespace aspectr

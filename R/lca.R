@@ -33,7 +33,7 @@
 #'   \item{P}{class shares;}
 #'   \item{posterior, predclass}{class posteriors (one row per observation
 #'     used) and the most probable class;}
-#'   \item{llik, npar, AIC, BIC}{log-likelihood, number of free parameters and
+#'   \item{llik (also logLik), npar, AIC, BIC}{log-likelihood, number of free parameters and
 #'     information criteria (`N` = observations used);}
 #'   \item{Gsq, Chisq}{likelihood-ratio and Pearson goodness-of-fit statistics
 #'     over the complete response patterns (as poLCA computes them);}
@@ -216,6 +216,7 @@ finish_lca <- function(fit, prep, supervised) {
   fit$posterior <- post
   fit$predclass <- max.col(post, ties.method = "first")
   fit$llik <- ll
+  fit$logLik <- ll
   fit$npar <- npar
   fit$AIC <- -2 * ll + 2 * npar
   fit$BIC <- -2 * ll + log(N) * npar

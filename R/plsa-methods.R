@@ -72,6 +72,7 @@ summary.aspectr_plsa <- function(object, n = 8, ...) {
     converged = object$converged, nrun = length(object$run_values), run = object$run,
     logLik = as.numeric(ll), df = attr(ll, "df"), AIC = AIC(object), BIC = BIC(object),
     perplexity = perplexity(object, ll),
+    modes = if (length(object$dims) > 2) names(object$factors) else NULL,
     topics = topics_df
   ), class = "summary.aspectr_plsa")
 }
@@ -88,7 +89,7 @@ perplexity <- function(object, ll = logLik(object)) {
 print.summary.aspectr_plsa <- function(x, ...) {
   cat("pLSA fit:", x$loss, "\n")
   cat("call: ", paste(deparse(x$call), collapse = "\n"), "\n", sep = "")
-  cat(sprintf("data: %d x %d, %d non-zeros, total count %s\n", x$dims[1], x$dims[2],
+  cat(sprintf("data: %s, %d non-zeros, total count %s\n", paste(x$dims, collapse = " x "),
               x$nnz, format(signif(x$total, 6))))
   cat(sprintf("objective %s; %d iteration%s, %s; best of %d start%s (start %d)\n",
               format(signif(x$value, 7)), x$iterations, if (x$iterations == 1) "" else "s",
@@ -98,7 +99,8 @@ print.summary.aspectr_plsa <- function(x, ...) {
               format(round(x$logLik, 2), nsmall = 2), x$df, format(round(x$AIC, 2), nsmall = 2),
               format(round(x$BIC, 2), nsmall = 2), format(signif(x$perplexity, 6))))
   tp <- x$topics
-  cat(sprintf("%-9s %6s %6s  %s\n", "topic", "weight", "docs", "top terms"))
+  cat(sprintf("%-9s %6s %6s  %s\n", "topic", "weight", if (is.null(x$modes)) "docs" else "mode1",
+              if (is.null(x$modes)) "top terms" else paste("top", x$modes[length(x$modes)])))
   cat(sprintf("%-9s %6.3f %5.1f%%  %s\n", tp$topic, tp$weight, 100 * tp$documents,
               tp$top_terms), sep = "")
   invisible(x)

@@ -113,6 +113,57 @@ BEGIN_RCPP
     return rcpp_result_gen;
 END_RCPP
 }
+// cpp_nmf_fit
+Rcpp::List cpp_nmf_fit(Rcpp::Nullable<Rcpp::NumericMatrix> dense, Rcpp::IntegerVector si, Rcpp::IntegerVector sp, Rcpp::NumericVector sx, Rcpp::IntegerVector dims, Rcpp::NumericMatrix W0, Rcpp::NumericMatrix H0, std::string loss, std::string method, double beta, Rcpp::NumericVector L1, Rcpp::NumericVector L2, double eps, int max_iter, double tol, int threads, bool verbose);
+RcppExport SEXP _aspectr_cpp_nmf_fit(SEXP denseSEXP, SEXP siSEXP, SEXP spSEXP, SEXP sxSEXP, SEXP dimsSEXP, SEXP W0SEXP, SEXP H0SEXP, SEXP lossSEXP, SEXP methodSEXP, SEXP betaSEXP, SEXP L1SEXP, SEXP L2SEXP, SEXP epsSEXP, SEXP max_iterSEXP, SEXP tolSEXP, SEXP threadsSEXP, SEXP verboseSEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::RNGScope rcpp_rngScope_gen;
+    Rcpp::traits::input_parameter< Rcpp::Nullable<Rcpp::NumericMatrix> >::type dense(denseSEXP);
+    Rcpp::traits::input_parameter< Rcpp::IntegerVector >::type si(siSEXP);
+    Rcpp::traits::input_parameter< Rcpp::IntegerVector >::type sp(spSEXP);
+    Rcpp::traits::input_parameter< Rcpp::NumericVector >::type sx(sxSEXP);
+    Rcpp::traits::input_parameter< Rcpp::IntegerVector >::type dims(dimsSEXP);
+    Rcpp::traits::input_parameter< Rcpp::NumericMatrix >::type W0(W0SEXP);
+    Rcpp::traits::input_parameter< Rcpp::NumericMatrix >::type H0(H0SEXP);
+    Rcpp::traits::input_parameter< std::string >::type loss(lossSEXP);
+    Rcpp::traits::input_parameter< std::string >::type method(methodSEXP);
+    Rcpp::traits::input_parameter< double >::type beta(betaSEXP);
+    Rcpp::traits::input_parameter< Rcpp::NumericVector >::type L1(L1SEXP);
+    Rcpp::traits::input_parameter< Rcpp::NumericVector >::type L2(L2SEXP);
+    Rcpp::traits::input_parameter< double >::type eps(epsSEXP);
+    Rcpp::traits::input_parameter< int >::type max_iter(max_iterSEXP);
+    Rcpp::traits::input_parameter< double >::type tol(tolSEXP);
+    Rcpp::traits::input_parameter< int >::type threads(threadsSEXP);
+    Rcpp::traits::input_parameter< bool >::type verbose(verboseSEXP);
+    rcpp_result_gen = Rcpp::wrap(cpp_nmf_fit(dense, si, sp, sx, dims, W0, H0, loss, method, beta, L1, L2, eps, max_iter, tol, threads, verbose));
+    return rcpp_result_gen;
+END_RCPP
+}
+// cpp_nmf_project
+Rcpp::NumericMatrix cpp_nmf_project(Rcpp::Nullable<Rcpp::NumericMatrix> dense, Rcpp::IntegerVector si, Rcpp::IntegerVector sp, Rcpp::NumericVector sx, Rcpp::IntegerVector dims, Rcpp::NumericMatrix W, std::string loss, double beta, Rcpp::NumericVector L1, Rcpp::NumericVector L2, double eps, int max_iter, double tol, int threads);
+RcppExport SEXP _aspectr_cpp_nmf_project(SEXP denseSEXP, SEXP siSEXP, SEXP spSEXP, SEXP sxSEXP, SEXP dimsSEXP, SEXP WSEXP, SEXP lossSEXP, SEXP betaSEXP, SEXP L1SEXP, SEXP L2SEXP, SEXP epsSEXP, SEXP max_iterSEXP, SEXP tolSEXP, SEXP threadsSEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::RNGScope rcpp_rngScope_gen;
+    Rcpp::traits::input_parameter< Rcpp::Nullable<Rcpp::NumericMatrix> >::type dense(denseSEXP);
+    Rcpp::traits::input_parameter< Rcpp::IntegerVector >::type si(siSEXP);
+    Rcpp::traits::input_parameter< Rcpp::IntegerVector >::type sp(spSEXP);
+    Rcpp::traits::input_parameter< Rcpp::NumericVector >::type sx(sxSEXP);
+    Rcpp::traits::input_parameter< Rcpp::IntegerVector >::type dims(dimsSEXP);
+    Rcpp::traits::input_parameter< Rcpp::NumericMatrix >::type W(WSEXP);
+    Rcpp::traits::input_parameter< std::string >::type loss(lossSEXP);
+    Rcpp::traits::input_parameter< double >::type beta(betaSEXP);
+    Rcpp::traits::input_parameter< Rcpp::NumericVector >::type L1(L1SEXP);
+    Rcpp::traits::input_parameter< Rcpp::NumericVector >::type L2(L2SEXP);
+    Rcpp::traits::input_parameter< double >::type eps(epsSEXP);
+    Rcpp::traits::input_parameter< int >::type max_iter(max_iterSEXP);
+    Rcpp::traits::input_parameter< double >::type tol(tolSEXP);
+    Rcpp::traits::input_parameter< int >::type threads(threadsSEXP);
+    rcpp_result_gen = Rcpp::wrap(cpp_nmf_project(dense, si, sp, sx, dims, W, loss, beta, L1, L2, eps, max_iter, tol, threads));
+    return rcpp_result_gen;
+END_RCPP
+}
 
 static const R_CallMethodDef CallEntries[] = {
     {"_aspectr_cpp_plsa_fit", (DL_FUNC) &_aspectr_cpp_plsa_fit, 12},
@@ -121,6 +172,8 @@ static const R_CallMethodDef CallEntries[] = {
     {"_aspectr_cpp_project_simplex", (DL_FUNC) &_aspectr_cpp_project_simplex, 1},
     {"_aspectr_cpp_simplex_qp", (DL_FUNC) &_aspectr_cpp_simplex_qp, 2},
     {"_aspectr_cpp_ntf_fit", (DL_FUNC) &_aspectr_cpp_ntf_fit, 9},
+    {"_aspectr_cpp_nmf_fit", (DL_FUNC) &_aspectr_cpp_nmf_fit, 17},
+    {"_aspectr_cpp_nmf_project", (DL_FUNC) &_aspectr_cpp_nmf_project, 14},
     {NULL, NULL, 0}
 };
 

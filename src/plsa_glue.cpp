@@ -121,3 +121,116 @@ Rcpp::List cpp_ntf_fit(Rcpp::IntegerMatrix idx, Rcpp::NumericVector val,
   out["converged"] = tr.converged;
   return out;
 }
+
+// Classic NMF X ~ W H. Dense X (m x n) or sparse (CSC: i, p, x). W0 is m x k,
+// H0 is k x n. Returns W (m x k), H (k x n) and the trace.
+// [[Rcpp::export]]
+Rcpp::List cpp_nmf_fit(Rcpp::Nullable<Rcpp::NumericMatrix> dense, Rcpp::IntegerVector si,
+                       Rcpp::IntegerVector sp, Rcpp::NumericVector sx, Rcpp::IntegerVector dims,
+                       Rcpp::NumericMatrix W0, Rcpp::NumericMatrix H0, std::string loss,
+                       std::string method, double beta, Rcpp::NumericVector L1,
+                       Rcpp::NumericVector L2, double eps, int max_iter, double tol, int threads,
+                       bool verbose) {
+  using namespace aspectr::nmf;
+  std::unique_ptr<Data> X;
+  if (dense.isNotNull()) {
+    X.reset(new Data(Rcpp::as<arma::mat>(Rcpp::NumericMatrix(dense))));
+  } else {
+    Csc c;
+    c.n_rows = dims[0]; c.n_cols = dims[1];
+    c.p.assign(sp.begin(), sp.end());
+    c.i.assign(si.begin(), si.end());
+    c.x.assign(sx.begin(), sx.end());
+    X.reset(new Data(std::move(c)));
+  }
+  Model M;
+  M.Wt = Rcpp::as<arma::mat>(W0).t();
+  M.H = Rcpp::as<arma::mat>(H0);
+  Penalty pen;
+  pen.l1w = L1[0]; pen.l1h = L1[1]; pen.l2w = L2[0]; pen.l2h = L2[1];
+  aspectr::Control ctl;
+  ctl.max_iter = max_iter; ctl.tol = tol; ctl.threads = threads;
+  RCallback cb(verbose, max_iter, "nmf (" + loss + ", " + method + ")");
+  aspectr::FitTrace tr;
+  if (loss == "frobenius" && method == "hals") {
+    FrobeniusHALS rule(pen); tr = aspectr::run_solver(rule, *X, M, ctl, cb);
+  } else if (loss == "frobenius" && method == "anls") {
+    FrobeniusANLS rule(pen); tr = aspectr::run_solver(rule, *X, M, ctl, cb);
+  } else if (loss == "frobenius" && method == "mu") {
+    FrobeniusMU rule(pen, eps); tr = aspectr::run_solver(rule, *X, M, ctl, cb);
+  } else if (loss == "kl" && method == "mu") {
+    KLMU rule(pen, eps); tr = aspectr::run_solver(rule, *X, M, ctl, cb);
+  } else if (loss == "beta" && method == "mu") {
+    if (!X->dense()) Rcpp::stop("internal error: beta-divergence updates need dense data");
+    BetaMU rule(beta, pen, eps); tr = aspectr::run_solver(rule, *X, M, ctl, cb);
+  } else {
+    Rcpp::stop("internal error: unsupported loss/method " + loss + "/" + method);
+  }
+  return Rcpp::List::create(
+      Rcpp::Named("W") = Rcpp::wrap(arma::mat(M.Wt.t())),
+      Rcpp::Named("H") = Rcpp::wrap(M.H),
+      Rcpp::Named("objective") = Rcpp::NumericVector(tr.objective.begin(), tr.objective.end()),
+      Rcpp::Named("initial") = tr.initial,
+      Rcpp::Named("iterations") = tr.iterations,
+      Rcpp::Named("converged") = tr.converged,
+      Rcpp::Named("xnorm2") = X->xnorm2());
+}
+
+// H for new columns with W fixed (predict): exact NNLS under Frobenius,
+// multiplicative updates to convergence under KL and beta.
+// [[Rcpp::export]]
+Rcpp::NumericMatrix cpp_nmf_project(Rcpp::Nullable<Rcpp::NumericMatrix> dense, Rcpp::IntegerVector si,
+                                    Rcpp::IntegerVector sp, Rcpp::NumericVector sx,
+                                    Rcpp::IntegerVector dims, Rcpp::NumericMatrix W, std::string loss,
+                                    double beta, Rcpp::NumericVector L1, Rcpp::NumericVector L2,
+                                    double eps, int max_iter, double tol, int threads) {
+  using namespace aspectr::nmf;
+  std::unique_ptr<Data> X;
+  if (dense.isNotNull()) {
+    X.reset(new Data(Rcpp::as<arma::mat>(Rcpp::NumericMatrix(dense))));
+  } else {
+    Csc c;
+    c.n_rows = dims[0]; c.n_cols = dims[1];
+    c.p.assign(sp.begin(), sp.end());
+    c.i.assign(si.begin(), si.end());
+    c.x.assign(sx.begin(), sx.end());
+    X.reset(new Data(std::move(c)));
+  }
+  Model M;
+  M.Wt = Rcpp::as<arma::mat>(W).t();
+  const arma::uword k = M.Wt.n_rows;
+  arma::mat C;
+  X->WtX(M.Wt, C, threads);
+  const arma::mat D = M.Wt * M.Wt.t();
+  M.H.set_size(k, X->n_cols());
+  // start: the unconstrained least-squares coefficients, clipped
+  M.H = arma::clamp(arma::solve(D + 1e-12 * arma::eye(k, k) * std::max(1.0, D.max()), C), 1e-6, arma::datum::inf);
+  if (loss == "frobenius") {
+    FrobeniusANLS::solve_all(M.H, C, D, L1[1], L2[1], threads);
+  } else {
+    const arma::vec wsum = arma::sum(M.Wt, 1);
+    for (int it = 0; it < max_iter; ++it) {
+      const arma::mat old = M.H;
+      if (loss == "kl") {
+        arma::mat num;
+        KLMU::ratio_pass(*X, M, num, nullptr, false, threads);
+        for (arma::uword j = 0; j < M.H.n_cols; ++j)
+          for (arma::uword r = 0; r < k; ++r) {
+            const double c = num(r, j) * M.H(r, j), b = wsum[r] + L1[1];
+            M.H(r, j) = L2[1] == 0.0 ? c / (b + eps) : 2.0 * c / (b + std::sqrt(b * b + 4.0 * L2[1] * c) + eps);
+          }
+      } else {
+        const arma::mat V = M.Wt.t() * M.H;
+        const arma::mat num = M.Wt * (arma::pow(V, beta - 2.0) % X->D());
+        const arma::mat den = M.Wt * arma::pow(V, beta - 1.0);
+        const double g = beta < 1.0 ? 1.0 / (2.0 - beta) : (beta > 2.0 ? 1.0 / (beta - 1.0) : 1.0);
+        for (arma::uword j = 0; j < M.H.n_elem; ++j)
+          M.H[j] *= std::pow(std::max(num[j], eps) / (den[j] + L1[1] + eps), g);
+      }
+      const double change = arma::abs(M.H - old).max();
+      if (change <= tol * std::max(M.H.max(), 1e-300)) break;
+      Rcpp::checkUserInterrupt();
+    }
+  }
+  return Rcpp::wrap(M.H);
+}

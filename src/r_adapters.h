@@ -7,6 +7,7 @@
 #include <RcppArmadillo.h>
 #include <cli/progress.h>
 #include <aspectr/aspectr.h>
+#include <memory>
 #include <string>
 
 namespace aspectr_r {

@@ -16,5 +16,7 @@
 #include "solvers/pps.h"
 #include "solvers/cp.h"
 #include "solvers/foldin.h"
+#include "nmf/data.h"
+#include "nmf/rules.h"
 
 #endif

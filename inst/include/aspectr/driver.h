@@ -14,9 +14,9 @@
 
 namespace aspectr {
 
-template <class Rule, class Callback>
-FitTrace run_solver(Rule& rule, const SparseTensor& G, AspectModel& M,
-                    const Control& ctl, Callback& callback) {
+template <class Rule, class DataT, class ModelT, class Callback>
+FitTrace run_solver(Rule& rule, const DataT& G, ModelT& M, const Control& ctl,
+                    Callback& callback) {
   FitTrace tr;
   RelativeChange stop{ctl.tol};
   std::vector<double> f;  // f[t] = loss after t iterations

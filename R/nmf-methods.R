@@ -1,0 +1,266 @@
+nmf_loss_label <- function(x) {
+  switch(x$loss, frobenius = "Frobenius", kl = "generalized KL",
+         beta = sprintf("beta divergence (beta = %g)", x$beta))
+}
+
+#' @export
+print.aspectr_nmf <- function(x, ...) {
+  cat(sprintf("<aspectr_nmf> rank-%d NMF, %s loss by %s (init %s)\n", x$k, nmf_loss_label(x),
+              toupper(x$method), x$init))
+  cat(sprintf("data: %s x %s, %s non-zeros\n", format(x$dims[1], big.mark = ","),
+              format(x$dims[2], big.mark = ","), format(x$nnz, big.mark = ",")))
+  cat(sprintf("objective %s, relative error %s after %d iteration%s (%s)\n",
+              format(signif(x$value, 7)), format(signif(x$rel_error[length(x$rel_error)], 4)),
+              x$iterations, if (x$iterations == 1) "" else "s",
+              if (x$converged) "converged" else "not converged"))
+  invisible(x)
+}
+
+#' @export
+summary.aspectr_nmf <- function(object, n = 5, ...) {
+  W <- object$W
+  rn <- rownames(W); if (is.null(rn)) rn <- as.character(seq_len(nrow(W)))
+  cn <- colnames(object$H); if (is.null(cn)) cn <- as.character(seq_len(ncol(object$H)))
+  top_rows <- apply(W, 2, function(w) paste(rn[utils::head(order(w, decreasing = TRUE), n)], collapse = ", "))
+  top_cols <- apply(object$H, 1, function(h) paste(cn[utils::head(order(h, decreasing = TRUE), n)], collapse = ", "))
+  cls <- max.col(t(object$H), ties.method = "first")
+  structure(list(
+    k = object$k, loss = nmf_loss_label(object), method = object$method, init = object$init,
+    dims = object$dims, value = object$value, rel_error = object$rel_error[length(object$rel_error)],
+    iterations = object$iterations, converged = object$converged, nrun = length(object$run_values),
+    factors = data.frame(factor = colnames(W), size = tabulate(cls, object$k),
+                         top_rows = top_rows, top_columns = top_cols, stringsAsFactors = FALSE)
+  ), class = "summary.aspectr_nmf")
+}
+
+#' @export
+print.summary.aspectr_nmf <- function(x, ...) {
+  cat(sprintf("NMF of a %d x %d matrix, rank %d, %s loss by %s (init %s)\n", x$dims[1], x$dims[2],
+              x$k, x$loss, toupper(x$method), x$init))
+  cat(sprintf("objective %s, relative error %s; %d iterations, %s; best of %d start%s\n\n",
+              format(signif(x$value, 7)), format(signif(x$rel_error, 4)), x$iterations,
+              if (x$converged) "converged" else "not converged", x$nrun, if (x$nrun == 1) "" else "s"))
+  f <- x$factors
+  cat(sprintf("%-10s %6s  %s\n", "factor", "cols", "top rows | top columns"))
+  cat(sprintf("%-10s %6d  %s | %s\n", f$factor, f$size, f$top_rows, f$top_columns), sep = "")
+  invisible(x)
+}
+
+#' Basis and coefficient matrices of an NMF
+#'
+#' `basis()` returns \eqn{W} (m x k), `coef()` returns \eqn{H} (k x n).
+#'
+#' @param object An `aspectr_nmf` fit.
+#' @param ... Unused.
+#' @return A matrix with dimnames.
+#' @examples
+#' fit <- nmf(sotu_dtm, 3, seed = 1, max_iter = 50)
+#' dim(basis(fit)); dim(coef(fit))
+#' @export
+basis <- function(object, ...) UseMethod("basis")
+
+#' @rdname basis
+#' @export
+basis.aspectr_nmf <- function(object, ...) object$W
+
+#' @rdname basis
+#' @export
+coef.aspectr_nmf <- function(object, ...) object$H
+
+#' Fitted values and residuals of an NMF
+#'
+#' @param object An `aspectr_nmf` fit.
+#' @param ... Unused.
+#' @return The dense matrix \eqn{WH} (or \eqn{X - WH} for `residuals()`, which
+#'   needs the data `x` again), refused beyond
+#'   `getOption("aspectr.max_cells", 1e8)` cells.
+#' @examples
+#' fit <- nmf(sotu_dtm[1:30, 1:40], 2, seed = 1)
+#' range(residuals(fit, sotu_dtm[1:30, 1:40]))
+#' @export
+fitted.aspectr_nmf <- function(object, ...) {
+  cells <- prod(as.numeric(object$dims))
+  if (cells > getOption("aspectr.max_cells", 1e8)) {
+    cli::cli_abort(c("The fitted matrix would have {format(cells, big.mark = ',')} cells.",
+                     i = "Raise {.code options(aspectr.max_cells)} to allow it."),
+                   class = c("aspectr_error_size", "aspectr_error"))
+  }
+  object$W %*% object$H
+}
+
+#' @rdname fitted.aspectr_nmf
+#' @param x The data the model was fitted to.
+#' @export
+residuals.aspectr_nmf <- function(object, x, ...) {
+  if (missing(x)) {
+    abort_input("{.fn residuals} needs the data: {.code residuals(fit, x)}.", "argument", arg = "x")
+  }
+  nd <- nmf_data(x, "x")
+  if (!identical(nd$dims, object$dims)) {
+    abort_input("{.arg x} must be {object$dims[1]} x {object$dims[2]} like the fitted data.",
+                "newdata", arg = "x")
+  }
+  X <- if (!is.null(nd$dense)) nd$dense else as.matrix(nmf_sparse(nd))
+  r <- X - fitted(object)
+  dimnames(r) <- dimnames(fitted(object))
+  r
+}
+
+#' Project new columns onto an NMF basis
+#'
+#' Estimates \eqn{H} for new columns with \eqn{W} held fixed, under the
+#' fit's own loss: exact non-negative least squares for Frobenius,
+#' multiplicative updates to convergence for KL and beta divergences.
+#'
+#' @param object An `aspectr_nmf` fit.
+#' @param newdata A matrix (any form [nmf()] accepts) with the fit's rows
+#'   (matched by name when both have row names) and new columns. Missing:
+#'   the fitted `H`.
+#' @param type `"coef"` (k x n coefficients) or `"class"` (the index of the
+#'   largest coefficient of each column).
+#' @param max_iter,tol Limits of the multiplicative updates (KL, beta).
+#' @param threads Number of threads.
+#' @param ... Unused.
+#' @return A k x n matrix or an integer vector.
+#' @examples
+#' fit <- nmf(t(sotu_dtm[1:200, ]), 4, seed = 1, max_iter = 100)
+#' predict(fit, t(sotu_dtm[201:205, ]), type = "class")
+#' @export
+predict.aspectr_nmf <- function(object, newdata, type = c("coef", "class"), max_iter = 1000,
+                                tol = 1e-8, threads = NULL, ...) {
+  type <- match_option(type, c("coef", "class"), "type")
+  if (missing(newdata) || is.null(newdata)) {
+    H <- object$H
+  } else {
+    max_iter <- check_whole(max_iter, "max_iter")
+    tol <- check_number(tol, "tol", 0, Inf)
+    threads <- resolve_threads(threads)
+    rn_new <- rownames(newdata)
+    rn_fit <- rownames(object$W)
+    if (!is.null(rn_new) && !is.null(rn_fit)) {
+      map <- match(rn_fit, rn_new)
+      if (anyNA(map)) {
+        abort_input("{.arg newdata} lacks {sum(is.na(map))} of the fitted rows (matched by name).",
+                    "newdata", arg = "newdata")
+      }
+      newdata <- newdata[map, , drop = FALSE]
+    } else if (NROW(newdata) != nrow(object$W)) {
+      abort_input("{.arg newdata} must have {nrow(object$W)} rows like the fitted data, not {NROW(newdata)}.",
+                  "newdata", arg = "newdata")
+    }
+    nd <- nmf_data(newdata, "newdata", dense = object$loss == "beta")
+    H <- cpp_nmf_project(nd$dense, nd$i, nd$p, nd$x, nd$dims, unname(object$W), object$loss,
+                         object$beta, object$L1, object$L2, object$eps, max_iter, tol, threads)
+    dimnames(H) <- list(colnames(object$W), nd$dimnames[[2]])
+  }
+  if (type == "class") {
+    cls <- max.col(t(H), ties.method = "first")
+    names(cls) <- colnames(H)
+    return(cls)
+  }
+  H
+}
+
+#' Convert a KL NMF to the pLSA form
+#'
+#' A fit of \eqn{X \approx WH} under the generalized KL divergence is a pLSA
+#' model after "normalizing by rescaling" (seed 002): with
+#' \eqn{s_r = \sum_i W_{ir} \sum_j H_{rj}}, \eqn{L = W \mathrm{diag}(1/\sum_i W_{ir})},
+#' \eqn{\Sigma = \mathrm{diag}(s / \sum s)}, \eqn{R = \mathrm{diag}(1/\sum_j H_{rj}) H},
+#' so that \eqn{L \Sigma R = WH / \mathrm{sum}(WH)}.
+#'
+#' @param fit An `aspectr_nmf` fit with `loss = "kl"`.
+#' @return An `aspectr_plsa` object (rows of the data as documents, columns
+#'   as terms) whose methods all work.
+#' @examples
+#' fit <- nmf(sotu_dtm, 4, loss = "kl", seed = 1, max_iter = 200)
+#' p <- as_plsa(fit)
+#' terms(p, 5)
+#' @export
+as_plsa <- function(fit) {
+  if (!inherits(fit, "aspectr_nmf") || fit$loss != "kl") {
+    abort_input("{.arg fit} must be an {.cls aspectr_nmf} fit with {.code loss = \"kl\"}.",
+                "argument", arg = "fit")
+  }
+  W <- unname(fit$W); H <- unname(fit$H)
+  cw <- colSums(W); rh <- rowSums(H)
+  keep <- cw > 0 & rh > 0
+  W <- W[, keep, drop = FALSE]; H <- H[keep, , drop = FALSE]; cw <- cw[keep]; rh <- rh[keep]
+  mass <- cw * rh
+  res <- list(lambda = mass / sum(mass), factors = list(sweep(W, 2, cw, "/"), t(H / rh)),
+              objective = numeric(0), initial = NA_real_, iterations = fit$iterations,
+              converged = fit$converged)
+  # the data summaries the methods need come from the model itself: the KL
+  # NMF optimum reproduces the row and column totals of x
+  total <- fit$total
+  P <- list(lambda = res$lambda, factors = res$factors)
+  res$value <- NA_real_
+  d <- list(dims = fit$dims, dimnames = fit$dimnames, total = total,
+            idx = matrix(integer(0), 2, 0), val = numeric(0))
+  out <- new_plsa(res, d, k = length(res$lambda), loss = "kl", q = NA_real_, tempering = 1,
+                  run = 1L, values = NA_real_, time = fit$time, threads = fit$threads,
+                  seed = fit$seed, call = fit$call)
+  # at a stationary point of the KL updates sum(WH) = sum(X), so the KL
+  # divergence of the normalized model is the generalized KL over the total
+  out$value <- out$kl <- fit$value / fit$total
+  out$nnz <- fit$nnz
+  out$neg_entropy <- fit$neg_entropy
+  out$doc_totals <- fit$row_totals
+  out$converted_from <- "aspectr_nmf"
+  out
+}
+
+#' @rdname tidy.aspectr_plsa
+#' @export
+tidy.aspectr_nmf <- function(x, matrix = c("W", "H"), ...) {
+  matrix <- match_option(matrix, c("W", "H"), "matrix")
+  if (matrix == "W") {
+    rn <- rownames(x$W); if (is.null(rn)) rn <- as.character(seq_len(nrow(x$W)))
+    tibble::tibble(row = rep(rn, times = x$k), factor = rep(seq_len(x$k), each = nrow(x$W)),
+                   value = as.vector(x$W))
+  } else {
+    cn <- colnames(x$H); if (is.null(cn)) cn <- as.character(seq_len(ncol(x$H)))
+    tibble::tibble(factor = rep(seq_len(x$k), times = ncol(x$H)), column = rep(cn, each = x$k),
+                   value = as.vector(x$H))
+  }
+}
+
+#' @rdname tidy.aspectr_plsa
+#' @export
+glance.aspectr_nmf <- function(x, ...) {
+  tibble::tibble(k = x$k, loss = x$loss, method = x$method, objective = x$value,
+                 rel_error = x$rel_error[length(x$rel_error)], iterations = x$iterations,
+                 converged = x$converged, n_rows = x$dims[1], n_cols = x$dims[2])
+}
+
+#' Plot an NMF
+#'
+#' @param x An `aspectr_nmf` fit.
+#' @param type `"convergence"` (objective per iteration), `"W"` or `"H"`
+#'   (heatmaps, columns scaled to their maximum), or `"clusters"` (column
+#'   counts per factor when columns are assigned to their largest
+#'   coefficient).
+#' @param ... Passed to the base graphics function.
+#' @return `x`, invisibly.
+#' @examples
+#' fit <- nmf(sotu_dtm, 4, seed = 1, max_iter = 50)
+#' plot(fit)
+#' plot(fit, type = "H")
+#' @export
+plot.aspectr_nmf <- function(x, type = c("convergence", "W", "H", "clusters"), ...) {
+  type <- match_option(type, c("convergence", "W", "H", "clusters"), "type")
+  if (type == "convergence") {
+    graphics::plot(seq_along(x$objective), x$objective, type = "l", log = "y",
+                   xlab = "iteration", ylab = "objective", main = "Convergence", ...)
+  } else if (type %in% c("W", "H")) {
+    m <- if (type == "W") x$W else t(x$H)
+    m <- sweep(m, 2, pmax(apply(m, 2, max), 1e-300), "/")
+    graphics::image(seq_len(nrow(m)), seq_len(ncol(m)), m, col = grDevices::hcl.colors(50, "Blues 3", rev = TRUE),
+                    xlab = if (type == "W") "row" else "column", ylab = "factor", main = type, ...)
+  } else {
+    cls <- max.col(t(x$H), ties.method = "first")
+    graphics::barplot(tabulate(cls, x$k), names.arg = seq_len(x$k), xlab = "factor",
+                      ylab = "columns", main = "Column clusters", ...)
+  }
+  invisible(x)
+}

@@ -1,0 +1,261 @@
+#' Non-negative matrix factorization
+#'
+#' Factorizes a non-negative matrix \eqn{X \approx W H} with \eqn{W \ge 0}
+#' (m x k) and \eqn{H \ge 0} (k x n), as in Gemulla and Miettinen's lecture
+#' (seed 002).
+#'
+#' * `loss = "frobenius"`: \eqn{\frac12\|X - WH\|_F^2}, by HALS
+#'   (`method = "hals"`, exact column-wise updates), ANLS (`"anls"`: every
+#'   row of W and column of H solved exactly as a non-negative least-squares
+#'   problem by coordinate descent) or Lee-Seung multiplicative updates
+#'   (`"mu"`, with the epsilon guards of seed 002).
+#' * `loss = "kl"`: the generalized KL divergence
+#'   \eqn{\sum x \log(x / v) - x + v}, \eqn{v = (WH)}, by multiplicative
+#'   updates; ratios are evaluated at the non-zeros of `x` only.
+#' * `loss = "beta"`: the beta divergence (`beta = 2` Frobenius, `1` KL,
+#'   `0` Itakura-Saito) by the multiplicative updates of Fevotte and Idier
+#'   with their monotonicity exponent. `beta = 1` and `2` use the sparse KL
+#'   and Frobenius updates; other values need the dense model and refuse
+#'   more than `getOption("aspectr.max_cells", 1e8)` cells; `beta <= 0` needs
+#'   strictly positive data.
+#'
+#' Penalties add `L1[1] * sum(W) + L1[2] * sum(H) + L2[1]/2 * ||W||^2 +
+#' L2[2]/2 * ||H||^2` to the objective. Every algorithm never increases its
+#' objective.
+#'
+#' @param x A non-negative matrix: base `matrix`, any `Matrix` matrix (sparse
+#'   stays sparse), `slam::simple_triplet_matrix`, `quanteda::dfm`, 2-way
+#'   `table`.
+#' @param k Rank, between 1 and `min(dim(x))`.
+#' @param loss `"frobenius"` (default), `"kl"` or `"beta"`.
+#' @param beta The beta of `loss = "beta"`.
+#' @param method `"hals"` (default for Frobenius), `"anls"` or `"mu"`; KL and
+#'   beta losses use `"mu"`, and asking them for another method is an error.
+#' @param init `"nndsvd"` (default), `"nndsvda"` (zeros filled with the mean
+#'   of `x`), `"nndsvdar"` (zeros filled with small random values) or
+#'   `"random"` (Boutsidis and Gallopoulos 2008); or a list with starting
+#'   `W` and/or `H` (the other drawn at random). When `init` is not given and
+#'   the method is `"mu"`, `"nndsvda"` is used: zeros of NNDSVD would stay
+#'   zero under multiplicative updates.
+#' @param nrun Number of starts (each with its own random numbers); the best
+#'   objective is kept. Runs go through \pkg{future.apply} under a parallel
+#'   [future][future::plan] plan.
+#' @param L1,L2 Penalties on `W` and `H`: numbers (both) or length-2 vectors.
+#' @param max_iter,tol Iteration limit and tolerance on the relative change
+#'   of the objective.
+#' @param eps The epsilon guard of the multiplicative updates.
+#' @inheritParams plsa
+#' @return An object of class `c("aspectr_nmf", "aspectr_fit")`: `W`, `H`
+#'   (with dimnames), `loss`, `beta`, `method`, `init`, `objective` (after
+#'   each iteration), `rel_error` (relative Frobenius error after each
+#'   iteration for unpenalized Frobenius fits, otherwise of the final model),
+#'   `value`, `iterations`, `converged`, `run`, `run_values`, `time`, `call`.
+#' @seealso [predict.aspectr_nmf()], [as_plsa()], [nmf_rank()].
+#' @examples
+#' fit <- nmf(sotu_dtm, 5, seed = 1, max_iter = 100)
+#' fit
+#' head(basis(fit))
+#' fit_kl <- nmf(sotu_dtm, 5, loss = "kl", seed = 1, max_iter = 100)
+#' as_plsa(fit_kl)
+#' @export
+nmf <- function(x, k, loss = c("frobenius", "kl", "beta"), beta = 2,
+                method = c("hals", "anls", "mu"),
+                init = c("nndsvd", "nndsvda", "nndsvdar", "random"), nrun = 1,
+                L1 = c(0, 0), L2 = c(0, 0), max_iter = 1000, tol = 1e-6, eps = 1e-16,
+                seed = NULL, threads = NULL, verbose = FALSE, ...) {
+  call <- match.call()
+  check_dots_empty(...)
+  loss <- match_option(loss, c("frobenius", "kl", "beta"), "loss")
+  method_given <- !missing(method)
+  method <- match_option(method, c("hals", "anls", "mu"), "method")
+  beta <- check_number(beta, "beta", -Inf, Inf)
+  if (loss == "beta" && beta == 2) loss <- "frobenius"
+  if (loss == "beta" && beta == 1) loss <- "kl"
+  if (loss != "frobenius") {
+    if (method_given && method != "mu") {
+      abort_input("{.code method = \"{method}\"} does not apply to {.code loss = \"{loss}\"}: use {.code method = \"mu\"}.",
+                  "argument", arg = "method")
+    }
+    method <- "mu"
+  } else if (!method_given) {
+    method <- "hals"
+  }
+  L1 <- check_penalty(L1, "L1")
+  L2 <- check_penalty(L2, "L2")
+  if (loss == "beta" && any(L2 > 0)) {
+    abort_input("{.arg L2} penalties are available for the Frobenius and KL losses, not for {.code loss = \"beta\"}.",
+                "argument", arg = "L2")
+  }
+  nd <- nmf_data(x, "x", dense = loss == "beta")
+  if (loss == "beta" && beta <= 0 && any(nd$dense <= 0)) {
+    abort_input("{.code beta = {beta}} needs strictly positive {.arg x}; it has zero entries.",
+                "value", arg = "x")
+  }
+  k <- check_whole(k, "k", min = 1, max = min(nd$dims), what = "at most the smaller dimension of `x`")
+  if (is.list(init)) {
+    init <- check_init_list(init, nd$dims, k)
+  } else if (missing(init) && method == "mu") {
+    init <- "nndsvda"  # NNDSVD's exact zeros would stay zero under multiplicative updates
+  } else {
+    init <- match_option(init, c("nndsvd", "nndsvda", "nndsvdar", "random"), "init")
+  }
+  nrun <- check_whole(nrun, "nrun")
+  max_iter <- check_whole(max_iter, "max_iter")
+  tol <- check_number(tol, "tol", 0, Inf)
+  eps <- check_number(eps, "eps", 0, Inf)
+  if (!is.null(seed)) seed <- check_whole(seed, "seed", min = -.Machine$integer.max)
+  threads <- resolve_threads(threads)
+  verbose <- check_flag(verbose, "verbose")
+
+  start <- proc.time()[["elapsed"]]
+  svd0 <- if (is.character(init) && init != "random") nmf_svd(nd, k) else NULL
+  inits <- with_seed(seed, lapply(seq_len(nrun), function(i) nmf_init(nd, k, init, svd0)))
+  runs <- map_runs(inits, function(s) {
+    cpp_nmf_fit(nd$dense, nd$i, nd$p, nd$x, nd$dims, s$W, s$H, loss, method, beta,
+                L1, L2, eps, max_iter, tol, threads, verbose)
+  })
+  values <- vapply(runs, function(r) r$objective[length(r$objective)], numeric(1))
+  best <- which.min(values)
+  res <- runs[[best]]
+  W <- res$W; H <- res$H
+  comp <- paste0("factor_", seq_len(k))
+  dimnames(W) <- list(nd$dimnames[[1]], comp)
+  dimnames(H) <- list(comp, nd$dimnames[[2]])
+  xnorm <- sqrt(res$xnorm2)
+  final_err <- sqrt(max(res$xnorm2 - 2 * sum(nmf_WtX(nd, W) * H) +
+                          sum(crossprod(W) * tcrossprod(H)), 0)) / xnorm
+  penalized <- any(L1 > 0) || any(L2 > 0)
+  rel <- if (loss == "frobenius" && !penalized) sqrt(2 * pmax(res$objective, 0)) / xnorm else final_err
+  structure(list(
+    W = W, H = H, loss = loss, beta = if (loss == "beta") beta else c(frobenius = 2, kl = 1)[[loss]],
+    method = method, init = if (is.list(init)) "user" else init, k = k,
+    L1 = L1, L2 = L2,
+    objective = as.numeric(res$objective), rel_error = rel, value = values[best],
+    initial = res$initial, iterations = as.integer(res$iterations),
+    converged = isTRUE(res$converged), run = best, run_values = values,
+    dims = nd$dims, dimnames = nd$dimnames, nnz = nd$nnz, total = nd$total,
+    neg_entropy = sum((nd$x / nd$total) * log(nd$x / nd$total)),
+    row_totals = tabulate_weighted(nd$i + 1L, nd$x, nd$dims[1]),
+    eps = eps, time = proc.time()[["elapsed"]] - start, threads = threads, seed = seed,
+    call = call
+  ), class = c("aspectr_nmf", "aspectr_fit"))
+}
+
+check_penalty <- function(p, arg, call = rlang::caller_env()) {
+  if (!is.numeric(p) || !(length(p) %in% 1:2) || anyNA(p) || any(p < 0) || any(!is.finite(p))) {
+    abort_input("{.arg {arg}} must be one or two non-negative numbers (for W and H), not {describe(p)}.",
+                "argument", arg = arg, call = call)
+  }
+  rep_len(as.numeric(p), 2)
+}
+
+check_init_list <- function(init, dims, k, call = rlang::caller_env()) {
+  bad <- setdiff(names(init), c("W", "H"))
+  if (length(bad) || !length(init)) {
+    abort_input("A list {.arg init} must have elements {.code W} and/or {.code H}.", "argument",
+                arg = "init", call = call)
+  }
+  ok <- function(m, d) is.matrix(m) && is.numeric(m) && all(dim(m) == d) && !anyNA(m) && all(m >= 0)
+  if (!is.null(init$W) && !ok(init$W, c(dims[1], k))) {
+    abort_input("{.code init$W} must be a non-negative {dims[1]} x {k} matrix.", "argument", arg = "init", call = call)
+  }
+  if (!is.null(init$H) && !ok(init$H, c(k, dims[2]))) {
+    abort_input("{.code init$H} must be a non-negative {k} x {dims[2]} matrix.", "argument", arg = "init", call = call)
+  }
+  init
+}
+
+# x -> list(dense = matrix or NULL, i, p, x (CSC), dims, dimnames, nnz, total)
+nmf_data <- function(x, arg, dense = FALSE, call = rlang::caller_env()) {
+  d <- as_aspect_data(x, arg, call = call, tensors = FALSE)
+  dims <- d$dims
+  ord <- order(d$idx[2, ], d$idx[1, ], method = "radix")
+  i <- d$idx[1, ord]; j <- d$idx[2, ord]; v <- d$val[ord]
+  p <- c(0L, cumsum(tabulate(j + 1L, nbins = dims[2])))
+  dm <- NULL
+  if (dense || (is.matrix(x) && length(v) > 0.3 * prod(as.numeric(dims)))) {
+    cells <- prod(as.numeric(dims))
+    if (cells > getOption("aspectr.max_cells", 1e8)) {
+      cli::cli_abort(c("This fit needs the dense {dims[1]} x {dims[2]} matrix ({format(cells, big.mark = ',')} cells).",
+                       i = "Raise {.code options(aspectr.max_cells)} to allow it."),
+                     class = c("aspectr_error_size", "aspectr_error"), call = call)
+    }
+    dm <- matrix(0, dims[1], dims[2])
+    dm[cbind(i + 1L, j + 1L)] <- v
+  }
+  list(dense = dm, i = as.integer(i), p = as.integer(p), x = as.numeric(v), dims = dims,
+       dimnames = d$dimnames, nnz = length(v), total = d$total)
+}
+
+nmf_sparse <- function(nd) {
+  Matrix::sparseMatrix(i = nd$i, p = nd$p, x = nd$x, dims = nd$dims, index1 = FALSE)
+}
+
+nmf_WtX <- function(nd, W) {
+  if (!is.null(nd$dense)) crossprod(W, nd$dense) else as.matrix(Matrix::crossprod(W, nmf_sparse(nd)))
+}
+
+# Leading k singular triplets: exact for small dense data, otherwise a
+# randomized range finder (Halko et al. 2011) with two power iterations
+# (seeded from its own stream so that it does not depend on nrun).
+nmf_svd <- function(nd, k) {
+  X <- if (!is.null(nd$dense)) nd$dense else nmf_sparse(nd)
+  if (!is.null(nd$dense) && min(nd$dims) <= 400) {
+    s <- svd(X, nu = k, nv = k)
+    return(list(d = s$d[seq_len(k)], u = s$u, v = s$v))
+  }
+  l <- min(k + 10, min(nd$dims))
+  omega <- with_seed(20240601L, matrix(stats::rnorm(nd$dims[2] * l), nd$dims[2], l))
+  Y <- as.matrix(X %*% omega)
+  for (it in 1:2) {
+    Q <- qr.Q(qr(Y))
+    Z <- qr.Q(qr(as.matrix(Matrix::crossprod(X, Q))))
+    Y <- as.matrix(X %*% Z)
+  }
+  Q <- qr.Q(qr(Y))
+  B <- as.matrix(Matrix::crossprod(Q, X))
+  s <- svd(B, nu = k, nv = k)
+  list(d = s$d[seq_len(k)], u = Q %*% s$u, v = s$v)
+}
+
+# NNDSVD (Boutsidis and Gallopoulos 2008) and its variants, or random.
+nmf_init <- function(nd, k, init, svd0) {
+  m <- nd$dims[1]; n <- nd$dims[2]
+  avg <- nd$total / (m * n)
+  if (is.list(init)) {
+    scale <- sqrt(avg / k)
+    W <- init$W %||% (matrix(stats::runif(m * k), m, k) * scale)
+    H <- init$H %||% (matrix(stats::runif(k * n), k, n) * scale)
+    return(list(W = W, H = H))
+  }
+  if (init == "random") {
+    scale <- sqrt(avg / k)
+    return(list(W = matrix(stats::runif(m * k), m, k) * scale,
+                H = matrix(stats::runif(k * n), k, n) * scale))
+  }
+  s <- svd0
+  W <- matrix(0, m, k); H <- matrix(0, k, n)
+  W[, 1] <- sqrt(s$d[1]) * abs(s$u[, 1])
+  H[1, ] <- sqrt(s$d[1]) * abs(s$v[, 1])
+  if (k > 1) for (j in 2:k) {
+    u <- s$u[, j]; v <- s$v[, j]
+    up <- pmax(u, 0); un <- pmax(-u, 0); vp <- pmax(v, 0); vn <- pmax(-v, 0)
+    np <- sqrt(sum(up^2)) * sqrt(sum(vp^2)); nn <- sqrt(sum(un^2)) * sqrt(sum(vn^2))
+    if (np >= nn) {
+      a <- up / max(sqrt(sum(up^2)), 1e-300); b <- vp / max(sqrt(sum(vp^2)), 1e-300); sig <- np
+    } else {
+      a <- un / max(sqrt(sum(un^2)), 1e-300); b <- vn / max(sqrt(sum(vn^2)), 1e-300); sig <- nn
+    }
+    W[, j] <- sqrt(s$d[j] * sig) * a
+    H[j, ] <- sqrt(s$d[j] * sig) * b
+  }
+  if (init == "nndsvda") {
+    W[W == 0] <- avg; H[H == 0] <- avg
+  } else if (init == "nndsvdar") {
+    W[W == 0] <- stats::runif(sum(W == 0), 0, avg / 100)
+    H[H == 0] <- stats::runif(sum(H == 0), 0, avg / 100)
+  }
+  list(W = W, H = H)
+}
+
+`%||%` <- function(a, b) if (is.null(a)) b else a

@@ -1,0 +1,100 @@
+// aspectr/nmf/data.h — a non-negative matrix X (m x n), dense or sparse, with
+// the products every NMF update needs. Factors use the core's layout:
+// Wt is k x m (W transposed), H is k x n, so one row's or one column's
+// k-vector is contiguous.
+//   XHt(H)  = (X H')'  (k x m)   — sparse: parallel over rows of X
+//   WtX(Wt) = W' X     (k x n)   — sparse: parallel over columns of X
+// Sparse data keep both X and X' in compressed-column form.
+#ifndef ASPECTR_NMF_DATA_H
+#define ASPECTR_NMF_DATA_H
+
+#include <armadillo>
+#include "../parallel.h"
+
+namespace aspectr {
+namespace nmf {
+
+struct Csc {  // compressed sparse column
+  arma::uword n_rows = 0, n_cols = 0;
+  std::vector<arma::uword> p;   // n_cols + 1
+  std::vector<arma::uword> i;   // row indices
+  std::vector<double> x;        // values
+};
+
+inline Csc transpose(const Csc& A) {
+  Csc T;
+  T.n_rows = A.n_cols; T.n_cols = A.n_rows;
+  T.p.assign(T.n_cols + 1, 0);
+  for (arma::uword r : A.i) ++T.p[r + 1];
+  for (arma::uword c = 0; c < T.n_cols; ++c) T.p[c + 1] += T.p[c];
+  T.i.resize(A.i.size()); T.x.resize(A.x.size());
+  std::vector<arma::uword> next(T.p.begin(), T.p.end() - 1);
+  for (arma::uword c = 0; c < A.n_cols; ++c)
+    for (arma::uword s = A.p[c]; s < A.p[c + 1]; ++s) {
+      const arma::uword d = next[A.i[s]]++;
+      T.i[d] = c; T.x[d] = A.x[s];
+    }
+  return T;
+}
+
+class Data {
+ public:
+  explicit Data(const arma::mat& X) : dense_(true), D_(X) { init_norms(); }
+  explicit Data(Csc X) : dense_(false), S_(std::move(X)) { St_ = transpose(S_); init_norms(); }
+
+  bool dense() const { return dense_; }
+  arma::uword n_rows() const { return dense_ ? D_.n_rows : S_.n_rows; }
+  arma::uword n_cols() const { return dense_ ? D_.n_cols : S_.n_cols; }
+  double xnorm2() const { return xnorm2_; }
+  double total() const { return total_; }
+  const arma::mat& D() const { return D_; }
+  const Csc& S() const { return S_; }    // columns of X
+  const Csc& St() const { return St_; }  // rows of X
+
+  // (X H')' : k x m
+  void XHt(const arma::mat& H, arma::mat& out, int threads) const {
+    if (dense_) { out = H * D_.t(); return; }
+    rowwise(St_, H, out, threads);
+  }
+  // W' X : k x n
+  void WtX(const arma::mat& Wt, arma::mat& out, int threads) const {
+    if (dense_) { out = Wt * D_; return; }
+    rowwise(S_, Wt, out, threads);
+  }
+
+  // out(:, c) = sum_{s in column c of A} A.x[s] * F(:, A.i[s])
+  static void rowwise(const Csc& A, const arma::mat& F, arma::mat& out, int threads) {
+    const arma::uword k = F.n_rows;
+    out.zeros(k, A.n_cols);
+    const int T = effective_threads(threads, A.x.size());
+    parallel_chunks(A.n_cols, T, [&](int, std::size_t b, std::size_t e) {
+      for (std::size_t c = b; c < e; ++c) {
+        double* __restrict o = out.colptr(c);
+        for (arma::uword s = A.p[c]; s < A.p[c + 1]; ++s) {
+          const double v = A.x[s];
+          const double* __restrict f = F.colptr(A.i[s]);
+#pragma omp simd
+          for (arma::uword r = 0; r < k; ++r) o[r] += v * f[r];
+        }
+      }
+    });
+  }
+
+ private:
+  void init_norms() {
+    if (dense_) { xnorm2_ = arma::accu(arma::square(D_)); total_ = arma::accu(D_); }
+    else {
+      xnorm2_ = 0.0; total_ = 0.0;
+      for (double v : S_.x) { xnorm2_ += v * v; total_ += v; }
+    }
+  }
+  bool dense_;
+  arma::mat D_;
+  Csc S_, St_;
+  double xnorm2_ = 0.0, total_ = 0.0;
+};
+
+}  // namespace nmf
+}  // namespace aspectr
+
+#endif

@@ -1,0 +1,318 @@
+// aspectr/nmf/rules.h — update rules for X ~ W H (seed 002), with optional
+// penalties  l1w sum W + l1h sum H + l2w/2 ||W||^2 + l2h/2 ||H||^2.
+//
+// Frobenius objective 1/2 ||X - WH||_F^2 (+ penalties), computed without the
+// residual: ||X - WH||^2 = ||X||^2 - 2 <W'X, H> + <W'W, HH'>.
+//  * HALS: column r of W (row r of Wt) is the exact minimizer with the rest
+//    fixed, max(0, (A_r - sum_{j != r} B_rj w_j - l1w) / (B_rr + l2w)) with
+//    A = (X H')', B = H H'; then the rows of H likewise.
+//  * ANLS: every row of W (column of H) solves its non-negative least-squares
+//    problem exactly, by coordinate descent to a tolerance of 1e-10.
+//  * MU (Lee & Seung with seed 002's epsilon guards):
+//    W <- W o [X H']_eps / (W H H' + l1w + l2w W + eps), then H.
+// KL objective sum x log(x/v) - x + v (v = WH), ratios only at non-zeros:
+//    W <- W o ((X / WH) H') / (1 H' + l1w), then H (with an L2 penalty the
+//    exact minimizer of the same majorizer, a quadratic root).
+// Beta divergence (Fevotte & Idier 2011), dense data:
+//    W <- W o [((WH)^(b-2) o X) H' / ((WH)^(b-1) H')]^gamma(b), then H, with
+//    gamma = 1/(2-b) for b < 1, 1 for 1 <= b <= 2, 1/(b-1) for b > 2, which
+//    makes every update monotone.
+// All rules never increase their objective.
+#ifndef ASPECTR_NMF_RULES_H
+#define ASPECTR_NMF_RULES_H
+
+#include <cmath>
+#include "data.h"
+
+namespace aspectr {
+namespace nmf {
+
+struct Model {
+  arma::mat Wt;  // k x m
+  arma::mat H;   // k x n
+};
+
+struct Penalty {
+  double l1w = 0, l1h = 0, l2w = 0, l2h = 0;
+  bool any() const { return l1w != 0 || l1h != 0 || l2w != 0 || l2h != 0; }
+  double value(const Model& M) const {
+    double v = 0.0;
+    if (l1w != 0) v += l1w * arma::accu(M.Wt);
+    if (l1h != 0) v += l1h * arma::accu(M.H);
+    if (l2w != 0) v += 0.5 * l2w * arma::accu(arma::square(M.Wt));
+    if (l2h != 0) v += 0.5 * l2h * arma::accu(arma::square(M.H));
+    return v;
+  }
+};
+
+// 1/2 ||X - WH||^2 from C = W'X (k x n) and D = W'W.
+inline double half_frobenius(const Data& X, const Model& M, const arma::mat& C, const arma::mat& D) {
+  const double v = X.xnorm2() - 2.0 * arma::accu(C % M.H) + arma::accu(D % (M.H * M.H.t()));
+  return 0.5 * std::max(v, 0.0);
+}
+
+// Exact NNLS  min 1/2 x'Qx - c'x, x >= 0, by coordinate descent (warm start x).
+inline void nnls_cd(const arma::mat& Q, const double* c, double* x, arma::uword k,
+                    double* g, int max_sweeps = 500, double tol = 1e-10) {
+  for (arma::uword r = 0; r < k; ++r) {
+    double s = -c[r];
+    for (arma::uword j = 0; j < k; ++j) s += Q(r, j) * x[j];
+    g[r] = s;
+  }
+  for (int sweep = 0; sweep < max_sweeps; ++sweep) {
+    double maxd = 0.0, maxx = 0.0;
+    for (arma::uword r = 0; r < k; ++r) {
+      const double q = Q(r, r);
+      if (!(q > 0.0)) continue;
+      const double nw = std::max(0.0, x[r] - g[r] / q);
+      const double d = nw - x[r];
+      if (d != 0.0) {
+        x[r] = nw;
+        const double* qc = Q.colptr(r);
+        for (arma::uword j = 0; j < k; ++j) g[j] += d * qc[j];
+      }
+      maxd = std::max(maxd, std::fabs(d));
+      maxx = std::max(maxx, x[r]);
+    }
+    if (maxd <= tol * std::max(maxx, 1e-300)) break;
+  }
+}
+
+class FrobeniusHALS {
+ public:
+  explicit FrobeniusHALS(Penalty p) : pen_(p) {}
+  static constexpr bool kLagged = false;
+  double step(const Data& X, Model& M, int threads) {
+    arma::mat A, C;
+    X.XHt(M.H, A, threads);
+    update_rows(M.Wt, A, M.H * M.H.t(), pen_.l1w, pen_.l2w);
+    if (!pen_.any()) rescale(M);
+    X.WtX(M.Wt, C, threads);
+    const arma::mat D = M.Wt * M.Wt.t();
+    update_rows(M.H, C, D, pen_.l1h, pen_.l2h);
+    return half_frobenius(X, M, C, D) + pen_.value(M);
+  }
+  double loss(const Data& X, const Model& M, int threads) const {
+    arma::mat C;
+    X.WtX(M.Wt, C, threads);
+    return half_frobenius(X, M, C, M.Wt * M.Wt.t()) + pen_.value(M);
+  }
+  // F (k x d): row r <- max(0, (A_r - sum_{j != r} B_rj F_j - l1) / (B_rr + l2))
+  static void update_rows(arma::mat& F, const arma::mat& A, const arma::mat& B, double l1, double l2) {
+    for (arma::uword r = 0; r < F.n_rows; ++r) {
+      const double den = B(r, r) + l2;
+      if (!(den > 0.0)) continue;
+      const arma::rowvec bf = B.row(r) * F;
+      for (arma::uword i = 0; i < F.n_cols; ++i) {
+        const double v = (A(r, i) - bf[i] + B(r, r) * F(r, i) - l1) / den;
+        F(r, i) = v > 0.0 ? v : 0.0;
+      }
+    }
+  }
+  // unit-norm columns of W, scale moved into H (the model is unchanged)
+  static void rescale(Model& M) {
+    for (arma::uword r = 0; r < M.Wt.n_rows; ++r) {
+      const double s = arma::norm(M.Wt.row(r), 2);
+      if (s > 0.0) { M.Wt.row(r) /= s; M.H.row(r) *= s; }
+    }
+  }
+ private:
+  Penalty pen_;
+};
+
+class FrobeniusANLS {
+ public:
+  explicit FrobeniusANLS(Penalty p) : pen_(p) {}
+  static constexpr bool kLagged = false;
+  double step(const Data& X, Model& M, int threads) {
+    arma::mat A, C;
+    X.XHt(M.H, A, threads);
+    solve_all(M.Wt, A, M.H * M.H.t(), pen_.l1w, pen_.l2w, threads);
+    X.WtX(M.Wt, C, threads);
+    const arma::mat D = M.Wt * M.Wt.t();
+    solve_all(M.H, C, D, pen_.l1h, pen_.l2h, threads);
+    return half_frobenius(X, M, C, D) + pen_.value(M);
+  }
+  double loss(const Data& X, const Model& M, int threads) const {
+    arma::mat C;
+    X.WtX(M.Wt, C, threads);
+    return half_frobenius(X, M, C, M.Wt * M.Wt.t()) + pen_.value(M);
+  }
+  // every column f of F: min 1/2 f'(B + l2 I)f - (a - l1)'f, f >= 0
+  static void solve_all(arma::mat& F, const arma::mat& A, const arma::mat& B, double l1, double l2,
+                        int threads) {
+    const arma::uword k = F.n_rows;
+    arma::mat Q = B;
+    Q.diag() += l2;
+    const int T = effective_threads(threads, F.n_cols * k * 8);
+    parallel_chunks(F.n_cols, T, [&](int, std::size_t b, std::size_t e) {
+      std::vector<double> c(k), g(k);
+      for (std::size_t i = b; i < e; ++i) {
+        for (arma::uword r = 0; r < k; ++r) c[r] = A(r, i) - l1;
+        nnls_cd(Q, c.data(), F.colptr(i), k, g.data());
+      }
+    });
+  }
+ private:
+  Penalty pen_;
+};
+
+class FrobeniusMU {
+ public:
+  FrobeniusMU(Penalty p, double eps) : pen_(p), eps_(eps) {}
+  static constexpr bool kLagged = false;
+  double step(const Data& X, Model& M, int threads) {
+    arma::mat A, C;
+    X.XHt(M.H, A, threads);
+    mu(M.Wt, A, M.H * M.H.t(), pen_.l1w, pen_.l2w);
+    X.WtX(M.Wt, C, threads);
+    const arma::mat D = M.Wt * M.Wt.t();
+    mu(M.H, C, D, pen_.l1h, pen_.l2h);
+    return half_frobenius(X, M, C, D) + pen_.value(M);
+  }
+  double loss(const Data& X, const Model& M, int threads) const {
+    arma::mat C;
+    X.WtX(M.Wt, C, threads);
+    return half_frobenius(X, M, C, M.Wt * M.Wt.t()) + pen_.value(M);
+  }
+ private:
+  void mu(arma::mat& F, const arma::mat& A, const arma::mat& B, double l1, double l2) const {
+    const arma::mat den = B * F;
+    for (arma::uword j = 0; j < F.n_elem; ++j)
+      F[j] *= std::max(A[j], eps_) / (den[j] + l1 + l2 * F[j] + eps_);
+  }
+  Penalty pen_;
+  double eps_;
+};
+
+// Generalized KL by multiplicative updates over the non-zeros.
+class KLMU {
+ public:
+  KLMU(Penalty p, double eps) : pen_(p), eps_(eps) {}
+  static constexpr bool kLagged = true;
+  double step(const Data& X, Model& M, int threads) {
+    const arma::uword k = M.Wt.n_rows;
+    double part = 0.0;
+    arma::mat num;
+    ratio_pass(X, M, num, &part, true, threads);             // rows: numerators for W
+    const arma::vec hsum = arma::sum(M.H, 1);
+    const double before = part + arma::dot(arma::sum(M.Wt, 1), hsum) + pen_.value(M);
+    for (arma::uword i = 0; i < M.Wt.n_cols; ++i)
+      for (arma::uword r = 0; r < k; ++r)
+        M.Wt(r, i) = mm_root(num(r, i) * M.Wt(r, i), hsum[r] + pen_.l1w, pen_.l2w);
+    ratio_pass(X, M, num, nullptr, false, threads);          // columns: numerators for H
+    const arma::vec wsum = arma::sum(M.Wt, 1);
+    for (arma::uword j = 0; j < M.H.n_cols; ++j)
+      for (arma::uword r = 0; r < k; ++r)
+        M.H(r, j) = mm_root(num(r, j) * M.H(r, j), wsum[r] + pen_.l1h, pen_.l2h);
+    return before;
+  }
+  // Minimizer of the majorizer -c log w + b w + l2/2 w^2: the positive root
+  // of l2 w^2 + b w - c = 0 (w = c / b without L2), in a cancellation-free form.
+  double mm_root(double c, double b, double l2) const {
+    if (l2 == 0.0) return c / (b + eps_);
+    return 2.0 * c / (b + std::sqrt(b * b + 4.0 * l2 * c) + eps_);
+  }
+  double loss(const Data& X, const Model& M, int threads) const {
+    arma::mat num;
+    double part = 0.0;
+    ratio_pass(X, M, num, &part, true, threads);
+    return part + arma::dot(arma::sum(M.Wt, 1), arma::sum(M.H, 1)) + pen_.value(M);
+  }
+  // by_row: num (k x m) = sum_j (x_ij / v_ij) H(:, j); else num (k x n) =
+  // sum_i (x_ij / v_ij) Wt(:, i). obj (by_row only) += sum x log(x/v) - x.
+  static void ratio_pass(const Data& X, const Model& M, arma::mat& num, double* obj, bool by_row,
+                         int threads) {
+    const arma::uword k = M.Wt.n_rows;
+    const arma::mat& Own = by_row ? M.Wt : M.H;     // the side being accumulated
+    const arma::mat& Oth = by_row ? M.H : M.Wt;
+    num.zeros(k, Own.n_cols);
+    const int T = effective_threads(threads, X.dense() ? X.n_rows() * X.n_cols() : X.S().x.size());
+    std::vector<double> parts(T, 0.0);
+    parallel_chunks(Own.n_cols, T, [&](int tid, std::size_t b, std::size_t e) {
+      double acc = 0.0;
+      for (std::size_t c = b; c < e; ++c) {
+        const double* __restrict own = Own.colptr(c);
+        double* __restrict o = num.colptr(c);
+        auto visit = [&](arma::uword other, double x) {
+          const double* __restrict f = Oth.colptr(other);
+          double v = 0.0;
+#pragma omp simd reduction(+ : v)
+          for (arma::uword r = 0; r < k; ++r) v += own[r] * f[r];
+          v = std::max(v, 1e-300);
+          const double t = x / v;
+          if (obj) acc += x * std::log(t) - x;
+#pragma omp simd
+          for (arma::uword r = 0; r < k; ++r) o[r] += t * f[r];
+        };
+        if (X.dense()) {
+          const arma::mat& D = X.D();
+          if (by_row) { for (arma::uword j = 0; j < D.n_cols; ++j) if (D(c, j) != 0.0) visit(j, D(c, j)); }
+          else { for (arma::uword i = 0; i < D.n_rows; ++i) if (D(i, c) != 0.0) visit(i, D(i, c)); }
+        } else {
+          const Csc& A = by_row ? X.St() : X.S();
+          for (arma::uword s = A.p[c]; s < A.p[c + 1]; ++s) visit(A.i[s], A.x[s]);
+        }
+      }
+      parts[tid] = acc;
+    });
+    if (obj) for (double p : parts) *obj += p;
+  }
+ private:
+  Penalty pen_;
+  double eps_;
+};
+
+// Beta-divergence multiplicative updates on dense data.
+class BetaMU {
+ public:
+  BetaMU(double beta, Penalty p, double eps) : b_(beta), pen_(p), eps_(eps) {
+    gamma_ = b_ < 1.0 ? 1.0 / (2.0 - b_) : (b_ > 2.0 ? 1.0 / (b_ - 1.0) : 1.0);
+  }
+  static constexpr bool kLagged = true;
+  double step(const Data& X, Model& M, int) {
+    const arma::mat& D = X.D();
+    arma::mat V = M.Wt.t() * M.H;                       // m x n
+    const double before = divergence(D, V) + pen_.value(M);
+    // W
+    arma::mat P = arma::pow(V, b_ - 2.0) % D;
+    arma::mat Q = arma::pow(V, b_ - 1.0);
+    arma::mat num = M.H * P.t(), den = M.H * Q.t();     // k x m
+    apply(M.Wt, num, den, pen_.l1w, pen_.l2w);
+    V = M.Wt.t() * M.H;
+    P = arma::pow(V, b_ - 2.0) % D;
+    Q = arma::pow(V, b_ - 1.0);
+    num = M.Wt * P; den = M.Wt * Q;                      // k x n
+    apply(M.H, num, den, pen_.l1h, pen_.l2h);
+    return before;
+  }
+  double loss(const Data& X, const Model& M, int) const {
+    return divergence(X.D(), M.Wt.t() * M.H) + pen_.value(M);
+  }
+  double divergence(const arma::mat& X, const arma::mat& V) const {
+    double s = 0.0;
+    for (arma::uword j = 0; j < X.n_elem; ++j) {
+      const double x = X[j], v = std::max(V[j], 1e-300);
+      if (b_ == 0.0) s += x / v - std::log(x / v) - 1.0;
+      else if (b_ == 1.0) s += (x > 0 ? x * std::log(x / v) : 0.0) - x + v;
+      else s += (std::pow(x, b_) + (b_ - 1.0) * std::pow(v, b_) - b_ * x * std::pow(v, b_ - 1.0)) /
+                (b_ * (b_ - 1.0));
+    }
+    return s;
+  }
+ private:
+  void apply(arma::mat& F, const arma::mat& num, const arma::mat& den, double l1, double l2) const {
+    for (arma::uword j = 0; j < F.n_elem; ++j) {
+      const double ratio = std::max(num[j], eps_) / (den[j] + l1 + l2 * F[j] + eps_);
+      F[j] *= gamma_ == 1.0 ? ratio : std::pow(ratio, gamma_);
+    }
+  }
+  double b_, gamma_;
+  Penalty pen_;
+  double eps_;
+};
+
+}  // namespace nmf
+}  // namespace aspectr
+
+#endif

@@ -1,0 +1,169 @@
+planted_nmf <- function(seed, m = 60, n = 50, k = 3, noise = 0) {
+  set.seed(seed)
+  W <- matrix(runif(m * k)^3, m, k); H <- matrix(runif(k * n)^3, k, n)
+  X <- W %*% H
+  if (noise > 0) X <- X + matrix(runif(m * n, 0, noise * mean(X)), m, n)
+  list(W = W, H = H, X = X)
+}
+
+match_cos <- function(A, B) {
+  k <- ncol(A)
+  perms <- function(v) if (length(v) <= 1) list(v) else
+    do.call(c, lapply(seq_along(v), function(i) lapply(perms(v[-i]), function(p) c(v[i], p))))
+  cosm <- crossprod(A, B) / outer(sqrt(colSums(A^2)), sqrt(colSums(B^2)))
+  max(vapply(perms(seq_len(k)), function(p) mean(cosm[cbind(seq_len(k), p)]), 0))
+}
+
+test_that("planted low-rank matrices are recovered by every Frobenius method", {
+  pt <- planted_nmf(1)
+  for (m in c("hals", "anls", "mu")) {
+    fit <- nmf(pt$X, 3, method = m, seed = 1, tol = 1e-12, max_iter = if (m == "mu") 20000 else 3000)
+    # exact low-rank data: HALS/ANLS reach the noise floor of double precision
+    # quickly; MU converges sublinearly, hence its looser bound
+    expect_lt(tail(fit$rel_error, 1), if (m == "mu") 1e-2 else 1e-5, label = m)
+    expect_gt(match_cos(fit$W, pt$W), 0.99)
+    expect_gt(match_cos(t(fit$H), t(pt$H)), 0.99)
+  }
+  kl <- nmf(pt$X, 3, loss = "kl", seed = 1, tol = 1e-12, max_iter = 5000)
+  expect_gt(match_cos(kl$W, pt$W), 0.99)
+})
+
+test_that("every solver never increases its objective (with and without penalties)", {
+  set.seed(2)
+  x <- Matrix::rsparsematrix(120, 90, density = 0.1, rand.x = function(n) rpois(n, 3) + 1)
+  combos <- list(c("frobenius", "hals"), c("frobenius", "anls"), c("frobenius", "mu"), c("kl", "mu"))
+  for (cm in combos) for (pen in list(c(0, 0), c(0.5, 0.2))) {
+    fit <- nmf(x, 4, loss = cm[1], method = cm[2], L1 = pen, L2 = rev(pen), seed = 1,
+               max_iter = 60, tol = 0, init = "random")
+    tr <- c(fit$initial, fit$objective)
+    expect_true(all(diff(tr) <= 1e-10 * max(tr)), info = paste(cm, collapse = "/"))
+  }
+  xd <- as.matrix(x) + 0.5
+  for (b in c(0, 0.5, 1.5, 3)) {
+    fit <- nmf(xd, 3, loss = "beta", beta = b, seed = 1, max_iter = 60, tol = 0)
+    tr <- c(fit$initial, fit$objective)
+    expect_true(all(diff(tr) <= 1e-10 * max(tr)), info = paste("beta", b))
+  }
+})
+
+test_that("each method matches a plain-R reference from the same start", {
+  pt <- planted_nmf(3, 12, 10, 2, noise = 0.3)
+  X <- pt$X
+  set.seed(5)
+  W0 <- matrix(runif(24), 12, 2); H0 <- matrix(runif(20), 2, 10)
+  run <- function(..., max_iter = 5) nmf(X, 2, init = list(W = W0, H = H0), max_iter = max_iter, tol = 0, threads = 1, ...)
+  # HALS
+  W <- W0; H <- H0
+  for (it in 1:5) {
+    A <- X %*% t(H); B <- H %*% t(H)
+    for (r in 1:2) W[, r] <- pmax(0, (A[, r] - W[, -r, drop = FALSE] %*% B[-r, r]) / B[r, r])
+    s <- sqrt(colSums(W^2)); W <- sweep(W, 2, s, "/"); H <- H * s
+    C <- t(W) %*% X; D <- t(W) %*% W
+    for (r in 1:2) H[r, ] <- pmax(0, (C[r, ] - D[r, -r, drop = FALSE] %*% H[-r, , drop = FALSE]) / D[r, r])
+  }
+  expect_equal(fitted(run(method = "hals")), W %*% H, tolerance = 1e-10)
+  # MU (Frobenius), seed 002
+  W <- W0; H <- H0; eps <- 1e-16
+  for (it in 1:5) {
+    W <- W * pmax(X %*% t(H), eps) / (W %*% H %*% t(H) + eps)
+    H <- H * pmax(t(W) %*% X, eps) / (t(W) %*% W %*% H + eps)
+  }
+  expect_equal(fitted(run(method = "mu")), W %*% H, tolerance = 1e-10)
+  # KL MU
+  W <- W0; H <- H0
+  for (it in 1:5) {
+    W <- W * ((X / (W %*% H)) %*% t(H)) / matrix(rowSums(H), nrow(W), 2, byrow = TRUE)
+    H <- H * (t(W) %*% (X / (W %*% H))) / matrix(colSums(W), 2, ncol(H))
+  }
+  expect_equal(fitted(run(loss = "kl")), W %*% H, tolerance = 1e-10)
+  # ANLS: each step is an exact NNLS (checked against quadprog)
+  skip_if_not_installed("quadprog")
+  fit <- run(method = "anls", max_iter = 1)
+  A <- X %*% t(H0)
+  Wref <- t(apply(A, 1, function(a) {
+    quadprog::solve.QP(H0 %*% t(H0), a, diag(2), rep(0, 2))$solution
+  }))
+  Href <- apply(t(Wref) %*% X, 2, function(c) quadprog::solve.QP(crossprod(Wref), c, diag(2), rep(0, 2))$solution)
+  expect_equal(unname(fit$W), pmax(Wref, 0), tolerance = 1e-7)
+  expect_equal(unname(fit$H), pmax(Href, 0), tolerance = 1e-7)
+})
+
+test_that("dense equals sparse, same seed gives the same result, threads agree", {
+  set.seed(4)
+  x <- Matrix::rsparsematrix(300, 200, density = 0.05, rand.x = function(n) rpois(n, 3) + 1)
+  for (cm in list(c("frobenius", "hals"), c("frobenius", "anls"), c("kl", "mu"))) {
+    a <- nmf(x, 5, loss = cm[1], method = cm[2], init = "random", seed = 2, max_iter = 30, tol = 0, threads = 1)
+    b <- nmf(as.matrix(x), 5, loss = cm[1], method = cm[2], init = "random", seed = 2, max_iter = 30, tol = 0, threads = 1)
+    expect_equal(a$W, b$W, tolerance = 1e-9, ignore_attr = TRUE)
+    c2 <- nmf(x, 5, loss = cm[1], method = cm[2], init = "random", seed = 2, max_iter = 30, tol = 0, threads = 2)
+    expect_equal(c2$W, a$W, tolerance = 1e-8)
+    d <- nmf(x, 5, loss = cm[1], method = cm[2], init = "random", seed = 2, max_iter = 30, tol = 0, threads = 1)
+    expect_identical(d$W, a$W)
+  }
+})
+
+test_that("NNDSVD initializations follow Boutsidis and Gallopoulos", {
+  pt <- planted_nmf(6)
+  X <- pt$X
+  f0 <- nmf(X, 3, init = "nndsvd", max_iter = 1)
+  s <- svd(X)
+  # the first NNDSVD component is the leading singular pair in absolute value;
+  # one HALS sweep from it must beat the objective of a random start's sweep
+  r0 <- nmf(X, 3, init = "random", seed = 1, max_iter = 1)
+  expect_lt(f0$value, r0$value)
+  nd <- aspectr:::nmf_data(X, "x")
+  sv <- aspectr:::nmf_svd(nd, 3)
+  a <- aspectr:::nmf_init(nd, 3, "nndsvda", sv)
+  expect_true(all(a$W > 0) && all(a$H > 0))
+  ar <- aspectr:::nmf_init(nd, 3, "nndsvdar", sv)
+  expect_true(all(ar$W > 0) && all(ar$H > 0))
+  init <- aspectr:::nmf_init(nd, 3, "nndsvd", sv)
+  # zeros of NNDSVD are exactly where nndsvda fills in the mean
+  expect_equal(a$W[init$W > 0], init$W[init$W > 0])
+  expect_equal(init$W[, 1], sqrt(s$d[1]) * abs(s$u[, 1]), tolerance = 1e-10)
+  expect_true(all(init$W >= 0) && all(init$H >= 0))
+})
+
+test_that("predict reproduces H on the training columns (Frobenius) and classifies", {
+  pt <- planted_nmf(7, noise = 0.05)
+  fit <- nmf(pt$X, 3, method = "anls", seed = 1, tol = 1e-12, max_iter = 2000)
+  expect_equal(predict(fit, pt$X), fit$H, tolerance = 1e-6, ignore_attr = TRUE)
+  expect_identical(predict(fit, pt$X, type = "class"), unname(max.col(t(fit$H), ties.method = "first")))
+  kl <- nmf(pt$X, 3, loss = "kl", seed = 1, tol = 1e-12, max_iter = 3000)
+  expect_equal(predict(kl, pt$X, tol = 1e-12, max_iter = 20000), kl$H, tolerance = 1e-3, ignore_attr = TRUE)
+})
+
+test_that("as_plsa gives valid simplex constraints and the same model", {
+  pt <- planted_nmf(8)
+  X <- round(pt$X * 50)
+  kl <- nmf(X, 3, loss = "kl", seed = 1, tol = 1e-10, max_iter = 3000)
+  p <- as_plsa(kl)
+  expect_s3_class(p, "aspectr_plsa")
+  expect_equal(sum(p$lambda), 1, tolerance = 1e-12)
+  for (f in p$factors) expect_equal(unname(colSums(f)), rep(1, 3), tolerance = 1e-12)
+  WH <- kl$W %*% kl$H
+  expect_equal(fitted(p, type = "probability"), WH / sum(WH), tolerance = 1e-12, ignore_attr = TRUE)
+  expect_equal(dim(topics(p)), c(nrow(X), 3L))
+  expect_error(as_plsa(nmf(X, 2, seed = 1, max_iter = 5)), class = "aspectr_error_input_argument")
+})
+
+test_that("bad NMF input gives classed errors", {
+  x <- planted_nmf(9)$X
+  neg <- x; neg[1] <- -1
+  na <- x; na[2] <- NA
+  expect_error(nmf(neg, 2), class = "aspectr_error_input_value")
+  expect_error(nmf(na, 2), class = "aspectr_error_input_value")
+  expect_error(nmf(x, 0), class = "aspectr_error_input_argument")
+  expect_error(nmf(x, 100), class = "aspectr_error_input_argument")
+  expect_error(nmf(x, 2, loss = "kl", method = "hals"), class = "aspectr_error_input_argument")
+  expect_error(nmf(x, 2, loss = "beta", beta = 0.5, method = "anls"), class = "aspectr_error_input_argument")
+  expect_error(nmf(x, 2, L1 = -1), class = "aspectr_error_input_argument")
+  expect_error(nmf(x, 2, init = "svd"), class = "aspectr_error_input_argument")
+  expect_error(nmf(x, 2, init = list(W = matrix(1, 3, 3))), class = "aspectr_error_input_argument")
+  z <- x; z[1, 1] <- 0
+  expect_error(nmf(z, 2, loss = "beta", beta = 0), class = "aspectr_error_input_value")
+  fit <- nmf(x, 2, seed = 1, max_iter = 10)
+  expect_error(predict(fit, x[-1, ]), class = "aspectr_error_input_newdata")
+  expect_snapshot(nmf(x, 2, loss = "kl", method = "anls"), error = TRUE)
+  expect_snapshot(print(fit))
+})

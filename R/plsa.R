@@ -179,15 +179,21 @@ random_start <- function(dims, k) {
 }
 
 # Evaluates `code` with R's RNG seeded by `seed` (restoring the previous
-# state afterwards), or with the current RNG state when `seed` is NULL.
+# state afterwards), or with the current RNG state when `seed` is NULL. The
+# generator kinds are fixed for seeded draws, so a given seed gives the same
+# numbers in any session and in future's workers (which use L'Ecuyer-CMRG).
 with_seed <- function(seed, code) {
   if (is.null(seed)) return(code)
   env <- globalenv()
   had <- exists(".Random.seed", envir = env, inherits = FALSE)
   old <- if (had) get(".Random.seed", envir = env, inherits = FALSE)
-  on.exit(if (had) assign(".Random.seed", old, envir = env) else
-    rm(".Random.seed", envir = env), add = TRUE)
-  set.seed(seed)
+  old_kind <- RNGkind()
+  on.exit({
+    RNGkind(old_kind[1], old_kind[2], old_kind[3])
+    if (had) assign(".Random.seed", old, envir = env) else
+      if (exists(".Random.seed", envir = env, inherits = FALSE)) rm(".Random.seed", envir = env)
+  }, add = TRUE)
+  set.seed(seed, kind = "Mersenne-Twister", normal.kind = "Inversion", sample.kind = "Rejection")
   code
 }
 

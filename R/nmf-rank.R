@@ -1,0 +1,167 @@
+#' Choose the rank of an NMF
+#'
+#' * `method = "cv"`: for every rank and repetition, a random `holdout`
+#'   fraction of the cells of `x` is masked, the factorization is fitted to
+#'   the remaining cells (masked cells are imputed by the current model and
+#'   the fit is repeated from a warm start, which never increases the loss on
+#'   the observed cells), and the relative error on the masked cells is
+#'   recorded. The rank with the smallest mean held-out error is suggested.
+#' * `method = "consensus"` (Brunet et al. 2004): `nrun` fits from random
+#'   starts per rank; each assigns every column to its largest coefficient;
+#'   the consensus matrix is the share of fits in which two columns share a
+#'   cluster. Reported: the cophenetic correlation of average-linkage
+#'   clustering of 1 - consensus, and the dispersion
+#'   \eqn{\mathrm{mean}(4 (C - 1/2)^2)}; the suggested rank is the largest
+#'   whose product of the two is within 0.001 of the best (stable clusterings
+#'   at several ranks favour the finest).
+#'
+#' The (rank, repetition) fits run through \pkg{future.apply} under a
+#' parallel [future][future::plan] plan (on a laptop, a multicore server or
+#' a cluster backend such as future.batchtools), with results independent of
+#' the plan.
+#'
+#' @param x A non-negative matrix (as for [nmf()]). Cross-validation works
+#'   on the dense matrix (refused beyond `getOption("aspectr.max_cells",
+#'   1e8)` cells); consensus clusters the columns.
+#' @param k Ranks to compare.
+#' @param method `"cv"` or `"consensus"`.
+#' @param nrun Repetitions per rank (held-out masks for `"cv"`, random starts
+#'   for `"consensus"`).
+#' @param holdout Fraction of cells held out (`"cv"`).
+#' @param loss,method_nmf Passed to [nmf()] as `loss` and `method`.
+#' @param max_iter,tol Passed to [nmf()].
+#' @param seed Seed for the masks and starts (`NULL`: R's RNG).
+#' @param threads Threads per fit.
+#' @param ... Must be empty.
+#' @return An object of class `aspectr_nmf_rank`: a list with `table` (one row
+#'   per rank), `method`, `best` (the suggested rank) and the per-run
+#'   `details`; it has `print` and `plot` methods.
+#' @examples
+#' set.seed(1)
+#' X <- matrix(runif(60 * 3), 60) %*% matrix(runif(3 * 40), 3) + matrix(runif(2400, 0, 0.05), 60)
+#' r <- nmf_rank(X, k = 1:5, nrun = 2, seed = 1)
+#' r
+#' plot(r)
+#' @export
+nmf_rank <- function(x, k = 2:10, method = c("cv", "consensus"), nrun = NULL, holdout = 0.1,
+                     loss = "frobenius", method_nmf = NULL, max_iter = 500, tol = 1e-5,
+                     seed = NULL, threads = NULL, ...) {
+  check_dots_empty(...)
+  method <- match_option(method, c("cv", "consensus"), "method")
+  nd <- nmf_data(x, "x", dense = method == "cv")
+  if (!is.numeric(k) || !length(k) || anyNA(k)) {
+    abort_input("{.arg k} must be a vector of ranks.", "argument", arg = "k")
+  }
+  k <- vapply(k, check_whole, integer(1), arg = "k", min = 1, max = min(nd$dims),
+              what = "at most the smaller dimension of `x`")
+  k <- sort(unique(k))
+  if (is.null(nrun)) nrun <- if (method == "cv") 3L else 10L
+  nrun <- check_whole(nrun, "nrun")
+  holdout <- check_number(holdout, "holdout", 0, 0.5, lower_open = TRUE)
+  if (!is.null(seed)) seed <- check_whole(seed, "seed", min = -.Machine$integer.max)
+  threads <- resolve_threads(threads)
+  if (method == "consensus" && k[1] < 2) {
+    abort_input("Consensus needs ranks of at least 2.", "argument", arg = "k")
+  }
+  grid <- expand.grid(run = seq_len(nrun), k = k)
+  seeds <- with_seed(seed, sample.int(.Machine$integer.max, nrow(grid)))
+  X <- nd$dense
+  tasks <- lapply(seq_len(nrow(grid)), function(t) list(k = grid$k[t], run = grid$run[t], seed = seeds[t]))
+  fit_args <- list(loss = loss, max_iter = max_iter, tol = tol, threads = threads)
+  if (!is.null(method_nmf)) fit_args$method <- method_nmf
+  if (method == "cv") {
+    res <- map_runs(tasks, function(tk) cv_one(X, tk, holdout, fit_args))
+    details <- do.call(rbind, lapply(res, as.data.frame))
+    tab <- do.call(rbind, lapply(split(details, details$k), function(d) {
+      data.frame(k = d$k[1], test_error = mean(d$test_error), test_sd = stats::sd(d$test_error),
+                 train_error = mean(d$train_error))
+    }))
+    best <- tab$k[which.min(tab$test_error)]
+  } else {
+    xin <- if (!is.null(X)) X else nmf_sparse(nd)
+    res <- map_runs(tasks, function(tk) {
+      fit <- do.call(nmf, c(list(xin, tk$k, init = "random", seed = tk$seed), fit_args))
+      list(k = tk$k, labels = max.col(t(fit$H), ties.method = "first"))
+    })
+    n <- nd$dims[2]
+    if (n > 5000) {
+      abort_input("Consensus clustering of {n} columns needs {n} x {n} matrices; use {.code method = \"cv\"}.",
+                  "argument", arg = "method")
+    }
+    tab <- do.call(rbind, lapply(k, function(kk) {
+      labs <- lapply(Filter(function(r) r$k == kk, res), `[[`, "labels")
+      C <- Reduce(`+`, lapply(labs, function(l) outer(l, l, "=="))) / length(labs)
+      D <- stats::as.dist(1 - C)
+      coph <- if (all(D == 0) || length(unique(as.vector(D))) < 2) 1 else
+        suppressWarnings(stats::cor(stats::cophenetic(stats::hclust(D, "average")), D))
+      data.frame(k = kk, cophenetic = coph, dispersion = mean(4 * (C - 0.5)^2))
+    }))
+    # the largest rank that is (near-)maximal in both stability measures
+    score <- tab$cophenetic * tab$dispersion
+    best <- max(tab$k[score >= max(score) - 1e-3])
+    details <- NULL
+  }
+  rownames(tab) <- NULL
+  structure(list(table = tab, method = method, best = best, details = details, nrun = nrun),
+            class = "aspectr_nmf_rank")
+}
+
+# One cross-validation fit: mask, fit with imputation, score the masked cells.
+cv_one <- function(X, tk, holdout, fit_args) {
+  cells <- length(X)
+  mask <- with_seed(tk$seed, sample.int(cells, max(1L, round(holdout * cells))))
+  Xc <- X
+  Xc[mask] <- mean(X[-mask])
+  fit <- NULL
+  for (outer in seq_len(10)) {
+    args <- c(list(Xc, tk$k), fit_args)
+    args$init <- if (is.null(fit)) "nndsvda" else list(W = fit$W, H = fit$H)
+    if (is.null(fit)) args$seed <- tk$seed
+    fit <- do.call(nmf, args)
+    V <- fit$W %*% fit$H
+    change <- sqrt(sum((Xc[mask] - V[mask])^2)) / max(sqrt(sum(V[mask]^2)), 1e-300)
+    Xc[mask] <- V[mask]
+    if (change < 1e-4) break
+  }
+  V <- fit$W %*% fit$H
+  list(k = tk$k, run = tk$run,
+       test_error = sqrt(sum((X[mask] - V[mask])^2) / sum(X[mask]^2)),
+       train_error = sqrt(sum((X[-mask] - V[-mask])^2) / sum(X[-mask]^2)))
+}
+
+#' @export
+print.aspectr_nmf_rank <- function(x, ...) {
+  cat(sprintf("NMF rank selection by %s (%d run%s per rank); suggested rank: %d\n\n",
+              if (x$method == "cv") "cross-validation on held-out cells" else "consensus clustering",
+              x$nrun, if (x$nrun == 1) "" else "s", x$best))
+  tab <- x$table
+  num <- vapply(tab, is.double, logical(1))
+  tab[num] <- lapply(tab[num], signif, 4)
+  tab$best <- ifelse(tab$k == x$best, "*", "")
+  print(tab, row.names = FALSE)
+  invisible(x)
+}
+
+#' Plot a rank selection
+#'
+#' @param x An `aspectr_nmf_rank` result.
+#' @param ... Passed to [graphics::plot()].
+#' @return `x`, invisibly.
+#' @export
+plot.aspectr_nmf_rank <- function(x, ...) {
+  tab <- x$table
+  if (x$method == "cv") {
+    yl <- range(c(tab$test_error - tab$test_sd, tab$test_error + tab$test_sd, tab$train_error), na.rm = TRUE)
+    graphics::plot(tab$k, tab$test_error, type = "b", pch = 19, ylim = yl, xlab = "rank k",
+                   ylab = "relative error", main = "Held-out error by rank", ...)
+    graphics::arrows(tab$k, tab$test_error - tab$test_sd, tab$k, tab$test_error + tab$test_sd,
+                     angle = 90, code = 3, length = 0.03)
+    graphics::lines(tab$k, tab$train_error, type = "b", lty = 2, pch = 1)
+    graphics::legend("topright", c("held out", "training"), lty = 1:2, pch = c(19, 1), bty = "n")
+  } else {
+    graphics::plot(tab$k, tab$cophenetic, type = "b", pch = 19, xlab = "rank k",
+                   ylab = "cophenetic correlation", main = "Consensus stability by rank", ...)
+  }
+  graphics::abline(v = x$best, lty = 3)
+  invisible(x)
+}

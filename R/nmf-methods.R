@@ -123,8 +123,8 @@ residuals.aspectr_nmf <- function(object, x, ...) {
 #' @param ... Unused.
 #' @return A k x n matrix or an integer vector.
 #' @examples
-#' fit <- nmf(t(sotu_dtm[1:200, ]), 4, seed = 1, max_iter = 100)
-#' predict(fit, t(sotu_dtm[201:205, ]), type = "class")
+#' fit <- nmf(Matrix::t(sotu_dtm[1:200, ]), 4, seed = 1, max_iter = 100)
+#' predict(fit, Matrix::t(sotu_dtm[201:205, ]), type = "class")
 #' @export
 predict.aspectr_nmf <- function(object, newdata, type = c("coef", "class"), max_iter = 1000,
                                 tol = 1e-8, threads = NULL, ...) {

@@ -45,9 +45,25 @@ struct Penalty {
   }
 };
 
-// 1/2 ||X - WH||^2 from C = W'X (k x n) and D = W'W.
-inline double half_frobenius(const Data& X, const Model& M, const arma::mat& C, const arma::mat& D) {
-  const double v = X.xnorm2() - 2.0 * arma::accu(C % M.H) + arma::accu(D % (M.H * M.H.t()));
+// F F' (k x k) for a k x d factor, split over column chunks.
+inline arma::mat gram(const arma::mat& F, int threads) {
+  const arma::uword k = F.n_rows;
+  const int T = effective_threads(threads, F.n_cols * k / 4);
+  if (T <= 1) return F * F.t();
+  std::vector<arma::mat> part(T);
+  parallel_chunks(F.n_cols, T, [&](int tid, std::size_t b, std::size_t e) {
+    if (e > b) part[tid] = F.cols(b, e - 1) * F.cols(b, e - 1).t();
+    else part[tid].zeros(k, k);
+  });
+  arma::mat G = part[0];
+  for (int t = 1; t < T; ++t) G += part[t];
+  return G;
+}
+
+// 1/2 ||X - WH||^2 from C = W'X (k x n), D = W'W and HH = HH'.
+inline double half_frobenius(const Data& X, const Model& M, const arma::mat& C, const arma::mat& D,
+                             const arma::mat& HH) {
+  const double v = X.xnorm2() - 2.0 * arma::accu(C % M.H) + arma::accu(D % HH);
   return 0.5 * std::max(v, 0.0);
 }
 
@@ -85,39 +101,55 @@ class FrobeniusHALS {
   double step(const Data& X, Model& M, int threads) {
     arma::mat A, C;
     X.XHt(M.H, A, threads);
-    update_rows(M.Wt, A, M.H * M.H.t(), pen_.l1w, pen_.l2w);
-    if (!pen_.any()) rescale(M);
+    if (HH_.n_elem == 0) HH_ = gram(M.H, threads);   // else: H is unchanged since the last step
+    update_rows(M.Wt, A, HH_, pen_.l1w, pen_.l2w, threads);
+    if (!pen_.any()) rescale(M, HH_);
     X.WtX(M.Wt, C, threads);
-    const arma::mat D = M.Wt * M.Wt.t();
-    update_rows(M.H, C, D, pen_.l1h, pen_.l2h);
-    return half_frobenius(X, M, C, D) + pen_.value(M);
+    const arma::mat D = gram(M.Wt, threads);
+    update_rows(M.H, C, D, pen_.l1h, pen_.l2h, threads);
+    HH_ = gram(M.H, threads);
+    return half_frobenius(X, M, C, D, HH_) + pen_.value(M);
   }
   double loss(const Data& X, const Model& M, int threads) const {
     arma::mat C;
     X.WtX(M.Wt, C, threads);
-    return half_frobenius(X, M, C, M.Wt * M.Wt.t()) + pen_.value(M);
+    return half_frobenius(X, M, C, gram(M.Wt, threads), gram(M.H, threads)) + pen_.value(M);
   }
-  // F (k x d): row r <- max(0, (A_r - sum_{j != r} B_rj F_j - l1) / (B_rr + l2))
-  static void update_rows(arma::mat& F, const arma::mat& A, const arma::mat& B, double l1, double l2) {
-    for (arma::uword r = 0; r < F.n_rows; ++r) {
+  // F (k x d): row r <- max(0, (A_r - sum_{j != r} B_rj F_j - l1) / (B_rr + l2)),
+  // rows in turn; within a row the columns are independent (split over threads).
+  static void update_rows(arma::mat& F, const arma::mat& A, const arma::mat& B, double l1, double l2,
+                          int threads = 1) {
+    const arma::uword k = F.n_rows, d = F.n_cols;
+    const int T = effective_threads(threads, d * k / 2);
+    for (arma::uword r = 0; r < k; ++r) {
       const double den = B(r, r) + l2;
       if (!(den > 0.0)) continue;
-      const arma::rowvec bf = B.row(r) * F;
-      for (arma::uword i = 0; i < F.n_cols; ++i) {
-        const double v = (A(r, i) - bf[i] + B(r, r) * F(r, i) - l1) / den;
-        F(r, i) = v > 0.0 ? v : 0.0;
-      }
+      const double brr = B(r, r);
+      parallel_chunks(d, T, [&](int, std::size_t b, std::size_t e) {
+        for (std::size_t i = b; i < e; ++i) {
+          const double* f = F.colptr(i);
+          double bf = 0.0;
+          for (arma::uword j = 0; j < k; ++j) bf += B(r, j) * f[j];
+          const double v = (A(r, i) - bf + brr * f[r] - l1) / den;
+          F(r, i) = v > 0.0 ? v : 0.0;
+        }
+      });
     }
   }
-  // unit-norm columns of W, scale moved into H (the model is unchanged)
-  static void rescale(Model& M) {
+  // unit-norm columns of W, scale moved into H (the model is unchanged); the
+  // cached H H' is rescaled to match
+  static void rescale(Model& M, arma::mat& HH) {
+    arma::vec s(M.Wt.n_rows, arma::fill::ones);
     for (arma::uword r = 0; r < M.Wt.n_rows; ++r) {
-      const double s = arma::norm(M.Wt.row(r), 2);
-      if (s > 0.0) { M.Wt.row(r) /= s; M.H.row(r) *= s; }
+      const double nr = arma::norm(M.Wt.row(r), 2);
+      if (nr > 0.0) { M.Wt.row(r) /= nr; M.H.row(r) *= nr; s[r] = nr; }
     }
+    HH.each_col() %= s;
+    HH.each_row() %= s.t();
   }
  private:
   Penalty pen_;
+  arma::mat HH_;
 };
 
 class FrobeniusANLS {
@@ -127,16 +159,18 @@ class FrobeniusANLS {
   double step(const Data& X, Model& M, int threads) {
     arma::mat A, C;
     X.XHt(M.H, A, threads);
-    solve_all(M.Wt, A, M.H * M.H.t(), pen_.l1w, pen_.l2w, threads);
+    if (HH_.n_elem == 0) HH_ = gram(M.H, threads);
+    solve_all(M.Wt, A, HH_, pen_.l1w, pen_.l2w, threads);
     X.WtX(M.Wt, C, threads);
-    const arma::mat D = M.Wt * M.Wt.t();
+    const arma::mat D = gram(M.Wt, threads);
     solve_all(M.H, C, D, pen_.l1h, pen_.l2h, threads);
-    return half_frobenius(X, M, C, D) + pen_.value(M);
+    HH_ = gram(M.H, threads);
+    return half_frobenius(X, M, C, D, HH_) + pen_.value(M);
   }
   double loss(const Data& X, const Model& M, int threads) const {
     arma::mat C;
     X.WtX(M.Wt, C, threads);
-    return half_frobenius(X, M, C, M.Wt * M.Wt.t()) + pen_.value(M);
+    return half_frobenius(X, M, C, gram(M.Wt, threads), gram(M.H, threads)) + pen_.value(M);
   }
   // every column f of F: min 1/2 f'(B + l2 I)f - (a - l1)'f, f >= 0
   static void solve_all(arma::mat& F, const arma::mat& A, const arma::mat& B, double l1, double l2,
@@ -155,6 +189,7 @@ class FrobeniusANLS {
   }
  private:
   Penalty pen_;
+  arma::mat HH_;  // H H' of the current H (cached between steps)
 };
 
 class FrobeniusMU {
@@ -164,16 +199,18 @@ class FrobeniusMU {
   double step(const Data& X, Model& M, int threads) {
     arma::mat A, C;
     X.XHt(M.H, A, threads);
-    mu(M.Wt, A, M.H * M.H.t(), pen_.l1w, pen_.l2w);
+    if (HH_.n_elem == 0) HH_ = gram(M.H, threads);
+    mu(M.Wt, A, HH_, pen_.l1w, pen_.l2w);
     X.WtX(M.Wt, C, threads);
-    const arma::mat D = M.Wt * M.Wt.t();
+    const arma::mat D = gram(M.Wt, threads);
     mu(M.H, C, D, pen_.l1h, pen_.l2h);
-    return half_frobenius(X, M, C, D) + pen_.value(M);
+    HH_ = gram(M.H, threads);
+    return half_frobenius(X, M, C, D, HH_) + pen_.value(M);
   }
   double loss(const Data& X, const Model& M, int threads) const {
     arma::mat C;
     X.WtX(M.Wt, C, threads);
-    return half_frobenius(X, M, C, M.Wt * M.Wt.t()) + pen_.value(M);
+    return half_frobenius(X, M, C, gram(M.Wt, threads), gram(M.H, threads)) + pen_.value(M);
   }
  private:
   void mu(arma::mat& F, const arma::mat& A, const arma::mat& B, double l1, double l2) const {
@@ -183,6 +220,7 @@ class FrobeniusMU {
   }
   Penalty pen_;
   double eps_;
+  arma::mat HH_;
 };
 
 // Generalized KL by multiplicative updates over the non-zeros.

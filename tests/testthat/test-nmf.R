@@ -191,3 +191,16 @@ test_that("nmf_rank() finds the planted rank by cross-validation and consensus",
   fut_run <- nmf_rank(X, k = 2:4, nrun = 2, seed = 1)
   expect_equal(fut_run$table, seq_run$table, tolerance = 1e-12)
 })
+
+test_that("the KL objective equals the generalized KL divergence of the model", {
+  set.seed(13)
+  x <- Matrix::rsparsematrix(80, 60, density = 0.1, rand.x = function(n) rpois(n, 2) + 1)
+  x@x[1:10] <- x@x[1:10] + 0.25   # non-whole counts
+  x@x[11:15] <- 500               # large counts
+  fit <- nmf(x, 3, loss = "kl", seed = 1, max_iter = 40, tol = 0)
+  X <- as.matrix(x); V <- fit$W %*% fit$H
+  direct <- sum(X[X > 0] * log(X[X > 0] / V[X > 0])) - sum(X) + sum(V)
+  expect_equal(fit$value, direct, tolerance = 1e-10)
+  dense <- nmf(X, 3, loss = "kl", seed = 1, max_iter = 40, tol = 0)
+  expect_equal(dense$value, fit$value, tolerance = 1e-10)
+})

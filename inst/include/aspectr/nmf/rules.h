@@ -22,6 +22,7 @@
 #define ASPECTR_NMF_RULES_H
 
 #include <cmath>
+#include "../logsum.h"
 #include "data.h"
 
 namespace aspectr {
@@ -230,11 +231,11 @@ class KLMU {
   static constexpr bool kLagged = true;
   double step(const Data& X, Model& M, int threads) {
     const arma::uword k = M.Wt.n_rows;
-    double part = 0.0;
+    double xlogv = 0.0;
     arma::mat num;
-    ratio_pass(X, M, num, &part, true, threads);             // rows: numerators for W
+    ratio_pass(X, M, num, &xlogv, true, threads);            // rows: numerators for W
     const arma::vec hsum = arma::sum(M.H, 1);
-    const double before = part + arma::dot(arma::sum(M.Wt, 1), hsum) + pen_.value(M);
+    const double before = constant(X) - xlogv + arma::dot(arma::sum(M.Wt, 1), hsum) + pen_.value(M);
     for (arma::uword i = 0; i < M.Wt.n_cols; ++i)
       for (arma::uword r = 0; r < k; ++r)
         M.Wt(r, i) = mm_root(num(r, i) * M.Wt(r, i), hsum[r] + pen_.l1w, pen_.l2w);
@@ -251,14 +252,26 @@ class KLMU {
     if (l2 == 0.0) return c / (b + eps_);
     return 2.0 * c / (b + std::sqrt(b * b + 4.0 * l2 * c) + eps_);
   }
-  double loss(const Data& X, const Model& M, int threads) const {
+  double loss(const Data& X, const Model& M, int threads) {
     arma::mat num;
-    double part = 0.0;
-    ratio_pass(X, M, num, &part, true, threads);
-    return part + arma::dot(arma::sum(M.Wt, 1), arma::sum(M.H, 1)) + pen_.value(M);
+    double xlogv = 0.0;
+    ratio_pass(X, M, num, &xlogv, true, threads);
+    return constant(X) - xlogv + arma::dot(arma::sum(M.Wt, 1), arma::sum(M.H, 1)) + pen_.value(M);
+  }
+  // sum x log x - sum x over the non-zeros (computed once)
+  double constant(const Data& X) {
+    if (!have_const_) {
+      const_ = 0.0;
+      auto add = [&](double x) { if (x > 0.0) const_ += x * std::log(x) - x; };
+      if (X.dense()) for (double x : X.D()) add(x);
+      else for (double x : X.S().x) add(x);
+      have_const_ = true;
+    }
+    return const_;
   }
   // by_row: num (k x m) = sum_j (x_ij / v_ij) H(:, j); else num (k x n) =
-  // sum_i (x_ij / v_ij) Wt(:, i). obj (by_row only) += sum x log(x/v) - x.
+  // sum_i (x_ij / v_ij) Wt(:, i). xlogv (by_row only) += sum x log v, without
+  // a log per term for whole counts (logsum.h).
   static void ratio_pass(const Data& X, const Model& M, arma::mat& num, double* obj, bool by_row,
                          int threads) {
     const arma::uword k = M.Wt.n_rows;
@@ -268,7 +281,7 @@ class KLMU {
     const int T = effective_threads(threads, X.dense() ? X.n_rows() * X.n_cols() : X.S().x.size());
     std::vector<double> parts(T, 0.0);
     parallel_chunks(Own.n_cols, T, [&](int tid, std::size_t b, std::size_t e) {
-      double acc = 0.0;
+      LogSum ls;
       for (std::size_t c = b; c < e; ++c) {
         const double* __restrict own = Own.colptr(c);
         double* __restrict o = num.colptr(c);
@@ -279,7 +292,7 @@ class KLMU {
           for (arma::uword r = 0; r < k; ++r) v += own[r] * f[r];
           v = std::max(v, 1e-300);
           const double t = x / v;
-          if (obj) acc += x * std::log(t) - x;
+          if (obj) ls.add(v, x, count_multiplicity(x));
 #pragma omp simd
           for (arma::uword r = 0; r < k; ++r) o[r] += t * f[r];
         };
@@ -292,13 +305,15 @@ class KLMU {
           for (arma::uword s = A.p[c]; s < A.p[c + 1]; ++s) visit(A.i[s], A.x[s]);
         }
       }
-      parts[tid] = acc;
+      if (obj) parts[tid] = ls.value();
     });
     if (obj) for (double p : parts) *obj += p;
   }
  private:
   Penalty pen_;
   double eps_;
+  bool have_const_ = false;
+  double const_ = 0.0;
 };
 
 // Beta-divergence multiplicative updates on dense data.

@@ -8,9 +8,11 @@
 namespace aspectr {
 
 // Leave-one-out products: out_n = prod_{m != n} H[m](:, ix[m]) for all n,
-// written to out (k x N), using prefix/suffix products.
+// written to out (k x N), using prefix/suffix products. pre is N*k of
+// workspace and suf k of workspace (no allocation per call: this runs once
+// per non-zero).
 inline void leave_one_out(const std::vector<const arma::mat*>& H, const index_t* ix,
-                          arma::uword k, double* pre, double* out) {
+                          arma::uword k, double* pre, double* out, double* suf) {
   const std::size_t N = H.size();
   // pre[n*k + r] = prod_{m < n} H[m](r, ix[m])
   for (arma::uword r = 0; r < k; ++r) pre[r] = 1.0;
@@ -23,7 +25,7 @@ inline void leave_one_out(const std::vector<const arma::mat*>& H, const index_t*
     for (arma::uword r = 0; r < k; ++r) pre[n * k + r] = pre[(n - 1) * k + r] * h[r];
   }
   // walk back with the suffix product
-  std::vector<double> suf(k, 1.0);
+  for (arma::uword r = 0; r < k; ++r) suf[r] = 1.0;
   for (std::size_t n = N; n-- > 0;) {
     for (arma::uword r = 0; r < k; ++r) out[n * k + r] = pre[n * k + r] * suf[r];
     if (ix[n] == kMissing) continue;

@@ -86,11 +86,11 @@ class EMRule {
       std::vector<const arma::mat*> Hp(N);
       for (std::size_t n = 0; n < N; ++n) Hp[n] = &H[n];
       parallel_chunks(G.nnz(), T, [&](int tid, std::size_t b, std::size_t e) {
-        std::vector<double> pre(N * k), loo(N * k), w(k);
+        std::vector<double> pre(N * k), loo(N * k), w(k), suf(k);
         double obj = 0.0;
         for (std::size_t s = b; s < e; ++s) {
           const index_t* ix = G.at(s);
-          leave_one_out(Hp, ix, k, pre.data(), loo.data());
+          leave_one_out(Hp, ix, k, pre.data(), loo.data(), suf.data());
           // the full product w_r = lambda_r^b prod_n H_n(r, i_n); lambda^b
           // lives in H_0, so a cell missing mode 0 multiplies it back in
           double sb = 0.0;

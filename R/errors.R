@@ -75,3 +75,17 @@ check_dots_empty <- function(..., call = rlang::caller_env()) {
   }
   invisible()
 }
+
+# The controls every fitting function shares, validated in one place.
+check_fit_controls <- function(nrun, max_iter, tol, seed, threads, verbose,
+                               call = rlang::caller_env()) {
+  list(
+    nrun = check_whole(nrun, "nrun", call = call),
+    max_iter = check_whole(max_iter, "max_iter", call = call),
+    tol = check_number(tol, "tol", 0, Inf, call = call),
+    seed = if (is.null(seed)) NULL else
+      check_whole(seed, "seed", min = -.Machine$integer.max, call = call),
+    threads = resolve_threads(threads, call = call),
+    verbose = check_flag(verbose, "verbose", call = call)
+  )
+}

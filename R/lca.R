@@ -58,12 +58,9 @@ lca <- function(data, k, nrun = 10, max_iter = 1000, tol = 1e-8, seed = NULL,
   prep <- lca_prepare(data, na.rm)
   k <- check_whole(k, "k", min = 1, max = ncol(prep$data$idx),
                    what = "at most the number of distinct response patterns")
-  nrun <- check_whole(nrun, "nrun")
-  max_iter <- check_whole(max_iter, "max_iter")
-  tol <- check_number(tol, "tol", 0, Inf)
-  if (!is.null(seed)) seed <- check_whole(seed, "seed", min = -.Machine$integer.max)
-  threads <- resolve_threads(threads)
-  verbose <- check_flag(verbose, "verbose")
+  ctl <- check_fit_controls(nrun, max_iter, tol, seed, threads, verbose)
+  nrun <- ctl$nrun; max_iter <- ctl$max_iter; tol <- ctl$tol
+  seed <- ctl$seed; threads <- ctl$threads; verbose <- ctl$verbose
   d <- prep$data
   start <- proc.time()[["elapsed"]]
   if (k == 1) {

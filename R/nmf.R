@@ -99,13 +99,10 @@ nmf <- function(x, k, loss = c("frobenius", "kl", "beta"), beta = 2,
   } else {
     init <- match_option(init, c("nndsvd", "nndsvda", "nndsvdar", "random"), "init")
   }
-  nrun <- check_whole(nrun, "nrun")
-  max_iter <- check_whole(max_iter, "max_iter")
-  tol <- check_number(tol, "tol", 0, Inf)
+  ctl <- check_fit_controls(nrun, max_iter, tol, seed, threads, verbose)
+  nrun <- ctl$nrun; max_iter <- ctl$max_iter; tol <- ctl$tol
+  seed <- ctl$seed; threads <- ctl$threads; verbose <- ctl$verbose
   eps <- check_number(eps, "eps", 0, Inf)
-  if (!is.null(seed)) seed <- check_whole(seed, "seed", min = -.Machine$integer.max)
-  threads <- resolve_threads(threads)
-  verbose <- check_flag(verbose, "verbose")
 
   start <- proc.time()[["elapsed"]]
   svd0 <- if (is.character(init) && init != "random") nmf_svd(nd, k) else NULL

@@ -52,12 +52,9 @@ ntf <- function(x, k, loss = c("frobenius", "kl"), method = c("hals", "mu"), nru
   data <- as_aspect_data(x, "x")
   k <- check_whole(k, "k", min = 1, max = length(data$val),
                    what = "at most the number of non-zeros of `x`")
-  nrun <- check_whole(nrun, "nrun")
-  max_iter <- check_whole(max_iter, "max_iter")
-  tol <- check_number(tol, "tol", 0, Inf)
-  if (!is.null(seed)) seed <- check_whole(seed, "seed", min = -.Machine$integer.max)
-  threads <- resolve_threads(threads)
-  verbose <- check_flag(verbose, "verbose")
+  ctl <- check_fit_controls(nrun, max_iter, tol, seed, threads, verbose)
+  nrun <- ctl$nrun; max_iter <- ctl$max_iter; tol <- ctl$tol
+  seed <- ctl$seed; threads <- ctl$threads; verbose <- ctl$verbose
   start <- proc.time()[["elapsed"]]
   total <- data$total
   if (loss == "kl") {

@@ -113,12 +113,9 @@ plsa <- function(x, k, loss = c("kl", "tsallis", "l2"), q = 0.5, tempering = 1,
     abort_input("{.arg tempering} applies to {.code loss = \"kl\"} only; use {.code tempering = 1} with {.code loss = \"{loss}\"}.",
                 "argument", arg = "tempering")
   }
-  nrun <- check_whole(nrun, "nrun")
-  max_iter <- check_whole(max_iter, "max_iter")
-  tol <- check_number(tol, "tol", 0, Inf)
-  if (!is.null(seed)) seed <- check_whole(seed, "seed", min = -.Machine$integer.max)
-  threads <- resolve_threads(threads)
-  verbose <- check_flag(verbose, "verbose")
+  ctl <- check_fit_controls(nrun, max_iter, tol, seed, threads, verbose)
+  nrun <- ctl$nrun; max_iter <- ctl$max_iter; tol <- ctl$tol
+  seed <- ctl$seed; threads <- ctl$threads; verbose <- ctl$verbose
 
   start <- proc.time()[["elapsed"]]
   if (loss == "kl" && k == 1) {

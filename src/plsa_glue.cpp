@@ -122,6 +122,22 @@ Rcpp::List cpp_ntf_fit(Rcpp::IntegerMatrix idx, Rcpp::NumericVector val,
   return out;
 }
 
+// Dense X (m x n) or sparse X in compressed-column form (i, p, x).
+static std::unique_ptr<aspectr::nmf::Data> make_nmf_data(
+    Rcpp::Nullable<Rcpp::NumericMatrix> dense, const Rcpp::IntegerVector& si,
+    const Rcpp::IntegerVector& sp, const Rcpp::NumericVector& sx, const Rcpp::IntegerVector& dims) {
+  using aspectr::nmf::Data;
+  if (dense.isNotNull()) {
+    return std::unique_ptr<Data>(new Data(Rcpp::as<arma::mat>(Rcpp::NumericMatrix(dense))));
+  }
+  aspectr::nmf::Csc c;
+  c.n_rows = dims[0]; c.n_cols = dims[1];
+  c.p.assign(sp.begin(), sp.end());
+  c.i.assign(si.begin(), si.end());
+  c.x.assign(sx.begin(), sx.end());
+  return std::unique_ptr<Data>(new Data(std::move(c)));
+}
+
 // Classic NMF X ~ W H. Dense X (m x n) or sparse (CSC: i, p, x). W0 is m x k,
 // H0 is k x n. Returns W (m x k), H (k x n) and the trace.
 // [[Rcpp::export]]
@@ -132,17 +148,7 @@ Rcpp::List cpp_nmf_fit(Rcpp::Nullable<Rcpp::NumericMatrix> dense, Rcpp::IntegerV
                        Rcpp::NumericVector L2, double eps, int max_iter, double tol, int threads,
                        bool verbose) {
   using namespace aspectr::nmf;
-  std::unique_ptr<Data> X;
-  if (dense.isNotNull()) {
-    X.reset(new Data(Rcpp::as<arma::mat>(Rcpp::NumericMatrix(dense))));
-  } else {
-    Csc c;
-    c.n_rows = dims[0]; c.n_cols = dims[1];
-    c.p.assign(sp.begin(), sp.end());
-    c.i.assign(si.begin(), si.end());
-    c.x.assign(sx.begin(), sx.end());
-    X.reset(new Data(std::move(c)));
-  }
+  std::unique_ptr<Data> X = make_nmf_data(dense, si, sp, sx, dims);
   Model M;
   M.Wt = Rcpp::as<arma::mat>(W0).t();
   M.H = Rcpp::as<arma::mat>(H0);
@@ -185,17 +191,7 @@ Rcpp::NumericMatrix cpp_nmf_project(Rcpp::Nullable<Rcpp::NumericMatrix> dense, R
                                     double beta, Rcpp::NumericVector L1, Rcpp::NumericVector L2,
                                     double eps, int max_iter, double tol, int threads) {
   using namespace aspectr::nmf;
-  std::unique_ptr<Data> X;
-  if (dense.isNotNull()) {
-    X.reset(new Data(Rcpp::as<arma::mat>(Rcpp::NumericMatrix(dense))));
-  } else {
-    Csc c;
-    c.n_rows = dims[0]; c.n_cols = dims[1];
-    c.p.assign(sp.begin(), sp.end());
-    c.i.assign(si.begin(), si.end());
-    c.x.assign(sx.begin(), sx.end());
-    X.reset(new Data(std::move(c)));
-  }
+  std::unique_ptr<Data> X = make_nmf_data(dense, si, sp, sx, dims);
   Model M;
   M.Wt = Rcpp::as<arma::mat>(W).t();
   const arma::uword k = M.Wt.n_rows;

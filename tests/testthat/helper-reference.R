@@ -162,3 +162,13 @@ ref_lca_em <- function(codes, lambda, probs, iters) {
   p <- post_fun()
   list(lambda = lambda, probs = probs, llik = sum(log(rowSums(p))))
 }
+
+# Mean cosine between matched columns of A and B, maximized over the
+# column permutations (factors are identified up to order and scale).
+congruence <- function(A, B) {
+  k <- ncol(A)
+  perms <- function(v) if (length(v) <= 1) list(v) else
+    do.call(c, lapply(seq_along(v), function(i) lapply(perms(v[-i]), function(p) c(v[i], p))))
+  cosm <- crossprod(A, B) / outer(sqrt(colSums(A^2)), sqrt(colSums(B^2)))
+  max(vapply(perms(seq_len(k)), function(p) mean(cosm[cbind(seq_len(k), p)]), 0))
+}

@@ -6,13 +6,6 @@ planted_cp <- function(seed, dims = c(20, 15, 10), k = 3) {
   list(U = U, X = X)
 }
 
-congruence_cp <- function(A, B) {
-  k <- ncol(A)
-  perms <- function(v) if (length(v) <= 1) list(v) else
-    do.call(c, lapply(seq_along(v), function(i) lapply(perms(v[-i]), function(p) c(v[i], p))))
-  cosm <- crossprod(A, B) / outer(sqrt(colSums(A^2)), sqrt(colSums(B^2)))
-  max(vapply(perms(seq_len(k)), function(p) mean(cosm[cbind(seq_len(k), p)]), 0))
-}
 
 test_that("ntf recovers a planted non-negative CP (congruence > 0.99)", {
   pt <- planted_cp(101)
@@ -20,12 +13,12 @@ test_that("ntf recovers a planted non-negative CP (congruence > 0.99)", {
     fit <- ntf(pt$X, 3, method = m, seed = 7, nrun = 3, tol = 1e-12, max_iter = 5000)
     rel <- sqrt(sum((fitted(fit) - pt$X)^2) / sum(pt$X^2))
     expect_lt(rel, if (m == "hals") 1e-4 else 1e-2)
-    for (n in 1:3) expect_gt(congruence_cp(fit$factors[[n]], pt$U[[n]]), 0.99)
+    for (n in 1:3) expect_gt(congruence(fit$factors[[n]], pt$U[[n]]), 0.99)
     for (f in fit$factors) expect_equal(unname(sqrt(colSums(f^2))), rep(1, 3), tolerance = 1e-12)
   }
   kl <- ntf(as_sptensor(round(100 * pt$X)), 3, loss = "kl", seed = 7, nrun = 3, tol = 1e-12,
             max_iter = 5000)
-  for (n in 1:3) expect_gt(congruence_cp(kl$factors[[n]], pt$U[[n]]), 0.99)
+  for (n in 1:3) expect_gt(congruence(kl$factors[[n]], pt$U[[n]]), 0.99)
   for (f in kl$factors) expect_equal(unname(colSums(f)), rep(1, 3), tolerance = 1e-12)
   expect_equal(sum(kl$weights), sum(round(100 * pt$X)), tolerance = 1e-8)
 })

@@ -9,14 +9,6 @@ planted_tensor <- function(seed = 1, dims = c(15, 12, 10), k = 3, scale = 1e5) {
   list(U = U, lambda = lambda, P = P, x = P * scale)
 }
 
-congruence <- function(A, B) {
-  # best matching of columns (k small: all permutations), mean cosine
-  k <- ncol(A)
-  perms <- function(v) if (length(v) <= 1) list(v) else
-    do.call(c, lapply(seq_along(v), function(i) lapply(perms(v[-i]), function(p) c(v[i], p))))
-  cosm <- crossprod(A, B) / outer(sqrt(colSums(A^2)), sqrt(colSums(B^2)))
-  max(vapply(perms(seq_len(k)), function(p) mean(cosm[cbind(seq_len(k), p)]), 0))
-}
 
 test_that("sptensor() sums duplicates, drops zeros and converts back", {
   x <- sptensor(rbind(c(1, 1, 1), c(2, 3, 1), c(2, 3, 1), c(1, 2, 2)), c(1, 2, 5, 0),

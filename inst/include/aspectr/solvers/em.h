@@ -82,6 +82,42 @@ class EMRule {
         part[tid] = fast_log ? -ls.value() / total_ : obj;
       });
       if (fast_log) part[0] += glogg_;
+    } else if (N == 3 && !missing) {
+      // 3-way fast path: w = a o b o c with lambda^b folded into a
+      const bool fast_log = !tempered && counts_ != nullptr;
+      parallel_chunks(G.nnz(), T, [&](int tid, std::size_t b, std::size_t e) {
+        arma::mat& A0 = acc.get(tid, 0);
+        arma::mat& A1 = acc.get(tid, 1);
+        arma::mat& A2 = acc.get(tid, 2);
+        LogSum ls;
+        double obj = 0.0;
+        for (std::size_t s = b; s < e; ++s) {
+          const index_t* ix = G.at(s);
+          const double* __restrict a = H[0].colptr(ix[0]);
+          const double* __restrict bb = H[1].colptr(ix[1]);
+          const double* __restrict c = H[2].colptr(ix[2]);
+          double sb = 0.0;
+#pragma omp simd reduction(+ : sb)
+          for (arma::uword r = 0; r < k; ++r) sb += a[r] * bb[r] * c[r];
+          const double g = G.val[s];
+          if (fast_log) ls.add(std::max(sb, kTiny), (*counts_)[s], mult_[s]);
+          else if (tempered) obj += kl_term(g, M.cell(ix));
+          else obj += kl_term(g, sb);
+          if (!(sb > 0.0)) continue;
+          const double t = g / sb;
+          double* __restrict a0 = A0.colptr(ix[0]);
+          double* __restrict a1 = A1.colptr(ix[1]);
+          double* __restrict a2 = A2.colptr(ix[2]);
+#pragma omp simd
+          for (arma::uword r = 0; r < k; ++r) {
+            a0[r] += t * bb[r] * c[r];
+            a1[r] += t * a[r] * c[r];
+            a2[r] += t * a[r] * bb[r];
+          }
+        }
+        part[tid] = fast_log ? -ls.value() / total_ : obj;
+      });
+      if (!tempered && counts_ != nullptr) part[0] += glogg_;
     } else {
       std::vector<const arma::mat*> Hp(N);
       for (std::size_t n = 0; n < N; ++n) Hp[n] = &H[n];
@@ -131,7 +167,7 @@ class EMRule {
       normalize_rows(Y, M.F[n]);
       M.F[n] = std::move(Y);
     }
-    if (N != 2 || missing) lam_new = A[N].col(0);
+    if (N > 3 || missing) lam_new = A[N].col(0);  // generic path
     const double tot = arma::accu(lam_new);
     if (tot > 0.0) M.lambda = lam_new / tot;
     return before;
@@ -140,7 +176,7 @@ class EMRule {
   // The KL divergence of M, by the same formula as the trace of step().
   double loss(const SparseTensor& G, const AspectModel& M, int threads) {
     prepare(G);
-    if (counts_ == nullptr || M.order() != 2 || G.has_missing())
+    if (counts_ == nullptr || M.order() > 3 || G.has_missing())
       return evaluate_loss(Loss::KL, 1.0, G, M, threads);
     const int T = effective_threads(threads, G.nnz());
     std::vector<double> part(T, 0.0);

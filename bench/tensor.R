@@ -29,7 +29,11 @@
 ## included), and for the peers the objective at checkpoints of a
 ## warm-started run (each chunk restarts the peer from the previous chunk's
 ## model; only the peer's calls are timed, not the scoring). Ratios are
-## time(method) / time(aspectr::plsa, 1 thread).
+## time(method) / time(aspectr::plsa, 1 thread). A method whose objective
+## goes up (nnTensor's KL update diverges on these data) is reported but
+## left out of the target. Because the worst final objective is usually the
+## common optimum to 9-10 digits, a second target, the best final objective
+## + 0.1%, is also reported (less sensitive to EM's slow last digits).
 ##
 ## Peers. RDFTensor::cp_apr is run with alg = "mu" (the multiplicative
 ## update of Chi and Kolda, the Tensor Toolbox's former default; 10 inner
@@ -47,10 +51,11 @@
 ## (cp_apr's "mu" update fails on empty slices). The scaling study (aspectr
 ## only) uses a 1000 x 800 x 600 tensor with nnz 50k, 100k, ..., 800k, k = 5,
 ## a fixed number of iterations with tol = 0, and reports the time per
-## iteration, its ratio per doubling of nnz (target <= 2.2x), and peak memory
-## (peak resident set size of this R process during the fit, from
-## /proc/self/status VmHWM after resetting it through /proc/self/clear_refs,
-## and R's own heap peak from gc()).
+## iteration, its ratio per doubling of nnz (target <= 2.2x), and the peak
+## memory of one fit, measured in a fresh R process that only reads the
+## tensor: its peak resident set size during the fit above the RSS before it
+## (/proc/self/status VmHWM after a reset through /proc/self/clear_refs), and
+## the rise of R's own heap (gc() "max used" after gc(reset = TRUE)).
 ##
 ## Environment: ASPECTR_BENCH_QUICK=1 runs a small version (for testing the
 ## script). The BLAS is left as configured (reference BLAS here).
@@ -460,22 +465,50 @@ for (m in names(res)) {
 ## 4. Scaling study (aspectr only)
 ## ---------------------------------------------------------------------------
 
-vm_kb <- function() {
-  s <- readLines("/proc/self/status")
-  get <- function(f) as.numeric(gsub("[^0-9]", "", grep(paste0("^", f, ":"), s, value = TRUE)))
-  c(rss = get("VmRSS"), hwm = get("VmHWM"))
+## Memory of one fit, measured in a fresh R process (in this process freed
+## memory is reused and the peak RSS hardly moves): the child reads the
+## tensor, loads aspectr and warms it up on a tiny tensor, then resets the
+## peak RSS (/proc/self/clear_refs) and R's gc() peak and runs the fit.
+## Returns c(peak RSS above the RSS before the fit (MB), R heap peak above
+## the heap before the fit (MB)), NA when it cannot be measured.
+mem_child_script <- function() {
+  f <- tempfile("aspectr_mem_", fileext = ".R")
+  writeLines(c(
+    'a <- commandArgs(TRUE); x <- readRDS(a[1]); k <- as.integer(a[2])',
+    'it <- as.integer(a[3]); th <- as.integer(a[4])',
+    'st <- function() { s <- readLines("/proc/self/status")',
+    '  g <- function(f) as.numeric(gsub("[^0-9]", "", grep(paste0("^", f, ":"), s, value = TRUE)))',
+    '  c(rss = g("VmRSS"), hwm = g("VmHWM")) }',
+    'set.seed(1); w <- aspectr::sptensor(cbind(sample(10, 60, TRUE), sample(10, 60, TRUE), sample(10, 60, TRUE)), rep(1, 60))',
+    'invisible(aspectr::plsa(w, 2, max_iter = 2, tol = 0, seed = 1, threads = th))',
+    'invisible(gc(reset = TRUE)); g0 <- sum(gc()[, 2])',
+    'ok <- tryCatch({ cat("5", file = "/proc/self/clear_refs"); TRUE }, error = function(e) FALSE)',
+    'b <- st()',
+    'fit <- aspectr::plsa(x, k, loss = "kl", max_iter = it, tol = 0, seed = 1, threads = th)',
+    'e <- st(); g <- gc()',
+    'cat(sprintf("MEM %.1f %.1f\\n", if (ok) (e[["hwm"]] - b[["rss"]]) / 1024 else NA, sum(g[, ncol(g)]) - g0))'),
+    f)
+  f
 }
-reset_hwm <- function() {
-  tryCatch({ cat("5", file = "/proc/self/clear_refs"); TRUE }, error = function(e) FALSE)
+fit_memory <- function(x, k, iters, threads, script) {
+  rds <- tempfile("aspectr_x_", fileext = ".rds")
+  saveRDS(x, rds, compress = FALSE)
+  on.exit(unlink(rds))
+  out <- tryCatch(system2(file.path(R.home("bin"), "Rscript"),
+                          c("--vanilla", shQuote(script), shQuote(rds), k, iters, threads),
+                          stdout = TRUE, stderr = FALSE), error = function(e) character())
+  line <- grep("^MEM ", out, value = TRUE)
+  if (!length(line)) return(c(rss = NA_real_, heap = NA_real_))
+  v <- suppressWarnings(as.numeric(strsplit(line[1], " ")[[1]][2:3]))
+  c(rss = v[1], heap = v[2])
 }
 
 dims_sc <- if (quick) c(300L, 250L, 200L) else c(1000L, 800L, 600L)
 nnz_sc <- if (quick) c(20000L, 40000L, 80000L) else c(50000L, 100000L, 200000L, 400000L, 800000L)
-iters_sc <- if (quick) 10L else 30L
+iters_sc <- if (quick) 10L else 60L
 heading(sprintf("Scaling: aspectr::plsa KL on %s, k = %d, %d iterations (tol = 0)",
                 paste(dims_sc, collapse = " x "), K, iters_sc))
-can_hwm <- file.exists("/proc/self/status") && reset_hwm()
-if (!can_hwm) note("peak RSS (VmHWM) cannot be reset here; only gc() peaks are reported.")
+mem_script <- mem_child_script()
 sc <- list()
 for (nz in nnz_sc) {
   ts <- planted_tensor(dims_sc, K, nz, seed = 7)
@@ -483,34 +516,24 @@ for (nz in nnz_sc) {
   rm(ts)
   invisible(gc())
   for (th in 1:2) {
-    ## memory of one full run: peak RSS above the RSS before the call
-    invisible(gc(reset = TRUE))
-    if (can_hwm) reset_hwm()
-    before <- vm_kb()
-    rN <- elapsed(aspectr::plsa(xs, K, loss = "kl", max_iter = iters_sc, tol = 0, seed = 1,
-                                threads = th))
-    after <- vm_kb()
-    g <- gc()
-    r_heap_mb <- sum(g[, ncol(g)])          # "max used" (Mb) since the reset
-    ## timings: best of two runs each of 1 and of iters_sc iterations
-    tN <- min(rN$time, elapsed(aspectr::plsa(xs, K, loss = "kl", max_iter = iters_sc, tol = 0,
-                                             seed = 1, threads = th))$time)
-    t1 <- min(vapply(1:2, function(i) elapsed(aspectr::plsa(xs, K, loss = "kl", max_iter = 1L,
+    ## timings: best of three runs each of 1 and of iters_sc iterations
+    tN <- min(vapply(1:3, function(i) elapsed(aspectr::plsa(xs, K, loss = "kl", max_iter = iters_sc,
                                                              tol = 0, seed = 1, threads = th))$time,
                      numeric(1)))
-    rN$time <- tN
-    r1 <- list(time = t1)
-    per_iter <- (rN$time - r1$time) / (iters_sc - 1)
+    t1 <- min(vapply(1:3, function(i) elapsed(aspectr::plsa(xs, K, loss = "kl", max_iter = 1L,
+                                                             tol = 0, seed = 1, threads = th))$time,
+                     numeric(1)))
+    per_iter <- (tN - t1) / (iters_sc - 1)
+    mem <- fit_memory(xs, K, iters_sc, th, mem_script)
     sc[[length(sc) + 1L]] <- data.frame(
-      nnz = length(xs$values), threads = th, total_s = rN$time, setup_s = max(r1$time - per_iter, 0),
-      ms_per_iter = 1000 * per_iter,
-      peak_rss_delta_mb = if (can_hwm) (after[["hwm"]] - before[["rss"]]) / 1024 else NA_real_,
-      r_heap_peak_mb = r_heap_mb)
-    rm(rN, r1)
+      nnz = length(xs$values), threads = th, total_s = tN, setup_s = max(t1 - per_iter, 0),
+      ms_per_iter = 1000 * per_iter, peak_rss_delta_mb = mem[["rss"]],
+      r_heap_peak_mb = mem[["heap"]])
   }
   rm(xs)
   invisible(gc())
 }
+unlink(mem_script)
 sc <- do.call(rbind, sc)
 for (th in 1:2) {
   s <- sc[sc$threads == th, ]
@@ -526,7 +549,7 @@ for (th in 1:2) {
     ns_per_nnz_iter = sprintf("%.1f", s$ns_per_nnz_iter),
     peak_rss_delta_mb = sprintf("%.1f", s$peak_rss_delta_mb),
     rss_bytes_per_nnz = sprintf("%.0f", s$rss_bytes_per_nnz),
-    r_heap_peak_mb = sprintf("%.1f", s$r_heap_peak_mb))
+    r_heap_delta_mb = sprintf("%.1f", s$r_heap_peak_mb))
   print(out, row.names = FALSE, right = FALSE)
   worst <- max(s$ratio_per_doubling, na.rm = TRUE)
   cat(sprintf("largest time ratio per doubling of nnz: %.2fx (target <= 2.2x: %s)\n",
@@ -536,7 +559,7 @@ s1 <- sc[sc$threads == 1, ]; s2 <- sc[sc$threads == 2, ]
 cat(sprintf("\nspeed-up of 2 threads over 1 (time per iteration): %s\n",
             paste(sprintf("%s: %.2fx", format(s1$nnz, big.mark = ","), s1$ms_per_iter / s2$ms_per_iter),
                   collapse = ", ")))
-if (can_hwm && nrow(s1) > 1) {
+if (sum(is.finite(s1$peak_rss_delta_mb)) > 1) {
   fit <- stats::lm(peak_rss_delta_mb ~ nnz, data = s1)
   cat(sprintf("peak RSS above baseline ~ %.1f MB + %.0f bytes per non-zero (1 thread, linear fit)\n",
               coef(fit)[[1]], coef(fit)[[2]] * 1024^2))

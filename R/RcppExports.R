@@ -33,3 +33,27 @@ cpp_nmf_project <- function(dense, si, sp, sx, dims, W, loss, beta, L1, L2, eps,
     .Call(`_aspectr_cpp_nmf_project`, dense, si, sp, sx, dims, W, loss, beta, L1, L2, eps, max_iter, tol, threads)
 }
 
+cpp_sntf_fit <- function(idx, val, n, G0, method, alpha, beta, omega, sparsity, l1, orthogonal, max_iter, tol, threads, verbose) {
+    .Call(`_aspectr_cpp_sntf_fit`, idx, val, n, G0, method, alpha, beta, omega, sparsity, l1, orthogonal, max_iter, tol, threads, verbose)
+}
+
+cpp_sntf_loss <- function(idx, val, n, G, method, alpha, beta, l1, threads) {
+    .Call(`_aspectr_cpp_sntf_loss`, idx, val, n, G, method, alpha, beta, l1, threads)
+}
+
+cpp_sym_mttkrp <- function(idx, val, n, G, threads) {
+    .Call(`_aspectr_cpp_sym_mttkrp`, idx, val, n, G, threads)
+}
+
+cpp_symnmf_fit <- function(dense, si, sp, sx, n, H0, W0, method, lambda, l1, omega, orthogonal, max_iter, tol, threads, verbose) {
+    .Call(`_aspectr_cpp_symnmf_fit`, dense, si, sp, sx, n, H0, W0, method, lambda, l1, omega, orthogonal, max_iter, tol, threads, verbose)
+}
+
+cpp_all_tuples <- function(n, m) {
+    .Call(`_aspectr_cpp_all_tuples`, n, m)
+}
+
+cpp_tuple_residuals <- function(X, tuples, q, affine, threads) {
+    .Call(`_aspectr_cpp_tuple_residuals`, X, tuples, q, affine, threads)
+}
+

@@ -164,6 +164,118 @@ BEGIN_RCPP
     return rcpp_result_gen;
 END_RCPP
 }
+// cpp_sntf_fit
+Rcpp::List cpp_sntf_fit(Rcpp::IntegerMatrix idx, Rcpp::NumericVector val, int n, Rcpp::NumericMatrix G0, std::string method, double alpha, double beta, double omega, double sparsity, double l1, bool orthogonal, int max_iter, double tol, int threads, bool verbose);
+RcppExport SEXP _aspectr_cpp_sntf_fit(SEXP idxSEXP, SEXP valSEXP, SEXP nSEXP, SEXP G0SEXP, SEXP methodSEXP, SEXP alphaSEXP, SEXP betaSEXP, SEXP omegaSEXP, SEXP sparsitySEXP, SEXP l1SEXP, SEXP orthogonalSEXP, SEXP max_iterSEXP, SEXP tolSEXP, SEXP threadsSEXP, SEXP verboseSEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::RNGScope rcpp_rngScope_gen;
+    Rcpp::traits::input_parameter< Rcpp::IntegerMatrix >::type idx(idxSEXP);
+    Rcpp::traits::input_parameter< Rcpp::NumericVector >::type val(valSEXP);
+    Rcpp::traits::input_parameter< int >::type n(nSEXP);
+    Rcpp::traits::input_parameter< Rcpp::NumericMatrix >::type G0(G0SEXP);
+    Rcpp::traits::input_parameter< std::string >::type method(methodSEXP);
+    Rcpp::traits::input_parameter< double >::type alpha(alphaSEXP);
+    Rcpp::traits::input_parameter< double >::type beta(betaSEXP);
+    Rcpp::traits::input_parameter< double >::type omega(omegaSEXP);
+    Rcpp::traits::input_parameter< double >::type sparsity(sparsitySEXP);
+    Rcpp::traits::input_parameter< double >::type l1(l1SEXP);
+    Rcpp::traits::input_parameter< bool >::type orthogonal(orthogonalSEXP);
+    Rcpp::traits::input_parameter< int >::type max_iter(max_iterSEXP);
+    Rcpp::traits::input_parameter< double >::type tol(tolSEXP);
+    Rcpp::traits::input_parameter< int >::type threads(threadsSEXP);
+    Rcpp::traits::input_parameter< bool >::type verbose(verboseSEXP);
+    rcpp_result_gen = Rcpp::wrap(cpp_sntf_fit(idx, val, n, G0, method, alpha, beta, omega, sparsity, l1, orthogonal, max_iter, tol, threads, verbose));
+    return rcpp_result_gen;
+END_RCPP
+}
+// cpp_sntf_loss
+double cpp_sntf_loss(Rcpp::IntegerMatrix idx, Rcpp::NumericVector val, int n, Rcpp::NumericMatrix G, std::string method, double alpha, double beta, double l1, int threads);
+RcppExport SEXP _aspectr_cpp_sntf_loss(SEXP idxSEXP, SEXP valSEXP, SEXP nSEXP, SEXP GSEXP, SEXP methodSEXP, SEXP alphaSEXP, SEXP betaSEXP, SEXP l1SEXP, SEXP threadsSEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::RNGScope rcpp_rngScope_gen;
+    Rcpp::traits::input_parameter< Rcpp::IntegerMatrix >::type idx(idxSEXP);
+    Rcpp::traits::input_parameter< Rcpp::NumericVector >::type val(valSEXP);
+    Rcpp::traits::input_parameter< int >::type n(nSEXP);
+    Rcpp::traits::input_parameter< Rcpp::NumericMatrix >::type G(GSEXP);
+    Rcpp::traits::input_parameter< std::string >::type method(methodSEXP);
+    Rcpp::traits::input_parameter< double >::type alpha(alphaSEXP);
+    Rcpp::traits::input_parameter< double >::type beta(betaSEXP);
+    Rcpp::traits::input_parameter< double >::type l1(l1SEXP);
+    Rcpp::traits::input_parameter< int >::type threads(threadsSEXP);
+    rcpp_result_gen = Rcpp::wrap(cpp_sntf_loss(idx, val, n, G, method, alpha, beta, l1, threads));
+    return rcpp_result_gen;
+END_RCPP
+}
+// cpp_sym_mttkrp
+Rcpp::List cpp_sym_mttkrp(Rcpp::IntegerMatrix idx, Rcpp::NumericVector val, int n, Rcpp::NumericMatrix G, int threads);
+RcppExport SEXP _aspectr_cpp_sym_mttkrp(SEXP idxSEXP, SEXP valSEXP, SEXP nSEXP, SEXP GSEXP, SEXP threadsSEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::RNGScope rcpp_rngScope_gen;
+    Rcpp::traits::input_parameter< Rcpp::IntegerMatrix >::type idx(idxSEXP);
+    Rcpp::traits::input_parameter< Rcpp::NumericVector >::type val(valSEXP);
+    Rcpp::traits::input_parameter< int >::type n(nSEXP);
+    Rcpp::traits::input_parameter< Rcpp::NumericMatrix >::type G(GSEXP);
+    Rcpp::traits::input_parameter< int >::type threads(threadsSEXP);
+    rcpp_result_gen = Rcpp::wrap(cpp_sym_mttkrp(idx, val, n, G, threads));
+    return rcpp_result_gen;
+END_RCPP
+}
+// cpp_symnmf_fit
+Rcpp::List cpp_symnmf_fit(Rcpp::Nullable<Rcpp::NumericMatrix> dense, Rcpp::IntegerVector si, Rcpp::IntegerVector sp, Rcpp::NumericVector sx, int n, Rcpp::NumericMatrix H0, Rcpp::NumericMatrix W0, std::string method, double lambda, double l1, double omega, bool orthogonal, int max_iter, double tol, int threads, bool verbose);
+RcppExport SEXP _aspectr_cpp_symnmf_fit(SEXP denseSEXP, SEXP siSEXP, SEXP spSEXP, SEXP sxSEXP, SEXP nSEXP, SEXP H0SEXP, SEXP W0SEXP, SEXP methodSEXP, SEXP lambdaSEXP, SEXP l1SEXP, SEXP omegaSEXP, SEXP orthogonalSEXP, SEXP max_iterSEXP, SEXP tolSEXP, SEXP threadsSEXP, SEXP verboseSEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::RNGScope rcpp_rngScope_gen;
+    Rcpp::traits::input_parameter< Rcpp::Nullable<Rcpp::NumericMatrix> >::type dense(denseSEXP);
+    Rcpp::traits::input_parameter< Rcpp::IntegerVector >::type si(siSEXP);
+    Rcpp::traits::input_parameter< Rcpp::IntegerVector >::type sp(spSEXP);
+    Rcpp::traits::input_parameter< Rcpp::NumericVector >::type sx(sxSEXP);
+    Rcpp::traits::input_parameter< int >::type n(nSEXP);
+    Rcpp::traits::input_parameter< Rcpp::NumericMatrix >::type H0(H0SEXP);
+    Rcpp::traits::input_parameter< Rcpp::NumericMatrix >::type W0(W0SEXP);
+    Rcpp::traits::input_parameter< std::string >::type method(methodSEXP);
+    Rcpp::traits::input_parameter< double >::type lambda(lambdaSEXP);
+    Rcpp::traits::input_parameter< double >::type l1(l1SEXP);
+    Rcpp::traits::input_parameter< double >::type omega(omegaSEXP);
+    Rcpp::traits::input_parameter< bool >::type orthogonal(orthogonalSEXP);
+    Rcpp::traits::input_parameter< int >::type max_iter(max_iterSEXP);
+    Rcpp::traits::input_parameter< double >::type tol(tolSEXP);
+    Rcpp::traits::input_parameter< int >::type threads(threadsSEXP);
+    Rcpp::traits::input_parameter< bool >::type verbose(verboseSEXP);
+    rcpp_result_gen = Rcpp::wrap(cpp_symnmf_fit(dense, si, sp, sx, n, H0, W0, method, lambda, l1, omega, orthogonal, max_iter, tol, threads, verbose));
+    return rcpp_result_gen;
+END_RCPP
+}
+// cpp_all_tuples
+Rcpp::IntegerMatrix cpp_all_tuples(int n, int m);
+RcppExport SEXP _aspectr_cpp_all_tuples(SEXP nSEXP, SEXP mSEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::RNGScope rcpp_rngScope_gen;
+    Rcpp::traits::input_parameter< int >::type n(nSEXP);
+    Rcpp::traits::input_parameter< int >::type m(mSEXP);
+    rcpp_result_gen = Rcpp::wrap(cpp_all_tuples(n, m));
+    return rcpp_result_gen;
+END_RCPP
+}
+// cpp_tuple_residuals
+Rcpp::NumericVector cpp_tuple_residuals(Rcpp::NumericMatrix X, Rcpp::IntegerMatrix tuples, int q, bool affine, int threads);
+RcppExport SEXP _aspectr_cpp_tuple_residuals(SEXP XSEXP, SEXP tuplesSEXP, SEXP qSEXP, SEXP affineSEXP, SEXP threadsSEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::RNGScope rcpp_rngScope_gen;
+    Rcpp::traits::input_parameter< Rcpp::NumericMatrix >::type X(XSEXP);
+    Rcpp::traits::input_parameter< Rcpp::IntegerMatrix >::type tuples(tuplesSEXP);
+    Rcpp::traits::input_parameter< int >::type q(qSEXP);
+    Rcpp::traits::input_parameter< bool >::type affine(affineSEXP);
+    Rcpp::traits::input_parameter< int >::type threads(threadsSEXP);
+    rcpp_result_gen = Rcpp::wrap(cpp_tuple_residuals(X, tuples, q, affine, threads));
+    return rcpp_result_gen;
+END_RCPP
+}
 
 static const R_CallMethodDef CallEntries[] = {
     {"_aspectr_cpp_plsa_fit", (DL_FUNC) &_aspectr_cpp_plsa_fit, 12},
@@ -174,6 +286,12 @@ static const R_CallMethodDef CallEntries[] = {
     {"_aspectr_cpp_ntf_fit", (DL_FUNC) &_aspectr_cpp_ntf_fit, 9},
     {"_aspectr_cpp_nmf_fit", (DL_FUNC) &_aspectr_cpp_nmf_fit, 17},
     {"_aspectr_cpp_nmf_project", (DL_FUNC) &_aspectr_cpp_nmf_project, 14},
+    {"_aspectr_cpp_sntf_fit", (DL_FUNC) &_aspectr_cpp_sntf_fit, 15},
+    {"_aspectr_cpp_sntf_loss", (DL_FUNC) &_aspectr_cpp_sntf_loss, 9},
+    {"_aspectr_cpp_sym_mttkrp", (DL_FUNC) &_aspectr_cpp_sym_mttkrp, 5},
+    {"_aspectr_cpp_symnmf_fit", (DL_FUNC) &_aspectr_cpp_symnmf_fit, 16},
+    {"_aspectr_cpp_all_tuples", (DL_FUNC) &_aspectr_cpp_all_tuples, 2},
+    {"_aspectr_cpp_tuple_residuals", (DL_FUNC) &_aspectr_cpp_tuple_residuals, 5},
     {NULL, NULL, 0}
 };
 

@@ -18,5 +18,9 @@
 #include "solvers/foldin.h"
 #include "nmf/data.h"
 #include "nmf/rules.h"
+#include "sym/symtensor.h"
+#include "sym/sntf.h"
+#include "sym/symnmf.h"
+#include "sym/hypergraph.h"
 
 #endif

@@ -1,0 +1,200 @@
+#' Hypergraph affinities among tuples of points
+#'
+#' Builds the sparse super-symmetric affinity tensor of multi-way clustering
+#' (Shashua, Zass and Hazan 2006): every tuple of `order` distinct points is
+#' scored by how well one model fits them, and gets the affinity
+#' \eqn{\exp(-r^2 / \sigma^2)}, where \eqn{r^2} is the model's fitting
+#' residual. Pairwise distances cannot tell that three points lie on one
+#' line; a tuple's residual can, which is what lets [multiway_cluster()]
+#' separate points on intersecting lines or planes.
+#'
+#' Residuals: \eqn{r^2} is the mean squared orthogonal distance of the
+#' tuple's points to the best-fitting model: a line (`"line"`, an affine
+#' subspace of dimension 1), a plane (`"plane"`, dimension 2) or a linear
+#' subspace through the origin of dimension `dim` (`"subspace"`), all by the
+#' eigenvalues of the points' scatter (Eckart-Young). A user `fun` gets the
+#' tuple's points (an `order x ncol(x)` matrix) and returns the residual
+#' \eqn{r} (a non-negative number).
+#'
+#' Tuples: with `n_tuples = NULL` every `order`-subset is scored (refused
+#' above `getOption("aspectr.max_tuples", 2e7)` subsets); otherwise
+#' `n_tuples` random subsets are drawn (duplicates scored once), the usual
+#' way to keep the tensor's size linear in the number of points. Affinities
+#' below `cutoff` are dropped, so the tensor stays sparse.
+#'
+#' @param x A numeric matrix or data frame, one point per row.
+#' @param order The number of points per tuple (the tensor's order), at
+#'   least one more than the model needs to fit any tuple exactly (3 for
+#'   lines, 4 for planes, `dim + 1` for a linear subspace).
+#' @param model `"line"`, `"plane"` or `"subspace"`.
+#' @param sigma Scale of the affinity. The default is the 10% quantile of
+#'   the residuals \eqn{r} of the scored tuples (a tenth of random tuples
+#'   fit well when a few structures are present).
+#' @param n_tuples Number of random tuples, or `NULL` for all.
+#' @param fun Optional residual function of a tuple's points; overrides
+#'   `model`.
+#' @param dim Dimension of the `"subspace"` model (default `order - 1`).
+#' @param cutoff Affinities below this are not stored.
+#' @inheritParams plsa
+#' @return An [aspectr_symtensor][symtensor()] of order `order` on
+#'   `nrow(x)` points, with attributes `sigma` and `tuples` (the number of
+#'   tuples scored).
+#' @seealso [multiway_cluster()], [sntf()].
+#' @references Shashua, A., Zass, R. and Hazan, T. (2006). Multi-way
+#'   clustering using super-symmetric non-negative tensor factorization.
+#'   ECCV 2006.
+#' @examples
+#' set.seed(1)
+#' t <- runif(30, -1, 1)
+#' x <- rbind(cbind(t[1:15], 0.5 * t[1:15]), cbind(t[16:30], -t[16:30]))
+#' a <- hypergraph_affinity(x, order = 3, model = "line")
+#' a
+#' @export
+hypergraph_affinity <- function(x, order = 3, model = c("line", "plane", "subspace"), sigma = NULL,
+                                n_tuples = NULL, fun = NULL, dim = NULL, cutoff = 1e-8, seed = NULL,
+                                threads = NULL) {
+  if (is.data.frame(x)) x <- as.matrix(x)
+  if (!is.matrix(x) || !is.numeric(x) || nrow(x) < 2) {
+    abort_input("{.arg x} must be a numeric matrix or data frame with one point per row, not {describe(x)}.",
+                "type", arg = "x")
+  }
+  if (anyNA(x) || any(!is.finite(x))) abort_input("{.arg x} must not contain NA, NaN or Inf.", "value", arg = "x")
+  n <- nrow(x)
+  model <- match_option(model, c("line", "plane", "subspace"), "model")
+  order <- check_whole(order, "order", min = 2, max = n, what = "at most the number of points")
+  q <- switch(model, line = 1L, plane = 2L,
+              subspace = if (is.null(dim)) order - 1L else check_whole(dim, "dim", min = 1, max = ncol(x)))
+  affine <- model != "subspace"
+  if (is.null(fun)) {
+    need <- if (affine) q + 2L else q + 1L
+    if (order < need) {
+      abort_input(c("{.arg order} = {order} is too small for a {model} model: any {order} points fit it exactly.",
+                    i = "Use {.code order >= {need}}."), "argument", arg = "order")
+    }
+  } else if (!is.function(fun)) {
+    abort_input("{.arg fun} must be a function of a tuple's points returning a residual, not {describe(fun)}.",
+                "type", arg = "fun")
+  }
+  if (!is.null(sigma)) sigma <- check_number(sigma, "sigma", 0, Inf, lower_open = TRUE)
+  cutoff <- check_number(cutoff, "cutoff", 0, 1, upper_open = TRUE)
+  threads <- resolve_threads(threads)
+  tuples <- if (is.null(n_tuples)) {
+    total <- choose(n, order)
+    if (total > getOption("aspectr.max_tuples", 2e7)) {
+      abort_input(c("Scoring all {format(total, big.mark = ',')} tuples of {n} points is too much.",
+                    i = "Set {.arg n_tuples} to sample tuples, or raise {.code options(aspectr.max_tuples)}."),
+                  "argument", arg = "n_tuples")
+    }
+    cpp_all_tuples(n, order)
+  } else {
+    n_tuples <- check_whole(n_tuples, "n_tuples", min = 1)
+    with_seed(seed, sample_tuples(n, order, n_tuples))
+  }
+  r2 <- if (is.null(fun)) {
+    cpp_tuple_residuals(x, tuples, q, affine, threads)
+  } else {
+    vapply(seq_len(ncol(tuples)), function(t) {
+      v <- fun(x[tuples[, t] + 1L, , drop = FALSE])
+      if (!is.numeric(v) || length(v) != 1 || is.na(v) || v < 0) {
+        abort_input("{.arg fun} must return one non-negative number per tuple, not {describe(v)}.",
+                    "value", arg = "fun", call = rlang::caller_env(4))
+      }
+      v^2
+    }, numeric(1))
+  }
+  if (is.null(sigma)) {
+    sigma <- sqrt(stats::quantile(r2, 0.1, names = FALSE))
+    if (!(sigma > 0)) sigma <- sqrt(max(mean(r2), .Machine$double.eps))
+  }
+  a <- exp(-r2 / sigma^2)
+  keep <- a >= cutoff
+  idx <- t(tuples[, keep, drop = FALSE] + 1L)
+  out <- new_symtensor(idx, a[keep], n, rownames(x))
+  attr(out, "sigma") <- sigma
+  attr(out, "tuples") <- ncol(tuples)
+  out
+}
+
+# n_tuples random order-subsets of 1..n (0-based columns, sorted, unique).
+sample_tuples <- function(n, order, n_tuples) {
+  m <- vapply(seq_len(n_tuples), function(i) sort.int(sample.int(n, order)), integer(order))
+  m <- matrix(m, nrow = order)
+  m <- m[, !duplicated(t(m)), drop = FALSE]
+  m - 1L
+}
+
+#' Multi-way clustering
+#'
+#' Clusters points by the structure that tuples of them share: builds the
+#' hypergraph affinity tensor ([hypergraph_affinity()]) and factors it by
+#' super-symmetric NTF ([sntf()]); each point goes to the component with the
+#' largest entry in its row of `G`. Points that no well-fitting tuple
+#' contains (outliers) have a zero row and get `NA`.
+#'
+#' @inheritParams hypergraph_affinity
+#' @param k Number of clusters.
+#' @param method,nrun,max_iter,tol Passed to [sntf()].
+#' @param ... Further arguments to [sntf()] (`alpha`, `omega`, `sparsity`,
+#'   `orthogonal`, ...).
+#' @return An object of class `aspectr_multiway`: `cluster` (labels, `NA`
+#'   for points without affinity), `membership`, `fit` (the [sntf()] fit),
+#'   `affinity` (the tensor), `sigma`, `time`, `call`.
+#' @examples
+#' set.seed(1)
+#' t <- runif(40, -1, 1)
+#' x <- rbind(cbind(t[1:20], 0.5 * t[1:20]), cbind(t[21:40], -t[21:40])) +
+#'   matrix(rnorm(80, sd = 0.01), 40)
+#' mc <- multiway_cluster(x, 2, model = "line", seed = 1)
+#' table(mc$cluster, rep(1:2, each = 20))
+#' @export
+multiway_cluster <- function(x, k, order = 3, model = c("line", "plane", "subspace"), sigma = NULL,
+                             n_tuples = NULL, fun = NULL, dim = NULL, method = "alpha", nrun = 10,
+                             max_iter = 1000, tol = 1e-6, seed = NULL, threads = NULL, ...) {
+  call <- match.call()
+  start <- proc.time()[["elapsed"]]
+  aff <- hypergraph_affinity(x, order = order, model = model, sigma = sigma, n_tuples = n_tuples,
+                             fun = fun, dim = dim, seed = seed, threads = threads)
+  if (!length(aff$values)) {
+    abort_input("No tuple has an affinity above the cutoff: increase {.arg sigma}.", "value", arg = "sigma")
+  }
+  fit <- sntf(aff, k, method = method, nrun = nrun, max_iter = max_iter, tol = tol, seed = seed,
+              threads = threads, ...)
+  structure(list(cluster = fit$cluster, membership = fit$membership, fit = fit, affinity = aff,
+                 sigma = attr(aff, "sigma"), k = k, order = aff$order,
+                 time = proc.time()[["elapsed"]] - start, call = call),
+            class = "aspectr_multiway")
+}
+
+#' @export
+print.aspectr_multiway <- function(x, ...) {
+  cat(sprintf("<aspectr_multiway> %d clusters of %s points from order-%d affinities (%s of %s tuples kept, sigma %.3g)\n",
+              x$k, format(length(x$cluster), big.mark = ","), x$order,
+              format(length(x$affinity$values), big.mark = ","),
+              format(attr(x$affinity, "tuples"), big.mark = ","), x$sigma))
+  cat("cluster sizes:", paste(tabulate(x$cluster, x$k), collapse = " "),
+      if (anyNA(x$cluster)) sprintf("(%d unassigned)", sum(is.na(x$cluster))) else "", "\n")
+  cat(sprintf("sntf: %s, relative error %.4g, %d iterations\n", sntf_label(x$fit), x$fit$rel_error,
+              x$fit$iterations))
+  invisible(x)
+}
+
+#' @export
+predict.aspectr_multiway <- function(object, newdata = NULL, type = c("membership", "class"), ...) {
+  predict(object$fit, newdata = newdata, type = type, ...)
+}
+
+#' @rdname plot.aspectr_sntf
+#' @param data For a multi-way clustering: the points (first two columns
+#'   plotted, coloured by cluster, unassigned points as grey crosses); without
+#'   it the membership heatmap of the fit.
+#' @export
+plot.aspectr_multiway <- function(x, data = NULL, ...) {
+  if (is.null(data) || ncol(as.matrix(data)) < 2) return(invisible(plot(x$fit, ...)))
+  data <- as.matrix(data)
+  cols <- grDevices::hcl.colors(x$k, "Dark 3")
+  pc <- ifelse(is.na(x$cluster), "grey70", cols[x$cluster])
+  graphics::plot(data[, 1], data[, 2], col = pc, pch = ifelse(is.na(x$cluster), 4, 19),
+                 xlab = colnames(data)[1] %||% "x1", ylab = colnames(data)[2] %||% "x2",
+                 main = "Multi-way clusters", ...)
+  invisible(x)
+}

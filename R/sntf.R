@@ -1,0 +1,411 @@
+#' Super-symmetric non-negative tensor factorization
+#'
+#' Fits a super-symmetric non-negative tensor \eqn{Y} of order \eqn{L} on
+#' \eqn{n} points by \eqn{Y \approx \sum_j g_j \circ g_j \circ \cdots \circ
+#' g_j} with \eqn{G = [g_1, \dots, g_k] \ge 0} (n x k), as in Cichocki et al.
+#' (seed 004). With an affinity tensor among tuples of points
+#' ([hypergraph_affinity()]) the rows of `G` are soft memberships of the
+#' points in `k` clusters (Shashua, Zass and Hazan's multi-way clustering).
+#'
+#' Methods:
+#' * `"alpha"`: the multiplicative alpha-divergence algorithm (seed eqs.
+#'   8-9), `alpha > 0`; `alpha = 1` is the EMML (Kullback-Leibler) case and
+#'   `alpha = 0` selects `"smart"`. Sparse: the ratio is evaluated at stored
+#'   sets only.
+#' * `"smart"`: the exponentiated-gradient SMART updates (eqs. 10-12) for
+#'   the dual KL divergence; needs every cell strictly positive.
+#' * `"beta"`: the beta-divergence multiplicative updates with an L1 penalty
+#'   (eqs. 14-17): `beta = 0` KL, `1` Frobenius (both sparse), `-1`
+#'   Itakura-Saito; other values visit every cell, and `beta <= -1` needs
+#'   strictly positive data.
+#' * `"average"`: the averaging approach (section 3.1): the slices are summed
+#'   to a symmetric matrix \eqn{\bar Y = G \bar D G'}, factored by the
+#'   fixed-point ALS of eq. 21 ([symnmf()] with `method = "fpals"`); `G` is
+#'   recovered from \eqn{\tilde G = G \bar D^{1/2}} exactly.
+#' * `"unfold"`: the unfolding approach (section 3.2): fixed-point ALS on the
+#'   unfolded tensor (eqs. 27-28), \eqn{G \leftarrow [[M - L1/L]_+
+#'   ((G'G)^{\circ (L-1)})^{-1}]_+} with \eqn{M} the contraction of `Y` with
+#'   `G` in all modes but one.
+#'
+#' **Step size and monotonicity.** The multiplicative methods update
+#' \eqn{g_{ij} \leftarrow g_{ij} r_{ij}^{\omega e}}, where \eqn{e} is the
+#' largest exponent for which the step minimizes a majorizer of the
+#' objective of the symmetric model (derived in the package's design notes:
+#' \eqn{e = 1/L} for alpha in (0, 1] and SMART, \eqn{1/(L\alpha)} for
+#' alpha > 1, \eqn{\gamma(\beta+1)/L} for beta with Fevotte and Idier's
+#' \eqn{\gamma}). So `omega <= 1` never increases the objective, and
+#' `1 < omega < 2` over-relaxes (faster in practice, no guarantee). The
+#' seed's literal step, exponent `omega / alpha` with `omega = 1`, is `L`
+#' times the safe step at `alpha = 1`: without the seed's column
+#' normalization it diverges. The seed normalizes the columns of `G` after
+#' every step; here the scale of each column is kept, which leaves the model
+#' unchanged (it is what the normalization's weights absorb), so `G`
+#' reproduces `Y` directly. `"average"` and `"unfold"` are fixed-point
+#' iterations without a descent guarantee. Their maps are homogeneous of
+#' negative degree in the scale of `G` (so the scale would oscillate), hence
+#' the seed's column normalization: each iteration works on unit-norm
+#' directions, gives them their least-squares scales (a k x k NNLS) and
+#' reports that model's objective. `omega` relaxes their steps
+#' (\eqn{G \leftarrow (1-\omega) G + \omega G_{new}}) and is halved
+#' whenever the objective rises, because the plain step can cycle between
+#' two states. The `sparsity` exponent and the `orthogonal` step carry no
+#' guarantee either; their objective trace is reported as it comes.
+#'
+#' @param x A super-symmetric non-negative tensor: a [symtensor()] (each
+#'   unordered index set stored once), a dense `n x n x n` array, or a sparse
+#'   tensor holding every permutation ([sptensor()]). A symmetric matrix is
+#'   an order-2 tensor.
+#' @param k Number of components (clusters), between 1 and the number of
+#'   points.
+#' @param method `"alpha"` (default), `"smart"`, `"beta"`, `"average"` or
+#'   `"unfold"`.
+#' @param alpha The alpha of the alpha divergence (`>= 0`).
+#' @param beta The beta of the beta divergence (seed 004's convention:
+#'   `0` KL, `1` Frobenius, `-1` Itakura-Saito).
+#' @param omega Over-relaxation, in (0, 2): a multiple of the safe step.
+#' @param sparsity The sparsity exponent of seed eq. 9: after each update
+#'   the unit-sum columns are raised to the power `1 + sparsity` (positive
+#'   sharpens, negative smooths; typically 0.001-0.005), keeping their
+#'   scale.
+#' @param L1 L1 penalty `L1 * sum(G)` added to the objective (methods
+#'   `"beta"`, `"average"`, `"unfold"`).
+#' @param orthogonal If `TRUE`, every iteration ends with the
+#'   semi-orthogonality step \eqn{G \leftarrow G (G'G)^{-1/2}} (seed eq. 29),
+#'   negatives clipped and each column returned to its previous norm; at
+#'   convergence the columns have (nearly) disjoint supports, so `G'G` is
+#'   (nearly) diagonal.
+#' @param init `"nndsvd"` (default): NNDSVD (Boutsidis and Gallopoulos) of
+#'   the slice sum \eqn{\bar Y = G \bar D G'}, the non-negative part of
+#'   each leading singular vector, zeros filled with the mean and mapped back
+#'   to `G`; `"random"` (uniform); or an `n x k` non-negative starting
+#'   matrix. Starts are scaled to the total of `x`. With `nrun > 1` the
+#'   first start is `init` and the others are random.
+#' @inheritParams plsa
+#' @return An object of class `c("aspectr_sntf", "aspectr_fit")`: `G`
+#'   (n x k, the factor of \eqn{Y \approx \sum_j g_j^{\circ L}}), `weights`
+#'   (\eqn{(\sum_i g_{ij})^L}, the mass of each component), `membership`
+#'   (rows of `G` scaled to sum 1), `cluster` (largest entry per row; `NA`
+#'   for points without affinity), `objective` (the divergence being
+#'   minimized, after each iteration), `value`, `rel_error` (relative
+#'   Frobenius error of the model on the full tensor, comparable across
+#'   methods), `iterations`, `converged`, `run`, `run_values`, `time`,
+#'   `call`.
+#' @seealso [hypergraph_affinity()], [multiway_cluster()], [symnmf()].
+#' @references Cichocki, A., Jankovic, M., Zdunek, R. and Amari, S. (2007).
+#'   Sparse super symmetric tensor factorization. ICONIP 2007.
+#'
+#'   Shashua, A., Zass, R. and Hazan, T. (2006). Multi-way clustering using
+#'   super-symmetric non-negative tensor factorization. ECCV 2006.
+#' @examples
+#' set.seed(1)
+#' G <- cbind(c(runif(10), rep(0, 10)), c(rep(0, 10), runif(10)))
+#' Y <- array(0, c(20, 20, 20))
+#' for (j in 1:2) Y <- Y + outer(outer(G[, j], G[, j]), G[, j])
+#' fit <- sntf(Y, 2, seed = 1)
+#' fit
+#' table(fit$cluster, rep(1:2, each = 10))
+#' @export
+sntf <- function(x, k, method = c("alpha", "smart", "beta", "average", "unfold"),
+                 alpha = 1, beta = 0, omega = 1, sparsity = 0, L1 = 0, orthogonal = FALSE,
+                 init = c("nndsvd", "random"), max_iter = 1000, tol = 1e-6, nrun = 1, seed = NULL,
+                 threads = NULL, verbose = FALSE, ...) {
+  call <- match.call()
+  check_dots_empty(...)
+  method <- match_option(method, c("alpha", "smart", "beta", "average", "unfold"), "method")
+  alpha <- check_number(alpha, "alpha", 0, Inf)
+  beta <- check_number(beta, "beta", -Inf, Inf)
+  if (!is.finite(beta)) abort_input("{.arg beta} must be finite.", "argument", arg = "beta")
+  if (method == "alpha" && alpha == 0) method <- "smart"
+  omega <- check_number(omega, "omega", 0, 2, lower_open = TRUE, upper_open = TRUE)
+  sparsity <- check_number(sparsity, "sparsity", -0.5, 0.5)
+  L1 <- check_number(L1, "L1", 0, Inf)
+  if (!is.finite(L1)) abort_input("{.arg L1} must be finite.", "argument", arg = "L1")
+  if (L1 > 0 && method %in% c("alpha", "smart")) {
+    abort_input(c("{.arg L1} applies to methods {.val beta}, {.val average} and {.val unfold}.",
+                  i = "The alpha and SMART updates control sparsity through {.arg sparsity}."),
+                "argument", arg = "L1")
+  }
+  orthogonal <- check_flag(orthogonal, "orthogonal")
+  y <- sntf_data(x)
+  n <- y$n; L <- y$order
+  if (!length(y$values)) abort_input("{.arg x} has no non-zero entries.", "value", arg = "x")
+  k <- check_whole(k, "k", min = 1, max = n, what = "at most the number of points")
+  needs_all <- method == "smart" || (method == "beta" && !(beta %in% c(0, 1)))
+  if (needs_all) y <- sym_complete(y)
+  if ((method == "smart" || (method == "beta" && beta <= -1)) && any(y$values <= 0)) {
+    what <- if (method == "smart") "{.code method = \"smart\"}" else "{.code beta = {beta}}"
+    abort_input(paste(what, "needs every cell of {.arg x} strictly positive (it takes log or negative powers of the data)."),
+                "value", arg = "x")
+  }
+  ctl <- check_fit_controls(nrun, max_iter, tol, seed, threads, verbose)
+  if (is.matrix(init)) {
+    if (!is.numeric(init) || !all(dim(init) == c(n, k)) || anyNA(init) || any(init < 0) || !any(init > 0)) {
+      abort_input("A matrix {.arg init} must be a non-negative {n} x {k} matrix (not all zero).", "argument", arg = "init")
+    }
+  } else {
+    init <- match_option(init, c("nndsvd", "random"), "init")
+  }
+  start <- proc.time()[["elapsed"]]
+  idx0 <- t(y$index - 1L)
+  mult <- sym_multiplicity(y$index)
+  total <- sum(mult * y$values)
+  first <- if (is.matrix(init)) init else if (init == "nndsvd") sntf_nndsvd(y, k) else NULL
+  inits <- with_seed(ctl$seed, lapply(seq_len(ctl$nrun), function(r) {
+    G0 <- if (r == 1 && !is.null(first)) first else matrix(stats::runif(n * k, 0.1, 1), n, k)
+    s <- colSums(G0)
+    G0 * (total / sum(s^L))^(1 / L)
+  }))
+  slices <- if (method == "average") nmf_data(sym_slice_sum(y), "x") else NULL
+  runs <- map_runs(inits, function(G0) {
+    if (method == "average") {
+      sntf_average(slices, L, G0, L1, omega, orthogonal, ctl$max_iter, ctl$tol, ctl$threads, ctl$verbose)
+    } else {
+      cpp_sntf_fit(idx0, y$values, n, G0, method, alpha, beta, omega, sparsity, L1, orthogonal,
+                   ctl$max_iter, ctl$tol, ctl$threads, ctl$verbose)
+    }
+  })
+  values <- vapply(runs, function(r) r$objective[length(r$objective)], numeric(1))
+  best <- which.min(values)
+  res <- runs[[best]]
+  G <- res$G
+  ynorm2 <- sum(mult * y$values^2)
+  frob <- cpp_sntf_loss(idx0, y$values, n, G, "beta", 1, 1, 0, ctl$threads)
+  new_sntf(G, y, k, method = method,
+           params = list(alpha = alpha, beta = beta, omega = omega, sparsity = sparsity, L1 = L1,
+                         orthogonal = orthogonal),
+           res = res, run = best, values = values, rel_error = sqrt(2 * frob / ynorm2),
+           time = proc.time()[["elapsed"]] - start, threads = ctl$threads, seed = ctl$seed,
+           call = call)
+}
+
+sntf_data <- function(x, call = rlang::caller_env()) {
+  if (inherits(x, "aspectr_symtensor")) return(x)
+  if (inherits(x, "aspectr_tensor") || (is.array(x) && length(dim(x)) >= 2)) {
+    return(as_symtensor(x))
+  }
+  if (methods::is(x, "Matrix") || inherits(x, "simple_triplet_matrix")) {
+    return(as_symtensor(as_sptensor(x)))
+  }
+  abort_input("{.arg x} must be a super-symmetric tensor: a {.cls aspectr_symtensor}, a dense array, or a sparse tensor, not {describe(x)}.",
+              "type", arg = "x", call = call)
+}
+
+# distinct ordered tuples of each sorted set: L! / prod(counts!)
+sym_multiplicity <- function(index) {
+  L <- ncol(index)
+  if (!nrow(index)) return(numeric())
+  runs <- matrix(1, nrow(index), L)
+  denom <- rep(1, nrow(index))
+  if (L > 1) for (p in 2:L) {
+    same <- index[, p] == index[, p - 1]
+    runs[, p] <- ifelse(same, runs[, p - 1] + 1, 1)
+    denom <- denom * runs[, p]
+  }
+  factorial(L) / denom
+}
+
+# The slice sum  Ybar = sum over the last L-2 modes, a sparse n x n matrix.
+sym_slice_sum <- function(y) {
+  full <- sym_expand(y, raw = TRUE)
+  Matrix::sparseMatrix(i = full$index[, 1], j = full$index[, 2], x = full$values,
+                       dims = c(y$n, y$n))
+}
+
+# NNDSVD start from the slice sum: Ybar ~ Gt Gt' with Gt = G D^(1/2),
+# D = diag(colSums(G))^(L-2); back to G by s = colSums(Gt)^(2/L).
+sntf_nndsvd <- function(y, k) {
+  L <- y$order
+  Gt <- nndsvd_symmetric(nmf_data(sym_slice_sum(y), "x"), k)
+  sc <- colSums(Gt)^(2 / L)
+  sweep(Gt, 2, sc^((L - 2) / 2), "/")
+}
+
+# NNDSVD of a symmetric non-negative matrix A ~ H H': per leading singular
+# pair the larger (in norm) of the positive and negative parts, scaled by
+# the square root of the singular value; zeros filled with the mean.
+nndsvd_symmetric <- function(nd, k) {
+  s <- nmf_svd(nd, k)
+  n <- nd$dims[1]
+  H <- vapply(seq_len(k), function(j) {
+    u <- s$u[, j]
+    p <- pmax(u, 0); m <- pmax(-u, 0)
+    v <- if (sum(p^2) >= sum(m^2)) p else m
+    v / max(sqrt(sum(v^2)), 1e-300) * sqrt(s$d[j])
+  }, numeric(n))
+  H <- matrix(H, n, k)
+  fill <- mean(H)
+  H[H <= 0] <- if (fill > 0) fill else 1
+  H
+}
+
+# The averaging approach: symmetric NMF of the slice sum, and back.
+sntf_average <- function(nd, L, G0, L1, omega, orthogonal, max_iter, tol, threads, verbose) {
+  s0 <- colSums(G0)
+  H0 <- sweep(G0, 2, s0^((L - 2) / 2), "*")
+  r <- cpp_symnmf_fit(nd$dense, nd$i, nd$p, nd$x, nd$dims[1], H0, H0, "fpals", 0, L1, omega, orthogonal,
+                      max_iter, tol, threads, verbose)
+  Ht <- r$H
+  s <- colSums(Ht)^(2 / L)
+  G <- sweep(Ht, 2, ifelse(s > 0, s^((L - 2) / 2), 1), "/")
+  list(G = G, objective = r$objective, initial = r$initial, iterations = r$iterations,
+       converged = r$converged)
+}
+
+new_sntf <- function(G, y, k, method, params, res, run, values, rel_error, time, threads, seed, call) {
+  L <- y$order
+  w <- colSums(G)^L
+  ord <- order(w, decreasing = TRUE)
+  G <- G[, ord, drop = FALSE]
+  w <- w[ord]
+  comp <- paste0("cluster_", seq_len(k))
+  dimnames(G) <- list(y$names, comp)
+  rs <- rowSums(G)
+  membership <- G / ifelse(rs > 0, rs, NA)
+  cluster <- max.col(G, ties.method = "first")
+  cluster[!(rs > 0)] <- NA_integer_
+  names(cluster) <- y$names
+  structure(c(list(
+    G = G, weights = stats::setNames(w, comp), membership = membership, cluster = cluster,
+    method = method), params, list(
+    k = k, order = L, n = y$n, nnz = length(y$values),
+    objective = as.numeric(res$objective), value = values[run], initial = res$initial,
+    rel_error = rel_error, iterations = as.integer(res$iterations),
+    converged = isTRUE(res$converged), run = run, run_values = values,
+    time = time, threads = threads, seed = seed, call = call)),
+    class = c("aspectr_sntf", "aspectr_fit"))
+}
+
+sntf_label <- function(x) {
+  switch(x$method,
+         alpha = sprintf("alpha-divergence (alpha = %g) multiplicative", x$alpha),
+         smart = "SMART (alpha = 0)",
+         beta = sprintf("beta-divergence (beta = %g) multiplicative", x$beta),
+         average = "averaging approach (symmetric NMF of the slice sum, FP-ALS)",
+         unfold = "unfolding approach (FP-ALS)")
+}
+
+#' @export
+print.aspectr_sntf <- function(x, ...) {
+  cat(sprintf("<aspectr_sntf> %d components of a super-symmetric order-%d tensor on %s points\n",
+              x$k, x$order, format(x$n, big.mark = ",")))
+  cat(sprintf("method: %s%s\n", sntf_label(x), if (x$orthogonal) ", semi-orthogonal" else ""))
+  cat(sprintf("objective: %s after %d iteration%s (%s); relative error %.4g\n",
+              format(signif(x$value, 7)), x$iterations, if (x$iterations == 1) "" else "s",
+              if (x$converged) "converged" else "not converged", x$rel_error))
+  sizes <- tabulate(x$cluster, x$k)
+  cat("cluster sizes:", paste(sizes, collapse = " "),
+      if (anyNA(x$cluster)) sprintf("(%d unassigned)", sum(is.na(x$cluster))) else "", "\n")
+  invisible(x)
+}
+
+#' @export
+summary.aspectr_sntf <- function(object, ...) {
+  conf <- apply(object$membership, 1, max)
+  structure(list(
+    k = object$k, method = sntf_label(object), order = object$order, n = object$n,
+    value = object$value, rel_error = object$rel_error, iterations = object$iterations,
+    converged = object$converged, runs = object$run_values,
+    table = data.frame(cluster = colnames(object$G), size = tabulate(object$cluster, object$k),
+                       weight = signif(unname(object$weights), 4),
+                       mean_membership = vapply(seq_len(object$k), function(j) {
+                         m <- conf[which(object$cluster == j)]
+                         if (length(m)) mean(m) else NA_real_
+                       }, numeric(1)))),
+    class = "summary.aspectr_sntf")
+}
+
+#' @export
+print.summary.aspectr_sntf <- function(x, ...) {
+  cat(sprintf("Super-symmetric NTF, order %d, %d points, %d components\n", x$order, x$n, x$k))
+  cat(sprintf("%s; objective %s after %d iterations (%s), relative error %.4g\n", x$method,
+              format(signif(x$value, 7)), x$iterations, if (x$converged) "converged" else "not converged",
+              x$rel_error))
+  cat(sprintf("best of %d start%s\n\n", length(x$runs), if (length(x$runs) == 1) "" else "s"))
+  print(x$table, row.names = FALSE, digits = 4)
+  invisible(x)
+}
+
+#' Plot a super-symmetric NTF or symmetric NMF fit
+#'
+#' @param x An `aspectr_sntf` or `aspectr_symnmf` fit.
+#' @param type `"membership"` (heatmap of the soft memberships, points
+#'   ordered by cluster) or `"convergence"` (objective per iteration).
+#' @param ... Passed to the base graphics functions.
+#' @return `x`, invisibly.
+#' @examples
+#' set.seed(1)
+#' G <- cbind(c(runif(10), rep(0, 10)), c(rep(0, 10), runif(10)))
+#' fit <- symnmf(tcrossprod(G), 2, seed = 1)
+#' plot(fit)
+#' plot(fit, "convergence")
+#' @export
+plot.aspectr_sntf <- function(x, type = c("membership", "convergence"), ...) {
+  type <- match_option(type, c("membership", "convergence"), "type")
+  if (type == "convergence") {
+    graphics::plot(seq_along(x$objective), x$objective, type = "l", xlab = "iteration",
+                   ylab = "objective", main = "Convergence", ...)
+    return(invisible(x))
+  }
+  m <- x$membership
+  ord <- order(x$cluster, -apply(m, 1, max, na.rm = TRUE), na.last = TRUE)
+  mm <- m[ord, , drop = FALSE]
+  mm[is.na(mm)] <- 0
+  graphics::image(seq_len(nrow(mm)), seq_len(ncol(mm)), mm, col = grDevices::hcl.colors(50, "YlOrRd", rev = TRUE),
+                  xlab = "point (ordered by cluster)", ylab = "cluster", main = "Soft memberships",
+                  axes = FALSE, ...)
+  graphics::axis(2, at = seq_len(ncol(mm)), labels = colnames(mm), las = 1, cex.axis = 0.7)
+  graphics::box()
+  invisible(x)
+}
+
+#' @rdname plot.aspectr_sntf
+#' @export
+plot.aspectr_symnmf <- plot.aspectr_sntf
+
+#' Memberships and clusters of the fitted points
+#'
+#' @param object An `aspectr_sntf` or `aspectr_symnmf` fit.
+#' @param newdata Not used: the memberships are those of the fitted points
+#'   (new points need their affinities to be refitted).
+#' @param type `"membership"` (n x k matrix, rows summing to 1) or `"class"`
+#'   (cluster labels).
+#' @param ... Unused.
+#' @return A matrix or an integer vector.
+#' @examples
+#' set.seed(1)
+#' G <- cbind(c(runif(10), rep(0, 10)), c(rep(0, 10), runif(10)))
+#' fit <- symnmf(tcrossprod(G), 2, seed = 1)
+#' predict(fit, type = "class")
+#' @export
+predict.aspectr_sntf <- function(object, newdata = NULL, type = c("membership", "class"), ...) {
+  check_dots_empty(...)
+  type <- match_option(type, c("membership", "class"), "type")
+  if (!is.null(newdata)) {
+    abort_input(c("{.fn predict} for symmetric factorizations returns the fitted points' memberships.",
+                  i = "To place new points, add them to the affinities and refit."),
+                "argument", arg = "newdata")
+  }
+  if (type == "class") object$cluster else object$membership
+}
+
+#' @rdname predict.aspectr_sntf
+#' @export
+predict.aspectr_symnmf <- predict.aspectr_sntf
+
+#' @export
+fitted.aspectr_sntf <- function(object, ...) {
+  cells <- as.numeric(object$n)^object$order
+  if (cells > getOption("aspectr.max_cells", 1e8)) {
+    cli::cli_abort(c("The fitted array would have {format(cells, big.mark = ',')} cells.",
+                     i = "Raise {.code options(aspectr.max_cells)} to allow it."),
+                   class = c("aspectr_error_size", "aspectr_error"))
+  }
+  G <- unname(object$G)
+  out <- array(0, rep(object$n, object$order))
+  for (j in seq_len(ncol(G))) {
+    term <- G[, j]
+    if (object$order > 1) for (p in 2:object$order) term <- outer(term, G[, j])
+    out <- out + term
+  }
+  out
+}

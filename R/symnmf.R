@@ -1,0 +1,177 @@
+#' Symmetric non-negative matrix factorization
+#'
+#' Factors a symmetric non-negative affinity matrix \eqn{A \approx H H'} with
+#' \eqn{H \ge 0} (n x k), the graph-clustering counterpart of [nmf()]: row
+#' `i` of `H` holds the memberships of point `i`, and the cluster of a point
+#' is its largest entry. It is also the building block of the averaging
+#' approach of [sntf()].
+#'
+#' * `"anls"` (default) and `"hals"`: the penalty formulation of Kuang, Yun
+#'   and Park (2015),
+#'   \eqn{\min_{W, H \ge 0} \frac12\|A - W H'\|_F^2 + \frac{\lambda}{2}\|W -
+#'   H\|_F^2 + L1 (\sum W + \sum H)}, by alternating exact non-negative
+#'   least squares (coordinate descent) or one HALS sweep per block. Both
+#'   minimize the penalized objective block by block, so its trace never
+#'   increases; the penalty drives `W` and `H` together.
+#' * `"fpals"`: the fixed-point ALS of seed 004 (eq. 21),
+#'   \eqn{H \leftarrow [(A H - L1)(H'H)^{-1}]_+}, a fixed-point iteration
+#'   with no descent guarantee. The map is homogeneous of degree -1 in the
+#'   scale of `H`, so, as the seed prescribes, columns are normalized after
+#'   every step; each iteration gives the directions their least-squares
+#'   scales (a k x k NNLS), and that model's objective is the one reported.
+#'   Steps are relaxed by `omega`, which is halved whenever the objective
+#'   rises: the plain step can cycle between two states.
+#'
+#' Sparse input stays sparse: every update needs only the product \eqn{A H}
+#' and k x k Gram matrices.
+#'
+#' @param a A symmetric non-negative matrix: base `matrix` or any `Matrix`
+#'   matrix (sparse stays sparse).
+#' @param k Rank, between 1 and `nrow(a)`.
+#' @param method `"anls"` (default), `"hals"` or `"fpals"`.
+#' @param lambda Penalty of `"anls"`/`"hals"` tying `W` to `H`; default the
+#'   square of the largest entry of `a`, as Kuang et al. suggest.
+#' @param L1 L1 penalty on the factors.
+#' @param omega Relaxation of `"fpals"`, in (0, 2).
+#' @param init `"nndsvd"` (default; the non-negative parts of the leading
+#'   singular vectors, zeros filled with the mean), `"random"` (uniform on
+#'   \eqn{[0, 2\sqrt{\bar a / k}]}, as Kuang et al.) or an `n x k`
+#'   non-negative starting matrix. With `nrun > 1` the first start is
+#'   `init` and the others are random.
+#' @inheritParams plsa
+#' @return An object of class `c("aspectr_symnmf", "aspectr_fit")`: `H`
+#'   (n x k), `membership` (rows of `H` scaled to sum 1), `cluster`,
+#'   `objective` (the trace of the objective the method minimizes), `value`,
+#'   `sym_objective` (\eqn{\frac12\|A - HH'\|^2 + L1 \sum H} of the returned
+#'   `H`), `rel_error` (\eqn{\|A - HH'\|_F / \|A\|_F}), `iterations`,
+#'   `converged`, `run`, `run_values`, `time`, `call`.
+#' @references Kuang, D., Yun, S. and Park, H. (2015). SymNMF: nonnegative
+#'   low-rank approximation of a similarity matrix for graph clustering.
+#'   Journal of Global Optimization 62, 545-574.
+#' @seealso [sntf()], [nmf()].
+#' @examples
+#' set.seed(1)
+#' H <- cbind(c(runif(15), rep(0, 15)), c(rep(0, 15), runif(15)))
+#' A <- tcrossprod(H)
+#' fit <- symnmf(A, 2, seed = 1)
+#' fit
+#' table(fit$cluster, rep(1:2, each = 15))
+#' @export
+symnmf <- function(a, k, method = c("anls", "hals", "fpals"), lambda = NULL, L1 = 0, omega = 1,
+                   init = c("nndsvd", "random"), max_iter = 1000, tol = 1e-6, nrun = 1, seed = NULL,
+                   threads = NULL, verbose = FALSE, ...) {
+  call <- match.call()
+  check_dots_empty(...)
+  method <- match_option(method, c("anls", "hals", "fpals"), "method")
+  L1 <- check_number(L1, "L1", 0, Inf)
+  omega <- check_number(omega, "omega", 0, 2, lower_open = TRUE, upper_open = TRUE)
+  if (inherits(a, "aspectr_symtensor")) a <- as_sptensor(a)
+  nd <- nmf_data(a, "a")
+  n <- nd$dims[1]
+  if (nd$dims[2] != n) {
+    abort_input("{.arg a} must be a square symmetric matrix, not {nd$dims[1]} x {nd$dims[2]}.",
+                "value", arg = "a")
+  }
+  check_symmetric_matrix(nd)
+  k <- check_whole(k, "k", min = 1, max = n, what = "at most the number of points")
+  amax <- if (length(nd$x)) max(nd$x) else 0
+  if (!(amax > 0)) abort_input("{.arg a} has no positive entries.", "value", arg = "a")
+  lambda <- if (is.null(lambda)) amax^2 else check_number(lambda, "lambda", 0, Inf)
+  ctl <- check_fit_controls(nrun, max_iter, tol, seed, threads, verbose)
+  if (is.matrix(init)) {
+    if (!is.numeric(init) || !all(dim(init) == c(n, k)) || anyNA(init) || any(init < 0) || !any(init > 0)) {
+      abort_input("A matrix {.arg init} must be a non-negative {n} x {k} matrix (not all zero).", "argument", arg = "init")
+    }
+  } else {
+    init <- match_option(init, c("nndsvd", "random"), "init")
+  }
+  start <- proc.time()[["elapsed"]]
+  scale <- 2 * sqrt(nd$total / (as.numeric(n) * n) / k)
+  first <- if (is.matrix(init)) init else if (init == "nndsvd") nndsvd_symmetric(nd, k) else NULL
+  inits <- with_seed(ctl$seed, lapply(seq_len(ctl$nrun), function(r) {
+    if (r == 1 && !is.null(first)) first else matrix(stats::runif(n * k), n, k) * scale
+  }))
+  runs <- map_runs(inits, function(H0) {
+    cpp_symnmf_fit(nd$dense, nd$i, nd$p, nd$x, n, H0, H0, method, lambda, L1, omega, FALSE,
+                   ctl$max_iter, ctl$tol, ctl$threads, ctl$verbose)
+  })
+  values <- vapply(runs, function(r) r$objective[length(r$objective)], numeric(1))
+  best <- which.min(values)
+  res <- runs[[best]]
+  H <- res$H
+  comp <- paste0("cluster_", seq_len(k))
+  dimnames(H) <- list(nd$dimnames[[1]], comp)
+  rs <- rowSums(H)
+  cluster <- max.col(H, ties.method = "first")
+  cluster[!(rs > 0)] <- NA_integer_
+  names(cluster) <- nd$dimnames[[1]]
+  structure(list(
+    H = H, membership = H / ifelse(rs > 0, rs, NA), cluster = cluster, method = method,
+    lambda = lambda, L1 = L1, omega = omega, k = k, n = n, nnz = nd$nnz,
+    objective = as.numeric(res$objective), value = values[best], initial = res$initial,
+    sym_objective = res$sym_objective,
+    rel_error = sqrt(max(2 * (res$sym_objective - L1 * sum(H)), 0) / res$xnorm2),
+    iterations = as.integer(res$iterations), converged = isTRUE(res$converged),
+    run = best, run_values = values, time = proc.time()[["elapsed"]] - start,
+    threads = ctl$threads, seed = ctl$seed, call = call),
+    class = c("aspectr_symnmf", "aspectr_fit"))
+}
+
+check_symmetric_matrix <- function(nd, call = rlang::caller_env()) {
+  i <- nd$i + 1L
+  j <- rep.int(seq_len(nd$dims[2]), diff(nd$p))
+  key <- (as.numeric(i) - 1) * nd$dims[1] + j
+  tkey <- (as.numeric(j) - 1) * nd$dims[1] + i
+  pos <- match(tkey, key)
+  scale <- max(abs(nd$x), 1)
+  if (anyNA(pos) || any(abs(nd$x[pos] - nd$x) > 1e-10 * scale)) {
+    abort_input(c("{.arg a} must be symmetric: {.code a[i, j]} must equal {.code a[j, i]}.",
+                  i = "Symmetrize an affinity matrix with {.code (a + t(a)) / 2}."),
+                "value", arg = "a", call = call)
+  }
+  invisible()
+}
+
+#' @export
+print.aspectr_symnmf <- function(x, ...) {
+  cat(sprintf("<aspectr_symnmf> symmetric NMF A ~ HH', %s points, rank %d, %s\n",
+              format(x$n, big.mark = ","), x$k,
+              switch(x$method, anls = "penalized ANLS", hals = "penalized HALS",
+                     fpals = "fixed-point ALS")))
+  cat(sprintf("objective: %s after %d iteration%s (%s); relative error %.4g\n",
+              format(signif(x$value, 7)), x$iterations, if (x$iterations == 1) "" else "s",
+              if (x$converged) "converged" else "not converged", x$rel_error))
+  cat("cluster sizes:", paste(tabulate(x$cluster, x$k), collapse = " "), "\n")
+  invisible(x)
+}
+
+#' Adjusted Rand index
+#'
+#' Agreement of two partitions of the same objects, corrected for chance
+#' (Hubert and Arabie 1985): 1 for identical partitions (up to relabelling),
+#' about 0 for independent ones.
+#'
+#' @param x,y Two vectors of labels of the same length (any type; `NA`s are
+#'   dropped pairwise).
+#' @return A number.
+#' @examples
+#' adjusted_rand_index(c(1, 1, 2, 2), c("a", "a", "b", "b"))
+#' adjusted_rand_index(iris$Species, kmeans(iris[, 1:4], 3)$cluster)
+#' @export
+adjusted_rand_index <- function(x, y) {
+  if (length(x) != length(y)) {
+    abort_input("{.arg x} and {.arg y} must have the same length ({length(x)} and {length(y)}).",
+                "value", arg = "y")
+  }
+  ok <- !(is.na(x) | is.na(y))
+  tab <- table(as.character(x[ok]), as.character(y[ok]))
+  comb2 <- function(v) sum(v * (v - 1) / 2)
+  n <- sum(tab)
+  if (n < 2) return(NA_real_)
+  index <- comb2(tab)
+  a <- comb2(rowSums(tab)); b <- comb2(colSums(tab))
+  expected <- a * b / comb2(n)
+  maximum <- (a + b) / 2
+  if (maximum == expected) return(if (index == maximum) 1 else 0)
+  (index - expected) / (maximum - expected)
+}

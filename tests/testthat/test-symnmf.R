@@ -1,0 +1,163 @@
+# symnmf(), hypergraph_affinity(), multiway_cluster(), adjusted_rand_index().
+
+planted_affinity <- function(n = 30, k = 3, seed = 1) {
+  set.seed(seed)
+  H <- matrix(0, n, k)
+  size <- n / k
+  for (j in seq_len(k)) H[((j - 1) * size + 1):(j * size), j] <- runif(size, 0.5, 1.5)
+  list(H = H, A = tcrossprod(H), label = rep(seq_len(k), each = size))
+}
+
+# exact NNLS for k = 2 by enumerating the active sets
+nnls2 <- function(Q, c) {
+  best <- c(0, 0); fbest <- 0
+  f <- function(x) 0.5 * sum(x * (Q %*% x)) - sum(c * x)
+  cand <- list(solve(Q, c), c(max(c[1] / Q[1, 1], 0), 0), c(0, max(c[2] / Q[2, 2], 0)))
+  for (x in cand) if (all(x >= -1e-14) && f(pmax(x, 0)) < fbest) { best <- pmax(x, 0); fbest <- f(best) }
+  best
+}
+
+test_that("symnmf recovers planted clusters with every method", {
+  p <- planted_affinity()
+  for (m in c("anls", "hals", "fpals")) {
+    fit <- symnmf(p$A, 3, method = m, seed = 1, max_iter = 3000, tol = 1e-10)
+    expect_equal(adjusted_rand_index(fit$cluster, p$label), 1)
+    expect_lt(fit$rel_error, 1e-3)
+    expect_gt(sym_ref_congruence(fit$H, p$H), 0.999)
+  }
+})
+
+test_that("penalized ANLS and HALS never increase their objective", {
+  p <- planted_affinity(seed = 2)
+  set.seed(3)
+  A <- p$A + 0.05 * tcrossprod(matrix(runif(60), 30))
+  for (m in c("anls", "hals")) for (l1 in c(0, 0.01)) {
+    fit <- symnmf(A, 3, method = m, L1 = l1, init = "random", seed = 4, max_iter = 200, tol = 0)
+    o <- c(fit$initial, fit$objective)
+    expect_true(all(diff(o) <= 1e-10 * abs(o[-1])), label = paste(m, l1))
+  }
+})
+
+test_that("one penalized ANLS step matches a plain-R exact NNLS", {
+  set.seed(6)
+  A <- tcrossprod(matrix(runif(16), 8)) + diag(0.1, 8)
+  H0 <- matrix(runif(16), 8)
+  lambda <- 0.7
+  fit <- symnmf(A, 2, method = "anls", lambda = lambda, init = H0, max_iter = 1, tol = 0)
+  # W <- argmin 1/2 ||A - W H0'||^2 + lambda/2 ||W - H0||^2, then H with W
+  Q <- crossprod(H0) + diag(lambda, 2)
+  W <- t(vapply(1:8, function(i) nnls2(Q, drop(A[i, ] %*% H0) + lambda * H0[i, ]), numeric(2)))
+  Q2 <- crossprod(W) + diag(lambda, 2)
+  H <- t(vapply(1:8, function(i) nnls2(Q2, drop(A[i, ] %*% W) + lambda * W[i, ]), numeric(2)))
+  expect_equal(unname(fit$H), H, tolerance = 1e-8)
+  expect_equal(fit$objective, 0.5 * sum((A - W %*% t(H))^2) + lambda / 2 * sum((W - H)^2), tolerance = 1e-8)
+})
+
+test_that("symnmf: dense equals sparse, seeds reproduce, threads agree", {
+  p <- planted_affinity(n = 60, k = 3, seed = 7)
+  As <- Matrix::Matrix(p$A * (p$A > 0.3), sparse = TRUE)
+  Ad <- as.matrix(As)
+  a <- symnmf(Ad, 3, seed = 1, max_iter = 30, tol = 0)
+  b <- symnmf(As, 3, seed = 1, max_iter = 30, tol = 0)
+  expect_equal(a$H, b$H, tolerance = 1e-10)
+  c <- symnmf(As, 3, seed = 1, max_iter = 30, tol = 0, threads = 2)
+  expect_equal(b$H, c$H, tolerance = 1e-8)
+  r1 <- symnmf(As, 3, init = "random", nrun = 2, seed = 9, max_iter = 30)
+  r2 <- symnmf(As, 3, init = "random", nrun = 2, seed = 9, max_iter = 30)
+  expect_identical(r1$H, r2$H)
+})
+
+test_that("symnmf prints, predicts and rejects bad input", {
+  p <- planted_affinity(n = 12, k = 2)
+  fit <- symnmf(p$A, 2, seed = 1)
+  expect_snapshot(print(fit))
+  expect_identical(predict(fit, type = "class"), fit$cluster)
+  pdf(NULL); on.exit(grDevices::dev.off())
+  expect_invisible(plot(fit))
+  bad <- p$A; bad[1, 2] <- bad[1, 2] + 1
+  expect_error(symnmf(bad, 2), class = "aspectr_error_input_value")
+  expect_snapshot(symnmf(bad, 2), error = TRUE)
+  expect_error(symnmf(-p$A, 2), class = "aspectr_error_input_value")
+  expect_error(symnmf(p$A, 13), class = "aspectr_error_input_argument")
+  expect_error(symnmf(p$A[, 1:5], 2), class = "aspectr_error_input_value")
+  expect_error(symnmf(p$A, 2, method = "mu"), class = "aspectr_error_input_argument")
+})
+
+test_that("tuple residuals are the distances to the best-fitting model", {
+  # collinear points fit a line exactly: affinity 1
+  x <- cbind(c(0, 1, 2, 5), c(0, 2, 4, 0))
+  a <- hypergraph_affinity(x, 3, "line", sigma = 1)
+  expect_equal(a$values[match("1.2.3", apply(a$index, 1, paste, collapse = "."))], 1)
+  # a triangle: mean squared distance to the total-least-squares line
+  tri <- x[c(1, 2, 4), ]
+  sv <- svd(scale(tri, scale = FALSE))$d
+  r2 <- sv[2]^2 / 3
+  expect_equal(a$values[match("1.2.4", apply(a$index, 1, paste, collapse = "."))], exp(-r2))
+  # a user function giving the same residual gives the same tensor
+  f <- function(p) sqrt(svd(scale(p, scale = FALSE))$d[2]^2 / nrow(p))
+  b <- hypergraph_affinity(x, 3, fun = f, sigma = 1)
+  expect_equal(b$values, a$values, tolerance = 1e-12)
+  # planes need 4 points; 4 coplanar points in 3-D fit exactly
+  set.seed(1)
+  P <- cbind(runif(6), runif(6)); P <- cbind(P, 0.3 * P[, 1] - 0.2 * P[, 2] + 1)
+  pl <- hypergraph_affinity(P, 4, "plane", sigma = 1)
+  expect_equal(pl$values, rep(1, choose(6, 4)), tolerance = 1e-12)
+  # a 2-D linear subspace through the origin
+  S <- P[, 1:2] %*% rbind(c(1, 0, 2), c(0, 1, -1))
+  sub <- hypergraph_affinity(S, 3, "subspace", dim = 2, sigma = 1)
+  expect_equal(sub$values, rep(1, choose(6, 3)), tolerance = 1e-12)
+  # all tuples, or a reproducible sample
+  expect_equal(attr(hypergraph_affinity(P[, 1:2], 3, cutoff = 0), "tuples"), choose(6, 3))
+  s1 <- hypergraph_affinity(matrix(runif(100), 50), 3, n_tuples = 500, seed = 3)
+  s2 <- hypergraph_affinity(matrix(runif(100), 50), 3, n_tuples = 500, seed = 3)
+  expect_lte(attr(s1, "tuples"), 500)
+  expect_identical(s1$index, s1$index[order(s1$index[, 1], s1$index[, 2], s1$index[, 3]), ])
+  expect_true(all(s1$index[, 1] < s1$index[, 2] & s1$index[, 2] < s1$index[, 3]))
+  expect_equal(attr(s1, "tuples"), attr(s2, "tuples"))
+})
+
+test_that("hypergraph_affinity rejects bad input", {
+  x <- matrix(runif(20), 10)
+  expect_error(hypergraph_affinity(x, 3, "plane"), class = "aspectr_error_input_argument")
+  expect_error(hypergraph_affinity(x, 2, "line"), class = "aspectr_error_input_argument")
+  expect_error(hypergraph_affinity(x, 11), class = "aspectr_error_input_argument")
+  x2 <- x; x2[1, 1] <- NA
+  expect_error(hypergraph_affinity(x2, 3), class = "aspectr_error_input_value")
+  expect_error(hypergraph_affinity(x, 3, fun = function(p) -1), class = "aspectr_error_input_value")
+  expect_error(hypergraph_affinity(letters, 3), class = "aspectr_error_input_type")
+  expect_error(hypergraph_affinity(x, 3, n_tuples = 0), class = "aspectr_error_input_argument")
+})
+
+test_that("multi-way clustering separates intersecting lines that pairwise methods mix", {
+  d <- sym_ref_lines(n_per = 40, n_out = 20, noise = 0.02, seed = 7)
+  inl <- d$label > 0
+  mc <- multiway_cluster(d$x, 3, model = "line", seed = 1)
+  expect_s3_class(mc, "aspectr_multiway")
+  ari <- adjusted_rand_index(mc$cluster[inl], d$label[inl])
+  # measured 0.925 on this data; k-means gets 0.17
+  expect_gt(ari, 0.85)
+  set.seed(1)
+  km <- stats::kmeans(d$x, 3, nstart = 10)$cluster
+  expect_lt(adjusted_rand_index(km[inl], d$label[inl]), ari - 0.4)
+  expect_snapshot(print(mc))
+  sampled <- multiway_cluster(d$x, 3, n_tuples = 20000, seed = 1)
+  expect_gt(adjusted_rand_index(sampled$cluster[inl], d$label[inl]), 0.8)
+})
+
+test_that("adjusted_rand_index matches pair counting", {
+  ari_pairs <- function(x, y) {
+    n <- length(x); a <- b <- c <- d <- 0
+    for (i in 1:(n - 1)) for (j in (i + 1):n) {
+      sx <- x[i] == x[j]; sy <- y[i] == y[j]
+      if (sx && sy) a <- a + 1 else if (sx) b <- b + 1 else if (sy) c <- c + 1 else d <- d + 1
+    }
+    2 * (a * d - b * c) / ((a + b) * (b + d) + (a + c) * (c + d))
+  }
+  set.seed(2)
+  for (r in 1:3) {
+    x <- sample(1:3, 25, TRUE); y <- sample(letters[1:4], 25, TRUE)
+    expect_equal(adjusted_rand_index(x, y), ari_pairs(x, y), tolerance = 1e-12)
+  }
+  expect_equal(adjusted_rand_index(c(1, 1, 2, 2), c("b", "b", "a", "a")), 1)
+  expect_error(adjusted_rand_index(1:3, 1:4), class = "aspectr_error_input_value")
+})

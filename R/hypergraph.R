@@ -18,8 +18,9 @@
 #'
 #' Tuples: with `n_tuples = NULL` every `order`-subset is scored (refused
 #' above `getOption("aspectr.max_tuples", 2e7)` subsets); otherwise
-#' `n_tuples` random subsets are drawn (duplicates scored once), the usual
-#' way to keep the tensor's size linear in the number of points. Affinities
+#' `n_tuples` distinct random subsets are drawn (at most the number of
+#' subsets), the usual way to keep the tensor's size linear in the number of
+#' points. Affinities
 #' below `cutoff` are dropped, so the tensor stays sparse.
 #'
 #' @param x A numeric matrix or data frame, one point per row.
@@ -87,7 +88,7 @@ hypergraph_affinity <- function(x, order = 3, model = c("line", "plane", "subspa
     }
     cpp_all_tuples(n, order)
   } else {
-    n_tuples <- check_whole(n_tuples, "n_tuples", min = 1)
+    n_tuples <- min(check_whole(n_tuples, "n_tuples", min = 1), choose(n, order))
     with_seed(seed, sample_tuples(n, order, n_tuples))
   }
   r2 <- if (is.null(fun)) {
@@ -115,12 +116,33 @@ hypergraph_affinity <- function(x, order = 3, model = c("line", "plane", "subspa
   out
 }
 
-# n_tuples random order-subsets of 1..n (0-based columns, sorted, unique).
+# n_tuples random order-subsets of 1..n (0-based columns, each sorted;
+# repeated subsets kept once), drawn in vectorized batches.
 sample_tuples <- function(n, order, n_tuples) {
-  m <- vapply(seq_len(n_tuples), function(i) sort.int(sample.int(n, order)), integer(order))
-  m <- matrix(m, nrow = order)
-  m <- m[, !duplicated(t(m)), drop = FALSE]
-  m - 1L
+  out <- matrix(integer(), order, 0)
+  key_of <- function(m) {
+    if (order * log2(n) < 52) colSums((m - 1) * n^(seq_len(order) - 1)) else apply(m, 2, paste, collapse = ".")
+  }
+  keys <- numeric()
+  tries <- 0
+  while (ncol(out) < n_tuples && tries < 20) {
+    tries <- tries + 1
+    need <- n_tuples - ncol(out)
+    m <- matrix(sample.int(n, order * ceiling(1.2 * need), replace = TRUE), order)
+    m <- matrix(m[order(rep(seq_len(ncol(m)), each = order), m)], order)  # sort each column
+    ok <- colSums(m[-1, , drop = FALSE] == m[-order, , drop = FALSE]) == 0
+    m <- m[, ok, drop = FALSE]
+    k <- key_of(m)
+    fresh <- !duplicated(k) & !(k %in% keys)
+    m <- m[, fresh, drop = FALSE]
+    k <- k[fresh]
+    take <- seq_len(min(ncol(m), need))
+    out <- cbind(out, m[, take, drop = FALSE])
+    keys <- c(keys, k[take])
+  }
+  storage.mode(out) <- "integer"
+  out <- out[, do.call(base::order, lapply(seq_len(order), function(p) out[p, ])), drop = FALSE]
+  out - 1L
 }
 
 #' Multi-way clustering

@@ -98,7 +98,8 @@ void sym_pass(const SymTensor& Y, const arma::mat& Gt, Weight weight, arma::mat&
   const arma::uword k = Gt.n_rows, L = Y.L;
   const std::size_t nnz = Y.nnz(), nacc = acc.size();
   std::vector<arma::mat> targets(1, arma::mat(k, Y.n));
-  const int T = effective_threads(threads, nnz * k / 4);
+  // threads only pay off for passes of more than ~100k set-components
+  const int T = effective_threads(threads, nnz * k / 64);
   ThreadAccumulators bufs(targets, T);
   std::vector<std::vector<double>> part(T, std::vector<double>(nacc, 0.0));
   const double invL = 1.0 / static_cast<double>(L);

@@ -1,0 +1,86 @@
+## bench/common.R -- set-up shared by the benchmark scripts: output helpers,
+## installation of bench-only peers (never package dependencies), timing,
+## the load of other processes, and the peak memory of a child process.
+## Sourced by bench/*.R from the package root.
+
+`%||%` <- function(a, b) if (is.null(a)) b else a
+quick <- nzchar(Sys.getenv("ASPECTR_BENCH_QUICK"))
+options(width = 200)
+if (is.null(getOption("repos")) || identical(unname(getOption("repos")["CRAN"]), "@CRAN@")) {
+  options(repos = c(CRAN = "https://cloud.r-project.org"))
+}
+
+heading <- function(...) {
+  txt <- paste0(...)
+  cat("\n", strrep("=", 78), "\n", txt, "\n", strrep("=", 78), "\n", sep = "")
+}
+subheading <- function(...) cat("\n--- ", paste0(...), " ---\n", sep = "")
+note <- function(...) cat("NOTE: ", paste0(...), "\n", sep = "")
+
+install_quietly <- function(pkgs, ...) {
+  tryCatch(withCallingHandlers(
+    utils::install.packages(pkgs, Ncpus = 2L, quiet = TRUE, ...),
+    warning = function(w) {
+      note("installing '", paste(pkgs, collapse = "', '"), "': ", conditionMessage(w))
+      invokeRestart("muffleWarning")
+    }), error = function(e) note("installing '", paste(pkgs, collapse = "', '"),
+                                 "' failed: ", conditionMessage(e)))
+}
+
+## Installs a bench-only peer if missing; TRUE when loadable.
+ensure_peer <- function(pkg, hint = NULL) {
+  if (requireNamespace(pkg, quietly = TRUE)) return(TRUE)
+  cat(sprintf("Installing bench-only peer package '%s' from CRAN ...\n", pkg))
+  install_quietly(pkg)
+  if (requireNamespace(pkg, quietly = TRUE)) return(TRUE)
+  note("peer '", pkg, "' is not available and is skipped",
+       if (!is.null(hint)) paste0(" (", hint, ")") else "", ".")
+  FALSE
+}
+
+## Prints package versions, R, BLAS, cores and the mode.
+print_environment <- function(pkgs) {
+  vers <- vapply(pkgs, function(p) {
+    if (requireNamespace(p, quietly = TRUE)) as.character(utils::packageVersion(p)) else "not available"
+  }, character(1))
+  cat(sprintf("%-14s %s\n", pkgs, vers), sep = "")
+  cat(sprintf("R %s; BLAS: %s; cores: %d\n", getRversion(),
+              basename(extSoftVersion()[["BLAS"]] %||% "?"), parallel::detectCores()))
+  cat(sprintf("mode: %s\n", if (quick) "QUICK (ASPECTR_BENCH_QUICK set)" else "full"))
+  cat(sprintf("load average at start: %s\n", paste(utils::head(strsplit(readLines("/proc/loadavg"), " ")[[1]], 3), collapse = " ")))
+}
+
+## Wall time of an expression: list(value, time).
+elapsed <- function(expr) {
+  t0 <- proc.time()[["elapsed"]]
+  value <- force(expr)
+  list(value = value, time = proc.time()[["elapsed"]] - t0)
+}
+
+## Peak memory of running `code` (a character vector of R lines that may use
+## the object `x`, read from an RDS file) in a fresh R process: the peak
+## resident set size above the RSS before the code (/proc/self/status VmHWM
+## after a reset through /proc/self/clear_refs), in MB; NA when unavailable.
+child_peak_mb <- function(x, setup, code) {
+  rds <- tempfile("bench_x_", fileext = ".rds")
+  script <- tempfile("bench_mem_", fileext = ".R")
+  on.exit(unlink(c(rds, script)))
+  saveRDS(x, rds, compress = FALSE)
+  writeLines(c(
+    'x <- readRDS(commandArgs(TRUE)[1])',
+    'st <- function() { s <- readLines("/proc/self/status")',
+    '  g <- function(f) as.numeric(gsub("[^0-9]", "", grep(paste0("^", f, ":"), s, value = TRUE)))',
+    '  c(rss = g("VmRSS"), hwm = g("VmHWM")) }',
+    setup,
+    'invisible(gc())',
+    'ok <- tryCatch({ cat("5", file = "/proc/self/clear_refs"); TRUE }, error = function(e) FALSE)',
+    'b <- st()',
+    code,
+    'e <- st()',
+    'cat(sprintf("MEM %.1f\\n", if (ok) (e[["hwm"]] - b[["rss"]]) / 1024 else NA))'), script)
+  out <- tryCatch(system2(file.path(R.home("bin"), "Rscript"), c("--vanilla", shQuote(script), shQuote(rds)),
+                          stdout = TRUE, stderr = FALSE), error = function(e) character())
+  line <- grep("^MEM ", out, value = TRUE)
+  if (!length(line)) return(NA_real_)
+  suppressWarnings(as.numeric(strsplit(line[1], " ")[[1]][2]))
+}

@@ -138,13 +138,7 @@ sntf <- function(x, k, method = c("alpha", "smart", "beta", "average", "unfold")
                 "value", arg = "x")
   }
   ctl <- check_fit_controls(nrun, max_iter, tol, seed, threads, verbose)
-  if (is.matrix(init)) {
-    if (!is.numeric(init) || !all(dim(init) == c(n, k)) || anyNA(init) || any(init < 0) || !any(init > 0)) {
-      abort_input("A matrix {.arg init} must be a non-negative {n} x {k} matrix (not all zero).", "argument", arg = "init")
-    }
-  } else {
-    init <- match_option(init, c("nndsvd", "random"), "init")
-  }
+  init <- check_sym_init(init, n, k)
   start <- proc.time()[["elapsed"]]
   idx0 <- t(y$index - 1L)
   mult <- sym_multiplicity(y$index)

@@ -78,13 +78,7 @@ symnmf <- function(a, k, method = c("anls", "hals", "fpals"), lambda = NULL, L1 
   if (!(amax > 0)) abort_input("{.arg a} has no positive entries.", "value", arg = "a")
   lambda <- if (is.null(lambda)) amax^2 else check_number(lambda, "lambda", 0, Inf)
   ctl <- check_fit_controls(nrun, max_iter, tol, seed, threads, verbose)
-  if (is.matrix(init)) {
-    if (!is.numeric(init) || !all(dim(init) == c(n, k)) || anyNA(init) || any(init < 0) || !any(init > 0)) {
-      abort_input("A matrix {.arg init} must be a non-negative {n} x {k} matrix (not all zero).", "argument", arg = "init")
-    }
-  } else {
-    init <- match_option(init, c("nndsvd", "random"), "init")
-  }
+  init <- check_sym_init(init, n, k)
   start <- proc.time()[["elapsed"]]
   scale <- 2 * sqrt(nd$total / (as.numeric(n) * n) / k)
   first <- if (is.matrix(init)) init else if (init == "nndsvd") nndsvd_symmetric(nd, k) else NULL
@@ -115,6 +109,16 @@ symnmf <- function(a, k, method = c("anls", "hals", "fpals"), lambda = NULL, L1 
     run = best, run_values = values, time = proc.time()[["elapsed"]] - start,
     threads = ctl$threads, seed = ctl$seed, call = call),
     class = c("aspectr_symnmf", "aspectr_fit"))
+}
+
+# "nndsvd", "random", or a non-negative n x k starting matrix
+check_sym_init <- function(init, n, k, call = rlang::caller_env()) {
+  if (!is.matrix(init)) return(match_option(init, c("nndsvd", "random"), "init", call = call))
+  if (!is.numeric(init) || !all(dim(init) == c(n, k)) || anyNA(init) || any(init < 0) || !any(init > 0)) {
+    abort_input("A matrix {.arg init} must be a non-negative {n} x {k} matrix (not all zero).", "argument",
+                arg = "init", call = call)
+  }
+  init
 }
 
 check_symmetric_matrix <- function(nd, call = rlang::caller_env()) {

@@ -27,15 +27,28 @@ install_quietly <- function(pkgs, ...) {
                                  "' failed: ", conditionMessage(e)))
 }
 
-## Installs a bench-only peer if missing; TRUE when loadable.
-ensure_peer <- function(pkg, hint = NULL) {
+## Installs a bench-only peer if missing; TRUE when loadable. `archive`: a
+## source tarball in the CRAN archive to fall back on, with `deps` from CRAN.
+ensure_peer <- function(pkg, hint = NULL, archive = NULL, deps = character()) {
   if (requireNamespace(pkg, quietly = TRUE)) return(TRUE)
   cat(sprintf("Installing bench-only peer package '%s' from CRAN ...\n", pkg))
   install_quietly(pkg)
+  if (!requireNamespace(pkg, quietly = TRUE) && !is.null(archive)) {
+    cat(sprintf("'%s' is not on CRAN for this R; trying the CRAN archive ...\n", pkg))
+    miss <- deps[!vapply(deps, requireNamespace, logical(1), quietly = TRUE)]
+    if (length(miss)) install_quietly(miss)
+    url <- paste0(sub("/$", "", getOption("repos")[["CRAN"]]), "/src/contrib/Archive/", archive)
+    install_quietly(url, repos = NULL, type = "source")
+  }
   if (requireNamespace(pkg, quietly = TRUE)) return(TRUE)
   note("peer '", pkg, "' is not available and is skipped",
        if (!is.null(hint)) paste0(" (", hint, ")") else "", ".")
   FALSE
+}
+
+## The 1-minute load average (timings are only meaningful on an idle machine).
+loadavg <- function() {
+  if (file.exists("/proc/loadavg")) strsplit(readLines("/proc/loadavg", 1L), " ")[[1]][1] else "?"
 }
 
 ## Prints package versions, R, BLAS, cores and the mode.

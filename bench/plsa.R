@@ -32,40 +32,7 @@
 ## 0. Setup: packages
 ## ---------------------------------------------------------------------------
 
-`%||%` <- function(a, b) if (is.null(a)) b else a
-quick <- nzchar(Sys.getenv("ASPECTR_BENCH_QUICK"))
-options(width = 200)
-if (is.null(getOption("repos")) || identical(unname(getOption("repos")["CRAN"]), "@CRAN@")) {
-  options(repos = c(CRAN = "https://cloud.r-project.org"))
-}
-
-heading <- function(...) {
-  txt <- paste0(...)
-  cat("\n", strrep("=", 78), "\n", txt, "\n", strrep("=", 78), "\n", sep = "")
-}
-subheading <- function(...) cat("\n--- ", paste0(...), " ---\n", sep = "")
-note <- function(...) cat("NOTE: ", paste0(...), "\n", sep = "")
-## Timings (and thread scaling above all) are only meaningful on an idle
-## machine: the 1-minute load average is printed at each stage.
-loadavg <- function() {
-  if (file.exists("/proc/loadavg")) strsplit(readLines("/proc/loadavg", 1L), " ")[[1]][1] else "?"
-}
-
-## Install a peer if missing (CRAN, 2 parallel jobs); TRUE when loadable.
-ensure_peer <- function(pkg, hint = NULL) {
-  if (requireNamespace(pkg, quietly = TRUE)) return(TRUE)
-  cat(sprintf("Installing peer package '%s' from CRAN ...\n", pkg))
-  tryCatch(withCallingHandlers(
-    utils::install.packages(pkg, Ncpus = 2L, quiet = TRUE),
-    warning = function(w) {
-      note("installing '", pkg, "': ", conditionMessage(w))
-      invokeRestart("muffleWarning")
-    }), error = function(e) note("installing '", pkg, "' failed: ", conditionMessage(e)))
-  if (requireNamespace(pkg, quietly = TRUE)) return(TRUE)
-  note("peer '", pkg, "' is not available and is skipped",
-       if (!is.null(hint)) paste0(" (", hint, ")") else "", ".")
-  FALSE
-}
+source("bench/common.R")  # %||%, quick, heading, note, ensure_peer, loadavg, ...
 
 heading("aspectr pLSA benchmark (bench/plsa.R)")
 if (!requireNamespace("Matrix", quietly = TRUE)) stop("the Matrix package is required")
@@ -128,12 +95,6 @@ time_to_target <- function(tr, target, interpolate = TRUE) {
   f <- if (o0 > o1) (o0 - target) / (o0 - o1) else 1
   c(time = tr$time[h - 1] + f * (tr$time[h] - tr$time[h - 1]),
     iter = tr$iter[h - 1] + f * (tr$iter[h] - tr$iter[h - 1]))
-}
-
-elapsed <- function(expr) {
-  t0 <- proc.time()[["elapsed"]]
-  value <- force(expr)
-  list(value = value, time = proc.time()[["elapsed"]] - t0)
 }
 
 ## Iteration counts at which warm-started peers are scored.

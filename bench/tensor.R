@@ -64,48 +64,7 @@
 ## 0. Setup: packages
 ## ---------------------------------------------------------------------------
 
-`%||%` <- function(a, b) if (is.null(a)) b else a
-quick <- nzchar(Sys.getenv("ASPECTR_BENCH_QUICK"))
-options(width = 200)
-if (is.null(getOption("repos")) || identical(unname(getOption("repos")["CRAN"]), "@CRAN@")) {
-  options(repos = c(CRAN = "https://cloud.r-project.org"))
-}
-
-heading <- function(...) {
-  txt <- paste0(...)
-  cat("\n", strrep("=", 78), "\n", txt, "\n", strrep("=", 78), "\n", sep = "")
-}
-subheading <- function(...) cat("\n--- ", paste0(...), " ---\n", sep = "")
-note <- function(...) cat("NOTE: ", paste0(...), "\n", sep = "")
-
-install_quietly <- function(pkgs, ...) {
-  tryCatch(withCallingHandlers(
-    utils::install.packages(pkgs, Ncpus = 2L, quiet = TRUE, ...),
-    warning = function(w) {
-      note("installing '", paste(pkgs, collapse = "', '"), "': ", conditionMessage(w))
-      invokeRestart("muffleWarning")
-    }), error = function(e) note("installing '", paste(pkgs, collapse = "', '"),
-                                 "' failed: ", conditionMessage(e)))
-}
-
-## Install a bench-only peer if missing; TRUE when loadable. `archive`: a
-## source tarball in the CRAN archive to fall back on, with `deps` from CRAN.
-ensure_peer <- function(pkg, hint = NULL, archive = NULL, deps = character()) {
-  if (requireNamespace(pkg, quietly = TRUE)) return(TRUE)
-  cat(sprintf("Installing bench-only peer package '%s' from CRAN ...\n", pkg))
-  install_quietly(pkg)
-  if (!requireNamespace(pkg, quietly = TRUE) && !is.null(archive)) {
-    cat(sprintf("'%s' is not on CRAN for this R; trying the CRAN archive ...\n", pkg))
-    miss <- deps[!vapply(deps, requireNamespace, logical(1), quietly = TRUE)]
-    if (length(miss)) install_quietly(miss)
-    url <- paste0(sub("/$", "", getOption("repos")[["CRAN"]]), "/src/contrib/Archive/", archive)
-    install_quietly(url, repos = NULL, type = "source")
-  }
-  if (requireNamespace(pkg, quietly = TRUE)) return(TRUE)
-  note("peer '", pkg, "' is not available and is skipped",
-       if (!is.null(hint)) paste0(" (", hint, ")") else "", ".")
-  FALSE
-}
+source("bench/common.R")  # %||%, quick, heading, note, ensure_peer, ...
 
 heading("aspectr sparse tensor (KL CP) benchmark (bench/tensor.R)")
 have <- c(
@@ -197,12 +156,6 @@ gkl_obj <- function(index, values, factors, weights) {
   sum_m <- sum(weights * Reduce(`*`, lapply(factors, colSums)))
   pos <- values > 0
   sum(values[pos] * log(values[pos] / m[pos])) - sum(values) + sum_m
-}
-
-elapsed <- function(expr) {
-  t0 <- proc.time()[["elapsed"]]
-  value <- force(expr)
-  list(value = value, time = proc.time()[["elapsed"]] - t0)
 }
 
 ## First time a trace (iter, time, obj) reaches `target`, interpolating

@@ -159,12 +159,7 @@ class SNTFRule {
     switch (o_.method) {
       case Method::Alpha:
         if (a == 1.0) {
-          sym_pass(Y, Gt, [](double y, double z, double m, double* c) {
-            z = safe(z);
-            if (y > 0) c[0] += m * y * std::log(y / z);
-            return y / z;
-          }, M, acc, threads);
-          f = acc[0] - sum_y_ + model_total(Gt, Y.L);
+          f = kl_pass(Y, Gt, M, threads);
         } else {
           sym_pass(Y, Gt, [a](double y, double z, double m, double* c) {
             z = safe(z);
@@ -188,12 +183,7 @@ class SNTFRule {
         break;
       case Method::Beta:
         if (b == 0.0) {
-          sym_pass(Y, Gt, [](double y, double z, double m, double* c) {
-            z = safe(z);
-            if (y > 0) c[0] += m * y * std::log(y / z);
-            return y / z;
-          }, M, acc, threads);
-          f = acc[0] - sum_y_ + model_total(Gt, Y.L);
+          f = kl_pass(Y, Gt, M, threads);
         } else if (b == 1.0) {
           f = frobenius_pass(Y, Gt, M, threads);
         } else {
@@ -211,6 +201,17 @@ class SNTFRule {
         break;
     }
     return f + pen;
+  }
+
+  // generalized KL (alpha = 1, beta = 0): weights y/z
+  double kl_pass(const SymTensor& Y, const arma::mat& Gt, arma::mat& M, int threads) {
+    std::vector<double> acc(1, 0.0);
+    sym_pass(Y, Gt, [](double y, double z, double m, double* c) {
+      z = safe(z);
+      if (y > 0) c[0] += m * y * std::log(y / z);
+      return y / z;
+    }, M, acc, threads);
+    return acc[0] - sum_y_ + model_total(Gt, Y.L);
   }
 
   double frobenius_pass(const SymTensor& Y, const arma::mat& Gt, arma::mat& M, int threads) {

@@ -51,7 +51,8 @@
 #' table(fit$predclass, cls)
 #' @export
 lca <- function(data, k, nrun = 10, max_iter = 1000, tol = 1e-8, seed = NULL,
-                threads = NULL, na.rm = FALSE, verbose = FALSE, ...) {
+                threads = NULL, na.rm = FALSE, verbose = FALSE, short_iter = 100,
+                short_keep = 1, ...) {
   call <- match.call()
   check_dots_empty(...)
   na.rm <- check_flag(na.rm, "na.rm")
@@ -66,11 +67,11 @@ lca <- function(data, k, nrun = 10, max_iter = 1000, tol = 1e-8, seed = NULL,
   if (k == 1) {
     runs <- list(plsa_rank1(d, threads))
   } else {
+    short_iter <- check_whole(short_iter, "short_iter", min = 0, max = .Machine$integer.max)
+    short_keep <- check_whole(short_keep, "short_keep", min = 1, max = .Machine$integer.max)
     inits <- with_seed(seed, lapply(seq_len(nrun), function(i) random_start(d$dims, k)))
-    runs <- map_runs(inits, function(init) {
-      cpp_plsa_fit(d$idx, d$val, d$dims, init$lambda, init$factors, "kl", 1, 1,
-                   max_iter, tol, threads, verbose)
-    })
+    runs <- cpp_lca_fit(d$idx, d$val, d$dims, inits, max_iter, tol, threads,
+                        short_iter, short_keep, verbose)
   }
   values <- vapply(runs, run_value, numeric(1))
   best <- which.min(values)
@@ -167,19 +168,36 @@ lca_prepare <- function(data, na.rm, keep = FALSE, call = rlang::caller_env()) {
                 "empty", arg = "data", call = call)
   }
   codes <- codes[rows, , drop = FALSE]
-  key <- do.call(paste, c(as.data.frame(codes), sep = "\r"))
+  key <- pattern_key(codes, nl)
   first <- !duplicated(key)
+  pid <- match(key, key[first])                  # row -> pattern (first-seen order)
   pat <- codes[first, , drop = FALSE]
-  counts <- as.numeric(table(factor(key, levels = key[first])))
+  counts <- as.numeric(tabulate(pid, sum(first)))
   idx <- t(pat) - 1L
   idx[is.na(idx)] <- -1L
   levs <- lapply(f, levels)
   names(levs) <- vars
   ord <- order(idx[1, ], method = "radix")
-  data_list <- list(idx = idx[, ord, drop = FALSE], val = counts[ord], dims = as.integer(nl),
+  inv <- integer(length(ord))
+  inv[ord] <- seq_along(ord)
+  idx <- idx[, ord, drop = FALSE]
+  data_list <- list(idx = idx, val = counts[ord], dims = as.integer(nl),
                     dimnames = levs, total = sum(counts))
   list(data = data_list, codes = codes, rows = rows, levels = levs, vars = vars,
-       complete = rowSums(is.na(codes)) == 0)
+       complete = rowSums(is.na(codes)) == 0, row_pattern = inv[pid],
+       complete_pattern = colSums(idx < 0L) == 0)
+}
+
+# One key per response pattern (NA coded 0): a number when the mixed-radix
+# code fits in a double's integers, else a string.
+pattern_key <- function(codes, nl) {
+  base <- as.numeric(nl) + 1
+  if (prod(base) < 2^53) {
+    codes[is.na(codes)] <- 0L
+    mult <- cumprod(c(1, base[-length(base)]))
+    return(drop(codes %*% mult))
+  }
+  do.call(paste, c(as.data.frame(codes), sep = "\r"))
 }
 
 finish_lca <- function(fit, prep, supervised) {
@@ -192,21 +210,23 @@ finish_lca <- function(fit, prep, supervised) {
   })
   names(probs) <- prep$vars
   names(fit$factors) <- prep$vars
-  post <- cell_posterior(fit, prep$codes)
+  # posteriors per response pattern, then per observation
+  pats <- t(prep$data$idx) + 1L
+  pats[pats == 0L] <- NA_integer_
+  post <- cell_posterior(fit, pats)[prep$row_pattern, , drop = FALSE]
   rownames(post) <- rownames(prep$codes)
   N <- nrow(prep$codes)
   ll <- as.numeric(logLik(fit))
   npar <- (k - 1) + k * sum(lengths(prep$levels) - 1)
   # goodness of fit over the complete response patterns (poLCA's definition)
-  comp <- prep$codes[prep$complete, , drop = FALSE]
+  comp <- prep$complete_pattern
   gsq <- chisq <- NA_real_
-  if (nrow(comp)) {
-    key <- do.call(paste, c(as.data.frame(comp), sep = "\r"))
-    obs <- as.numeric(table(key))
-    pats <- comp[match(names(table(key)), key), , drop = FALSE]
-    expected <- nrow(comp) * cell_probability(fit, pats)
+  if (any(comp)) {
+    obs <- prep$data$val[comp]
+    nobs <- sum(obs)
+    expected <- nobs * cell_probability(fit, pats[comp, , drop = FALSE])
     gsq <- 2 * sum(obs * log(obs / expected))
-    chisq <- sum((obs - expected)^2 / expected) + (nrow(comp) - sum(expected))
+    chisq <- sum((obs - expected)^2 / expected) + (nobs - sum(expected))
   }
   fit$probs <- probs
   fit$P <- fit$lambda

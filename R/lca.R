@@ -13,16 +13,54 @@
 #' count; observations with every response missing are dropped. With
 #' `na.rm = TRUE` every observation with a missing response is dropped.
 #'
+#' @section Restarts:
+#' With `nrun` random starts, `lca()` uses staged restarts (the short-run
+#' strategy of Biernacki, Celeux and Govaert, 2003): every start first runs
+#' `short_iter` EM iterations, then only the `short_keep` starts with the
+#' highest likelihood continue to convergence (`max_iter`, `tol`). Staging
+#' only chooses which starts continue: a continued start follows exactly the
+#' path it would follow alone. If a continued start reaches `max_iter`
+#' without converging (a flat likelihood, where a short run says little
+#' about where a start ends) the other starts are run to the end as well.
+#' `short_iter = 0`, or `short_keep >= nrun`, runs every start to
+#' convergence, as \pkg{poLCA} does.
+#'
+#' The default `short_iter = 100`, `short_keep = 1` was chosen on poLCA's
+#' data sets and simulated data (`bench/lca.R` in the sources): over 200
+#' seeds of 10 starts on `carcinoma` with 4 classes (several local maxima)
+#' it found the best log-likelihood in 97.5% of the seeds against 98.5% for
+#' full restarts (20 iterations: 91%, 50: 95%), and it reached poLCA's
+#' log-likelihood on every benchmark data set with 1.4 to 5.6 times fewer
+#' EM iterations in all than full restarts (e.g. 1113 instead of 3149 on
+#' poLCA's `election` data with 3 classes). When local maxima are a
+#' concern, more starts (`nrun`) are cheap under staging.
+#'
+#' Threads: while several starts are running, the threads go over the starts
+#' (each start's arithmetic does not depend on the thread count, so the
+#' result is the same for any `threads`); a single running start uses them
+#' over the response patterns (large data only).
+#'
+#' @references Biernacki, C., Celeux, G. and Govaert, G. (2003). Choosing
+#'   starting values for the EM algorithm for getting the highest likelihood
+#'   in multivariate Gaussian mixture models. *Computational Statistics &
+#'   Data Analysis* 41, 561-575.
+#'
 #' @param data A data frame of categorical variables: factors, character,
 #'   logical or whole-number codes. Each needs at least two observed levels.
 #' @param k Number of latent classes.
 #' @param nrun Number of random starts; the fit with the highest likelihood
-#'   is kept.
+#'   is kept (see Restarts).
 #' @param max_iter,tol Iteration limit and tolerance (relative change of the
 #'   KL divergence, i.e. of the log-likelihood) per start.
-#' @param seed,threads,verbose As in [plsa()].
 #' @param na.rm Drop observations with missing responses (`TRUE`) or keep
 #'   them and leave the missing responses out of their likelihood (`FALSE`).
+#' @param short_iter,short_keep Staged restarts: EM iterations every start
+#'   runs first, and how many of the best starts then continue to
+#'   convergence (see Restarts). `short_iter = 0` runs every start to
+#'   convergence.
+#' @param seed,threads,verbose As in [plsa()], except that the starts run
+#'   in one call (threads over the starts, see Restarts) rather than through
+#'   a [future][future::plan] plan.
 #' @param ... Must be empty.
 #' @return An object of class `c("aspectr_lca", "aspectr_plsa",
 #'   "aspectr_fit")`: the fields of a [plsa()] fit (one factor per variable)
@@ -37,7 +75,8 @@
 #'     information criteria (`N` = observations used);}
 #'   \item{Gsq, Chisq}{likelihood-ratio and Pearson goodness-of-fit statistics
 #'     over the complete response patterns (as poLCA computes them);}
-#'   \item{N, Nobs}{observations used, and those without missing responses.}}
+#'   \item{N, Nobs}{observations used, and those without missing responses;}
+#'   \item{run_iterations}{EM iterations run by each start.}}
 #' @seealso [lca_supervised()] for the class-conditional closed form when the
 #'   classes are known; [predict.aspectr_lca()].
 #' @examples
@@ -78,6 +117,7 @@ lca <- function(data, k, nrun = 10, max_iter = 1000, tol = 1e-8, seed = NULL,
   fit <- new_plsa(runs[[best]], d, k = k, loss = "kl", q = NA_real_, tempering = 1,
                   run = best, values = values, time = proc.time()[["elapsed"]] - start,
                   threads = threads, seed = seed, call = call, prefix = "class_")
+  fit$run_iterations <- vapply(runs, function(r) as.integer(r$iterations), integer(1))
   finish_lca(fit, prep, supervised = FALSE)
 }
 

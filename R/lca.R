@@ -108,7 +108,7 @@ lca <- function(data, k, nrun = 10, max_iter = 1000, tol = 1e-8, seed = NULL,
   } else {
     short_iter <- check_whole(short_iter, "short_iter", min = 0, max = .Machine$integer.max)
     short_keep <- check_whole(short_keep, "short_keep", min = 1, max = .Machine$integer.max)
-    inits <- with_seed(seed, lapply(seq_len(nrun), function(i) random_start(d$dims, k)))
+    inits <- with_seed(seed, random_starts(d$dims, k, nrun))
     runs <- cpp_lca_fit(d$idx, d$val, d$dims, inits, max_iter, tol, threads,
                         short_iter, short_keep, verbose)
   }
@@ -174,6 +174,24 @@ lca_supervised <- function(data, class, na.rm = FALSE) {
   names(fit$lambda) <- colnames(fit$factors[[1]]) <- levels(cls)
   for (j in seq_along(fit$factors)) colnames(fit$factors[[j]]) <- levels(cls)
   finish_lca(fit, prep, supervised = TRUE)
+}
+
+# The starts of `nrun` calls of random_start() from one draw of uniforms
+# (runif(n, a, b) is a + (b - a) * u, so the numbers are identical).
+random_starts <- function(dims, k, nrun) {
+  per <- k * (1 + sum(dims))
+  u <- stats::runif(nrun * per)
+  ends <- cumsum(dims * k)
+  lapply(seq_len(nrun), function(i) {
+    o <- (i - 1) * per
+    lambda <- 0.5 + (1.5 - 0.5) * u[o + seq_len(k)]
+    factors <- lapply(seq_along(dims), function(n) {
+      d <- dims[n]
+      m <- matrix(0.1 + (1 - 0.1) * u[o + k + ends[n] - d * k + seq_len(d * k)], d, k)
+      m / rep(colSums(m), each = d)
+    })
+    list(lambda = lambda / sum(lambda), factors = factors)
+  })
 }
 
 # Data frame -> pattern-count tensor with missing modes (index -1).

@@ -163,6 +163,16 @@ test_that("lca(): same seed same result; threads over starts equal serial", {
   }
 })
 
+test_that("lca()'s batched starts are random_start()'s numbers", {
+  for (dims in list(c(2L, 2L, 3L), c(4L, 2L, 5L, 3L, 2L))) {
+    for (k in c(2L, 3L)) {
+      a <- aspectr:::with_seed(7, lapply(1:4, function(i) aspectr:::random_start(dims, k)))
+      b <- aspectr:::with_seed(7, aspectr:::random_starts(dims, k, 4))
+      expect_identical(b, a)
+    }
+  }
+})
+
 test_that("restart controls give classed errors", {
   v <- lca_values()
   expect_error(lca(v, 2, short_iter = -1), class = "aspectr_error_input_argument")

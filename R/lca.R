@@ -38,7 +38,8 @@
 #' Threads: while several starts are running, the threads go over the starts
 #' (each start's arithmetic does not depend on the thread count, so the
 #' result is the same for any `threads`); a single running start uses them
-#' over the response patterns (large data only).
+#' over the response patterns (only with several thousand patterns; the
+#' summation order then depends on `threads`, so the last digits may too).
 #'
 #' @references Biernacki, C., Celeux, G. and Govaert, G. (2003). Choosing
 #'   starting values for the EM algorithm for getting the highest likelihood

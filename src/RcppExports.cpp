@@ -11,6 +11,17 @@ Rcpp::Rostream<true>&  Rcpp::Rcout = Rcpp::Rcpp_cout_get();
 Rcpp::Rostream<false>& Rcpp::Rcerr = Rcpp::Rcpp_cerr_get();
 #endif
 
+// cpp_index0_t
+Rcpp::IntegerMatrix cpp_index0_t(Rcpp::IntegerMatrix index);
+RcppExport SEXP _aspectr_cpp_index0_t(SEXP indexSEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::RNGScope rcpp_rngScope_gen;
+    Rcpp::traits::input_parameter< Rcpp::IntegerMatrix >::type index(indexSEXP);
+    rcpp_result_gen = Rcpp::wrap(cpp_index0_t(index));
+    return rcpp_result_gen;
+END_RCPP
+}
 // cpp_lca_fit
 Rcpp::List cpp_lca_fit(Rcpp::IntegerMatrix idx, Rcpp::NumericVector val, Rcpp::IntegerVector dims, Rcpp::List inits, int max_iter, double tol, int threads, int short_iter, int keep, bool verbose);
 RcppExport SEXP _aspectr_cpp_lca_fit(SEXP idxSEXP, SEXP valSEXP, SEXP dimsSEXP, SEXP initsSEXP, SEXP max_iterSEXP, SEXP tolSEXP, SEXP threadsSEXP, SEXP short_iterSEXP, SEXP keepSEXP, SEXP verboseSEXP) {
@@ -186,6 +197,7 @@ END_RCPP
 }
 
 static const R_CallMethodDef CallEntries[] = {
+    {"_aspectr_cpp_index0_t", (DL_FUNC) &_aspectr_cpp_index0_t, 1},
     {"_aspectr_cpp_lca_fit", (DL_FUNC) &_aspectr_cpp_lca_fit, 10},
     {"_aspectr_cpp_plsa_fit", (DL_FUNC) &_aspectr_cpp_plsa_fit, 12},
     {"_aspectr_cpp_loss", (DL_FUNC) &_aspectr_cpp_loss, 8},

@@ -102,7 +102,7 @@ tensor_to_data <- function(x, arg, call) {
   }
   dn <- x$dimnames
   if (is.null(dn)) dn <- vector("list", length(dims))
-  list(idx = t(x$index - 1L), val = x$values, dims = as.integer(dims),
+  list(idx = cpp_index0_t(x$index), val = x$values, dims = as.integer(dims),
        dimnames = dn, total = sum(x$values))
 }
 

@@ -13,16 +13,55 @@
 #' count; observations with every response missing are dropped. With
 #' `na.rm = TRUE` every observation with a missing response is dropped.
 #'
+#' @section Restarts:
+#' With `nrun` random starts, `lca()` uses staged restarts (the short-run
+#' strategy of Biernacki, Celeux and Govaert, 2003): every start first runs
+#' `short_iter` EM iterations, then only the `short_keep` starts with the
+#' highest likelihood continue to convergence (`max_iter`, `tol`). Staging
+#' only chooses which starts continue: a continued start follows exactly the
+#' path it would follow alone. If a continued start reaches `max_iter`
+#' without converging (a flat likelihood, where a short run says little
+#' about where a start ends) the other starts are run to the end as well.
+#' `short_iter = 0`, or `short_keep >= nrun`, runs every start to
+#' convergence, as \pkg{poLCA} does.
+#'
+#' The default `short_iter = 100`, `short_keep = 1` was chosen on poLCA's
+#' data sets and simulated data (`bench/lca.R` in the sources): over 200
+#' seeds of 10 starts on `carcinoma` with 4 classes (several local maxima)
+#' it found the best log-likelihood in 97.5% of the seeds against 98.5% for
+#' full restarts (20 iterations: 91%, 50: 95%), and it reached poLCA's
+#' log-likelihood on every benchmark data set with 1.4 to 5.6 times fewer
+#' EM iterations in all than full restarts (e.g. 1113 instead of 3149 on
+#' poLCA's `election` data with 3 classes). When local maxima are a
+#' concern, more starts (`nrun`) are cheap under staging.
+#'
+#' Threads: while several starts are running, the threads go over the starts
+#' (each start's arithmetic does not depend on the thread count, so the
+#' result is the same for any `threads`); a single running start uses them
+#' over the response patterns (only with several thousand patterns; the
+#' summation order then depends on `threads`, so the last digits may too).
+#'
+#' @references Biernacki, C., Celeux, G. and Govaert, G. (2003). Choosing
+#'   starting values for the EM algorithm for getting the highest likelihood
+#'   in multivariate Gaussian mixture models. *Computational Statistics &
+#'   Data Analysis* 41, 561-575.
+#'
 #' @param data A data frame of categorical variables: factors, character,
 #'   logical or whole-number codes. Each needs at least two observed levels.
 #' @param k Number of latent classes.
 #' @param nrun Number of random starts; the fit with the highest likelihood
-#'   is kept.
+#'   is kept (see Restarts).
 #' @param max_iter,tol Iteration limit and tolerance (relative change of the
 #'   KL divergence, i.e. of the log-likelihood) per start.
-#' @param seed,threads,verbose As in [plsa()].
 #' @param na.rm Drop observations with missing responses (`TRUE`) or keep
 #'   them and leave the missing responses out of their likelihood (`FALSE`).
+#' @param short_iter,short_keep Staged restarts: EM iterations every start
+#'   runs first, and how many of the best starts then continue to
+#'   convergence (see Restarts). `short_iter = 0` runs every start to
+#'   convergence.
+#' @param seed,threads,verbose As in [plsa()], except that the starts run
+#'   in one call (threads over the starts, see Restarts) rather than through
+#'   a [future][future::plan] plan.
 #' @param ... Must be empty.
 #' @return An object of class `c("aspectr_lca", "aspectr_plsa",
 #'   "aspectr_fit")`: the fields of a [plsa()] fit (one factor per variable)
@@ -37,7 +76,8 @@
 #'     information criteria (`N` = observations used);}
 #'   \item{Gsq, Chisq}{likelihood-ratio and Pearson goodness-of-fit statistics
 #'     over the complete response patterns (as poLCA computes them);}
-#'   \item{N, Nobs}{observations used, and those without missing responses.}}
+#'   \item{N, Nobs}{observations used, and those without missing responses;}
+#'   \item{run_iterations}{EM iterations run by each start.}}
 #' @seealso [lca_supervised()] for the class-conditional closed form when the
 #'   classes are known; [predict.aspectr_lca()].
 #' @examples
@@ -51,7 +91,8 @@
 #' table(fit$predclass, cls)
 #' @export
 lca <- function(data, k, nrun = 10, max_iter = 1000, tol = 1e-8, seed = NULL,
-                threads = NULL, na.rm = FALSE, verbose = FALSE, ...) {
+                threads = NULL, na.rm = FALSE, verbose = FALSE, short_iter = 100,
+                short_keep = 1, ...) {
   call <- match.call()
   check_dots_empty(...)
   na.rm <- check_flag(na.rm, "na.rm")
@@ -66,17 +107,18 @@ lca <- function(data, k, nrun = 10, max_iter = 1000, tol = 1e-8, seed = NULL,
   if (k == 1) {
     runs <- list(plsa_rank1(d, threads))
   } else {
-    inits <- with_seed(seed, lapply(seq_len(nrun), function(i) random_start(d$dims, k)))
-    runs <- map_runs(inits, function(init) {
-      cpp_plsa_fit(d$idx, d$val, d$dims, init$lambda, init$factors, "kl", 1, 1,
-                   max_iter, tol, threads, verbose)
-    })
+    short_iter <- check_whole(short_iter, "short_iter", min = 0, max = .Machine$integer.max)
+    short_keep <- check_whole(short_keep, "short_keep", min = 1, max = .Machine$integer.max)
+    inits <- with_seed(seed, random_starts(d$dims, k, nrun))
+    runs <- cpp_lca_fit(d$idx, d$val, d$dims, inits, max_iter, tol, threads,
+                        short_iter, short_keep, verbose)
   }
   values <- vapply(runs, run_value, numeric(1))
   best <- which.min(values)
   fit <- new_plsa(runs[[best]], d, k = k, loss = "kl", q = NA_real_, tempering = 1,
                   run = best, values = values, time = proc.time()[["elapsed"]] - start,
                   threads = threads, seed = seed, call = call, prefix = "class_")
+  fit$run_iterations <- vapply(runs, function(r) as.integer(r$iterations), integer(1))
   finish_lca(fit, prep, supervised = FALSE)
 }
 
@@ -135,6 +177,24 @@ lca_supervised <- function(data, class, na.rm = FALSE) {
   finish_lca(fit, prep, supervised = TRUE)
 }
 
+# The starts of `nrun` calls of random_start() from one draw of uniforms
+# (runif(n, a, b) is a + (b - a) * u, so the numbers are identical).
+random_starts <- function(dims, k, nrun) {
+  per <- k * (1 + sum(dims))
+  u <- stats::runif(nrun * per)
+  ends <- cumsum(dims * k)
+  lapply(seq_len(nrun), function(i) {
+    o <- (i - 1) * per
+    lambda <- 0.5 + (1.5 - 0.5) * u[o + seq_len(k)]
+    factors <- lapply(seq_along(dims), function(n) {
+      d <- dims[n]
+      m <- matrix(0.1 + (1 - 0.1) * u[o + k + ends[n] - d * k + seq_len(d * k)], d, k)
+      m / rep(colSums(m), each = d)
+    })
+    list(lambda = lambda / sum(lambda), factors = factors)
+  })
+}
+
 # Data frame -> pattern-count tensor with missing modes (index -1).
 lca_prepare <- function(data, na.rm, keep = FALSE, call = rlang::caller_env()) {
   if (!is.data.frame(data)) {
@@ -167,19 +227,36 @@ lca_prepare <- function(data, na.rm, keep = FALSE, call = rlang::caller_env()) {
                 "empty", arg = "data", call = call)
   }
   codes <- codes[rows, , drop = FALSE]
-  key <- do.call(paste, c(as.data.frame(codes), sep = "\r"))
+  key <- pattern_key(codes, nl)
   first <- !duplicated(key)
+  pid <- match(key, key[first])                  # row -> pattern (first-seen order)
   pat <- codes[first, , drop = FALSE]
-  counts <- as.numeric(table(factor(key, levels = key[first])))
+  counts <- as.numeric(tabulate(pid, sum(first)))
   idx <- t(pat) - 1L
   idx[is.na(idx)] <- -1L
   levs <- lapply(f, levels)
   names(levs) <- vars
   ord <- order(idx[1, ], method = "radix")
-  data_list <- list(idx = idx[, ord, drop = FALSE], val = counts[ord], dims = as.integer(nl),
+  inv <- integer(length(ord))
+  inv[ord] <- seq_along(ord)
+  idx <- idx[, ord, drop = FALSE]
+  data_list <- list(idx = idx, val = counts[ord], dims = as.integer(nl),
                     dimnames = levs, total = sum(counts))
   list(data = data_list, codes = codes, rows = rows, levels = levs, vars = vars,
-       complete = rowSums(is.na(codes)) == 0)
+       complete = rowSums(is.na(codes)) == 0, row_pattern = inv[pid],
+       complete_pattern = colSums(idx < 0L) == 0)
+}
+
+# One key per response pattern (NA coded 0): a number when the mixed-radix
+# code fits in a double's integers, else a string.
+pattern_key <- function(codes, nl) {
+  base <- as.numeric(nl) + 1
+  if (prod(base) < 2^53) {
+    codes[is.na(codes)] <- 0L
+    mult <- cumprod(c(1, base[-length(base)]))
+    return(drop(codes %*% mult))
+  }
+  do.call(paste, c(as.data.frame(codes), sep = "\r"))
 }
 
 finish_lca <- function(fit, prep, supervised) {
@@ -192,21 +269,23 @@ finish_lca <- function(fit, prep, supervised) {
   })
   names(probs) <- prep$vars
   names(fit$factors) <- prep$vars
-  post <- cell_posterior(fit, prep$codes)
+  # posteriors per response pattern, then per observation
+  pats <- t(prep$data$idx) + 1L
+  pats[pats == 0L] <- NA_integer_
+  post <- cell_posterior(fit, pats)[prep$row_pattern, , drop = FALSE]
   rownames(post) <- rownames(prep$codes)
   N <- nrow(prep$codes)
   ll <- as.numeric(logLik(fit))
   npar <- (k - 1) + k * sum(lengths(prep$levels) - 1)
   # goodness of fit over the complete response patterns (poLCA's definition)
-  comp <- prep$codes[prep$complete, , drop = FALSE]
+  comp <- prep$complete_pattern
   gsq <- chisq <- NA_real_
-  if (nrow(comp)) {
-    key <- do.call(paste, c(as.data.frame(comp), sep = "\r"))
-    obs <- as.numeric(table(key))
-    pats <- comp[match(names(table(key)), key), , drop = FALSE]
-    expected <- nrow(comp) * cell_probability(fit, pats)
+  if (any(comp)) {
+    obs <- prep$data$val[comp]
+    nobs <- sum(obs)
+    expected <- nobs * cell_probability(fit, pats[comp, , drop = FALSE])
     gsq <- 2 * sum(obs * log(obs / expected))
-    chisq <- sum((obs - expected)^2 / expected) + (nrow(comp) - sum(expected))
+    chisq <- sum((obs - expected)^2 / expected) + (nobs - sum(expected))
   }
   fit$probs <- probs
   fit$P <- fit$lambda

@@ -161,6 +161,9 @@ plsa_rank1 <- function(data, threads) {
 
 tabulate_weighted <- function(i, w, n) {
   out <- numeric(n)
+  ok <- i >= 1L  # 0: a missing mode (lca() with missing responses)
+  if (!all(ok)) { i <- i[ok]; w <- w[ok] }
+  if (!length(i)) return(out)
   s <- rowsum(w, i, reorder = TRUE)
   out[as.integer(rownames(s))] <- s[, 1]
   out
@@ -170,7 +173,7 @@ random_start <- function(dims, k) {
   lambda <- stats::runif(k, 0.5, 1.5)
   factors <- lapply(dims, function(d) {
     m <- matrix(stats::runif(d * k, 0.1, 1), d, k)
-    sweep(m, 2, colSums(m), "/")
+    m / rep(colSums(m), each = d)
   })
   list(lambda = lambda / sum(lambda), factors = factors)
 }

@@ -143,7 +143,12 @@ as_categorical <- function(v, name, call = rlang::caller_env()) {
       abort_input("Column {.var {name}} must be categorical (factor, character, logical or whole-number codes), not continuous.",
                   "type", arg = name, call = call)
     }
-    return(factor(v))
+    # factor(v) without its as.character() of every value (same result for
+    # whole numbers, whose printed forms are distinct)
+    u <- sort(unique(v[!is.na(v)]))
+    lv <- as.character(u)
+    if (anyDuplicated(lv)) return(factor(v))
+    return(structure(match(v, u), levels = lv, class = "factor"))
   }
   abort_input("Column {.var {name}} must be categorical, not {.cls {class(v)}}.",
               "type", arg = name, call = call)

@@ -93,3 +93,90 @@ test_that("bad LCA input gives classed errors", {
   expect_snapshot(lca(one, 2), error = TRUE)
   expect_snapshot(print(fit))
 })
+
+test_that("the EM kernel for many items matches a plain-R EM for every k path", {
+  # k = 3, 5 (padded to 4, 8), 9 (padded to 12) and 17 (generic), with and
+  # without missing responses
+  set.seed(21)
+  n <- 120
+  d <- as.data.frame(lapply(1:5, function(j) sample(1:3, n, TRUE)))
+  dm <- d
+  dm[[2]][sample(n, 10)] <- NA
+  dm[[1]][sample(n, 8)] <- NA
+  for (k in c(3, 5, 9, 17)) {
+    for (x in list(d, dm)) {
+      fit <- lca(x, k, nrun = 1, seed = 5, tol = 0, max_iter = 15)
+      set.seed(5)
+      init <- aspectr:::random_start(rep(3L, 5), k)
+      ref <- ref_lca_em(as.matrix(x), init$lambda, init$factors, 15)
+      expect_equal(fit$llik, ref$llik, tolerance = 1e-10)
+      expect_equal(sort(unname(fit$P)), sort(ref$lambda), tolerance = 1e-10)
+    }
+  }
+})
+
+test_that("staged restarts reach the reference log-likelihoods of full restarts", {
+  cc <- lca_carcinoma()
+  v <- lca_values()
+  ref <- list(list(cc, 2, -317.2568), list(cc, 3, -293.7050), list(cc, 4, -289.2858),
+              list(v, 2, -504.4677), list(v, 3, -503.3011))
+  for (r in ref) {
+    staged <- lca(r[[1]], r[[2]], nrun = 20, seed = 1, tol = 1e-10, max_iter = 5000)
+    full <- lca(r[[1]], r[[2]], nrun = 20, seed = 1, tol = 1e-10, max_iter = 5000, short_iter = 0)
+    expect_equal(round(staged$llik, 4), r[[3]])
+    expect_equal(round(full$llik, 4), r[[3]])
+    expect_lte(sum(staged$run_iterations), sum(full$run_iterations))
+  }
+})
+
+test_that("staging only decides which starts continue, not their path", {
+  cc <- lca_carcinoma()
+  staged <- lca(cc, 3, nrun = 6, seed = 3, short_iter = 10, tol = 1e-9)
+  full <- lca(cc, 3, nrun = 6, seed = 3, short_iter = 0, tol = 1e-9)
+  b <- staged$run
+  # the continued start is where it would be without staging
+  expect_identical(staged$run_values[b], full$run_values[b])
+  expect_identical(staged$run_iterations[b], full$run_iterations[b])
+  # the others stopped after the short runs (or converged before)
+  others <- staged$run_iterations[-b]
+  expect_true(all(others <= 10))
+  expect_true(any(others == 10))
+  # short_keep = nrun is full restarts
+  all_kept <- lca(cc, 3, nrun = 6, seed = 3, short_iter = 10, short_keep = 6, tol = 1e-9)
+  expect_identical(all_kept$run_values, full$run_values)
+  # a continued start that does not converge within max_iter (tol = 0):
+  # every start runs on to max_iter
+  slow <- lca(cc, 3, nrun = 4, seed = 3, short_iter = 10, tol = 0, max_iter = 40)
+  expect_identical(slow$run_iterations, rep(40L, 4))
+})
+
+test_that("lca(): same seed same result; threads over starts equal serial", {
+  v <- lca_values()
+  strip <- function(f) f[setdiff(names(f), c("time", "call", "threads"))]
+  a <- lca(v, 3, nrun = 6, seed = 9)
+  b <- lca(v, 3, nrun = 6, seed = 9)
+  expect_identical(strip(a), strip(b))
+  for (s in c(0, 20)) {
+    one <- lca(v, 3, nrun = 6, seed = 9, threads = 1, short_iter = s)
+    two <- lca(v, 3, nrun = 6, seed = 9, threads = 2, short_iter = s)
+    expect_identical(strip(one), strip(two))
+  }
+})
+
+test_that("lca()'s batched starts are random_start()'s numbers", {
+  for (dims in list(c(2L, 2L, 3L), c(4L, 2L, 5L, 3L, 2L))) {
+    for (k in c(2L, 3L)) {
+      a <- aspectr:::with_seed(7, lapply(1:4, function(i) aspectr:::random_start(dims, k)))
+      b <- aspectr:::with_seed(7, aspectr:::random_starts(dims, k, 4))
+      expect_identical(b, a)
+    }
+  }
+})
+
+test_that("restart controls give classed errors", {
+  v <- lca_values()
+  expect_error(lca(v, 2, short_iter = -1), class = "aspectr_error_input_argument")
+  expect_error(lca(v, 2, short_iter = 1.5), class = "aspectr_error_input_argument")
+  expect_error(lca(v, 2, short_keep = 0), class = "aspectr_error_input_argument")
+  expect_error(lca(v, 2, short_keep = NA), class = "aspectr_error_input_argument")
+})

@@ -1,0 +1,186 @@
+// aspectr/solvers/multistart.h — random restarts of a lagged solver, run in
+// stages and (for several active starts) in parallel over the starts.
+//
+// Staged restarts (the short-run / "emEM" strategy of Biernacki, Celeux and
+// Govaert 2003): every start first runs `short_iter` iterations; only the
+// `keep` starts with the smallest objective then continue to convergence.
+// short_iter = 0 (or keep >= the number of starts) runs every start to
+// convergence. If a continued start reaches max_iter without converging
+// (a flat likelihood, where the short-run ranking is unreliable), the other
+// starts are run on to the end as well. A start's trajectory does not
+// depend on the staging: the
+// iterations it runs are exactly those of run_solver() (same stopping rule,
+// same trace), stage 2 only resumes it.
+//
+// Threads: while two or more starts are active, threads go over the starts
+// (each start's own iterations single-threaded, so its result does not depend
+// on the thread count); a single remaining start uses the threads over the
+// non-zeros as run_solver() does. The rule must be usable concurrently after
+// bind() (EMRule is).
+//
+// `check()` is called on the calling thread between rounds of iterations
+// (interrupts, progress); returning false stops every start where it is.
+#ifndef ASPECTR_SOLVERS_MULTISTART_H
+#define ASPECTR_SOLVERS_MULTISTART_H
+
+#include <algorithm>
+#include <exception>
+#include <numeric>
+#include <vector>
+#include "../control.h"
+#include "../data.h"
+#include "../parallel.h"
+
+namespace aspectr {
+
+struct MultiStartControl {
+  int max_iter = 1000;
+  double tol = 1e-8;
+  int threads = 1;
+  int short_iter = 0;  // iterations of stage 1; 0: no staging
+  int keep = 1;        // starts continued after stage 1
+  int round = 25;      // iterations between calls of check()
+};
+
+struct StartRun {
+  AspectModel M;
+  std::vector<double> f;  // lagged trace: f[t] = loss after t iterations
+  int iterations = 0;
+  bool converged = false;
+  bool finished = false;  // converged or at max_iter
+  bool continued = false; // selected for stage 2 (or no staging)
+  double value() const { return f.empty() ? 0.0 : f.back(); }
+};
+
+namespace detail {
+
+// Advances one start by up to n iterations (as run_solver's loop).
+template <class Rule>
+void advance_start(Rule& rule, const SparseTensor& G, StartRun& s, int n,
+                   const MultiStartControl& ctl, int threads) {
+  const RelativeChange stop{ctl.tol};
+  for (int j = 0; j < n && !s.finished; ++j) {
+    s.f.push_back(rule.step(G, s.M, threads));
+    ++s.iterations;
+    const std::size_t m = s.f.size();
+    if (m >= 2 && stop(s.f[m - 2], s.f[m - 1])) s.converged = s.finished = true;
+    if (s.iterations >= ctl.max_iter) s.finished = true;
+  }
+}
+
+// Runs `n` more iterations on every start in `active` (threads over starts
+// when there are several).
+template <class Rule>
+void advance_all(Rule& rule, const SparseTensor& G, std::vector<StartRun>& runs,
+                 const std::vector<std::size_t>& active, int n, const MultiStartControl& ctl) {
+  const int m = static_cast<int>(active.size());
+  int T = ctl.threads < 1 ? 1 : ctl.threads;
+  if (T > m) T = m;
+#ifndef _OPENMP
+  T = 1;
+#endif
+  if (T <= 1) {
+    for (std::size_t a : active) advance_start(rule, G, runs[a], n, ctl, m == 1 ? ctl.threads : 1);
+    return;
+  }
+  std::exception_ptr err = nullptr;
+#ifdef _OPENMP
+#pragma omp parallel for num_threads(T) schedule(dynamic, 1)
+#endif
+  for (int j = 0; j < m; ++j) {
+    try {
+      advance_start(rule, G, runs[active[j]], n, ctl, 1);
+    } catch (...) {
+#ifdef _OPENMP
+#pragma omp critical(aspectr_multistart_err)
+#endif
+      if (!err) err = std::current_exception();
+    }
+  }
+  if (err) std::rethrow_exception(err);
+}
+
+}  // namespace detail
+
+// Fits every start of `inits`; returns one StartRun per start (in order),
+// each with its final loss appended to the trace. Stops early (leaving the
+// starts where they are) when check() returns false; `stopped` reports it.
+template <class Rule, class Check>
+std::vector<StartRun> multistart(Rule& rule, const SparseTensor& G, std::vector<AspectModel> inits,
+                                 const MultiStartControl& ctl, Check& check, bool* stopped = nullptr) {
+  rule.bind(G);
+  const std::size_t S = inits.size();
+  std::vector<StartRun> runs(S);
+  for (std::size_t i = 0; i < S; ++i) runs[i].M = std::move(inits[i]);
+  const int round = std::max(1, ctl.round);
+  bool halted = false;
+
+  auto run_to_end = [&](std::vector<std::size_t> active, int limit) {
+    int done = 0;
+    while (!active.empty() && done < limit && !halted) {
+      const int n = std::min(round, limit - done);
+      detail::advance_all(rule, G, runs, active, n, ctl);
+      done += n;
+      active.erase(std::remove_if(active.begin(), active.end(),
+                                  [&](std::size_t a) { return runs[a].finished; }),
+                   active.end());
+      // progress: iterations of the most advanced start, best value so far
+      int it = 0;
+      double best = 0.0;
+      bool any = false;
+      for (const StartRun& r : runs) {
+        if (r.f.empty()) continue;
+        it = std::max(it, r.iterations);
+        if (!any || r.value() < best) best = r.value();
+        any = true;
+      }
+      if (!check(it, best)) halted = true;
+    }
+  };
+
+  std::vector<std::size_t> all(S);
+  std::iota(all.begin(), all.end(), std::size_t(0));
+  const bool staged = ctl.short_iter > 0 && ctl.short_iter < ctl.max_iter &&
+                      static_cast<std::size_t>(std::max(ctl.keep, 1)) < S;
+  if (staged) {
+    run_to_end(all, ctl.short_iter);
+    // keep the best `keep` starts by their newest (lagged) loss
+    std::vector<std::size_t> order = all;
+    std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
+      return runs[a].value() < runs[b].value();
+    });
+    std::vector<std::size_t> cont;
+    for (int j = 0; j < std::max(ctl.keep, 1); ++j) {
+      runs[order[j]].continued = true;
+      if (!runs[order[j]].finished) cont.push_back(order[j]);
+    }
+    std::sort(cont.begin(), cont.end());
+    run_to_end(cont, ctl.max_iter);
+    // Fallback: a continued start that used up max_iter without converging
+    // means a flat likelihood (slow EM), where the short-run ranking says
+    // little about where starts end; then every other start runs on too.
+    bool slow = false;
+    for (std::size_t a : order)
+      if (runs[a].continued && !runs[a].converged) slow = true;
+    if (slow && !halted) {
+      std::vector<std::size_t> rest;
+      for (std::size_t a : all) {
+        if (runs[a].continued) continue;
+        runs[a].continued = true;
+        if (!runs[a].finished) rest.push_back(a);
+      }
+      run_to_end(rest, ctl.max_iter);
+    }
+  } else {
+    for (StartRun& r : runs) r.continued = true;
+    run_to_end(all, ctl.max_iter);
+  }
+  // final loss of every start (the lagged trace's last entry)
+  for (StartRun& r : runs) r.f.push_back(rule.loss(G, r.M, ctl.threads));
+  if (stopped) *stopped = halted;
+  return runs;
+}
+
+}  // namespace aspectr
+
+#endif

@@ -57,35 +57,7 @@
 ## 0. Setup: packages
 ## ---------------------------------------------------------------------------
 
-`%||%` <- function(a, b) if (is.null(a)) b else a
-quick <- nzchar(Sys.getenv("ASPECTR_BENCH_QUICK"))
-options(width = 200)
-if (is.null(getOption("repos")) || identical(unname(getOption("repos")["CRAN"]), "@CRAN@")) {
-  options(repos = c(CRAN = "https://cloud.r-project.org"))
-}
-
-heading <- function(...) {
-  txt <- paste0(...)
-  cat("\n", strrep("=", 78), "\n", txt, "\n", strrep("=", 78), "\n", sep = "")
-}
-subheading <- function(...) cat("\n--- ", paste0(...), " ---\n", sep = "")
-note <- function(...) cat("NOTE: ", paste0(...), "\n", sep = "")
-
-## Install a bench-only peer if missing (CRAN); TRUE when loadable.
-ensure_peer <- function(pkg, hint = NULL) {
-  if (requireNamespace(pkg, quietly = TRUE)) return(TRUE)
-  cat(sprintf("Installing bench-only peer package '%s' from CRAN ...\n", pkg))
-  tryCatch(withCallingHandlers(
-    utils::install.packages(pkg, Ncpus = 2L, quiet = TRUE),
-    warning = function(w) {
-      note("installing '", pkg, "': ", conditionMessage(w))
-      invokeRestart("muffleWarning")
-    }), error = function(e) note("installing '", pkg, "' failed: ", conditionMessage(e)))
-  if (requireNamespace(pkg, quietly = TRUE)) return(TRUE)
-  note("peer '", pkg, "' is not available and is skipped",
-       if (!is.null(hint)) paste0(" (", hint, ")") else "", ".")
-  FALSE
-}
+source("bench/common.R")  # %||%, quick, heading, note, ensure_peer, elapsed, ...
 
 heading("aspectr latent class benchmark (bench/lca.R)")
 have <- c(
@@ -174,12 +146,6 @@ pattern_entropy <- function(d) {
   key <- do.call(paste, c(d, sep = "\r"))
   g <- as.numeric(table(key)) / nrow(d)
   -sum(g * log(g))
-}
-
-elapsed <- function(expr) {
-  t0 <- proc.time()[["elapsed"]]
-  value <- force(expr)
-  list(value = value, time = proc.time()[["elapsed"]] - t0)
 }
 
 polca_formula <- function(d) {

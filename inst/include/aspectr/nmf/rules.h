@@ -5,7 +5,7 @@
 // residual: ||X - WH||^2 = ||X||^2 - 2 <W'X, H> + <W'W, HH'>.
 //  * HALS: column r of W (row r of Wt) is the exact minimizer with the rest
 //    fixed, max(0, (A_r - sum_{j != r} B_rj w_j - l1w) / (B_rr + l2w)) with
-//    A = (X H')', B = H H'; then the rows of H likewise.
+//    A = (X H')', B = H H'; H first, then W, a few sweeps each (see below).
 //  * ANLS: every row of W (column of H) solves its non-negative least-squares
 //    problem exactly, by coordinate descent to a tolerance of 1e-10.
 //  * MU (Lee & Seung with seed 002's epsilon guards):
@@ -95,62 +95,113 @@ inline void nnls_cd(const arma::mat& Q, const double* c, double* x, arma::uword 
   }
 }
 
+// HALS (Cichocki & Phan 2009) in the accelerated form of Gillis & Glineur
+// (2012): H is updated first, then W, and each factor gets several exact
+// HALS sweeps per data pass while they are cheap: the products with X (and
+// the other factor's Gram matrix) are computed once per half-step and a
+// sweep costs only d k^2, so up to 1 + floor(alpha rho) sweeps are made
+// (at most 25), rho = (cost of the products, nnz(X) k plus the other
+// factor's Gram) / (cost of a sweep), alpha = 1/2, stopping
+// once a sweep moves the factor by less than 1/10 of what the first one did
+// (Frobenius norm). Without penalties the columns of W are then scaled to
+// unit norm (the model is unchanged), which keeps W'W and H H' balanced.
 class FrobeniusHALS {
  public:
   explicit FrobeniusHALS(Penalty p) : pen_(p) {}
   static constexpr bool kLagged = false;
+  static constexpr double kAlpha = 0.5, kStop = 0.1;
+  static constexpr int kMaxInner = 25;
+  // sweeps allowed for a factor of d columns given the cost of the products
+  static int max_sweeps(double product_cost, double d, double k) {
+    const double rho = product_cost / std::max(d * k * k, 1.0);
+    return static_cast<int>(std::min<double>(kMaxInner, 1.0 + std::floor(kAlpha * rho)));
+  }
   double step(const Data& X, Model& M, int threads) {
+    const double k = static_cast<double>(M.Wt.n_rows), m = static_cast<double>(X.n_rows()),
+                 n = static_cast<double>(X.n_cols());
+    // the work of a product counted by non-zeros for dense data too, so that
+    // dense and sparse storage of the same matrix give the same fit
+    const double pass = X.nnz() * k;
     arma::mat A, C;
-    X.XHt(M.H, A, threads);
-    if (HH_.n_elem == 0) HH_ = gram(M.H, threads);   // else: H is unchanged since the last step
-    update_rows(M.Wt, A, HH_, pen_.l1w, pen_.l2w, threads);
-    if (!pen_.any()) rescale(M, HH_);
+    // H given W
     X.WtX(M.Wt, C, threads);
-    const arma::mat D = gram(M.Wt, threads);
-    update_rows(M.H, C, D, pen_.l1h, pen_.l2h, threads);
-    HH_ = gram(M.H, threads);
-    return half_frobenius(X, M, C, D, HH_) + pen_.value(M);
+    if (WW_.n_elem == 0) WW_ = gram(M.Wt, threads);  // else: W is unchanged since the last step
+    sweeps(M.H, C, WW_, pen_.l1h, pen_.l2h, max_sweeps(pass + m * k * k, n, k), threads);
+    // W given H
+    X.XHt(M.H, A, threads);
+    const arma::mat HH = gram(M.H, threads);
+    sweeps(M.Wt, A, HH, pen_.l1w, pen_.l2w, max_sweeps(pass + n * k * k, m, k), threads);
+    WW_ = gram(M.Wt, threads);
+    // 1/2 ||X - WH||^2 = 1/2 (||X||^2 - 2 <X H', W> + <W'W, HH'>)
+    const double v = X.xnorm2() - 2.0 * arma::accu(A % M.Wt) + arma::accu(WW_ % HH);
+    const double obj = 0.5 * std::max(v, 0.0) + pen_.value(M);
+    if (!pen_.any()) rescale(M, WW_);
+    return obj;
   }
   double loss(const Data& X, const Model& M, int threads) const {
     arma::mat C;
     X.WtX(M.Wt, C, threads);
     return half_frobenius(X, M, C, gram(M.Wt, threads), gram(M.H, threads)) + pen_.value(M);
   }
+  // up to max_sweeps HALS sweeps of F; stops when a sweep changes F by less
+  // than kStop times the first sweep's change
+  static int sweeps(arma::mat& F, const arma::mat& A, const arma::mat& B, double l1, double l2,
+                    int max_sweeps, int threads) {
+    double first = 0.0;
+    int s = 0;
+    while (s < max_sweeps) {
+      const double ch = update_rows(F, A, B, l1, l2, threads);
+      ++s;
+      if (s == 1) first = ch;
+      else if (ch <= kStop * kStop * first) break;
+    }
+    return s;
+  }
   // F (k x d): row r <- max(0, (A_r - sum_{j != r} B_rj F_j - l1) / (B_rr + l2)),
-  // rows in turn; within a row the columns are independent (split over threads).
-  static void update_rows(arma::mat& F, const arma::mat& A, const arma::mat& B, double l1, double l2,
-                          int threads = 1) {
+  // rows in turn; within a row the columns are independent (split over
+  // threads). Returns the squared Frobenius norm of the change.
+  static double update_rows(arma::mat& F, const arma::mat& A, const arma::mat& B, double l1,
+                            double l2, int threads = 1) {
     const arma::uword k = F.n_rows, d = F.n_cols;
     const int T = effective_threads(threads, d * k / 2);
+    std::vector<double> change(T, 0.0);
     for (arma::uword r = 0; r < k; ++r) {
       const double den = B(r, r) + l2;
       if (!(den > 0.0)) continue;
-      const double brr = B(r, r);
-      parallel_chunks(d, T, [&](int, std::size_t b, std::size_t e) {
+      const double* br = B.colptr(r);  // B is symmetric: row r = column r
+      parallel_chunks(d, T, [&](int tid, std::size_t b, std::size_t e) {
+        double ch = 0.0;
         for (std::size_t i = b; i < e; ++i) {
-          const double* f = F.colptr(i);
+          double* f = F.colptr(i);
           double bf = 0.0;
-          for (arma::uword j = 0; j < k; ++j) bf += B(r, j) * f[j];
-          const double v = (A(r, i) - bf + brr * f[r] - l1) / den;
-          F(r, i) = v > 0.0 ? v : 0.0;
+          for (arma::uword j = 0; j < k; ++j) bf += br[j] * f[j];
+          const double old = f[r];
+          double v = (A(r, i) - bf + br[r] * old - l1) / den;
+          v = v > 0.0 ? v : 0.0;
+          f[r] = v;
+          ch += (v - old) * (v - old);
         }
+        change[tid] += ch;
       });
     }
+    double total = 0.0;
+    for (double c : change) total += c;
+    return total;
   }
   // unit-norm columns of W, scale moved into H (the model is unchanged); the
-  // cached H H' is rescaled to match
-  static void rescale(Model& M, arma::mat& HH) {
+  // cached W'W is rescaled to match
+  static void rescale(Model& M, arma::mat& WW) {
     arma::vec s(M.Wt.n_rows, arma::fill::ones);
     for (arma::uword r = 0; r < M.Wt.n_rows; ++r) {
       const double nr = arma::norm(M.Wt.row(r), 2);
       if (nr > 0.0) { M.Wt.row(r) /= nr; M.H.row(r) *= nr; s[r] = nr; }
     }
-    HH.each_col() %= s;
-    HH.each_row() %= s.t();
+    WW.each_col() /= s;
+    WW.each_row() /= s.t();
   }
  private:
   Penalty pen_;
-  arma::mat HH_;
+  arma::mat WW_;  // W'W of the current W (cached between steps)
 };
 
 class FrobeniusANLS {

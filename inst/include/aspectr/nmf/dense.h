@@ -27,6 +27,7 @@ namespace dense {
 typedef double v2 __attribute__((vector_size(16)));
 typedef double v2u __attribute__((vector_size(16), aligned(8), may_alias));
 inline v2 load(const double* p) { return *reinterpret_cast<const v2u*>(p); }
+inline void store(double* p, v2 v) { *reinterpret_cast<v2u*>(p) = v; }
 inline v2 bcast(double x) { return v2{x, x}; }
 inline double hsum(v2 v) { return v[0] + v[1]; }
 inline double lane(v2 v, int i) { return v[i]; }
@@ -38,6 +39,7 @@ struct v2 {
   friend v2 operator+(const v2& x, const v2& y) { return v2{x.a + y.a, x.b + y.b}; }
 };
 inline v2 load(const double* p) { return v2{p[0], p[1]}; }
+inline void store(double* p, v2 v) { p[0] = v.a; p[1] = v.b; }
 inline v2 bcast(double x) { return v2{x, x}; }
 inline double hsum(v2 v) { return v.a + v.b; }
 inline double lane(v2 v, int i) { return i == 0 ? v.a : v.b; }
@@ -76,11 +78,18 @@ inline void tn_tile(const double* P, std::size_t ldp, const double* Q, std::size
     }
 }
 
+#ifndef ASPECTR_TN_CB
+#define ASPECTR_TN_CB 2
+#endif
+#ifndef ASPECTR_TN_RB
+#define ASPECTR_TN_RB 4
+#endif
 template <int CB>
 inline void tn_cols(const double* P, std::size_t ldp, std::size_t a, const double* Q,
                     std::size_t ldq, std::size_t l0, std::size_t l1, double* out, std::size_t ldo) {
   std::size_t r = 0;
-  for (; r + 4 <= a; r += 4) tn_tile<4, CB>(P + r * ldp, ldp, Q, ldq, l0, l1, out + r, ldo);
+  constexpr int RB = ASPECTR_TN_RB;
+  for (; r + RB <= a; r += RB) tn_tile<RB, CB>(P + r * ldp, ldp, Q, ldq, l0, l1, out + r, ldo);
   switch (a - r) {
     case 3: tn_tile<3, CB>(P + r * ldp, ldp, Q, ldq, l0, l1, out + r, ldo); break;
     case 2: tn_tile<2, CB>(P + r * ldp, ldp, Q, ldq, l0, l1, out + r, ldo); break;
@@ -99,6 +108,8 @@ inline void tn(const double* P, std::size_t ldp, std::size_t a, const double* Q,
     for (std::size_t l0 = 0; l0 < L; l0 += kBlock) {
       const std::size_t l1 = std::min(L, l0 + kBlock);
       std::size_t c = cb;
+      for (; c + ASPECTR_TN_CB <= ce; c += ASPECTR_TN_CB)
+        tn_cols<ASPECTR_TN_CB>(P, ldp, a, Q + c * ldq, ldq, l0, l1, out + c * a, a);
       for (; c + 2 <= ce; c += 2) tn_cols<2>(P, ldp, a, Q + c * ldq, ldq, l0, l1, out + c * a, a);
       if (c < ce) tn_cols<1>(P, ldp, a, Q + c * ldq, ldq, l0, l1, out + c * a, a);
     }
@@ -125,8 +136,8 @@ inline void nn_tile(const double* A, std::size_t lda, const double* B, std::size
   }
   for (int r = 0; r < RB; ++r)
     for (int v = 0; v < IV; ++v) {
-      out[2 * v + r * ldo] += lane(acc[r][v], 0);
-      out[2 * v + 1 + r * ldo] += lane(acc[r][v], 1);
+      double* o = out + 2 * v + r * ldo;
+      store(o, load(o) + acc[r][v]);
     }
 }
 
@@ -174,9 +185,10 @@ inline void nn_row_all(const double* A, std::size_t lda, const double* B, std::s
 // out (m x k, leading dimension m) = A B'; A is m x n (leading dimension
 // lda), B is k x n (leading dimension ldb >= k). Threads split the m rows in
 // multiples of 8.
+// With accumulate = true, out += A B' (out must hold a valid m x k matrix).
 inline void nn(const double* A, std::size_t lda, std::size_t m, std::size_t n, const double* B,
-               std::size_t ldb, std::size_t k, double* out, int threads) {
-  std::fill(out, out + m * k, 0.0);
+               std::size_t ldb, std::size_t k, double* out, int threads, bool accumulate = false) {
+  if (!accumulate) std::fill(out, out + m * k, 0.0);
   constexpr std::size_t IB = 2 * ASPECTR_NN_IV;
   const std::size_t tiles = (m + IB - 1) / IB;
   const int T = effective_threads(threads, m * n * k / 64);

@@ -325,6 +325,7 @@ class KLMU {
   // a log per term for whole counts (logsum.h).
   static void ratio_pass(const Data& X, const Model& M, arma::mat& num, double* obj, bool by_row,
                          int threads) {
+    if (X.dense()) { ratio_pass_dense(X, M, num, obj, by_row, threads); return; }
     const arma::uword k = M.Wt.n_rows;
     const arma::mat& Own = by_row ? M.Wt : M.H;     // the side being accumulated
     const arma::mat& Oth = by_row ? M.H : M.Wt;
@@ -347,17 +348,54 @@ class KLMU {
 #pragma omp simd
           for (arma::uword r = 0; r < k; ++r) o[r] += t * f[r];
         };
-        if (X.dense()) {
-          const arma::mat& D = X.D();
-          if (by_row) { for (arma::uword j = 0; j < D.n_cols; ++j) if (D(c, j) != 0.0) visit(j, D(c, j)); }
-          else { for (arma::uword i = 0; i < D.n_rows; ++i) if (D(i, c) != 0.0) visit(i, D(i, c)); }
-        } else {
-          const Csc& A = by_row ? X.St() : X.S();
-          for (arma::uword s = A.p[c]; s < A.p[c + 1]; ++s) visit(A.i[s], A.x[s]);
-        }
+        const Csc& A = by_row ? X.St() : X.S();
+        for (arma::uword s = A.p[c]; s < A.p[c + 1]; ++s) visit(A.i[s], A.x[s]);
       }
       if (obj) parts[tid] = ls.value();
     });
+    if (obj) for (double p : parts) *obj += p;
+  }
+  // Dense X, by blocks of columns: V = W H_b (m x nb) with the dense kernel,
+  // R = X_b / V at the non-zeros of X_b (0 elsewhere), then num (k x m) +=
+  // (R H_b')' (by_row) or num(:, b) = W' R. V is never formed whole.
+  static void ratio_pass_dense(const Data& X, const Model& M, arma::mat& num, double* obj,
+                               bool by_row, int threads) {
+    const arma::mat& D = X.D();
+    const arma::uword k = M.Wt.n_rows, m = D.n_rows, n = D.n_cols;
+    const arma::uword nb = std::min<arma::uword>(n, std::max<arma::uword>(8, (1u << 18) / std::max<arma::uword>(m, 1)));
+    const arma::mat W = M.Wt.t();                 // m x k
+    arma::mat Ht(nb, k), V(m, nb), acc;
+    if (by_row) acc.zeros(m, k); else num.set_size(k, n);
+    const int T = effective_threads(threads, m * nb);
+    std::vector<double> parts(T, 0.0);
+    for (arma::uword b0 = 0; b0 < n; b0 += nb) {
+      const arma::uword w = std::min(nb, n - b0);
+      for (arma::uword j = 0; j < w; ++j)
+        for (arma::uword r = 0; r < k; ++r) Ht(j, r) = M.H(r, b0 + j);
+      dense::nn(W.memptr(), m, m, k, Ht.memptr(), nb, w, V.memptr(), threads);  // V(:, 0..w) = W H_b
+      parallel_chunks(w, T, [&](int tid, std::size_t jb, std::size_t je) {
+        LogSum ls;
+        for (std::size_t j = jb; j < je; ++j) {
+          const double* x = D.colptr(b0 + j);
+          double* v = V.colptr(j);
+          for (arma::uword i = 0; i < m; ++i) {
+            if (x[i] != 0.0) {
+              const double vi = std::max(v[i], 1e-300);
+              if (obj) ls.add(vi, x[i], count_multiplicity(x[i]));
+              v[i] = x[i] / vi;
+            } else {
+              v[i] = 0.0;
+            }
+          }
+        }
+        if (obj) parts[tid] += ls.value();
+      });
+      if (by_row)
+        dense::nn(V.memptr(), m, m, w, M.H.colptr(b0), k, k, acc.memptr(), threads, true);
+      else
+        dense::tn(W.memptr(), m, k, V.memptr(), m, w, m, num.colptr(b0), threads);
+    }
+    if (by_row) num = acc.t();
     if (obj) for (double p : parts) *obj += p;
   }
  private:

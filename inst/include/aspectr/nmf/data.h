@@ -87,7 +87,7 @@ class Data {
     const arma::uword k = F.n_rows;
     out.zeros(k, A.n_cols);
     const int T = effective_threads(threads, A.x.size());
-    parallel_chunks(A.n_cols, T, [&](int, std::size_t b, std::size_t e) {
+    dense::parallel_blocks(A.n_cols, T, 16, [&](std::size_t b, std::size_t e) {
       for (std::size_t c = b; c < e; ++c) {
         double* __restrict o = out.colptr(c);
         for (arma::uword s = A.p[c]; s < A.p[c + 1]; ++s) {

@@ -7,7 +7,8 @@
 // Register-tiled micro-kernels on two-double vectors (GCC/Clang vector
 // extensions, which compile to SSE2 on x86-64 without any -m flag and to NEON
 // on arm64; a plain struct elsewhere), cache-blocked along the summation
-// index, split over threads by output columns (tn) or output rows (nn). Every
+// index, split over threads by blocks of output columns (tn) or output rows
+// (nn), handed out dynamically (parallel_blocks). Every
 // output element is summed in an order that depends only on the sizes, never
 // on the thread count: results are bitwise identical for any number of
 // threads.
@@ -44,6 +45,30 @@ inline v2 bcast(double x) { return v2{x, x}; }
 inline double hsum(v2 v) { return v.a + v.b; }
 inline double lane(v2 v, int i) { return i == 0 ? v.a : v.b; }
 #endif
+
+// Runs body(begin, end) over [0, n) in blocks handed out dynamically to
+// `threads` threads (about 16 blocks per thread, at least `grain` items
+// each): when another process takes a core from one thread, the others take
+// over its blocks instead of waiting at the barrier. Callers write disjoint
+// outputs per item, so results do not depend on which thread ran a block.
+template <class Body>
+inline void parallel_blocks(std::size_t n, int threads, std::size_t grain, Body body) {
+  if (grain < 1) grain = 1;
+  const std::size_t per = threads > 1 ? (n + 16 * threads - 1) / (16 * static_cast<std::size_t>(threads)) : n;
+  const std::size_t size = std::max(grain, per);
+  const std::size_t nb = (n + size - 1) / size;
+  if (threads <= 1 || nb <= 1) { body(std::size_t(0), n); return; }
+#ifdef _OPENMP
+  const long long nbl = static_cast<long long>(nb);
+#pragma omp parallel for schedule(dynamic, 1) num_threads(threads)
+  for (long long blk = 0; blk < nbl; ++blk) {
+    const std::size_t b = static_cast<std::size_t>(blk) * size;
+    body(b, std::min(n, b + size));
+  }
+#else
+  body(std::size_t(0), n);
+#endif
+}
 
 // Block of the summation index: the tn kernel's two Q columns (2 x 8 KB) and
 // the nn kernel's A panel (8 rows x kBlock) stay in L1.
@@ -104,7 +129,7 @@ inline void tn(const double* P, std::size_t ldp, std::size_t a, const double* Q,
                std::size_t b, std::size_t L, double* out, int threads) {
   std::fill(out, out + a * b, 0.0);
   const int T = effective_threads(threads, L * b * a / 64);
-  parallel_chunks(b, T, [&](int, std::size_t cb, std::size_t ce) {
+  parallel_blocks(b, T, 2, [&](std::size_t cb, std::size_t ce) {
     for (std::size_t l0 = 0; l0 < L; l0 += kBlock) {
       const std::size_t l1 = std::min(L, l0 + kBlock);
       std::size_t c = cb;
@@ -192,7 +217,7 @@ inline void nn(const double* A, std::size_t lda, std::size_t m, std::size_t n, c
   constexpr std::size_t IB = 2 * ASPECTR_NN_IV;
   const std::size_t tiles = (m + IB - 1) / IB;
   const int T = effective_threads(threads, m * n * k / 64);
-  parallel_chunks(tiles, T, [&](int, std::size_t tb, std::size_t te) {
+  parallel_blocks(tiles, T, 1, [&](std::size_t tb, std::size_t te) {
     const std::size_t ib = tb * IB, ie = std::min(m, te * IB);
     for (std::size_t j0 = 0; j0 < n; j0 += kBlock) {
       const std::size_t j1 = std::min(n, j0 + kBlock);

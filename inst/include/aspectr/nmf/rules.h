@@ -158,32 +158,53 @@ class FrobeniusHALS {
     return s;
   }
   // F (k x d): row r <- max(0, (A_r - sum_{j != r} B_rj F_j - l1) / (B_rr + l2)),
-  // rows in turn; within a row the columns are independent (split over
-  // threads). Returns the squared Frobenius norm of the change.
+  // rows in turn. Row r of column i depends only on column i, so the sweep
+  // runs over columns (four at a time: the updates of one column form a
+  // chain of dependent operations, four chains keep the core busy), one
+  // parallel region per sweep, blocks of columns handed out dynamically.
+  // Returns the squared Frobenius norm of the change, summed in column order
+  // whatever the thread count.
   static double update_rows(arma::mat& F, const arma::mat& A, const arma::mat& B, double l1,
                             double l2, int threads = 1) {
     const arma::uword k = F.n_rows, d = F.n_cols;
-    const int T = effective_threads(threads, d * k / 2);
-    std::vector<double> change(T, 0.0);
+    std::vector<double> inv(k), diag(k);
     for (arma::uword r = 0; r < k; ++r) {
+      diag[r] = B(r, r);
       const double den = B(r, r) + l2;
-      if (!(den > 0.0)) continue;
-      const double* br = B.colptr(r);  // B is symmetric: row r = column r
-      parallel_chunks(d, T, [&](int tid, std::size_t b, std::size_t e) {
-        double ch = 0.0;
-        for (std::size_t i = b; i < e; ++i) {
-          double* f = F.colptr(i);
-          double bf = 0.0;
-          for (arma::uword j = 0; j < k; ++j) bf += br[j] * f[j];
-          const double old = f[r];
-          double v = (A(r, i) - bf + br[r] * old - l1) / den;
-          v = v > 0.0 ? v : 0.0;
-          f[r] = v;
-          ch += (v - old) * (v - old);
-        }
-        change[tid] += ch;
-      });
+      inv[r] = den > 0.0 ? 1.0 / den : 0.0;  // 0: the row is left as it is
     }
+    const int T = effective_threads(threads, d * k * k / 8);
+    std::vector<double> change(d, 0.0);
+    constexpr int G = 4;
+    dense::parallel_blocks((d + G - 1) / G, T, 4, [&](std::size_t gb, std::size_t ge) {
+      for (std::size_t g = gb; g < ge; ++g) {
+        const std::size_t i0 = g * G, cnt = std::min<std::size_t>(G, d - i0);
+        double* f[G];
+        const double* a[G];
+        double ch[G] = {0.0, 0.0, 0.0, 0.0};
+        for (std::size_t c = 0; c < G; ++c) {  // short groups repeat their last column read-only
+          const std::size_t ic = i0 + std::min(c, cnt - 1);
+          f[c] = F.colptr(ic); a[c] = A.colptr(ic);
+        }
+        for (arma::uword r = 0; r < k; ++r) {
+          if (inv[r] == 0.0) continue;
+          const double* br = B.colptr(r);  // B is symmetric: row r = column r
+          double bf[G] = {0.0, 0.0, 0.0, 0.0};
+          for (arma::uword j = 0; j < k; ++j) {
+            const double b = br[j];
+            for (std::size_t c = 0; c < G; ++c) bf[c] += b * f[c][j];
+          }
+          for (std::size_t c = 0; c < cnt; ++c) {
+            const double old = f[c][r];
+            double v = (a[c][r] - bf[c] + diag[r] * old - l1) * inv[r];
+            v = v > 0.0 ? v : 0.0;
+            f[c][r] = v;
+            ch[c] += (v - old) * (v - old);
+          }
+        }
+        for (std::size_t c = 0; c < cnt; ++c) change[i0 + c] = ch[c];
+      }
+    });
     double total = 0.0;
     for (double c : change) total += c;
     return total;
@@ -231,7 +252,7 @@ class FrobeniusANLS {
     arma::mat Q = B;
     Q.diag() += l2;
     const int T = effective_threads(threads, F.n_cols * k * 8);
-    parallel_chunks(F.n_cols, T, [&](int, std::size_t b, std::size_t e) {
+    dense::parallel_blocks(F.n_cols, T, 8, [&](std::size_t b, std::size_t e) {
       std::vector<double> c(k), g(k);
       for (std::size_t i = b; i < e; ++i) {
         for (arma::uword r = 0; r < k; ++r) c[r] = A(r, i) - l1;

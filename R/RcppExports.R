@@ -9,6 +9,14 @@ cpp_lca_fit <- function(idx, val, dims, inits, max_iter, tol, threads, short_ite
     .Call(`_aspectr_cpp_lca_fit`, idx, val, dims, inits, max_iter, tol, threads, short_iter, keep, verbose)
 }
 
+cpp_dense_scan <- function(x) {
+    .Call(`_aspectr_cpp_dense_scan`, x)
+}
+
+cpp_dense_products <- function(A, W, H, threads) {
+    .Call(`_aspectr_cpp_dense_products`, A, W, H, threads)
+}
+
 cpp_plsa_fit <- function(idx, val, dims, lambda, factors, loss, q, tempering, max_iter, tol, threads, verbose) {
     .Call(`_aspectr_cpp_plsa_fit`, idx, val, dims, lambda, factors, loss, q, tempering, max_iter, tol, threads, verbose)
 }

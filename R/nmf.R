@@ -86,6 +86,7 @@ nmf <- function(x, k, loss = c("frobenius", "kl", "beta"), beta = 2,
     abort_input("{.arg L2} penalties are available for the Frobenius and KL losses, not for {.code loss = \"beta\"}.",
                 "argument", arg = "L2")
   }
+  start <- proc.time()[["elapsed"]]  # the time includes the input conversion
   nd <- nmf_data(x, "x", dense = loss == "beta")
   if (loss == "beta" && beta <= 0 && any(nd$dense <= 0)) {
     abort_input("{.code beta = {beta}} needs strictly positive {.arg x}; it has zero entries.",
@@ -104,7 +105,6 @@ nmf <- function(x, k, loss = c("frobenius", "kl", "beta"), beta = 2,
   seed <- ctl$seed; threads <- ctl$threads; verbose <- ctl$verbose
   eps <- check_number(eps, "eps", 0, Inf)
 
-  start <- proc.time()[["elapsed"]]
   svd0 <- if (is.character(init) && init != "random") nmf_svd(nd, k) else NULL
   inits <- with_seed(seed, lapply(seq_len(nrun), function(i) nmf_init(nd, k, init, svd0)))
   runs <- map_runs(inits, function(s) {
@@ -131,8 +131,8 @@ nmf <- function(x, k, loss = c("frobenius", "kl", "beta"), beta = 2,
     initial = res$initial, iterations = as.integer(res$iterations),
     converged = isTRUE(res$converged), run = best, run_values = values,
     dims = nd$dims, dimnames = nd$dimnames, nnz = nd$nnz, total = nd$total,
-    neg_entropy = sum((nd$x / nd$total) * log(nd$x / nd$total)),
-    row_totals = tabulate_weighted(nd$i + 1L, nd$x, nd$dims[1]),
+    neg_entropy = nd$xlogx / nd$total - log(nd$total),
+    row_totals = nd$row_totals,
     eps = eps, time = proc.time()[["elapsed"]] - start, threads = threads, seed = seed,
     call = call
   ), class = c("aspectr_nmf", "aspectr_fit"))
@@ -164,6 +164,8 @@ check_init_list <- function(init, dims, k, call = rlang::caller_env()) {
 
 # x -> list(dense = matrix or NULL, i, p, x (CSC), dims, dimnames, nnz, total)
 nmf_data <- function(x, arg, dense = FALSE, call = rlang::caller_env()) {
+  fast <- nmf_data_dense(x, dense)
+  if (!is.null(fast)) return(fast)
   d <- as_aspect_data(x, arg, call = call, tensors = FALSE)
   dims <- d$dims
   ord <- order(d$idx[2, ], d$idx[1, ], method = "radix")
@@ -181,7 +183,31 @@ nmf_data <- function(x, arg, dense = FALSE, call = rlang::caller_env()) {
     dm[cbind(i + 1L, j + 1L)] <- v
   }
   list(dense = dm, i = as.integer(i), p = as.integer(p), x = as.numeric(v), dims = dims,
-       dimnames = d$dimnames, nnz = length(v), total = d$total)
+       dimnames = d$dimnames, nnz = length(v), total = d$total,
+       xlogx = sum(v * log(v)), row_totals = tabulate_weighted(i + 1L, v, dims[1]))
+}
+
+# A plain numeric matrix that will be fitted dense: one pass in C++ checks it
+# and computes its statistics, and the matrix is used as it is (no triplets,
+# no copy when it is already double). NULL when the general path must handle
+# it (other classes, sparse enough for the sparse path, empty, or invalid
+# values, which the general path reports).
+nmf_data_dense <- function(x, dense) {
+  if (!is.matrix(x) || is.object(x) || !(is.double(x) || is.integer(x) || is.logical(x)) ||
+      any(dim(x) == 0)) {
+    return(NULL)
+  }
+  cells <- prod(as.numeric(dim(x)))
+  if (cells > getOption("aspectr.max_cells", 1e8)) return(NULL)
+  if (!is.double(x)) storage.mode(x) <- "double"
+  s <- cpp_dense_scan(x)
+  if (s$bad > 0 || s$nnz == 0 || !(dense || s$nnz > 0.3 * cells)) return(NULL)
+  dn <- dimnames(x)
+  dn <- if (is.null(dn)) list(NULL, NULL) else
+    unname(lapply(dn, function(d) if (is.null(d)) NULL else as.character(d)))
+  list(dense = x, i = integer(0), p = integer(0), x = numeric(0), dims = as.integer(dim(x)),
+       dimnames = dn, nnz = as.integer(s$nnz), total = s$total, xlogx = s$xlogx,
+       row_totals = s$row_totals)
 }
 
 nmf_sparse <- function(nd) {

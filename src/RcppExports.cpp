@@ -42,6 +42,31 @@ BEGIN_RCPP
     return rcpp_result_gen;
 END_RCPP
 }
+// cpp_dense_scan
+Rcpp::List cpp_dense_scan(Rcpp::NumericMatrix x);
+RcppExport SEXP _aspectr_cpp_dense_scan(SEXP xSEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::RNGScope rcpp_rngScope_gen;
+    Rcpp::traits::input_parameter< Rcpp::NumericMatrix >::type x(xSEXP);
+    rcpp_result_gen = Rcpp::wrap(cpp_dense_scan(x));
+    return rcpp_result_gen;
+END_RCPP
+}
+// cpp_dense_products
+Rcpp::List cpp_dense_products(Rcpp::NumericMatrix A, Rcpp::NumericMatrix W, Rcpp::NumericMatrix H, int threads);
+RcppExport SEXP _aspectr_cpp_dense_products(SEXP ASEXP, SEXP WSEXP, SEXP HSEXP, SEXP threadsSEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::RNGScope rcpp_rngScope_gen;
+    Rcpp::traits::input_parameter< Rcpp::NumericMatrix >::type A(ASEXP);
+    Rcpp::traits::input_parameter< Rcpp::NumericMatrix >::type W(WSEXP);
+    Rcpp::traits::input_parameter< Rcpp::NumericMatrix >::type H(HSEXP);
+    Rcpp::traits::input_parameter< int >::type threads(threadsSEXP);
+    rcpp_result_gen = Rcpp::wrap(cpp_dense_products(A, W, H, threads));
+    return rcpp_result_gen;
+END_RCPP
+}
 // cpp_plsa_fit
 Rcpp::List cpp_plsa_fit(Rcpp::IntegerMatrix idx, Rcpp::NumericVector val, Rcpp::IntegerVector dims, Rcpp::NumericVector lambda, Rcpp::List factors, std::string loss, double q, double tempering, int max_iter, double tol, int threads, bool verbose);
 RcppExport SEXP _aspectr_cpp_plsa_fit(SEXP idxSEXP, SEXP valSEXP, SEXP dimsSEXP, SEXP lambdaSEXP, SEXP factorsSEXP, SEXP lossSEXP, SEXP qSEXP, SEXP temperingSEXP, SEXP max_iterSEXP, SEXP tolSEXP, SEXP threadsSEXP, SEXP verboseSEXP) {
@@ -311,6 +336,8 @@ END_RCPP
 static const R_CallMethodDef CallEntries[] = {
     {"_aspectr_cpp_index0_t", (DL_FUNC) &_aspectr_cpp_index0_t, 1},
     {"_aspectr_cpp_lca_fit", (DL_FUNC) &_aspectr_cpp_lca_fit, 10},
+    {"_aspectr_cpp_dense_scan", (DL_FUNC) &_aspectr_cpp_dense_scan, 1},
+    {"_aspectr_cpp_dense_products", (DL_FUNC) &_aspectr_cpp_dense_products, 4},
     {"_aspectr_cpp_plsa_fit", (DL_FUNC) &_aspectr_cpp_plsa_fit, 12},
     {"_aspectr_cpp_loss", (DL_FUNC) &_aspectr_cpp_loss, 8},
     {"_aspectr_cpp_foldin", (DL_FUNC) &_aspectr_cpp_foldin, 10},

@@ -128,7 +128,12 @@ static std::unique_ptr<aspectr::nmf::Data> make_nmf_data(
     const Rcpp::IntegerVector& sp, const Rcpp::NumericVector& sx, const Rcpp::IntegerVector& dims) {
   using aspectr::nmf::Data;
   if (dense.isNotNull()) {
-    return std::unique_ptr<Data>(new Data(Rcpp::as<arma::mat>(Rcpp::NumericMatrix(dense))));
+    SEXP d = dense.get();
+    if (TYPEOF(d) == REALSXP) {  // used in place: the argument outlives the fit
+      const Rcpp::NumericMatrix D(d);
+      return std::unique_ptr<Data>(new Data(REAL(d), D.nrow(), D.ncol()));
+    }
+    return std::unique_ptr<Data>(new Data(Rcpp::as<arma::mat>(Rcpp::NumericMatrix(d))));
   }
   aspectr::nmf::Csc c;
   c.n_rows = dims[0]; c.n_cols = dims[1];

@@ -45,14 +45,26 @@ test_that("each method matches a plain-R reference from the same start", {
   set.seed(5)
   W0 <- matrix(runif(24), 12, 2); H0 <- matrix(runif(20), 2, 10)
   run <- function(..., max_iter = 5) nmf(X, 2, init = list(W = W0, H = H0), max_iter = max_iter, tol = 0, threads = 1, ...)
-  # HALS
+  # HALS (accelerated, Gillis & Glineur 2012): H first, then W, each with up
+  # to 1 + floor(rho / 2) exact sweeps (rho = cost of the products / cost of
+  # a sweep: nnz(X) k plus the other factor's Gram), stopping when a
+  # sweep moves the factor by less than 1/10 of the first; then unit-norm W
+  sweeps <- function(F, A, B, max_s) {  # F, A: d x k; B: k x k
+    for (s in seq_len(max_s)) {
+      F0 <- F
+      for (r in seq_len(ncol(F))) F[, r] <- pmax(0, (A[, r] - F[, -r, drop = FALSE] %*% B[-r, r]) / B[r, r])
+      ch <- sum((F - F0)^2)
+      if (s == 1) first <- ch else if (ch <= 0.01 * first) break
+    }
+    F
+  }
+  m <- nrow(X); n <- ncol(X); k <- 2; nnz <- sum(X != 0)
+  max_s <- function(cost, d) min(25, 1 + floor(0.5 * cost / (d * k^2)))
   W <- W0; H <- H0
   for (it in 1:5) {
-    A <- X %*% t(H); B <- H %*% t(H)
-    for (r in 1:2) W[, r] <- pmax(0, (A[, r] - W[, -r, drop = FALSE] %*% B[-r, r]) / B[r, r])
+    H <- t(sweeps(t(H), t(t(W) %*% X), t(W) %*% W, max_s(nnz * k + m * k^2, n)))
+    W <- sweeps(W, X %*% t(H), H %*% t(H), max_s(nnz * k + n * k^2, m))
     s <- sqrt(colSums(W^2)); W <- sweep(W, 2, s, "/"); H <- H * s
-    C <- t(W) %*% X; D <- t(W) %*% W
-    for (r in 1:2) H[r, ] <- pmax(0, (C[r, ] - D[r, -r, drop = FALSE] %*% H[-r, , drop = FALSE]) / D[r, r])
   }
   expect_equal(fitted(run(method = "hals")), W %*% H, tolerance = 1e-10)
   # MU (Frobenius), seed 002
@@ -93,6 +105,62 @@ test_that("dense equals sparse, same seed gives the same result, threads agree",
     d <- nmf(x, 5, loss = cm[1], method = cm[2], init = "random", seed = 2, max_iter = 30, tol = 0, threads = 1)
     expect_identical(d$W, a$W)
   }
+})
+
+test_that("the dense kernels equal R's products on sizes that cross every block edge", {
+  # 1031 = 4 * 257 + 3 rows (row tiles of 4, then 2, then an odd row), 523
+  # columns (> the 512 block, odd: a single trailing column); ranks with
+  # every remainder of the tiles of 4
+  set.seed(11)
+  for (sz in list(c(1031, 523), c(3, 1), c(1, 7), c(517, 1029))) {
+    A <- matrix(runif(sz[1] * sz[2]), sz[1], sz[2])
+    A[sample(length(A), length(A) %/% 3)] <- 0
+    for (k in c(1, 2, 3, 5, 7)) {
+      W <- matrix(runif(sz[1] * k), sz[1], k); H <- matrix(runif(k * sz[2]), k, sz[2])
+      p1 <- aspectr:::cpp_dense_products(A, W, H, 1L)
+      expect_equal(p1$WtA, crossprod(W, A), tolerance = 1e-12)
+      expect_equal(p1$AHt, tcrossprod(A, H), tolerance = 1e-12)
+      # every output is summed in the same order for any thread count
+      p2 <- aspectr:::cpp_dense_products(A, W, H, 2L)
+      expect_identical(p2, p1)
+    }
+  }
+})
+
+test_that("dense fits equal sparse fits and do not depend on the thread count", {
+  set.seed(12)
+  x <- matrix(rpois(301 * 203, 1.5), 301, 203)  # ~45% zeros: fitted dense
+  xs <- Matrix::Matrix(x, sparse = TRUE)
+  expect_false(is.null(aspectr:::nmf_data(x, "x")$dense))
+  expect_null(aspectr:::nmf_data(xs, "x")$dense)
+  for (cm in list(c("frobenius", "hals"), c("frobenius", "anls"), c("frobenius", "mu"), c("kl", "mu"))) {
+    a <- nmf(x, 7, loss = cm[1], method = cm[2], init = "random", seed = 3, max_iter = 15, tol = 0, threads = 1)
+    b <- nmf(xs, 7, loss = cm[1], method = cm[2], init = "random", seed = 3, max_iter = 15, tol = 0, threads = 1)
+    info <- paste(cm, collapse = "/")
+    expect_equal(a$W, b$W, tolerance = 1e-10, info = info)
+    expect_equal(a$H, b$H, tolerance = 1e-10, info = info)
+    expect_equal(a$objective, b$objective, tolerance = 1e-12, info = info)
+    c2 <- nmf(x, 7, loss = cm[1], method = cm[2], init = "random", seed = 3, max_iter = 15, tol = 0, threads = 2)
+    expect_equal(c2$W, a$W, tolerance = 1e-10, info = info)
+  }
+  # the statistics of the one-pass dense scan equal those of the sparse path
+  expect_equal(a$neg_entropy, b$neg_entropy, tolerance = 1e-12)
+  expect_equal(a$row_totals, b$row_totals)
+  expect_identical(a$nnz, b$nnz)
+  # integer and double input, dimnames kept
+  dimnames(x) <- list(paste0("r", 1:301), paste0("c", 1:203))
+  fi <- nmf(x, 3, seed = 1, max_iter = 5)
+  storage.mode(x) <- "double"
+  fd <- nmf(x, 3, seed = 1, max_iter = 5)
+  expect_identical(fi$W, fd$W)
+  expect_identical(rownames(fd$W), rownames(x))
+  expect_identical(colnames(fd$H), colnames(x))
+  x[5, 5] <- -1
+  expect_error(nmf(x, 3), class = "aspectr_error_input_value")
+  x[5, 5] <- Inf
+  expect_error(nmf(x, 3), class = "aspectr_error_input_value")
+  x[5, 5] <- NaN
+  expect_error(nmf(x, 3), class = "aspectr_error_input_value")
 })
 
 test_that("NNDSVD initializations follow Boutsidis and Gallopoulos", {

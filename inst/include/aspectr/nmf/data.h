@@ -4,12 +4,16 @@
 // k-vector is contiguous.
 //   XHt(H)  = (X H')'  (k x m)   — sparse: parallel over rows of X
 //   WtX(Wt) = W' X     (k x n)   — sparse: parallel over columns of X
-// Sparse data keep both X and X' in compressed-column form.
+// Sparse data keep both X and X' in compressed-column form. Dense data use
+// the register-tiled kernels of dense.h (not the BLAS: R's reference BLAS is
+// single-threaded and slow); they can alias the caller's column-major memory
+// (no copy), which must then outlive the Data.
 #ifndef ASPECTR_NMF_DATA_H
 #define ASPECTR_NMF_DATA_H
 
 #include <armadillo>
 #include "../parallel.h"
+#include "dense.h"
 
 namespace aspectr {
 namespace nmf {
@@ -40,6 +44,9 @@ inline Csc transpose(const Csc& A) {
 class Data {
  public:
   explicit Data(const arma::mat& X) : dense_(true), D_(X) { init_norms(); }
+  // aliases the m x n column-major array at x (not copied, not modified)
+  Data(const double* x, arma::uword m, arma::uword n)
+      : dense_(true), D_(const_cast<double*>(x), m, n, false, true) { init_norms(); }
   explicit Data(Csc X) : dense_(false), S_(std::move(X)) { St_ = transpose(S_); init_norms(); }
 
   bool dense() const { return dense_; }
@@ -47,18 +54,31 @@ class Data {
   arma::uword n_cols() const { return dense_ ? D_.n_cols : S_.n_cols; }
   double xnorm2() const { return xnorm2_; }
   double total() const { return total_; }
+  double nnz() const { return nnz_; }  // number of non-zero entries
   const arma::mat& D() const { return D_; }
   const Csc& S() const { return S_; }    // columns of X
   const Csc& St() const { return St_; }  // rows of X
 
   // (X H')' : k x m
   void XHt(const arma::mat& H, arma::mat& out, int threads) const {
-    if (dense_) { out = H * D_.t(); return; }
+    if (dense_) {
+      arma::mat XH(D_.n_rows, H.n_rows);                 // m x k
+      dense::nn(D_.memptr(), D_.n_rows, D_.n_rows, D_.n_cols, H.memptr(), H.n_rows, H.n_rows,
+                XH.memptr(), threads);
+      out = XH.t();
+      return;
+    }
     rowwise(St_, H, out, threads);
   }
   // W' X : k x n
   void WtX(const arma::mat& Wt, arma::mat& out, int threads) const {
-    if (dense_) { out = Wt * D_; return; }
+    if (dense_) {
+      const arma::mat W = Wt.t();                        // m x k
+      out.set_size(Wt.n_rows, D_.n_cols);
+      dense::tn(W.memptr(), W.n_rows, W.n_cols, D_.memptr(), D_.n_rows, D_.n_cols, D_.n_rows,
+                out.memptr(), threads);
+      return;
+    }
     rowwise(S_, Wt, out, threads);
   }
 
@@ -67,7 +87,7 @@ class Data {
     const arma::uword k = F.n_rows;
     out.zeros(k, A.n_cols);
     const int T = effective_threads(threads, A.x.size());
-    parallel_chunks(A.n_cols, T, [&](int, std::size_t b, std::size_t e) {
+    dense::parallel_blocks(A.n_cols, T, 16, [&](std::size_t b, std::size_t e) {
       for (std::size_t c = b; c < e; ++c) {
         double* __restrict o = out.colptr(c);
         for (arma::uword s = A.p[c]; s < A.p[c + 1]; ++s) {
@@ -82,16 +102,18 @@ class Data {
 
  private:
   void init_norms() {
-    if (dense_) { xnorm2_ = arma::accu(arma::square(D_)); total_ = arma::accu(D_); }
-    else {
-      xnorm2_ = 0.0; total_ = 0.0;
-      for (double v : S_.x) { xnorm2_ += v * v; total_ += v; }
+    xnorm2_ = 0.0; total_ = 0.0; nnz_ = 0.0;
+    const double* x = dense_ ? D_.memptr() : S_.x.data();
+    const std::size_t len = dense_ ? D_.n_elem : S_.x.size();
+    for (std::size_t j = 0; j < len; ++j) {
+      const double v = x[j];
+      xnorm2_ += v * v; total_ += v; nnz_ += v != 0.0;
     }
   }
   bool dense_;
   arma::mat D_;
   Csc S_, St_;
-  double xnorm2_ = 0.0, total_ = 0.0;
+  double xnorm2_ = 0.0, total_ = 0.0, nnz_ = 0.0;
 };
 
 }  // namespace nmf

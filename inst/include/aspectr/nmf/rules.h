@@ -5,7 +5,7 @@
 // residual: ||X - WH||^2 = ||X||^2 - 2 <W'X, H> + <W'W, HH'>.
 //  * HALS: column r of W (row r of Wt) is the exact minimizer with the rest
 //    fixed, max(0, (A_r - sum_{j != r} B_rj w_j - l1w) / (B_rr + l2w)) with
-//    A = (X H')', B = H H'; then the rows of H likewise.
+//    A = (X H')', B = H H'; H first, then W, a few sweeps each (see below).
 //  * ANLS: every row of W (column of H) solves its non-negative least-squares
 //    problem exactly, by coordinate descent to a tolerance of 1e-10.
 //  * MU (Lee & Seung with seed 002's epsilon guards):
@@ -95,62 +95,134 @@ inline void nnls_cd(const arma::mat& Q, const double* c, double* x, arma::uword 
   }
 }
 
+// HALS (Cichocki & Phan 2009) in the accelerated form of Gillis & Glineur
+// (2012): H is updated first, then W, and each factor gets several exact
+// HALS sweeps per data pass while they are cheap: the products with X (and
+// the other factor's Gram matrix) are computed once per half-step and a
+// sweep costs only d k^2, so up to 1 + floor(alpha rho) sweeps are made
+// (at most 25), rho = (cost of the products, nnz(X) k plus the other
+// factor's Gram) / (cost of a sweep), alpha = 1/2, stopping
+// once a sweep moves the factor by less than 1/10 of what the first one did
+// (Frobenius norm). Without penalties the columns of W are then scaled to
+// unit norm (the model is unchanged), which keeps W'W and H H' balanced.
 class FrobeniusHALS {
  public:
   explicit FrobeniusHALS(Penalty p) : pen_(p) {}
   static constexpr bool kLagged = false;
+  static constexpr double kAlpha = 0.5, kStop = 0.1;
+  static constexpr int kMaxInner = 25;
+  // sweeps allowed for a factor of d columns given the cost of the products
+  static int max_sweeps(double product_cost, double d, double k) {
+    const double rho = product_cost / std::max(d * k * k, 1.0);
+    return static_cast<int>(std::min<double>(kMaxInner, 1.0 + std::floor(kAlpha * rho)));
+  }
   double step(const Data& X, Model& M, int threads) {
+    const double k = static_cast<double>(M.Wt.n_rows), m = static_cast<double>(X.n_rows()),
+                 n = static_cast<double>(X.n_cols());
+    // the work of a product counted by non-zeros for dense data too, so that
+    // dense and sparse storage of the same matrix give the same fit
+    const double pass = X.nnz() * k;
     arma::mat A, C;
-    X.XHt(M.H, A, threads);
-    if (HH_.n_elem == 0) HH_ = gram(M.H, threads);   // else: H is unchanged since the last step
-    update_rows(M.Wt, A, HH_, pen_.l1w, pen_.l2w, threads);
-    if (!pen_.any()) rescale(M, HH_);
+    // H given W
     X.WtX(M.Wt, C, threads);
-    const arma::mat D = gram(M.Wt, threads);
-    update_rows(M.H, C, D, pen_.l1h, pen_.l2h, threads);
-    HH_ = gram(M.H, threads);
-    return half_frobenius(X, M, C, D, HH_) + pen_.value(M);
+    if (WW_.n_elem == 0) WW_ = gram(M.Wt, threads);  // else: W is unchanged since the last step
+    sweeps(M.H, C, WW_, pen_.l1h, pen_.l2h, max_sweeps(pass + m * k * k, n, k), threads);
+    // W given H
+    X.XHt(M.H, A, threads);
+    const arma::mat HH = gram(M.H, threads);
+    sweeps(M.Wt, A, HH, pen_.l1w, pen_.l2w, max_sweeps(pass + n * k * k, m, k), threads);
+    WW_ = gram(M.Wt, threads);
+    // 1/2 ||X - WH||^2 = 1/2 (||X||^2 - 2 <X H', W> + <W'W, HH'>)
+    const double v = X.xnorm2() - 2.0 * arma::accu(A % M.Wt) + arma::accu(WW_ % HH);
+    const double obj = 0.5 * std::max(v, 0.0) + pen_.value(M);
+    if (!pen_.any()) rescale(M, WW_);
+    return obj;
   }
   double loss(const Data& X, const Model& M, int threads) const {
     arma::mat C;
     X.WtX(M.Wt, C, threads);
     return half_frobenius(X, M, C, gram(M.Wt, threads), gram(M.H, threads)) + pen_.value(M);
   }
-  // F (k x d): row r <- max(0, (A_r - sum_{j != r} B_rj F_j - l1) / (B_rr + l2)),
-  // rows in turn; within a row the columns are independent (split over threads).
-  static void update_rows(arma::mat& F, const arma::mat& A, const arma::mat& B, double l1, double l2,
-                          int threads = 1) {
-    const arma::uword k = F.n_rows, d = F.n_cols;
-    const int T = effective_threads(threads, d * k / 2);
-    for (arma::uword r = 0; r < k; ++r) {
-      const double den = B(r, r) + l2;
-      if (!(den > 0.0)) continue;
-      const double brr = B(r, r);
-      parallel_chunks(d, T, [&](int, std::size_t b, std::size_t e) {
-        for (std::size_t i = b; i < e; ++i) {
-          const double* f = F.colptr(i);
-          double bf = 0.0;
-          for (arma::uword j = 0; j < k; ++j) bf += B(r, j) * f[j];
-          const double v = (A(r, i) - bf + brr * f[r] - l1) / den;
-          F(r, i) = v > 0.0 ? v : 0.0;
-        }
-      });
+  // up to max_sweeps HALS sweeps of F; stops when a sweep changes F by less
+  // than kStop times the first sweep's change
+  static int sweeps(arma::mat& F, const arma::mat& A, const arma::mat& B, double l1, double l2,
+                    int max_sweeps, int threads) {
+    double first = 0.0;
+    int s = 0;
+    while (s < max_sweeps) {
+      const double ch = update_rows(F, A, B, l1, l2, threads);
+      ++s;
+      if (s == 1) first = ch;
+      else if (ch <= kStop * kStop * first) break;
     }
+    return s;
+  }
+  // F (k x d): row r <- max(0, (A_r - sum_{j != r} B_rj F_j - l1) / (B_rr + l2)),
+  // rows in turn. Row r of column i depends only on column i, so the sweep
+  // runs over columns (four at a time: the updates of one column form a
+  // chain of dependent operations, four chains keep the core busy), one
+  // parallel region per sweep, blocks of columns handed out dynamically.
+  // Returns the squared Frobenius norm of the change, summed in column order
+  // whatever the thread count.
+  static double update_rows(arma::mat& F, const arma::mat& A, const arma::mat& B, double l1,
+                            double l2, int threads = 1) {
+    const arma::uword k = F.n_rows, d = F.n_cols;
+    std::vector<double> inv(k), diag(k);
+    for (arma::uword r = 0; r < k; ++r) {
+      diag[r] = B(r, r);
+      const double den = B(r, r) + l2;
+      inv[r] = den > 0.0 ? 1.0 / den : 0.0;  // 0: the row is left as it is
+    }
+    const int T = effective_threads(threads, d * k * k / 8);
+    std::vector<double> change(d, 0.0);
+    constexpr int G = 4;
+    dense::parallel_blocks((d + G - 1) / G, T, 4, [&](std::size_t gb, std::size_t ge) {
+      for (std::size_t g = gb; g < ge; ++g) {
+        const std::size_t i0 = g * G, cnt = std::min<std::size_t>(G, d - i0);
+        double* f[G];
+        const double* a[G];
+        double ch[G] = {0.0, 0.0, 0.0, 0.0};
+        for (std::size_t c = 0; c < G; ++c) {  // short groups repeat their last column read-only
+          const std::size_t ic = i0 + std::min(c, cnt - 1);
+          f[c] = F.colptr(ic); a[c] = A.colptr(ic);
+        }
+        for (arma::uword r = 0; r < k; ++r) {
+          if (inv[r] == 0.0) continue;
+          const double* br = B.colptr(r);  // B is symmetric: row r = column r
+          double bf[G] = {0.0, 0.0, 0.0, 0.0};
+          for (arma::uword j = 0; j < k; ++j) {
+            const double b = br[j];
+            for (std::size_t c = 0; c < G; ++c) bf[c] += b * f[c][j];
+          }
+          for (std::size_t c = 0; c < cnt; ++c) {
+            const double old = f[c][r];
+            double v = (a[c][r] - bf[c] + diag[r] * old - l1) * inv[r];
+            v = v > 0.0 ? v : 0.0;
+            f[c][r] = v;
+            ch[c] += (v - old) * (v - old);
+          }
+        }
+        for (std::size_t c = 0; c < cnt; ++c) change[i0 + c] = ch[c];
+      }
+    });
+    double total = 0.0;
+    for (double c : change) total += c;
+    return total;
   }
   // unit-norm columns of W, scale moved into H (the model is unchanged); the
-  // cached H H' is rescaled to match
-  static void rescale(Model& M, arma::mat& HH) {
+  // cached W'W is rescaled to match
+  static void rescale(Model& M, arma::mat& WW) {
     arma::vec s(M.Wt.n_rows, arma::fill::ones);
     for (arma::uword r = 0; r < M.Wt.n_rows; ++r) {
       const double nr = arma::norm(M.Wt.row(r), 2);
       if (nr > 0.0) { M.Wt.row(r) /= nr; M.H.row(r) *= nr; s[r] = nr; }
     }
-    HH.each_col() %= s;
-    HH.each_row() %= s.t();
+    WW.each_col() /= s;
+    WW.each_row() /= s.t();
   }
  private:
   Penalty pen_;
-  arma::mat HH_;
+  arma::mat WW_;  // W'W of the current W (cached between steps)
 };
 
 class FrobeniusANLS {
@@ -180,7 +252,7 @@ class FrobeniusANLS {
     arma::mat Q = B;
     Q.diag() += l2;
     const int T = effective_threads(threads, F.n_cols * k * 8);
-    parallel_chunks(F.n_cols, T, [&](int, std::size_t b, std::size_t e) {
+    dense::parallel_blocks(F.n_cols, T, 8, [&](std::size_t b, std::size_t e) {
       std::vector<double> c(k), g(k);
       for (std::size_t i = b; i < e; ++i) {
         for (arma::uword r = 0; r < k; ++r) c[r] = A(r, i) - l1;
@@ -274,6 +346,7 @@ class KLMU {
   // a log per term for whole counts (logsum.h).
   static void ratio_pass(const Data& X, const Model& M, arma::mat& num, double* obj, bool by_row,
                          int threads) {
+    if (X.dense()) { ratio_pass_dense(X, M, num, obj, by_row, threads); return; }
     const arma::uword k = M.Wt.n_rows;
     const arma::mat& Own = by_row ? M.Wt : M.H;     // the side being accumulated
     const arma::mat& Oth = by_row ? M.H : M.Wt;
@@ -296,17 +369,54 @@ class KLMU {
 #pragma omp simd
           for (arma::uword r = 0; r < k; ++r) o[r] += t * f[r];
         };
-        if (X.dense()) {
-          const arma::mat& D = X.D();
-          if (by_row) { for (arma::uword j = 0; j < D.n_cols; ++j) if (D(c, j) != 0.0) visit(j, D(c, j)); }
-          else { for (arma::uword i = 0; i < D.n_rows; ++i) if (D(i, c) != 0.0) visit(i, D(i, c)); }
-        } else {
-          const Csc& A = by_row ? X.St() : X.S();
-          for (arma::uword s = A.p[c]; s < A.p[c + 1]; ++s) visit(A.i[s], A.x[s]);
-        }
+        const Csc& A = by_row ? X.St() : X.S();
+        for (arma::uword s = A.p[c]; s < A.p[c + 1]; ++s) visit(A.i[s], A.x[s]);
       }
       if (obj) parts[tid] = ls.value();
     });
+    if (obj) for (double p : parts) *obj += p;
+  }
+  // Dense X, by blocks of columns: V = W H_b (m x nb) with the dense kernel,
+  // R = X_b / V at the non-zeros of X_b (0 elsewhere), then num (k x m) +=
+  // (R H_b')' (by_row) or num(:, b) = W' R. V is never formed whole.
+  static void ratio_pass_dense(const Data& X, const Model& M, arma::mat& num, double* obj,
+                               bool by_row, int threads) {
+    const arma::mat& D = X.D();
+    const arma::uword k = M.Wt.n_rows, m = D.n_rows, n = D.n_cols;
+    const arma::uword nb = std::min<arma::uword>(n, std::max<arma::uword>(8, (1u << 18) / std::max<arma::uword>(m, 1)));
+    const arma::mat W = M.Wt.t();                 // m x k
+    arma::mat Ht(nb, k), V(m, nb), acc;
+    if (by_row) acc.zeros(m, k); else num.set_size(k, n);
+    const int T = effective_threads(threads, m * nb);
+    std::vector<double> parts(T, 0.0);
+    for (arma::uword b0 = 0; b0 < n; b0 += nb) {
+      const arma::uword w = std::min(nb, n - b0);
+      for (arma::uword j = 0; j < w; ++j)
+        for (arma::uword r = 0; r < k; ++r) Ht(j, r) = M.H(r, b0 + j);
+      dense::nn(W.memptr(), m, m, k, Ht.memptr(), nb, w, V.memptr(), threads);  // V(:, 0..w) = W H_b
+      parallel_chunks(w, T, [&](int tid, std::size_t jb, std::size_t je) {
+        LogSum ls;
+        for (std::size_t j = jb; j < je; ++j) {
+          const double* x = D.colptr(b0 + j);
+          double* v = V.colptr(j);
+          for (arma::uword i = 0; i < m; ++i) {
+            if (x[i] != 0.0) {
+              const double vi = std::max(v[i], 1e-300);
+              if (obj) ls.add(vi, x[i], count_multiplicity(x[i]));
+              v[i] = x[i] / vi;
+            } else {
+              v[i] = 0.0;
+            }
+          }
+        }
+        if (obj) parts[tid] += ls.value();
+      });
+      if (by_row)
+        dense::nn(V.memptr(), m, m, w, M.H.colptr(b0), k, k, acc.memptr(), threads, true);
+      else
+        dense::tn(W.memptr(), m, k, V.memptr(), m, w, m, num.colptr(b0), threads);
+    }
+    if (by_row) num = acc.t();
     if (obj) for (double p : parts) *obj += p;
   }
  private:

@@ -1,0 +1,46 @@
+// src/nmf_dense.cpp — one pass over a dense numeric matrix for nmf_data():
+// validity counts and the statistics the fit object needs, without building
+// triplets (the matrix itself is then used in place, not copied).
+#include <RcppArmadillo.h>
+#include <aspectr/nmf/dense.h>
+#include <cmath>
+
+// [[Rcpp::export]]
+Rcpp::List cpp_dense_scan(Rcpp::NumericMatrix x) {
+  const R_xlen_t m = x.nrow(), n = x.ncol();
+  const double* p = REAL(x);
+  Rcpp::NumericVector rows(m);
+  double* rt = REAL(rows);
+  double total = 0.0, xlogx = 0.0, nnz = 0.0, bad_na = 0.0, bad_inf = 0.0, bad_neg = 0.0;
+  for (R_xlen_t j = 0; j < n; ++j) {
+    const double* c = p + j * m;
+    for (R_xlen_t i = 0; i < m; ++i) {
+      const double v = c[i];
+      if (v > 0.0) {
+        if (v == R_PosInf) { bad_inf += 1; continue; }
+        nnz += 1; total += v; rt[i] += v; xlogx += v * std::log(v);
+      } else if (v != 0.0) {  // negative, -Inf or NA/NaN
+        if (std::isnan(v)) bad_na += 1;
+        else if (v == R_NegInf) bad_inf += 1;
+        else bad_neg += 1;
+      }
+    }
+  }
+  return Rcpp::List::create(Rcpp::Named("bad") = bad_na + bad_inf + bad_neg,
+                            Rcpp::Named("nnz") = nnz, Rcpp::Named("total") = total,
+                            Rcpp::Named("xlogx") = xlogx, Rcpp::Named("row_totals") = rows);
+}
+
+// The dense kernels on their own (for tests): W' A (k x n) and A H' (m x k).
+// [[Rcpp::export]]
+Rcpp::List cpp_dense_products(Rcpp::NumericMatrix A, Rcpp::NumericMatrix W, Rcpp::NumericMatrix H,
+                              int threads) {
+  const std::size_t m = A.nrow(), n = A.ncol(), k = W.ncol();
+  if (static_cast<std::size_t>(W.nrow()) != m || static_cast<std::size_t>(H.nrow()) != k ||
+      static_cast<std::size_t>(H.ncol()) != n)
+    Rcpp::stop("internal error: non-conformable arguments");
+  Rcpp::NumericMatrix WtA(k, n), AHt(m, k);
+  aspectr::nmf::dense::tn(REAL(W), m, k, REAL(A), m, n, m, REAL(WtA), threads);
+  aspectr::nmf::dense::nn(REAL(A), m, m, n, REAL(H), k, k, REAL(AHt), threads);
+  return Rcpp::List::create(Rcpp::Named("WtA") = WtA, Rcpp::Named("AHt") = AHt);
+}

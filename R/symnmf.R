@@ -74,7 +74,7 @@ symnmf <- function(a, k, method = c("anls", "hals", "fpals"), lambda = NULL, L1 
   }
   check_symmetric_matrix(nd)
   k <- check_whole(k, "k", min = 1, max = n, what = "at most the number of points")
-  amax <- if (length(nd$x)) max(nd$x) else 0
+  amax <- if (!is.null(nd$dense)) max(nd$dense) else if (length(nd$x)) max(nd$x) else 0
   if (!(amax > 0)) abort_input("{.arg a} has no positive entries.", "value", arg = "a")
   lambda <- if (is.null(lambda)) amax^2 else check_number(lambda, "lambda", 0, Inf)
   ctl <- check_fit_controls(nrun, max_iter, tol, seed, threads, verbose)
@@ -122,18 +122,25 @@ check_sym_init <- function(init, n, k, call = rlang::caller_env()) {
 }
 
 check_symmetric_matrix <- function(nd, call = rlang::caller_env()) {
+  if (!is.null(nd$dense)) {
+    A <- nd$dense
+    if (max(abs(A - t(A))) > 1e-10 * max(abs(A), 1)) abort_not_symmetric(call)
+    return(invisible())
+  }
   i <- nd$i + 1L
   j <- rep.int(seq_len(nd$dims[2]), diff(nd$p))
   key <- (as.numeric(i) - 1) * nd$dims[1] + j
   tkey <- (as.numeric(j) - 1) * nd$dims[1] + i
   pos <- match(tkey, key)
   scale <- max(abs(nd$x), 1)
-  if (anyNA(pos) || any(abs(nd$x[pos] - nd$x) > 1e-10 * scale)) {
-    abort_input(c("{.arg a} must be symmetric: {.code a[i, j]} must equal {.code a[j, i]}.",
-                  i = "Symmetrize an affinity matrix with {.code (a + t(a)) / 2}."),
-                "value", arg = "a", call = call)
-  }
+  if (anyNA(pos) || any(abs(nd$x[pos] - nd$x) > 1e-10 * scale)) abort_not_symmetric(call)
   invisible()
+}
+
+abort_not_symmetric <- function(call) {
+  abort_input(c("{.arg a} must be symmetric: {.code a[i, j]} must equal {.code a[j, i]}.",
+                i = "Symmetrize an affinity matrix with {.code (a + t(a)) / 2}."),
+              "value", arg = "a", call = call)
 }
 
 #' @export

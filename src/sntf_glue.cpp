@@ -105,7 +105,8 @@ Rcpp::List cpp_symnmf_fit(Rcpp::Nullable<Rcpp::NumericMatrix> dense, Rcpp::Integ
   using aspectr::nmf::Data;
   std::unique_ptr<Data> A;
   if (dense.isNotNull()) {
-    A.reset(new Data(Rcpp::as<arma::mat>(Rcpp::NumericMatrix(dense))));
+    const Rcpp::NumericMatrix D(dense);  // used in place for the duration of the call
+    A.reset(new Data(D.begin(), D.nrow(), D.ncol()));
   } else {
     aspectr::nmf::Csc c;
     c.n_rows = n; c.n_cols = n;

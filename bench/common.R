@@ -27,10 +27,38 @@ install_quietly <- function(pkgs, ...) {
                                  "' failed: ", conditionMessage(e)))
 }
 
-## Installs a bench-only peer if missing; TRUE when loadable. `archive`: a
-## source tarball in the CRAN archive to fall back on, with `deps` from CRAN.
-ensure_peer <- function(pkg, hint = NULL, archive = NULL, deps = character()) {
+is_root_debian <- function() {
+  identical(unname(Sys.info()[["user"]]), "root") && nzchar(Sys.which("apt-get"))
+}
+## apt-get install (as root on Debian; refreshes stale package lists once).
+apt_install <- function(pkgs) {
+  if (!is_root_debian() || !length(pkgs)) return(invisible(FALSE))
+  cat(sprintf("apt-get install %s ...\n", paste(pkgs, collapse = " ")))
+  run <- function() suppressWarnings(system2("apt-get", c("install", "-y", "-q", "--no-install-recommends", pkgs),
+                                              stdout = FALSE, stderr = FALSE,
+                                              env = "DEBIAN_FRONTEND=noninteractive"))
+  st <- run()
+  if (!identical(st, 0L)) {
+    suppressWarnings(system2("apt-get", c("update", "-qq"), stdout = FALSE, stderr = FALSE))
+    st <- run()
+  }
+  invisible(identical(st, 0L))
+}
+
+## Installs a bench-only peer if missing; TRUE when loadable. `deb`: Debian
+## r-cran-* package tried first (as root); `sysreqs`: Debian libraries the
+## CRAN source build needs; `archive`: a source tarball in the CRAN archive
+## to fall back on, with `deps` from CRAN. ASPECTR_BENCH_NO_INSTALL=1 never
+## installs.
+ensure_peer <- function(pkg, hint = NULL, deb = NULL, sysreqs = NULL, archive = NULL, deps = character()) {
   if (requireNamespace(pkg, quietly = TRUE)) return(TRUE)
+  if (nzchar(Sys.getenv("ASPECTR_BENCH_NO_INSTALL"))) {
+    note("peer '", pkg, "' is missing and ASPECTR_BENCH_NO_INSTALL is set: skipped.")
+    return(FALSE)
+  }
+  if (!is.null(deb)) apt_install(deb)
+  if (requireNamespace(pkg, quietly = TRUE)) return(TRUE)
+  if (!is.null(sysreqs)) apt_install(sysreqs)
   cat(sprintf("Installing bench-only peer package '%s' from CRAN ...\n", pkg))
   install_quietly(pkg)
   if (!requireNamespace(pkg, quietly = TRUE) && !is.null(archive)) {

@@ -68,66 +68,9 @@
 ## 0. Setup: packages
 ## ---------------------------------------------------------------------------
 
-`%||%` <- function(a, b) if (is.null(a)) b else a
+source("bench/common.R")  # %||%, quick, heading, note, loadavg, apt_install, ensure_peer, ...
 t_script <- proc.time()[["elapsed"]]
-quick <- nzchar(Sys.getenv("ASPECTR_BENCH_QUICK"))
-no_install <- nzchar(Sys.getenv("ASPECTR_BENCH_NO_INSTALL"))
-options(width = 200, warn = 1)
-if (is.null(getOption("repos")) || identical(unname(getOption("repos")["CRAN"]), "@CRAN@")) {
-  options(repos = c(CRAN = "https://cloud.r-project.org"))
-}
-
-heading <- function(...) {
-  txt <- paste0(...)
-  cat("\n", strrep("=", 78), "\n", txt, "\n", strrep("=", 78), "\n", sep = "")
-}
-subheading <- function(...) cat("\n--- ", paste0(...), " ---\n", sep = "")
-note <- function(...) cat("NOTE: ", paste0(...), "\n", sep = "")
-loadavg <- function() {
-  if (file.exists("/proc/loadavg")) strsplit(readLines("/proc/loadavg", 1L), " ")[[1]][1] else "?"
-}
-
-is_root_debian <- function() {
-  identical(unname(Sys.info()[["user"]]), "root") && nzchar(Sys.which("apt-get"))
-}
-apt_install <- function(pkgs) {
-  if (!is_root_debian() || !length(pkgs)) return(invisible(FALSE))
-  cat(sprintf("apt-get install %s ...\n", paste(pkgs, collapse = " ")))
-  st <- suppressWarnings(system2("apt-get", c("install", "-y", "-q", "--no-install-recommends", pkgs),
-                                 stdout = FALSE, stderr = FALSE,
-                                 env = "DEBIAN_FRONTEND=noninteractive"))
-  if (!identical(st, 0L)) {  # maybe stale package lists
-    suppressWarnings(system2("apt-get", c("update", "-qq"), stdout = FALSE, stderr = FALSE))
-    st <- suppressWarnings(system2("apt-get", c("install", "-y", "-q", "--no-install-recommends", pkgs),
-                                   stdout = FALSE, stderr = FALSE,
-                                   env = "DEBIAN_FRONTEND=noninteractive"))
-  }
-  invisible(identical(st, 0L))
-}
-
-## Install a peer if missing: Debian's r-cran-* (as root), then CRAN.
-## TRUE when loadable.
-ensure_peer <- function(pkg, deb = NULL, sysreqs = NULL, hint = NULL) {
-  if (requireNamespace(pkg, quietly = TRUE)) return(TRUE)
-  if (no_install) {
-    note("peer '", pkg, "' is missing and ASPECTR_BENCH_NO_INSTALL is set: skipped.")
-    return(FALSE)
-  }
-  if (!is.null(deb)) apt_install(deb)
-  if (requireNamespace(pkg, quietly = TRUE)) return(TRUE)
-  if (!is.null(sysreqs)) apt_install(sysreqs)
-  cat(sprintf("Installing peer package '%s' from CRAN ...\n", pkg))
-  tryCatch(withCallingHandlers(
-    utils::install.packages(pkg, Ncpus = 2L, quiet = TRUE),
-    warning = function(w) {
-      note("installing '", pkg, "': ", conditionMessage(w))
-      invokeRestart("muffleWarning")
-    }), error = function(e) note("installing '", pkg, "' failed: ", conditionMessage(e)))
-  if (requireNamespace(pkg, quietly = TRUE)) return(TRUE)
-  note("peer '", pkg, "' is not available and is skipped",
-       if (!is.null(hint)) paste0(" (", hint, ")") else "", ".")
-  FALSE
-}
+options(warn = 1)
 
 heading("aspectr NMF benchmark (bench/nmf.R)", if (quick) "  [QUICK]" else "")
 if (!requireNamespace("aspectr", quietly = TRUE)) stop("aspectr must be installed")

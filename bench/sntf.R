@@ -27,7 +27,7 @@
 source("bench/common.R")
 heading("aspectr super-symmetric NTF / symmetric NMF benchmark (bench/sntf.R)")
 if (!requireNamespace("aspectr", quietly = TRUE)) stop("aspectr is not installed (R CMD INSTALL . from the package root).")
-have_planc <- ensure_peer("RcppPlanc", "needs libhdf5-dev and libhwloc-dev")
+have_planc <- ensure_peer("RcppPlanc", sysreqs = c("libhdf5-dev", "libhwloc-dev"))
 print_environment(c("aspectr", "RcppPlanc", "Matrix"))
 t_bench <- proc.time()[["elapsed"]]
 

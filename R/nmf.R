@@ -60,7 +60,8 @@
 #'   alternating updates (HALS updates H, then W; ANLS W, then H).
 #' @inheritParams plsa
 #' @return An object of class `c("aspectr_nmf", "aspectr_fit")`: `W`, `H`
-#'   (with dimnames), `loss`, `beta`, `method`, `init`, `objective` (after
+#'   (with dimnames), `loss`, `beta`, `method`, `accelerate` (whether the
+#'   extrapolation was used), `init`, `objective` (after
 #'   each iteration), `rel_error` (relative Frobenius error after each
 #'   iteration for unpenalized Frobenius fits, otherwise of the final model),
 #'   `value`, `iterations`, `converged`, `run`, `run_values`, `time`, `call`.
@@ -143,7 +144,8 @@ nmf <- function(x, k, loss = c("frobenius", "kl", "beta"), beta = 2,
   rel <- if (loss == "frobenius" && !penalized) sqrt(2 * pmax(res$objective, 0)) / xnorm else final_err
   structure(list(
     W = W, H = H, loss = loss, beta = if (loss == "beta") beta else c(frobenius = 2, kl = 1)[[loss]],
-    method = method, init = if (is.list(init)) "user" else init, k = k,
+    method = method, accelerate = accelerate && loss == "frobenius" && method %in% c("hals", "anls"),
+    init = if (is.list(init)) "user" else init, k = k,
     L1 = L1, L2 = L2,
     objective = as.numeric(res$objective), rel_error = rel, value = values[best],
     initial = res$initial, iterations = as.integer(res$iterations),

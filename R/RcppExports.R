@@ -41,8 +41,8 @@ cpp_ntf_fit <- function(idx, val, dims, factors, method, max_iter, tol, threads,
     .Call(`_aspectr_cpp_ntf_fit`, idx, val, dims, factors, method, max_iter, tol, threads, verbose)
 }
 
-cpp_nmf_fit <- function(dense, si, sp, sx, dims, W0, H0, loss, method, beta, L1, L2, eps, max_iter, tol, threads, verbose) {
-    .Call(`_aspectr_cpp_nmf_fit`, dense, si, sp, sx, dims, W0, H0, loss, method, beta, L1, L2, eps, max_iter, tol, threads, verbose)
+cpp_nmf_fit <- function(dense, si, sp, sx, dims, W0, H0, loss, method, beta, L1, L2, eps, max_iter, tol, threads, verbose, accelerate = FALSE) {
+    .Call(`_aspectr_cpp_nmf_fit`, dense, si, sp, sx, dims, W0, H0, loss, method, beta, L1, L2, eps, max_iter, tol, threads, verbose, accelerate)
 }
 
 cpp_nmf_project <- function(dense, si, sp, sx, dims, W, loss, beta, L1, L2, eps, max_iter, tol, threads) {

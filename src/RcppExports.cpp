@@ -170,8 +170,8 @@ BEGIN_RCPP
 END_RCPP
 }
 // cpp_nmf_fit
-Rcpp::List cpp_nmf_fit(Rcpp::Nullable<Rcpp::NumericMatrix> dense, Rcpp::IntegerVector si, Rcpp::IntegerVector sp, Rcpp::NumericVector sx, Rcpp::IntegerVector dims, Rcpp::NumericMatrix W0, Rcpp::NumericMatrix H0, std::string loss, std::string method, double beta, Rcpp::NumericVector L1, Rcpp::NumericVector L2, double eps, int max_iter, double tol, int threads, bool verbose);
-RcppExport SEXP _aspectr_cpp_nmf_fit(SEXP denseSEXP, SEXP siSEXP, SEXP spSEXP, SEXP sxSEXP, SEXP dimsSEXP, SEXP W0SEXP, SEXP H0SEXP, SEXP lossSEXP, SEXP methodSEXP, SEXP betaSEXP, SEXP L1SEXP, SEXP L2SEXP, SEXP epsSEXP, SEXP max_iterSEXP, SEXP tolSEXP, SEXP threadsSEXP, SEXP verboseSEXP) {
+Rcpp::List cpp_nmf_fit(Rcpp::Nullable<Rcpp::NumericMatrix> dense, Rcpp::IntegerVector si, Rcpp::IntegerVector sp, Rcpp::NumericVector sx, Rcpp::IntegerVector dims, Rcpp::NumericMatrix W0, Rcpp::NumericMatrix H0, std::string loss, std::string method, double beta, Rcpp::NumericVector L1, Rcpp::NumericVector L2, double eps, int max_iter, double tol, int threads, bool verbose, bool accelerate);
+RcppExport SEXP _aspectr_cpp_nmf_fit(SEXP denseSEXP, SEXP siSEXP, SEXP spSEXP, SEXP sxSEXP, SEXP dimsSEXP, SEXP W0SEXP, SEXP H0SEXP, SEXP lossSEXP, SEXP methodSEXP, SEXP betaSEXP, SEXP L1SEXP, SEXP L2SEXP, SEXP epsSEXP, SEXP max_iterSEXP, SEXP tolSEXP, SEXP threadsSEXP, SEXP verboseSEXP, SEXP accelerateSEXP) {
 BEGIN_RCPP
     Rcpp::RObject rcpp_result_gen;
     Rcpp::RNGScope rcpp_rngScope_gen;
@@ -192,7 +192,8 @@ BEGIN_RCPP
     Rcpp::traits::input_parameter< double >::type tol(tolSEXP);
     Rcpp::traits::input_parameter< int >::type threads(threadsSEXP);
     Rcpp::traits::input_parameter< bool >::type verbose(verboseSEXP);
-    rcpp_result_gen = Rcpp::wrap(cpp_nmf_fit(dense, si, sp, sx, dims, W0, H0, loss, method, beta, L1, L2, eps, max_iter, tol, threads, verbose));
+    Rcpp::traits::input_parameter< bool >::type accelerate(accelerateSEXP);
+    rcpp_result_gen = Rcpp::wrap(cpp_nmf_fit(dense, si, sp, sx, dims, W0, H0, loss, method, beta, L1, L2, eps, max_iter, tol, threads, verbose, accelerate));
     return rcpp_result_gen;
 END_RCPP
 }
@@ -344,7 +345,7 @@ static const R_CallMethodDef CallEntries[] = {
     {"_aspectr_cpp_project_simplex", (DL_FUNC) &_aspectr_cpp_project_simplex, 1},
     {"_aspectr_cpp_simplex_qp", (DL_FUNC) &_aspectr_cpp_simplex_qp, 2},
     {"_aspectr_cpp_ntf_fit", (DL_FUNC) &_aspectr_cpp_ntf_fit, 9},
-    {"_aspectr_cpp_nmf_fit", (DL_FUNC) &_aspectr_cpp_nmf_fit, 17},
+    {"_aspectr_cpp_nmf_fit", (DL_FUNC) &_aspectr_cpp_nmf_fit, 18},
     {"_aspectr_cpp_nmf_project", (DL_FUNC) &_aspectr_cpp_nmf_project, 14},
     {"_aspectr_cpp_sntf_fit", (DL_FUNC) &_aspectr_cpp_sntf_fit, 15},
     {"_aspectr_cpp_sntf_loss", (DL_FUNC) &_aspectr_cpp_sntf_loss, 9},

@@ -151,7 +151,7 @@ Rcpp::List cpp_nmf_fit(Rcpp::Nullable<Rcpp::NumericMatrix> dense, Rcpp::IntegerV
                        Rcpp::NumericMatrix W0, Rcpp::NumericMatrix H0, std::string loss,
                        std::string method, double beta, Rcpp::NumericVector L1,
                        Rcpp::NumericVector L2, double eps, int max_iter, double tol, int threads,
-                       bool verbose) {
+                       bool verbose, bool accelerate = false) {
   using namespace aspectr::nmf;
   std::unique_ptr<Data> X = make_nmf_data(dense, si, sp, sx, dims);
   Model M;
@@ -163,7 +163,12 @@ Rcpp::List cpp_nmf_fit(Rcpp::Nullable<Rcpp::NumericMatrix> dense, Rcpp::IntegerV
   ctl.max_iter = max_iter; ctl.tol = tol; ctl.threads = threads;
   RCallback cb(verbose, max_iter, "nmf (" + loss + ", " + method + ")");
   aspectr::FitTrace tr;
-  if (loss == "frobenius" && method == "hals") {
+  HerParams hp;
+  if (loss == "frobenius" && method == "hals" && accelerate) {
+    FrobeniusHER<HalsBlock> rule(pen, hp); tr = aspectr::run_solver(rule, *X, M, ctl, cb);
+  } else if (loss == "frobenius" && method == "anls" && accelerate) {
+    FrobeniusHER<AnlsBlock> rule(pen, hp); tr = aspectr::run_solver(rule, *X, M, ctl, cb);
+  } else if (loss == "frobenius" && method == "hals") {
     FrobeniusHALS rule(pen); tr = aspectr::run_solver(rule, *X, M, ctl, cb);
   } else if (loss == "frobenius" && method == "anls") {
     FrobeniusANLS rule(pen); tr = aspectr::run_solver(rule, *X, M, ctl, cb);

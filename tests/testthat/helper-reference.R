@@ -172,3 +172,53 @@ congruence <- function(A, B) {
   cosm <- crossprod(A, B) / outer(sqrt(colSums(A^2)), sqrt(colSums(B^2)))
   max(vapply(perms(seq_len(k)), function(p) mean(cosm[cbind(seq_len(k), p)]), 0))
 }
+
+# HALS sweeps of the rows of F (d x k) for min 1/2 ||A' ... ||: column r of F
+# is the exact minimizer max(0, (A_r - F_{-r} B_{-r,r}) / B_rr) with the
+# others fixed; up to max_s sweeps, stopping once a sweep moves F by less
+# than 1/10 of the first sweep (Gillis & Glineur 2012).
+ref_hals_sweeps <- function(F, A, B, max_s) {
+  for (s in seq_len(max_s)) {
+    F0 <- F
+    for (r in seq_len(ncol(F))) {
+      if (B[r, r] > 0) F[, r] <- pmax(0, (A[, r] - F[, -r, drop = FALSE] %*% B[-r, r]) / B[r, r])
+    }
+    ch <- sum((F - F0)^2)
+    if (s == 1) first <- ch else if (ch <= 0.01 * first) break
+  }
+  F
+}
+
+# Extrapolated HALS (Ang & Gillis 2019), H first: H given the extrapolated
+# Wy = W + beta (W - W_prev), then Hy = Hn + beta (Hn - H), W given Hy
+# (warm starts at the extrapolated points, which are not projected); the
+# pair (Wn, Hn) is kept when its objective is lower (then beta grows by
+# gamma up to bbar, bbar by gbar up to 1), otherwise the iterate stays and
+# the next step starts from it without extrapolation (bbar = beta,
+# beta = beta / eta). Returns the iterate (unit-norm columns of W), the
+# objective after every iteration and the number of rejected steps.
+ref_her <- function(X, W0, H0, iters, beta0 = 0.5, eta = 1.5, gamma = 1.01, gbar = 1.005) {
+  m <- nrow(X); n <- ncol(X); k <- ncol(W0); nnz <- sum(X != 0)
+  max_s <- function(cost, d) min(25, 1 + floor(0.5 * cost / (d * k^2)))
+  obj <- function(W, H) 0.5 * sum((X - W %*% H)^2)
+  W <- W0; H <- H0; Wprev <- W0; Hy <- H0
+  beta <- beta0; bbar <- 1; f <- obj(W, H); trace <- numeric(0); rejected <- 0
+  for (it in seq_len(iters)) {
+    Wy <- W + beta * (W - Wprev)
+    Hn <- t(ref_hals_sweeps(t(Hy), t(X) %*% Wy, crossprod(Wy), max_s(nnz * k + m * k^2, n)))
+    Hy <- Hn + beta * (Hn - H)
+    Wn <- ref_hals_sweeps(Wy, X %*% t(Hy), tcrossprod(Hy), max_s(nnz * k + n * k^2, m))
+    fn <- obj(Wn, Hn)
+    if (fn < f) {
+      Wprev <- W; W <- Wn; H <- Hn; f <- fn
+      beta <- min(bbar, gamma * beta); bbar <- min(1, gbar * bbar)
+    } else {
+      Wprev <- W; Hy <- H
+      bbar <- beta; beta <- beta / eta
+      rejected <- rejected + 1
+    }
+    trace <- c(trace, f)
+  }
+  s <- sqrt(colSums(W^2)); s[s == 0] <- 1
+  list(W = sweep(W, 2, s, "/"), H = H * s, objective = trace, rejected = rejected)
+}

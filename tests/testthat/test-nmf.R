@@ -25,11 +25,18 @@ test_that("every solver never increases its objective (with and without penaltie
   set.seed(2)
   x <- Matrix::rsparsematrix(120, 90, density = 0.1, rand.x = function(n) rpois(n, 3) + 1)
   combos <- list(c("frobenius", "hals"), c("frobenius", "anls"), c("frobenius", "mu"), c("kl", "mu"))
-  for (cm in combos) for (pen in list(c(0, 0), c(0.5, 0.2))) {
+  for (cm in combos) for (pen in list(c(0, 0), c(0.5, 0.2))) for (acc in c(TRUE, FALSE)) {
     fit <- nmf(x, 4, loss = cm[1], method = cm[2], L1 = pen, L2 = rev(pen), seed = 1,
-               max_iter = 60, tol = 0, init = "random")
+               max_iter = 60, tol = 0, init = "random", accelerate = acc)
     tr <- c(fit$initial, fit$objective)
-    expect_true(all(diff(tr) <= 1e-10 * max(tr)), info = paste(cm, collapse = "/"))
+    expect_true(all(diff(tr) <= 1e-10 * max(tr)), info = paste(c(cm, acc), collapse = "/"))
+    # the trace is the objective of the returned model
+    if (cm[1] == "frobenius") {
+      W <- fit$W; H <- fit$H; l2 <- rev(pen)
+      f <- 0.5 * sum((as.matrix(x) - W %*% H)^2) + pen[1] * sum(W) + pen[2] * sum(H) +
+        l2[1] / 2 * sum(W^2) + l2[2] / 2 * sum(H^2)
+      expect_equal(tail(fit$objective, 1), f, tolerance = 1e-10, info = paste(c(cm, acc), collapse = "/"))
+    }
   }
   xd <- as.matrix(x) + 0.5
   for (b in c(0, 0.5, 1.5, 3)) {
@@ -66,7 +73,7 @@ test_that("each method matches a plain-R reference from the same start", {
     W <- sweeps(W, X %*% t(H), H %*% t(H), max_s(nnz * k + n * k^2, m))
     s <- sqrt(colSums(W^2)); W <- sweep(W, 2, s, "/"); H <- H * s
   }
-  expect_equal(fitted(run(method = "hals")), W %*% H, tolerance = 1e-10)
+  expect_equal(fitted(run(method = "hals", accelerate = FALSE)), W %*% H, tolerance = 1e-10)
   # MU (Frobenius), seed 002
   W <- W0; H <- H0; eps <- 1e-16
   for (it in 1:5) {
@@ -83,7 +90,7 @@ test_that("each method matches a plain-R reference from the same start", {
   expect_equal(fitted(run(loss = "kl")), W %*% H, tolerance = 1e-10)
   # ANLS: each step is an exact NNLS (checked against quadprog)
   skip_if_not_installed("quadprog")
-  fit <- run(method = "anls", max_iter = 1)
+  fit <- run(method = "anls", max_iter = 1, accelerate = FALSE)
   A <- X %*% t(H0)
   Wref <- t(apply(A, 1, function(a) {
     quadprog::solve.QP(H0 %*% t(H0), a, diag(2), rep(0, 2))$solution
@@ -93,17 +100,55 @@ test_that("each method matches a plain-R reference from the same start", {
   expect_equal(unname(fit$H), pmax(Href, 0), tolerance = 1e-7)
 })
 
+test_that("extrapolated HALS (HER) matches a plain-R reference and only keeps improvements", {
+  pt <- planted_nmf(15, 14, 11, 3, noise = 0.5)
+  X <- pt$X
+  set.seed(6)
+  W0 <- matrix(runif(14 * 3), 14, 3); H0 <- matrix(runif(3 * 11), 3, 11)
+  for (iters in c(1, 2, 12)) {
+    ref <- ref_her(X, W0, H0, iters)
+    fit <- nmf(X, 3, init = list(W = W0, H = H0), max_iter = iters, tol = 0, threads = 1)
+    expect_equal(unname(fit$W), ref$W, tolerance = 1e-9, info = iters)
+    expect_equal(unname(fit$H), ref$H, tolerance = 1e-9, info = iters)
+    expect_equal(fit$objective, ref$objective, tolerance = 1e-10, info = iters)
+  }
+  # the 12 iterations include rejected (restarted) steps, which leave the
+  # objective unchanged, and accepted ones; plain HALS differs from iteration 1
+  expect_gt(ref$rejected, 0)
+  expect_lt(ref$rejected, 12)
+  expect_true(any(diff(ref$objective) == 0))
+  plain <- nmf(X, 3, init = list(W = W0, H = H0), max_iter = 2, tol = 0, accelerate = FALSE)
+  expect_false(isTRUE(all.equal(plain$W, nmf(X, 3, init = list(W = W0, H = H0), max_iter = 2, tol = 0)$W)))
+  # converges (the stopping rule sees rejected steps too) and fits as well
+  set.seed(7)
+  x <- Matrix::rsparsematrix(150, 100, density = 0.1, rand.x = function(n) rpois(n, 3) + 1)
+  a <- nmf(x, 5, seed = 1, init = "random", max_iter = 3000, tol = 1e-9)
+  b <- nmf(x, 5, seed = 1, init = "random", max_iter = 3000, tol = 1e-9, accelerate = FALSE)
+  expect_true(a$converged)
+  expect_lt(a$iterations, 3000)
+  expect_true(a$accelerate)
+  expect_false(b$accelerate)
+  expect_false(nmf(x, 5, method = "mu", seed = 1, max_iter = 2)$accelerate)
+  expect_lt(a$value, b$value * (1 + 1e-3))
+  expect_error(nmf(X, 2, accelerate = NA), class = "aspectr_error_input_argument")
+  expect_error(nmf(X, 2, accelerate = "yes"), class = "aspectr_error_input_argument")
+})
+
 test_that("dense equals sparse, same seed gives the same result, threads agree", {
   set.seed(4)
   x <- Matrix::rsparsematrix(300, 200, density = 0.05, rand.x = function(n) rpois(n, 3) + 1)
-  for (cm in list(c("frobenius", "hals"), c("frobenius", "anls"), c("kl", "mu"))) {
-    a <- nmf(x, 5, loss = cm[1], method = cm[2], init = "random", seed = 2, max_iter = 30, tol = 0, threads = 1)
-    b <- nmf(as.matrix(x), 5, loss = cm[1], method = cm[2], init = "random", seed = 2, max_iter = 30, tol = 0, threads = 1)
-    expect_equal(a$W, b$W, tolerance = 1e-9, ignore_attr = TRUE)
-    c2 <- nmf(x, 5, loss = cm[1], method = cm[2], init = "random", seed = 2, max_iter = 30, tol = 0, threads = 2)
-    expect_equal(c2$W, a$W, tolerance = 1e-8)
-    d <- nmf(x, 5, loss = cm[1], method = cm[2], init = "random", seed = 2, max_iter = 30, tol = 0, threads = 1)
-    expect_identical(d$W, a$W)
+  for (cm in list(c("frobenius", "hals", "TRUE"), c("frobenius", "hals", "FALSE"),
+                  c("frobenius", "anls", "TRUE"), c("frobenius", "anls", "FALSE"), c("kl", "mu", "TRUE"))) {
+    fit <- function(x, threads) nmf(x, 5, loss = cm[1], method = cm[2], init = "random", seed = 2,
+                                    max_iter = 30, tol = 0, threads = threads, accelerate = as.logical(cm[3]))
+    a <- fit(x, 1)
+    b <- fit(as.matrix(x), 1)
+    info <- paste(cm, collapse = "/")
+    expect_equal(a$W, b$W, tolerance = 1e-9, ignore_attr = TRUE, info = info)
+    expect_equal(a$objective, b$objective, tolerance = 1e-10, info = info)
+    c2 <- fit(x, 2)
+    expect_equal(c2$W, a$W, tolerance = 1e-8, info = info)
+    expect_identical(fit(x, 1)$W, a$W)
   }
 })
 

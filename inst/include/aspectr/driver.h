@@ -14,6 +14,17 @@
 
 namespace aspectr {
 
+// The value the stopping rule compares with the previous loss: the loss
+// itself, or rule.candidate() when the rule has one (rules that may reject a
+// step report an unchanged loss then, and the candidate says whether the
+// rejected step still moved).
+template <class Rule>
+auto stop_value(const Rule& rule, double v, int) -> decltype(rule.candidate(), double()) {
+  return rule.candidate();
+}
+template <class Rule>
+double stop_value(const Rule&, double v, long) { return v; }
+
 template <class Rule, class DataT, class ModelT, class Callback>
 FitTrace run_solver(Rule& rule, const DataT& G, ModelT& M, const Control& ctl,
                     Callback& callback) {
@@ -27,7 +38,7 @@ FitTrace run_solver(Rule& rule, const DataT& G, ModelT& M, const Control& ctl,
     ++it;
     f.push_back(v);  // lagged: f[it-1]; otherwise f[it]
     const std::size_t known = f.size() - 1;
-    bool conv = known >= 1 && stop(f[known - 1], f[known]);
+    bool conv = known >= 1 && stop(f[known - 1], stop_value(rule, f[known], 0));
     if (!callback(it, f.back())) { tr.stopped = true; break; }
     if (conv) { tr.converged = true; break; }
   }

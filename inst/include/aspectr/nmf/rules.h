@@ -265,6 +265,130 @@ class FrobeniusANLS {
   arma::mat HH_;  // H H' of the current H (cached between steps)
 };
 
+// Extrapolated block updates (Ang & Gillis 2019, "HER"): after H is updated
+// (given the extrapolated W) it is extrapolated, Hy = Hn + beta (Hn - H),
+// and W is updated given Hy; then Wy = Wn + beta (Wn - W) is the fixed
+// factor of the next H update. beta adapts: when the new pair (Wn, Hn)
+// lowers the objective it is accepted, beta <- min(bbar, gamma beta) and
+// bbar <- min(1, gbar bbar); otherwise the step is rejected (the iterate
+// stays), bbar <- beta, beta <- beta / eta, and the next step starts from the
+// iterate without extrapolation. The extrapolated points are not projected
+// onto the non-negative orthant: the block updates accept any fixed factor,
+// and linearity gives their products with X from those of the iterates,
+// Wy'X = W_n'X + beta (W_n'X - W'X), so a step costs the two products with X
+// of plain HALS and the objective of the iterate (Wn, Hn) comes exactly from
+// Gram matrices. Inner: the block solver (HALS sweeps or exact NNLS).
+struct HerParams {
+  double beta0 = 0.5, eta = 1.5, gamma = 1.01, gamma_bar = 1.005;
+};
+
+struct HalsBlock {
+  static void update(arma::mat& F, const arma::mat& A, const arma::mat& B, double l1, double l2,
+                     double product_cost, double k, int threads) {
+    FrobeniusHALS::sweeps(F, A, B, l1, l2,
+                          FrobeniusHALS::max_sweeps(product_cost, static_cast<double>(F.n_cols), k),
+                          threads);
+  }
+};
+struct AnlsBlock {
+  static void update(arma::mat& F, const arma::mat& A, const arma::mat& B, double l1, double l2,
+                     double, double, int threads) {
+    FrobeniusANLS::solve_all(F, A, B, l1, l2, threads);
+  }
+};
+
+template <class Block>
+class FrobeniusHER {
+ public:
+  FrobeniusHER(Penalty p, HerParams hp) : pen_(p), hp_(hp), beta_(hp.beta0) {}
+  static constexpr bool kLagged = false;
+  // objective of the last candidate pair, accepted or not (the stopping rule
+  // compares it with the previous objective, so that a rejected step that
+  // changes nothing still ends the fit)
+  double candidate() const { return cand_; }
+  double beta() const { return beta_; }
+  int restarts() const { return restarts_; }
+  double step(const Data& X, Model& M, int threads) {
+    const double k = static_cast<double>(M.Wt.n_rows), m = static_cast<double>(X.n_rows()),
+                 n = static_cast<double>(X.n_cols());
+    const double pass = X.nnz() * k;
+    if (!init_) {
+      W_ = M.Wt; H_ = M.H; Wo_ = W_; Hy_ = H_;
+      X.WtX(W_, CW_, threads);
+      X.XHt(H_, PH_, threads);
+      Co_ = CW_;
+      f_ = objective(X, W_, H_, CW_, gram(W_, threads), gram(H_, threads));
+      init_ = true;
+    }
+    // extrapolated W and W'X (Wo_ == W_ after a rejected step or at the start)
+    const arma::mat Wy = W_ + beta_ * (W_ - Wo_);
+    const arma::mat Cy = CW_ + beta_ * (CW_ - Co_);
+    // H given Wy, warm start at the last extrapolated H
+    arma::mat Hn = Hy_;
+    Block::update(Hn, Cy, gram(Wy, threads), pen_.l1h, pen_.l2h, pass + m * k * k, k, threads);
+    arma::mat Pn;
+    X.XHt(Hn, Pn, threads);
+    // extrapolated H and (X Hy')'
+    Hy_ = Hn + beta_ * (Hn - H_);
+    const arma::mat Ay = Pn + beta_ * (Pn - PH_);
+    // W given Hy, warm start at Wy
+    arma::mat Wn = Wy;
+    Block::update(Wn, Ay, gram(Hy_, threads), pen_.l1w, pen_.l2w, pass + n * k * k, k, threads);
+    arma::mat Cn;
+    X.WtX(Wn, Cn, threads);
+    cand_ = objective(X, Wn, Hn, Cn, gram(Wn, threads), gram(Hn, threads));
+    if (cand_ < f_) {
+      Wo_ = std::move(W_); Co_ = std::move(CW_);
+      W_ = std::move(Wn); CW_ = std::move(Cn);
+      H_ = std::move(Hn); PH_ = std::move(Pn);
+      f_ = cand_;
+      beta_ = std::min(bbar_, hp_.gamma * beta_);
+      bbar_ = std::min(1.0, hp_.gamma_bar * bbar_);
+      M.Wt = W_; M.H = H_;
+      if (!pen_.any()) unit_columns(M);
+    } else {
+      // reject: restart from the iterate, without extrapolation
+      Wo_ = W_; Co_ = CW_; Hy_ = H_;
+      bbar_ = beta_;
+      beta_ /= hp_.eta;
+      ++restarts_;
+    }
+    return f_;
+  }
+  double loss(const Data& X, const Model& M, int threads) const {
+    arma::mat C;
+    X.WtX(M.Wt, C, threads);
+    return objective(X, M.Wt, M.H, C, gram(M.Wt, threads), gram(M.H, threads));
+  }
+ private:
+  double objective(const Data& X, const arma::mat& Wt, const arma::mat& H, const arma::mat& C,
+                   const arma::mat& D, const arma::mat& HH) const {
+    const double v = X.xnorm2() - 2.0 * arma::accu(C % H) + arma::accu(D % HH);
+    double p = 0.0;
+    if (pen_.any()) {
+      if (pen_.l1w != 0) p += pen_.l1w * arma::accu(Wt);
+      if (pen_.l1h != 0) p += pen_.l1h * arma::accu(H);
+      if (pen_.l2w != 0) p += 0.5 * pen_.l2w * arma::accu(arma::square(Wt));
+      if (pen_.l2h != 0) p += 0.5 * pen_.l2h * arma::accu(arma::square(H));
+    }
+    return 0.5 * std::max(v, 0.0) + p;
+  }
+  // the returned model only: unit-norm columns of W, scale moved into H
+  static void unit_columns(Model& M) {
+    for (arma::uword r = 0; r < M.Wt.n_rows; ++r) {
+      const double nr = arma::norm(M.Wt.row(r), 2);
+      if (nr > 0.0) { M.Wt.row(r) /= nr; M.H.row(r) *= nr; }
+    }
+  }
+  Penalty pen_;
+  HerParams hp_;
+  double beta_, bbar_ = 1.0, f_ = 0.0, cand_ = 0.0;
+  bool init_ = false;
+  int restarts_ = 0;
+  // iterate (W_, H_) with W'X and (X H')'; previous W; last extrapolated H
+  arma::mat W_, H_, CW_, PH_, Wo_, Co_, Hy_;
+};
+
 class FrobeniusMU {
  public:
   FrobeniusMU(Penalty p, double eps) : pen_(p), eps_(eps) {}

@@ -27,7 +27,12 @@
 #' returned is the best non-extrapolated pair and the objective trace is its
 #' objective (flat after a discarded step), so the trace still never
 #' increases. A step costs about as much as a plain one and fewer are needed
-#' to reach a given error.
+#' to reach a given error. `accelerate = TRUE` given explicitly also
+#' extrapolates the KL multiplicative updates the same way (the extrapolated
+#' points clipped to stay strictly positive; a step costs one more pass over
+#' the non-zeros for the objective). That is off by default: it is faster
+#' from a random start on dense data but slower on sparse document-term
+#' matrices such as AssociatedPress.
 #'
 #' Penalties add `L1[1] * sum(W) + L1[2] * sum(H) + L2[1]/2 * ||W||^2 +
 #' L2[2]/2 * ||H||^2` to the objective. Every algorithm never increases its
@@ -54,10 +59,12 @@
 #' @param max_iter,tol Iteration limit and tolerance on the relative change
 #'   of the objective.
 #' @param eps The epsilon guard of the multiplicative updates.
-#' @param accelerate `TRUE` (default) or `FALSE`: extrapolated HALS/ANLS
-#'   (Ang and Gillis 2019) for `loss = "frobenius"` with `method = "hals"` or
-#'   `"anls"`; ignored by the multiplicative updates. `FALSE` gives the plain
-#'   alternating updates (HALS updates H, then W; ANLS W, then H).
+#' @param accelerate `NULL` (default), `TRUE` or `FALSE`: extrapolated
+#'   updates (Ang and Gillis 2019). `NULL` means `TRUE` for `method = "hals"`
+#'   or `"anls"` and `FALSE` for `loss = "kl"`; `TRUE` extrapolates HALS,
+#'   ANLS and the KL multiplicative updates and is ignored by the Frobenius
+#'   and beta multiplicative updates. `FALSE` gives the plain alternating
+#'   updates (HALS updates H, then W; ANLS W, then H).
 #' @inheritParams plsa
 #' @return An object of class `c("aspectr_nmf", "aspectr_fit")`: `W`, `H`
 #'   (with dimnames), `loss`, `beta`, `method`, `accelerate` (whether the
@@ -80,7 +87,7 @@ nmf <- function(x, k, loss = c("frobenius", "kl", "beta"), beta = 2,
                 method = c("hals", "anls", "mu"),
                 init = c("nndsvd", "nndsvda", "nndsvdar", "random"), nrun = 1,
                 L1 = c(0, 0), L2 = c(0, 0), max_iter = 1000, tol = 1e-6, eps = 1e-16,
-                accelerate = TRUE, seed = NULL, threads = NULL, verbose = FALSE, ...) {
+                accelerate = NULL, seed = NULL, threads = NULL, verbose = FALSE, ...) {
   call <- match.call()
   check_dots_empty(...)
   loss <- match_option(loss, c("frobenius", "kl", "beta"), "loss")
@@ -122,7 +129,10 @@ nmf <- function(x, k, loss = c("frobenius", "kl", "beta"), beta = 2,
   nrun <- ctl$nrun; max_iter <- ctl$max_iter; tol <- ctl$tol
   seed <- ctl$seed; threads <- ctl$threads; verbose <- ctl$verbose
   eps <- check_number(eps, "eps", 0, Inf)
-  accelerate <- check_flag(accelerate, "accelerate")
+  # default: on for HALS/ANLS, off for the KL multiplicative updates (slower
+  # on sparse document-term data, see NEWS), never used by Frobenius/beta MU
+  accelerate <- if (is.null(accelerate)) method %in% c("hals", "anls") else check_flag(accelerate, "accelerate")
+  accelerate <- accelerate && (method %in% c("hals", "anls") || loss == "kl")
 
   svd0 <- if (is.character(init) && init != "random") nmf_svd(nd, k) else NULL
   inits <- with_seed(seed, lapply(seq_len(nrun), function(i) nmf_init(nd, k, init, svd0)))
@@ -144,7 +154,7 @@ nmf <- function(x, k, loss = c("frobenius", "kl", "beta"), beta = 2,
   rel <- if (loss == "frobenius" && !penalized) sqrt(2 * pmax(res$objective, 0)) / xnorm else final_err
   structure(list(
     W = W, H = H, loss = loss, beta = if (loss == "beta") beta else c(frobenius = 2, kl = 1)[[loss]],
-    method = method, accelerate = accelerate && loss == "frobenius" && method %in% c("hals", "anls"),
+    method = method, accelerate = accelerate,
     init = if (is.list(init)) "user" else init, k = k,
     L1 = L1, L2 = L2,
     objective = as.numeric(res$objective), rel_error = rel, value = values[best],

@@ -174,6 +174,8 @@ Rcpp::List cpp_nmf_fit(Rcpp::Nullable<Rcpp::NumericMatrix> dense, Rcpp::IntegerV
     FrobeniusANLS rule(pen); tr = aspectr::run_solver(rule, *X, M, ctl, cb);
   } else if (loss == "frobenius" && method == "mu") {
     FrobeniusMU rule(pen, eps); tr = aspectr::run_solver(rule, *X, M, ctl, cb);
+  } else if (loss == "kl" && method == "mu" && accelerate) {
+    KLHER rule(pen, eps, hp); tr = aspectr::run_solver(rule, *X, M, ctl, cb);
   } else if (loss == "kl" && method == "mu") {
     KLMU rule(pen, eps); tr = aspectr::run_solver(rule, *X, M, ctl, cb);
   } else if (loss == "beta" && method == "mu") {

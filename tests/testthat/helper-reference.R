@@ -222,3 +222,38 @@ ref_her <- function(X, W0, H0, iters, beta0 = 0.5, eta = 1.5, gamma = 1.01, gbar
   s <- sqrt(colSums(W^2)); s[s == 0] <- 1
   list(W = sweep(W, 2, s, "/"), H = H * s, objective = trace, rejected = rejected)
 }
+
+# Extrapolated KL multiplicative updates (HER as in ref_her, with the KL
+# multiplicative update as the block step): H from the last extrapolated H
+# given Wy, W from Wy given Hy; the extrapolated points are clipped below at
+# 1e-10 times their largest entry. Returns the iterate (W, H), the
+# generalized-KL objective after every iteration and the rejected steps.
+ref_kl_her <- function(X, W0, H0, iters, eps = 1e-16, beta0 = 0.5, eta = 1.5, gamma = 1.01,
+                       gbar = 1.005) {
+  nz <- X != 0
+  obj <- function(W, H) {
+    V <- W %*% H
+    sum(X[nz] * log(X[nz] / V[nz])) - sum(X) + sum(V)
+  }
+  ratio <- function(W, H) { R <- matrix(0, nrow(X), ncol(X)); R[nz] <- X[nz] / (W %*% H)[nz]; R }
+  clip <- function(F) pmax(F, 1e-10 * max(F))
+  W <- W0; H <- H0; Wprev <- W0; Hy <- H0
+  beta <- beta0; bbar <- 1; f <- obj(W, H); trace <- numeric(0); rejected <- 0
+  for (it in seq_len(iters)) {
+    Wy <- clip(W + beta * (W - Wprev))
+    Hn <- Hy * crossprod(Wy, ratio(Wy, Hy)) / (colSums(Wy) + eps)
+    Hy <- clip(Hn + beta * (Hn - H))
+    Wn <- Wy * tcrossprod(ratio(Wy, Hy), Hy) / rep(rowSums(Hy) + eps, each = nrow(X))
+    fn <- obj(Wn, Hn)
+    if (fn < f) {
+      Wprev <- W; W <- Wn; H <- Hn; f <- fn
+      beta <- min(bbar, gamma * beta); bbar <- min(1, gbar * bbar)
+    } else {
+      Wprev <- W; Hy <- H
+      bbar <- beta; beta <- beta / eta
+      rejected <- rejected + 1
+    }
+    trace <- c(trace, f)
+  }
+  list(W = W, H = H, objective = trace, rejected = rejected)
+}

@@ -134,11 +134,45 @@ test_that("extrapolated HALS (HER) matches a plain-R reference and only keeps im
   expect_error(nmf(X, 2, accelerate = "yes"), class = "aspectr_error_input_argument")
 })
 
+test_that("extrapolated KL updates (accelerate = TRUE) match the plain-R reference", {
+  set.seed(11)
+  X <- matrix(rpois(30 * 20, 3), 30, 20)
+  W0 <- matrix(runif(30 * 3), 30, 3) + 0.1
+  H0 <- matrix(runif(3 * 20), 3, 20) + 0.1
+  for (iters in c(1, 2, 15)) {
+    ref <- ref_kl_her(X, W0, H0, iters)
+    fit <- nmf(X, 3, loss = "kl", init = list(W = W0, H = H0), max_iter = iters, tol = 0, threads = 1,
+               accelerate = TRUE)
+    expect_true(fit$accelerate)
+    expect_equal(unname(fit$W), ref$W, tolerance = 1e-9, info = iters)
+    expect_equal(unname(fit$H), ref$H, tolerance = 1e-9, info = iters)
+    expect_equal(fit$objective, ref$objective, tolerance = 1e-9, info = iters)
+  }
+  # differs from plain MU from the first iteration (H is extrapolated), which
+  # is the default for KL
+  plain <- nmf(X, 3, loss = "kl", init = list(W = W0, H = H0), max_iter = 2, tol = 0)
+  expect_false(plain$accelerate)
+  expect_false(isTRUE(all.equal(plain$W, ref_kl_her(X, W0, H0, 2)$W, check.attributes = FALSE)))
+  # long run: the objective (of the returned pair) never increases, stays
+  # finite, and the factors stay strictly positive
+  set.seed(5)
+  x <- Matrix::rsparsematrix(120, 90, density = 0.1, rand.x = function(n) rpois(n, 3) + 1)
+  a <- nmf(x, 4, loss = "kl", init = "random", seed = 3, max_iter = 200, tol = 0, accelerate = TRUE)
+  expect_true(all(diff(a$objective) <= 0))
+  expect_true(all(is.finite(a$objective)))
+  expect_true(all(a$W > 0) && all(a$H > 0))
+  expect_lt(a$value, a$initial)
+  # converges under the stopping rule
+  c1 <- nmf(x, 4, loss = "kl", init = "random", seed = 3, max_iter = 5000, tol = 1e-8, accelerate = TRUE)
+  expect_true(c1$converged)
+})
+
 test_that("dense equals sparse, same seed gives the same result, threads agree", {
   set.seed(4)
   x <- Matrix::rsparsematrix(300, 200, density = 0.05, rand.x = function(n) rpois(n, 3) + 1)
   for (cm in list(c("frobenius", "hals", "TRUE"), c("frobenius", "hals", "FALSE"),
-                  c("frobenius", "anls", "TRUE"), c("frobenius", "anls", "FALSE"), c("kl", "mu", "TRUE"))) {
+                  c("frobenius", "anls", "TRUE"), c("frobenius", "anls", "FALSE"), c("kl", "mu", "TRUE"),
+                  c("kl", "mu", "FALSE"))) {
     fit <- function(x, threads) nmf(x, 5, loss = cm[1], method = cm[2], init = "random", seed = 2,
                                     max_iter = 30, tol = 0, threads = threads, accelerate = as.logical(cm[3]))
     a <- fit(x, 1)

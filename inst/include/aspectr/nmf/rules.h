@@ -468,20 +468,21 @@ class KLMU {
   // by_row: num (k x m) = sum_j (x_ij / v_ij) H(:, j); else num (k x n) =
   // sum_i (x_ij / v_ij) Wt(:, i). xlogv (by_row only) += sum x log v, without
   // a log per term for whole counts (logsum.h).
+  // accumulate = false (with obj): the objective term only, num untouched.
   static void ratio_pass(const Data& X, const Model& M, arma::mat& num, double* obj, bool by_row,
-                         int threads) {
-    if (X.dense()) { ratio_pass_dense(X, M, num, obj, by_row, threads); return; }
+                         int threads, bool accumulate = true) {
+    if (X.dense()) { ratio_pass_dense(X, M, num, obj, by_row, threads, accumulate); return; }
     const arma::uword k = M.Wt.n_rows;
     const arma::mat& Own = by_row ? M.Wt : M.H;     // the side being accumulated
     const arma::mat& Oth = by_row ? M.H : M.Wt;
-    num.zeros(k, Own.n_cols);
+    if (accumulate) num.zeros(k, Own.n_cols); else num.zeros(k, 1);
     const int T = effective_threads(threads, X.dense() ? X.n_rows() * X.n_cols() : X.S().x.size());
     std::vector<double> parts(T, 0.0);
     parallel_chunks(Own.n_cols, T, [&](int tid, std::size_t b, std::size_t e) {
       LogSum ls;
       for (std::size_t c = b; c < e; ++c) {
         const double* __restrict own = Own.colptr(c);
-        double* __restrict o = num.colptr(c);
+        double* __restrict o = accumulate ? num.colptr(c) : num.colptr(0);
         auto visit = [&](arma::uword other, double x) {
           const double* __restrict f = Oth.colptr(other);
           double v = 0.0;
@@ -490,6 +491,7 @@ class KLMU {
           v = std::max(v, 1e-300);
           const double t = x / v;
           if (obj) ls.add(v, x, count_multiplicity(x));
+          if (!accumulate) return;
 #pragma omp simd
           for (arma::uword r = 0; r < k; ++r) o[r] += t * f[r];
         };
@@ -504,13 +506,14 @@ class KLMU {
   // R = X_b / V at the non-zeros of X_b (0 elsewhere), then num (k x m) +=
   // (R H_b')' (by_row) or num(:, b) = W' R. V is never formed whole.
   static void ratio_pass_dense(const Data& X, const Model& M, arma::mat& num, double* obj,
-                               bool by_row, int threads) {
+                               bool by_row, int threads, bool accumulate = true) {
     const arma::mat& D = X.D();
     const arma::uword k = M.Wt.n_rows, m = D.n_rows, n = D.n_cols;
     const arma::uword nb = std::min<arma::uword>(n, std::max<arma::uword>(8, (1u << 18) / std::max<arma::uword>(m, 1)));
     const arma::mat W = M.Wt.t();                 // m x k
     arma::mat Ht(nb, k), V(m, nb), acc;
-    if (by_row) acc.zeros(m, k); else num.set_size(k, n);
+    if (!accumulate) {}
+    else if (by_row) acc.zeros(m, k); else num.set_size(k, n);
     const int T = effective_threads(threads, m * nb);
     std::vector<double> parts(T, 0.0);
     for (arma::uword b0 = 0; b0 < n; b0 += nb) {
@@ -535,12 +538,13 @@ class KLMU {
         }
         if (obj) parts[tid] += ls.value();
       });
+      if (!accumulate) continue;
       if (by_row)
         dense::nn(V.memptr(), m, m, w, M.H.colptr(b0), k, k, acc.memptr(), threads, true);
       else
         dense::tn(W.memptr(), m, k, V.memptr(), m, w, m, num.colptr(b0), threads);
     }
-    if (by_row) num = acc.t();
+    if (accumulate && by_row) num = acc.t();
     if (obj) for (double p : parts) *obj += p;
   }
  private:
@@ -548,6 +552,97 @@ class KLMU {
   double eps_;
   bool have_const_ = false;
   double const_ = 0.0;
+};
+
+// Extrapolated KL multiplicative updates (HER of Ang & Gillis 2019 as in
+// FrobeniusHER, with the KL multiplicative update as the block step): H is
+// updated from the last extrapolated H given Wy = W + beta (W - W_prev),
+// Hy = Hn + beta (Hn - H), W is updated from Wy given Hy, and the pair
+// (Wn, Hn) is kept only if its KL objective is lower (then beta <- min(bbar,
+// gamma beta), bbar <- min(1, gbar bbar)); otherwise bbar <- beta, beta <-
+// beta / eta and the next step starts from the iterate unextrapolated.
+// Multiplicative updates need strictly positive factors, so the extrapolated
+// points are clipped below at 1e-10 times the largest entry of their factor.
+// Cost per step: the two ratio passes of plain MU (at (Wy, Hy_prev) and
+// (Wy, Hy)) plus one objective pass at (Wn, Hn) (WH at the non-zeros, no
+// numerators).
+class KLHER {
+ public:
+  KLHER(Penalty p, double eps, HerParams hp) : mu_(p, eps), pen_(p), hp_(hp), beta_(hp.beta0) {}
+  static constexpr bool kLagged = false;
+  double candidate() const { return cand_; }
+  double beta() const { return beta_; }
+  int restarts() const { return restarts_; }
+  double step(const Data& X, Model& M, int threads) {
+    const arma::uword k = M.Wt.n_rows;
+    if (!init_) {
+      W_ = M.Wt; H_ = M.H; Wo_ = W_; Hy_ = H_;
+      f_ = objective(X, W_, H_, threads);
+      init_ = true;
+    }
+    Model Y;
+    Y.Wt = W_ + beta_ * (W_ - Wo_);
+    clip(Y.Wt);
+    Y.H = Hy_;
+    arma::mat num;
+    // H given Wy, from the last extrapolated H
+    KLMU::ratio_pass(X, Y, num, nullptr, false, threads);
+    arma::mat Hn(k, H_.n_cols);
+    {
+      const arma::vec wsum = arma::sum(Y.Wt, 1);
+      for (arma::uword j = 0; j < Hn.n_cols; ++j)
+        for (arma::uword r = 0; r < k; ++r)
+          Hn(r, j) = mu_.mm_root(num(r, j) * Y.H(r, j), wsum[r] + pen_.l1h, pen_.l2h);
+    }
+    // extrapolated H; W given it, from Wy
+    Hy_ = Hn + beta_ * (Hn - H_);
+    clip(Hy_);
+    Y.H = Hy_;
+    KLMU::ratio_pass(X, Y, num, nullptr, true, threads);
+    arma::mat Wn(k, W_.n_cols);
+    {
+      const arma::vec hsum = arma::sum(Y.H, 1);
+      for (arma::uword i = 0; i < Wn.n_cols; ++i)
+        for (arma::uword r = 0; r < k; ++r)
+          Wn(r, i) = mu_.mm_root(num(r, i) * Y.Wt(r, i), hsum[r] + pen_.l1w, pen_.l2w);
+    }
+    cand_ = objective(X, Wn, Hn, threads);
+    if (cand_ < f_) {
+      Wo_ = std::move(W_);
+      W_ = std::move(Wn); H_ = std::move(Hn);
+      f_ = cand_;
+      beta_ = std::min(bbar_, hp_.gamma * beta_);
+      bbar_ = std::min(1.0, hp_.gamma_bar * bbar_);
+      M.Wt = W_; M.H = H_;
+    } else {
+      Wo_ = W_; Hy_ = H_;
+      bbar_ = beta_;
+      beta_ /= hp_.eta;
+      ++restarts_;
+    }
+    return f_;
+  }
+  double loss(const Data& X, const Model& M, int threads) { return mu_.loss(X, M, threads); }
+ private:
+  double objective(const Data& X, const arma::mat& Wt, const arma::mat& H, int threads) {
+    Model T;
+    T.Wt = Wt; T.H = H;
+    double xlogv = 0.0;
+    arma::mat num;
+    KLMU::ratio_pass(X, T, num, &xlogv, true, threads, false);
+    return mu_.constant(X) - xlogv + arma::dot(arma::sum(Wt, 1), arma::sum(H, 1)) + pen_.value(T);
+  }
+  static void clip(arma::mat& F) {
+    const double lo = 1e-10 * F.max();
+    F.transform([lo](double v) { return v < lo ? lo : v; });
+  }
+  KLMU mu_;
+  Penalty pen_;
+  HerParams hp_;
+  double beta_, bbar_ = 1.0, f_ = 0.0, cand_ = 0.0;
+  bool init_ = false;
+  int restarts_ = 0;
+  arma::mat W_, H_, Wo_, Hy_;  // iterate, previous W, last extrapolated H
 };
 
 // Beta-divergence multiplicative updates on dense data.

@@ -197,6 +197,21 @@ ref_hals_sweeps <- function(F, A, B, max_s) {
 # the next step starts from it without extrapolation (bbar = beta,
 # beta = beta / eta). Returns the iterate (unit-norm columns of W), the
 # objective after every iteration and the number of rejected steps.
+# The HER acceptance rule (Ang & Gillis): keep the candidate pair when it
+# lowers the objective and grow beta, else restart from the last iterate
+# and shrink beta. `st` holds W, H, Wprev, Hy, f, beta, bbar, rejected.
+her_accept <- function(st, Wn, Hn, fn, eta, gamma, gbar) {
+  if (fn < st$f) {
+    st$Wprev <- st$W; st$W <- Wn; st$H <- Hn; st$f <- fn
+    st$beta <- min(st$bbar, gamma * st$beta); st$bbar <- min(1, gbar * st$bbar)
+  } else {
+    st$Wprev <- st$W; st$Hy <- st$H
+    st$bbar <- st$beta; st$beta <- st$beta / eta
+    st$rejected <- st$rejected + 1
+  }
+  st
+}
+
 ref_her <- function(X, W0, H0, iters, beta0 = 0.5, eta = 1.5, gamma = 1.01, gbar = 1.005) {
   m <- nrow(X); n <- ncol(X); k <- ncol(W0); nnz <- sum(X != 0)
   max_s <- function(cost, d) min(25, 1 + floor(0.5 * cost / (d * k^2)))
@@ -208,15 +223,10 @@ ref_her <- function(X, W0, H0, iters, beta0 = 0.5, eta = 1.5, gamma = 1.01, gbar
     Hn <- t(ref_hals_sweeps(t(Hy), t(X) %*% Wy, crossprod(Wy), max_s(nnz * k + m * k^2, n)))
     Hy <- Hn + beta * (Hn - H)
     Wn <- ref_hals_sweeps(Wy, X %*% t(Hy), tcrossprod(Hy), max_s(nnz * k + n * k^2, m))
-    fn <- obj(Wn, Hn)
-    if (fn < f) {
-      Wprev <- W; W <- Wn; H <- Hn; f <- fn
-      beta <- min(bbar, gamma * beta); bbar <- min(1, gbar * bbar)
-    } else {
-      Wprev <- W; Hy <- H
-      bbar <- beta; beta <- beta / eta
-      rejected <- rejected + 1
-    }
+    st <- her_accept(list(W = W, H = H, Wprev = Wprev, Hy = Hy, f = f, beta = beta, bbar = bbar,
+                          rejected = rejected), Wn, Hn, obj(Wn, Hn), eta, gamma, gbar)
+    W <- st$W; H <- st$H; Wprev <- st$Wprev; Hy <- st$Hy; f <- st$f
+    beta <- st$beta; bbar <- st$bbar; rejected <- st$rejected
     trace <- c(trace, f)
   }
   s <- sqrt(colSums(W^2)); s[s == 0] <- 1
@@ -244,15 +254,10 @@ ref_kl_her <- function(X, W0, H0, iters, eps = 1e-16, beta0 = 0.5, eta = 1.5, ga
     Hn <- Hy * crossprod(Wy, ratio(Wy, Hy)) / (colSums(Wy) + eps)
     Hy <- clip(Hn + beta * (Hn - H))
     Wn <- Wy * tcrossprod(ratio(Wy, Hy), Hy) / rep(rowSums(Hy) + eps, each = nrow(X))
-    fn <- obj(Wn, Hn)
-    if (fn < f) {
-      Wprev <- W; W <- Wn; H <- Hn; f <- fn
-      beta <- min(bbar, gamma * beta); bbar <- min(1, gbar * bbar)
-    } else {
-      Wprev <- W; Hy <- H
-      bbar <- beta; beta <- beta / eta
-      rejected <- rejected + 1
-    }
+    st <- her_accept(list(W = W, H = H, Wprev = Wprev, Hy = Hy, f = f, beta = beta, bbar = bbar,
+                          rejected = rejected), Wn, Hn, obj(Wn, Hn), eta, gamma, gbar)
+    W <- st$W; H <- st$H; Wprev <- st$Wprev; Hy <- st$Hy; f <- st$f
+    beta <- st$beta; bbar <- st$bbar; rejected <- st$rejected
     trace <- c(trace, f)
   }
   list(W = W, H = H, objective = trace, rejected = rejected)

@@ -426,20 +426,15 @@ class KLMU {
   KLMU(Penalty p, double eps) : pen_(p), eps_(eps) {}
   static constexpr bool kLagged = true;
   double step(const Data& X, Model& M, int threads) {
-    const arma::uword k = M.Wt.n_rows;
     double xlogv = 0.0;
     arma::mat num;
     ratio_pass(X, M, num, &xlogv, true, threads);            // rows: numerators for W
     const arma::vec hsum = arma::sum(M.H, 1);
     const double before = constant(X) - xlogv + arma::dot(arma::sum(M.Wt, 1), hsum) + pen_.value(M);
-    for (arma::uword i = 0; i < M.Wt.n_cols; ++i)
-      for (arma::uword r = 0; r < k; ++r)
-        M.Wt(r, i) = mm_root(num(r, i) * M.Wt(r, i), hsum[r] + pen_.l1w, pen_.l2w);
+    mm_update(M.Wt, num, M.Wt, hsum, pen_.l1w, pen_.l2w);
     ratio_pass(X, M, num, nullptr, false, threads);          // columns: numerators for H
     const arma::vec wsum = arma::sum(M.Wt, 1);
-    for (arma::uword j = 0; j < M.H.n_cols; ++j)
-      for (arma::uword r = 0; r < k; ++r)
-        M.H(r, j) = mm_root(num(r, j) * M.H(r, j), wsum[r] + pen_.l1h, pen_.l2h);
+    mm_update(M.H, num, M.H, wsum, pen_.l1h, pen_.l2h);
     return before;
   }
   // Minimizer of the majorizer -c log w + b w + l2/2 w^2: the positive root
@@ -447,6 +442,14 @@ class KLMU {
   double mm_root(double c, double b, double l2) const {
     if (l2 == 0.0) return c / (b + eps_);
     return 2.0 * c / (b + std::sqrt(b * b + 4.0 * l2 * c) + eps_);
+  }
+  // out(r, c) <- mm_root(num(r, c) F(r, c), sums[r] + l1, l2) for a k x d
+  // factor F (out may be F itself: every entry reads only its own F).
+  void mm_update(arma::mat& out, const arma::mat& num, const arma::mat& F, const arma::vec& sums,
+                 double l1, double l2) const {
+    for (arma::uword c = 0; c < F.n_cols; ++c)
+      for (arma::uword r = 0; r < F.n_rows; ++r)
+        out(r, c) = mm_root(num(r, c) * F(r, c), sums[r] + l1, l2);
   }
   double loss(const Data& X, const Model& M, int threads) {
     arma::mat num;
@@ -588,24 +591,14 @@ class KLHER {
     // H given Wy, from the last extrapolated H
     KLMU::ratio_pass(X, Y, num, nullptr, false, threads);
     arma::mat Hn(k, H_.n_cols);
-    {
-      const arma::vec wsum = arma::sum(Y.Wt, 1);
-      for (arma::uword j = 0; j < Hn.n_cols; ++j)
-        for (arma::uword r = 0; r < k; ++r)
-          Hn(r, j) = mu_.mm_root(num(r, j) * Y.H(r, j), wsum[r] + pen_.l1h, pen_.l2h);
-    }
+    mu_.mm_update(Hn, num, Y.H, arma::sum(Y.Wt, 1), pen_.l1h, pen_.l2h);
     // extrapolated H; W given it, from Wy
     Hy_ = Hn + beta_ * (Hn - H_);
     clip(Hy_);
     Y.H = Hy_;
     KLMU::ratio_pass(X, Y, num, nullptr, true, threads);
     arma::mat Wn(k, W_.n_cols);
-    {
-      const arma::vec hsum = arma::sum(Y.H, 1);
-      for (arma::uword i = 0; i < Wn.n_cols; ++i)
-        for (arma::uword r = 0; r < k; ++r)
-          Wn(r, i) = mu_.mm_root(num(r, i) * Y.Wt(r, i), hsum[r] + pen_.l1w, pen_.l2w);
-    }
+    mu_.mm_update(Wn, num, Y.Wt, arma::sum(Y.H, 1), pen_.l1w, pen_.l2w);
     cand_ = objective(X, Wn, Hn, threads);
     if (cand_ < f_) {
       Wo_ = std::move(W_);

@@ -76,6 +76,17 @@ check_dots_empty <- function(..., call = rlang::caller_env()) {
   invisible()
 }
 
+# Refuses dense results or passes larger than getOption("aspectr.max_cells")
+# (class aspectr_error_size). `message` may refer to {size}, the formatted
+# size.
+check_size <- function(size, message, limit = getOption("aspectr.max_cells", 1e8),
+                       hint = "Raise {.code options(aspectr.max_cells)} to allow it.",
+                       call = rlang::caller_env()) {
+  if (size <= limit) return(invisible())
+  size <- format(size, big.mark = ",")
+  cli::cli_abort(c(message, i = hint), class = c("aspectr_error_size", "aspectr_error"), call = call)
+}
+
 # The controls every fitting function shares, validated in one place.
 check_fit_controls <- function(nrun, max_iter, tol, seed, threads, verbose,
                                call = rlang::caller_env()) {

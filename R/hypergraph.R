@@ -18,9 +18,9 @@
 #'
 #' Tuples: with `n_tuples = NULL` every `order`-subset is scored (refused
 #' above `getOption("aspectr.max_tuples", 2e7)` subsets); otherwise
-#' `n_tuples` distinct random subsets are drawn (at most the number of
-#' subsets), the usual way to keep the tensor's size linear in the number of
-#' points. Affinities
+#' `n_tuples` distinct random subsets are drawn (all of them when
+#' `n_tuples` reaches their number), the usual way to keep the tensor's size
+#' linear in the number of points. Affinities
 #' below `cutoff` are dropped, so the tensor stays sparse.
 #'
 #' @param x A numeric matrix or data frame, one point per row.
@@ -88,8 +88,18 @@ hypergraph_affinity <- function(x, order = 3, model = c("line", "plane", "subspa
     }
     cpp_all_tuples(n, order)
   } else {
-    n_tuples <- min(check_whole(n_tuples, "n_tuples", min = 1), choose(n, order))
-    with_seed(seed, sample_tuples(n, order, n_tuples))
+    n_tuples <- check_whole(n_tuples, "n_tuples", min = 1)
+    total <- choose(n, order)
+    if (n_tuples >= total) {
+      cpp_all_tuples(n, order)
+    } else if (total <= 2e6 || (n_tuples > total / 2 && total <= getOption("aspectr.max_tuples", 2e7))) {
+      # enumerable, or most of all subsets wanted: an exact sample without
+      # replacement from the enumeration
+      every <- cpp_all_tuples(n, order)
+      every[, sort(with_seed(seed, sample.int(total, n_tuples))), drop = FALSE]
+    } else {
+      with_seed(seed, sample_tuples(n, order, n_tuples))
+    }
   }
   r2 <- if (is.null(fun)) {
     cpp_tuple_residuals(x, tuples, q, affine, threads)
@@ -116,8 +126,9 @@ hypergraph_affinity <- function(x, order = 3, model = c("line", "plane", "subspa
   out
 }
 
-# n_tuples random order-subsets of 1..n (0-based columns, each sorted;
-# repeated subsets kept once), drawn in vectorized batches.
+# n_tuples distinct random order-subsets of 1..n (0-based columns, each
+# sorted), drawn in vectorized batches; for n_tuples well below the number
+# of subsets (more than 1e7 here), so repeats are rare.
 sample_tuples <- function(n, order, n_tuples) {
   out <- matrix(integer(), order, 0)
   key_of <- function(m) {
@@ -125,7 +136,7 @@ sample_tuples <- function(n, order, n_tuples) {
   }
   keys <- numeric()
   tries <- 0
-  while (ncol(out) < n_tuples && tries < 20) {
+  while (ncol(out) < n_tuples && tries < 100) {
     tries <- tries + 1
     need <- n_tuples - ncol(out)
     m <- matrix(sample.int(n, order * ceiling(1.2 * need), replace = TRUE), order)

@@ -79,12 +79,7 @@ coef.aspectr_nmf <- function(object, ...) object$H
 #' range(residuals(fit, sotu_dtm[1:30, 1:40]))
 #' @export
 fitted.aspectr_nmf <- function(object, ...) {
-  cells <- prod(as.numeric(object$dims))
-  if (cells > getOption("aspectr.max_cells", 1e8)) {
-    cli::cli_abort(c("The fitted matrix would have {format(cells, big.mark = ',')} cells.",
-                     i = "Raise {.code options(aspectr.max_cells)} to allow it."),
-                   class = c("aspectr_error_size", "aspectr_error"))
-  }
+  check_size(prod(as.numeric(object$dims)), "The fitted matrix would have {size} cells.")
   object$W %*% object$H
 }
 

@@ -203,12 +203,9 @@ nmf_data <- function(x, arg, dense = FALSE, call = rlang::caller_env()) {
   p <- c(0L, cumsum(tabulate(j + 1L, nbins = dims[2])))
   dm <- NULL
   if (dense || (is.matrix(x) && length(v) > 0.3 * prod(as.numeric(dims)))) {
-    cells <- prod(as.numeric(dims))
-    if (cells > getOption("aspectr.max_cells", 1e8)) {
-      cli::cli_abort(c("This fit needs the dense {dims[1]} x {dims[2]} matrix ({format(cells, big.mark = ',')} cells).",
-                       i = "Raise {.code options(aspectr.max_cells)} to allow it."),
-                     class = c("aspectr_error_size", "aspectr_error"), call = call)
-    }
+    check_size(prod(as.numeric(dims)),
+               paste0("This fit needs the dense ", dims[1], " x ", dims[2], " matrix ({size} cells)."),
+               call = call)
     dm <- matrix(0, dims[1], dims[2])
     dm[cbind(i + 1L, j + 1L)] <- v
   }

@@ -186,12 +186,7 @@ plot.aspectr_ntf <- function(x, type = c("factors", "convergence"), ...) {
 
 #' @export
 fitted.aspectr_ntf <- function(object, ...) {
-  cells <- prod(as.numeric(object$dims))
-  if (cells > getOption("aspectr.max_cells", 1e8)) {
-    cli::cli_abort(c("The fitted array would have {format(cells, big.mark = ',')} cells.",
-                     i = "Raise {.code options(aspectr.max_cells)} to allow it."),
-                   class = c("aspectr_error_size", "aspectr_error"))
-  }
+  check_size(prod(as.numeric(object$dims)), "The fitted array would have {size} cells.")
   p <- array(0, object$dims)
   for (r in seq_len(object$k)) {
     p <- p + object$weights[r] * Reduce(outer, lapply(object$factors, function(f) f[, r]))

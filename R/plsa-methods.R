@@ -304,12 +304,7 @@ abort_newdata_cols <- function(got, want, call) {
 #' @export
 fitted.aspectr_plsa <- function(object, type = c("counts", "probability"), ...) {
   type <- match_option(type, c("counts", "probability"), "type")
-  cells <- prod(as.numeric(object$dims))
-  if (cells > getOption("aspectr.max_cells", 1e8)) {
-    cli::cli_abort(c("The fitted matrix would have {format(cells, big.mark = ',')} cells.",
-                     i = "Raise {.code options(aspectr.max_cells)} to allow it."),
-                   class = c("aspectr_error_size", "aspectr_error"))
-  }
+  check_size(prod(as.numeric(object$dims)), "The fitted matrix would have {size} cells.")
   if (length(object$dims) == 2) {
     p <- object$factors[[1]] %*% (object$lambda * t(object$factors[[2]]))
   } else {

@@ -388,12 +388,7 @@ predict.aspectr_symnmf <- predict.aspectr_sntf
 
 #' @export
 fitted.aspectr_sntf <- function(object, ...) {
-  cells <- as.numeric(object$n)^object$order
-  if (cells > getOption("aspectr.max_cells", 1e8)) {
-    cli::cli_abort(c("The fitted array would have {format(cells, big.mark = ',')} cells.",
-                     i = "Raise {.code options(aspectr.max_cells)} to allow it."),
-                   class = c("aspectr_error_size", "aspectr_error"))
-  }
+  check_size(as.numeric(object$n)^object$order, "The fitted array would have {size} cells.")
   G <- unname(object$G)
   out <- array(0, rep(object$n, object$order))
   for (j in seq_len(ncol(G))) {

@@ -220,11 +220,10 @@ print.aspectr_symtensor <- function(x, n = 6, ...) {
 # for divergences that visit every cell.
 sym_complete <- function(y, call = rlang::caller_env()) {
   sets <- choose(y$n + y$order - 1, y$order)
-  if (sets > getOption("aspectr.max_cells", 1e8) / 4) {
-    cli::cli_abort(c("This divergence visits every cell: {format(sets, big.mark = ',')} index sets.",
-                     i = "Raise {.code options(aspectr.max_cells)} to allow it, or use a sparse-friendly method."),
-                   class = c("aspectr_error_size", "aspectr_error"), call = call)
-  }
+  check_size(sets, "This divergence visits every cell: {size} index sets.",
+             limit = getOption("aspectr.max_cells", 1e8) / 4,
+             hint = "Raise {.code options(aspectr.max_cells)} to allow it, or use a sparse-friendly method.",
+             call = call)
   if (length(y$values) == sets) return(y)
   all_sets <- sym_all_sets(y$n, y$order)
   key_all <- do.call(paste, c(as.data.frame(all_sets), sep = "."))

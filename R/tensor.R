@@ -195,12 +195,7 @@ print.aspectr_tensor <- function(x, n = 6, ...) {
 
 #' @export
 as.array.aspectr_tensor <- function(x, ...) {
-  cells <- prod(as.numeric(x$dims))
-  if (cells > getOption("aspectr.max_cells", 1e8)) {
-    cli::cli_abort(c("The dense array would have {format(cells, big.mark = ',')} cells.",
-                     i = "Raise {.code options(aspectr.max_cells)} to allow it."),
-                   class = c("aspectr_error_size", "aspectr_error"))
-  }
+  check_size(prod(as.numeric(x$dims)), "The dense array would have {size} cells.")
   a <- array(0, dim = x$dims, dimnames = x$dimnames)
   a[x$index] <- x$values
   a

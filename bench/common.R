@@ -91,6 +91,20 @@ print_environment <- function(pkgs) {
   cat(sprintf("load average at start: %s\n", paste(utils::head(strsplit(readLines("/proc/loadavg"), " ")[[1]], 3), collapse = " ")))
 }
 
+## Runs one method, turning an error into a printed note (the bench goes
+## on); `describe(r)` gives the line printed after a successful run (by
+## default the calling script's describe_run()).
+try_method <- function(label, expr, describe = describe_run) {
+  cat(sprintf("  %-36s ... ", label))
+  r <- tryCatch(expr, error = function(e) {
+    cat("FAILED\n")
+    note(label, " failed: ", conditionMessage(e))
+    NULL
+  })
+  if (!is.null(r)) cat(describe(r), "\n", sep = "")
+  r
+}
+
 ## Wall time of an expression: list(value, time).
 elapsed <- function(expr) {
   t0 <- proc.time()[["elapsed"]]

@@ -69,13 +69,7 @@ have <- c(
 if (!have[["aspectr"]]) {
   stop("aspectr is not installed (R CMD INSTALL . from the package root).")
 }
-vers <- vapply(names(have), function(p) {
-  if (have[[p]]) as.character(utils::packageVersion(p)) else "not available"
-}, character(1))
-cat(sprintf("%-14s %s\n", names(vers), vers), sep = "")
-cat(sprintf("R %s; BLAS: %s; cores: %d\n", getRversion(),
-            basename(extSoftVersion()[["BLAS"]] %||% "?"), parallel::detectCores()))
-cat(sprintf("mode: %s\n", if (quick) "QUICK (ASPECTR_BENCH_QUICK set)" else "full"))
+print_environment(names(have))
 
 NREP <- 10L
 MAXIT <- if (quick) 200L else 1000L

@@ -52,14 +52,7 @@ if (!have[["aspectr"]]) {
 }
 if (have[["NMF"]]) suppressPackageStartupMessages(requireNamespace("NMF"))
 
-vers <- vapply(names(have), function(p) {
-  if (have[[p]]) as.character(utils::packageVersion(p)) else "not available"
-}, character(1))
-cat(sprintf("%-12s %s\n", names(vers), vers), sep = "")
-cat(sprintf("R %s; BLAS: %s; cores: %d\n", getRversion(),
-            basename(extSoftVersion()[["BLAS"]] %||% "?"), parallel::detectCores()))
-cat(sprintf("mode: %s\n", if (quick) "QUICK (ASPECTR_BENCH_QUICK set)" else "full"))
-cat(sprintf("1-minute load average at start: %s (timings assume an otherwise idle machine)\n", loadavg()))
+print_environment(names(have))
 
 ## ---------------------------------------------------------------------------
 ## 1. Common objective and helpers
@@ -112,19 +105,10 @@ result <- function(method, threads, budget, trace, final, full_budget, note = ""
        sec_per_iter = sec_per_iter, interpolate = interpolate)
 }
 
-## Run a method, turning an error into a printed note (the bench goes on).
-try_method <- function(label, expr) {
-  cat(sprintf("  running %-34s ... ", label))
-  r <- tryCatch(expr, error = function(e) {
-    cat("FAILED\n")
-    note(label, " failed: ", conditionMessage(e))
-    NULL
-  })
-  if (!is.null(r)) {
-    cat(sprintf("final objective %.6f%s\n", r$final,
-                if (is.finite(r$sec_per_iter)) sprintf(", %.4f s/iter", r$sec_per_iter) else ""))
-  }
-  r
+## One method's run, through try_method() of bench/common.R.
+describe_run <- function(r) {
+  sprintf("final objective %.6f%s", r$final,
+          if (is.finite(r$sec_per_iter)) sprintf(", %.4f s/iter", r$sec_per_iter) else "")
 }
 
 ## ---------------------------------------------------------------------------

@@ -80,13 +80,7 @@ if (have[["nnTensor"]] && !requireNamespace("rTensor", quietly = TRUE)) {
   note("rTensor (needed for nnTensor's input) is missing; nnTensor is skipped.")
   have[["nnTensor"]] <- FALSE
 }
-vers <- vapply(names(have), function(p) {
-  if (have[[p]]) as.character(utils::packageVersion(p)) else "not available"
-}, character(1))
-cat(sprintf("%-10s %s\n", names(vers), vers), sep = "")
-cat(sprintf("R %s; BLAS: %s; cores: %d\n", getRversion(),
-            basename(extSoftVersion()[["BLAS"]] %||% "?"), parallel::detectCores()))
-cat(sprintf("mode: %s\n", if (quick) "QUICK (ASPECTR_BENCH_QUICK set)" else "full"))
+print_environment(names(have))
 t_bench <- proc.time()[["elapsed"]]
 
 ## ---------------------------------------------------------------------------
@@ -179,18 +173,10 @@ checkpoints_upto <- function(n, dense = FALSE) {
   sort(unique(c(cp, n)))
 }
 
-try_method <- function(label, expr) {
-  cat(sprintf("  %-36s ... ", label))
-  r <- tryCatch(expr, error = function(e) {
-    cat("FAILED\n")
-    note(label, " failed: ", conditionMessage(e))
-    NULL
-  })
-  if (!is.null(r)) {
-    cat(sprintf("%d it, final D_gKL %.4f, %.2f s, %.4f s/iter\n", as.integer(r$iters),
-                r$final, r$total_time, r$sec_per_iter))
-  }
-  r
+## One method's run, through try_method() of bench/common.R.
+describe_run <- function(r) {
+  sprintf("%d it, final D_gKL %.4f, %.2f s, %.4f s/iter", as.integer(r$iters), r$final,
+          r$total_time, r$sec_per_iter)
 }
 
 ## ---------------------------------------------------------------------------

@@ -249,3 +249,15 @@ test_that("sntf rejects bad input with classed errors", {
   sp <- sptensor(rbind(c(1, 2, 3)), 1, dims = c(3, 3, 3))
   expect_error(as_symtensor(sp), class = "aspectr_error_input_value")
 })
+
+test_that("dense results and every-cell passes respect aspectr.max_cells", {
+  p <- sym_ref_planted(n = 12, k = 2)
+  fit <- sntf(p$Y, 2, seed = 1, max_iter = 5)
+  old <- options(aspectr.max_cells = 100)
+  on.exit(options(old))
+  expect_error(fitted(fit), class = "aspectr_error_size")
+  expect_error(as.array(as_symtensor(p$Y)), class = "aspectr_error_size")
+  # 364 index sets > 100 / 4: SMART would visit them all
+  expect_error(sntf(p$Y + 0.1, 2, method = "smart"), class = "aspectr_error_size")
+  expect_snapshot(fitted(fit), error = TRUE)
+})

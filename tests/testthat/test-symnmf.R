@@ -110,12 +110,20 @@ test_that("tuple residuals are the distances to the best-fitting model", {
   expect_equal(sub$values, rep(1, choose(6, 3)), tolerance = 1e-12)
   # all tuples, or a reproducible sample
   expect_equal(attr(hypergraph_affinity(P[, 1:2], 3, cutoff = 0), "tuples"), choose(6, 3))
-  s1 <- hypergraph_affinity(matrix(runif(100), 50), 3, n_tuples = 500, seed = 3)
-  s2 <- hypergraph_affinity(matrix(runif(100), 50), 3, n_tuples = 500, seed = 3)
-  expect_lte(attr(s1, "tuples"), 500)
-  expect_identical(s1$index, s1$index[order(s1$index[, 1], s1$index[, 2], s1$index[, 3]), ])
+  pts <- matrix(runif(100), 50)
+  s1 <- hypergraph_affinity(pts, 3, n_tuples = 500, seed = 3, cutoff = 0)
+  s2 <- hypergraph_affinity(pts, 3, n_tuples = 500, seed = 3, cutoff = 0)
+  s3 <- hypergraph_affinity(pts, 3, n_tuples = 500, seed = 4, cutoff = 0)
+  # exactly n_tuples distinct sorted triples, the same for the same seed
+  expect_equal(attr(s1, "tuples"), 500)
+  expect_equal(nrow(s1$index), 500)
+  expect_equal(anyDuplicated(s1$index), 0L)
   expect_true(all(s1$index[, 1] < s1$index[, 2] & s1$index[, 2] < s1$index[, 3]))
-  expect_equal(attr(s1, "tuples"), attr(s2, "tuples"))
+  expect_identical(s1, s2)
+  expect_false(identical(s1$index, s3$index))
+  # n_tuples beyond the number of triples gives all of them
+  expect_equal(attr(hypergraph_affinity(pts[1:6, ], 3, n_tuples = 1000, seed = 1, cutoff = 0), "tuples"),
+               choose(6, 3))
 })
 
 test_that("hypergraph_affinity rejects bad input", {

@@ -225,18 +225,23 @@ class FrobeniusHALS {
   arma::mat WW_;  // W'W of the current W (cached between steps)
 };
 
-class FrobeniusANLS {
+// Alternating Frobenius updates: W given H (from (X H')' and the cached
+// H H'), then H given W (from W'X and W'W); the objective comes from the
+// same products. Derived supplies block(F, A, B, l1, l2, threads).
+template <class Derived>
+class AlternatingFrobenius {
  public:
-  explicit FrobeniusANLS(Penalty p) : pen_(p) {}
+  explicit AlternatingFrobenius(Penalty p) : pen_(p) {}
   static constexpr bool kLagged = false;
   double step(const Data& X, Model& M, int threads) {
+    Derived& self = static_cast<Derived&>(*this);
     arma::mat A, C;
     X.XHt(M.H, A, threads);
-    if (HH_.n_elem == 0) HH_ = gram(M.H, threads);
-    solve_all(M.Wt, A, HH_, pen_.l1w, pen_.l2w, threads);
+    if (HH_.n_elem == 0) HH_ = gram(M.H, threads);  // else: H is unchanged since the last step
+    self.block(M.Wt, A, HH_, pen_.l1w, pen_.l2w, threads);
     X.WtX(M.Wt, C, threads);
     const arma::mat D = gram(M.Wt, threads);
-    solve_all(M.H, C, D, pen_.l1h, pen_.l2h, threads);
+    self.block(M.H, C, D, pen_.l1h, pen_.l2h, threads);
     HH_ = gram(M.H, threads);
     return half_frobenius(X, M, C, D, HH_) + pen_.value(M);
   }
@@ -244,6 +249,19 @@ class FrobeniusANLS {
     arma::mat C;
     X.WtX(M.Wt, C, threads);
     return half_frobenius(X, M, C, gram(M.Wt, threads), gram(M.H, threads)) + pen_.value(M);
+  }
+
+ private:
+  Penalty pen_;
+  arma::mat HH_;  // H H' of the current H (cached between steps)
+};
+
+class FrobeniusANLS : public AlternatingFrobenius<FrobeniusANLS> {
+ public:
+  explicit FrobeniusANLS(Penalty p) : AlternatingFrobenius<FrobeniusANLS>(p) {}
+  void block(arma::mat& F, const arma::mat& A, const arma::mat& B, double l1, double l2,
+             int threads) const {
+    solve_all(F, A, B, l1, l2, threads);
   }
   // every column f of F: min 1/2 f'(B + l2 I)f - (a - l1)'f, f >= 0
   static void solve_all(arma::mat& F, const arma::mat& A, const arma::mat& B, double l1, double l2,
@@ -260,9 +278,6 @@ class FrobeniusANLS {
       }
     });
   }
- private:
-  Penalty pen_;
-  arma::mat HH_;  // H H' of the current H (cached between steps)
 };
 
 // Extrapolated block updates (Ang & Gillis 2019, "HER"): after H is updated
@@ -389,35 +404,17 @@ class FrobeniusHER {
   arma::mat W_, H_, CW_, PH_, Wo_, Co_, Hy_;
 };
 
-class FrobeniusMU {
+class FrobeniusMU : public AlternatingFrobenius<FrobeniusMU> {
  public:
-  FrobeniusMU(Penalty p, double eps) : pen_(p), eps_(eps) {}
-  static constexpr bool kLagged = false;
-  double step(const Data& X, Model& M, int threads) {
-    arma::mat A, C;
-    X.XHt(M.H, A, threads);
-    if (HH_.n_elem == 0) HH_ = gram(M.H, threads);
-    mu(M.Wt, A, HH_, pen_.l1w, pen_.l2w);
-    X.WtX(M.Wt, C, threads);
-    const arma::mat D = gram(M.Wt, threads);
-    mu(M.H, C, D, pen_.l1h, pen_.l2h);
-    HH_ = gram(M.H, threads);
-    return half_frobenius(X, M, C, D, HH_) + pen_.value(M);
-  }
-  double loss(const Data& X, const Model& M, int threads) const {
-    arma::mat C;
-    X.WtX(M.Wt, C, threads);
-    return half_frobenius(X, M, C, gram(M.Wt, threads), gram(M.H, threads)) + pen_.value(M);
-  }
- private:
-  void mu(arma::mat& F, const arma::mat& A, const arma::mat& B, double l1, double l2) const {
+  FrobeniusMU(Penalty p, double eps) : AlternatingFrobenius<FrobeniusMU>(p), eps_(eps) {}
+  void block(arma::mat& F, const arma::mat& A, const arma::mat& B, double l1, double l2, int) const {
     const arma::mat den = B * F;
     for (arma::uword j = 0; j < F.n_elem; ++j)
       F[j] *= std::max(A[j], eps_) / (den[j] + l1 + l2 * F[j] + eps_);
   }
-  Penalty pen_;
+
+ private:
   double eps_;
-  arma::mat HH_;
 };
 
 // Generalized KL by multiplicative updates over the non-zeros.

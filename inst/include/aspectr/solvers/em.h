@@ -63,9 +63,15 @@ class EMRule {
     ThreadAccumulators acc(A, T);
     std::vector<double> part(T, 0.0);
     const bool tempered = beta_ != 1.0;
+    const bool fast_log = !tempered && counts_ != nullptr;
+    // the objective term of cell s with model value sb (fast paths)
+    auto account = [&](LogSum& ls, double& obj, std::size_t s, const index_t* ix, double g, double sb) {
+      if (fast_log) ls.add(std::max(sb, kTiny), (*counts_)[s], mult_[s]);
+      else if (tempered) obj += kl_term(g, M.cell(ix));
+      else obj += kl_term(g, sb);
+    };
 
     if (N == 2 && !missing) {
-      const bool fast_log = !tempered && counts_ != nullptr;
       parallel_chunks(G.nnz(), T, [&](int tid, std::size_t b, std::size_t e) {
         arma::mat& A0 = acc.get(tid, 0);
         arma::mat& A1 = acc.get(tid, 1);
@@ -79,9 +85,7 @@ class EMRule {
 #pragma omp simd reduction(+ : sb)
           for (arma::uword r = 0; r < k; ++r) sb += a[r] * c[r];
           const double g = G.val[s];
-          if (fast_log) ls.add(std::max(sb, kTiny), (*counts_)[s], mult_[s]);
-          else if (tempered) obj += kl_term(g, M.cell(ix));
-          else obj += kl_term(g, sb);
+          account(ls, obj, s, ix, g, sb);
           if (!(sb > 0.0)) continue;
           const double t = g / sb;
           double* __restrict a0 = A0.colptr(ix[0]);
@@ -98,7 +102,6 @@ class EMRule {
       if (fast_log) part[0] += glogg_;
     } else if (N == 3 && !missing) {
       // 3-way fast path: w = a o b o c with lambda^b folded into a
-      const bool fast_log = !tempered && counts_ != nullptr;
       parallel_chunks(G.nnz(), T, [&](int tid, std::size_t b, std::size_t e) {
         arma::mat& A0 = acc.get(tid, 0);
         arma::mat& A1 = acc.get(tid, 1);
@@ -114,9 +117,7 @@ class EMRule {
 #pragma omp simd reduction(+ : sb)
           for (arma::uword r = 0; r < k; ++r) sb += a[r] * bb[r] * c[r];
           const double g = G.val[s];
-          if (fast_log) ls.add(std::max(sb, kTiny), (*counts_)[s], mult_[s]);
-          else if (tempered) obj += kl_term(g, M.cell(ix));
-          else obj += kl_term(g, sb);
+          account(ls, obj, s, ix, g, sb);
           if (!(sb > 0.0)) continue;
           const double t = g / sb;
           double* __restrict a0 = A0.colptr(ix[0]);
@@ -131,7 +132,7 @@ class EMRule {
         }
         part[tid] = fast_log ? -ls.value() / total_ : obj;
       });
-      if (!tempered && counts_ != nullptr) part[0] += glogg_;
+      if (fast_log) part[0] += glogg_;
     } else {
       std::vector<const arma::mat*> Hp(N);
       for (std::size_t n = 0; n < N; ++n) Hp[n] = &H[n];

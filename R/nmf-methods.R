@@ -104,8 +104,11 @@ residuals.aspectr_nmf <- function(object, x, ...) {
 #' Project new columns onto an NMF basis
 #'
 #' Estimates \eqn{H} for new columns with \eqn{W} held fixed, under the
-#' fit's own loss: exact non-negative least squares for Frobenius,
-#' multiplicative updates to convergence for KL and beta divergences.
+#' fit's own loss: exact non-negative least squares for Frobenius, sweeps of
+#' coordinate Newton steps (as in `nmf(method = "cd")`) to convergence for
+#' KL, and multiplicative updates to convergence for beta divergences. Every
+#' column is a convex problem, so the result does not depend on the fit's
+#' method.
 #'
 #' @param object An `aspectr_nmf` fit.
 #' @param newdata A matrix (any form [nmf()] accepts) with the fit's rows
@@ -113,7 +116,9 @@ residuals.aspectr_nmf <- function(object, x, ...) {
 #'   the fitted `H`.
 #' @param type `"coef"` (k x n coefficients) or `"class"` (the index of the
 #'   largest coefficient of each column).
-#' @param max_iter,tol Limits of the multiplicative updates (KL, beta).
+#' @param max_iter,tol Limits of the iterations for KL and beta: at most
+#'   `max_iter` sweeps, stopping when no coefficient moves by more than
+#'   `tol` times the largest one.
 #' @param threads Number of threads.
 #' @param ... Unused.
 #' @return A k x n matrix or an integer vector.

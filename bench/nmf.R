@@ -221,8 +221,9 @@ make_methods <- function(d) {
   add("asp_anls_s", "aspectr anls [start]", "ALS", NULL, TRUE, asp("anls", "frobenius", st), TRUE)
   add("asp_mu_s", "aspectr mu [start]", "MU", NULL, TRUE, asp("mu", "frobenius", st), TRUE, ref = TRUE)
   add("asp_mu_d", "aspectr mu [nndsvda]", "MU", NULL, TRUE, asp("mu", "frobenius", "nndsvda"), TRUE)
-  add("asp_kl_s", "aspectr kl-mu [start]", "KL", NULL, TRUE, asp("mu", "kl", st), TRUE, ref = TRUE)
-  add("asp_kl_d", "aspectr kl-mu [nndsvda]", "KL", NULL, TRUE, asp("mu", "kl", "nndsvda"), TRUE)
+  add("asp_kl_s", "aspectr kl-cd [start]", "KL", NULL, TRUE, asp("cd", "kl", st), TRUE, ref = TRUE)
+  add("asp_kl_d", "aspectr kl-cd [nndsvda]", "KL", NULL, TRUE, asp("cd", "kl", "nndsvda"), TRUE)
+  add("asp_klmu_s", "aspectr kl-mu [start]", "KL", NULL, TRUE, asp("mu", "kl", st), TRUE)
   ## RcppML: A = w diag(d) h, own random start (seed), no L1, tiny tol --------
   add("rcppml", "RcppML nmf [own]", "ALS", "RcppML", TRUE, function(iters, threads) {
     RcppML::setRcppMLthreads(threads)
@@ -548,10 +549,12 @@ for (dn in unique(allres$data)) {
          pick(dn, mg, "asp_mu_s", th), pick(dn, mg, "nmf_lee", th))
     kpeers <- c("ft_scd", "nmf_brunet", "nnlm_kl")
     kp <- pick(dn, "KL", kpeers, th)
-    r1 <- line(sprintf("KL: aspectr kl-mu [start] / fastest peer (%s)", if (is.null(kp)) "" else kp$method),
-               pick(dn, "KL", "asp_kl_s", th), kp)
-    r2 <- line(sprintf("KL: aspectr kl-mu [nndsvda] / fastest peer (%s)", if (is.null(kp)) "" else kp$method),
-               pick(dn, "KL", "asp_kl_d", th), kp)
+    r1 <- line(sprintf("KL: aspectr kl-cd [start] / fastest peer (%s)", if (is.null(kp)) "" else kp$method),
+               pick(dn, "KL", "asp_kl_s", th), kp, 1)
+    r2 <- line(sprintf("KL: aspectr kl-cd [nndsvda] / fastest peer (%s)", if (is.null(kp)) "" else kp$method),
+               pick(dn, "KL", "asp_kl_d", th), kp, 1)
+    line(sprintf("KL: aspectr kl-mu [start] / fastest peer (%s)", if (is.null(kp)) "" else kp$method),
+         pick(dn, "KL", "asp_klmu_s", th), kp)
     if (!is.na(r1)) cat(sprintf("  %-62s [start] %s, [nndsvda] %s\n", "KL: is aspectr the fastest?",
                                 if (r1 <= 1) "YES" else "NO", if (!is.na(r2) && r2 <= 1) "YES" else "NO"))
   }

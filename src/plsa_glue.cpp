@@ -174,6 +174,8 @@ Rcpp::List cpp_nmf_fit(Rcpp::Nullable<Rcpp::NumericMatrix> dense, Rcpp::IntegerV
     FrobeniusANLS rule(pen); tr = aspectr::run_solver(rule, *X, M, ctl, cb);
   } else if (loss == "frobenius" && method == "mu") {
     FrobeniusMU rule(pen, eps); tr = aspectr::run_solver(rule, *X, M, ctl, cb);
+  } else if (loss == "kl" && method == "cd") {
+    KLCD rule(pen); tr = aspectr::run_solver(rule, *X, M, ctl, cb);
   } else if (loss == "kl" && method == "mu" && accelerate) {
     KLHER rule(pen, eps, hp); tr = aspectr::run_solver(rule, *X, M, ctl, cb);
   } else if (loss == "kl" && method == "mu") {
@@ -195,7 +197,8 @@ Rcpp::List cpp_nmf_fit(Rcpp::Nullable<Rcpp::NumericMatrix> dense, Rcpp::IntegerV
 }
 
 // H for new columns with W fixed (predict): exact NNLS under Frobenius,
-// multiplicative updates to convergence under KL and beta.
+// coordinate descent to convergence under KL, multiplicative updates under
+// beta.
 // [[Rcpp::export]]
 Rcpp::NumericMatrix cpp_nmf_project(Rcpp::Nullable<Rcpp::NumericMatrix> dense, Rcpp::IntegerVector si,
                                     Rcpp::IntegerVector sp, Rcpp::NumericVector sx,
@@ -219,14 +222,9 @@ Rcpp::NumericMatrix cpp_nmf_project(Rcpp::Nullable<Rcpp::NumericMatrix> dense, R
     const arma::vec wsum = arma::sum(M.Wt, 1);
     for (int it = 0; it < max_iter; ++it) {
       const arma::mat old = M.H;
-      if (loss == "kl") {
-        arma::mat num;
-        KLMU::ratio_pass(*X, M, num, nullptr, false, threads);
-        for (arma::uword j = 0; j < M.H.n_cols; ++j)
-          for (arma::uword r = 0; r < k; ++r) {
-            const double c = num(r, j) * M.H(r, j), b = wsum[r] + L1[1];
-            M.H(r, j) = L2[1] == 0.0 ? c / (b + eps) : 2.0 * c / (b + std::sqrt(b * b + 4.0 * L2[1] * c) + eps);
-          }
+      if (loss == "kl") {  // a sweep of coordinate Newton steps over every column
+        const arma::vec c = wsum + L1[1];
+        KLCD::solve_side(*X, false, M.Wt, M.H, c, L2[1], 1, 1, nullptr, threads);
       } else {
         const arma::mat V = M.Wt.t() * M.H;
         const arma::mat num = M.Wt * (arma::pow(V, beta - 2.0) % X->D());

@@ -24,7 +24,8 @@ test_that("planted low-rank matrices are recovered by every Frobenius method", {
 test_that("every solver never increases its objective (with and without penalties)", {
   set.seed(2)
   x <- Matrix::rsparsematrix(120, 90, density = 0.1, rand.x = function(n) rpois(n, 3) + 1)
-  combos <- list(c("frobenius", "hals"), c("frobenius", "anls"), c("frobenius", "mu"), c("kl", "mu"))
+  combos <- list(c("frobenius", "hals"), c("frobenius", "anls"), c("frobenius", "mu"), c("kl", "mu"),
+                 c("kl", "cd"))
   for (cm in combos) for (pen in list(c(0, 0), c(0.5, 0.2))) for (acc in c(TRUE, FALSE)) {
     fit <- nmf(x, 4, loss = cm[1], method = cm[2], L1 = pen, L2 = rev(pen), seed = 1,
                max_iter = 60, tol = 0, init = "random", accelerate = acc)
@@ -87,7 +88,7 @@ test_that("each method matches a plain-R reference from the same start", {
     W <- W * ((X / (W %*% H)) %*% t(H)) / matrix(rowSums(H), nrow(W), 2, byrow = TRUE)
     H <- H * (t(W) %*% (X / (W %*% H))) / matrix(colSums(W), 2, ncol(H))
   }
-  expect_equal(fitted(run(loss = "kl")), W %*% H, tolerance = 1e-10)
+  expect_equal(fitted(run(loss = "kl", method = "mu")), W %*% H, tolerance = 1e-10)
   # ANLS: each step is an exact NNLS (checked against quadprog)
   skip_if_not_installed("quadprog")
   fit <- run(method = "anls", max_iter = 1, accelerate = FALSE)
@@ -141,30 +142,67 @@ test_that("extrapolated KL updates (accelerate = TRUE) match the plain-R referen
   H0 <- matrix(runif(3 * 20), 3, 20) + 0.1
   for (iters in c(1, 2, 15)) {
     ref <- ref_kl_her(X, W0, H0, iters)
-    fit <- nmf(X, 3, loss = "kl", init = list(W = W0, H = H0), max_iter = iters, tol = 0, threads = 1,
-               accelerate = TRUE)
+    fit <- nmf(X, 3, loss = "kl", method = "mu", init = list(W = W0, H = H0), max_iter = iters, tol = 0,
+               threads = 1, accelerate = TRUE)
     expect_true(fit$accelerate)
     expect_equal(unname(fit$W), ref$W, tolerance = 1e-9, info = iters)
     expect_equal(unname(fit$H), ref$H, tolerance = 1e-9, info = iters)
     expect_equal(fit$objective, ref$objective, tolerance = 1e-9, info = iters)
   }
   # differs from plain MU from the first iteration (H is extrapolated), which
-  # is the default for KL
-  plain <- nmf(X, 3, loss = "kl", init = list(W = W0, H = H0), max_iter = 2, tol = 0)
+  # is the default for KL multiplicative updates
+  plain <- nmf(X, 3, loss = "kl", method = "mu", init = list(W = W0, H = H0), max_iter = 2, tol = 0)
   expect_false(plain$accelerate)
   expect_false(isTRUE(all.equal(plain$W, ref_kl_her(X, W0, H0, 2)$W, check.attributes = FALSE)))
   # long run: the objective (of the returned pair) never increases, stays
   # finite, and the factors stay strictly positive
   set.seed(5)
   x <- Matrix::rsparsematrix(120, 90, density = 0.1, rand.x = function(n) rpois(n, 3) + 1)
-  a <- nmf(x, 4, loss = "kl", init = "random", seed = 3, max_iter = 200, tol = 0, accelerate = TRUE)
+  a <- nmf(x, 4, loss = "kl", method = "mu", init = "random", seed = 3, max_iter = 200, tol = 0,
+           accelerate = TRUE)
   expect_true(all(diff(a$objective) <= 0))
   expect_true(all(is.finite(a$objective)))
   expect_true(all(a$W > 0) && all(a$H > 0))
   expect_lt(a$value, a$initial)
   # converges under the stopping rule
-  c1 <- nmf(x, 4, loss = "kl", init = "random", seed = 3, max_iter = 5000, tol = 1e-8, accelerate = TRUE)
+  c1 <- nmf(x, 4, loss = "kl", method = "mu", init = "random", seed = 3, max_iter = 5000, tol = 1e-8,
+            accelerate = TRUE)
   expect_true(c1$converged)
+})
+
+test_that("KL coordinate descent matches a plain-R reference and beats multiplicative updates", {
+  set.seed(21)
+  X <- matrix(rpois(25 * 18, 1.2), 25, 18)   # many zeros: Newton steps down get halved
+  X[, 3] <- 0; X[3, ] <- 0                   # an empty column and row
+  W0 <- matrix(runif(25 * 3), 25, 3) + 0.05
+  H0 <- matrix(runif(3 * 18), 3, 18) + 0.05
+  for (pen in list(list(l1 = c(0, 0), l2 = c(0, 0)), list(l1 = c(0.3, 0.1), l2 = c(0.2, 0.5)))) {
+    for (iters in c(1, 4)) {
+      ref <- ref_kl_cd(X, W0, H0, iters, pen$l1, pen$l2)
+      fit <- nmf(X, 3, loss = "kl", init = list(W = W0, H = H0), max_iter = iters, tol = 0, threads = 1,
+                 L1 = pen$l1, L2 = pen$l2)
+      info <- paste(iters, pen$l1[1])
+      expect_identical(fit$method, "cd")
+      expect_equal(unname(fit$W), ref$W, tolerance = 1e-10, info = info)
+      expect_equal(unname(fit$H), ref$H, tolerance = 1e-10, info = info)
+      expect_equal(fit$objective, ref$objective, tolerance = 1e-10, info = info)
+    }
+  }
+  expect_gt(ref$halved, 0)  # the safeguard was exercised
+  # the empty column and row go to zero exactly
+  expect_true(all(fit$H[, 3] == 0) && all(fit$W[3, ] == 0))
+  # from the same start, 25 coordinate-descent iterations beat 100
+  # multiplicative updates on a planted problem (213.2 vs 214.2)
+  pt <- planted_nmf(22, 80, 60, 4)
+  X <- round(pt$X * 20)
+  st <- list(W = matrix(runif(80 * 4), 80, 4), H = matrix(runif(4 * 60), 4, 60))
+  cd <- nmf(X, 4, loss = "kl", init = st, max_iter = 25, tol = 0)
+  mu <- nmf(X, 4, loss = "kl", method = "mu", init = st, max_iter = 100, tol = 0)
+  expect_lt(cd$value, mu$value)
+  # and it converges to the planted factors
+  full <- nmf(X, 4, loss = "kl", seed = 1, tol = 1e-10, max_iter = 2000)
+  expect_true(full$converged)
+  expect_gt(congruence(full$W, pt$W), 0.99)
 })
 
 test_that("dense equals sparse, same seed gives the same result, threads agree", {
@@ -172,7 +210,7 @@ test_that("dense equals sparse, same seed gives the same result, threads agree",
   x <- Matrix::rsparsematrix(300, 200, density = 0.05, rand.x = function(n) rpois(n, 3) + 1)
   for (cm in list(c("frobenius", "hals", "TRUE"), c("frobenius", "hals", "FALSE"),
                   c("frobenius", "anls", "TRUE"), c("frobenius", "anls", "FALSE"), c("kl", "mu", "TRUE"),
-                  c("kl", "mu", "FALSE"))) {
+                  c("kl", "mu", "FALSE"), c("kl", "cd", "FALSE"))) {
     fit <- function(x, threads) nmf(x, 5, loss = cm[1], method = cm[2], init = "random", seed = 2,
                                     max_iter = 30, tol = 0, threads = threads, accelerate = as.logical(cm[3]))
     a <- fit(x, 1)
@@ -212,7 +250,8 @@ test_that("dense fits equal sparse fits and do not depend on the thread count", 
   xs <- Matrix::Matrix(x, sparse = TRUE)
   expect_false(is.null(aspectr:::nmf_data(x, "x")$dense))
   expect_null(aspectr:::nmf_data(xs, "x")$dense)
-  for (cm in list(c("frobenius", "hals"), c("frobenius", "anls"), c("frobenius", "mu"), c("kl", "mu"))) {
+  for (cm in list(c("frobenius", "hals"), c("frobenius", "anls"), c("frobenius", "mu"), c("kl", "mu"),
+                  c("kl", "cd"))) {
     a <- nmf(x, 7, loss = cm[1], method = cm[2], init = "random", seed = 3, max_iter = 15, tol = 0, threads = 1)
     b <- nmf(xs, 7, loss = cm[1], method = cm[2], init = "random", seed = 3, max_iter = 15, tol = 0, threads = 1)
     info <- paste(cm, collapse = "/")
@@ -337,10 +376,12 @@ test_that("the KL objective equals the generalized KL divergence of the model", 
   x <- Matrix::rsparsematrix(80, 60, density = 0.1, rand.x = function(n) rpois(n, 2) + 1)
   x@x[1:10] <- x@x[1:10] + 0.25   # non-whole counts
   x@x[11:15] <- 500               # large counts
-  fit <- nmf(x, 3, loss = "kl", seed = 1, max_iter = 40, tol = 0)
-  X <- as.matrix(x); V <- fit$W %*% fit$H
-  direct <- sum(X[X > 0] * log(X[X > 0] / V[X > 0])) - sum(X) + sum(V)
-  expect_equal(fit$value, direct, tolerance = 1e-10)
-  dense <- nmf(X, 3, loss = "kl", seed = 1, max_iter = 40, tol = 0)
-  expect_equal(dense$value, fit$value, tolerance = 1e-10)
+  for (m in c("cd", "mu")) {
+    fit <- nmf(x, 3, loss = "kl", method = m, seed = 1, max_iter = 40, tol = 0)
+    X <- as.matrix(x); V <- fit$W %*% fit$H
+    direct <- sum(X[X > 0] * log(X[X > 0] / V[X > 0])) - sum(X) + sum(V)
+    expect_equal(fit$value, direct, tolerance = 1e-10, info = m)
+    dense <- nmf(X, 3, loss = "kl", method = m, seed = 1, max_iter = 40, tol = 0)
+    expect_equal(dense$value, fit$value, tolerance = 1e-10, info = m)
+  }
 })

@@ -19,6 +19,7 @@
 #include "solvers/foldin.h"
 #include "nmf/data.h"
 #include "nmf/rules.h"
+#include "nmf/kl_cd.h"
 #include "sym/symtensor.h"
 #include "sym/sntf.h"
 #include "sym/symnmf.h"

@@ -1,0 +1,256 @@
+// aspectr/nmf/kl_cd.h — generalized-KL NMF by cyclic coordinate descent
+// (Hsieh & Dhillon 2011): every entry of H, then every entry of W, in turn
+// gets projected Newton steps on its one-variable problem.
+//
+// With W fixed, column j of H solves its own problem (and row i of W the
+// same one with the roles swapped):
+//   min_{h >= 0} f(h) = sum_r c_r h_r + l2/2 |h|^2 - sum_s x_s log v_s,
+//   v = G h,
+// where s runs over the non-zeros x_s of the column, G (nz x k) holds the
+// rows of W at those non-zeros and c_r = sum_i W_ir + l1 (the term
+// sum_i v_i of the divergence, over every cell, is linear in h). Along one
+// coordinate r, with g = G(:, r) and the current v,
+//   f'(h_r)  = c_r + l2 h_r - sum_s g_s x_s / v_s,
+//   f''(h_r) = l2 + sum_s g_s^2 x_s / v_s^2,
+//   f'''     = -2 sum_s g_s^3 x_s / v_s^3 <= 0.
+// A Newton step h_r <- max(0, h_r - f'/f'') that moves up never passes the
+// minimizer (f'' only falls to the right) and lowers f. One that moves down
+// by d < 0 may overshoot; since f'' is largest at the far end,
+//   f(h_r + d) <= f(h_r) + f' d + f''(h_r + d) d^2 / 2,
+// and the step is halved until this bound is negative. f''(h_r + d) comes
+// with the pass that updates v, which the next step needs anyway. So every
+// coordinate step lowers the objective, and so does every iteration.
+//
+// The cost of a Newton step is one fused pass over the column's non-zeros
+// (v += d g, then the two sums); a column first gathers G (nz k) and
+// forms v = G h (nz k). The columns of H (then the rows of W) are solved
+// independently and in parallel; each one's arithmetic depends only on its
+// own data, so results do not depend on the number of threads. Dense data
+// use every cell of a column (zeros add nothing to the sums) with G = W
+// itself, no gather.
+#ifndef ASPECTR_NMF_KL_CD_H
+#define ASPECTR_NMF_KL_CD_H
+
+#include <algorithm>
+#include <cmath>
+#include <vector>
+#include "../logsum.h"
+#include "rules.h"
+
+namespace aspectr {
+namespace nmf {
+
+class KLCD {
+ public:
+  // sweeps: passes over the k coordinates of a column per half-step;
+  // newton: Newton steps per coordinate and pass (fewer when it converges)
+  KLCD(Penalty p, int sweeps = 1, int newton = 1) : pen_(p), sweeps_(sweeps), newton_(newton) {}
+  static constexpr bool kLagged = false;
+
+  double step(const Data& X, Model& M, int threads) {
+    // H given W
+    arma::vec c = arma::sum(M.Wt, 1) + pen_.l1h;
+    solve_side(X, false, M.Wt, M.H, c, pen_.l2h, sweeps_, newton_, nullptr, threads);
+    // W given H; the pass also returns sum x log v of the new model
+    c = arma::sum(M.H, 1) + pen_.l1w;
+    double xlogv = 0.0;
+    solve_side(X, true, M.H, M.Wt, c, pen_.l2w, sweeps_, newton_, &xlogv, threads);
+    return constant(X) - xlogv + arma::dot(arma::sum(M.Wt, 1), arma::sum(M.H, 1)) + pen_.value(M);
+  }
+  double loss(const Data& X, const Model& M, int threads) {
+    arma::mat num;
+    double xlogv = 0.0;
+    KLMU::ratio_pass(X, M, num, &xlogv, true, threads, false);
+    return constant(X) - xlogv + arma::dot(arma::sum(M.Wt, 1), arma::sum(M.H, 1)) + pen_.value(M);
+  }
+  double constant(const Data& X) {
+    if (!have_const_) {
+      const_ = 0.0;
+      auto add = [&](double x) { if (x > 0.0) const_ += x * std::log(x) - x; };
+      if (X.dense()) for (double x : X.D()) add(x);
+      else for (double x : X.S().x) add(x);
+      have_const_ = true;
+    }
+    return const_;
+  }
+
+  // Solves every column of Out (k x d) given the fixed factor Ft (k x d':
+  // Wt, or H when by_row, i.e. when the columns of Out are the rows of X),
+  // with c = the row sums of Ft + l1. xlogv (optional) += sum x log v of
+  // the result.
+  static void solve_side(const Data& X, bool by_row, const arma::mat& Ft, arma::mat& Out,
+                         const arma::vec& c, double l2, int sweeps, int newton, double* xlogv,
+                         int threads) {
+    const std::size_t k = Out.n_rows, d = Out.n_cols;
+    const bool dense = X.dense();
+    const Csc* A = dense ? nullptr : (by_row ? &X.St() : &X.S());
+    arma::mat F;  // dense data: the fixed factor column-major (d' x k), G for every column
+    std::size_t maxnz = 0;
+    if (dense) {
+      F = Ft.t();
+      maxnz = F.n_rows;
+    } else {
+      for (std::size_t o = 0; o < d; ++o) maxnz = std::max<std::size_t>(maxnz, A->p[o + 1] - A->p[o]);
+    }
+    std::vector<double> logs(xlogv ? d : 0, 0.0);
+    const double work = dense ? static_cast<double>(X.n_rows()) * X.n_cols() : static_cast<double>(X.S().x.size());
+    const int T = effective_threads(threads, static_cast<std::size_t>(work * k / 8));
+    dense::parallel_blocks(d, T, 4, [&](std::size_t b, std::size_t e) {
+      std::vector<double> v(maxnz), gbuf(dense ? 0 : maxnz * k), xbuf(dense && by_row ? maxnz : 0);
+      for (std::size_t o = b; o < e; ++o) {
+        const double* G;
+        const double* x;
+        std::size_t nz, ld;
+        if (dense) {
+          G = F.memptr(); ld = nz = F.n_rows;
+          if (by_row) {  // row o of X, gathered
+            const arma::mat& D = X.D();
+            const double* p = D.memptr() + o;
+            for (std::size_t j = 0; j < nz; ++j) xbuf[j] = p[j * D.n_rows];
+            x = xbuf.data();
+          } else {
+            x = X.D().colptr(o);
+          }
+        } else {  // G (nz x k): the fixed factor at the column's non-zeros
+          const std::size_t p0 = A->p[o];
+          nz = ld = A->p[o + 1] - p0;
+          const arma::uword* idx = A->i.data() + p0;
+          double* gb = gbuf.data();
+          for (std::size_t s = 0; s < nz; ++s) {
+            const double* f = Ft.colptr(idx[s]);
+            for (std::size_t r = 0; r < k; ++r) gb[s + r * nz] = f[r];
+          }
+          G = gb;
+          x = A->x.data() + p0;
+        }
+        solve(G, ld, nz, x, Out.colptr(o), k, c.memptr(), l2, v.data(), sweeps, newton);
+        if (xlogv) {
+          LogSum ls;
+          for (std::size_t s = 0; s < nz; ++s)
+            if (x[s] > 0.0) ls.add(std::max(v[s], 1e-300), x[s], count_multiplicity(x[s]));
+          logs[o] = ls.value();
+        }
+      }
+    });
+    if (xlogv) for (double l : logs) *xlogv += l;
+  }
+
+  // One column: v = G h, then `sweeps` passes of coordinate Newton steps.
+  // v (nz) is a work array and holds G h for the final h on return.
+  // A Newton step costs one pass over the non-zeros that updates v and
+  // returns the sums the next step needs: those of the same coordinate, or
+  // after a coordinate's last step those of the next coordinate (plus the
+  // curvature at the new point for the decrease check).
+  static void solve(const double* G, std::size_t ld, std::size_t nz, const double* x, double* h,
+                    std::size_t k, const double* c, double l2, double* v, int sweeps, int newton) {
+    std::fill(v, v + nz, 0.0);
+    for (std::size_t r = 0; r < k; ++r) {
+      const double hr = h[r];
+      if (hr == 0.0) continue;
+      const double* __restrict g = G + r * ld;
+      double* __restrict vv = v;
+#pragma omp simd
+      for (std::size_t s = 0; s < nz; ++s) vv[s] += hr * g[s];
+    }
+    double a2, b1, b2;
+    pass(G, 0.0, G, x, v, nz, a2, b1, b2);  // the sums of coordinate 0
+    const std::size_t steps = static_cast<std::size_t>(sweeps) * k;
+    for (std::size_t q = 0; q < steps; ++q) {
+      const std::size_t r = q % k;
+      const double* g = G + r * ld;
+      const double* gn = q + 1 < steps ? G + ((r + 1) % k) * ld : nullptr;  // next coordinate
+      double& hr = h[r];
+      double grad = c[r] + l2 * hr - b1, hess = l2 + b2;
+      bool next_ready = false;  // b1, b2 hold the next coordinate's sums
+      for (int t = 0; t < newton; ++t) {
+        double nw;
+        if (hess > 0.0) nw = std::max(0.0, hr - grad / hess);
+        else nw = grad > 0.0 ? 0.0 : hr;  // no data term: f is linear in h
+        double d = nw - hr;
+        if (!(d != 0.0) || !std::isfinite(d)) break;
+        const bool last = t + 1 == newton;
+        const double* want = last && gn ? gn : g;
+        pass(g, d, want, x, v, nz, a2, b1, b2);
+        double hess1 = l2 + a2;
+        if (d < 0.0 && !(grad * d + 0.5 * hess1 * d * d <= 0.0)) {
+          // halve the step until the bound guarantees a decrease (or undo it)
+          int halvings = 0;
+          double s1, s2, s3;
+          do {
+            const double back = ++halvings > 60 ? d : 0.5 * d;
+            pass(g, -back, g, x, v, nz, s2, s1, s3);
+            d -= back;
+            hess1 = l2 + s2;
+          } while (d != 0.0 && !(grad * d + 0.5 * hess1 * d * d <= 0.0));
+          hr += d;
+          break;  // the next coordinate's sums are computed below
+        }
+        hr = nw;
+        if (last) { next_ready = gn != nullptr; break; }
+        grad = c[r] + l2 * nw - b1; hess = l2 + b2;  // want == g
+        if (std::fabs(d) <= 1e-10 * nw) break;
+      }
+      if (gn && !next_ready) pass(g, 0.0, gn, x, v, nz, a2, b1, b2);
+    }
+  }
+
+  // One pass: v += d gd, then at the new v
+  //   a2 = sum gd^2 x / v^2,  b1 = sum gn x / v,  b2 = sum gn^2 x / v^2,
+  // with v floored at kFloor and every product formed as (g x / v) (g / v),
+  // so that a zero x (dense data) gives 0, never 0 * inf, and a v near 0
+  // at a non-zero x gives a huge (or infinite) curvature that only makes
+  // the step shorter.
+  static constexpr double kFloor = 1e-150;
+  static void pass(const double* __restrict gd, double d, const double* __restrict gn,
+                   const double* __restrict x, double* __restrict v, std::size_t nz, double& a2,
+                   double& b1, double& b2) {
+    double sa = 0.0, s1 = 0.0, s2 = 0.0;
+    std::size_t s = 0;
+#if defined(__GNUC__) || defined(__clang__)
+    // two-double vectors, two sets of accumulators (GCC does not vectorize
+    // this loop by itself at -O2)
+    using dense::v2;
+    using dense::load;
+    const v2 dd = dense::bcast(d), lo = dense::bcast(kFloor), one = dense::bcast(1.0);
+    v2 acc[2][3];
+    for (auto& a : acc) a[0] = a[1] = a[2] = dense::bcast(0.0);
+    for (; s + 4 <= nz; s += 4) {
+      for (int u = 0; u < 2; ++u) {
+        const std::size_t q = s + 2 * u;
+        const v2 g = load(gd + q), h = load(gn + q), xx = load(x + q);
+        const v2 vs = load(v + q) + dd * g;
+        dense::store(v + q, vs);
+        const v2 inv = one / (vs > lo ? vs : lo);
+        const v2 xi = xx * inv, tn = h * xi;
+        acc[u][0] += (g * xi) * (g * inv);
+        acc[u][1] += tn;
+        acc[u][2] += tn * (h * inv);
+      }
+    }
+    sa = dense::hsum(acc[0][0] + acc[1][0]);
+    s1 = dense::hsum(acc[0][1] + acc[1][1]);
+    s2 = dense::hsum(acc[0][2] + acc[1][2]);
+#endif
+    for (; s < nz; ++s) {
+      const double vs = v[s] + d * gd[s];
+      v[s] = vs;
+      const double inv = 1.0 / (vs > kFloor ? vs : kFloor);
+      const double xi = x[s] * inv, tn = gn[s] * xi;
+      sa += (gd[s] * xi) * (gd[s] * inv);
+      s1 += tn;
+      s2 += tn * (gn[s] * inv);
+    }
+    a2 = sa; b1 = s1; b2 = s2;
+  }
+
+ private:
+  Penalty pen_;
+  int sweeps_, newton_;
+  bool have_const_ = false;
+  double const_ = 0.0;
+};
+
+}  // namespace nmf
+}  // namespace aspectr
+
+#endif

@@ -266,7 +266,8 @@ ref_kl_her <- function(X, W0, H0, iters, eps = 1e-16, beta0 = 0.5, eta = 1.5, ga
 # KL coordinate descent as in nmf(method = "cd") (Hsieh & Dhillon 2011):
 # every column of H, then every row of W, coordinates in order, one
 # projected Newton step each, halved while the third-derivative bound
-# grad d + hess(h + d) d^2 / 2 does not guarantee a decrease. `halved`
+# grad d + hess(h + d) d^2 / 2 does not guarantee a decrease; without
+# penalties H is then scaled to make sum(WH) = sum(X). `halved`
 # counts the halvings (tests make sure the branch is exercised).
 ref_cd_solve <- function(x, G, h, cc, l2, env) {
   G <- G[x > 0, , drop = FALSE]; x <- x[x > 0]  # zeros add nothing but sum(v)
@@ -293,6 +294,7 @@ ref_kl_cd <- function(X, W0, H0, iters, l1 = c(0, 0), l2 = c(0, 0)) {
     for (j in seq_len(ncol(X))) H[, j] <- ref_cd_solve(X[, j], W, H[, j], cw, l2[2], env)
     ch <- rowSums(H) + l1[1]
     for (i in seq_len(nrow(X))) W[i, ] <- ref_cd_solve(X[i, ], t(H), W[i, ], ch, l2[1], env)
+    if (all(c(l1, l2) == 0)) H <- H * sum(X) / sum(W %*% H)  # the best scale
     V <- W %*% H
     objective <- c(objective, sum(X[nz] * log(X[nz] / V[nz])) - sum(X) + sum(V) + l1[1] * sum(W) +
                      l1[2] * sum(H) + l2[1] / 2 * sum(W^2) + l2[2] / 2 * sum(H^2))

@@ -189,6 +189,9 @@ test_that("KL coordinate descent matches a plain-R reference and beats multiplic
     }
   }
   expect_gt(ref$halved, 0)  # the safeguard was exercised
+  # without penalties the fitted total is that of X after every iteration
+  plain <- nmf(X, 3, loss = "kl", init = list(W = W0, H = H0), max_iter = 3, tol = 0)
+  expect_equal(sum(fitted(plain)), sum(X), tolerance = 1e-12)
   # the empty column and row go to zero exactly
   expect_true(all(fit$H[, 3] == 0) && all(fit$W[3, ] == 0))
   # from the same start, 25 coordinate-descent iterations beat 100

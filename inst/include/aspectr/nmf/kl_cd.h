@@ -20,6 +20,9 @@
 // and the step is halved until this bound is negative. f''(h_r + d) comes
 // with the pass that updates v, which the next step needs anyway. So every
 // coordinate step lowers the objective, and so does every iteration.
+// Without penalties an iteration ends with the best scale of the model,
+// H <- H sum X / sum WH (closed form, lowers the objective too), so that
+// the fitted total equals that of X, as after a multiplicative update.
 //
 // The cost of a Newton step is one fused pass over the column's non-zeros
 // (v += d g, then the two sums); a column first gathers G (nz k) and
@@ -55,7 +58,16 @@ class KLCD {
     c = arma::sum(M.H, 1) + pen_.l1w;
     double xlogv = 0.0;
     solve_side(X, true, M.H, M.Wt, c, pen_.l2w, sweeps_, newton_, &xlogv, threads);
-    return constant(X) - xlogv + arma::dot(arma::sum(M.Wt, 1), arma::sum(M.H, 1)) + pen_.value(M);
+    const double V = arma::dot(arma::sum(M.Wt, 1), arma::sum(M.H, 1));
+    if (!pen_.any() && V > 0.0 && X.total() > 0.0) {
+      // the best scale of the model, a = sum X / sum WH, in closed form:
+      // the objective falls by sum X log a - sum X + sum WH >= 0, and the
+      // fitted totals equal those of X (as after a multiplicative update)
+      const double a = X.total() / V;
+      M.H *= a;
+      return constant(X) - xlogv - X.total() * std::log(a) + X.total();
+    }
+    return constant(X) - xlogv + V + pen_.value(M);
   }
   double loss(const Data& X, const Model& M, int threads) {
     arma::mat num;

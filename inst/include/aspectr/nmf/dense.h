@@ -261,6 +261,41 @@ inline void nn(const double* A, std::size_t lda, std::size_t m, std::size_t n, c
   });
 }
 
+// out (k x k, leading dimension k) = A A' for A k x n (leading dimension
+// lda >= k), e.g. the Gram matrix F F' of a k x d factor: the nn tiles on and
+// above the diagonal (row tile [i, i + 4) times columns [i, k)), then the
+// upper triangle mirrored. Every element equals that of nn(A, A), which is
+// symmetric already (out(i, r) and out(r, i) add the same products in the
+// same order), so the result is exactly symmetric and, as nn's, independent
+// of the thread count. Threads split the row tiles.
+inline void syrk(const double* A, std::size_t lda, std::size_t k, std::size_t n, double* out,
+                 int threads) {
+  std::fill(out, out + k * k, 0.0);
+  constexpr std::size_t IB = 2 * ASPECTR_NN_IV;
+  const std::size_t tiles = (k + IB - 1) / IB;
+  const int T = effective_threads(threads, k * n * k / 128);
+  parallel_blocks(tiles, T, 1, [&](std::size_t tb, std::size_t te) {
+    for (std::size_t t = tb; t < te; ++t) {
+      const std::size_t i = t * IB, ie = std::min(k, i + IB);
+      const double* B = A + i;  // rows i.. of A: columns i.. of out
+      double* o = out + i + i * k;
+      for (std::size_t j0 = 0; j0 < n; j0 += kBlock) {
+        const std::size_t j1 = std::min(n, j0 + kBlock);
+        if (ie - i == IB) {
+          nn_rows<ASPECTR_NN_IV>(A + i, lda, B, lda, k - i, j0, j1, o, k);
+          continue;
+        }
+        std::size_t r = i;  // the last, short row tile
+        if (r + 4 <= ie) { nn_rows<2>(A + r, lda, B, lda, k - i, j0, j1, o + (r - i), k); r += 4; }
+        if (r + 2 <= ie) { nn_rows<1>(A + r, lda, B, lda, k - i, j0, j1, o + (r - i), k); r += 2; }
+        if (r < ie) nn_row_all(A + r, lda, B, lda, k - i, j0, j1, o + (r - i), k);
+      }
+    }
+  });
+  for (std::size_t c = 0; c < k; ++c)
+    for (std::size_t r = c + 1; r < k; ++r) out[r + c * k] = out[c + r * k];
+}
+
 }  // namespace dense
 }  // namespace nmf
 }  // namespace aspectr

@@ -154,50 +154,90 @@ class FrobeniusHALS {
   }
   // F (k x d): row r <- max(0, (A_r - sum_{j != r} B_rj F_j - l1) / (B_rr + l2)),
   // rows in turn. Row r of column i depends only on column i, so the sweep
-  // runs over columns (four at a time: the updates of one column form a
-  // chain of dependent operations, four chains keep the core busy), one
-  // parallel region per sweep, blocks of columns handed out dynamically.
+  // runs over groups of kGroup = 8 columns, copied into a k x 8 panel whose
+  // row t holds the group's 8 values of row t: the products of row r of B
+  // with the 8 columns are 4 two-double vectors (dense.h's v2, a column per
+  // lane), summed over t with B_rt broadcast, in two partial sums (even and
+  // odd t) to shorten the dependency chains, and row r is updated in the
+  // same vectors. A lane's arithmetic depends only on its column, so the
+  // result does not depend on the grouping or on the thread count. One
+  // parallel region per sweep, blocks of groups handed out dynamically.
   // Returns the squared Frobenius norm of the change, summed in column order
   // whatever the thread count.
+  static constexpr int kGroup = 8;
   static double update_rows(arma::mat& F, const arma::mat& A, const arma::mat& B, double l1,
                             double l2, int threads = 1) {
+    using dense::v2;
+    constexpr int G = kGroup, V = G / 2;
     const arma::uword k = F.n_rows, d = F.n_cols;
-    std::vector<double> inv(k), diag(k);
+    std::vector<double> inv(k), diag(k), bb(2 * k * k);
     for (arma::uword r = 0; r < k; ++r) {
       diag[r] = B(r, r);
       const double den = B(r, r) + l2;
       inv[r] = den > 0.0 ? 1.0 / den : 0.0;  // 0: the row is left as it is
+      // B_rt twice (a broadcast v2) at bb[2 (r k + t)]; B is symmetric
+      const double* br = B.colptr(r);
+      for (arma::uword t = 0; t < k; ++t) bb[2 * (r * k + t)] = bb[2 * (r * k + t) + 1] = br[t];
     }
     const int T = effective_threads(threads, d * k * k / 8);
     std::vector<double> change(d, 0.0);
-    constexpr int G = 4;
-    dense::parallel_blocks((d + G - 1) / G, T, 4, [&](std::size_t gb, std::size_t ge) {
+    dense::parallel_blocks((d + G - 1) / G, T, 2, [&](std::size_t gb, std::size_t ge) {
+      std::vector<double> panel(k * G);
+      double* P = panel.data();
       for (std::size_t g = gb; g < ge; ++g) {
         const std::size_t i0 = g * G, cnt = std::min<std::size_t>(G, d - i0);
         double* f[G];
         const double* a[G];
-        double ch[G] = {0.0, 0.0, 0.0, 0.0};
-        for (std::size_t c = 0; c < G; ++c) {  // short groups repeat their last column read-only
-          const std::size_t ic = i0 + std::min(c, cnt - 1);
+        ASPECTR_UNROLL
+        for (int c = 0; c < G; ++c) {  // short groups repeat their last column, not written back
+          const std::size_t ic = i0 + std::min<std::size_t>(c, cnt - 1);
           f[c] = F.colptr(ic); a[c] = A.colptr(ic);
         }
+        for (arma::uword t = 0; t < k; ++t) {
+          ASPECTR_UNROLL
+          for (int c = 0; c < G; ++c) P[t * G + c] = f[c][t];
+        }
+        v2 ch[V];
+        ASPECTR_UNROLL
+        for (int v = 0; v < V; ++v) ch[v] = dense::bcast(0.0);
         for (arma::uword r = 0; r < k; ++r) {
           if (inv[r] == 0.0) continue;
-          const double* br = B.colptr(r);  // B is symmetric: row r = column r
-          double bf[G] = {0.0, 0.0, 0.0, 0.0};
-          for (arma::uword j = 0; j < k; ++j) {
-            const double b = br[j];
-            for (std::size_t c = 0; c < G; ++c) bf[c] += b * f[c][j];
+          const double* br = bb.data() + 2 * r * k;
+          v2 s0[V], s1[V];  // (B F)_r: even and odd t
+          ASPECTR_UNROLL
+          for (int v = 0; v < V; ++v) { s0[v] = dense::bcast(0.0); s1[v] = dense::bcast(0.0); }
+          arma::uword t = 0;
+          for (; t + 2 <= k; t += 2) {
+            const v2 b0 = dense::load(br + 2 * t), b1 = dense::load(br + 2 * t + 2);
+            const double* p = P + t * G;
+            ASPECTR_UNROLL
+            for (int v = 0; v < V; ++v) {
+              s0[v] += b0 * dense::load(p + 2 * v);
+              s1[v] += b1 * dense::load(p + G + 2 * v);
+            }
           }
-          for (std::size_t c = 0; c < cnt; ++c) {
-            const double old = f[c][r];
-            double v = (a[c][r] - bf[c] + diag[r] * old - l1) * inv[r];
-            v = v > 0.0 ? v : 0.0;
-            f[c][r] = v;
-            ch[c] += (v - old) * (v - old);
+          if (t < k) {
+            const v2 b0 = dense::load(br + 2 * t);
+            const double* p = P + t * G;
+            ASPECTR_UNROLL
+            for (int v = 0; v < V; ++v) s0[v] += b0 * dense::load(p + 2 * v);
+          }
+          const v2 dg = dense::bcast(diag[r]), iv = dense::bcast(inv[r]), lv = dense::bcast(l1);
+          double* pr = P + r * G;
+          ASPECTR_UNROLL
+          for (int v = 0; v < V; ++v) {
+            const v2 old = dense::load(pr + 2 * v);
+            const v2 av = v2{a[2 * v][r], a[2 * v + 1][r]};
+            const v2 nv = dense::max0((av - (s0[v] + s1[v]) + dg * old - lv) * iv);
+            dense::store(pr + 2 * v, nv);
+            const v2 dv = nv - old;
+            ch[v] += dv * dv;
           }
         }
-        for (std::size_t c = 0; c < cnt; ++c) change[i0 + c] = ch[c];
+        for (std::size_t c = 0; c < cnt; ++c) {
+          for (arma::uword t = 0; t < k; ++t) f[c][t] = P[t * G + c];
+          change[i0 + c] = dense::lane(ch[c / 2], static_cast<int>(c % 2));
+        }
       }
     });
     double total = 0.0;

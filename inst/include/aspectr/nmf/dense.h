@@ -73,6 +73,24 @@ inline v2 max0(v2 v) {
 }
 #endif
 
+// sum_i x_i y_i, i < n, in an order that depends only on n (four two-double
+// partial sums); e.g. the <A, B> terms of the Frobenius objective, which
+// arma::accu(A % B) hands to the reference BLAS ddot.
+inline double dot(const double* x, const double* y, std::size_t n) {
+  v2 s0 = bcast(0.0), s1 = bcast(0.0), s2 = bcast(0.0), s3 = bcast(0.0);
+  std::size_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    s0 += load(x + i) * load(y + i);
+    s1 += load(x + i + 2) * load(y + i + 2);
+    s2 += load(x + i + 4) * load(y + i + 4);
+    s3 += load(x + i + 6) * load(y + i + 6);
+  }
+  for (; i + 2 <= n; i += 2) s0 += load(x + i) * load(y + i);
+  double s = hsum((s0 + s1) + (s2 + s3));
+  if (i < n) s += x[i] * y[i];
+  return s;
+}
+
 // Runs body(begin, end) over [0, n) in blocks handed out dynamically to
 // `threads` threads (about 16 blocks per thread, at least `grain` items
 // each): when another process takes a core from one thread, the others take

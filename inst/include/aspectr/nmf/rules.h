@@ -56,10 +56,16 @@ inline arma::mat gram(const arma::mat& F, int threads) {
   return G;
 }
 
+// <A, B> = sum(A % B) for two matrices of the same size, with dense::dot
+// (arma::accu(A % B) calls the reference BLAS ddot)
+inline double inner(const arma::mat& A, const arma::mat& B) {
+  return dense::dot(A.memptr(), B.memptr(), A.n_elem);
+}
+
 // 1/2 ||X - WH||^2 from C = W'X (k x n), D = W'W and HH = HH'.
 inline double half_frobenius(const Data& X, const Model& M, const arma::mat& C, const arma::mat& D,
                              const arma::mat& HH) {
-  const double v = X.xnorm2() - 2.0 * arma::accu(C % M.H) + arma::accu(D % HH);
+  const double v = X.xnorm2() - 2.0 * inner(C, M.H) + inner(D, HH);
   return 0.5 * std::max(v, 0.0);
 }
 
@@ -128,7 +134,7 @@ class FrobeniusHALS {
     sweeps(M.Wt, A, HH, pen_.l1w, pen_.l2w, max_sweeps(pass + n * k * k, m, k), threads);
     WW_ = gram(M.Wt, threads);
     // 1/2 ||X - WH||^2 = 1/2 (||X||^2 - 2 <X H', W> + <W'W, HH'>)
-    const double v = X.xnorm2() - 2.0 * arma::accu(A % M.Wt) + arma::accu(WW_ % HH);
+    const double v = X.xnorm2() - 2.0 * inner(A, M.Wt) + inner(WW_, HH);
     const double obj = 0.5 * std::max(v, 0.0) + pen_.value(M);
     if (!pen_.any()) rescale(M, WW_);
     return obj;
@@ -413,7 +419,7 @@ class FrobeniusHER {
  private:
   double objective(const Data& X, const arma::mat& Wt, const arma::mat& H, const arma::mat& C,
                    const arma::mat& D, const arma::mat& HH) const {
-    const double v = X.xnorm2() - 2.0 * arma::accu(C % H) + arma::accu(D % HH);
+    const double v = X.xnorm2() - 2.0 * inner(C, H) + inner(D, HH);
     double p = 0.0;
     if (pen_.any()) {
       if (pen_.l1w != 0) p += pen_.l1w * arma::accu(Wt);

@@ -56,6 +56,35 @@ inline arma::mat gram(const arma::mat& F, int threads) {
   return G;
 }
 
+// Rows of M.Wt (columns of W) scaled to unit norm, the scale moved into the
+// rows of M.H (the model W H is unchanged); rows of norm 0 are left as they
+// are. Returns the norms (1 for those rows). By passes over the contiguous
+// columns, not k strided passes over rows.
+inline arma::vec unit_rows(Model& M) {
+  const arma::uword k = M.Wt.n_rows;
+  arma::vec s(k, arma::fill::zeros);
+  for (arma::uword i = 0; i < M.Wt.n_cols; ++i) {
+    const double* w = M.Wt.colptr(i);
+    for (arma::uword r = 0; r < k; ++r) s[r] += w[r] * w[r];
+  }
+  for (arma::uword r = 0; r < k; ++r) {
+    double nr = std::sqrt(s[r]);
+    // the sum of squares under- or overflowed (or the row is 0): Armadillo's
+    // scaled norm
+    if (!(nr > 0.0) || !std::isfinite(nr)) nr = arma::norm(M.Wt.row(r), 2);
+    s[r] = nr > 0.0 ? nr : 1.0;
+  }
+  for (arma::uword i = 0; i < M.Wt.n_cols; ++i) {
+    double* w = M.Wt.colptr(i);
+    for (arma::uword r = 0; r < k; ++r) w[r] /= s[r];
+  }
+  for (arma::uword j = 0; j < M.H.n_cols; ++j) {
+    double* h = M.H.colptr(j);
+    for (arma::uword r = 0; r < k; ++r) h[r] *= s[r];
+  }
+  return s;
+}
+
 // <A, B> = sum(A % B) for two matrices of the same size, with dense::dot
 // (arma::accu(A % B) calls the reference BLAS ddot)
 inline double inner(const arma::mat& A, const arma::mat& B) {
@@ -253,11 +282,7 @@ class FrobeniusHALS {
   // unit-norm columns of W, scale moved into H (the model is unchanged); the
   // cached W'W is rescaled to match
   static void rescale(Model& M, arma::mat& WW) {
-    arma::vec s(M.Wt.n_rows, arma::fill::ones);
-    for (arma::uword r = 0; r < M.Wt.n_rows; ++r) {
-      const double nr = arma::norm(M.Wt.row(r), 2);
-      if (nr > 0.0) { M.Wt.row(r) /= nr; M.H.row(r) *= nr; s[r] = nr; }
-    }
+    const arma::vec s = unit_rows(M);
     WW.each_col() /= s;
     WW.each_row() /= s.t();
   }
@@ -377,18 +402,19 @@ class FrobeniusHER {
       init_ = true;
     }
     // extrapolated W and W'X (Wo_ == W_ after a rejected step or at the start)
-    const arma::mat Wy = W_ + beta_ * (W_ - Wo_);
+    arma::mat Wy = W_ + beta_ * (W_ - Wo_);
     const arma::mat Cy = CW_ + beta_ * (CW_ - Co_);
-    // H given Wy, warm start at the last extrapolated H
-    arma::mat Hn = Hy_;
+    // H given Wy, warm start at the last extrapolated H (moved: Hy_ is
+    // reassigned below)
+    arma::mat Hn = std::move(Hy_);
     Block::update(Hn, Cy, gram(Wy, threads), pen_.l1h, pen_.l2h, pass + m * k * k, k, threads);
     arma::mat Pn;
     X.XHt(Hn, Pn, threads);
     // extrapolated H and (X Hy')'
     Hy_ = Hn + beta_ * (Hn - H_);
     const arma::mat Ay = Pn + beta_ * (Pn - PH_);
-    // W given Hy, warm start at Wy
-    arma::mat Wn = Wy;
+    // W given Hy, warm start at Wy (moved: not used any more)
+    arma::mat Wn = std::move(Wy);
     Block::update(Wn, Ay, gram(Hy_, threads), pen_.l1w, pen_.l2w, pass + n * k * k, k, threads);
     arma::mat Cn;
     X.WtX(Wn, Cn, threads);
@@ -430,12 +456,7 @@ class FrobeniusHER {
     return 0.5 * std::max(v, 0.0) + p;
   }
   // the returned model only: unit-norm columns of W, scale moved into H
-  static void unit_columns(Model& M) {
-    for (arma::uword r = 0; r < M.Wt.n_rows; ++r) {
-      const double nr = arma::norm(M.Wt.row(r), 2);
-      if (nr > 0.0) { M.Wt.row(r) /= nr; M.H.row(r) *= nr; }
-    }
-  }
+  static void unit_columns(Model& M) { unit_rows(M); }
   Penalty pen_;
   HerParams hp_;
   double beta_, bbar_ = 1.0, f_ = 0.0, cand_ = 0.0;

@@ -56,6 +56,20 @@ inline arma::mat gram(const arma::mat& F, int threads) {
   return G;
 }
 
+// a + beta (a - b) element by element (as Armadillo evaluates the
+// expression, so bitwise the same), split over threads by blocks of elements
+inline arma::mat extrapolated(const arma::mat& a, const arma::mat& b, double beta, int threads) {
+  arma::mat out(a.n_rows, a.n_cols, arma::fill::none);
+  const double* pa = a.memptr();
+  const double* pb = b.memptr();
+  double* po = out.memptr();
+  const int T = effective_threads(threads, a.n_elem / 4);
+  dense::parallel_blocks(a.n_elem, T, 4096, [&](std::size_t lo, std::size_t hi) {
+    for (std::size_t i = lo; i < hi; ++i) po[i] = pa[i] + (pa[i] - pb[i]) * beta;
+  });
+  return out;
+}
+
 // Rows of M.Wt (columns of W) scaled to unit norm, the scale moved into the
 // rows of M.H (the model W H is unchanged); rows of norm 0 are left as they
 // are. Returns the norms (1 for those rows). By passes over the contiguous
@@ -402,8 +416,8 @@ class FrobeniusHER {
       init_ = true;
     }
     // extrapolated W and W'X (Wo_ == W_ after a rejected step or at the start)
-    arma::mat Wy = W_ + beta_ * (W_ - Wo_);
-    const arma::mat Cy = CW_ + beta_ * (CW_ - Co_);
+    arma::mat Wy = extrapolated(W_, Wo_, beta_, threads);
+    const arma::mat Cy = extrapolated(CW_, Co_, beta_, threads);
     // H given Wy, warm start at the last extrapolated H (moved: Hy_ is
     // reassigned below)
     arma::mat Hn = std::move(Hy_);
@@ -411,8 +425,8 @@ class FrobeniusHER {
     arma::mat Pn;
     X.XHt(Hn, Pn, threads);
     // extrapolated H and (X Hy')'
-    Hy_ = Hn + beta_ * (Hn - H_);
-    const arma::mat Ay = Pn + beta_ * (Pn - PH_);
+    Hy_ = extrapolated(Hn, H_, beta_, threads);
+    const arma::mat Ay = extrapolated(Pn, PH_, beta_, threads);
     // W given Hy, warm start at Wy (moved: not used any more)
     arma::mat Wn = std::move(Wy);
     Block::update(Wn, Ay, gram(Hy_, threads), pen_.l1w, pen_.l2w, pass + n * k * k, k, threads);

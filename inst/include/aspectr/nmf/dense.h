@@ -54,6 +54,7 @@ struct v2 {
   friend v2 operator*(const v2& x, const v2& y) { return v2{x.a * y.a, x.b * y.b}; }
   friend v2 operator+(const v2& x, const v2& y) { return v2{x.a + y.a, x.b + y.b}; }
   friend v2 operator-(const v2& x, const v2& y) { return v2{x.a - y.a, x.b - y.b}; }
+  friend v2 operator/(const v2& x, const v2& y) { return v2{x.a / y.a, x.b / y.b}; }
 };
 inline v2 load(const double* p) { return v2{p[0], p[1]}; }
 inline void store(double* p, v2 v) { p[0] = v.a; p[1] = v.b; }

@@ -74,27 +74,35 @@ inline arma::mat extrapolated(const arma::mat& a, const arma::mat& b, double bet
 // rows of M.H (the model W H is unchanged); rows of norm 0 are left as they
 // are. Returns the norms (1 for those rows). By passes over the contiguous
 // columns, not k strided passes over rows.
+// (Two rows at a time in v2 lanes: every element's arithmetic is the scalar
+// one.)
 inline arma::vec unit_rows(Model& M) {
-  const arma::uword k = M.Wt.n_rows;
+  using dense::load;
+  using dense::store;
+  const arma::uword k = M.Wt.n_rows, k2 = k - k % 2;
   arma::vec s(k, arma::fill::zeros);
+  double* ps = s.memptr();
   for (arma::uword i = 0; i < M.Wt.n_cols; ++i) {
     const double* w = M.Wt.colptr(i);
-    for (arma::uword r = 0; r < k; ++r) s[r] += w[r] * w[r];
+    for (arma::uword r = 0; r < k2; r += 2) store(ps + r, load(ps + r) + load(w + r) * load(w + r));
+    if (k2 < k) ps[k2] += w[k2] * w[k2];
   }
   for (arma::uword r = 0; r < k; ++r) {
-    double nr = std::sqrt(s[r]);
+    double nr = std::sqrt(ps[r]);
     // the sum of squares under- or overflowed (or the row is 0): Armadillo's
     // scaled norm
     if (!(nr > 0.0) || !std::isfinite(nr)) nr = arma::norm(M.Wt.row(r), 2);
-    s[r] = nr > 0.0 ? nr : 1.0;
+    ps[r] = nr > 0.0 ? nr : 1.0;
   }
   for (arma::uword i = 0; i < M.Wt.n_cols; ++i) {
     double* w = M.Wt.colptr(i);
-    for (arma::uword r = 0; r < k; ++r) w[r] /= s[r];
+    for (arma::uword r = 0; r < k2; r += 2) store(w + r, load(w + r) / load(ps + r));
+    if (k2 < k) w[k2] /= ps[k2];
   }
   for (arma::uword j = 0; j < M.H.n_cols; ++j) {
     double* h = M.H.colptr(j);
-    for (arma::uword r = 0; r < k; ++r) h[r] *= s[r];
+    for (arma::uword r = 0; r < k2; r += 2) store(h + r, load(h + r) * load(ps + r));
+    if (k2 < k) h[k2] *= ps[k2];
   }
   return s;
 }

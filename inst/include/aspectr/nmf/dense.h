@@ -1,9 +1,12 @@
-// aspectr/nmf/dense.h — the two dense products NMF needs, for a column-major
+// aspectr/nmf/dense.h — the dense products NMF needs, for a column-major
 // A (m x n) and a small rank k:
 //   tn(P, Q):  out(r, c) = sum_l P(l, r) Q(l, c)   (out = P' Q; used as W' A
 //              with P = W, m x k, Q = A)
 //   nn(A, B):  out(i, r) = sum_j A(i, j) B(r, j)   (out = A B'; used as A H'
 //              with B = H, k x n)
+//   syrk(A):   out = A A' for a k x n A (the Gram matrix of a factor), the
+//              upper tiles of nn(A, A) mirrored
+//   dot(x, y): sum_i x_i y_i
 // Register-tiled micro-kernels on two-double vectors (GCC/Clang vector
 // extensions, which compile to SSE2 on x86-64 without any -m flag and to NEON
 // on arm64; a plain struct elsewhere), cache-blocked along the summation

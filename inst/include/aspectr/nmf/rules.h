@@ -46,25 +46,77 @@ struct Penalty {
   }
 };
 
-// F F' (k x k) for a k x d factor, split over column chunks.
+// F F' (k x k) for a k x d factor, with the register-tiled kernel of dense.h
+// (not the BLAS: R's reference dsyrk is several times slower). Exactly
+// symmetric, and the same for any thread count.
 inline arma::mat gram(const arma::mat& F, int threads) {
   const arma::uword k = F.n_rows;
-  const int T = effective_threads(threads, F.n_cols * k / 4);
-  if (T <= 1) return F * F.t();
-  std::vector<arma::mat> part(T);
-  parallel_chunks(F.n_cols, T, [&](int tid, std::size_t b, std::size_t e) {
-    if (e > b) part[tid] = F.cols(b, e - 1) * F.cols(b, e - 1).t();
-    else part[tid].zeros(k, k);
-  });
-  arma::mat G = part[0];
-  for (int t = 1; t < T; ++t) G += part[t];
+  arma::mat G(k, k);
+  dense::syrk(F.memptr(), k, k, F.n_cols, G.memptr(), threads);
   return G;
+}
+
+// a + beta (a - b) element by element (as Armadillo evaluates the
+// expression, so bitwise the same), split over threads by blocks of elements
+inline arma::mat extrapolated(const arma::mat& a, const arma::mat& b, double beta, int threads) {
+  arma::mat out(a.n_rows, a.n_cols, arma::fill::none);
+  const double* pa = a.memptr();
+  const double* pb = b.memptr();
+  double* po = out.memptr();
+  const int T = effective_threads(threads, a.n_elem / 4);
+  dense::parallel_blocks(a.n_elem, T, 4096, [&](std::size_t lo, std::size_t hi) {
+    for (std::size_t i = lo; i < hi; ++i) po[i] = pa[i] + (pa[i] - pb[i]) * beta;
+  });
+  return out;
+}
+
+// Rows of M.Wt (columns of W) scaled to unit norm, the scale moved into the
+// rows of M.H (the model W H is unchanged); rows of norm 0 are left as they
+// are. Returns the norms (1 for those rows). By passes over the contiguous
+// columns, not k strided passes over rows.
+// (Two rows at a time in v2 lanes: every element's arithmetic is the scalar
+// one.)
+inline arma::vec unit_rows(Model& M) {
+  using dense::load;
+  using dense::store;
+  const arma::uword k = M.Wt.n_rows, k2 = k - k % 2;
+  arma::vec s(k, arma::fill::zeros);
+  double* ps = s.memptr();
+  for (arma::uword i = 0; i < M.Wt.n_cols; ++i) {
+    const double* w = M.Wt.colptr(i);
+    for (arma::uword r = 0; r < k2; r += 2) store(ps + r, load(ps + r) + load(w + r) * load(w + r));
+    if (k2 < k) ps[k2] += w[k2] * w[k2];
+  }
+  for (arma::uword r = 0; r < k; ++r) {
+    double nr = std::sqrt(ps[r]);
+    // the sum of squares under- or overflowed (or the row is 0): Armadillo's
+    // scaled norm
+    if (!(nr > 0.0) || !std::isfinite(nr)) nr = arma::norm(M.Wt.row(r), 2);
+    ps[r] = nr > 0.0 ? nr : 1.0;
+  }
+  for (arma::uword i = 0; i < M.Wt.n_cols; ++i) {
+    double* w = M.Wt.colptr(i);
+    for (arma::uword r = 0; r < k2; r += 2) store(w + r, load(w + r) / load(ps + r));
+    if (k2 < k) w[k2] /= ps[k2];
+  }
+  for (arma::uword j = 0; j < M.H.n_cols; ++j) {
+    double* h = M.H.colptr(j);
+    for (arma::uword r = 0; r < k2; r += 2) store(h + r, load(h + r) * load(ps + r));
+    if (k2 < k) h[k2] *= ps[k2];
+  }
+  return s;
+}
+
+// <A, B> = sum(A % B) for two matrices of the same size, with dense::dot
+// (arma::accu(A % B) calls the reference BLAS ddot)
+inline double inner(const arma::mat& A, const arma::mat& B) {
+  return dense::dot(A.memptr(), B.memptr(), A.n_elem);
 }
 
 // 1/2 ||X - WH||^2 from C = W'X (k x n), D = W'W and HH = HH'.
 inline double half_frobenius(const Data& X, const Model& M, const arma::mat& C, const arma::mat& D,
                              const arma::mat& HH) {
-  const double v = X.xnorm2() - 2.0 * arma::accu(C % M.H) + arma::accu(D % HH);
+  const double v = X.xnorm2() - 2.0 * inner(C, M.H) + inner(D, HH);
   return 0.5 * std::max(v, 0.0);
 }
 
@@ -133,7 +185,7 @@ class FrobeniusHALS {
     sweeps(M.Wt, A, HH, pen_.l1w, pen_.l2w, max_sweeps(pass + n * k * k, m, k), threads);
     WW_ = gram(M.Wt, threads);
     // 1/2 ||X - WH||^2 = 1/2 (||X||^2 - 2 <X H', W> + <W'W, HH'>)
-    const double v = X.xnorm2() - 2.0 * arma::accu(A % M.Wt) + arma::accu(WW_ % HH);
+    const double v = X.xnorm2() - 2.0 * inner(A, M.Wt) + inner(WW_, HH);
     const double obj = 0.5 * std::max(v, 0.0) + pen_.value(M);
     if (!pen_.any()) rescale(M, WW_);
     return obj;
@@ -159,50 +211,90 @@ class FrobeniusHALS {
   }
   // F (k x d): row r <- max(0, (A_r - sum_{j != r} B_rj F_j - l1) / (B_rr + l2)),
   // rows in turn. Row r of column i depends only on column i, so the sweep
-  // runs over columns (four at a time: the updates of one column form a
-  // chain of dependent operations, four chains keep the core busy), one
-  // parallel region per sweep, blocks of columns handed out dynamically.
+  // runs over groups of kGroup = 8 columns, copied into a k x 8 panel whose
+  // row t holds the group's 8 values of row t: the products of row r of B
+  // with the 8 columns are 4 two-double vectors (dense.h's v2, a column per
+  // lane), summed over t with B_rt broadcast, in two partial sums (even and
+  // odd t) to shorten the dependency chains, and row r is updated in the
+  // same vectors. A lane's arithmetic depends only on its column, so the
+  // result does not depend on the grouping or on the thread count. One
+  // parallel region per sweep, blocks of groups handed out dynamically.
   // Returns the squared Frobenius norm of the change, summed in column order
   // whatever the thread count.
+  static constexpr int kGroup = 8;
   static double update_rows(arma::mat& F, const arma::mat& A, const arma::mat& B, double l1,
                             double l2, int threads = 1) {
+    using dense::v2;
+    constexpr int G = kGroup, V = G / 2;
     const arma::uword k = F.n_rows, d = F.n_cols;
-    std::vector<double> inv(k), diag(k);
+    std::vector<double> inv(k), diag(k), bb(2 * k * k);
     for (arma::uword r = 0; r < k; ++r) {
       diag[r] = B(r, r);
       const double den = B(r, r) + l2;
       inv[r] = den > 0.0 ? 1.0 / den : 0.0;  // 0: the row is left as it is
+      // B_rt twice (a broadcast v2) at bb[2 (r k + t)]; B is symmetric
+      const double* br = B.colptr(r);
+      for (arma::uword t = 0; t < k; ++t) bb[2 * (r * k + t)] = bb[2 * (r * k + t) + 1] = br[t];
     }
     const int T = effective_threads(threads, d * k * k / 8);
     std::vector<double> change(d, 0.0);
-    constexpr int G = 4;
-    dense::parallel_blocks((d + G - 1) / G, T, 4, [&](std::size_t gb, std::size_t ge) {
+    dense::parallel_blocks((d + G - 1) / G, T, 2, [&](std::size_t gb, std::size_t ge) {
+      std::vector<double> panel(k * G);
+      double* P = panel.data();
       for (std::size_t g = gb; g < ge; ++g) {
         const std::size_t i0 = g * G, cnt = std::min<std::size_t>(G, d - i0);
         double* f[G];
         const double* a[G];
-        double ch[G] = {0.0, 0.0, 0.0, 0.0};
-        for (std::size_t c = 0; c < G; ++c) {  // short groups repeat their last column read-only
-          const std::size_t ic = i0 + std::min(c, cnt - 1);
+        ASPECTR_UNROLL
+        for (int c = 0; c < G; ++c) {  // short groups repeat their last column, not written back
+          const std::size_t ic = i0 + std::min<std::size_t>(c, cnt - 1);
           f[c] = F.colptr(ic); a[c] = A.colptr(ic);
         }
+        for (arma::uword t = 0; t < k; ++t) {
+          ASPECTR_UNROLL
+          for (int c = 0; c < G; ++c) P[t * G + c] = f[c][t];
+        }
+        v2 ch[V];
+        ASPECTR_UNROLL
+        for (int v = 0; v < V; ++v) ch[v] = dense::bcast(0.0);
         for (arma::uword r = 0; r < k; ++r) {
           if (inv[r] == 0.0) continue;
-          const double* br = B.colptr(r);  // B is symmetric: row r = column r
-          double bf[G] = {0.0, 0.0, 0.0, 0.0};
-          for (arma::uword j = 0; j < k; ++j) {
-            const double b = br[j];
-            for (std::size_t c = 0; c < G; ++c) bf[c] += b * f[c][j];
+          const double* br = bb.data() + 2 * r * k;
+          v2 s0[V], s1[V];  // (B F)_r: even and odd t
+          ASPECTR_UNROLL
+          for (int v = 0; v < V; ++v) { s0[v] = dense::bcast(0.0); s1[v] = dense::bcast(0.0); }
+          arma::uword t = 0;
+          for (; t + 2 <= k; t += 2) {
+            const v2 b0 = dense::load(br + 2 * t), b1 = dense::load(br + 2 * t + 2);
+            const double* p = P + t * G;
+            ASPECTR_UNROLL
+            for (int v = 0; v < V; ++v) {
+              s0[v] += b0 * dense::load(p + 2 * v);
+              s1[v] += b1 * dense::load(p + G + 2 * v);
+            }
           }
-          for (std::size_t c = 0; c < cnt; ++c) {
-            const double old = f[c][r];
-            double v = (a[c][r] - bf[c] + diag[r] * old - l1) * inv[r];
-            v = v > 0.0 ? v : 0.0;
-            f[c][r] = v;
-            ch[c] += (v - old) * (v - old);
+          if (t < k) {
+            const v2 b0 = dense::load(br + 2 * t);
+            const double* p = P + t * G;
+            ASPECTR_UNROLL
+            for (int v = 0; v < V; ++v) s0[v] += b0 * dense::load(p + 2 * v);
+          }
+          const v2 dg = dense::bcast(diag[r]), iv = dense::bcast(inv[r]), lv = dense::bcast(l1);
+          double* pr = P + r * G;
+          ASPECTR_UNROLL
+          for (int v = 0; v < V; ++v) {
+            const v2 old = dense::load(pr + 2 * v);
+            const v2 av = v2{a[2 * v][r], a[2 * v + 1][r]};
+            const v2 nv = dense::max0((av - (s0[v] + s1[v]) + dg * old - lv) * iv);
+            dense::store(pr + 2 * v, nv);
+            const v2 dv = nv - old;
+            ch[v] += dv * dv;
           }
         }
-        for (std::size_t c = 0; c < cnt; ++c) change[i0 + c] = ch[c];
+        for (std::size_t c = 0; c < cnt; ++c) {
+          for (arma::uword t = 0; t < k; ++t) f[c][t] = P[t * G + c];
+          change[i0 + c] = dense::lane(ch[c / 2], static_cast<int>(c % 2));
+        }
       }
     });
     double total = 0.0;
@@ -212,11 +304,7 @@ class FrobeniusHALS {
   // unit-norm columns of W, scale moved into H (the model is unchanged); the
   // cached W'W is rescaled to match
   static void rescale(Model& M, arma::mat& WW) {
-    arma::vec s(M.Wt.n_rows, arma::fill::ones);
-    for (arma::uword r = 0; r < M.Wt.n_rows; ++r) {
-      const double nr = arma::norm(M.Wt.row(r), 2);
-      if (nr > 0.0) { M.Wt.row(r) /= nr; M.H.row(r) *= nr; s[r] = nr; }
-    }
+    const arma::vec s = unit_rows(M);
     WW.each_col() /= s;
     WW.each_row() /= s.t();
   }
@@ -336,18 +424,19 @@ class FrobeniusHER {
       init_ = true;
     }
     // extrapolated W and W'X (Wo_ == W_ after a rejected step or at the start)
-    const arma::mat Wy = W_ + beta_ * (W_ - Wo_);
-    const arma::mat Cy = CW_ + beta_ * (CW_ - Co_);
-    // H given Wy, warm start at the last extrapolated H
-    arma::mat Hn = Hy_;
+    arma::mat Wy = extrapolated(W_, Wo_, beta_, threads);
+    const arma::mat Cy = extrapolated(CW_, Co_, beta_, threads);
+    // H given Wy, warm start at the last extrapolated H (moved: Hy_ is
+    // reassigned below)
+    arma::mat Hn = std::move(Hy_);
     Block::update(Hn, Cy, gram(Wy, threads), pen_.l1h, pen_.l2h, pass + m * k * k, k, threads);
     arma::mat Pn;
     X.XHt(Hn, Pn, threads);
     // extrapolated H and (X Hy')'
-    Hy_ = Hn + beta_ * (Hn - H_);
-    const arma::mat Ay = Pn + beta_ * (Pn - PH_);
-    // W given Hy, warm start at Wy
-    arma::mat Wn = Wy;
+    Hy_ = extrapolated(Hn, H_, beta_, threads);
+    const arma::mat Ay = extrapolated(Pn, PH_, beta_, threads);
+    // W given Hy, warm start at Wy (moved: not used any more)
+    arma::mat Wn = std::move(Wy);
     Block::update(Wn, Ay, gram(Hy_, threads), pen_.l1w, pen_.l2w, pass + n * k * k, k, threads);
     arma::mat Cn;
     X.WtX(Wn, Cn, threads);
@@ -378,7 +467,7 @@ class FrobeniusHER {
  private:
   double objective(const Data& X, const arma::mat& Wt, const arma::mat& H, const arma::mat& C,
                    const arma::mat& D, const arma::mat& HH) const {
-    const double v = X.xnorm2() - 2.0 * arma::accu(C % H) + arma::accu(D % HH);
+    const double v = X.xnorm2() - 2.0 * inner(C, H) + inner(D, HH);
     double p = 0.0;
     if (pen_.any()) {
       if (pen_.l1w != 0) p += pen_.l1w * arma::accu(Wt);
@@ -389,12 +478,7 @@ class FrobeniusHER {
     return 0.5 * std::max(v, 0.0) + p;
   }
   // the returned model only: unit-norm columns of W, scale moved into H
-  static void unit_columns(Model& M) {
-    for (arma::uword r = 0; r < M.Wt.n_rows; ++r) {
-      const double nr = arma::norm(M.Wt.row(r), 2);
-      if (nr > 0.0) { M.Wt.row(r) /= nr; M.H.row(r) *= nr; }
-    }
-  }
+  static void unit_columns(Model& M) { unit_rows(M); }
   Penalty pen_;
   HerParams hp_;
   double beta_, bbar_ = 1.0, f_ = 0.0, cand_ = 0.0;

@@ -224,24 +224,27 @@ class KLCD {
     using dense::v2;
     using dense::load;
     const v2 dd = dense::bcast(d), lo = dense::bcast(kFloor), one = dense::bcast(1.0);
-    v2 acc[2][3];
-    for (auto& a : acc) a[0] = a[1] = a[2] = dense::bcast(0.0);
+    // named accumulators, not arrays: GCC keeps small arrays in memory at -O2
+    v2 a0 = dense::bcast(0.0), a1 = a0, b0 = a0, b1v = a0, c0 = a0, c1 = a0;
     for (; s + 4 <= nz; s += 4) {
-      for (int u = 0; u < 2; ++u) {
-        const std::size_t q = s + 2 * u;
-        const v2 g = load(gd + q), h = load(gn + q), xx = load(x + q);
-        const v2 vs = load(v + q) + dd * g;
-        dense::store(v + q, vs);
-        const v2 inv = one / (vs > lo ? vs : lo);
-        const v2 xi = xx * inv, tn = h * xi;
-        acc[u][0] += (g * xi) * (g * inv);
-        acc[u][1] += tn;
-        acc[u][2] += tn * (h * inv);
-      }
+      const v2 g0 = load(gd + s), h0 = load(gn + s), x0 = load(x + s);
+      const v2 g1 = load(gd + s + 2), h1 = load(gn + s + 2), x1 = load(x + s + 2);
+      const v2 v0 = load(v + s) + dd * g0, v1 = load(v + s + 2) + dd * g1;
+      dense::store(v + s, v0);
+      dense::store(v + s + 2, v1);
+      const v2 i0 = one / (v0 > lo ? v0 : lo), i1 = one / (v1 > lo ? v1 : lo);
+      const v2 xi0 = x0 * i0, xi1 = x1 * i1;
+      const v2 t0 = h0 * xi0, t1 = h1 * xi1;
+      a0 += (g0 * xi0) * (g0 * i0);
+      a1 += (g1 * xi1) * (g1 * i1);
+      b0 += t0;
+      b1v += t1;
+      c0 += t0 * (h0 * i0);
+      c1 += t1 * (h1 * i1);
     }
-    sa = dense::hsum(acc[0][0] + acc[1][0]);
-    s1 = dense::hsum(acc[0][1] + acc[1][1]);
-    s2 = dense::hsum(acc[0][2] + acc[1][2]);
+    sa = dense::hsum(a0 + a1);
+    s1 = dense::hsum(b0 + b1v);
+    s2 = dense::hsum(c0 + c1);
 #endif
     for (; s < nz; ++s) {
       const double vs = v[s] + d * gd[s];

@@ -17,6 +17,14 @@ cpp_dense_products <- function(A, W, H, threads) {
     .Call(`_aspectr_cpp_dense_products`, A, W, H, threads)
 }
 
+cpp_dense_tn <- function(P, Q, threads) {
+    .Call(`_aspectr_cpp_dense_tn`, P, Q, threads)
+}
+
+cpp_dense_nn <- function(A, B, threads) {
+    .Call(`_aspectr_cpp_dense_nn`, A, B, threads)
+}
+
 cpp_plsa_fit <- function(idx, val, dims, lambda, factors, loss, q, tempering, max_iter, tol, threads, verbose) {
     .Call(`_aspectr_cpp_plsa_fit`, idx, val, dims, lambda, factors, loss, q, tempering, max_iter, tol, threads, verbose)
 }

@@ -147,7 +147,7 @@ nmf <- function(x, k, loss = c("frobenius", "kl", "beta"), beta = 2,
   accelerate <- if (is.null(accelerate)) method %in% c("hals", "anls") else check_flag(accelerate, "accelerate")
   accelerate <- accelerate && (method %in% c("hals", "anls") || (loss == "kl" && method == "mu"))
 
-  svd0 <- if (is.character(init) && init != "random") nmf_svd(nd, k) else NULL
+  svd0 <- if (is.character(init) && init != "random") nmf_svd(nd, k, threads) else NULL
   inits <- with_seed(seed, lapply(seq_len(nrun), function(i) nmf_init(nd, k, init, svd0)))
   runs <- map_runs(inits, function(s) {
     cpp_nmf_fit(nd$dense, nd$i, nd$p, nd$x, nd$dims, s$W, s$H, loss, method, beta,
@@ -261,22 +261,29 @@ nmf_WtX <- function(nd, W) {
 # Leading k singular triplets: exact for small dense data, otherwise a
 # randomized range finder (Halko et al. 2011) with two power iterations
 # (seeded from its own stream so that it does not depend on nrun).
-nmf_svd <- function(nd, k) {
-  X <- if (!is.null(nd$dense)) nd$dense else nmf_sparse(nd)
-  if (!is.null(nd$dense) && min(nd$dims) <= 400) {
+nmf_svd <- function(nd, k, threads = 1L) {
+  dense <- !is.null(nd$dense)
+  X <- if (dense) nd$dense else nmf_sparse(nd)
+  if (dense && min(nd$dims) <= 400) {
     s <- svd(X, nu = k, nv = k)
     return(list(d = s$d[seq_len(k)], u = s$u, v = s$v))
   }
+  # X Z and X'Q: the package's dense kernels for dense X (R's reference BLAS
+  # is several times slower), Matrix's sparse products otherwise
+  XZ <- if (dense) function(Z) cpp_dense_nn(X, t(Z), threads) else function(Z) as.matrix(X %*% Z)
+  XtQ <- if (dense) function(Q) t(cpp_dense_tn(Q, X, threads)) else
+    function(Q) as.matrix(Matrix::crossprod(X, Q))
   l <- min(k + 10, min(nd$dims))
   omega <- with_seed(20240601L, matrix(stats::rnorm(nd$dims[2] * l), nd$dims[2], l))
-  Y <- as.matrix(X %*% omega)
+  # subspace iteration, orthonormalized on the row side only (the smaller
+  # QR; Q is orthonormal, so X'Q needs no QR of its own for stability here)
+  Y <- XZ(omega)
   for (it in 1:2) {
     Q <- qr.Q(qr(Y))
-    Z <- qr.Q(qr(as.matrix(Matrix::crossprod(X, Q))))
-    Y <- as.matrix(X %*% Z)
+    Y <- XZ(XtQ(Q))
   }
   Q <- qr.Q(qr(Y))
-  B <- as.matrix(Matrix::crossprod(Q, X))
+  B <- t(XtQ(Q))
   s <- svd(B, nu = k, nv = k)
   list(d = s$d[seq_len(k)], u = Q %*% s$u, v = s$v)
 }

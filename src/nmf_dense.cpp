@@ -44,3 +44,24 @@ Rcpp::List cpp_dense_products(Rcpp::NumericMatrix A, Rcpp::NumericMatrix W, Rcpp
   aspectr::nmf::dense::nn(REAL(A), m, m, n, REAL(H), k, k, REAL(AHt), threads);
   return Rcpp::List::create(Rcpp::Named("WtA") = WtA, Rcpp::Named("AHt") = AHt);
 }
+
+// Dense products for the randomized SVD of nmf_svd(): P' Q (P is m x a, Q
+// is m x b) and A B' (A is m x n, B is b x n), by the tiled kernels (R's
+// reference BLAS is much slower).
+// [[Rcpp::export]]
+Rcpp::NumericMatrix cpp_dense_tn(Rcpp::NumericMatrix P, Rcpp::NumericMatrix Q, int threads) {
+  const std::size_t m = P.nrow(), a = P.ncol(), b = Q.ncol();
+  if (static_cast<std::size_t>(Q.nrow()) != m) Rcpp::stop("internal error: non-conformable arguments");
+  Rcpp::NumericMatrix out(a, b);
+  aspectr::nmf::dense::tn(REAL(P), m, a, REAL(Q), m, b, m, REAL(out), threads);
+  return out;
+}
+
+// [[Rcpp::export]]
+Rcpp::NumericMatrix cpp_dense_nn(Rcpp::NumericMatrix A, Rcpp::NumericMatrix B, int threads) {
+  const std::size_t m = A.nrow(), n = A.ncol(), b = B.nrow();
+  if (static_cast<std::size_t>(B.ncol()) != n) Rcpp::stop("internal error: non-conformable arguments");
+  Rcpp::NumericMatrix out(m, b);
+  aspectr::nmf::dense::nn(REAL(A), m, m, n, REAL(B), b, b, REAL(out), threads);
+  return out;
+}

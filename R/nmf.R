@@ -161,10 +161,10 @@ nmf <- function(x, k, loss = c("frobenius", "kl", "beta"), beta = 2,
   dimnames(W) <- list(nd$dimnames[[1]], comp)
   dimnames(H) <- list(comp, nd$dimnames[[2]])
   xnorm <- sqrt(res$xnorm2)
-  final_err <- sqrt(max(res$xnorm2 - 2 * sum(nmf_WtX(nd, W) * H) +
-                          sum(crossprod(W) * tcrossprod(H)), 0)) / xnorm
   penalized <- any(L1 > 0) || any(L2 > 0)
-  rel <- if (loss == "frobenius" && !penalized) sqrt(2 * pmax(res$objective, 0)) / xnorm else final_err
+  rel <- if (loss == "frobenius" && !penalized) sqrt(2 * pmax(res$objective, 0)) / xnorm else
+    sqrt(max(res$xnorm2 - 2 * sum(nmf_WtX(nd, W, threads) * H) +
+               sum(crossprod(W) * tcrossprod(H)), 0)) / xnorm
   structure(list(
     W = W, H = H, loss = loss, beta = if (loss == "beta") beta else c(frobenius = 2, kl = 1)[[loss]],
     method = method, accelerate = accelerate,
@@ -207,7 +207,7 @@ check_init_list <- function(init, dims, k, call = rlang::caller_env()) {
 
 # x -> list(dense = matrix or NULL, i, p, x (CSC), dims, dimnames, nnz, total)
 nmf_data <- function(x, arg, dense = FALSE, call = rlang::caller_env()) {
-  fast <- nmf_data_dense(x, dense)
+  fast <- nmf_data_dense(x, dense) %||% nmf_data_csc(x, dense)
   if (!is.null(fast)) return(fast)
   d <- as_aspect_data(x, arg, call = call, tensors = FALSE)
   dims <- d$dims
@@ -250,12 +250,29 @@ nmf_data_dense <- function(x, dense) {
        row_totals = s$row_totals)
 }
 
+# A dgCMatrix with positive finite values is already in the form the fit
+# needs (Matrix keeps the row indices of a column sorted): its slots are used
+# as they are, without triplets. NULL when the general path must handle it
+# (other classes, explicit zeros, invalid values, which that path reports).
+nmf_data_csc <- function(x, dense) {
+  if (dense || !methods::is(x, "dgCMatrix") || any(dim(x) == 0)) return(NULL)
+  v <- x@x
+  if (!length(v) || anyNA(v) || !all(v > 0 & v < Inf)) return(NULL)
+  dims <- as.integer(dim(x))
+  dn <- unname(lapply(x@Dimnames, function(d) if (is.null(d)) NULL else as.character(d)))
+  list(dense = NULL, i = x@i, p = x@p, x = v, dims = dims, dimnames = dn, nnz = length(v),
+       total = sum(v), xlogx = sum(v * log(v)), row_totals = tabulate_weighted(x@i + 1L, v, dims[1]),
+       csc = x)
+}
+
 nmf_sparse <- function(nd) {
+  if (!is.null(nd$csc)) return(nd$csc)
   Matrix::sparseMatrix(i = nd$i, p = nd$p, x = nd$x, dims = nd$dims, index1 = FALSE)
 }
 
-nmf_WtX <- function(nd, W) {
-  if (!is.null(nd$dense)) crossprod(W, nd$dense) else as.matrix(Matrix::crossprod(W, nmf_sparse(nd)))
+nmf_WtX <- function(nd, W, threads = 1L) {
+  if (!is.null(nd$dense)) cpp_dense_tn(W, nd$dense, threads) else
+    as.matrix(Matrix::crossprod(W, nmf_sparse(nd)))
 }
 
 # Leading k singular triplets: exact for small dense data, otherwise a

@@ -227,6 +227,27 @@ test_that("dense equals sparse, same seed gives the same result, threads agree",
   }
 })
 
+test_that("a dgCMatrix is used through its slots, as the general path would read it", {
+  set.seed(31)
+  x <- Matrix::rsparsematrix(40, 30, density = 0.2, rand.x = function(n) rpois(n, 2) + 0.5)
+  dimnames(x) <- list(paste0("d", 1:40), NULL)
+  fast <- aspectr:::nmf_data(x, "x")
+  expect_false(is.null(fast$csc))
+  slow <- aspectr:::nmf_data(methods::as(x, "TsparseMatrix"), "x")
+  expect_null(slow$csc)
+  for (f in c("i", "p", "x", "dims", "dimnames", "nnz", "total", "xlogx", "row_totals")) {
+    expect_equal(fast[[f]], slow[[f]], tolerance = 1e-14, info = f)
+  }
+  # explicit zeros and invalid values go through the general path
+  z <- x; z@x[1] <- 0
+  expect_null(aspectr:::nmf_data(z, "x")$csc)
+  expect_identical(aspectr:::nmf_data(z, "x")$nnz, fast$nnz - 1L)
+  z@x[1] <- -1
+  expect_error(nmf(z, 2), class = "aspectr_error_input_value")
+  z@x[1] <- NA
+  expect_error(nmf(z, 2), class = "aspectr_error_input_value")
+})
+
 test_that("the dense kernels equal R's products on sizes that cross every block edge", {
   # 1031 = 4 * 257 + 3 rows (row tiles of 4, then 2, then an odd row), 523
   # columns (> the 512 block, odd: a single trailing column); ranks with

@@ -82,19 +82,43 @@ class Data {
     rowwise(S_, Wt, out, threads);
   }
 
-  // out(:, c) = sum_{s in column c of A} A.x[s] * F(:, A.i[s])
+  // out(:, c) = sum_{s in column c of A} A.x[s] * F(:, A.i[s]). The sums
+  // are kept in registers, eight rows of out at a time (then two, then one),
+  // over the non-zeros of the column in order: the same arithmetic as
+  // o[r] += x f[r] per non-zero, without a store and reload of o each time.
   static void rowwise(const Csc& A, const arma::mat& F, arma::mat& out, int threads) {
     const arma::uword k = F.n_rows;
     out.zeros(k, A.n_cols);
     const int T = effective_threads(threads, A.x.size());
     dense::parallel_blocks(A.n_cols, T, 16, [&](std::size_t b, std::size_t e) {
+      using dense::v2;
+      using dense::load;
+      const double* __restrict fp = F.memptr();
       for (std::size_t c = b; c < e; ++c) {
         double* __restrict o = out.colptr(c);
-        for (arma::uword s = A.p[c]; s < A.p[c + 1]; ++s) {
-          const double v = A.x[s];
-          const double* __restrict f = F.colptr(A.i[s]);
-#pragma omp simd
-          for (arma::uword r = 0; r < k; ++r) o[r] += v * f[r];
+        const arma::uword s0 = A.p[c], s1 = A.p[c + 1];
+        const arma::uword* __restrict idx = A.i.data();
+        const double* __restrict xv = A.x.data();
+        arma::uword r = 0;
+        for (; r + 8 <= k; r += 8) {
+          v2 a0 = dense::bcast(0.0), a1 = a0, a2 = a0, a3 = a0;
+          for (arma::uword s = s0; s < s1; ++s) {
+            const v2 x = dense::bcast(xv[s]);
+            const double* f = fp + idx[s] * k + r;
+            a0 += x * load(f); a1 += x * load(f + 2); a2 += x * load(f + 4); a3 += x * load(f + 6);
+          }
+          dense::store(o + r, a0); dense::store(o + r + 2, a1);
+          dense::store(o + r + 4, a2); dense::store(o + r + 6, a3);
+        }
+        for (; r + 2 <= k; r += 2) {
+          v2 a0 = dense::bcast(0.0);
+          for (arma::uword s = s0; s < s1; ++s) a0 += dense::bcast(xv[s]) * load(fp + idx[s] * k + r);
+          dense::store(o + r, a0);
+        }
+        if (r < k) {
+          double a0 = 0.0;
+          for (arma::uword s = s0; s < s1; ++s) a0 += xv[s] * fp[idx[s] * k + r];
+          o[r] = a0;
         }
       }
     });

@@ -47,7 +47,8 @@ class KLCD {
  public:
   // sweeps: passes over the k coordinates of a column per half-step;
   // newton: Newton steps per coordinate and pass (fewer when it converges)
-  KLCD(Penalty p, int sweeps = 1, int newton = 1) : pen_(p), sweeps_(sweeps), newton_(newton) {}
+  KLCD(Penalty p, int sweeps = 1, int newton = 1)
+      : pen_(p), mu_(p, 0.0), sweeps_(sweeps), newton_(newton) {}
   static constexpr bool kLagged = false;
 
   double step(const Data& X, Model& M, int threads) {
@@ -69,22 +70,10 @@ class KLCD {
     }
     return constant(X) - xlogv + V + pen_.value(M);
   }
-  double loss(const Data& X, const Model& M, int threads) {
-    arma::mat num;
-    double xlogv = 0.0;
-    KLMU::ratio_pass(X, M, num, &xlogv, true, threads, false);
-    return constant(X) - xlogv + arma::dot(arma::sum(M.Wt, 1), arma::sum(M.H, 1)) + pen_.value(M);
-  }
-  double constant(const Data& X) {
-    if (!have_const_) {
-      const_ = 0.0;
-      auto add = [&](double x) { if (x > 0.0) const_ += x * std::log(x) - x; };
-      if (X.dense()) for (double x : X.D()) add(x);
-      else for (double x : X.S().x) add(x);
-      have_const_ = true;
-    }
-    return const_;
-  }
+  // the objective by a pass over the non-zeros, as for the multiplicative
+  // updates (KLMU holds sum x log x - x, computed once)
+  double loss(const Data& X, const Model& M, int threads) { return mu_.loss(X, M, threads); }
+  double constant(const Data& X) { return mu_.constant(X); }
 
   // Solves every column of Out (k x d) given the fixed factor Ft (k x d':
   // Wt, or H when by_row, i.e. when the columns of Out are the rows of X),
@@ -260,9 +249,8 @@ class KLCD {
 
  private:
   Penalty pen_;
+  KLMU mu_;
   int sweeps_, newton_;
-  bool have_const_ = false;
-  double const_ = 0.0;
 };
 
 }  // namespace nmf

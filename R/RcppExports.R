@@ -13,10 +13,6 @@ cpp_dense_scan <- function(x) {
     .Call(`_aspectr_cpp_dense_scan`, x)
 }
 
-cpp_dense_products <- function(A, W, H, threads) {
-    .Call(`_aspectr_cpp_dense_products`, A, W, H, threads)
-}
-
 cpp_dense_tn <- function(P, Q, threads) {
     .Call(`_aspectr_cpp_dense_tn`, P, Q, threads)
 }

@@ -292,8 +292,8 @@ nmf_svd <- function(nd, k, threads = 1L) {
     function(Q) as.matrix(Matrix::crossprod(X, Q))
   l <- min(k + 10, min(nd$dims))
   omega <- with_seed(20240601L, matrix(stats::rnorm(nd$dims[2] * l), nd$dims[2], l))
-  # subspace iteration, orthonormalized on the row side only (the smaller
-  # QR; Q is orthonormal, so X'Q needs no QR of its own for stability here)
+  # subspace iteration, orthonormalizing only Y = X Z (m x l): Q is
+  # orthonormal, so X'Q needs no QR of its own to stay well scaled
   Y <- XZ(omega)
   for (it in 1:2) Y <- XZ(XtQ(orthonormalize(Y, threads)))
   Q <- orthonormalize(Y, threads)
@@ -305,14 +305,19 @@ nmf_svd <- function(nd, k, threads = 1L) {
 # An orthonormal basis of the columns of a tall Y: Cholesky QR twice
 # (Y R^-1 with R'R = Y'Y; the second pass restores orthogonality to rounding
 # for any condition number the first one survives), several times faster
-# than qr() here; Householder QR when Y'Y is numerically singular.
+# than qr() here; Householder QR when Y'Y is numerically singular or the
+# result is not orthonormal to 1e-10.
 orthonormalize <- function(Y, threads = 1L) {
+  Q <- Y
   for (pass in 1:2) {
-    R <- tryCatch(chol(cpp_dense_tn(Y, Y, threads)), error = function(e) NULL)
+    R <- tryCatch(chol(cpp_dense_tn(Q, Q, threads)), error = function(e) NULL)
     if (is.null(R)) return(qr.Q(qr(Y)))
-    Y <- cpp_dense_nn(Y, t(backsolve(R, diag(ncol(Y)))), threads)
+    Q <- cpp_dense_nn(Q, t(backsolve(R, diag(ncol(Q)))), threads)
   }
-  Y
+  if (!all(is.finite(Q)) || max(abs(cpp_dense_tn(Q, Q, threads) - diag(ncol(Q)))) > 1e-10) {
+    return(qr.Q(qr(Y)))
+  }
+  Q
 }
 
 # NNDSVD (Boutsidis and Gallopoulos 2008) and its variants, or random.

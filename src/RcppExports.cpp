@@ -53,20 +53,6 @@ BEGIN_RCPP
     return rcpp_result_gen;
 END_RCPP
 }
-// cpp_dense_products
-Rcpp::List cpp_dense_products(Rcpp::NumericMatrix A, Rcpp::NumericMatrix W, Rcpp::NumericMatrix H, int threads);
-RcppExport SEXP _aspectr_cpp_dense_products(SEXP ASEXP, SEXP WSEXP, SEXP HSEXP, SEXP threadsSEXP) {
-BEGIN_RCPP
-    Rcpp::RObject rcpp_result_gen;
-    Rcpp::RNGScope rcpp_rngScope_gen;
-    Rcpp::traits::input_parameter< Rcpp::NumericMatrix >::type A(ASEXP);
-    Rcpp::traits::input_parameter< Rcpp::NumericMatrix >::type W(WSEXP);
-    Rcpp::traits::input_parameter< Rcpp::NumericMatrix >::type H(HSEXP);
-    Rcpp::traits::input_parameter< int >::type threads(threadsSEXP);
-    rcpp_result_gen = Rcpp::wrap(cpp_dense_products(A, W, H, threads));
-    return rcpp_result_gen;
-END_RCPP
-}
 // cpp_dense_tn
 Rcpp::NumericMatrix cpp_dense_tn(Rcpp::NumericMatrix P, Rcpp::NumericMatrix Q, int threads);
 RcppExport SEXP _aspectr_cpp_dense_tn(SEXP PSEXP, SEXP QSEXP, SEXP threadsSEXP) {
@@ -364,7 +350,6 @@ static const R_CallMethodDef CallEntries[] = {
     {"_aspectr_cpp_index0_t", (DL_FUNC) &_aspectr_cpp_index0_t, 1},
     {"_aspectr_cpp_lca_fit", (DL_FUNC) &_aspectr_cpp_lca_fit, 10},
     {"_aspectr_cpp_dense_scan", (DL_FUNC) &_aspectr_cpp_dense_scan, 1},
-    {"_aspectr_cpp_dense_products", (DL_FUNC) &_aspectr_cpp_dense_products, 4},
     {"_aspectr_cpp_dense_tn", (DL_FUNC) &_aspectr_cpp_dense_tn, 3},
     {"_aspectr_cpp_dense_nn", (DL_FUNC) &_aspectr_cpp_dense_nn, 3},
     {"_aspectr_cpp_plsa_fit", (DL_FUNC) &_aspectr_cpp_plsa_fit, 12},

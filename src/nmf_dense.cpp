@@ -31,23 +31,9 @@ Rcpp::List cpp_dense_scan(Rcpp::NumericMatrix x) {
                             Rcpp::Named("xlogx") = xlogx, Rcpp::Named("row_totals") = rows);
 }
 
-// The dense kernels on their own (for tests): W' A (k x n) and A H' (m x k).
-// [[Rcpp::export]]
-Rcpp::List cpp_dense_products(Rcpp::NumericMatrix A, Rcpp::NumericMatrix W, Rcpp::NumericMatrix H,
-                              int threads) {
-  const std::size_t m = A.nrow(), n = A.ncol(), k = W.ncol();
-  if (static_cast<std::size_t>(W.nrow()) != m || static_cast<std::size_t>(H.nrow()) != k ||
-      static_cast<std::size_t>(H.ncol()) != n)
-    Rcpp::stop("internal error: non-conformable arguments");
-  Rcpp::NumericMatrix WtA(k, n), AHt(m, k);
-  aspectr::nmf::dense::tn(REAL(W), m, k, REAL(A), m, n, m, REAL(WtA), threads);
-  aspectr::nmf::dense::nn(REAL(A), m, m, n, REAL(H), k, k, REAL(AHt), threads);
-  return Rcpp::List::create(Rcpp::Named("WtA") = WtA, Rcpp::Named("AHt") = AHt);
-}
-
-// Dense products for the randomized SVD of nmf_svd(): P' Q (P is m x a, Q
-// is m x b) and A B' (A is m x n, B is b x n), by the tiled kernels (R's
-// reference BLAS is much slower).
+// The tiled dense kernels from R (nmf_svd(), nmf_WtX() and the tests):
+// P' Q (P is m x a, Q is m x b) and A B' (A is m x n, B is b x n); R's
+// reference BLAS is much slower.
 // [[Rcpp::export]]
 Rcpp::NumericMatrix cpp_dense_tn(Rcpp::NumericMatrix P, Rcpp::NumericMatrix Q, int threads) {
   const std::size_t m = P.nrow(), a = P.ncol(), b = Q.ncol();

@@ -258,12 +258,13 @@ test_that("the dense kernels equal R's products on sizes that cross every block 
     A[sample(length(A), length(A) %/% 3)] <- 0
     for (k in c(1, 2, 3, 5, 7)) {
       W <- matrix(runif(sz[1] * k), sz[1], k); H <- matrix(runif(k * sz[2]), k, sz[2])
-      p1 <- aspectr:::cpp_dense_products(A, W, H, 1L)
-      expect_equal(p1$WtA, crossprod(W, A), tolerance = 1e-12)
-      expect_equal(p1$AHt, tcrossprod(A, H), tolerance = 1e-12)
+      WtA <- aspectr:::cpp_dense_tn(W, A, 1L)
+      AHt <- aspectr:::cpp_dense_nn(A, H, 1L)
+      expect_equal(WtA, crossprod(W, A), tolerance = 1e-12)
+      expect_equal(AHt, tcrossprod(A, H), tolerance = 1e-12)
       # every output is summed in the same order for any thread count
-      p2 <- aspectr:::cpp_dense_products(A, W, H, 2L)
-      expect_identical(p2, p1)
+      expect_identical(aspectr:::cpp_dense_tn(W, A, 2L), WtA)
+      expect_identical(aspectr:::cpp_dense_nn(A, H, 2L), AHt)
     }
   }
 })
@@ -325,6 +326,29 @@ test_that("NNDSVD initializations follow Boutsidis and Gallopoulos", {
   expect_equal(a$W[init$W > 0], init$W[init$W > 0])
   expect_equal(init$W[, 1], sqrt(s$d[1]) * abs(s$u[, 1]), tolerance = 1e-10)
   expect_true(all(init$W >= 0) && all(init$H >= 0))
+})
+
+test_that("the randomized SVD of NNDSVD matches svd() on dense and sparse data", {
+  # above 400 rows and columns nmf_svd() uses the range finder (power
+  # iterations, Cholesky QR); near rank 6 it is accurate to rounding
+  set.seed(41)
+  X <- matrix(runif(450 * 6), 450, 6) %*% matrix(runif(6 * 420), 6, 420) +
+    matrix(runif(450 * 420, 0, 1e-6), 450, 420)
+  ex <- svd(X, nu = 4, nv = 4)
+  for (x in list(X, Matrix::Matrix(X, sparse = TRUE))) {
+    sv <- aspectr:::nmf_svd(aspectr:::nmf_data(x, "x"), 4, 2L)
+    expect_equal(sv$d, ex$d[1:4], tolerance = 1e-9)
+    expect_equal(abs(crossprod(sv$u, ex$u)), diag(4), tolerance = 1e-8)
+    expect_equal(abs(crossprod(sv$v, ex$v)), diag(4), tolerance = 1e-8)
+  }
+  # Cholesky QR: orthonormal, same span as Householder QR, also when Y is
+  # rank deficient (a repeated column: Y'Y singular)
+  Y <- matrix(rnorm(300 * 8), 300, 8) %*% diag(10^-(0:7))
+  for (y in list(Y, cbind(Y, Y[, 1]), cbind(Y, 0))) {
+    Q <- aspectr:::orthonormalize(y)
+    expect_equal(crossprod(Q), diag(ncol(y)), tolerance = 1e-10)
+    expect_equal(Q %*% crossprod(Q, y), y, tolerance = 1e-10)
+  }
 })
 
 test_that("predict reproduces H on the training columns (Frobenius) and classifies", {

@@ -25,22 +25,15 @@
 #include <emmintrin.h>
 #endif
 #include "../parallel.h"
+#include "../unroll.h"
 
 namespace aspectr {
 namespace nmf {
 namespace dense {
 
-// Full unrolling of the short fixed-count loops over a tile's registers: at
-// -O2 GCC does not unroll them by itself and keeps the accumulator arrays in
-// memory (a store and a reload per multiply-add, the store-to-load latency
-// in every dependency chain). Unrolling does not change any arithmetic.
-#if defined(__clang__)
-#define ASPECTR_UNROLL _Pragma("unroll")
-#elif defined(__GNUC__)
-#define ASPECTR_UNROLL _Pragma("GCC unroll 16")
-#else
-#define ASPECTR_UNROLL
-#endif
+// The short fixed-count loops over a tile's registers are unrolled
+// (ASPECTR_UNROLL, unroll.h): otherwise GCC keeps the accumulator arrays in
+// memory at -O2.
 
 #if defined(__GNUC__) || defined(__clang__)
 typedef double v2 __attribute__((vector_size(16)));

@@ -36,14 +36,15 @@ struct Model {
 struct Penalty {
   double l1w = 0, l1h = 0, l2w = 0, l2h = 0;
   bool any() const { return l1w != 0 || l1h != 0 || l2w != 0 || l2h != 0; }
-  double value(const Model& M) const {
+  double value(const arma::mat& Wt, const arma::mat& H) const {
     double v = 0.0;
-    if (l1w != 0) v += l1w * arma::accu(M.Wt);
-    if (l1h != 0) v += l1h * arma::accu(M.H);
-    if (l2w != 0) v += 0.5 * l2w * arma::accu(arma::square(M.Wt));
-    if (l2h != 0) v += 0.5 * l2h * arma::accu(arma::square(M.H));
+    if (l1w != 0) v += l1w * arma::accu(Wt);
+    if (l1h != 0) v += l1h * arma::accu(H);
+    if (l2w != 0) v += 0.5 * l2w * arma::accu(arma::square(Wt));
+    if (l2h != 0) v += 0.5 * l2h * arma::accu(arma::square(H));
     return v;
   }
+  double value(const Model& M) const { return value(M.Wt, M.H); }
 };
 
 // F F' (k x k) for a k x d factor, with the register-tiled kernel of dense.h
@@ -468,14 +469,7 @@ class FrobeniusHER {
   double objective(const Data& X, const arma::mat& Wt, const arma::mat& H, const arma::mat& C,
                    const arma::mat& D, const arma::mat& HH) const {
     const double v = X.xnorm2() - 2.0 * inner(C, H) + inner(D, HH);
-    double p = 0.0;
-    if (pen_.any()) {
-      if (pen_.l1w != 0) p += pen_.l1w * arma::accu(Wt);
-      if (pen_.l1h != 0) p += pen_.l1h * arma::accu(H);
-      if (pen_.l2w != 0) p += 0.5 * pen_.l2w * arma::accu(arma::square(Wt));
-      if (pen_.l2h != 0) p += 0.5 * pen_.l2h * arma::accu(arma::square(H));
-    }
-    return 0.5 * std::max(v, 0.0) + p;
+    return 0.5 * std::max(v, 0.0) + pen_.value(Wt, H);
   }
   // the returned model only: unit-norm columns of W, scale moved into H
   static void unit_columns(Model& M) { unit_rows(M); }

@@ -18,16 +18,11 @@
 #include "../loss.h"
 #include "normalize.h"
 
-// Full unrolling of the fixed-size loops over k in posterior_step: at -O2
-// GCC keeps w[] in memory otherwise (a load-multiply-store chain per mode,
-// about 3x slower at k = 8).
-#if defined(__clang__)
-#define ASPECTR_UNROLL _Pragma("unroll")
-#elif defined(__GNUC__)
-#define ASPECTR_UNROLL _Pragma("GCC unroll 16")
-#else
-#define ASPECTR_UNROLL
-#endif
+#include "../unroll.h"
+
+// The fixed-size loops over k in posterior_step are unrolled (ASPECTR_UNROLL):
+// at -O2 GCC keeps w[] in memory otherwise (a load-multiply-store chain per
+// mode, about 3x slower at k = 8).
 
 namespace aspectr {
 

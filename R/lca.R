@@ -114,7 +114,7 @@ lca <- function(data, k, nrun = 10, max_iter = 1000, tol = 1e-8, seed = NULL,
                         short_iter, short_keep, verbose)
   }
   values <- vapply(runs, run_value, numeric(1))
-  best <- which.min(values)
+  best <- best_run(values, "lca() fit")
   fit <- new_plsa(runs[[best]], d, k = k, loss = "kl", q = NA_real_, tempering = 1,
                   run = best, values = values, time = proc.time()[["elapsed"]] - start,
                   threads = threads, seed = seed, call = call, prefix = "class_")

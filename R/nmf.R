@@ -154,7 +154,7 @@ nmf <- function(x, k, loss = c("frobenius", "kl", "beta"), beta = 2,
                 L1, L2, eps, max_iter, tol, threads, verbose, accelerate)
   })
   values <- vapply(runs, function(r) r$objective[length(r$objective)], numeric(1))
-  best <- which.min(values)
+  best <- best_run(values, "nmf() fit")
   res <- runs[[best]]
   W <- res$W; H <- res$H
   comp <- paste0("factor_", seq_len(k))

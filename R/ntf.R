@@ -90,7 +90,7 @@ ntf <- function(x, k, loss = c("frobenius", "kl"), method = c("hals", "mu"), nru
     })
   }
   values <- vapply(runs, run_value, numeric(1))
-  best <- which.min(values)
+  best <- best_run(values, "ntf() fit")
   res <- runs[[best]]
   ord <- order(res$weights, decreasing = TRUE)
   comp <- paste0("component_", seq_len(k))

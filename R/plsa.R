@@ -130,7 +130,7 @@ plsa <- function(x, k, loss = c("kl", "tsallis", "l2"), q = 0.5, tempering = 1,
     runs <- map_runs(inits, fit_one)
   }
   values <- vapply(runs, run_value, numeric(1))
-  best <- which.min(values)
+  best <- best_run(values, "plsa() fit")
   res <- runs[[best]]
   new_plsa(res, data, k = k, loss = loss, q = if (loss == "tsallis") q else NA_real_,
            tempering = tempering, run = best, values = values,

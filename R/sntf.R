@@ -159,7 +159,7 @@ sntf <- function(x, k, method = c("alpha", "smart", "beta", "average", "unfold")
     }
   })
   values <- vapply(runs, function(r) r$objective[length(r$objective)], numeric(1))
-  best <- which.min(values)
+  best <- best_run(values, "sntf() fit")
   res <- runs[[best]]
   G <- res$G
   ynorm2 <- sum(mult * y$values^2)

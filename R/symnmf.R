@@ -90,7 +90,7 @@ symnmf <- function(a, k, method = c("anls", "hals", "fpals"), lambda = NULL, L1 
                    ctl$max_iter, ctl$tol, ctl$threads, ctl$verbose)
   })
   values <- vapply(runs, function(r) r$objective[length(r$objective)], numeric(1))
-  best <- which.min(values)
+  best <- best_run(values, "symnmf() fit")
   res <- runs[[best]]
   H <- res$H
   comp <- paste0("cluster_", seq_len(k))

@@ -6,9 +6,7 @@
 `%||%` <- function(a, b) if (is.null(a)) b else a
 quick <- nzchar(Sys.getenv("ASPECTR_BENCH_QUICK"))
 options(width = 200)
-if (is.null(getOption("repos")) || identical(unname(getOption("repos")["CRAN"]), "@CRAN@")) {
-  options(repos = c(CRAN = "https://cloud.r-project.org"))
-}
+# packages come from the CRAN repository R is configured with
 
 heading <- function(...) {
   txt <- paste0(...)

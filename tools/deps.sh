@@ -33,7 +33,8 @@ if [ -n "$missing" ] || [ ${#need_sys[@]} -gt 0 ]; then
   still=$(Rscript --vanilla -e 'p <- commandArgs(TRUE); cat(p[!vapply(p, requireNamespace, logical(1), quietly = TRUE)])' "${r_pkgs[@]}")
   if [ -n "$still" ]; then
     echo "deps: installing from CRAN: $still"
-    Rscript --vanilla -e 'options(repos = c(CRAN = "https://cloud.r-project.org")); install.packages(commandArgs(TRUE), Ncpus = 2)' $still
+    # the CRAN repository R is configured with (no address is named here)
+    Rscript -e 'install.packages(commandArgs(TRUE), Ncpus = 2)' $still
   fi
 fi
 echo "deps: all present"

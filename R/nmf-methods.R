@@ -149,8 +149,22 @@ predict.aspectr_nmf <- function(object, newdata, type = c("coef", "class"), max_
                   "newdata", arg = "newdata")
     }
     nd <- nmf_data(newdata, "newdata", dense = object$loss == "beta")
-    H <- cpp_nmf_project(nd$dense, nd$i, nd$p, nd$x, nd$dims, unname(object$W), object$loss,
-                         object$beta, object$L1, object$L2, object$eps, max_iter, tol, threads)
+    # solved on x / s with W / w (s = max(x), w = max(W)), as the fit: with
+    # x = s x', W = w W', H = (s / w) H' the loss is s^b times that of the
+    # scaled problem, whose penalties on H are L1 s^(1-b) / w and
+    # L2 s^(2-b) / w^2
+    sc <- nmf_scale(nd)
+    nd <- sc$nd
+    if (object$loss == "beta" && object$beta <= 0) nd$dense[nd$dense < object$eps] <- object$eps
+    W <- unname(object$W)
+    w <- max(W)
+    if (!(w > 0)) w <- 1
+    b <- object$beta
+    l1 <- if (object$L1[2] > 0) object$L1[2] * exp((1 - b) * log(sc$s) - log(w)) else 0
+    l2 <- if (object$L2[2] > 0) object$L2[2] * exp((2 - b) * log(sc$s) - 2 * log(w)) else 0
+    H <- cpp_nmf_project(nd$dense, nd$i, nd$p, nd$x, nd$dims, W / w, object$loss,
+                         object$beta, c(0, l1), c(0, l2), object$eps, max_iter, tol, threads)
+    H <- H * (sc$s / w)
     dimnames(H) <- list(colnames(object$W), nd$dimnames[[2]])
   }
   if (type == "class") {
@@ -200,9 +214,13 @@ as_plsa <- function(fit) {
   out <- new_plsa(res, d, k = length(res$lambda), loss = "kl", q = NA_real_, tempering = 1,
                   run = 1L, values = NA_real_, time = fit$time, threads = fit$threads,
                   seed = fit$seed, call = fit$call)
-  # at a stationary point of the KL updates sum(WH) = sum(X), so the KL
-  # divergence of the normalized model is the generalized KL over the total
-  out$value <- out$kl <- fit$value / fit$total
+  # the KL divergence D(G || P) of the normalized model P = WH / S, S =
+  # sum(WH), from the unpenalized generalized KL of the fit, D_KL(X || WH) =
+  # sum x log(x / v) - T + S (T = sum(x)): D(G || P) = (D_KL + T - S) / T +
+  # log(S / T). It equals D_KL / T only when S = T, which penalties break.
+  S <- sum(cw * rh)
+  dkl <- fit$divergence %||% fit$value
+  out$value <- out$kl <- (dkl + total - S) / total + log(S / total)
   out$nnz <- fit$nnz
   out$neg_entropy <- fit$neg_entropy
   out$doc_totals <- fit$row_totals

@@ -11,9 +11,12 @@
 #'   the consensus matrix is the share of fits in which two columns share a
 #'   cluster. Reported: the cophenetic correlation of average-linkage
 #'   clustering of 1 - consensus, and the dispersion
-#'   \eqn{\mathrm{mean}(4 (C - 1/2)^2)}; the suggested rank is the largest
-#'   whose product of the two is within 0.001 of the best (stable clusterings
-#'   at several ranks favour the finest).
+#'   \eqn{\mathrm{mean}(4 (C - 1/2)^2)}, and `clusters`, the mean number
+#'   of clusters the fits actually use. The suggested rank is the largest
+#'   whose product of the two measures is within 0.001 of the best (stable
+#'   clusterings at several ranks favour the finest), among the ranks whose
+#'   fits use all k clusters: spare components that win no column repeat
+#'   the consensus of a smaller rank.
 #'
 #' The (rank, repetition) fits run through \pkg{future.apply} under a
 #' parallel [future][future::plan] plan (on a laptop, a multicore server or
@@ -94,11 +97,18 @@ nmf_rank <- function(x, k = 2:10, method = c("cv", "consensus"), nrun = NULL, ho
       D <- stats::as.dist(1 - C)
       coph <- if (all(D == 0) || length(unique(as.vector(D))) < 2) 1 else
         suppressWarnings(stats::cor(stats::cophenetic(stats::hclust(D, "average")), D))
-      data.frame(k = kk, cophenetic = coph, dispersion = mean(4 * (C - 0.5)^2))
+      data.frame(k = kk, cophenetic = coph, dispersion = mean(4 * (C - 0.5)^2),
+                 clusters = mean(vapply(labs, function(l) length(unique(l)), numeric(1))))
     }))
-    # the largest rank that is (near-)maximal in both stability measures
+    # the largest rank that is (near-)maximal in both stability measures,
+    # among the ranks whose runs use all their clusters: a rank-k fit whose
+    # columns fall into fewer than k clusters (spare components that win no
+    # column) repeats the consensus of a smaller rank and is no evidence of
+    # k clusters
     score <- tab$cophenetic * tab$dispersion
-    best <- max(tab$k[score >= max(score) - 1e-3])
+    full <- tab$clusters >= tab$k - 0.5
+    if (!any(full)) full <- rep(TRUE, nrow(tab))
+    best <- max(tab$k[full & score >= max(score[full]) - 1e-3])
     details <- NULL
   }
   rownames(tab) <- NULL

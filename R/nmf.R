@@ -22,14 +22,20 @@
 #'   `0` Itakura-Saito) by the multiplicative updates of Fevotte and Idier
 #'   with their monotonicity exponent. `beta = 1` and `2` use the sparse KL
 #'   and Frobenius updates; other values need the dense model and refuse
-#'   more than `getOption("aspectr.max_cells", 1e8)` cells; `beta <= 0` needs
-#'   strictly positive data.
+#'   more than `getOption("aspectr.max_cells", 1e8)` cells; under
+#'   `beta <= 0` zeros of `x` are replaced by `eps` (see below).
 #'
-#' With `accelerate = TRUE` (the default) HALS and ANLS use the extrapolation
+#' With `accelerate = TRUE` (the default without penalties) HALS and ANLS
+#' use the extrapolation
 #' of Ang and Gillis (2019, "HER"): each factor is updated with the other
 #' one extrapolated along its last move, \eqn{Y = X_{new} + \beta (X_{new}
 #' - X_{prev})}, and \eqn{\beta} adapts (grows slowly while the objective
-#' decreases, shrinks and the step is discarded when it does not). The fit
+#' decreases, shrinks and the step is discarded when it does not). The
+#' extrapolated points are projected onto the non-negative orthant (their
+#' products with `x` corrected exactly), a component that the extrapolation
+#' would push past zero is not extrapolated, and a step that would make a
+#' component vanish is replaced by the plain step; candidates are accepted
+#' by their full penalized objective. The fit
 #' returned is the best non-extrapolated pair and the objective trace is its
 #' objective (flat after a discarded step), so the trace still never
 #' increases. A step costs about as much as a plain one and fewer are needed
@@ -43,6 +49,21 @@
 #' Penalties add `L1[1] * sum(W) + L1[2] * sum(H) + L2[1]/2 * ||W||^2 +
 #' L2[2]/2 * ||H||^2` to the objective. Every algorithm never increases its
 #' objective.
+#'
+#' The fit runs on `x / max(x)` and the results are scaled back: squared
+#' norms cannot
+#' overflow, the fit of `c * x` is that of `x` with `W H` scaled by `c` for
+#' any `c` from 1e-300 to 1e300, and penalties are rescaled so that the
+#' problem solved is the one stated above. `eps` is therefore relative to
+#' `max(x)`. An objective beyond the range of doubles (the squared error of
+#' data near 1e200) is reported as `Inf`; `W`, `H` and `rel_error` stay
+#' finite. With `beta <= 0` the divergence is infinite at zeros of `x`, so
+#' those zeros are replaced by `eps` (relative to `max(x)`, as above) and the
+#' divergence reported is that of the guarded data. A fit whose model
+#' vanishes (`W H = 0` on non-zero `x`, a saddle point of every algorithm) is
+#' never reported as converged unless both `L1` penalties are positive (then
+#' it is a local minimum), and it raises a warning of class
+#' `aspectr_warning_numeric`.
 #'
 #' @param x A non-negative matrix: base `matrix`, any `Matrix` matrix (sparse
 #'   stays sparse), `slam::simple_triplet_matrix`, `quanteda::dfm`, 2-way
@@ -69,7 +90,9 @@
 #' @param eps The epsilon guard of the multiplicative updates.
 #' @param accelerate `NULL` (default), `TRUE` or `FALSE`: extrapolated
 #'   updates (Ang and Gillis 2019). `NULL` means `TRUE` for `method = "hals"`
-#'   or `"anls"` and `FALSE` for `loss = "kl"`; `TRUE` extrapolates HALS,
+#'   or `"anls"` without penalties, and `FALSE` under `L1`/`L2` penalties (from
+#'   some starts the extrapolated fit then ends at a worse point than the
+#'   plain one) and for `loss = "kl"`; `TRUE` extrapolates HALS,
 #'   ANLS and the KL multiplicative updates and is ignored by KL coordinate
 #'   descent and the Frobenius and beta multiplicative updates. `FALSE` gives the plain alternating
 #'   updates (HALS updates H, then W; ANLS W, then H).
@@ -124,13 +147,29 @@ nmf <- function(x, k, loss = c("frobenius", "kl", "beta"), beta = 2,
   }
   start <- proc.time()[["elapsed"]]  # the time includes the input conversion
   nd <- nmf_data(x, "x", dense = loss == "beta")
-  if (loss == "beta" && beta <= 0 && any(nd$dense <= 0)) {
-    abort_input("{.code beta = {beta}} needs strictly positive {.arg x}; it has zero entries.",
-                "value", arg = "x")
-  }
   k <- check_whole(k, "k", min = 1, max = min(nd$dims), what = "at most the smaller dimension of `x`")
+  eps <- check_number(eps, "eps", 0, Inf)
+  # the fit runs on x / s (s = max(x)): squared norms cannot overflow, the
+  # epsilon guards and floors are relative to the data, and the fit of c * x
+  # is that of x scaled. Penalties are rescaled so that the problem solved is
+  # exactly the one asked for.
+  sc <- nmf_scale(nd)
+  nd <- sc$nd
+  bpow <- if (loss == "beta") beta else c(frobenius = 2, kl = 1)[[loss]]
+  if (loss == "beta" && beta <= 0 && any(nd$dense <= 0)) {
+    # the divergence is infinite at a zero of x: the zeros become the
+    # epsilon guard of the multiplicative updates (in units of the scaled x)
+    if (!(eps > 0)) {
+      abort_input("{.code beta = {beta}} on {.arg x} with zero entries needs {.code eps > 0} (the value that replaces the zeros), not {.code eps = {eps}}.",
+                  "argument", arg = "eps")
+    }
+    nd$dense[nd$dense < eps] <- eps
+    nd <- nmf_restat(nd)
+    nd$nnz <- length(nd$dense)
+  }
   if (is.list(init)) {
     init <- check_init_list(init, nd$dims, k)
+    init <- lapply(init, function(f) f / sc$a)
   } else if (missing(init) && (method == "mu" || loss == "kl")) {
     # NNDSVD's exact zeros would stay zero under multiplicative updates, and
     # a zero model value at a non-zero count has an infinite KL divergence
@@ -141,17 +180,25 @@ nmf <- function(x, k, loss = c("frobenius", "kl", "beta"), beta = 2,
   ctl <- check_fit_controls(nrun, max_iter, tol, seed, threads, verbose)
   nrun <- ctl$nrun; max_iter <- ctl$max_iter; tol <- ctl$tol
   seed <- ctl$seed; threads <- ctl$threads; verbose <- ctl$verbose
-  eps <- check_number(eps, "eps", 0, Inf)
-  # default: on for HALS/ANLS, off for the KL multiplicative updates (slower
-  # on sparse document-term data, see NEWS), never used by Frobenius/beta MU
-  accelerate <- if (is.null(accelerate)) method %in% c("hals", "anls") else check_flag(accelerate, "accelerate")
+  # penalties in the units of the scaled problem: with x = s x', W = a W',
+  # H = a H' (a = sqrt(s)) the loss is s^bpow times that of (x', W', H'), and
+  # L1 sum(W) = L1 a sum(W'), L2/2 ||W||^2 = L2 a^2 / 2 ||W'||^2
+  # (in logs: s^bpow can under- or overflow)
+  L1s <- ifelse(L1 > 0, L1 * exp((0.5 - bpow) * log(sc$s)), 0)
+  L2s <- ifelse(L2 > 0, L2 * exp((1 - bpow) * log(sc$s)), 0)
+  # default: on for unpenalized HALS/ANLS, off for the KL multiplicative
+  # updates (slower on sparse document-term data, see NEWS) and under
+  # penalties (where, from some starts, the extrapolated fit ends more than
+  # 1% above the plain one), never used by Frobenius/beta MU
+  accelerate <- if (is.null(accelerate)) method %in% c("hals", "anls") && !any(c(L1, L2) > 0) else
+    check_flag(accelerate, "accelerate")
   accelerate <- accelerate && (method %in% c("hals", "anls") || (loss == "kl" && method == "mu"))
 
   svd0 <- if (is.character(init) && init != "random") nmf_svd(nd, k, threads) else NULL
   inits <- with_seed(seed, lapply(seq_len(nrun), function(i) nmf_init(nd, k, init, svd0)))
   runs <- map_runs(inits, function(s) {
     cpp_nmf_fit(nd$dense, nd$i, nd$p, nd$x, nd$dims, s$W, s$H, loss, method, beta,
-                L1, L2, eps, max_iter, tol, threads, verbose, accelerate)
+                L1s, L2s, eps, max_iter, tol, threads, verbose, accelerate)
   })
   values <- vapply(runs, function(r) r$objective[length(r$objective)], numeric(1))
   best <- best_run(values, "nmf() fit")
@@ -162,20 +209,42 @@ nmf <- function(x, k, loss = c("frobenius", "kl", "beta"), beta = 2,
   dimnames(H) <- list(comp, nd$dimnames[[2]])
   xnorm <- sqrt(res$xnorm2)
   penalized <- any(L1 > 0) || any(L2 > 0)
+  # relative error: scale-free, from the scaled problem
   rel <- if (loss == "frobenius" && !penalized) sqrt(2 * pmax(res$objective, 0)) / xnorm else
     sqrt(max(res$xnorm2 - 2 * sum(nmf_WtX(nd, W, threads) * H) +
                sum(crossprod(W) * tcrossprod(H)), 0)) / xnorm
+  # a model that vanishes on non-zero data (W H = 0) is a stationary point
+  # of every algorithm; it is a local minimum only when both factors carry
+  # an L1 penalty, and otherwise never reported as converged
+  vanished <- sum(colSums(W) * rowSums(H)) == 0
+  converged <- isTRUE(res$converged)
+  if (vanished && !(L1[1] > 0 && L1[2] > 0)) {
+    converged <- FALSE
+    warn_numeric(c("The fit ended with W H = 0 on non-zero {.arg x}: all its factors vanished, a saddle point, not a fit.",
+                   i = "Try another {.arg init} or {.arg seed}, or smaller penalties."))
+  }
+  # back to the units of x
+  obj_scale <- sc$s^bpow
+  # W H = s W' H'. The algorithms are scale-equivariant, so from the start
+  # (W0, H0) scaled by 1 / a they give the iterates of the unscaled problem
+  # divided by a: each factor takes a back; except that unpenalized HALS
+  # and the extrapolated updates return W with unit-norm columns, H
+  # carrying the scale, which stays so
+  unit_w <- loss == "frobenius" && !penalized && (method == "hals" || (method == "anls" && accelerate))
+  if (unit_w) H <- H * sc$s else { W <- W * sc$a; H <- H * sc$a }
   structure(list(
     W = W, H = H, loss = loss, beta = if (loss == "beta") beta else c(frobenius = 2, kl = 1)[[loss]],
     method = method, accelerate = accelerate,
     init = if (is.list(init)) "user" else init, k = k,
     L1 = L1, L2 = L2,
-    objective = as.numeric(res$objective), rel_error = rel, value = values[best],
-    initial = res$initial, iterations = as.integer(res$iterations),
-    converged = isTRUE(res$converged), run = best, run_values = values,
-    dims = nd$dims, dimnames = nd$dimnames, nnz = nd$nnz, total = nd$total,
+    objective = as.numeric(res$objective) * obj_scale, rel_error = rel,
+    value = values[best] * obj_scale,
+    divergence = res$divergence * obj_scale,
+    initial = res$initial * obj_scale, iterations = as.integer(res$iterations),
+    converged = converged, run = best, run_values = values * obj_scale,
+    dims = nd$dims, dimnames = nd$dimnames, nnz = nd$nnz, total = nd$total * sc$s,
     neg_entropy = nd$xlogx / nd$total - log(nd$total),
-    row_totals = nd$row_totals,
+    row_totals = nd$row_totals * sc$s, scale = sc$s,
     eps = eps, time = proc.time()[["elapsed"]] - start, threads = threads, seed = seed,
     call = call
   ), class = c("aspectr_nmf", "aspectr_fit"))
@@ -203,6 +272,32 @@ check_init_list <- function(init, dims, k, call = rlang::caller_env()) {
     abort_input("{.code init$H} must be a non-negative {k} x {dims[2]} matrix.", "argument", arg = "init", call = call)
   }
   init
+}
+
+# The data divided by s = max(x) (so the scaled data are the same, to
+# rounding, for x and c * x: the fit, its starts included, does not depend on
+# the scale), with its statistics recomputed on the scaled values (they
+# cannot overflow). a = sqrt(s) scales the factors.
+nmf_scale <- function(nd) {
+  s <- if (!is.null(nd$dense)) max(nd$dense) else max(nd$x)
+  if (s == 1) return(list(nd = nd, s = 1, a = 1))
+  if (!is.null(nd$dense)) nd$dense <- nd$dense / s
+  nd$x <- nd$x / s
+  if (!is.null(nd$csc)) nd$csc@x <- nd$csc@x / s
+  list(nd = nmf_restat(nd), s = s, a = sqrt(s))
+}
+
+nmf_restat <- function(nd) {
+  if (!is.null(nd$dense)) {
+    st <- cpp_dense_scan(nd$dense)
+    nd$total <- st$total; nd$xlogx <- st$xlogx
+    nd$row_totals <- st$row_totals
+  } else {
+    v <- nd$x
+    nd$total <- sum(v); nd$xlogx <- sum(v * log(v))
+    nd$row_totals <- tabulate_weighted(nd$i + 1L, v, nd$dims[1])
+  }
+  nd
 }
 
 # x -> list(dense = matrix or NULL, i, p, x (CSC), dims, dimnames, nnz, total)
@@ -322,7 +417,7 @@ orthonormalize <- function(Y, threads = 1L) {
 
 # NNDSVD (Boutsidis and Gallopoulos 2008) and its variants, or random.
 nmf_init <- function(nd, k, init, svd0) {
-  m <- nd$dims[1]; n <- nd$dims[2]
+  m <- as.numeric(nd$dims[1]); n <- as.numeric(nd$dims[2])
   avg <- nd$total / (m * n)
   if (is.list(init)) {
     scale <- sqrt(avg / k)

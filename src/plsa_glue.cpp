@@ -186,8 +186,15 @@ Rcpp::List cpp_nmf_fit(Rcpp::Nullable<Rcpp::NumericMatrix> dense, Rcpp::IntegerV
   } else {
     Rcpp::stop("internal error: unsupported loss/method " + loss + "/" + method);
   }
+  // the loss of the final model without penalties (as_plsa(), logLik)
+  double divergence;
+  const Penalty none;
+  if (loss == "frobenius") divergence = FrobeniusHALS(none).loss(*X, M, threads);
+  else if (loss == "kl") divergence = KLMU(none, eps).loss(*X, M, threads);
+  else divergence = BetaMU(beta, none, eps).loss(*X, M, threads);
   return Rcpp::List::create(
       Rcpp::Named("W") = Rcpp::wrap(arma::mat(M.Wt.t())),
+      Rcpp::Named("divergence") = divergence,
       Rcpp::Named("H") = Rcpp::wrap(M.H),
       Rcpp::Named("objective") = Rcpp::NumericVector(tr.objective.begin(), tr.objective.end()),
       Rcpp::Named("initial") = tr.initial,
@@ -226,7 +233,9 @@ Rcpp::NumericMatrix cpp_nmf_project(Rcpp::Nullable<Rcpp::NumericMatrix> dense, R
         const arma::vec c = wsum + L1[1];
         KLCD::solve_side(*X, false, M.Wt, M.H, c, L2[1], 1, 1, nullptr, threads);
       } else {
-        const arma::mat V = M.Wt.t() * M.H;
+        // the model floored at eps where it is raised to a negative power
+        const double lo = std::max(eps, 1e-300);
+        const arma::mat V = arma::clamp(M.Wt.t() * M.H, lo, arma::datum::inf);
         const arma::mat num = M.Wt * (arma::pow(V, beta - 2.0) % X->D());
         const arma::mat den = M.Wt * arma::pow(V, beta - 1.0);
         const double g = beta < 1.0 ? 1.0 / (2.0 - beta) : (beta > 2.0 ? 1.0 / (beta - 1.0) : 1.0);

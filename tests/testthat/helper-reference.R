@@ -191,7 +191,7 @@ ref_hals_sweeps <- function(F, A, B, max_s) {
 
 # Extrapolated HALS (Ang & Gillis 2019), H first: H given the extrapolated
 # Wy = W + beta (W - W_prev), then Hy = Hn + beta (Hn - H), W given Hy
-# (warm starts at the extrapolated points, which are not projected); the
+# (warm starts at the extrapolated points, projected onto W, H >= 0); the
 # pair (Wn, Hn) is kept when its objective is lower (then beta grows by
 # gamma up to bbar, bbar by gbar up to 1), otherwise the iterate stays and
 # the next step starts from it without extrapolation (bbar = beta,
@@ -212,6 +212,16 @@ her_accept <- function(st, Wn, Hn, fn, eta, gamma, gbar) {
   st
 }
 
+# The projection of an extrapolated factor Y onto Y >= 0, except that a
+# component (column of W, margin 2; row of H, margin 1) whose projection keeps
+# less than half the norm of its base is the base's.
+ref_her_project <- function(Y, base, margin) {
+  P <- pmax(Y, 0)
+  short <- apply(P^2, margin, sum) < 0.25 * apply(base^2, margin, sum)
+  if (margin == 2) P[, short] <- base[, short] else P[short, ] <- base[short, ]
+  P
+}
+
 ref_her <- function(X, W0, H0, iters, beta0 = 0.5, eta = 1.5, gamma = 1.01, gbar = 1.005) {
   m <- nrow(X); n <- ncol(X); k <- ncol(W0); nnz <- sum(X != 0)
   max_s <- function(cost, d) min(25, 1 + floor(0.5 * cost / (d * k^2)))
@@ -219,9 +229,9 @@ ref_her <- function(X, W0, H0, iters, beta0 = 0.5, eta = 1.5, gamma = 1.01, gbar
   W <- W0; H <- H0; Wprev <- W0; Hy <- H0
   beta <- beta0; bbar <- 1; f <- obj(W, H); trace <- numeric(0); rejected <- 0
   for (it in seq_len(iters)) {
-    Wy <- W + beta * (W - Wprev)
+    Wy <- ref_her_project(W + beta * (W - Wprev), W, 2)
     Hn <- t(ref_hals_sweeps(t(Hy), t(X) %*% Wy, crossprod(Wy), max_s(nnz * k + m * k^2, n)))
-    Hy <- Hn + beta * (Hn - H)
+    Hy <- ref_her_project(Hn + beta * (Hn - H), Hn, 1)
     Wn <- ref_hals_sweeps(Wy, X %*% t(Hy), tcrossprod(Hy), max_s(nnz * k + n * k^2, m))
     st <- her_accept(list(W = W, H = H, Wprev = Wprev, Hy = Hy, f = f, beta = beta, bbar = bbar,
                           rejected = rejected), Wn, Hn, obj(Wn, Hn), eta, gamma, gbar)
@@ -236,7 +246,7 @@ ref_her <- function(X, W0, H0, iters, beta0 = 0.5, eta = 1.5, gamma = 1.01, gbar
 # Extrapolated KL multiplicative updates (HER as in ref_her, with the KL
 # multiplicative update as the block step): H from the last extrapolated H
 # given Wy, W from Wy given Hy; the extrapolated points are clipped below at
-# 1e-10 times their largest entry. Returns the iterate (W, H), the
+# 1e-10 times the largest entry of the iterate they come from. Returns the iterate (W, H), the
 # generalized-KL objective after every iteration and the rejected steps.
 ref_kl_her <- function(X, W0, H0, iters, eps = 1e-16, beta0 = 0.5, eta = 1.5, gamma = 1.01,
                        gbar = 1.005) {
@@ -246,13 +256,13 @@ ref_kl_her <- function(X, W0, H0, iters, eps = 1e-16, beta0 = 0.5, eta = 1.5, ga
     sum(X[nz] * log(X[nz] / V[nz])) - sum(X) + sum(V)
   }
   ratio <- function(W, H) { R <- matrix(0, nrow(X), ncol(X)); R[nz] <- X[nz] / (W %*% H)[nz]; R }
-  clip <- function(F) pmax(F, 1e-10 * max(F))
+  clip <- function(F, ref) pmax(F, 1e-10 * max(ref, 0))
   W <- W0; H <- H0; Wprev <- W0; Hy <- H0
   beta <- beta0; bbar <- 1; f <- obj(W, H); trace <- numeric(0); rejected <- 0
   for (it in seq_len(iters)) {
-    Wy <- clip(W + beta * (W - Wprev))
+    Wy <- clip(W + beta * (W - Wprev), W)
     Hn <- Hy * crossprod(Wy, ratio(Wy, Hy)) / (colSums(Wy) + eps)
-    Hy <- clip(Hn + beta * (Hn - H))
+    Hy <- clip(Hn + beta * (Hn - H), Hn)
     Wn <- Wy * tcrossprod(ratio(Wy, Hy), Hy) / rep(rowSums(Hy) + eps, each = nrow(X))
     st <- her_accept(list(W = W, H = H, Wprev = Wprev, Hy = Hy, f = f, beta = beta, bbar = bbar,
                           rejected = rejected), Wn, Hn, obj(Wn, Hn), eta, gamma, gbar)

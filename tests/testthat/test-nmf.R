@@ -388,7 +388,7 @@ test_that("bad NMF input gives classed errors", {
   expect_error(nmf(x, 2, init = "svd"), class = "aspectr_error_input_argument")
   expect_error(nmf(x, 2, init = list(W = matrix(1, 3, 3))), class = "aspectr_error_input_argument")
   z <- x; z[1, 1] <- 0
-  expect_error(nmf(z, 2, loss = "beta", beta = 0), class = "aspectr_error_input_value")
+  expect_error(nmf(z, 2, loss = "beta", beta = 0, eps = 0), class = "aspectr_error_input_argument")
   fit <- nmf(x, 2, seed = 1, max_iter = 10)
   expect_error(predict(fit, x[-1, ]), class = "aspectr_error_input_newdata")
   expect_snapshot(nmf(x, 2, loss = "kl", method = "anls"), error = TRUE)

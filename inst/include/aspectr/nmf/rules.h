@@ -71,6 +71,60 @@ inline arma::mat extrapolated(const arma::mat& a, const arma::mat& b, double bet
   return out;
 }
 
+// Projection of an extrapolated factor onto the non-negative orthant, with
+// its product with X kept exact. Y is k x d (Wt, d = m, with C = W'X, k x n;
+// or H, d = n, with C = (X H')', k x m), extrapolated from the non-negative
+// `base` (whose product is Cbase). A row whose projection keeps less than
+// half the norm of its base row (the extrapolation overshot it past zero,
+// as from a start far too large) is not extrapolated: it and its row of C
+// are those of the base. In the other rows every negative entry Y(r, c) is
+// set to 0 and C gets -Y(r, c) times row c of X (for Wt) or column c of X
+// (for H), read from the compressed rows/columns of sparse data or the
+// dense matrix. Serial and in a fixed order: the same for any thread count.
+inline void project_extrapolated(const Data& X, arma::mat& Y, arma::mat& C, bool is_w,
+                                 const arma::mat& base, const arma::mat& Cbase) {
+  const arma::uword k = Y.n_rows;
+  std::vector<double> proj(k, 0.0), full(k, 0.0);
+  for (arma::uword c = 0; c < Y.n_cols; ++c) {
+    const double* y = Y.colptr(c);
+    const double* b = base.colptr(c);
+    for (arma::uword r = 0; r < k; ++r) {
+      if (y[r] > 0.0) proj[r] += y[r] * y[r];
+      full[r] += b[r] * b[r];
+    }
+  }
+  std::vector<char> keep(k, 1);
+  for (arma::uword r = 0; r < k; ++r) {
+    if (proj[r] < 0.25 * full[r]) {
+      keep[r] = 0;
+      Y.row(r) = base.row(r);
+      C.row(r) = Cbase.row(r);
+    }
+  }
+  std::vector<double> d(k);
+  for (arma::uword c = 0; c < Y.n_cols; ++c) {
+    double* y = Y.colptr(c);
+    bool any = false;
+    for (arma::uword r = 0; r < k; ++r) {
+      d[r] = keep[r] && y[r] < 0.0 ? -y[r] : 0.0;
+      if (d[r] != 0.0) { y[r] = 0.0; any = true; }
+    }
+    if (!any) continue;
+    auto add = [&](arma::uword col, double x) {
+      double* o = C.colptr(col);
+      for (arma::uword r = 0; r < k; ++r) o[r] += x * d[r];
+    };
+    if (X.dense()) {
+      const arma::mat& D = X.D();
+      if (is_w) { for (arma::uword j = 0; j < D.n_cols; ++j) { const double x = D(c, j); if (x != 0.0) add(j, x); } }
+      else { const double* xc = D.colptr(c); for (arma::uword i = 0; i < D.n_rows; ++i) if (xc[i] != 0.0) add(i, xc[i]); }
+    } else {
+      const Csc& A = is_w ? X.St() : X.S();  // row c of X (for W) or column c (for H)
+      for (arma::uword s = A.p[c]; s < A.p[c + 1]; ++s) add(A.i[s], A.x[s]);
+    }
+  }
+}
+
 // Rows of M.Wt (columns of W) scaled to unit norm, the scale moved into the
 // rows of M.H (the model W H is unchanged); rows of norm 0 are left as they
 // are. Returns the norms (1 for those rows). By passes over the contiguous
@@ -133,8 +187,10 @@ inline void nnls_cd(const arma::mat& Q, const double* c, double* x, arma::uword 
     double maxd = 0.0, maxx = 0.0;
     for (arma::uword r = 0; r < k; ++r) {
       const double q = Q(r, r);
-      if (!(q > 0.0)) continue;
-      const double nw = std::max(0.0, x[r] - g[r] / q);
+      // a flat coordinate (its column of the other factor is zero): the
+      // objective is linear in it, -c_r x_r, minimized at 0 when c_r < 0 (an
+      // L1 penalty) and by any value when c_r = 0 (left as it is)
+      const double nw = q > 0.0 ? std::max(0.0, x[r] - g[r] / q) : (c[r] < 0.0 ? 0.0 : x[r]);
       const double d = nw - x[r];
       if (d != 0.0) {
         x[r] = nw;
@@ -229,10 +285,14 @@ class FrobeniusHALS {
     constexpr int G = kGroup, V = G / 2;
     const arma::uword k = F.n_rows, d = F.n_cols;
     std::vector<double> inv(k), diag(k), bb(2 * k * k);
+    std::vector<arma::uword> zero_rows;
     for (arma::uword r = 0; r < k; ++r) {
       diag[r] = B(r, r);
       const double den = B(r, r) + l2;
-      inv[r] = den > 0.0 ? 1.0 / den : 0.0;  // 0: the row is left as it is
+      // 0: a flat row (the other factor's row r is zero), whose objective
+      // is l1 sum(F_r): set to 0 under an L1 penalty, else left as it is
+      inv[r] = den > 0.0 ? 1.0 / den : 0.0;
+      if (!(den > 0.0) && l1 > 0.0) zero_rows.push_back(r);
       // B_rt twice (a broadcast v2) at bb[2 (r k + t)]; B is symmetric
       const double* br = B.colptr(r);
       for (arma::uword t = 0; t < k; ++t) bb[2 * (r * k + t)] = bb[2 * (r * k + t) + 1] = br[t];
@@ -300,6 +360,9 @@ class FrobeniusHALS {
     });
     double total = 0.0;
     for (double c : change) total += c;
+    for (arma::uword r : zero_rows) {
+      for (arma::uword i = 0; i < d; ++i) { total += F(r, i) * F(r, i); F(r, i) = 0.0; }
+    }
     return total;
   }
   // unit-norm columns of W, scale moved into H (the model is unchanged); the
@@ -376,12 +439,16 @@ class FrobeniusANLS : public AlternatingFrobenius<FrobeniusANLS> {
 // lowers the objective it is accepted, beta <- min(bbar, gamma beta) and
 // bbar <- min(1, gbar bbar); otherwise the step is rejected (the iterate
 // stays), bbar <- beta, beta <- beta / eta, and the next step starts from the
-// iterate without extrapolation. The extrapolated points are not projected
-// onto the non-negative orthant: the block updates accept any fixed factor,
-// and linearity gives their products with X from those of the iterates,
-// Wy'X = W_n'X + beta (W_n'X - W'X), so a step costs the two products with X
-// of plain HALS and the objective of the iterate (Wn, Hn) comes exactly from
-// Gram matrices. Inner: the block solver (HALS sweeps or exact NNLS).
+// iterate without extrapolation. The extrapolated points are projected onto
+// the non-negative orthant (an extrapolated factor with negative entries can
+// drive the other factor to zero and the fit into the all-zero saddle point):
+// linearity gives their products with X from those of the iterates,
+// Wy'X = W_n'X + beta (W_n'X - W'X), and the projection adds
+// P'X with P = max(0, -Wy), which is non-zero only at the clipped entries and
+// is added row by row of X (project_extrapolated()), so a step still costs
+// about the two products with X of plain HALS; the objective of the iterate
+// (Wn, Hn) comes exactly from Gram matrices, penalties included. Inner: the
+// block solver (HALS sweeps or exact NNLS).
 struct HerParams {
   double beta0 = 0.5, eta = 1.5, gamma = 1.01, gamma_bar = 1.005;
 };
@@ -424,28 +491,22 @@ class FrobeniusHER {
       f_ = objective(X, W_, H_, CW_, gram(W_, threads), gram(H_, threads));
       init_ = true;
     }
-    // extrapolated W and W'X (Wo_ == W_ after a rejected step or at the start)
-    arma::mat Wy = extrapolated(W_, Wo_, beta_, threads);
-    const arma::mat Cy = extrapolated(CW_, Co_, beta_, threads);
-    // H given Wy, warm start at the last extrapolated H (moved: Hy_ is
-    // reassigned below)
-    arma::mat Hn = std::move(Hy_);
-    Block::update(Hn, Cy, gram(Wy, threads), pen_.l1h, pen_.l2h, pass + m * k * k, k, threads);
-    arma::mat Pn;
-    X.XHt(Hn, Pn, threads);
-    // extrapolated H and (X Hy')'
-    Hy_ = extrapolated(Hn, H_, beta_, threads);
-    const arma::mat Ay = extrapolated(Pn, PH_, beta_, threads);
-    // W given Hy, warm start at Wy (moved: not used any more)
-    arma::mat Wn = std::move(Wy);
-    Block::update(Wn, Ay, gram(Hy_, threads), pen_.l1w, pen_.l2w, pass + n * k * k, k, threads);
-    arma::mat Cn;
-    X.WtX(Wn, Cn, threads);
-    cand_ = objective(X, Wn, Hn, Cn, gram(Wn, threads), gram(Hn, threads));
+    // the extrapolated step; when it makes a component of the model vanish
+    // (a column of W or row of H that was non-zero becomes zero), the plain
+    // step (beta = 0) is taken instead: an extrapolated factor projected to
+    // zero would otherwise send the other factor to zero under a penalty and
+    // the fit into the all-zero saddle point
+    Attempt c = attempt(X, beta_, std::move(Hy_), pass, m, n, k, threads);
+    if (beta_ > 0.0 && lost_component(c.Wn, c.Hn)) {
+      c = attempt(X, 0.0, H_, pass, m, n, k, threads);
+      ++plain_;
+    }
+    cand_ = c.f;
     if (cand_ < f_) {
       Wo_ = std::move(W_); Co_ = std::move(CW_);
-      W_ = std::move(Wn); CW_ = std::move(Cn);
-      H_ = std::move(Hn); PH_ = std::move(Pn);
+      W_ = std::move(c.Wn); CW_ = std::move(c.Cn);
+      H_ = std::move(c.Hn); PH_ = std::move(c.Pn);
+      Hy_ = std::move(c.Hy);
       f_ = cand_;
       beta_ = std::min(bbar_, hp_.gamma * beta_);
       bbar_ = std::min(1.0, hp_.gamma_bar * bbar_);
@@ -460,6 +521,7 @@ class FrobeniusHER {
     }
     return f_;
   }
+  int plain_steps() const { return plain_; }
   double loss(const Data& X, const Model& M, int threads) const {
     arma::mat C;
     X.WtX(M.Wt, C, threads);
@@ -473,11 +535,49 @@ class FrobeniusHER {
   }
   // the returned model only: unit-norm columns of W, scale moved into H
   static void unit_columns(Model& M) { unit_rows(M); }
+  struct Attempt {
+    arma::mat Wn, Hn, Cn, Pn, Hy;
+    double f;
+  };
+  // H given Wy = W + b (W - W_prev) (projected), warm start Hwarm; then W
+  // given Hy = Hn + b (Hn - H) (projected), warm start Wy; and the
+  // objective of (Wn, Hn). b = 0 is the plain alternating step.
+  Attempt attempt(const Data& X, double b, arma::mat Hwarm, double pass, double m, double n,
+                  double k, int threads) const {
+    Attempt a;
+    // extrapolated W and W'X (Wo_ == W_ after a rejected step or at the start)
+    arma::mat Wy = extrapolated(W_, Wo_, b, threads);
+    arma::mat Cy = extrapolated(CW_, Co_, b, threads);
+    project_extrapolated(X, Wy, Cy, true, W_, CW_);
+    a.Hn = std::move(Hwarm);
+    Block::update(a.Hn, Cy, gram(Wy, threads), pen_.l1h, pen_.l2h, pass + m * k * k, k, threads);
+    X.XHt(a.Hn, a.Pn, threads);
+    // extrapolated H and (X Hy')'
+    a.Hy = extrapolated(a.Hn, H_, b, threads);
+    arma::mat Ay = extrapolated(a.Pn, PH_, b, threads);
+    project_extrapolated(X, a.Hy, Ay, false, a.Hn, a.Pn);
+    // W given Hy, warm start at Wy (moved: not used any more)
+    a.Wn = std::move(Wy);
+    Block::update(a.Wn, Ay, gram(a.Hy, threads), pen_.l1w, pen_.l2w, pass + n * k * k, k, threads);
+    X.WtX(a.Wn, a.Cn, threads);
+    a.f = objective(X, a.Wn, a.Hn, a.Cn, gram(a.Wn, threads), gram(a.Hn, threads));
+    return a;
+  }
+  // a component r (column r of W times row r of H) that is non-zero in the
+  // iterate and (numerically) zero in the candidate: its mass sum(W_r)
+  // sum(H_r) fell below 1e-12 times what it was
+  bool lost_component(const arma::mat& Wn, const arma::mat& Hn) const {
+    const arma::vec w0 = arma::sum(W_, 1), h0 = arma::sum(H_, 1), w1 = arma::sum(Wn, 1),
+                    h1 = arma::sum(Hn, 1);
+    for (arma::uword r = 0; r < w0.n_elem; ++r)
+      if (w0[r] > 0.0 && h0[r] > 0.0 && !(w1[r] * h1[r] > 1e-12 * (w0[r] * h0[r]))) return true;
+    return false;
+  }
   Penalty pen_;
   HerParams hp_;
   double beta_, bbar_ = 1.0, f_ = 0.0, cand_ = 0.0;
   bool init_ = false;
-  int restarts_ = 0;
+  int restarts_ = 0, plain_ = 0;
   // iterate (W_, H_) with W'X and (X H')'; previous W; last extrapolated H
   arma::mat W_, H_, CW_, PH_, Wo_, Co_, Hy_;
 };
@@ -640,7 +740,7 @@ class KLMU {
 // gamma beta), bbar <- min(1, gbar bbar)); otherwise bbar <- beta, beta <-
 // beta / eta and the next step starts from the iterate unextrapolated.
 // Multiplicative updates need strictly positive factors, so the extrapolated
-// points are clipped below at 1e-10 times the largest entry of their factor.
+// points are projected onto {F >= 1e-10 max(iterate)} (never below 0).
 // Cost per step: the two ratio passes of plain MU (at (Wy, Hy_prev) and
 // (Wy, Hy)) plus one objective pass at (Wn, Hn) (WH at the non-zeros, no
 // numerators).
@@ -660,7 +760,7 @@ class KLHER {
     }
     Model Y;
     Y.Wt = W_ + beta_ * (W_ - Wo_);
-    clip(Y.Wt);
+    clip(Y.Wt, W_);
     Y.H = Hy_;
     arma::mat num;
     // H given Wy, from the last extrapolated H
@@ -669,7 +769,7 @@ class KLHER {
     mu_.mm_update(Hn, num, Y.H, arma::sum(Y.Wt, 1), pen_.l1h, pen_.l2h);
     // extrapolated H; W given it, from Wy
     Hy_ = Hn + beta_ * (Hn - H_);
-    clip(Hy_);
+    clip(Hy_, Hn);
     Y.H = Hy_;
     KLMU::ratio_pass(X, Y, num, nullptr, true, threads);
     arma::mat Wn(k, W_.n_cols);
@@ -700,8 +800,11 @@ class KLHER {
     KLMU::ratio_pass(X, T, num, &xlogv, true, threads, false);
     return mu_.constant(X) - xlogv + arma::dot(arma::sum(Wt, 1), arma::sum(H, 1)) + pen_.value(T);
   }
-  static void clip(arma::mat& F) {
-    const double lo = 1e-10 * F.max();
+  // projection of an extrapolated factor onto {F >= lo}, lo = 1e-10 times
+  // the largest entry of the (non-negative) iterate it was extrapolated
+  // from: strictly positive unless that iterate is zero (then the orthant)
+  static void clip(arma::mat& F, const arma::mat& ref) {
+    const double lo = 1e-10 * std::max(ref.max(), 0.0);
     F.transform([lo](double v) { return v < lo ? lo : v; });
   }
   KLMU mu_;
@@ -724,12 +827,15 @@ class BetaMU {
     const arma::mat& D = X.D();
     arma::mat V = M.Wt.t() * M.H;                       // m x n
     const double before = divergence(D, V) + pen_.value(M);
-    // W
+    // W (the model floored at eps where it is raised to a negative power: a
+    // zero of W H at a zero of x would give 0 * inf)
+    floor_model(V);
     arma::mat P = arma::pow(V, b_ - 2.0) % D;
     arma::mat Q = arma::pow(V, b_ - 1.0);
     arma::mat num = M.H * P.t(), den = M.H * Q.t();     // k x m
     apply(M.Wt, num, den, pen_.l1w, pen_.l2w);
     V = M.Wt.t() * M.H;
+    floor_model(V);
     P = arma::pow(V, b_ - 2.0) % D;
     Q = arma::pow(V, b_ - 1.0);
     num = M.Wt * P; den = M.Wt * Q;                      // k x n
@@ -751,6 +857,10 @@ class BetaMU {
     return s;
   }
  private:
+  void floor_model(arma::mat& V) const {
+    const double lo = std::max(eps_, 1e-300);
+    V.transform([lo](double v) { return v < lo ? lo : v; });
+  }
   void apply(arma::mat& F, const arma::mat& num, const arma::mat& den, double l1, double l2) const {
     for (arma::uword j = 0; j < F.n_elem; ++j) {
       const double ratio = std::max(num[j], eps_) / (den[j] + l1 + l2 * F[j] + eps_);

@@ -61,9 +61,10 @@
 #' those zeros are replaced by `eps` (relative to `max(x)`, as above) and the
 #' divergence reported is that of the guarded data. A fit whose model
 #' vanishes (`W H = 0` on non-zero `x`, a saddle point of every algorithm) is
-#' never reported as converged unless both `L1` penalties are positive (then
-#' it is a local minimum), and it raises a warning of class
-#' `aspectr_warning_numeric`.
+#' never reported as converged unless the penalties make it a local minimum
+#' (an `L1` penalty on one factor with an `L1` or `L2` penalty on the other,
+#' or `sqrt(L2[1] * L2[2])` at least the Frobenius norm of `x`), and it
+#' raises a warning of class `aspectr_warning_numeric`.
 #'
 #' @param x A non-negative matrix: base `matrix`, any `Matrix` matrix (sparse
 #'   stays sparse), `slam::simple_triplet_matrix`, `quanteda::dfm`, 2-way
@@ -184,8 +185,10 @@ nmf <- function(x, k, loss = c("frobenius", "kl", "beta"), beta = 2,
   # H = a H' (a = sqrt(s)) the loss is s^bpow times that of (x', W', H'), and
   # L1 sum(W) = L1 a sum(W'), L2/2 ||W||^2 = L2 a^2 / 2 ||W'||^2
   # (in logs: s^bpow can under- or overflow)
-  L1s <- ifelse(L1 > 0, L1 * exp((0.5 - bpow) * log(sc$s)), 0)
-  L2s <- ifelse(L2 > 0, L2 * exp((1 - bpow) * log(sc$s)), 0)
+  # (capped at 1e300: a penalty that large in the units of the scaled data
+  # has the zero model as its optimum either way)
+  L1s <- pmin(ifelse(L1 > 0, L1 * exp((0.5 - bpow) * log(sc$s)), 0), 1e300)
+  L2s <- pmin(ifelse(L2 > 0, L2 * exp((1 - bpow) * log(sc$s)), 0), 1e300)
   # default: on for unpenalized HALS/ANLS, off for the KL multiplicative
   # updates (slower on sparse document-term data, see NEWS) and under
   # penalties (where, from some starts, the extrapolated fit ends more than
@@ -218,7 +221,12 @@ nmf <- function(x, k, loss = c("frobenius", "kl", "beta"), beta = 2,
   # an L1 penalty, and otherwise never reported as converged
   vanished <- sum(colSums(W) * rowSums(H)) == 0
   converged <- isTRUE(res$converged)
-  if (vanished && !(L1[1] > 0 && L1[2] > 0)) {
+  # W = H = 0 is a local minimum when an L1 penalty on one factor meets an
+  # L1 or L2 penalty on the other, or when sqrt(L2w L2h) >= ||x||_F (which
+  # bounds the largest singular value); in the units of the scaled data
+  zero_min <- (L1s[1] > 0 && (L1s[2] > 0 || L2s[2] > 0)) || (L1s[2] > 0 && L2s[1] > 0) ||
+    sqrt(L2s[1] * L2s[2]) >= sqrt(res$xnorm2)
+  if (vanished && !zero_min) {
     converged <- FALSE
     warn_numeric(c("The fit ended with W H = 0 on non-zero {.arg x}: all its factors vanished, a saddle point, not a fit.",
                    i = "Try another {.arg init} or {.arg seed}, or smaller penalties."))
@@ -376,8 +384,10 @@ nmf_WtX <- function(nd, W, threads = 1L) {
 nmf_svd <- function(nd, k, threads = 1L) {
   dense <- !is.null(nd$dense)
   X <- if (dense) nd$dense else nmf_sparse(nd)
-  if (dense && min(nd$dims) <= 400) {
-    s <- svd(X, nu = k, nv = k)
+  # small data: the exact SVD, of the dense form also for sparse storage, so
+  # that dense and sparse storage of the same matrix give the same start
+  if (min(nd$dims) <= 400 && prod(as.numeric(nd$dims)) <= 4e6) {
+    s <- svd(if (dense) X else as.matrix(X), nu = k, nv = k)
     return(list(d = s$d[seq_len(k)], u = s$u, v = s$v))
   }
   # X Z and X'Q: the package's dense kernels for dense X (R's reference BLAS

@@ -851,8 +851,9 @@ class BetaMU {
       const double x = X[j], v = std::max(V[j], 1e-300);
       if (b_ == 0.0) s += x / v - std::log(x / v) - 1.0;
       else if (b_ == 1.0) s += (x > 0 ? x * std::log(x / v) : 0.0) - x + v;
-      else s += (std::pow(x, b_) + (b_ - 1.0) * std::pow(v, b_) - b_ * x * std::pow(v, b_ - 1.0)) /
-                (b_ * (b_ - 1.0));
+      // (each term is >= 0; the max removes rounding below 0)
+      else s += std::max(0.0, (std::pow(x, b_) + (b_ - 1.0) * std::pow(v, b_) -
+                               b_ * x * std::pow(v, b_ - 1.0)) / (b_ * (b_ - 1.0)));
     }
     return s;
   }

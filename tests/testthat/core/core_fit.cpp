@@ -1,0 +1,72 @@
+// A plain C++ program (no R) that fits tiny problems with the aspectr core:
+// proof that inst/include/aspectr/ has no R dependency. Built and run by
+// test-core-cpp.R, which compares its output with the same fits through R.
+// Prints one "name value" line per result.
+#include <aspectr/aspectr.h>
+#include <cstdio>
+
+int main() {
+  // a 6 x 5 count matrix, COO
+  const double X[6][5] = {{3, 0, 1, 0, 2}, {0, 4, 0, 1, 0}, {2, 1, 5, 0, 0},
+                          {0, 0, 1, 6, 2}, {1, 3, 0, 0, 4}, {0, 2, 2, 1, 0}};
+  aspectr::SparseTensor T;
+  T.dims = {6, 5};
+  std::vector<double> vals;
+  for (int i = 0; i < 6; ++i)
+    for (int j = 0; j < 5; ++j)
+      if (X[i][j] != 0) {
+        T.idx.push_back(static_cast<aspectr::index_t>(i));
+        T.idx.push_back(static_cast<aspectr::index_t>(j));
+        vals.push_back(X[i][j]);
+      }
+  T.val = arma::vec(vals);
+  T.validate();
+  const aspectr::SparseTensor G = T.normalized();
+  // a deterministic start: column r of factor n is proportional to
+  // 1 + ((i + 2 r + n) mod 3), lambda uniform
+  const arma::uword k = 2;
+  aspectr::AspectModel M;
+  M.lambda = arma::vec(k, arma::fill::value(1.0 / k));
+  for (std::size_t n = 0; n < 2; ++n) {
+    arma::mat F(k, T.dims[n]);
+    for (arma::uword r = 0; r < k; ++r) {
+      for (arma::uword i = 0; i < T.dims[n]; ++i) F(r, i) = 1.0 + ((i + 2 * r + n) % 3);
+      F.row(r) /= arma::accu(F.row(r));
+    }
+    M.F.push_back(F);
+  }
+  aspectr::Control ctl;
+  ctl.max_iter = 50;
+  ctl.tol = 0;
+  ctl.threads = 1;
+  aspectr::NoCallback cb;
+  aspectr::EMRule rule(1.0);
+  const aspectr::FitTrace tr = aspectr::run_solver(rule, G, M, ctl, cb);
+  bool monotone = true;
+  for (std::size_t t = 1; t < tr.objective.size(); ++t)
+    if (tr.objective[t] > tr.objective[t - 1] * (1 + 1e-12) + 1e-15) monotone = false;
+  std::printf("em_iterations %d\n", tr.iterations);
+  std::printf("em_objective %.17g\n", tr.objective.back());
+  std::printf("em_monotone %d\n", monotone ? 1 : 0);
+  for (arma::uword r = 0; r < k; ++r) std::printf("em_lambda %.17g\n", M.lambda[r]);
+  for (arma::uword r = 0; r < k; ++r)
+    for (arma::uword j = 0; j < T.dims[1]; ++j) std::printf("em_terms %.17g\n", M.F[1](r, j));
+
+  // NMF by HALS on the dense matrix from the same start pattern
+  arma::mat D(6, 5);
+  for (int i = 0; i < 6; ++i)
+    for (int j = 0; j < 5; ++j) D(i, j) = X[i][j];
+  aspectr::nmf::Data data(D);
+  aspectr::nmf::Model nm;
+  nm.Wt = arma::mat(k, 6);
+  nm.H = arma::mat(k, 5);
+  for (arma::uword r = 0; r < k; ++r) {
+    for (arma::uword i = 0; i < 6; ++i) nm.Wt(r, i) = 1.0 + ((i + 2 * r) % 3);
+    for (arma::uword j = 0; j < 5; ++j) nm.H(r, j) = 1.0 + ((j + 2 * r + 1) % 3);
+  }
+  aspectr::nmf::FrobeniusHALS hals(aspectr::nmf::Penalty{});
+  ctl.max_iter = 30;
+  const aspectr::FitTrace th = aspectr::run_solver(hals, data, nm, ctl, cb);
+  std::printf("hals_objective %.17g\n", th.objective.back());
+  return monotone ? 0 : 1;
+}

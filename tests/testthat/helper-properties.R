@@ -172,7 +172,9 @@ prop_gen_nmf <- function() {
     args$L1 <- stats::runif(2) * 10^stats::runif(1, -3, 0) * sqrt(mean(x))
     if (loss != "beta") args$L2 <- stats::runif(2) * 10^stats::runif(1, -3, 0)
   }
-  if (method == "mu" && stats::runif(1) < 0.3) args$eps <- 0
+  # eps = 0 removes the guard of 0/0 at empty rows and columns: only on
+  # strictly positive data
+  if (method == "mu" && all(x > 0) && stats::runif(1) < 0.5) args$eps <- 0
   sparse <- stats::runif(1) < 0.5
   args$x <- prop_storage(x, sparse)
   # the scale property holds for unpenalized Frobenius and KL fits; the
@@ -180,7 +182,7 @@ prop_gen_nmf <- function() {
   scaled <- loss %in% c("frobenius", "kl") && !penalized && (method != "mu" || identical(args$eps, 0))
   list(fun = "nmf", args = args, dense = prop_storage(x, !sparse),
        scale = prop_scale_factor(x[x > 0]), scale_kind = if (scaled) "product" else "finite",
-       monotone = TRUE)
+       monotone = TRUE, obj_scale = if (loss == "frobenius") 0.5 * sum(x^2))
 }
 
 prop_gen_ntf <- function() {
@@ -197,7 +199,8 @@ prop_gen_ntf <- function() {
   sparse <- stats::runif(1) < 0.5
   args$x <- prop_storage(x, sparse)
   list(fun = "ntf", args = args, dense = prop_storage(x, !sparse),
-       scale = prop_scale_factor(x[x > 0]), scale_kind = "finite", monotone = TRUE)
+       scale = prop_scale_factor(x[x > 0]), scale_kind = "finite", monotone = TRUE,
+       obj_scale = if (loss == "frobenius") sum(x^2))
 }
 
 prop_gen_lca <- function() {
@@ -297,6 +300,7 @@ prop_gen_sntf <- function() {
   omega <- if (is.null(args$omega)) 1 else args$omega
   list(fun = "sntf", args = args, dense = as_form(alt),
        scale = prop_scale_factor(y$values), scale_kind = "finite",
+       obj_scale = sum(as_sptensor(y)$values^2),
        monotone = method %in% c("alpha", "smart", "beta") && omega <= 1 &&
          is.null(args$sparsity) && !isTRUE(args$orthogonal))
 }
@@ -319,7 +323,8 @@ prop_gen_symnmf <- function() {
   A <- A * prop_multiplier(A[A > 0])
   method <- pick(c("anls", "hals", "fpals"))
   args <- list(a = NULL, k = prop_k(n), method = method)
-  if (method != "fpals" && stats::runif(1) < 0.3) args$lambda <- max(A)^2 * 10^stats::runif(1, -2, 1)
+  lam <- max(A)^2 * 10^stats::runif(1, -2, 1)
+  if (method != "fpals" && is.finite(lam) && stats::runif(1) < 0.3) args$lambda <- lam
   if (stats::runif(1) < 0.3) args$L1 <- stats::runif(1) * 10^stats::runif(1, -3, -1) * mean(A)
   if (method == "fpals" && stats::runif(1) < 0.5) args$omega <- stats::runif(1, 0.2, 1.9)
   init <- pick(list(NULL, "nndsvd", "random", "matrix"))
@@ -329,7 +334,7 @@ prop_gen_symnmf <- function() {
   sparse <- stats::runif(1) < 0.5
   args$a <- prop_storage(A, sparse)
   list(fun = "symnmf", args = args, dense = prop_storage(A, !sparse),
-       scale = prop_scale_factor(A[A > 0]), scale_kind = "finite",
+       scale = prop_scale_factor(A[A > 0]), scale_kind = "finite", obj_scale = 0.5 * sum(A^2),
        monotone = method != "fpals")
 }
 
@@ -435,9 +440,11 @@ prop_constraints <- function(fun, fit) {
   if (length(bad)) paste(bad, collapse = "; ") else NULL
 }
 
-prop_monotone <- function(o, initial = NULL, slack = 1e-10) {
+prop_monotone <- function(o, initial = NULL, obj_scale = NULL, slack = 1e-10) {
   if (length(o) < 2) return(NULL)
-  scale <- max(abs(c(o, initial[is.finite(initial)])))
+  # squared losses evaluated through Gram matrices (||X||^2 - 2 <X, M> +
+  # ||M||^2) round to about eps ||X||^2 in absolute terms
+  scale <- max(abs(c(o, initial[is.finite(initial)], obj_scale)))
   # relative slack, plus the rounding of a sum of terms of the size of the
   # largest objective (a divergence reaching 0 can come out as -2e-16)
   up <- diff(o) > slack * pmax(abs(o[-1]), abs(o[-length(o)])) + 1e-14 * scale
@@ -468,7 +475,7 @@ prop_check <- function(case) {
   cons <- prop_constraints(fun, fit)
   if (!is.null(cons)) fail("constraints", cons)
   if (case$monotone && !length(notfin)) {
-    mono <- prop_monotone(fit$objective, fit$initial)
+    mono <- prop_monotone(fit$objective, fit$initial, case$obj_scale)
     if (!is.null(mono)) fail("monotone", mono)
   }
   # identical results for identical seeds
@@ -492,6 +499,8 @@ prop_check <- function(case) {
   if (!is.null(case$scale) && case$scale_kind != "none") {
     cc <- case$scale
     a <- case$args; a[[1]] <- prop_scaled(a[[1]], cc)
+    # a user start is in the units of the data: scaled with it
+    if (is.list(a$init)) a$init <- lapply(a$init, function(m) m * sqrt(cc))
     note <- sprintf("c <- %s\nx <- %s", format(cc, digits = 17), prop_scale_text(a[[1]]))
     r4 <- prop_run(case, a)
     if (is.null(r4$fit)) fail("scale", paste("scaled data fails:", r4$error), case$args, note) else {

@@ -4,25 +4,25 @@
 # that reproduces it.
 
 test_that("plsa() holds its properties on random problems", {
-  prop_run_fitter("plsa", prop_n_cases(60))
+  prop_run_fitter("plsa", prop_n_cases(100))
 })
 
 test_that("nmf() holds its properties on random problems", {
-  prop_run_fitter("nmf", prop_n_cases(60))
+  prop_run_fitter("nmf", prop_n_cases(100))
 })
 
 test_that("ntf() holds its properties on random problems", {
-  prop_run_fitter("ntf", prop_n_cases(40))
+  prop_run_fitter("ntf", prop_n_cases(70))
 })
 
 test_that("lca() holds its properties on random problems", {
-  prop_run_fitter("lca", prop_n_cases(40))
+  prop_run_fitter("lca", prop_n_cases(70))
 })
 
 test_that("sntf() holds its properties on random problems", {
-  prop_run_fitter("sntf", prop_n_cases(40))
+  prop_run_fitter("sntf", prop_n_cases(70))
 })
 
 test_that("symnmf() holds its properties on random problems", {
-  prop_run_fitter("symnmf", prop_n_cases(40))
+  prop_run_fitter("symnmf", prop_n_cases(70))
 })

@@ -474,6 +474,14 @@ prop_check <- function(case) {
   if (length(notfin)) fail("finite", paste("not finite:", paste(notfin, collapse = ", ")))
   cons <- prop_constraints(fun, fit)
   if (!is.null(cons)) fail("constraints", cons)
+  # every objective is a divergence (plus non-negative penalties)
+  if (fun != "lca" && !length(notfin)) {
+    o <- fit$objective
+    scale <- max(abs(c(o, fit$initial[is.finite(fit$initial)], case$obj_scale)))
+    if (length(o) && min(o) < -1e-12 * scale) {
+      fail("nonnegative", sprintf("negative objective %.17g (iteration %d)", min(o), which.min(o)))
+    }
+  }
   if (case$monotone && !length(notfin)) {
     mono <- prop_monotone(fit$objective, fit$initial, case$obj_scale)
     if (!is.null(mono)) fail("monotone", mono)
@@ -507,7 +515,9 @@ prop_check <- function(case) {
       nums4 <- prop_numbers(fun, r4$fit)
       bad4 <- names(nums4)[!vapply(nums4, function(v) all(is.finite(unlist(v))), logical(1))]
       d <- switch(case$scale_kind,
-        normalized = prop_rel_diff(prop_parts(fun, fit), prop_parts(fun, r4$fit)),
+        normalized = max(prop_rel_diff(prop_parts(fun, fit), prop_parts(fun, r4$fit)),
+                         # the divergence of the normalized data is scale-free too
+                         abs(fit$value - r4$fit$value) / max(abs(fit$value), 1e-4)),
         product = prop_rel_diff(list(fit$W %*% fit$H),
                                 list((r4$fit$W / sqrt(cc)) %*% (r4$fit$H / sqrt(cc)))),
         finite = 0)
@@ -515,7 +525,7 @@ prop_check <- function(case) {
         fail("scale", sprintf("fit of x * %g is not finite: %s", cc, paste(bad4, collapse = ", ")), case$args, note)
       } else if (!(d <= 1e-8)) {
         fail("scale", sprintf("fit of x * %g differs by %g (relative, %s)", cc, d,
-                              if (case$scale_kind == "product") "W H / c" else "normalized factors"),
+                              if (case$scale_kind == "product") "W H / c" else "normalized factors and objective"),
              case$args, note)
       }
     }

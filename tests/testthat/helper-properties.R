@@ -381,7 +381,12 @@ prop_run <- function(case, args = case$args) {
 prop_parts <- function(fun, fit) {
   switch(fun,
     plsa = , lca = c(list(lambda = fit$lambda), fit$factors),
-    nmf = list(W = fit$W, H = fit$H),
+    # W H is unchanged by W D, D^-1 H: compare in one gauge (unit-norm
+    # columns of W); the fitters do not promise one
+    nmf = local({
+      s <- sqrt(colSums(fit$W^2)); s[s == 0] <- 1
+      list(W = sweep(fit$W, 2, s, "/"), H = fit$H * s)
+    }),
     ntf = c(list(weights = fit$weights), fit$factors),
     sntf = list(G = fit$G),
     symnmf = list(H = fit$H))

@@ -52,6 +52,7 @@ LD_PRELOAD="$asan $ubsan" R_LIBS="$lib${R_LIBS:+:$R_LIBS}" NOT_CRAN=true \
   Rscript --vanilla -e '
     f <- commandArgs(TRUE)
     library(testthat); library(aspectr, lib.loc = .libPaths()[1])
+    set_max_fails(Inf)  # run every file even when some tests fail
     stopifnot(startsWith(find.package("aspectr"), .libPaths()[1]))
     res <- as.data.frame(test_dir("tests/testthat", package = "aspectr", load_package = "installed",
                                   filter = if (length(f) && nzchar(f[1])) f[1] else NULL,
@@ -59,7 +60,7 @@ LD_PRELOAD="$asan $ubsan" R_LIBS="$lib${R_LIBS:+:$R_LIBS}" NOT_CRAN=true \
     cat(sprintf("\n%d passed, %d failed, %d skipped\n", sum(res$passed), sum(res$failed) + sum(res$error), sum(res$skipped)))
   ' "$filter" > "$log" 2>&1
 status=$?
-tail -30 "$log"
+grep -E "^(\[ FAIL|[0-9]+ passed)" "$log" | tail -2
 elapsed=$(( $(date +%s) - start ))
 reports=$(grep -c -E "runtime error:|ERROR: AddressSanitizer|ERROR: LeakSanitizer" "$log")
 echo "== sanitizer reports: $reports; test run exit status: $status; ${elapsed}s"

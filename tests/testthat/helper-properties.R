@@ -1,0 +1,600 @@
+# Random property tests for every fitter (test-properties.R).
+#
+# prop_case(fitter, i) draws case i of a fitter: a random *valid* problem
+# (data, storage, parameters) and the properties that apply to it. The case
+# depends only on (fitter, i), through its seed prop_seed(fitter, i), so a
+# failure is reproduced by
+#   source("tests/testthat/helper-properties.R"); library(aspectr)
+#   prop_check(prop_case("nmf", 17))
+# and every failure message also prints the fitter call itself.
+#
+# The number of cases per fitter is `default` or the environment variable
+# ASPECTR_PROPERTY_CASES; ASPECTR_PROPERTY_LOG names a CSV file that receives
+# one line per failed (fitter, case, property) for long runs.
+
+prop_fitters <- c("plsa", "nmf", "ntf", "lca", "sntf", "symnmf")
+
+prop_n_cases <- function(default) {
+  v <- Sys.getenv("ASPECTR_PROPERTY_CASES", "")
+  n <- suppressWarnings(as.integer(v))
+  if (nzchar(v) && !is.na(n) && n >= 0) n else default
+}
+
+prop_seed <- function(fitter, i) 100000L * match(fitter, prop_fitters) + as.integer(i)
+
+# Evaluates `code` with R's RNG seeded, restoring the previous state.
+prop_with_seed <- function(seed, code) {
+  env <- globalenv()
+  had <- exists(".Random.seed", envir = env, inherits = FALSE)
+  old <- if (had) get(".Random.seed", envir = env, inherits = FALSE)
+  on.exit({
+    if (had) assign(".Random.seed", old, envir = env) else
+      if (exists(".Random.seed", envir = env, inherits = FALSE)) rm(".Random.seed", envir = env)
+  }, add = TRUE)
+  set.seed(seed, kind = "Mersenne-Twister", normal.kind = "Inversion", sample.kind = "Rejection")
+  code
+}
+
+pick <- function(x, ...) x[[sample.int(length(x), 1, ...)]]
+
+# --- data -----------------------------------------------------------------
+
+# Positive values: counts (Poisson, mean over orders of magnitude) or
+# continuous values spread over up to 6 orders of magnitude.
+prop_values <- function(n, kind = pick(c("counts", "continuous", "flat"))) {
+  switch(kind,
+    counts = pmax(stats::rpois(n, 10^stats::runif(1, -0.5, 2)), 1),
+    continuous = stats::rexp(n) * 10^stats::runif(n, -3, 3),
+    flat = stats::runif(n, 0.5, 1.5))
+}
+
+# A multiplier that keeps every value of x inside [1e-290, 1e290]: 1 for
+# most cases, anything between 1e-300 and 1e300 otherwise.
+prop_multiplier <- function(v, p_extreme = 0.3) {
+  if (stats::runif(1) > p_extreme) return(1)
+  lo <- -290 - log10(min(v[v > 0])); hi <- 290 - log10(max(v))
+  lo <- max(lo, -300); hi <- min(hi, 300)
+  if (lo >= hi) return(1)
+  # half of the extreme cases at the ends of the range
+  e <- if (stats::runif(1) < 0.5) stats::runif(1, lo, hi) else pick(c(lo, hi))
+  10^e
+}
+
+# A scale factor c for the scale-invariance check (x * c stays in range).
+prop_scale_factor <- function(v) {
+  lo <- max(-300, -290 - log10(min(v[v > 0]))); hi <- min(300, 290 - log10(max(v)))
+  if (lo >= hi) return(1)
+  10^stats::runif(1, lo, hi)
+}
+
+# Density: dense, random sparsity, or a single non-zero.
+prop_density <- function() pick(list(1, 1, stats::runif(1, 0.05, 0.9), 0))
+
+# A non-negative array of the given dims with at least one non-zero;
+# density 0 means exactly one non-zero cell.
+prop_array <- function(dims, density = prop_density(), kind = pick(c("counts", "continuous", "flat"))) {
+  cells <- prod(dims)
+  mask <- if (density == 0) seq_len(cells) == sample.int(cells, 1) else stats::runif(cells) < density
+  if (!any(mask)) mask[sample.int(cells, 1)] <- TRUE
+  x <- array(0, dims)
+  x[mask] <- prop_values(sum(mask), kind)
+  x
+}
+
+# (built from the triplets: Matrix::Matrix() may drop tiny values)
+as_dgc <- function(x) {
+  nz <- which(x != 0, arr.ind = TRUE)
+  Matrix::sparseMatrix(i = nz[, 1], j = nz[, 2], x = x[nz], dims = dim(x))
+}
+
+# Dense and sparse storage of a matrix or array.
+prop_storage <- function(x, sparse) {
+  if (!sparse) return(if (length(dim(x)) == 2) matrix(x, nrow(x)) else x)
+  if (length(dim(x)) == 2) as_dgc(matrix(x, nrow(x))) else as_sptensor(x)
+}
+
+prop_k <- function(kmax) {
+  kmax <- max(1L, as.integer(kmax))
+  # k = kmax and k = 1 are drawn often: they are where the edge cases are
+  pick(list(1L, kmax, sample.int(kmax, 1)))
+}
+
+prop_nnz <- function(x) sum(x != 0)
+
+# --- cases ----------------------------------------------------------------
+# A case: fitter, i, seed, fun, args (x is args[[1]]), and
+#   dense: the same data in the other storage (or NULL),
+#   scale: c for the scale check (or NULL), scale_kind "normalized",
+#          "product" (nmf: W H scales by c) or "finite",
+#   monotone: whether the objective trace must never rise.
+
+prop_case <- function(fitter, i) {
+  seed <- prop_seed(fitter, i)
+  gen <- get(paste0("prop_gen_", fitter))
+  case <- prop_with_seed(seed, gen())
+  case$fitter <- fitter; case$i <- i; case$seed <- seed
+  case
+}
+
+prop_controls <- function() {
+  list(nrun = sample.int(3, 1), seed = sample.int(1e6, 1), threads = sample.int(2, 1))
+}
+
+prop_gen_plsa <- function() {
+  N <- pick(c(2, 2, 2, 3, 4))
+  medium <- N == 2 && stats::runif(1) < 0.1
+  dims <- if (medium) sample(50:80, 2) else sample.int(c(12, 12, 8, 5)[N], N, replace = TRUE)
+  x <- prop_array(dims, if (medium) stats::runif(1, 0.6, 1) else prop_density())
+  x <- x * prop_multiplier(x)
+  loss <- pick(c("kl", "kl", "tsallis", "l2"))
+  kmax <- if (N == 2) min(dims) else prop_nnz(x)
+  k <- prop_k(min(kmax, if (medium) 6 else 12))
+  args <- c(list(x = NULL, k = k, loss = loss), prop_controls(),
+            list(max_iter = if (medium) 15L else pick(c(1L, 5L, 30L, 100L)),
+                 tol = pick(c(0, 1e-6, 1e-10))))
+  tempering <- 1
+  if (loss == "kl" && stats::runif(1) < 0.4) args$tempering <- tempering <- stats::runif(1, 0.3, 0.99)
+  if (loss == "tsallis") args$q <- stats::runif(1, 0.05, 0.95)
+  sparse <- stats::runif(1) < 0.5
+  args$x <- prop_storage(x, sparse)
+  list(fun = "plsa", args = args, dense = prop_storage(x, !sparse),
+       scale = prop_scale_factor(x[x > 0]), scale_kind = "normalized",
+       monotone = !(loss == "kl" && tempering < 1))
+}
+
+prop_gen_nmf <- function() {
+  medium <- stats::runif(1) < 0.1
+  dims <- if (medium) sample(40:70, 2) else sample.int(12, 2, replace = TRUE)
+  loss <- pick(c("frobenius", "frobenius", "kl", "kl", "beta"))
+  beta <- if (loss == "beta") pick(c(0.5, 1.5, 3, 0, -1, stats::runif(1, 0.1, 0.9))) else NULL
+  positive <- !is.null(beta) && beta <= 0
+  x <- prop_array(dims, if (positive) 1 else if (medium) stats::runif(1, 0.6, 1) else prop_density())
+  x <- x * prop_multiplier(x)
+  method <- switch(loss, frobenius = pick(c("hals", "anls", "mu")), kl = pick(c("cd", "mu")), beta = "mu")
+  k <- prop_k(min(dims, if (medium) 6 else 12))
+  args <- c(list(x = NULL, k = k, loss = loss), if (!is.null(beta)) list(beta = beta),
+            list(method = method), prop_controls(),
+            list(max_iter = if (medium) 15L else pick(c(1L, 5L, 30L, 100L)),
+                 tol = pick(c(0, 1e-6, 1e-10))))
+  acc <- pick(list(NULL, TRUE, FALSE))
+  if (!is.null(acc)) args$accelerate <- acc
+  mu_like <- method == "mu" || loss == "kl"
+  init <- pick(if (mu_like) list(NULL, "nndsvda", "nndsvdar", "random", "list") else
+    list(NULL, "nndsvd", "nndsvda", "nndsvdar", "random", "list"))
+  if (identical(init, "list")) {
+    s <- sqrt(mean(x) / k)
+    init <- pick(list(list(W = matrix(stats::runif(dims[1] * k), dims[1], k) * s),
+                      list(H = matrix(stats::runif(k * dims[2]), k, dims[2]) * s)))
+  }
+  if (!is.null(init)) args$init <- init
+  penalized <- stats::runif(1) < 0.3
+  if (penalized) {
+    args$L1 <- stats::runif(2) * 10^stats::runif(1, -3, 0) * sqrt(mean(x))
+    if (loss != "beta") args$L2 <- stats::runif(2) * 10^stats::runif(1, -3, 0)
+  }
+  # eps = 0 removes the guard of 0/0 at empty rows and columns: only on
+  # strictly positive data
+  if (method == "mu" && all(x > 0) && stats::runif(1) < 0.5) args$eps <- 0
+  sparse <- stats::runif(1) < 0.5
+  args$x <- prop_storage(x, sparse)
+  # the scale property holds for unpenalized Frobenius and KL fits; the
+  # multiplicative updates' epsilon guard is absolute, so only with eps = 0
+  scaled <- loss %in% c("frobenius", "kl") && !penalized && (method != "mu" || identical(args$eps, 0))
+  list(fun = "nmf", args = args, dense = prop_storage(x, !sparse),
+       scale = prop_scale_factor(x[x > 0]), scale_kind = if (scaled) "product" else "finite",
+       monotone = TRUE, obj_scale = if (loss == "frobenius") 0.5 * sum(x^2))
+}
+
+prop_gen_ntf <- function() {
+  N <- pick(c(2, 3, 3, 4))
+  medium <- N == 3 && stats::runif(1) < 0.1
+  dims <- if (medium) sample(15:20, 3) else sample.int(c(12, 12, 8, 5)[N], N, replace = TRUE)
+  x <- prop_array(dims, if (medium) stats::runif(1, 0.6, 1) else prop_density())
+  x <- x * prop_multiplier(x)
+  loss <- pick(c("frobenius", "kl"))
+  args <- c(list(x = NULL, k = prop_k(min(prop_nnz(x), if (medium) 5 else 10)), loss = loss),
+            if (loss == "frobenius") list(method = pick(c("hals", "mu"))), prop_controls(),
+            list(max_iter = if (medium) 15L else pick(c(1L, 5L, 30L, 100L)),
+                 tol = pick(c(0, 1e-6, 1e-10))))
+  sparse <- stats::runif(1) < 0.5
+  args$x <- prop_storage(x, sparse)
+  list(fun = "ntf", args = args, dense = prop_storage(x, !sparse),
+       scale = prop_scale_factor(x[x > 0]), scale_kind = "finite", monotone = TRUE,
+       obj_scale = if (loss == "frobenius") sum(x^2))
+}
+
+prop_gen_lca <- function() {
+  J <- sample(2:5, 1)
+  n <- sample(3:60, 1)
+  p_na <- pick(c(0, 0, 0.1, 0.3))
+  cols <- lapply(seq_len(J), function(j) {
+    L <- sample(2:4, 1)
+    repeat {
+      v <- sample.int(L, n, replace = TRUE, prob = stats::runif(L, 0.2, 1))
+      v[stats::runif(n) < p_na] <- NA
+      if (length(unique(v[!is.na(v)])) >= 2) break
+    }
+    switch(pick(c("factor", "character", "integer", "logical")),
+           factor = factor(letters[v], levels = letters[seq_len(L)]),
+           character = c("lo", "mid", "hi", "top")[v],
+           integer = v,
+           logical = if (L == 2) v == 2 else factor(letters[v]))
+  })
+  df <- as.data.frame(cols, col.names = paste0("item", seq_len(J)), stringsAsFactors = FALSE)
+  na_rm <- p_na > 0 && stats::runif(1) < 0.3
+  if (na_rm) {
+    # na.rm = TRUE needs complete observations with two levels per variable
+    cc <- df[stats::complete.cases(df), , drop = FALSE]
+    if (nrow(cc) == 0 || any(vapply(cc, function(v) length(unique(v)) < 2, logical(1)))) na_rm <- FALSE
+  }
+  rows <- if (na_rm) df[stats::complete.cases(df), , drop = FALSE] else df[rowSums(is.na(df)) < J, , drop = FALSE]
+  patterns <- nrow(unique(rows))
+  args <- list(data = df, k = prop_k(min(patterns, 4)), nrun = sample.int(3, 1),
+               max_iter = pick(c(1L, 5L, 50L, 500L)), tol = pick(c(0, 1e-8)),
+               seed = sample.int(1e6, 1), threads = sample.int(2, 1), na.rm = na_rm,
+               short_iter = pick(c(0L, 3L, 100L)), short_keep = sample.int(2, 1))
+  list(fun = "lca", args = args, dense = NULL, scale = NULL, scale_kind = "none", monotone = TRUE)
+}
+
+# All permutations of the rows of a sorted index set.
+prop_perms <- function(L) {
+  if (L == 1) return(matrix(1L, 1, 1))
+  sub <- prop_perms(L - 1)
+  do.call(rbind, lapply(seq_len(L), function(first) cbind(first, matrix(setdiff(seq_len(L), first)[sub], nrow(sub)))))
+}
+
+# A super-symmetric tensor as symtensor, dense array and full sptensor.
+prop_symtensor <- function(n, L, positive, k0) {
+  all_sets <- as.matrix(expand.grid(rep(list(seq_len(n)), L)))
+  all_sets <- unique(t(apply(all_sets, 1, sort.int)))
+  if (is.null(dim(all_sets))) all_sets <- matrix(all_sets, ncol = L)
+  kind <- if (positive) "planted" else pick(c("planted", "random", "single"))
+  if (kind == "planted") {
+    G <- matrix(stats::runif(n * k0) * (stats::runif(n * k0) < 0.7), n, k0)
+    if (positive) G <- G + 0.05
+    vals <- apply(all_sets, 1, function(s) sum(apply(G[s, , drop = FALSE], 2, prod)))
+    if (stats::runif(1) < 0.5) vals <- vals + stats::runif(length(vals), 0, 0.1 * max(vals, 1e-3))
+    if (!any(vals > 0)) vals[1] <- 1
+    idx <- all_sets
+  } else if (kind == "random") {
+    keep <- stats::runif(nrow(all_sets)) < stats::runif(1, 0.1, 1)
+    if (!any(keep)) keep[sample.int(nrow(all_sets), 1)] <- TRUE
+    idx <- all_sets[keep, , drop = FALSE]
+    vals <- prop_values(nrow(idx))
+  } else {
+    idx <- all_sets[sample.int(nrow(all_sets), 1), , drop = FALSE]
+    vals <- prop_values(1)
+  }
+  vals <- vals * prop_multiplier(vals[vals > 0])
+  keep <- vals > 0
+  symtensor(idx[keep, , drop = FALSE], vals[keep], n = n)
+}
+
+prop_sym_dense <- function(y) as.array(y)
+prop_sym_full <- function(y) as_sptensor(y)
+
+prop_gen_sntf <- function() {
+  L <- pick(c(2, 3, 3, 4))
+  n <- sample.int(c(0, 10, 7, 5)[L], 1)
+  method <- pick(c("alpha", "alpha", "smart", "beta", "beta", "average", "unfold"))
+  args <- list(x = NULL, k = prop_k(n), method = method)
+  if (method == "alpha") args$alpha <- pick(c(1, 0.5, 2, 3, stats::runif(1, 0.1, 3)))
+  if (method == "beta") args$beta <- pick(c(0, 1, -1, 0.5, 2, -0.5))
+  positive <- method == "smart" || (method == "beta" && args$beta <= -1) ||
+    (method == "beta" && !(args$beta %in% c(0, 1)) && stats::runif(1) < 0.5)
+  y <- prop_symtensor(n, L, positive, k0 = sample.int(3, 1))
+  if (stats::runif(1) < 0.4) args$omega <- stats::runif(1, 0.2, 1.9)
+  if (method %in% c("alpha", "smart") && stats::runif(1) < 0.3) args$sparsity <- stats::runif(1, -0.005, 0.005)
+  if (method %in% c("beta", "average", "unfold") && stats::runif(1) < 0.3) {
+    args$L1 <- stats::runif(1) * 10^stats::runif(1, -3, -1) * mean(y$values)
+  }
+  if (stats::runif(1) < 0.3) args$orthogonal <- TRUE
+  init <- pick(list(NULL, "nndsvd", "random", "matrix"))
+  if (identical(init, "matrix")) init <- matrix(stats::runif(n * args$k), n, args$k)
+  if (!is.null(init)) args$init <- init
+  args <- c(args, prop_controls(), list(max_iter = pick(c(1L, 5L, 30L, 100L)), tol = pick(c(0, 1e-6))))
+  form <- pick(c("symtensor", "dense", "full"))
+  alt <- pick(setdiff(c("symtensor", "dense", "full"), form))
+  as_form <- function(f) switch(f, symtensor = y, dense = prop_sym_dense(y), full = prop_sym_full(y))
+  args$x <- as_form(form)
+  omega <- if (is.null(args$omega)) 1 else args$omega
+  list(fun = "sntf", args = args, dense = as_form(alt),
+       scale = prop_scale_factor(y$values), scale_kind = "finite",
+       obj_scale = sum(as_sptensor(y)$values^2),
+       monotone = method %in% c("alpha", "smart", "beta") && omega <= 1 &&
+         is.null(args$sparsity) && !isTRUE(args$orthogonal))
+}
+
+prop_gen_symnmf <- function() {
+  n <- sample.int(12, 1)
+  kind <- pick(c("planted", "planted", "random", "single"))
+  if (kind == "planted") {
+    H <- matrix(stats::runif(n * 3) * (stats::runif(n * 3) < 0.6), n, 3)
+    A <- tcrossprod(H)
+    if (stats::runif(1) < 0.5) { E <- matrix(stats::runif(n * n, 0, 0.1), n); A <- A + E + t(E) }
+    if (!any(A > 0)) A[1, 1] <- 1
+  } else if (kind == "random") {
+    A <- prop_array(c(n, n))
+    A <- A + t(A)
+  } else {
+    A <- matrix(0, n, n); i <- sample.int(n, 2, replace = TRUE)
+    A[i[1], i[2]] <- A[i[2], i[1]] <- prop_values(1)
+  }
+  A <- A * prop_multiplier(A[A > 0])
+  method <- pick(c("anls", "hals", "fpals"))
+  args <- list(a = NULL, k = prop_k(n), method = method)
+  lam <- max(A)^2 * 10^stats::runif(1, -2, 1)
+  if (method != "fpals" && is.finite(lam) && stats::runif(1) < 0.3) args$lambda <- lam
+  if (stats::runif(1) < 0.3) args$L1 <- stats::runif(1) * 10^stats::runif(1, -3, -1) * mean(A)
+  if (method == "fpals" && stats::runif(1) < 0.5) args$omega <- stats::runif(1, 0.2, 1.9)
+  init <- pick(list(NULL, "nndsvd", "random", "matrix"))
+  if (identical(init, "matrix")) init <- matrix(stats::runif(n * args$k), n, args$k) * sqrt(mean(A))
+  if (!is.null(init)) args$init <- init
+  args <- c(args, prop_controls(), list(max_iter = pick(c(1L, 5L, 30L, 100L)), tol = pick(c(0, 1e-6))))
+  sparse <- stats::runif(1) < 0.5
+  args$a <- prop_storage(A, sparse)
+  list(fun = "symnmf", args = args, dense = prop_storage(A, !sparse),
+       scale = prop_scale_factor(A[A > 0]), scale_kind = "finite", obj_scale = 0.5 * sum(A^2),
+       monotone = method != "fpals")
+}
+
+# --- running and reproducing ----------------------------------------------
+
+# The fitter call as R code: the data deparsed in full when small, through
+# prop_case() otherwise.
+prop_call_text <- function(case, args = case$args, data_note = NULL) {
+  x <- args[[1]]
+  small <- length(if (inherits(x, c("aspectr_symtensor", "aspectr_tensor"))) x$values else unlist(x)) <= 300
+  data_line <- if (small) {
+    paste0("x <- ", paste(deparse(x, control = c("keepNA", "keepInteger", "niceNames", "showAttributes", "digits17"),
+                                  width.cutoff = 500L), collapse = "\n"))
+  } else {
+    sprintf("x <- prop_case(\"%s\", %d)$args[[1]]  # after source(\"tests/testthat/helper-properties.R\")",
+            case$fitter, case$i)
+  }
+  if (!is.null(data_note)) data_line <- paste0(data_line, "\n", data_note)
+  rest <- vapply(names(args)[-1], function(nm) {
+    paste0(nm, " = ", paste(deparse(args[[nm]], control = c("keepNA", "keepInteger", "niceNames", "digits17"),
+                                    width.cutoff = 500L), collapse = ""))
+  }, character(1))
+  paste0(data_line, "\n", case$fun, "(x, ", paste(rest, collapse = ", "), ")")
+}
+
+# Runs the fitter; list(fit, error, warnings).
+prop_run <- function(case, args = case$args) {
+  warns <- character()
+  fit <- tryCatch(
+    withCallingHandlers(do.call(get(case$fun, asNamespace("aspectr")), args),
+                        warning = function(w) {
+                          warns <<- c(warns, paste0("[", class(w)[1], "] ", conditionMessage(w)))
+                          invokeRestart("muffleWarning")
+                        }),
+    error = function(e) e)
+  if (inherits(fit, "error")) {
+    return(list(fit = NULL, error = paste0("[", paste(class(fit)[1:2], collapse = "/"), "] ",
+                                           conditionMessage(fit)), warnings = warns))
+  }
+  list(fit = fit, error = NULL, warnings = warns)
+}
+
+# The factors to compare between two fits.
+prop_parts <- function(fun, fit) {
+  switch(fun,
+    plsa = , lca = c(list(lambda = fit$lambda), fit$factors),
+    # W H is unchanged by W D, D^-1 H: compare in one gauge (unit-norm
+    # columns of W); the fitters do not promise one
+    nmf = local({
+      s <- sqrt(colSums(fit$W^2)); s[s == 0] <- 1
+      list(W = sweep(fit$W, 2, s, "/"), H = fit$H * s)
+    }),
+    ntf = c(list(weights = fit$weights), fit$factors),
+    sntf = list(G = fit$G),
+    symnmf = list(H = fit$H))
+}
+
+prop_numbers <- function(fun, fit) {
+  c(prop_parts(fun, fit), list(objective = fit$objective, value = fit$value),
+    if (fun == "lca") list(posterior = fit$posterior, llik = fit$llik),
+    if (fun %in% c("nmf", "sntf", "symnmf")) list(rel_error = fit$rel_error))
+}
+
+# Largest relative difference between the parts of two fits (max norm of
+# the difference over max norm of the first, per part).
+prop_rel_diff <- function(a, b) {
+  if (length(a) != length(b)) return(Inf)
+  d <- mapply(function(u, v) {
+    u <- as.numeric(u); v <- as.numeric(v)
+    if (length(u) != length(v)) return(Inf)
+    s <- max(abs(u), 0)
+    if (s == 0) return(if (max(abs(v), 0) == 0) 0 else Inf)
+    max(abs(u - v)) / s
+  }, a, b)
+  max(d, 0)
+}
+
+prop_strip <- function(fit) {
+  fit$time <- NULL; fit$call <- NULL
+  unclass(fit)
+}
+
+prop_nonneg <- function(m, tol = 1e-10) all(m >= -tol * max(abs(m), 0))
+prop_simplex_cols <- function(m, tol = 1e-10) {
+  m <- as.matrix(m)
+  prop_nonneg(m, 0) && all(abs(colSums(m) - 1) <= tol)
+}
+
+# The constraints of the model; NULL when they hold, else a description.
+prop_constraints <- function(fun, fit) {
+  bad <- character()
+  if (fun %in% c("plsa", "lca")) {
+    if (!prop_simplex_cols(fit$lambda)) bad <- c(bad, "lambda not on the simplex")
+    for (n in seq_along(fit$factors)) {
+      if (!prop_simplex_cols(fit$factors[[n]])) bad <- c(bad, sprintf("factor %d: a column not on the simplex", n))
+    }
+    if (fun == "lca") {
+      if (!prop_simplex_cols(t(fit$posterior))) bad <- c(bad, "posterior rows do not sum to 1")
+      for (p in fit$probs) if (!prop_simplex_cols(t(p))) bad <- c(bad, "probs rows do not sum to 1")
+    }
+  } else {
+    for (nm in names(prop_parts(fun, fit))) {
+      if (!prop_nonneg(prop_parts(fun, fit)[[nm]])) {
+        bad <- c(bad, sprintf("%s has negative entries (min %g)", nm, min(prop_parts(fun, fit)[[nm]])))
+      }
+    }
+  }
+  if (length(bad)) paste(bad, collapse = "; ") else NULL
+}
+
+prop_monotone <- function(o, initial = NULL, obj_scale = NULL, slack = 1e-10) {
+  if (length(o) < 2) return(NULL)
+  # squared losses evaluated through Gram matrices (||X||^2 - 2 <X, M> +
+  # ||M||^2) round to about eps ||X||^2 in absolute terms
+  scale <- max(abs(c(o, initial[is.finite(initial)], obj_scale)))
+  # relative slack, plus the rounding of a sum of terms of the size of the
+  # largest objective (a divergence reaching 0 can come out as -2e-16)
+  up <- diff(o) > slack * pmax(abs(o[-1]), abs(o[-length(o)])) + 1e-14 * scale
+  if (!any(up)) return(NULL)
+  j <- which(up)[1]
+  sprintf("objective rises at iteration %d: %.17g -> %.17g (%d rises)", j + 1, o[j], o[j + 1], sum(up))
+}
+
+# Checks every property of a case; a named character vector of failures
+# (names: property), empty when all hold.
+prop_check <- function(case) {
+  fails <- character()
+  fail <- function(prop, msg, args = case$args, note = NULL) {
+    fails[[length(fails) + 1]] <<- paste0(msg, "\n  reproduce:\n", prop_call_text(case, args, note))
+    names(fails)[length(fails)] <<- prop
+  }
+  fun <- case$fun
+  r <- prop_run(case)
+  if (!is.null(r$error)) {
+    fail("no_error", paste("error on valid input:", r$error))
+    return(fails)
+  }
+  if (length(r$warnings)) fail("no_warning", paste("warning:", paste(r$warnings, collapse = " | ")))
+  fit <- r$fit
+  nums <- prop_numbers(fun, fit)
+  notfin <- names(nums)[!vapply(nums, function(v) all(is.finite(unlist(v))), logical(1))]
+  if (length(notfin)) fail("finite", paste("not finite:", paste(notfin, collapse = ", ")))
+  cons <- prop_constraints(fun, fit)
+  if (!is.null(cons)) fail("constraints", cons)
+  # every objective is a divergence (plus non-negative penalties)
+  if (fun != "lca" && !length(notfin)) {
+    o <- fit$objective
+    scale <- max(abs(c(o, fit$initial[is.finite(fit$initial)], case$obj_scale)))
+    if (length(o) && min(o) < -1e-12 * scale) {
+      fail("nonnegative", sprintf("negative objective %.17g (iteration %d)", min(o), which.min(o)))
+    }
+  }
+  if (case$monotone && !length(notfin)) {
+    mono <- prop_monotone(fit$objective, fit$initial, case$obj_scale)
+    if (!is.null(mono)) fail("monotone", mono)
+  }
+  # identical results for identical seeds
+  r2 <- prop_run(case)
+  if (is.null(r2$fit) || !identical(prop_strip(fit), prop_strip(r2$fit))) {
+    fail("same_seed", if (is.null(r2$fit)) paste("second run failed:", r2$error) else
+      sprintf("second run with the same seed differs (largest relative difference %g)",
+              prop_rel_diff(prop_numbers(fun, fit), prop_numbers(fun, r2$fit))))
+  }
+  # dense == sparse storage
+  if (!is.null(case$dense)) {
+    a <- case$args; a[[1]] <- case$dense
+    r3 <- prop_run(case, a)
+    if (is.null(r3$fit)) fail("dense_sparse", paste("other storage fails:", r3$error), a) else {
+      d <- prop_same_fit(case, fit, r3$fit, case$args, a)
+      if (!(d <= 1e-8)) fail("dense_sparse", sprintf("storage %s vs %s: factors differ by %g (relative)",
+                                                    class(case$args[[1]])[1], class(a[[1]])[1], d), a)
+    }
+  }
+  # scale invariance
+  if (!is.null(case$scale) && case$scale_kind != "none") {
+    cc <- case$scale
+    a <- case$args; a[[1]] <- prop_scaled(a[[1]], cc)
+    # a user start is in the units of the data: scaled with it
+    if (is.list(a$init)) a$init <- lapply(a$init, function(m) m * sqrt(cc))
+    note <- sprintf("c <- %s\nx <- %s", format(cc, digits = 17), prop_scale_text(a[[1]]))
+    r4 <- prop_run(case, a)
+    if (is.null(r4$fit)) fail("scale", paste("scaled data fails:", r4$error), case$args, note) else {
+      nums4 <- prop_numbers(fun, r4$fit)
+      bad4 <- names(nums4)[!vapply(nums4, function(v) all(is.finite(unlist(v))), logical(1))]
+      d <- switch(case$scale_kind,
+        normalized = max(prop_rel_diff(prop_parts(fun, fit), prop_parts(fun, r4$fit)),
+                         # the divergence of the normalized data is scale-free too
+                         abs(fit$value - r4$fit$value) / max(abs(fit$value), 1e-4)),
+        product = prop_rel_diff(list(fit$W %*% fit$H),
+                                list((r4$fit$W / sqrt(cc)) %*% (r4$fit$H / sqrt(cc)))),
+        finite = 0)
+      if (length(bad4)) {
+        fail("scale", sprintf("fit of x * %g is not finite: %s", cc, paste(bad4, collapse = ", ")), case$args, note)
+      } else if (!(d <= 1e-8)) {
+        fail("scale", sprintf("fit of x * %g differs by %g (relative, %s)", cc, d,
+                              if (case$scale_kind == "product") "W H / c" else "normalized factors and objective"),
+             case$args, note)
+      }
+    }
+  }
+  # serial == threaded
+  a <- case$args; a$threads <- if (identical(as.integer(a$threads), 1L)) 2L else 1L
+  r5 <- prop_run(case, a)
+  if (is.null(r5$fit)) fail("threads", paste("threads =", a$threads, "fails:", r5$error), a) else {
+    d <- prop_same_fit(case, fit, r5$fit, case$args, a)
+    if (!(d <= 1e-10)) fail("threads", sprintf("threads %d vs %d: factors differ by %g (relative)",
+                                               case$args$threads, a$threads, d), a)
+  }
+  fails
+}
+
+# Relative difference of two fits of the same data that should agree (other
+# storage, other thread count). Rounding differences legitimately change two
+# discrete choices, which are then taken out of the comparison:
+# * the winning start, when starts tie (the run values of both fits agree to
+#   1e-10 relative, but the minimum is another start): compare run values;
+# * the stopping iteration, when the relative change of the objective is
+#   within rounding of `tol`: compare both fits with tol = 0 (the same
+#   number of iterations).
+prop_same_fit <- function(case, f1, f2, args1, args2) {
+  fun <- case$fun
+  d <- prop_rel_diff(prop_parts(fun, f1), prop_parts(fun, f2))
+  if (d == 0) return(d)
+  if (!identical(f1$run, f2$run) && length(f1$run_values) == length(f2$run_values) &&
+      prop_rel_diff(list(f1$run_values), list(f2$run_values)) <= 1e-10) {
+    return(0)
+  }
+  if (!identical(f1$iterations, f2$iterations) && isTRUE(args1$tol > 0)) {
+    args1$tol <- 0; args2$tol <- 0
+    args1$max_iter <- args2$max_iter <- min(f1$iterations, f2$iterations, args1$max_iter)
+    g1 <- prop_run(case, args1)$fit; g2 <- prop_run(case, args2)$fit
+    if (!is.null(g1) && !is.null(g2)) return(prop_rel_diff(prop_parts(fun, g1), prop_parts(fun, g2)))
+  }
+  d
+}
+
+prop_scaled <- function(x, cc) {
+  if (inherits(x, c("aspectr_symtensor", "aspectr_tensor"))) { x$values <- x$values * cc; return(x) }
+  x * cc
+}
+
+prop_scale_text <- function(x) if (inherits(x, c("aspectr_symtensor", "aspectr_tensor"))) "x; x$values <- x$values * c" else "x * c"
+
+# Runs n cases of a fitter, one expectation per case; logs failures to
+# ASPECTR_PROPERTY_LOG when set.
+prop_run_fitter <- function(fitter, n) {
+  log <- Sys.getenv("ASPECTR_PROPERTY_LOG", "")
+  for (i in seq_len(n)) {
+    case <- prop_case(fitter, i)
+    fails <- prop_check(case)
+    if (nzchar(log) && length(fails)) {
+      utils::write.table(data.frame(fitter = fitter, case = i, property = names(fails),
+                                    message = gsub("\n.*", "", fails)),
+                         log, append = file.exists(log), sep = ",", row.names = FALSE,
+                         col.names = !file.exists(log), qmethod = "double")
+    }
+    testthat::expect(length(fails) == 0, paste0(
+      sprintf("%s case %d (seed %d): %d propert%s failed\n", fitter, i, case$seed, length(fails),
+              if (length(fails) == 1) "y" else "ies"),
+      sprintf("  (all of them: prop_check(prop_case(\"%s\", %d)))\n", fitter, i),
+      paste0("* ", names(fails), ": ", fails, collapse = "\n")))
+  }
+}

@@ -232,7 +232,8 @@ nmf <- function(x, k, loss = c("frobenius", "kl", "beta"), beta = 2,
                    i = "Try another {.arg init} or {.arg seed}, or smaller penalties."))
   }
   # back to the units of x
-  obj_scale <- sc$s^bpow
+  # (a zero objective stays zero when s^bpow overflows: no 0 * Inf)
+  unscale <- function(v) ifelse(v == 0, 0, v * sc$s^bpow)
   # W H = s W' H'. The algorithms are scale-equivariant, so from the start
   # (W0, H0) scaled by 1 / a they give the iterates of the unscaled problem
   # divided by a: each factor takes a back; except that unpenalized HALS
@@ -245,11 +246,11 @@ nmf <- function(x, k, loss = c("frobenius", "kl", "beta"), beta = 2,
     method = method, accelerate = accelerate,
     init = if (is.list(init)) "user" else init, k = k,
     L1 = L1, L2 = L2,
-    objective = as.numeric(res$objective) * obj_scale, rel_error = rel,
-    value = values[best] * obj_scale,
-    divergence = res$divergence * obj_scale,
-    initial = res$initial * obj_scale, iterations = as.integer(res$iterations),
-    converged = converged, run = best, run_values = values * obj_scale,
+    objective = unscale(as.numeric(res$objective)), rel_error = rel,
+    value = unscale(values[best]),
+    divergence = unscale(res$divergence),
+    initial = unscale(res$initial), iterations = as.integer(res$iterations),
+    converged = converged, run = best, run_values = unscale(values),
     dims = nd$dims, dimnames = nd$dimnames, nnz = nd$nnz, total = nd$total * sc$s,
     neg_entropy = nd$xlogx / nd$total - log(nd$total),
     row_totals = nd$row_totals * sc$s, scale = sc$s,
@@ -448,7 +449,11 @@ nmf_init <- function(nd, k, init, svd0) {
     u <- s$u[, j]; v <- s$v[, j]
     up <- pmax(u, 0); un <- pmax(-u, 0); vp <- pmax(v, 0); vn <- pmax(-v, 0)
     np <- sqrt(sum(up^2)) * sqrt(sum(vp^2)); nn <- sqrt(sum(un^2)) * sqrt(sum(vn^2))
-    if (np >= nn) {
+    # at a tie of the two parts (to rounding) the choice must not depend on
+    # the sign the SVD gave (u, v) or on rounding: the part that holds the
+    # largest entry of u
+    pos <- if (abs(np - nn) <= 1e-10 * max(np, nn)) u[which.max(abs(u))] > 0 else np >= nn
+    if (pos) {
       a <- up / max(sqrt(sum(up^2)), 1e-300); b <- vp / max(sqrt(sum(vp^2)), 1e-300); sig <- np
     } else {
       a <- un / max(sqrt(sum(un^2)), 1e-300); b <- vn / max(sqrt(sum(vn^2)), 1e-300); sig <- nn

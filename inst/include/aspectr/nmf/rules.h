@@ -858,8 +858,9 @@ class BetaMU {
     return s;
   }
  private:
+  // (the floor keeps v^(b-2) below about 1e300 also when eps = 0)
   void floor_model(arma::mat& V) const {
-    const double lo = std::max(eps_, 1e-300);
+    const double lo = std::max(eps_, std::exp(-690.0 / std::max(1.0, 2.0 - b_)));
     V.transform([lo](double v) { return v < lo ? lo : v; });
   }
   void apply(arma::mat& F, const arma::mat& num, const arma::mat& den, double l1, double l2) const {

@@ -225,7 +225,9 @@ new_plsa <- function(res, data, k, loss, q, tempering, run, values, time, thread
     f
   })
   names(factors) <- mode_names(data$dimnames, length(data$dims))
-  g <- data$val / data$total
+  # G = val / total, by way of max(val): the total may overflow
+  g <- if (length(data$val)) data$val / max(data$val) else numeric(0)
+  g <- g / sum(g)
   structure(
     list(
       lambda = stats::setNames(lambda[ord], topic_names),

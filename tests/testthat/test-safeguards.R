@@ -85,6 +85,17 @@ test_that("the KL value of scaled-down data is the KL divergence (not the negati
   expect_gt(fit$value, 0)
 })
 
+test_that("plsa() fits data whose total exceeds the double range", {
+  set.seed(1)
+  X <- matrix(rpois(200, 2), 20) * 1e7
+  ref <- plsa(X, 2, seed = 1)
+  fit <- plsa(X * 1e300, 2, seed = 1)  # sum(X * 1e300) is Inf
+  expect_equal(fit$factors, ref$factors, tolerance = 1e-10)
+  expect_equal(fit$value, ref$value, tolerance = 1e-10)
+  expect_equal(fit$neg_entropy, ref$neg_entropy, tolerance = 1e-12)
+  expect_true(is.finite(fit$kl))
+})
+
 test_that("ntf() is scale equivariant: same normalized factors, weights scaled", {
   set.seed(3)
   X <- array(rpois(5 * 4 * 3, 3), c(5, 4, 3))

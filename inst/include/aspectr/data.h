@@ -60,9 +60,15 @@ struct SparseTensor {
   }
 
   // The same data scaled to unit sum (the empirical distribution G).
+  // Divides by the largest value first, so that a total beyond the double
+  // range (values near 1e300) does not turn G into zeros.
   SparseTensor normalized() const {
     SparseTensor g = *this;
-    const double tot = total();
+    if (val.n_elem == 0) return g;
+    const double top = val.max();
+    if (!(top > 0.0)) return g;
+    g.val /= top;
+    const double tot = arma::accu(g.val);
     if (tot > 0) g.val /= tot;
     return g;
   }

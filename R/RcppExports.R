@@ -9,6 +9,10 @@ cpp_lca_fit <- function(idx, val, dims, inits, max_iter, tol, threads, short_ite
     .Call(`_aspectr_cpp_lca_fit`, idx, val, dims, inits, max_iter, tol, threads, short_iter, keep, verbose)
 }
 
+cpp_lca_check_count <- function(idx, val, dims, inits, max_iter, tol, threads, short_iter, keep) {
+    .Call(`_aspectr_cpp_lca_check_count`, idx, val, dims, inits, max_iter, tol, threads, short_iter, keep)
+}
+
 cpp_dense_scan <- function(x) {
     .Call(`_aspectr_cpp_dense_scan`, x)
 }

@@ -102,7 +102,7 @@ hypergraph_affinity <- function(x, order = 3, model = c("line", "plane", "subspa
     }
   }
   r2 <- if (is.null(fun)) {
-    cpp_tuple_residuals(x, tuples, q, affine, threads)
+    tuple_residuals_chunked(x, tuples, q, affine, threads)
   } else {
     vapply(seq_len(ncol(tuples)), function(t) {
       v <- fun(x[tuples[, t] + 1L, , drop = FALSE])
@@ -230,4 +230,17 @@ plot.aspectr_multiway <- function(x, data = NULL, ...) {
                  xlab = colnames(data)[1] %||% "x1", ylab = colnames(data)[2] %||% "x2",
                  main = "Multi-way clusters", ...)
   invisible(x)
+}
+
+# The residuals in chunks of tuples, so that R sees an interrupt between
+# chunks (each well under a second) instead of after all 2e7 tuples.
+tuple_residuals_chunked <- function(x, tuples, q, affine, threads, chunk = 1e5) {
+  nt <- ncol(tuples)
+  if (nt <= chunk) return(cpp_tuple_residuals(x, tuples, q, affine, threads))
+  out <- numeric(nt)
+  for (b in seq(1, nt, by = chunk)) {
+    e <- min(b + chunk - 1, nt)
+    out[b:e] <- cpp_tuple_residuals(x, tuples[, b:e, drop = FALSE], q, affine, threads)
+  }
+  out
 }

@@ -180,15 +180,15 @@ lca_supervised <- function(data, class, na.rm = FALSE) {
 # The starts of `nrun` calls of random_start() from one draw of uniforms
 # (runif(n, a, b) is a + (b - a) * u, so the numbers are identical).
 random_starts <- function(dims, k, nrun) {
-  per <- k * (1 + sum(dims))
+  per <- k * (1 + sum(as.numeric(dims)))
   u <- stats::runif(nrun * per)
-  ends <- cumsum(dims * k)
+  ends <- cumsum(as.numeric(dims) * k)
   lapply(seq_len(nrun), function(i) {
     o <- (i - 1) * per
     lambda <- 0.5 + (1.5 - 0.5) * u[o + seq_len(k)]
     factors <- lapply(seq_along(dims), function(n) {
       d <- dims[n]
-      m <- matrix(0.1 + (1 - 0.1) * u[o + k + ends[n] - d * k + seq_len(d * k)], d, k)
+      m <- matrix(0.1 + (1 - 0.1) * u[o + k + ends[n] - as.numeric(d) * k + seq_len(as.numeric(d) * k)], d, k)
       m / rep(colSums(m), each = d)
     })
     list(lambda = lambda / sum(lambda), factors = factors)

@@ -26,6 +26,12 @@
 #'   (decreasing), `factors` (one d_n x k matrix per mode, with dimnames),
 #'   `loss`, `method`, `objective` (the loss after each iteration), `value`,
 #'   `iterations`, `converged`, `run`, `run_values`, `time`, `call`.
+#'
+#'   The fit is scale-equivariant: `x * c` gives the same factors, weights
+#'   times `c` and (Frobenius) objectives times `c^2`, computed on `x`
+#'   divided by a power of 2 so that nothing under- or overflows. When the
+#'   objective in the units of `x` does not fit in a double, a warning of
+#'   class `aspectr_warning_numeric` says so.
 #' @examples
 #' set.seed(42)
 #' A <- matrix(runif(20 * 3), 20); B <- matrix(runif(15 * 3), 15); C <- matrix(runif(10 * 3), 10)
@@ -49,6 +55,7 @@ ntf <- function(x, k, loss = c("frobenius", "kl"), method = c("hals", "mu"), nru
     }
     method <- "mu"
   }
+  if (inherits(x, "aspectr_tensor")) validate_sptensor(x, "x")
   data <- as_aspect_data(x, "x")
   k <- check_whole(k, "k", min = 1, max = length(data$val),
                    what = "at most the number of non-zeros of `x`")
@@ -69,29 +76,40 @@ ntf <- function(x, k, loss = c("frobenius", "kl"), method = c("hals", "mu"), nru
       res
     })
   } else {
-    scale <- (total / prod(as.numeric(data$dims)))^(1 / length(data$dims))
+    # The fit runs on x / s with s a power of 2 near max(x) (exact), so that
+    # ||x||^2 and the updates neither underflow nor overflow for any scale of
+    # x; weights return scaled by s, objectives by s^2.
+    s <- pow2_scale(data$val)
+    val <- data$val / s
+    scale <- (total / s / prod(as.numeric(data$dims)))^(1 / length(data$dims))
     inits <- with_seed(seed, lapply(seq_len(nrun), function(i) {
-      lapply(data$dims, function(d) matrix(stats::runif(d * k), d, k) * scale)
+      lapply(data$dims, function(d) matrix(stats::runif(as.numeric(d) * k), d, k) * scale)
     }))
     runs <- map_runs(inits, function(init) {
-      res <- cpp_ntf_fit(data$idx, data$val, data$dims, init, method, max_iter, tol,
+      res <- cpp_ntf_fit(data$idx, val, data$dims, init, method, max_iter, tol,
                          threads, verbose)
+      res$scaled_value <- run_value(res)
+      res$objective <- rescale_value(res$objective, s, 2)
+      res$initial <- rescale_value(res$initial, s, 2)
       nrm <- vapply(res$factors, function(f) sqrt(colSums(f^2)), numeric(k))
       nrm <- matrix(nrm, nrow = k)
       w <- apply(nrm, 1, prod)
       res$factors <- lapply(seq_along(res$factors), function(n) {
         f <- res$factors[[n]]
-        s <- nrm[, n]
-        s[s == 0] <- 1
-        sweep(f, 2, s, "/")
+        sc <- nrm[, n]
+        sc[sc == 0] <- 1
+        sweep(f, 2, sc, "/")
       })
-      res$weights <- w
+      res$weights <- w * s
       res
     })
   }
-  values <- vapply(runs, run_value, numeric(1))
+  values <- vapply(runs, function(r) if (is.null(r$scaled_value)) run_value(r) else r$scaled_value, numeric(1))
   best <- best_run(values, "ntf() fit")
   res <- runs[[best]]
+  scaled <- values
+  values <- vapply(runs, run_value, numeric(1))
+  check_objective_range(run_value(res), scaled[best], "ntf() fit")
   ord <- order(res$weights, decreasing = TRUE)
   comp <- paste0("component_", seq_len(k))
   factors <- lapply(seq_along(res$factors), function(n) {
@@ -194,4 +212,31 @@ fitted.aspectr_ntf <- function(object, ...) {
   if (length(object$dims) == 2) p <- matrix(p, object$dims[1])
   dimnames(p) <- object$dimnames
   p
+}
+
+# A power of 2 near the largest of v (dividing by it is exact) whose
+# `root`-th root is a power of 2 too.
+pow2_scale <- function(v, root = 1) {
+  m <- if (length(v)) max(abs(v)) else 0
+  if (!(m > 0) || !is.finite(m)) return(1)
+  2^(root * floor(log2(m) / root))
+}
+
+# The objective of a fit to data scaled by s can over- or underflow when
+# reported in the data's units (||x||^2 of x near 1e300 is not a double).
+check_objective_range <- function(value, scaled, what) {
+  if (!is.finite(value) || (value == 0 && scaled > 0)) {
+    warn_numeric("The objective of the {what} {if (is.finite(value)) 'underflows' else 'overflows'} in the units of the data (it is reported as {.val {value}}); the factors are unaffected.")
+  }
+  invisible()
+}
+
+# x * s^p for s a power of 2, with 0 kept 0 (not 0 * Inf) and the power
+# formed without an intermediate over- or underflow of s^p where possible.
+rescale_value <- function(x, s, p) {
+  if (s == 1 || p == 0) return(x)
+  e <- log2(s) * p
+  out <- x * 2^(e / 2) * 2^(e / 2)
+  out[x == 0] <- 0
+  out
 }

@@ -101,6 +101,7 @@ plsa <- function(x, k, loss = c("kl", "tsallis", "l2"), q = 0.5, tempering = 1,
   call <- match.call()
   check_dots_empty(...)
   loss <- match_option(loss, c("kl", "tsallis", "l2"), "loss")
+  if (inherits(x, "aspectr_tensor")) validate_sptensor(x, "x")
   data <- as_aspect_data(x, "x")
   if (length(data$dims) == 2) {
     k <- check_whole(k, "k", min = 1, max = min(data$dims), what = "at most the smaller dimension of `x`")
@@ -172,7 +173,7 @@ tabulate_weighted <- function(i, w, n) {
 random_start <- function(dims, k) {
   lambda <- stats::runif(k, 0.5, 1.5)
   factors <- lapply(dims, function(d) {
-    m <- matrix(stats::runif(d * k, 0.1, 1), d, k)
+    m <- matrix(stats::runif(as.numeric(d) * k, 0.1, 1), d, k)
     m / rep(colSums(m), each = d)
   })
   list(lambda = lambda / sum(lambda), factors = factors)
@@ -224,7 +225,9 @@ new_plsa <- function(res, data, k, loss, q, tempering, run, values, time, thread
     f
   })
   names(factors) <- mode_names(data$dimnames, length(data$dims))
-  g <- data$val / data$total
+  # G = val / total, by way of max(val): the total may overflow
+  g <- if (length(data$val)) data$val / max(data$val) else numeric(0)
+  g <- g / sum(g)
   structure(
     list(
       lambda = stats::setNames(lambda[ord], topic_names),

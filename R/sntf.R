@@ -73,7 +73,12 @@
 #'   semi-orthogonality step \eqn{G \leftarrow G (G'G)^{-1/2}} (seed eq. 29),
 #'   negatives clipped and each column returned to its previous norm; at
 #'   convergence the columns have (nearly) disjoint supports, so `G'G` is
-#'   (nearly) diagonal.
+#'   (nearly) diagonal. Under divergences that are infinite wherever the
+#'   model vanishes on a non-zero cell (`"alpha"` with `alpha >= 1`,
+#'   `"beta"` with `beta <= 0`) an entry is not clipped to zero but keeps
+#'   at least a tenth of its value at each step, so the objective stays
+#'   finite; the columns are then less orthogonal than with the other
+#'   divergences.
 #' @param init `"nndsvd"` (default): NNDSVD (Boutsidis and Gallopoulos) of
 #'   the slice sum \eqn{\bar Y = G \bar D G'}, the non-negative part of
 #'   each leading singular vector, zeros filled with the mean and mapped back
@@ -90,6 +95,12 @@
 #'   Frobenius error of the model on the full tensor, comparable across
 #'   methods), `iterations`, `converged`, `run`, `run_values`, `time`,
 #'   `call`.
+#'
+#'   The fit is scale-equivariant: `x * c` gives `G * c^(1/L)` and the
+#'   objective times `c` (alpha, SMART), `c^(beta+1)` (beta) or `c^2`
+#'   (`"average"`, `"unfold"`), with `L1` scaled to match. When that
+#'   objective does not fit in a double, a warning of class
+#'   `aspectr_warning_numeric` says so.
 #' @seealso [hypergraph_affinity()], [multiway_cluster()], [symnmf()].
 #' @references Cichocki, A., Jankovic, M., Zdunek, R. and Amari, S. (2007).
 #'   Sparse super symmetric tensor factorization. ICONIP 2007.
@@ -140,21 +151,31 @@ sntf <- function(x, k, method = c("alpha", "smart", "beta", "average", "unfold")
   ctl <- check_fit_controls(nrun, max_iter, tol, seed, threads, verbose)
   init <- check_sym_init(init, n, k)
   start <- proc.time()[["elapsed"]]
+  # The fit runs on x / s, s a power of 2 near max(x) whose L-th root is a
+  # power of 2, so that no divergence under- or overflows at any scale of x;
+  # G scales back by s^(1/L), the objective by s^p (p = 1 for the alpha
+  # divergences and SMART, beta + 1 for beta, 2 for the Frobenius methods),
+  # and L1 enters as L1 s^(1/L) / s^p (L1 / s^1.5 for "average", whose
+  # factor scales as sqrt(s)).
+  sc <- pow2_scale(y$values, root = 2 * L)
+  deg <- switch(method, alpha = 1, smart = 1, beta = beta + 1, 2)
+  y$values <- y$values / sc
+  L1_s <- if (method == "average") rescale_value(L1, sc, -1.5) else rescale_value(L1, sc, 1 / L - deg)
   idx0 <- t(y$index - 1L)
   mult <- sym_multiplicity(y$index)
   total <- sum(mult * y$values)
   first <- if (is.matrix(init)) init else if (init == "nndsvd") sntf_nndsvd(y, k) else NULL
   inits <- with_seed(ctl$seed, lapply(seq_len(ctl$nrun), function(r) {
-    G0 <- if (r == 1 && !is.null(first)) first else matrix(stats::runif(n * k, 0.1, 1), n, k)
+    G0 <- if (r == 1 && !is.null(first)) first else matrix(stats::runif(as.numeric(n) * k, 0.1, 1), n, k)
     s <- colSums(G0)
     G0 * (total / sum(s^L))^(1 / L)
   }))
   slices <- if (method == "average") nmf_data(sym_slice_sum(y), "x") else NULL
   runs <- map_runs(inits, function(G0) {
     if (method == "average") {
-      sntf_average(slices, L, G0, L1, omega, orthogonal, ctl$max_iter, ctl$tol, ctl$threads, ctl$verbose)
+      sntf_average(slices, L, G0, L1_s, omega, orthogonal, ctl$max_iter, ctl$tol, ctl$threads, ctl$verbose)
     } else {
-      cpp_sntf_fit(idx0, y$values, n, G0, method, alpha, beta, omega, sparsity, L1, orthogonal,
+      cpp_sntf_fit(idx0, y$values, n, G0, method, alpha, beta, omega, sparsity, L1_s, orthogonal,
                    ctl$max_iter, ctl$tol, ctl$threads, ctl$verbose)
     }
   })
@@ -164,6 +185,13 @@ sntf <- function(x, k, method = c("alpha", "smart", "beta", "average", "unfold")
   G <- res$G
   ynorm2 <- sum(mult * y$values^2)
   frob <- cpp_sntf_loss(idx0, y$values, n, G, "beta", 1, 1, 0, ctl$threads)
+  scaled <- values[best]
+  values <- rescale_value(values, sc, deg)
+  res$objective <- rescale_value(res$objective, sc, deg)
+  res$initial <- rescale_value(res$initial, sc, deg)
+  check_objective_range(values[best], scaled, "sntf() fit")
+  G <- G * sc^(1 / L)
+  y$values <- y$values * sc
   new_sntf(G, y, k, method = method,
            params = list(alpha = alpha, beta = beta, omega = omega, sparsity = sparsity, L1 = L1,
                          orthogonal = orthogonal),
@@ -218,6 +246,12 @@ sntf_nndsvd <- function(y, k) {
 # pair the larger (in norm) of the positive and negative parts, scaled by
 # the square root of the singular value; zeros filled with the mean.
 nndsvd_symmetric <- function(nd, k) {
+  # the same start whatever the storage: up to 400 points nmf_svd() takes
+  # an exact SVD of dense input but a randomized one of sparse input, so
+  # small sparse matrices are made dense for it
+  if (is.null(nd$dense) && nd$dims[1] <= 400) {
+    nd <- list(dense = as.matrix(nmf_sparse(nd)), dims = nd$dims)
+  }
   s <- nmf_svd(nd, k)
   n <- nd$dims[1]
   H <- vapply(seq_len(k), function(j) {

@@ -45,6 +45,12 @@
 #'   `sym_objective` (\eqn{\frac12\|A - HH'\|^2 + L1 \sum H} of the returned
 #'   `H`), `rel_error` (\eqn{\|A - HH'\|_F / \|A\|_F}), `iterations`,
 #'   `converged`, `run`, `run_values`, `time`, `call`.
+#'
+#'   With `lambda` scaled along (`a * c` with `lambda * c`, `L1 * c^1.5`) the
+#'   fit is scale-equivariant: `H` scales by `sqrt(c)`, the objective by
+#'   `c^2` (the default `lambda`, the square of the largest entry, does not
+#'   scale this way). When the objective does not fit in a double, a warning
+#'   of class `aspectr_warning_numeric` says so.
 #' @references Kuang, D., Yun, S. and Park, H. (2015). SymNMF: nonnegative
 #'   low-rank approximation of a similarity matrix for graph clustering.
 #'   Journal of Global Optimization 62, 545-574.
@@ -80,19 +86,34 @@ symnmf <- function(a, k, method = c("anls", "hals", "fpals"), lambda = NULL, L1 
   ctl <- check_fit_controls(nrun, max_iter, tol, seed, threads, verbose)
   init <- check_sym_init(init, n, k)
   start <- proc.time()[["elapsed"]]
+  # The fit runs on a / s, s a power of 4 near max(a) (so H scales back by
+  # the exact power of 2 sqrt(s)): the objective ~ ||a||^2 neither underflows
+  # nor overflows at any scale of `a`. The penalties scale along
+  # (1/2 ||a - WH'||^2 + lambda/2 ||W - H||^2 + L1 (sum W + sum H) is s^2
+  # times the same objective of a / s with lambda / s and L1 / s^1.5).
+  s <- pow2_scale(if (!is.null(nd$dense)) nd$dense else nd$x, root = 2)
+  nd <- scale_nmf_data(nd, s)
+  L1_s <- rescale_value(L1, s, -1.5)
   scale <- 2 * sqrt(nd$total / (as.numeric(n) * n) / k)
-  first <- if (is.matrix(init)) init else if (init == "nndsvd") nndsvd_symmetric(nd, k) else NULL
+  first <- if (is.matrix(init)) init / sqrt(s) else if (init == "nndsvd") nndsvd_symmetric(nd, k) else NULL
   inits <- with_seed(ctl$seed, lapply(seq_len(ctl$nrun), function(r) {
-    if (r == 1 && !is.null(first)) first else matrix(stats::runif(n * k), n, k) * scale
+    if (r == 1 && !is.null(first)) first else matrix(stats::runif(as.numeric(n) * k), n, k) * scale
   }))
   runs <- map_runs(inits, function(H0) {
-    cpp_symnmf_fit(nd$dense, nd$i, nd$p, nd$x, n, H0, H0, method, lambda, L1, omega, FALSE,
+    cpp_symnmf_fit(nd$dense, nd$i, nd$p, nd$x, n, H0, H0, method, rescale_value(lambda, s, -1), L1_s, omega, FALSE,
                    ctl$max_iter, ctl$tol, ctl$threads, ctl$verbose)
   })
   values <- vapply(runs, function(r) r$objective[length(r$objective)], numeric(1))
   best <- best_run(values, "symnmf() fit")
   res <- runs[[best]]
-  H <- res$H
+  rel_error <- sqrt(max(2 * (res$sym_objective - L1_s * sum(res$H)), 0) / res$xnorm2)
+  scaled <- values[best]
+  values <- rescale_value(values, s, 2)
+  res$objective <- rescale_value(res$objective, s, 2)
+  res$initial <- rescale_value(res$initial, s, 2)
+  res$sym_objective <- rescale_value(res$sym_objective, s, 2)
+  check_objective_range(values[best], scaled, "symnmf() fit")
+  H <- res$H * sqrt(s)
   comp <- paste0("cluster_", seq_len(k))
   dimnames(H) <- list(nd$dimnames[[1]], comp)
   rs <- rowSums(H)
@@ -104,7 +125,7 @@ symnmf <- function(a, k, method = c("anls", "hals", "fpals"), lambda = NULL, L1 
     lambda = lambda, L1 = L1, omega = omega, k = k, n = n, nnz = nd$nnz,
     objective = as.numeric(res$objective), value = values[best], initial = res$initial,
     sym_objective = res$sym_objective,
-    rel_error = sqrt(max(2 * (res$sym_objective - L1 * sum(H)), 0) / res$xnorm2),
+    rel_error = rel_error,
     iterations = as.integer(res$iterations), converged = isTRUE(res$converged),
     run = best, run_values = values, time = proc.time()[["elapsed"]] - start,
     threads = ctl$threads, seed = ctl$seed, call = call),
@@ -185,4 +206,14 @@ adjusted_rand_index <- function(x, y) {
   maximum <- (a + b) / 2
   if (maximum == expected) return(if (index == maximum) 1 else 0)
   (index - expected) / (maximum - expected)
+}
+
+# nmf_data() output divided by s (dense, compressed-column and Matrix forms).
+scale_nmf_data <- function(nd, s) {
+  if (s == 1) return(nd)
+  if (!is.null(nd$dense)) nd$dense <- nd$dense / s
+  if (!is.null(nd$x)) nd$x <- nd$x / s
+  if (!is.null(nd$csc)) nd$csc@x <- nd$csc@x / s
+  if (!is.null(nd$total)) nd$total <- nd$total / s
+  nd
 }

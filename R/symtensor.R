@@ -134,6 +134,7 @@ as_symtensor.default <- function(x, tol = 1e-10, ...) {
 #' @export
 as_symtensor.aspectr_tensor <- function(x, tol = 1e-10, ...) {
   check_dots_empty(...)
+  validate_sptensor(x, "x")
   d <- x$dims
   if (length(unique(d)) != 1) {
     abort_input("A super-symmetric tensor needs all dimensions equal; {.arg x} is {paste(d, collapse = ' x ')}.",

@@ -7,9 +7,10 @@
 #' form the dense array.
 #'
 #' @param index An integer matrix with one column per mode and one row per
-#'   non-zero, holding 1-based indices.
+#'   non-zero, holding 1-based indices (at most `.Machine$integer.max`).
 #' @param values Non-negative values, one per row of `index`.
-#' @param dims The dimensions; by default the largest index of each mode.
+#' @param dims The dimensions, whole numbers between 0 and
+#'   `.Machine$integer.max`; by default the largest index of each mode.
 #' @param dimnames Optional list of names for each mode (as for arrays).
 #' @return An object of class `aspectr_tensor`: a list with `index`,
 #'   `values`, `dims` and `dimnames`.
@@ -42,6 +43,7 @@ sptensor <- function(index, values, dims = NULL, dimnames = NULL) {
     abort_input("{.arg index} must hold positive whole numbers (1-based indices).",
                 "value", arg = "index")
   }
+  check_index_range(index, "index")
   N <- ncol(index)
   if (is.null(dims)) {
     dims <- if (nrow(index)) apply(index, 2, max) else rep(0L, N)
@@ -50,6 +52,7 @@ sptensor <- function(index, values, dims = NULL, dimnames = NULL) {
   if (!is.numeric(dims) || length(dims) != N || anyNA(dims)) {
     abort_input("{.arg dims} must give one size per mode ({N}).", "type", arg = "dims")
   }
+  check_dims(dims, "dims")
   if (nrow(index) && any(apply(index, 2, max) > dims)) {
     abort_input("{.arg index} has entries beyond {.arg dims}.", "value", arg = "index")
   }
@@ -154,6 +157,60 @@ as_categorical <- function(v, name, call = rlang::caller_env()) {
               "type", arg = name, call = call)
 }
 
+# The largest index and size the core addresses: indices are R integers
+# (and 32-bit unsigned in the core, whose largest value marks a missing mode).
+max_tensor_index <- .Machine$integer.max
+
+check_index_range <- function(index, arg, call = rlang::caller_env()) {
+  if (!length(index)) return(invisible())
+  top <- max(index)
+  if (top > max_tensor_index) {
+    abort_input("{.arg {arg}} must hold indices between 1 and {max_tensor_index} (the largest the package addresses), not {format(top, digits = 15)}.",
+                "value", arg = arg, call = call)
+  }
+  invisible()
+}
+
+check_dims <- function(dims, arg, call = rlang::caller_env()) {
+  bad <- !is.finite(dims) | dims < 0 | abs(dims - round(dims)) > 0 | dims > max_tensor_index
+  if (any(bad)) {
+    v <- dims[which(bad)[1]]
+    abort_input("{.arg {arg}} must hold whole numbers between 0 and {max_tensor_index}, not {format(v, digits = 15)}.",
+                "value", arg = arg, call = call)
+  }
+  invisible()
+}
+
+# Checks a sparse tensor's fields (one built by hand with structure() skips
+# sptensor()'s checks): integer-valued indices in 1..dims, one value per
+# index row, valid sizes.
+validate_sptensor <- function(x, arg = "x", call = rlang::caller_env()) {
+  dims <- x$dims; index <- x$index; values <- x$values
+  if (!is.numeric(dims) || length(dims) < 2 || anyNA(dims)) {
+    abort_input("{.arg {arg}} is a sparse tensor with invalid {.field dims}: at least 2 sizes are needed, not {describe(dims)}.",
+                "type", arg = arg, call = call)
+  }
+  check_dims(dims, paste0(arg, "$dims"), call = call)
+  if (!is.matrix(index) || !is.numeric(index) || ncol(index) != length(dims)) {
+    abort_input("{.arg {arg}} is a sparse tensor whose {.field index} must be a numeric matrix with {length(dims)} columns.",
+                "type", arg = arg, call = call)
+  }
+  if (!is.numeric(values) || length(values) != nrow(index)) {
+    abort_input("{.arg {arg}} is a sparse tensor whose {.field values} must hold one number per row of {.field index} ({nrow(index)}), not {length(values)}.",
+                "type", arg = arg, call = call)
+  }
+  if (nrow(index)) {
+    lim <- matrix(dims, nrow(index), length(dims), byrow = TRUE)
+    bad <- is.na(index) | index < 1 | index > lim | abs(index - round(index)) > 0
+    if (any(bad)) {
+      w <- which(bad, arr.ind = TRUE)[1, ]
+      abort_input("{.arg {arg}} has index {format(index[w[1], w[2]], digits = 15)} in mode {w[2]} (row {w[1]}); indices must be whole numbers between 1 and {.field dims} ({dims[w[2]]}).",
+                  "value", arg = arg, call = call)
+    }
+  }
+  invisible(x)
+}
+
 #' @export
 dim.aspectr_tensor <- function(x) x$dims
 
@@ -169,6 +226,9 @@ dimnames.aspectr_tensor <- function(x) x$dimnames
 #' @export
 nnz <- function(x) {
   if (inherits(x, "aspectr_tensor")) return(length(x$values))
+  # a super-symmetric tensor stores each index set once: its non-zero cells
+  # are every distinct permutation of the stored sets
+  if (inherits(x, "aspectr_symtensor")) return(sum(sym_multiplicity(x$index)))
   if (methods::is(x, "sparseMatrix")) return(Matrix::nnzero(x))
   sum(x != 0, na.rm = TRUE)
 }

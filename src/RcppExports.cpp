@@ -42,6 +42,25 @@ BEGIN_RCPP
     return rcpp_result_gen;
 END_RCPP
 }
+// cpp_lca_check_count
+int cpp_lca_check_count(Rcpp::IntegerMatrix idx, Rcpp::NumericVector val, Rcpp::IntegerVector dims, Rcpp::List inits, int max_iter, double tol, int threads, int short_iter, int keep);
+RcppExport SEXP _aspectr_cpp_lca_check_count(SEXP idxSEXP, SEXP valSEXP, SEXP dimsSEXP, SEXP initsSEXP, SEXP max_iterSEXP, SEXP tolSEXP, SEXP threadsSEXP, SEXP short_iterSEXP, SEXP keepSEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::RNGScope rcpp_rngScope_gen;
+    Rcpp::traits::input_parameter< Rcpp::IntegerMatrix >::type idx(idxSEXP);
+    Rcpp::traits::input_parameter< Rcpp::NumericVector >::type val(valSEXP);
+    Rcpp::traits::input_parameter< Rcpp::IntegerVector >::type dims(dimsSEXP);
+    Rcpp::traits::input_parameter< Rcpp::List >::type inits(initsSEXP);
+    Rcpp::traits::input_parameter< int >::type max_iter(max_iterSEXP);
+    Rcpp::traits::input_parameter< double >::type tol(tolSEXP);
+    Rcpp::traits::input_parameter< int >::type threads(threadsSEXP);
+    Rcpp::traits::input_parameter< int >::type short_iter(short_iterSEXP);
+    Rcpp::traits::input_parameter< int >::type keep(keepSEXP);
+    rcpp_result_gen = Rcpp::wrap(cpp_lca_check_count(idx, val, dims, inits, max_iter, tol, threads, short_iter, keep));
+    return rcpp_result_gen;
+END_RCPP
+}
 // cpp_dense_scan
 Rcpp::List cpp_dense_scan(Rcpp::NumericMatrix x);
 RcppExport SEXP _aspectr_cpp_dense_scan(SEXP xSEXP) {
@@ -349,6 +368,7 @@ END_RCPP
 static const R_CallMethodDef CallEntries[] = {
     {"_aspectr_cpp_index0_t", (DL_FUNC) &_aspectr_cpp_index0_t, 1},
     {"_aspectr_cpp_lca_fit", (DL_FUNC) &_aspectr_cpp_lca_fit, 10},
+    {"_aspectr_cpp_lca_check_count", (DL_FUNC) &_aspectr_cpp_lca_check_count, 9},
     {"_aspectr_cpp_dense_scan", (DL_FUNC) &_aspectr_cpp_dense_scan, 1},
     {"_aspectr_cpp_dense_tn", (DL_FUNC) &_aspectr_cpp_dense_tn, 3},
     {"_aspectr_cpp_dense_nn", (DL_FUNC) &_aspectr_cpp_dense_nn, 3},

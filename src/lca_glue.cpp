@@ -52,3 +52,27 @@ Rcpp::List cpp_lca_fit(Rcpp::IntegerMatrix idx, Rcpp::NumericVector val, Rcpp::I
   }
   return out;
 }
+
+// How often the multistart loop calls its interrupt check for these starts
+// (tests: the check must come between batches of starts, not only after a
+// round over every start).
+// [[Rcpp::export]]
+int cpp_lca_check_count(Rcpp::IntegerMatrix idx, Rcpp::NumericVector val, Rcpp::IntegerVector dims,
+                        Rcpp::List inits, int max_iter, double tol, int threads, int short_iter,
+                        int keep) {
+  const aspectr::SparseTensor X = make_tensor(idx, val, dims);
+  const aspectr::SparseTensor G = X.normalized();
+  std::vector<aspectr::AspectModel> models;
+  for (R_xlen_t i = 0; i < inits.size(); ++i) {
+    Rcpp::List s = inits[i];
+    models.push_back(make_model(s["lambda"], s["factors"]));
+  }
+  aspectr::MultiStartControl ctl;
+  ctl.max_iter = max_iter; ctl.tol = tol; ctl.threads = threads;
+  ctl.short_iter = short_iter; ctl.keep = keep;
+  int calls = 0;
+  auto count = [&calls](int, double) { ++calls; return true; };
+  aspectr::EMRule rule(1.0, &X.val, X.total());
+  aspectr::multistart(rule, G, std::move(models), ctl, count);
+  return calls;
+}

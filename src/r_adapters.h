@@ -21,7 +21,10 @@ inline aspectr::SparseTensor make_tensor(const Rcpp::IntegerMatrix& idx,
   if (static_cast<std::size_t>(idx.nrow()) != N || static_cast<std::size_t>(idx.ncol()) != nnz)
     Rcpp::stop("internal error: index matrix has the wrong shape");
   t.dims.resize(N);
-  for (std::size_t n = 0; n < N; ++n) t.dims[n] = static_cast<arma::uword>(dims[n]);
+  for (std::size_t n = 0; n < N; ++n) {
+    if (dims[n] == NA_INTEGER || dims[n] < 0) Rcpp::stop("internal error: invalid tensor size in mode %d", static_cast<int>(n + 1));
+    t.dims[n] = static_cast<arma::uword>(dims[n]);
+  }
   t.idx.resize(N * nnz);
   const int* ip = idx.begin();
   for (std::size_t j = 0; j < N * nnz; ++j) t.idx[j] = static_cast<aspectr::index_t>(ip[j]);

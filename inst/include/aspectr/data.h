@@ -14,6 +14,7 @@
 #include <armadillo>
 #include <cstdint>
 #include <stdexcept>
+#include <string>
 #include <vector>
 
 namespace aspectr {
@@ -46,7 +47,10 @@ struct SparseTensor {
         throw std::invalid_argument("values must be finite and non-negative");
       for (std::size_t n = 0; n < N; ++n)
         if (idx[s * N + n] >= dims[n] && idx[s * N + n] != kMissing)
-          throw std::invalid_argument("index out of range");
+          throw std::invalid_argument(
+              "index out of range: cell " + std::to_string(s + 1) + " has 0-based index " +
+              std::to_string(idx[s * N + n]) + " in mode " + std::to_string(n + 1) +
+              ", which has size " + std::to_string(dims[n]));
     }
   }
 
@@ -56,9 +60,15 @@ struct SparseTensor {
   }
 
   // The same data scaled to unit sum (the empirical distribution G).
+  // Divides by the largest value first, so that a total beyond the double
+  // range (values near 1e300) does not turn G into zeros.
   SparseTensor normalized() const {
     SparseTensor g = *this;
-    const double tot = total();
+    if (val.n_elem == 0) return g;
+    const double top = val.max();
+    if (!(top > 0.0)) return g;
+    g.val /= top;
+    const double tot = arma::accu(g.val);
     if (tot > 0) g.val /= tot;
     return g;
   }

@@ -33,6 +33,7 @@ class LogSum {
         bits = (bits & ~(std::uint64_t(0x7ff) << 52)) | (std::uint64_t(1022) << 52);
         std::memcpy(&q, &bits, sizeof q);
         mant_ *= q;
+        products_ = true;
         if (++count_ == 256) renormalize();
         return;
       }
@@ -40,9 +41,13 @@ class LogSum {
     direct_ += x * std::log(p);
   }
 
+  // The product part is added as one term: added term by term, its two
+  // pieces (about +-0.69 each) would absorb a direct part below 1e-16 (data
+  // scaled down by 1e-20, say) and return 0.
   double value() {
+    if (!products_) return direct_;
     renormalize();
-    return direct_ + static_cast<double>(expo_) * 0.69314718055994530942 + std::log(mant_);
+    return direct_ + (static_cast<double>(expo_) * 0.69314718055994530942 + std::log(mant_));
   }
 
  private:
@@ -55,6 +60,7 @@ class LogSum {
   double mant_ = 1.0;
   long long expo_ = 0;
   int count_ = 0;
+  bool products_ = false;
   double direct_ = 0.0;
 };
 

@@ -58,7 +58,7 @@ class EMRule {
     ThreadAccumulators acc(A, T);
     std::vector<double> part(T, 0.0);
     const bool tempered = beta_ != 1.0;
-    const bool fast_log = !tempered && counts_ != nullptr;
+    const bool fast_log = !tempered && use_counts_;
     // the objective term of cell s with model value sb (fast paths)
     auto account = [&](LogSum& ls, double& obj, std::size_t s, const index_t* ix, double g, double sb) {
       if (fast_log) ls.add(std::max(sb, kTiny), (*counts_)[s], mult_[s]);
@@ -192,7 +192,7 @@ class EMRule {
   // The KL divergence of M, by the same formula as the trace of step().
   double loss(const SparseTensor& G, const AspectModel& M, int threads) {
     prepare(G);
-    if (counts_ == nullptr) return evaluate_loss(Loss::KL, 1.0, G, M, threads);
+    if (!use_counts_) return evaluate_loss(Loss::KL, 1.0, G, M, threads);
     const int T = effective_threads(threads, G.nnz());
     std::vector<double> part(T, 0.0);
     parallel_chunks(G.nnz(), T, [&](int tid, std::size_t b, std::size_t e) {
@@ -220,12 +220,21 @@ class EMRule {
       }
     }
     if (counts_ == nullptr) return;
+    // The count form pays only for whole counts (LogSum's products); data
+    // without any (scaled counts, proportions) or with huge values, where
+    // sum x log p could overflow, use the terms g log(g / p) of G instead,
+    // which do not depend on the scale of the data.
     mult_.resize(G.nnz());
     glogg_ = 0.0;
+    bool whole = false;
+    double top = 0.0;
     for (std::size_t s = 0; s < G.nnz(); ++s) {
       mult_[s] = static_cast<std::uint8_t>(count_multiplicity((*counts_)[s]));
+      whole = whole || mult_[s] > 0;
+      top = std::max(top, (*counts_)[s]);
       glogg_ += G.val[s] * std::log(G.val[s]);
     }
+    use_counts_ = whole && top < 1e15 && total_ > 0.0 && std::isfinite(total_);
   }
 
   // EM step by direct accumulation of the posteriors, for plain EM on
@@ -260,7 +269,7 @@ class EMRule {
     const int T = effective_threads(threads, G.nnz());
     ThreadAccumulators acc(A, T);
     std::vector<double> part(T, 0.0);
-    const bool fast_log = counts_ != nullptr;
+    const bool fast_log = use_counts_;
     parallel_chunks(G.nnz(), T, [&](int tid, std::size_t b, std::size_t e) {
       std::vector<const double*> hp(N);
       std::vector<double*> ap(N);
@@ -376,6 +385,7 @@ ASPECTR_UNROLL
   double total_;
   bool prepared_ = false;
   bool missing_ = false;
+  bool use_counts_ = false;
   std::vector<std::uint8_t> mult_;
   std::vector<index_t> remap_;
   double glogg_ = 0.0;

@@ -72,7 +72,8 @@ void advance_start(Rule& rule, const SparseTensor& G, StartRun& s, int n,
 // when there are several).
 template <class Rule>
 void advance_all(Rule& rule, const SparseTensor& G, std::vector<StartRun>& runs,
-                 const std::vector<std::size_t>& active, int n, const MultiStartControl& ctl) {
+                 const std::vector<std::size_t>& active, int n, const MultiStartControl& ctl,
+                 int inner_threads) {
   const int m = static_cast<int>(active.size());
   int T = ctl.threads < 1 ? 1 : ctl.threads;
   if (T > m) T = m;
@@ -80,7 +81,7 @@ void advance_all(Rule& rule, const SparseTensor& G, std::vector<StartRun>& runs,
   T = 1;
 #endif
   if (T <= 1) {
-    for (std::size_t a : active) advance_start(rule, G, runs[a], n, ctl, m == 1 ? ctl.threads : 1);
+    for (std::size_t a : active) advance_start(rule, G, runs[a], n, ctl, inner_threads);
     return;
   }
   std::exception_ptr err = nullptr;
@@ -115,26 +116,41 @@ std::vector<StartRun> multistart(Rule& rule, const SparseTensor& G, std::vector<
   const int round = std::max(1, ctl.round);
   bool halted = false;
 
+  // progress: iterations of the most advanced start, best value so far
+  auto report = [&]() {
+    int it = 0;
+    double best = 0.0;
+    bool any = false;
+    for (const StartRun& r : runs) {
+      if (r.f.empty()) continue;
+      it = std::max(it, r.iterations);
+      if (!any || r.value() < best) best = r.value();
+      any = true;
+    }
+    if (!check(it, best)) halted = true;
+  };
+  // Rounds of `round` iterations; within a round the active starts go in
+  // batches of one start per thread, and check() runs after every batch, so
+  // the time between checks is that of `round` iterations of one start
+  // (not of every start: with nrun = 1000 that was many seconds before an
+  // interrupt was seen). Each start runs single-threaded unless it is the
+  // only active one, as before, so results do not depend on the batching.
+  const std::size_t batch = static_cast<std::size_t>(std::max(ctl.threads, 1));
   auto run_to_end = [&](std::vector<std::size_t> active, int limit) {
     int done = 0;
     while (!active.empty() && done < limit && !halted) {
       const int n = std::min(round, limit - done);
-      detail::advance_all(rule, G, runs, active, n, ctl);
+      const int inner = active.size() == 1 ? ctl.threads : 1;
+      for (std::size_t b = 0; b < active.size() && !halted; b += batch) {
+        const std::vector<std::size_t> part(active.begin() + b,
+                                            active.begin() + std::min(b + batch, active.size()));
+        detail::advance_all(rule, G, runs, part, n, ctl, inner);
+        report();
+      }
       done += n;
       active.erase(std::remove_if(active.begin(), active.end(),
                                   [&](std::size_t a) { return runs[a].finished; }),
                    active.end());
-      // progress: iterations of the most advanced start, best value so far
-      int it = 0;
-      double best = 0.0;
-      bool any = false;
-      for (const StartRun& r : runs) {
-        if (r.f.empty()) continue;
-        it = std::max(it, r.iterations);
-        if (!any || r.value() < best) best = r.value();
-        any = true;
-      }
-      if (!check(it, best)) halted = true;
     }
   };
 

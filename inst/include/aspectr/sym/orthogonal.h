@@ -12,7 +12,7 @@
 namespace aspectr {
 namespace sym {
 
-inline void orthogonalize(arma::mat& Gt, bool keep_norms = false) {
+inline void orthogonalize(arma::mat& Gt, bool keep_norms = false, double keep = 0.0) {
   const arma::uword k = Gt.n_rows;
   const arma::vec before = arma::sqrt(arma::sum(arma::square(Gt), 1));
   arma::vec d;
@@ -21,6 +21,7 @@ inline void orthogonalize(arma::mat& Gt, bool keep_norms = false) {
   const double cut = 1e-12 * std::max(d.max(), 1e-300);
   for (double& x : d) x = x > cut ? 1.0 / std::sqrt(x) : 0.0;
   arma::mat O = arma::clamp(V * arma::diagmat(d) * V.t() * Gt, 0.0, arma::datum::inf);
+  if (keep > 0.0) O = arma::max(O, keep * Gt);
   if (keep_norms) {
     for (arma::uword j = 0; j < k; ++j) {
       const double nn = arma::norm(O.row(j));

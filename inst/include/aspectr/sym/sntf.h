@@ -43,6 +43,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <stdexcept>
 #include "symtensor.h"
 #include "../nmf/rules.h"
@@ -77,6 +78,9 @@ class SNTFRule {
   SNTFRule(const SymTensor& Y, Options o) : o_(o), L_(static_cast<double>(Y.L)), omega_eff_(o.omega) {
     sum_y_ = Y.cell_sum([](double y) { return y; });
     sum_y2_ = Y.cell_sum([](double y) { return y * y; });
+    // smallest model value in ratios and logs: 1e-300 relative to the data
+    // (an absolute floor would distort data scaled down by 1e-300)
+    floor_ = std::max(1e-300 * (Y.val.n_elem ? Y.val.max() : 1.0), std::numeric_limits<double>::min());
     if (o_.method == Method::Alpha && !(o_.alpha > 0.0))
       throw std::invalid_argument("alpha must be positive (alpha = 0 is smart)");
     if (needs_complete() && !Y.complete())
@@ -96,6 +100,9 @@ class SNTFRule {
   }
   bool needs_positive() const {
     return o_.method == Method::Smart || (o_.method == Method::Beta && o_.beta <= -1.0);
+  }
+  bool zero_infinite() const {
+    return (o_.method == Method::Alpha && o_.alpha >= 1.0) || (o_.method == Method::Beta && o_.beta <= 0.0);
   }
   double exponent() const {
     switch (o_.method) {
@@ -148,7 +155,6 @@ class SNTFRule {
   }
 
  private:
-  static double safe(double z) { return z > 1e-300 ? z : 1e-300; }
 
   // the numerator MTTKRP of the rule, and the objective of Gt
   double pass(const SymTensor& Y, const arma::mat& Gt, arma::mat& M, int threads) {
@@ -161,8 +167,8 @@ class SNTFRule {
         if (a == 1.0) {
           f = kl_pass(Y, Gt, M, threads);
         } else {
-          sym_pass(Y, Gt, [a](double y, double z, double m, double* c) {
-            z = safe(z);
+          sym_pass(Y, Gt, [a, fl = floor_](double y, double z, double m, double* c) {
+            z = z > fl ? z : fl;
             if (y <= 0) return 0.0;
             const double r = std::pow(y / z, a);
             c[0] += m * r * z;  // y^a z^(1-a)
@@ -173,8 +179,8 @@ class SNTFRule {
         }
         break;
       case Method::Smart:
-        sym_pass(Y, Gt, [](double y, double z, double m, double* c) {
-          z = safe(z);
+        sym_pass(Y, Gt, [fl = floor_](double y, double z, double m, double* c) {
+          z = z > fl ? z : fl;
           const double l = std::log(y / z);
           c[0] -= m * z * l;  // z log(z/y)
           return l;
@@ -187,8 +193,8 @@ class SNTFRule {
         } else if (b == 1.0) {
           f = frobenius_pass(Y, Gt, M, threads);
         } else {
-          sym_pass(Y, Gt, [b](double y, double z, double m, double* c) {
-            z = safe(z);
+          sym_pass(Y, Gt, [b, fl = floor_](double y, double z, double m, double* c) {
+            z = z > fl ? z : fl;
             if (b == -1.0) c[0] += m * (std::log(z / y) + y / z - 1.0);
             else c[0] += m * (std::pow(z, b + 1) / (b + 1) - y * std::pow(z, b) / b);
             return y * std::pow(z, b - 1.0);
@@ -206,8 +212,8 @@ class SNTFRule {
   // generalized KL (alpha = 1, beta = 0): weights y/z
   double kl_pass(const SymTensor& Y, const arma::mat& Gt, arma::mat& M, int threads) {
     std::vector<double> acc(1, 0.0);
-    sym_pass(Y, Gt, [](double y, double z, double m, double* c) {
-      z = safe(z);
+    sym_pass(Y, Gt, [fl = floor_](double y, double z, double m, double* c) {
+      z = z > fl ? z : fl;
       if (y > 0) c[0] += m * y * std::log(y / z);
       return y / z;
     }, M, acc, threads);
@@ -233,7 +239,7 @@ class SNTFRule {
     } else if (o_.method == Method::Beta && o_.beta != 0.0) {
       std::vector<double> acc;
       const double b = o_.beta;
-      sym_pass(Y, Gt, [b](double, double z, double, double*) { return std::pow(safe(z), b); },
+      sym_pass(Y, Gt, [b, fl = floor_](double, double z, double, double*) { return std::pow(z > fl ? z : fl, b); },
                D, acc, threads);
     } else {
       const arma::vec s = col_sums(Gt);
@@ -255,7 +261,7 @@ class SNTFRule {
   // H = (G'G)^(L-1), relaxed by omega.
   void unfold_update(arma::mat& Gt, const arma::mat& M) {
     arma::mat H = gram_power(Gt, L_ - 1.0);
-    H.diag() += 1e-12 * std::max(1.0, H.diag().max());
+    H.diag() += 1e-12 * (H.diag().max() > 0.0 ? H.diag().max() : 1.0);  // relative: scale-free
     arma::mat R = arma::clamp(M - o_.l1 / L_, 0.0, arma::datum::inf);
     arma::mat Gn = arma::clamp(arma::solve(H, R, arma::solve_opts::likely_sympd), 0.0, arma::datum::inf);
     if (omega_eff_ != 1.0) Gn = arma::clamp((1.0 - omega_eff_) * Gt + omega_eff_ * Gn, 0.0, arma::datum::inf);
@@ -301,13 +307,19 @@ class SNTFRule {
         if (cs > 0.0) Gt.row(j) = c * (s / cs);
       }
     }
-    if (o_.orthogonal) orthogonalize(Gt, true);
+    // Under divergences that are infinite where the model vanishes on a
+    // stored cell (alpha >= 1, beta <= 0), the clipped zeros of the step made
+    // the objective infinite (alpha > 1 overflowed to NaN); there each entry
+    // keeps at least a tenth of its value, so the model stays positive and
+    // the step still shrinks the overlaps.
+    if (o_.orthogonal) orthogonalize(Gt, true, zero_infinite() ? 0.1 : 0.0);
   }
 
   Options o_;
   double L_;
   double omega_eff_ = 1.0, prev_ = arma::datum::inf;
   double sum_y_ = 0.0, sum_y2_ = 0.0, sum_ybeta_ = 0.0;
+  double floor_ = 1e-300;
 };
 
 }  // namespace sym

@@ -115,7 +115,7 @@ class SymFPALSRule {
     if (f > prev_) omega_ = std::max(0.5 * omega_, 1.0 / 64);  // damp an oscillation
     prev_ = f;
     arma::mat HH = M.Ht * M.Ht.t();
-    HH.diag() += 1e-12 * std::max(1.0, HH.diag().max());
+    HH.diag() += 1e-12 * (HH.diag().max() > 0.0 ? HH.diag().max() : 1.0);  // relative: scale-free
     arma::mat Hn = arma::clamp(arma::solve(HH, C - l1_, arma::solve_opts::likely_sympd), 0.0,
                                arma::datum::inf);
     if (omega_ != 1.0) Hn = arma::clamp((1.0 - omega_) * M.Ht + omega_ * Hn, 0.0, arma::datum::inf);

@@ -56,8 +56,9 @@
 #' any `c` from 1e-300 to 1e300, and penalties are rescaled so that the
 #' problem solved is the one stated above. `eps` is therefore relative to
 #' `max(x)`. An objective beyond the range of doubles (the squared error of
-#' data near 1e200) is reported as `Inf`; `W`, `H` and `rel_error` stay
-#' finite. With `beta <= 0` the divergence is infinite at zeros of `x`, so
+#' data near 1e200) is reported as `Inf` (or 0 when it underflows) with a
+#' warning of class `aspectr_warning_numeric`; `W`, `H` and `rel_error`
+#' stay finite. With `beta <= 0` the divergence is infinite at zeros of `x`, so
 #' those zeros are replaced by `eps` (relative to `max(x)`, as above) and the
 #' divergence reported is that of the guarded data. A fit whose model
 #' vanishes (`W H = 0` on non-zero `x`, a saddle point of every algorithm) is
@@ -239,6 +240,7 @@ nmf <- function(x, k, loss = c("frobenius", "kl", "beta"), beta = 2,
   # divided by a: each factor takes a back; except that unpenalized HALS
   # and the extrapolated updates return W with unit-norm columns, H
   # carrying the scale, which stays so
+  check_objective_range(unscale(values[best]), values[best], "nmf() fit")
   unit_w <- loss == "frobenius" && !penalized && (method == "hals" || (method == "anls" && accelerate))
   if (unit_w) H <- H * sc$s else { W <- W * sc$a; H <- H * sc$a }
   structure(list(

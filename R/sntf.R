@@ -160,7 +160,7 @@ sntf <- function(x, k, method = c("alpha", "smart", "beta", "average", "unfold")
   sc <- pow2_scale(y$values, root = 2 * L)
   deg <- switch(method, alpha = 1, smart = 1, beta = beta + 1, 2)
   y$values <- y$values / sc
-  L1_s <- if (method == "average") rescale_value(L1, sc, -1.5) else rescale_value(L1, sc, 1 / L - deg)
+  L1_s <- min(if (method == "average") rescale_value(L1, sc, -1.5) else rescale_value(L1, sc, 1 / L - deg), 1e300)
   idx0 <- t(y$index - 1L)
   mult <- sym_multiplicity(y$index)
   total <- sum(mult * y$values)

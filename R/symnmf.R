@@ -82,7 +82,8 @@ symnmf <- function(a, k, method = c("anls", "hals", "fpals"), lambda = NULL, L1 
   k <- check_whole(k, "k", min = 1, max = n, what = "at most the number of points")
   amax <- if (!is.null(nd$dense)) max(nd$dense) else if (length(nd$x)) max(nd$x) else 0
   if (!(amax > 0)) abort_input("{.arg a} has no positive entries.", "value", arg = "a")
-  lambda <- if (is.null(lambda)) amax^2 else check_number(lambda, "lambda", 0, Inf)
+  lambda_default <- is.null(lambda)
+  lambda <- if (lambda_default) amax^2 else check_number(lambda, "lambda", 0, Inf)
   ctl <- check_fit_controls(nrun, max_iter, tol, seed, threads, verbose)
   init <- check_sym_init(init, n, k)
   start <- proc.time()[["elapsed"]]
@@ -93,14 +94,19 @@ symnmf <- function(a, k, method = c("anls", "hals", "fpals"), lambda = NULL, L1 
   # times the same objective of a / s with lambda / s and L1 / s^1.5).
   s <- pow2_scale(if (!is.null(nd$dense)) nd$dense else nd$x, root = 2)
   nd <- scale_nmf_data(nd, s)
-  L1_s <- rescale_value(L1, s, -1.5)
+  # (penalties capped at 1e300 in scaled units: that large, they make the
+  # zero factor optimal either way)
+  L1_s <- min(rescale_value(L1, s, -1.5), 1e300)
+  # lambda / s; the default max(a)^2 as max(a) (max(a) / s), which is finite
+  # even where max(a)^2 overflows
+  lambda_s <- min(if (lambda_default) amax * (amax / s) else rescale_value(lambda, s, -1), 1e300)
   scale <- 2 * sqrt(nd$total / (as.numeric(n) * n) / k)
   first <- if (is.matrix(init)) init / sqrt(s) else if (init == "nndsvd") nndsvd_symmetric(nd, k) else NULL
   inits <- with_seed(ctl$seed, lapply(seq_len(ctl$nrun), function(r) {
     if (r == 1 && !is.null(first)) first else matrix(stats::runif(as.numeric(n) * k), n, k) * scale
   }))
   runs <- map_runs(inits, function(H0) {
-    cpp_symnmf_fit(nd$dense, nd$i, nd$p, nd$x, n, H0, H0, method, rescale_value(lambda, s, -1), L1_s, omega, FALSE,
+    cpp_symnmf_fit(nd$dense, nd$i, nd$p, nd$x, n, H0, H0, method, lambda_s, L1_s, omega, FALSE,
                    ctl$max_iter, ctl$tol, ctl$threads, ctl$verbose)
   })
   values <- vapply(runs, function(r) r$objective[length(r$objective)], numeric(1))

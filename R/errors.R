@@ -203,7 +203,7 @@ check_labels <- function(x, arg, na_ok = FALSE, call = rlang::caller_env()) {
        (is.numeric(x) && !is.object(x) && all(is.finite(x[!is.na(x)])) &&
           all(abs(x[!is.na(x)] - round(x[!is.na(x)])) == 0)))
   if (!ok) {
-    abort_input("{.arg {arg}} must be a vector of class labels (factor, character, logical or whole-number codes), not {describe(x)}{if (is.numeric(x) && length(x)) ' with non-integer values' else ''}.",
+    abort_input("{.arg {arg}} must be a vector of class labels (factor, character, logical or whole-number codes), not {describe(x)}{if (is.numeric(x) && length(x)) paste0(' with non-integer values such as ', format(x[!is.na(x) & (!is.finite(x) | abs(x - round(x)) > 0)][1], digits = 15)) else ''}.",
                 "argument", arg = arg, call = call)
   }
   if (!na_ok && anyNA(x)) {

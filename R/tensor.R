@@ -271,25 +271,25 @@ read_tns <- function(file, dims = NULL) {
   if (length(unique(len)) != 1 || len[1] < 3) {
     bad <- which(len != len[1] | len < 3)[1]
     if (is.na(bad)) bad <- 1
-    abort_input("Line {bad} of {.arg file} ({.file {file}}) is malformed: every line needs the same number (at least 3) of fields, N indices then a value.",
+    abort_input("Line {bad} of {.arg file} ({.file {file}}) is malformed: every line needs the same number (at least 3) of fields, N indices then a value, not {len[bad]} (line 1 has {len[1]}).",
                 "value", arg = "file")
   }
   num <- suppressWarnings(matrix(as.numeric(unlist(parts)), ncol = len[1], byrow = TRUE))
   if (anyNA(num)) {
     bad <- which(rowSums(is.na(num)) > 0)[1]
-    abort_input("Line {bad} of {.arg file} ({.file {file}}) has a field that is not a number.", "value", arg = "file")
+    abort_input("Line {bad} of {.arg file} ({.file {file}}) has a field that is not a number: {.val {lines[bad]}}.", "value", arg = "file")
   }
   N <- len[1] - 1
   index <- num[, seq_len(N), drop = FALSE]
   if (any(index < 1) || any(index != round(index))) {
     bad <- which(rowSums(index < 1 | index != round(index)) > 0)[1]
-    abort_input("Line {bad} of {.arg file} ({.file {file}}) has an index that is not a positive whole number.",
+    abort_input("Line {bad} of {.arg file} ({.file {file}}) has an index that is not a positive whole number: {.val {lines[bad]}}.",
                 "value", arg = "file")
   }
   val <- num[, N + 1]
   if (any(val < 0) || any(!is.finite(val))) {
     bad <- which(val < 0 | !is.finite(val))[1]
-    abort_input("Line {bad} of {.arg file} ({.file {file}}) has a value that is negative or not finite.",
+    abort_input("Line {bad} of {.arg file} ({.file {file}}) has a value that is negative or not finite: {val[bad]}.",
                 "value", arg = "file")
   }
   sptensor(index, val, dims = dims)

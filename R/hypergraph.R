@@ -65,6 +65,10 @@ hypergraph_affinity <- function(x, order = 3, model = c("line", "plane", "subspa
   n <- nrow(x)
   model <- match_option(model, c("line", "plane", "subspace"), "model")
   order <- check_whole(order, "order", min = 2, max = n, what = "at most the number of points")
+  if (!is.null(dim) && model != "subspace") {
+    abort_input("{.arg dim} applies to {.code model = \"subspace\"} only, not to {.code model = \"{model}\"} (given {describe(dim)}).",
+                "argument", arg = "dim")
+  }
   q <- switch(model, line = 1L, plane = 2L,
               subspace = if (is.null(dim)) order - 1L else check_whole(dim, "dim", min = 1, max = ncol(x)))
   affine <- model != "subspace"
@@ -229,6 +233,10 @@ predict.aspectr_multiway <- function(object, newdata = NULL, type = c("membershi
 #'   it the membership heatmap of the fit.
 #' @export
 plot.aspectr_multiway <- function(x, data = NULL, ...) {
+  if (!is.null(data) && !((is.matrix(data) || is.data.frame(data)) && NROW(data) == length(x$cluster))) {
+    abort_input("{.arg data} must be NULL or the clustered points, a matrix or data frame with {length(x$cluster)} rows, not {describe(data)}.",
+                "argument", arg = "data")
+  }
   if (is.null(data) || ncol(as.matrix(data)) < 2) return(invisible(plot(x$fit, ...)))
   data <- as.matrix(data)
   cols <- grDevices::hcl.colors(x$k, "Dark 3")

@@ -330,7 +330,7 @@ cell_probability <- function(object, index) {
 #'   posterior. Omitted: the posteriors of the training observations.
 #' @param type `"posterior"` (one row per observation) or `"class"` (the most
 #'   probable class).
-#' @param ... Unused.
+#' @param ... Must be empty; an unknown argument is an error.
 #' @return A matrix or an integer vector.
 #' @examples
 #' set.seed(1)

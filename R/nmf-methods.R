@@ -55,7 +55,7 @@ print.summary.aspectr_nmf <- function(x, ...) {
 #' `basis()` returns \eqn{W} (m x k), `coef()` returns \eqn{H} (k x n).
 #'
 #' @param object An `aspectr_nmf` fit.
-#' @param ... Unused.
+#' @param ... Must be empty; an unknown argument is an error.
 #' @return A matrix with dimnames.
 #' @examples
 #' fit <- nmf(sotu_dtm, 3, seed = 1, max_iter = 50)
@@ -86,7 +86,7 @@ coef.aspectr_nmf <- function(object, ...) {
 #' Fitted values and residuals of an NMF
 #'
 #' @param object An `aspectr_nmf` fit.
-#' @param ... Unused.
+#' @param ... Must be empty; an unknown argument is an error.
 #' @return The dense matrix \eqn{WH} (or \eqn{X - WH} for `residuals()`, which
 #'   needs the data `x` again), refused beyond
 #'   `getOption("aspectr.max_cells", 1e8)` cells.
@@ -138,7 +138,7 @@ residuals.aspectr_nmf <- function(object, x, ...) {
 #'   `max_iter` sweeps, stopping when no coefficient moves by more than
 #'   `tol` times the largest one.
 #' @param threads Number of threads.
-#' @param ... Unused.
+#' @param ... Must be empty; an unknown argument is an error.
 #' @return A k x n matrix or an integer vector.
 #' @examples
 #' fit <- nmf(Matrix::t(sotu_dtm[1:200, ]), 4, seed = 1, max_iter = 100)

@@ -48,7 +48,7 @@ print.aspectr_plsa <- function(x, n = 5, ...) {
 #'
 #' @param object An `aspectr_plsa` fit.
 #' @param n Number of top terms per topic.
-#' @param ... Unused.
+#' @param ... Must be empty; an unknown argument is an error.
 #' @return An object of class `summary.aspectr_plsa`: a list with a `topics`
 #'   data frame (weight, top terms, share of documents whose most probable
 #'   topic it is) and fit statistics; it has its own print method.
@@ -117,7 +117,7 @@ print.summary.aspectr_plsa <- function(x, ...) {
 #' @param mode For N-way fits, the mode whose posteriors
 #'   \eqn{P(z \mid i_{mode})} are returned (default 1, the documents of a
 #'   matrix).
-#' @param ... Unused.
+#' @param ... Must be empty; an unknown argument is an error.
 #' @return A documents x k matrix of \eqn{P(z \mid d)}; rows sum to 1.
 #'   Documents without counts get the topic weights \eqn{P(z)}.
 #' @examples
@@ -152,7 +152,7 @@ topics.aspectr_plsa <- function(object, mode = 1, ...) {
 #' @param n Number of terms per topic.
 #' @param mode For N-way fits, the mode whose top entries are listed
 #'   (default: the last mode, the terms of a matrix).
-#' @param ... Unused.
+#' @param ... Must be empty; an unknown argument is an error.
 #' @return A character matrix with `n` rows and one column per topic, the
 #'   terms in decreasing order of \eqn{P(w \mid z)}.
 #' @examples
@@ -193,7 +193,7 @@ terms.aspectr_plsa <- function(x, n = 10, mode = length(x$dims), ...) {
 #' @param max_iter,tol Iteration limit and tolerance (largest change of a
 #'   proportion) of the KL and Tsallis fold-in.
 #' @param threads Number of threads; `NULL` uses [default_threads()].
-#' @param ... Unused.
+#' @param ... Must be empty; an unknown argument is an error.
 #' @return A matrix (documents x k) or an integer vector. A document without
 #'   counts (or only unknown terms) gets the fit's topic weights \eqn{P(z)}.
 #' @examples
@@ -309,7 +309,7 @@ abort_newdata_cols <- function(got, want, call) {
 #' @param type `"counts"` for expected counts (the model distribution times
 #'   the total count of the data) or `"probability"` for the joint
 #'   distribution \eqn{P(d, w)}.
-#' @param ... Unused.
+#' @param ... Must be empty; an unknown argument is an error.
 #' @return A dense documents x terms matrix. Refused (with an error of class
 #'   `aspectr_error_size`) beyond `getOption("aspectr.max_cells", 1e8)` cells.
 #' @examples
@@ -342,7 +342,7 @@ fitted.aspectr_plsa <- function(object, type = c("counts", "probability"), ...) 
 #' losses it measures the same model by the same yardstick.
 #'
 #' @param object An `aspectr_plsa` fit.
-#' @param ... Unused.
+#' @param ... Must be empty; an unknown argument is an error.
 #' @return An object of class `logLik`; [AIC()] and [BIC()] work on the fit.
 #' @examples
 #' fit <- plsa(sotu_dtm, k = 3, seed = 1, max_iter = 100)
@@ -371,7 +371,7 @@ nobs.aspectr_plsa <- function(object, ...) {
 #' @param matrix `"beta"` for per-topic term probabilities (columns `topic`,
 #'   `term`, `beta`) or `"gamma"` for per-document topic proportions (columns
 #'   `document`, `topic`, `gamma`).
-#' @param ... Unused.
+#' @param ... Must be empty; an unknown argument is an error.
 #' @return A tibble.
 #' @examples
 #' fit <- plsa(sotu_dtm, k = 3, seed = 1, max_iter = 100)

@@ -367,7 +367,7 @@ plot.aspectr_symnmf <- plot.aspectr_sntf
 #'   (new points need their affinities to be refitted).
 #' @param type `"membership"` (n x k matrix, rows summing to 1) or `"class"`
 #'   (cluster labels).
-#' @param ... Unused.
+#' @param ... Must be empty; an unknown argument is an error.
 #' @return A matrix or an integer vector.
 #' @examples
 #' set.seed(1)

@@ -92,7 +92,7 @@ new_symtensor <- function(index, values, n, names = NULL, call = rlang::caller_e
 #'   holding every permutation of each set, or a symmetric tensor.
 #' @param tol Tolerance of the symmetry check, relative to the largest
 #'   value.
-#' @param ... Unused.
+#' @param ... Must be empty; an unknown argument is an error.
 #' @export
 as_symtensor <- function(x, ...) UseMethod("as_symtensor")
 

@@ -102,7 +102,7 @@ new_sptensor <- function(index, values, dims, dimnames = NULL) {
 #'   integer codes), which becomes the tensor of counts of the observed
 #'   combinations (one mode per column, the levels as dimnames). Rows of a
 #'   data frame with missing values are dropped.
-#' @param ... Unused.
+#' @param ... Must be empty; an unknown argument is an error.
 #' @return An `aspectr_tensor`.
 #' @examples
 #' as_sptensor(UCBAdmissions)

@@ -251,6 +251,8 @@ cases <- list(
   mal(predict(fmw, foo = 1), "foo", "argument"),
   mal(predict(fmw, newdata = pts), "newdata", "argument"),
   mal(print(fmw, foo = 1), "foo", "argument"),
+  mal(plot(fmw, data = pts[-1, ]), "data", "argument", "11 x 2"),
+  mal(hypergraph_affinity(pts, model = "line", dim = 1), "dim", "argument", "1"),
   # nmf_rank
   mal(nmf_rank(), "x", "argument"),
   mal(nmf_rank(x, k = numeric(0)), "k", "argument", "empty"),

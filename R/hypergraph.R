@@ -54,15 +54,21 @@
 hypergraph_affinity <- function(x, order = 3, model = c("line", "plane", "subspace"), sigma = NULL,
                                 n_tuples = NULL, fun = NULL, dim = NULL, cutoff = 1e-8, seed = NULL,
                                 threads = NULL) {
+  check_required(x, "a numeric matrix or data frame with one point per row")
+  seed <- check_seed(seed)
   if (is.data.frame(x)) x <- as.matrix(x)
   if (!is.matrix(x) || !is.numeric(x) || nrow(x) < 2) {
     abort_input("{.arg x} must be a numeric matrix or data frame with one point per row, not {describe(x)}.",
                 "type", arg = "x")
   }
-  if (anyNA(x) || any(!is.finite(x))) abort_input("{.arg x} must not contain NA, NaN or Inf.", "value", arg = "x")
+  if (anyNA(x) || any(!is.finite(x))) abort_input("{.arg x} must not contain NA, NaN or Inf; it has {sum(!is.finite(x))} such entr{?y/ies}.", "value", arg = "x")
   n <- nrow(x)
   model <- match_option(model, c("line", "plane", "subspace"), "model")
   order <- check_whole(order, "order", min = 2, max = n, what = "at most the number of points")
+  if (!is.null(dim) && model != "subspace") {
+    abort_input("{.arg dim} applies to {.code model = \"subspace\"} only, not to {.code model = \"{model}\"} (given {describe(dim)}).",
+                "argument", arg = "dim")
+  }
   q <- switch(model, line = 1L, plane = 2L,
               subspace = if (is.null(dim)) order - 1L else check_whole(dim, "dim", min = 1, max = ncol(x)))
   affine <- model != "subspace"
@@ -184,6 +190,9 @@ multiway_cluster <- function(x, k, order = 3, model = c("line", "plane", "subspa
                              n_tuples = NULL, fun = NULL, dim = NULL, method = "alpha", nrun = 10,
                              max_iter = 1000, tol = 1e-6, seed = NULL, threads = NULL, ...) {
   call <- match.call()
+  check_required(x, "a numeric matrix or data frame with one point per row")
+  k <- check_whole(k, "k", min = 1, max = max(NROW(x), 1), what = "at most the number of points")
+  check_fit_controls(nrun, max_iter, tol, seed, threads, FALSE)
   start <- proc.time()[["elapsed"]]
   aff <- hypergraph_affinity(x, order = order, model = model, sigma = sigma, n_tuples = n_tuples,
                              fun = fun, dim = dim, seed = seed, threads = threads)
@@ -200,6 +209,7 @@ multiway_cluster <- function(x, k, order = 3, model = c("line", "plane", "subspa
 
 #' @export
 print.aspectr_multiway <- function(x, ...) {
+  check_dots_empty(...)
   cat(sprintf("<aspectr_multiway> %d clusters of %s points from order-%d affinities (%s of %s tuples kept, sigma %.3g)\n",
               x$k, format(length(x$cluster), big.mark = ","), x$order,
               format(length(x$affinity$values), big.mark = ","),
@@ -213,7 +223,8 @@ print.aspectr_multiway <- function(x, ...) {
 
 #' @export
 predict.aspectr_multiway <- function(object, newdata = NULL, type = c("membership", "class"), ...) {
-  predict(object$fit, newdata = newdata, type = type, ...)
+  check_dots_empty(...)
+  predict(object$fit, newdata = newdata, type = type)
 }
 
 #' @rdname plot.aspectr_sntf
@@ -222,6 +233,10 @@ predict.aspectr_multiway <- function(object, newdata = NULL, type = c("membershi
 #'   it the membership heatmap of the fit.
 #' @export
 plot.aspectr_multiway <- function(x, data = NULL, ...) {
+  if (!is.null(data) && !((is.matrix(data) || is.data.frame(data)) && NROW(data) == length(x$cluster))) {
+    abort_input("{.arg data} must be NULL or the clustered points, a matrix or data frame with {length(x$cluster)} rows, not {describe(data)}.",
+                "argument", arg = "data")
+  }
   if (is.null(data) || ncol(as.matrix(data)) < 2) return(invisible(plot(x$fit, ...)))
   data <- as.matrix(data)
   cols <- grDevices::hcl.colors(x$k, "Dark 3")

@@ -5,6 +5,10 @@
 matrix_like_classes <- "a matrix, a Matrix sparse matrix, a slam/tm simple_triplet_matrix, a quanteda dfm or a 2-way table"
 
 as_aspect_data <- function(x, arg = "x", call = rlang::caller_env(), tensors = TRUE) {
+  if (missing(x)) {
+    abort_input("{.arg {arg}} is missing: it must be {matrix_like_classes}.", "argument",
+                arg = arg, call = call)
+  }
   if (tensors && (inherits(x, "aspectr_tensor") ||
                   (is.array(x) && length(dim(x)) > 2))) {
     return(tensor_to_data(x, arg, call))
@@ -17,7 +21,7 @@ as_aspect_data <- function(x, arg = "x", call = rlang::caller_env(), tensors = T
     ii <- as.integer(x$i) - 1L
     jj <- as.integer(x$j) - 1L
   } else if (methods::is(x, "Matrix")) {
-    if (length(dim(x)) != 2) abort_input("{.arg {arg}} must be a 2-way matrix.", "type", arg = arg, call = call)
+    if (length(dim(x)) != 2) abort_input("{.arg {arg}} must be a 2-way matrix, not {describe(x)}.", "type", arg = arg, call = call)
     x <- methods::as(methods::as(methods::as(x, "dMatrix"), "generalMatrix"), "CsparseMatrix")
     check_values(x@x, arg, call)
     dims <- dim(x)
@@ -70,14 +74,15 @@ as_aspect_data <- function(x, arg = "x", call = rlang::caller_env(), tensors = T
 
 check_values <- function(v, arg, call) {
   if (anyNA(v)) {
-    abort_input("{.arg {arg}} must not contain missing values (NA or NaN).",
+    abort_input("{.arg {arg}} must not contain missing values (NA or NaN); it has {sum(is.na(v))} missing entr{?y/ies}.",
                 "value", arg = arg, call = call)
   }
   if (any(is.infinite(v))) {
-    abort_input("{.arg {arg}} must not contain infinite values.", "value", arg = arg, call = call)
+    abort_input("{.arg {arg}} must not contain infinite values; it has {sum(is.infinite(v))} infinite entr{?y/ies}.",
+                "value", arg = arg, call = call)
   }
   if (any(v < 0)) {
-    abort_input("{.arg {arg}} must be non-negative; it has {sum(v < 0)} negative entr{?y/ies}.",
+    abort_input("{.arg {arg}} must be non-negative; it has {sum(v < 0)} negative entr{?y/ies} (the smallest {format(min(v), digits = 6)}).",
                 "value", arg = arg, call = call)
   }
   invisible()

@@ -95,7 +95,10 @@ lca <- function(data, k, nrun = 10, max_iter = 1000, tol = 1e-8, seed = NULL,
                 short_keep = 1, ...) {
   call <- match.call()
   check_dots_empty(...)
+  check_required(data, "a data frame of categorical variables")
   na.rm <- check_flag(na.rm, "na.rm")
+  short_iter <- check_whole(short_iter, "short_iter", min = 0)
+  short_keep <- check_whole(short_keep, "short_keep", min = 1)
   prep <- lca_prepare(data, na.rm)
   k <- check_whole(k, "k", min = 1, max = ncol(prep$data$idx),
                    what = "at most the number of distinct response patterns")
@@ -107,8 +110,6 @@ lca <- function(data, k, nrun = 10, max_iter = 1000, tol = 1e-8, seed = NULL,
   if (k == 1) {
     runs <- list(plsa_rank1(d, threads))
   } else {
-    short_iter <- check_whole(short_iter, "short_iter", min = 0, max = .Machine$integer.max)
-    short_keep <- check_whole(short_keep, "short_keep", min = 1, max = .Machine$integer.max)
     inits <- with_seed(seed, random_starts(d$dims, k, nrun))
     runs <- cpp_lca_fit(d$idx, d$val, d$dims, inits, max_iter, tol, threads,
                         short_iter, short_keep, verbose)
@@ -144,9 +145,16 @@ lca <- function(data, k, nrun = 10, max_iter = 1000, tol = 1e-8, seed = NULL,
 #' @export
 lca_supervised <- function(data, class, na.rm = FALSE) {
   call <- match.call()
+  check_required(data, "a data frame of categorical variables")
+  check_required(class, "a vector of class labels, one per row of `data`")
   na.rm <- check_flag(na.rm, "na.rm")
-  if (!is.data.frame(data) || length(class) != nrow(data) || anyNA(class)) {
-    abort_input("{.arg class} must give a (non-missing) class for every row of {.arg data}.",
+  if (!is.data.frame(data)) {
+    abort_input("{.arg data} must be a data frame of categorical variables, not {describe(data)}.",
+                "type", arg = "data")
+  }
+  check_labels(class, "class")
+  if (length(class) != nrow(data)) {
+    abort_input("{.arg class} must give a class for every row of {.arg data} ({nrow(data)}), not {length(class)}.",
                 "argument", arg = "class")
   }
   class <- droplevels(as.factor(class))
@@ -214,7 +222,8 @@ lca_prepare <- function(data, na.rm, keep = FALSE, call = rlang::caller_env()) {
   nl <- vapply(f, nlevels, integer(1))
   if (any(nl < 2)) {
     bad <- vars[nl < 2]
-    abort_input("Variable{?s} {.var {bad}} must have at least 2 observed levels.",
+    abort_input(paste(if (length(bad) > 1) "Variables" else "Variable",
+                      "{.var {bad}} of {.arg data} must have at least 2 observed levels, not {paste(nl[nl < 2], collapse = ', ')}."),
                 "value", arg = "data", call = call)
   }
   codes <- vapply(f, as.integer, integer(nrow(data)))
@@ -321,7 +330,7 @@ cell_probability <- function(object, index) {
 #'   posterior. Omitted: the posteriors of the training observations.
 #' @param type `"posterior"` (one row per observation) or `"class"` (the most
 #'   probable class).
-#' @param ... Unused.
+#' @param ... Must be empty; an unknown argument is an error.
 #' @return A matrix or an integer vector.
 #' @examples
 #' set.seed(1)
@@ -331,12 +340,13 @@ cell_probability <- function(object, index) {
 #' predict(fit, items[1:3, ])
 #' @export
 predict.aspectr_lca <- function(object, newdata, type = c("posterior", "class"), ...) {
+  check_dots_empty(...)
   type <- match_option(type, c("posterior", "class"), "type")
   if (missing(newdata) || is.null(newdata)) {
     post <- object$posterior
   } else {
     if (!is.data.frame(newdata)) {
-      abort_input("{.arg newdata} must be a data frame, not {.cls {class(newdata)}}.",
+      abort_input("{.arg newdata} must be a data frame with the fitted variables, not {describe(newdata)}.",
                   "newdata", arg = "newdata")
     }
     miss <- setdiff(object$variables, names(newdata))
@@ -364,6 +374,8 @@ predict.aspectr_lca <- function(object, newdata, type = c("posterior", "class"),
 
 #' @export
 print.aspectr_lca <- function(x, digits = 3, ...) {
+  check_dots_empty(...)
+  digits <- check_whole(digits, "digits", min = 0, max = 15)
   cat(sprintf("<aspectr_lca> %s latent class model: %d classes, %d variables, N = %d%s\n",
               if (x$supervised) "supervised (naive Bayes)" else "unsupervised",
               x$k, length(x$variables), x$N,
@@ -387,6 +399,7 @@ print.aspectr_lca <- function(x, digits = 3, ...) {
 
 #' @export
 summary.aspectr_lca <- function(object, ...) {
+  check_dots_empty(...)
   structure(list(
     k = object$k, N = object$N, Nobs = object$Nobs, supervised = object$supervised,
     fit = c(logLik = object$llik, npar = object$npar, AIC = object$AIC, BIC = object$BIC,
@@ -399,6 +412,7 @@ summary.aspectr_lca <- function(object, ...) {
 
 #' @export
 print.summary.aspectr_lca <- function(x, ...) {
+  check_dots_empty(...)
   cat(sprintf("Latent class model (%s), %d classes, N = %d (%d complete)\n\n",
               if (x$supervised) "supervised" else "EM", x$k, x$N, x$Nobs))
   print(round(x$fit, 4))

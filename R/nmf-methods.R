@@ -5,6 +5,7 @@ nmf_loss_label <- function(x) {
 
 #' @export
 print.aspectr_nmf <- function(x, ...) {
+  check_dots_empty(...)
   cat(sprintf("<aspectr_nmf> rank-%d NMF, %s loss by %s (init %s)\n", x$k, nmf_loss_label(x),
               toupper(x$method), x$init))
   cat(sprintf("data: %s x %s, %s non-zeros\n", format(x$dims[1], big.mark = ","),
@@ -18,6 +19,8 @@ print.aspectr_nmf <- function(x, ...) {
 
 #' @export
 summary.aspectr_nmf <- function(object, n = 5, ...) {
+  check_dots_empty(...)
+  n <- check_whole(n, "n")
   W <- object$W
   rn <- rownames(W); if (is.null(rn)) rn <- as.character(seq_len(nrow(W)))
   cn <- colnames(object$H); if (is.null(cn)) cn <- as.character(seq_len(ncol(object$H)))
@@ -35,6 +38,7 @@ summary.aspectr_nmf <- function(object, n = 5, ...) {
 
 #' @export
 print.summary.aspectr_nmf <- function(x, ...) {
+  check_dots_empty(...)
   cat(sprintf("NMF of a %d x %d matrix, rank %d, %s loss by %s (init %s)\n", x$dims[1], x$dims[2],
               x$k, x$loss, toupper(x$method), x$init))
   cat(sprintf("objective %s, relative error %s; %d iterations, %s; best of %d start%s\n\n",
@@ -51,7 +55,7 @@ print.summary.aspectr_nmf <- function(x, ...) {
 #' `basis()` returns \eqn{W} (m x k), `coef()` returns \eqn{H} (k x n).
 #'
 #' @param object An `aspectr_nmf` fit.
-#' @param ... Unused.
+#' @param ... Must be empty; an unknown argument is an error.
 #' @return A matrix with dimnames.
 #' @examples
 #' fit <- nmf(sotu_dtm, 3, seed = 1, max_iter = 50)
@@ -61,16 +65,28 @@ basis <- function(object, ...) UseMethod("basis")
 
 #' @rdname basis
 #' @export
-basis.aspectr_nmf <- function(object, ...) object$W
+basis.aspectr_nmf <- function(object, ...) {
+  check_dots_empty(...)
+  object$W
+}
+
+#' @export
+basis.default <- function(object, ...) {
+  abort_input("{.arg object} must be an {.cls aspectr_nmf} fit, not {describe(object)}.",
+              "type", arg = "object")
+}
 
 #' @rdname basis
 #' @export
-coef.aspectr_nmf <- function(object, ...) object$H
+coef.aspectr_nmf <- function(object, ...) {
+  check_dots_empty(...)
+  object$H
+}
 
 #' Fitted values and residuals of an NMF
 #'
 #' @param object An `aspectr_nmf` fit.
-#' @param ... Unused.
+#' @param ... Must be empty; an unknown argument is an error.
 #' @return The dense matrix \eqn{WH} (or \eqn{X - WH} for `residuals()`, which
 #'   needs the data `x` again), refused beyond
 #'   `getOption("aspectr.max_cells", 1e8)` cells.
@@ -79,6 +95,7 @@ coef.aspectr_nmf <- function(object, ...) object$H
 #' range(residuals(fit, sotu_dtm[1:30, 1:40]))
 #' @export
 fitted.aspectr_nmf <- function(object, ...) {
+  check_dots_empty(...)
   check_size(prod(as.numeric(object$dims)), "The fitted matrix would have {size} cells.")
   object$W %*% object$H
 }
@@ -87,12 +104,13 @@ fitted.aspectr_nmf <- function(object, ...) {
 #' @param x The data the model was fitted to.
 #' @export
 residuals.aspectr_nmf <- function(object, x, ...) {
+  check_dots_empty(...)
   if (missing(x)) {
-    abort_input("{.fn residuals} needs the data: {.code residuals(fit, x)}.", "argument", arg = "x")
+    abort_input("{.arg x} is missing: {.fn residuals} needs the fitted data, a {object$dims[1]} x {object$dims[2]} matrix ({.code residuals(fit, x)}).", "argument", arg = "x")
   }
   nd <- nmf_data(x, "x")
   if (!identical(nd$dims, object$dims)) {
-    abort_input("{.arg x} must be {object$dims[1]} x {object$dims[2]} like the fitted data.",
+    abort_input("{.arg x} must be {object$dims[1]} x {object$dims[2]} like the fitted data, not {nd$dims[1]} x {nd$dims[2]}.",
                 "newdata", arg = "x")
   }
   X <- if (!is.null(nd$dense)) nd$dense else as.matrix(nmf_sparse(nd))
@@ -120,7 +138,7 @@ residuals.aspectr_nmf <- function(object, x, ...) {
 #'   `max_iter` sweeps, stopping when no coefficient moves by more than
 #'   `tol` times the largest one.
 #' @param threads Number of threads.
-#' @param ... Unused.
+#' @param ... Must be empty; an unknown argument is an error.
 #' @return A k x n matrix or an integer vector.
 #' @examples
 #' fit <- nmf(Matrix::t(sotu_dtm[1:200, ]), 4, seed = 1, max_iter = 100)
@@ -128,13 +146,14 @@ residuals.aspectr_nmf <- function(object, x, ...) {
 #' @export
 predict.aspectr_nmf <- function(object, newdata, type = c("coef", "class"), max_iter = 1000,
                                 tol = 1e-8, threads = NULL, ...) {
+  check_dots_empty(...)
   type <- match_option(type, c("coef", "class"), "type")
+  max_iter <- check_whole(max_iter, "max_iter")
+  tol <- check_number(tol, "tol", 0, Inf)
+  threads <- resolve_threads(threads)
   if (missing(newdata) || is.null(newdata)) {
     H <- object$H
   } else {
-    max_iter <- check_whole(max_iter, "max_iter")
-    tol <- check_number(tol, "tol", 0, Inf)
-    threads <- resolve_threads(threads)
     rn_new <- rownames(newdata)
     rn_fit <- rownames(object$W)
     if (!is.null(rn_new) && !is.null(rn_fit)) {
@@ -192,8 +211,9 @@ predict.aspectr_nmf <- function(object, newdata, type = c("coef", "class"), max_
 #' terms(p, 5)
 #' @export
 as_plsa <- function(fit) {
+  check_required(fit, "an `aspectr_nmf` fit with `loss = \"kl\"`")
   if (!inherits(fit, "aspectr_nmf") || fit$loss != "kl") {
-    abort_input("{.arg fit} must be an {.cls aspectr_nmf} fit with {.code loss = \"kl\"}.",
+    abort_input("{.arg fit} must be an {.cls aspectr_nmf} fit with {.code loss = \"kl\"}, not {if (inherits(fit, 'aspectr_nmf')) paste0('one with loss = \"', fit$loss, '\"') else describe(fit)}.",
                 "argument", arg = "fit")
   }
   W <- unname(fit$W); H <- unname(fit$H)
@@ -231,6 +251,7 @@ as_plsa <- function(fit) {
 #' @rdname tidy.aspectr_plsa
 #' @export
 tidy.aspectr_nmf <- function(x, matrix = c("W", "H"), ...) {
+  check_dots_empty(...)
   matrix <- match_option(matrix, c("W", "H"), "matrix")
   if (matrix == "W") {
     rn <- rownames(x$W); if (is.null(rn)) rn <- as.character(seq_len(nrow(x$W)))
@@ -246,6 +267,7 @@ tidy.aspectr_nmf <- function(x, matrix = c("W", "H"), ...) {
 #' @rdname tidy.aspectr_plsa
 #' @export
 glance.aspectr_nmf <- function(x, ...) {
+  check_dots_empty(...)
   tibble::tibble(k = x$k, loss = x$loss, method = x$method, objective = x$value,
                  rel_error = x$rel_error[length(x$rel_error)], iterations = x$iterations,
                  converged = x$converged, n_rows = x$dims[1], n_cols = x$dims[2])

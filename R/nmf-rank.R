@@ -50,10 +50,15 @@ nmf_rank <- function(x, k = 2:10, method = c("cv", "consensus"), nrun = NULL, ho
                      loss = "frobenius", method_nmf = NULL, max_iter = 500, tol = 1e-5,
                      seed = NULL, threads = NULL, ...) {
   check_dots_empty(...)
+  check_required(x, "a non-negative matrix")
   method <- match_option(method, c("cv", "consensus"), "method")
+  loss <- match_option(loss, c("frobenius", "kl", "beta"), "loss")
+  if (!is.null(method_nmf)) method_nmf <- match_option(method_nmf, c("hals", "anls", "mu", "cd"), "method_nmf")
+  max_iter <- check_whole(max_iter, "max_iter")
+  tol <- check_number(tol, "tol", 0, Inf)
   nd <- nmf_data(x, "x", dense = method == "cv")
-  if (!is.numeric(k) || !length(k) || anyNA(k)) {
-    abort_input("{.arg k} must be a vector of ranks.", "argument", arg = "k")
+  if (!is.numeric(k) || is.object(k) || !length(k) || anyNA(k)) {
+    abort_input("{.arg k} must be a non-empty vector of whole-number ranks, not {describe(k)}.", "argument", arg = "k")
   }
   k <- vapply(k, check_whole, integer(1), arg = "k", min = 1, max = min(nd$dims),
               what = "at most the smaller dimension of `x`")
@@ -61,10 +66,10 @@ nmf_rank <- function(x, k = 2:10, method = c("cv", "consensus"), nrun = NULL, ho
   if (is.null(nrun)) nrun <- if (method == "cv") 3L else 10L
   nrun <- check_whole(nrun, "nrun")
   holdout <- check_number(holdout, "holdout", 0, 0.5, lower_open = TRUE)
-  if (!is.null(seed)) seed <- check_whole(seed, "seed", min = -.Machine$integer.max)
+  seed <- check_seed(seed)
   threads <- resolve_threads(threads)
   if (method == "consensus" && k[1] < 2) {
-    abort_input("Consensus needs ranks of at least 2.", "argument", arg = "k")
+    abort_input("{.arg k} must be at least 2 for consensus clustering, not {k[1]}.", "argument", arg = "k")
   }
   grid <- expand.grid(run = seq_len(nrun), k = k)
   seeds <- with_seed(seed, sample.int(.Machine$integer.max, nrow(grid)))
@@ -141,6 +146,7 @@ cv_one <- function(X, tk, holdout, fit_args) {
 
 #' @export
 print.aspectr_nmf_rank <- function(x, ...) {
+  check_dots_empty(...)
   cat(sprintf("NMF rank selection by %s (%d run%s per rank); suggested rank: %d\n\n",
               if (x$method == "cv") "cross-validation on held-out cells" else "consensus clustering",
               x$nrun, if (x$nrun == 1) "" else "s", x$best))

@@ -127,6 +127,7 @@ nmf <- function(x, k, loss = c("frobenius", "kl", "beta"), beta = 2,
                 accelerate = NULL, seed = NULL, threads = NULL, verbose = FALSE, ...) {
   call <- match.call()
   check_dots_empty(...)
+  check_required(x, "a non-negative matrix")
   loss <- match_option(loss, c("frobenius", "kl", "beta"), "loss")
   method_given <- !missing(method)
   method <- match_option(method, c("hals", "anls", "mu", "cd"), "method")
@@ -138,7 +139,7 @@ nmf <- function(x, k, loss = c("frobenius", "kl", "beta"), beta = 2,
   if (!method_given) {
     method <- allowed[1]
   } else if (!method %in% allowed) {
-    abort_input("{.code method = \"{method}\"} does not apply to {.code loss = \"{loss}\"}: use {.or {.val {allowed}}}.",
+    abort_input("{.arg method} must be {.or {.val {allowed}}} for {.code loss = \"{loss}\"}, not {.val {method}}.",
                 "argument", arg = "method")
   }
   L1 <- check_penalty(L1, "L1")
@@ -272,15 +273,20 @@ check_penalty <- function(p, arg, call = rlang::caller_env()) {
 check_init_list <- function(init, dims, k, call = rlang::caller_env()) {
   bad <- setdiff(names(init), c("W", "H"))
   if (length(bad) || !length(init)) {
-    abort_input("A list {.arg init} must have elements {.code W} and/or {.code H}.", "argument",
+    abort_input("A list {.arg init} must have elements {.code W} and/or {.code H}, not {if (length(init)) paste0('elements ', paste0('\"', names(init) %||% '', '\"', collapse = ', ')) else 'an empty list'}.", "argument",
                 arg = "init", call = call)
   }
-  ok <- function(m, d) is.matrix(m) && is.numeric(m) && all(dim(m) == d) && !anyNA(m) && all(m >= 0)
+  ok <- function(m, d) is.matrix(m) && is.numeric(m) && all(dim(m) == d) && !anyNA(m) &&
+    all(is.finite(m)) && all(m >= 0)
+  given <- function(m, d) paste0(describe(m), if (is.matrix(m) && is.numeric(m) && all(dim(m) == d))
+    " with negative, missing or infinite entries" else "")
   if (!is.null(init$W) && !ok(init$W, c(dims[1], k))) {
-    abort_input("{.code init$W} must be a non-negative {dims[1]} x {k} matrix.", "argument", arg = "init", call = call)
+    abort_input("{.arg init}: {.code init$W} must be a finite non-negative {dims[1]} x {k} matrix, not {given(init$W, c(dims[1], k))}.",
+                "argument", arg = "init", call = call)
   }
   if (!is.null(init$H) && !ok(init$H, c(k, dims[2]))) {
-    abort_input("{.code init$H} must be a non-negative {k} x {dims[2]} matrix.", "argument", arg = "init", call = call)
+    abort_input("{.arg init}: {.code init$H} must be a finite non-negative {k} x {dims[2]} matrix, not {given(init$H, c(k, dims[2]))}.",
+                "argument", arg = "init", call = call)
   }
   init
 }

@@ -45,12 +45,13 @@ ntf <- function(x, k, loss = c("frobenius", "kl"), method = c("hals", "mu"), nru
                 max_iter = 1000, tol = 1e-6, seed = NULL, threads = NULL, verbose = FALSE, ...) {
   call <- match.call()
   check_dots_empty(...)
+  check_required(x, "a non-negative matrix or array")
   loss <- match_option(loss, c("frobenius", "kl"), "loss")
   method_given <- !missing(method)
   method <- match_option(method, c("hals", "mu"), "method")
   if (loss == "kl") {
     if (method_given && method != "mu") {
-      abort_input("{.code method = \"{method}\"} does not apply to {.code loss = \"kl\"}: use {.code method = \"mu\"}.",
+      abort_input("{.arg method} must be {.val mu} for {.code loss = \"kl\"}, not {.val {method}}.",
                   "argument", arg = "method")
     }
     method <- "mu"
@@ -132,6 +133,7 @@ ntf <- function(x, k, loss = c("frobenius", "kl"), method = c("hals", "mu"), nru
 
 #' @export
 print.aspectr_ntf <- function(x, ...) {
+  check_dots_empty(...)
   cat(sprintf("<aspectr_ntf> rank-%d non-negative CP, %s loss by %s\n", x$k,
               if (x$loss == "kl") "KL" else "Frobenius", toupper(x$method)))
   cat(sprintf("data: %d-way %s (%s), %s non-zeros\n", length(x$dims),
@@ -146,6 +148,7 @@ print.aspectr_ntf <- function(x, ...) {
 
 #' @export
 summary.aspectr_ntf <- function(object, ...) {
+  check_dots_empty(...)
   fit <- object$value
   structure(list(k = object$k, loss = object$loss, method = object$method,
                  dims = object$dims, value = fit, iterations = object$iterations,
@@ -162,6 +165,7 @@ summary.aspectr_ntf <- function(object, ...) {
 
 #' @export
 print.summary.aspectr_ntf <- function(x, ...) {
+  check_dots_empty(...)
   cat(sprintf("Non-negative CP, rank %d, %s loss (%s); objective %s after %d iterations (%s)\n",
               x$k, x$loss, x$method, format(signif(x$value, 7)), x$iterations,
               if (x$converged) "converged" else "not converged"))
@@ -204,6 +208,7 @@ plot.aspectr_ntf <- function(x, type = c("factors", "convergence"), ...) {
 
 #' @export
 fitted.aspectr_ntf <- function(object, ...) {
+  check_dots_empty(...)
   check_size(prod(as.numeric(object$dims)), "The fitted array would have {size} cells.")
   p <- array(0, object$dims)
   for (r in seq_len(object$k)) {

@@ -18,6 +18,8 @@ doc_names <- function(object) {
 
 #' @export
 print.aspectr_plsa <- function(x, n = 5, ...) {
+  check_dots_empty(...)
+  n <- check_whole(n, "n")
   cat(sprintf("<aspectr_plsa> %d topic%s fitted by pLSA (%s)\n", x$k,
               if (x$k == 1) "" else "s", loss_label(x)))
   if (length(x$dims) == 2) {
@@ -46,7 +48,7 @@ print.aspectr_plsa <- function(x, n = 5, ...) {
 #'
 #' @param object An `aspectr_plsa` fit.
 #' @param n Number of top terms per topic.
-#' @param ... Unused.
+#' @param ... Must be empty; an unknown argument is an error.
 #' @return An object of class `summary.aspectr_plsa`: a list with a `topics`
 #'   data frame (weight, top terms, share of documents whose most probable
 #'   topic it is) and fit statistics; it has its own print method.
@@ -55,6 +57,8 @@ print.aspectr_plsa <- function(x, n = 5, ...) {
 #' summary(fit)
 #' @export
 summary.aspectr_plsa <- function(object, n = 8, ...) {
+  check_dots_empty(...)
+  n <- check_whole(n, "n")
   top <- terms(object, n)
   cls <- max.col(topics(object), ties.method = "first")
   topics_df <- data.frame(
@@ -87,6 +91,7 @@ perplexity <- function(object, ll = logLik(object)) {
 
 #' @export
 print.summary.aspectr_plsa <- function(x, ...) {
+  check_dots_empty(...)
   cat("pLSA fit:", x$loss, "\n")
   cat("call: ", paste(deparse(x$call), collapse = "\n"), "\n", sep = "")
   cat(sprintf("data: %s, %d non-zeros, total count %s\n", paste(x$dims, collapse = " x "),
@@ -112,7 +117,7 @@ print.summary.aspectr_plsa <- function(x, ...) {
 #' @param mode For N-way fits, the mode whose posteriors
 #'   \eqn{P(z \mid i_{mode})} are returned (default 1, the documents of a
 #'   matrix).
-#' @param ... Unused.
+#' @param ... Must be empty; an unknown argument is an error.
 #' @return A documents x k matrix of \eqn{P(z \mid d)}; rows sum to 1.
 #'   Documents without counts get the topic weights \eqn{P(z)}.
 #' @examples
@@ -121,9 +126,16 @@ print.summary.aspectr_plsa <- function(x, ...) {
 #' @export
 topics <- function(object, ...) UseMethod("topics")
 
+#' @export
+topics.default <- function(object, ...) {
+  abort_input("{.arg object} must be an {.cls aspectr_plsa} or {.cls aspectr_lca} fit, not {describe(object)}.",
+              "type", arg = "object")
+}
+
 #' @rdname topics
 #' @export
 topics.aspectr_plsa <- function(object, mode = 1, ...) {
+  check_dots_empty(...)
   mode <- check_whole(mode, "mode", max = length(object$dims))
   u <- object$factors[[mode]]
   p <- sweep(u, 2, object$lambda, "*")
@@ -140,7 +152,7 @@ topics.aspectr_plsa <- function(object, mode = 1, ...) {
 #' @param n Number of terms per topic.
 #' @param mode For N-way fits, the mode whose top entries are listed
 #'   (default: the last mode, the terms of a matrix).
-#' @param ... Unused.
+#' @param ... Must be empty; an unknown argument is an error.
 #' @return A character matrix with `n` rows and one column per topic, the
 #'   terms in decreasing order of \eqn{P(w \mid z)}.
 #' @examples
@@ -148,6 +160,7 @@ topics.aspectr_plsa <- function(object, mode = 1, ...) {
 #' terms(fit, 5)
 #' @export
 terms.aspectr_plsa <- function(x, n = 10, mode = length(x$dims), ...) {
+  check_dots_empty(...)
   n <- check_whole(n, "n")
   mode <- check_whole(mode, "mode", max = length(x$dims))
   v <- x$factors[[mode]]
@@ -180,7 +193,7 @@ terms.aspectr_plsa <- function(x, n = 10, mode = length(x$dims), ...) {
 #' @param max_iter,tol Iteration limit and tolerance (largest change of a
 #'   proportion) of the KL and Tsallis fold-in.
 #' @param threads Number of threads; `NULL` uses [default_threads()].
-#' @param ... Unused.
+#' @param ... Must be empty; an unknown argument is an error.
 #' @return A matrix (documents x k) or an integer vector. A document without
 #'   counts (or only unknown terms) gets the fit's topic weights \eqn{P(z)}.
 #' @examples
@@ -190,15 +203,16 @@ terms.aspectr_plsa <- function(x, n = 10, mode = length(x$dims), ...) {
 #' @export
 predict.aspectr_plsa <- function(object, newdata, type = c("topics", "class"),
                                  max_iter = 1000, tol = 1e-10, threads = NULL, ...) {
+  check_dots_empty(...)
   type <- match_option(type, c("topics", "class"), "type")
+  max_iter <- check_whole(max_iter, "max_iter")
+  tol <- check_number(tol, "tol", 0, Inf)
+  threads <- resolve_threads(threads)
   if (missing(newdata) || is.null(newdata)) {
     theta <- topics(object)
   } else if (length(object$dims) > 2) {
     theta <- cell_posterior(object, newdata)
   } else {
-    max_iter <- check_whole(max_iter, "max_iter")
-    tol <- check_number(tol, "tol", 0, Inf)
-    threads <- resolve_threads(threads)
     d <- match_newdata(object, newdata)
     rows <- data_to_rows(d)
     theta <- cpp_foldin(rows$rowptr, rows$col, rows$val, object$factors[[2]],
@@ -221,7 +235,7 @@ cell_posterior <- function(object, newdata, call = rlang::caller_env()) {
   if (inherits(newdata, "aspectr_tensor")) newdata <- newdata$index
   if (is.data.frame(newdata)) newdata <- as.matrix(newdata)
   if (!is.matrix(newdata) || ncol(newdata) != N) {
-    abort_input("{.arg newdata} must be a sparse tensor or a matrix of cell indices with {N} columns.",
+    abort_input("{.arg newdata} must be a sparse tensor or a matrix of cell indices with {N} columns, not {describe(newdata)}.",
                 "newdata", arg = "newdata", call = call)
   }
   if (is.character(newdata)) {
@@ -231,7 +245,7 @@ cell_posterior <- function(object, newdata, call = rlang::caller_env()) {
   }
   bad <- !is.na(newdata) & (newdata < 1 | newdata > matrix(object$dims, nrow(newdata), N, byrow = TRUE))
   if (any(bad)) {
-    abort_input("{.arg newdata} has cell indices outside the dimensions of the fit.",
+    abort_input("{.arg newdata} has cell indices outside the dimensions of the fit ({paste(object$dims, collapse = ' x ')}), e.g. row {which(rowSums(bad) > 0)[1]}.",
                 "newdata", arg = "newdata", call = call)
   }
   p <- matrix(object$lambda, nrow(newdata), object$k, byrow = TRUE)
@@ -295,7 +309,7 @@ abort_newdata_cols <- function(got, want, call) {
 #' @param type `"counts"` for expected counts (the model distribution times
 #'   the total count of the data) or `"probability"` for the joint
 #'   distribution \eqn{P(d, w)}.
-#' @param ... Unused.
+#' @param ... Must be empty; an unknown argument is an error.
 #' @return A dense documents x terms matrix. Refused (with an error of class
 #'   `aspectr_error_size`) beyond `getOption("aspectr.max_cells", 1e8)` cells.
 #' @examples
@@ -303,6 +317,7 @@ abort_newdata_cols <- function(got, want, call) {
 #' dim(fitted(fit))
 #' @export
 fitted.aspectr_plsa <- function(object, type = c("counts", "probability"), ...) {
+  check_dots_empty(...)
   type <- match_option(type, c("counts", "probability"), "type")
   check_size(prod(as.numeric(object$dims)), "The fitted matrix would have {size} cells.")
   if (length(object$dims) == 2) {
@@ -327,7 +342,7 @@ fitted.aspectr_plsa <- function(object, type = c("counts", "probability"), ...) 
 #' losses it measures the same model by the same yardstick.
 #'
 #' @param object An `aspectr_plsa` fit.
-#' @param ... Unused.
+#' @param ... Must be empty; an unknown argument is an error.
 #' @return An object of class `logLik`; [AIC()] and [BIC()] work on the fit.
 #' @examples
 #' fit <- plsa(sotu_dtm, k = 3, seed = 1, max_iter = 100)
@@ -335,6 +350,7 @@ fitted.aspectr_plsa <- function(object, type = c("counts", "probability"), ...) 
 #' BIC(fit)
 #' @export
 logLik.aspectr_plsa <- function(object, ...) {
+  check_dots_empty(...)
   ll <- object$total * (object$neg_entropy - object$kl)
   k <- object$k
   df <- (k - 1) + k * sum(object$dims - 1)
@@ -342,7 +358,10 @@ logLik.aspectr_plsa <- function(object, ...) {
 }
 
 #' @export
-nobs.aspectr_plsa <- function(object, ...) object$total
+nobs.aspectr_plsa <- function(object, ...) {
+  check_dots_empty(...)
+  object$total
+}
 
 #' Tidy a pLSA fit
 #'
@@ -352,7 +371,7 @@ nobs.aspectr_plsa <- function(object, ...) object$total
 #' @param matrix `"beta"` for per-topic term probabilities (columns `topic`,
 #'   `term`, `beta`) or `"gamma"` for per-document topic proportions (columns
 #'   `document`, `topic`, `gamma`).
-#' @param ... Unused.
+#' @param ... Must be empty; an unknown argument is an error.
 #' @return A tibble.
 #' @examples
 #' fit <- plsa(sotu_dtm, k = 3, seed = 1, max_iter = 100)
@@ -361,6 +380,7 @@ nobs.aspectr_plsa <- function(object, ...) object$total
 #' glance(fit)
 #' @export
 tidy.aspectr_plsa <- function(x, matrix = c("beta", "gamma"), ...) {
+  check_dots_empty(...)
   matrix <- match_option(matrix, c("beta", "gamma"), "matrix")
   if (matrix == "beta") {
     v <- x$factors[[length(x$dims)]]
@@ -378,6 +398,7 @@ tidy.aspectr_plsa <- function(x, matrix = c("beta", "gamma"), ...) {
 #' @rdname tidy.aspectr_plsa
 #' @export
 glance.aspectr_plsa <- function(x, ...) {
+  check_dots_empty(...)
   ll <- logLik(x)
   tibble::tibble(k = x$k, loss = x$loss, objective = x$value,
                  iterations = x$iterations, converged = x$converged,
@@ -404,6 +425,12 @@ glance.aspectr_plsa <- function(x, ...) {
 plot.aspectr_plsa <- function(x, type = c("terms", "weights", "convergence"), n = 8,
                               topics = NULL, ...) {
   type <- match_option(type, c("terms", "weights", "convergence"), "type")
+  n <- check_whole(n, "n")
+  if (!is.null(topics) && !(is.numeric(topics) && length(topics) && !anyNA(topics) &&
+                            all(topics == round(topics)) && all(topics >= 1 & topics <= x$k))) {
+    abort_input("{.arg topics} must be NULL or whole numbers between 1 and {x$k} (the number of topics), not {describe(topics)}{if (is.numeric(topics) && length(topics) > 1) paste0(' (', paste(utils::head(topics, 6), collapse = ', '), ')') else ''}.",
+                "argument", arg = "topics")
+  }
   if (type == "convergence") {
     if (!length(x$objective)) {
       cli::cli_inform("The fit used the closed form (no iterations); nothing to plot.")

@@ -108,7 +108,7 @@ plsa <- function(x, k, loss = c("kl", "tsallis", "l2"), q = 0.5, tempering = 1,
   } else {
     k <- check_whole(k, "k", min = 1, max = length(data$val), what = "at most the number of non-zero cells of `x`")
   }
-  if (loss == "tsallis") q <- check_number(q, "q", 0, 1, lower_open = TRUE, upper_open = TRUE)
+  q <- check_number(q, "q", 0, 1, lower_open = TRUE, upper_open = TRUE)
   tempering <- check_number(tempering, "tempering", 0, 1, lower_open = TRUE)
   if (tempering != 1 && loss != "kl") {
     abort_input("{.arg tempering} applies to {.code loss = \"kl\"} only; use {.code tempering = 1} with {.code loss = \"{loss}\"}.",

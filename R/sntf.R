@@ -122,6 +122,7 @@ sntf <- function(x, k, method = c("alpha", "smart", "beta", "average", "unfold")
                  threads = NULL, verbose = FALSE, ...) {
   call <- match.call()
   check_dots_empty(...)
+  check_required(x, "a super-symmetric tensor")
   method <- match_option(method, c("alpha", "smart", "beta", "average", "unfold"), "method")
   alpha <- check_number(alpha, "alpha", 0, Inf)
   beta <- check_number(beta, "beta", -Inf, Inf)
@@ -314,6 +315,7 @@ sntf_label <- function(x) {
 
 #' @export
 print.aspectr_sntf <- function(x, ...) {
+  check_dots_empty(...)
   cat(sprintf("<aspectr_sntf> %d components of a super-symmetric order-%d tensor on %s points\n",
               x$k, x$order, format(x$n, big.mark = ",")))
   cat(sprintf("method: %s%s\n", sntf_label(x), if (x$orthogonal) ", semi-orthogonal" else ""))
@@ -328,6 +330,7 @@ print.aspectr_sntf <- function(x, ...) {
 
 #' @export
 summary.aspectr_sntf <- function(object, ...) {
+  check_dots_empty(...)
   conf <- apply(object$membership, 1, max)
   structure(list(
     k = object$k, method = sntf_label(object), order = object$order, n = object$n,
@@ -344,6 +347,7 @@ summary.aspectr_sntf <- function(object, ...) {
 
 #' @export
 print.summary.aspectr_sntf <- function(x, ...) {
+  check_dots_empty(...)
   cat(sprintf("Super-symmetric NTF, order %d, %d points, %d components\n", x$order, x$n, x$k))
   cat(sprintf("%s; objective %s after %d iterations (%s), relative error %.4g\n", x$method,
               format(signif(x$value, 7)), x$iterations, if (x$converged) "converged" else "not converged",
@@ -397,7 +401,7 @@ plot.aspectr_symnmf <- plot.aspectr_sntf
 #'   (new points need their affinities to be refitted).
 #' @param type `"membership"` (n x k matrix, rows summing to 1) or `"class"`
 #'   (cluster labels).
-#' @param ... Unused.
+#' @param ... Must be empty; an unknown argument is an error.
 #' @return A matrix or an integer vector.
 #' @examples
 #' set.seed(1)
@@ -409,7 +413,7 @@ predict.aspectr_sntf <- function(object, newdata = NULL, type = c("membership", 
   check_dots_empty(...)
   type <- match_option(type, c("membership", "class"), "type")
   if (!is.null(newdata)) {
-    abort_input(c("{.fn predict} for symmetric factorizations returns the fitted points' memberships.",
+    abort_input(c("{.arg newdata} must be NULL: {.fn predict} for symmetric factorizations returns the fitted points' memberships, not {describe(newdata)}.",
                   i = "To place new points, add them to the affinities and refit."),
                 "argument", arg = "newdata")
   }
@@ -422,6 +426,7 @@ predict.aspectr_symnmf <- predict.aspectr_sntf
 
 #' @export
 fitted.aspectr_sntf <- function(object, ...) {
+  check_dots_empty(...)
   check_size(as.numeric(object$n)^object$order, "The fitted array would have {size} cells.")
   G <- unname(object$G)
   out <- array(0, rep(object$n, object$order))

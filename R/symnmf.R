@@ -68,6 +68,7 @@ symnmf <- function(a, k, method = c("anls", "hals", "fpals"), lambda = NULL, L1 
                    threads = NULL, verbose = FALSE, ...) {
   call <- match.call()
   check_dots_empty(...)
+  check_required(a, "a square symmetric non-negative matrix")
   method <- match_option(method, c("anls", "hals", "fpals"), "method")
   L1 <- check_number(L1, "L1", 0, Inf)
   omega <- check_number(omega, "omega", 0, 2, lower_open = TRUE, upper_open = TRUE)
@@ -141,8 +142,9 @@ symnmf <- function(a, k, method = c("anls", "hals", "fpals"), lambda = NULL, L1 
 # "nndsvd", "random", or a non-negative n x k starting matrix
 check_sym_init <- function(init, n, k, call = rlang::caller_env()) {
   if (!is.matrix(init)) return(match_option(init, c("nndsvd", "random"), "init", call = call))
-  if (!is.numeric(init) || !all(dim(init) == c(n, k)) || anyNA(init) || any(init < 0) || !any(init > 0)) {
-    abort_input("A matrix {.arg init} must be a non-negative {n} x {k} matrix (not all zero).", "argument",
+  if (!is.numeric(init) || !all(dim(init) == c(n, k)) || anyNA(init) || any(!is.finite(init)) ||
+      any(init < 0) || !any(init > 0)) {
+    abort_input("A matrix {.arg init} must be a finite non-negative {n} x {k} matrix (not all zero), not {describe(init)}{if (is.numeric(init) && all(dim(init) == c(n, k))) ' with negative, non-finite or only zero entries' else ''}.", "argument",
                 arg = "init", call = call)
   }
   init
@@ -172,6 +174,7 @@ abort_not_symmetric <- function(call) {
 
 #' @export
 print.aspectr_symnmf <- function(x, ...) {
+  check_dots_empty(...)
   cat(sprintf("<aspectr_symnmf> symmetric NMF A ~ HH', %s points, rank %d, %s\n",
               format(x$n, big.mark = ","), x$k,
               switch(x$method, anls = "penalized ANLS", hals = "penalized HALS",
@@ -189,23 +192,33 @@ print.aspectr_symnmf <- function(x, ...) {
 #' (Hubert and Arabie 1985): 1 for identical partitions (up to relabelling),
 #' about 0 for independent ones.
 #'
-#' @param x,y Two vectors of labels of the same length (any type; `NA`s are
-#'   dropped pairwise).
-#' @return A number.
+#' @param x,y Two vectors of labels of the same length (factor, character,
+#'   logical or numeric codes), at least 2 objects.
+#' @param na.rm A missing label (`NA`) is an error by default; `TRUE` drops
+#'   every object with a missing label in `x` or `y` (for instance the
+#'   unassigned points of [multiway_cluster()]) before comparing.
+#' @return A number, at most 1.
 #' @examples
 #' adjusted_rand_index(c(1, 1, 2, 2), c("a", "a", "b", "b"))
+#' adjusted_rand_index(c(1, 1, 2, NA), c("a", "a", "b", "b"), na.rm = TRUE)
 #' adjusted_rand_index(iris$Species, kmeans(iris[, 1:4], 3)$cluster)
 #' @export
-adjusted_rand_index <- function(x, y) {
+adjusted_rand_index <- function(x, y, na.rm = FALSE) {
+  check_required(x, "a vector of labels"); check_required(y, "a vector of labels")
+  na.rm <- check_flag(na.rm, "na.rm")
+  check_labels(x, "x", na_ok = na.rm); check_labels(y, "y", na_ok = na.rm)
   if (length(x) != length(y)) {
-    abort_input("{.arg x} and {.arg y} must have the same length ({length(x)} and {length(y)}).",
+    abort_input("{.arg x} and {.arg y} must have the same length, not {length(x)} and {length(y)}.",
                 "value", arg = "y")
   }
   ok <- !(is.na(x) | is.na(y))
+  if (sum(ok) < 2) {
+    abort_input("{.arg x} and {.arg y} must label at least 2 objects{if (na.rm) ' without NA' else ''}, not {sum(ok)}.",
+                "value", arg = "x")
+  }
   tab <- table(as.character(x[ok]), as.character(y[ok]))
   comb2 <- function(v) sum(v * (v - 1) / 2)
   n <- sum(tab)
-  if (n < 2) return(NA_real_)
   index <- comb2(tab)
   a <- comb2(rowSums(tab)); b <- comb2(colSums(tab))
   expected <- a * b / comb2(n)

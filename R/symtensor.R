@@ -25,13 +25,16 @@
 #' dim(as.array(y))
 #' @export
 symtensor <- function(index, values, n = NULL, names = NULL) {
+  check_required(index, "a numeric matrix with one row per set of point indices")
+  check_required(values, "a numeric vector with one value per row of `index`")
   if (is.data.frame(index)) index <- as.matrix(index)
   if (!is.matrix(index) || !is.numeric(index) || ncol(index) < 2 || anyNA(index)) {
-    abort_input("{.arg index} must be a numeric matrix with one row per set and at least 2 columns, without NA.",
+    abort_input("{.arg index} must be a numeric matrix with one row per set and at least 2 columns, without NA, not {describe(index)}{if (is.numeric(index) && anyNA(index)) ' with NA' else ''}.",
                 "type", arg = "index")
   }
-  if (any(index < 1) || any(index != round(index))) {
-    abort_input("{.arg index} must hold 1-based whole-number point indices.", "value", arg = "index")
+  if (any(!is.finite(index)) || any(index < 1) || any(index != round(index))) {
+    bad <- index[!is.finite(index) | index < 1 | index != round(index)][1]
+    abort_input("{.arg index} must hold 1-based whole-number point indices, not {describe(bad)}.", "value", arg = "index")
   }
   if (!is.numeric(values) || length(values) != nrow(index)) {
     abort_input("{.arg values} must be numeric with one value per row of {.arg index} ({nrow(index)}), not {describe(values)}.",
@@ -44,7 +47,7 @@ symtensor <- function(index, values, n = NULL, names = NULL) {
     abort_input("{.arg index} refers to point {max(index)} but {.arg n} is {n}.", "value", arg = "index")
   }
   if (!is.null(names) && length(names) != n) {
-    abort_input("{.arg names} must have one name per point ({n}).", "type", arg = "names")
+    abort_input("{.arg names} must have one name per point ({n}), not {length(names)}.", "type", arg = "names")
   }
   storage.mode(index) <- "integer"
   new_symtensor(index, as.numeric(values), n, names)
@@ -69,7 +72,7 @@ new_symtensor <- function(index, values, n, names = NULL, call = rlang::caller_e
     if (any(dup)) {
       prev <- which(dup) - 1L
       if (any(abs(values[dup] - values[prev]) > 1e-10 * pmax(abs(values[dup]), 1))) {
-        abort_input(c("An unordered index set appears more than once with different values.",
+        abort_input(c("{.arg index} has an unordered index set more than once with different values ({values[prev][abs(values[dup] - values[prev]) > 1e-10 * pmax(abs(values[dup]), 1)][1]} and {values[dup][abs(values[dup] - values[prev]) > 1e-10 * pmax(abs(values[dup]), 1)][1]}).",
                       i = "A super-symmetric tensor has one value per set, whatever the order of its indices."),
                     "value", arg = "index", call = call)
       }
@@ -89,23 +92,27 @@ new_symtensor <- function(index, values, n, names = NULL, call = rlang::caller_e
 #'   holding every permutation of each set, or a symmetric tensor.
 #' @param tol Tolerance of the symmetry check, relative to the largest
 #'   value.
-#' @param ... Unused.
+#' @param ... Must be empty; an unknown argument is an error.
 #' @export
 as_symtensor <- function(x, ...) UseMethod("as_symtensor")
 
 #' @export
-as_symtensor.aspectr_symtensor <- function(x, ...) x
+as_symtensor.aspectr_symtensor <- function(x, ...) {
+  check_dots_empty(...)
+  x
+}
 
 #' @rdname symtensor
 #' @export
 as_symtensor.default <- function(x, tol = 1e-10, ...) {
   check_dots_empty(...)
+  tol <- check_number(tol, "tol", 0, Inf)
   if (!is.array(x) || !is.numeric(x) || length(dim(x)) < 2 || length(unique(dim(x))) != 1) {
     abort_input("{.arg x} must be a numeric array with all dimensions equal (n x n x ... x n), not {describe(x)}.",
                 "type", arg = "x")
   }
   if (anyNA(x) || any(!is.finite(x)) || any(x < 0)) {
-    abort_input("{.arg x} must be finite and non-negative.", "value", arg = "x")
+    abort_input("{.arg x} must be finite and non-negative; it has {sum(is.na(x) | !is.finite(x) | x < 0, na.rm = TRUE)} entr{?y/ies} that {?is/are} not.", "value", arg = "x")
   }
   d <- dim(x); L <- length(d)
   scale <- max(abs(x), 1)
@@ -134,6 +141,7 @@ as_symtensor.default <- function(x, tol = 1e-10, ...) {
 #' @export
 as_symtensor.aspectr_tensor <- function(x, tol = 1e-10, ...) {
   check_dots_empty(...)
+  tol <- check_number(tol, "tol", 0, Inf)
   validate_sptensor(x, "x")
   d <- x$dims
   if (length(unique(d)) != 1) {
@@ -192,7 +200,10 @@ sym_expand <- function(y, raw = FALSE) {
 }
 
 #' @export
-as_sptensor.aspectr_symtensor <- function(x, ...) sym_expand(x)
+as_sptensor.aspectr_symtensor <- function(x, ...) {
+  check_dots_empty(...)
+  sym_expand(x)
+}
 
 #' @export
 as.array.aspectr_symtensor <- function(x, ...) as.array(sym_expand(x))
@@ -202,6 +213,8 @@ dim.aspectr_symtensor <- function(x) rep(x$n, x$order)
 
 #' @export
 print.aspectr_symtensor <- function(x, n = 6, ...) {
+  check_dots_empty(...)
+  n <- check_whole(n, "n", min = 0)
   sets <- choose(x$n + x$order - 1, x$order)
   cat(sprintf("<aspectr_symtensor> super-symmetric tensor of order %d on %s points, %s stored sets (%.3g%% of %s)\n",
               x$order, format(x$n, big.mark = ","), format(length(x$values), big.mark = ","),

@@ -25,9 +25,11 @@
 #' @export
 sptensor <- function(index, values, dims = NULL, dimnames = NULL) {
   call <- rlang::current_env()
+  check_required(index, "a numeric matrix of 1-based indices with one column per mode")
+  check_required(values, "a numeric vector with one value per row of `index`")
   if (is.data.frame(index)) index <- as.matrix(index)
   if (!is.matrix(index) || !is.numeric(index)) {
-    abort_input("{.arg index} must be a numeric matrix with one column per mode.",
+    abort_input("{.arg index} must be a numeric matrix with one column per mode, not {describe(index)}.",
                 "type", arg = "index")
   }
   if (ncol(index) < 2) {
@@ -39,8 +41,11 @@ sptensor <- function(index, values, dims = NULL, dimnames = NULL) {
                 "type", arg = "values")
   }
   check_values(as.numeric(values), "values", call = rlang::caller_env(0))
-  if (anyNA(index) || any(index < 1) || any(abs(index - round(index)) > 0)) {
-    abort_input("{.arg index} must hold positive whole numbers (1-based indices).",
+  if (anyNA(index) || any(!is.finite(index)) || any(index < 1) ||
+      any(abs(index - round(index)) > 0) || any(index > .Machine$integer.max)) {
+    bad <- index[is.na(index) | !is.finite(index) | index < 1 | abs(index - round(index)) > 0 |
+                   index > .Machine$integer.max][1]
+    abort_input("{.arg index} must hold positive whole numbers (1-based indices), not {describe(bad)}.",
                 "value", arg = "index")
   }
   check_index_range(index, "index")
@@ -49,17 +54,20 @@ sptensor <- function(index, values, dims = NULL, dimnames = NULL) {
     dims <- if (nrow(index)) apply(index, 2, max) else rep(0L, N)
     if (!is.null(dimnames)) dims <- pmax(dims, lengths(dimnames))
   }
-  if (!is.numeric(dims) || length(dims) != N || anyNA(dims)) {
-    abort_input("{.arg dims} must give one size per mode ({N}).", "type", arg = "dims")
+  if (!is.numeric(dims) || is.object(dims) || length(dims) != N || anyNA(dims) || any(!is.finite(dims)) ||
+      any(dims < 0) || any(dims != round(dims)) || any(dims > .Machine$integer.max)) {
+    abort_input("{.arg dims} must give one non-negative whole-number size per mode ({N}), not {describe(dims)}{if (is.numeric(dims) && length(dims) == N) paste0(' (', paste(dims, collapse = ', '), ')') else ''}.",
+                "type", arg = "dims")
   }
   check_dims(dims, "dims")
   if (nrow(index) && any(apply(index, 2, max) > dims)) {
-    abort_input("{.arg index} has entries beyond {.arg dims}.", "value", arg = "index")
+    abort_input("{.arg index} has entries beyond {.arg dims} ({paste(dims, collapse = ' x ')}): the largest index per mode is {paste(apply(index, 2, max), collapse = ', ')}.",
+                "value", arg = "index")
   }
   if (!is.null(dimnames)) {
     if (!is.list(dimnames) || length(dimnames) != N ||
         any(vapply(seq_len(N), function(n) !is.null(dimnames[[n]]) && length(dimnames[[n]]) != dims[n], logical(1)))) {
-      abort_input("{.arg dimnames} must be a list with, for each mode, NULL or one name per index.",
+      abort_input("{.arg dimnames} must be a list with, for each mode, NULL or one name per index ({paste(dims, collapse = ', ')}), not {describe(dimnames)}{if (is.list(dimnames)) paste0(' with lengths ', paste(lengths(dimnames), collapse = ', ')) else ''}.",
                   "type", arg = "dimnames")
     }
   }
@@ -97,7 +105,7 @@ new_sptensor <- function(index, values, dims, dimnames = NULL) {
 #'   integer codes), which becomes the tensor of counts of the observed
 #'   combinations (one mode per column, the levels as dimnames). Rows of a
 #'   data frame with missing values are dropped.
-#' @param ... Unused.
+#' @param ... Must be empty; an unknown argument is an error.
 #' @return An `aspectr_tensor`.
 #' @examples
 #' as_sptensor(UCBAdmissions)
@@ -107,12 +115,16 @@ new_sptensor <- function(index, values, dims, dimnames = NULL) {
 as_sptensor <- function(x, ...) UseMethod("as_sptensor")
 
 #' @export
-as_sptensor.aspectr_tensor <- function(x, ...) x
+as_sptensor.aspectr_tensor <- function(x, ...) {
+  check_dots_empty(...)
+  x
+}
 
 #' @export
 as_sptensor.default <- function(x, ...) {
+  check_dots_empty(...)
   if (!(is.array(x) || is.matrix(x)) || !(is.numeric(x) || is.logical(x))) {
-    abort_input("{.arg x} must be a numeric array, a table, a data frame or a sparse tensor, not {.cls {class(x)}}.",
+    abort_input("{.arg x} must be a numeric array, a table, a data frame or a sparse tensor, not {describe(x)}.",
                 "type", arg = "x")
   }
   v <- as.numeric(unclass(x))
@@ -125,11 +137,12 @@ as_sptensor.default <- function(x, ...) {
 
 #' @export
 as_sptensor.data.frame <- function(x, ...) {
+  check_dots_empty(...)
   if (ncol(x) < 2) {
     abort_input("{.arg x} must have at least 2 columns, not {ncol(x)}.", "type", arg = "x")
   }
   x <- x[stats::complete.cases(x), , drop = FALSE]
-  f <- lapply(names(x), function(v) as_categorical(x[[v]], v))
+  f <- lapply(names(x), function(v) as_categorical(x[[v]], v, parent = "x"))
   dims <- vapply(f, nlevels, integer(1))
   index <- vapply(f, as.integer, integer(nrow(x)))
   if (!is.matrix(index)) index <- matrix(index, nrow = nrow(x))
@@ -138,13 +151,13 @@ as_sptensor.data.frame <- function(x, ...) {
   new_sptensor(index, rep(1, nrow(x)), dims, dn)
 }
 
-as_categorical <- function(v, name, call = rlang::caller_env()) {
+as_categorical <- function(v, name, call = rlang::caller_env(), parent = "data") {
   if (is.factor(v)) return(droplevels(v))
   if (is.character(v) || is.logical(v)) return(factor(v))
   if (is.numeric(v)) {
     if (any(abs(v - round(v)) > 0, na.rm = TRUE)) {
-      abort_input("Column {.var {name}} must be categorical (factor, character, logical or whole-number codes), not continuous.",
-                  "type", arg = name, call = call)
+      abort_input("Column {.var {name}} of {.arg {parent}} must be categorical (factor, character, logical or whole-number codes), not continuous (e.g. {v[!is.na(v) & abs(v - round(v)) > 0][1]}).",
+                  "type", arg = parent, call = call)
     }
     # factor(v) without its as.character() of every value (same result for
     # whole numbers, whose printed forms are distinct)
@@ -153,8 +166,8 @@ as_categorical <- function(v, name, call = rlang::caller_env()) {
     if (anyDuplicated(lv)) return(factor(v))
     return(structure(match(v, u), levels = lv, class = "factor"))
   }
-  abort_input("Column {.var {name}} must be categorical, not {.cls {class(v)}}.",
-              "type", arg = name, call = call)
+  abort_input("Column {.var {name}} of {.arg {parent}} must be categorical, not {describe(v)}.",
+              "type", arg = parent, call = call)
 }
 
 # The largest index and size the core addresses: indices are R integers
@@ -219,22 +232,42 @@ dimnames.aspectr_tensor <- function(x) x$dimnames
 
 #' Number of non-zero entries
 #'
-#' @param x A sparse tensor, a `Matrix` or a base matrix/array.
+#' @param x A sparse tensor, a super-symmetric tensor (counted as its stored
+#'   index sets), a `Matrix`, a `slam::simple_triplet_matrix` or a numeric or
+#'   logical base matrix/array. Missing values are an error.
 #' @return The number of non-zero entries.
 #' @examples
 #' nnz(as_sptensor(UCBAdmissions))
 #' @export
 nnz <- function(x) {
+  check_required(x, "a sparse tensor, a matrix or an array")
   if (inherits(x, "aspectr_tensor")) return(length(x$values))
   # a super-symmetric tensor stores each index set once: its non-zero cells
   # are every distinct permutation of the stored sets
   if (inherits(x, "aspectr_symtensor")) return(sum(sym_multiplicity(x$index)))
-  if (methods::is(x, "sparseMatrix")) return(Matrix::nnzero(x))
-  sum(x != 0, na.rm = TRUE)
+  if (methods::is(x, "Matrix")) {
+    n <- Matrix::nnzero(x, na.counted = NA)
+    if (is.na(n)) abort_input("{.arg x} must not contain missing values.", "value", arg = "x")
+    return(n)
+  }
+  v <- if (inherits(x, "simple_triplet_matrix")) {
+    x$v
+  } else if ((is.matrix(x) || is.array(x)) && (is.numeric(x) || is.logical(x))) {
+    as.vector(unclass(x))
+  } else {
+    abort_input("{.arg x} must be a sparse tensor, a {.cls Matrix}, a simple triplet matrix or a numeric matrix or array, not {describe(x)}.",
+                "type", arg = "x")
+  }
+  if (anyNA(v)) {
+    abort_input("{.arg x} must not contain missing values; it has {sum(is.na(v))}.", "value", arg = "x")
+  }
+  sum(v != 0)
 }
 
 #' @export
 print.aspectr_tensor <- function(x, n = 6, ...) {
+  check_dots_empty(...)
+  n <- check_whole(n, "n", min = 0)
   N <- length(x$dims)
   cells <- prod(as.numeric(x$dims))
   cat(sprintf("<aspectr_tensor> %d-way sparse tensor, %s, %s non-zeros (%.3g%% dense), total %s\n",
@@ -281,37 +314,42 @@ as.array.aspectr_tensor <- function(x, ...) {
 #' all.equal(x$values, y$values)
 #' @export
 read_tns <- function(file, dims = NULL) {
-  if (!is.character(file) || length(file) != 1 || !file.exists(file)) {
-    abort_input("{.arg file} must be the path of an existing file.", "type", arg = "file")
+  check_required(file, "the path of an existing file")
+  if (!is.character(file) || length(file) != 1 || is.na(file) || !nzchar(file)) {
+    abort_input("{.arg file} must be the path of an existing file, not {describe(file)}.", "type", arg = "file")
+  }
+  if (!file.exists(file) || dir.exists(file)) {
+    abort_input("{.arg file} must be the path of an existing file, not {.path {file}}{if (dir.exists(file)) ', a directory' else ', which does not exist'}.",
+                "type", arg = "file")
   }
   lines <- readLines(file, warn = FALSE)
   lines <- trimws(lines)
   lines <- lines[nzchar(lines) & !startsWith(lines, "#")]
-  if (!length(lines)) abort_input("{.file {file}} has no entries.", "empty", arg = "file")
+  if (!length(lines)) abort_input("{.arg file} ({.file {file}}) has no entries.", "empty", arg = "file")
   parts <- strsplit(lines, "[[:space:]]+")
   len <- lengths(parts)
   if (length(unique(len)) != 1 || len[1] < 3) {
     bad <- which(len != len[1] | len < 3)[1]
     if (is.na(bad)) bad <- 1
-    abort_input("Line {bad} of {.file {file}} is malformed: every line needs the same number (at least 3) of fields, N indices then a value.",
+    abort_input("Line {bad} of {.arg file} ({.file {file}}) is malformed: every line needs the same number (at least 3) of fields, N indices then a value, not {len[bad]} (line 1 has {len[1]}).",
                 "value", arg = "file")
   }
   num <- suppressWarnings(matrix(as.numeric(unlist(parts)), ncol = len[1], byrow = TRUE))
   if (anyNA(num)) {
     bad <- which(rowSums(is.na(num)) > 0)[1]
-    abort_input("Line {bad} of {.file {file}} has a field that is not a number.", "value", arg = "file")
+    abort_input("Line {bad} of {.arg file} ({.file {file}}) has a field that is not a number: {.val {lines[bad]}}.", "value", arg = "file")
   }
   N <- len[1] - 1
   index <- num[, seq_len(N), drop = FALSE]
   if (any(index < 1) || any(index != round(index))) {
     bad <- which(rowSums(index < 1 | index != round(index)) > 0)[1]
-    abort_input("Line {bad} of {.file {file}} has an index that is not a positive whole number.",
+    abort_input("Line {bad} of {.arg file} ({.file {file}}) has an index that is not a positive whole number: {.val {lines[bad]}}.",
                 "value", arg = "file")
   }
   val <- num[, N + 1]
   if (any(val < 0) || any(!is.finite(val))) {
     bad <- which(val < 0 | !is.finite(val))[1]
-    abort_input("Line {bad} of {.file {file}} has a value that is negative or not finite.",
+    abort_input("Line {bad} of {.arg file} ({.file {file}}) has a value that is negative or not finite: {val[bad]}.",
                 "value", arg = "file")
   }
   sptensor(index, val, dims = dims)
@@ -320,6 +358,14 @@ read_tns <- function(file, dims = NULL) {
 #' @rdname read_tns
 #' @export
 write_tns <- function(x, file) {
+  check_required(x, "a sparse tensor or an array")
+  check_required(file, "a file path")
+  if (!is.character(file) || length(file) != 1 || is.na(file) || !nzchar(file)) {
+    abort_input("{.arg file} must be a file path (one string), not {describe(file)}.", "type", arg = "file")
+  }
+  if (!dir.exists(dirname(file)) || dir.exists(file)) {
+    abort_input("{.arg file} must be a file path in an existing directory, not {.path {file}}.", "type", arg = "file")
+  }
   x <- as_sptensor(x)
   out <- cbind(x$index, x$values)
   lines <- apply(out, 1, function(r) {

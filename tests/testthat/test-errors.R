@@ -54,3 +54,94 @@ test_that("newdata that cannot be matched is an error", {
   expect_snapshot(predict(fit, bad_names), error = TRUE)
   expect_snapshot(predict(fit, unname(x)[, -1]), error = TRUE)
 })
+
+test_that("non-finite numbers, out-of-range seeds and missing arguments are classed errors", {
+  x <- tiny_counts()
+  expect_error(nmf(x, 2, loss = "beta", beta = Inf), class = "aspectr_error_input_argument")
+  expect_error(nmf(x, 2, method = "mu", eps = Inf), class = "aspectr_error_input_argument")
+  expect_error(symnmf(tcrossprod(x[, 1:3]), 2, L1 = Inf), class = "aspectr_error_input_argument")
+  expect_error(symnmf(tcrossprod(x[, 1:3]), 2, lambda = Inf), class = "aspectr_error_input_argument")
+  expect_error(plsa(x, 2, seed = 2^40), class = "aspectr_error_input_argument")
+  expect_error(plsa(x), class = "aspectr_error_input_argument")
+  expect_snapshot(nmf(x, 2, loss = "beta", beta = Inf), error = TRUE)
+  expect_snapshot(plsa(x, 2, tol = Inf), error = TRUE)
+  expect_snapshot(plsa(x, 2, seed = 2^40), error = TRUE)
+  expect_snapshot(hypergraph_affinity(x, 3, seed = "a"), error = TRUE)
+  expect_snapshot(plsa(x), error = TRUE)
+  expect_snapshot(nmf(), error = TRUE)
+  # the ends of the integer range are valid seeds, and give the fit a seed gives
+  a <- plsa(x, 2, seed = .Machine$integer.max, max_iter = 5)
+  b <- plsa(x, 2, seed = .Machine$integer.max, max_iter = 5)
+  expect_identical(a$factors, b$factors)
+  expect_identical(a$seed, .Machine$integer.max)
+  expect_s3_class(plsa(x, 2, seed = -.Machine$integer.max, max_iter = 5), "aspectr_plsa")
+  # whole numbers are accepted as doubles and returned as integers
+  expect_identical(plsa(x, 2.0, max_iter = 5, seed = 3)$k, 2L)
+  # the class can be caught as a whole
+  caught <- tryCatch(plsa(x, 2, q = NaN), aspectr_error_input = function(e) "caught")
+  expect_identical(caught, "caught")
+})
+
+test_that("unknown arguments of methods are errors; graphics parameters still reach plot()", {
+  x <- tiny_counts()
+  fit <- plsa(x, 2, seed = 1, max_iter = 20)
+  expect_error(predict(fit, x, foo = 1), class = "aspectr_error_input_argument")
+  expect_error(terms(fit, 3, foo = 1), class = "aspectr_error_input_argument")
+  expect_error(print(fit, foo = 1), class = "aspectr_error_input_argument")
+  expect_snapshot(predict(fit, x, maxiter = 5), error = TRUE)
+  expect_snapshot(summary(fit, 3, 4), error = TRUE)
+  # legitimate arguments still work and give the same answer as before
+  expect_identical(predict(fit, x, max_iter = 50), predict(fit, x, max_iter = 50))
+  expect_identical(dim(terms(fit, 3)), c(3L, 2L))
+  grDevices::pdf(NULL)
+  on.exit(grDevices::dev.off(), add = TRUE)
+  expect_invisible(plot(fit, type = "weights", col = "red", border = NA))
+  expect_invisible(plot(fit, type = "terms", n = 3, topics = 2, col = "grey"))
+  expect_error(plot(fit, topics = 3), class = "aspectr_error_input_argument")
+})
+
+test_that("nnz() counts what the package accepts and refuses the rest", {
+  m <- matrix(c(0, 1, 2, 0, 0, 3), 2)
+  expect_identical(nnz(m), 3L)
+  expect_identical(nnz(m > 0), 3L)
+  expect_equal(nnz(Matrix::Matrix(m, sparse = TRUE)), 3)
+  expect_equal(nnz(Matrix::Matrix(m, sparse = FALSE)), 3)
+  expect_identical(nnz(as_sptensor(array(c(0, 1, 0, 2, 0, 0, 3, 0), c(2, 2, 2)))), 3L)
+  s <- symtensor(rbind(c(1, 2, 3), c(1, 1, 2)), c(2, 5))
+  expect_equal(nnz(s), 6 + 3)  # every distinct permutation of the stored sets
+  if (requireNamespace("slam", quietly = TRUE)) {
+    expect_identical(nnz(slam::as.simple_triplet_matrix(m)), 3L)
+  }
+  expect_error(nnz("a"), class = "aspectr_error_input_type")
+  expect_error(nnz(c(1, 0, 2)), class = "aspectr_error_input_type")
+  expect_error(nnz(matrix(c(1, NA), 1)), class = "aspectr_error_input_value")
+  expect_snapshot(nnz("a"), error = TRUE)
+})
+
+test_that("adjusted_rand_index() refuses NA unless na.rm = TRUE, which drops those objects", {
+  x <- c(1, 1, 2, 2, 3, NA, 3)
+  y <- c("a", "a", "b", "b", "b", "c", NA)
+  expect_error(adjusted_rand_index(x, y), class = "aspectr_error_input_value")
+  keep <- !(is.na(x) | is.na(y))
+  expect_identical(adjusted_rand_index(x, y, na.rm = TRUE),
+                   adjusted_rand_index(x[keep], y[keep]))
+  # known answer: {1,2},{3,4},{5} against {1,2},{3,4,5}: index 2, expected
+  # 2 * 4 / 10 = 0.8, maximum 3, ARI (2 - 0.8) / (3 - 0.8) = 6 / 11
+  expect_equal(adjusted_rand_index(x[keep], y[keep]), 6 / 11, tolerance = 1e-14)
+  expect_error(adjusted_rand_index(c(0.2, 0.7), 1:2), class = "aspectr_error_input_argument")
+  expect_snapshot(adjusted_rand_index(x, y), error = TRUE)
+})
+
+test_that("lca_supervised() takes labels of any discrete type and refuses continuous ones", {
+  d <- data.frame(a = c(1, 2, 1, 2, 1, 2, 2, 1), b = c(1, 1, 2, 2, 1, 2, 1, 2))
+  cl <- c(1, 1, 1, 2, 2, 2, 2, 1)
+  f1 <- lca_supervised(d, cl)
+  f2 <- lca_supervised(d, factor(cl))
+  f3 <- lca_supervised(d, as.character(cl))
+  expect_equal(f1$probs, f2$probs)
+  expect_equal(f1$probs, f3$probs)
+  expect_equal(unname(f1$P), c(0.5, 0.5))
+  expect_error(lca_supervised(d, cl + 0.1), class = "aspectr_error_input_argument")
+  expect_error(lca_supervised(d, cl[-1]), class = "aspectr_error_input_argument")
+  expect_snapshot(lca_supervised(d, cl + 0.1), error = TRUE)
+})

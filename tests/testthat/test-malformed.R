@@ -1,0 +1,456 @@
+# Malformed calls to every exported function and method. Each must raise a
+# classed `aspectr_error_input` (or a more specific subclass) whose message
+# names the argument at fault (and, where given, shows the value given).
+# One line per case: mal(<call>, <argument named in the message>,
+# <error subclass kind or NULL>, <text of the value given>).
+
+mal <- function(expr, arg, kind = NULL, value = NULL) {
+  list(expr = substitute(expr), arg = arg,
+       class = if (is.null(kind)) "aspectr_error_input" else paste0("aspectr_error_input_", kind),
+       value = value)
+}
+
+# ---- fixtures (small, fitted once) ----
+x <- tiny_counts()                                   # 12 x 9, with dimnames
+neg <- x; neg[1, 1] <- -2
+na <- x; na[2, 2] <- NA
+inf <- x; inf[3, 3] <- Inf
+arr <- array(c(5, 0, 2, 1, 3, 0, 1, 4, 2, 0, 3, 1, 2, 2, 0, 1, 1, 3, 0, 2, 4, 1, 0, 2), c(2, 3, 4))
+arr_neg <- arr; arr_neg[1] <- -1
+set.seed(3)
+G <- matrix(runif(12), 6, 2)
+Y <- outer(outer(G[, 1], G[, 1]), G[, 1]) + outer(outer(G[, 2], G[, 2]), G[, 2])
+sym <- as_symtensor(Y)
+A <- tcrossprod(G)
+A_asym <- A; A_asym[1, 2] <- A_asym[1, 2] + 1
+lc <- data.frame(a = c(1, 2, 1, 2, 1, 2, 2, 1, 1, 2), b = c(1, 1, 2, 2, 1, 2, 1, 2, 2, 1),
+                 c = c(2, 1, 2, 1, 1, 2, 2, 1, 2, 2))
+cls <- c(1, 2, 1, 2, 1, 2, 2, 1, 1, 2)
+pts <- cbind(seq(0, 1, length.out = 12), c(seq(0, 1, length.out = 6), seq(1, 0, length.out = 6)))
+pts_na <- pts; pts_na[1, 1] <- NA
+idx <- rbind(c(1, 1, 1), c(2, 3, 1), c(2, 1, 4))
+tens <- sptensor(idx, c(1, 2, 3))
+sidx <- rbind(c(1, 2, 3), c(2, 2, 4))
+tns_dir <- tempfile("tns")
+dir.create(tns_dir)
+tns_file <- function(name, lines) {
+  f <- file.path(tns_dir, name)
+  writeLines(lines, f)
+  f
+}
+tns_good <- tns_file("good.tns", c("1 1 1 2", "2 3 1 1"))
+tns_text <- tns_file("text.tns", c("1 1 1 2", "2 x 1 1"))
+tns_ragged <- tns_file("ragged.tns", c("1 1 1 2", "2 3 1"))
+tns_neg <- tns_file("neg.tns", c("1 1 1 2", "2 3 1 -1"))
+tns_zero <- tns_file("zero.tns", c("0 1 1 2"))
+tns_empty <- tns_file("empty.tns", c("# nothing"))
+
+fp <- plsa(x, 2, seed = 1, max_iter = 10)
+fp3 <- plsa(arr, 2, seed = 1, max_iter = 10)
+fn <- nmf(x, 2, seed = 1, max_iter = 10)
+ft <- ntf(arr, 2, seed = 1, max_iter = 10)
+fl <- lca(lc, 2, nrun = 2, seed = 1, max_iter = 20)
+fs <- sntf(sym, 2, seed = 1, max_iter = 10)
+fsym <- symnmf(A, 2, seed = 1, max_iter = 10)
+fmw <- multiway_cluster(pts, 2, nrun = 1, seed = 1, max_iter = 10, threads = 1)
+
+cases <- list(
+  # plsa
+  mal(plsa(), "x", "argument"),
+  mal(plsa(x), "k", "argument"),
+  mal(plsa(x, NA), "k", "argument", "NA"),
+  mal(plsa(x, NaN), "k", "argument", "NaN"),
+  mal(plsa(x, Inf), "k", "argument", "Inf"),
+  mal(plsa(x, -1), "k", "argument", "-1"),
+  mal(plsa(x, 2.5), "k", "argument", "2.5"),
+  mal(plsa(x, 10), "k", "argument", "10"),
+  mal(plsa(x, numeric(0)), "k", "argument", "empty"),
+  mal(plsa(x, c(2, 3)), "k", "argument", "length 2"),
+  mal(plsa(x, "2"), "k", "argument", '"2"'),
+  mal(plsa(x, TRUE), "k", "argument", "TRUE"),
+  mal(plsa(arr, 100), "k", "argument", "100"),
+  mal(plsa(x, 2, loss = "poisson"), "loss", "argument", '"poisson"'),
+  mal(plsa(x, 2, loss = c("kl", "l2")), "loss", "argument"),
+  mal(plsa(x, 2, loss = NA_character_), "loss", "argument"),
+  mal(plsa(x, 2, loss = "tsallis", q = 1), "q", "argument", "1"),
+  mal(plsa(x, 2, q = Inf), "q", "argument", "Inf"),
+  mal(plsa(x, 2, q = NA), "q", "argument", "NA"),
+  mal(plsa(x, 2, tempering = Inf), "tempering", "argument", "Inf"),
+  mal(plsa(x, 2, tempering = 0), "tempering", "argument", "0"),
+  mal(plsa(x, 2, loss = "l2", tempering = 0.5), "tempering", "argument"),
+  mal(plsa(x, 2, nrun = 0), "nrun", "argument", "0"),
+  mal(plsa(x, 2, max_iter = -5), "max_iter", "argument", "-5"),
+  mal(plsa(x, 2, max_iter = 1e10), "max_iter", "argument", "1e+10"),
+  mal(plsa(x, 2, tol = -1), "tol", "argument", "-1"),
+  mal(plsa(x, 2, tol = Inf), "tol", "argument", "Inf"),
+  mal(plsa(x, 2, tol = NaN), "tol", "argument", "NaN"),
+  mal(plsa(x, 2, seed = 2^40), "seed", "argument", "1099511627776"),
+  mal(plsa(x, 2, seed = 1.5), "seed", "argument", "1.5"),
+  mal(plsa(x, 2, seed = "a"), "seed", "argument", '"a"'),
+  mal(plsa(x, 2, threads = 0), "threads", "argument", "0"),
+  mal(plsa(x, 2, threads = Inf), "threads", "argument", "Inf"),
+  mal(plsa(x, 2, verbose = "yes"), "verbose", "argument", '"yes"'),
+  mal(plsa(x, 2, maxiter = 10), "maxiter", "argument", "10"),
+  mal(plsa(x, 2, max_iter = 5, 7), "loss", "argument", "7"),
+  mal(plsa(neg, 2), "x", "value", "-2"),
+  mal(plsa(na, 2), "x", "value"),
+  mal(plsa(inf, 2), "x", "value"),
+  mal(plsa(x[0, ], 2), "x", "empty"),
+  mal(plsa(x * 0, 2), "x", "empty"),
+  mal(plsa(letters, 2), "x", "type"),
+  mal(plsa(as.data.frame(x), 2), "x", "type"),
+  mal(plsa(list(1, 2), 2), "x", "type"),
+  # nmf
+  mal(nmf(), "x", "argument"),
+  mal(nmf(x), "k", "argument"),
+  mal(nmf(x, 0), "k", "argument", "0"),
+  mal(nmf(x, 2, loss = "is"), "loss", "argument", '"is"'),
+  mal(nmf(x, 2, method = "als"), "method", "argument", '"als"'),
+  mal(nmf(x, 2, loss = "kl", method = "hals"), "method", "argument"),
+  mal(nmf(x, 2, loss = "beta", beta = Inf), "beta", "argument", "Inf"),
+  mal(nmf(x, 2, beta = NA), "beta", "argument", "NA"),
+  mal(nmf(x, 2, init = "svd"), "init", "argument", '"svd"'),
+  mal(nmf(x, 2, init = list(W = matrix(1, 3, 3))), "init", "argument", "3 x 3"),
+  mal(nmf(x, 2, init = list(W = -matrix(1, 12, 2))), "init", "argument"),
+  mal(nmf(x, 2, init = list(H = matrix(Inf, 2, 9))), "init", "argument"),
+  mal(nmf(x, 2, init = list(Q = 1)), "init", "argument", '"Q"'),
+  mal(nmf(x, 2, L1 = -1), "L1", "argument", "-1"),
+  mal(nmf(x, 2, L1 = c(1, 2, 3)), "L1", "argument", "length 3"),
+  mal(nmf(x, 2, L2 = Inf), "L2", "argument", "Inf"),
+  mal(nmf(x, 2, L1 = NA), "L1", "argument", "NA"),
+  mal(nmf(x, 2, loss = "beta", beta = 0.5, L2 = 1), "L2", "argument"),
+  mal(nmf(x, 2, method = "mu", eps = Inf), "eps", "argument", "Inf"),
+  mal(nmf(x, 2, eps = -1), "eps", "argument", "-1"),
+  mal(nmf(x, 2, accelerate = "yes"), "accelerate", "argument", '"yes"'),
+  mal(nmf(x, 2, nrun = 2.5), "nrun", "argument", "2.5"),
+  mal(nmf(x, 2, seed = 2^40), "seed", "argument", "1099511627776"),
+  mal(nmf(x, 2, threads = "two"), "threads", "argument", '"two"'),
+  mal(nmf(x, 2, tol = -1e-3), "tol", "argument", "-0.001"),
+  mal(nmf(x, 2, verbose = NA), "verbose", "argument", "NA"),
+  mal(nmf(x, 2, itmax = 5), "itmax", "argument", "5"),
+  mal(nmf(neg, 2), "x", "value"),
+  mal(nmf(x, 2, loss = "beta", beta = 0), "x", "value"),
+  # ntf
+  mal(ntf(), "x", "argument"),
+  mal(ntf(arr), "k", "argument"),
+  mal(ntf(arr, 0), "k", "argument", "0"),
+  mal(ntf(arr, Inf), "k", "argument", "Inf"),
+  mal(ntf(arr, 2, loss = "beta"), "loss", "argument", '"beta"'),
+  mal(ntf(arr, 2, method = "anls"), "method", "argument", '"anls"'),
+  mal(ntf(arr, 2, loss = "kl", method = "hals"), "method", "argument"),
+  mal(ntf(arr, 2, tol = Inf), "tol", "argument", "Inf"),
+  mal(ntf(arr, 2, seed = -2^40), "seed", "argument"),
+  mal(ntf(arr, 2, max_iter = 0), "max_iter", "argument", "0"),
+  mal(ntf(arr, 2, foo = 1), "foo", "argument"),
+  mal(ntf(arr_neg, 2), "x", "value"),
+  # lca
+  mal(lca(), "data", "argument"),
+  mal(lca(lc), "k", "argument"),
+  mal(lca(lc, 0), "k", "argument", "0"),
+  mal(lca(lc, 100), "k", "argument", "100"),
+  mal(lca(as.matrix(lc), 2), "data", "type"),
+  mal(lca(lc[, 1, drop = FALSE], 2), "data", "type"),
+  mal(lca(data.frame(a = c(0.5, 1.5, 2), b = 1:3), 2), "data", "type", "0.5"),
+  mal(lca(data.frame(a = c(1, 1, 1), b = c(1, 2, 1)), 2), "data", "value"),
+  mal(lca(lc, 2, na.rm = NA), "na.rm", "argument", "NA"),
+  mal(lca(lc, 2, short_iter = -1), "short_iter", "argument", "-1"),
+  mal(lca(lc, 2, short_keep = 0), "short_keep", "argument", "0"),
+  mal(lca(lc, 1, short_iter = Inf), "short_iter", "argument", "Inf"),
+  mal(lca(lc, 2, nrun = NA), "nrun", "argument", "NA"),
+  mal(lca(lc, 2, seed = 2^31), "seed", "argument", "2147483648"),
+  mal(lca(lc, 2, nclass = 2), "nclass", "argument"),
+  # lca_supervised
+  mal(lca_supervised(), "data", "argument"),
+  mal(lca_supervised(lc), "class", "argument"),
+  mal(lca_supervised(lc, cls + 0.5), "class", "argument"),
+  mal(lca_supervised(lc, rnorm(10)), "class", "argument"),
+  mal(lca_supervised(lc, cls[-1]), "class", "argument", "9"),
+  mal(lca_supervised(lc, c(NA, cls[-1])), "class", "value"),
+  mal(lca_supervised(lc, as.list(cls)), "class", "argument", "list"),
+  mal(lca_supervised(as.matrix(lc), cls), "data", "type"),
+  mal(lca_supervised(lc, cls, na.rm = "no"), "na.rm", "argument", '"no"'),
+  # predict / summary / print / plot for lca
+  mal(predict(fl, lc, foo = 1), "foo", "argument"),
+  mal(predict(fl, as.matrix(lc)), "newdata", "newdata"),
+  mal(predict(fl, lc[, 1:2]), "newdata", "newdata"),
+  mal(predict(fl, data.frame(a = 3, b = 1, c = 1)), "newdata", "newdata"),
+  mal(predict(fl, type = "prob"), "type", "argument", '"prob"'),
+  mal(summary(fl, foo = 1), "foo", "argument"),
+  mal(print(fl, digits = -1), "digits", "argument", "-1"),
+  mal(print(fl, foo = 1), "foo", "argument"),
+  # sntf
+  mal(sntf(), "x", "argument"),
+  mal(sntf(sym), "k", "argument"),
+  mal(sntf(sym, 0), "k", "argument", "0"),
+  mal(sntf(sym, 100), "k", "argument", "100"),
+  mal(sntf(sym, 2, method = "gamma"), "method", "argument", '"gamma"'),
+  mal(sntf(sym, 2, alpha = Inf), "alpha", "argument", "Inf"),
+  mal(sntf(sym, 2, alpha = -1), "alpha", "argument", "-1"),
+  mal(sntf(sym, 2, beta = Inf), "beta", "argument", "Inf"),
+  mal(sntf(sym, 2, omega = 2), "omega", "argument", "2"),
+  mal(sntf(sym, 2, sparsity = 1), "sparsity", "argument", "1"),
+  mal(sntf(sym, 2, method = "beta", L1 = Inf), "L1", "argument", "Inf"),
+  mal(sntf(sym, 2, L1 = 1), "L1", "argument"),
+  mal(sntf(sym, 2, orthogonal = 1), "orthogonal", "argument", "1"),
+  mal(sntf(sym, 2, init = "svd"), "init", "argument", '"svd"'),
+  mal(sntf(sym, 2, init = matrix(-1, 6, 2)), "init", "argument"),
+  mal(sntf(sym, 2, init = matrix(1, 2, 2)), "init", "argument", "2 x 2"),
+  mal(sntf(sym, 2, seed = 2^40), "seed", "argument"),
+  mal(sntf(sym, 2, nrun = Inf), "nrun", "argument", "Inf"),
+  mal(sntf(sym, 2, alpah = 1), "alpah", "argument"),
+  mal(sntf("a", 2), "x", "type", '"a"'),
+  mal(sntf(array(1, c(2, 3, 2)), 2), "x", "type"),
+  mal(predict(fs, newdata = sym), "newdata", "argument"),
+  mal(predict(fs, foo = 1), "foo", "argument"),
+  mal(summary(fs, foo = 1), "foo", "argument"),
+  mal(plot(fs, type = "x"), "type", "argument", '"x"'),
+  mal(fitted(fs, foo = 1), "foo", "argument"),
+  # symnmf
+  mal(symnmf(), "a", "argument"),
+  mal(symnmf(A), "k", "argument"),
+  mal(symnmf(A, 0), "k", "argument", "0"),
+  mal(symnmf(A, 2, method = "mu"), "method", "argument", '"mu"'),
+  mal(symnmf(A, 2, lambda = Inf), "lambda", "argument", "Inf"),
+  mal(symnmf(A, 2, lambda = -1), "lambda", "argument", "-1"),
+  mal(symnmf(A, 2, L1 = Inf), "L1", "argument", "Inf"),
+  mal(symnmf(A, 2, omega = 0), "omega", "argument", "0"),
+  mal(symnmf(A[, -1], 2), "a", "value", "6 x 5"),
+  mal(symnmf(A_asym, 2), "a", "value"),
+  mal(symnmf(A, 2, init = matrix(1, 3, 3)), "init", "argument", "3 x 3"),
+  mal(symnmf(A, 2, seed = 2^40), "seed", "argument"),
+  mal(symnmf(A, 2, nrun = -1), "nrun", "argument", "-1"),
+  mal(symnmf(A, 2, lamda = 1), "lamda", "argument"),
+  mal(predict(fsym, type = "prob"), "type", "argument"),
+  mal(print(fsym, foo = 1), "foo", "argument"),
+  # hypergraph_affinity
+  mal(hypergraph_affinity(), "x", "argument"),
+  mal(hypergraph_affinity(pts, n_tuples = 10, seed = 2^40), "seed", "argument", "1099511627776"),
+  mal(hypergraph_affinity(pts, seed = "a"), "seed", "argument", '"a"'),
+  mal(hypergraph_affinity(pts, order = 1), "order", "argument", "1"),
+  mal(hypergraph_affinity(pts, order = Inf), "order", "argument", "Inf"),
+  mal(hypergraph_affinity(pts, model = "circle"), "model", "argument", '"circle"'),
+  mal(hypergraph_affinity(pts, sigma = Inf), "sigma", "argument", "Inf"),
+  mal(hypergraph_affinity(pts, sigma = 0), "sigma", "argument", "0"),
+  mal(hypergraph_affinity(pts, n_tuples = -1), "n_tuples", "argument", "-1"),
+  mal(hypergraph_affinity(pts, cutoff = 1), "cutoff", "argument", "1"),
+  mal(hypergraph_affinity(pts, fun = "abs"), "fun", "type", '"abs"'),
+  mal(hypergraph_affinity(pts, model = "subspace", dim = 10), "dim", "argument", "10"),
+  mal(hypergraph_affinity(pts, order = 3, model = "plane"), "order", "argument"),
+  mal(hypergraph_affinity(pts_na), "x", "value"),
+  mal(hypergraph_affinity(letters), "x", "type"),
+  mal(hypergraph_affinity(pts, threads = 0), "threads", "argument", "0"),
+  # multiway_cluster
+  mal(multiway_cluster(), "x", "argument"),
+  mal(multiway_cluster(pts), "k", "argument"),
+  mal(multiway_cluster(pts, 0), "k", "argument", "0"),
+  mal(multiway_cluster(pts, 2, seed = 2^40), "seed", "argument"),
+  mal(multiway_cluster(pts, 2, nrun = 0), "nrun", "argument", "0"),
+  mal(multiway_cluster(pts, 2, tol = Inf), "tol", "argument", "Inf"),
+  mal(multiway_cluster(pts, 2, max_iter = 5, method = "x"), "method", "argument", '"x"'),
+  mal(multiway_cluster(pts, 2, max_iter = 5, foo = 1), "foo", "argument"),
+  mal(predict(fmw, foo = 1), "foo", "argument"),
+  mal(predict(fmw, newdata = pts), "newdata", "argument"),
+  mal(print(fmw, foo = 1), "foo", "argument"),
+  mal(plot(fmw, data = pts[-1, ]), "data", "argument", "11 x 2"),
+  mal(hypergraph_affinity(pts, model = "line", dim = 1), "dim", "argument", "1"),
+  # nmf_rank
+  mal(nmf_rank(), "x", "argument"),
+  mal(nmf_rank(x, k = numeric(0)), "k", "argument", "empty"),
+  mal(nmf_rank(x, k = c(2, NA)), "k", "argument"),
+  mal(nmf_rank(x, k = c(2, 100)), "k", "argument", "100"),
+  mal(nmf_rank(x, k = 2:3, method = "bic"), "method", "argument", '"bic"'),
+  mal(nmf_rank(x, k = 2:3, holdout = 0.9), "holdout", "argument", "0.9"),
+  mal(nmf_rank(x, k = 2:3, nrun = 0), "nrun", "argument", "0"),
+  mal(nmf_rank(x, k = 2:3, seed = 2^40), "seed", "argument"),
+  mal(nmf_rank(x, k = 2:3, loss = "l1"), "loss", "argument", '"l1"'),
+  mal(nmf_rank(x, k = 2:3, method_nmf = "als"), "method_nmf", "argument", '"als"'),
+  mal(nmf_rank(x, k = 2:3, tol = Inf), "tol", "argument", "Inf"),
+  mal(nmf_rank(x, k = 1:2, method = "consensus"), "k", "argument", "1"),
+  mal(nmf_rank(x, k = 2:3, runs = 2), "runs", "argument"),
+  # as_plsa
+  mal(as_plsa(), "fit", "argument"),
+  mal(as_plsa(fn), "fit", "argument", "frobenius"),
+  mal(as_plsa(x), "fit", "argument", "12 x 9"),
+  # sptensor
+  mal(sptensor(), "index", "argument"),
+  mal(sptensor(idx), "values", "argument"),
+  mal(sptensor(letters, 1), "index", "type"),
+  mal(sptensor(matrix(1:3, ncol = 1), 1:3), "index", "type", "1"),
+  mal(sptensor(idx, 1), "values", "type", "1"),
+  mal(sptensor(idx, c(1, NA, 2)), "values", "value"),
+  mal(sptensor(idx, c(1, -1, 2)), "values", "value", "-1"),
+  mal(sptensor(idx, c(1, Inf, 2)), "values", "value"),
+  mal(sptensor(idx - 1, 1:3), "index", "value", "0"),
+  mal(sptensor(idx + 0.5, 1:3), "index", "value", "1.5"),
+  mal(sptensor(idx, 1:3, dims = c(1, 1)), "dims", "type"),
+  mal(sptensor(idx, 1:3, dims = c(1, 1, 1)), "dims", "value"),
+  mal(sptensor(idx, 1:3, dims = c(Inf, 5, 5)), "dims", "type", "Inf"),
+  mal(sptensor(idx, 1:3, dims = c(-1, 5, 5)), "dims", "type", "-1"),
+  mal(sptensor(idx, 1:3, dimnames = list("a")), "dimnames", "type"),
+  mal(sptensor(idx, c("a", "b", "c")), "values", "type"),
+  # as_sptensor
+  mal(as_sptensor("a"), "x", "type", '"a"'),
+  mal(as_sptensor(list(1)), "x", "type"),
+  mal(as_sptensor(arr_neg), "x", "value"),
+  mal(as_sptensor(arr, foo = 1), "foo", "argument"),
+  mal(as_sptensor(tens, 1), "as_sptensor.aspectr_tensor()", "argument", "unnamed"),
+  mal(as_sptensor(data.frame(a = 1:3)), "x", "type", "1"),
+  mal(as_sptensor(data.frame(a = c(0.5, 1), b = 1:2)), "x", "type", "0.5"),
+  mal(as_sptensor(sym, foo = 1), "foo", "argument"),
+  # read_tns / write_tns
+  mal(read_tns(), "file", "argument"),
+  mal(read_tns(1), "file", "type", "1"),
+  mal(read_tns(file.path(tns_dir, "missing.tns")), "file", "type", "missing.tns"),
+  mal(read_tns(tns_dir), "file", "type", "directory"),
+  mal(read_tns(c("a", "b")), "file", "type", "length 2"),
+  mal(read_tns(NA_character_), "file", "type"),
+  mal(read_tns(tns_text), "file", "value", "Line 2"),
+  mal(read_tns(tns_ragged), "file", "value", "Line 2"),
+  mal(read_tns(tns_neg), "file", "value", "Line 2"),
+  mal(read_tns(tns_zero), "file", "value", "Line 1"),
+  mal(read_tns(tns_empty), "file", "empty"),
+  mal(read_tns(tns_good, dims = c(1, 1, 1)), "dims", "value"),
+  mal(write_tns(), "x", "argument"),
+  mal(write_tns(tens), "file", "argument"),
+  mal(write_tns(tens, 1), "file", "type", "1"),
+  mal(write_tns(tens, file.path(tns_dir, "no", "such", "x.tns")), "file", "type"),
+  mal(write_tns("a", file.path(tns_dir, "a.tns")), "x", "type"),
+  # symtensor / as_symtensor
+  mal(symtensor(), "index", "argument"),
+  mal(symtensor(sidx), "values", "argument"),
+  mal(symtensor(matrix(1:3, ncol = 1), 1:3), "index", "type"),
+  mal(symtensor(sidx, c(1, -1)), "values", "value", "-1"),
+  mal(symtensor(sidx - 1, c(1, 1)), "index", "value", "0"),
+  mal(symtensor(sidx, c(1, 1), n = 2), "index", "value", "4"),
+  mal(symtensor(sidx, c(1, 1), n = 4.5), "n", "argument", "4.5"),
+  mal(symtensor(sidx, c(1, 1), names = "a"), "names", "type", "1"),
+  mal(symtensor(rbind(c(1, 2, 3), c(3, 2, 1)), c(1, 2)), "index", "value"),
+  mal(as_symtensor("a"), "x", "type", '"a"'),
+  mal(as_symtensor(array(1:8, c(2, 2, 2))), "x", "value"),
+  mal(as_symtensor(array(1, c(2, 3))), "x", "type", "2 x 3"),
+  mal(as_symtensor(array(-1, c(2, 2, 2))), "x", "value"),
+  mal(as_symtensor(Y, tol = -1), "tol", "argument", "-1"),
+  mal(as_symtensor(Y, tol = Inf), "tol", "argument", "Inf"),
+  mal(as_symtensor(Y, foo = 1), "foo", "argument"),
+  mal(as_symtensor(sym, foo = 1), "foo", "argument"),
+  mal(as_symtensor(tens), "x", "value"),
+  mal(print(sym, foo = 1), "foo", "argument"),
+  mal(print(tens, n = -1), "n", "argument", "-1"),
+  # nnz
+  mal(nnz(), "x", "argument"),
+  mal(nnz("a"), "x", "type", '"a"'),
+  mal(nnz(list(1)), "x", "type"),
+  mal(nnz(data.frame(a = 1)), "x", "type"),
+  mal(nnz(NULL), "x", "type", "NULL"),
+  mal(nnz(matrix(c(1, NA), 1)), "x", "value"),
+  mal(nnz(Matrix::Matrix(c(1, NA, 0, 2), 2, sparse = TRUE)), "x", "value"),
+  # adjusted_rand_index
+  mal(adjusted_rand_index(c(1, NA, 2), c(1, 1, 2)), "x", "value", "NA"),
+  mal(adjusted_rand_index(c(1, 1, 2), c(1, NA, 2)), "y", "value", "NA"),
+  mal(adjusted_rand_index(1:3, 1:4), "y", "value", "3 and 4"),
+  mal(adjusted_rand_index(c(0.5, 1.5), c(1, 2)), "x", "argument"),
+  mal(adjusted_rand_index(1:2), "y", "argument"),
+  mal(adjusted_rand_index(1, 1), "x", "value", "1"),
+  mal(adjusted_rand_index(list(1, 2), 1:2), "x", "argument", "list"),
+  mal(adjusted_rand_index(1:3, 1:3, na.rm = "yes"), "na.rm", "argument", '"yes"'),
+  mal(adjusted_rand_index(c(1, NA, 2), c(1, 2, NA), na.rm = TRUE), "x", "value", "1"),
+  # default_threads
+  mal(local({ op <- options(aspectr.threads = 0); on.exit(options(op)); default_threads() }),
+      "options(aspectr.threads)", "argument", "0"),
+  mal(local({ op <- options(aspectr.threads = "a"); on.exit(options(op)); default_threads() }),
+      "options(aspectr.threads)", "argument", '"a"'),
+  mal(local({ op <- options(aspectr.threads = 2.5); on.exit(options(op)); default_threads() }),
+      "options(aspectr.threads)", "argument", "2.5"),
+  # topics / basis / terms
+  mal(topics(1), "object", "type", "1"),
+  mal(topics(fp, mode = 3), "mode", "argument", "3"),
+  mal(topics(fp, mode = 0), "mode", "argument", "0"),
+  mal(topics(fp, foo = 1), "foo", "argument"),
+  mal(basis(1), "object", "type", "1"),
+  mal(basis(fn, foo = 1), "foo", "argument"),
+  mal(terms(fp, 0), "n", "argument", "0"),
+  mal(terms(fp, n = Inf), "n", "argument", "Inf"),
+  mal(terms(fp, mode = 5), "mode", "argument", "5"),
+  mal(terms(fp, foo = 1), "foo", "argument"),
+  # predict for plsa and nmf fits
+  mal(predict(fp, x, foo = 1), "foo", "argument", "1"),
+  mal(predict(fp, x, maxiter = 5), "maxiter", "argument"),
+  mal(predict(fp, x, type = "prob"), "type", "argument", '"prob"'),
+  mal(predict(fp, unname(x)[, -1]), "newdata", "newdata", "8"),
+  mal(predict(fp, `colnames<-`(x, paste0("zz", 1:9))), "newdata", "newdata"),
+  mal(predict(fp, x, max_iter = 0), "max_iter", "argument", "0"),
+  mal(predict(fp, x, tol = Inf), "tol", "argument", "Inf"),
+  mal(predict(fp, x, threads = -1), "threads", "argument", "-1"),
+  mal(predict(fp, neg), "newdata", "value"),
+  mal(predict(fp, "a"), "newdata", "type"),
+  mal(predict(fp3, matrix(1, 1, 2)), "newdata", "newdata", "1 x 2"),
+  mal(predict(fp3, matrix(c(5, 1, 1), 1)), "newdata", "newdata"),
+  mal(predict(fn, x, foo = 1), "foo", "argument"),
+  mal(predict(fn, x[-1, ]), "newdata", "newdata", "1"),
+  mal(predict(fn, unname(x)[-1, ]), "newdata", "newdata", "11"),
+  mal(predict(fn, x, type = "W"), "type", "argument", '"W"'),
+  mal(predict(fn, x, max_iter = -1), "max_iter", "argument", "-1"),
+  mal(predict(fn, as.data.frame(x)), "newdata", "type"),
+  # summary / tidy / glance / plot / print / fitted / residuals / logLik / coef
+  mal(summary(fp, foo = 1), "foo", "argument"),
+  mal(summary(fp, n = -1), "n", "argument", "-1"),
+  mal(summary(fn, n = 0), "n", "argument", "0"),
+  mal(summary(fn, foo = 1), "foo", "argument"),
+  mal(summary(ft, foo = 1), "foo", "argument"),
+  mal(tidy(fp, matrix = "theta"), "matrix", "argument", '"theta"'),
+  mal(tidy(fp, foo = 1), "foo", "argument"),
+  mal(tidy(fn, matrix = "beta"), "matrix", "argument", '"beta"'),
+  mal(tidy(fn, foo = 1), "foo", "argument"),
+  mal(glance(fp, foo = 1), "foo", "argument"),
+  mal(glance(fn, foo = 1), "foo", "argument"),
+  mal(plot(fp, type = "bars"), "type", "argument", '"bars"'),
+  mal(plot(fp, n = 0), "n", "argument", "0"),
+  mal(plot(fp, topics = 5), "topics", "argument", "5"),
+  mal(plot(fp, topics = 0.5), "topics", "argument", "0.5"),
+  mal(plot(fn, type = "V"), "type", "argument", '"V"'),
+  mal(plot(ft, type = "x"), "type", "argument", '"x"'),
+  mal(print(fp, foo = 1), "foo", "argument"),
+  mal(print(fp, n = 0), "n", "argument", "0"),
+  mal(print(fn, foo = 1), "foo", "argument"),
+  mal(print(ft, foo = 1), "foo", "argument"),
+  mal(print(fs, foo = 1), "foo", "argument"),
+  mal(fitted(fp, type = "x"), "type", "argument", '"x"'),
+  mal(fitted(fp, foo = 1), "foo", "argument"),
+  mal(fitted(fn, foo = 1), "foo", "argument"),
+  mal(fitted(ft, foo = 1), "foo", "argument"),
+  mal(residuals(fn), "x", "argument"),
+  mal(residuals(fn, x[-1, ]), "x", "newdata", "11 x 9"),
+  mal(residuals(fn, x, foo = 1), "foo", "argument"),
+  mal(logLik(fp, foo = 1), "foo", "argument"),
+  mal(coef(fn, foo = 1), "foo", "argument")
+)
+
+test_that("the list of malformed calls is long and covers every export", {
+  expect_gte(length(cases), 150)
+  called <- unique(unlist(lapply(cases, function(cs) all.names(cs$expr))))
+  exports <- c("plsa", "nmf", "ntf", "lca", "lca_supervised", "sntf", "symnmf",
+               "multiway_cluster", "hypergraph_affinity", "nmf_rank", "as_plsa", "sptensor",
+               "as_sptensor", "read_tns", "write_tns", "symtensor", "as_symtensor", "nnz",
+               "adjusted_rand_index", "default_threads", "topics", "basis", "predict",
+               "summary", "terms", "tidy", "glance", "plot", "print", "fitted", "residuals")
+  expect_setequal(setdiff(exports, called), character(0))
+  expect_true(all(getNamespaceExports("aspectr") %in% c(called, "sotu_dtm")))
+})
+
+test_that("every malformed call is a classed input error naming its argument", {
+  env <- environment()
+  for (cs in cases) {
+    label <- paste(deparse(cs$expr, width.cutoff = 500L), collapse = " ")
+    err <- expect_error(eval(cs$expr, env), class = cs$class, label = label)
+    if (is.null(err)) next
+    expect_s3_class(err, "aspectr_error")
+    msg <- gsub("\\s+", " ", conditionMessage(err))
+    name <- paste0("`", cs$arg, "`")
+    expect_true(grepl(name, msg, fixed = TRUE),
+                label = paste0(label, ": message names ", name, " (", msg, ")"))
+    if (!is.null(cs$value)) {
+      expect_true(grepl(cs$value, msg, fixed = TRUE),
+                  label = paste0(label, ": message shows ", cs$value, " (", msg, ")"))
+    }
+  }
+})

@@ -95,6 +95,9 @@ tensor_to_data <- function(x, arg, call) {
     }
     check_values(as.vector(unclass(x)), arg, call)
     x <- as_sptensor(x)
+  } else {
+    # a hand-built tensor: indices, dims and values checked before the core
+    validate_sptensor(x, arg, call = call)
   }
   dims <- x$dims
   if (any(dims == 0)) {

@@ -163,7 +163,7 @@ nmf <- function(x, k, loss = c("frobenius", "kl", "beta"), beta = 2,
     # the divergence is infinite at a zero of x: the zeros become the
     # epsilon guard of the multiplicative updates (in units of the scaled x)
     if (!(eps > 0)) {
-      abort_input("{.code beta = {beta}} on {.arg x} with zero entries needs {.code eps > 0} (the value that replaces the zeros), not {.code eps = {eps}}.",
+      abort_input("{.arg eps} must be a positive number when {.code beta = {beta}} and {.arg x} has zero entries (it replaces the zeros), not {eps}.",
                   "argument", arg = "eps")
     }
     nd$dense[nd$dense < eps] <- eps

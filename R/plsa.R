@@ -101,7 +101,6 @@ plsa <- function(x, k, loss = c("kl", "tsallis", "l2"), q = 0.5, tempering = 1,
   call <- match.call()
   check_dots_empty(...)
   loss <- match_option(loss, c("kl", "tsallis", "l2"), "loss")
-  if (inherits(x, "aspectr_tensor")) validate_sptensor(x, "x")
   data <- as_aspect_data(x, "x")
   if (length(data$dims) == 2) {
     k <- check_whole(k, "k", min = 1, max = min(data$dims), what = "at most the smaller dimension of `x`")

@@ -45,7 +45,7 @@ sptensor <- function(index, values, dims = NULL, dimnames = NULL) {
       any(abs(index - round(index)) > 0) || any(index > .Machine$integer.max)) {
     bad <- index[is.na(index) | !is.finite(index) | index < 1 | abs(index - round(index)) > 0 |
                    index > .Machine$integer.max][1]
-    abort_input("{.arg index} must hold positive whole numbers (1-based indices), not {describe(bad)}.",
+    abort_input("{.arg index} must hold whole numbers between 1 and 2147483647 (1-based indices), not {describe(bad)}.",
                 "value", arg = "index")
   }
   check_index_range(index, "index")
@@ -54,8 +54,9 @@ sptensor <- function(index, values, dims = NULL, dimnames = NULL) {
     dims <- if (nrow(index)) apply(index, 2, max) else rep(0L, N)
     if (!is.null(dimnames)) dims <- pmax(dims, lengths(dimnames))
   }
-  if (!is.numeric(dims) || is.object(dims) || length(dims) != N || anyNA(dims) || any(!is.finite(dims)) ||
-      any(dims < 0) || any(dims != round(dims)) || any(dims > .Machine$integer.max)) {
+  # the type and length here; the values (NA, infinite, negative, fractional,
+  # beyond the integer range) by check_dims()
+  if (!is.numeric(dims) || is.object(dims) || length(dims) != N) {
     abort_input("{.arg dims} must give one non-negative whole-number size per mode ({N}), not {describe(dims)}{if (is.numeric(dims) && length(dims) == N) paste0(' (', paste(dims, collapse = ', '), ')') else ''}.",
                 "type", arg = "dims")
   }

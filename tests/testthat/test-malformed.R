@@ -129,7 +129,7 @@ cases <- list(
   mal(nmf(x, 2, verbose = NA), "verbose", "argument", "NA"),
   mal(nmf(x, 2, itmax = 5), "itmax", "argument", "5"),
   mal(nmf(neg, 2), "x", "value"),
-  mal(nmf(x, 2, loss = "beta", beta = 0), "x", "value"),
+  mal(nmf(x, 2, loss = "beta", beta = 0, eps = 0), "eps", "argument"),
   # ntf
   mal(ntf(), "x", "argument"),
   mal(ntf(arr), "k", "argument"),
@@ -284,8 +284,8 @@ cases <- list(
   mal(sptensor(idx + 0.5, 1:3), "index", "value", "1.5"),
   mal(sptensor(idx, 1:3, dims = c(1, 1)), "dims", "type"),
   mal(sptensor(idx, 1:3, dims = c(1, 1, 1)), "dims", "value"),
-  mal(sptensor(idx, 1:3, dims = c(Inf, 5, 5)), "dims", "type", "Inf"),
-  mal(sptensor(idx, 1:3, dims = c(-1, 5, 5)), "dims", "type", "-1"),
+  mal(sptensor(idx, 1:3, dims = c(Inf, 5, 5)), "dims", "value", "Inf"),
+  mal(sptensor(idx, 1:3, dims = c(-1, 5, 5)), "dims", "value", "-1"),
   mal(sptensor(idx, 1:3, dimnames = list("a")), "dimnames", "type"),
   mal(sptensor(idx, c("a", "b", "c")), "values", "type"),
   # as_sptensor

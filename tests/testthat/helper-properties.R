@@ -529,6 +529,10 @@ prop_check <- function(case) {
     a <- case$args; a[[1]] <- prop_scaled(a[[1]], cc)
     # a user start is in the units of the data: scaled with it
     if (is.list(a$init)) a$init <- lapply(a$init, function(m) m * sqrt(cc))
+    # so is symnmf's start matrix H (A ~ H H'); unscaled, a start of 1e-2 on
+    # data near 1e-174 has an objective beyond the double range (sntf
+    # rescales its start to the data's total itself)
+    if (fun == "symnmf" && is.matrix(a$init)) a$init <- a$init * sqrt(cc)
     note <- sprintf("c <- %s\nx <- %s", format(cc, digits = 17), prop_scale_text(a[[1]]))
     r4 <- prop_run(case, a)
     if (is.null(r4$fit)) fail("scale", paste("scaled data fails:", r4$error), case$args, note) else {

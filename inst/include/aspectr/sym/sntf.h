@@ -197,7 +197,11 @@ class SNTFRule {
             z = z > fl ? z : fl;
             if (b == -1.0) c[0] += m * (std::log(z / y) + y / z - 1.0);
             else c[0] += m * (std::pow(z, b + 1) / (b + 1) - y * std::pow(z, b) / b);
-            return y * std::pow(z, b - 1.0);
+            // a zero cell adds nothing to the numerator: where the model
+            // vanishes too (rows driven to zero, which -1 < beta < 0 allows
+            // since d(0|z) = z^(beta+1)/(beta+1) is finite at z = 0), the
+            // floored z^(beta-1) overflows and 0 * Inf would be NaN
+            return y > 0 ? y * std::pow(z, b - 1.0) : 0.0;
           }, M, acc, threads);
           f = acc[0] + (b == -1.0 ? 0.0 : sum_ybeta_);
         }

@@ -116,9 +116,17 @@ class SymFPALSRule {
     prev_ = f;
     arma::mat HH = M.Ht * M.Ht.t();
     HH.diag() += 1e-12 * (HH.diag().max() > 0.0 ? HH.diag().max() : 1.0);  // relative: scale-free
-    arma::mat Hn = arma::clamp(arma::solve(HH, C - l1_, arma::solve_opts::likely_sympd), 0.0,
-                               arma::datum::inf);
-    if (omega_ != 1.0) Hn = arma::clamp((1.0 - omega_) * M.Ht + omega_ * Hn, 0.0, arma::datum::inf);
+    // The step is solved in units of r, a power of 2 (exact), when the
+    // right-hand side is huge: an l1 near the 1e300 cap over a nearly
+    // singular H'H gives a solution beyond the double range (Inf - Inf =
+    // NaN). The normalization below makes the result scale-free, so the
+    // relaxed step is formed in those units too.
+    const arma::mat R = C - l1_;
+    const double rmax = arma::abs(R).max();
+    const double r = rmax > 1e100 ? std::exp2(std::ceil(std::log2(rmax))) : 1.0;
+    arma::mat Hn = arma::clamp(arma::solve(HH, r == 1.0 ? R : arma::mat(R / r), arma::solve_opts::likely_sympd),
+                               0.0, arma::datum::inf);
+    if (omega_ != 1.0) Hn = arma::clamp((1.0 - omega_) / r * M.Ht + omega_ * Hn, 0.0, arma::datum::inf);
     if (orthogonal_) orthogonalize(Hn);
     normalize(Hn);
     M.Ht = std::move(Hn);

@@ -139,8 +139,19 @@ test_that("fits of c * x equal the fit of x scaled, for c from 1e-300 to 1e300",
     ref <- do.call(nmf, c(list(x), args))
     Vref <- ref$W %*% ref$H
     for (cc in c(1e-300, 1e-150, 1e-20, 1e20, 1e150, 1e300)) {
-      f <- do.call(nmf, c(list(x * cc), args))
+      # an objective beyond the double range (about ref$value * cc^b) is
+      # reported as Inf or 0 with a classed warning, and only then
+      warned <- FALSE
+      f <- withCallingHandlers(do.call(nmf, c(list(x * cc), args)),
+                               aspectr_warning_numeric = function(w) {
+                                 warned <<- TRUE
+                                 invokeRestart("muffleWarning")
+                               })
       info <- paste(c(cs, cc), collapse = " ")
+      true_value <- exp(log(ref$value) + b * log(cc))
+      if (true_value > 1e-320 && true_value < 1e307) expect_false(warned, label = info)
+      if (true_value > 1e309 || true_value < 1e-325) expect_true(warned, label = info)
+      if (warned) expect_true(f$value %in% c(0, Inf), label = info)
       expect_true(all(is.finite(f$W)) && all(is.finite(f$H)), label = info)
       # x / max(x) and (c x) / max(c x) differ by rounding, which can change
       # an accept/reject decision of the extrapolation; both fits run to
@@ -154,7 +165,8 @@ test_that("fits of c * x equal the fit of x scaled, for c from 1e-300 to 1e300",
   }
   # squared norms that overflow: x * 1e200 fits (the objective itself, about
   # 1e400, is beyond the double range and reported as Inf)
-  f <- nmf(x * 1e200, 2, seed = 1)
+  expect_warning(f <- nmf(x * 1e200, 2, seed = 1), class = "aspectr_warning_numeric")
+  expect_identical(f$value, Inf)
   expect_true(all(is.finite(f$W)))
   expect_equal(tail(f$rel_error, 1), tail(nmf(x, 2, seed = 1)$rel_error, 1), tolerance = 1e-8)
   # penalties keep their meaning: the penalized problem in the user's units

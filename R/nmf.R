@@ -187,10 +187,10 @@ nmf <- function(x, k, loss = c("frobenius", "kl", "beta"), beta = 2,
   # H = a H' (a = sqrt(s)) the loss is s^bpow times that of (x', W', H'), and
   # L1 sum(W) = L1 a sum(W'), L2/2 ||W||^2 = L2 a^2 / 2 ||W'||^2
   # (in logs: s^bpow can under- or overflow)
-  # (capped at 1e300: a penalty that large in the units of the scaled data
+  # (capped at 1e100: a penalty that large in the units of the scaled data
   # has the zero model as its optimum either way)
-  L1s <- pmin(ifelse(L1 > 0, L1 * exp((0.5 - bpow) * log(sc$s)), 0), 1e300)
-  L2s <- pmin(ifelse(L2 > 0, L2 * exp((1 - bpow) * log(sc$s)), 0), 1e300)
+  L1s <- pmin(ifelse(L1 > 0, L1 * exp((0.5 - bpow) * log(sc$s)), 0), 1e100)
+  L2s <- pmin(ifelse(L2 > 0, L2 * exp((1 - bpow) * log(sc$s)), 0), 1e100)
   # default: on for unpenalized HALS/ANLS, off for the KL multiplicative
   # updates (slower on sparse document-term data, see NEWS) and under
   # penalties (where, from some starts, the extrapolated fit ends more than

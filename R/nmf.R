@@ -469,11 +469,17 @@ nmf_init <- function(nd, k, init, svd0) {
     W[, j] <- sqrt(s$d[j] * sig) * a
     H[j, ] <- sqrt(s$d[j] * sig) * b
   }
+  # the zeros of NNDSVD: exact zeros, and entries that are zero but for
+  # rounding (below 1e-12 times the largest entry), so that data equal up to
+  # rounding (x and c * x scaled back) get the same start
+  if (init %in% c("nndsvda", "nndsvdar")) {
+    zw <- W <= 1e-12 * max(W); zh <- H <= 1e-12 * max(H)
+  }
   if (init == "nndsvda") {
-    W[W == 0] <- avg; H[H == 0] <- avg
+    W[zw] <- avg; H[zh] <- avg
   } else if (init == "nndsvdar") {
-    W[W == 0] <- stats::runif(sum(W == 0), 0, avg / 100)
-    H[H == 0] <- stats::runif(sum(H == 0), 0, avg / 100)
+    W[zw] <- stats::runif(sum(zw), 0, avg / 100)
+    H[zh] <- stats::runif(sum(zh), 0, avg / 100)
   }
   list(W = W, H = H)
 }

@@ -139,7 +139,11 @@ prop_gen_plsa <- function() {
   args$x <- prop_storage(x, sparse)
   list(fun = "plsa", args = args, dense = prop_storage(x, !sparse),
        scale = prop_scale_factor(x[x > 0]), scale_kind = "normalized",
-       monotone = !(loss == "kl" && tempering < 1))
+       monotone = !(loss == "kl" && tempering < 1),
+       # the divergences of the normalized data sum terms of the size of
+       # g log g (entropy): their rounding is about eps (1 + entropy), which
+       # shows at an exact fit (objective 0)
+       obj_scale = 1 - sum((x[x > 0] / sum(x)) * log(x[x > 0] / sum(x))))
 }
 
 prop_gen_nmf <- function() {
@@ -519,7 +523,10 @@ prop_check <- function(case) {
     r3 <- prop_run(case, a)
     if (is.null(r3$fit)) fail("dense_sparse", paste("other storage fails:", r3$error), a) else {
       d <- prop_same_fit(case, fit, r3$fit, case$args, a)
-      if (!(d <= 1e-8)) fail("dense_sparse", sprintf("storage %s vs %s: factors differ by %g (relative)",
+      # nmf: dense and sparse products sum in other orders, and rounding
+      # differences grow over the iterations of a fit that has not
+      # converged (to about 1e-7): 1e-6 for nmf, 1e-8 elsewhere
+      if (!(d <= if (fun == "nmf") 1e-6 else 1e-8)) fail("dense_sparse", sprintf("storage %s vs %s: factors differ by %g (relative)",
                                                     class(case$args[[1]])[1], class(a[[1]])[1], d), a)
     }
   }
@@ -572,7 +579,7 @@ prop_check <- function(case) {
       }
       if (length(bad4)) {
         fail("scale", sprintf("fit of x * %g is not finite: %s", cc, paste(bad4, collapse = ", ")), case$args, note)
-      } else if (!(d <= 1e-8)) {
+      } else if (!(d <= if (fun == "nmf") 1e-6 else 1e-8)) {
         fail("scale", sprintf("fit of x * %g differs by %g (relative, %s)", cc, d,
                               if (case$scale_kind == "product") "W H / c" else "normalized factors and objective"),
              case$args, note)

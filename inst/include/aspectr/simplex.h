@@ -127,6 +127,70 @@ inline int simplex_qp(const arma::mat& Q, const arma::vec& c, arma::vec& x,
   return it;
 }
 
+// Active-set solver for min_x 1/2 x'Qx - c'x s.t. x >= 0 (k small, Q
+// symmetric PSD): the weights of the L2 fit without the sum-to-one
+// constraint. `x` holds a non-negative start on entry and the solution on
+// exit. Returns the number of active-set iterations.
+inline int nonneg_qp(const arma::mat& Q, const arma::vec& c, arma::vec& x, int max_iter = 0) {
+  const arma::uword k = c.n_elem;
+  if (max_iter <= 0) max_iter = static_cast<int>(10 * k + 50);
+  std::vector<char> free(k, 0);
+  for (arma::uword i = 0; i < k; ++i) free[i] = x[i] > 0.0;
+  const double scale = std::max(arma::abs(Q).max(), arma::abs(c).max()) + 1e-300;
+  const double tol = 1e-13 * scale;
+  int it = 0;
+  for (; it < max_iter; ++it) {
+    std::vector<arma::uword> F;
+    for (arma::uword i = 0; i < k; ++i) if (free[i]) F.push_back(i);
+    const arma::uword f = F.size();
+    arma::vec y(k, arma::fill::zeros);
+    if (f > 0) {
+      arma::mat K(f, f);
+      arma::vec rhs(f);
+      for (arma::uword a = 0; a < f; ++a) {
+        for (arma::uword b = 0; b < f; ++b) K(a, b) = Q(F[a], F[b]);
+        rhs[a] = c[F[a]];
+      }
+      arma::vec sol;
+      bool ok = arma::solve(sol, K, rhs, arma::solve_opts::no_approx);
+      if (!ok || !sol.is_finite()) sol = arma::pinv(K) * rhs;
+      for (arma::uword a = 0; a < f; ++a) y[F[a]] = sol[a];
+    }
+    bool feasible = true;
+    for (arma::uword a = 0; a < f; ++a) if (y[F[a]] < 0.0) { feasible = false; break; }
+    if (feasible) {
+      x = y;
+      const arma::vec g = Q * x - c;
+      arma::uword best = k;
+      double most = -tol;
+      for (arma::uword i = 0; i < k; ++i) {
+        if (free[i]) continue;
+        if (g[i] < most) { most = g[i]; best = i; }
+      }
+      if (best == k) break;  // KKT holds
+      free[best] = 1;
+    } else {
+      double alpha = 1.0;
+      arma::uword block = k;
+      for (arma::uword a = 0; a < f; ++a) {
+        const arma::uword i = F[a];
+        if (y[i] < 0.0) {
+          const double den = x[i] - y[i];
+          const double al = den > 0 ? x[i] / den : 0.0;
+          if (al < alpha) { alpha = al; block = i; }
+        }
+      }
+      x = x + alpha * (y - x);
+      for (arma::uword a = 0; a < f; ++a) {
+        const arma::uword i = F[a];
+        if (i == block || x[i] <= 0.0) { x[i] = 0.0; free[i] = 0; }
+      }
+    }
+  }
+  x.transform([](double v) { return v > 0.0 ? v : 0.0; });
+  return it;
+}
+
 }  // namespace aspectr
 
 #endif

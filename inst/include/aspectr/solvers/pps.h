@@ -22,9 +22,14 @@
 
 namespace aspectr {
 
+// free_weights: the weights are only non-negative (not on the simplex), the
+// unnormalized L2 model of Hazan & Shashua's noise analysis; fitted to
+// G = X / sum(X) it is the fit of X divided by sum(X).
 class PPSRule {
  public:
   static constexpr bool kLagged = false;
+  PPSRule() = default;
+  explicit PPSRule(bool free_weights) : free_weights_(free_weights) {}
 
   double step(const SparseTensor& G, AspectModel& M, int threads) {
     const std::size_t N = M.order();
@@ -51,10 +56,10 @@ class PPSRule {
         for (arma::uword i = 0; i < d; ++i) U(r, i) = x[i];
       }
     }
-    // Weights: min 1/2 l'Ql - c'l on the simplex.
+    // Weights: min 1/2 l'Ql - c'l on the simplex (or the orthant).
     const arma::mat Q = gram_hadamard(M.F, N);
     const arma::vec c = arma::sum(X % M.F[N - 1], 1);
-    simplex_qp(Q, c, M.lambda);
+    if (free_weights_) nonneg_qp(Q, c, M.lambda); else simplex_qp(Q, c, M.lambda);
     const double fit = arma::as_scalar(M.lambda.t() * Q * M.lambda) - 2.0 * arma::dot(c, M.lambda);
     return gnorm2(G) + fit;
   }
@@ -69,6 +74,7 @@ class PPSRule {
     return gnorm2_;
   }
   double gnorm2_ = -1.0;
+  bool free_weights_ = false;
 };
 
 }  // namespace aspectr

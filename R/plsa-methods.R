@@ -190,6 +190,13 @@ terms.aspectr_plsa <- function(x, n = 10, mode = length(x$dims), ...) {
 #'   Missing `newdata` returns [topics()] of the training documents.
 #' @param type `"topics"` for the matrix of \eqn{P(z \mid d)} (rows sum to 1)
 #'   or `"class"` for the index of the most probable topic.
+#' @param loss The loss of the fold-in: `NULL` (default) uses the fit's;
+#'   `"kl"`, `"tsallis"` or `"l2"` fold in under that loss with the fitted
+#'   topics, whatever loss learned them (for example topics learned by q-EM,
+#'   robust to clutter, and documents reconstructed under KL, as in Hazan,
+#'   Haroon and Shashua's classification by reconstruction).
+#' @param q Tsallis parameter of a `"tsallis"` fold-in, in (0, 1); `NULL`
+#'   uses the fit's `q` (or 0.5 for a fit under another loss).
 #' @param max_iter,tol Iteration limit and tolerance (largest change of a
 #'   proportion) of the KL and Tsallis fold-in.
 #' @param threads Number of threads; `NULL` uses [default_threads()].
@@ -201,10 +208,20 @@ terms.aspectr_plsa <- function(x, n = 10, mode = length(x$dims), ...) {
 #' predict(fit, sotu_dtm[201:205, ])
 #' predict(fit, sotu_dtm[201:205, ], type = "class")
 #' @export
-predict.aspectr_plsa <- function(object, newdata, type = c("topics", "class"),
-                                 max_iter = 1000, tol = 1e-10, threads = NULL, ...) {
+predict.aspectr_plsa <- function(object, newdata, type = c("topics", "class"), loss = NULL,
+                                 q = NULL, max_iter = 1000, tol = 1e-10, threads = NULL, ...) {
   check_dots_empty(...)
   type <- match_option(type, c("topics", "class"), "type")
+  loss <- if (is.null(loss)) object$loss else match_option(loss, c("kl", "tsallis", "l2"), "loss")
+  if (loss == "tsallis") {
+    q <- if (!is.null(q)) check_number(q, "q", 0, 1, lower_open = TRUE, upper_open = TRUE) else
+      if (identical(object$loss, "tsallis")) object$q else 0.5
+  } else if (!is.null(q)) {
+    abort_input("{.arg q} applies to {.code loss = \"tsallis\"} only, not to a {.val {loss}} fold-in.",
+                "argument", arg = "q")
+  } else {
+    q <- 1
+  }
   max_iter <- check_whole(max_iter, "max_iter")
   tol <- check_number(tol, "tol", 0, Inf)
   threads <- resolve_threads(threads)
@@ -216,8 +233,7 @@ predict.aspectr_plsa <- function(object, newdata, type = c("topics", "class"),
     d <- match_newdata(object, newdata)
     rows <- data_to_rows(d)
     theta <- cpp_foldin(rows$rowptr, rows$col, rows$val, object$factors[[2]],
-                        as.numeric(object$lambda), object$loss,
-                        if (is.na(object$q)) 1 else object$q, max_iter, tol, threads)
+                        as.numeric(object$lambda), loss, q, max_iter, tol, threads)
     dimnames(theta) <- list(d$dimnames[[1]], names(object$lambda))
   }
   if (type == "class") {

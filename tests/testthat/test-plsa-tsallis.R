@@ -56,3 +56,34 @@ test_that("two-block experiment: q-EM recovers the blocks where EM fails", {
     expect_gt(max(sum(u[rows[[1]]]), sum(u[rows[[2]]])), 0.95)
   }
 })
+
+test_that("predict() folds in under a chosen loss, whatever loss learned the topics", {
+  set.seed(11)
+  x <- matrix(rpois(30 * 12, 2), 30, 12)
+  fit_q <- plsa(x, 3, loss = "tsallis", q = 0.3, seed = 1, max_iter = 200)
+  newx <- matrix(rpois(4 * 12, 3), 4, 12)
+  # plain-R KL fold-in (EM on the document's proportions, topics fixed)
+  V <- fit_q$factors[[2]]
+  ref <- t(apply(newx, 1, function(b) {
+    th <- rep(1 / 3, 3)
+    for (i in 1:5000) {
+      p <- as.vector(V %*% th)
+      th_new <- th * colSums(V * (b / ifelse(p > 0, p, 1))) / sum(b)
+      if (max(abs(th_new - th)) < 1e-13) { th <- th_new; break }
+      th <- th_new
+    }
+    th
+  }))
+  got <- predict(fit_q, newx, loss = "kl", tol = 1e-13, max_iter = 5000)
+  expect_equal(unname(got), unname(ref), tolerance = 1e-8)
+  # the default is the fit's loss, and differs from the KL fold-in
+  expect_gt(max(abs(predict(fit_q, newx) - got)), 1e-4)
+  expect_equal(predict(fit_q, newx), predict(fit_q, newx, loss = "tsallis", q = 0.3))
+  # a Tsallis fold-in of a KL fit with q near 1 is the KL fold-in
+  fit_k <- plsa(x, 3, seed = 1, max_iter = 200)
+  expect_equal(predict(fit_k, newx, loss = "tsallis", q = 0.99999, tol = 1e-12),
+               predict(fit_k, newx, tol = 1e-12), tolerance = 1e-3)
+  expect_error(predict(fit_k, newx, q = 0.5), class = "aspectr_error_input_argument")
+  expect_error(predict(fit_k, newx, loss = "x"), class = "aspectr_error_input_argument")
+  expect_error(predict(fit_k, newx, loss = "tsallis", q = 1), class = "aspectr_error_input_argument")
+})

@@ -82,7 +82,7 @@ inline arma::mat extrapolated(const arma::mat& a, const arma::mat& b, double bet
 // (for H), read from the compressed rows/columns of sparse data or the
 // dense matrix. Serial and in a fixed order: the same for any thread count.
 inline void project_extrapolated(const Data& X, arma::mat& Y, arma::mat& C, bool is_w,
-                                 const arma::mat& base, const arma::mat& Cbase) {
+                                 const arma::mat& base, const arma::mat& Cbase, int threads) {
   const arma::uword k = Y.n_rows;
   std::vector<double> proj(k, 0.0), full(k, 0.0);
   for (arma::uword c = 0; c < Y.n_cols; ++c) {
@@ -101,18 +101,47 @@ inline void project_extrapolated(const Data& X, arma::mat& Y, arma::mat& C, bool
       C.row(r) = Cbase.row(r);
     }
   }
+  // The correction touches, for each column of Y with clipped entries, one
+  // row (W) or column (H) of X once per clip. When that work is a sizeable
+  // part of a product with X (many clips), the product of the projected
+  // factor with X is recomputed instead, by the parallel kernels.
+  {
+    double work = 0.0;
+    for (arma::uword c = 0; c < Y.n_cols; ++c) {
+      const double* y = Y.colptr(c);
+      arma::uword nc = 0;
+      for (arma::uword r = 0; r < k; ++r) nc += keep[r] && y[r] < 0.0;
+      if (nc == 0) continue;
+      double len;
+      if (X.dense()) len = static_cast<double>(is_w ? X.n_cols() : X.n_rows());
+      else {
+        const Csc& A = is_w ? X.St() : X.S();
+        len = static_cast<double>(A.p[c + 1] - A.p[c]);
+      }
+      work += len * static_cast<double>(nc);
+    }
+    if (work > 0.05 * X.nnz() * static_cast<double>(k)) {
+      for (arma::uword c = 0; c < Y.n_cols; ++c) {
+        double* y = Y.colptr(c);
+        for (arma::uword r = 0; r < k; ++r) if (keep[r] && y[r] < 0.0) y[r] = 0.0;
+      }
+      if (is_w) X.WtX(Y, C, threads); else X.XHt(Y, C, threads);
+      return;
+    }
+  }
+  // (only the clipped entries of a column enter its correction)
+  std::vector<arma::uword> ri(k);
   std::vector<double> d(k);
   for (arma::uword c = 0; c < Y.n_cols; ++c) {
     double* y = Y.colptr(c);
-    bool any = false;
+    arma::uword nc = 0;
     for (arma::uword r = 0; r < k; ++r) {
-      d[r] = keep[r] && y[r] < 0.0 ? -y[r] : 0.0;
-      if (d[r] != 0.0) { y[r] = 0.0; any = true; }
+      if (keep[r] && y[r] < 0.0) { ri[nc] = r; d[nc] = -y[r]; ++nc; y[r] = 0.0; }
     }
-    if (!any) continue;
+    if (nc == 0) continue;
     auto add = [&](arma::uword col, double x) {
       double* o = C.colptr(col);
-      for (arma::uword r = 0; r < k; ++r) o[r] += x * d[r];
+      for (arma::uword a = 0; a < nc; ++a) o[ri[a]] += x * d[a];
     };
     if (X.dense()) {
       const arma::mat& D = X.D();
@@ -566,14 +595,14 @@ class FrobeniusHER {
     // extrapolated W and W'X (Wo_ == W_ after a rejected step or at the start)
     arma::mat Wy = extrapolated(W_, Wo_, b, threads);
     arma::mat Cy = extrapolated(CW_, Co_, b, threads);
-    project_extrapolated(X, Wy, Cy, true, W_, CW_);
+    project_extrapolated(X, Wy, Cy, true, W_, CW_, threads);
     a.Hn = std::move(Hwarm);
     Block::update(a.Hn, Cy, gram(Wy, threads), pen_.l1h, pen_.l2h, pass + m * k * k, k, threads);
     X.XHt(a.Hn, a.Pn, threads);
     // extrapolated H and (X Hy')'
     a.Hy = extrapolated(a.Hn, H_, b, threads);
     arma::mat Ay = extrapolated(a.Pn, PH_, b, threads);
-    project_extrapolated(X, a.Hy, Ay, false, a.Hn, a.Pn);
+    project_extrapolated(X, a.Hy, Ay, false, a.Hn, a.Pn, threads);
     // W given Hy, warm start at Wy (moved: not used any more)
     a.Wn = std::move(Wy);
     Block::update(a.Wn, Ay, gram(a.Hy, threads), pen_.l1w, pen_.l2w, pass + n * k * k, k, threads);
@@ -854,16 +883,11 @@ class BetaMU {
     if (!have_) { V_ = M.Wt.t() * M.H; f_ = divergence(D, V_) + pen_.value(M); have_ = true; }
     // W (the model floored at eps where it is raised to a negative power: a
     // zero of W H at a zero of x would give 0 * inf)
-    arma::mat V = V_;
-    floor_model(V);
-    arma::mat P = arma::pow(V, b_ - 2.0) % D;
-    arma::mat Q = arma::pow(V, b_ - 1.0);
+    arma::mat P, Q;
+    powers(V_, D, P, Q);
     arma::mat num = M.H * P.t(), den = M.H * Q.t();     // k x m
     safeguarded(D, M, M.Wt, ratios(M.Wt, num, den, pen_.l1w, pen_.l2w));
-    V = V_;
-    floor_model(V);
-    P = arma::pow(V, b_ - 2.0) % D;
-    Q = arma::pow(V, b_ - 1.0);
+    powers(V_, D, P, Q);
     num = M.Wt * P; den = M.Wt * Q;                      // k x n
     safeguarded(D, M, M.H, ratios(M.H, num, den, pen_.l1h, pen_.l2h));
     return f_;
@@ -878,17 +902,28 @@ class BetaMU {
       if (b_ == 0.0) s += x / v - std::log(x / v) - 1.0;
       else if (b_ == 1.0) s += (x > 0 ? x * std::log(x / v) : 0.0) - x + v;
       // (each term is >= 0; the max removes rounding below 0)
-      else s += std::max(0.0, (std::pow(x, b_) + (b_ - 1.0) * std::pow(v, b_) -
-                               b_ * x * std::pow(v, b_ - 1.0)) / (b_ * (b_ - 1.0)));
+      else {
+        const double vb1 = std::pow(v, b_ - 1.0);
+        s += std::max(0.0, (std::pow(x, b_) + (b_ - 1.0) * v * vb1 - b_ * x * vb1) /
+                               (b_ * (b_ - 1.0)));
+      }
     }
     return s;
   }
   int shortened() const { return shortened_; }
  private:
-  // (the floor keeps v^(b-2) below about 1e300 also when eps = 0)
-  void floor_model(arma::mat& V) const {
+  // Q = v^(b-1) and P = x v^(b-2) with the model v floored at eps (the floor
+  // keeps v^(b-2) below about 1e300 also when eps = 0): one power per cell
+  void powers(const arma::mat& V, const arma::mat& D, arma::mat& P, arma::mat& Q) const {
     const double lo = std::max(eps_, std::exp(-690.0 / std::max(1.0, 2.0 - b_)));
-    V.transform([lo](double v) { return v < lo ? lo : v; });
+    Q.set_size(arma::size(V));
+    P.set_size(arma::size(V));
+    for (arma::uword j = 0; j < V.n_elem; ++j) {
+      const double v = V[j] < lo ? lo : V[j];
+      const double q = std::pow(v, b_ - 1.0);
+      Q[j] = q;
+      P[j] = q / v * D[j];
+    }
   }
   arma::mat ratios(const arma::mat& F, const arma::mat& num, const arma::mat& den,
                    double l1, double l2) const {

@@ -53,7 +53,7 @@ nmf_rank <- function(x, k = 2:10, method = c("cv", "consensus"), nrun = NULL, ho
   check_required(x, "a non-negative matrix")
   method <- match_option(method, c("cv", "consensus"), "method")
   loss <- match_option(loss, c("frobenius", "kl", "beta"), "loss")
-  if (!is.null(method_nmf)) method_nmf <- match_option(method_nmf, c("hals", "anls", "mu", "cd"), "method_nmf")
+  if (!is.null(method_nmf)) method_nmf <- match_option(method_nmf, c("hals", "anls", "mu", "cd", "als"), "method_nmf")
   max_iter <- check_whole(max_iter, "max_iter")
   tol <- check_number(tol, "tol", 0, Inf)
   nd <- nmf_data(x, "x", dense = method == "cv")

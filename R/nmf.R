@@ -2,17 +2,23 @@
 #'
 #' Factorizes a non-negative matrix \eqn{X \approx W H} with \eqn{W \ge 0}
 #' (m x k) and \eqn{H \ge 0} (k x n), as in Gemulla and Miettinen's lecture
-#' (seed 002).
+#' (2013).
 #'
 #' * `loss = "frobenius"`: \eqn{\frac12\|X - WH\|_F^2}, by HALS
 #'   (`method = "hals"`, exact column-wise updates), ANLS (`"anls"`: every
 #'   row of W and column of H solved exactly as a non-negative least-squares
-#'   problem by coordinate descent) or Lee-Seung multiplicative updates
-#'   (`"mu"`, with the epsilon guards of seed 002).
+#'   problem by coordinate descent), Lee-Seung multiplicative updates
+#'   (`"mu"`, with the epsilon guards of Gemulla and Miettinen 2013) or
+#'   projected ALS (`"als"`: each factor by unconstrained least squares
+#'   through the pseudo-inverse, then its negative entries set to zero;
+#'   Berry et al. 2007). Projected ALS is a heuristic: the projection is not
+#'   the constrained minimizer, so its objective can rise between iterations
+#'   and it need not converge; it is offered for comparison and as the
+#'   textbook first step, and ANLS solves the same subproblems exactly.
 #' * `loss = "kl"`: the generalized KL divergence
 #'   \eqn{\sum x \log(x / v) - x + v}, \eqn{v = (WH)}, by cyclic coordinate
 #'   descent (`method = "cd"`, the default; Hsieh and Dhillon 2011) or by the
-#'   multiplicative updates of seed 002 (`"mu"`). Both evaluate ratios at the
+#'   multiplicative updates of Gemulla and Miettinen (2013) (`"mu"`). Both evaluate ratios at the
 #'   non-zeros of `x` only. Coordinate descent gives every entry of H, then
 #'   of W, a projected Newton step on its one-variable problem, halved when
 #'   a bound on the third derivative cannot guarantee a decrease; a step
@@ -73,7 +79,7 @@
 #' @param k Rank, between 1 and `min(dim(x))`.
 #' @param loss `"frobenius"` (default), `"kl"` or `"beta"`.
 #' @param beta The beta of `loss = "beta"`.
-#' @param method Frobenius: `"hals"` (default), `"anls"` or `"mu"`; KL:
+#' @param method Frobenius: `"hals"` (default), `"anls"`, `"mu"` or `"als"`; KL:
 #'   `"cd"` (default) or `"mu"`; beta: `"mu"`. A method that does not fit
 #'   the loss is an error.
 #' @param init `"nndsvd"` (default), `"nndsvda"` (zeros filled with the mean
@@ -112,6 +118,14 @@
 #'   Ang, A. M. S. and Gillis, N. (2019). Accelerating nonnegative
 #'   matrix factorization algorithms using extrapolation. *Neural
 #'   Computation* 31(2), 417-439.
+#'
+#'   Berry, M. W., Browne, M., Langville, A. N., Pauca, V. P. and Plemmons,
+#'   R. J. (2007). Algorithms and applications for approximate nonnegative
+#'   matrix factorization. *Computational Statistics & Data Analysis* 52(1),
+#'   155-173.
+#'
+#'   Gemulla, R. and Miettinen, P. (2013). Non-negative matrix
+#'   factorization. Lecture notes, Max Planck Institute for Informatics.
 #' @seealso [predict.aspectr_nmf()], [as_plsa()], [nmf_rank()].
 #' @examples
 #' fit <- nmf(sotu_dtm, 5, seed = 1, max_iter = 100)
@@ -121,7 +135,7 @@
 #' as_plsa(fit_kl)
 #' @export
 nmf <- function(x, k, loss = c("frobenius", "kl", "beta"), beta = 2,
-                method = c("hals", "anls", "mu", "cd"),
+                method = c("hals", "anls", "mu", "cd", "als"),
                 init = c("nndsvd", "nndsvda", "nndsvdar", "random"), nrun = 1,
                 L1 = c(0, 0), L2 = c(0, 0), max_iter = 1000, tol = 1e-6, eps = 1e-16,
                 accelerate = NULL, seed = NULL, threads = NULL, verbose = FALSE, ...) {
@@ -130,12 +144,12 @@ nmf <- function(x, k, loss = c("frobenius", "kl", "beta"), beta = 2,
   check_required(x, "a non-negative matrix")
   loss <- match_option(loss, c("frobenius", "kl", "beta"), "loss")
   method_given <- !missing(method)
-  method <- match_option(method, c("hals", "anls", "mu", "cd"), "method")
+  method <- match_option(method, c("hals", "anls", "mu", "cd", "als"), "method")
   beta <- check_number(beta, "beta", -Inf, Inf)
   if (loss == "beta" && beta == 2) loss <- "frobenius"
   if (loss == "beta" && beta == 1) loss <- "kl"
   # the methods of each loss, the default first
-  allowed <- switch(loss, frobenius = c("hals", "anls", "mu"), kl = c("cd", "mu"), beta = "mu")
+  allowed <- switch(loss, frobenius = c("hals", "anls", "mu", "als"), kl = c("cd", "mu"), beta = "mu")
   if (!method_given) {
     method <- allowed[1]
   } else if (!method %in% allowed) {

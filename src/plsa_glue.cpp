@@ -172,6 +172,8 @@ Rcpp::List cpp_nmf_fit(Rcpp::Nullable<Rcpp::NumericMatrix> dense, Rcpp::IntegerV
     FrobeniusHALS rule(pen); tr = aspectr::run_solver(rule, *X, M, ctl, cb);
   } else if (loss == "frobenius" && method == "anls") {
     FrobeniusANLS rule(pen); tr = aspectr::run_solver(rule, *X, M, ctl, cb);
+  } else if (loss == "frobenius" && method == "als") {
+    FrobeniusALS rule(pen); tr = aspectr::run_solver(rule, *X, M, ctl, cb);
   } else if (loss == "frobenius" && method == "mu") {
     FrobeniusMU rule(pen, eps); tr = aspectr::run_solver(rule, *X, M, ctl, cb);
   } else if (loss == "kl" && method == "cd") {

@@ -433,3 +433,30 @@ test_that("the KL objective equals the generalized KL divergence of the model", 
     expect_equal(dense$value, fit$value, tolerance = 1e-10, info = m)
   }
 })
+
+test_that("projected ALS matches a plain-R reference (pseudo-inverse, then projection)", {
+  set.seed(5)
+  x <- matrix(rpois(20 * 12, 4), 20, 12)
+  W0 <- matrix(runif(20 * 3), 20); H0 <- matrix(runif(3 * 12), 3)
+  pinv <- function(A) { s <- svd(A); d <- ifelse(s$d > max(dim(A)) * max(s$d) * .Machine$double.eps, 1 / s$d, 0); s$v %*% (d * t(s$u)) }
+  W <- W0; H <- H0; obj <- numeric(15)
+  for (t in 1:15) {
+    W <- pmax(x %*% t(H) %*% pinv(H %*% t(H)), 0)
+    H <- pmax(pinv(crossprod(W)) %*% crossprod(W, x), 0)
+    obj[t] <- 0.5 * sum((x - W %*% H)^2)
+  }
+  fit <- nmf(x, 3, method = "als", init = list(W = W0, H = H0), max_iter = 15, tol = 0)
+  expect_equal(fit$objective, obj, tolerance = 1e-9)
+  expect_equal(fit$W %*% fit$H, W %*% H, tolerance = 1e-9, ignore_attr = TRUE)
+  expect_true(min(fit$W) >= 0 && min(fit$H) >= 0)
+  # with an L2 penalty the pseudo-inverse is of the penalized Gram matrix
+  W <- W0; H <- H0
+  for (t in 1:5) {
+    W <- pmax((x %*% t(H) - 0.5) %*% pinv(H %*% t(H) + diag(2, 3)), 0)
+    H <- pmax(pinv(crossprod(W) + diag(2, 3)) %*% (crossprod(W, x) - 0.5), 0)
+  }
+  fit <- nmf(x, 3, method = "als", init = list(W = W0, H = H0), max_iter = 5, tol = 0,
+             L1 = c(0.5, 0.5), L2 = c(2, 2))
+  expect_equal(fit$W %*% fit$H, W %*% H, tolerance = 1e-9, ignore_attr = TRUE)
+  expect_error(nmf(x, 3, loss = "kl", method = "als"), class = "aspectr_error_input_argument")
+})

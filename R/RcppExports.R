@@ -25,8 +25,8 @@ cpp_dense_nn <- function(A, B, threads) {
     .Call(`_aspectr_cpp_dense_nn`, A, B, threads)
 }
 
-cpp_plsa_fit <- function(idx, val, dims, lambda, factors, loss, q, tempering, max_iter, tol, threads, verbose) {
-    .Call(`_aspectr_cpp_plsa_fit`, idx, val, dims, lambda, factors, loss, q, tempering, max_iter, tol, threads, verbose)
+cpp_plsa_fit <- function(idx, val, dims, lambda, factors, loss, q, tempering, max_iter, tol, threads, verbose, free_weights = FALSE) {
+    .Call(`_aspectr_cpp_plsa_fit`, idx, val, dims, lambda, factors, loss, q, tempering, max_iter, tol, threads, verbose, free_weights)
 }
 
 cpp_loss <- function(idx, val, dims, lambda, factors, loss, q, threads) {

@@ -68,14 +68,16 @@ summary.aspectr_plsa <- function(object, n = 8, ...) {
     top_terms = apply(top, 2, paste, collapse = ", "),
     stringsAsFactors = FALSE
   )
-  ll <- logLik(object)
+  free <- isFALSE(object$normalize)
+  ll <- if (free) NA_real_ else logLik(object)
   structure(list(
     call = object$call, k = object$k, loss = loss_label(object),
     dims = object$dims, nnz = object$nnz, total = object$total,
     value = object$value, iterations = object$iterations,
     converged = object$converged, nrun = length(object$run_values), run = object$run,
-    logLik = as.numeric(ll), df = attr(ll, "df"), AIC = AIC(object), BIC = BIC(object),
-    perplexity = perplexity(object, ll),
+    logLik = as.numeric(ll), df = if (free) NA_integer_ else attr(ll, "df"),
+    AIC = if (free) NA_real_ else AIC(object), BIC = if (free) NA_real_ else BIC(object),
+    perplexity = if (free) NA_real_ else perplexity(object, ll),
     modes = if (length(object$dims) > 2) names(object$factors) else NULL,
     topics = topics_df
   ), class = "summary.aspectr_plsa")
@@ -100,9 +102,13 @@ print.summary.aspectr_plsa <- function(x, ...) {
               format(signif(x$value, 7)), x$iterations, if (x$iterations == 1) "" else "s",
               if (x$converged) "converged" else "not converged", x$nrun,
               if (x$nrun == 1) "" else "s", x$run))
-  cat(sprintf("log-likelihood %s (df = %d), AIC %s, BIC %s, perplexity %s\n\n",
-              format(round(x$logLik, 2), nsmall = 2), x$df, format(round(x$AIC, 2), nsmall = 2),
-              format(round(x$BIC, 2), nsmall = 2), format(signif(x$perplexity, 6))))
+  if (is.na(x$logLik)) {
+    cat("no likelihood: the weights are free (normalize = FALSE)\n\n")
+  } else {
+    cat(sprintf("log-likelihood %s (df = %d), AIC %s, BIC %s, perplexity %s\n\n",
+                format(round(x$logLik, 2), nsmall = 2), x$df, format(round(x$AIC, 2), nsmall = 2),
+                format(round(x$BIC, 2), nsmall = 2), format(signif(x$perplexity, 6))))
+  }
   tp <- x$topics
   cat(sprintf("%-9s %6s %6s  %s\n", "topic", "weight", if (is.null(x$modes)) "docs" else "mode1",
               if (is.null(x$modes)) "top terms" else paste("top", x$modes[length(x$modes)])))
@@ -367,6 +373,11 @@ fitted.aspectr_plsa <- function(object, type = c("counts", "probability"), ...) 
 #' @export
 logLik.aspectr_plsa <- function(object, ...) {
   check_dots_empty(...)
+  if (isFALSE(object$normalize)) {
+    cli::cli_abort(c("The fit has no likelihood: with {.code normalize = FALSE} its weights are free, so it is not a probability model.",
+                     i = "Refit with {.code normalize = TRUE} (or another loss) to compare models by likelihood."),
+                   class = c("aspectr_error_unsupported", "aspectr_error"))
+  }
   ll <- object$total * (object$neg_entropy - object$kl)
   k <- object$k
   df <- (k - 1) + k * sum(object$dims - 1)

@@ -20,7 +20,13 @@
 #' * `"l2"`: pNMF of Hazan and Shashua (2007), minimization of
 #'   \eqn{\|G - P\|_F^2} by block updates: each factor column by exact
 #'   projection onto the probability simplex, the weights by a
-#'   simplex-constrained least-squares problem.
+#'   simplex-constrained least-squares problem. With `normalize = FALSE`
+#'   the weights are only non-negative (the unnormalized model of their
+#'   noise analysis, \eqn{X \approx \sum_z w_z u_z \circ v_z} with the
+#'   factor columns still on the simplex): the model's total is free, so
+#'   under additive noise spread over the whole array it keeps the gap
+#'   between a block of high values and the background, which the
+#'   normalized fit (whose model must sum to 1) and KL both flatten.
 #'
 #' Every iteration costs \eqn{O(\mathrm{nnz}(x) k)} (plus \eqn{O(k^2 (m + n))}
 #' for `"l2"`) and never forms a dense matrix. EM, q-EM and the L2 updates
@@ -41,6 +47,11 @@
 #' @param q Tsallis parameter in (0, 1), used when `loss = "tsallis"`.
 #' @param tempering Tempering exponent in (0, 1] for `loss = "kl"`; 1 is
 #'   plain EM.
+#' @param normalize For `loss = "l2"`: `TRUE` (default) keeps the weights
+#'   on the simplex (a probability model of `x / sum(x)`); `FALSE` lets them
+#'   be any non-negative numbers (the fit of `x` itself, divided by
+#'   `sum(x)`: `lambda` then need not sum to 1, and `fitted()` is the model
+#'   of `x`). Only `TRUE` applies to the other losses.
 #' @param nrun Number of random starts; the fit with the smallest final
 #'   objective is kept. When a non-sequential [future][future::plan] plan is
 #'   set and \pkg{future.apply} is installed, the starts run in parallel
@@ -95,7 +106,7 @@
 #' fit_q <- plsa(sotu_dtm, k = 4, loss = "tsallis", q = 0.5, seed = 1, max_iter = 100)
 #' fit_2 <- plsa(sotu_dtm, k = 4, loss = "l2", seed = 1, max_iter = 100)
 #' @export
-plsa <- function(x, k, loss = c("kl", "tsallis", "l2"), q = 0.5, tempering = 1,
+plsa <- function(x, k, loss = c("kl", "tsallis", "l2"), q = 0.5, tempering = 1, normalize = TRUE,
                  nrun = 1, max_iter = 1000, tol = 1e-6, seed = NULL, threads = NULL,
                  verbose = FALSE, ...) {
   call <- match.call()
@@ -113,6 +124,11 @@ plsa <- function(x, k, loss = c("kl", "tsallis", "l2"), q = 0.5, tempering = 1,
     abort_input("{.arg tempering} applies to {.code loss = \"kl\"} only; use {.code tempering = 1} with {.code loss = \"{loss}\"}.",
                 "argument", arg = "tempering")
   }
+  normalize <- check_flag(normalize, "normalize")
+  if (!normalize && loss != "l2") {
+    abort_input("{.arg normalize} = FALSE applies to {.code loss = \"l2\"} only; KL and Tsallis fits are probability models of {.code x / sum(x)}.",
+                "argument", arg = "normalize")
+  }
   ctl <- check_fit_controls(nrun, max_iter, tol, seed, threads, verbose)
   nrun <- ctl$nrun; max_iter <- ctl$max_iter; tol <- ctl$tol
   seed <- ctl$seed; threads <- ctl$threads; verbose <- ctl$verbose
@@ -125,17 +141,19 @@ plsa <- function(x, k, loss = c("kl", "tsallis", "l2"), q = 0.5, tempering = 1,
     inits <- with_seed(seed, lapply(seq_len(nrun), function(i) random_start(data$dims, k)))
     fit_one <- function(init) {
       cpp_plsa_fit(data$idx, data$val, data$dims, init$lambda, init$factors,
-                   loss, q, tempering, max_iter, tol, threads, verbose)
+                   loss, q, tempering, max_iter, tol, threads, verbose, !normalize)
     }
     runs <- map_runs(inits, fit_one)
   }
   values <- vapply(runs, run_value, numeric(1))
   best <- best_run(values, "plsa() fit")
   res <- runs[[best]]
-  new_plsa(res, data, k = k, loss = loss, q = if (loss == "tsallis") q else NA_real_,
+  fit <- new_plsa(res, data, k = k, loss = loss, q = if (loss == "tsallis") q else NA_real_,
            tempering = tempering, run = best, values = values,
            time = proc.time()[["elapsed"]] - start, threads = threads, seed = seed,
            call = call)
+  fit$normalize <- normalize
+  fit
 }
 
 mode_names <- function(dn, N) {

@@ -11,7 +11,7 @@ Rcpp::List cpp_plsa_fit(Rcpp::IntegerMatrix idx, Rcpp::NumericVector val,
                         Rcpp::IntegerVector dims, Rcpp::NumericVector lambda,
                         Rcpp::List factors, std::string loss, double q,
                         double tempering, int max_iter, double tol, int threads,
-                        bool verbose) {
+                        bool verbose, bool free_weights = false) {
   const aspectr::SparseTensor X = make_tensor(idx, val, dims);
   const aspectr::SparseTensor G = X.normalized();
   if (loss != "kl" && G.has_missing())
@@ -35,7 +35,7 @@ Rcpp::List cpp_plsa_fit(Rcpp::IntegerMatrix idx, Rcpp::NumericVector val,
       break;
     }
     case aspectr::Loss::L2: {
-      aspectr::PPSRule rule;
+      aspectr::PPSRule rule(free_weights);
       tr = aspectr::run_solver(rule, G, M, ctl, cb);
       break;
     }

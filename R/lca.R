@@ -312,7 +312,7 @@ finish_lca <- function(fit, prep, supervised) {
   fit$variables <- prep$vars
   fit$supervised <- supervised
   class(fit) <- c("aspectr_lca", "aspectr_plsa", "aspectr_fit")
-  fit
+  contract_fields(fit, "lca", factors = fit$factors, weights = fit$P, params = list())
 }
 
 # Model probability of complete cells (index matrix, 1-based).

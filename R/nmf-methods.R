@@ -119,40 +119,71 @@ residuals.aspectr_nmf <- function(object, x, ...) {
   r
 }
 
-#' Project new columns onto an NMF basis
+#' Fold new documents (rows) or new columns into an NMF
 #'
-#' Estimates \eqn{H} for new columns with \eqn{W} held fixed, under the
-#' fit's own loss: exact non-negative least squares for Frobenius, sweeps of
+#' By default, new rows of the data (new documents, as `nmf()` and
+#' [as_plsa()] treat rows) get their rows of \eqn{W} with \eqn{H} held fixed;
+#' with `margin = "columns"`, new columns get their columns of \eqn{H} with
+#' \eqn{W} fixed. Either way the fold-in is under the fit's own loss and
+#' penalties: exact non-negative least squares for Frobenius, sweeps of
 #' coordinate Newton steps (as in `nmf(method = "cd")`) to convergence for
-#' KL, and multiplicative updates to convergence for beta divergences. Every
-#' column is a convex problem, so the result does not depend on the fit's
-#' method.
+#' KL, and multiplicative updates to convergence for beta divergences. Each
+#' new row or column is a convex problem, so the result does not depend on
+#' the fit's method.
 #'
 #' @param object An `aspectr_nmf` fit.
-#' @param newdata A matrix (any form [nmf()] accepts) with the fit's rows
-#'   (matched by name when both have row names) and new columns. Missing:
-#'   the fitted `H`.
-#' @param type `"coef"` (k x n coefficients) or `"class"` (the index of the
-#'   largest coefficient of each column).
+#' @param newdata A matrix (any form [nmf()] accepts). For `margin =
+#'   "rows"`: new rows over the fit's columns (matched by name when both have
+#'   column names). For `margin = "columns"`: the fit's rows (matched by name
+#'   when both have row names) and new columns. Missing: the fitted `W`
+#'   (rows) or `H` (columns).
+#' @param type `"coef"` (the coefficients) or `"class"` (the index of the
+#'   largest coefficient of each new row or column).
+#' @param margin `"rows"` (default) or `"columns"`.
 #' @param max_iter,tol Limits of the iterations for KL and beta: at most
 #'   `max_iter` sweeps, stopping when no coefficient moves by more than
 #'   `tol` times the largest one.
 #' @param threads Number of threads.
 #' @param ... Must be empty; an unknown argument is an error.
-#' @return A k x n matrix or an integer vector.
+#' @return For rows, an n_new x k matrix (new rows of `W`); for columns a
+#'   k x n_new matrix (new columns of `H`); or an integer vector.
 #' @examples
-#' fit <- nmf(Matrix::t(sotu_dtm[1:200, ]), 4, seed = 1, max_iter = 100)
-#' predict(fit, Matrix::t(sotu_dtm[201:205, ]), type = "class")
+#' fit <- nmf(sotu_dtm[1:200, ], 4, seed = 1, max_iter = 100)
+#' predict(fit, sotu_dtm[201:205, ], type = "class")
 #' @export
-predict.aspectr_nmf <- function(object, newdata, type = c("coef", "class"), max_iter = 1000,
+predict.aspectr_nmf <- function(object, newdata, type = c("coef", "class"),
+                                margin = c("rows", "columns"), max_iter = 1000,
                                 tol = 1e-8, threads = NULL, ...) {
   check_dots_empty(...)
   type <- match_option(type, c("coef", "class"), "type")
+  margin <- match_option(margin, c("rows", "columns"), "margin")
   max_iter <- check_whole(max_iter, "max_iter")
   tol <- check_number(tol, "tol", 0, Inf)
   threads <- resolve_threads(threads)
+  rows <- margin == "rows"
   if (missing(newdata) || is.null(newdata)) {
-    H <- object$H
+    out <- if (rows) object$W else object$H
+  } else if (rows) {
+    # new rows x ~ W_new H: the columns of t(x) projected onto t(H)
+    if (!(is.matrix(newdata) || methods::is(newdata, "Matrix"))) {
+      newdata <- nmf_as_matrix(newdata)
+    }
+    cn_new <- colnames(newdata)
+    cn_fit <- colnames(object$H)
+    if (!is.null(cn_new) && !is.null(cn_fit)) {
+      map <- match(cn_fit, cn_new)
+      if (anyNA(map)) {
+        abort_input("{.arg newdata} lacks {sum(is.na(map))} of the fitted columns (matched by name), for example {.val {utils::head(cn_fit[is.na(map)], 3)}}.",
+                    "newdata", arg = "newdata")
+      }
+      newdata <- newdata[, map, drop = FALSE]
+    } else if (NCOL(newdata) != ncol(object$H)) {
+      abort_input("{.arg newdata} must have {ncol(object$H)} columns like the fitted data (new rows over the same columns), not {NCOL(newdata)}.",
+                  "newdata", arg = "newdata")
+    }
+    tx <- if (methods::is(newdata, "Matrix")) Matrix::t(newdata) else t(as.matrix(newdata))
+    out <- t(nmf_fold(object, tx, t(object$H), object$L1[1], object$L2[1], max_iter, tol, threads))
+    dimnames(out) <- list(rownames(newdata), colnames(object$W))
   } else {
     rn_new <- rownames(newdata)
     rn_fit <- rownames(object$W)
@@ -167,31 +198,37 @@ predict.aspectr_nmf <- function(object, newdata, type = c("coef", "class"), max_
       abort_input("{.arg newdata} must have {nrow(object$W)} rows like the fitted data, not {NROW(newdata)}.",
                   "newdata", arg = "newdata")
     }
-    nd <- nmf_data(newdata, "newdata", dense = object$loss == "beta")
-    # solved on x / s with W / w (s = max(x), w = max(W)), as the fit: with
-    # x = s x', W = w W', H = (s / w) H' the loss is s^b times that of the
-    # scaled problem, whose penalties on H are L1 s^(1-b) / w and
-    # L2 s^(2-b) / w^2
-    sc <- nmf_scale(nd)
-    nd <- sc$nd
-    if (object$loss == "beta" && object$beta <= 0) nd$dense[nd$dense < object$eps] <- object$eps
-    W <- unname(object$W)
-    w <- max(W)
-    if (!(w > 0)) w <- 1
-    b <- object$beta
-    l1 <- if (object$L1[2] > 0) object$L1[2] * exp((1 - b) * log(sc$s) - log(w)) else 0
-    l2 <- if (object$L2[2] > 0) object$L2[2] * exp((2 - b) * log(sc$s) - 2 * log(w)) else 0
-    H <- cpp_nmf_project(nd$dense, nd$i, nd$p, nd$x, nd$dims, W / w, object$loss,
-                         object$beta, c(0, l1), c(0, l2), object$eps, max_iter, tol, threads)
-    H <- H * (sc$s / w)
-    dimnames(H) <- list(colnames(object$W), nd$dimnames[[2]])
+    out <- nmf_fold(object, newdata, object$W, object$L1[2], object$L2[2], max_iter, tol, threads)
+    dimnames(out) <- list(colnames(object$W), colnames(newdata))
   }
   if (type == "class") {
-    cls <- max.col(t(H), ties.method = "first")
-    names(cls) <- colnames(H)
+    cls <- if (rows) max.col(out, ties.method = "first") else max.col(t(out), ties.method = "first")
+    names(cls) <- if (rows) rownames(out) else colnames(out)
     return(cls)
   }
-  H
+  out
+}
+
+# Columns of x (any form nmf() accepts) fitted with the basis B fixed
+# (x ~ B C, B m x k) under the fit's loss and the penalties l1, l2 on C.
+# Solved on x / s with B / w (s = max(x), w = max(B)), as the fit: with
+# x = s x', B = w B', C = (s / w) C' the loss is s^b times that of the
+# scaled problem, whose penalties on C are l1 s^(1-b) / w and
+# l2 s^(2-b) / w^2.
+nmf_fold <- function(object, x, B, l1, l2, max_iter, tol, threads) {
+  nd <- nmf_data(x, "newdata", dense = object$loss == "beta")
+  sc <- nmf_scale(nd)
+  nd <- sc$nd
+  if (object$loss == "beta" && object$beta <= 0) nd$dense[nd$dense < object$eps] <- object$eps
+  B <- unname(B)
+  w <- max(B)
+  if (!(w > 0)) w <- 1
+  b <- object$beta
+  l1 <- if (l1 > 0) l1 * exp((1 - b) * log(sc$s) - log(w)) else 0
+  l2 <- if (l2 > 0) l2 * exp((2 - b) * log(sc$s) - 2 * log(w)) else 0
+  C <- cpp_nmf_project(nd$dense, nd$i, nd$p, nd$x, nd$dims, B / w, object$loss,
+                       object$beta, c(0, l1), c(0, l2), object$eps, max_iter, tol, threads)
+  C * (sc$s / w)
 }
 
 #' Convert a KL NMF to the pLSA form
@@ -303,4 +340,13 @@ plot.aspectr_nmf <- function(x, type = c("convergence", "W", "H", "clusters"), .
                       ylab = "columns", main = "Column clusters", ...)
   }
   invisible(x)
+}
+
+# newdata in any form nmf() accepts, as a matrix or Matrix (for subsetting
+# and transposing): other forms go through the input conversion, which
+# refuses what nmf() refuses with the same classed errors
+nmf_as_matrix <- function(x, arg = "newdata", call = rlang::caller_env()) {
+  d <- as_aspect_data(x, arg, call = call, tensors = FALSE)
+  Matrix::sparseMatrix(i = d$idx[1, ] + 1L, j = d$idx[2, ] + 1L, x = d$val, dims = d$dims,
+                       dimnames = d$dimnames)
 }

@@ -170,6 +170,11 @@ nmf <- function(x, k, loss = c("frobenius", "kl", "beta"), beta = 2,
   # epsilon guards and floors are relative to the data, and the fit of c * x
   # is that of x scaled. Penalties are rescaled so that the problem solved is
   # exactly the one asked for.
+  # the Poisson log-likelihood's data term, sum(x log x - x - log x!)
+  loglik_const <- if (loss == "kl") {
+    v <- if (!is.null(nd$dense)) nd$dense[nd$dense > 0] else nd$x[nd$x > 0]
+    sum(v * log(v) - v - lgamma(v + 1))
+  } else NA_real_
   sc <- nmf_scale(nd)
   nd <- sc$nd
   bpow <- if (loss == "beta") beta else c(frobenius = 2, kl = 1)[[loss]]
@@ -258,7 +263,7 @@ nmf <- function(x, k, loss = c("frobenius", "kl", "beta"), beta = 2,
   check_objective_range(unscale(values[best]), values[best], "nmf() fit")
   unit_w <- loss == "frobenius" && !penalized && (method == "hals" || (method == "anls" && accelerate))
   if (unit_w) H <- H * sc$s else { W <- W * sc$a; H <- H * sc$a }
-  structure(list(
+  fit <- structure(list(
     W = W, H = H, loss = loss, beta = if (loss == "beta") beta else c(frobenius = 2, kl = 1)[[loss]],
     method = method, accelerate = accelerate,
     init = if (is.list(init)) "user" else init, k = k,
@@ -271,9 +276,14 @@ nmf <- function(x, k, loss = c("frobenius", "kl", "beta"), beta = 2,
     dims = nd$dims, dimnames = nd$dimnames, nnz = nd$nnz, total = nd$total * sc$s,
     neg_entropy = nd$xlogx / nd$total - log(nd$total),
     row_totals = nd$row_totals * sc$s, scale = sc$s,
-    eps = eps, time = proc.time()[["elapsed"]] - start, threads = threads, seed = seed,
+    eps = eps, loglik_const = loglik_const, stopped = isTRUE(res$stopped),
+    time = proc.time()[["elapsed"]] - start, threads = threads, seed = seed,
     call = call
   ), class = c("aspectr_nmf", "aspectr_fit"))
+  contract_fields(fit, "nmf", factors = list(W = W, H = t(H)),
+                  weights = stats::setNames(colSums(W) * rowSums(H), comp),
+                  params = list(beta = fit$beta, method = method, L1 = L1, L2 = L2, eps = eps,
+                                accelerate = accelerate))
 }
 
 check_penalty <- function(p, arg, call = rlang::caller_env()) {

@@ -4,14 +4,15 @@
 #' non-negative factors but without simplex constraints, for N-way arrays and
 #' sparse tensors (and matrices, N = 2).
 #'
-#' * `loss = "frobenius"`: \eqn{\|X - M\|_F^2} by HALS (`method = "hals"`,
+#' * `loss = "frobenius"`: \eqn{\frac12\|X - M\|_F^2} (reported as one half
+#'   of the squared error, as every Frobenius fit of the package) by HALS (`method = "hals"`,
 #'   exact column-wise updates) or Lee-Seung multiplicative updates
 #'   (`method = "mu"`). The residual is never formed: the loss comes from
 #'   contractions over the non-zeros and k x k Gram matrices. Factors are
 #'   returned with unit Euclidean norm, their scale in `weights`.
 #' * `loss = "kl"`: the generalized KL divergence
 #'   \eqn{\sum x \log(x/m) - x + m} by the multiplicative (EM-equivalent)
-#'   updates of seed 003: at the optimum the total of the model equals the
+#'   updates of Huang and Sidiropoulos: at the optimum the total of the model equals the
 #'   total of the data, so the fit is the KL aspect model ([plsa()]) with
 #'   weights \eqn{w = \lambda \sum X}. Factors are returned with unit sum.
 #'   Only `method = "mu"` applies.
@@ -90,8 +91,9 @@ ntf <- function(x, k, loss = c("frobenius", "kl"), method = c("hals", "mu"), nru
       res <- cpp_ntf_fit(data$idx, val, data$dims, init, method, max_iter, tol,
                          threads, verbose)
       res$scaled_value <- run_value(res)
-      res$objective <- rescale_value(res$objective, s, 2)
-      res$initial <- rescale_value(res$initial, s, 2)
+      # reported as one half of the squared error, as every Frobenius fit
+      res$objective <- 0.5 * rescale_value(res$objective, s, 2)
+      res$initial <- 0.5 * rescale_value(res$initial, s, 2)
       nrm <- vapply(res$factors, function(f) sqrt(colSums(f^2)), numeric(k))
       nrm <- matrix(nrm, nrow = k)
       w <- apply(nrm, 1, prod)
@@ -120,15 +122,18 @@ ntf <- function(x, k, loss = c("frobenius", "kl"), method = c("hals", "mu"), nru
   })
   names(factors) <- mode_names(data$dimnames, length(data$dims))
   if (length(data$dims) == 2) names(factors) <- c("rows", "columns")
-  structure(list(
+  loglik_const <- if (loss == "kl") sum(data$val * log(data$val) - data$val - lgamma(data$val + 1)) else NA_real_
+  fit <- structure(list(
     weights = stats::setNames(res$weights[ord], comp),
-    factors = factors, loss = loss, method = method, k = k,
+    factors = factors, loss = loss, method = method, k = k, loglik_const = loglik_const,
     objective = as.numeric(res$objective), value = run_value(res), initial = res$initial,
     iterations = as.integer(res$iterations), converged = isTRUE(res$converged),
     run = best, run_values = values, dims = data$dims, dimnames = data$dimnames,
     total = total, nnz = length(data$val), time = proc.time()[["elapsed"]] - start,
-    threads = threads, seed = seed, call = call
+    threads = threads, seed = seed, call = call, stopped = isTRUE(res$stopped)
   ), class = c("aspectr_ntf", "aspectr_fit"))
+  contract_fields(fit, "ntf", factors = factors, weights = fit$weights,
+                  params = list(method = method))
 }
 
 #' @export

@@ -18,7 +18,8 @@
 #'   `q` in (0, 1). Small `q` makes the fit robust to clutter in sparse data;
 #'   `q -> 1` recovers EM.
 #' * `"l2"`: pNMF of Hazan and Shashua (2007), minimization of
-#'   \eqn{\|G - P\|_F^2} by block updates: each factor column by exact
+#'   \eqn{\frac12\|G - P\|_F^2} (one half of the squared error, the scale
+#'   of every Frobenius objective in the package) by block updates: each factor column by exact
 #'   projection onto the probability simplex, the weights by a
 #'   simplex-constrained least-squares problem. With `normalize = FALSE`
 #'   the weights are only non-negative (the unnormalized model of their
@@ -39,7 +40,7 @@
 #'   non-negative; rows or columns without counts are allowed. For N-way
 #'   data: an N-way array or `table`, or a sparse tensor ([sptensor()],
 #'   [as_sptensor()], [read_tns()]); the model is then the non-negative CP
-#'   decomposition with simplex constraints (KL: seed 003's EM; Tsallis: q-EM
+#'   decomposition with simplex constraints (KL: the EM of Huang and Sidiropoulos; Tsallis: q-EM
 #'   over all modes; L2: pNTF) and `factors` holds one matrix per mode.
 #' @param k Number of topics, a whole number between 1 and `min(dim(x))`
 #'   (for N-way data, at most the number of non-zero cells).
@@ -140,8 +141,14 @@ plsa <- function(x, k, loss = c("kl", "tsallis", "l2"), q = 0.5, tempering = 1, 
   } else {
     inits <- with_seed(seed, lapply(seq_len(nrun), function(i) random_start(data$dims, k)))
     fit_one <- function(init) {
-      cpp_plsa_fit(data$idx, data$val, data$dims, init$lambda, init$factors,
-                   loss, q, tempering, max_iter, tol, threads, verbose, !normalize)
+      res <- cpp_plsa_fit(data$idx, data$val, data$dims, init$lambda, init$factors,
+                          loss, q, tempering, max_iter, tol, threads, verbose, !normalize)
+      if (loss == "l2") {
+        # one half of the squared error, as every Frobenius objective
+        res$objective <- 0.5 * res$objective
+        res$initial <- 0.5 * res$initial
+      }
+      res
     }
     runs <- map_runs(inits, fit_one)
   }
@@ -153,6 +160,7 @@ plsa <- function(x, k, loss = c("kl", "tsallis", "l2"), q = 0.5, tempering = 1, 
            time = proc.time()[["elapsed"]] - start, threads = threads, seed = seed,
            call = call)
   fit$normalize <- normalize
+  fit$params$normalize <- normalize
   fit
 }
 
@@ -166,7 +174,7 @@ run_value <- function(res) {
   if (length(res$objective)) res$objective[length(res$objective)] else res$value
 }
 
-# KL with k = 1: the closed form (Theorem 2 of seed 003), no iterations.
+# KL with k = 1: the closed form (Huang and Sidiropoulos, Theorem 2), no iterations.
 plsa_rank1 <- function(data, threads) {
   factors <- lapply(seq_along(data$dims), function(n) {
     m <- tabulate_weighted(data$idx[n, ] + 1L, data$val, data$dims[n])
@@ -245,7 +253,7 @@ new_plsa <- function(res, data, k, loss, q, tempering, run, values, time, thread
   # G = val / total, by way of max(val): the total may overflow
   g <- if (length(data$val)) data$val / max(data$val) else numeric(0)
   g <- g / sum(g)
-  structure(
+  fit <- structure(
     list(
       lambda = stats::setNames(lambda[ord], topic_names),
       factors = factors,
@@ -261,8 +269,10 @@ new_plsa <- function(res, data, k, loss, q, tempering, run, values, time, thread
       neg_entropy = sum(g * log(g)),
       doc_totals = tabulate_weighted(data$idx[1, ] + 1L, data$val, data$dims[1]),
       kl = res$kl,
-      time = time, threads = threads, seed = seed, call = call
+      time = time, threads = threads, seed = seed, call = call, stopped = isTRUE(res$stopped)
     ),
     class = c("aspectr_plsa", "aspectr_fit")
   )
+  contract_fields(fit, "plsa", factors = fit$factors, weights = fit$lambda,
+                  params = list(q = q, tempering = tempering, normalize = TRUE))
 }

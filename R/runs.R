@@ -31,3 +31,18 @@ best_run <- function(values, what = "fit", call = rlang::caller_env()) {
   }
   which.min(replace(values, !ok, Inf))
 }
+
+# An argument renamed for one meaning across the package: the old name still
+# works, with a classed deprecation warning; both at once is an error.
+renamed_arg <- function(new, old, old_name, new_name, old_given, new_given = !is.null(new),
+                        call = rlang::caller_env()) {
+  if (!old_given) return(new)
+  if (new_given) {
+    abort_input("Give {.arg {new_name}} only: {.arg {old_name}} is its deprecated name.",
+                "argument", arg = old_name, call = call)
+  }
+  cli::cli_warn(c("{.arg {old_name}} is deprecated; use {.arg {new_name}} (same meaning).",
+                  i = "The old name clashed with another meaning of {.arg {old_name}} in the package."),
+                class = c("aspectr_warning_deprecated", "aspectr_warning"), call = call)
+  old
+}

@@ -15,8 +15,8 @@
 #' * `"smart"`: the exponentiated-gradient SMART updates (eqs. 10-12) for
 #'   the dual KL divergence; needs every cell strictly positive.
 #' * `"beta"`: the beta-divergence multiplicative updates with an L1 penalty
-#'   (eqs. 14-17): `beta = 0` KL, `1` Frobenius (both sparse), `-1`
-#'   Itakura-Saito; other values visit every cell, and `beta <= -1` needs
+#'   (eqs. 14-17): `cichocki_beta = 0` KL, `1` Frobenius (both sparse), `-1`
+#'   Itakura-Saito; other values visit every cell, and `cichocki_beta <= -1` needs
 #'   strictly positive data.
 #' * `"average"`: the averaging approach (section 3.1): the slices are summed
 #'   to a symmetric matrix \eqn{\bar Y = G \bar D G'}, factored by the
@@ -79,8 +79,11 @@
 #' @param method `"alpha"` (default), `"smart"`, `"beta"`, `"average"` or
 #'   `"unfold"`.
 #' @param alpha The alpha of the alpha divergence (`>= 0`).
-#' @param beta The beta of the beta divergence (seed 004's convention:
-#'   `0` KL, `1` Frobenius, `-1` Itakura-Saito).
+#' @param cichocki_beta The beta of the beta divergence in Cichocki et
+#'   al.'s convention, which is [nmf()]'s `beta` minus 1 (`0` KL, `1`
+#'   Frobenius, `-1` Itakura-Saito).
+#' @param beta Deprecated name of `cichocki_beta` (it clashed with
+#'   [nmf()]'s `beta`, on another scale); still accepted, with a warning.
 #' @param omega Over-relaxation, in (0, 2): a multiple of the safe step.
 #' @param sparsity The sparsity exponent of Cichocki et al.'s eq. 9: after each update
 #'   the unit-sum columns are raised to the power `1 + sparsity` (positive
@@ -139,16 +142,18 @@
 #' table(fit$cluster, rep(1:2, each = 10))
 #' @export
 sntf <- function(x, k, method = c("alpha", "smart", "beta", "average", "unfold"),
-                 alpha = 1, beta = 0, omega = 1, sparsity = 0, L1 = 0, orthogonal = FALSE,
+                 alpha = 1, cichocki_beta = 0, omega = 1, sparsity = 0, L1 = 0, orthogonal = FALSE,
                  init = c("nndsvd", "random"), max_iter = 1000, tol = 1e-6, nrun = 1, seed = NULL,
-                 threads = NULL, verbose = FALSE, ...) {
+                 threads = NULL, verbose = FALSE, ..., beta) {
   call <- match.call()
   check_dots_empty(...)
   check_required(x, "a super-symmetric tensor")
   method <- match_option(method, c("alpha", "smart", "beta", "average", "unfold"), "method")
   alpha <- check_number(alpha, "alpha", 0, Inf)
-  beta <- check_number(beta, "beta", -Inf, Inf)
-  if (!is.finite(beta)) abort_input("{.arg beta} must be finite.", "argument", arg = "beta")
+  beta <- renamed_arg(cichocki_beta, if (missing(beta)) NULL else beta, "beta", "cichocki_beta",
+                      !missing(beta), !missing(cichocki_beta))
+  beta <- check_number(beta, "cichocki_beta", -Inf, Inf)
+  if (!is.finite(beta)) abort_input("{.arg cichocki_beta} must be finite.", "argument", arg = "cichocki_beta")
   if (method == "alpha" && alpha == 0) method <- "smart"
   omega <- check_number(omega, "omega", 0, 2, lower_open = TRUE, upper_open = TRUE)
   sparsity <- check_number(sparsity, "sparsity", -0.5, 0.5)
@@ -220,7 +225,7 @@ sntf <- function(x, k, method = c("alpha", "smart", "beta", "average", "unfold")
   G <- G * sc^(1 / L)
   y$values <- y$values * sc
   new_sntf(G, y, k, method = method,
-           params = list(alpha = alpha, beta = beta, omega = omega, sparsity = sparsity, L1 = L1,
+           params = list(alpha = alpha, cichocki_beta = beta, omega = omega, sparsity = sparsity, L1 = L1,
                          orthogonal = orthogonal),
            res = res, run = best, values = values, rel_error = sqrt(2 * frob / ynorm2),
            time = proc.time()[["elapsed"]] - start, threads = ctl$threads, seed = ctl$seed,
@@ -319,22 +324,26 @@ new_sntf <- function(G, y, k, method, params, res, run, values, rel_error, time,
   cluster <- max.col(G, ties.method = "first")
   cluster[!(rs > 0)] <- NA_integer_
   names(cluster) <- y$names
-  structure(c(list(
+  fit <- structure(c(list(
     G = G, weights = stats::setNames(w, comp), membership = membership, cluster = cluster,
-    method = method), params, list(
+    method = method,
+    loss = switch(method, alpha = "alpha", smart = "dual_kl", beta = "beta", "frobenius")),
+    params, list(
     k = k, order = L, n = y$n, nnz = length(y$values),
     objective = as.numeric(res$objective), value = values[run], initial = res$initial,
     rel_error = rel_error, iterations = as.integer(res$iterations),
     converged = isTRUE(res$converged), run = run, run_values = values,
-    time = time, threads = threads, seed = seed, call = call)),
+    time = time, threads = threads, seed = seed, call = call, stopped = isTRUE(res$stopped))),
     class = c("aspectr_sntf", "aspectr_fit"))
+  contract_fields(fit, "sntf", factors = list(G = G), weights = fit$weights,
+                  params = c(list(method = method), params))
 }
 
 sntf_label <- function(x) {
   switch(x$method,
          alpha = sprintf("alpha-divergence (alpha = %g) multiplicative", x$alpha),
          smart = "SMART (alpha = 0)",
-         beta = sprintf("beta-divergence (beta = %g) multiplicative", x$beta),
+         beta = sprintf("beta-divergence (cichocki_beta = %g) multiplicative", x$cichocki_beta),
          average = "averaging approach (symmetric NMF of the slice sum, FP-ALS)",
          unfold = "unfolding approach (FP-ALS)")
 }

@@ -8,15 +8,15 @@
 #'
 #' * `"anls"` (default) and `"hals"`: the penalty formulation of Kuang, Yun
 #'   and Park (2015),
-#'   \eqn{\min_{W, H \ge 0} \frac12\|A - W H'\|_F^2 + \frac{\lambda}{2}\|W -
-#'   H\|_F^2 + L1 (\sum W + \sum H)}, by alternating exact non-negative
+#'   \eqn{\min_{W, H \ge 0} \frac12\|A - W H'\|_F^2 + \frac{c}{2}\|W -
+#'   H\|_F^2 + L1 (\sum W + \sum H)} with \eqn{c} = `coupling`, by alternating exact non-negative
 #'   least squares (coordinate descent) or one HALS sweep per block. Both
 #'   minimize the penalized objective block by block, so its trace never
 #'   increases; the penalty drives `W` and `H` together.
-#' * `"fpals"`: the fixed-point ALS of seed 004 (eq. 21),
+#' * `"fpals"`: the fixed-point ALS of Cichocki et al. (2007, eq. 21),
 #'   \eqn{H \leftarrow [(A H - L1)(H'H)^{-1}]_+}, a fixed-point iteration
 #'   with no descent guarantee. The map is homogeneous of degree -1 in the
-#'   scale of `H`, so, as the seed prescribes, columns are normalized after
+#'   scale of `H`, so, as Cichocki et al. prescribe, columns are normalized after
 #'   every step; each iteration gives the directions their least-squares
 #'   scales (a k x k NNLS), and that model's objective is the one reported.
 #'   Steps are relaxed by `omega`, which is halved whenever the objective
@@ -29,8 +29,11 @@
 #'   matrix (sparse stays sparse).
 #' @param k Rank, between 1 and `nrow(a)`.
 #' @param method `"anls"` (default), `"hals"` or `"fpals"`.
-#' @param lambda Penalty of `"anls"`/`"hals"` tying `W` to `H`; default the
-#'   square of the largest entry of `a`, as Kuang et al. suggest.
+#' @param coupling Penalty of `"anls"`/`"hals"` tying `W` to `H`; default
+#'   the square of the largest entry of `a`, as Kuang et al. suggest.
+#' @param lambda Deprecated name of `coupling` (it clashed with the
+#'   component weights `lambda` of pLSA fits); still accepted, with a
+#'   warning.
 #' @param L1 L1 penalty on the factors.
 #' @param omega Relaxation of `"fpals"`, in (0, 2).
 #' @param init `"nndsvd"` (default; the non-negative parts of the leading
@@ -46,9 +49,9 @@
 #'   `H`), `rel_error` (\eqn{\|A - HH'\|_F / \|A\|_F}), `iterations`,
 #'   `converged`, `run`, `run_values`, `time`, `call`.
 #'
-#'   With `lambda` scaled along (`a * c` with `lambda * c`, `L1 * c^1.5`) the
+#'   With `coupling` scaled along (`a * c` with `coupling * c`, `L1 * c^1.5`) the
 #'   fit is scale-equivariant: `H` scales by `sqrt(c)`, the objective by
-#'   `c^2` (the default `lambda`, the square of the largest entry, does not
+#'   `c^2` (the default `coupling`, the square of the largest entry, does not
 #'   scale this way). When the objective does not fit in a double, a warning
 #'   of class `aspectr_warning_numeric` says so.
 #' @references Kuang, D., Yun, S. and Park, H. (2015). SymNMF: nonnegative
@@ -63,11 +66,13 @@
 #' fit
 #' table(fit$cluster, rep(1:2, each = 15))
 #' @export
-symnmf <- function(a, k, method = c("anls", "hals", "fpals"), lambda = NULL, L1 = 0, omega = 1,
+symnmf <- function(a, k, method = c("anls", "hals", "fpals"), coupling = NULL, L1 = 0, omega = 1,
                    init = c("nndsvd", "random"), max_iter = 1000, tol = 1e-6, nrun = 1, seed = NULL,
-                   threads = NULL, verbose = FALSE, ...) {
+                   threads = NULL, verbose = FALSE, ..., lambda) {
   call <- match.call()
   check_dots_empty(...)
+  coupling <- renamed_arg(coupling, if (missing(lambda)) NULL else lambda, "lambda", "coupling",
+                          !missing(lambda))
   check_required(a, "a square symmetric non-negative matrix")
   method <- match_option(method, c("anls", "hals", "fpals"), "method")
   L1 <- check_number(L1, "L1", 0, Inf)
@@ -83,8 +88,9 @@ symnmf <- function(a, k, method = c("anls", "hals", "fpals"), lambda = NULL, L1 
   k <- check_whole(k, "k", min = 1, max = n, what = "at most the number of points")
   amax <- if (!is.null(nd$dense)) max(nd$dense) else if (length(nd$x)) max(nd$x) else 0
   if (!(amax > 0)) abort_input("{.arg a} has no positive entries.", "value", arg = "a")
-  lambda_default <- is.null(lambda)
-  lambda <- if (lambda_default) amax^2 else check_number(lambda, "lambda", 0, Inf)
+  lambda_default <- is.null(coupling)
+  coupling <- if (lambda_default) amax^2 else check_number(coupling, "coupling", 0, Inf)
+  lambda <- coupling
   ctl <- check_fit_controls(nrun, max_iter, tol, seed, threads, verbose)
   init <- check_sym_init(init, n, k)
   start <- proc.time()[["elapsed"]]
@@ -127,16 +133,20 @@ symnmf <- function(a, k, method = c("anls", "hals", "fpals"), lambda = NULL, L1 
   cluster <- max.col(H, ties.method = "first")
   cluster[!(rs > 0)] <- NA_integer_
   names(cluster) <- nd$dimnames[[1]]
-  structure(list(
+  fit <- structure(list(
     H = H, membership = H / ifelse(rs > 0, rs, NA), cluster = cluster, method = method,
-    lambda = lambda, L1 = L1, omega = omega, k = k, n = n, nnz = nd$nnz,
+    loss = "frobenius",
+    coupling = coupling, L1 = L1, omega = omega, k = k, n = n, nnz = nd$nnz,
     objective = as.numeric(res$objective), value = values[best], initial = res$initial,
     sym_objective = res$sym_objective,
     rel_error = rel_error,
     iterations = as.integer(res$iterations), converged = isTRUE(res$converged),
     run = best, run_values = values, time = proc.time()[["elapsed"]] - start,
-    threads = ctl$threads, seed = ctl$seed, call = call),
+    threads = ctl$threads, seed = ctl$seed, call = call, stopped = isTRUE(res$stopped)),
     class = c("aspectr_symnmf", "aspectr_fit"))
+  contract_fields(fit, "symnmf", factors = list(H = H),
+                  weights = stats::setNames(colSums(H)^2, comp),
+                  params = list(method = method, coupling = coupling, L1 = L1, omega = omega))
 }
 
 # "nndsvd", "random", or a non-negative n x k starting matrix

@@ -284,9 +284,9 @@ prop_gen_sntf <- function() {
   method <- pick(c("alpha", "alpha", "smart", "beta", "beta", "average", "unfold"))
   args <- list(x = NULL, k = prop_k(n), method = method)
   if (method == "alpha") args$alpha <- pick(c(1, 0.5, 2, 3, stats::runif(1, 0.1, 3)))
-  if (method == "beta") args$beta <- pick(c(0, 1, -1, 0.5, 2, -0.5))
-  positive <- method == "smart" || (method == "beta" && args$beta <= -1) ||
-    (method == "beta" && !(args$beta %in% c(0, 1)) && stats::runif(1) < 0.5)
+  if (method == "beta") args$cichocki_beta <- pick(c(0, 1, -1, 0.5, 2, -0.5))
+  positive <- method == "smart" || (method == "beta" && args$cichocki_beta <= -1) ||
+    (method == "beta" && !(args$cichocki_beta %in% c(0, 1)) && stats::runif(1) < 0.5)
   y <- prop_symtensor(n, L, positive, k0 = sample.int(3, 1))
   if (stats::runif(1) < 0.4) args$omega <- stats::runif(1, 0.2, 1.9)
   if (method %in% c("alpha", "smart") && stats::runif(1) < 0.3) args$sparsity <- stats::runif(1, -0.005, 0.005)
@@ -309,7 +309,7 @@ prop_gen_sntf <- function() {
        # 1 for alpha and SMART, beta + 1 for beta, 2 otherwise): its
        # rounding is relative to that sum (SMART on data near 1e-154 ends
        # at -2e-168, far below sum(y^2) but eps sum(y))
-       obj_scale = sum(as_sptensor(y)$values^switch(method, alpha = , smart = 1, beta = args$beta + 1, 2)),
+       obj_scale = sum(as_sptensor(y)$values^switch(method, alpha = , smart = 1, beta = args$cichocki_beta + 1, 2)),
        monotone = method %in% c("alpha", "smart", "beta") && omega <= 1 &&
          is.null(args$sparsity) && !isTRUE(args$orthogonal))
 }
@@ -333,7 +333,7 @@ prop_gen_symnmf <- function() {
   method <- pick(c("anls", "hals", "fpals"))
   args <- list(a = NULL, k = prop_k(n), method = method)
   lam <- max(A)^2 * 10^stats::runif(1, -2, 1)
-  if (method != "fpals" && is.finite(lam) && stats::runif(1) < 0.3) args$lambda <- lam
+  if (method != "fpals" && is.finite(lam) && stats::runif(1) < 0.3) args$coupling <- lam
   if (stats::runif(1) < 0.3) args$L1 <- stats::runif(1) * 10^stats::runif(1, -3, -1) * mean(A)
   if (method == "fpals" && stats::runif(1) < 0.5) args$omega <- stats::runif(1, 0.2, 1.9)
   init <- pick(list(NULL, "nndsvd", "random", "matrix"))
@@ -614,13 +614,13 @@ prop_same_fit <- function(case, f1, f2, args1, args2) {
       prop_rel_diff(list(f1$run_values), list(f2$run_values)) <= 1e-10) {
     return(0)
   }
-  # symnmf's default lambda is max(a)^2, in the fit's units (a / s, s a
+  # symnmf's default coupling is max(a)^2, in the fit's units (a / s, s a
   # power of 4 near max(a)) max(a)^2 / s: for data far above 1 the penalty
   # lambda/2 ||W - H||^2 on a W - H at rounding level (eps ||H||) dwarfs the
   # fit, so the starts are ranked by rounding noise (symnmf case 9, data near
   # 1e290: one storage ends a start at 24.1, the other at 6e258) and dense
   # and sparse storage may pick different winners
-  if (fun == "symnmf" && is.null(args1$lambda) && !identical(f1$run, f2$run)) {
+  if (fun == "symnmf" && is.null(args1$coupling) && !identical(f1$run, f2$run)) {
     d <- args1[[1]]
     x <- if (inherits(d, c("aspectr_tensor", "aspectr_symtensor"))) d$values else as.numeric(as.matrix(d))
     x <- x[x > 0]
@@ -648,15 +648,15 @@ prop_objective_overflows <- function(case, cc = 1) {
   b <- switch(case$fun,
     nmf = switch(a$loss, frobenius = 2, kl = 1, beta = max(a$beta, 1)),
     ntf = if (identical(a$loss, "kl")) 1 else 2,
-    # sntf's beta (seed 004's convention: 0 KL, 1 Frobenius) has an
-    # objective of degree beta + 1 in the data (deg in R/sntf.R)
-    sntf = max(2, if (is.numeric(a$beta)) a$beta + 1 else 2, if (is.numeric(a$alpha)) a$alpha else 2),
+    # sntf's cichocki_beta (0 KL, 1 Frobenius) has an objective of degree
+    # cichocki_beta + 1 in the data (deg in R/sntf.R)
+    sntf = max(2, if (is.numeric(a$cichocki_beta)) a$cichocki_beta + 1 else 2, if (is.numeric(a$alpha)) a$alpha else 2),
     2)
   # the objective in the data's units is of the order of sum(x^b) (over- or
   # underflowing with it), plus penalties of the order of L sum(x)
   tot <- sum(x^b)
-  # symnmf's default lambda is max(a)^2, which does not scale along
-  lam <- if (case$fun == "symnmf" && is.null(a$lambda)) max(x)^2 else a$lambda
+  # symnmf's default coupling is max(a)^2, which does not scale along
+  lam <- if (case$fun == "symnmf" && is.null(a$coupling)) max(x)^2 else a$coupling
   !is.finite(tot) || tot < 1e-290 || !is.finite(max(c(a$L1, 0)) * sum(x)) ||
     !is.finite(max(c(a$L2, lam, 0)) * sum(x))
 }
@@ -677,13 +677,13 @@ prop_objective_overflows <- function(case, cc = 1) {
 prop_objective_underflows <- function(case, fit) {
   a <- case$args
   if (is.null(fit) || !identical(fit$value, 0) || case$fun %in% c("plsa", "lca")) return(FALSE)
-  if (any(vapply(c("L1", "L2", "lambda"), function(nm) !is.null(a[[nm]]) && any(a[[nm]] != 0), logical(1)))) return(FALSE)
+  if (any(vapply(c("L1", "L2", "coupling"), function(nm) !is.null(a[[nm]]) && any(a[[nm]] != 0), logical(1)))) return(FALSE)
   b <- switch(case$fun,
     nmf = switch(if (is.null(a$loss)) "frobenius" else a$loss, frobenius = 2, kl = 1,
                  beta = if (is.null(a$beta)) 2 else a$beta),
     ntf = if (identical(a$loss, "kl")) 1 else 2,
     sntf = switch(if (is.null(a$method)) "alpha" else a$method, alpha = 1, smart = 1,
-                  beta = if (is.null(a$beta)) 1 else a$beta + 1, 2),
+                  beta = if (is.null(a$cichocki_beta)) 1 else a$cichocki_beta + 1, 2),
     2)
   if (is.null(b)) return(FALSE)
   d <- a[[1]]

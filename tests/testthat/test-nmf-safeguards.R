@@ -115,8 +115,9 @@ test_that("beta < 1 handles zeros of x with the epsilon guard", {
     expect_true(all(is.finite(f$W)) && all(is.finite(f$H)))
     expect_gte(min(f$W, f$H), 0)
     expect_true(nonincreasing(f$objective), label = paste("beta", b))
-    h <- predict(f, X[, 1:3])
+    h <- predict(f, X[, 1:3], margin = "columns")
     expect_true(all(is.finite(h)))
+    expect_true(all(is.finite(predict(f, X[1:3, ]))))
   }
   # beta = 0.5 with zeros: the objective is the beta divergence of x itself
   f <- nmf(X, 2, loss = "beta", beta = 0.5, seed = 1, max_iter = 50)

@@ -351,13 +351,29 @@ test_that("the randomized SVD of NNDSVD matches svd() on dense and sparse data",
   }
 })
 
-test_that("predict reproduces H on the training columns (Frobenius) and classifies", {
+test_that("predict folds in rows (W given H) by default and columns on request", {
   pt <- planted_nmf(7, noise = 0.05)
   fit <- nmf(pt$X, 3, method = "anls", seed = 1, tol = 1e-12, max_iter = 2000)
-  expect_equal(predict(fit, pt$X), fit$H, tolerance = 1e-6, ignore_attr = TRUE)
-  expect_identical(predict(fit, pt$X, type = "class"), unname(max.col(t(fit$H), ties.method = "first")))
+  expect_equal(predict(fit, pt$X, margin = "columns"), fit$H, tolerance = 1e-6, ignore_attr = TRUE)
+  expect_identical(predict(fit, pt$X, type = "class", margin = "columns"),
+                   unname(max.col(t(fit$H), ties.method = "first")))
+  # new documents are rows: the training rows give back W
+  expect_equal(predict(fit, pt$X), fit$W, tolerance = 1e-6, ignore_attr = TRUE)
+  expect_identical(unname(predict(fit, pt$X, type = "class")), max.col(fit$W, ties.method = "first"))
+  expect_equal(dim(predict(fit, pt$X[1:4, ])), c(4L, 3L))
+  # plain-R reference: a new row by NNLS with H fixed (projected gradient)
+  xr <- pt$X[2, , drop = FALSE] * 1.5
+  H <- fit$H
+  w <- rep(0.1, 3)
+  L <- max(eigen(tcrossprod(H))$values)
+  for (i in 1:20000) w <- pmax(w - (drop(H %*% (drop(w %*% H) - drop(xr)))) / L, 0)
+  expect_equal(drop(predict(fit, xr)), w, tolerance = 1e-6)
   kl <- nmf(pt$X, 3, loss = "kl", seed = 1, tol = 1e-12, max_iter = 3000)
-  expect_equal(predict(kl, pt$X, tol = 1e-12, max_iter = 20000), kl$H, tolerance = 1e-3, ignore_attr = TRUE)
+  expect_equal(predict(kl, pt$X, tol = 1e-12, max_iter = 20000, margin = "columns"), kl$H,
+               tolerance = 1e-3, ignore_attr = TRUE)
+  expect_equal(predict(kl, pt$X, tol = 1e-12, max_iter = 20000), kl$W, tolerance = 1e-3,
+               ignore_attr = TRUE)
+  expect_error(predict(fit, pt$X[, -1]), class = "aspectr_error_input_newdata")
 })
 
 test_that("as_plsa gives valid simplex constraints and the same model", {
@@ -390,7 +406,8 @@ test_that("bad NMF input gives classed errors", {
   z <- x; z[1, 1] <- 0
   expect_error(nmf(z, 2, loss = "beta", beta = 0, eps = 0), class = "aspectr_error_input_argument")
   fit <- nmf(x, 2, seed = 1, max_iter = 10)
-  expect_error(predict(fit, x[-1, ]), class = "aspectr_error_input_newdata")
+  expect_error(predict(fit, x[-1, ], margin = "columns"), class = "aspectr_error_input_newdata")
+  expect_error(predict(fit, x[, -1]), class = "aspectr_error_input_newdata")
   expect_snapshot(nmf(x, 2, loss = "kl", method = "anls"), error = TRUE)
   expect_snapshot(print(fit))
 })

@@ -31,7 +31,7 @@ test_that("ntf objectives never increase and equal the loss of the returned mode
     fit <- ntf(x, 4, method = m, seed = 1, max_iter = 80, tol = 0)
     tr <- c(fit$initial, fit$objective)
     expect_true(all(diff(tr) <= 1e-10 * max(tr)), info = m)
-    expect_equal(fit$value, sum((fitted(fit) - as.array(x))^2), tolerance = 1e-8)
+    expect_equal(fit$value, 0.5 * sum((fitted(fit) - as.array(x))^2), tolerance = 1e-8)
   }
   kl <- ntf(x, 4, loss = "kl", seed = 1, max_iter = 80, tol = 0)
   tr <- c(kl$initial, kl$objective)

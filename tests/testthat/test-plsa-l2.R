@@ -6,7 +6,7 @@ test_that("pNMF matches a plain-R reference (projections + QP) from the same sta
   expect_equal(unname(fitted(fit, type = "probability")),
                ref_model(ref$lambda, ref$U, ref$V), tolerance = 1e-7, ignore_attr = TRUE)
   G <- x / sum(x)
-  expect_equal(fit$value, sum((G - ref_model(ref$lambda, ref$U, ref$V))^2), tolerance = 1e-7)
+  expect_equal(fit$value, 0.5 * sum((G - ref_model(ref$lambda, ref$U, ref$V))^2), tolerance = 1e-7)
 })
 
 test_that("pNMF never increases the Frobenius loss and keeps the constraints", {
@@ -23,7 +23,7 @@ test_that("pNMF never increases the Frobenius loss and keeps the constraints", {
   }
   # the value is the loss of the returned model
   G <- as.matrix(x) / sum(x)
-  expect_equal(fit$value, sum((G - fitted(fit, type = "probability"))^2), tolerance = 1e-9)
+  expect_equal(fit$value, 0.5 * sum((G - fitted(fit, type = "probability"))^2), tolerance = 1e-9)
 })
 
 test_that("pNMF recovers a planted model from its exact joint distribution", {
@@ -53,7 +53,7 @@ test_that("unnormalized L2 (free non-negative weights) reaches the brute-force o
   G <- x / sum(x)
   obj <- function(p) {
     u <- exp(p[1:n]); u <- u / sum(u); v <- exp(p[n + 1:n]); v <- v / sum(v)
-    sum((G - exp(p[2 * n + 1]) * outer(u, v))^2)
+    0.5 * sum((G - exp(p[2 * n + 1]) * outer(u, v))^2)
   }
   set.seed(1)
   best <- min(vapply(1:4, function(s) optim(rnorm(2 * n + 1), obj, method = "BFGS",

@@ -1,0 +1,615 @@
+# The fit contract: the fields every family's result carries, and the
+# generics every family answers (those not written per family in its own
+# file live here, next to the classed error for generics that do not apply).
+
+# Adds the core fields to a family's result list: `family`, `factors` (a
+# named list of matrices, one row per index and one column per component),
+# `weights` (the components' weights), `params` (the loss and method
+# parameters), and `stopped` (whether a callback stopped the fit). The
+# family's own fields stay as they are.
+contract_fields <- function(fit, family, factors, weights, params) {
+  fit$family <- family
+  fit$factors <- factors
+  fit$weights <- weights
+  fit$params <- params
+  fit$stopped <- isTRUE(fit$stopped)
+  fit
+}
+
+# A generic that does not apply to a family: a classed error that says why
+# and what to use instead.
+abort_unsupported <- function(what, why, instead = NULL, call = rlang::caller_env()) {
+  cli::cli_abort(c("{what} is not available: {why}", i = instead),
+                 class = c("aspectr_error_unsupported", "aspectr_error"), call = call)
+}
+
+family_label <- function(x) {
+  c(plsa = "pLSA", nmf = "NMF", ntf = "NTF", lca = "latent class", symnmf = "symmetric NMF",
+    sntf = "super-symmetric NTF")[[x$family %||% sub("^aspectr_", "", class(x)[1])]]
+}
+
+# the fitted data, converted, for the methods that need it (augment,
+# residuals): `data` must be what the model was fitted to
+fitted_data <- function(object, data, call = rlang::caller_env()) {
+  if (missing(data) || is.null(data)) {
+    abort_input(c("{.arg data} is missing: this method needs the data the model was fitted to.",
+                  i = "Call it as {.code f(fit, data = x)} with the {.arg x} given to the fitter."),
+                "argument", arg = "data", call = call)
+  }
+  d <- as_aspect_data(data, "data", call = call)
+  if (!identical(as.integer(d$dims), as.integer(object$dims))) {
+    abort_input("{.arg data} must have the dimensions of the fitted data ({paste(object$dims, collapse = ' x ')}), not {paste(d$dims, collapse = ' x ')}.",
+                "newdata", arg = "data", call = call)
+  }
+  d
+}
+
+# the terms of the model at the non-zero cells of d: nnz x k, term r being
+# weight_r prod_n U_n[i_n, r]
+cell_terms <- function(factors, weights, d) {
+  p <- matrix(weights, ncol(d$idx), length(weights), byrow = TRUE)
+  for (n in seq_along(factors)) p <- p * factors[[n]][d$idx[n, ] + 1L, , drop = FALSE]
+  p
+}
+
+cell_index_columns <- function(d, names_n) {
+  cols <- lapply(seq_len(nrow(d$idx)), function(n) {
+    i <- d$idx[n, ] + 1L
+    dn <- d$dimnames[[n]]
+    if (is.null(dn)) i else dn[i]
+  })
+  names(cols) <- names_n
+  cols
+}
+
+# ---- nobs ------------------------------------------------------------------
+
+#' @export
+nobs.aspectr_nmf <- function(object, ...) {
+  check_dots_empty(...)
+  prod(as.numeric(object$dims))
+}
+
+#' @export
+nobs.aspectr_ntf <- function(object, ...) {
+  check_dots_empty(...)
+  prod(as.numeric(object$dims))
+}
+
+#' @export
+nobs.aspectr_lca <- function(object, ...) {
+  check_dots_empty(...)
+  object$N
+}
+
+#' @export
+nobs.aspectr_symnmf <- function(object, ...) {
+  check_dots_empty(...)
+  object$n
+}
+
+#' @export
+nobs.aspectr_sntf <- function(object, ...) {
+  check_dots_empty(...)
+  object$n
+}
+
+# ---- logLik -------------------------------------------------------------------
+
+#' Log-likelihood of NMF, NTF and latent class fits
+#'
+#' Under the generalized KL divergence, `nmf()` and `ntf()` fit the Poisson
+#' model \eqn{x \sim \mathrm{Poisson}(v)} cell by cell, whose log-likelihood
+#' is \eqn{\sum (x \log v - v - \log x!)}; `df` counts the free parameters
+#' (\eqn{k (m + n - 1)} for NMF, \eqn{k (\sum_n d_n - N + 1)} for an N-way
+#' NTF: each component's scale is shared by its factors) and `nobs` the
+#' cells. A latent class fit reports the log-likelihood of its observations
+#' (missing responses left out), with `npar` free parameters. Frobenius and
+#' beta-divergence fits, and the clustering families, are not likelihood
+#' models: their `logLik()` is a classed error (`aspectr_error_unsupported`).
+#'
+#' @param object A fit.
+#' @param ... Must be empty.
+#' @return An object of class `logLik`; [AIC()] and [BIC()] work on the fit.
+#' @examples
+#' fit <- nmf(sotu_dtm, 3, loss = "kl", seed = 1, max_iter = 100)
+#' logLik(fit)
+#' BIC(fit)
+#' @name logLik.aspectr_fit
+#' @export
+logLik.aspectr_nmf <- function(object, ...) {
+  check_dots_empty(...)
+  if (object$loss != "kl") {
+    abort_unsupported("{.fn logLik} of a {object$loss} NMF",
+                      "only the generalized KL loss is a likelihood (the Poisson model).",
+                      "Compare fits by their objective, or fit {.code nmf(x, k, loss = \"kl\")}.")
+  }
+  df <- object$k * (sum(object$dims) - 1)
+  structure(object$loglik_const - object$divergence, df = as.integer(df),
+            nobs = prod(as.numeric(object$dims)), class = "logLik")
+}
+
+#' @rdname logLik.aspectr_fit
+#' @export
+logLik.aspectr_ntf <- function(object, ...) {
+  check_dots_empty(...)
+  if (object$loss != "kl") {
+    abort_unsupported("{.fn logLik} of a Frobenius NTF",
+                      "only the generalized KL loss is a likelihood (the Poisson model).",
+                      "Compare fits by their objective, or fit {.code ntf(x, k, loss = \"kl\")}.")
+  }
+  N <- length(object$dims)
+  df <- object$k * (sum(object$dims) - N + 1)
+  structure(object$loglik_const - object$value, df = as.integer(df),
+            nobs = prod(as.numeric(object$dims)), class = "logLik")
+}
+
+#' @rdname logLik.aspectr_fit
+#' @export
+logLik.aspectr_lca <- function(object, ...) {
+  check_dots_empty(...)
+  structure(object$llik, df = as.integer(object$npar), nobs = object$N, class = "logLik")
+}
+
+#' @rdname logLik.aspectr_fit
+#' @export
+logLik.aspectr_fit <- function(object, ...) {
+  abort_unsupported(paste0("{.fn logLik} of a ", family_label(object), " fit"),
+                    "its loss is not a likelihood.",
+                    "Compare fits by their objective ({.code fit$value}) or {.fn glance}.")
+}
+
+# ---- fitted and residuals --------------------------------------------------------
+
+#' Fitted values and residuals of every family
+#'
+#' `fitted()` rebuilds the model from the factors: \eqn{W H} for NMF, the
+#' N-way array for NTF, \eqn{H H'} for symmetric NMF, the super-symmetric
+#' tensor for SNTF (see [fitted.aspectr_sntf()]), counts or probabilities
+#' for pLSA ([fitted.aspectr_plsa()]). `residuals()` is the data minus the
+#' fitted values; it needs the data (`x`), which fits do not keep. A latent
+#' class fit has neither (its model is a distribution over response
+#' patterns): use [predict()] for class posteriors and [glance()] for the
+#' goodness-of-fit statistics.
+#'
+#' @param object A fit.
+#' @param x The data the model was fitted to.
+#' @param ... Must be empty.
+#' @return A matrix or array like the data.
+#' @examples
+#' a <- crossprod(matrix(rpois(60, 2), 10))
+#' fit <- symnmf(a, 2, seed = 1)
+#' range(residuals(fit, a))
+#' @name residuals.aspectr_fit
+#' @export
+fitted.aspectr_symnmf <- function(object, ...) {
+  check_dots_empty(...)
+  check_size(as.numeric(object$n)^2, "The fitted matrix would have {size} cells.")
+  tcrossprod(object$H)
+}
+
+#' @rdname residuals.aspectr_fit
+#' @export
+residuals.aspectr_symnmf <- function(object, x, ...) {
+  check_dots_empty(...)
+  a <- as.matrix(x)
+  if (!identical(dim(a), c(object$n, object$n))) {
+    abort_input("{.arg x} must be the fitted {object$n} x {object$n} matrix, not {describe(x)}.", "newdata", arg = "x")
+  }
+  a - fitted(object)
+}
+
+#' @rdname residuals.aspectr_fit
+#' @export
+residuals.aspectr_plsa <- function(object, x, ...) {
+  check_dots_empty(...)
+  d <- fitted_data(object, x)
+  arr <- array(0, d$dims)
+  arr[t(d$idx + 1L)] <- d$val
+  if (length(d$dims) == 2) arr <- matrix(arr, d$dims[1])
+  out <- arr - unname(fitted(object))
+  dimnames(out) <- object$dimnames
+  out
+}
+
+#' @rdname residuals.aspectr_fit
+#' @export
+residuals.aspectr_ntf <- function(object, x, ...) {
+  check_dots_empty(...)
+  d <- fitted_data(object, x)
+  arr <- array(0, d$dims)
+  arr[t(d$idx + 1L)] <- d$val
+  out <- arr - unname(fitted(object))
+  dimnames(out) <- object$dimnames
+  out
+}
+
+#' @rdname residuals.aspectr_fit
+#' @export
+residuals.aspectr_sntf <- function(object, x, ...) {
+  check_dots_empty(...)
+  y <- as.array(as_symtensor(x))
+  f <- fitted(object)
+  if (!identical(dim(y), dim(f))) {
+    abort_input("{.arg x} must be the fitted tensor ({paste(dim(f), collapse = ' x ')}), not {paste(dim(y), collapse = ' x ')}.",
+                "newdata", arg = "x")
+  }
+  y - f
+}
+
+#' @rdname residuals.aspectr_fit
+#' @export
+fitted.aspectr_lca <- function(object, ...) {
+  abort_unsupported("{.fn fitted} of a latent class fit",
+                    "the model is a distribution over response patterns, not a fitted value per observation.",
+                    "Use {.code predict(fit)} for class posteriors, {.code glance(fit)} for G-squared and chi-squared.")
+}
+
+#' @rdname residuals.aspectr_fit
+#' @export
+residuals.aspectr_lca <- function(object, ...) {
+  abort_unsupported("{.fn residuals} of a latent class fit",
+                    "the model is a distribution over response patterns, not a fitted value per observation.",
+                    "Use {.code glance(fit)} for G-squared and chi-squared.")
+}
+
+# ---- tidy and glance ---------------------------------------------------------
+
+#' Tidy and glance at NTF, latent class and clustering fits
+#'
+#' * NTF: `tidy()` has one row per mode, index and component (`mode`,
+#'   `index`, `component`, `value`: the unit-norm or unit-sum factor entry);
+#'   `glance()` one row with the rank, loss, objective, iterations,
+#'   convergence, `nobs` and, under KL, `logLik`, `AIC`, `BIC`.
+#' * Latent classes: `tidy()` one row per variable, level and class
+#'   (`variable`, `level`, `class`, `probability`: \eqn{P(level \mid
+#'   class)}, summing to 1 over the levels of a variable in a class);
+#'   `glance()` the log-likelihood, AIC, BIC, \eqn{G^2}, \eqn{\chi^2},
+#'   residual degrees of freedom, `npar` and `nobs`.
+#' * Symmetric NMF and SNTF: `tidy()` one row per point and cluster
+#'   (`point`, `cluster`, `membership`: the row of the factor normalized to
+#'   sum 1); `glance()` the rank, method, objective, relative error,
+#'   iterations, convergence and the number of points.
+#'
+#' @param x A fit.
+#' @param ... Must be empty.
+#' @return A tibble.
+#' @examples
+#' fit <- lca(carcinoma, 3, seed = 1)
+#' tidy(fit)
+#' glance(fit)
+#' @name tidy.aspectr_fit
+#' @export
+tidy.aspectr_ntf <- function(x, ...) {
+  check_dots_empty(...)
+  rows <- lapply(seq_along(x$factors), function(n) {
+    f <- x$factors[[n]]
+    idx <- rownames(f) %||% as.character(seq_len(nrow(f)))
+    tibble::tibble(mode = names(x$factors)[n], index = rep(idx, times = x$k),
+                   component = rep(seq_len(x$k), each = nrow(f)), value = as.vector(f))
+  })
+  do.call(rbind, rows)
+}
+
+#' @rdname tidy.aspectr_fit
+#' @export
+glance.aspectr_ntf <- function(x, ...) {
+  check_dots_empty(...)
+  kl <- x$loss == "kl"
+  ll <- if (kl) logLik(x) else NA_real_
+  tibble::tibble(k = x$k, loss = x$loss, method = x$method, objective = x$value,
+                 iterations = x$iterations, converged = x$converged, stopped = isTRUE(x$stopped),
+                 logLik = as.numeric(ll), AIC = if (kl) AIC(x) else NA_real_,
+                 BIC = if (kl) BIC(x) else NA_real_, nobs = nobs(x))
+}
+
+#' @rdname tidy.aspectr_fit
+#' @export
+tidy.aspectr_lca <- function(x, ...) {
+  check_dots_empty(...)
+  rows <- lapply(names(x$probs), function(v) {
+    p <- x$probs[[v]]  # classes x levels
+    tibble::tibble(variable = v, level = rep(colnames(p), each = nrow(p)),
+                   class = rep(seq_len(nrow(p)), times = ncol(p)), probability = as.vector(p))
+  })
+  do.call(rbind, rows)
+}
+
+#' @rdname tidy.aspectr_fit
+#' @export
+glance.aspectr_lca <- function(x, ...) {
+  check_dots_empty(...)
+  # residual degrees of freedom over the complete response patterns, as
+  # poLCA: cells minus free parameters minus 1
+  cells <- prod(vapply(x$probs, ncol, numeric(1)))
+  tibble::tibble(k = x$k, logLik = x$llik, AIC = x$AIC, BIC = x$BIC, Gsq = x$Gsq,
+                 Chisq = x$Chisq, df = cells - x$npar - 1, npar = as.integer(x$npar),
+                 nobs = x$N, iterations = x$iterations, converged = x$converged)
+}
+
+membership_tibble <- function(m) {
+  pts <- rownames(m) %||% as.character(seq_len(nrow(m)))
+  tibble::tibble(point = rep(pts, times = ncol(m)), cluster = rep(seq_len(ncol(m)), each = nrow(m)),
+                 membership = as.vector(m))
+}
+
+#' @rdname tidy.aspectr_fit
+#' @export
+tidy.aspectr_symnmf <- function(x, ...) {
+  check_dots_empty(...)
+  membership_tibble(x$membership)
+}
+
+#' @rdname tidy.aspectr_fit
+#' @export
+glance.aspectr_symnmf <- function(x, ...) {
+  check_dots_empty(...)
+  tibble::tibble(k = x$k, method = x$method, objective = x$value, rel_error = x$rel_error,
+                 iterations = x$iterations, converged = x$converged, stopped = isTRUE(x$stopped),
+                 n_points = x$n)
+}
+
+#' @rdname tidy.aspectr_fit
+#' @export
+tidy.aspectr_sntf <- function(x, ...) {
+  check_dots_empty(...)
+  membership_tibble(x$membership)
+}
+
+#' @rdname tidy.aspectr_fit
+#' @export
+glance.aspectr_sntf <- function(x, ...) {
+  check_dots_empty(...)
+  tibble::tibble(k = x$k, method = x$method, order = x$order, objective = x$value,
+                 rel_error = x$rel_error, iterations = x$iterations, converged = x$converged,
+                 stopped = isTRUE(x$stopped), n_points = x$n)
+}
+
+# ---- augment -------------------------------------------------------------------
+
+#' Augment data with the components of a fit
+#'
+#' Shaped like \pkg{tidytext}'s `augment()` for topic models.
+#'
+#' * pLSA, NMF and NTF: one row per non-zero cell of `data` (the data the
+#'   model was fitted to), with its indices (`document` and `term` for a
+#'   matrix, one column per mode for N-way data), the `count` (or `value`),
+#'   `.fitted` (the model's value at the cell) and `.topic` (pLSA) or
+#'   `.component` (NMF, NTF): the component that contributes most to the
+#'   cell, i.e. the largest posterior \eqn{P(z \mid d, w)}.
+#' * Latent classes: one row per observation (of `data`, or of the fitted
+#'   data when `data` is omitted) with `.class` and the posteriors
+#'   `.prob_1`, ..., `.prob_k`.
+#' * Symmetric NMF and SNTF: one row per point with `.cluster` (`NA` for
+#'   points without membership) and `.prob_1`, ..., `.prob_k` (the
+#'   normalized memberships); `data`, when given, is bound in front.
+#'
+#' @param x A fit.
+#' @param data The data (see above).
+#' @param ... Must be empty.
+#' @return A tibble.
+#' @examples
+#' fit <- plsa(sotu_dtm, 3, seed = 1, max_iter = 50)
+#' head(augment(fit, data = sotu_dtm))
+#' @name augment.aspectr_fit
+#' @export
+augment.aspectr_plsa <- function(x, data, ...) {
+  check_dots_empty(...)
+  d <- fitted_data(x, data)
+  p <- cell_terms(x$factors, as.numeric(x$lambda), d)
+  cols <- cell_index_columns(d, if (length(d$dims) == 2) c("document", "term") else names(x$factors))
+  tibble::as_tibble(c(cols, list(count = d$val, .fitted = rowSums(p) * x$total,
+                                 .topic = max.col(p, ties.method = "first"))))
+}
+
+#' @rdname augment.aspectr_fit
+#' @export
+augment.aspectr_nmf <- function(x, data, ...) {
+  check_dots_empty(...)
+  d <- fitted_data(x, data)
+  p <- cell_terms(list(x$W, t(x$H)), rep(1, x$k), d)
+  cols <- cell_index_columns(d, c("row", "column"))
+  tibble::as_tibble(c(cols, list(value = d$val, .fitted = rowSums(p),
+                                 .component = max.col(p, ties.method = "first"))))
+}
+
+#' @rdname augment.aspectr_fit
+#' @export
+augment.aspectr_ntf <- function(x, data, ...) {
+  check_dots_empty(...)
+  d <- fitted_data(x, data)
+  p <- cell_terms(x$factors, as.numeric(x$weights), d)
+  cols <- cell_index_columns(d, names(x$factors))
+  tibble::as_tibble(c(cols, list(value = d$val, .fitted = rowSums(p),
+                                 .component = max.col(p, ties.method = "first"))))
+}
+
+#' @rdname augment.aspectr_fit
+#' @export
+augment.aspectr_lca <- function(x, data = NULL, ...) {
+  check_dots_empty(...)
+  post <- if (is.null(data)) x$posterior else predict(x, data)
+  cls <- max.col(post, ties.method = "first")
+  probs <- as.data.frame(unname(post))
+  names(probs) <- paste0(".prob_", seq_len(ncol(post)))
+  out <- tibble::tibble(.class = cls)
+  out <- cbind(out, probs)
+  if (!is.null(data)) out <- cbind(as.data.frame(data), out)
+  tibble::as_tibble(out)
+}
+
+augment_clusters <- function(x, data) {
+  m <- x$membership
+  probs <- as.data.frame(unname(m))
+  names(probs) <- paste0(".prob_", seq_len(ncol(m)))
+  out <- cbind(data.frame(point = rownames(m) %||% as.character(seq_len(nrow(m))),
+                          .cluster = unname(x$cluster), stringsAsFactors = FALSE), probs)
+  if (!is.null(data)) {
+    if (NROW(data) != nrow(m)) {
+      abort_input("{.arg data} must have one row per point ({nrow(m)}), not {NROW(data)}.",
+                  "argument", arg = "data", call = rlang::caller_env())
+    }
+    out <- cbind(as.data.frame(data), out)
+  }
+  tibble::as_tibble(out)
+}
+
+#' @rdname augment.aspectr_fit
+#' @export
+augment.aspectr_symnmf <- function(x, data = NULL, ...) {
+  check_dots_empty(...)
+  augment_clusters(x, data)
+}
+
+#' @rdname augment.aspectr_fit
+#' @export
+augment.aspectr_sntf <- function(x, data = NULL, ...) {
+  check_dots_empty(...)
+  augment_clusters(x, data)
+}
+
+# ---- predict for ntf ------------------------------------------------------------
+
+#' Fold new slices into an NTF
+#'
+#' New entries of the first mode (new documents, subjects, ...) given as an
+#' array whose other modes match the fit: their factor rows are fitted with
+#' every other factor fixed, under the fit's loss (exact non-negative least
+#' squares under Frobenius, coordinate descent under KL), on the fit's
+#' scale (the weights folded into the other modes).
+#'
+#' @param object An `aspectr_ntf` fit.
+#' @param newdata An array with dimensions `c(n_new, dim(x)[-1])`, or a
+#'   sparse tensor with those dimensions. Omitted: the fitted first-mode
+#'   factor times the weights.
+#' @param type `"coef"` (the new rows of the first factor, times the
+#'   weights: n_new x k) or `"class"` (the component with the largest
+#'   coefficient).
+#' @param max_iter,tol Iteration limit and tolerance of the fold-in.
+#' @param threads Number of threads; `NULL` uses [default_threads()].
+#' @param ... Must be empty.
+#' @return A matrix or an integer vector.
+#' @examples
+#' y <- array(rpois(4 * 5 * 3, 3), c(4, 5, 3))
+#' fit <- ntf(y, 2, seed = 1)
+#' predict(fit, y[1:2, , , drop = FALSE])
+#' @export
+predict.aspectr_ntf <- function(object, newdata, type = c("coef", "class"), max_iter = 1000,
+                                tol = 1e-8, threads = NULL, ...) {
+  check_dots_empty(...)
+  type <- match_option(type, c("coef", "class"), "type")
+  max_iter <- check_whole(max_iter, "max_iter")
+  tol <- check_number(tol, "tol", 0, Inf)
+  threads <- resolve_threads(threads)
+  comp <- names(object$weights) %||% paste0("component_", seq_len(object$k))
+  if (missing(newdata) || is.null(newdata)) {
+    coef <- sweep(object$factors[[1]], 2, object$weights, "*")
+  } else {
+    d <- as_aspect_data(newdata, "newdata")
+    if (length(d$dims) != length(object$dims) || !all(d$dims[-1] == object$dims[-1])) {
+      abort_input("{.arg newdata} must have dimensions c(n_new, {paste(object$dims[-1], collapse = ', ')}) like the fitted data, not {paste(d$dims, collapse = ' x ')}.",
+                  "newdata", arg = "newdata")
+    }
+    # mode-1 unfolding: x_(1) ~ coef t(B), B the Khatri-Rao product of the
+    # other (unit-norm or unit-sum) factors (cells of the other modes x k,
+    # the first of them varying fastest), so coef = the first factor times
+    # the weights
+    others <- object$factors[-1]
+    B <- matrix(1, 1, object$k)
+    for (f in others) B <- do.call(rbind, lapply(seq_len(nrow(f)), function(i) sweep(B, 2, f[i, ], "*")))
+    cells <- prod(d$dims[-1])
+    check_size(cells * object$k, "The fold-in basis would have {size} cells.")
+    lin <- 1 + colSums((d$idx[-1, , drop = FALSE]) * cumprod(c(1, d$dims[-c(1, length(d$dims))])))
+    X <- Matrix::sparseMatrix(i = lin, j = d$idx[1, ] + 1L, x = d$val, dims = c(cells, d$dims[1]))
+    sc <- nmf_scale(nmf_data(X, "newdata"))
+    nd <- sc$nd
+    s <- sc$s
+    w <- max(B)
+    if (!(w > 0)) w <- 1
+    coef <- cpp_nmf_project(nd$dense, nd$i, nd$p, nd$x, nd$dims, B / w, object$loss, 2,
+                            c(0, 0), c(0, 0), 1e-16, max_iter, tol, threads)
+    coef <- t(coef) * (s / w)
+    rownames(coef) <- d$dimnames[[1]]
+  }
+  colnames(coef) <- comp
+  if (type == "class") {
+    cls <- max.col(coef, ties.method = "first")
+    names(cls) <- rownames(coef)
+    return(cls)
+  }
+  coef
+}
+
+# ---- summaries of symnmf, nmf_rank and multiway_cluster ------------------------
+
+#' @export
+summary.aspectr_symnmf <- function(object, ...) {
+  check_dots_empty(...)
+  conf <- apply(object$membership, 1, max)
+  structure(list(
+    k = object$k, n = object$n, method = object$method, value = object$value,
+    rel_error = object$rel_error, iterations = object$iterations, converged = object$converged,
+    clusters = data.frame(cluster = seq_len(object$k),
+                          size = tabulate(object$cluster, object$k),
+                          mean_membership = vapply(seq_len(object$k), function(j) {
+                            in_j <- which(object$cluster == j)
+                            if (length(in_j)) mean(conf[in_j]) else NA_real_
+                          }, numeric(1)))
+  ), class = "summary.aspectr_symnmf")
+}
+
+#' @export
+print.summary.aspectr_symnmf <- function(x, ...) {
+  check_dots_empty(...)
+  cat(sprintf("Symmetric NMF (%s), %d clusters of %s points\n", x$method, x$k,
+              format(x$n, big.mark = ",")))
+  cat(sprintf("objective %s, relative error %.4g; %d iterations, %s\n\n",
+              format(signif(x$value, 7)), x$rel_error, x$iterations,
+              if (x$converged) "converged" else "not converged"))
+  print(x$clusters, row.names = FALSE, digits = 3)
+  invisible(x)
+}
+
+#' @export
+summary.aspectr_nmf_rank <- function(object, ...) {
+  check_dots_empty(...)
+  structure(list(method = object$method, best = object$best, table = object$table,
+                 nrun = object$nrun), class = "summary.aspectr_nmf_rank")
+}
+
+#' @export
+print.summary.aspectr_nmf_rank <- function(x, ...) {
+  check_dots_empty(...)
+  cat(sprintf("NMF rank selection by %s (%s start%s per k): chosen k = %s\n\n",
+              if (x$method == "cv") "cross-validation" else "consensus clustering",
+              format(x$nrun), if (identical(x$nrun, 1)) "" else "s", format(x$best)))
+  print(as.data.frame(x$table), row.names = FALSE, digits = 4)
+  invisible(x)
+}
+
+#' @export
+summary.aspectr_multiway <- function(object, ...) {
+  check_dots_empty(...)
+  cl <- object$cluster
+  structure(list(
+    k = object$k, n = length(cl), order = object$order, unassigned = sum(is.na(cl)),
+    outlier = object$outlier, sigma = object$sigma,
+    clusters = data.frame(cluster = seq_len(object$k), size = tabulate(cl, object$k),
+                          median_strength = vapply(seq_len(object$k), function(j) {
+                            s <- object$strength[which(cl == j)]
+                            if (length(s)) stats::median(s) else NA_real_
+                          }, numeric(1))),
+    fit = summary(object$fit)
+  ), class = "summary.aspectr_multiway")
+}
+
+#' @export
+print.summary.aspectr_multiway <- function(x, ...) {
+  check_dots_empty(...)
+  cat(sprintf("Multi-way clustering: %d clusters of %s points from order-%d affinities (sigma %.3g)\n",
+              x$k, format(x$n, big.mark = ","), x$order, x$sigma))
+  cat(sprintf("%d point%s unassigned (strength below %g)\n\n", x$unassigned,
+              if (x$unassigned == 1) "" else "s", x$outlier))
+  print(x$clusters, row.names = FALSE, digits = 3)
+  invisible(x)
+}

@@ -5,8 +5,8 @@ cpp_index0_t <- function(index) {
     .Call(`_aspectr_cpp_index0_t`, index)
 }
 
-cpp_lca_fit <- function(idx, val, dims, inits, max_iter, tol, threads, short_iter, keep, verbose) {
-    .Call(`_aspectr_cpp_lca_fit`, idx, val, dims, inits, max_iter, tol, threads, short_iter, keep, verbose)
+cpp_lca_fit <- function(idx, val, dims, inits, max_iter, tol, threads, short_iter, keep, verbose, hook = NULL) {
+    .Call(`_aspectr_cpp_lca_fit`, idx, val, dims, inits, max_iter, tol, threads, short_iter, keep, verbose, hook)
 }
 
 cpp_lca_check_count <- function(idx, val, dims, inits, max_iter, tol, threads, short_iter, keep) {
@@ -25,8 +25,8 @@ cpp_dense_nn <- function(A, B, threads) {
     .Call(`_aspectr_cpp_dense_nn`, A, B, threads)
 }
 
-cpp_plsa_fit <- function(idx, val, dims, lambda, factors, loss, q, tempering, max_iter, tol, threads, verbose, free_weights = FALSE) {
-    .Call(`_aspectr_cpp_plsa_fit`, idx, val, dims, lambda, factors, loss, q, tempering, max_iter, tol, threads, verbose, free_weights)
+cpp_plsa_fit <- function(idx, val, dims, lambda, factors, loss, q, tempering, max_iter, tol, threads, verbose, free_weights = FALSE, hook = NULL, want_model = FALSE) {
+    .Call(`_aspectr_cpp_plsa_fit`, idx, val, dims, lambda, factors, loss, q, tempering, max_iter, tol, threads, verbose, free_weights, hook, want_model)
 }
 
 cpp_loss <- function(idx, val, dims, lambda, factors, loss, q, threads) {
@@ -45,20 +45,20 @@ cpp_simplex_qp <- function(Q, c) {
     .Call(`_aspectr_cpp_simplex_qp`, Q, c)
 }
 
-cpp_ntf_fit <- function(idx, val, dims, factors, method, max_iter, tol, threads, verbose) {
-    .Call(`_aspectr_cpp_ntf_fit`, idx, val, dims, factors, method, max_iter, tol, threads, verbose)
+cpp_ntf_fit <- function(idx, val, dims, factors, method, max_iter, tol, threads, verbose, hook = NULL, want_model = FALSE) {
+    .Call(`_aspectr_cpp_ntf_fit`, idx, val, dims, factors, method, max_iter, tol, threads, verbose, hook, want_model)
 }
 
-cpp_nmf_fit <- function(dense, si, sp, sx, dims, W0, H0, loss, method, beta, L1, L2, eps, max_iter, tol, threads, verbose, accelerate = FALSE) {
-    .Call(`_aspectr_cpp_nmf_fit`, dense, si, sp, sx, dims, W0, H0, loss, method, beta, L1, L2, eps, max_iter, tol, threads, verbose, accelerate)
+cpp_nmf_fit <- function(dense, si, sp, sx, dims, W0, H0, loss, method, beta, L1, L2, eps, max_iter, tol, threads, verbose, accelerate = FALSE, hook = NULL, want_model = FALSE) {
+    .Call(`_aspectr_cpp_nmf_fit`, dense, si, sp, sx, dims, W0, H0, loss, method, beta, L1, L2, eps, max_iter, tol, threads, verbose, accelerate, hook, want_model)
 }
 
 cpp_nmf_project <- function(dense, si, sp, sx, dims, W, loss, beta, L1, L2, eps, max_iter, tol, threads) {
     .Call(`_aspectr_cpp_nmf_project`, dense, si, sp, sx, dims, W, loss, beta, L1, L2, eps, max_iter, tol, threads)
 }
 
-cpp_sntf_fit <- function(idx, val, n, G0, method, alpha, beta, omega, sparsity, l1, orthogonal, max_iter, tol, threads, verbose) {
-    .Call(`_aspectr_cpp_sntf_fit`, idx, val, n, G0, method, alpha, beta, omega, sparsity, l1, orthogonal, max_iter, tol, threads, verbose)
+cpp_sntf_fit <- function(idx, val, n, G0, method, alpha, beta, omega, sparsity, l1, orthogonal, max_iter, tol, threads, verbose, hook = NULL, want_model = FALSE) {
+    .Call(`_aspectr_cpp_sntf_fit`, idx, val, n, G0, method, alpha, beta, omega, sparsity, l1, orthogonal, max_iter, tol, threads, verbose, hook, want_model)
 }
 
 cpp_sntf_loss <- function(idx, val, n, G, method, alpha, beta, l1, threads) {
@@ -69,8 +69,8 @@ cpp_sym_mttkrp <- function(idx, val, n, G, threads) {
     .Call(`_aspectr_cpp_sym_mttkrp`, idx, val, n, G, threads)
 }
 
-cpp_symnmf_fit <- function(dense, si, sp, sx, n, H0, W0, method, lambda, l1, omega, orthogonal, max_iter, tol, threads, verbose) {
-    .Call(`_aspectr_cpp_symnmf_fit`, dense, si, sp, sx, n, H0, W0, method, lambda, l1, omega, orthogonal, max_iter, tol, threads, verbose)
+cpp_symnmf_fit <- function(dense, si, sp, sx, n, H0, W0, method, lambda, l1, omega, orthogonal, max_iter, tol, threads, verbose, hook = NULL, want_model = FALSE) {
+    .Call(`_aspectr_cpp_symnmf_fit`, dense, si, sp, sx, n, H0, W0, method, lambda, l1, omega, orthogonal, max_iter, tol, threads, verbose, hook, want_model)
 }
 
 cpp_all_tuples <- function(n, m) {

@@ -62,6 +62,10 @@
 #' @param seed,threads,verbose As in [plsa()], except that the starts run
 #'   in one call (threads over the starts, see Restarts) rather than through
 #'   a [future][future::plan] plan.
+#' @param callback As in [plsa()]: a function of (iteration, objective,
+#'   factors) called after every EM iteration, `FALSE` stops. With a
+#'   callback the starts run one after another, each by plain EM to
+#'   convergence (no staged restarts).
 #' @param ... Must be empty.
 #' @return An object of class `c("aspectr_lca", "aspectr_plsa",
 #'   "aspectr_fit")`: the fields of a [plsa()] fit (one factor per variable)
@@ -92,7 +96,7 @@
 #' @export
 lca <- function(data, k, nrun = 10, max_iter = 1000, tol = 1e-8, seed = NULL,
                 threads = NULL, na.rm = FALSE, verbose = FALSE, short_iter = 100,
-                short_keep = 1, ...) {
+                short_keep = 1, callback = NULL, ...) {
   call <- match.call()
   check_dots_empty(...)
   check_required(data, "a data frame of categorical variables")
@@ -107,12 +111,32 @@ lca <- function(data, k, nrun = 10, max_iter = 1000, tol = 1e-8, seed = NULL,
   seed <- ctl$seed; threads <- ctl$threads; verbose <- ctl$verbose
   d <- prep$data
   start <- proc.time()[["elapsed"]]
+  callback <- check_callback(callback)
+  hook <- fit_hook(callback, verbose, "lca()", model = function(raw) {
+    f <- lapply(seq_along(raw$factors), function(j) {
+      `dimnames<-`(raw$factors[[j]], list(prep$levels[[j]], paste0("class_", seq_len(k))))
+    })
+    names(f) <- prep$vars
+    f
+  })
   if (k == 1) {
     runs <- list(plsa_rank1(d, threads))
-  } else {
+  } else if (is.null(callback)) {
+    # (progress messages between rounds of the staged restarts)
     inits <- with_seed(seed, random_starts(d$dims, k, nrun))
     runs <- cpp_lca_fit(d$idx, d$val, d$dims, inits, max_iter, tol, threads,
-                        short_iter, short_keep, verbose)
+                        short_iter, short_keep, verbose, hook)
+  } else {
+    # with a callback the starts run one after another, each to
+    # convergence, by the same EM (no staged restarts)
+    inits <- with_seed(seed, random_starts(d$dims, k, nrun))
+    runs <- list()
+    for (i in seq_along(inits)) {
+      runs[[i]] <- cpp_plsa_fit(d$idx, d$val, d$dims, inits[[i]]$lambda, inits[[i]]$factors,
+                                "kl", 1, 1, max_iter, tol, threads, verbose, FALSE, hook,
+                                !is.null(callback))
+      if (isTRUE(runs[[i]]$stopped)) break
+    }
   }
   values <- vapply(runs, run_value, numeric(1))
   best <- best_run(values, "lca() fit")
@@ -120,7 +144,8 @@ lca <- function(data, k, nrun = 10, max_iter = 1000, tol = 1e-8, seed = NULL,
                   run = best, values = values, time = proc.time()[["elapsed"]] - start,
                   threads = threads, seed = seed, call = call, prefix = "class_")
   fit$run_iterations <- vapply(runs, function(r) as.integer(r$iterations), integer(1))
-  finish_lca(fit, prep, supervised = FALSE)
+  fit <- finish_lca(fit, prep, supervised = FALSE)
+  finish_progress(fit, verbose, "lca()", max_iter, tol)
 }
 
 #' Latent class model with known classes (naive Bayes)

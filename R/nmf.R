@@ -138,7 +138,7 @@ nmf <- function(x, k, loss = c("frobenius", "kl", "beta"), beta = 2,
                 method = c("hals", "anls", "mu", "cd", "als"),
                 init = c("nndsvd", "nndsvda", "nndsvdar", "random"), nrun = 1,
                 L1 = c(0, 0), L2 = c(0, 0), max_iter = 1000, tol = 1e-6, eps = 1e-16,
-                accelerate = NULL, seed = NULL, threads = NULL, verbose = FALSE, ...) {
+                accelerate = NULL, seed = NULL, threads = NULL, verbose = FALSE, callback = NULL, ...) {
   call <- match.call()
   check_dots_empty(...)
   check_required(x, "a non-negative matrix")
@@ -220,10 +220,29 @@ nmf <- function(x, k, loss = c("frobenius", "kl", "beta"), beta = 2,
 
   svd0 <- if (is.character(init) && init != "random") nmf_svd(nd, k, threads) else NULL
   inits <- with_seed(seed, lapply(seq_len(nrun), function(i) nmf_init(nd, k, init, svd0)))
-  runs <- map_runs(inits, function(s) {
+  callback <- check_callback(callback)
+  comp <- paste0("factor_", seq_len(k))
+  # the callback's objective and factors on the user's scale (W H = s W' H')
+  hook <- fit_hook(callback, verbose, "nmf()",
+                   value = function(v) if (v == 0) 0 else v * sc$s^bpow,
+                   model = function(raw) {
+                     W <- raw$W * sc$a; H <- raw$H * sc$a
+                     dimnames(W) <- list(nd$dimnames[[1]], comp)
+                     list(W = W, H = `dimnames<-`(t(H), list(nd$dimnames[[2]], comp)))
+                   })
+  fit_start <- function(s) {
     cpp_nmf_fit(nd$dense, nd$i, nd$p, nd$x, nd$dims, s$W, s$H, loss, method, beta,
-                L1s, L2s, eps, max_iter, tol, threads, verbose, accelerate)
-  })
+                L1s, L2s, eps, max_iter, tol, threads, verbose, accelerate, hook, !is.null(callback))
+  }
+  if (is.null(hook)) {
+    runs <- map_runs(inits, fit_start)
+  } else {
+    runs <- list()
+    for (i in seq_along(inits)) {
+      runs[[i]] <- fit_start(inits[[i]])
+      if (isTRUE(runs[[i]]$stopped)) break
+    }
+  }
   values <- vapply(runs, function(r) r$objective[length(r$objective)], numeric(1))
   best <- best_run(values, "nmf() fit")
   res <- runs[[best]]
@@ -280,10 +299,11 @@ nmf <- function(x, k, loss = c("frobenius", "kl", "beta"), beta = 2,
     time = proc.time()[["elapsed"]] - start, threads = threads, seed = seed,
     call = call
   ), class = c("aspectr_nmf", "aspectr_fit"))
-  contract_fields(fit, "nmf", factors = list(W = W, H = t(H)),
-                  weights = stats::setNames(colSums(W) * rowSums(H), comp),
-                  params = list(beta = fit$beta, method = method, L1 = L1, L2 = L2, eps = eps,
-                                accelerate = accelerate))
+  fit <- contract_fields(fit, "nmf", factors = list(W = W, H = t(H)),
+                         weights = stats::setNames(colSums(W) * rowSums(H), comp),
+                         params = list(beta = fit$beta, method = method, L1 = L1, L2 = L2, eps = eps,
+                                       accelerate = accelerate))
+  finish_progress(fit, verbose, "nmf()", max_iter, tol)
 }
 
 check_penalty <- function(p, arg, call = rlang::caller_env()) {

@@ -43,7 +43,8 @@
 #' fit_kl <- ntf(as_sptensor(round(10 * X)), 3, loss = "kl", seed = 1)
 #' @export
 ntf <- function(x, k, loss = c("frobenius", "kl"), method = c("hals", "mu"), nrun = 1,
-                max_iter = 1000, tol = 1e-6, seed = NULL, threads = NULL, verbose = FALSE, ...) {
+                max_iter = 1000, tol = 1e-6, seed = NULL, threads = NULL, verbose = FALSE,
+                callback = NULL, ...) {
   call <- match.call()
   check_dots_empty(...)
   check_required(x, "a non-negative matrix or array")
@@ -66,11 +67,39 @@ ntf <- function(x, k, loss = c("frobenius", "kl"), method = c("hals", "mu"), nru
   seed <- ctl$seed; threads <- ctl$threads; verbose <- ctl$verbose
   start <- proc.time()[["elapsed"]]
   total <- data$total
+  callback <- check_callback(callback)
+  N <- length(data$dims)
+  fnames <- if (N == 2) c("rows", "columns") else mode_names(data$dimnames, N)
+  comp <- paste0("component_", seq_len(k))
+  # the callback's factors: unit-norm (Frobenius) or unit-sum (KL) columns,
+  # their scale in the first factor's, so that the outer products add up to
+  # the model of x
+  name_factors <- function(f) {
+    f <- lapply(seq_len(N), function(n) `dimnames<-`(f[[n]], list(data$dimnames[[n]], comp)))
+    names(f) <- fnames
+    f
+  }
+  seq_starts <- function(inits, fun) {
+    if (is.null(hook)) return(map_runs(inits, fun))
+    runs <- list()
+    for (i in seq_along(inits)) {
+      runs[[i]] <- fun(inits[[i]])
+      if (isTRUE(runs[[i]]$stopped)) break
+    }
+    runs
+  }
   if (loss == "kl") {
+    hook <- fit_hook(callback, verbose, "ntf()", value = function(v) v * total,
+                     model = function(raw) {
+                       f <- raw$factors
+                       f[[1]] <- sweep(f[[1]], 2, raw$lambda * total, "*")
+                       name_factors(f)
+                     })
     inits <- with_seed(seed, lapply(seq_len(nrun), function(i) random_start(data$dims, k)))
-    runs <- map_runs(inits, function(init) {
+    runs <- seq_starts(inits, function(init) {
       res <- cpp_plsa_fit(data$idx, data$val, data$dims, init$lambda, init$factors,
-                          "kl", 1, 1, max_iter, tol, threads, verbose)
+                          "kl", 1, 1, max_iter, tol, threads, verbose, FALSE, hook,
+                          !is.null(callback))
       # D_gKL(X || M) = total * D(G || P) when sum(M) = sum(X)
       res$objective <- res$objective * total
       res$initial <- res$initial * total
@@ -87,9 +116,15 @@ ntf <- function(x, k, loss = c("frobenius", "kl"), method = c("hals", "mu"), nru
     inits <- with_seed(seed, lapply(seq_len(nrun), function(i) {
       lapply(data$dims, function(d) matrix(stats::runif(as.numeric(d) * k), d, k) * scale)
     }))
-    runs <- map_runs(inits, function(init) {
+    hook <- fit_hook(callback, verbose, "ntf()", value = function(v) 0.5 * rescale_value(v, s, 2),
+                     model = function(raw) {
+                       f <- raw$factors
+                       f[[1]] <- f[[1]] * s
+                       name_factors(f)
+                     })
+    runs <- seq_starts(inits, function(init) {
       res <- cpp_ntf_fit(data$idx, val, data$dims, init, method, max_iter, tol,
-                         threads, verbose)
+                         threads, verbose, hook, !is.null(callback))
       res$scaled_value <- run_value(res)
       # reported as one half of the squared error, as every Frobenius fit
       res$objective <- 0.5 * rescale_value(res$objective, s, 2)
@@ -132,8 +167,9 @@ ntf <- function(x, k, loss = c("frobenius", "kl"), method = c("hals", "mu"), nru
     total = total, nnz = length(data$val), time = proc.time()[["elapsed"]] - start,
     threads = threads, seed = seed, call = call, stopped = isTRUE(res$stopped)
   ), class = c("aspectr_ntf", "aspectr_fit"))
-  contract_fields(fit, "ntf", factors = factors, weights = fit$weights,
-                  params = list(method = method))
+  fit <- contract_fields(fit, "ntf", factors = factors, weights = fit$weights,
+                         params = list(method = method))
+  finish_progress(fit, verbose, "ntf()", max_iter, tol)
 }
 
 #' @export

@@ -63,7 +63,18 @@
 #' @param seed Integer seed for the random starts, or `NULL` to use (and
 #'   advance) R's random number generator, so that [set.seed()] works.
 #' @param threads Number of threads; `NULL` uses [default_threads()].
-#' @param verbose Show a progress bar.
+#' @param verbose Show progress: a progress bar with the objective and ETA
+#'   in interactive sessions; in non-interactive ones (Rscript, R Markdown) a
+#'   message every few seconds (`options(aspectr.progress_interval =)`,
+#'   default 2) and a closing message with the iterations, the objective and
+#'   whether the fit converged. Messages have class
+#'   `aspectr_message_progress`.
+#' @param callback `NULL` or a function `callback(iteration, objective,
+#'   factors)` called after every iteration with the objective on the
+#'   reported scale and the current factors (a named list like the fit's
+#'   `factors`); returning `FALSE` stops the fit, which then reports
+#'   `stopped = TRUE`. With several starts they run one after another, the
+#'   callback sees each, and `FALSE` also skips the starts not yet begun.
 #' @param ... Must be empty; an unknown argument is an error.
 #'
 #' @return An object of class `c("aspectr_plsa", "aspectr_fit")`, a list with
@@ -109,7 +120,7 @@
 #' @export
 plsa <- function(x, k, loss = c("kl", "tsallis", "l2"), q = 0.5, tempering = 1, normalize = TRUE,
                  nrun = 1, max_iter = 1000, tol = 1e-6, seed = NULL, threads = NULL,
-                 verbose = FALSE, ...) {
+                 verbose = FALSE, callback = NULL, ...) {
   call <- match.call()
   check_dots_empty(...)
   loss <- match_option(loss, c("kl", "tsallis", "l2"), "loss")
@@ -133,6 +144,19 @@ plsa <- function(x, k, loss = c("kl", "tsallis", "l2"), q = 0.5, tempering = 1, 
   ctl <- check_fit_controls(nrun, max_iter, tol, seed, threads, verbose)
   nrun <- ctl$nrun; max_iter <- ctl$max_iter; tol <- ctl$tol
   seed <- ctl$seed; threads <- ctl$threads; verbose <- ctl$verbose
+  callback <- check_callback(callback)
+  N <- length(data$dims)
+  hook <- fit_hook(callback, verbose, "plsa()",
+                   value = if (loss == "l2") function(v) 0.5 * v else identity,
+                   model = function(raw) {
+                     f <- lapply(seq_len(N), function(n) {
+                       m <- raw$factors[[n]]
+                       dimnames(m) <- list(data$dimnames[[n]], paste0("topic_", seq_len(k)))
+                       m
+                     })
+                     names(f) <- mode_names(data$dimnames, N)
+                     f
+                   })
 
   start <- proc.time()[["elapsed"]]
   if (loss == "kl" && k == 1) {
@@ -142,7 +166,8 @@ plsa <- function(x, k, loss = c("kl", "tsallis", "l2"), q = 0.5, tempering = 1, 
     inits <- with_seed(seed, lapply(seq_len(nrun), function(i) random_start(data$dims, k)))
     fit_one <- function(init) {
       res <- cpp_plsa_fit(data$idx, data$val, data$dims, init$lambda, init$factors,
-                          loss, q, tempering, max_iter, tol, threads, verbose, !normalize)
+                          loss, q, tempering, max_iter, tol, threads, verbose, !normalize,
+                          hook, !is.null(callback))
       if (loss == "l2") {
         # one half of the squared error, as every Frobenius objective
         res$objective <- 0.5 * res$objective
@@ -150,7 +175,16 @@ plsa <- function(x, k, loss = c("kl", "tsallis", "l2"), q = 0.5, tempering = 1, 
       }
       res
     }
-    runs <- map_runs(inits, fit_one)
+    runs <- list()
+    for (i in seq_along(inits)) {
+      if (!is.null(hook)) {
+        runs[[i]] <- fit_one(inits[[i]])
+        if (isTRUE(runs[[i]]$stopped)) break  # no further start after a callback's stop
+      } else {
+        runs <- map_runs(inits, fit_one)
+        break
+      }
+    }
   }
   values <- vapply(runs, run_value, numeric(1))
   best <- best_run(values, "plsa() fit")
@@ -161,7 +195,7 @@ plsa <- function(x, k, loss = c("kl", "tsallis", "l2"), q = 0.5, tempering = 1, 
            call = call)
   fit$normalize <- normalize
   fit$params$normalize <- normalize
-  fit
+  finish_progress(fit, verbose, "plsa()", max_iter, tol)
 }
 
 mode_names <- function(dn, N) {
@@ -226,8 +260,8 @@ with_seed <- function(seed, code) {
 # Runs the starts sequentially or, under a non-sequential future plan,
 # through future.apply. Starting points were drawn beforehand, so both give
 # identical results.
-map_runs <- function(inits, fun) {
-  if (length(inits) > 1 && use_future()) {
+map_runs <- function(inits, fun, sequential = FALSE) {
+  if (length(inits) > 1 && !sequential && use_future()) {
     return(future.apply::future_lapply(inits, fun, future.seed = NULL))
   }
   lapply(inits, fun)

@@ -46,3 +46,60 @@ renamed_arg <- function(new, old, old_name, new_name, old_given, new_given = !is
                 class = c("aspectr_warning_deprecated", "aspectr_warning"), call = call)
   old
 }
+
+check_callback <- function(callback, call = rlang::caller_env()) {
+  if (!is.null(callback) && !is.function(callback)) {
+    abort_input("{.arg callback} must be a function of (iteration, objective, factors) or NULL, not {describe(callback)}.",
+                "argument", arg = "callback", call = call)
+  }
+  callback
+}
+
+# The R side of the end-of-iteration hook the C++ loops call: progress
+# messages in non-interactive sessions (every `aspectr.progress_interval`
+# seconds, default 2) and the user's callback, which sees the iteration,
+# the objective on the reported scale (`value()`) and the factors on the
+# user's scale (`model()` of the raw core model). NULL when there is
+# nothing to do, so that a plain fit never calls back into R.
+fit_hook <- function(callback, verbose, name, value = identity, model = identity) {
+  progress <- isTRUE(verbose) && !interactive()
+  if (is.null(callback) && !progress) return(NULL)
+  interval <- getOption("aspectr.progress_interval", 2)
+  last <- proc.time()[["elapsed"]]
+  function(it, obj, raw) {
+    v <- value(obj)
+    if (progress) {
+      now <- proc.time()[["elapsed"]]
+      if (now - last >= interval) {
+        last <<- now
+        cli::cli_inform("{name}: iteration {it}, objective {format(signif(v, 8))}",
+                        class = "aspectr_message_progress")
+      }
+    }
+    if (!is.null(callback) && isFALSE(callback(it, v, model(raw)))) return(FALSE)
+    TRUE
+  }
+}
+
+# After the fit: the closing progress line (non-interactive sessions), and
+# one message when the winning start ran out of iterations (not when the
+# user asked for a fixed number of them with tol = 0, nor when a callback
+# stopped it).
+finish_progress <- function(fit, verbose, name, max_iter, tol) {
+  status <- if (isTRUE(fit$stopped)) "stopped by the callback" else
+    if (isTRUE(fit$converged)) "converged" else "not converged"
+  if (isTRUE(verbose) && !interactive()) {
+    cli::cli_inform("{name}: {fit$iterations} iteration{?s}, objective {format(signif(fit$value, 8))}, {status}",
+                    class = "aspectr_message_progress")
+  }
+  if (!isTRUE(fit$converged) && !isTRUE(fit$stopped) && tol > 0 && max_iter > 0 &&
+      isTRUE(fit$iterations >= max_iter)) {
+    o <- fit$objective
+    rel <- if (length(o) >= 2 && abs(o[length(o) - 1]) > 0) abs(o[length(o) - 1] - o[length(o)]) / abs(o[length(o) - 1]) else NA
+    if (!is.finite(rel) || rel > 1e6) rel <- NA
+    cli::cli_inform(c("{name} did not converge in {max_iter} iteration{?s}{if (is.na(rel)) '' else paste0(' (last relative change ', format(signif(rel, 3)), ', tol ', format(tol), ')')}.",
+                      i = "Raise {.arg max_iter} or {.arg tol} to let it converge."),
+                    class = "aspectr_message_not_converged")
+  }
+  invisible(fit)
+}

@@ -144,7 +144,7 @@
 sntf <- function(x, k, method = c("alpha", "smart", "beta", "average", "unfold"),
                  alpha = 1, cichocki_beta = 0, omega = 1, sparsity = 0, L1 = 0, orthogonal = FALSE,
                  init = c("nndsvd", "random"), max_iter = 1000, tol = 1e-6, nrun = 1, seed = NULL,
-                 threads = NULL, verbose = FALSE, ..., beta) {
+                 threads = NULL, verbose = FALSE, callback = NULL, ..., beta) {
   call <- match.call()
   check_dots_empty(...)
   check_required(x, "a super-symmetric tensor")
@@ -199,14 +199,36 @@ sntf <- function(x, k, method = c("alpha", "smart", "beta", "average", "unfold")
     G0 * (total / sum(s^L))^(1 / L)
   }))
   slices <- if (method == "average") nmf_data(sym_slice_sum(y), "x") else NULL
-  runs <- map_runs(inits, function(G0) {
+  callback <- check_callback(callback)
+  comp <- paste0("cluster_", seq_len(k))
+  hook <- fit_hook(callback, ctl$verbose, "sntf()",
+                   value = function(v) rescale_value(max(v, 0), sc, deg),
+                   model = function(raw) {
+                     # the averaging approach iterates on G D^(1/2) of the slice sum
+                     G <- if (method == "average") {
+                       s2 <- colSums(raw)^(2 / L)
+                       sweep(raw, 2, ifelse(s2 > 0, s2^((L - 2) / 2), 1), "/")
+                     } else raw
+                     list(G = `dimnames<-`(G * sc^(1 / L), list(y$names, comp)))
+                   })
+  fit_start <- function(G0) {
     if (method == "average") {
-      sntf_average(slices, L, G0, L1_s, omega, orthogonal, ctl$max_iter, ctl$tol, ctl$threads, ctl$verbose)
+      sntf_average(slices, L, G0, L1_s, omega, orthogonal, ctl$max_iter, ctl$tol, ctl$threads,
+                   ctl$verbose, hook, !is.null(callback))
     } else {
       cpp_sntf_fit(idx0, y$values, n, G0, method, alpha, beta, omega, sparsity, L1_s, orthogonal,
-                   ctl$max_iter, ctl$tol, ctl$threads, ctl$verbose)
+                   ctl$max_iter, ctl$tol, ctl$threads, ctl$verbose, hook, !is.null(callback))
     }
-  })
+  }
+  if (is.null(hook)) {
+    runs <- map_runs(inits, fit_start)
+  } else {
+    runs <- list()
+    for (i in seq_along(inits)) {
+      runs[[i]] <- fit_start(inits[[i]])
+      if (isTRUE(runs[[i]]$stopped)) break
+    }
+  }
   values <- vapply(runs, function(r) r$objective[length(r$objective)], numeric(1))
   best <- best_run(values, "sntf() fit")
   res <- runs[[best]]
@@ -224,12 +246,13 @@ sntf <- function(x, k, method = c("alpha", "smart", "beta", "average", "unfold")
   check_objective_range(values[best], scaled, "sntf() fit")
   G <- G * sc^(1 / L)
   y$values <- y$values * sc
-  new_sntf(G, y, k, method = method,
+  fit <- new_sntf(G, y, k, method = method,
            params = list(alpha = alpha, cichocki_beta = beta, omega = omega, sparsity = sparsity, L1 = L1,
                          orthogonal = orthogonal),
            res = res, run = best, values = values, rel_error = sqrt(2 * frob / ynorm2),
            time = proc.time()[["elapsed"]] - start, threads = ctl$threads, seed = ctl$seed,
            call = call)
+  finish_progress(fit, ctl$verbose, "sntf()", ctl$max_iter, ctl$tol)
 }
 
 sntf_data <- function(x, call = rlang::caller_env()) {
@@ -299,16 +322,17 @@ nndsvd_symmetric <- function(nd, k) {
 }
 
 # The averaging approach: symmetric NMF of the slice sum, and back.
-sntf_average <- function(nd, L, G0, L1, omega, orthogonal, max_iter, tol, threads, verbose) {
+sntf_average <- function(nd, L, G0, L1, omega, orthogonal, max_iter, tol, threads, verbose,
+                         hook = NULL, want_model = FALSE) {
   s0 <- colSums(G0)
   H0 <- sweep(G0, 2, s0^((L - 2) / 2), "*")
   r <- cpp_symnmf_fit(nd$dense, nd$i, nd$p, nd$x, nd$dims[1], H0, H0, "fpals", 0, L1, omega, orthogonal,
-                      max_iter, tol, threads, verbose)
+                      max_iter, tol, threads, verbose, hook, want_model)
   Ht <- r$H
   s <- colSums(Ht)^(2 / L)
   G <- sweep(Ht, 2, ifelse(s > 0, s^((L - 2) / 2), 1), "/")
   list(G = G, objective = r$objective, initial = r$initial, iterations = r$iterations,
-       converged = r$converged)
+       converged = r$converged, stopped = r$stopped)
 }
 
 new_sntf <- function(G, y, k, method, params, res, run, values, rel_error, time, threads, seed, call) {

@@ -68,7 +68,7 @@
 #' @export
 symnmf <- function(a, k, method = c("anls", "hals", "fpals"), coupling = NULL, L1 = 0, omega = 1,
                    init = c("nndsvd", "random"), max_iter = 1000, tol = 1e-6, nrun = 1, seed = NULL,
-                   threads = NULL, verbose = FALSE, ..., lambda) {
+                   threads = NULL, verbose = FALSE, callback = NULL, ..., lambda) {
   call <- match.call()
   check_dots_empty(...)
   coupling <- renamed_arg(coupling, if (missing(lambda)) NULL else lambda, "lambda", "coupling",
@@ -112,10 +112,23 @@ symnmf <- function(a, k, method = c("anls", "hals", "fpals"), coupling = NULL, L
   inits <- with_seed(ctl$seed, lapply(seq_len(ctl$nrun), function(r) {
     if (r == 1 && !is.null(first)) first else matrix(stats::runif(as.numeric(n) * k), n, k) * scale
   }))
-  runs <- map_runs(inits, function(H0) {
+  callback <- check_callback(callback)
+  comp <- paste0("cluster_", seq_len(k))
+  hook <- fit_hook(callback, ctl$verbose, "symnmf()", value = function(v) rescale_value(v, s, 2),
+                   model = function(raw) list(H = `dimnames<-`(raw * sqrt(s), list(nd$dimnames[[1]], comp))))
+  fit_start <- function(H0) {
     cpp_symnmf_fit(nd$dense, nd$i, nd$p, nd$x, n, H0, H0, method, lambda_s, L1_s, omega, FALSE,
-                   ctl$max_iter, ctl$tol, ctl$threads, ctl$verbose)
-  })
+                   ctl$max_iter, ctl$tol, ctl$threads, ctl$verbose, hook, !is.null(callback))
+  }
+  if (is.null(hook)) {
+    runs <- map_runs(inits, fit_start)
+  } else {
+    runs <- list()
+    for (i in seq_along(inits)) {
+      runs[[i]] <- fit_start(inits[[i]])
+      if (isTRUE(runs[[i]]$stopped)) break
+    }
+  }
   values <- vapply(runs, function(r) r$objective[length(r$objective)], numeric(1))
   best <- best_run(values, "symnmf() fit")
   res <- runs[[best]]
@@ -144,9 +157,10 @@ symnmf <- function(a, k, method = c("anls", "hals", "fpals"), coupling = NULL, L
     run = best, run_values = values, time = proc.time()[["elapsed"]] - start,
     threads = ctl$threads, seed = ctl$seed, call = call, stopped = isTRUE(res$stopped)),
     class = c("aspectr_symnmf", "aspectr_fit"))
-  contract_fields(fit, "symnmf", factors = list(H = H),
-                  weights = stats::setNames(colSums(H)^2, comp),
-                  params = list(method = method, coupling = coupling, L1 = L1, omega = omega))
+  fit <- contract_fields(fit, "symnmf", factors = list(H = H),
+                         weights = stats::setNames(colSums(H)^2, comp),
+                         params = list(method = method, coupling = coupling, L1 = L1, omega = omega))
+  finish_progress(fit, ctl$verbose, "symnmf()", ctl$max_iter, ctl$tol)
 }
 
 # "nndsvd", "random", or a non-negative n x k starting matrix

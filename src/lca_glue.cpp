@@ -9,7 +9,7 @@ namespace {
 // Interrupt check and progress between rounds of iterations.
 struct RoundCheck {
   RCallback& cb;
-  bool operator()(int it, double value) { return cb(it, value); }
+  bool operator()(int it, double value) { return cb.round(it, value); }
 };
 
 }  // namespace
@@ -19,7 +19,7 @@ struct RoundCheck {
 // [[Rcpp::export]]
 Rcpp::List cpp_lca_fit(Rcpp::IntegerMatrix idx, Rcpp::NumericVector val, Rcpp::IntegerVector dims,
                        Rcpp::List inits, int max_iter, double tol, int threads, int short_iter,
-                       int keep, bool verbose) {
+                       int keep, bool verbose, SEXP hook = R_NilValue) {
   const aspectr::SparseTensor X = make_tensor(idx, val, dims);
   const aspectr::SparseTensor G = X.normalized();
   std::vector<aspectr::AspectModel> models;
@@ -34,7 +34,7 @@ Rcpp::List cpp_lca_fit(Rcpp::IntegerMatrix idx, Rcpp::NumericVector val, Rcpp::I
   ctl.threads = threads;
   ctl.short_iter = short_iter;
   ctl.keep = keep;
-  RCallback cb(verbose, max_iter, "lca");
+  RCallback cb(verbose, max_iter, "lca", hook);
   RoundCheck check{cb};
   aspectr::EMRule rule(1.0, &X.val, X.total());
   const std::vector<aspectr::StartRun> runs = aspectr::multistart(rule, G, std::move(models), ctl, check);

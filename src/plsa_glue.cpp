@@ -11,7 +11,8 @@ Rcpp::List cpp_plsa_fit(Rcpp::IntegerMatrix idx, Rcpp::NumericVector val,
                         Rcpp::IntegerVector dims, Rcpp::NumericVector lambda,
                         Rcpp::List factors, std::string loss, double q,
                         double tempering, int max_iter, double tol, int threads,
-                        bool verbose, bool free_weights = false) {
+                        bool verbose, bool free_weights = false, SEXP hook = R_NilValue,
+                        bool want_model = false) {
   const aspectr::SparseTensor X = make_tensor(idx, val, dims);
   const aspectr::SparseTensor G = X.normalized();
   if (loss != "kl" && G.has_missing())
@@ -21,7 +22,7 @@ Rcpp::List cpp_plsa_fit(Rcpp::IntegerMatrix idx, Rcpp::NumericVector val,
   ctl.max_iter = max_iter;
   ctl.tol = tol;
   ctl.threads = threads;
-  RCallback cb(verbose, max_iter, "plsa (" + loss + ")");
+  RCallback cb(verbose, max_iter, "plsa (" + loss + ")", hook, want_model);
   aspectr::FitTrace tr;
   switch (parse_loss(loss)) {
     case aspectr::Loss::KL: {
@@ -42,10 +43,7 @@ Rcpp::List cpp_plsa_fit(Rcpp::IntegerMatrix idx, Rcpp::NumericVector val,
   }
   const double kl = aspectr::evaluate_loss(aspectr::Loss::KL, 1.0, G, M, threads);
   Rcpp::List out = model_to_r(M);
-  out["objective"] = Rcpp::NumericVector(tr.objective.begin(), tr.objective.end());
-  out["initial"] = tr.initial;
-  out["iterations"] = tr.iterations;
-  out["converged"] = tr.converged;
+  add_trace(out, tr);
   out["kl"] = kl;
   return out;
 }
@@ -95,7 +93,8 @@ Rcpp::NumericVector cpp_simplex_qp(Rcpp::NumericMatrix Q, Rcpp::NumericVector c)
 // [[Rcpp::export]]
 Rcpp::List cpp_ntf_fit(Rcpp::IntegerMatrix idx, Rcpp::NumericVector val,
                        Rcpp::IntegerVector dims, Rcpp::List factors, std::string method,
-                       int max_iter, double tol, int threads, bool verbose) {
+                       int max_iter, double tol, int threads, bool verbose,
+                       SEXP hook = R_NilValue, bool want_model = false) {
   const aspectr::SparseTensor X = make_tensor(idx, val, dims);
   Rcpp::NumericVector ones(Rcpp::as<Rcpp::NumericMatrix>(factors[0]).ncol(), 1.0);
   aspectr::AspectModel M = make_model(ones, factors);
@@ -103,7 +102,7 @@ Rcpp::List cpp_ntf_fit(Rcpp::IntegerMatrix idx, Rcpp::NumericVector val,
   ctl.max_iter = max_iter;
   ctl.tol = tol;
   ctl.threads = threads;
-  RCallback cb(verbose, max_iter, "ntf (" + method + ")");
+  RCallback cb(verbose, max_iter, "ntf (" + method + ")", hook, want_model);
   aspectr::FitTrace tr;
   if (method == "hals") {
     aspectr::CPHALSRule rule;
@@ -115,10 +114,7 @@ Rcpp::List cpp_ntf_fit(Rcpp::IntegerMatrix idx, Rcpp::NumericVector val,
     Rcpp::stop("internal error: unknown method '" + method + "'");
   }
   Rcpp::List out = model_to_r(M);
-  out["objective"] = Rcpp::NumericVector(tr.objective.begin(), tr.objective.end());
-  out["initial"] = tr.initial;
-  out["iterations"] = tr.iterations;
-  out["converged"] = tr.converged;
+  add_trace(out, tr);
   return out;
 }
 
@@ -151,7 +147,8 @@ Rcpp::List cpp_nmf_fit(Rcpp::Nullable<Rcpp::NumericMatrix> dense, Rcpp::IntegerV
                        Rcpp::NumericMatrix W0, Rcpp::NumericMatrix H0, std::string loss,
                        std::string method, double beta, Rcpp::NumericVector L1,
                        Rcpp::NumericVector L2, double eps, int max_iter, double tol, int threads,
-                       bool verbose, bool accelerate = false) {
+                       bool verbose, bool accelerate = false, SEXP hook = R_NilValue,
+                       bool want_model = false) {
   using namespace aspectr::nmf;
   std::unique_ptr<Data> X = make_nmf_data(dense, si, sp, sx, dims);
   Model M;
@@ -161,7 +158,7 @@ Rcpp::List cpp_nmf_fit(Rcpp::Nullable<Rcpp::NumericMatrix> dense, Rcpp::IntegerV
   pen.l1w = L1[0]; pen.l1h = L1[1]; pen.l2w = L2[0]; pen.l2h = L2[1];
   aspectr::Control ctl;
   ctl.max_iter = max_iter; ctl.tol = tol; ctl.threads = threads;
-  RCallback cb(verbose, max_iter, "nmf (" + loss + ", " + method + ")");
+  RCallback cb(verbose, max_iter, "nmf (" + loss + ", " + method + ")", hook, want_model);
   aspectr::FitTrace tr;
   HerParams hp;
   if (loss == "frobenius" && method == "hals" && accelerate) {
@@ -194,15 +191,13 @@ Rcpp::List cpp_nmf_fit(Rcpp::Nullable<Rcpp::NumericMatrix> dense, Rcpp::IntegerV
   if (loss == "frobenius") divergence = FrobeniusHALS(none).loss(*X, M, threads);
   else if (loss == "kl") divergence = KLMU(none, eps).loss(*X, M, threads);
   else divergence = BetaMU(beta, none, eps).loss(*X, M, threads);
-  return Rcpp::List::create(
+  Rcpp::List out = Rcpp::List::create(
       Rcpp::Named("W") = Rcpp::wrap(arma::mat(M.Wt.t())),
       Rcpp::Named("divergence") = divergence,
       Rcpp::Named("H") = Rcpp::wrap(M.H),
-      Rcpp::Named("objective") = Rcpp::NumericVector(tr.objective.begin(), tr.objective.end()),
-      Rcpp::Named("initial") = tr.initial,
-      Rcpp::Named("iterations") = tr.iterations,
-      Rcpp::Named("converged") = tr.converged,
       Rcpp::Named("xnorm2") = X->xnorm2());
+  add_trace(out, tr);
+  return out;
 }
 
 // H for new columns with W fixed (predict): exact NNLS under Frobenius,

@@ -59,22 +59,65 @@ inline aspectr::Loss parse_loss(const std::string& s) {
   Rcpp::stop("internal error: unknown loss '" + s + "'");
 }
 
-// End-of-iteration callback: a cli progress bar when verbose, and an
-// interrupt check every iteration (throws Rcpp's interrupt exception, which
-// the exported function's boundary turns into an R interrupt).
+// The model as R sees it in a callback (core layout, unscaled by R).
+inline SEXP raw_model(const aspectr::AspectModel& M) { return model_to_r(M); }
+inline SEXP raw_model(const aspectr::nmf::Model& M) {
+  return Rcpp::List::create(Rcpp::Named("W") = Rcpp::wrap(arma::mat(M.Wt.t())),
+                            Rcpp::Named("H") = Rcpp::wrap(M.H));
+}
+inline SEXP raw_model(const arma::mat& Gt) { return Rcpp::wrap(arma::mat(Gt.t())); }
+inline SEXP raw_model(const aspectr::sym::SymModel& M) { return Rcpp::wrap(arma::mat(M.Ht.t())); }
+
+// End-of-iteration callback: a cli progress bar when verbose, an interrupt
+// check every iteration (throws Rcpp's interrupt exception, which the
+// exported function's boundary turns into an R interrupt), and the R-side
+// hook when given: hook(iteration, objective, model) is called every
+// iteration (model: the raw model when `want_model`, else NULL) and stops
+// the fit by returning FALSE. The hook shows non-interactive progress and
+// runs the user's callback; an R error in it propagates as an R error (the
+// bar is closed by the destructor).
 class RCallback {
  public:
-  RCallback(bool verbose, int max_iter, const std::string& name) : verbose_(verbose) {
+  RCallback(bool verbose, int max_iter, const std::string& name,
+            SEXP hook = R_NilValue, bool want_model = false)
+      : verbose_(verbose), hook_(hook), want_model_(want_model && !Rf_isNull(hook)) {
     if (verbose_) {
       bar_ = cli_progress_bar(static_cast<double>(max_iter), R_NilValue);
       cli_progress_set_name(bar_, name.c_str());
-      cli_progress_set_format(bar_, "%s", "{cli::pb_name} {cli::pb_bar} {cli::pb_current}/{cli::pb_total} | {cli::pb_status}");
+      cli_progress_set_format(bar_, "%s", "{cli::pb_name} {cli::pb_bar} {cli::pb_current}/{cli::pb_total} | {cli::pb_status} | ETA {cli::pb_eta}");
     }
   }
   ~RCallback() {
     if (verbose_) cli_progress_done(bar_);
   }
-  bool operator()(int it, double obj) {
+  RCallback(const RCallback&) = delete;
+  RCallback& operator=(const RCallback&) = delete;
+  // the objective after the iteration is needed exactly when the user's
+  // callback looks at the model
+  bool exact() const { return want_model_; }
+  template <class ModelT>
+  bool operator()(int it, double obj, const ModelT& M) {
+    if (!tick(it, obj)) return false;
+    if (!Rf_isNull(hook_)) {
+      Rcpp::Function hook(hook_);
+      SEXP r = hook(it, obj, want_model_ ? raw_model(M) : R_NilValue);
+      if (TYPEOF(r) == LGLSXP && Rf_length(r) == 1 && LOGICAL(r)[0] == 0) return false;
+    }
+    return true;
+  }
+  // progress, interrupts and the hook without a model (between rounds of a
+  // multistart)
+  bool round(int it, double obj) {
+    if (!tick(it, obj)) return false;
+    if (!Rf_isNull(hook_)) {
+      Rcpp::Function hook(hook_);
+      SEXP r = hook(it, obj, R_NilValue);
+      if (TYPEOF(r) == LGLSXP && Rf_length(r) == 1 && LOGICAL(r)[0] == 0) return false;
+    }
+    return true;
+  }
+  // progress and interrupts only
+  bool tick(int it, double obj) {
     if (verbose_ && CLI_SHOULD_TICK) {
       char buf[64];
       std::snprintf(buf, sizeof(buf), "objective %.8g", obj);
@@ -87,8 +130,19 @@ class RCallback {
 
  private:
   bool verbose_;
+  SEXP hook_;
+  bool want_model_;
   Rcpp::RObject bar_;
 };
+
+// The trace of a fit in the list every fitter's glue returns.
+inline void add_trace(Rcpp::List& out, const aspectr::FitTrace& tr) {
+  out["objective"] = Rcpp::NumericVector(tr.objective.begin(), tr.objective.end());
+  out["initial"] = tr.initial;
+  out["iterations"] = tr.iterations;
+  out["converged"] = tr.converged;
+  out["stopped"] = tr.stopped;
+}
 
 }  // namespace aspectr_r
 

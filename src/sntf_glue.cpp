@@ -39,22 +39,20 @@ aspectr::sym::Options make_options(const std::string& method, double alpha, doub
 // [[Rcpp::export]]
 Rcpp::List cpp_sntf_fit(Rcpp::IntegerMatrix idx, Rcpp::NumericVector val, int n, Rcpp::NumericMatrix G0,
                         std::string method, double alpha, double beta, double omega, double sparsity,
-                        double l1, bool orthogonal, int max_iter, double tol, int threads, bool verbose) {
+                        double l1, bool orthogonal, int max_iter, double tol, int threads, bool verbose,
+                        SEXP hook = R_NilValue, bool want_model = false) {
   const aspectr::sym::SymTensor Y = make_symtensor(idx, val, n);
   aspectr::sym::SNTFRule rule(Y, make_options(method, alpha, beta, omega, sparsity, l1, orthogonal));
   arma::mat Gt = Rcpp::as<arma::mat>(G0).t();
   aspectr::Control ctl;
   ctl.max_iter = max_iter; ctl.tol = tol; ctl.threads = threads;
-  aspectr_r::RCallback cb(verbose, max_iter, "sntf (" + method + ")");
+  aspectr_r::RCallback cb(verbose, max_iter, "sntf (" + method + ")", hook, want_model);
   rule.start(Gt);
   const aspectr::FitTrace tr = aspectr::run_solver(rule, Y, Gt, ctl, cb);
   rule.finish(Y, Gt, threads);
-  return Rcpp::List::create(
-      Rcpp::Named("G") = Rcpp::wrap(arma::mat(Gt.t())),
-      Rcpp::Named("objective") = Rcpp::NumericVector(tr.objective.begin(), tr.objective.end()),
-      Rcpp::Named("initial") = tr.initial,
-      Rcpp::Named("iterations") = tr.iterations,
-      Rcpp::Named("converged") = tr.converged);
+  Rcpp::List out = Rcpp::List::create(Rcpp::Named("G") = Rcpp::wrap(arma::mat(Gt.t())));
+  aspectr_r::add_trace(out, tr);
+  return out;
 }
 
 // The objective of sntf() for a given G (n x k).
@@ -101,7 +99,8 @@ Rcpp::List cpp_sym_mttkrp(Rcpp::IntegerMatrix idx, Rcpp::NumericVector val, int 
 Rcpp::List cpp_symnmf_fit(Rcpp::Nullable<Rcpp::NumericMatrix> dense, Rcpp::IntegerVector si,
                           Rcpp::IntegerVector sp, Rcpp::NumericVector sx, int n, Rcpp::NumericMatrix H0,
                           Rcpp::NumericMatrix W0, std::string method, double lambda, double l1, double omega,
-                          bool orthogonal, int max_iter, double tol, int threads, bool verbose) {
+                          bool orthogonal, int max_iter, double tol, int threads, bool verbose,
+                          SEXP hook = R_NilValue, bool want_model = false) {
   using aspectr::nmf::Data;
   std::unique_ptr<Data> A;
   if (dense.isNotNull()) {
@@ -125,7 +124,7 @@ Rcpp::List cpp_symnmf_fit(Rcpp::Nullable<Rcpp::NumericMatrix> dense, Rcpp::Integ
   M.Wt = Rcpp::as<arma::mat>(W0).t();
   aspectr::Control ctl;
   ctl.max_iter = max_iter; ctl.tol = tol; ctl.threads = threads;
-  aspectr_r::RCallback cb(verbose, max_iter, "symnmf (" + method + ")");
+  aspectr_r::RCallback cb(verbose, max_iter, "symnmf (" + method + ")", hook, want_model);
   aspectr::FitTrace tr;
   if (m == aspectr::sym::SymMethod::FPALS) {
     aspectr::sym::SymFPALSRule rule(l1, omega, orthogonal);
@@ -139,15 +138,13 @@ Rcpp::List cpp_symnmf_fit(Rcpp::Nullable<Rcpp::NumericMatrix> dense, Rcpp::Integ
   arma::mat C;
   A->WtX(M.Ht, C, threads);
   const double sym = aspectr::sym::sym_objective(*A, M.Ht, C, l1);
-  return Rcpp::List::create(
+  Rcpp::List out = Rcpp::List::create(
       Rcpp::Named("H") = Rcpp::wrap(arma::mat(M.Ht.t())),
       Rcpp::Named("W") = Rcpp::wrap(arma::mat(M.Wt.t())),
-      Rcpp::Named("objective") = Rcpp::NumericVector(tr.objective.begin(), tr.objective.end()),
-      Rcpp::Named("initial") = tr.initial,
-      Rcpp::Named("iterations") = tr.iterations,
-      Rcpp::Named("converged") = tr.converged,
       Rcpp::Named("sym_objective") = sym,
       Rcpp::Named("xnorm2") = A->xnorm2());
+  aspectr_r::add_trace(out, tr);
+  return out;
 }
 
 // All m-subsets of n points (m x C(n, m), 0-based).

@@ -18,6 +18,11 @@ contract_data <- function() {
 }
 cd <- contract_data()
 
+# calls f with the defaults, overridden by the arguments given
+with_defaults <- function(f, defaults, ...) {
+  do.call(f, utils::modifyList(defaults, list(...)))
+}
+
 outer_model <- function(factors, weights) {
   m <- 0
   for (r in seq_along(weights)) {
@@ -27,23 +32,23 @@ outer_model <- function(factors, weights) {
 }
 
 contract_families <- list(
-  plsa = list(fit = function(...) plsa(cd$x, 2, seed = 1, max_iter = 50, ...), data = cd$x,
+  plsa = list(fit = function(...) with_defaults(plsa, list(cd$x, 2, seed = 1, max_iter = 50), ...), data = cd$x,
               newdata = cd$x[1:3, ], likelihood = TRUE, frobenius = FALSE, augment_data = TRUE,
               rebuild = function(f) f$total * outer_model(f$factors, f$weights)),
-  nmf = list(fit = function(...) nmf(cd$x, 2, loss = "kl", seed = 1, max_iter = 50, ...), data = cd$x,
+  nmf = list(fit = function(...) with_defaults(nmf, list(cd$x, 2, loss = "kl", seed = 1, max_iter = 50), ...), data = cd$x,
              newdata = cd$x[1:3, ], likelihood = TRUE, frobenius = FALSE, augment_data = TRUE,
              rebuild = function(f) f$factors$W %*% t(f$factors$H)),
-  ntf = list(fit = function(...) ntf(cd$y, 2, seed = 1, max_iter = 50, ...), data = cd$y,
+  ntf = list(fit = function(...) with_defaults(ntf, list(cd$y, 2, seed = 1, max_iter = 50), ...), data = cd$y,
              newdata = cd$y[1:2, , , drop = FALSE], likelihood = FALSE, frobenius = TRUE,
              augment_data = TRUE,
              rebuild = function(f) outer_model(f$factors, f$weights)),
-  lca = list(fit = function(...) lca(cd$lc, 2, seed = 1, nrun = 2, max_iter = 50, ...), data = cd$lc,
+  lca = list(fit = function(...) with_defaults(lca, list(cd$lc, 2, seed = 1, nrun = 2, max_iter = 50), ...), data = cd$lc,
              newdata = cd$lc[1:5, ], likelihood = TRUE, frobenius = FALSE, augment_data = FALSE,
              rebuild = NULL),
-  symnmf = list(fit = function(...) symnmf(cd$A, 2, seed = 1, max_iter = 50, ...), data = cd$A,
+  symnmf = list(fit = function(...) with_defaults(symnmf, list(cd$A, 2, seed = 1, max_iter = 50), ...), data = cd$A,
                 newdata = NULL, likelihood = FALSE, frobenius = TRUE, augment_data = FALSE,
                 rebuild = function(f) tcrossprod(f$factors$H)),
-  sntf = list(fit = function(...) sntf(cd$Y, 2, seed = 1, max_iter = 50, ...), data = cd$Y,
+  sntf = list(fit = function(...) with_defaults(sntf, list(cd$Y, 2, seed = 1, max_iter = 50), ...), data = cd$Y,
               newdata = NULL, likelihood = FALSE, frobenius = FALSE, augment_data = FALSE,
               rebuild = function(f) outer_model(rep(list(f$factors$G), 3), rep(1, f$k)))
 )

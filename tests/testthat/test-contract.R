@@ -161,3 +161,69 @@ test_that("renamed arguments still work, with a classed deprecation warning", {
   expect_equal(s_old$G, s_new$G)
   expect_error(symnmf(cd$A, 2, coupling = 1, lambda = 1), class = "aspectr_error_input_argument")
 })
+
+for (fam in names(contract_families)) {
+  cf <- contract_families[[fam]]
+
+  test_that(paste(fam, "calls back every iteration and stops exactly where asked"), {
+    seen <- list()
+    cb <- function(iteration, objective, factors) {
+      seen[[length(seen) + 1]] <<- list(it = iteration, obj = objective, f = factors)
+      TRUE
+    }
+    fit <- suppressMessages(cf$fit(callback = cb, max_iter = 6, tol = 0, nrun = 1))
+    its <- vapply(seen, `[[`, numeric(1), "it")
+    expect_equal(its, seq_len(fit$iterations))
+    objs <- vapply(seen, `[[`, numeric(1), "obj")
+    expect_equal(objs, fit$objective, tolerance = 1e-10)
+    last <- seen[[length(seen)]]$f
+    expect_identical(names(last), names(fit$factors))
+    for (n in names(last)) expect_equal(dim(last[[n]]), dim(fit$factors[[n]]))
+    # stop at iteration 3
+    fit3 <- suppressMessages(cf$fit(callback = function(iteration, objective, factors) iteration < 3,
+                                    max_iter = 50, tol = 0, nrun = 1))
+    expect_equal(fit3$iterations, 3)
+    expect_true(fit3$stopped)
+    expect_false(fit3$converged)
+    # an error in the callback is an R error
+    expect_error(cf$fit(callback = function(...) stop("boom"), nrun = 1), "boom")
+    expect_error(cf$fit(callback = "no"), class = "aspectr_error_input_argument")
+  })
+
+  test_that(paste(fam, "reports progress as messages in non-interactive sessions"), {
+    withr_opts <- options(aspectr.progress_interval = 0)
+    on.exit(options(withr_opts))
+    msgs <- character()
+    fit <- withCallingHandlers(cf$fit(verbose = TRUE, max_iter = 5, tol = 0, nrun = 1),
+                               aspectr_message_progress = function(m) {
+                                 msgs <<- c(msgs, conditionMessage(m))
+                                 invokeRestart("muffleMessage")
+                               })
+    expect_gte(length(msgs), 2)
+    expect_match(msgs[length(msgs)], paste0(fit$iterations, " iteration"))
+    expect_match(msgs[length(msgs)], "not converged|converged")
+  })
+}
+
+test_that("the callback's factors are the model on the user's scale", {
+  last <- NULL
+  fit <- nmf(cd$x * 1e6, 2, seed = 1, max_iter = 8, tol = 0,
+             callback = function(i, o, f) { last <<- f; TRUE })
+  expect_equal(last$W %*% t(last$H), fitted(fit), tolerance = 1e-10, ignore_attr = TRUE)
+  fit <- ntf(cd$y, 2, seed = 1, max_iter = 8, tol = 0, callback = function(i, o, f) { last <<- f; TRUE })
+  expect_equal(outer_model(last, rep(1, 2)), fitted(fit), tolerance = 1e-10, ignore_attr = TRUE)
+  fit <- symnmf(cd$A * 1e3, 2, seed = 1, max_iter = 8, tol = 0, callback = function(i, o, f) { last <<- f; TRUE })
+  expect_equal(tcrossprod(last$H), fitted(fit), tolerance = 1e-10, ignore_attr = TRUE)
+})
+
+test_that("a fit that runs out of iterations says so once", {
+  n_msg <- 0
+  withCallingHandlers(plsa(cd$x, 2, nrun = 3, max_iter = 2, seed = 1),
+                      aspectr_message_not_converged = function(m) {
+                        n_msg <<- n_msg + 1
+                        invokeRestart("muffleMessage")
+                      })
+  expect_equal(n_msg, 1)
+  expect_no_message(plsa(cd$x, 2, max_iter = 2, tol = 0, seed = 1), class = "aspectr_message_not_converged")
+  expect_no_message(plsa(cd$x, 2, max_iter = 5000, tol = 1e-6, seed = 1), class = "aspectr_message_not_converged")
+})

@@ -23,9 +23,16 @@ struct RelativeChange {
   }
 };
 
-// A callback that never stops the fit (plain C++ use, tests).
+// A callback that never stops the fit (plain C++ use, tests). Callbacks
+// are called once per iteration with the iteration number, the objective
+// after it and the current model; `exact()` says whether a rule that only
+// knows the objective of the model entering its step (kLagged) must compute
+// the objective of the model after it for the callback (an extra pass, done
+// only when the callback looks at the model).
 struct NoCallback {
-  bool operator()(int, double) { return true; }
+  template <class ModelT>
+  bool operator()(int, double, const ModelT&) { return true; }
+  bool exact() const { return false; }
 };
 
 struct FitTrace {

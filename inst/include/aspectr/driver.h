@@ -5,7 +5,8 @@
 // q-EM get it for free in their pass over the non-zeros), others the loss
 // after it. The driver turns both into one trace (loss after each iteration),
 // applies the stopping rule, and calls back once per iteration with the
-// newest loss; a callback returning false stops the fit (interrupts).
+// iteration number, the newest loss and the model; a callback returning false
+// stops the fit (interrupts, a user's callback).
 #ifndef ASPECTR_DRIVER_H
 #define ASPECTR_DRIVER_H
 
@@ -39,7 +40,9 @@ FitTrace run_solver(Rule& rule, const DataT& G, ModelT& M, const Control& ctl,
     f.push_back(v);  // lagged: f[it-1]; otherwise f[it]
     const std::size_t known = f.size() - 1;
     bool conv = known >= 1 && stop(f[known - 1], stop_value(rule, f[known], 0));
-    if (!callback(it, f.back())) { tr.stopped = true; break; }
+    // the callback sees iteration `it`, the objective after it and the model
+    const double shown = Rule::kLagged && callback.exact() ? rule.loss(G, M, ctl.threads) : f.back();
+    if (!callback(it, shown, static_cast<const ModelT&>(M))) { tr.stopped = true; break; }
     if (conv) { tr.converged = true; break; }
   }
   if (Rule::kLagged) f.push_back(rule.loss(G, M, ctl.threads));

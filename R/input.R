@@ -4,53 +4,117 @@
 
 matrix_like_classes <- "a matrix, a Matrix sparse matrix, a slam/tm simple_triplet_matrix, a quanteda dfm or a 2-way table"
 
-as_aspect_data <- function(x, arg = "x", call = rlang::caller_env(), tensors = TRUE) {
+#' Convert data to the form the fitters use
+#'
+#' Every fitter converts its input once, through this S3 generic, to one
+#' internal form: a list with `idx` (an N x nnz integer matrix of 0-based
+#' indices of the non-zero cells, sorted by the first index), `val` (their
+#' positive values), `dims` (integer), `dimnames` (a list of N character
+#' vectors or `NULL`s) and `total` (`sum(val)`). Methods exist for base
+#' matrices, arrays and tables, every `Matrix` class (sparse input stays
+#' sparse; a `quanteda::dfm` is one), `slam::simple_triplet_matrix` (and so
+#' `tm`'s document-term matrices), the package's sparse tensors, and data
+#' frames (an informative error). Another package can make its class
+#' fittable by adding a method that returns this form (for instance by
+#' converting to a `dgCMatrix` and calling `as_aspect_data()` on it).
+#'
+#' @param x The data.
+#' @param arg The argument name used in error messages.
+#' @param call The call reported by errors.
+#' @param tensors Whether N-way input (N > 2) is accepted.
+#' @param ... Passed to methods.
+#' @return The internal form described above.
+#' @examples
+#' str(as_aspect_data(matrix(c(1, 0, 2, 3), 2)))
+#' @export
+as_aspect_data <- function(x, ...) {
   if (missing(x)) {
+    dots <- list(...)
+    arg <- dots$arg %||% "x"
     abort_input("{.arg {arg}} is missing: it must be {matrix_like_classes}.", "argument",
-                arg = arg, call = call)
+                arg = arg, call = dots$call %||% rlang::caller_env())
   }
-  if (tensors && (inherits(x, "aspectr_tensor") ||
-                  (is.array(x) && length(dim(x)) > 2))) {
+  UseMethod("as_aspect_data")
+}
+
+#' @rdname as_aspect_data
+#' @export
+as_aspect_data.default <- function(x, arg = "x", call = rlang::caller_env(), tensors = TRUE, ...) {
+  if (methods::is(x, "Matrix")) return(as_aspect_data.Matrix(x, arg = arg, call = call, tensors = tensors))
+  abort_input("{.arg {arg}} must be {matrix_like_classes}, not {.cls {class(x)}}.",
+              "type", arg = arg, call = call)
+}
+
+#' @rdname as_aspect_data
+#' @export
+as_aspect_data.aspectr_tensor <- function(x, arg = "x", call = rlang::caller_env(), tensors = TRUE, ...) {
+  if (!tensors) {
+    abort_input("{.arg {arg}} must be a 2-way matrix, not {describe(x)}.", "type", arg = arg, call = call)
+  }
+  tensor_to_data(x, arg, call)
+}
+
+#' @rdname as_aspect_data
+#' @export
+as_aspect_data.simple_triplet_matrix <- function(x, arg = "x", call = rlang::caller_env(), ...) {
+  vals <- as.numeric(x$v)
+  check_values(vals, arg, call)
+  aspect_triplets(as.integer(x$i) - 1L, as.integer(x$j) - 1L, vals, c(x$nrow, x$ncol),
+                  x$dimnames, arg, call)
+}
+
+#' @rdname as_aspect_data
+#' @export
+as_aspect_data.Matrix <- function(x, arg = "x", call = rlang::caller_env(), ...) {
+  if (length(dim(x)) != 2) abort_input("{.arg {arg}} must be a 2-way matrix, not {describe(x)}.", "type", arg = arg, call = call)
+  x <- methods::as(methods::as(methods::as(x, "dMatrix"), "generalMatrix"), "CsparseMatrix")
+  check_values(x@x, arg, call)
+  dims <- dim(x)
+  aspect_triplets(x@i, rep.int(seq_len(dims[2]) - 1L, diff(x@p)), x@x, dims, dimnames(x), arg, call)
+}
+
+#' @rdname as_aspect_data
+#' @export
+as_aspect_data.array <- function(x, arg = "x", call = rlang::caller_env(), tensors = TRUE, ...) {
+  if (length(dim(x)) > 2) {
+    if (!tensors) abort_input("{.arg {arg}} must be a 2-way matrix, not {describe(x)}.", "type", arg = arg, call = call)
     return(tensor_to_data(x, arg, call))
   }
-  if (inherits(x, "simple_triplet_matrix")) {
-    vals <- as.numeric(x$v)
-    check_values(vals, arg, call)
-    dims <- c(x$nrow, x$ncol)
-    dn <- x$dimnames
-    ii <- as.integer(x$i) - 1L
-    jj <- as.integer(x$j) - 1L
-  } else if (methods::is(x, "Matrix")) {
-    if (length(dim(x)) != 2) abort_input("{.arg {arg}} must be a 2-way matrix, not {describe(x)}.", "type", arg = arg, call = call)
-    x <- methods::as(methods::as(methods::as(x, "dMatrix"), "generalMatrix"), "CsparseMatrix")
-    check_values(x@x, arg, call)
-    dims <- dim(x)
-    dn <- dimnames(x)
-    ii <- x@i
-    jj <- rep.int(seq_len(dims[2]) - 1L, diff(x@p))
-    vals <- x@x
-  } else if (is.matrix(x) || (is.table(x) && length(dim(x)) == 2) ||
-             (is.array(x) && length(dim(x)) == 2)) {
-    if (!(is.numeric(x) || is.logical(x))) {
-      abort_input("{.arg {arg}} must hold numbers, not {typeof(x)} values.", "type", arg = arg, call = call)
-    }
-    x <- unclass(x)
-    storage.mode(x) <- "double"
-    check_values(as.vector(x), arg, call)
-    dims <- dim(x)
-    dn <- dimnames(x)
-    nz <- which(x != 0)
-    ii <- as.integer((nz - 1) %% dims[1])
-    jj <- as.integer((nz - 1) %/% dims[1])
-    vals <- x[nz]
-  } else if (is.data.frame(x)) {
-    abort_input(c("{.arg {arg}} must be {matrix_like_classes}, not a data frame.",
-                  i = "Convert a numeric data frame with {.code as.matrix()}."),
-                "type", arg = arg, call = call)
-  } else {
-    abort_input("{.arg {arg}} must be {matrix_like_classes}, not {.cls {class(x)}}.",
-                "type", arg = arg, call = call)
+  if (length(dim(x)) < 2) {
+    abort_input("{.arg {arg}} must be {matrix_like_classes}, not {describe(x)}.", "type", arg = arg, call = call)
   }
+  if (!(is.numeric(x) || is.logical(x))) {
+    abort_input("{.arg {arg}} must hold numbers, not {typeof(x)} values.", "type", arg = arg, call = call)
+  }
+  x <- unclass(x)
+  storage.mode(x) <- "double"
+  check_values(as.vector(x), arg, call)
+  dims <- dim(x)
+  nz <- which(x != 0)
+  aspect_triplets(as.integer((nz - 1) %% dims[1]), as.integer((nz - 1) %/% dims[1]), x[nz], dims,
+                  dimnames(x), arg, call)
+}
+
+#' @rdname as_aspect_data
+#' @export
+as_aspect_data.matrix <- as_aspect_data.array
+
+#' @rdname as_aspect_data
+#' @export
+as_aspect_data.table <- function(x, arg = "x", call = rlang::caller_env(), tensors = TRUE, ...) {
+  as_aspect_data.array(x, arg = arg, call = call, tensors = tensors)
+}
+
+#' @rdname as_aspect_data
+#' @export
+as_aspect_data.data.frame <- function(x, arg = "x", call = rlang::caller_env(), ...) {
+  abort_input(c("{.arg {arg}} must be {matrix_like_classes}, not a data frame.",
+                i = "Convert a numeric data frame with {.code as.matrix()}."),
+              "type", arg = arg, call = call)
+}
+
+# The internal form from 0-based triplets: zeros dropped, sorted by row.
+aspect_triplets <- function(ii, jj, vals, dims, dn, arg, call) {
   if (any(dims == 0)) {
     abort_input("{.arg {arg}} must have at least one row and one column, not {dims[1]} x {dims[2]}.",
                 "empty", arg = arg, call = call)

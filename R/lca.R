@@ -62,6 +62,10 @@
 #' @param seed,threads,verbose As in [plsa()], except that the starts run
 #'   in one call (threads over the starts, see Restarts) rather than through
 #'   a [future][future::plan] plan.
+#' @param init `"random"` (default), a list of starting `lambda` and
+#'   `factors` (one levels x k matrix per variable), or an earlier `lca()`
+#'   fit of the same data shape and k (a warm start), as in [plsa()]; it is
+#'   the first of the `nrun` starts.
 #' @param callback As in [plsa()]: a function of (iteration, objective,
 #'   factors) called after every EM iteration, `FALSE` stops. With a
 #'   callback the starts run one after another, each by plain EM to
@@ -96,7 +100,7 @@
 #' @export
 lca <- function(data, k, nrun = 10, max_iter = 1000, tol = 1e-8, seed = NULL,
                 threads = NULL, na.rm = FALSE, verbose = FALSE, short_iter = 100,
-                short_keep = 1, callback = NULL, ...) {
+                short_keep = 1, callback = NULL, init = "random", ...) {
   call <- match.call()
   check_dots_empty(...)
   check_required(data, "a data frame of categorical variables")
@@ -112,6 +116,7 @@ lca <- function(data, k, nrun = 10, max_iter = 1000, tol = 1e-8, seed = NULL,
   d <- prep$data
   start <- proc.time()[["elapsed"]]
   callback <- check_callback(callback)
+  first <- plsa_init(init, "lca", d$dims, k)
   hook <- fit_hook(callback, verbose, "lca()", model = function(raw) {
     f <- lapply(seq_along(raw$factors), function(j) {
       `dimnames<-`(raw$factors[[j]], list(prep$levels[[j]], paste0("class_", seq_len(k))))
@@ -124,12 +129,14 @@ lca <- function(data, k, nrun = 10, max_iter = 1000, tol = 1e-8, seed = NULL,
   } else if (is.null(callback)) {
     # (progress messages between rounds of the staged restarts)
     inits <- with_seed(seed, random_starts(d$dims, k, nrun))
+    if (!is.null(first)) inits[[1]] <- first
     runs <- cpp_lca_fit(d$idx, d$val, d$dims, inits, max_iter, tol, threads,
                         short_iter, short_keep, verbose, hook)
   } else {
     # with a callback the starts run one after another, each to
     # convergence, by the same EM (no staged restarts)
     inits <- with_seed(seed, random_starts(d$dims, k, nrun))
+    if (!is.null(first)) inits[[1]] <- first
     runs <- list()
     for (i in seq_along(inits)) {
       runs[[i]] <- cpp_plsa_fit(d$idx, d$val, d$dims, inits[[i]]$lambda, inits[[i]]$factors,

@@ -234,7 +234,7 @@ nmf_fold <- function(object, x, B, l1, l2, max_iter, tol, threads) {
 #' Convert a KL NMF to the pLSA form
 #'
 #' A fit of \eqn{X \approx WH} under the generalized KL divergence is a pLSA
-#' model after "normalizing by rescaling" (seed 002): with
+#' model after "normalizing by rescaling" (Gemulla and Miettinen 2013): with
 #' \eqn{s_r = \sum_i W_{ir} \sum_j H_{rj}}, \eqn{L = W \mathrm{diag}(1/\sum_i W_{ir})},
 #' \eqn{\Sigma = \mathrm{diag}(s / \sum s)}, \eqn{R = \mathrm{diag}(1/\sum_j H_{rj}) H},
 #' so that \eqn{L \Sigma R = WH / \mathrm{sum}(WH)}.
@@ -349,4 +349,32 @@ nmf_as_matrix <- function(x, arg = "newdata", call = rlang::caller_env()) {
   d <- as_aspect_data(x, arg, call = call, tensors = FALSE)
   Matrix::sparseMatrix(i = d$idx[1, ] + 1L, j = d$idx[2, ] + 1L, x = d$val, dims = d$dims,
                        dimnames = d$dimnames)
+}
+
+#' Top features of each NMF component
+#'
+#' The columns of the data (terms, for a document-term matrix) with the
+#' largest coefficients in each row of \eqn{H}, like [terms.aspectr_plsa()]
+#' for topics; `margin = "rows"` lists the rows (documents) with the largest
+#' entries of each column of \eqn{W}.
+#'
+#' @param x An `aspectr_nmf` fit.
+#' @param n Number of features per component.
+#' @param margin `"columns"` (default) or `"rows"`.
+#' @param ... Must be empty.
+#' @return A character matrix with `n` rows and one column per component.
+#' @examples
+#' fit <- nmf(sotu_dtm, 3, seed = 1, max_iter = 50)
+#' terms(fit, 5)
+#' @export
+terms.aspectr_nmf <- function(x, n = 10, margin = c("columns", "rows"), ...) {
+  check_dots_empty(...)
+  n <- check_whole(n, "n")
+  margin <- match_option(margin, c("columns", "rows"), "margin")
+  v <- if (margin == "columns") t(x$H) else x$W
+  n <- min(n, nrow(v))
+  tn <- rownames(v)
+  if (is.null(tn)) tn <- as.character(seq_len(nrow(v)))
+  out <- apply(v, 2, function(p) tn[order(p, decreasing = TRUE)[seq_len(n)]])
+  matrix(out, nrow = n, dimnames = list(NULL, colnames(x$W)))
 }

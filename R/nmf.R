@@ -85,7 +85,9 @@
 #' @param init `"nndsvd"` (default), `"nndsvda"` (zeros filled with the mean
 #'   of `x`), `"nndsvdar"` (zeros filled with small random values) or
 #'   `"random"` (Boutsidis and Gallopoulos 2008); or a list with starting
-#'   `W` and/or `H` (the other drawn at random). When `init` is not given and
+#'   `W` and/or `H` (the other drawn at random); or an earlier `nmf()` fit of
+#'   the same data shape and k, to continue from its factors (a warm start).
+#'   When `init` is not given and
 #'   the method is `"mu"` or the loss is KL, `"nndsvda"` is used: zeros of
 #'   NNDSVD would stay zero under multiplicative updates, and a zero model
 #'   value at a non-zero of `x` has an infinite KL divergence.
@@ -137,6 +139,7 @@
 nmf <- function(x, k, loss = c("frobenius", "kl", "beta"), beta = 2,
                 method = c("hals", "anls", "mu", "cd", "als"),
                 init = c("nndsvd", "nndsvda", "nndsvdar", "random"), nrun = 1,
+                short_iter = 0, short_keep = NULL,
                 L1 = c(0, 0), L2 = c(0, 0), max_iter = 1000, tol = 1e-6, eps = 1e-16,
                 accelerate = NULL, seed = NULL, threads = NULL, verbose = FALSE, callback = NULL, ...) {
   call <- match.call()
@@ -189,6 +192,11 @@ nmf <- function(x, k, loss = c("frobenius", "kl", "beta"), beta = 2,
     nd <- nmf_restat(nd)
     nd$nnz <- length(nd$dense)
   }
+  if (inherits(init, "aspectr_fit")) {
+    # a warm start: the factors of an earlier nmf() fit
+    init <- warm_start(init, "nmf", k, nd$dims)
+    init <- list(W = unname(init$W), H = unname(init$H))
+  }
   if (is.list(init)) {
     init <- check_init_list(init, nd$dims, k)
     init <- lapply(init, function(f) f / sc$a)
@@ -230,19 +238,13 @@ nmf <- function(x, k, loss = c("frobenius", "kl", "beta"), beta = 2,
                      dimnames(W) <- list(nd$dimnames[[1]], comp)
                      list(W = W, H = `dimnames<-`(t(H), list(nd$dimnames[[2]], comp)))
                    })
-  fit_start <- function(s) {
+  fit_start <- function(s, iters) {
     cpp_nmf_fit(nd$dense, nd$i, nd$p, nd$x, nd$dims, s$W, s$H, loss, method, beta,
-                L1s, L2s, eps, max_iter, tol, threads, verbose, accelerate, hook, !is.null(callback))
+                L1s, L2s, eps, iters, tol, threads, verbose, accelerate, hook, !is.null(callback))
   }
-  if (is.null(hook)) {
-    runs <- map_runs(inits, fit_start)
-  } else {
-    runs <- list()
-    for (i in seq_along(inits)) {
-      runs[[i]] <- fit_start(inits[[i]])
-      if (isTRUE(runs[[i]]$stopped)) break
-    }
-  }
+  stg <- check_staging(short_iter, short_keep, nrun)
+  runs <- run_starts(inits, fit_start, function(r) list(W = r$W, H = r$H), hook, max_iter,
+                     stg$short_iter, stg$short_keep)
   values <- vapply(runs, function(r) r$objective[length(r$objective)], numeric(1))
   best <- best_run(values, "nmf() fit")
   res <- runs[[best]]

@@ -18,6 +18,10 @@
 #'   Only `method = "mu"` applies.
 #'
 #' @inheritParams plsa
+#' @param init `"random"` (default), a list of starting factors (one
+#'   non-negative d x k matrix per mode; the model is the sum of the outer
+#'   products of their columns), or an earlier `ntf()` fit of the same data
+#'   shape and k (a warm start). It is the first of the `nrun` starts.
 #' @param x A non-negative N-way array or `table`, a sparse tensor
 #'   ([sptensor()]), or a matrix (dense or sparse).
 #' @param k Rank, a positive whole number (at most the number of non-zeros).
@@ -43,8 +47,9 @@
 #' fit_kl <- ntf(as_sptensor(round(10 * X)), 3, loss = "kl", seed = 1)
 #' @export
 ntf <- function(x, k, loss = c("frobenius", "kl"), method = c("hals", "mu"), nrun = 1,
+                short_iter = 0, short_keep = NULL,
                 max_iter = 1000, tol = 1e-6, seed = NULL, threads = NULL, verbose = FALSE,
-                callback = NULL, ...) {
+                callback = NULL, init = "random", ...) {
   call <- match.call()
   check_dots_empty(...)
   check_required(x, "a non-negative matrix or array")
@@ -79,14 +84,29 @@ ntf <- function(x, k, loss = c("frobenius", "kl"), method = c("hals", "mu"), nru
     names(f) <- fnames
     f
   }
-  seq_starts <- function(inits, fun) {
-    if (is.null(hook)) return(map_runs(inits, fun))
-    runs <- list()
-    for (i in seq_along(inits)) {
-      runs[[i]] <- fun(inits[[i]])
-      if (isTRUE(runs[[i]]$stopped)) break
+  stg <- check_staging(short_iter, short_keep, nrun)
+  # a list start: one non-negative d_n x k matrix per mode (the model is the
+  # sum of their columns' outer products); a fit: its factors, the weights
+  # in the first
+  first <- NULL
+  if (inherits(init, "aspectr_fit")) {
+    init <- warm_start(init, "ntf", k, data$dims)
+    f <- unname(init$factors)
+    f[[1]] <- sweep(f[[1]], 2, init$weights, "*")
+    first <- f
+  } else if (is.list(init)) {
+    ok <- length(init) == N && all(vapply(seq_len(N), function(n) {
+      f <- init[[n]]
+      is.matrix(f) && is.numeric(f) && nrow(f) == data$dims[n] && ncol(f) == k &&
+        all(is.finite(f)) && all(f >= 0) && all(colSums(f) > 0)
+    }, logical(1)))
+    if (!ok) {
+      abort_input("A list {.arg init} must hold {N} non-negative matri{?x/ces} of sizes {paste(paste(data$dims, k, sep = ' x '), collapse = ', ')} without zero columns.",
+                  "argument", arg = "init")
     }
-    runs
+    first <- lapply(init, unname)
+  } else {
+    match_option(init, "random", "init")
   }
   if (loss == "kl") {
     hook <- fit_hook(callback, verbose, "ntf()", value = function(v) v * total,
@@ -96,10 +116,18 @@ ntf <- function(x, k, loss = c("frobenius", "kl"), method = c("hals", "mu"), nru
                        name_factors(f)
                      })
     inits <- with_seed(seed, lapply(seq_len(nrun), function(i) random_start(data$dims, k)))
-    runs <- seq_starts(inits, function(init) {
-      res <- cpp_plsa_fit(data$idx, data$val, data$dims, init$lambda, init$factors,
-                          "kl", 1, 1, max_iter, tol, threads, verbose, FALSE, hook,
-                          !is.null(callback))
+    if (!is.null(first)) {
+      # the aspect-model form: unit-sum columns, their masses in lambda
+      mass <- Reduce(`*`, lapply(first, colSums))
+      inits[[1]] <- list(lambda = mass / sum(mass),
+                         factors = lapply(first, function(f) f / rep(colSums(f), each = nrow(f))))
+    }
+    runs <- run_starts(inits, function(init, iters) {
+      cpp_plsa_fit(data$idx, data$val, data$dims, init$lambda, init$factors,
+                   "kl", 1, 1, iters, tol, threads, verbose, FALSE, hook, !is.null(callback))
+    }, function(r) list(lambda = r$lambda, factors = r$factors), hook, max_iter,
+    stg$short_iter, stg$short_keep)
+    runs <- lapply(runs, function(res) {
       # D_gKL(X || M) = total * D(G || P) when sum(M) = sum(X)
       res$objective <- res$objective * total
       res$initial <- res$initial * total
@@ -116,15 +144,22 @@ ntf <- function(x, k, loss = c("frobenius", "kl"), method = c("hals", "mu"), nru
     inits <- with_seed(seed, lapply(seq_len(nrun), function(i) {
       lapply(data$dims, function(d) matrix(stats::runif(as.numeric(d) * k), d, k) * scale)
     }))
+    if (!is.null(first)) {
+      # in the units of x / s: the first factor carries 1 / s
+      first[[1]] <- first[[1]] / s
+      inits[[1]] <- first
+    }
     hook <- fit_hook(callback, verbose, "ntf()", value = function(v) 0.5 * rescale_value(v, s, 2),
                      model = function(raw) {
                        f <- raw$factors
                        f[[1]] <- f[[1]] * s
                        name_factors(f)
                      })
-    runs <- seq_starts(inits, function(init) {
-      res <- cpp_ntf_fit(data$idx, val, data$dims, init, method, max_iter, tol,
-                         threads, verbose, hook, !is.null(callback))
+    runs <- run_starts(inits, function(init, iters) {
+      cpp_ntf_fit(data$idx, val, data$dims, init, method, iters, tol, threads, verbose, hook,
+                  !is.null(callback))
+    }, function(r) r$factors, hook, max_iter, stg$short_iter, stg$short_keep)
+    runs <- lapply(runs, function(res) {
       res$scaled_value <- run_value(res)
       # reported as one half of the squared error, as every Frobenius fit
       res$objective <- 0.5 * rescale_value(res$objective, s, 2)

@@ -53,10 +53,24 @@
 #'   be any non-negative numbers (the fit of `x` itself, divided by
 #'   `sum(x)`: `lambda` then need not sum to 1, and `fitted()` is the model
 #'   of `x`). Only `TRUE` applies to the other losses.
+#' @param init `"random"` (default: weights and columns drawn uniformly,
+#'   then normalized), a list with `lambda` (k weights) and `factors` (one
+#'   non-negative matrix per mode, d x k; columns are normalized), or an
+#'   earlier fit of the same family, rank and data shape, to continue from
+#'   its factors (a warm start: with a monotone algorithm it never ends
+#'   worse than the fit it starts from). With `nrun > 1` the first start is
+#'   `init` and the others random.
 #' @param nrun Number of random starts; the fit with the smallest final
 #'   objective is kept. When a non-sequential [future][future::plan] plan is
 #'   set and \pkg{future.apply} is installed, the starts run in parallel
 #'   through it (with identical results).
+#' @param short_iter,short_keep Staged restarts: with `short_keep` below
+#'   `nrun`, every start first runs `short_iter` iterations and only the
+#'   `short_keep` best continue to `max_iter` (many short runs, the best
+#'   continued). The defaults (`short_iter = 0`, `short_keep = nrun`) run
+#'   every start in full. EM, q-EM and the other algorithms without hidden
+#'   state continue exactly as if uninterrupted; the extrapolated NMF
+#'   updates restart their extrapolation.
 #' @param max_iter Maximum number of iterations per start.
 #' @param tol Convergence tolerance on the relative change of the objective
 #'   between iterations; 0 runs `max_iter` iterations.
@@ -119,7 +133,7 @@
 #' fit_2 <- plsa(sotu_dtm, k = 4, loss = "l2", seed = 1, max_iter = 100)
 #' @export
 plsa <- function(x, k, loss = c("kl", "tsallis", "l2"), q = 0.5, tempering = 1, normalize = TRUE,
-                 nrun = 1, max_iter = 1000, tol = 1e-6, seed = NULL, threads = NULL,
+                 init = "random", nrun = 1, short_iter = 0, short_keep = NULL, max_iter = 1000, tol = 1e-6, seed = NULL, threads = NULL,
                  verbose = FALSE, callback = NULL, ...) {
   call <- match.call()
   check_dots_empty(...)
@@ -145,6 +159,8 @@ plsa <- function(x, k, loss = c("kl", "tsallis", "l2"), q = 0.5, tempering = 1, 
   nrun <- ctl$nrun; max_iter <- ctl$max_iter; tol <- ctl$tol
   seed <- ctl$seed; threads <- ctl$threads; verbose <- ctl$verbose
   callback <- check_callback(callback)
+  stg <- check_staging(short_iter, short_keep, nrun)
+  first <- plsa_init(init, "plsa", data$dims, k)
   N <- length(data$dims)
   hook <- fit_hook(callback, verbose, "plsa()",
                    value = if (loss == "l2") function(v) 0.5 * v else identity,
@@ -159,14 +175,15 @@ plsa <- function(x, k, loss = c("kl", "tsallis", "l2"), q = 0.5, tempering = 1, 
                    })
 
   start <- proc.time()[["elapsed"]]
-  if (loss == "kl" && k == 1) {
+  if (loss == "kl" && k == 1 && is.null(first)) {
     res <- plsa_rank1(data, threads)
     runs <- list(res)
   } else {
     inits <- with_seed(seed, lapply(seq_len(nrun), function(i) random_start(data$dims, k)))
-    fit_one <- function(init) {
+    if (!is.null(first)) inits[[1]] <- first
+    fit_one <- function(init, iters) {
       res <- cpp_plsa_fit(data$idx, data$val, data$dims, init$lambda, init$factors,
-                          loss, q, tempering, max_iter, tol, threads, verbose, !normalize,
+                          loss, q, tempering, iters, tol, threads, verbose, !normalize,
                           hook, !is.null(callback))
       if (loss == "l2") {
         # one half of the squared error, as every Frobenius objective
@@ -175,16 +192,8 @@ plsa <- function(x, k, loss = c("kl", "tsallis", "l2"), q = 0.5, tempering = 1, 
       }
       res
     }
-    runs <- list()
-    for (i in seq_along(inits)) {
-      if (!is.null(hook)) {
-        runs[[i]] <- fit_one(inits[[i]])
-        if (isTRUE(runs[[i]]$stopped)) break  # no further start after a callback's stop
-      } else {
-        runs <- map_runs(inits, fit_one)
-        break
-      }
-    }
+    runs <- run_starts(inits, fit_one, function(r) list(lambda = r$lambda, factors = r$factors),
+                       hook, max_iter, stg$short_iter, stg$short_keep)
   }
   values <- vapply(runs, run_value, numeric(1))
   best <- best_run(values, "plsa() fit")
@@ -309,4 +318,17 @@ new_plsa <- function(res, data, k, loss, q, tempering, run, values, time, thread
   )
   contract_fields(fit, "plsa", factors = fit$factors, weights = fit$lambda,
                   params = list(q = q, tempering = tempering, normalize = TRUE))
+}
+
+# init of the aspect-model fitters (plsa, lca): NULL for random starts, or
+# the first start as list(lambda, factors)
+plsa_init <- function(init, family, dims, k, call = rlang::caller_env()) {
+  if (inherits(init, "aspectr_fit")) {
+    init <- warm_start(init, family, k, dims, call = call)
+    return(check_aspect_init(list(lambda = as.numeric(init$lambda), factors = init$factors), dims, k,
+                             call = call))
+  }
+  if (is.list(init)) return(check_aspect_init(init, dims, k, call = call))
+  match_option(init, "random", "init", call = call)
+  NULL
 }

@@ -103,3 +103,86 @@ finish_progress <- function(fit, verbose, name, max_iter, tol) {
   }
   invisible(fit)
 }
+
+# A warm start: `init` an earlier fit of the same family, rank and data
+# shape (classed input errors otherwise); returns the fit.
+warm_start <- function(init, family, k, dims, call = rlang::caller_env()) {
+  got <- init$family %||% sub("^aspectr_", "", class(init)[1])
+  if (!identical(got, family)) {
+    abort_input("{.arg init} is a {.fn {got}} fit; a warm start needs a {.fn {family}} fit.",
+                "argument", arg = "init", call = call)
+  }
+  if (!identical(as.integer(init$k), as.integer(k))) {
+    abort_input("{.arg init} is a fit with k = {init$k}; a warm start needs k = {k}.",
+                "argument", arg = "init", call = call)
+  }
+  fdims <- if (family %in% c("symnmf", "sntf")) init$n else init$dims
+  if (!identical(as.numeric(fdims), as.numeric(dims))) {
+    abort_input("{.arg init} was fitted to data of size {paste(fdims, collapse = ' x ')}; a warm start needs the shape of {.arg x}, {paste(dims, collapse = ' x ')}.",
+                "argument", arg = "init", call = call)
+  }
+  init
+}
+
+# A list start for the aspect-model families: lambda (k) and factors (one
+# d_n x k matrix per mode), checked and put on the simplex.
+check_aspect_init <- function(init, dims, k, call = rlang::caller_env()) {
+  ok <- is.list(init) && is.numeric(init$lambda) && length(init$lambda) == k &&
+    is.list(init$factors) && length(init$factors) == length(dims) &&
+    all(vapply(seq_along(dims), function(n) {
+      f <- init$factors[[n]]
+      is.matrix(f) && is.numeric(f) && nrow(f) == dims[n] && ncol(f) == k &&
+        all(is.finite(f)) && all(f >= 0) && all(colSums(f) > 0)
+    }, logical(1))) && all(is.finite(init$lambda)) && all(init$lambda >= 0) && sum(init$lambda) > 0
+  if (!ok) {
+    abort_input("A list {.arg init} must have {.code lambda} ({k} non-negative weights) and {.code factors} ({length(dims)} non-negative matri{?x/ces} of sizes {paste(paste(dims, k, sep = ' x '), collapse = ', ')}, no zero column).",
+                "argument", arg = "init", call = call)
+  }
+  list(lambda = as.numeric(init$lambda) / sum(init$lambda),
+       factors = lapply(init$factors, function(f) unname(f) / rep(colSums(f), each = nrow(f))))
+}
+
+# Runs the starts of a fit, shared by the fitters. fit_start(init, iters)
+# runs one start for at most `iters` iterations and returns the glue's list;
+# resume(res) is the start that continues a run from its result. Staged
+# restarts: with short_keep < nrun, every start first runs short_iter
+# iterations and only the short_keep best continue (their traces joined);
+# the algorithms without hidden state (EM, q-EM, multiplicative updates,
+# HALS, ANLS, coordinate descent) continue exactly as if uninterrupted, the
+# extrapolated ones restart their extrapolation. With a hook (a callback or
+# progress messages) the starts run one after another, and a start stopped
+# by the callback ends the fit.
+run_starts <- function(inits, fit_start, resume, hook, max_iter, short_iter, short_keep) {
+  n <- length(inits)
+  staged <- n > 1 && short_keep < n && short_iter > 0 && short_iter < max_iter
+  run_all <- function(starts, iters) {
+    if (is.null(hook)) return(map_runs(starts, function(s) fit_start(s, iters)))
+    out <- list()
+    for (i in seq_along(starts)) {
+      out[[i]] <- fit_start(starts[[i]], iters)
+      if (isTRUE(out[[i]]$stopped)) break
+    }
+    out
+  }
+  if (!staged) return(run_all(inits, max_iter))
+  runs <- run_all(inits, short_iter)
+  if (any(vapply(runs, function(r) isTRUE(r$stopped), logical(1)))) return(runs)
+  v <- vapply(runs, run_value, numeric(1))
+  v[!is.finite(v)] <- Inf
+  for (i in order(v)[seq_len(short_keep)]) {
+    r <- runs[[i]]
+    if (isTRUE(r$converged)) next
+    more <- run_all(list(resume(r)), max_iter - short_iter)[[1]]
+    more$objective <- c(r$objective, more$objective)
+    more$initial <- r$initial
+    more$iterations <- r$iterations + more$iterations
+    runs[[i]] <- more
+  }
+  runs
+}
+
+check_staging <- function(short_iter, short_keep, nrun, call = rlang::caller_env()) {
+  short_iter <- check_whole(short_iter, "short_iter", min = 0, call = call)
+  short_keep <- if (is.null(short_keep)) nrun else check_whole(short_keep, "short_keep", min = 1, call = call)
+  list(short_iter = short_iter, short_keep = short_keep)
+}

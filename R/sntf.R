@@ -105,8 +105,9 @@
 #'   the slice sum \eqn{\bar Y = G \bar D G'}, the non-negative part of
 #'   each leading singular vector, zeros filled with the mean and mapped back
 #'   to `G`; `"random"` (uniform); or an `n x k` non-negative starting
-#'   matrix. Starts are scaled to the total of `x`. With `nrun > 1` the
-#'   first start is `init` and the others are random.
+#'   matrix, or an earlier `sntf()` fit of the same data and k (a warm
+#'   start from its `G`). Starts are scaled to the total of `x`. With
+#'   `nrun > 1` the first start is `init` and the others are random.
 #' @inheritParams plsa
 #' @return An object of class `c("aspectr_sntf", "aspectr_fit")`: `G`
 #'   (n x k, the factor of \eqn{Y \approx \sum_j g_j^{\circ L}}), `weights`
@@ -143,7 +144,7 @@
 #' @export
 sntf <- function(x, k, method = c("alpha", "smart", "beta", "average", "unfold"),
                  alpha = 1, cichocki_beta = 0, omega = 1, sparsity = 0, L1 = 0, orthogonal = FALSE,
-                 init = c("nndsvd", "random"), max_iter = 1000, tol = 1e-6, nrun = 1, seed = NULL,
+                 init = c("nndsvd", "random"), max_iter = 1000, tol = 1e-6, nrun = 1, short_iter = 0, short_keep = NULL, seed = NULL,
                  threads = NULL, verbose = FALSE, callback = NULL, ..., beta) {
   call <- match.call()
   check_dots_empty(...)
@@ -177,6 +178,7 @@ sntf <- function(x, k, method = c("alpha", "smart", "beta", "average", "unfold")
                 "value", arg = "x")
   }
   ctl <- check_fit_controls(nrun, max_iter, tol, seed, threads, verbose)
+  if (inherits(init, "aspectr_fit")) init <- unname(warm_start(init, "sntf", k, n)$G)
   init <- check_sym_init(init, n, k)
   start <- proc.time()[["elapsed"]]
   # The fit runs on x / s, s a power of 2 near max(x) whose L-th root is a
@@ -211,24 +213,18 @@ sntf <- function(x, k, method = c("alpha", "smart", "beta", "average", "unfold")
                      } else raw
                      list(G = `dimnames<-`(G * sc^(1 / L), list(y$names, comp)))
                    })
-  fit_start <- function(G0) {
+  fit_start <- function(G0, iters) {
     if (method == "average") {
-      sntf_average(slices, L, G0, L1_s, omega, orthogonal, ctl$max_iter, ctl$tol, ctl$threads,
+      sntf_average(slices, L, G0, L1_s, omega, orthogonal, iters, ctl$tol, ctl$threads,
                    ctl$verbose, hook, !is.null(callback))
     } else {
       cpp_sntf_fit(idx0, y$values, n, G0, method, alpha, beta, omega, sparsity, L1_s, orthogonal,
-                   ctl$max_iter, ctl$tol, ctl$threads, ctl$verbose, hook, !is.null(callback))
+                   iters, ctl$tol, ctl$threads, ctl$verbose, hook, !is.null(callback))
     }
   }
-  if (is.null(hook)) {
-    runs <- map_runs(inits, fit_start)
-  } else {
-    runs <- list()
-    for (i in seq_along(inits)) {
-      runs[[i]] <- fit_start(inits[[i]])
-      if (isTRUE(runs[[i]]$stopped)) break
-    }
-  }
+  stg <- check_staging(short_iter, short_keep, ctl$nrun)
+  runs <- run_starts(inits, fit_start, function(r) r$G, hook, ctl$max_iter, stg$short_iter,
+                     stg$short_keep)
   values <- vapply(runs, function(r) r$objective[length(r$objective)], numeric(1))
   best <- best_run(values, "sntf() fit")
   res <- runs[[best]]

@@ -39,8 +39,9 @@
 #' @param init `"nndsvd"` (default; the non-negative parts of the leading
 #'   singular vectors, zeros filled with the mean), `"random"` (uniform on
 #'   \eqn{[0, 2\sqrt{\bar a / k}]}, as Kuang et al.) or an `n x k`
-#'   non-negative starting matrix. With `nrun > 1` the first start is
-#'   `init` and the others are random.
+#'   non-negative starting matrix, or an earlier `symnmf()` fit of the same
+#'   data and k (a warm start from its `H`). With `nrun > 1` the first start
+#'   is `init` and the others are random.
 #' @inheritParams plsa
 #' @return An object of class `c("aspectr_symnmf", "aspectr_fit")`: `H`
 #'   (n x k), `membership` (rows of `H` scaled to sum 1), `cluster`,
@@ -67,7 +68,8 @@
 #' table(fit$cluster, rep(1:2, each = 15))
 #' @export
 symnmf <- function(a, k, method = c("anls", "hals", "fpals"), coupling = NULL, L1 = 0, omega = 1,
-                   init = c("nndsvd", "random"), max_iter = 1000, tol = 1e-6, nrun = 1, seed = NULL,
+                   init = c("nndsvd", "random"), max_iter = 1000, tol = 1e-6, nrun = 1,
+                   short_iter = 0, short_keep = NULL, seed = NULL,
                    threads = NULL, verbose = FALSE, callback = NULL, ..., lambda) {
   call <- match.call()
   check_dots_empty(...)
@@ -92,6 +94,7 @@ symnmf <- function(a, k, method = c("anls", "hals", "fpals"), coupling = NULL, L
   coupling <- if (lambda_default) amax^2 else check_number(coupling, "coupling", 0, Inf)
   lambda <- coupling
   ctl <- check_fit_controls(nrun, max_iter, tol, seed, threads, verbose)
+  if (inherits(init, "aspectr_fit")) init <- unname(warm_start(init, "symnmf", k, n)$H)
   init <- check_sym_init(init, n, k)
   start <- proc.time()[["elapsed"]]
   # The fit runs on a / s, s a power of 4 near max(a) (so H scales back by
@@ -116,19 +119,13 @@ symnmf <- function(a, k, method = c("anls", "hals", "fpals"), coupling = NULL, L
   comp <- paste0("cluster_", seq_len(k))
   hook <- fit_hook(callback, ctl$verbose, "symnmf()", value = function(v) rescale_value(v, s, 2),
                    model = function(raw) list(H = `dimnames<-`(raw * sqrt(s), list(nd$dimnames[[1]], comp))))
-  fit_start <- function(H0) {
+  fit_start <- function(H0, iters) {
     cpp_symnmf_fit(nd$dense, nd$i, nd$p, nd$x, n, H0, H0, method, lambda_s, L1_s, omega, FALSE,
-                   ctl$max_iter, ctl$tol, ctl$threads, ctl$verbose, hook, !is.null(callback))
+                   iters, ctl$tol, ctl$threads, ctl$verbose, hook, !is.null(callback))
   }
-  if (is.null(hook)) {
-    runs <- map_runs(inits, fit_start)
-  } else {
-    runs <- list()
-    for (i in seq_along(inits)) {
-      runs[[i]] <- fit_start(inits[[i]])
-      if (isTRUE(runs[[i]]$stopped)) break
-    }
-  }
+  stg <- check_staging(short_iter, short_keep, ctl$nrun)
+  runs <- run_starts(inits, fit_start, function(r) r$H, hook, ctl$max_iter, stg$short_iter,
+                     stg$short_keep)
   values <- vapply(runs, function(r) r$objective[length(r$objective)], numeric(1))
   best <- best_run(values, "symnmf() fit")
   res <- runs[[best]]

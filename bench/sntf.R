@@ -1,5 +1,5 @@
 #!/usr/bin/env Rscript
-## bench/sntf.R -- super-symmetric NTF and symmetric NMF (seed 004).
+## bench/sntf.R -- super-symmetric NTF and symmetric NMF (Cichocki et al. 2007).
 ##
 ## Run from the package root:   Rscript bench/sntf.R
 ## (ASPECTR_BENCH_QUICK=1 runs a small version.)

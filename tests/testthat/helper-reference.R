@@ -1,5 +1,5 @@
 # Plain-R reference implementations on dense matrices, written from the
-# seeds' formulas (not from the C++ code), for tiny problems.
+# the papers' formulas (not from the C++ code), for tiny problems.
 
 ref_start <- function(x, k, seed) {
   # the starting point plsa(x, k, seed = seed, nrun = 1) draws
@@ -28,7 +28,7 @@ ref_em <- function(x, init, iters, beta = 1) {
   list(lambda = lambda, U = U, V = V)
 }
 
-# q-EM, seed 001 section 3.2, steps (a)-(c) literally: W by Bayes rule,
+# q-EM, Hazan, Haroon and Shashua section 3.2, steps (a)-(c) literally: W by Bayes rule,
 # lambda from (W G)^q (u v)^(1-q), u from H^q v^(1-q), v from H^q u_new^(1-q).
 ref_qem <- function(x, init, iters, q) {
   G <- x / sum(x)
@@ -54,7 +54,7 @@ ref_qem <- function(x, init, iters, q) {
   list(lambda = lambda, U = U, V = V)
 }
 
-# Euclidean projection onto the probability simplex by seed 000's
+# Euclidean projection onto the probability simplex by Hazan and Shashua's
 # Algorithm 1 (successive projections), with the affine step 1/|I|.
 ref_pps_algorithm1 <- function(b, step = c("active", "d")) {
   step <- match.arg(step)
@@ -84,7 +84,7 @@ ref_simplex_ls <- function(A, b, ridge = 1e-12) {
 
 ref_project <- function(b) ref_simplex_ls(diag(length(b)), b, ridge = 0)
 
-# pNMF (seed 000 section 3): U columns then V columns by PPS of
+# pNMF (Hazan and Shashua 2007): U columns then V columns by PPS of
 # G^r v / (lambda_r ||v||^2), then lambda by the simplex least squares.
 ref_pnmf <- function(x, init, iters) {
   G <- x / sum(x)
@@ -119,7 +119,7 @@ tiny_counts <- function(seed = 1, m = 12, n = 9, k = 3) {
   x
 }
 
-# EM for the KL CP model of a dense N-way array (seed 003, eqs. 10-14).
+# EM for the KL CP model of a dense N-way array (Huang and Sidiropoulos).
 ref_tensor_em <- function(x, init, iters) {
   G <- x / sum(x)
   lambda <- init$lambda; U <- init$factors

@@ -36,7 +36,7 @@ sym_ref_beta_div <- function(Y, Z, b) {
   sum(ifelse(Y > 0, Y^(b + 1), 0) / b - Y * Z^b / b - ifelse(Y > 0, Y^(b + 1), 0) / (b + 1) + Z^(b + 1) / (b + 1))
 }
 
-# one step of each multiplicative rule, written from the seed's formulas
+# one step of each multiplicative rule, written from the paper's formulas
 # with the majorization exponent e
 sym_ref_alpha_step <- function(Y, G, a, e) {
   Z <- sym_ref_model(G)

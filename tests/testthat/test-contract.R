@@ -227,3 +227,67 @@ test_that("a fit that runs out of iterations says so once", {
   expect_no_message(plsa(cd$x, 2, max_iter = 2, tol = 0, seed = 1), class = "aspectr_message_not_converged")
   expect_no_message(plsa(cd$x, 2, max_iter = 5000, tol = 1e-6, seed = 1), class = "aspectr_message_not_converged")
 })
+
+for (fam in names(contract_families)) {
+  cf <- contract_families[[fam]]
+  test_that(paste(fam, "continues from an earlier fit and never gets worse"), {
+    fit1 <- suppressMessages(cf$fit(max_iter = 10, nrun = 1))
+    fit2 <- suppressMessages(cf$fit(init = fit1, max_iter = 10, nrun = 1))
+    expect_lte(fit2$value, fit1$value * (1 + 1e-12) + 1e-300)
+    # the warm start begins where the first fit ended (symnmf restarts its
+    # W at H, sntf rescales its start to the total of x: no higher)
+    expect_equal(fit2$initial, fit1$value, tolerance = 1e-3)
+    expect_lte(fit2$initial, fit1$value * (1 + 1e-9))
+    # a fit of another family or rank is refused
+    other <- if (fam == "plsa") contract_families$nmf$fit() else contract_families$plsa$fit()
+    expect_error(cf$fit(init = other), class = "aspectr_error_input_argument")
+    expect_error(cf$fit(init = fit1, k = 3), class = "aspectr_error_input_argument")
+  })
+}
+
+for (fam in names(contract_families)) {
+  cf <- contract_families[[fam]]
+  test_that(paste(fam, "runs staged restarts: many short starts, the best continued"), {
+    calls <- 0
+    fit <- suppressMessages(cf$fit(nrun = 3, short_iter = 2, short_keep = 1, max_iter = 10, tol = 0,
+                                   callback = function(...) { calls <<- calls + 1; TRUE }))
+    # three starts of 2 iterations, one continued for 8 more (lca without a
+    # callback stages in C++; with one its starts run in full)
+    expect_equal(calls, if (fam == "lca") 30 else 3 * 2 + 8)
+    expect_equal(fit$iterations, 10)
+    expect_length(fit$run_values, 3)
+  })
+}
+
+test_that("a staged start continues exactly as if uninterrupted (EM)", {
+  full <- plsa(cd$x, 2, nrun = 3, max_iter = 30, tol = 0, seed = 7)
+  staged <- plsa(cd$x, 2, nrun = 3, max_iter = 30, tol = 0, seed = 7, short_iter = 5, short_keep = 1)
+  expect_equal(staged$value, full$run_values[staged$run], tolerance = 1e-12)
+  expect_length(staged$objective, 30)
+  expect_error(plsa(cd$x, 2, short_iter = -1), class = "aspectr_error_input_argument")
+  expect_error(plsa(cd$x, 2, short_keep = 0), class = "aspectr_error_input_argument")
+})
+
+test_that("input conversion is an S3 generic other packages can extend", {
+  expect_true(is.function(as_aspect_data))
+  d <- as_aspect_data(cd$x)
+  expect_equal(d$dims, dim(cd$x))
+  expect_equal(sum(d$val), sum(cd$x))
+  expect_identical(as_aspect_data(Matrix::Matrix(cd$x, sparse = TRUE))$val, d$val)
+  # a class of another package: a method is enough to fit it
+  obj <- structure(list(m = cd$x), class = "my_counts")
+  registerS3method("as_aspect_data", "my_counts",
+                   function(x, ...) as_aspect_data(x$m, ...), envir = asNamespace("aspectr"))
+  expect_equal(plsa(obj, 2, seed = 1, max_iter = 20)$value, plsa(cd$x, 2, seed = 1, max_iter = 20)$value)
+  expect_error(as_aspect_data(data.frame(a = 1)), class = "aspectr_error_input_type")
+  expect_error(as_aspect_data(list(1)), class = "aspectr_error_input_type")
+})
+
+test_that("terms() lists the top features of NMF components", {
+  fit <- nmf(cd$x, 2, seed = 1, max_iter = 50)
+  tt <- terms(fit, 3)
+  expect_equal(dim(tt), c(3L, 2L))
+  expect_identical(tt[, 1], colnames(cd$x)[order(fit$H[1, ], decreasing = TRUE)[1:3]])
+  expect_identical(terms(fit, 2, margin = "rows")[, 2], rownames(cd$x)[order(fit$W[, 2], decreasing = TRUE)[1:2]])
+  expect_error(terms(fit, 0), class = "aspectr_error_input_argument")
+})

@@ -75,7 +75,7 @@ test_that("each method matches a plain-R reference from the same start", {
     s <- sqrt(colSums(W^2)); W <- sweep(W, 2, s, "/"); H <- H * s
   }
   expect_equal(fitted(run(method = "hals", accelerate = FALSE)), W %*% H, tolerance = 1e-10)
-  # MU (Frobenius), seed 002
+  # MU (Frobenius), Gemulla and Miettinen (2013)
   W <- W0; H <- H0; eps <- 1e-16
   for (it in 1:5) {
     W <- W * pmax(X %*% t(H), eps) / (W %*% H %*% t(H) + eps)

@@ -1,4 +1,4 @@
-test_that("q-EM matches the literal formulas of seed 001 from the same start", {
+test_that("q-EM matches the literal formulas of Hazan, Haroon and Shashua from the same start", {
   x <- tiny_counts(8)
   for (q in c(0.3, 0.8)) {
     fit <- plsa(x, 3, loss = "tsallis", q = q, seed = 2, max_iter = 15, tol = 0, threads = 1)
@@ -30,7 +30,7 @@ test_that("q close to 1 approaches EM", {
   expect_equal(fitted(qe), fitted(em), tolerance = 1e-5)
 })
 
-# Seed 001, section 4: two uniform blocks plus sparse random noise on 60% of
+# Hazan, Haroon and Shashua, section 4: two uniform blocks plus sparse random noise on 60% of
 # the entries, noise as strong as the signal. The KL fit reproduces the
 # data's own mix (its mass inside the blocks stays near the data's ~57%),
 # whereas q-EM with small q puts essentially all of its mass on the blocks.

@@ -12,7 +12,7 @@ test_that("projection onto the simplex matches a QP solver", {
   }
 })
 
-test_that("seed 000's Algorithm 1 needs the step 1/|I| and then agrees", {
+test_that("Hazan and Shashua's Algorithm 1 needs the step 1/|I| and then agrees", {
   set.seed(7)
   b <- c(0.9, 0.5, -0.2, 0.3, 0.05, -1)
   exact <- aspectr:::cpp_project_simplex(b)

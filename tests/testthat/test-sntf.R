@@ -65,7 +65,7 @@ test_that("symmetric contraction and objectives match dense references", {
   expect_equal(loss("beta", 1, -1, yy = yp), sym_ref_beta_div(Yp, Z, -1), tolerance = 1e-10)
 })
 
-test_that("one multiplicative step equals the seed's formulas with the safe exponent", {
+test_that("one multiplicative step equals the paper's formulas with the safe exponent", {
   d <- sparse_sym_data()
   y <- as_symtensor(d$Y)
   Yp <- d$Y + 0.05
@@ -89,8 +89,8 @@ test_that("one multiplicative step equals the seed's formulas with the safe expo
   expect_equal(one(yp, "beta", b = -1), sym_ref_beta_step(Yp, G, -1, 1 / 6), tolerance = 1e-12)
 })
 
-test_that("the seed's literal exponent diverges where the safe one descends", {
-  # seed eq. 8 with omega = 1 is the exponent 1/alpha, L = 3 times the safe
+test_that("the paper's literal exponent diverges where the safe one descends", {
+  # eq. 8 with omega = 1 is the exponent 1/alpha, L = 3 times the safe
   # step at alpha = 1: without column normalization it blows up
   d <- sparse_sym_data(keep = 1)
   set.seed(13)

@@ -3,7 +3,7 @@
 // non-zeros of G only (plus k x k Gram matrices for L2).
 //
 //   KL:       D(G || P)   = sum_s g_s log(g_s / p_s)
-//   Tsallis:  D_q(G || P) = (1 - sum_s g_s^q p_s^(1-q)) / (1 - q)   (seed 001, eq. 2)
+//   Tsallis:  D_q(G || P) = (1 - sum_s g_s^q p_s^(1-q)) / (1 - q)   (Hazan, Haroon and Shashua)
 //   L2:       ||G - P||_F^2 = ||G||^2 - 2 <G, P> + lambda' (hadamard_n U_n'U_n) lambda
 #ifndef ASPECTR_LOSS_H
 #define ASPECTR_LOSS_H

@@ -1,4 +1,4 @@
-// aspectr/nmf/rules.h — update rules for X ~ W H (seed 002), with optional
+// aspectr/nmf/rules.h — update rules for X ~ W H (Gemulla and Miettinen 2013), with optional
 // penalties  l1w sum W + l1h sum H + l2w/2 ||W||^2 + l2h/2 ||H||^2.
 //
 // Frobenius objective 1/2 ||X - WH||_F^2 (+ penalties), computed without the
@@ -8,7 +8,7 @@
 //    A = (X H')', B = H H'; H first, then W, a few sweeps each (see below).
 //  * ANLS: every row of W (column of H) solves its non-negative least-squares
 //    problem exactly, by coordinate descent to a tolerance of 1e-10.
-//  * MU (Lee & Seung with seed 002's epsilon guards):
+//  * MU (Lee & Seung with Gemulla and Miettinen's epsilon guards):
 //    W <- W o [X H']_eps / (W H H' + l1w + l2w W + eps), then H.
 // KL objective sum x log(x/v) - x + v (v = WH), ratios only at non-zeros:
 //    W <- W o ((X / WH) H') / (1 H' + l1w), then H (with an L2 penalty the

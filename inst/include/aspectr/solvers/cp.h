@@ -1,11 +1,11 @@
 // aspectr/solvers/cp.h — non-negative CP decomposition without simplex
 // constraints, X ~ sum_r a_r^(1) o ... o a_r^(N), under the Frobenius loss.
 //
-// HALS (Cichocki & Phan 2009; seed 002 for matrices): for mode n and column
+// HALS (Cichocki & Phan 2009; Gemulla and Miettinen (2013) for matrices): for mode n and column
 // r, with X_n = MTTKRP_n(X, {A_m}) and Gamma = hadamard_{m != n} A_m'A_m, the
 // exact minimizer over a_r^(n) >= 0 with the rest fixed is
 //   a_r <- max(0, a_r + (X_n(:, r) - A_n Gamma(:, r)) / Gamma(r, r)),
-// updated column after column. Multiplicative updates (Lee & Seung; seed 002
+// updated column after column. Multiplicative updates (Lee & Seung; Gemulla and Miettinen (2013)
 // with its epsilon guards):
 //   A_n <- A_n o max(X_n, eps) / (A_n Gamma + eps).
 // Both never increase ||X - M||_F^2. After each sweep the column norms are

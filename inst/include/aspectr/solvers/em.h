@@ -1,6 +1,6 @@
 // aspectr/solvers/em.h — EM and tempered EM for the KL aspect model.
 //
-// Update rule (Hofmann 1999; seed 003, eqs. 10-14). With the posterior
+// Update rule (Hofmann 1999; Huang and Sidiropoulos, eqs. 10-14). With the posterior
 //   W_s^r = (lambda_r prod_n U_n(i_n, r))^beta / sum_j (lambda_j prod_n U_n(i_n, j))^beta
 // (beta = 1: plain EM; beta < 1: tempered EM), the M-step is
 //   y_n(i, r) = sum_{s: i_n = i} g_s W_s^r,  U_n(:, r) = y_n(:, r) / lambda_r,

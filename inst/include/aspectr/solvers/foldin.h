@@ -1,5 +1,5 @@
 // aspectr/solvers/foldin.h — fold-in of new documents with the term factors
-// and weights held fixed (seed 002, "fold in" the query; seed 000 §5).
+// and weights held fixed (Gemulla and Miettinen 2013).
 //
 // For a document x (term counts) and fixed V (k x n_terms, rows on the
 // simplex), find theta on the simplex = P(z | d) such that sum_r theta_r V(r, :)

@@ -1,5 +1,5 @@
 // aspectr/solvers/pps.h — pNMF / pNTF under the L2 loss (Hazan & Shashua
-// 2007; seed 000, sections 3-4).
+// 2007, sections 3-4).
 //
 // Block coordinate descent on ||G - sum_r lambda_r o_n u_r^(n)||_F^2 under
 // simplex constraints. For the column u = u_r^(n), with the others fixed, the

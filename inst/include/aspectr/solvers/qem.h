@@ -1,5 +1,5 @@
 // aspectr/solvers/qem.h — q-EM for the aspect model under the Tsallis
-// divergence D_q (Hazan, Haroon & Shashua; seed 001, sections 3.2-3.3).
+// divergence D_q (Hazan, Haroon & Shashua, sections 3.2-3.3).
 //
 // The bound Q(W, theta) = sum_r D_q(W^r o G || lambda_r o_n u_r^(n)) is
 // minimized block by block with the posteriors W fixed (Bayes rule, eq. 5).

@@ -1,4 +1,4 @@
-// aspectr/sym/orthogonal.h — the semi-orthogonality step of seed 004
+// aspectr/sym/orthogonal.h — the semi-orthogonality step of Cichocki et al. (2007)
 // (eq. 29), G <- G (G'G)^(-1/2), on the core layout Gt = G' (k x n):
 // Gt <- (G'G)^(-1/2) Gt. Negatives are clipped (the factor stays
 // non-negative) and, when keep_norms is set, each column returns to its

@@ -1,42 +1,42 @@
-// aspectr/sym/sntf.h — super-symmetric NTF (seed 004): Y ~ sum_j g_j^(o L).
+// aspectr/sym/sntf.h — super-symmetric NTF (Cichocki et al. 2007): Y ~ sum_j g_j^(o L).
 //
 // Multiplicative rules. Every rule has the form g_ij <- g_ij * r_ij^e with
 // a ratio r built from the symmetric MTTKRP (symtensor.h), and an exponent
 // e = omega * e_MM, where e_MM is the largest exponent for which the step
 // minimizes a majorizer of the objective (so omega <= 1 never increases it;
-// 1 < omega < 2 over-relaxes, as the seed's omega, without that guarantee).
+// 1 < omega < 2 over-relaxes, as the paper's omega, without that guarantee).
 // The exponents were derived for the symmetric model, where g_j enters every
 // cell L times (Jensen's inequality over the k components, the weighted
 // AM-GM or tangent bound over the L positions, and
 // (sum_i g_i u_i)^L <= s^(L-1) sum_i g_i u_i^L for the total):
-//  * alpha (alpha > 0, seed eqs. 8-9):
+//  * alpha (alpha > 0, eq. 8-9):
 //      r = M[(Y/Z)^alpha] / s^(L-1),  e_MM = 1/L (alpha <= 1), 1/(L alpha)
-//    (the seed's literal step r^(omega/alpha) with omega = 1 diverges
+//    (the paper's literal step r^(omega/alpha) with omega = 1 diverges
 //    without its column normalization: it is L times e_MM at alpha = 1);
-//  * smart (alpha = 0, seed eqs. 10-12): g <- g exp(e M[log(Y/Z)] / s^(L-1)),
+//  * smart (alpha = 0, eq. 10-12): g <- g exp(e M[log(Y/Z)] / s^(L-1)),
 //    e_MM = 1/L (the alpha -> 0 limit of the alpha rule); needs Y > 0;
-//  * beta (seed eqs. 14-17, beta = 0 KL, 1 Frobenius, -1 Itakura-Saito):
+//  * beta (eq. 14-17, beta = 0 KL, 1 Frobenius, -1 Itakura-Saito):
 //      r = M[Y Z^(beta-1)] / (M[Z^beta] + L1 / L),
 //      e_MM = gamma(beta + 1) / L with Fevotte and Idier's gamma(b) = 1/(2-b)
 //      for b < 1, 1 for 1 <= b <= 2, 1/(b-1) for b > 2;
 //    M[Z^beta] is closed-form for beta = 0 (s^(L-1)) and beta = 1
 //    (G (G'G)^(L-1)); other beta visit every cell (complete storage).
-//  * unfold (seed eqs. 27-28): fixed-point ALS on the unfolded model,
+//  * unfold (eq. 27-28): fixed-point ALS on the unfolded model,
 //      G <- [[M[Y] - L1/L]_+ ((G'G)^(L-1))^-1]_+,
 //    relaxed by omega (halved whenever the objective rises, which stops the
 //    two-state cycles the plain step can fall into); not a descent method. The map is homogeneous of
 //    degree -2 in the scale of G, so iterated as it stands the scale
-//    oscillates and diverges (c -> c^-2); as the seed prescribes, columns
+//    oscillates and diverges (c -> c^-2); as the paper prescribes, columns
 //    are normalized after each step, and each iteration starts by giving the
 //    directions their least-squares scales (a k x k NNLS), which is also
 //    the model whose objective is reported.
-// Column normalization: the seed rescales the columns of G to unit sum
+// Column normalization: the paper rescales the columns of G to unit sum
 // after every step. Here the scale moves into the component weight, which
 // leaves the model unchanged, so the normalization is implicit and the
 // factor G keeps Y ~ sum_j g_j^(o L) exactly.
 // Optional post-steps (no descent guarantee): the sparsity exponent of seed
 // eq. 9 applied to unit-sum columns, and the semi-orthogonality step
-// G <- G (G'G)^(-1/2) (seed eq. 29) with negatives clipped and each column
+// G <- G (G'G)^(-1/2) (eq. 29) with negatives clipped and each column
 // returned to its previous norm.
 #ifndef ASPECTR_SYM_SNTF_H
 #define ASPECTR_SYM_SNTF_H

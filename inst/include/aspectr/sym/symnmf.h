@@ -8,9 +8,9 @@
 //    nmf::nnls_cd) or one HALS sweep per block. Both minimize the penalized
 //    objective block by block, so it never increases. The returned factor
 //    is H; with lambda large enough W = H at the limit.
-//  * fpals: the fixed-point ALS of seed 004 eq. 21,
+//  * fpals: the fixed-point ALS of Cichocki et al. (2007) eq. 21,
 //      H <- [(A H - l1) (H'H)^-1]_+,
-//    relaxed by omega (1 = the seed's step), with the seed's column
+//    relaxed by omega (1 = the paper's step), with the paper's column
 //    normalization and least-squares scales (SymFPALSRule); the objective
 //    1/2 ||A - H H'||^2 + l1 sum H is reported but not guaranteed to fall.
 //    The plain step can cycle between two states; each time the objective
@@ -95,8 +95,8 @@ class SymNMFRule {
   double lambda_, l1_;
 };
 
-// Fixed-point ALS of seed 004 eq. 21, H <- [(A H - l1)(H'H)^-1]_+. The map
-// is homogeneous of degree -1 in the scale of H (c -> 1/c), so, as the seed
+// Fixed-point ALS of Cichocki et al. (2007) eq. 21, H <- [(A H - l1)(H'H)^-1]_+. The map
+// is homogeneous of degree -1 in the scale of H (c -> 1/c), so, as the paper
 // prescribes, columns are normalized after each step; each iteration starts
 // by giving the directions U their least-squares scales
 // (mu = NNLS((U'U)^(o2), diag(U'AU)), H = U mu^(1/2)), and the objective of

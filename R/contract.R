@@ -165,7 +165,7 @@ logLik.aspectr_fit <- function(object, ...) {
 #'
 #' `fitted()` rebuilds the model from the factors: \eqn{W H} for NMF, the
 #' N-way array for NTF, \eqn{H H'} for symmetric NMF, the super-symmetric
-#' tensor for SNTF (see [fitted.aspectr_sntf()]), counts or probabilities
+#' tensor for SNTF (see [sntf()]), counts or probabilities
 #' for pLSA ([fitted.aspectr_plsa()]). `residuals()` is the data minus the
 #' fitted values; it needs the data (`x`), which fits do not keep. A latent
 #' class fit has neither (its model is a distribution over response
@@ -275,7 +275,11 @@ residuals.aspectr_lca <- function(object, ...) {
 #' @param ... Must be empty.
 #' @return A tibble.
 #' @examples
-#' fit <- lca(carcinoma, 3, seed = 1)
+#' set.seed(1)
+#' survey <- data.frame(a = sample(c("yes", "no"), 200, TRUE),
+#'                      b = sample(c("low", "mid", "high"), 200, TRUE),
+#'                      c = sample(c("yes", "no"), 200, TRUE))
+#' fit <- lca(survey, 2, seed = 1)
 #' tidy(fit)
 #' glance(fit)
 #' @name tidy.aspectr_fit

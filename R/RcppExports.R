@@ -49,6 +49,10 @@ cpp_ntf_fit <- function(idx, val, dims, factors, method, max_iter, tol, threads,
     .Call(`_aspectr_cpp_ntf_fit`, idx, val, dims, factors, method, max_iter, tol, threads, verbose, hook, want_model)
 }
 
+cpp_nmf_solvers <- function() {
+    .Call(`_aspectr_cpp_nmf_solvers`)
+}
+
 cpp_nmf_fit <- function(dense, si, sp, sx, dims, W0, H0, loss, method, beta, L1, L2, eps, max_iter, tol, threads, verbose, accelerate = FALSE, hook = NULL, want_model = FALSE) {
     .Call(`_aspectr_cpp_nmf_fit`, dense, si, sp, sx, dims, W0, H0, loss, method, beta, L1, L2, eps, max_iter, tol, threads, verbose, accelerate, hook, want_model)
 }

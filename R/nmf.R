@@ -145,14 +145,16 @@ nmf <- function(x, k, loss = c("frobenius", "kl", "beta"), beta = 2,
   call <- match.call()
   check_dots_empty(...)
   check_required(x, "a non-negative matrix")
-  loss <- match_option(loss, c("frobenius", "kl", "beta"), "loss")
+  solvers <- nmf_solvers()
+  loss <- match_option(loss, unique(solvers$loss), "loss")
   method_given <- !missing(method)
-  method <- match_option(method, c("hals", "anls", "mu", "cd", "als"), "method")
+  if (method_given) method <- match_option(method, unique(solvers$method), "method")
   beta <- check_number(beta, "beta", -Inf, Inf)
   if (loss == "beta" && beta == 2) loss <- "frobenius"
   if (loss == "beta" && beta == 1) loss <- "kl"
-  # the methods of each loss, the default first
-  allowed <- switch(loss, frobenius = c("hals", "anls", "mu", "als"), kl = c("cd", "mu"), beta = "mu")
+  # the methods of each loss, the default first (the glue's one table)
+  of_loss <- solvers$loss == loss
+  allowed <- solvers$method[of_loss][order(!solvers$default[of_loss])]
   if (!method_given) {
     method <- allowed[1]
   } else if (!method %in% allowed) {
@@ -531,3 +533,6 @@ nmf_init <- function(nd, k, init, svd0) {
 }
 
 `%||%` <- function(a, b) if (is.null(a)) b else a
+
+# nmf()'s solver table (loss, method, default), from the glue that runs them
+nmf_solvers <- function() cpp_nmf_solvers()

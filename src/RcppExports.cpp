@@ -206,6 +206,16 @@ BEGIN_RCPP
     return rcpp_result_gen;
 END_RCPP
 }
+// cpp_nmf_solvers
+Rcpp::List cpp_nmf_solvers();
+RcppExport SEXP _aspectr_cpp_nmf_solvers() {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::RNGScope rcpp_rngScope_gen;
+    rcpp_result_gen = Rcpp::wrap(cpp_nmf_solvers());
+    return rcpp_result_gen;
+END_RCPP
+}
 // cpp_nmf_fit
 Rcpp::List cpp_nmf_fit(Rcpp::Nullable<Rcpp::NumericMatrix> dense, Rcpp::IntegerVector si, Rcpp::IntegerVector sp, Rcpp::NumericVector sx, Rcpp::IntegerVector dims, Rcpp::NumericMatrix W0, Rcpp::NumericMatrix H0, std::string loss, std::string method, double beta, Rcpp::NumericVector L1, Rcpp::NumericVector L2, double eps, int max_iter, double tol, int threads, bool verbose, bool accelerate, SEXP hook, bool want_model);
 RcppExport SEXP _aspectr_cpp_nmf_fit(SEXP denseSEXP, SEXP siSEXP, SEXP spSEXP, SEXP sxSEXP, SEXP dimsSEXP, SEXP W0SEXP, SEXP H0SEXP, SEXP lossSEXP, SEXP methodSEXP, SEXP betaSEXP, SEXP L1SEXP, SEXP L2SEXP, SEXP epsSEXP, SEXP max_iterSEXP, SEXP tolSEXP, SEXP threadsSEXP, SEXP verboseSEXP, SEXP accelerateSEXP, SEXP hookSEXP, SEXP want_modelSEXP) {
@@ -390,6 +400,7 @@ static const R_CallMethodDef CallEntries[] = {
     {"_aspectr_cpp_project_simplex", (DL_FUNC) &_aspectr_cpp_project_simplex, 1},
     {"_aspectr_cpp_simplex_qp", (DL_FUNC) &_aspectr_cpp_simplex_qp, 2},
     {"_aspectr_cpp_ntf_fit", (DL_FUNC) &_aspectr_cpp_ntf_fit, 11},
+    {"_aspectr_cpp_nmf_solvers", (DL_FUNC) &_aspectr_cpp_nmf_solvers, 0},
     {"_aspectr_cpp_nmf_fit", (DL_FUNC) &_aspectr_cpp_nmf_fit, 20},
     {"_aspectr_cpp_nmf_project", (DL_FUNC) &_aspectr_cpp_nmf_project, 14},
     {"_aspectr_cpp_sntf_fit", (DL_FUNC) &_aspectr_cpp_sntf_fit, 17},

@@ -139,6 +139,68 @@ static std::unique_ptr<aspectr::nmf::Data> make_nmf_data(
   return std::unique_ptr<Data>(new Data(std::move(c)));
 }
 
+// The one table of nmf()'s solvers: loss, method, whether it is the loss's
+// default, and the rule that runs it (`accelerate` picks the extrapolated
+// variant where there is one). The R side validates the user's strings
+// against this table (cpp_nmf_solvers()), and an unknown pair is an error.
+namespace {
+struct NmfArgs {
+  aspectr::nmf::Penalty pen;
+  double beta, eps;
+  bool accelerate;
+};
+template <class Rule>
+aspectr::FitTrace run_rule(Rule& rule, const aspectr::nmf::Data& X, aspectr::nmf::Model& M,
+                           const aspectr::Control& ctl, RCallback& cb) {
+  return aspectr::run_solver(rule, X, M, ctl, cb);
+}
+using NmfRun = aspectr::FitTrace (*)(const aspectr::nmf::Data&, aspectr::nmf::Model&,
+                                     const aspectr::Control&, RCallback&, const NmfArgs&);
+struct NmfSolver {
+  const char* loss;
+  const char* method;
+  bool is_default;
+  NmfRun run;
+};
+using namespace aspectr::nmf;
+const NmfSolver kNmfSolvers[] = {
+  {"frobenius", "hals", true, [](const Data& X, Model& M, const aspectr::Control& c, RCallback& cb, const NmfArgs& a) {
+     if (a.accelerate) { FrobeniusHER<HalsBlock> r(a.pen, HerParams()); return run_rule(r, X, M, c, cb); }
+     FrobeniusHALS r(a.pen); return run_rule(r, X, M, c, cb); }},
+  {"frobenius", "anls", false, [](const Data& X, Model& M, const aspectr::Control& c, RCallback& cb, const NmfArgs& a) {
+     if (a.accelerate) { FrobeniusHER<AnlsBlock> r(a.pen, HerParams()); return run_rule(r, X, M, c, cb); }
+     FrobeniusANLS r(a.pen); return run_rule(r, X, M, c, cb); }},
+  {"frobenius", "mu", false, [](const Data& X, Model& M, const aspectr::Control& c, RCallback& cb, const NmfArgs& a) {
+     FrobeniusMU r(a.pen, a.eps); return run_rule(r, X, M, c, cb); }},
+  {"frobenius", "als", false, [](const Data& X, Model& M, const aspectr::Control& c, RCallback& cb, const NmfArgs& a) {
+     FrobeniusALS r(a.pen); return run_rule(r, X, M, c, cb); }},
+  {"kl", "cd", true, [](const Data& X, Model& M, const aspectr::Control& c, RCallback& cb, const NmfArgs& a) {
+     KLCD r(a.pen); return run_rule(r, X, M, c, cb); }},
+  {"kl", "mu", false, [](const Data& X, Model& M, const aspectr::Control& c, RCallback& cb, const NmfArgs& a) {
+     if (a.accelerate) { KLHER r(a.pen, a.eps, HerParams()); return run_rule(r, X, M, c, cb); }
+     KLMU r(a.pen, a.eps); return run_rule(r, X, M, c, cb); }},
+  {"beta", "mu", true, [](const Data& X, Model& M, const aspectr::Control& c, RCallback& cb, const NmfArgs& a) {
+     BetaMU r(a.beta, a.pen, a.eps); return run_rule(r, X, M, c, cb); }},
+};
+const NmfSolver* find_nmf_solver(const std::string& loss, const std::string& method) {
+  for (const NmfSolver& s : kNmfSolvers)
+    if (loss == s.loss && method == s.method) return &s;
+  return nullptr;
+}
+}  // namespace
+
+// nmf()'s solver table for the R side: loss, method, default.
+// [[Rcpp::export]]
+Rcpp::List cpp_nmf_solvers() {
+  Rcpp::CharacterVector loss, method;
+  Rcpp::LogicalVector def;
+  for (const NmfSolver& s : kNmfSolvers) {
+    loss.push_back(s.loss); method.push_back(s.method); def.push_back(s.is_default);
+  }
+  return Rcpp::List::create(Rcpp::Named("loss") = loss, Rcpp::Named("method") = method,
+                            Rcpp::Named("default") = def);
+}
+
 // Classic NMF X ~ W H. Dense X (m x n) or sparse (CSC: i, p, x). W0 is m x k,
 // H0 is k x n. Returns W (m x k), H (k x n) and the trace.
 // [[Rcpp::export]]
@@ -159,32 +221,11 @@ Rcpp::List cpp_nmf_fit(Rcpp::Nullable<Rcpp::NumericMatrix> dense, Rcpp::IntegerV
   aspectr::Control ctl;
   ctl.max_iter = max_iter; ctl.tol = tol; ctl.threads = threads;
   RCallback cb(verbose, max_iter, "nmf (" + loss + ", " + method + ")", hook, want_model);
-  aspectr::FitTrace tr;
-  HerParams hp;
-  if (loss == "frobenius" && method == "hals" && accelerate) {
-    FrobeniusHER<HalsBlock> rule(pen, hp); tr = aspectr::run_solver(rule, *X, M, ctl, cb);
-  } else if (loss == "frobenius" && method == "anls" && accelerate) {
-    FrobeniusHER<AnlsBlock> rule(pen, hp); tr = aspectr::run_solver(rule, *X, M, ctl, cb);
-  } else if (loss == "frobenius" && method == "hals") {
-    FrobeniusHALS rule(pen); tr = aspectr::run_solver(rule, *X, M, ctl, cb);
-  } else if (loss == "frobenius" && method == "anls") {
-    FrobeniusANLS rule(pen); tr = aspectr::run_solver(rule, *X, M, ctl, cb);
-  } else if (loss == "frobenius" && method == "als") {
-    FrobeniusALS rule(pen); tr = aspectr::run_solver(rule, *X, M, ctl, cb);
-  } else if (loss == "frobenius" && method == "mu") {
-    FrobeniusMU rule(pen, eps); tr = aspectr::run_solver(rule, *X, M, ctl, cb);
-  } else if (loss == "kl" && method == "cd") {
-    KLCD rule(pen); tr = aspectr::run_solver(rule, *X, M, ctl, cb);
-  } else if (loss == "kl" && method == "mu" && accelerate) {
-    KLHER rule(pen, eps, hp); tr = aspectr::run_solver(rule, *X, M, ctl, cb);
-  } else if (loss == "kl" && method == "mu") {
-    KLMU rule(pen, eps); tr = aspectr::run_solver(rule, *X, M, ctl, cb);
-  } else if (loss == "beta" && method == "mu") {
-    if (!X->dense()) Rcpp::stop("internal error: beta-divergence updates need dense data");
-    BetaMU rule(beta, pen, eps); tr = aspectr::run_solver(rule, *X, M, ctl, cb);
-  } else {
-    Rcpp::stop("internal error: unsupported loss/method " + loss + "/" + method);
-  }
+  const NmfSolver* solver = find_nmf_solver(loss, method);
+  if (!solver) Rcpp::stop("unknown nmf() loss/method '" + loss + "'/'" + method + "'");
+  if (loss == "beta" && !X->dense()) Rcpp::stop("internal error: beta-divergence updates need dense data");
+  NmfArgs args{pen, beta, eps, accelerate};
+  const aspectr::FitTrace tr = solver->run(*X, M, ctl, cb, args);
   // the loss of the final model without penalties (as_plsa(), logLik)
   double divergence;
   const Penalty none;

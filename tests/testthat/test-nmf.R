@@ -477,3 +477,21 @@ test_that("projected ALS matches a plain-R reference (pseudo-inverse, then proje
   expect_equal(fit$W %*% fit$H, W %*% H, tolerance = 1e-9, ignore_attr = TRUE)
   expect_error(nmf(x, 3, loss = "kl", method = "als"), class = "aspectr_error_input_argument")
 })
+
+test_that("nmf()'s one solver table: every entry fits, one default per loss", {
+  tab <- aspectr:::nmf_solvers()
+  expect_true(all(tapply(tab$default, tab$loss, sum) == 1))
+  x <- matrix(c(3, 1, 0, 2, 5, 1, 0, 2, 4, 1, 1, 3), 4)
+  for (i in seq_along(tab$loss)) {
+    args <- list(x + (tab$loss[i] == "beta"), 2, loss = tab$loss[i], method = tab$method[i],
+                 seed = 1, max_iter = 5, tol = 0)
+    if (tab$loss[i] == "beta") args$beta <- 0.5
+    fit <- do.call(nmf, args)
+    expect_identical(fit$method, tab$method[i])
+    expect_true(is.finite(fit$value))
+  }
+  defaults <- tab$method[tab$default]
+  names(defaults) <- tab$loss[tab$default]
+  expect_identical(nmf(x, 2, loss = "kl", seed = 1, max_iter = 5)$method, defaults[["kl"]])
+  expect_identical(nmf(x, 2, seed = 1, max_iter = 5)$method, defaults[["frobenius"]])
+})

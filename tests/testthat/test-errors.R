@@ -60,7 +60,7 @@ test_that("non-finite numbers, out-of-range seeds and missing arguments are clas
   expect_error(nmf(x, 2, loss = "beta", beta = Inf), class = "aspectr_error_input_argument")
   expect_error(nmf(x, 2, method = "mu", eps = Inf), class = "aspectr_error_input_argument")
   expect_error(symnmf(tcrossprod(x[, 1:3]), 2, L1 = Inf), class = "aspectr_error_input_argument")
-  expect_error(symnmf(tcrossprod(x[, 1:3]), 2, lambda = Inf), class = "aspectr_error_input_argument")
+  expect_error(symnmf(tcrossprod(x[, 1:3]), 2, coupling = Inf), class = "aspectr_error_input_argument")
   expect_error(plsa(x, 2, seed = 2^40), class = "aspectr_error_input_argument")
   expect_error(plsa(x), class = "aspectr_error_input_argument")
   expect_snapshot(nmf(x, 2, loss = "beta", beta = Inf), error = TRUE)

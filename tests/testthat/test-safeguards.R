@@ -119,9 +119,9 @@ test_that("symnmf() is scale equivariant (H scales by the square root)", {
   H0 <- matrix(runif(30), 15, 2)
   A <- tcrossprod(H0) + 0.01
   for (method in c("anls", "hals", "fpals")) {
-    ref <- symnmf(A, 2, method = method, lambda = 1, seed = 1, max_iter = 300)
+    ref <- symnmf(A, 2, method = method, coupling = 1, seed = 1, max_iter = 300)
     for (m in multipliers) {
-      fit <- suppressWarnings(symnmf(A * m, 2, method = method, lambda = m, seed = 1, max_iter = 300))
+      fit <- suppressWarnings(symnmf(A * m, 2, method = method, coupling = m, seed = 1, max_iter = 300))
       lab <- paste(method, m)
       expect_equal(unname(fit$H / sqrt(m)), unname(ref$H), tolerance = 1e-10, label = lab)
       expect_equal(fit$rel_error, ref$rel_error, tolerance = 1e-8, label = lab)

@@ -124,7 +124,7 @@ test_that("multiplicative methods never increase their objective", {
   for (b in c(-1, -0.5, 0, 0.5, 1, 2)) {
     yy <- if (b <= -1) Yp else y
     for (l1 in c(0, 0.05)) {
-      fit <- sntf(yy, 3, method = "beta", beta = b, L1 = l1, init = "random", seed = 2, max_iter = 100, tol = 0)
+      fit <- sntf(yy, 3, method = "beta", cichocki_beta = b, L1 = l1, init = "random", seed = 2, max_iter = 100, tol = 0)
       expect_true(monotone(fit), label = paste("beta", b, "L1", l1))
     }
   }

@@ -68,8 +68,7 @@
 #'   the first of the `nrun` starts.
 #' @param callback As in [plsa()]: a function of (iteration, objective,
 #'   factors) called after every EM iteration, `FALSE` stops. With a
-#'   callback the starts run one after another, each by plain EM to
-#'   convergence (no staged restarts).
+#'   callback the starts run one after another (staged as without one).
 #' @param ... Must be empty.
 #' @return An object of class `c("aspectr_lca", "aspectr_plsa",
 #'   "aspectr_fit")`: the fields of a [plsa()] fit (one factor per variable)
@@ -133,17 +132,16 @@ lca <- function(data, k, nrun = 10, max_iter = 1000, tol = 1e-8, seed = NULL,
     runs <- cpp_lca_fit(d$idx, d$val, d$dims, inits, max_iter, tol, threads,
                         short_iter, short_keep, verbose, hook)
   } else {
-    # with a callback the starts run one after another, each to
-    # convergence, by the same EM (no staged restarts)
+    # with a callback the starts run one after another in R (the callback
+    # sees every iteration), staged as in the C++ path, by the same EM
     inits <- with_seed(seed, random_starts(d$dims, k, nrun))
     if (!is.null(first)) inits[[1]] <- first
-    runs <- list()
-    for (i in seq_along(inits)) {
-      runs[[i]] <- cpp_plsa_fit(d$idx, d$val, d$dims, inits[[i]]$lambda, inits[[i]]$factors,
-                                "kl", 1, 1, max_iter, tol, threads, verbose, FALSE, hook,
-                                !is.null(callback))
-      if (isTRUE(runs[[i]]$stopped)) break
+    fit_one <- function(init, iters) {
+      cpp_plsa_fit(d$idx, d$val, d$dims, init$lambda, init$factors, "kl", 1, 1, iters, tol,
+                   threads, verbose, FALSE, hook, TRUE)
     }
+    runs <- run_starts(inits, fit_one, function(r) list(lambda = r$lambda, factors = r$factors),
+                       hook, max_iter, short_iter, short_keep)
   }
   values <- vapply(runs, run_value, numeric(1))
   best <- best_run(values, "lca() fit")

@@ -187,6 +187,66 @@ const NmfSolver* find_nmf_solver(const std::string& loss, const std::string& met
     if (loss == s.loss && method == s.method) return &s;
   return nullptr;
 }
+
+// The one table of nmf()'s losses: what fit and predict need besides the
+// solver. `divergence` is the loss of a model without penalties (reported
+// by nmf(), used by as_plsa() and logLik()); `project` fits H for new
+// columns with W (M.Wt) fixed, from the start in M.H, under that loss:
+// exact NNLS under Frobenius, coordinate Newton sweeps to convergence under
+// KL, multiplicative updates under beta. An unknown loss is an error.
+struct NmfProjectArgs {
+  double beta, eps, l1, l2, tol;
+  int max_iter, threads;
+};
+struct NmfLoss {
+  const char* name;
+  double (*divergence)(const Data&, const Model&, double beta, double eps, int threads);
+  void (*project)(const Data&, Model&, const arma::mat& C, const arma::mat& D, const NmfProjectArgs&);
+};
+// Iterate a per-sweep update of H until the largest change is below tol
+// relative to the largest entry of H.
+template <class Sweep>
+void project_until(Model& M, const NmfProjectArgs& a, Sweep sweep) {
+  for (int it = 0; it < a.max_iter; ++it) {
+    const arma::mat old = M.H;
+    sweep();
+    const double change = arma::abs(M.H - old).max();
+    if (change <= a.tol * std::max(M.H.max(), 1e-300)) break;
+    Rcpp::checkUserInterrupt();
+  }
+}
+const NmfLoss kNmfLosses[] = {
+  {"frobenius",
+   [](const Data& X, const Model& M, double, double, int threads) {
+     return FrobeniusHALS(Penalty()).loss(X, M, threads); },
+   [](const Data&, Model& M, const arma::mat& C, const arma::mat& D, const NmfProjectArgs& a) {
+     FrobeniusANLS::solve_all(M.H, C, D, a.l1, a.l2, a.threads); }},
+  {"kl",
+   [](const Data& X, const Model& M, double, double eps, int threads) {
+     return KLMU(Penalty(), eps).loss(X, M, threads); },
+   [](const Data& X, Model& M, const arma::mat&, const arma::mat&, const NmfProjectArgs& a) {
+     const arma::vec c = arma::sum(M.Wt, 1) + a.l1;
+     project_until(M, a, [&] { KLCD::solve_side(X, false, M.Wt, M.H, c, a.l2, 1, 1, nullptr, a.threads); }); }},
+  {"beta",
+   [](const Data& X, const Model& M, double beta, double eps, int threads) {
+     return BetaMU(beta, Penalty(), eps).loss(X, M, threads); },
+   [](const Data& X, Model& M, const arma::mat&, const arma::mat&, const NmfProjectArgs& a) {
+     // the model floored at eps where it is raised to a negative power
+     const double lo = std::max(a.eps, 1e-300), beta = a.beta;
+     const double g = beta < 1.0 ? 1.0 / (2.0 - beta) : (beta > 2.0 ? 1.0 / (beta - 1.0) : 1.0);
+     project_until(M, a, [&] {
+       const arma::mat V = arma::clamp(M.Wt.t() * M.H, lo, arma::datum::inf);
+       const arma::mat num = M.Wt * (arma::pow(V, beta - 2.0) % X.D());
+       const arma::mat den = M.Wt * arma::pow(V, beta - 1.0);
+       for (arma::uword j = 0; j < M.H.n_elem; ++j)
+         M.H[j] *= std::pow(std::max(num[j], a.eps) / (den[j] + a.l1 + a.eps), g);
+     }); }},
+};
+const NmfLoss& find_nmf_loss(const std::string& loss) {
+  for (const NmfLoss& l : kNmfLosses)
+    if (loss == l.name) return l;
+  Rcpp::stop("unknown nmf() loss '" + loss + "'");
+}
 }  // namespace
 
 // nmf()'s solver table for the R side: loss, method, default.
@@ -227,11 +287,7 @@ Rcpp::List cpp_nmf_fit(Rcpp::Nullable<Rcpp::NumericMatrix> dense, Rcpp::IntegerV
   NmfArgs args{pen, beta, eps, accelerate};
   const aspectr::FitTrace tr = solver->run(*X, M, ctl, cb, args);
   // the loss of the final model without penalties (as_plsa(), logLik)
-  double divergence;
-  const Penalty none;
-  if (loss == "frobenius") divergence = FrobeniusHALS(none).loss(*X, M, threads);
-  else if (loss == "kl") divergence = KLMU(none, eps).loss(*X, M, threads);
-  else divergence = BetaMU(beta, none, eps).loss(*X, M, threads);
+  const double divergence = find_nmf_loss(loss).divergence(*X, M, beta, eps, threads);
   Rcpp::List out = Rcpp::List::create(
       Rcpp::Named("W") = Rcpp::wrap(arma::mat(M.Wt.t())),
       Rcpp::Named("divergence") = divergence,
@@ -241,9 +297,7 @@ Rcpp::List cpp_nmf_fit(Rcpp::Nullable<Rcpp::NumericMatrix> dense, Rcpp::IntegerV
   return out;
 }
 
-// H for new columns with W fixed (predict): exact NNLS under Frobenius,
-// coordinate descent to convergence under KL, multiplicative updates under
-// beta.
+// H for new columns with W fixed (predict), by the loss table's projection.
 // [[Rcpp::export]]
 Rcpp::NumericMatrix cpp_nmf_project(Rcpp::Nullable<Rcpp::NumericMatrix> dense, Rcpp::IntegerVector si,
                                     Rcpp::IntegerVector sp, Rcpp::NumericVector sx,
@@ -261,29 +315,7 @@ Rcpp::NumericMatrix cpp_nmf_project(Rcpp::Nullable<Rcpp::NumericMatrix> dense, R
   M.H.set_size(k, X->n_cols());
   // start: the unconstrained least-squares coefficients, clipped
   M.H = arma::clamp(arma::solve(D + 1e-12 * arma::eye(k, k) * std::max(1.0, D.max()), C), 1e-6, arma::datum::inf);
-  if (loss == "frobenius") {
-    FrobeniusANLS::solve_all(M.H, C, D, L1[1], L2[1], threads);
-  } else {
-    const arma::vec wsum = arma::sum(M.Wt, 1);
-    for (int it = 0; it < max_iter; ++it) {
-      const arma::mat old = M.H;
-      if (loss == "kl") {  // a sweep of coordinate Newton steps over every column
-        const arma::vec c = wsum + L1[1];
-        KLCD::solve_side(*X, false, M.Wt, M.H, c, L2[1], 1, 1, nullptr, threads);
-      } else {
-        // the model floored at eps where it is raised to a negative power
-        const double lo = std::max(eps, 1e-300);
-        const arma::mat V = arma::clamp(M.Wt.t() * M.H, lo, arma::datum::inf);
-        const arma::mat num = M.Wt * (arma::pow(V, beta - 2.0) % X->D());
-        const arma::mat den = M.Wt * arma::pow(V, beta - 1.0);
-        const double g = beta < 1.0 ? 1.0 / (2.0 - beta) : (beta > 2.0 ? 1.0 / (beta - 1.0) : 1.0);
-        for (arma::uword j = 0; j < M.H.n_elem; ++j)
-          M.H[j] *= std::pow(std::max(num[j], eps) / (den[j] + L1[1] + eps), g);
-      }
-      const double change = arma::abs(M.H - old).max();
-      if (change <= tol * std::max(M.H.max(), 1e-300)) break;
-      Rcpp::checkUserInterrupt();
-    }
-  }
+  const NmfProjectArgs args{beta, eps, L1[1], L2[1], tol, max_iter, threads};
+  find_nmf_loss(loss).project(*X, M, C, D, args);
   return Rcpp::wrap(M.H);
 }

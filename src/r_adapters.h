@@ -5,7 +5,6 @@
 #define ASPECTR_R_ADAPTERS_H
 
 #include <RcppArmadillo.h>
-#include <cli/progress.h>
 #include <aspectr/aspectr.h>
 #include <memory>
 #include <string>
@@ -68,7 +67,11 @@ inline SEXP raw_model(const aspectr::nmf::Model& M) {
 inline SEXP raw_model(const arma::mat& Gt) { return Rcpp::wrap(arma::mat(Gt.t())); }
 inline SEXP raw_model(const aspectr::sym::SymModel& M) { return Rcpp::wrap(arma::mat(M.Ht.t())); }
 
-// End-of-iteration callback: a cli progress bar when verbose, an interrupt
+// End-of-iteration callback: a cli progress bar when verbose (its
+// constructor, destructor and tick() live in r_adapters.cpp, the one
+// translation unit that includes cli's C API: cli's "update due" flag is a
+// per-translation-unit static, so inline copies in several units would
+// read a flag that the bar never sets), an interrupt
 // check every iteration (throws Rcpp's interrupt exception, which the
 // exported function's boundary turns into an R interrupt), and the R-side
 // hook when given: hook(iteration, objective, model) is called every
@@ -79,17 +82,8 @@ inline SEXP raw_model(const aspectr::sym::SymModel& M) { return Rcpp::wrap(arma:
 class RCallback {
  public:
   RCallback(bool verbose, int max_iter, const std::string& name,
-            SEXP hook = R_NilValue, bool want_model = false)
-      : verbose_(verbose), hook_(hook), want_model_(want_model && !Rf_isNull(hook)) {
-    if (verbose_) {
-      bar_ = cli_progress_bar(static_cast<double>(max_iter), R_NilValue);
-      cli_progress_set_name(bar_, name.c_str());
-      cli_progress_set_format(bar_, "%s", "{cli::pb_name} {cli::pb_bar} {cli::pb_current}/{cli::pb_total} | {cli::pb_status} | ETA {cli::pb_eta}");
-    }
-  }
-  ~RCallback() {
-    if (verbose_) cli_progress_done(bar_);
-  }
+            SEXP hook = R_NilValue, bool want_model = false);
+  ~RCallback();
   RCallback(const RCallback&) = delete;
   RCallback& operator=(const RCallback&) = delete;
   // the objective after the iteration is needed exactly when the user's
@@ -117,16 +111,7 @@ class RCallback {
     return true;
   }
   // progress and interrupts only
-  bool tick(int it, double obj) {
-    if (verbose_ && CLI_SHOULD_TICK) {
-      char buf[64];
-      std::snprintf(buf, sizeof(buf), "objective %.8g", obj);
-      cli_progress_set_status(bar_, buf);
-      cli_progress_set(bar_, static_cast<double>(it));
-    }
-    Rcpp::checkUserInterrupt();
-    return true;
-  }
+  bool tick(int it, double obj);
 
  private:
   bool verbose_;

@@ -203,6 +203,26 @@ for (fam in names(contract_families)) {
     expect_match(msgs[length(msgs)], paste0(fit$iterations, " iteration"))
     expect_match(msgs[length(msgs)], "not converged|converged")
   })
+
+  test_that(paste(fam, "shows a cli progress bar with objective and ETA when interactive"), {
+    # cli draws bars when it deems the session interactive (as messages in a
+    # non-dynamic output); cli's own test helper makes every update due
+    with_ticks <- get0("cli_with_ticks", asNamespace("cli"), mode = "function")
+    skip_if(is.null(with_ticks), "this cli has no cli_with_ticks()")
+    old <- options(rlang_interactive = TRUE, cli.dynamic = FALSE)
+    on.exit(options(old))
+    msgs <- character()
+    # (lca reports between rounds of 25 iterations)
+    with_ticks(withCallingHandlers(cf$fit(verbose = TRUE, max_iter = 30, tol = 0, nrun = 1),
+                                   message = function(m) {
+                                     msgs <<- c(msgs, conditionMessage(m))
+                                     invokeRestart("muffleMessage")
+                                   }))
+    bar <- grep("ETA", msgs, value = TRUE)
+    expect_gte(length(bar), 1)
+    expect_match(bar[1], "obj [-0-9.e+]+")
+    expect_match(bar[1], "[0-9]+/30")
+  })
 }
 
 test_that("the callback's factors are the model on the user's scale", {
@@ -251,9 +271,8 @@ for (fam in names(contract_families)) {
     calls <- 0
     fit <- suppressMessages(cf$fit(nrun = 3, short_iter = 2, short_keep = 1, max_iter = 10, tol = 0,
                                    callback = function(...) { calls <<- calls + 1; TRUE }))
-    # three starts of 2 iterations, one continued for 8 more (lca without a
-    # callback stages in C++; with one its starts run in full)
-    expect_equal(calls, if (fam == "lca") 30 else 3 * 2 + 8)
+    # three starts of 2 iterations, one continued for 8 more
+    expect_equal(calls, 3 * 2 + 8)
     expect_equal(fit$iterations, 10)
     expect_length(fit$run_values, 3)
   })
@@ -266,6 +285,26 @@ test_that("a staged start continues exactly as if uninterrupted (EM)", {
   expect_length(staged$objective, 30)
   expect_error(plsa(cd$x, 2, short_iter = -1), class = "aspectr_error_input_argument")
   expect_error(plsa(cd$x, 2, short_keep = 0), class = "aspectr_error_input_argument")
+})
+
+test_that("lca() with a callback stages its starts exactly as without one", {
+  binned <- data.frame(lapply(iris[1:4], cut, 3))
+  a <- lca(binned, 3, nrun = 8, seed = 2, short_iter = 20, short_keep = 2)
+  n <- 0
+  b <- lca(binned, 3, nrun = 8, seed = 2, short_iter = 20, short_keep = 2,
+           callback = function(i, o, f) { n <<- n + 1; TRUE })
+  expect_identical(b$run_iterations, a$run_iterations)
+  expect_equal(n, sum(a$run_iterations))
+  expect_equal(b$posterior, a$posterior, tolerance = 1e-12)
+  expect_equal(b$run_values, a$run_values, tolerance = 1e-10)
+})
+
+test_that("nmf fit and predict share one loss table; an unknown loss is an error", {
+  fit <- nmf(cd$x, 2, loss = "kl", seed = 1, max_iter = 300, tol = 1e-10)
+  expect_equal(unname(predict(fit, cd$x[1:3, ])), unname(fit$W[1:3, ]), tolerance = 1e-3)
+  bad <- fit
+  bad$loss <- "hellinger"
+  expect_error(predict(bad, cd$x[1:3, ]), "hellinger")
 })
 
 test_that("input conversion is an S3 generic other packages can extend", {

@@ -18,9 +18,12 @@ contract_fields <- function(fit, family, factors, weights, params) {
 
 # A generic that does not apply to a family: a classed error that says why
 # and what to use instead.
-abort_unsupported <- function(what, why, instead = NULL, call = rlang::caller_env()) {
-  cli::cli_abort(c("{what} is not available: {why}", i = instead),
-                 class = c("aspectr_error_unsupported", "aspectr_error"), call = call)
+abort_unsupported <- function(what, why, instead = NULL, call = rlang::caller_env(),
+                              .envir = parent.frame()) {
+  # the pieces are cli templates, interpolated in the caller's frame
+  cli::cli_abort(c(paste0(what, " is not available: ", why), i = instead),
+                 class = c("aspectr_error_unsupported", "aspectr_error"), call = call,
+                 .envir = .envir)
 }
 
 family_label <- function(x) {
@@ -124,6 +127,7 @@ logLik.aspectr_nmf <- function(object, ...) {
                       "only the generalized KL loss is a likelihood (the Poisson model).",
                       "Compare fits by their objective, or fit {.code nmf(x, k, loss = \"kl\")}.")
   }
+  abort_noncount(object)
   df <- object$k * (sum(object$dims) - 1)
   structure(object$loglik_const - object$divergence, df = as.integer(df),
             nobs = prod(as.numeric(object$dims)), class = "logLik")
@@ -138,6 +142,7 @@ logLik.aspectr_ntf <- function(object, ...) {
                       "only the generalized KL loss is a likelihood (the Poisson model).",
                       "Compare fits by their objective, or fit {.code ntf(x, k, loss = \"kl\")}.")
   }
+  abort_noncount(object)
   N <- length(object$dims)
   df <- object$k * (sum(object$dims) - N + 1)
   structure(object$loglik_const - object$value, df = as.integer(df),
@@ -299,7 +304,7 @@ tidy.aspectr_ntf <- function(x, ...) {
 #' @export
 glance.aspectr_ntf <- function(x, ...) {
   check_dots_empty(...)
-  kl <- x$loss == "kl"
+  kl <- x$loss == "kl" && !isFALSE(x$count_data)
   ll <- if (kl) logLik(x) else NA_real_
   tibble::tibble(k = x$k, loss = x$loss, method = x$method, objective = x$value,
                  iterations = x$iterations, converged = x$converged, stopped = isTRUE(x$stopped),

@@ -65,6 +65,20 @@ as_aspect_data.simple_triplet_matrix <- function(x, arg = "x", call = rlang::cal
 
 #' @rdname as_aspect_data
 #' @export
+as_aspect_data.TermDocumentMatrix <- function(x, arg = "x", call = rlang::caller_env(), ...) {
+  cli::cli_inform(c("{.arg {arg}} is a tm {.cls TermDocumentMatrix} (terms x documents): fitting its transpose, documents x terms.",
+                    i = "Give {.code t(x)} or a {.cls DocumentTermMatrix} to silence this."),
+                  class = c("aspectr_message_transposed", "aspectr_message"))
+  tx <- x
+  tx$i <- x$j; tx$j <- x$i
+  tx$nrow <- x$ncol; tx$ncol <- x$nrow
+  if (!is.null(x$dimnames)) tx$dimnames <- rev(x$dimnames)
+  class(tx) <- "simple_triplet_matrix"
+  as_aspect_data.simple_triplet_matrix(tx, arg = arg, call = call)
+}
+
+#' @rdname as_aspect_data
+#' @export
 as_aspect_data.Matrix <- function(x, arg = "x", call = rlang::caller_env(), ...) {
   if (length(dim(x)) != 2) abort_input("{.arg {arg}} must be a 2-way matrix, not {describe(x)}.", "type", arg = arg, call = call)
   x <- methods::as(methods::as(methods::as(x, "dMatrix"), "generalMatrix"), "CsparseMatrix")
@@ -109,7 +123,7 @@ as_aspect_data.table <- function(x, arg = "x", call = rlang::caller_env(), tenso
 #' @export
 as_aspect_data.data.frame <- function(x, arg = "x", call = rlang::caller_env(), ...) {
   abort_input(c("{.arg {arg}} must be {matrix_like_classes}, not a data frame.",
-                i = "Convert a numeric data frame with {.code as.matrix()}."),
+                i = data_frame_hint(x)),
               "type", arg = arg, call = call)
 }
 

@@ -169,6 +169,8 @@ nmf <- function(x, k, loss = c("frobenius", "kl", "beta"), beta = 2,
   }
   start <- proc.time()[["elapsed"]]  # the time includes the input conversion
   nd <- nmf_data(x, "x", dense = loss == "beta")
+  count_data <- check_count_data(x, if (is.null(nd$dense)) nd$x else nd$dense, "nmf",
+                                 likelihood = loss == "kl")
   k <- check_whole(k, "k", min = 1, max = min(nd$dims), what = "at most the smaller dimension of `x`")
   eps <- check_number(eps, "eps", 0, Inf)
   # the fit runs on x / s (s = max(x)): squared norms cannot overflow, the
@@ -307,6 +309,7 @@ nmf <- function(x, k, loss = c("frobenius", "kl", "beta"), beta = 2,
                          weights = stats::setNames(colSums(W) * rowSums(H), comp),
                          params = list(beta = fit$beta, method = method, L1 = L1, L2 = L2, eps = eps,
                                        accelerate = accelerate))
+  fit$count_data <- count_data
   finish_progress(fit, verbose, "nmf()", max_iter, tol)
 }
 

@@ -65,6 +65,7 @@ ntf <- function(x, k, loss = c("frobenius", "kl"), method = c("hals", "mu"), nru
   }
   if (inherits(x, "aspectr_tensor")) validate_sptensor(x, "x")
   data <- as_aspect_data(x, "x")
+  count_data <- check_count_data(x, data$val, "ntf", likelihood = loss == "kl")
   k <- check_whole(k, "k", min = 1, max = length(data$val),
                    what = "at most the number of non-zeros of `x`")
   ctl <- check_fit_controls(nrun, max_iter, tol, seed, threads, verbose)
@@ -204,6 +205,7 @@ ntf <- function(x, k, loss = c("frobenius", "kl"), method = c("hals", "mu"), nru
   ), class = c("aspectr_ntf", "aspectr_fit"))
   fit <- contract_fields(fit, "ntf", factors = factors, weights = fit$weights,
                          params = list(method = method))
+  fit$count_data <- count_data
   finish_progress(fit, verbose, "ntf()", max_iter, tol)
 }
 

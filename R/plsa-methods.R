@@ -68,7 +68,7 @@ summary.aspectr_plsa <- function(object, n = 8, ...) {
     top_terms = apply(top, 2, paste, collapse = ", "),
     stringsAsFactors = FALSE
   )
-  free <- isFALSE(object$normalize)
+  free <- isFALSE(object$normalize) || isFALSE(object$count_data)
   ll <- if (free) NA_real_ else logLik(object)
   structure(list(
     call = object$call, k = object$k, loss = loss_label(object),
@@ -77,7 +77,7 @@ summary.aspectr_plsa <- function(object, n = 8, ...) {
     converged = object$converged, nrun = length(object$run_values), run = object$run,
     logLik = as.numeric(ll), df = if (free) NA_integer_ else attr(ll, "df"),
     AIC = if (free) NA_real_ else AIC(object), BIC = if (free) NA_real_ else BIC(object),
-    perplexity = if (free) NA_real_ else perplexity(object, ll),
+    perplexity = if (free) NA_real_ else train_perplexity(object, ll),
     modes = if (length(object$dims) > 2) names(object$factors) else NULL,
     topics = topics_df
   ), class = "summary.aspectr_plsa")
@@ -85,7 +85,7 @@ summary.aspectr_plsa <- function(object, n = 8, ...) {
 
 # Per-word perplexity given the document, exp(-sum x log P(w | d) / N), with
 # P(w | d) = P(d, w) / P(d) and P(d) the model's document marginal.
-perplexity <- function(object, ll = logLik(object)) {
+train_perplexity <- function(object, ll = logLik(object)) {
   pd <- drop(object$factors[[1]] %*% object$lambda)
   n <- object$doc_totals
   exp(-(as.numeric(ll) - sum(n[n > 0] * log(pd[n > 0]))) / object$total)
@@ -378,6 +378,7 @@ logLik.aspectr_plsa <- function(object, ...) {
                      i = "Refit with {.code normalize = TRUE} (or another loss) to compare models by likelihood."),
                    class = c("aspectr_error_unsupported", "aspectr_error"))
   }
+  abort_noncount(object)
   ll <- object$total * (object$neg_entropy - object$kl)
   k <- object$k
   df <- (k - 1) + k * sum(object$dims - 1)
@@ -426,10 +427,12 @@ tidy.aspectr_plsa <- function(x, matrix = c("beta", "gamma"), ...) {
 #' @export
 glance.aspectr_plsa <- function(x, ...) {
   check_dots_empty(...)
-  ll <- logLik(x)
+  lik <- !isFALSE(x$normalize) && !isFALSE(x$count_data)
+  ll <- if (lik) logLik(x) else NA_real_
   tibble::tibble(k = x$k, loss = x$loss, objective = x$value,
                  iterations = x$iterations, converged = x$converged,
-                 logLik = as.numeric(ll), AIC = AIC(x), BIC = BIC(x),
+                 logLik = as.numeric(ll), AIC = if (lik) AIC(x) else NA_real_,
+                 BIC = if (lik) BIC(x) else NA_real_,
                  nobs = x$total, n_documents = x$dims[1], n_terms = x$dims[2])
 }
 

@@ -139,6 +139,7 @@ plsa <- function(x, k, loss = c("kl", "tsallis", "l2"), q = 0.5, tempering = 1, 
   check_dots_empty(...)
   loss <- match_option(loss, c("kl", "tsallis", "l2"), "loss")
   data <- as_aspect_data(x, "x")
+  count_data <- check_count_data(x, data$val, "plsa", likelihood = loss == "kl")
   if (length(data$dims) == 2) {
     k <- check_whole(k, "k", min = 1, max = min(data$dims), what = "at most the smaller dimension of `x`")
   } else {
@@ -204,6 +205,7 @@ plsa <- function(x, k, loss = c("kl", "tsallis", "l2"), q = 0.5, tempering = 1, 
            call = call)
   fit$normalize <- normalize
   fit$params$normalize <- normalize
+  fit$count_data <- count_data
   finish_progress(fit, verbose, "plsa()", max_iter, tol)
 }
 

@@ -106,12 +106,22 @@ new_sptensor <- function(index, values, dims, dimnames = NULL) {
 #'   integer codes), which becomes the tensor of counts of the observed
 #'   combinations (one mode per column, the levels as dimnames). Rows of a
 #'   data frame with missing values are dropped.
+#' @param value For a data frame: the column holding each row's count or
+#'   weight (a bare name or a string; it is not a mode), as in the long
+#'   form `as.data.frame(table)` (`Freq`) or `dplyr::count()` (`n`)
+#'   produce. Without it every row counts once, and a column named like a
+#'   count (`n`, `count`, `freq`, `Freq`, `value`, `weight`, `wt`) is an
+#'   error rather than silently becoming a mode.
 #' @param ... Must be empty; an unknown argument is an error.
 #' @return An `aspectr_tensor`.
 #' @examples
 #' as_sptensor(UCBAdmissions)
 #' df <- data.frame(a = c("x", "y", "x"), b = c(TRUE, FALSE, TRUE), c = c(1L, 2L, 1L))
 #' as_sptensor(df)$values
+#' # long form with a count column
+#' long <- as.data.frame(UCBAdmissions)
+#' all.equal(as.array(as_sptensor(long, value = Freq)), unclass(UCBAdmissions),
+#'           check.attributes = FALSE)
 #' @export
 as_sptensor <- function(x, ...) UseMethod("as_sptensor")
 
@@ -136,20 +146,46 @@ as_sptensor.default <- function(x, ...) {
   new_sptensor(index, v[nz], as.integer(dims), dimnames(x))
 }
 
+#' @rdname as_sptensor
 #' @export
-as_sptensor.data.frame <- function(x, ...) {
+as_sptensor.data.frame <- function(x, value, ...) {
   check_dots_empty(...)
-  if (ncol(x) < 2) {
-    abort_input("{.arg x} must have at least 2 columns, not {ncol(x)}.", "type", arg = "x")
+  w <- NULL
+  if (!missing(value)) {
+    col <- dtm_column(rlang::enquo(value), x, "value")
+    w <- x[[col]]
+    if (!is.numeric(w) || is.object(w)) {
+      abort_input("Column {.var {col}} ({.arg value}) must hold non-negative numbers, not {describe(w)}.",
+                  "type", arg = "value")
+    }
+    w <- as.numeric(w)
+    x <- x[setdiff(names(x), col)]
+  } else {
+    counts <- intersect(names(x), c("n", "count", "counts", "freq", "Freq", "value", "weight", "wt"))
+    counts <- counts[vapply(x[counts], is.numeric, logical(1))]
+    if (length(counts)) {
+      abort_input(c("Column {.var {counts[1]}} of {.arg x} looks like a count, which would become a mode of the tensor.",
+                    i = "Name it as {.arg value} ({.code value = {counts[1]}}), or make it a factor to use it as a mode."),
+                  "argument", arg = "value")
+    }
   }
-  x <- x[stats::complete.cases(x), , drop = FALSE]
+  if (ncol(x) < 2) {
+    abort_input("{.arg x} must have at least 2 columns (modes), not {ncol(x)}.", "type", arg = "x")
+  }
+  keep <- stats::complete.cases(x) & (if (is.null(w)) TRUE else !is.na(w))
+  x <- x[keep, , drop = FALSE]
+  if (!is.null(w)) {
+    w <- w[keep]
+    check_values(w, "value", rlang::current_env())
+  }
   f <- lapply(names(x), function(v) as_categorical(x[[v]], v, parent = "x"))
   dims <- vapply(f, nlevels, integer(1))
   index <- vapply(f, as.integer, integer(nrow(x)))
   if (!is.matrix(index)) index <- matrix(index, nrow = nrow(x))
   dn <- lapply(f, levels)
   names(dn) <- names(x)
-  new_sptensor(index, rep(1, nrow(x)), dims, dn)
+  # (repeated combinations are summed, zero weights dropped)
+  new_sptensor(index, if (is.null(w)) rep(1, nrow(x)) else w, dims, dn)
 }
 
 as_categorical <- function(v, name, call = rlang::caller_env(), parent = "data") {

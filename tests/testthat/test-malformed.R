@@ -435,7 +435,22 @@ cases <- list(
   mal(residuals(fn, x[-1, ]), "x", "newdata", "11 x 9"),
   mal(residuals(fn, x, foo = 1), "foo", "argument"),
   mal(logLik(fp, foo = 1), "foo", "argument"),
-  mal(coef(fn, foo = 1), "foo", "argument")
+  mal(coef(fn, foo = 1), "foo", "argument"),
+  mal(as_dtm(), "data", "argument"),
+  mal(as_dtm(x, a, b), "data", "type", "matrix"),
+  mal(as_dtm(lc), "document", "argument"),
+  mal(as_dtm(lc, a), "term", "argument"),
+  mal(as_dtm(lc, zz, b), "document", "argument"),
+  mal(as_dtm(lc, a, b, zz), "value", "argument"),
+  mal(as_dtm(lc, a, b, a + b), "value", "argument"),
+  mal(as_dtm(data.frame(a = "d", b = "w", n = -1), a, b, n), "value", "value", "-1"),
+  mal(as_dtm(data.frame(a = "d", b = "w", n = "1"), a, b, n), "value", "type"),
+  mal(as_sptensor(data.frame(a = 1:2, b = 1:2, n = 3:4)), "value", "argument"),
+  mal(as_sptensor(lc, value = zz), "value", "argument"),
+  mal(perplexity(fp, unname(x[, 1:3])), "newdata", "newdata", "3"),
+  mal(perplexity(fp, x, max_iter = 0), "max_iter", "argument", "0"),
+  mal(perplexity(fp, x, foo = 1), "foo", "argument"),
+  mal(perplexity(1, x), "object", "type", "1")
 )
 
 test_that("the list of malformed calls is long and covers every export", {

@@ -1,0 +1,133 @@
+# Held-out evaluation of topic models: per-token perplexity after fold-in.
+
+#' Perplexity of held-out documents
+#'
+#' Folds the documents of `newdata` into a fitted topic model (their topic
+#' proportions \eqn{P(z \mid d)} estimated by EM under KL with the topics
+#' \eqn{P(w \mid z)} fixed, as [predict.aspectr_plsa()] does) and returns
+#' the per-token perplexity
+#' \deqn{\exp\left(-\frac{\sum_{d,w} n_{dw} \log \sum_z P(z \mid d) P(w \mid z)}{\sum_{d,w} n_{dw}}\right),}
+#' lower is better; a model that knows nothing of the data (every term
+#' equally likely) scores the vocabulary size. For an N-way fit the
+#' "documents" are the indices of the first mode and the "tokens" the counts
+#' of the cells of the other modes. Terms the fit does not know (matched by
+#' column name) are left out and counted in the attribute `dropped`.
+#'
+#' Without `newdata`, the training perplexity of a KL fit of a matrix, from
+#' the fitted \eqn{P(z \mid d)} (as in `summary()`). Passing the training
+#' data instead folds it in again: for an EM fit run to convergence the
+#' fold-in recovers the fitted \eqn{P(z \mid d)} and the same number.
+#'
+#' @param object A pLSA fit ([plsa()] under any loss; its topics are used
+#'   as they are) or a KL [nmf()] fit (through [as_plsa()]).
+#' @param newdata Held-out counts (or `NULL`, see Details): documents x terms like the fitted data
+#'   (or, for N-way fits, a tensor whose modes after the first match the
+#'   fit's).
+#' @param max_iter,tol Iteration limit and tolerance of the fold-in.
+#' @param threads Number of threads; `NULL` uses [default_threads()].
+#' @param ... Must be empty; an unknown argument is an error.
+#' @return A number, with attributes `tokens` (the counts scored) and
+#'   `dropped` (counts of unknown terms left out).
+#' @seealso [predict.aspectr_plsa()] for the fold-in.
+#' @examples
+#' train <- sotu_dtm[seq(1, 240, by = 2), ]
+#' test <- sotu_dtm[seq(2, 240, by = 2), ]
+#' fit <- plsa(train, k = 5, seed = 1, max_iter = 100, tol = 1e-4)
+#' perplexity(fit, test)
+#' @export
+perplexity <- function(object, newdata, ...) UseMethod("perplexity")
+
+#' @rdname perplexity
+#' @export
+perplexity.aspectr_plsa <- function(object, newdata, max_iter = 1000, tol = 1e-10, threads = NULL, ...) {
+  check_dots_empty(...)
+  if (isFALSE(object$normalize)) {
+    abort_unsupported("{.fn perplexity} of this fit",
+                      "with {.code normalize = FALSE} it is not a probability model.",
+                      "Refit with {.code normalize = TRUE}.")
+  }
+  if (missing(newdata) || is.null(newdata)) {
+    if (length(object$dims) != 2 || is.null(object$doc_totals) || !identical(object$loss, "kl")) {
+      abort_input("{.arg newdata} is missing: the training perplexity without data is available for KL fits of a matrix; give the data to score.",
+                  "argument", arg = "newdata")
+    }
+    return(train_perplexity(object))
+  }
+  max_iter <- check_whole(max_iter, "max_iter")
+  tol <- check_number(tol, "tol", 0, Inf)
+  threads <- resolve_threads(threads)
+  N <- length(object$dims)
+  if (N == 2) {
+    d <- match_newdata(object, newdata)
+    offered <- tryCatch(as_aspect_data(newdata, "newdata")$total, aspectr_error_input_empty = function(e) 0)
+  } else {
+    d <- as_aspect_data(newdata, "newdata")
+    if (length(d$dims) != N || any(d$dims[-1] != object$dims[-1])) {
+      abort_input("{.arg newdata} must have the fitted sizes {paste(object$dims[-1], collapse = ' x ')} in the modes after the first, not {paste(d$dims[-1], collapse = ' x ')}.",
+                  "newdata", arg = "newdata")
+    }
+    offered <- d$total
+  }
+  # cells the model gives probability zero under every topic (terms absent
+  # from the training data) are unknown terms too
+  B <- Reduce(`*`, lapply(2:N, function(n) object$factors[[n]][d$idx[n, ] + 1L, , drop = FALSE]))
+  keep <- rowSums(B) > 0
+  d$idx <- d$idx[, keep, drop = FALSE]
+  d$val <- d$val[keep]
+  B <- B[keep, , drop = FALSE]
+  if (sum(d$val) == 0) {
+    abort_input("{.arg newdata} has no counts of terms the fit knows: there is nothing to score.",
+                "empty", arg = "newdata")
+  }
+  if (N == 2) {
+    dn <- if (is.null(object$dimnames[[2]])) NULL else list(NULL, object$dimnames[[2]])
+    known <- Matrix::sparseMatrix(i = d$idx[1, ] + 1L, j = d$idx[2, ] + 1L, x = d$val,
+                                  dims = d$dims, dimnames = dn)
+    theta <- predict(object, known, loss = "kl", max_iter = max_iter, tol = tol, threads = threads)
+  } else {
+    theta <- foldin_nway(d, B, object$lambda, max_iter, tol)
+  }
+  p <- rowSums(B * theta[d$idx[1, ] + 1L, , drop = FALSE])
+  tokens <- sum(d$val)
+  structure(exp(-sum(d$val * log(p)) / tokens), tokens = tokens, dropped = offered - tokens)
+}
+
+#' @rdname perplexity
+#' @export
+perplexity.aspectr_nmf <- function(object, newdata, ...) {
+  if (!identical(object$loss, "kl")) {
+    abort_unsupported("{.fn perplexity} of a {object$loss} NMF",
+                      "only a KL fit is a topic model.",
+                      "Fit {.code nmf(x, k, loss = \"kl\")} or {.fn plsa}.")
+  }
+  perplexity(as_plsa(object), newdata, ...)
+}
+
+#' @export
+perplexity.default <- function(object, newdata, ...) {
+  abort_input("{.arg object} must be a {.fn plsa} or KL {.fn nmf} fit, not {describe(object)}.",
+              "type", arg = "object")
+}
+
+# EM fold-in of first-mode slices with the other modes' factors fixed: B
+# holds, per non-zero cell, the product of the fixed factors' entries.
+foldin_nway <- function(d, B, lambda, max_iter, tol) {
+  n_docs <- d$dims[1]
+  doc <- d$idx[1, ] + 1L
+  theta <- matrix(lambda / sum(lambda), n_docs, length(lambda), byrow = TRUE)
+  n_d <- tabulate_weighted(doc, d$val, n_docs)
+  has <- n_d > 0
+  for (it in seq_len(max_iter)) {
+    p <- pmax(rowSums(B * theta[doc, , drop = FALSE]), .Machine$double.xmin)
+    s <- rowsum(B * (d$val / p), doc)
+    S <- matrix(0, n_docs, ncol(B))
+    S[as.integer(rownames(s)), ] <- s
+    new <- theta * S
+    new[has, ] <- new[has, , drop = FALSE] / n_d[has]
+    new[!has, ] <- theta[!has, , drop = FALSE]
+    change <- max(abs(new - theta))
+    theta <- new
+    if (change <= tol) break
+  }
+  theta
+}

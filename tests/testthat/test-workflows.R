@@ -1,0 +1,153 @@
+# Text-mining workflows: long data, tm matrices, weighted input, perplexity.
+
+long <- data.frame(doc = c("a", "a", "b", "b", "b", "c"),
+                   word = c("tax", "war", "tax", "budget", "tax", "war"),
+                   n = c(2, 1, 1, 3, 1, 4), stringsAsFactors = FALSE)
+
+test_that("as_dtm() casts long data to a documents x terms dgCMatrix", {
+  m <- as_dtm(long, doc, word, n)
+  expect_s4_class(m, "dgCMatrix")
+  expect_equal(dimnames(m), list(c("a", "b", "c"), c("tax", "war", "budget")))
+  ref <- matrix(c(2, 2, 0, 1, 0, 4, 0, 3, 0), 3, dimnames = dimnames(m))
+  expect_equal(as.matrix(m), ref)
+  # strings work as bare names; without value every row counts once
+  expect_equal(as_dtm(long, "doc", "word", "n"), m)
+  ones <- as_dtm(long, doc, word)
+  expect_equal(as.matrix(ones)["b", "tax"], 2)
+  expect_equal(sum(ones), nrow(long))
+  # factor columns keep their level order, unused levels dropped
+  f <- long
+  f$doc <- factor(f$doc, levels = c("z", "c", "b", "a"))
+  expect_equal(rownames(as_dtm(f, doc, word, n)), c("c", "b", "a"))
+  # the result fits like any matrix
+  fit <- plsa(m, 1)
+  expect_equal(fit$dimnames[[2]], colnames(m))
+})
+
+test_that("as_dtm() errors name the argument", {
+  expect_error(as_dtm(long, doc, wrd, n), class = "aspectr_error_input_argument")
+  expect_error(as_dtm(long, doc, word, wrd), "wrd")
+  expect_error(as_dtm(as.matrix(long), doc, word), class = "aspectr_error_input_type")
+  bad <- long
+  bad$n[1] <- -1
+  expect_error(as_dtm(bad, doc, word, n), class = "aspectr_error_input_value")
+  bad$n <- as.character(long$n)
+  expect_error(as_dtm(bad, doc, word, n), class = "aspectr_error_input_type")
+  bad <- long
+  bad$doc[2] <- NA
+  expect_error(as_dtm(bad, doc, word, n), class = "aspectr_error_input_value")
+})
+
+test_that("fitters given long data point to as_dtm()", {
+  expect_error(plsa(long, 2), "as_dtm\\(data, doc, word, n\\)", class = "aspectr_error_input_type")
+  expect_error(nmf(long, 2), "as_dtm", class = "aspectr_error_input_type")
+  num <- data.frame(a = 1:3, b = 3:1)
+  expect_error(plsa(num, 1), "as.matrix", class = "aspectr_error_input_type")
+})
+
+test_that("as_sptensor() takes a value column and refuses a count column as a mode", {
+  ucb <- as.data.frame(UCBAdmissions)
+  expect_error(as_sptensor(ucb), "Freq", class = "aspectr_error_input_argument")
+  s <- as_sptensor(ucb, value = Freq)
+  expect_equal(s$dims, dim(UCBAdmissions))
+  expect_equal(as.array(s), unclass(UCBAdmissions), ignore_attr = TRUE)
+  expect_equal(as_sptensor(ucb, value = "Freq"), s)
+  # repeated combinations are summed
+  two <- rbind(ucb, ucb)
+  expect_equal(sum(as_sptensor(two, value = Freq)$values), 2 * sum(UCBAdmissions))
+  # a count-like name that is a factor is a mode
+  f <- data.frame(a = c("x", "y"), n = factor(c(1, 2)))
+  expect_equal(as_sptensor(f)$dims, c(2L, 2L))
+  expect_error(as_sptensor(ucb, value = Admit), class = "aspectr_error_input_type")
+})
+
+test_that("a tm TermDocumentMatrix is fitted as documents x terms, with a message", {
+  tdm <- structure(list(i = c(1L, 2L, 3L, 3L, 4L), j = c(1L, 1L, 1L, 2L, 2L), v = c(1, 2, 1, 1, 2),
+                        nrow = 4L, ncol = 2L,
+                        dimnames = list(Terms = c("a", "b", "c", "d"), Docs = c("1", "2"))),
+                   class = c("TermDocumentMatrix", "simple_triplet_matrix"),
+                   weighting = c("term frequency", "tf"))
+  expect_message(fit <- plsa(tdm, 1), class = "aspectr_message_transposed")
+  expect_equal(fit$dims, c(2L, 4L))
+  expect_equal(fit$dimnames[[2]], c("a", "b", "c", "d"))
+  dense <- matrix(0, 2, 4)
+  dense[cbind(tdm$j, tdm$i)] <- tdm$v
+  expect_equal(suppressMessages(as_aspect_data(tdm))$val, as_aspect_data(dense)$val)
+  expect_equal(suppressMessages(as_aspect_data(tdm))$idx, as_aspect_data(dense)$idx)
+})
+
+test_that("weighted or fractional data under a likelihood loss warn, and logLik refuses", {
+  x <- matrix(c(4, 1, 0, 2, 3, 1, 0, 5, 2), 3)
+  w <- structure(list(i = c(1L, 2L), j = c(1L, 2L), v = c(0.5, 0.25), nrow = 2L, ncol = 2L,
+                      dimnames = NULL),
+                 class = c("DocumentTermMatrix", "simple_triplet_matrix"),
+                 weighting = c("term frequency - inverse document frequency", "tf-idf"))
+  expect_warning(fw <- plsa(w, 1), "tf-idf|inverse document", class = "aspectr_warning_noncount")
+  expect_error(logLik(fw), class = "aspectr_error_unsupported")
+  expect_true(is.na(glance(fw)$logLik))
+  expect_true(is.na(summary(fw)$logLik))
+  expect_warning(f <- plsa(x / 3, 2, seed = 1), class = "aspectr_warning_noncount")
+  expect_error(AIC(f), class = "aspectr_error_unsupported")
+  expect_warning(f <- nmf(x / 3, 2, loss = "kl", seed = 1, max_iter = 20), class = "aspectr_warning_noncount")
+  expect_error(logLik(f), class = "aspectr_error_unsupported")
+  y <- array(c(1.5, 2, 3, 1, 0, 2, 1, 4), c(2, 2, 2))
+  expect_warning(f <- suppressMessages(ntf(y, 1, loss = "kl", seed = 1, max_iter = 20)),
+                 class = "aspectr_warning_noncount")
+  expect_error(logLik(f), class = "aspectr_error_unsupported")
+  # counts and non-likelihood losses stay silent and keep their likelihood
+  expect_no_warning(f <- plsa(x, 2, seed = 1))
+  expect_true(is.finite(as.numeric(logLik(f))))
+  expect_no_warning(suppressMessages(plsa(x / 3, 2, loss = "l2", seed = 1)))
+  expect_no_warning(nmf(x / 3, 2, seed = 1, max_iter = 20))
+})
+
+test_that("perplexity() matches a plain-R fold-in and scoring", {
+  set.seed(3)
+  x <- matrix(rpois(8 * 12, 3), 8, dimnames = list(NULL, paste0("w", 1:12)))
+  fit <- plsa(x[1:6, ], 2, seed = 1, max_iter = 2000, tol = 1e-12)
+  new <- x[7:8, ]
+  phi <- fit$factors[[2]]  # P(w | z)
+  # plain-R EM fold-in of each held-out document
+  theta <- t(apply(new, 1, function(n) {
+    t <- fit$lambda / sum(fit$lambda)
+    for (i in 1:5000) {
+      p <- drop(phi %*% t)
+      t <- t * drop(crossprod(phi, n / p)) / sum(n)
+    }
+    t
+  }))
+  p <- theta %*% t(phi)
+  ref <- exp(-sum(new * log(p)) / sum(new))
+  got <- perplexity(fit, new)
+  expect_equal(as.numeric(got), ref, tolerance = 1e-6)
+  expect_equal(attr(got, "tokens"), sum(new))
+  # training perplexity: fold-in of the training data recovers the fit
+  expect_equal(as.numeric(perplexity(fit, x[1:6, ])), perplexity(fit), tolerance = 1e-6)
+  # a uniform model scores the vocabulary size; the fit does better
+  expect_lt(as.numeric(got), ncol(x))
+  # unknown terms are left out and counted
+  extra <- cbind(new, zz = c(5, 0))
+  g2 <- perplexity(fit, extra)
+  expect_equal(as.numeric(g2), as.numeric(got), tolerance = 1e-10)
+  expect_equal(attr(g2, "dropped"), 5)
+})
+
+test_that("perplexity() for N-way fits and KL NMF; errors", {
+  set.seed(4)
+  y <- array(rpois(5 * 4 * 3, 4), c(5, 4, 3))
+  fit <- plsa(y, 2, seed = 1, max_iter = 3000, tol = 1e-13)
+  # with the fitted P(z | first index), fold-in of the training data is a fixed point
+  th <- topics(fit)
+  B <- function(j, l) fit$factors[[2]][j, ] * fit$factors[[3]][l, ]
+  ll <- 0
+  for (i in 1:5) for (j in 1:4) for (l in 1:3) ll <- ll + y[i, j, l] * log(sum(th[i, ] * B(j, l)))
+  expect_equal(as.numeric(perplexity(fit, y)), exp(-ll / sum(y)), tolerance = 1e-6)
+  expect_error(perplexity(fit, y[, 1:3, ]), class = "aspectr_error_input_newdata")
+  x <- matrix(rpois(60, 3), 6)
+  nf <- nmf(x, 2, loss = "kl", seed = 1, max_iter = 500, tol = 1e-10)
+  expect_equal(as.numeric(perplexity(nf, x)), as.numeric(perplexity(as_plsa(nf), x)))
+  expect_error(perplexity(nmf(x, 2, seed = 1, max_iter = 10), x), class = "aspectr_error_unsupported")
+  expect_error(perplexity(lm(1 ~ 1), x), class = "aspectr_error_input_type")
+  l2 <- suppressMessages(plsa(x, 2, loss = "l2", normalize = FALSE, seed = 1, max_iter = 20))
+  expect_error(perplexity(l2, x), class = "aspectr_error_unsupported")
+})

@@ -160,6 +160,11 @@ print.aspectr_nmf_rank <- function(x, ...) {
 
 #' Plot a rank selection
 #'
+#' Cross-validation: held-out and training error by rank. Consensus: the
+#' score the rank is chosen by (cophenetic correlation times dispersion)
+#' with its two factors. The suggested rank is circled and marked by a
+#' dotted line.
+#'
 #' @param x An `aspectr_nmf_rank` result.
 #' @param ... Passed to [graphics::plot()].
 #' @return `x`, invisibly.
@@ -169,15 +174,27 @@ plot.aspectr_nmf_rank <- function(x, ...) {
   if (x$method == "cv") {
     yl <- range(c(tab$test_error - tab$test_sd, tab$test_error + tab$test_sd, tab$train_error), na.rm = TRUE)
     graphics::plot(tab$k, tab$test_error, type = "b", pch = 19, ylim = yl, xlab = "rank k",
-                   ylab = "relative error", main = "Held-out error by rank", ...)
+                   ylab = "relative error", main = "Held-out error by rank", xaxt = "n", ...)
     graphics::arrows(tab$k, tab$test_error - tab$test_sd, tab$k, tab$test_error + tab$test_sd,
                      angle = 90, code = 3, length = 0.03)
     graphics::lines(tab$k, tab$train_error, type = "b", lty = 2, pch = 1)
-    graphics::legend("topright", c("held out", "training"), lty = 1:2, pch = c(19, 1), bty = "n")
+    graphics::legend("topright", c("held out", "training", "suggested rank"), lty = c(1, 2, 3),
+                     pch = c(19, 1, NA), bty = "n")
+    y_best <- tab$test_error[tab$k == x$best]
   } else {
-    graphics::plot(tab$k, tab$cophenetic, type = "b", pch = 19, xlab = "rank k",
-                   ylab = "cophenetic correlation", main = "Consensus stability by rank", ...)
+    # the score the rank is chosen by, and its two factors
+    score <- tab$cophenetic * tab$dispersion
+    yl <- range(c(score, tab$cophenetic, tab$dispersion), na.rm = TRUE)
+    graphics::plot(tab$k, score, type = "b", pch = 19, ylim = yl, xlab = "rank k",
+                   ylab = "stability", main = "Consensus stability by rank", xaxt = "n", ...)
+    graphics::lines(tab$k, tab$cophenetic, type = "b", lty = 2, pch = 1)
+    graphics::lines(tab$k, tab$dispersion, type = "b", lty = 4, pch = 2)
+    graphics::legend("bottomleft", c("cophenetic x dispersion", "cophenetic", "dispersion", "suggested rank"),
+                     lty = c(1, 2, 4, 3), pch = c(19, 1, 2, NA), bty = "n")
+    y_best <- score[tab$k == x$best]
   }
+  graphics::axis(1, at = tab$k)
   graphics::abline(v = x$best, lty = 3)
+  graphics::points(x$best, y_best, pch = 21, cex = 2)
   invisible(x)
 }

@@ -23,6 +23,12 @@
 #' @param newdata Held-out counts (or `NULL`, see Details): documents x terms like the fitted data
 #'   (or, for N-way fits, a tensor whose modes after the first match the
 #'   fit's).
+#' @param foldin `NULL` (default: the topic proportions of each held-out
+#'   document are estimated from `newdata` itself) or counts of the same
+#'   documents (same rows, same terms) to estimate them from, the scores
+#'   being taken on `newdata`: "document completion", which does not reward
+#'   a model for fitting the very tokens it is scored on (see
+#'   [plsa_rank()]).
 #' @param max_iter,tol Iteration limit and tolerance of the fold-in.
 #' @param threads Number of threads; `NULL` uses [default_threads()].
 #' @param ... Must be empty; an unknown argument is an error.
@@ -39,7 +45,8 @@ perplexity <- function(object, newdata, ...) UseMethod("perplexity")
 
 #' @rdname perplexity
 #' @export
-perplexity.aspectr_plsa <- function(object, newdata, max_iter = 1000, tol = 1e-10, threads = NULL, ...) {
+perplexity.aspectr_plsa <- function(object, newdata, foldin = NULL, max_iter = 1000, tol = 1e-10,
+                                    threads = NULL, ...) {
   check_dots_empty(...)
   if (isFALSE(object$normalize)) {
     abort_unsupported("{.fn perplexity} of this fit",
@@ -79,13 +86,16 @@ perplexity.aspectr_plsa <- function(object, newdata, max_iter = 1000, tol = 1e-1
     abort_input("{.arg newdata} has no counts of terms the fit knows: there is nothing to score.",
                 "empty", arg = "newdata")
   }
-  if (N == 2) {
-    dn <- if (is.null(object$dimnames[[2]])) NULL else list(NULL, object$dimnames[[2]])
-    known <- Matrix::sparseMatrix(i = d$idx[1, ] + 1L, j = d$idx[2, ] + 1L, x = d$val,
-                                  dims = d$dims, dimnames = dn)
-    theta <- predict(object, known, loss = "kl", max_iter = max_iter, tol = tol, threads = threads)
+  if (!is.null(foldin)) {
+    # proportions from other counts of the same documents
+    fd <- if (N == 2) match_newdata(object, foldin) else as_aspect_data(foldin, "foldin")
+    if (!identical(as.integer(fd$dims), as.integer(d$dims))) {
+      abort_input("{.arg foldin} must have the shape of {.arg newdata} ({paste(d$dims, collapse = ' x ')}), not {paste(fd$dims, collapse = ' x ')}.",
+                  "newdata", arg = "foldin")
+    }
+    theta <- foldin_theta(object, fd, max_iter, tol, threads)
   } else {
-    theta <- foldin_nway(d, B, object$lambda, max_iter, tol)
+    theta <- foldin_theta(object, d, max_iter, tol, threads, B)
   }
   p <- rowSums(B * theta[d$idx[1, ] + 1L, , drop = FALSE])
   tokens <- sum(d$val)
@@ -107,6 +117,23 @@ perplexity.aspectr_nmf <- function(object, newdata, ...) {
 perplexity.default <- function(object, newdata, ...) {
   abort_input("{.arg object} must be a {.fn plsa} or KL {.fn nmf} fit, not {describe(object)}.",
               "type", arg = "object")
+}
+
+# P(z | document) of the documents in `d` (internal form, aligned to the
+# fit's terms) by KL fold-in; `B` (the fixed factors' products at d's
+# cells) when already at hand.
+foldin_theta <- function(object, d, max_iter, tol, threads, B = NULL) {
+  N <- length(object$dims)
+  if (is.null(B)) B <- Reduce(`*`, lapply(2:N, function(n) object$factors[[n]][d$idx[n, ] + 1L, , drop = FALSE]))
+  keep <- rowSums(B) > 0
+  d$idx <- d$idx[, keep, drop = FALSE]
+  d$val <- d$val[keep]
+  B <- B[keep, , drop = FALSE]
+  if (N > 2) return(foldin_nway(d, B, object$lambda, max_iter, tol))
+  dn <- if (is.null(object$dimnames[[2]])) NULL else list(NULL, object$dimnames[[2]])
+  known <- Matrix::sparseMatrix(i = d$idx[1, ] + 1L, j = d$idx[2, ] + 1L, x = d$val,
+                                dims = d$dims, dimnames = dn)
+  predict(object, known, loss = "kl", max_iter = max_iter, tol = tol, threads = threads)
 }
 
 # EM fold-in of first-mode slices with the other modes' factors fixed: B

@@ -3,8 +3,12 @@
 #' `threads = NULL` in every fitting function means
 #' `getOption("aspectr.threads")` when set; otherwise 2 during
 #' `R CMD check` (when `_R_CHECK_LIMIT_CORES_` is set) and all detected cores
-#' elsewhere. Results are reproducible for a given seed and thread count;
-#' different thread counts agree up to floating-point summation order.
+#' elsewhere, in both cases at most the OpenMP limits `OMP_THREAD_LIMIT`
+#' and `OMP_NUM_THREADS` when those environment variables are set (a
+#' cluster scheduler or a parallel caller sets them to keep processes from
+#' oversubscribing the machine). The option wins over the environment.
+#' Results are reproducible for a given seed and thread count; different
+#' thread counts agree up to floating-point summation order.
 #'
 #' @return A positive integer.
 #' @examples
@@ -14,9 +18,14 @@ default_threads <- function() {
   opt <- getOption("aspectr.threads")
   if (!is.null(opt)) return(check_whole(opt, "options(aspectr.threads)"))
   lim <- Sys.getenv("_R_CHECK_LIMIT_CORES_", "")
-  if (nzchar(lim) && !identical(tolower(lim), "false")) return(2L)
-  n <- parallel::detectCores()
-  if (is.na(n) || n < 1) 1L else as.integer(n)
+  n <- if (nzchar(lim) && !identical(tolower(lim), "false")) 2L else parallel::detectCores()
+  if (is.na(n) || n < 1) n <- 1L
+  for (v in c("OMP_THREAD_LIMIT", "OMP_NUM_THREADS")) {
+    # OMP_NUM_THREADS may be a list ("4,2"): its first level applies
+    e <- suppressWarnings(as.integer(strsplit(Sys.getenv(v, ""), ",", fixed = TRUE)[[1]][1]))
+    if (length(e) == 1 && !is.na(e) && e >= 1) n <- min(n, e)
+  }
+  as.integer(n)
 }
 
 resolve_threads <- function(threads, call = rlang::caller_env()) {

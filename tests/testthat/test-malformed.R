@@ -450,7 +450,15 @@ cases <- list(
   mal(perplexity(fp, unname(x[, 1:3])), "newdata", "newdata", "3"),
   mal(perplexity(fp, x, max_iter = 0), "max_iter", "argument", "0"),
   mal(perplexity(fp, x, foo = 1), "foo", "argument"),
-  mal(perplexity(1, x), "object", "type", "1")
+  mal(perplexity(1, x), "object", "type", "1"),
+  mal(perplexity(fp, x, foldin = x[1:2, ]), "foldin", "newdata"),
+  mal(plsa_rank(), "x", "argument"),
+  mal(plsa_rank(x, k = 0), "k", "argument", "0"),
+  mal(plsa_rank(x, k = 2, holdout = 0.9), "holdout", "argument", "0.9"),
+  mal(plsa_rank(x, k = 2, criterion = "x"), "criterion", "argument"),
+  mal(lca_rank(), "data", "argument"),
+  mal(lca_rank(lc, k = 1:2, nrun = 0), "nrun", "argument", "0"),
+  mal(lca_rank(lc, k = NA), "k", "argument")
 )
 
 test_that("the list of malformed calls is long and covers every export", {

@@ -1,0 +1,234 @@
+# Choosing the number of topics (plsa_rank) and of latent classes
+# (lca_rank): one fit per k, a table of criteria, the chosen k.
+
+#' Choose the number of topics of a pLSA model
+#'
+#' Splits the documents (rows, or first-mode slices of a tensor) at random
+#' into a training part and a held-out part, fits [plsa()] on the training
+#' documents for every `k`, and scores each fit by the per-token
+#' [perplexity()] of the held-out documents and by the log-likelihood, AIC
+#' and BIC of the training fit. The held-out perplexity is by document
+#' completion: the tokens of each held-out document are split at random in
+#' two halves (binomial thinning of the counts), the topic proportions are
+#' folded in from one half with the topics fixed, and the other half is
+#' scored. (Folding in and scoring the same tokens rewards every extra
+#' topic, so its perplexity keeps falling with `k`.) The
+#' suggested `k` minimizes the chosen criterion. The values of `k` (and
+#' their restarts) run in parallel through `future.apply` when a parallel
+#' [future::plan()] is set, with the same results as sequentially.
+#'
+#' @param x Counts, as for [plsa()]: documents x terms (or an N-way
+#'   tensor).
+#' @param k Candidate numbers of topics (whole numbers, at least 1).
+#' @param holdout Share of the documents held out, in (0, 0.5].
+#' @param criterion `"perplexity"` (held out, default), `"BIC"` or `"AIC"`
+#'   (of the training fit).
+#' @param nrun Random starts per `k` (the best is kept).
+#' @param max_iter,tol Passed to [plsa()].
+#' @param seed Seed of the split and of the starts; `NULL` uses R's state.
+#' @param threads Number of threads per fit; `NULL` uses [default_threads()].
+#' @param ... Further arguments to [plsa()] (for instance `tempering`).
+#' @return An object of class `c("aspectr_plsa_rank", "aspectr_rank")`:
+#'   `table` (one row per `k`: `k`, `perplexity`, `logLik`, `df`, `AIC`,
+#'   `BIC`, `iterations`, `converged`), `best` (the suggested `k`),
+#'   `criterion`, `heldout` (the held-out row indices), with `print()` and
+#'   `plot()` methods.
+#' @seealso [lca_rank()], [nmf_rank()], [perplexity()]
+#' @examples
+#' r <- plsa_rank(sotu_dtm, k = c(2, 4, 8), max_iter = 100, tol = 1e-4, seed = 1)
+#' r
+#' plot(r)
+#' @export
+plsa_rank <- function(x, k = 2:10, holdout = 0.2, criterion = c("perplexity", "BIC", "AIC"),
+                      nrun = 1, max_iter = 1000, tol = 1e-6, seed = NULL, threads = NULL, ...) {
+  call <- match.call()
+  check_required(x, "a count matrix or tensor")
+  criterion <- match_option(criterion, c("perplexity", "BIC", "AIC"), "criterion")
+  holdout <- check_number(holdout, "holdout", 0, 0.5, lower_open = TRUE)
+  nrun <- check_whole(nrun, "nrun")
+  max_iter <- check_whole(max_iter, "max_iter")
+  tol <- check_number(tol, "tol", 0, Inf)
+  seed <- check_seed(seed)
+  threads <- resolve_threads(threads)
+  d <- as_aspect_data(x, "x")
+  n_docs <- d$dims[1]
+  n_test <- round(holdout * n_docs)
+  if (n_test < 1 || n_docs - n_test < 2) {
+    abort_input("{.arg x} has {n_docs} document{?s}: too few to hold out {holdout * 100}% of them and fit the rest.",
+                "argument", arg = "holdout")
+  }
+  k <- check_k_vector(k, max = n_docs - n_test, what = "at most the number of training documents")
+  test <- with_seed(seed, sort(sample.int(n_docs, n_test)))
+  seeds <- with_seed(if (is.null(seed)) NULL else seed + 1L, sample.int(.Machine$integer.max, length(k)))
+  rows <- split_rows(x, d, test)
+  halves <- with_seed(if (is.null(seed)) NULL else seed + 2L, thin_half(rows$test))
+  res <- map_runs(seq_along(k), function(i) {
+    fit <- plsa(rows$train, k[i], nrun = nrun, max_iter = max_iter, tol = tol, seed = seeds[i],
+                threads = threads, ...)
+    if (!identical(fit$loss, "kl")) {
+      abort_input("{.fn plsa_rank} compares likelihood fits: the {.arg loss} must be {.val kl}, not {.val {fit$loss}}.",
+                  "argument", arg = "loss", call = call("plsa_rank"))
+    }
+    ll <- logLik(fit)
+    data.frame(k = k[i], perplexity = as.numeric(perplexity(fit, halves$score, foldin = halves$foldin,
+                                                             threads = threads)),
+               logLik = as.numeric(ll), df = attr(ll, "df"), AIC = stats::AIC(fit), BIC = stats::BIC(fit),
+               iterations = fit$iterations, converged = fit$converged)
+  })
+  tab <- do.call(rbind, res)
+  rownames(tab) <- NULL
+  best <- tab$k[which.min(tab[[criterion]])]
+  structure(list(table = tab, best = best, criterion = criterion, heldout = test, call = call,
+                 what = "topics"),
+            class = c("aspectr_plsa_rank", "aspectr_rank"))
+}
+
+#' Choose the number of latent classes
+#'
+#' Fits [lca()] for every `k` and tabulates the log-likelihood, number of
+#' parameters, AIC, BIC, the likelihood-ratio and Pearson statistics
+#' (\eqn{G^2}, \eqn{X^2}) and the residual degrees of freedom, as poLCA
+#' users compare them; the suggested `k` minimizes the chosen criterion
+#' (BIC by default, the usual choice for latent class models). The values
+#' of `k` run in parallel through `future.apply` when a parallel plan is
+#' set.
+#'
+#' @param data A data frame of categorical variables, as for [lca()].
+#' @param k Candidate numbers of classes (whole numbers, at least 1).
+#' @param criterion `"BIC"` (default) or `"AIC"`.
+#' @param nrun Random starts per `k` (see [lca()]).
+#' @param seed Seed of the starts; `NULL` uses R's state.
+#' @param ... Further arguments to [lca()] (`max_iter`, `tol`, `na.rm`,
+#'   `threads`, ...).
+#' @return An object of class `c("aspectr_lca_rank", "aspectr_rank")`:
+#'   `table` (one row per `k`: `k`, `logLik`, `npar`, `AIC`, `BIC`, `Gsq`,
+#'   `Chisq`, `resid_df` (as poLCA: the number of response patterns, or of
+#'   observations when smaller, minus `npar` minus 1), `converged`), `best`, `criterion`, `fits` (the
+#'   [lca()] fits), with `print()` and `plot()` methods.
+#' @seealso [plsa_rank()], [nmf_rank()]
+#' @examples
+#' binned <- data.frame(lapply(iris[1:4], cut, 3))
+#' r <- lca_rank(binned, k = 1:4, nrun = 5, seed = 1)
+#' r
+#' @export
+lca_rank <- function(data, k = 1:6, criterion = c("BIC", "AIC"), nrun = 10, seed = NULL, ...) {
+  call <- match.call()
+  check_required(data, "a data frame of categorical variables")
+  criterion <- match_option(criterion, c("BIC", "AIC"), "criterion")
+  nrun <- check_whole(nrun, "nrun")
+  seed <- check_seed(seed)
+  k <- check_k_vector(k, max = .Machine$integer.max)
+  seeds <- with_seed(seed, sample.int(.Machine$integer.max, length(k)))
+  fits <- map_runs(seq_along(k), function(i) lca(data, k[i], nrun = nrun, seed = seeds[i], ...))
+  tab <- do.call(rbind, lapply(fits, function(f) {
+    data.frame(k = f$k, logLik = f$llik, npar = as.integer(f$npar), AIC = f$AIC, BIC = f$BIC,
+               Gsq = f$Gsq, Chisq = f$Chisq,
+               # as poLCA: cells (or observations, when fewer) minus parameters minus 1
+               resid_df = as.integer(min(f$N, prod(as.numeric(f$dims))) - f$npar - 1),
+               converged = f$converged)
+  }))
+  rownames(tab) <- NULL
+  best <- tab$k[which.min(tab[[criterion]])]
+  structure(list(table = tab, best = best, criterion = criterion, fits = fits, call = call,
+                 what = "classes"),
+            class = c("aspectr_lca_rank", "aspectr_rank"))
+}
+
+check_k_vector <- function(k, max, what = NULL, call = rlang::caller_env()) {
+  if (!is.numeric(k) || is.object(k) || !length(k) || anyNA(k)) {
+    abort_input("{.arg k} must be a non-empty vector of whole numbers, not {describe(k)}.",
+                "argument", arg = "k", call = call)
+  }
+  k <- vapply(k, check_whole, integer(1), arg = "k", min = 1, max = max, what = what, call = call)
+  sort(unique(k))
+}
+
+# Training and held-out parts of the data by first-mode index, in the
+# class of the input where possible (matrices, Matrix, tensors).
+split_rows <- function(x, d, test) {
+  if (length(d$dims) == 2) {
+    m <- Matrix::sparseMatrix(i = d$idx[1, ] + 1L, j = d$idx[2, ] + 1L, x = d$val, dims = d$dims,
+                              dimnames = if (all(vapply(d$dimnames, is.null, TRUE))) NULL else
+                                lapply(d$dimnames, function(v) v %||% as.character(seq_len(0))))
+    if (!is.null(d$dimnames[[2]])) colnames(m) <- d$dimnames[[2]]
+    return(list(train = m[-test, , drop = FALSE], test = m[test, , drop = FALSE]))
+  }
+  t <- new_sptensor(t(d$idx + 1L), d$val, d$dims, d$dimnames)
+  keep_rows <- function(rows) {
+    sel <- t$index[, 1] %in% rows
+    idx <- t$index[sel, , drop = FALSE]
+    idx[, 1] <- match(idx[, 1], rows)
+    dims <- t$dims
+    dims[1] <- length(rows)
+    dn <- t$dimnames
+    if (!is.null(dn) && !is.null(dn[[1]])) dn[[1]] <- dn[[1]][rows]
+    new_sptensor(idx, t$values[sel], dims, dn)
+  }
+  list(train = keep_rows(setdiff(seq_len(d$dims[1]), test)), test = keep_rows(test))
+}
+
+# Two random halves of held-out counts: whole counts by binomial thinning,
+# other values split in two equal parts. list(foldin, score), each in the
+# class of `x` (a sparse matrix or a tensor).
+thin_half <- function(x) {
+  v <- if (inherits(x, "aspectr_tensor")) x$values else x@x
+  whole <- abs(v - round(v)) < 1e-8
+  a <- v / 2
+  a[whole] <- stats::rbinom(sum(whole), round(v[whole]), 0.5)
+  b <- v - a
+  if (inherits(x, "aspectr_tensor")) {
+    fa <- x; fa$values <- a
+    fb <- x; fb$values <- b
+    keep_a <- a > 0; keep_b <- b > 0
+    fa$index <- fa$index[keep_a, , drop = FALSE]; fa$values <- a[keep_a]
+    fb$index <- fb$index[keep_b, , drop = FALSE]; fb$values <- b[keep_b]
+    return(list(foldin = fa, score = fb))
+  }
+  fa <- x; fa@x <- a
+  fb <- x; fb@x <- b
+  list(foldin = Matrix::drop0(fa), score = Matrix::drop0(fb))
+}
+
+#' @export
+print.aspectr_rank <- function(x, ...) {
+  check_dots_empty(...)
+  what <- if (inherits(x, "aspectr_plsa_rank")) "topics (pLSA)" else "latent classes"
+  how <- if (x$criterion == "perplexity") "held-out perplexity" else x$criterion
+  cat(sprintf("Number of %s by %s; suggested k: %d\n\n", what, how, x$best))
+  tab <- x$table
+  num <- vapply(tab, is.double, logical(1))
+  tab[num] <- lapply(tab[num], signif, 6)
+  tab$best <- ifelse(tab$k == x$best, "*", "")
+  print(tab, row.names = FALSE)
+  invisible(x)
+}
+
+#' Plot a choice of the number of topics or classes
+#'
+#' The criterion by `k` (held-out perplexity, or AIC and BIC), the
+#' suggested `k` circled and marked by a dotted line, integer ticks.
+#'
+#' @param x An `aspectr_plsa_rank` or `aspectr_lca_rank` result.
+#' @param ... Passed to [graphics::plot()].
+#' @return `x`, invisibly.
+#' @export
+plot.aspectr_rank <- function(x, ...) {
+  tab <- x$table
+  if (x$criterion == "perplexity") {
+    y <- tab$perplexity
+    graphics::plot(tab$k, y, type = "b", pch = 19, xlab = "number of topics k", xaxt = "n",
+                   ylab = "held-out perplexity", main = "Held-out perplexity by k", ...)
+  } else {
+    y <- tab[[x$criterion]]
+    yl <- range(c(tab$AIC, tab$BIC))
+    graphics::plot(tab$k, tab$BIC, type = "b", pch = 19, ylim = yl, xaxt = "n",
+                   xlab = paste("number of", x$what, "k"), ylab = "information criterion",
+                   main = paste("AIC and BIC by k"), ...)
+    graphics::lines(tab$k, tab$AIC, type = "b", pch = 1, lty = 2)
+    graphics::legend("topright", c("BIC", "AIC"), lty = 1:2, pch = c(19, 1), bty = "n")
+  }
+  graphics::axis(1, at = tab$k)
+  graphics::abline(v = x$best, lty = 3)
+  graphics::points(x$best, y[tab$k == x$best], pch = 21, cex = 2)
+  invisible(x)
+}

@@ -328,11 +328,11 @@ tidy.aspectr_lca <- function(x, ...) {
 #' @export
 glance.aspectr_lca <- function(x, ...) {
   check_dots_empty(...)
-  # residual degrees of freedom over the complete response patterns, as
-  # poLCA: cells minus free parameters minus 1
+  # residual degrees of freedom as poLCA: the response patterns (or the
+  # observations, when fewer) minus free parameters minus 1
   cells <- prod(vapply(x$probs, ncol, numeric(1)))
   tibble::tibble(k = x$k, logLik = x$llik, AIC = x$AIC, BIC = x$BIC, Gsq = x$Gsq,
-                 Chisq = x$Chisq, df = cells - x$npar - 1, npar = as.integer(x$npar),
+                 Chisq = x$Chisq, df = min(x$N, cells) - x$npar - 1, npar = as.integer(x$npar),
                  nobs = x$N, iterations = x$iterations, converged = x$converged)
 }
 

@@ -7,7 +7,8 @@
 #' tensor (Huang and Sidiropoulos: KL CP = latent class model), fitted by EM
 #' with random restarts.
 #'
-#' Missing values: with `na.rm = FALSE` (the default, as in poLCA) a missing
+#' Missing values: with `na.rm = FALSE` (the default; poLCA's default is
+#' `na.rm = TRUE`, give it to reproduce poLCA's numbers) a missing
 #' response is left out of that observation's likelihood (the model is
 #' marginalized over it), so observations with some missing responses still
 #' count; observations with every response missing are dropped. With
@@ -46,7 +47,8 @@
 #'   in multivariate Gaussian mixture models. *Computational Statistics &
 #'   Data Analysis* 41, 561-575.
 #'
-#' @param data A data frame of categorical variables: factors, character,
+#' @param data A data frame of categorical variables (or, for the formula
+#'   method, the data frame holding the formula's variables): factors, character,
 #'   logical or whole-number codes. Each needs at least two observed levels.
 #' @param k Number of latent classes.
 #' @param nrun Number of random starts; the fit with the highest likelihood
@@ -84,7 +86,30 @@
 #'   \item{Gsq, Chisq}{likelihood-ratio and Pearson goodness-of-fit statistics
 #'     over the complete response patterns (as poLCA computes them);}
 #'   \item{N, Nobs}{observations used, and those without missing responses;}
-#'   \item{run_iterations}{EM iterations run by each start.}}
+#'   \item{run_iterations}{EM iterations run by each start;}
+#'   \item{se}{standard errors (see the section Standard errors): `probs`
+#'     (per variable, classes x levels), `P` (class shares) and, for a
+#'     regression, `coeff` and `vcov` (of the coefficients);}
+#'   \item{coeff, prior, x, terms}{for a latent class regression: the logit
+#'     coefficients (covariates x classes 2..k, class 1 the reference), the
+#'     prior class probabilities of every observation, the design matrix and
+#'     the covariates' terms. `P` is then the mean prior, `Gsq` and `Chisq`
+#'     are `NA`.}}
+#' @section Latent class regression:
+#' `lca(cbind(A, B, C) ~ x1 + x2, data, k)` models the prior class
+#' probabilities of observation \eqn{i} as a multinomial logit
+#' \eqn{P(class = r \mid x_i) \propto \exp(x_i' \beta_r)}, \eqn{\beta_1 = 0}
+#' (Dayton and Macready 1988; Bandeen-Roche et al. 1997), fitted by EM with
+#' one Newton-Raphson step of \eqn{\beta} per iteration from starts with
+#' \eqn{\beta = 0}, as poLCA (Linzer and Lewis 2011) does. Observations
+#' with a missing covariate are dropped; missing responses are handled as
+#' without covariates. The fit runs in R (no staged restarts).
+#' @section Standard errors:
+#' As in poLCA: the empirical information (the sum of the outer products of
+#' the observations' score vectors) in the parameters \eqn{\beta} (for the
+#' plain model, \eqn{\log(P_r / P_1)}) and \eqn{\log(p_{jrc} / p_{jr1})},
+#' inverted (generalized inverse), then the delta method for the
+#' probabilities and the class shares.
 #' @seealso [lca_supervised()] for the class-conditional closed form when the
 #'   classes are known; [predict.aspectr_lca()].
 #' @examples
@@ -97,7 +122,17 @@
 #' fit
 #' table(fit$predclass, cls)
 #' @export
-lca <- function(data, k, nrun = 10, max_iter = 1000, tol = 1e-8, seed = NULL,
+lca <- function(data, ...) {
+  if (missing(data)) {
+    abort_input("{.arg data} is missing: it must be a data frame of categorical variables (or a formula, with {.arg data} second).",
+                "argument", arg = "data")
+  }
+  UseMethod("lca")
+}
+
+#' @rdname lca
+#' @export
+lca.default <- function(data, k, nrun = 10, max_iter = 1000, tol = 1e-8, seed = NULL,
                 threads = NULL, na.rm = FALSE, verbose = FALSE, short_iter = 100,
                 short_keep = 1, callback = NULL, init = "random", ...) {
   call <- match.call()
@@ -341,6 +376,8 @@ finish_lca <- function(fit, prep, supervised) {
   fit$Nobs <- sum(prep$complete)
   fit$variables <- prep$vars
   fit$supervised <- supervised
+  if (!supervised && k > 1) fit$se <- lca_standard_errors(prep$codes, matrix(1, N, 1), fit)
+  fit$entropy <- lca_entropy(post)
   class(fit) <- c("aspectr_lca", "aspectr_plsa", "aspectr_fit")
   contract_fields(fit, "lca", factors = fit$factors, weights = fit$P, params = list())
 }
@@ -358,8 +395,13 @@ cell_probability <- function(object, index) {
 #' @param newdata A data frame with the fitted variables (matched by name;
 #'   levels matched by label). Missing responses are left out of the
 #'   posterior. Omitted: the posteriors of the training observations.
-#' @param type `"posterior"` (one row per observation) or `"class"` (the most
-#'   probable class).
+#'   For a latent class regression `newdata` also needs the covariates
+#'   (an observation with a missing covariate gets `NA`).
+#' @param type `"posterior"` (one row per observation), `"class"` (the most
+#'   probable class) or `"frequency"`: the expected frequency of each row's
+#'   response pattern, `N` times its model probability (missing responses
+#'   marginalized; a regression uses the mean prior), as poLCA's
+#'   `poLCA.predcell()`.
 #' @param ... Must be empty; an unknown argument is an error.
 #' @return A matrix or an integer vector.
 #' @examples
@@ -369,9 +411,13 @@ cell_probability <- function(object, index) {
 #' fit <- lca(items, 2, seed = 1)
 #' predict(fit, items[1:3, ])
 #' @export
-predict.aspectr_lca <- function(object, newdata, type = c("posterior", "class"), ...) {
+predict.aspectr_lca <- function(object, newdata, type = c("posterior", "class", "frequency"), ...) {
   check_dots_empty(...)
-  type <- match_option(type, c("posterior", "class"), "type")
+  type <- match_option(type, c("posterior", "class", "frequency"), "type")
+  if (type == "frequency" && (missing(newdata) || is.null(newdata))) {
+    abort_input("{.arg newdata} is missing: {.code type = \"frequency\"} needs the response patterns to evaluate.",
+                "argument", arg = "newdata")
+  }
   if (missing(newdata) || is.null(newdata)) {
     post <- object$posterior
   } else {
@@ -379,7 +425,7 @@ predict.aspectr_lca <- function(object, newdata, type = c("posterior", "class"),
       abort_input("{.arg newdata} must be a data frame with the fitted variables, not {describe(newdata)}.",
                   "newdata", arg = "newdata")
     }
-    miss <- setdiff(object$variables, names(newdata))
+    miss <- setdiff(c(object$variables, if (!is.null(object$coeff)) all.vars(object$terms)), names(newdata))
     if (length(miss)) {
       abort_input("{.arg newdata} lacks the variable{?s} {.var {miss}}.", "newdata", arg = "newdata")
     }
@@ -395,7 +441,25 @@ predict.aspectr_lca <- function(object, newdata, type = c("posterior", "class"),
       code
     }, integer(nrow(newdata)))
     if (!is.matrix(idx)) idx <- matrix(idx, nrow = nrow(newdata))
-    post <- cell_posterior(object, idx)
+    if (type == "frequency") {
+      p <- matrix(object$lambda, nrow(idx), object$k, byrow = TRUE)
+      for (n in seq_len(ncol(idx))) {
+        ok <- !is.na(idx[, n])
+        p[ok, ] <- p[ok, , drop = FALSE] * object$factors[[n]][idx[ok, n], , drop = FALSE]
+      }
+      return(stats::setNames(object$N * rowSums(p), rownames(newdata)))
+    }
+    if (is.null(object$coeff)) {
+      post <- cell_posterior(object, idx)
+    } else {
+      # a regression: each observation's prior from its covariates
+      uniform <- object
+      uniform$lambda <- rep(1 / object$k, object$k)
+      X <- stats::model.matrix(object$terms, stats::model.frame(object$terms, newdata, na.action = stats::na.pass))
+      post <- cell_posterior(uniform, idx) * lcr_prior(X, object$coeff)
+      post <- post / rowSums(post)
+      colnames(post) <- names(object$P)
+    }
     rownames(post) <- rownames(newdata)
   }
   if (type == "class") return(max.col(post, ties.method = "first"))
@@ -424,7 +488,22 @@ print.aspectr_lca <- function(x, digits = 3, ...) {
     cat("$", v, "\n", sep = "")
     print(round(x$probs[[v]], digits))
   }
+  if (!is.null(x$coeff)) print_lca_coefficients(x, digits)
   invisible(x)
+}
+
+# The logit coefficients of a latent class regression with standard
+# errors, t values and p values (as poLCA prints them).
+print_lca_coefficients <- function(x, digits = 3) {
+  cat("\nclass membership regression (multinomial logit, class_1 the reference):\n")
+  for (r in colnames(x$coeff)) {
+    b <- x$coeff[, r]
+    se <- x$se$coeff[, r]
+    tab <- cbind(Coefficient = b, `Std. error` = se, `t value` = b / se,
+                 `Pr(>|t|)` = 2 * stats::pt(abs(b / se), x$N - x$npar, lower.tail = FALSE))
+    cat(r, "/ class_1:\n")
+    print(round(tab, digits))
+  }
 }
 
 #' @export
@@ -474,16 +553,30 @@ print.summary.aspectr_lca <- function(x, ...) {
 #' @export
 plot.aspectr_lca <- function(x, ...) {
   J <- length(x$probs)
-  nc <- ceiling(sqrt(J))
-  nr <- ceiling(J / nc)
-  op <- graphics::par(mfrow = c(nr, nc), mar = c(3, 3, 2, 1))
+  levs <- lapply(x$probs, colnames)
+  shared <- length(unique(levs)) == 1
+  n_panels <- J + shared
+  nc <- ceiling(sqrt(n_panels))
+  nr <- ceiling(n_panels / nc)
+  op <- graphics::par(mfrow = c(nr, nc), mar = c(3.2, 3, 2, if (shared) 1 else 7.5), mgp = c(2, 0.6, 0))
   on.exit(graphics::par(op), add = TRUE)
+  k <- x$k
   for (v in names(x$probs)) {
     m <- x$probs[[v]]
-    graphics::barplot(t(m), names.arg = rownames(m), main = v, ylim = c(0, 1),
-                      col = grDevices::hcl.colors(ncol(m), "Blues 3"),
-                      legend.text = if (ncol(m) <= 6) colnames(m) else NULL,
-                      args.legend = list(x = "topright", bty = "n", cex = 0.7), ...)
+    cols <- grDevices::hcl.colors(ncol(m), "Blues 3", rev = TRUE)
+    graphics::barplot(t(m), names.arg = seq_len(k), main = v, ylim = c(0, 1), xlab = "class",
+                      col = cols, las = 1, ...)
+    if (!shared && ncol(m) <= 8) {
+      usr <- graphics::par("usr")
+      graphics::legend(usr[2], usr[4], rev(colnames(m)), fill = rev(cols), bty = "n", cex = 0.7,
+                       xpd = NA, xjust = 0, yjust = 1)
+    }
+  }
+  if (shared) {
+    graphics::plot.new()
+    cols <- grDevices::hcl.colors(length(levs[[1]]), "Blues 3", rev = TRUE)
+    graphics::legend("center", rev(levs[[1]]), fill = rev(cols), bty = "n", title = "response",
+                     cex = if (length(levs[[1]]) > 8) 0.7 else 0.9)
   }
   invisible(x)
 }

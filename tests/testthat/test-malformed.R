@@ -458,7 +458,12 @@ cases <- list(
   mal(plsa_rank(x, k = 2, criterion = "x"), "criterion", "argument"),
   mal(lca_rank(), "data", "argument"),
   mal(lca_rank(lc, k = 1:2, nrun = 0), "nrun", "argument", "0"),
-  mal(lca_rank(lc, k = NA), "k", "argument")
+  mal(lca_rank(lc, k = NA), "k", "argument"),
+  mal(lca_reorder(), "fit", "argument"),
+  mal(lca_reorder(fp), "fit", "type"),
+  mal(lca_reorder(lca(lc, 2, seed = 1), 1:3), "order", "argument"),
+  mal(lca(cbind(a, b) ~ zz, lc, 2), "formula", "argument"),
+  mal(lca(cbind(a, b) ~ 1, lc), "k", "argument")
 )
 
 test_that("the list of malformed calls is long and covers every export", {

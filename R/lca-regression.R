@@ -1,0 +1,349 @@
+# The formula interface of lca() and latent class regression: class
+# membership probabilities a multinomial logit of covariates (Dayton and
+# Macready 1988; Bandeen-Roche et al. 1997), fitted by EM with one
+# Newton-Raphson step of the logit coefficients per iteration, as poLCA
+# (Linzer and Lewis 2011) does.
+
+#' @rdname lca
+#' @param formula For the formula method: `cbind(A, B, C) ~ 1` (the
+#'   manifest variables on the left; `~ 1` is the plain latent class model)
+#'   or `cbind(A, B, C) ~ x1 + x2` for latent class regression, where the
+#'   prior class probabilities of each observation are a multinomial logit
+#'   of the covariates (class 1 the reference), as in poLCA.
+#' @export
+lca.formula <- function(formula, data, k, nrun = 10, max_iter = 1000, tol = 1e-8, seed = NULL,
+                        threads = NULL, na.rm = FALSE, verbose = FALSE, ...) {
+  call <- match.call()
+  check_required(data, "a data frame holding the variables of `formula`")
+  check_required(k, "the number of latent classes")
+  if (!is.data.frame(data)) {
+    abort_input("{.arg data} must be a data frame holding the variables of {.arg formula}, not {describe(data)}.",
+                "type", arg = "data")
+  }
+  if (length(formula) != 3) {
+    abort_input("{.arg formula} must have the manifest variables on the left, as in {.code cbind(A, B, C) ~ 1}.",
+                "argument", arg = "formula")
+  }
+  lhs <- formula[[2]]
+  vars <- if (is.call(lhs) && identical(lhs[[1]], as.name("cbind"))) vapply(as.list(lhs)[-1], deparse1, "") else deparse1(lhs)
+  miss <- setdiff(vars, names(data))
+  if (length(miss)) {
+    abort_input("{.arg formula} names variable{?s} {.var {miss}} that {.arg data} does not have.",
+                "argument", arg = "formula")
+  }
+  rhs <- stats::delete.response(stats::terms(formula, data = data))
+  covars <- all.vars(rhs)
+  manifest <- data[vars]
+  if (!length(covars)) {
+    fit <- lca(manifest, k, nrun = nrun, max_iter = max_iter, tol = tol, seed = seed, threads = threads,
+               na.rm = na.rm, verbose = verbose, ...)
+    fit$call <- call
+    return(fit)
+  }
+  miss <- setdiff(covars, names(data))
+  if (length(miss)) {
+    abort_input("{.arg formula} names covariate{?s} {.var {miss}} that {.arg data} does not have.",
+                "argument", arg = "formula")
+  }
+  check_dots_empty(...)
+  # observations with a missing covariate are dropped (as in poLCA)
+  cov_ok <- stats::complete.cases(data[covars])
+  prep <- lca_prepare(manifest[cov_ok, , drop = FALSE], na.rm)
+  mf <- stats::model.frame(rhs, data[cov_ok, , drop = FALSE][prep$rows, , drop = FALSE], na.action = stats::na.pass)
+  X <- stats::model.matrix(rhs, mf)
+  k <- check_whole(k, "k", min = 2, max = nrow(prep$codes),
+                   what = "at least 2 for a regression on covariates")
+  ctl <- check_fit_controls(nrun, max_iter, tol, seed, threads, verbose)
+  if (qr(X)$rank < ncol(X)) {
+    abort_input("The covariates of {.arg formula} are collinear: the design matrix has rank {qr(X)$rank} < {ncol(X)} columns.",
+                "argument", arg = "formula")
+  }
+  start <- proc.time()[["elapsed"]]
+  fit <- lcr_fit(prep, X, k, ctl$nrun, ctl$max_iter, ctl$tol, ctl$seed)
+  fit <- lcr_result(fit, prep, X, k, rhs, call, ctl, proc.time()[["elapsed"]] - start,
+                    dropped = sum(!cov_ok))
+  finish_progress(fit, ctl$verbose, "lca()", ctl$max_iter, ctl$tol)
+}
+
+# Multinomial-logit class priors: N x k, class 1 the reference.
+lcr_prior <- function(X, beta) {
+  eta <- cbind(0, X %*% beta)
+  eta <- eta - eta[cbind(seq_len(nrow(eta)), max.col(eta, ties.method = "first"))]
+  e <- exp(eta)
+  e / rowSums(e)
+}
+
+# log P(y_i | class r) for every observation and class (missing responses
+# left out): N x k.
+lcr_loglik_items <- function(codes, probs) {
+  N <- nrow(codes)
+  k <- ncol(probs[[1]])
+  out <- matrix(0, N, k)
+  for (j in seq_along(probs)) {
+    lpj <- log(rbind(probs[[j]], 1))           # a missing response (NA -> last row) adds 0
+    cj <- codes[, j]
+    cj[is.na(cj)] <- nrow(lpj)
+    out <- out + lpj[cj, , drop = FALSE]
+  }
+  out
+}
+
+# EM for latent class regression from nrun random starts; the best run.
+lcr_fit <- function(prep, X, k, nrun, max_iter, tol, seed) {
+  codes <- prep$codes
+  nl <- lengths(prep$levels)
+  R <- ncol(X)
+  starts <- with_seed(seed, lapply(seq_len(nrun), function(s) {
+    lapply(nl, function(l) { m <- matrix(stats::runif(l * k), l); sweep(m, 2, colSums(m), "/") })
+  }))
+  # level indicators per variable (levels x N, sparse); missing: no level
+  onehot <- lapply(seq_along(nl), function(j) {
+    ok <- which(!is.na(codes[, j]))
+    Matrix::sparseMatrix(i = codes[ok, j], j = ok, x = 1, dims = c(nl[j], nrow(codes)))
+  })
+  runs <- lapply(starts, function(probs) {
+    beta <- matrix(0, R, k - 1)
+    ll_old <- -Inf
+    trace <- numeric(0)
+    converged <- FALSE
+    for (it in seq_len(max_iter)) {
+      prior <- lcr_prior(X, beta)
+      lp <- log(prior) + lcr_loglik_items(codes, probs)
+      mx <- lp[cbind(seq_len(nrow(lp)), max.col(lp, ties.method = "first"))]
+      post <- exp(lp - mx)
+      s <- rowSums(post)
+      ll <- sum(mx + log(s))
+      post <- post / s
+      trace <- c(trace, -ll)
+      if (is.finite(ll_old) && abs(ll - ll_old) <= tol * max(1, abs(ll))) {
+        converged <- TRUE
+        break
+      }
+      ll_old <- ll
+      # M step: item-response probabilities (missing responses left out)
+      probs <- lapply(seq_along(nl), function(j) {
+        m <- as.matrix(onehot[[j]] %*% post)   # levels x k (missing responses left out)
+        m <- pmax(m, 1e-300)
+        sweep(m, 2, colSums(m), "/")
+      })
+      # one Newton-Raphson step of the logit coefficients
+      beta <- beta + lcr_newton_step(X, post, prior)
+    }
+    if (!converged) {
+      # the model after the last M step
+      prior <- lcr_prior(X, beta)
+      lp <- log(prior) + lcr_loglik_items(codes, probs)
+      mx <- lp[cbind(seq_len(nrow(lp)), max.col(lp, ties.method = "first"))]
+      post <- exp(lp - mx)
+      s <- rowSums(post)
+      ll <- sum(mx + log(s))
+      post <- post / s
+      trace[length(trace)] <- -ll
+    }
+    list(probs = probs, beta = beta, prior = prior, posterior = post, llik = ll, objective = trace,
+         iterations = length(trace), converged = converged)
+  })
+  values <- vapply(runs, function(r) -r$llik, numeric(1))
+  best <- best_run(values, "lca() fit")
+  out <- runs[[best]]
+  out$run <- best
+  out$run_values <- values
+  out
+}
+
+# Gradient and Hessian of sum_i sum_r post_ir log prior_ir in the
+# coefficients of classes 2..k; the Newton step (R x (k - 1)).
+lcr_newton_step <- function(X, post, prior) {
+  k <- ncol(prior)
+  R <- ncol(X)
+  g <- crossprod(X, post[, -1, drop = FALSE] - prior[, -1, drop = FALSE])
+  H <- matrix(0, R * (k - 1), R * (k - 1))
+  for (a in 2:k) for (b in 2:k) {
+    w <- prior[, a] * ((a == b) - prior[, b])
+    ia <- (a - 2) * R + seq_len(R)
+    ib <- (b - 2) * R + seq_len(R)
+    H[ia, ib] <- -crossprod(X, X * w)
+  }
+  step <- tryCatch(solve(-H, as.vector(g)), error = function(e) MASS_ginv(-H) %*% as.vector(g))
+  matrix(step, R, k - 1)
+}
+
+# Moore-Penrose inverse (MASS::ginv without the dependency).
+MASS_ginv <- function(A, tol = sqrt(.Machine$double.eps)) {
+  s <- svd(A)
+  pos <- s$d > max(tol * s$d[1], 0)
+  if (!any(pos)) return(array(0, dim(A)[2:1]))
+  s$v[, pos, drop = FALSE] %*% (t(s$u[, pos, drop = FALSE]) / s$d[pos])
+}
+
+# The aspectr_lca object of a latent class regression.
+lcr_result <- function(res, prep, X, k, rhs, call, ctl, time, dropped) {
+  cls <- paste0("class_", seq_len(k))
+  factors <- lapply(seq_along(res$probs), function(j) {
+    m <- res$probs[[j]]
+    dimnames(m) <- list(prep$levels[[j]], cls)
+    m
+  })
+  names(factors) <- prep$vars
+  probs <- lapply(factors, t)
+  beta <- res$beta
+  dimnames(beta) <- list(colnames(X), cls[-1])
+  prior <- res$prior
+  colnames(prior) <- cls
+  post <- res$posterior
+  colnames(post) <- cls
+  N <- nrow(prep$codes)
+  npar <- (k - 1) * ncol(X) + k * sum(lengths(prep$levels) - 1)
+  ll <- res$llik
+  fit <- list(
+    k = k, lambda = stats::setNames(colMeans(prior), cls), factors = factors,
+    loss = "kl", q = NA_real_, tempering = 1, objective = res$objective, value = -ll,
+    initial = res$objective[1], iterations = res$iterations, converged = res$converged,
+    run = res$run, run_values = res$run_values, dims = as.integer(lengths(prep$levels)),
+    dimnames = unname(prep$levels), total = N, time = time, threads = ctl$threads, seed = ctl$seed,
+    call = call, probs = probs, P = stats::setNames(colMeans(prior), cls), prior = prior,
+    posterior = post, predclass = max.col(post, ties.method = "first"), llik = ll, logLik = ll,
+    npar = npar, AIC = -2 * ll + 2 * npar, BIC = -2 * ll + log(N) * npar, Gsq = NA_real_,
+    Chisq = NA_real_, N = N, Nobs = sum(prep$complete), variables = prep$vars, supervised = FALSE,
+    coeff = beta, x = X, terms = rhs, dropped_covariate_na = dropped
+  )
+  fit$se <- lca_standard_errors(prep$codes, X, fit)
+  fit$entropy <- lca_entropy(post)
+  class(fit) <- c("aspectr_lca", "aspectr_plsa", "aspectr_fit")
+  contract_fields(fit, "lca", factors = fit$factors, weights = fit$P, params = list(regression = TRUE))
+}
+
+# Standard errors by the empirical information (the outer product of the
+# observations' score vectors), as poLCA computes them: parameters are the
+# logit coefficients of the class priors and, for every variable and
+# class, the log-ratios log(p_c / p_1) of the response probabilities; the
+# standard errors of the probabilities and of the class shares follow by
+# the delta method. A list: `probs` (per variable, classes x levels),
+# `P` (class shares), `coeff` (regression coefficients; NULL without
+# covariates), `vcov` (of the coefficients).
+lca_standard_errors <- function(codes, X, fit) {
+  k <- fit$k
+  post <- fit$posterior
+  prior <- if (!is.null(fit$prior)) fit$prior else matrix(fit$P, nrow(codes), k, byrow = TRUE)
+  R <- ncol(X)
+  nl <- vapply(fit$probs, ncol, integer(1))
+  # scores of the logit coefficients: x_i (post_ir - prior_ir), r = 2..k
+  S <- do.call(cbind, lapply(2:k, function(r) X * (post[, r] - prior[, r])))
+  # scores of the response log-ratios: post_ir ([y_ij = c] - p_jrc), c >= 2
+  for (j in seq_along(nl)) {
+    p <- fit$probs[[j]]   # k x levels
+    ok <- !is.na(codes[, j])
+    for (r in seq_len(k)) {
+      Y <- matrix(0, nrow(codes), nl[j] - 1)
+      Y[ok, ] <- outer(codes[ok, j], 2:nl[j], "==") - matrix(p[r, -1], sum(ok), nl[j] - 1, byrow = TRUE)
+      S <- cbind(S, post[, r] * Y)
+    }
+  }
+  V <- MASS_ginv(crossprod(S))
+  nb <- R * (k - 1)
+  out <- list()
+  # coefficients
+  if (R > 1 || !is.null(fit$coeff)) {
+    se_b <- matrix(sqrt(pmax(diag(V)[seq_len(nb)], 0)), R, k - 1, dimnames = dimnames(fit$coeff))
+    out$coeff <- se_b
+    out$vcov <- V[seq_len(nb), seq_len(nb), drop = FALSE]
+  }
+  # class shares (the mean prior) by the delta method
+  J <- matrix(0, k, nb)
+  for (r in seq_len(k)) for (s in 2:k) {
+    d <- prior[, r] * ((r == s) - prior[, s])
+    J[r, (s - 2) * R + seq_len(R)] <- colMeans(X * d)
+  }
+  Vb <- V[seq_len(nb), seq_len(nb), drop = FALSE]
+  out$P <- stats::setNames(sqrt(pmax(diag(J %*% Vb %*% t(J)), 0)), names(fit$P))
+  # response probabilities by the delta method within each (variable, class)
+  pos <- nb
+  out$probs <- lapply(seq_along(nl), function(j) {
+    p <- fit$probs[[j]]
+    se <- p * 0
+    for (r in seq_len(k)) {
+      ix <- pos + seq_len(nl[j] - 1)
+      pos <<- pos + nl[j] - 1
+      Jp <- -outer(p[r, ], p[r, -1])
+      Jp[cbind(2:nl[j], seq_len(nl[j] - 1))] <- Jp[cbind(2:nl[j], seq_len(nl[j] - 1))] + p[r, -1]
+      se[r, ] <- sqrt(pmax(diag(Jp %*% V[ix, ix, drop = FALSE] %*% t(Jp)), 0))
+    }
+    se
+  })
+  names(out$probs) <- names(fit$probs)
+  out
+}
+
+# Relative entropy of the class posteriors (1: every observation assigned
+# with certainty, 0: posteriors uniform).
+lca_entropy <- function(post) {
+  k <- ncol(post)
+  if (k < 2) return(1)
+  h <- -sum(post[post > 0] * log(post[post > 0]))
+  1 - h / (nrow(post) * log(k))
+}
+
+#' Reorder the classes of a latent class fit
+#'
+#' Latent classes come out in an arbitrary order (poLCA users reorder them
+#' with `poLCA.reorder()` and a refit). `lca_reorder()` permutes the classes
+#' of a fit directly: item-response probabilities, class shares,
+#' posteriors, predicted classes, standard errors and, for a latent class
+#' regression, the logit coefficients re-expressed against the new first
+#' class (with their covariance, exactly: the likelihood does not change).
+#'
+#' @param fit An `aspectr_lca` fit.
+#' @param order A permutation of `1:k`: `order[1]` becomes class 1, and so
+#'   on. The default orders the classes by decreasing share.
+#' @return The fit with its classes reordered (named `class_1`, ...).
+#' @examples
+#' binned <- data.frame(lapply(iris[1:4], cut, 3))
+#' fit <- lca(binned, 3, seed = 1)
+#' fit$P
+#' lca_reorder(fit, c(3, 1, 2))$P
+#' @export
+lca_reorder <- function(fit, order = base::order(fit$P, decreasing = TRUE)) {
+  check_required(fit, "an `aspectr_lca` fit")
+  if (!inherits(fit, "aspectr_lca")) {
+    abort_input("{.arg fit} must be an {.cls aspectr_lca} fit, not {describe(fit)}.", "type", arg = "fit")
+  }
+  k <- fit$k
+  if (!is.numeric(order) || length(order) != k || anyNA(order) || !setequal(order, seq_len(k))) {
+    abort_input("{.arg order} must be a permutation of 1:{k}, not {describe(order)}.", "argument", arg = "order")
+  }
+  order <- as.integer(order)
+  cls <- paste0("class_", seq_len(k))
+  rename <- function(m, byrow = FALSE) {
+    if (byrow) { m <- m[order, , drop = FALSE]; rownames(m) <- cls } else { m <- m[, order, drop = FALSE]; colnames(m) <- cls }
+    m
+  }
+  fit$factors <- lapply(fit$factors, rename)
+  fit$probs <- lapply(fit$probs, rename, byrow = TRUE)
+  fit$lambda <- stats::setNames(fit$lambda[order], cls)
+  fit$P <- stats::setNames(fit$P[order], cls)
+  fit$weights <- fit$P
+  fit$posterior <- rename(fit$posterior)
+  fit$predclass <- match(fit$predclass, order)
+  if (!is.null(fit$prior)) fit$prior <- rename(fit$prior)
+  if (!is.null(fit$se)) {
+    fit$se$probs <- lapply(fit$se$probs, rename, byrow = TRUE)
+    fit$se$P <- stats::setNames(fit$se$P[order], cls)
+  }
+  if (!is.null(fit$coeff)) {
+    R <- nrow(fit$coeff)
+    # B (R x k, class 1 column 0) -> B[, order] - B[, order[1]]: linear in vec(beta)
+    A <- matrix(0, R * (k - 1), R * (k - 1))
+    col_of <- function(r) if (r == 1) NULL else (r - 2) * R + seq_len(R)
+    for (s in 2:k) {
+      rows <- (s - 2) * R + seq_len(R)
+      if (!is.null(col_of(order[s]))) A[cbind(rows, col_of(order[s]))] <- A[cbind(rows, col_of(order[s]))] + 1
+      if (!is.null(col_of(order[1]))) A[cbind(rows, col_of(order[1]))] <- A[cbind(rows, col_of(order[1]))] - 1
+    }
+    beta <- matrix(A %*% as.vector(fit$coeff), R, k - 1, dimnames = list(rownames(fit$coeff), cls[-1]))
+    V <- A %*% fit$se$vcov %*% t(A)
+    fit$coeff <- beta
+    fit$se$vcov <- V
+    fit$se$coeff <- matrix(sqrt(pmax(diag(V), 0)), R, k - 1, dimnames = dimnames(beta))
+  }
+  fit
+}

@@ -1,0 +1,113 @@
+# The formula interface, latent class regression, standard errors and
+# class reordering, against poLCA (Linzer and Lewis) on its own data.
+
+elect_formula <- cbind(MORALG, CARESG, KNOWG, LEADG, DISHONG, INTELG,
+                       MORALB, CARESB, KNOWB, LEADB, DISHONB, INTELB) ~ PARTY
+
+test_that("the formula ~ 1 is the plain latent class model", {
+  d <- data.frame(lapply(iris[1:4], cut, 3))
+  a <- lca(d, 3, nrun = 4, seed = 2)
+  b <- lca(cbind(Sepal.Length, Sepal.Width, Petal.Length, Petal.Width) ~ 1, d, 3, nrun = 4, seed = 2)
+  expect_equal(b$llik, a$llik)
+  expect_equal(b$probs, a$probs)
+  expect_true(is.call(b$call))
+})
+
+test_that("latent class regression matches poLCA: log-likelihood, coefficients, standard errors", {
+  skip_if_not_installed("poLCA")
+  election <- get(utils::data("election", package = "poLCA", envir = environment()))
+  a <- lca(elect_formula, election, 3, nrun = 5, seed = 1, na.rm = TRUE, tol = 1e-10)
+  # poLCA's maximum of this model (nclass = 3, nrep = 5), to 1e-3
+  expect_lt(abs(a$llik - (-16222.3233)), 1e-3)
+  expect_equal(a$N, 1300)
+  expect_equal(a$npar, 112)
+  set.seed(1)
+  p <- poLCA::poLCA(elect_formula, election, nclass = 3, nrep = 5, verbose = FALSE)
+  expect_equal(a$llik, p$llik, tolerance = 1e-6)
+  ord <- vapply(1:3, function(r) which.min(colSums((t(a$probs$MORALG) - p$probs$MORALG[r, ])^2)), 1L)
+  b <- lca_reorder(a, ord)
+  expect_equal(b$llik, a$llik)
+  expect_equal(unname(b$coeff), unname(p$coeff), tolerance = 1e-3)
+  expect_equal(unname(b$se$coeff), unname(p$coeff.se), tolerance = 0.05)
+  expect_equal(unname(b$se$P), unname(p$P.se), tolerance = 0.05)
+  expect_equal(unname(b$se$probs$MORALG), unname(p$probs.se$MORALG), tolerance = 0.05)
+  expect_equal(unname(b$posterior), unname(p$posterior), tolerance = 1e-2)
+  # the fit's own posteriors are predict() of its training rows
+  rows <- as.integer(rownames(a$posterior))
+  expect_equal(predict(a, election[rows, ]), a$posterior, tolerance = 1e-10, ignore_attr = TRUE)
+  # a missing covariate gives NA
+  nd <- election[rows[1:2], ]
+  nd$PARTY[1] <- NA
+  expect_true(all(is.na(predict(a, nd)[1, ])))
+  expect_output(print(a), "class membership regression")
+  expect_gt(a$entropy, 0)
+  expect_lt(a$entropy, 1)
+})
+
+test_that("standard errors of the plain model match poLCA's", {
+  skip_if_not_installed("poLCA")
+  election <- get(utils::data("election", package = "poLCA", envir = environment()))
+  f0 <- update(elect_formula, . ~ 1)
+  a <- lca(f0, election, 3, nrun = 10, seed = 1, na.rm = TRUE, tol = 1e-10)
+  set.seed(2)
+  p <- poLCA::poLCA(f0, election, nclass = 3, nrep = 5, verbose = FALSE)
+  expect_equal(a$llik, p$llik, tolerance = 1e-6)
+  ord <- vapply(1:3, function(r) which.min(colSums((t(a$probs$MORALG) - p$probs$MORALG[r, ])^2)), 1L)
+  b <- lca_reorder(a, ord)
+  expect_equal(unname(b$se$P), unname(p$P.se), tolerance = 0.05)
+  for (v in names(p$probs.se)) {
+    expect_equal(unname(b$se$probs[[v]]), unname(p$probs.se[[v]]), tolerance = 0.05)
+  }
+})
+
+test_that("latent class regression recovers planted coefficients; reorder is exact", {
+  set.seed(21)
+  n <- 1500
+  x <- rnorm(n)
+  eta <- cbind(0, -0.5 + 1.5 * x)
+  cls <- 1 + (runif(n) < exp(eta[, 2]) / (1 + exp(eta[, 2])))
+  p <- list(c(0.9, 0.2), c(0.8, 0.1), c(0.15, 0.85), c(0.2, 0.9))
+  d <- data.frame(lapply(p, function(pp) factor(rbinom(n, 1, pp[cls]))), x = x)
+  names(d)[1:4] <- c("A", "B", "C", "D")
+  d$A[sample(n, 100)] <- NA
+  d$x[1:7] <- NA
+  fit <- lca(cbind(A, B, C, D) ~ x, d, 2, nrun = 4, seed = 1)
+  expect_equal(fit$N, n - 7)
+  expect_equal(fit$dropped_covariate_na, 7)
+  # class 1 of the fit may be either planted class
+  b <- fit$coeff[, 1]
+  if (b[2] < 0) b <- -b
+  expect_equal(unname(b[2]), 1.5, tolerance = 0.25)
+  expect_equal(fit$npar, 1 * 2 + 2 * 4)
+  # the objective never rises
+  expect_true(all(diff(fit$objective) <= 1e-8 * abs(fit$objective[-1])))
+  # reordering: same likelihood, the same priors permuted, inverse undoes it
+  r <- lca_reorder(fit, 2:1)
+  expect_equal(lcr_prior(r$x, r$coeff), fit$prior[, 2:1], ignore_attr = TRUE, tolerance = 1e-12)
+  expect_equal(r$se$coeff[, 1], fit$se$coeff[, 1], tolerance = 1e-8)
+  back <- lca_reorder(r, 2:1)
+  expect_equal(back$coeff, fit$coeff, tolerance = 1e-12)
+  expect_equal(back$probs, fit$probs)
+  expect_equal(r$predclass, 3L - fit$predclass)
+})
+
+test_that("expected pattern frequencies sum to N over every complete pattern", {
+  d <- data.frame(lapply(iris[1:3], cut, 2))
+  fit <- lca(d, 2, seed = 1)
+  pats <- expand.grid(lapply(d, levels))
+  f <- predict(fit, pats, type = "frequency")
+  expect_equal(sum(f), fit$N, tolerance = 1e-10)
+  expect_error(predict(fit, type = "frequency"), class = "aspectr_error_input_argument")
+})
+
+test_that("formula errors name the argument", {
+  d <- data.frame(a = factor(c(1, 2, 1, 2)), b = factor(c(1, 1, 2, 2)), x = 1:4, y = 2 * (1:4))
+  expect_error(lca(~ x, d, 2), class = "aspectr_error_input_argument")
+  expect_error(lca(cbind(a, zz) ~ 1, d, 2), "zz", class = "aspectr_error_input_argument")
+  expect_error(lca(cbind(a, b) ~ q, d, 2), "q", class = "aspectr_error_input_argument")
+  expect_error(lca(cbind(a, b) ~ x + y, d, 2), "collinear", class = "aspectr_error_input_argument")
+  expect_error(lca(cbind(a, b) ~ x, as.matrix(d), 2), class = "aspectr_error_input_type")
+  expect_error(lca(cbind(a, b) ~ x, d, 1), class = "aspectr_error_input_argument")
+  expect_error(lca(), class = "aspectr_error_input_argument")
+  expect_error(lca_reorder(lca(d[1:2], 2, seed = 1), c(1, 1)), class = "aspectr_error_input_argument")
+})

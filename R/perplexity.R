@@ -115,6 +115,9 @@ perplexity.aspectr_nmf <- function(object, newdata, ...) {
 
 #' @export
 perplexity.default <- function(object, newdata, ...) {
+  d <- if (missing(newdata)) defer_to_topicmodels("perplexity", object, ...) else
+    defer_to_topicmodels("perplexity", object, newdata, ...)
+  if (d[[1]]) return(d[[2]])
   abort_input("{.arg object} must be a {.fn plsa} or KL {.fn nmf} fit, not {describe(object)}.",
               "type", arg = "object")
 }

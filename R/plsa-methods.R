@@ -134,6 +134,8 @@ topics <- function(object, ...) UseMethod("topics")
 
 #' @export
 topics.default <- function(object, ...) {
+  d <- defer_to_topicmodels("topics", object, ...)
+  if (d[[1]]) return(d[[2]])
   abort_input("{.arg object} must be an {.cls aspectr_plsa} or {.cls aspectr_lca} fit, not {describe(object)}.",
               "type", arg = "object")
 }

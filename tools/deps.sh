@@ -7,7 +7,7 @@
 set -euo pipefail
 
 r_pkgs=(Rcpp RcppArmadillo cli rlang generics tibble Matrix testthat roxygen2
-        knitr rmarkdown slam tm quadprog future future.apply poLCA)
+        knitr rmarkdown slam tm quadprog future future.apply poLCA topicmodels)
 missing=$(Rscript --vanilla -e 'p <- commandArgs(TRUE); cat(p[!vapply(p, requireNamespace, logical(1), quietly = TRUE)])' "${r_pkgs[@]}")
 need_sys=()
 command -v pandoc >/dev/null 2>&1 || need_sys+=(pandoc)
@@ -19,6 +19,8 @@ if [ -n "$missing" ] || [ ${#need_sys[@]} -gt 0 ]; then
   if command -v apt-get >/dev/null 2>&1; then
     debs=("${need_sys[@]}")
     for p in $missing; do debs+=("r-cran-$(echo "$p" | tr '[:upper:]' '[:lower:]')"); done
+    # topicmodels builds from CRAN against the GNU Scientific Library
+    case " $missing " in *" topicmodels "*) debs+=(libgsl-dev) ;; esac
     echo "deps: installing with apt-get: ${debs[*]}"
     $SUDO apt-get update -qq || true
     # install those Debian has; the rest falls back to CRAN below

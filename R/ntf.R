@@ -273,13 +273,28 @@ plot.aspectr_ntf <- function(x, type = c("factors", "convergence"), ...) {
     return(invisible(x))
   }
   N <- length(x$factors)
-  op <- graphics::par(mfrow = c(1, N), mar = c(4, 4, 2, 1))
+  nc <- min(N, 3)
+  op <- graphics::par(mfrow = c(ceiling(N / nc), nc), mar = c(5, 4, 2, 1))
   on.exit(graphics::par(op), add = TRUE)
   cols <- grDevices::hcl.colors(x$k, "Dark 3")
   for (n in seq_len(N)) {
     f <- x$factors[[n]]
-    graphics::matplot(f, type = "l", lty = 1, col = cols, xlab = "index", ylab = "loading",
-                      main = names(x$factors)[n], ...)
+    labs <- rownames(f)
+    title <- names(x$factors)[n] %||% paste("mode", n)
+    if (!is.null(labs) && nrow(f) <= 30) {
+      # a categorical mode: grouped bars with its level names
+      graphics::barplot(t(f), beside = TRUE, col = cols, names.arg = labs, las = if (max(nchar(labs)) > 4) 2 else 1,
+                        ylab = "loading", main = title, cex.names = 0.8, ...)
+    } else {
+      graphics::matplot(f, type = if (nrow(f) <= 30) "b" else "l", lty = 1, pch = 19, cex = 0.6, col = cols,
+                        xlab = "index", ylab = "loading", main = title, xaxt = "n", ...)
+      at <- pretty(c(1, nrow(f)))
+      graphics::axis(1, at = at[at >= 1 & at <= nrow(f) & at == round(at)])
+    }
+    if (n == 1) {
+      graphics::legend("topright", colnames(f) %||% paste("component", seq_len(x$k)), fill = cols,
+                       bty = "n", cex = 0.75)
+    }
   }
   invisible(x)
 }

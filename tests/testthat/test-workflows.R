@@ -254,3 +254,28 @@ test_that("lca_rank() tabulates fit statistics and picks the planted classes by 
   grDevices::dev.off()
   expect_error(lca_rank(dat, k = "a"), class = "aspectr_error_input_argument")
 })
+
+test_that("factor heatmaps keep the top items of every component; profile plots draw", {
+  f <- suppressMessages(nmf(sotu_dtm, 3, seed = 1, max_iter = 30))
+  drawn <- function(expr) {
+    p <- tempfile(fileext = ".png")
+    grDevices::png(p)
+    on.exit(grDevices::dev.off())
+    force(expr)
+    TRUE
+  }
+  expect_true(drawn(plot(f, "H", n = 12)))
+  expect_true(drawn(plot(f, "W")))
+  # the 12 rows kept: the top 4 of each component
+  H <- t(f$H)
+  s <- sweep(H, 2, apply(H, 2, max), "/")
+  ranks <- apply(s, 2, order, decreasing = TRUE)
+  keep <- unique(as.vector(t(ranks)))[1:12]
+  for (j in 1:3) expect_true(all(ranks[1:3, j] %in% keep))
+  nt <- suppressMessages(ntf(as_sptensor(UCBAdmissions), 2, seed = 1))
+  expect_true(drawn(plot(nt)))
+  lc <- lca(data.frame(lapply(iris[1:4], cut, 3)), 2, seed = 1)
+  expect_true(drawn(plot(lc)))
+  same <- data.frame(a = factor(c("y", "n", "y", "y")), b = factor(c("n", "n", "y", "y")))
+  expect_true(drawn(plot(lca(same[rep(1:4, 5), ], 1))))
+})

@@ -121,6 +121,12 @@ nmf_rank <- function(x, k = 2:10, method = c("cv", "consensus"), nrun = NULL, ho
             class = "aspectr_nmf_rank")
 }
 
+# A legend in one row under the title, clear of the curves.
+rank_legend <- function(labels, lty, pch) {
+  graphics::legend("bottom", labels, lty = lty, pch = pch, horiz = TRUE, bty = "n", cex = 0.75,
+                   inset = c(0, 1), xpd = NA, seg.len = 1.5)
+}
+
 # One cross-validation fit: mask, fit with imputation, score the masked cells.
 cv_one <- function(X, tk, holdout, fit_args) {
   cells <- length(X)
@@ -178,8 +184,7 @@ plot.aspectr_nmf_rank <- function(x, ...) {
     graphics::arrows(tab$k, tab$test_error - tab$test_sd, tab$k, tab$test_error + tab$test_sd,
                      angle = 90, code = 3, length = 0.03)
     graphics::lines(tab$k, tab$train_error, type = "b", lty = 2, pch = 1)
-    graphics::legend("topright", c("held out", "training", "suggested rank"), lty = c(1, 2, 3),
-                     pch = c(19, 1, NA), bty = "n")
+    rank_legend(c("held out", "training", "suggested rank"), lty = c(1, 2, 3), pch = c(19, 1, NA))
     y_best <- tab$test_error[tab$k == x$best]
   } else {
     # the score the rank is chosen by, and its two factors
@@ -189,8 +194,8 @@ plot.aspectr_nmf_rank <- function(x, ...) {
                    ylab = "stability", main = "Consensus stability by rank", xaxt = "n", ...)
     graphics::lines(tab$k, tab$cophenetic, type = "b", lty = 2, pch = 1)
     graphics::lines(tab$k, tab$dispersion, type = "b", lty = 4, pch = 2)
-    graphics::legend("bottomleft", c("cophenetic x dispersion", "cophenetic", "dispersion", "suggested rank"),
-                     lty = c(1, 2, 4, 3), pch = c(19, 1, 2, NA), bty = "n")
+    rank_legend(c("cophenetic x dispersion", "cophenetic", "dispersion", "suggested rank"),
+                lty = c(1, 2, 4, 3), pch = c(19, 1, 2, NA))
     y_best <- score[tab$k == x$best]
   }
   graphics::axis(1, at = tab$k)

@@ -484,11 +484,18 @@ plot.aspectr_plsa <- function(x, type = c("terms", "weights", "convergence"), n 
     on.exit(graphics::par(op), add = TRUE)
     v <- x$factors[[length(x$dims)]]
     tn <- term_names(x)
+    # one scale for every panel, so the bars compare across topics
+    xmax <- max(v[, topics, drop = FALSE])
+    shown <- unlist(lapply(topics, function(r) tn[order(v[, r], decreasing = TRUE)[seq_len(min(n, nrow(v)))]]))
+    graphics::par(mar = c(3, min(10, max(3, 0.45 * max(nchar(shown)) + 1)), 2, 1))
     for (r in topics) {
       o <- order(v[, r], decreasing = TRUE)[seq_len(min(n, nrow(v)))]
-      graphics::barplot(rev(v[o, r]), names.arg = rev(tn[o]), horiz = TRUE,
-                        main = sprintf("topic %d (%.2f)", r, x$lambda[r]),
-                        cex.names = 0.8, ...)
+      # defaults the caller's graphics arguments override
+      args <- list(main = sprintf("topic %d (%.2f)", r, x$lambda[r]), cex.names = 0.8,
+                   col = "steelblue", border = NA, xlim = c(0, xmax))
+      dots <- list(...)
+      args[names(dots)] <- dots
+      do.call(graphics::barplot, c(list(rev(v[o, r]), names.arg = rev(tn[o]), horiz = TRUE), args))
     }
   }
   invisible(x)

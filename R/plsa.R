@@ -123,14 +123,14 @@
 #' @seealso [predict.aspectr_plsa()], [topics()], [terms.aspectr_plsa()],
 #'   [tidy.aspectr_plsa()], [plot.aspectr_plsa()].
 #' @examples
-#' fit <- plsa(sotu_dtm, k = 4, seed = 1, max_iter = 200)
+#' fit <- plsa(sotu_dtm, k = 4, seed = 1, max_iter = 100, tol = 1e-4)
 #' fit
 #' terms(fit, 5)
 #' head(topics(fit))
 #'
 #' # Robust fit under the Tsallis divergence and the L2 (pNMF) fit
-#' fit_q <- plsa(sotu_dtm, k = 4, loss = "tsallis", q = 0.5, seed = 1, max_iter = 100)
-#' fit_2 <- plsa(sotu_dtm, k = 4, loss = "l2", seed = 1, max_iter = 100)
+#' fit_q <- plsa(sotu_dtm, k = 4, loss = "tsallis", q = 0.5, seed = 1, max_iter = 50)
+#' fit_2 <- plsa(sotu_dtm, k = 4, loss = "l2", seed = 1, max_iter = 50)
 #' @export
 plsa <- function(x, k, loss = c("kl", "tsallis", "l2"), q = 0.5, tempering = 1, normalize = TRUE,
                  init = "random", nrun = 1, short_iter = 0, short_keep = NULL, max_iter = 1000, tol = 1e-6, seed = NULL, threads = NULL,

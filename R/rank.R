@@ -225,7 +225,8 @@ plot.aspectr_rank <- function(x, ...) {
                    xlab = paste("number of", x$what, "k"), ylab = "information criterion",
                    main = paste("AIC and BIC by k"), ...)
     graphics::lines(tab$k, tab$AIC, type = "b", pch = 1, lty = 2)
-    graphics::legend("topright", c("BIC", "AIC"), lty = 1:2, pch = c(19, 1), bty = "n")
+    rank_legend(c("BIC", "AIC", paste("suggested k (", x$criterion, ")", sep = "")), lty = c(1, 2, 3),
+                pch = c(19, 1, NA))
   }
   graphics::axis(1, at = tab$k)
   graphics::abline(v = x$best, lty = 3)

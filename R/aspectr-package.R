@@ -33,6 +33,6 @@
 #' @importFrom stats predict fitted logLik nobs terms AIC BIC
 #' @importFrom generics tidy glance
 #' @importFrom Matrix sparseMatrix
-#' @importFrom rlang caller_env
+#' @importFrom rlang caller_env .data
 #' @importFrom grDevices hcl.colors
 "_PACKAGE"

@@ -209,6 +209,11 @@ lcr_result <- function(res, prep, X, k, rhs, call, ctl, time, dropped) {
   )
   fit$se <- lca_standard_errors(prep$codes, X, fit)
   fit$entropy <- lca_entropy(post)
+  # goodness of fit over the complete response patterns with the mean
+  # prior, as poLCA computes it for regression models
+  gof <- lca_goodness_of_fit(fit, prep)
+  fit$Gsq <- gof[["Gsq"]]
+  fit$Chisq <- gof[["Chisq"]]
   class(fit) <- c("aspectr_lca", "aspectr_plsa", "aspectr_fit")
   contract_fields(fit, "lca", factors = fit$factors, weights = fit$P, params = list(regression = TRUE))
 }
@@ -272,6 +277,20 @@ lca_standard_errors <- function(codes, X, fit) {
   })
   names(out$probs) <- names(fit$probs)
   out
+}
+
+# G^2 and X^2 over the complete response patterns (poLCA's definition),
+# with the model's class shares `lambda`.
+lca_goodness_of_fit <- function(fit, prep) {
+  pats <- t(prep$data$idx) + 1L
+  pats[pats == 0L] <- NA_integer_
+  comp <- prep$complete_pattern
+  if (!any(comp)) return(c(Gsq = NA_real_, Chisq = NA_real_))
+  obs <- prep$data$val[comp]
+  nobs <- sum(obs)
+  expected <- nobs * cell_probability(fit, pats[comp, , drop = FALSE])
+  c(Gsq = 2 * sum(obs * log(obs / expected)),
+    Chisq = sum((obs - expected)^2 / expected) + (nobs - sum(expected)))
 }
 
 # Relative entropy of the class posteriors (1: every observation assigned

@@ -93,8 +93,8 @@
 #'   \item{coeff, prior, x, terms}{for a latent class regression: the logit
 #'     coefficients (covariates x classes 2..k, class 1 the reference), the
 #'     prior class probabilities of every observation, the design matrix and
-#'     the covariates' terms. `P` is then the mean prior, `Gsq` and `Chisq`
-#'     are `NA`.}}
+#'     the covariates' terms. `P` is then the mean prior, which `Gsq` and
+#'     `Chisq` use, as in poLCA.}}
 #' @section Latent class regression:
 #' `lca(cbind(A, B, C) ~ x1 + x2, data, k)` models the prior class
 #' probabilities of observation \eqn{i} as a multinomial logit
@@ -352,15 +352,9 @@ finish_lca <- function(fit, prep, supervised) {
   ll <- as.numeric(logLik(fit))
   npar <- (k - 1) + k * sum(lengths(prep$levels) - 1)
   # goodness of fit over the complete response patterns (poLCA's definition)
-  comp <- prep$complete_pattern
-  gsq <- chisq <- NA_real_
-  if (any(comp)) {
-    obs <- prep$data$val[comp]
-    nobs <- sum(obs)
-    expected <- nobs * cell_probability(fit, pats[comp, , drop = FALSE])
-    gsq <- 2 * sum(obs * log(obs / expected))
-    chisq <- sum((obs - expected)^2 / expected) + (nobs - sum(expected))
-  }
+  gof <- lca_goodness_of_fit(fit, prep)
+  gsq <- gof[["Gsq"]]
+  chisq <- gof[["Chisq"]]
   fit$probs <- probs
   fit$P <- fit$lambda
   fit$posterior <- post

@@ -32,6 +32,8 @@ test_that("latent class regression matches poLCA: log-likelihood, coefficients, 
   expect_equal(unname(b$se$P), unname(p$P.se), tolerance = 0.05)
   expect_equal(unname(b$se$probs$MORALG), unname(p$probs.se$MORALG), tolerance = 0.05)
   expect_equal(unname(b$posterior), unname(p$posterior), tolerance = 1e-2)
+  # goodness of fit with the mean prior, as poLCA
+  expect_equal(a$Gsq, p$Gsq, tolerance = 1e-4)
   # the fit's own posteriors are predict() of its training rows
   rows <- as.integer(rownames(a$posterior))
   expect_equal(predict(a, election[rows, ]), a$posterior, tolerance = 1e-10, ignore_attr = TRUE)
@@ -52,6 +54,7 @@ test_that("standard errors of the plain model match poLCA's", {
   set.seed(2)
   p <- poLCA::poLCA(f0, election, nclass = 3, nrep = 5, verbose = FALSE)
   expect_equal(a$llik, p$llik, tolerance = 1e-6)
+  expect_equal(a$Gsq, p$Gsq, tolerance = 1e-4)
   ord <- vapply(1:3, function(r) which.min(colSums((t(a$probs$MORALG) - p$probs$MORALG[r, ])^2)), 1L)
   b <- lca_reorder(a, ord)
   expect_equal(unname(b$se$P), unname(p$P.se), tolerance = 0.05)

@@ -226,25 +226,40 @@ lcr_result <- function(res, prep, X, k, rhs, call, ctl, time, dropped) {
 # the delta method. A list: `probs` (per variable, classes x levels),
 # `P` (class shares), `coeff` (regression coefficients; NULL without
 # covariates), `vcov` (of the coefficients).
-lca_standard_errors <- function(codes, X, fit) {
+lca_standard_errors <- function(codes, X, fit, post = fit$posterior, w = NULL) {
   k <- fit$k
-  post <- fit$posterior
   prior <- if (!is.null(fit$prior)) fit$prior else matrix(fit$P, nrow(codes), k, byrow = TRUE)
   R <- ncol(X)
   nl <- vapply(fit$probs, ncol, integer(1))
-  # scores of the logit coefficients: x_i (post_ir - prior_ir), r = 2..k
-  S <- do.call(cbind, lapply(2:k, function(r) X * (post[, r] - prior[, r])))
-  # scores of the response log-ratios: post_ir ([y_ij = c] - p_jrc), c >= 2
-  for (j in seq_along(nl)) {
-    p <- fit$probs[[j]]   # k x levels
-    ok <- !is.na(codes[, j])
-    for (r in seq_len(k)) {
-      Y <- matrix(0, nrow(codes), nl[j] - 1)
-      Y[ok, ] <- outer(codes[ok, j], 2:nl[j], "==") - matrix(p[r, -1], sum(ok), nl[j] - 1, byrow = TRUE)
-      S <- cbind(S, post[, r] * Y)
+  # The score vectors of rows i of a block: the logit coefficients
+  # x_i (post_ir - prior_ir), r = 2..k, then the response log-ratios
+  # post_ir ([y_ij = c] - p_jrc), c >= 2. The information is accumulated
+  # over blocks of rows (weighted by `w`, the count of each row when the
+  # rows are response patterns), so memory stays bounded on large data.
+  scores <- function(rows) {
+    S <- do.call(cbind, lapply(2:k, function(r) X[rows, , drop = FALSE] * (post[rows, r] - prior[rows, r])))
+    for (j in seq_along(nl)) {
+      p <- fit$probs[[j]]   # k x levels
+      cj <- codes[rows, j]
+      ok <- !is.na(cj)
+      for (r in seq_len(k)) {
+        Y <- matrix(0, length(rows), nl[j] - 1)
+        Y[ok, ] <- outer(cj[ok], 2:nl[j], "==") - matrix(p[r, -1], sum(ok), nl[j] - 1, byrow = TRUE)
+        S <- cbind(S, post[rows, r] * Y)
+      }
     }
+    S
   }
-  V <- MASS_ginv(crossprod(S))
+  n <- nrow(codes)
+  info <- 0
+  for (start in seq(1, n, by = 20000)) {
+    rows <- start:min(n, start + 19999)
+    S <- scores(rows)
+    if (!is.null(w)) S <- S * sqrt(w[rows])
+    info <- info + crossprod(S)
+  }
+  S <- NULL
+  V <- MASS_ginv(info)
   nb <- R * (k - 1)
   out <- list()
   # coefficients
@@ -257,7 +272,7 @@ lca_standard_errors <- function(codes, X, fit) {
   J <- matrix(0, k, nb)
   for (r in seq_len(k)) for (s in 2:k) {
     d <- prior[, r] * ((r == s) - prior[, s])
-    J[r, (s - 2) * R + seq_len(R)] <- colMeans(X * d)
+    J[r, (s - 2) * R + seq_len(R)] <- if (is.null(w)) colMeans(X * d) else colSums(X * d * w) / sum(w)
   }
   Vb <- V[seq_len(nb), seq_len(nb), drop = FALSE]
   out$P <- stats::setNames(sqrt(pmax(diag(J %*% Vb %*% t(J)), 0)), names(fit$P))

@@ -370,7 +370,15 @@ finish_lca <- function(fit, prep, supervised) {
   fit$Nobs <- sum(prep$complete)
   fit$variables <- prep$vars
   fit$supervised <- supervised
-  if (!supervised && k > 1) fit$se <- lca_standard_errors(prep$codes, matrix(1, N, 1), fit)
+  if (!supervised && k > 1) {
+    # without covariates every observation of a response pattern has the
+    # same scores: the information is summed over patterns with their counts
+    pat_codes <- t(prep$data$idx) + 1L
+    pat_codes[pat_codes == 0L] <- NA_integer_
+    pat_post <- cell_posterior(fit, pat_codes)
+    fit$se <- lca_standard_errors(pat_codes, matrix(1, nrow(pat_codes), 1), fit, post = pat_post,
+                                  w = prep$data$val)
+  }
   fit$entropy <- lca_entropy(post)
   class(fit) <- c("aspectr_lca", "aspectr_plsa", "aspectr_fit")
   contract_fields(fit, "lca", factors = fit$factors, weights = fit$P, params = list())

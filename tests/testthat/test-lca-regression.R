@@ -114,3 +114,14 @@ test_that("formula errors name the argument", {
   expect_error(lca(), class = "aspectr_error_input_argument")
   expect_error(lca_reorder(lca(d[1:2], 2, seed = 1), c(1, 1)), class = "aspectr_error_input_argument")
 })
+
+test_that("pattern-level standard errors equal the observation-level sum", {
+  set.seed(5)
+  d <- data.frame(lapply(1:5, function(j) factor(sample(1:3, 400, TRUE))))
+  d[sample(400, 30), 2] <- NA
+  fit <- lca(d, 2, seed = 1, nrun = 3)
+  codes <- vapply(d, as.integer, integer(400))
+  obs <- lca_standard_errors(codes, matrix(1, 400, 1), fit, post = fit$posterior)
+  expect_equal(obs$P, fit$se$P, tolerance = 1e-10)
+  expect_equal(obs$probs, fit$se$probs, tolerance = 1e-10)
+})

@@ -279,3 +279,21 @@ test_that("factor heatmaps keep the top items of every component; profile plots 
   same <- data.frame(a = factor(c("y", "n", "y", "y")), b = factor(c("n", "n", "y", "y")))
   expect_true(drawn(plot(lca(same[rep(1:4, 5), ], 1))))
 })
+
+test_that("a weighted quanteda-like dfm is recognized as not counts", {
+  # quanteda's dfm is a dgCMatrix subclass recording its weighting in the
+  # `meta` slot; a class of the same shape stands in for it here
+  if (!methods::isClass("dfm")) {
+    methods::setClass("dfm", contains = "dgCMatrix", slots = c(meta = "list"), where = globalenv())
+    on.exit(methods::removeClass("dfm", where = globalenv()), add = TRUE)
+  }
+  m <- Matrix::Matrix(matrix(c(2, 0, 1, 3, 1, 0, 0, 2, 4), 3), sparse = TRUE)
+  counts <- methods::new("dfm", m, meta = list(object = list(weight_tf = list(scheme = "count"),
+                                                              weight_df = list(scheme = "unary"))))
+  tfidf <- methods::new("dfm", m * 0.5, meta = list(object = list(weight_tf = list(scheme = "count"),
+                                                                   weight_df = list(scheme = "inverse"))))
+  expect_null(text_weighting(counts))
+  expect_match(text_weighting(tfidf), "inverse")
+  expect_warning(plsa(tfidf, 1), "inverse", class = "aspectr_warning_noncount")
+  expect_no_warning(plsa(counts, 1))
+})

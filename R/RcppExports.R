@@ -25,8 +25,8 @@ cpp_dense_nn <- function(A, B, threads) {
     .Call(`_aspectr_cpp_dense_nn`, A, B, threads)
 }
 
-cpp_plsa_fit <- function(idx, val, dims, lambda, factors, loss, q, tempering, max_iter, tol, threads, verbose, free_weights = FALSE, hook = NULL, want_model = FALSE) {
-    .Call(`_aspectr_cpp_plsa_fit`, idx, val, dims, lambda, factors, loss, q, tempering, max_iter, tol, threads, verbose, free_weights, hook, want_model)
+cpp_plsa_fit <- function(idx, val, dims, lambda, factors, loss, q, tempering, max_iter, tol, threads, verbose, free_weights = FALSE, hook = NULL, want_model = FALSE, method = "em") {
+    .Call(`_aspectr_cpp_plsa_fit`, idx, val, dims, lambda, factors, loss, q, tempering, max_iter, tol, threads, verbose, free_weights, hook, want_model, method)
 }
 
 cpp_loss <- function(idx, val, dims, lambda, factors, loss, q, threads) {

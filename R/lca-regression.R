@@ -12,7 +12,7 @@
 #'   of the covariates (class 1 the reference), as in poLCA.
 #' @export
 lca.formula <- function(formula, data, k, nrun = 10, max_iter = 1000, tol = 1e-8, seed = NULL,
-                        threads = NULL, na.rm = FALSE, verbose = FALSE, ...) {
+                        threads = NULL, na.rm = FALSE, verbose = FALSE, se = TRUE, ...) {
   call <- match.call()
   check_required(data, "a data frame holding the variables of `formula`")
   check_required(k, "the number of latent classes")
@@ -36,7 +36,7 @@ lca.formula <- function(formula, data, k, nrun = 10, max_iter = 1000, tol = 1e-8
   manifest <- data[vars]
   if (!length(covars)) {
     fit <- lca(manifest, k, nrun = nrun, max_iter = max_iter, tol = tol, seed = seed, threads = threads,
-               na.rm = na.rm, verbose = verbose, ...)
+               na.rm = na.rm, verbose = verbose, se = se, ...)
     fit$call <- call
     return(fit)
   }
@@ -61,7 +61,7 @@ lca.formula <- function(formula, data, k, nrun = 10, max_iter = 1000, tol = 1e-8
   start <- proc.time()[["elapsed"]]
   fit <- lcr_fit(prep, X, k, ctl$nrun, ctl$max_iter, ctl$tol, ctl$seed)
   fit <- lcr_result(fit, prep, X, k, rhs, call, ctl, proc.time()[["elapsed"]] - start,
-                    dropped = sum(!cov_ok))
+                    dropped = sum(!cov_ok), se = check_flag(se, "se"))
   finish_progress(fit, ctl$verbose, "lca()", ctl$max_iter, ctl$tol)
 }
 
@@ -177,7 +177,7 @@ MASS_ginv <- function(A, tol = sqrt(.Machine$double.eps)) {
 }
 
 # The aspectr_lca object of a latent class regression.
-lcr_result <- function(res, prep, X, k, rhs, call, ctl, time, dropped) {
+lcr_result <- function(res, prep, X, k, rhs, call, ctl, time, dropped, se = TRUE) {
   cls <- paste0("class_", seq_len(k))
   factors <- lapply(seq_along(res$probs), function(j) {
     m <- res$probs[[j]]
@@ -207,7 +207,7 @@ lcr_result <- function(res, prep, X, k, rhs, call, ctl, time, dropped) {
     Chisq = NA_real_, N = N, Nobs = sum(prep$complete), variables = prep$vars, supervised = FALSE,
     coeff = beta, x = X, terms = rhs, dropped_covariate_na = dropped
   )
-  fit$se <- lca_standard_errors(prep$codes, X, fit)
+  if (se) fit$se <- lca_standard_errors(prep$codes, X, fit)
   fit$entropy <- lca_entropy(post)
   # goodness of fit over the complete response patterns with the mean
   # prior, as poLCA computes it for regression models
@@ -359,7 +359,7 @@ lca_reorder <- function(fit, order = base::order(fit$P, decreasing = TRUE)) {
   fit$posterior <- rename(fit$posterior)
   fit$predclass <- match(fit$predclass, order)
   if (!is.null(fit$prior)) fit$prior <- rename(fit$prior)
-  if (!is.null(fit$se)) {
+  if (!is.null(fit[["se"]])) {
     fit$se$probs <- lapply(fit$se$probs, rename, byrow = TRUE)
     fit$se$P <- stats::setNames(fit$se$P[order], cls)
   }
@@ -374,10 +374,12 @@ lca_reorder <- function(fit, order = base::order(fit$P, decreasing = TRUE)) {
       if (!is.null(col_of(order[1]))) A[cbind(rows, col_of(order[1]))] <- A[cbind(rows, col_of(order[1]))] - 1
     }
     beta <- matrix(A %*% as.vector(fit$coeff), R, k - 1, dimnames = list(rownames(fit$coeff), cls[-1]))
-    V <- A %*% fit$se$vcov %*% t(A)
     fit$coeff <- beta
-    fit$se$vcov <- V
-    fit$se$coeff <- matrix(sqrt(pmax(diag(V), 0)), R, k - 1, dimnames = dimnames(beta))
+    if (!is.null(fit[["se"]])) {
+      V <- A %*% fit$se$vcov %*% t(A)
+      fit$se$vcov <- V
+      fit$se$coeff <- matrix(sqrt(pmax(diag(V), 0)), R, k - 1, dimnames = dimnames(beta))
+    }
   }
   fit
 }

@@ -11,11 +11,14 @@
 #'   contractions over the non-zeros and k x k Gram matrices. Factors are
 #'   returned with unit Euclidean norm, their scale in `weights`.
 #' * `loss = "kl"`: the generalized KL divergence
-#'   \eqn{\sum x \log(x/m) - x + m} by the multiplicative (EM-equivalent)
-#'   updates of Huang and Sidiropoulos: at the optimum the total of the model equals the
-#'   total of the data, so the fit is the KL aspect model ([plsa()]) with
-#'   weights \eqn{w = \lambda \sum X}. Factors are returned with unit sum.
-#'   Only `method = "mu"` applies.
+#'   \eqn{\sum x \log(x/m) - x + m}: at the optimum the total of the model
+#'   equals the total of the data, so the fit is the KL aspect model
+#'   ([plsa()]) with weights \eqn{w = \lambda \sum X}, and it is computed
+#'   as such: by coordinate descent over the modes (`method = "cd"`, the
+#'   default; the row subproblems of CP-APR, Chi and Kolda 2012, solved by
+#'   coordinate Newton steps) or by the multiplicative (EM-equivalent)
+#'   updates of Huang and Sidiropoulos (`method = "mu"`). Factors are
+#'   returned with unit sum.
 #'
 #' @inheritParams plsa
 #' @param init `"random"` (default), a list of starting factors (one
@@ -26,7 +29,8 @@
 #'   ([sptensor()]), or a matrix (dense or sparse).
 #' @param k Rank, a positive whole number (at most the number of non-zeros).
 #' @param loss `"frobenius"` (default) or `"kl"`.
-#' @param method `"hals"` (default for Frobenius) or `"mu"`; KL uses `"mu"`.
+#' @param method For Frobenius `"hals"` (default) or `"mu"`; for KL `"cd"`
+#'   (default) or `"mu"`. `NULL` picks the default.
 #' @return An object of class `c("aspectr_ntf", "aspectr_fit")`: `weights`
 #'   (decreasing), `factors` (one d_n x k matrix per mode, with dimnames),
 #'   `loss`, `method`, `objective` (the loss after each iteration), `value`,
@@ -46,7 +50,7 @@
 #' fit
 #' fit_kl <- ntf(as_sptensor(round(10 * X)), 3, loss = "kl", seed = 1)
 #' @export
-ntf <- function(x, k, loss = c("frobenius", "kl"), method = c("hals", "mu"), nrun = 1,
+ntf <- function(x, k, loss = c("frobenius", "kl"), method = NULL, nrun = 1,
                 short_iter = 0, short_keep = NULL,
                 max_iter = 1000, tol = 1e-6, seed = NULL, threads = NULL, verbose = FALSE,
                 callback = NULL, init = "random", ...) {
@@ -54,14 +58,16 @@ ntf <- function(x, k, loss = c("frobenius", "kl"), method = c("hals", "mu"), nru
   check_dots_empty(...)
   check_required(x, "a non-negative matrix or array")
   loss <- match_option(loss, c("frobenius", "kl"), "loss")
-  method_given <- !missing(method)
-  method <- match_option(method, c("hals", "mu"), "method")
-  if (loss == "kl") {
-    if (method_given && method != "mu") {
-      abort_input("{.arg method} must be {.val mu} for {.code loss = \"kl\"}, not {.val {method}}.",
+  choices <- if (loss == "kl") c("cd", "mu") else c("hals", "mu")
+  if (is.null(method)) {
+    method <- choices[1]
+  } else if (is.character(method) && length(method) == 1 && !is.na(method) && method %in% c("hals", "mu", "cd")) {
+    if (!method %in% choices) {
+      abort_input("{.arg method} must be {.or {.val {choices}}} for {.code loss = \"{loss}\"}, not {.val {method}}.",
                   "argument", arg = "method")
     }
-    method <- "mu"
+  } else {
+    method <- match_option(method, choices, "method")
   }
   if (inherits(x, "aspectr_tensor")) validate_sptensor(x, "x")
   data <- as_aspect_data(x, "x")
@@ -125,7 +131,8 @@ ntf <- function(x, k, loss = c("frobenius", "kl"), method = c("hals", "mu"), nru
     }
     runs <- run_starts(inits, function(init, iters) {
       cpp_plsa_fit(data$idx, data$val, data$dims, init$lambda, init$factors,
-                   "kl", 1, 1, iters, tol, threads, verbose, FALSE, hook, !is.null(callback))
+                   "kl", 1, 1, iters, tol, threads, verbose, FALSE, hook, !is.null(callback),
+                   if (method == "cd") "cd" else "em")
     }, function(r) list(lambda = r$lambda, factors = r$factors), hook, max_iter,
     stg$short_iter, stg$short_keep)
     runs <- lapply(runs, function(res) {

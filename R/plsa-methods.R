@@ -1,6 +1,7 @@
 loss_label <- function(object) {
   switch(object$loss,
-         kl = if (object$tempering < 1) sprintf("KL, tempered EM (beta = %g)", object$tempering) else "KL, EM",
+         kl = if (object$tempering < 1) sprintf("KL, tempered EM (beta = %g)", object$tempering) else
+           if (identical(object$method, "cd")) "KL, coordinate descent" else "KL, EM",
          tsallis = sprintf("Tsallis (q = %g), q-EM", object$q),
          l2 = "L2, simplex projections")
 }

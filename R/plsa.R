@@ -7,8 +7,19 @@
 #' \eqn{U} and \eqn{V} on the probability simplex.
 #'
 #' @section Losses and algorithms:
-#' * `"kl"`: maximum likelihood by the EM algorithm of Hofmann (1999), i.e.
-#'   minimization of \eqn{D(G \| P)}. With `k = 1` the solution is the product
+#' * `"kl"`: maximum likelihood, i.e. minimization of \eqn{D(G \| P)}. The
+#'   default `method = "cd"` cycles over the modes (documents, then terms,
+#'   and the further modes of N-way data); with the other modes fixed, the
+#'   weights and one mode's factor are the solution of independent
+#'   non-negative problems, one per row, the row subproblems of CP-APR (Chi
+#'   and Kolda 2012), solved by the coordinate Newton steps of Hsieh and
+#'   Dhillon (2011); the result is renormalized onto the simplex after every
+#'   mode. `method = "em"` is the EM algorithm of Hofmann (1999). Both never
+#'   increase \eqn{D(G \| P)} and have the same fixed points; coordinate
+#'   descent costs about twice as much per iteration but needs far fewer
+#'   iterations (on the AssociatedPress corpus with 20 topics, 18 iterations
+#'   reach a divergence that EM does not reach in 400). From the same start
+#'   the two may end in different local optima. With `k = 1` the solution is the product
 #'   of the marginals of `x` (Huang and Sidiropoulos, Theorem 2) and no
 #'   iterations are run. `tempering = beta < 1` gives tempered EM (posteriors
 #'   raised to the power `beta` and renormalized); its iterations need not
@@ -45,6 +56,10 @@
 #' @param k Number of topics, a whole number between 1 and `min(dim(x))`
 #'   (for N-way data, at most the number of non-zero cells).
 #' @param loss `"kl"` (default), `"tsallis"` or `"l2"`.
+#' @param method The algorithm. For `loss = "kl"`: `"cd"` (the default)
+#'   or `"em"` (Hofmann's EM; the only choice with `tempering < 1`). The
+#'   other losses have one algorithm each: `"em"` (q-EM) for `"tsallis"`,
+#'   `"blocks"` for `"l2"`. `NULL` picks the default.
 #' @param q Tsallis parameter in (0, 1), used when `loss = "tsallis"`.
 #' @param tempering Tempering exponent in (0, 1] for `loss = "kl"`; 1 is
 #'   plain EM.
@@ -110,6 +125,13 @@
 #' @references
 #' Hofmann, T. (1999). Probabilistic latent semantic analysis. *UAI'99*.
 #'
+#' Chi, E. C. and Kolda, T. G. (2012). On tensors, sparsity, and nonnegative
+#' factorizations. *SIAM Journal on Matrix Analysis and Applications*,
+#' 33(4), 1272-1299.
+#'
+#' Hsieh, C.-J. and Dhillon, I. S. (2011). Fast coordinate descent methods
+#' with variable selection for non-negative matrix factorization. *KDD'11*.
+#'
 #' Hazan, T. and Shashua, A. (2007). Analysis of L2-loss for probabilistically
 #' valid factorizations under general additive noise. Technical report
 #' TR-13/2007, Hebrew University.
@@ -132,7 +154,7 @@
 #' fit_q <- plsa(sotu_dtm, k = 4, loss = "tsallis", q = 0.5, seed = 1, max_iter = 50)
 #' fit_2 <- plsa(sotu_dtm, k = 4, loss = "l2", seed = 1, max_iter = 50)
 #' @export
-plsa <- function(x, k, loss = c("kl", "tsallis", "l2"), q = 0.5, tempering = 1, normalize = TRUE,
+plsa <- function(x, k, loss = c("kl", "tsallis", "l2"), method = NULL, q = 0.5, tempering = 1, normalize = TRUE,
                  init = "random", nrun = 1, short_iter = 0, short_keep = NULL, max_iter = 1000, tol = 1e-6, seed = NULL, threads = NULL,
                  verbose = FALSE, callback = NULL, ...) {
   call <- match.call()
@@ -151,6 +173,7 @@ plsa <- function(x, k, loss = c("kl", "tsallis", "l2"), q = 0.5, tempering = 1, 
     abort_input("{.arg tempering} applies to {.code loss = \"kl\"} only; use {.code tempering = 1} with {.code loss = \"{loss}\"}.",
                 "argument", arg = "tempering")
   }
+  method <- plsa_method(method, loss, tempering)
   normalize <- check_flag(normalize, "normalize")
   if (!normalize && loss != "l2") {
     abort_input("{.arg normalize} = FALSE applies to {.code loss = \"l2\"} only; KL and Tsallis fits are probability models of {.code x / sum(x)}.",
@@ -185,7 +208,7 @@ plsa <- function(x, k, loss = c("kl", "tsallis", "l2"), q = 0.5, tempering = 1, 
     fit_one <- function(init, iters) {
       res <- cpp_plsa_fit(data$idx, data$val, data$dims, init$lambda, init$factors,
                           loss, q, tempering, iters, tol, threads, verbose, !normalize,
-                          hook, !is.null(callback))
+                          hook, !is.null(callback), method)
       if (loss == "l2") {
         # one half of the squared error, as every Frobenius objective
         res$objective <- 0.5 * res$objective
@@ -204,9 +227,24 @@ plsa <- function(x, k, loss = c("kl", "tsallis", "l2"), q = 0.5, tempering = 1, 
            time = proc.time()[["elapsed"]] - start, threads = threads, seed = seed,
            call = call)
   fit$normalize <- normalize
+  fit$method <- method
   fit$params$normalize <- normalize
+  fit$params$method <- method
   fit$count_data <- count_data
   finish_progress(fit, verbose, "plsa()", max_iter, tol)
+}
+
+# The algorithm of a plsa() fit: KL has coordinate descent ("cd", the
+# default) and EM ("em", also the only choice with tempering); the other
+# losses have one algorithm each.
+plsa_method <- function(method, loss, tempering, call = rlang::caller_env()) {
+  choices <- switch(loss, kl = if (tempering == 1) c("cd", "em") else "em", tsallis = "em", l2 = "blocks")
+  if (is.null(method)) return(choices[1])
+  if (loss == "kl" && tempering != 1 && identical(method, "cd")) {
+    abort_input("{.arg tempering} < 1 is tempered EM: use {.code method = \"em\"} (or leave {.arg method} unset), not {.val cd}.",
+                "argument", arg = "method", call = call)
+  }
+  match_option(method, choices, "method", call = call)
 }
 
 mode_names <- function(dn, N) {

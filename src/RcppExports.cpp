@@ -100,8 +100,8 @@ BEGIN_RCPP
 END_RCPP
 }
 // cpp_plsa_fit
-Rcpp::List cpp_plsa_fit(Rcpp::IntegerMatrix idx, Rcpp::NumericVector val, Rcpp::IntegerVector dims, Rcpp::NumericVector lambda, Rcpp::List factors, std::string loss, double q, double tempering, int max_iter, double tol, int threads, bool verbose, bool free_weights, SEXP hook, bool want_model);
-RcppExport SEXP _aspectr_cpp_plsa_fit(SEXP idxSEXP, SEXP valSEXP, SEXP dimsSEXP, SEXP lambdaSEXP, SEXP factorsSEXP, SEXP lossSEXP, SEXP qSEXP, SEXP temperingSEXP, SEXP max_iterSEXP, SEXP tolSEXP, SEXP threadsSEXP, SEXP verboseSEXP, SEXP free_weightsSEXP, SEXP hookSEXP, SEXP want_modelSEXP) {
+Rcpp::List cpp_plsa_fit(Rcpp::IntegerMatrix idx, Rcpp::NumericVector val, Rcpp::IntegerVector dims, Rcpp::NumericVector lambda, Rcpp::List factors, std::string loss, double q, double tempering, int max_iter, double tol, int threads, bool verbose, bool free_weights, SEXP hook, bool want_model, std::string method);
+RcppExport SEXP _aspectr_cpp_plsa_fit(SEXP idxSEXP, SEXP valSEXP, SEXP dimsSEXP, SEXP lambdaSEXP, SEXP factorsSEXP, SEXP lossSEXP, SEXP qSEXP, SEXP temperingSEXP, SEXP max_iterSEXP, SEXP tolSEXP, SEXP threadsSEXP, SEXP verboseSEXP, SEXP free_weightsSEXP, SEXP hookSEXP, SEXP want_modelSEXP, SEXP methodSEXP) {
 BEGIN_RCPP
     Rcpp::RObject rcpp_result_gen;
     Rcpp::RNGScope rcpp_rngScope_gen;
@@ -120,7 +120,8 @@ BEGIN_RCPP
     Rcpp::traits::input_parameter< bool >::type free_weights(free_weightsSEXP);
     Rcpp::traits::input_parameter< SEXP >::type hook(hookSEXP);
     Rcpp::traits::input_parameter< bool >::type want_model(want_modelSEXP);
-    rcpp_result_gen = Rcpp::wrap(cpp_plsa_fit(idx, val, dims, lambda, factors, loss, q, tempering, max_iter, tol, threads, verbose, free_weights, hook, want_model));
+    Rcpp::traits::input_parameter< std::string >::type method(methodSEXP);
+    rcpp_result_gen = Rcpp::wrap(cpp_plsa_fit(idx, val, dims, lambda, factors, loss, q, tempering, max_iter, tol, threads, verbose, free_weights, hook, want_model, method));
     return rcpp_result_gen;
 END_RCPP
 }
@@ -394,7 +395,7 @@ static const R_CallMethodDef CallEntries[] = {
     {"_aspectr_cpp_dense_scan", (DL_FUNC) &_aspectr_cpp_dense_scan, 1},
     {"_aspectr_cpp_dense_tn", (DL_FUNC) &_aspectr_cpp_dense_tn, 3},
     {"_aspectr_cpp_dense_nn", (DL_FUNC) &_aspectr_cpp_dense_nn, 3},
-    {"_aspectr_cpp_plsa_fit", (DL_FUNC) &_aspectr_cpp_plsa_fit, 15},
+    {"_aspectr_cpp_plsa_fit", (DL_FUNC) &_aspectr_cpp_plsa_fit, 16},
     {"_aspectr_cpp_loss", (DL_FUNC) &_aspectr_cpp_loss, 8},
     {"_aspectr_cpp_foldin", (DL_FUNC) &_aspectr_cpp_foldin, 10},
     {"_aspectr_cpp_project_simplex", (DL_FUNC) &_aspectr_cpp_project_simplex, 1},

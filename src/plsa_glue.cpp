@@ -12,7 +12,7 @@ Rcpp::List cpp_plsa_fit(Rcpp::IntegerMatrix idx, Rcpp::NumericVector val,
                         Rcpp::List factors, std::string loss, double q,
                         double tempering, int max_iter, double tol, int threads,
                         bool verbose, bool free_weights = false, SEXP hook = R_NilValue,
-                        bool want_model = false) {
+                        bool want_model = false, std::string method = "em") {
   const aspectr::SparseTensor X = make_tensor(idx, val, dims);
   const aspectr::SparseTensor G = X.normalized();
   if (loss != "kl" && G.has_missing())
@@ -22,12 +22,18 @@ Rcpp::List cpp_plsa_fit(Rcpp::IntegerMatrix idx, Rcpp::NumericVector val,
   ctl.max_iter = max_iter;
   ctl.tol = tol;
   ctl.threads = threads;
-  RCallback cb(verbose, max_iter, "plsa (" + loss + ")", hook, want_model);
+  RCallback cb(verbose, max_iter, "plsa (" + loss + (loss == "kl" ? ", " + method : std::string()) + ")", hook, want_model);
   aspectr::FitTrace tr;
   switch (parse_loss(loss)) {
     case aspectr::Loss::KL: {
-      aspectr::EMRule rule(tempering, &X.val, X.total());
-      tr = aspectr::run_solver(rule, G, M, ctl, cb);
+      if (method == "cd") {
+        if (tempering != 1.0) Rcpp::stop("internal error: coordinate descent has no tempering");
+        aspectr::KLCDRule rule(&X.val, X.total());
+        tr = aspectr::run_solver(rule, G, M, ctl, cb);
+      } else {
+        aspectr::EMRule rule(tempering, &X.val, X.total());
+        tr = aspectr::run_solver(rule, G, M, ctl, cb);
+      }
       break;
     }
     case aspectr::Loss::Tsallis: {

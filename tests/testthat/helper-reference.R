@@ -311,3 +311,37 @@ ref_kl_cd <- function(X, W0, H0, iters, l1 = c(0, 0), l2 = c(0, 0)) {
   }
   list(W = W, H = H, objective = objective, halved = env$halved)
 }
+
+# The KL aspect model by coordinate descent over the modes (plsa(method =
+# "cd")), for a dense matrix or N-way array of counts: mode n's factor
+# takes the weights and the total, A = sum(x) U_n diag(lambda); every index
+# i of mode n solves its row problem min_h sum(h) - sum_s x_s log(G_s h)
+# over the non-zero cells s of slice i (G_s: the product of the other
+# modes' columns at s) by ref_cd_solve(); A is then split back into
+# weights (column masses) and columns on the simplex. The objective is
+# D(G || P) after every iteration.
+ref_plsa_cd <- function(x, init, iters) {
+  env <- new.env(); env$halved <- 0
+  x <- as.array(x); d <- dim(x); N <- length(d)
+  lambda <- init$lambda; U <- init$factors; k <- length(lambda)
+  cells <- which(x > 0, arr.ind = TRUE); vals <- x[cells]
+  model <- function() Reduce(`+`, lapply(seq_len(k), function(r) lambda[r] * Reduce(outer, lapply(U, function(u) u[, r]))))
+  objective <- numeric(0)
+  for (it in seq_len(iters)) {
+    for (n in seq_len(N)) {
+      A <- sum(x) * U[[n]] * rep(lambda, each = d[n])
+      for (i in seq_len(d[n])) {
+        s <- which(cells[, n] == i)
+        G <- matrix(1, length(s), k)
+        for (m in setdiff(seq_len(N), n)) G <- G * U[[m]][cells[s, m], , drop = FALSE]
+        A[i, ] <- ref_cd_solve(vals[s], G, A[i, ], rep(1, k), 0, env)
+      }
+      mass <- colSums(A)
+      for (r in which(mass > 0)) U[[n]][, r] <- A[, r] / mass[r]
+      lambda <- mass / sum(mass)
+    }
+    P <- model(); g <- x / sum(x)
+    objective <- c(objective, sum(g[g > 0] * log(g[g > 0] / P[g > 0])))
+  }
+  list(lambda = lambda, U = U, model = model(), objective = objective, halved = env$halved)
+}

@@ -92,6 +92,15 @@ test_that("latent class regression recovers planted coefficients; reorder is exa
   expect_equal(back$coeff, fit$coeff, tolerance = 1e-12)
   expect_equal(back$probs, fit$probs)
   expect_equal(r$predclass, 3L - fit$predclass)
+  # without standard errors: the same fit, and print shows the coefficients alone
+  nose <- lca(cbind(A, B, C, D) ~ x, d, 2, nrun = 4, seed = 1, se = FALSE)
+  expect_null(nose[["se"]])
+  expect_identical(nose$coeff, fit$coeff)
+  out <- capture.output(print(nose))
+  expect_true(any(grepl("Coefficient", out)))
+  expect_false(any(grepl("Std. error", out)))
+  expect_true(any(grepl("Std. error", capture.output(print(fit)))))
+  expect_null(lca_reorder(nose, 2:1)[["se"]])
 })
 
 test_that("expected pattern frequencies sum to N over every complete pattern", {

@@ -180,3 +180,18 @@ test_that("restart controls give classed errors", {
   expect_error(lca(v, 2, short_keep = 0), class = "aspectr_error_input_argument")
   expect_error(lca(v, 2, short_keep = NA), class = "aspectr_error_input_argument")
 })
+
+test_that("se = FALSE skips the standard errors and changes nothing else", {
+  skip_if_not_installed("poLCA")
+  data("carcinoma", package = "poLCA", envir = environment())
+  a <- lca(carcinoma, 3, seed = 1, threads = 1)
+  b <- lca(carcinoma, 3, seed = 1, threads = 1, se = FALSE)
+  expect_false(is.null(a[["se"]]))
+  expect_null(b[["se"]])
+  expect_identical(b$probs, a$probs)
+  expect_identical(b$llik, a$llik)
+  expect_identical(b$posterior, a$posterior)
+  f <- lca(cbind(A, B, C, D, E, F, G) ~ 1, carcinoma, k = 3, seed = 1, threads = 1, se = FALSE)
+  expect_null(f[["se"]])
+  expect_identical(f$llik, a$llik)
+})

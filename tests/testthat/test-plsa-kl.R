@@ -3,7 +3,7 @@ fit_model <- function(fit) fitted(fit, type = "probability")
 test_that("EM matches a plain-R reference from the same start", {
   x <- tiny_counts()
   for (beta in c(1, 0.7)) {
-    fit <- plsa(x, 3, seed = 11, max_iter = 25, tol = 0, tempering = beta, threads = 1)
+    fit <- plsa(x, 3, method = "em", seed = 11, max_iter = 25, tol = 0, tempering = beta, threads = 1)
     ref <- ref_em(x, ref_start(x, 3, 11), 25, beta = beta)
     expect_equal(fit_model(fit), ref_model(ref$lambda, ref$U, ref$V), tolerance = 1e-10, ignore_attr = TRUE)
     expect_equal(sort(unname(fit$lambda)), sort(ref$lambda), tolerance = 1e-10)
@@ -116,7 +116,14 @@ test_that("convergence stops early and is reported", {
   expect_true(fit$converged)
   expect_lt(fit$iterations, 5000)
   n <- length(fit$objective)
-  expect_lte(abs(fit$objective[n - 2] - fit$objective[n - 1]), 1e-4 * fit$objective[n - 2])
+  expect_lte(abs(fit$objective[n - 1] - fit$objective[n]), 1e-4 * fit$objective[n - 1])
+  # EM knows the objective of the model entering a step: its test is on the
+  # two values before the last
+  em <- plsa(x, 2, method = "em", seed = 1, tol = 1e-4, max_iter = 5000)
+  expect_true(em$converged)
+  n <- length(em$objective)
+  expect_lte(abs(em$objective[n - 2] - em$objective[n - 1]), 1e-4 * em$objective[n - 2])
+  expect_gt(abs(em$objective[n - 3] - em$objective[n - 2]), 1e-4 * em$objective[n - 3])
   slow <- plsa(x, 2, seed = 1, tol = 0, max_iter = 7)
   expect_false(slow$converged)
   expect_identical(slow$iterations, 7L)
@@ -138,4 +145,71 @@ test_that("the count-data fast path of the KL trace agrees with the exact diverg
     expect_equal(long$objective[it], exact(short), tolerance = 1e-12)
   }
   expect_equal(long$value, exact(long), tolerance = 1e-12)
+})
+
+test_that("coordinate descent matches a plain-R reference from the same start (matrices and 3-way)", {
+  x <- tiny_counts()
+  fit <- plsa(x, 3, method = "cd", seed = 11, max_iter = 8, tol = 0, threads = 1)
+  ref <- ref_plsa_cd(x, ref_start(x, 3, 11), 8)
+  expect_equal(fit_model(fit), ref$model, tolerance = 1e-10, ignore_attr = TRUE)
+  expect_equal(fit$objective, ref$objective, tolerance = 1e-10)
+  expect_gt(ref$halved, 0)  # the step-halving branch was exercised
+  set.seed(5)
+  y <- array(rpois(6 * 5 * 4, 2), c(6, 5, 4))
+  y[1, , ] <- 0  # an empty slice
+  fit3 <- plsa(y, 2, method = "cd", seed = 3, max_iter = 6, tol = 0, threads = 1)
+  ref3 <- ref_plsa_cd(y, ref_start(y, 2, 3), 6)
+  expect_equal(as.numeric(fitted(fit3, type = "probability")), as.numeric(ref3$model), tolerance = 1e-10)
+  expect_equal(fit3$objective, ref3$objective, tolerance = 1e-10)
+})
+
+test_that("coordinate descent is the default, monotone, exact in its constraints and in its objective", {
+  x <- tiny_counts(2, 30, 25, 4)
+  fit <- plsa(x, 4, seed = 1, max_iter = 200, tol = 0, threads = 1)
+  expect_identical(fit$method, "cd")
+  expect_identical(fit$params$method, "cd")
+  expect_equal(sum(fit$lambda), 1, tolerance = 1e-10)
+  expect_true(all(abs(colSums(fit$factors[[1]]) - 1) < 1e-10))
+  expect_true(all(abs(colSums(fit$factors[[2]]) - 1) < 1e-10))
+  expect_true(all(unlist(fit$factors) >= 0))
+  expect_true(all(diff(c(fit$initial, fit$objective)) <= 1e-13))
+  G <- x / sum(x); P <- fit_model(fit)
+  expect_equal(fit$value, sum(G[G > 0] * log(G[G > 0] / P[G > 0])), tolerance = 1e-10)
+  # EM from the same start, with as many iterations, ends no lower
+  em <- plsa(x, 4, method = "em", seed = 1, max_iter = 200, tol = 0, threads = 1)
+  expect_identical(em$method, "em")
+  expect_lte(fit$value, em$value + 1e-12)
+})
+
+test_that("a converged coordinate-descent fit is a fixed point of EM (a stationary point)", {
+  x <- tiny_counts(4, 25, 20, 3)
+  fit <- plsa(x, 3, seed = 2, max_iter = 5000, tol = 1e-13, threads = 1)
+  expect_true(fit$converged)
+  em <- suppressWarnings(plsa(x, 3, method = "em", init = fit, max_iter = 1, tol = 0))
+  expect_equal(fit_model(em), fit_model(fit), tolerance = 1e-6)
+})
+
+test_that("coordinate descent: dense equals sparse, threads equal serial, same seed same result", {
+  x <- tiny_counts(6, 200, 150, 4)  # large enough for two threads
+  a <- plsa(x, 4, seed = 9, max_iter = 40, tol = 0, threads = 1)
+  b <- plsa(Matrix::Matrix(x, sparse = TRUE), 4, seed = 9, max_iter = 40, tol = 0, threads = 2)
+  c <- plsa(x, 4, seed = 9, max_iter = 40, tol = 0, threads = 1)
+  expect_equal(b$objective, a$objective, tolerance = 1e-12)
+  expect_equal(unname(b$factors), unname(a$factors), tolerance = 1e-12)
+  expect_identical(c$factors, a$factors)
+  set.seed(3)
+  y <- array(rpois(9 * 8 * 7, 1), c(9, 8, 7))
+  t1 <- plsa(y, 3, seed = 4, max_iter = 30, tol = 0, threads = 1)
+  t2 <- plsa(as_sptensor(y), 3, seed = 4, max_iter = 30, tol = 0, threads = 2)
+  expect_equal(t2$objective, t1$objective, tolerance = 1e-12)
+  expect_true(all(diff(c(t1$initial, t1$objective)) <= 1e-13))
+})
+
+test_that("method is validated against the loss and tempering", {
+  x <- tiny_counts()
+  expect_error(plsa(x, 2, method = "cd", tempering = 0.8), class = "aspectr_error_input_argument")
+  expect_identical(plsa(x, 2, tempering = 0.8, max_iter = 5)$method, "em")
+  expect_error(plsa(x, 2, loss = "tsallis", method = "cd"), class = "aspectr_error_input_argument")
+  expect_error(plsa(x, 2, method = "mu"), class = "aspectr_error_input_argument")
+  expect_identical(plsa(x, 2, loss = "l2", max_iter = 5)$method, "blocks")
 })

@@ -25,7 +25,7 @@ test_that("q-EM never increases D_q and keeps the constraints", {
 
 test_that("q close to 1 approaches EM", {
   x <- tiny_counts(10)
-  em <- plsa(x, 2, seed = 4, max_iter = 30, tol = 0)
+  em <- plsa(x, 2, method = "em", seed = 4, max_iter = 30, tol = 0)
   qe <- plsa(x, 2, loss = "tsallis", q = 1 - 1e-7, seed = 4, max_iter = 30, tol = 0)
   expect_equal(fitted(qe), fitted(em), tolerance = 1e-5)
 })

@@ -60,11 +60,11 @@ test_that("FROSTT files round-trip exactly; malformed lines are errors", {
 test_that("KL EM on tensors matches a plain-R reference and dense equals sparse", {
   pt <- planted_tensor(2, c(6, 5, 4), k = 2)
   x <- round(pt$x / 1e3)
-  fit <- plsa(x, 2, seed = 3, max_iter = 20, tol = 0, threads = 1)
+  fit <- plsa(x, 2, method = "em", seed = 3, max_iter = 20, tol = 0, threads = 1)
   set.seed(3)
   ref <- ref_tensor_em(x, aspectr:::random_start(dim(x), 2), 20)
   expect_equal(fitted(fit, type = "probability"), ref$model, tolerance = 1e-10, ignore_attr = TRUE)
-  sp <- plsa(as_sptensor(x), 2, seed = 3, max_iter = 20, tol = 0, threads = 1)
+  sp <- plsa(as_sptensor(x), 2, method = "em", seed = 3, max_iter = 20, tol = 0, threads = 1)
   expect_equal(sp$factors, fit$factors, tolerance = 1e-13)
   expect_equal(sp$objective, fit$objective, tolerance = 1e-13)
 })

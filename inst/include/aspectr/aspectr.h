@@ -12,6 +12,7 @@
 #include "driver.h"
 #include "solvers/normalize.h"
 #include "solvers/em.h"
+#include "solvers/cd.h"
 #include "solvers/multistart.h"
 #include "solvers/qem.h"
 #include "solvers/pps.h"

@@ -1,0 +1,191 @@
+// aspectr/solvers/cd.h — the KL aspect model (matrices and N-way tensors) by
+// cyclic coordinate descent over the modes, one row-wise Newton problem per
+// index (the row subproblems of CP-APR, Chi and Kolda 2012, each solved by the
+// coordinate Newton sweeps of Hsieh and Dhillon 2011, nmf/kl_cd.h).
+//
+// Write the model of G = x / sum(x) as the CP form
+//   m(i_1, ..., i_N) = sum_r a_n(i_n, r) prod_{m != n} U_m(i_m, r),
+// with a_n = lambda_r U_n(:, r) carrying the weights and the other modes'
+// columns on the simplex. With those
+// fixed, the generalized KL divergence sum g log(g / m) - g + m splits over
+// the indices i of mode n into independent problems
+//   min_{h >= 0} sum_r h_r - sum_{s: i_n(s) = i} g_s log (G_s h),
+// G_s(r) = prod_{m != n} U_m(i_m(s), r) (the linear term's coefficients are
+// the products of the other modes' column sums, all 1). Each is the column
+// problem of KL-NMF by coordinate descent; its Newton steps never increase
+// it. After mode n the new a_n is split back into lambda (column masses) and
+// U_n (columns on the simplex), which leaves the model unchanged, and the
+// next mode takes the weights.
+//
+// The reported loss is D(G || P) with P the model divided by its total. It
+// never increases: entering mode n the model has total 1 (its best scale
+// under the generalized divergence D_g of G, where D_g = D(G || P)); the
+// mode's Newton steps do not increase D_g, and for any total T,
+// D_g >= D(G || P) (rescaling to the best total only lowers D_g). The
+// renormalization then restores total 1. One iteration (every mode once)
+// costs about N times (gather + k Newton passes) over the non-zeros.
+// Rows are solved independently and in parallel, each by arithmetic on its
+// own data only, so results do not depend on the number of threads.
+#ifndef ASPECTR_SOLVERS_CD_H
+#define ASPECTR_SOLVERS_CD_H
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <vector>
+#include "../logsum.h"
+#include "../loss.h"
+#include "../nmf/kl_cd.h"
+#include "em.h"
+
+namespace aspectr {
+
+class KLCDRule {
+ public:
+  // counts: the raw data values (G = counts / total), whose whole values make
+  // the logs of the trace cheap (see logsum.h); the steps work on G.
+  explicit KLCDRule(const arma::vec* counts = nullptr, double total = 0.0, int sweeps = 1,
+                    int newton = 1)
+      : counts_(counts), total_(total), sweeps_(sweeps), newton_(newton), em_(1.0, counts, total) {}
+  static constexpr bool kLagged = false;
+
+  void bind(const SparseTensor& G) { prepare(G); }
+
+  double step(const SparseTensor& G, AspectModel& M, int threads) {
+    prepare(G);
+    const std::size_t N = M.order();
+    const arma::uword k = M.rank();
+    // the Newton steps work on G (so that a rescaled x gives the same
+    // arithmetic); the counts only make the logs of the trace cheap
+    const double* x = G.val.memptr();
+    const double* cnt = use_counts_ ? counts_->memptr() : nullptr;
+    const arma::vec ones(k, arma::fill::ones);
+    // the entering model, kept to undo a step that rounding made worse
+    const bool guard = prev_model_ == &M && std::isfinite(prev_);
+    AspectModel entering;
+    if (guard) entering = M;
+    double xlogv = 0.0, T = 0.0;
+    for (std::size_t n = 0; n < N; ++n) {
+      const arma::uword d = G.dims[n];
+      // a_n = lambda_r U_n(:, r), k x d (one contiguous row problem per index)
+      arma::mat A = M.F[n];
+      A.each_col() %= M.lambda;
+      const std::vector<std::size_t>& ptr = ptr_[n];
+      const std::vector<std::size_t>& ord = ord_[n];
+      std::size_t maxnz = 0;
+      for (arma::uword i = 0; i < d; ++i) maxnz = std::max(maxnz, ptr[i + 1] - ptr[i]);
+      const bool last = n + 1 == N;
+      std::vector<double> logs(last ? d : 0, 0.0);
+      const int Tn = effective_threads(threads, G.nnz() * k / 8);
+      nmf::dense::parallel_blocks(d, Tn, 4, [&](std::size_t b, std::size_t e) {
+        std::vector<double> v(maxnz), gb(maxnz * k), xb(maxnz), cb(cnt ? maxnz : 0);
+        for (std::size_t i = b; i < e; ++i) {
+          const std::size_t p0 = ptr[i], nz = ptr[i + 1] - p0;
+          // G (nz x k, column-major): the other modes' product at each cell
+          for (std::size_t t = 0; t < nz; ++t) {
+            const std::size_t s = ord[p0 + t];
+            const index_t* ix = G.at(s);
+            xb[t] = x[s];
+            if (cnt) cb[t] = cnt[s];
+            for (arma::uword r = 0; r < k; ++r) gb[t + r * nz] = 1.0;
+            for (std::size_t m = 0; m < N; ++m) {
+              if (m == n) continue;
+              const double* f = M.F[m].colptr(ix[m]);
+              for (arma::uword r = 0; r < k; ++r) gb[t + r * nz] *= f[r];
+            }
+          }
+          nmf::KLCD::solve(gb.data(), nz, nz, xb.data(), A.colptr(i), k, ones.memptr(), 0.0,
+                           v.data(), sweeps_, newton_);
+          if (last) {
+            LogSum ls;
+            if (cnt) {  // sum c log v, c = S g
+              for (std::size_t t = 0; t < nz; ++t) ls.add(std::max(v[t], 1e-300), cb[t], count_multiplicity(cb[t]));
+            } else {
+              for (std::size_t t = 0; t < nz; ++t) ls.add(std::max(v[t], 1e-300), xb[t], 0);
+            }
+            logs[i] = ls.value();
+          }
+        }
+      });
+      if (last) for (double l : logs) xlogv += l;
+      // split a_n back into weights and columns on the simplex
+      const arma::vec mass = arma::sum(A, 1);
+      T = arma::accu(mass);
+      if (!(T > 0.0) || !std::isfinite(T))
+        throw std::runtime_error("coordinate descent: the model vanished (no positive mass left)");
+      for (arma::uword r = 0; r < k; ++r) {
+        if (mass[r] > 0.0) M.F[n].row(r) = A.row(r) / mass[r];
+        // a column without mass keeps its old profile, with weight 0
+      }
+      M.lambda = mass / T;
+    }
+    // P = m / T with m the model of G: D(G || P) = sum g log g - sum g log m
+    // + log T, where sum g log m = (1/S) sum c log m with counts c
+    double value = glogg_ - (cnt ? xlogv / total_ : xlogv) + std::log(T);
+    // The iteration cannot increase the divergence, but at an exact fit the
+    // divergence is 0 up to the rounding of its terms (each of size log nnz),
+    // and the Newton steps jitter there: keep the entering model then.
+    if (guard && value > prev_) {
+      M = std::move(entering);
+      value = prev_;
+    }
+    prev_ = value;
+    prev_model_ = &M;
+    return value;
+  }
+
+  // The KL divergence of M (the same formula as the EM trace).
+  double loss(const SparseTensor& G, const AspectModel& M, int threads) {
+    prev_ = em_.loss(G, M, threads);
+    prev_model_ = &M;
+    return prev_;
+  }
+
+ private:
+  void prepare(const SparseTensor& G) {
+    if (prepared_) return;
+    prepared_ = true;
+    if (G.has_missing())
+      throw std::invalid_argument("coordinate descent needs fully observed cells (use EM)");
+    const std::size_t N = G.order(), nnz = G.nnz();
+    ptr_.assign(N, {});
+    ord_.assign(N, {});
+    for (std::size_t n = 0; n < N; ++n) {  // cells grouped by their index in mode n
+      std::vector<std::size_t>& p = ptr_[n];
+      p.assign(G.dims[n] + 1, 0);
+      for (std::size_t s = 0; s < nnz; ++s) ++p[G.at(s)[n] + 1];
+      for (std::size_t i = 0; i < G.dims[n]; ++i) p[i + 1] += p[i];
+      std::vector<std::size_t> next(p.begin(), p.end() - 1);
+      ord_[n].resize(nnz);
+      for (std::size_t s = 0; s < nnz; ++s) ord_[n][next[G.at(s)[n]]++] = s;
+    }
+    glogg_ = 0.0;
+    bool whole = false;
+    double top = 0.0;
+    for (std::size_t s = 0; s < nnz; ++s) {
+      glogg_ += G.val[s] * std::log(G.val[s]);
+      if (counts_ != nullptr) {
+        whole = whole || count_multiplicity((*counts_)[s]) > 0;
+        top = std::max(top, (*counts_)[s]);
+      }
+    }
+    use_counts_ = counts_ != nullptr && whole && top < 1e15 && total_ > 0.0 && std::isfinite(total_);
+  }
+
+  const arma::vec* counts_;
+  double total_;
+  int sweeps_, newton_;
+  EMRule em_;
+  bool prepared_ = false;
+  bool use_counts_ = false;
+  double glogg_ = 0.0;
+  std::vector<std::vector<std::size_t>> ptr_, ord_;
+  // the loss of the model last seen (one model per rule: not for concurrent use)
+  double prev_ = std::numeric_limits<double>::quiet_NaN();
+  const AspectModel* prev_model_ = nullptr;
+};
+
+}  // namespace aspectr
+
+#endif

@@ -47,7 +47,12 @@ apt_install <- function(pkgs) {
 ## r-cran-* package tried first (as root); `sysreqs`: Debian libraries the
 ## CRAN source build needs; `archive`: a source tarball in the CRAN archive
 ## to fall back on, with `deps` from CRAN. ASPECTR_BENCH_NO_INSTALL=1 never
-## installs.
+## installs. System libraries the peers need here (Debian): fastTopics
+## depends on plotly -> httr -> curl, which needs libcurl4-openssl-dev (its
+## missing header is why fastTopics failed to install); NMF needs Biobase,
+## a Bioconductor package not on CRAN (Debian's r-bioc-biobase); RcppPlanc
+## needs hdf5r (libhdf5-dev) and the system hwloc (libhwloc-dev: it cannot
+## download its own here); topicmodels needs the GSL (libgsl-dev).
 ensure_peer <- function(pkg, hint = NULL, deb = NULL, sysreqs = NULL, archive = NULL, deps = character()) {
   if (requireNamespace(pkg, quietly = TRUE)) return(TRUE)
   if (nzchar(Sys.getenv("ASPECTR_BENCH_NO_INSTALL"))) {

@@ -116,7 +116,9 @@ if (have[["poLCA"]] || requireNamespace("poLCA", quietly = TRUE)) {
   elec <- as_codes(polca_data("election")[, c("MORALG", "CARESG", "KNOWG", "LEADG",
                                                "DISHONG", "INTELG", "MORALB", "CARESB",
                                                "KNOWB", "LEADB", "DISHONB", "INTELB")])
+  gss <- as_codes(polca_data("gss82"))
   datasets <- list(
+    list(name = "gss82", data = gss, k = 3L),
     list(name = "carcinoma", data = carc, k = 3L),
     list(name = "carcinoma", data = carc, k = 4L),
     list(name = "values", data = vals, k = 2L),
@@ -164,18 +166,19 @@ run_polca <- function(d, k, seed) {
        starts = r$value$attempts)
 }
 
-run_polca_parallel <- function(d, k, seed) {
+run_polca_parallel <- function(d, k, seed, threads = parallel::detectCores()) {
   set.seed(seed)
   r <- elapsed(quietly(poLCAParallel::poLCA(polca_formula(d), d, nclass = k,
                                             maxiter = MAXIT, tol = TOL_POLCA, nrep = NREP,
-                                            verbose = FALSE, calc.se = FALSE)))
+                                            verbose = FALSE, calc.se = FALSE, n.thread = threads)))
   list(time = r$time, llik = r$value$llik, iter = r$value$numiter %||% NA,
        starts = r$value$attempts)
 }
 
 run_aspectr <- function(d, k, tol, threads, seed, short_iter = NULL) {
+  # se = FALSE: the peers run with calc.se = FALSE
   args <- list(d, k, nrun = NREP, max_iter = MAXIT, tol = tol, seed = seed,
-               threads = threads, na.rm = TRUE)
+               threads = threads, na.rm = TRUE, se = FALSE)
   if (!is.null(short_iter)) args$short_iter <- short_iter
   r <- elapsed(do.call(aspectr::lca, args))
   list(time = r$time, llik = r$value$llik, iter = r$value$iterations,
@@ -252,6 +255,8 @@ for (i in seq_along(datasets)) {
   if (have[["poLCAParallel"]]) {
     res[["poLCAParallel"]] <- try_run(sprintf("poLCAParallel (%d thr)", parallel::detectCores()),
                                       repeat_timing(function() run_polca_parallel(d, k, seed)))
+    res[["poLCAParallel (1 thr)"]] <- try_run("poLCAParallel (1 thr)",
+                                              repeat_timing(function() run_polca_parallel(d, k, seed, 1L)))
   }
   ## aspectr's tolerance: the same criterion as poLCA's at poLCA's optimum.
   ref_llik <- res$poLCA$llik %||% res[["poLCAParallel"]]$llik
@@ -331,5 +336,16 @@ if (nrow(asp) && any(tab$method == "poLCA")) {
   }
 } else {
   note("poLCA was not run: no ratios.")
+}
+if (any(tab$method == "poLCAParallel (1 thr)") && any(tab$method == "aspectr (1 thr)")) {
+  heading("aspectr time / poLCAParallel time, both 1 thread (target <= 0.2 at the same log-likelihood)")
+  a1 <- tab[tab$method == "aspectr (1 thr)", ]
+  p1 <- tab[tab$method == "poLCAParallel (1 thr)", ]
+  m3 <- match(paste(a1$data, a1$k), paste(p1$data, p1$k))
+  print(data.frame(data = a1$data, k = a1$k, aspectr_s = sprintf("%.4f", a1$time_s),
+                   poLCAParallel_s = sprintf("%.4f", p1$time_s[m3]),
+                   ratio = sprintf("%.3f", a1$time_s / p1$time_s[m3]),
+                   d_llik = sprintf("%+.2e", a1$llik - p1$llik[m3])),
+        row.names = FALSE, right = FALSE)
 }
 cat(sprintf("\nTotal bench time: %.1f s\n", t_total))

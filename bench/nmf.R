@@ -81,8 +81,8 @@ have <- c(
   RcppPlanc   = ensure_peer("RcppPlanc", sysreqs = c("libhdf5-dev", "libhwloc-dev"),
                             hint = "needs libhdf5-dev and libhwloc-dev"),
   NNLM        = ensure_peer("NNLM", hint = "archived from CRAN"),
-  NMF         = ensure_peer("NMF", deb = "r-cran-nmf"),
-  fastTopics  = ensure_peer("fastTopics", deb = "r-cran-fasttopics"),
+  NMF         = ensure_peer("NMF", deb = "r-cran-nmf", sysreqs = "r-bioc-biobase"),
+  fastTopics  = ensure_peer("fastTopics", deb = "r-cran-fasttopics", sysreqs = "libcurl4-openssl-dev"),
   topicmodels = ensure_peer("topicmodels", deb = "r-cran-topicmodels")
 )
 if (have[["NMF"]]) suppressPackageStartupMessages(requireNamespace("NMF"))

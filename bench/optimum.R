@@ -27,7 +27,7 @@ heading("aspectr time to the optimum (bench/optimum.R)")
 suppressPackageStartupMessages(library(Matrix))
 have <- c(aspectr = requireNamespace("aspectr", quietly = TRUE),
           topicmodels = ensure_peer("topicmodels", "needs the GSL: apt-get install libgsl-dev", sysreqs = "libgsl-dev"),
-          fastTopics = ensure_peer("fastTopics"),
+          fastTopics = ensure_peer("fastTopics", sysreqs = "libcurl4-openssl-dev"),
           nnTensor = ensure_peer("nnTensor"))
 print_environment(names(have))
 if (!have[["aspectr"]]) stop("install aspectr first (R CMD INSTALL .)")
@@ -134,7 +134,7 @@ for (form in c("dense array", "sparse tensor")) {
   if (have[["nnTensor"]] && form == "dense array") {
     fs$`nnTensor NTF KL` <- function() {
       r <- el(suppressWarnings(nnTensor::NTF(rTensor::as.tensor(Y), rank = kt, algorithm = "KL", num.iter = if (quick) 30 else 200,
-                                             thr = 0, init = "Random", verbose = FALSE)))
+                                             thr = 1e-300, init = "Random", verbose = FALSE)))
       S <- sum(Y); g <- Y[Y > 0] / S
       tr <- r$v$RecError  # reconstruction error trace; D(G || P) at the end only
       Ahat <- r$v$A; P <- array(0, d)

@@ -41,10 +41,10 @@ suppressPackageStartupMessages(library(Matrix))
 have <- c(
   aspectr     = requireNamespace("aspectr", quietly = TRUE) &&
                 exists("plsa", envir = asNamespace("aspectr")),
-  fastTopics  = ensure_peer("fastTopics"),
-  NMF         = ensure_peer("NMF", "on Debian: apt-get install r-cran-nmf"),
+  fastTopics  = ensure_peer("fastTopics", sysreqs = "libcurl4-openssl-dev"),
+  NMF         = ensure_peer("NMF", "on Debian: apt-get install r-cran-nmf", deb = "r-cran-nmf", sysreqs = "r-bioc-biobase"),
   svs         = ensure_peer("svs"),
-  topicmodels = ensure_peer("topicmodels", "needs the GSL: apt-get install libgsl-dev")
+  topicmodels = ensure_peer("topicmodels", "needs the GSL: apt-get install libgsl-dev", sysreqs = "libgsl-dev")
 )
 if (!have[["aspectr"]]) {
   note("aspectr is not installed: only the peers are run and ratios are NA ",

@@ -495,3 +495,23 @@ test_that("nmf()'s one solver table: every entry fits, one default per loss", {
   expect_identical(nmf(x, 2, loss = "kl", seed = 1, max_iter = 5)$method, defaults[["kl"]])
   expect_identical(nmf(x, 2, seed = 1, max_iter = 5)$method, defaults[["frobenius"]])
 })
+
+test_that("ANLS solves ill-conditioned NNLS subproblems exactly (block principal pivoting vs quadprog)", {
+  skip_if_not_installed("quadprog")
+  set.seed(12)
+  k <- 8
+  # U(0, 1) factors: nearly rank one, a badly conditioned Gram matrix, and
+  # noise that makes many optimal entries zero (pivoting on both sides)
+  X <- matrix(runif(40 * k), 40, k) %*% matrix(runif(k * 30), k, 30) + matrix(rexp(40 * 30, 2), 40, 30)
+  W0 <- matrix(runif(40 * k), 40, k); H0 <- matrix(runif(k * 30, 0.8, 1), k, 30)
+  fit <- nmf(X, k, init = list(W = W0, H = H0), method = "anls", accelerate = FALSE, max_iter = 1, tol = 0)
+  # nmf() updates W given H first, then H given the new W
+  Q <- H0 %*% t(H0)
+  expect_gt(kappa(Q, exact = TRUE), 1e3)
+  A <- X %*% t(H0)
+  Wref <- t(apply(A, 1, function(a) quadprog::solve.QP(Q, a, diag(k), rep(0, k))$solution))
+  Wref <- pmax(Wref, 0)
+  expect_gt(sum(Wref == 0), 0)
+  scale_w <- max(Wref)
+  expect_lt(max(abs(fit$W - Wref)) / scale_w, 1e-8)
+})

@@ -16,7 +16,7 @@
 #'   Dhillon (2011); the result is renormalized onto the simplex after every
 #'   mode. `method = "em"` is the EM algorithm of Hofmann (1999). Both never
 #'   increase \eqn{D(G \| P)} and have the same fixed points; coordinate
-#'   descent costs about twice as much per iteration but needs far fewer
+#'   descent costs about three times as much per iteration but needs far fewer
 #'   iterations (on the AssociatedPress corpus with 20 topics, 18 iterations
 #'   reach a divergence that EM does not reach in 400). From the same start
 #'   the two may end in different local optima. With `k = 1` the solution is the product

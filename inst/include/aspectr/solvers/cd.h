@@ -58,8 +58,7 @@ class KLCDRule {
     const arma::uword k = M.rank();
     // the Newton steps work on G (so that a rescaled x gives the same
     // arithmetic); the counts only make the logs of the trace cheap
-    const double* x = G.val.memptr();
-    const double* cnt = use_counts_ ? counts_->memptr() : nullptr;
+    const double* cnt = use_counts_ ? cv_.data() : nullptr;  // the last mode's order
     const arma::vec ones(k, arma::fill::ones);
     // the entering model, kept to undo a step that rounding made worse
     const bool guard = prev_model_ == &M && std::isfinite(prev_);
@@ -72,34 +71,38 @@ class KLCDRule {
       arma::mat A = M.F[n];
       A.each_col() %= M.lambda;
       const std::vector<std::size_t>& ptr = ptr_[n];
-      const std::vector<std::size_t>& ord = ord_[n];
+      const index_t* oth = oth_[n].data();
+      const double* gv = gv_[n].data();
       std::size_t maxnz = 0;
       for (arma::uword i = 0; i < d; ++i) maxnz = std::max(maxnz, ptr[i + 1] - ptr[i]);
       const bool last = n + 1 == N;
       std::vector<double> logs(last ? d : 0, 0.0);
       const int Tn = effective_threads(threads, G.nnz() * k / 8);
+      std::vector<const arma::mat*> others;
+      for (std::size_t m = 0; m < N; ++m) if (m != n) others.push_back(&M.F[m]);
+      const std::size_t No = others.size();
       nmf::dense::parallel_blocks(d, Tn, 4, [&](std::size_t b, std::size_t e) {
-        std::vector<double> v(maxnz), gb(maxnz * k), xb(maxnz), cb(cnt ? maxnz : 0);
+        std::vector<double> v(maxnz), gb(maxnz * k);
         for (std::size_t i = b; i < e; ++i) {
           const std::size_t p0 = ptr[i], nz = ptr[i + 1] - p0;
+          const double* xb = gv + p0;
           // G (nz x k, column-major): the other modes' product at each cell
+          // (their indices stored contiguously in this mode's cell order)
           for (std::size_t t = 0; t < nz; ++t) {
-            const std::size_t s = ord[p0 + t];
-            const index_t* ix = G.at(s);
-            xb[t] = x[s];
-            if (cnt) cb[t] = cnt[s];
-            for (arma::uword r = 0; r < k; ++r) gb[t + r * nz] = 1.0;
-            for (std::size_t m = 0; m < N; ++m) {
-              if (m == n) continue;
-              const double* f = M.F[m].colptr(ix[m]);
-              for (arma::uword r = 0; r < k; ++r) gb[t + r * nz] *= f[r];
+            const index_t* ix = oth + (p0 + t) * No;
+            const double* f = others[0]->colptr(ix[0]);
+            for (arma::uword r = 0; r < k; ++r) gb[t + r * nz] = f[r];
+            for (std::size_t m = 1; m < No; ++m) {
+              const double* fm = others[m]->colptr(ix[m]);
+              for (arma::uword r = 0; r < k; ++r) gb[t + r * nz] *= fm[r];
             }
           }
-          nmf::KLCD::solve(gb.data(), nz, nz, xb.data(), A.colptr(i), k, ones.memptr(), 0.0,
+          nmf::KLCD::solve(gb.data(), nz, nz, xb, A.colptr(i), k, ones.memptr(), 0.0,
                            v.data(), sweeps_, newton_);
           if (last) {
             LogSum ls;
             if (cnt) {  // sum c log v, c = S g
+              const double* cb = cnt + p0;
               for (std::size_t t = 0; t < nz; ++t) ls.add(std::max(v[t], 1e-300), cb[t], count_multiplicity(cb[t]));
             } else {
               for (std::size_t t = 0; t < nz; ++t) ls.add(std::max(v[t], 1e-300), xb[t], 0);
@@ -150,15 +153,29 @@ class KLCDRule {
       throw std::invalid_argument("coordinate descent needs fully observed cells (use EM)");
     const std::size_t N = G.order(), nnz = G.nnz();
     ptr_.assign(N, {});
-    ord_.assign(N, {});
+    oth_.assign(N, {});
+    gv_.assign(N, {});
+    std::vector<std::size_t> ord(nnz);
     for (std::size_t n = 0; n < N; ++n) {  // cells grouped by their index in mode n
       std::vector<std::size_t>& p = ptr_[n];
       p.assign(G.dims[n] + 1, 0);
       for (std::size_t s = 0; s < nnz; ++s) ++p[G.at(s)[n] + 1];
       for (std::size_t i = 0; i < G.dims[n]; ++i) p[i + 1] += p[i];
       std::vector<std::size_t> next(p.begin(), p.end() - 1);
-      ord_[n].resize(nnz);
-      for (std::size_t s = 0; s < nnz; ++s) ord_[n][next[G.at(s)[n]]++] = s;
+      for (std::size_t s = 0; s < nnz; ++s) ord[next[G.at(s)[n]]++] = s;
+      // in that order: the other modes' indices and the values
+      oth_[n].resize(nnz * (N - 1));
+      gv_[n].resize(nnz);
+      for (std::size_t t = 0; t < nnz; ++t) {
+        const index_t* ix = G.at(ord[t]);
+        index_t* o = oth_[n].data() + t * (N - 1);
+        for (std::size_t m = 0, j = 0; m < N; ++m) if (m != n) o[j++] = ix[m];
+        gv_[n][t] = G.val[ord[t]];
+      }
+      if (n + 1 == N && counts_ != nullptr) {
+        cv_.resize(nnz);
+        for (std::size_t t = 0; t < nnz; ++t) cv_[t] = (*counts_)[ord[t]];
+      }
     }
     glogg_ = 0.0;
     bool whole = false;
@@ -180,7 +197,10 @@ class KLCDRule {
   bool prepared_ = false;
   bool use_counts_ = false;
   double glogg_ = 0.0;
-  std::vector<std::vector<std::size_t>> ptr_, ord_;
+  std::vector<std::vector<std::size_t>> ptr_;  // per mode: cells of index i at ptr[i]..ptr[i+1]
+  std::vector<std::vector<index_t>> oth_;      // per mode: the other modes' indices, in that order
+  std::vector<std::vector<double>> gv_;        // per mode: the values of G, in that order
+  std::vector<double> cv_;                     // the counts, in the last mode's order
   // the loss of the model last seen (one model per rule: not for concurrent use)
   double prev_ = std::numeric_limits<double>::quiet_NaN();
   const AspectModel* prev_model_ = nullptr;

@@ -41,12 +41,7 @@ as_dtm <- function(data, document, term, value) {
     v <- rep(1, nrow(data))
   } else {
     val_col <- dtm_column(rlang::enquo(value), data, "value")
-    v <- data[[val_col]]
-    if (!is.numeric(v) || is.object(v)) {
-      abort_input("Column {.var {val_col}} ({.arg value}) must hold non-negative numbers, not {describe(v)}.",
-                  "type", arg = "value")
-    }
-    v <- as.numeric(v)
+    v <- dtm_value(data[[val_col]], val_col)
     check_values(v, "value", rlang::current_env())
   }
   docs <- dtm_levels(data[[doc_col]], doc_col, "document")
@@ -71,6 +66,15 @@ dtm_column <- function(q, data, arg) {
                 "argument", arg = arg, call = rlang::caller_env(2))
   }
   name
+}
+
+# The numbers of a value column (as_dtm(), as_sptensor() of a data frame).
+dtm_value <- function(v, col, call = rlang::caller_env()) {
+  if (!is.numeric(v) || is.object(v)) {
+    abort_input("Column {.var {col}} ({.arg value}) must hold non-negative numbers, not {describe(v)}.",
+                "type", arg = "value", call = call)
+  }
+  as.numeric(v)
 }
 
 dtm_levels <- function(v, col, arg) {

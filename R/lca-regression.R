@@ -107,13 +107,8 @@ lcr_fit <- function(prep, X, k, nrun, max_iter, tol, seed) {
     trace <- numeric(0)
     converged <- FALSE
     for (it in seq_len(max_iter)) {
-      prior <- lcr_prior(X, beta)
-      lp <- log(prior) + lcr_loglik_items(codes, probs)
-      mx <- lp[cbind(seq_len(nrow(lp)), max.col(lp, ties.method = "first"))]
-      post <- exp(lp - mx)
-      s <- rowSums(post)
-      ll <- sum(mx + log(s))
-      post <- post / s
+      e <- lcr_estep(X, beta, codes, probs)
+      prior <- e$prior; post <- e$post; ll <- e$ll
       trace <- c(trace, -ll)
       if (is.finite(ll_old) && abs(ll - ll_old) <= tol * max(1, abs(ll))) {
         converged <- TRUE
@@ -131,13 +126,8 @@ lcr_fit <- function(prep, X, k, nrun, max_iter, tol, seed) {
     }
     if (!converged) {
       # the model after the last M step
-      prior <- lcr_prior(X, beta)
-      lp <- log(prior) + lcr_loglik_items(codes, probs)
-      mx <- lp[cbind(seq_len(nrow(lp)), max.col(lp, ties.method = "first"))]
-      post <- exp(lp - mx)
-      s <- rowSums(post)
-      ll <- sum(mx + log(s))
-      post <- post / s
+      e <- lcr_estep(X, beta, codes, probs)
+      prior <- e$prior; post <- e$post; ll <- e$ll
       trace[length(trace)] <- -ll
     }
     list(probs = probs, beta = beta, prior = prior, posterior = post, llik = ll, objective = trace,
@@ -177,6 +167,17 @@ MASS_ginv <- function(A, tol = sqrt(.Machine$double.eps)) {
 }
 
 # The aspectr_lca object of a latent class regression.
+# E step of latent class regression: class priors from the logit
+# coefficients, posteriors and the log-likelihood (log-sum-exp per row).
+lcr_estep <- function(X, beta, codes, probs) {
+  prior <- lcr_prior(X, beta)
+  lp <- log(prior) + lcr_loglik_items(codes, probs)
+  mx <- lp[cbind(seq_len(nrow(lp)), max.col(lp, ties.method = "first"))]
+  post <- exp(lp - mx)
+  s <- rowSums(post)
+  list(prior = prior, post = post / s, ll = sum(mx + log(s)))
+}
+
 lcr_result <- function(res, prep, X, k, rhs, call, ctl, time, dropped, se = TRUE) {
   cls <- paste0("class_", seq_len(k))
   factors <- lapply(seq_along(res$probs), function(j) {

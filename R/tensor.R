@@ -153,12 +153,7 @@ as_sptensor.data.frame <- function(x, value, ...) {
   w <- NULL
   if (!missing(value)) {
     col <- dtm_column(rlang::enquo(value), x, "value")
-    w <- x[[col]]
-    if (!is.numeric(w) || is.object(w)) {
-      abort_input("Column {.var {col}} ({.arg value}) must hold non-negative numbers, not {describe(w)}.",
-                  "type", arg = "value")
-    }
-    w <- as.numeric(w)
+    w <- dtm_value(x[[col]], col)
     x <- x[setdiff(names(x), col)]
   } else {
     counts <- intersect(names(x), c("n", "count", "counts", "freq", "Freq", "value", "weight", "wt"))

@@ -5,8 +5,8 @@ cpp_index0_t <- function(index) {
     .Call(`_aspectr_cpp_index0_t`, index)
 }
 
-cpp_lca_fit <- function(idx, val, dims, inits, max_iter, tol, threads, short_iter, keep, verbose, hook = NULL) {
-    .Call(`_aspectr_cpp_lca_fit`, idx, val, dims, inits, max_iter, tol, threads, short_iter, keep, verbose, hook)
+cpp_lca_fit <- function(idx, val, dims, inits, max_iter, tol, threads, short_iter, keep, verbose, hook = NULL, method = "em") {
+    .Call(`_aspectr_cpp_lca_fit`, idx, val, dims, inits, max_iter, tol, threads, short_iter, keep, verbose, hook, method)
 }
 
 cpp_lca_check_count <- function(idx, val, dims, inits, max_iter, tol, threads, short_iter, keep) {

@@ -23,8 +23,8 @@ BEGIN_RCPP
 END_RCPP
 }
 // cpp_lca_fit
-Rcpp::List cpp_lca_fit(Rcpp::IntegerMatrix idx, Rcpp::NumericVector val, Rcpp::IntegerVector dims, Rcpp::List inits, int max_iter, double tol, int threads, int short_iter, int keep, bool verbose, SEXP hook);
-RcppExport SEXP _aspectr_cpp_lca_fit(SEXP idxSEXP, SEXP valSEXP, SEXP dimsSEXP, SEXP initsSEXP, SEXP max_iterSEXP, SEXP tolSEXP, SEXP threadsSEXP, SEXP short_iterSEXP, SEXP keepSEXP, SEXP verboseSEXP, SEXP hookSEXP) {
+Rcpp::List cpp_lca_fit(Rcpp::IntegerMatrix idx, Rcpp::NumericVector val, Rcpp::IntegerVector dims, Rcpp::List inits, int max_iter, double tol, int threads, int short_iter, int keep, bool verbose, SEXP hook, std::string method);
+RcppExport SEXP _aspectr_cpp_lca_fit(SEXP idxSEXP, SEXP valSEXP, SEXP dimsSEXP, SEXP initsSEXP, SEXP max_iterSEXP, SEXP tolSEXP, SEXP threadsSEXP, SEXP short_iterSEXP, SEXP keepSEXP, SEXP verboseSEXP, SEXP hookSEXP, SEXP methodSEXP) {
 BEGIN_RCPP
     Rcpp::RObject rcpp_result_gen;
     Rcpp::RNGScope rcpp_rngScope_gen;
@@ -39,7 +39,8 @@ BEGIN_RCPP
     Rcpp::traits::input_parameter< int >::type keep(keepSEXP);
     Rcpp::traits::input_parameter< bool >::type verbose(verboseSEXP);
     Rcpp::traits::input_parameter< SEXP >::type hook(hookSEXP);
-    rcpp_result_gen = Rcpp::wrap(cpp_lca_fit(idx, val, dims, inits, max_iter, tol, threads, short_iter, keep, verbose, hook));
+    Rcpp::traits::input_parameter< std::string >::type method(methodSEXP);
+    rcpp_result_gen = Rcpp::wrap(cpp_lca_fit(idx, val, dims, inits, max_iter, tol, threads, short_iter, keep, verbose, hook, method));
     return rcpp_result_gen;
 END_RCPP
 }
@@ -390,7 +391,7 @@ END_RCPP
 
 static const R_CallMethodDef CallEntries[] = {
     {"_aspectr_cpp_index0_t", (DL_FUNC) &_aspectr_cpp_index0_t, 1},
-    {"_aspectr_cpp_lca_fit", (DL_FUNC) &_aspectr_cpp_lca_fit, 11},
+    {"_aspectr_cpp_lca_fit", (DL_FUNC) &_aspectr_cpp_lca_fit, 12},
     {"_aspectr_cpp_lca_check_count", (DL_FUNC) &_aspectr_cpp_lca_check_count, 9},
     {"_aspectr_cpp_dense_scan", (DL_FUNC) &_aspectr_cpp_dense_scan, 1},
     {"_aspectr_cpp_dense_tn", (DL_FUNC) &_aspectr_cpp_dense_tn, 3},

@@ -19,7 +19,7 @@ struct RoundCheck {
 // [[Rcpp::export]]
 Rcpp::List cpp_lca_fit(Rcpp::IntegerMatrix idx, Rcpp::NumericVector val, Rcpp::IntegerVector dims,
                        Rcpp::List inits, int max_iter, double tol, int threads, int short_iter,
-                       int keep, bool verbose, SEXP hook = R_NilValue) {
+                       int keep, bool verbose, SEXP hook = R_NilValue, std::string method = "em") {
   const aspectr::SparseTensor X = make_tensor(idx, val, dims);
   const aspectr::SparseTensor G = X.normalized();
   std::vector<aspectr::AspectModel> models;
@@ -36,8 +36,14 @@ Rcpp::List cpp_lca_fit(Rcpp::IntegerMatrix idx, Rcpp::NumericVector val, Rcpp::I
   ctl.keep = keep;
   RCallback cb(verbose, max_iter, "lca", hook);
   RoundCheck check{cb};
-  aspectr::EMRule rule(1.0, &X.val, X.total());
-  const std::vector<aspectr::StartRun> runs = aspectr::multistart(rule, G, std::move(models), ctl, check);
+  std::vector<aspectr::StartRun> runs;
+  if (method == "cd") {
+    aspectr::KLCDRule rule(&X.val, X.total());
+    runs = aspectr::multistart(rule, G, std::move(models), ctl, check);
+  } else {
+    aspectr::EMRule rule(1.0, &X.val, X.total());
+    runs = aspectr::multistart(rule, G, std::move(models), ctl, check);
+  }
   Rcpp::List out(runs.size());
   for (std::size_t i = 0; i < runs.size(); ++i) {
     const aspectr::StartRun& r = runs[i];

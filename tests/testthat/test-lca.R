@@ -105,7 +105,7 @@ test_that("the EM kernel for many items matches a plain-R EM for every k path", 
   dm[[1]][sample(n, 8)] <- NA
   for (k in c(3, 5, 9, 17)) {
     for (x in list(d, dm)) {
-      fit <- lca(x, k, nrun = 1, seed = 5, tol = 0, max_iter = 15)
+      fit <- lca(x, k, method = "em", nrun = 1, seed = 5, tol = 0, max_iter = 15)
       set.seed(5)
       init <- aspectr:::random_start(rep(3L, 5), k)
       ref <- ref_lca_em(as.matrix(x), init$lambda, init$factors, 15)
@@ -194,4 +194,42 @@ test_that("se = FALSE skips the standard errors and changes nothing else", {
   f <- lca(cbind(A, B, C, D, E, F, G) ~ 1, carcinoma, k = 3, seed = 1, threads = 1, se = FALSE)
   expect_null(f[["se"]])
   expect_identical(f$llik, a$llik)
+})
+
+test_that("coordinate descent (the default with complete data) matches a plain-R reference and is monotone", {
+  set.seed(21)
+  n <- 120
+  d <- as.data.frame(lapply(1:5, function(j) sample(1:3, n, TRUE)))
+  for (k in c(2, 3)) {
+    fit <- lca(d, k, nrun = 1, seed = 5, tol = 0, max_iter = 6, se = FALSE)
+    expect_identical(fit$method, "cd")
+    expect_identical(fit$params$method, "cd")
+    set.seed(5)
+    init <- aspectr:::random_start(rep(3L, 5), k)
+    ref <- ref_plsa_cd(unclass(table(d)), init, 6)
+    expect_equal(fit$objective, ref$objective, tolerance = 1e-10)
+    expect_equal(sort(unname(fit$P)), sort(ref$lambda), tolerance = 1e-10)
+  }
+  # several starts, threads over them, staged: monotone, the same as serial
+  a <- lca(d, 3, nrun = 6, seed = 2, threads = 1, short_iter = 5, se = FALSE)
+  b <- lca(d, 3, nrun = 6, seed = 2, threads = 2, short_iter = 5, se = FALSE)
+  expect_identical(a$probs, b$probs)
+  expect_identical(a$run_values, b$run_values)
+  expect_true(all(diff(c(a$initial, a$objective)) <= 1e-13))
+  # missing responses: EM by default, coordinate descent refused
+  dm <- d
+  dm[[1]][1:5] <- NA
+  expect_identical(lca(dm, 2, nrun = 1, seed = 1, max_iter = 5, se = FALSE)$method, "em")
+  expect_error(lca(dm, 2, method = "cd"), class = "aspectr_error_input_argument")
+  expect_identical(lca(dm, 2, nrun = 1, seed = 1, max_iter = 5, na.rm = TRUE, se = FALSE)$method, "cd")
+})
+
+test_that("coordinate descent reaches poLCA's optimum where EM crawls (values, k = 3)", {
+  skip_if_not_installed("poLCA")
+  data("values", package = "poLCA", envir = environment())
+  cd <- lca(values, 3, nrun = 10, seed = 1, tol = 1e-11, max_iter = 1000, se = FALSE)
+  em <- suppressWarnings(lca(values, 3, nrun = 10, seed = 1, tol = 1e-11, max_iter = 1000, se = FALSE, method = "em"))
+  expect_true(cd$converged)
+  expect_equal(cd$llik, -503.3011, tolerance = 1e-7)  # poLCA's published best
+  expect_gte(cd$llik, em$llik - 1e-9)
 })

@@ -157,6 +157,7 @@ cases <- list(
   mal(lca(lc, 0), "k", "argument", "0"),
   mal(lca(lc, 100), "k", "argument", "100"),
   mal(lca(lc, 2, se = NA), "se", "argument", "NA"),
+  mal(lca(lc, 2, method = "mu"), "method", "argument", "\"mu\""),
   mal(lca(lc, 2, se = "yes"), "se", "argument", "\"yes\""),
   mal(lca(as.matrix(lc), 2), "data", "type"),
   mal(lca(lc[, 1, drop = FALSE], 2), "data", "type"),

@@ -26,6 +26,20 @@ auto stop_value(const Rule& rule, double v, int) -> decltype(rule.candidate(), d
 template <class Rule>
 double stop_value(const Rule&, double v, long) { return v; }
 
+// One step of a rule. Rules without lag may take the loss of the model
+// entering the step (`prev`, known to the caller from the step before) as a
+// fourth argument, to keep that model when rounding would make the step
+// worse (see solvers/cd.h); the others get the usual three.
+template <class Rule, class DataT, class ModelT>
+auto rule_step(Rule& rule, const DataT& G, ModelT& M, int threads, double prev, int)
+    -> decltype(rule.step(G, M, threads, prev)) {
+  return rule.step(G, M, threads, prev);
+}
+template <class Rule, class DataT, class ModelT>
+double rule_step(Rule& rule, const DataT& G, ModelT& M, int threads, double, long) {
+  return rule.step(G, M, threads);
+}
+
 template <class Rule, class DataT, class ModelT, class Callback>
 FitTrace run_solver(Rule& rule, const DataT& G, ModelT& M, const Control& ctl,
                     Callback& callback) {
@@ -35,7 +49,7 @@ FitTrace run_solver(Rule& rule, const DataT& G, ModelT& M, const Control& ctl,
   if (!Rule::kLagged) f.push_back(rule.loss(G, M, ctl.threads));
   int it = 0;
   while (it < ctl.max_iter) {
-    const double v = rule.step(G, M, ctl.threads);
+    const double v = rule_step(rule, G, M, ctl.threads, f.empty() ? 0.0 : f.back(), 0);
     ++it;
     f.push_back(v);  // lagged: f[it-1]; otherwise f[it]
     const std::size_t known = f.size() - 1;

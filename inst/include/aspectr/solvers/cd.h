@@ -52,7 +52,14 @@ class KLCDRule {
 
   void bind(const SparseTensor& G) { prepare(G); }
 
+  // One iteration. `prev`, when given, is the loss of M (the value the
+  // previous step returned, or loss()): a step that rounding made worse is
+  // undone. The rule keeps no state of its own between steps, so after
+  // bind() it may serve several models at once (multistart.h).
   double step(const SparseTensor& G, AspectModel& M, int threads) {
+    return step(G, M, threads, std::numeric_limits<double>::quiet_NaN());
+  }
+  double step(const SparseTensor& G, AspectModel& M, int threads, double prev) {
     prepare(G);
     const std::size_t N = M.order();
     const arma::uword k = M.rank();
@@ -61,7 +68,7 @@ class KLCDRule {
     const double* cnt = use_counts_ ? cv_.data() : nullptr;  // the last mode's order
     const arma::vec ones(k, arma::fill::ones);
     // the entering model, kept to undo a step that rounding made worse
-    const bool guard = prev_model_ == &M && std::isfinite(prev_);
+    const bool guard = std::isfinite(prev);
     AspectModel entering;
     if (guard) entering = M;
     double xlogv = 0.0, T = 0.0;
@@ -129,21 +136,15 @@ class KLCDRule {
     // The iteration cannot increase the divergence, but at an exact fit the
     // divergence is 0 up to the rounding of its terms (each of size log nnz),
     // and the Newton steps jitter there: keep the entering model then.
-    if (guard && value > prev_) {
+    if (guard && value > prev) {
       M = std::move(entering);
-      value = prev_;
+      value = prev;
     }
-    prev_ = value;
-    prev_model_ = &M;
     return value;
   }
 
   // The KL divergence of M (the same formula as the EM trace).
-  double loss(const SparseTensor& G, const AspectModel& M, int threads) {
-    prev_ = em_.loss(G, M, threads);
-    prev_model_ = &M;
-    return prev_;
-  }
+  double loss(const SparseTensor& G, const AspectModel& M, int threads) { return em_.loss(G, M, threads); }
 
  private:
   void prepare(const SparseTensor& G) {
@@ -151,6 +152,7 @@ class KLCDRule {
     prepared_ = true;
     if (G.has_missing())
       throw std::invalid_argument("coordinate descent needs fully observed cells (use EM)");
+    em_.bind(G);  // for loss(), which may then serve several models at once
     const std::size_t N = G.order(), nnz = G.nnz();
     ptr_.assign(N, {});
     oth_.assign(N, {});
@@ -201,9 +203,6 @@ class KLCDRule {
   std::vector<std::vector<index_t>> oth_;      // per mode: the other modes' indices, in that order
   std::vector<std::vector<double>> gv_;        // per mode: the values of G, in that order
   std::vector<double> cv_;                     // the counts, in the last mode's order
-  // the loss of the model last seen (one model per rule: not for concurrent use)
-  double prev_ = std::numeric_limits<double>::quiet_NaN();
-  const AspectModel* prev_model_ = nullptr;
 };
 
 }  // namespace aspectr

@@ -29,6 +29,7 @@
 #include <vector>
 #include "../control.h"
 #include "../data.h"
+#include "../driver.h"
 #include "../parallel.h"
 
 namespace aspectr {
@@ -60,7 +61,7 @@ void advance_start(Rule& rule, const SparseTensor& G, StartRun& s, int n,
                    const MultiStartControl& ctl, int threads) {
   const RelativeChange stop{ctl.tol};
   for (int j = 0; j < n && !s.finished; ++j) {
-    s.f.push_back(rule.step(G, s.M, threads));
+    s.f.push_back(rule_step(rule, G, s.M, threads, s.f.empty() ? 0.0 : s.f.back(), 0));
     ++s.iterations;
     const std::size_t m = s.f.size();
     if (m >= 2 && stop(s.f[m - 2], s.f[m - 1])) s.converged = s.finished = true;
@@ -113,6 +114,10 @@ std::vector<StartRun> multistart(Rule& rule, const SparseTensor& G, std::vector<
   const std::size_t S = inits.size();
   std::vector<StartRun> runs(S);
   for (std::size_t i = 0; i < S; ++i) runs[i].M = std::move(inits[i]);
+  // a rule without lag reports the loss after each step: the trace starts
+  // with the loss of the start (a lagged rule's first step returns it)
+  if (!Rule::kLagged)
+    for (StartRun& r : runs) r.f.push_back(rule.loss(G, r.M, ctl.threads));
   const int round = std::max(1, ctl.round);
   bool halted = false;
 
@@ -192,7 +197,8 @@ std::vector<StartRun> multistart(Rule& rule, const SparseTensor& G, std::vector<
     run_to_end(all, ctl.max_iter);
   }
   // final loss of every start (the lagged trace's last entry)
-  for (StartRun& r : runs) r.f.push_back(rule.loss(G, r.M, ctl.threads));
+  if (Rule::kLagged)
+    for (StartRun& r : runs) r.f.push_back(rule.loss(G, r.M, ctl.threads));
   if (stopped) *stopped = halted;
   return runs;
 }

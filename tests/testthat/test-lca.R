@@ -222,6 +222,10 @@ test_that("coordinate descent (the default with complete data) matches a plain-R
   expect_identical(lca(dm, 2, nrun = 1, seed = 1, max_iter = 5, se = FALSE)$method, "em")
   expect_error(lca(dm, 2, method = "cd"), class = "aspectr_error_input_argument")
   expect_identical(lca(dm, 2, nrun = 1, seed = 1, max_iter = 5, na.rm = TRUE, se = FALSE)$method, "cd")
+  # more than 8 items: EM by default (cheaper iterations), cd on request
+  d9 <- as.data.frame(lapply(1:9, function(j) sample(1:2, n, TRUE)))
+  expect_identical(lca(d9, 2, nrun = 1, seed = 1, max_iter = 5, se = FALSE)$method, "em")
+  expect_identical(lca(d9, 2, nrun = 1, seed = 1, max_iter = 5, se = FALSE, method = "cd")$method, "cd")
 })
 
 test_that("coordinate descent reaches poLCA's optimum where EM crawls (values, k = 3)", {

@@ -322,6 +322,13 @@ inline bool nnls_bpp(const arma::mat& Q, const double* c, double* x, arma::uword
   return false;
 }
 
+// Exact NNLS for the ANLS rules: block principal pivoting, coordinate
+// descent where it declines (g: k doubles of work space for the latter).
+inline void nnls_exact(const arma::mat& Q, const double* c, double* x, arma::uword k, BppWork& w,
+                       double* g) {
+  if (!nnls_bpp(Q, c, x, k, w)) nnls_cd(Q, c, x, k, g);
+}
+
 // HALS (Cichocki & Phan 2009) in the accelerated form of Gillis & Glineur
 // (2012): H is updated first, then W, and each factor gets several exact
 // HALS sweeps per data pass while they are cheap: the products with X (and
@@ -545,7 +552,7 @@ class FrobeniusANLS : public AlternatingFrobenius<FrobeniusANLS> {
       BppWork w(k);
       for (std::size_t i = b; i < e; ++i) {
         for (arma::uword r = 0; r < k; ++r) c[r] = A(r, i) - l1;
-        if (!nnls_bpp(Q, c.data(), F.colptr(i), k, w)) nnls_cd(Q, c.data(), F.colptr(i), k, g.data());
+        nnls_exact(Q, c.data(), F.colptr(i), k, w, g.data());
       }
     });
   }

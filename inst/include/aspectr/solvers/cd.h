@@ -80,8 +80,7 @@ class KLCDRule {
       const std::vector<std::size_t>& ptr = ptr_[n];
       const index_t* oth = oth_[n].data();
       const double* gv = gv_[n].data();
-      std::size_t maxnz = 0;
-      for (arma::uword i = 0; i < d; ++i) maxnz = std::max(maxnz, ptr[i + 1] - ptr[i]);
+      const std::size_t maxnz = maxnz_[n];
       const bool last = n + 1 == N;
       std::vector<double> logs(last ? d : 0, 0.0);
       const int Tn = effective_threads(threads, G.nnz() * k / 8);
@@ -155,6 +154,7 @@ class KLCDRule {
     em_.bind(G);  // for loss(), which may then serve several models at once
     const std::size_t N = G.order(), nnz = G.nnz();
     ptr_.assign(N, {});
+    maxnz_.assign(N, 0);
     oth_.assign(N, {});
     gv_.assign(N, {});
     std::vector<std::size_t> ord(nnz);
@@ -162,7 +162,10 @@ class KLCDRule {
       std::vector<std::size_t>& p = ptr_[n];
       p.assign(G.dims[n] + 1, 0);
       for (std::size_t s = 0; s < nnz; ++s) ++p[G.at(s)[n] + 1];
-      for (std::size_t i = 0; i < G.dims[n]; ++i) p[i + 1] += p[i];
+      for (std::size_t i = 0; i < G.dims[n]; ++i) {
+        maxnz_[n] = std::max<std::size_t>(maxnz_[n], p[i + 1]);
+        p[i + 1] += p[i];
+      }
       std::vector<std::size_t> next(p.begin(), p.end() - 1);
       for (std::size_t s = 0; s < nnz; ++s) ord[next[G.at(s)[n]]++] = s;
       // in that order: the other modes' indices and the values
@@ -179,17 +182,12 @@ class KLCDRule {
         for (std::size_t t = 0; t < nnz; ++t) cv_[t] = (*counts_)[ord[t]];
       }
     }
-    glogg_ = 0.0;
-    bool whole = false;
-    double top = 0.0;
-    for (std::size_t s = 0; s < nnz; ++s) {
-      glogg_ += G.val[s] * std::log(G.val[s]);
-      if (counts_ != nullptr) {
-        whole = whole || count_multiplicity((*counts_)[s]) > 0;
-        top = std::max(top, (*counts_)[s]);
-      }
-    }
-    use_counts_ = counts_ != nullptr && whole && top < 1e15 && total_ > 0.0 && std::isfinite(total_);
+    // whether the counts serve the logs, and sum g log g: as EM decides
+    // (EM computes sum g log g only when it has the counts)
+    use_counts_ = em_.uses_counts();
+    glogg_ = counts_ != nullptr ? em_.glogg() : 0.0;
+    if (counts_ == nullptr)
+      for (std::size_t s = 0; s < nnz; ++s) glogg_ += G.val[s] * std::log(G.val[s]);
   }
 
   const arma::vec* counts_;
@@ -200,6 +198,7 @@ class KLCDRule {
   bool use_counts_ = false;
   double glogg_ = 0.0;
   std::vector<std::vector<std::size_t>> ptr_;  // per mode: cells of index i at ptr[i]..ptr[i+1]
+  std::vector<std::size_t> maxnz_;             // per mode: the most cells of one index
   std::vector<std::vector<index_t>> oth_;      // per mode: the other modes' indices, in that order
   std::vector<std::vector<double>> gv_;        // per mode: the values of G, in that order
   std::vector<double> cv_;                     // the counts, in the last mode's order

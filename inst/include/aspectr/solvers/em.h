@@ -188,6 +188,9 @@ class EMRule {
   // (threads over random starts, see multistart.h) as long as each call
   // uses threads = 1.
   void bind(const SparseTensor& G) { prepare(G); }
+  // after bind(): sum g log g, and whether the trace's logs use the counts
+  double glogg() const { return glogg_; }
+  bool uses_counts() const { return use_counts_; }
 
   // The KL divergence of M, by the same formula as the trace of step().
   double loss(const SparseTensor& G, const AspectModel& M, int threads) {

@@ -4,8 +4,9 @@
 //  * anls / hals: the penalty formulation of Kuang, Yun and Park (2015),
 //      min_{W,H >= 0} 1/2 ||A - W H'||^2 + lambda/2 ||W - H||^2
 //                     + l1 (sum W + sum H),
-//    by alternating exact non-negative least squares (coordinate descent,
-//    nmf::nnls_cd) or one HALS sweep per block. Both minimize the penalized
+//    by alternating exact non-negative least squares (nmf::nnls_exact: block
+//    principal pivoting, coordinate descent where a block is singular) or
+//    one HALS sweep per block. Both minimize the penalized
 //    objective block by block, so it never increases. The returned factor
 //    is H; with lambda large enough W = H at the limit.
 //  * fpals: the fixed-point ALS of Cichocki et al. (2007) eq. 21,
@@ -78,7 +79,8 @@ class SymNMFRule {
     const int T = effective_threads(threads, n * k * k / 8);
     parallel_chunks(n, T, [&](int, std::size_t b, std::size_t e) {
       std::vector<double> g(k);
-      for (std::size_t i = b; i < e; ++i) nmf::nnls_cd(Q, R.colptr(i), F.colptr(i), k, g.data());
+      nmf::BppWork w(k);
+      for (std::size_t i = b; i < e; ++i) nmf::nnls_exact(Q, R.colptr(i), F.colptr(i), k, w, g.data());
     });
   }
 

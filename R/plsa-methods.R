@@ -1,8 +1,9 @@
 loss_label <- function(object) {
+  sq <- if (identical(object$method, "squarem")) " with SQUAREM" else ""
   switch(object$loss,
-         kl = if (object$tempering < 1) sprintf("KL, tempered EM (beta = %g)", object$tempering) else
-           if (identical(object$method, "cd")) "KL, coordinate descent" else "KL, EM",
-         tsallis = sprintf("Tsallis (q = %g), q-EM", object$q),
+         kl = if (object$tempering < 1) sprintf("KL, tempered EM (beta = %g)%s", object$tempering, sq) else
+           if (identical(object$method, "cd")) "KL, coordinate descent" else paste0("KL, EM", sq),
+         tsallis = sprintf("Tsallis (q = %g), q-EM%s", object$q, sq),
          l2 = "L2, simplex projections")
 }
 

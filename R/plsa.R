@@ -23,11 +23,22 @@
 #'   of the marginals of `x` (Huang and Sidiropoulos, Theorem 2) and no
 #'   iterations are run. `tempering = beta < 1` gives tempered EM (posteriors
 #'   raised to the power `beta` and renormalized); its iterations need not
-#'   decrease the KL divergence that is reported.
+#'   decrease the KL divergence that is reported (they decrease the
+#'   tempered free energy \eqn{-\frac{1}{\beta} \sum g \log \sum_z
+#'   P(z, d, w)^\beta}). `method = "squarem"` extrapolates EM (plain or
+#'   tempered) by SQUAREM (Varadhan and Roland 2008): from three
+#'   consecutive iterates a longer step is taken along the path, kept only
+#'   when it does not increase the function the EM step decreases, so the
+#'   iterations stay monotone and the fixed points are those of EM; it is
+#'   the default with `tempering < 1` (about half of tempered EM's time to
+#'   the same objective on AssociatedPress) and needs about a third of
+#'   plain EM's time without.
 #' * `"tsallis"`: the q-EM algorithm of Hazan, Haroon and Shashua for the
 #'   Tsallis divergence \eqn{D_q(G \| P) = (1 - \sum G^q P^{1-q}) / (1 - q)},
 #'   `q` in (0, 1). Small `q` makes the fit robust to clutter in sparse data;
-#'   `q -> 1` recovers EM.
+#'   `q -> 1` recovers EM. By default q-EM is extrapolated by SQUAREM as
+#'   above (`method = "squarem"`, monotone in \eqn{D_q}; about 0.6 of plain
+#'   q-EM's time to the same divergence); `method = "em"` gives plain q-EM.
 #' * `"l2"`: pNMF of Hazan and Shashua (2007), minimization of
 #'   \eqn{\frac12\|G - P\|_F^2} (one half of the squared error, the scale
 #'   of every Frobenius objective in the package) by block updates: each factor column by exact
@@ -56,10 +67,11 @@
 #' @param k Number of topics, a whole number between 1 and `min(dim(x))`
 #'   (for N-way data, at most the number of non-zero cells).
 #' @param loss `"kl"` (default), `"tsallis"` or `"l2"`.
-#' @param method The algorithm. For `loss = "kl"`: `"cd"` (the default)
-#'   or `"em"` (Hofmann's EM; the only choice with `tempering < 1`). The
-#'   other losses have one algorithm each: `"em"` (q-EM) for `"tsallis"`,
-#'   `"blocks"` for `"l2"`. `NULL` picks the default.
+#' @param method The algorithm. For `loss = "kl"`: `"cd"` (the default),
+#'   `"em"` (Hofmann's EM) or `"squarem"` (EM extrapolated by SQUAREM); with
+#'   `tempering < 1`, `"squarem"` (the default) or `"em"`. For `"tsallis"`:
+#'   `"squarem"` (the default) or `"em"` (plain q-EM). For `"l2"`:
+#'   `"blocks"`. `NULL` picks the default.
 #' @param q Tsallis parameter in (0, 1), used when `loss = "tsallis"`.
 #' @param tempering Tempering exponent in (0, 1] for `loss = "kl"`; 1 is
 #'   plain EM.
@@ -141,6 +153,10 @@
 #'
 #' Huang, K. and Sidiropoulos, N. D. Kullback-Leibler principal component for
 #' tensors is not NP-hard.
+#'
+#' Varadhan, R. and Roland, C. (2008). Simple and globally convergent
+#' methods for accelerating the convergence of any EM algorithm.
+#' *Scandinavian Journal of Statistics*, 35(2), 335-353.
 #'
 #' @seealso [predict.aspectr_plsa()], [topics()], [terms.aspectr_plsa()],
 #'   [tidy.aspectr_plsa()], [plot.aspectr_plsa()].
@@ -234,14 +250,17 @@ plsa <- function(x, k, loss = c("kl", "tsallis", "l2"), method = NULL, q = 0.5, 
   finish_progress(fit, verbose, "plsa()", max_iter, tol)
 }
 
-# The algorithm of a plsa() fit: KL has coordinate descent ("cd", the
-# default) and EM ("em", also the only choice with tempering); the other
-# losses have one algorithm each.
+# The algorithm of a plsa() fit, the default first: KL has coordinate
+# descent ("cd"), EM ("em") and EM extrapolated by SQUAREM ("squarem", the
+# default with tempering, where coordinate descent does not apply); q-EM
+# ("em") and its SQUAREM ("squarem", the default) for Tsallis; block
+# updates for L2.
 plsa_method <- function(method, loss, tempering, call = rlang::caller_env()) {
-  choices <- switch(loss, kl = if (tempering == 1) c("cd", "em") else "em", tsallis = "em", l2 = "blocks")
+  choices <- switch(loss, kl = if (tempering == 1) c("cd", "em", "squarem") else c("squarem", "em"),
+                    tsallis = c("squarem", "em"), l2 = "blocks")
   if (is.null(method)) return(choices[1])
   if (loss == "kl" && tempering != 1 && identical(method, "cd")) {
-    abort_input("{.arg tempering} < 1 is tempered EM: use {.code method = \"em\"} (or leave {.arg method} unset), not {.val cd}.",
+    abort_input("{.arg tempering} < 1 is tempered EM: use {.code method = \"squarem\"} or {.code \"em\"} (or leave {.arg method} unset), not {.val cd}.",
                 "argument", arg = "method", call = call)
   }
   match_option(method, choices, "method", call = call)

@@ -19,7 +19,19 @@
 ##
 ## Data: AssociatedPress (topicmodels; 2246 x 10473, 302031 non-zeros),
 ## k = 20, EM budget 400 iterations; a planted 100 x 80 x 60 KL CP tensor
-## (k = 5, Poisson counts; dense array and sparse tensor), EM budget 1000.
+## (k = 5, Poisson counts; dense array and sparse tensor), EM budget 1000;
+## SQUAREM-extrapolated q-EM, tempered EM and EM against their plain forms
+## on AssociatedPress (k = 20, budgets 300 and 100 iterations);
+## dense Frobenius NMF against RcppML (2000 x 1000, planted rank 20 plus
+## Gaussian noise: U(0, 1) factors, whose product is nearly rank one and
+## makes the problem ill-conditioned, and exponential factors): the target
+## is the relative error RcppML's default fit (tol = 1e-4) reaches from each
+## of three seeds, and the ratio is aspectr's default fit's time to that
+## error over RcppML's time. RcppML draws its random start from R's
+## generator after set.seed(seed): data drawn right after set.seed(s) fitted
+## with RcppML's seed = s hand RcppML the planted factor as its start (it
+## then "converges" in one iteration), so the data here come from a seed
+## RcppML is not given.
 ## ASPECTR_BENCH_QUICK=1 runs a small version.
 
 source("bench/common.R")
@@ -28,7 +40,8 @@ suppressPackageStartupMessages(library(Matrix))
 have <- c(aspectr = requireNamespace("aspectr", quietly = TRUE),
           topicmodels = ensure_peer("topicmodels", "needs the GSL: apt-get install libgsl-dev", sysreqs = "libgsl-dev"),
           fastTopics = ensure_peer("fastTopics", sysreqs = "libcurl4-openssl-dev"),
-          nnTensor = ensure_peer("nnTensor"))
+          nnTensor = ensure_peer("nnTensor"),
+          RcppML = ensure_peer("RcppML", deb = "r-cran-rcppml"))
 print_environment(names(have))
 if (!have[["aspectr"]]) stop("install aspectr first (R CMD INSTALL .)")
 reps <- if (quick) 1 else 3
@@ -56,9 +69,9 @@ time_to <- function(r, target) {
   i <- which(r$trace <= target)[1]
   if (is.na(i)) NA_real_ else r$time * i / length(r$trace)
 }
-report <- function(title, res, target) {
+report <- function(title, res, target, what = "D(G || P)") {
   subheading(title)
-  cat(sprintf("target: D(G || P) = %.8f (plain EM's final objective)\n", target))
+  cat(sprintf("target: %s = %.8f (plain EM's final objective)\n", what, target))
   em <- time_to(res[[1]], target)
   tab <- data.frame(method = names(res),
                     iterations = vapply(res, function(r) length(r$trace), 1),
@@ -109,6 +122,29 @@ if (have[["topicmodels"]]) {
          res, min(res[["plsa em"]]$trace))
 }
 
+## 1b. SQUAREM: q-EM (Tsallis) and tempered EM on AssociatedPress ---------
+## target: plain (q- or tempered) EM's final objective after its budget; for
+## tempered EM the trace is the reported KL divergence, which tempered EM
+## need not decrease, so its target is the KL where EM ends.
+if (have[["topicmodels"]]) {
+  em_iters <- if (quick) 40 else 300; sq_iters <- if (quick) 15 else 100
+  for (cfg in list(list(label = "Tsallis q = 0.5", loss = "tsallis", q = 0.5, tempering = 1),
+                   list(label = "tempered KL, beta = 0.9", loss = "kl", q = 0.5, tempering = 0.9),
+                   list(label = "KL (no tempering)", loss = "kl", q = 0.5, tempering = 1))) {
+    fit_with <- function(method, iters) function() {
+      r <- el(aspectr::plsa(X, k, loss = cfg$loss, q = cfg$q, tempering = cfg$tempering, method = method,
+                            init = s0, max_iter = iters, tol = 0, threads = 1))
+      list(trace = r$v$objective, time = r$t)
+    }
+    fs <- list(em = fit_with("em", em_iters), squarem = fit_with("squarem", sq_iters))
+    if (cfg$tempering == 1 && cfg$loss == "kl") fs$`cd (default)` <- fit_with("cd", 60)
+    res <- timed(fs)
+    report(sprintf("pLSA %s, AssociatedPress, k = %d, 1 thread: SQUAREM against plain EM", cfg$label, k),
+           res, res[["em"]]$trace[length(res[["em"]]$trace)],
+           what = if (cfg$loss == "tsallis") "D_q(G || P)" else "D(G || P)")
+  }
+}
+
 ## 2. KL CP of a planted tensor -------------------------------------------
 set.seed(1)
 kt <- 5; d <- if (quick) c(30, 20, 10) else c(100, 80, 60)
@@ -143,4 +179,41 @@ for (form in c("dense array", "sparse tensor")) {
   res <- timed(fs)
   report(sprintf("KL CP, planted %s tensor (%s), k = %d, 1 thread", paste(d, collapse = " x "), form, kt),
          res, min(res[["plsa em"]]$trace))
+}
+
+## 3. Dense Frobenius NMF against RcppML ----------------------------------
+if (have[["RcppML"]]) {
+  RcppML::setRcppMLthreads(1L)
+  relerr <- function(X, W, H) sqrt(sum((X - W %*% H)^2)) / sqrt(sum(X^2))
+  m <- if (quick) 600 else 2000; n <- if (quick) 300 else 1000; kr <- 20
+  for (kind in c("U(0, 1) factors: ill-conditioned", "exponential factors")) {
+    set.seed(20251125)
+    if (startsWith(kind, "U")) {
+      S <- matrix(runif(m * kr), m, kr) %*% matrix(runif(kr * n), kr, n)
+      X <- pmax(S + matrix(rnorm(m * n, sd = 0.1 * sd(S)), m, n), 0)
+    } else {
+      S <- matrix(rexp(m * kr), m, kr) %*% matrix(rexp(kr * n), kr, n)
+      X <- pmax(S + matrix(rnorm(m * n), m, n), 0)
+    }
+    rm(S)
+    # aspectr's default path, traced once: iterations to each target
+    tr <- aspectr::nmf(X, kr, seed = 1, threads = 1, max_iter = 300, tol = 0)$rel_error
+    rows <- list()
+    for (s in 1:3) {
+      t_ml <- Inf; t_asp <- Inf
+      f <- RcppML::nmf(X, kr, seed = s, verbose = FALSE)
+      target <- relerr(X, f$w %*% diag(f$d, kr), f$h)
+      its <- which(tr <= target)[1]
+      for (rep in seq_len(reps)) {
+        t_ml <- min(t_ml, el(RcppML::nmf(X, kr, seed = s, verbose = FALSE))$t)
+        if (!is.na(its)) t_asp <- min(t_asp, el(aspectr::nmf(X, kr, seed = 1, threads = 1, max_iter = its, tol = 0))$t)
+      }
+      rows[[s]] <- data.frame(rcppml_seed = s, rcppml_iter = f$iter, target_relerr = target, rcppml_s = t_ml,
+                              aspectr_iter = its, aspectr_s = if (is.na(its)) NA else t_asp,
+                              ratio = if (is.na(its)) NA else t_asp / t_ml)
+    }
+    subheading(sprintf("Dense Frobenius NMF, %d x %d, planted rank %d + noise (%s), k = %d, 1 thread", m, n, kr, kind, kr))
+    cat("target: the relative error RcppML's default fit reaches; aspectr: nmf() defaults (NNDSVD, HALS)\n")
+    print(format(do.call(rbind, rows), digits = 4), row.names = FALSE)
+  }
 }

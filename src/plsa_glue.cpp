@@ -22,13 +22,17 @@ Rcpp::List cpp_plsa_fit(Rcpp::IntegerMatrix idx, Rcpp::NumericVector val,
   ctl.max_iter = max_iter;
   ctl.tol = tol;
   ctl.threads = threads;
-  RCallback cb(verbose, max_iter, "plsa (" + loss + (loss == "kl" ? ", " + method : std::string()) + ")", hook, want_model);
+  RCallback cb(verbose, max_iter, "plsa (" + loss + (loss != "l2" ? ", " + method : std::string()) + ")", hook, want_model);
   aspectr::FitTrace tr;
   switch (parse_loss(loss)) {
     case aspectr::Loss::KL: {
       if (method == "cd") {
         if (tempering != 1.0) Rcpp::stop("internal error: coordinate descent has no tempering");
         aspectr::KLCDRule rule(&X.val, X.total());
+        tr = aspectr::run_solver(rule, G, M, ctl, cb);
+      } else if (method == "squarem") {
+        aspectr::EMRule em(tempering, &X.val, X.total());
+        aspectr::SquaremRule<aspectr::EMRule> rule(em);
         tr = aspectr::run_solver(rule, G, M, ctl, cb);
       } else {
         aspectr::EMRule rule(tempering, &X.val, X.total());
@@ -37,8 +41,13 @@ Rcpp::List cpp_plsa_fit(Rcpp::IntegerMatrix idx, Rcpp::NumericVector val,
       break;
     }
     case aspectr::Loss::Tsallis: {
-      aspectr::QEMRule rule(q);
-      tr = aspectr::run_solver(rule, G, M, ctl, cb);
+      aspectr::QEMRule qem(q);
+      if (method == "squarem") {
+        aspectr::SquaremRule<aspectr::QEMRule> rule(qem);
+        tr = aspectr::run_solver(rule, G, M, ctl, cb);
+      } else {
+        tr = aspectr::run_solver(qem, G, M, ctl, cb);
+      }
       break;
     }
     case aspectr::Loss::L2: {

@@ -345,3 +345,44 @@ ref_plsa_cd <- function(x, init, iters) {
   }
   list(lambda = lambda, U = U, model = model(), objective = objective, halved = env$halved)
 }
+
+# SQUAREM (Varadhan and Roland 2008, scheme S3 with the adaptive bound on
+# the step) around one step of EM, tempered EM (ref_em) or q-EM (ref_qem),
+# with the monotone safeguard on the function that step decreases (KL, the
+# tempered free energy, D_q); entries of the extrapolated point are kept at
+# least 1/10 of the second EM iterate's, and every distribution renormalized.
+ref_squarem <- function(x, init, iters, beta = 1, q = NULL) {
+  G <- x / sum(x)
+  pos <- G > 0
+  fstep <- function(th) {
+    i <- list(lambda = th$lambda, factors = list(th$U, th$V))
+    if (is.null(q)) ref_em(x, i, 1, beta = beta) else ref_qem(x, i, 1, q = q)
+  }
+  merit <- function(th) {
+    if (!is.null(q)) return(tsallis_div(G, ref_model(th$lambda, th$U, th$V), q))
+    S <- Reduce(`+`, lapply(seq_along(th$lambda), function(r) (th$lambda[r] * outer(th$U[, r], th$V[, r]))^beta))
+    -sum(G[pos] * log(S[pos])) / beta
+  }
+  flat <- function(th) c(th$lambda, th$U, th$V)
+  th <- list(lambda = init$lambda, U = init$factors[[1]], V = init$factors[[2]])
+  smax <- 1
+  for (it in seq_len(iters)) {
+    t1 <- fstep(th); t2 <- fstep(t1)
+    r <- flat(t1) - flat(th); v <- flat(t2) - 2 * flat(t1) + flat(th)
+    a <- min(sqrt(sum(r^2) / sum(v^2)), smax)
+    longest <- a == smax
+    if (!(a > 1 + 1e-3)) {
+      if (longest) smax <- 4 * smax
+      th <- t2
+      next
+    }
+    ext <- function(p0, p1, p2) pmax(p0 + 2 * a * (p1 - p0) + a^2 * (p2 - 2 * p1 + p0), 0.1 * p2)
+    lam <- ext(th$lambda, t1$lambda, t2$lambda)
+    U <- ext(th$U, t1$U, t2$U); V <- ext(th$V, t1$V, t2$V)
+    tx <- list(lambda = lam / sum(lam), U = sweep(U, 2, colSums(U), "/"), V = sweep(V, 2, colSums(V), "/"))
+    accept <- merit(tx) <= merit(th)
+    th <- if (accept) fstep(tx) else t2
+    if (longest) smax <- if (accept) 4 * smax else max(1, smax / 4)
+  }
+  th
+}

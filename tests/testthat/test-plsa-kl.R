@@ -208,8 +208,49 @@ test_that("coordinate descent: dense equals sparse, threads equal serial, same s
 test_that("method is validated against the loss and tempering", {
   x <- tiny_counts()
   expect_error(plsa(x, 2, method = "cd", tempering = 0.8), class = "aspectr_error_input_argument")
-  expect_identical(plsa(x, 2, tempering = 0.8, max_iter = 5)$method, "em")
+  expect_identical(plsa(x, 2, tempering = 0.8, max_iter = 5)$method, "squarem")
+  expect_identical(plsa(x, 2, method = "squarem", max_iter = 5)$method, "squarem")
   expect_error(plsa(x, 2, loss = "tsallis", method = "cd"), class = "aspectr_error_input_argument")
   expect_error(plsa(x, 2, method = "mu"), class = "aspectr_error_input_argument")
   expect_identical(plsa(x, 2, loss = "l2", max_iter = 5)$method, "blocks")
+})
+
+test_that("SQUAREM of EM and tempered EM matches a plain-R reference from the same start", {
+  x <- tiny_counts()
+  for (beta in c(1, 0.7)) {
+    fit <- plsa(x, 3, method = "squarem", seed = 11, max_iter = 12, tol = 0, tempering = beta, threads = 1)
+    ref <- ref_squarem(x, ref_start(x, 3, 11), 12, beta = beta)
+    expect_equal(fit_model(fit), ref_model(ref$lambda, ref$U, ref$V), tolerance = 1e-9, ignore_attr = TRUE)
+  }
+})
+
+test_that("SQUAREM never increases what EM decreases, and ends at EM's fixed points", {
+  x <- tiny_counts(5, 40, 30, 4)
+  G <- x / sum(x)
+  free_energy <- function(fit, beta) {
+    U <- fit$factors[[1]]; V <- fit$factors[[2]]
+    S <- Reduce(`+`, lapply(seq_len(4), function(r) (fit$lambda[r] * outer(U[, r], V[, r]))^beta))
+    -sum(G[G > 0] * log(S[G > 0])) / beta
+  }
+  # plain EM: the KL trace; tempered: the tempered free energy, iteration by iteration
+  sq <- plsa(x, 4, method = "squarem", seed = 2, max_iter = 150, tol = 0)
+  tr <- c(sq$initial, sq$objective)
+  expect_true(all(diff(tr) <= 1e-12 * max(abs(tr))))
+  fe <- vapply(1:25, function(i) free_energy(plsa(x, 4, tempering = 0.8, seed = 2, max_iter = i, tol = 0), 0.8), 0)
+  expect_true(all(diff(fe) <= 1e-12 * max(abs(fe))))
+  for (beta in c(1, 0.8)) {
+    fit <- plsa(x, 4, method = "squarem", tempering = beta, seed = 2, max_iter = 3000, tol = 1e-13)
+    expect_true(fit$converged)
+    one <- plsa(x, 4, method = "em", tempering = beta, init = fit, max_iter = 1, tol = 0)
+    expect_equal(unname(one$factors), unname(fit$factors), tolerance = 1e-6)
+    expect_equal(sum(fit$lambda), 1, tolerance = 1e-10)
+    expect_true(all(abs(colSums(fit$factors[[1]]) - 1) < 1e-10))
+  }
+  # dense equals sparse; the same seed gives the same fit
+  a <- plsa(x, 4, tempering = 0.8, seed = 7, max_iter = 40, tol = 0, threads = 1)
+  b <- plsa(Matrix::Matrix(x, sparse = TRUE), 4, tempering = 0.8, seed = 7, max_iter = 40, tol = 0, threads = 2)
+  expect_equal(b$objective, a$objective, tolerance = 1e-12)
+  expect_equal(unname(b$factors), unname(a$factors), tolerance = 1e-10)
+  expect_identical(plsa(x, 4, tempering = 0.8, seed = 7, max_iter = 40, tol = 0, threads = 1)$factors, a$factors)
+  expect_true(any(grepl("tempered EM (beta = 0.8) with SQUAREM", capture.output(print(a)), fixed = TRUE)))
 })

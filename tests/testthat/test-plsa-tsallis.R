@@ -1,7 +1,7 @@
 test_that("q-EM matches the literal formulas of Hazan, Haroon and Shashua from the same start", {
   x <- tiny_counts(8)
   for (q in c(0.3, 0.8)) {
-    fit <- plsa(x, 3, loss = "tsallis", q = q, seed = 2, max_iter = 15, tol = 0, threads = 1)
+    fit <- plsa(x, 3, loss = "tsallis", q = q, method = "em", seed = 2, max_iter = 15, tol = 0, threads = 1)
     ref <- ref_qem(x, ref_start(x, 3, 2), 15, q = q)
     expect_equal(unname(fitted(fit, type = "probability")),
                  ref_model(ref$lambda, ref$U, ref$V), tolerance = 1e-9, ignore_attr = TRUE)
@@ -11,10 +11,11 @@ test_that("q-EM matches the literal formulas of Hazan, Haroon and Shashua from t
   }
 })
 
-test_that("q-EM never increases D_q and keeps the constraints", {
+test_that("q-EM and its SQUAREM never increase D_q and keep the constraints", {
   x <- tiny_counts(9, 40, 30, 4)
-  for (q in c(0.05, 0.5, 0.95)) {
-    fit <- plsa(x, 4, loss = "tsallis", q = q, seed = 1, max_iter = 200, tol = 0)
+  for (q in c(0.05, 0.5, 0.95)) for (method in c("em", "squarem")) {
+    fit <- plsa(x, 4, loss = "tsallis", q = q, method = method, seed = 1, max_iter = 200, tol = 0)
+    expect_identical(fit$method, method)
     tr <- c(fit$initial, fit$objective)
     expect_true(all(diff(tr) <= 1e-12 * max(abs(tr))))
     expect_equal(sum(fit$lambda), 1, tolerance = 1e-10)
@@ -23,10 +24,31 @@ test_that("q-EM never increases D_q and keeps the constraints", {
   }
 })
 
+test_that("q-EM by SQUAREM (the default) matches a plain-R reference and reaches q-EM's fixed points", {
+  x <- tiny_counts(8)
+  for (q in c(0.3, 0.8)) {
+    fit <- plsa(x, 3, loss = "tsallis", q = q, seed = 2, max_iter = 12, tol = 0, threads = 1)
+    expect_identical(fit$method, "squarem")
+    ref <- ref_squarem(x, ref_start(x, 3, 2), 12, q = q)
+    expect_equal(unname(fitted(fit, type = "probability")),
+                 ref_model(ref$lambda, ref$U, ref$V), tolerance = 1e-9, ignore_attr = TRUE)
+  }
+  # a converged fit is a fixed point of plain q-EM, and no worse than q-EM
+  # from the same start after as many passes over the data
+  x <- tiny_counts(9, 40, 30, 4)
+  sq <- plsa(x, 4, loss = "tsallis", q = 0.5, seed = 3, max_iter = 2000, tol = 1e-13)
+  expect_true(sq$converged)
+  one <- plsa(x, 4, loss = "tsallis", q = 0.5, method = "em", init = sq, max_iter = 1, tol = 0)
+  expect_equal(unname(one$factors), unname(sq$factors), tolerance = 1e-6)
+  sq30 <- plsa(x, 4, loss = "tsallis", q = 0.5, seed = 3, max_iter = 30, tol = 0)
+  em90 <- plsa(x, 4, loss = "tsallis", q = 0.5, method = "em", seed = 3, max_iter = 90, tol = 0)
+  expect_lte(sq30$value, em90$value)
+})
+
 test_that("q close to 1 approaches EM", {
   x <- tiny_counts(10)
   em <- plsa(x, 2, method = "em", seed = 4, max_iter = 30, tol = 0)
-  qe <- plsa(x, 2, loss = "tsallis", q = 1 - 1e-7, seed = 4, max_iter = 30, tol = 0)
+  qe <- plsa(x, 2, loss = "tsallis", q = 1 - 1e-7, method = "em", seed = 4, max_iter = 30, tol = 0)
   expect_equal(fitted(qe), fitted(em), tolerance = 1e-5)
 })
 

@@ -15,6 +15,7 @@
 #include "solvers/cd.h"
 #include "solvers/multistart.h"
 #include "solvers/qem.h"
+#include "solvers/squarem.h"
 #include "solvers/pps.h"
 #include "solvers/cp.h"
 #include "solvers/foldin.h"

@@ -35,12 +35,28 @@ class EMRule {
   static constexpr bool kLagged = true;
 
   double step(const SparseTensor& G, AspectModel& M, int threads) {
+    return step_merit(G, M, threads, nullptr);
+  }
+
+  // The step, also giving (when merit is not null) the value of the model
+  // entering it of the function the step never increases: D(G || P) for
+  // plain EM; for tempered EM the tempered free energy minimized over the
+  // posteriors, L_beta = -(1/beta) sum_s g_s log sum_r (lambda_r prod_n
+  // U_n(i_n, r))^beta (the E-step minimizes the free energy
+  // sum_s g_s sum_r q_r (-log P_r) + (1/beta) sum_s g_s sum_r q_r log q_r
+  // over q, giving L_beta; the M-step minimizes its first term over the
+  // model). SQUAREM's safeguard compares it (see squarem.h).
+  double step_merit(const SparseTensor& G, AspectModel& M, int threads, double* merit) {
     prepare(G);
     const std::size_t N = M.order();
     const arma::uword k = M.rank();
     // Plain EM on tensors of order > 3 or with missing modes (latent class
     // analysis): accumulate the posteriors directly (see posterior_step).
-    if (beta_ == 1.0 && (N > 3 || missing_)) return posterior_step(G, M, threads);
+    if (beta_ == 1.0 && (N > 3 || missing_)) {
+      const double v = posterior_step(G, M, threads);
+      if (merit != nullptr) *merit = v;
+      return v;
+    }
     // Tempered factor tables.
     std::vector<arma::mat> H(N);
     for (std::size_t n = 0; n < N; ++n)
@@ -56,13 +72,15 @@ class EMRule {
     const bool missing = missing_;
     const int T = effective_threads(threads, G.nnz());
     ThreadAccumulators acc(A, T);
-    std::vector<double> part(T, 0.0);
+    std::vector<double> part(T, 0.0), lpart(T, 0.0);
     const bool tempered = beta_ != 1.0;
     const bool fast_log = !tempered && use_counts_;
-    // the objective term of cell s with model value sb (fast paths)
-    auto account = [&](LogSum& ls, double& obj, std::size_t s, const index_t* ix, double g, double sb) {
+    // the objective term of cell s with model value sb (fast paths), and
+    // for tempered EM sum g log sb (its free energy, times -beta)
+    auto account = [&](LogSum& ls, double& obj, double& lg, std::size_t s, const index_t* ix, double g,
+                       double sb) {
       if (fast_log) ls.add(std::max(sb, kTiny), (*counts_)[s], mult_[s]);
-      else if (tempered) obj += kl_term(g, M.cell(ix));
+      else if (tempered) { obj += kl_term(g, M.cell(ix)); lg += g * std::log(sb); }
       else obj += kl_term(g, sb);
     };
 
@@ -71,7 +89,7 @@ class EMRule {
         arma::mat& A0 = acc.get(tid, 0);
         arma::mat& A1 = acc.get(tid, 1);
         LogSum ls;  // thread-local (no false sharing)
-        double obj = 0.0;
+        double obj = 0.0, lg = 0.0;
         for (std::size_t s = b; s < e; ++s) {
           const index_t* ix = G.at(s);
           const double* __restrict a = H[0].colptr(ix[0]);
@@ -80,7 +98,7 @@ class EMRule {
 #pragma omp simd reduction(+ : sb)
           for (arma::uword r = 0; r < k; ++r) sb += a[r] * c[r];
           const double g = G.val[s];
-          account(ls, obj, s, ix, g, sb);
+          account(ls, obj, lg, s, ix, g, sb);
           if (!(sb > 0.0)) continue;
           const double t = g / sb;
           double* __restrict a0 = A0.colptr(ix[0]);
@@ -93,6 +111,7 @@ class EMRule {
         }
         // D(G||P) = sum g log g - (1/total) sum x log p
         part[tid] = fast_log ? -ls.value() / total_ : obj;
+        lpart[tid] = lg;
       });
       if (fast_log) part[0] += glogg_;
     } else if (N == 3 && !missing) {
@@ -102,7 +121,7 @@ class EMRule {
         arma::mat& A1 = acc.get(tid, 1);
         arma::mat& A2 = acc.get(tid, 2);
         LogSum ls;
-        double obj = 0.0;
+        double obj = 0.0, lg = 0.0;
         for (std::size_t s = b; s < e; ++s) {
           const index_t* ix = G.at(s);
           const double* __restrict a = H[0].colptr(ix[0]);
@@ -112,7 +131,7 @@ class EMRule {
 #pragma omp simd reduction(+ : sb)
           for (arma::uword r = 0; r < k; ++r) sb += a[r] * bb[r] * c[r];
           const double g = G.val[s];
-          account(ls, obj, s, ix, g, sb);
+          account(ls, obj, lg, s, ix, g, sb);
           if (!(sb > 0.0)) continue;
           const double t = g / sb;
           double* __restrict a0 = A0.colptr(ix[0]);
@@ -126,6 +145,7 @@ class EMRule {
           }
         }
         part[tid] = fast_log ? -ls.value() / total_ : obj;
+        lpart[tid] = lg;
       });
       if (fast_log) part[0] += glogg_;
     } else {
@@ -133,7 +153,7 @@ class EMRule {
       for (std::size_t n = 0; n < N; ++n) Hp[n] = &H[n];
       parallel_chunks(G.nnz(), T, [&](int tid, std::size_t b, std::size_t e) {
         std::vector<double> pre(N * k), loo(N * k), w(k), suf(k);
-        double obj = 0.0;
+        double obj = 0.0, lg = 0.0;
         for (std::size_t s = b; s < e; ++s) {
           const index_t* ix = G.at(s);
           leave_one_out(Hp, ix, k, pre.data(), loo.data(), suf.data());
@@ -148,6 +168,7 @@ class EMRule {
           }
           const double g = G.val[s];
           obj += kl_term(g, tempered ? M.cell(ix) : sb);
+          if (tempered) lg += g * std::log(sb);
           if (!(sb > 0.0)) continue;
           const double t = g / sb;
           for (std::size_t n = 0; n < N; ++n) {
@@ -163,11 +184,18 @@ class EMRule {
           for (arma::uword r = 0; r < k; ++r) al[r] += t * w[r];
         }
         part[tid] = obj;
+        lpart[tid] = lg;
       });
     }
     acc.reduce();
     double before = 0.0;
     for (double p : part) before += p;
+    if (merit != nullptr) {
+      double lg = 0.0;
+      for (double p : lpart) lg += p;
+      // (a cell with g > 0 and model value 0 gives log 0 = -inf: +inf)
+      *merit = tempered ? -lg / beta_ : before;
+    }
 
     // M-step: y_n = H_n o A_n; lambda = sum of the posteriors.
     arma::vec lam_new(k);

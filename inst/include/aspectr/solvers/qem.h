@@ -79,6 +79,14 @@ class QEMRule {
     return before;
   }
 
+  // the step and the Tsallis divergence of the model entering it, which
+  // the step never increases (for SQUAREM's safeguard, see squarem.h)
+  double step_merit(const SparseTensor& G, AspectModel& M, int threads, double* merit) {
+    const double v = step(G, M, threads);
+    if (merit != nullptr) *merit = v;
+    return v;
+  }
+
   double loss(const SparseTensor& G, const AspectModel& M, int threads) const {
     return evaluate_loss(Loss::Tsallis, q_, G, M, threads);
   }

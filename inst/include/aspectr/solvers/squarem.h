@@ -1,0 +1,130 @@
+// aspectr/solvers/squarem.h — SQUAREM extrapolation (Varadhan and Roland
+// 2008, scheme S3, with its adaptive bound on the step length) of a
+// monotone fixed-point rule (EM, tempered EM, q-EM), with a safeguard that
+// keeps it monotone.
+//
+// With F the base rule's map (one step) and theta the model (lambda and the
+// factors, every component's distribution on the simplex):
+//   theta1 = F(theta0), theta2 = F(theta1),
+//   r = theta1 - theta0, v = theta2 - 2 theta1 + theta0,
+//   a = min(||r|| / ||v||, a_max)   (a <= 1 gives theta2 itself),
+//   theta' = theta0 + 2 a r + a^2 v, every entry kept at least 1/10 of
+//            theta2's (EM keeps a zero at zero for ever, and entries that
+//            head for zero would be extrapolated below it), every
+//            distribution renormalized,
+//   theta_new = F(theta') when f(theta') <= f(theta0), else theta2,
+// where f is the function the base step never increases (its "merit": the
+// KL divergence for EM, the tempered free energy for tempered EM, the
+// Tsallis divergence for q-EM), which the base step reports for the model
+// entering it in the same pass. Then f(theta_new) <= f(theta0) either way:
+// the iterates never increase f, and a fixed point of the extrapolated map
+// is one of F. The bound a_max starts at 1, is multiplied by 4 when a step
+// as long as it succeeds (or a = a_max <= 1) and divided by 4 (not below 1)
+// when one fails. One step costs three passes of the base rule (two when
+// a <= 1).
+//
+// The rule keeps a_max between steps: one object serves one model.
+#ifndef ASPECTR_SOLVERS_SQUAREM_H
+#define ASPECTR_SOLVERS_SQUAREM_H
+
+#include <algorithm>
+#include <cmath>
+#include "../data.h"
+
+namespace aspectr {
+
+template <class Base>
+class SquaremRule {
+ public:
+  explicit SquaremRule(Base& base) : base_(base) {}
+  // the loss returned is the base rule's (lagged) loss of the model entering
+  static constexpr bool kLagged = true;
+
+  double step(const SparseTensor& G, AspectModel& M, int threads) {
+    const AspectModel M0 = M;
+    double f0 = 0.0, fx = 0.0;
+    const double v0 = base_.step_merit(G, M, threads, &f0);  // M = theta1, f0 = f(theta0)
+    const AspectModel M1 = M;
+    base_.step_merit(G, M, threads, nullptr);                // M = theta2
+    double rr = 0.0, vv = 0.0;
+    auto norms = [&](const arma::mat& a0, const arma::mat& a1, const arma::mat& a2) {
+      const double* p0 = a0.memptr();
+      const double* p1 = a1.memptr();
+      const double* p2 = a2.memptr();
+      for (arma::uword j = 0; j < a0.n_elem; ++j) {
+        const double r = p1[j] - p0[j], v = p2[j] - 2.0 * p1[j] + p0[j];
+        rr += r * r;
+        vv += v * v;
+      }
+    };
+    norms(M0.lambda, M1.lambda, M.lambda);
+    for (std::size_t n = 0; n < M.order(); ++n) norms(M0.F[n], M1.F[n], M.F[n]);
+    if (!(vv > 0.0) || !std::isfinite(rr) || !std::isfinite(vv)) return v0;
+    const double len = std::min(std::sqrt(rr / vv), step_max_);
+    const bool longest = len == step_max_;
+    if (!(len > 1.0 + 1e-3)) {  // theta' would be theta2
+      if (longest) step_max_ *= kGrow;
+      return v0;
+    }
+    const AspectModel M2 = M;
+    if (!extrapolate(M0, M1, M2, len, M)) {
+      M = M2;
+      if (longest) step_max_ = std::max(1.0, step_max_ / kGrow);
+      return v0;
+    }
+    base_.step_merit(G, M, threads, &fx);  // M = F(theta'), fx = f(theta')
+    const bool accept = fx <= f0;          // (false when fx is not finite)
+    if (!accept) M = M2;
+    if (longest) step_max_ = accept ? step_max_ * kGrow : std::max(1.0, step_max_ / kGrow);
+    return v0;
+  }
+
+  double loss(const SparseTensor& G, const AspectModel& M, int threads) {
+    return base_.loss(G, M, threads);
+  }
+
+  // theta' = theta0 + 2 a r + a^2 v into M (see above); false when a
+  // distribution cannot be renormalized
+  static bool extrapolate(const AspectModel& M0, const AspectModel& M1, const AspectModel& M2, double a,
+                          AspectModel& M) {
+    const double c1 = 2.0 * a, c2 = a * a;
+    auto one = [&](const arma::mat& a0, const arma::mat& a1, const arma::mat& a2, arma::mat& out) {
+      out.set_size(a0.n_rows, a0.n_cols);
+      const double* p0 = a0.memptr();
+      const double* p1 = a1.memptr();
+      const double* p2 = a2.memptr();
+      double* o = out.memptr();
+      for (arma::uword j = 0; j < a0.n_elem; ++j) {
+        const double x = p0[j] + c1 * (p1[j] - p0[j]) + c2 * (p2[j] - 2.0 * p1[j] + p0[j]);
+        const double lo = p2[j] * kFloor;
+        o[j] = x > lo ? x : lo;  // (NaN: lo)
+      }
+    };
+    arma::mat l;
+    one(M0.lambda, M1.lambda, M2.lambda, l);
+    const double s = arma::accu(l);
+    if (!(s > 0.0) || !std::isfinite(s)) return false;
+    M.lambda = arma::vec(l.memptr(), l.n_elem) / s;
+    M.F.resize(M0.F.size());
+    for (std::size_t n = 0; n < M0.F.size(); ++n) {
+      one(M0.F[n], M1.F[n], M2.F[n], M.F[n]);
+      // rows are components: each a distribution over the mode's indices
+      for (arma::uword r = 0; r < M.F[n].n_rows; ++r) {
+        const double t = arma::accu(M.F[n].row(r));
+        if (t > 0.0 && std::isfinite(t)) M.F[n].row(r) /= t;
+        else if (M.lambda[r] > 0.0) return false;
+      }
+    }
+    return true;
+  }
+
+ private:
+  Base& base_;
+  double step_max_ = 1.0;
+  static constexpr double kGrow = 4.0;
+  static constexpr double kFloor = 0.1;
+};
+
+}  // namespace aspectr
+
+#endif

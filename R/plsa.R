@@ -37,8 +37,9 @@
 #'   Tsallis divergence \eqn{D_q(G \| P) = (1 - \sum G^q P^{1-q}) / (1 - q)},
 #'   `q` in (0, 1). Small `q` makes the fit robust to clutter in sparse data;
 #'   `q -> 1` recovers EM. By default q-EM is extrapolated by SQUAREM as
-#'   above (`method = "squarem"`, monotone in \eqn{D_q}; about 0.6 of plain
-#'   q-EM's time to the same divergence); `method = "em"` gives plain q-EM.
+#'   above (`method = "squarem"`, monotone in \eqn{D_q}; 0.4-0.6 of plain
+#'   q-EM's time to the same divergence on AssociatedPress); `method = "em"`
+#'   gives plain q-EM.
 #' * `"l2"`: pNMF of Hazan and Shashua (2007), minimization of
 #'   \eqn{\frac12\|G - P\|_F^2} (one half of the squared error, the scale
 #'   of every Frobenius objective in the package) by block updates: each factor column by exact

@@ -30,6 +30,7 @@
 #include <algorithm>
 #include <cmath>
 #include "../data.h"
+#include "normalize.h"
 
 namespace aspectr {
 
@@ -83,8 +84,8 @@ class SquaremRule {
     return base_.loss(G, M, threads);
   }
 
-  // theta' = theta0 + 2 a r + a^2 v into M (see above); false when a
-  // distribution cannot be renormalized
+  // theta' = theta0 + 2 a r + a^2 v into M (see above); false when the
+  // weights cannot be renormalized
   static bool extrapolate(const AspectModel& M0, const AspectModel& M1, const AspectModel& M2, double a,
                           AspectModel& M) {
     const double c1 = 2.0 * a, c2 = a * a;
@@ -108,12 +109,10 @@ class SquaremRule {
     M.F.resize(M0.F.size());
     for (std::size_t n = 0; n < M0.F.size(); ++n) {
       one(M0.F[n], M1.F[n], M2.F[n], M.F[n]);
-      // rows are components: each a distribution over the mode's indices
-      for (arma::uword r = 0; r < M.F[n].n_rows; ++r) {
-        const double t = arma::accu(M.F[n].row(r));
-        if (t > 0.0 && std::isfinite(t)) M.F[n].row(r) /= t;
-        else if (M.lambda[r] > 0.0) return false;
-      }
+      // rows are components, each a distribution over the mode's indices;
+      // a row can lack mass only where theta2's does (a dead component,
+      // the floor keeps every other one), and keeps theta2's
+      normalize_rows(M.F[n], M2.F[n]);
     }
     return true;
   }

@@ -282,20 +282,24 @@ lca_supervised <- function(data, class, na.rm = FALSE) {
 }
 
 # The starts of `nrun` calls of random_start() from one draw of uniforms
-# (runif(n, a, b) is a + (b - a) * u, so the numbers are identical).
+# (runif(n, a, b) is a + (b - a) * u, so the numbers are identical): start i
+# takes column i of the draw; each mode's columns are normalized for all
+# starts at once (the same sums as colSums() of each start's matrix).
 random_starts <- function(dims, k, nrun) {
   per <- k * (1 + sum(as.numeric(dims)))
-  u <- stats::runif(nrun * per)
-  ends <- cumsum(as.numeric(dims) * k)
+  u <- matrix(stats::runif(nrun * per), per, nrun)
+  lam <- 0.5 + (1.5 - 0.5) * u[seq_len(k), , drop = FALSE]
+  lam <- lam / rep(colSums(lam), each = k)
+  ends <- k + cumsum(as.numeric(dims) * k)
+  modes <- lapply(seq_along(dims), function(n) {
+    d <- dims[n]
+    m <- 0.1 + (1 - 0.1) * u[ends[n] - as.numeric(d) * k + seq_len(as.numeric(d) * k), , drop = FALSE]
+    dim(m) <- c(d, k * nrun)  # start i: columns (i - 1) k + 1:k
+    m / rep(colSums(m), each = d)
+  })
   lapply(seq_len(nrun), function(i) {
-    o <- (i - 1) * per
-    lambda <- 0.5 + (1.5 - 0.5) * u[o + seq_len(k)]
-    factors <- lapply(seq_along(dims), function(n) {
-      d <- dims[n]
-      m <- matrix(0.1 + (1 - 0.1) * u[o + k + ends[n] - as.numeric(d) * k + seq_len(as.numeric(d) * k)], d, k)
-      m / rep(colSums(m), each = d)
-    })
-    list(lambda = lambda / sum(lambda), factors = factors)
+    cols <- (i - 1) * k + seq_len(k)
+    list(lambda = lam[, i], factors = lapply(modes, function(m) m[, cols, drop = FALSE]))
   })
 }
 

@@ -18,7 +18,7 @@ default_threads <- function() {
   opt <- getOption("aspectr.threads")
   if (!is.null(opt)) return(check_whole(opt, "options(aspectr.threads)"))
   lim <- Sys.getenv("_R_CHECK_LIMIT_CORES_", "")
-  n <- if (nzchar(lim) && !identical(tolower(lim), "false")) 2L else parallel::detectCores()
+  n <- if (nzchar(lim) && !identical(tolower(lim), "false")) 2L else detected_cores()
   if (is.na(n) || n < 1) n <- 1L
   for (v in c("OMP_THREAD_LIMIT", "OMP_NUM_THREADS")) {
     # OMP_NUM_THREADS may be a list ("4,2"): its first level applies
@@ -31,4 +31,12 @@ default_threads <- function() {
 resolve_threads <- function(threads, call = rlang::caller_env()) {
   if (is.null(threads)) return(default_threads())
   check_whole(threads, "threads", min = 1, call = call)
+}
+
+# parallel::detectCores() runs a shell command on Linux (about 15 ms, more
+# than a whole small fit): asked once per session.
+the_cores <- new.env(parent = emptyenv())
+detected_cores <- function() {
+  if (is.null(the_cores$n)) the_cores$n <- parallel::detectCores()
+  the_cores$n
 }

@@ -172,6 +172,15 @@ test_that("default_threads() respects the option, then OMP_THREAD_LIMIT and OMP_
   options(aspectr.threads = 3)
   Sys.setenv(OMP_THREAD_LIMIT = "1")
   expect_equal(default_threads(), 3L)
+  # without the check limit: the cores detected once per session
+  options(aspectr.threads = NULL)
+  Sys.unsetenv(c("OMP_THREAD_LIMIT", "OMP_NUM_THREADS", "_R_CHECK_LIMIT_CORES_"))
+  expect_identical(default_threads(), as.integer(parallel::detectCores()))
+  cache <- aspectr:::the_cores
+  n0 <- cache$n
+  on.exit(cache$n <- n0, add = TRUE)
+  cache$n <- 5L  # a cached count is used as it is, without asking again
+  expect_identical(default_threads(), 5L)
 })
 
 test_that("nmf_rank plots mark the suggested rank on the plotted curve", {

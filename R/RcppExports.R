@@ -5,12 +5,20 @@ cpp_index0_t <- function(index) {
     .Call(`_aspectr_cpp_index0_t`, index)
 }
 
-cpp_lca_fit <- function(idx, val, dims, inits, max_iter, tol, threads, short_iter, keep, verbose, hook = NULL, method = "em") {
-    .Call(`_aspectr_cpp_lca_fit`, idx, val, dims, inits, max_iter, tol, threads, short_iter, keep, verbose, hook, method)
+cpp_lca_patterns <- function(cols, drop_incomplete) {
+    .Call(`_aspectr_cpp_lca_patterns`, cols, drop_incomplete)
 }
 
-cpp_lca_check_count <- function(idx, val, dims, inits, max_iter, tol, threads, short_iter, keep) {
-    .Call(`_aspectr_cpp_lca_check_count`, idx, val, dims, inits, max_iter, tol, threads, short_iter, keep)
+cpp_lca_fit <- function(idx, val, dims, lambda0, factors0, max_iter, tol, threads, short_iter, keep, verbose, hook = NULL, method = "squarem") {
+    .Call(`_aspectr_cpp_lca_fit`, idx, val, dims, lambda0, factors0, max_iter, tol, threads, short_iter, keep, verbose, hook, method)
+}
+
+cpp_lca_check_count <- function(idx, val, dims, lambda0, factors0, max_iter, tol, threads, short_iter, keep) {
+    .Call(`_aspectr_cpp_lca_check_count`, idx, val, dims, lambda0, factors0, max_iter, tol, threads, short_iter, keep)
+}
+
+cpp_start_blocks <- function(u, dims, k) {
+    .Call(`_aspectr_cpp_start_blocks`, u, dims, k)
 }
 
 cpp_dense_scan <- function(x) {
@@ -25,8 +33,8 @@ cpp_dense_nn <- function(A, B, threads) {
     .Call(`_aspectr_cpp_dense_nn`, A, B, threads)
 }
 
-cpp_plsa_fit <- function(idx, val, dims, lambda, factors, loss, q, tempering, max_iter, tol, threads, verbose, free_weights = FALSE, hook = NULL, want_model = FALSE, method = "em") {
-    .Call(`_aspectr_cpp_plsa_fit`, idx, val, dims, lambda, factors, loss, q, tempering, max_iter, tol, threads, verbose, free_weights, hook, want_model, method)
+cpp_plsa_fit <- function(idx, val, dims, lambda, factors, loss, q, tempering, max_iter, tol, threads, verbose, free_weights = FALSE, hook = NULL, want_model = FALSE, method = "em", squarem_bound = 1.0) {
+    .Call(`_aspectr_cpp_plsa_fit`, idx, val, dims, lambda, factors, loss, q, tempering, max_iter, tol, threads, verbose, free_weights, hook, want_model, method, squarem_bound)
 }
 
 cpp_loss <- function(idx, val, dims, lambda, factors, loss, q, threads) {

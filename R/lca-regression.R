@@ -297,14 +297,19 @@ lca_standard_errors <- function(codes, X, fit, post = fit$posterior, w = NULL) {
 
 # G^2 and X^2 over the complete response patterns (poLCA's definition),
 # with the model's class shares `lambda`.
-lca_goodness_of_fit <- function(fit, prep) {
-  pats <- t(prep$data$idx) + 1L
-  pats[pats == 0L] <- NA_integer_
+lca_goodness_of_fit <- function(fit, prep, cell = NULL) {
   comp <- prep$complete_pattern
   if (!any(comp)) return(c(Gsq = NA_real_, Chisq = NA_real_))
   obs <- prep$data$val[comp]
   nobs <- sum(obs)
-  expected <- nobs * cell_probability(fit, pats[comp, , drop = FALSE])
+  if (is.null(cell)) {  # (else the model probability of every pattern)
+    pats <- t(prep$data$idx) + 1L
+    pats[pats == 0L] <- NA_integer_
+    cell <- cell_probability(fit, pats[comp, , drop = FALSE])
+  } else {
+    cell <- cell[comp]
+  }
+  expected <- nobs * cell
   c(Gsq = 2 * sum(obs * log(obs / expected)),
     Chisq = sum((obs - expected)^2 / expected) + (nobs - sum(expected)))
 }

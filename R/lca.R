@@ -5,10 +5,10 @@
 #' categorical variables. The data become the sparse tensor of counts of the
 #' observed response patterns, and the model is the KL aspect model on that
 #' tensor (Huang and Sidiropoulos: KL CP = latent class model), fitted with
-#' random restarts by coordinate descent over the items when every response
-#' is observed and there are at most 8 items (see [plsa()]; where the
-#' likelihood is flat it converges in far fewer iterations than EM) and by
-#' EM otherwise (argument `method`).
+#' random restarts by the EM algorithm accelerated by SQUAREM (Varadhan and
+#' Roland 2008; see [plsa()]), which never decreases the likelihood and
+#' has EM's fixed points but needs far fewer passes over the data where the
+#' likelihood is flat (argument `method`).
 #'
 #' Missing values: with `na.rm = FALSE` (the default; poLCA's default is
 #' `na.rm = TRUE`, give it to reproduce poLCA's numbers) a missing
@@ -29,7 +29,7 @@
 #' `short_iter = 0`, or `short_keep >= nrun`, runs every start to
 #' convergence, as \pkg{poLCA} does.
 #'
-#' The default `short_iter = 100`, `short_keep = 1` was chosen, with EM, on poLCA's
+#' The default `short_iter = 100`, `short_keep = 1` was chosen, with plain EM, on poLCA's
 #' data sets and simulated data (`bench/lca.R` in the sources): over 200
 #' seeds of 10 starts on `carcinoma` with 4 classes (several local maxima)
 #' it found the best log-likelihood in 97.5% of the seeds against 98.5% for
@@ -50,6 +50,10 @@
 #'   in multivariate Gaussian mixture models. *Computational Statistics &
 #'   Data Analysis* 41, 561-575.
 #'
+#'   Varadhan, R. and Roland, C. (2008). Simple and globally convergent
+#'   methods for accelerating the convergence of any EM algorithm.
+#'   *Scandinavian Journal of Statistics*, 35(2), 335-353.
+#'
 #' @param data A data frame of categorical variables (or, for the formula
 #'   method, the data frame holding the formula's variables): factors, character,
 #'   logical or whole-number codes. Each needs at least two observed levels.
@@ -60,7 +64,7 @@
 #'   KL divergence, i.e. of the log-likelihood) per start.
 #' @param na.rm Drop observations with missing responses (`TRUE`) or keep
 #'   them and leave the missing responses out of their likelihood (`FALSE`).
-#' @param short_iter,short_keep Staged restarts: EM iterations every start
+#' @param short_iter,short_keep Staged restarts: iterations every start
 #'   runs first, and how many of the best starts then continue to
 #'   convergence (see Restarts). `short_iter = 0` runs every start to
 #'   convergence.
@@ -72,16 +76,18 @@
 #'   fit of the same data shape and k (a warm start), as in [plsa()]; it is
 #'   the first of the `nrun` starts.
 #' @param callback As in [plsa()]: a function of (iteration, objective,
-#'   factors) called after every EM iteration, `FALSE` stops. With a
+#'   factors) called after every iteration, `FALSE` stops. With a
 #'   callback the starts run one after another (staged as without one).
-#' @param method `"cd"` (coordinate descent over the items, as [plsa()]'s
-#'   default, which needs far fewer iterations where the likelihood is
-#'   flat; the default with complete responses and at most 8 items) or
-#'   `"em"` (the EM algorithm: the default with missing responses, which it
-#'   leaves out of the likelihood, and with more than 8 items, where a
-#'   coordinate-descent iteration, whose cost grows with the square of the
-#'   number of items, costs too many EM iterations). Both never decrease the
-#'   likelihood and have the same fixed points; `NULL` picks the default.
+#' @param method `"squarem"` (the default: EM extrapolated by SQUAREM, with
+#'   a safeguard that keeps every iteration's likelihood at least that of
+#'   the one before), `"em"` (the plain EM algorithm, as \pkg{poLCA}) or
+#'   `"cd"` (coordinate descent over the items, as [plsa()]'s default for
+#'   matrices; complete responses only, and an iteration's cost grows with
+#'   the square of the number of items). All three never decrease the
+#'   likelihood and have the same fixed points; on poLCA's data sets
+#'   SQUAREM reached poLCA's log-likelihood fastest (`bench/lca.R` in the
+#'   sources). One SQUAREM iteration costs up to three EM iterations.
+#'   `NULL` picks the default.
 #' @param se Compute the standard errors (poLCA's `calc.se`): `TRUE`
 #'   (default) or `FALSE`, which leaves `se` out of the fit and saves the
 #'   time of the information matrix (a third of a small fit's time).
@@ -100,7 +106,7 @@
 #'   \item{Gsq, Chisq}{likelihood-ratio and Pearson goodness-of-fit statistics
 #'     over the complete response patterns (as poLCA computes them);}
 #'   \item{N, Nobs}{observations used, and those without missing responses;}
-#'   \item{run_iterations}{EM iterations run by each start;}
+#'   \item{run_iterations}{iterations run by each start;}
 #'   \item{se}{standard errors (see the section Standard errors): `probs`
 #'     (per variable, classes x levels), `P` (class shares) and, for a
 #'     regression, `coeff` and `vcov` (of the coefficients);}
@@ -159,16 +165,15 @@ lca.default <- function(data, k, nrun = 10, max_iter = 1000, tol = 1e-8, seed = 
   prep <- lca_prepare(data, na.rm)
   complete <- all(prep$data$idx >= 0L)
   if (is.null(method)) {
-    # a coordinate-descent iteration gathers the other items' columns for
-    # every item: its cost grows with the square of the number of items, and
-    # beyond 8 items EM's cheaper iterations win (bench/lca.R: 12 items,
-    # 1196 patterns, 9x EM's time)
-    method <- if (complete && length(prep$data$dims) <= 8) "cd" else "em"
+    # SQUAREM reached poLCA's optimum fastest on every data set of
+    # bench/lca.R (coordinate descent: close on few items, 9x EM's time on
+    # 12; plain EM: slow where the likelihood is flat)
+    method <- "squarem"
   } else {
-    method <- match_option(method, c("cd", "em"), "method")
+    method <- match_option(method, c("squarem", "em", "cd"), "method")
     if (method == "cd" && !complete) {
       abort_input(c("{.code method = \"cd\"} needs complete responses, and {.arg data} has missing ones.",
-                    i = "Use {.code method = \"em\"} (the default then), or {.code na.rm = TRUE} to drop incomplete observations."),
+                    i = "Use {.code method = \"squarem\"} (the default) or {.code \"em\"}, or {.code na.rm = TRUE} to drop incomplete observations."),
                   "argument", arg = "method")
     }
   }
@@ -191,29 +196,40 @@ lca.default <- function(data, k, nrun = 10, max_iter = 1000, tol = 1e-8, seed = 
   if (k == 1) {
     runs <- list(plsa_rank1(d, threads))
   } else if (is.null(callback)) {
-    # (progress messages between rounds of the staged restarts)
-    inits <- with_seed(seed, random_starts(d$dims, k, nrun))
-    if (!is.null(first)) inits[[1]] <- first
-    runs <- cpp_lca_fit(d$idx, d$val, d$dims, inits, max_iter, tol, threads,
-                        short_iter, short_keep, verbose, hook, method)
+    # every start in one call, as blocks (progress messages between rounds
+    # of the staged restarts)
+    blocks <- with_seed(seed, random_start_blocks(d$dims, k, nrun))
+    if (!is.null(first)) blocks <- first_start_block(blocks, first, k)
+    out <- cpp_lca_fit(d$idx, d$val, d$dims, blocks$lambda, blocks$factors, max_iter, tol, threads,
+                       short_iter, short_keep, verbose, hook, method)
+    values <- out$kl
+    best <- best_run(values, "lca() fit")
+    cols <- (best - 1) * k + seq_len(k)
+    res <- list(lambda = out$lambda[, best], factors = lapply(out$factors, function(m) m[, cols, drop = FALSE]),
+                objective = out$objective[[best]], initial = out$initial[best],
+                iterations = out$iterations[best], converged = out$converged[best], kl = out$kl[best])
+    run_iterations <- out$iterations
   } else {
     # with a callback the starts run one after another in R (the callback
-    # sees every iteration), staged as in the C++ path, by the same EM
+    # sees every iteration), staged as in the C++ path, by the same rule
     inits <- with_seed(seed, random_starts(d$dims, k, nrun))
     if (!is.null(first)) inits[[1]] <- first
     fit_one <- function(init, iters) {
       cpp_plsa_fit(d$idx, d$val, d$dims, init$lambda, init$factors, "kl", 1, 1, iters, tol,
-                   threads, verbose, FALSE, hook, TRUE, method)
+                   threads, verbose, FALSE, hook, TRUE, method, init$squarem_bound %||% 1)
     }
-    runs <- run_starts(inits, fit_one, function(r) list(lambda = r$lambda, factors = r$factors),
-                       hook, max_iter, short_iter, short_keep)
+    runs <- run_starts(inits, fit_one, resume_start, hook, max_iter, short_iter, short_keep)
   }
-  values <- vapply(runs, run_value, numeric(1))
-  best <- best_run(values, "lca() fit")
-  fit <- new_plsa(runs[[best]], d, k = k, loss = "kl", q = NA_real_, tempering = 1,
+  if (k == 1 || !is.null(callback)) {
+    values <- vapply(runs, run_value, numeric(1))
+    best <- best_run(values, "lca() fit")
+    res <- runs[[best]]
+    run_iterations <- vapply(runs, function(r) as.integer(r$iterations), integer(1))
+  }
+  fit <- new_plsa(res, d, k = k, loss = "kl", q = NA_real_, tempering = 1,
                   run = best, values = values, time = proc.time()[["elapsed"]] - start,
                   threads = threads, seed = seed, call = call, prefix = "class_")
-  fit$run_iterations <- vapply(runs, function(r) as.integer(r$iterations), integer(1))
+  fit$run_iterations <- run_iterations
   fit$method <- method
   fit <- finish_lca(fit, prep, supervised = FALSE, se = se)
   finish_progress(fit, verbose, "lca()", max_iter, tol)
@@ -254,7 +270,7 @@ lca_supervised <- function(data, class, na.rm = FALSE) {
                 "argument", arg = "class")
   }
   class <- droplevels(as.factor(class))
-  prep <- lca_prepare(data, na.rm, keep = TRUE)
+  prep <- lca_prepare(data, na.rm)
   cls <- class[prep$rows]
   k <- nlevels(cls)
   codes <- prep$codes
@@ -282,29 +298,38 @@ lca_supervised <- function(data, class, na.rm = FALSE) {
 }
 
 # The starts of `nrun` calls of random_start() from one draw of uniforms
-# (runif(n, a, b) is a + (b - a) * u, so the numbers are identical): start i
-# takes column i of the draw; each mode's columns are normalized for all
-# starts at once (the same sums as colSums() of each start's matrix).
-random_starts <- function(dims, k, nrun) {
+# (runif(n, a, b) is a + (b - a) * u, so the numbers are identical), as
+# blocks: `lambda` k x nrun (start i: column i) and per mode a d x (k nrun)
+# matrix (start i: columns (i - 1) k + 1:k), normalized in C++ with the
+# sums of colSums() (cpp_start_blocks()).
+random_start_blocks <- function(dims, k, nrun) {
   per <- k * (1 + sum(as.numeric(dims)))
   u <- matrix(stats::runif(nrun * per), per, nrun)
-  lam <- 0.5 + (1.5 - 0.5) * u[seq_len(k), , drop = FALSE]
-  lam <- lam / rep(colSums(lam), each = k)
-  ends <- k + cumsum(as.numeric(dims) * k)
-  modes <- lapply(seq_along(dims), function(n) {
-    d <- dims[n]
-    m <- 0.1 + (1 - 0.1) * u[ends[n] - as.numeric(d) * k + seq_len(as.numeric(d) * k), , drop = FALSE]
-    dim(m) <- c(d, k * nrun)  # start i: columns (i - 1) k + 1:k
-    m / rep(colSums(m), each = d)
-  })
+  cpp_start_blocks(u, as.integer(dims), as.integer(k))
+}
+
+# The same starts as a list of list(lambda, factors).
+random_starts <- function(dims, k, nrun) {
+  b <- random_start_blocks(dims, k, nrun)
   lapply(seq_len(nrun), function(i) {
     cols <- (i - 1) * k + seq_len(k)
-    list(lambda = lam[, i], factors = lapply(modes, function(m) m[, cols, drop = FALSE]))
+    list(lambda = b$lambda[, i], factors = lapply(b$factors, function(m) m[, cols, drop = FALSE]))
   })
 }
 
-# Data frame -> pattern-count tensor with missing modes (index -1).
-lca_prepare <- function(data, na.rm, keep = FALSE, call = rlang::caller_env()) {
+# `first` (a checked start: lambda and factors) as the first start of the blocks.
+first_start_block <- function(blocks, first, k) {
+  blocks$lambda[, 1] <- first$lambda
+  for (n in seq_along(blocks$factors)) blocks$factors[[n]][, seq_len(k)] <- first$factors[[n]]
+  blocks
+}
+
+# Data frame -> pattern-count tensor with missing modes (index -1). The
+# codes, levels and patterns come from one C++ pass (cpp_lca_patterns());
+# character and logical columns become factors first, and a whole-number
+# column whose values print alike (e.g. 1e15 and 1e15 + 1) is coded by
+# factor(), as as_categorical() does.
+lca_prepare <- function(data, na.rm, call = rlang::caller_env()) {
   if (!is.data.frame(data)) {
     abort_input("{.arg data} must be a data frame of categorical variables, not {.cls {class(data)}}.",
                 "type", arg = "data", call = call)
@@ -316,56 +341,78 @@ lca_prepare <- function(data, na.rm, keep = FALSE, call = rlang::caller_env()) {
   vars <- names(data)
   if (is.null(vars) || anyDuplicated(vars) || any(!nzchar(vars))) {
     vars <- paste0("V", seq_len(ncol(data)))
-    names(data) <- vars
   }
-  f <- lapply(vars, function(v) as_categorical(data[[v]], v, call = call))
-  nl <- vapply(f, nlevels, integer(1))
+  cols <- unclass(data)
+  names(cols) <- NULL
+  attr(cols, "row.names") <- NULL
+  direct <- vapply(cols, function(v) is.factor(v) || (is.numeric(v) && !is.object(v)), logical(1))
+  for (j in which(!direct)) cols[[j]] <- as_categorical(cols[[j]], vars[j], call = call)
+  res <- cpp_lca_patterns(cols, na.rm)
+  if (res$bad > 0) {  # a continuous column: as_categorical()'s error
+    j <- res$bad
+    as_categorical(cols[[j]], vars[j], call = call)
+  }
+  levs <- lapply(seq_along(cols), function(j) {
+    v <- cols[[j]]
+    if (is.factor(v)) levels(v)[res$levels[[j]]] else as.character(res$levels[[j]])
+  })
+  # (only doubles can print alike)
+  clash <- vapply(cols, is.double, logical(1))
+  for (j in which(clash)) clash[j] <- anyDuplicated(levs[[j]]) > 0
+  if (any(clash)) {
+    for (j in which(clash)) cols[[j]] <- factor(cols[[j]])
+    res <- cpp_lca_patterns(cols, na.rm)
+    levs[clash] <- lapply(which(clash), function(j) levels(cols[[j]])[res$levels[[j]]])
+  }
+  nl <- res$nlev
   if (any(nl < 2)) {
     bad <- vars[nl < 2]
     abort_input(paste(if (length(bad) > 1) "Variables" else "Variable",
                       "{.var {bad}} of {.arg data} must have at least 2 observed levels, not {paste(nl[nl < 2], collapse = ', ')}."),
                 "value", arg = "data", call = call)
   }
-  codes <- vapply(f, as.integer, integer(nrow(data)))
-  if (!is.matrix(codes)) codes <- matrix(codes, nrow = nrow(data))
-  colnames(codes) <- vars
-  miss <- is.na(codes)
-  rows <- if (na.rm) which(rowSums(miss) == 0) else which(rowSums(miss) < ncol(codes))
-  if (!length(rows)) {
+  if (!length(res$rows)) {
     abort_input("{.arg data} has no observation with {if (na.rm) 'all' else 'any'} responses observed.",
                 "empty", arg = "data", call = call)
   }
-  codes <- codes[rows, , drop = FALSE]
-  key <- pattern_key(codes, nl)
-  first <- !duplicated(key)
-  pid <- match(key, key[first])                  # row -> pattern (first-seen order)
-  pat <- codes[first, , drop = FALSE]
-  counts <- as.numeric(tabulate(pid, sum(first)))
-  idx <- t(pat) - 1L
-  idx[is.na(idx)] <- -1L
-  levs <- lapply(f, levels)
   names(levs) <- vars
-  ord <- order(idx[1, ], method = "radix")
-  inv <- integer(length(ord))
-  inv[ord] <- seq_along(ord)
-  idx <- idx[, ord, drop = FALSE]
-  data_list <- list(idx = idx, val = counts[ord], dims = as.integer(nl),
-                    dimnames = levs, total = sum(counts))
-  list(data = data_list, codes = codes, rows = rows, levels = levs, vars = vars,
-       complete = rowSums(is.na(codes)) == 0, row_pattern = inv[pid],
+  codes <- res$codes
+  colnames(codes) <- vars
+  idx <- res$idx
+  dimnames(idx) <- list(vars, NULL)
+  data_list <- list(idx = idx, val = res$val, dims = nl, dimnames = levs, total = sum(res$val))
+  list(data = data_list, codes = codes, rows = res$rows, levels = levs, vars = vars,
+       complete = rowSums(is.na(codes)) == 0, row_pattern = res$row_pattern,
        complete_pattern = colSums(idx < 0L) == 0)
 }
 
-# One key per response pattern (NA coded 0): a number when the mixed-radix
-# code fits in a double's integers, else a string.
-pattern_key <- function(codes, nl) {
-  base <- as.numeric(nl) + 1
-  if (prod(base) < 2^53) {
-    codes[is.na(codes)] <- 0L
-    mult <- cumprod(c(1, base[-length(base)]))
-    return(drop(codes %*% mult))
+# The joint probabilities P(class, pattern) of response patterns (a
+# patterns x k matrix; missing responses, NA, left out), and the class
+# posteriors from them (a pattern of probability 0: the class shares), as
+# cell_posterior() computes them.
+pattern_joint <- function(lambda, factors, pats) {
+  p <- matrix(lambda, nrow(pats), length(lambda), byrow = TRUE)
+  for (n in seq_len(ncol(pats))) {
+    ok <- !is.na(pats[, n])
+    if (all(ok)) {
+      p <- p * factors[[n]][pats[, n], , drop = FALSE]
+    } else {
+      p[ok, ] <- p[ok, , drop = FALSE] * factors[[n]][pats[ok, n], , drop = FALSE]
+    }
   }
-  do.call(paste, c(as.data.frame(codes), sep = "\r"))
+  p
+}
+
+joint_posterior <- function(p, s, lambda) {
+  zero <- !(s > 0)
+  if (any(zero)) {
+    p[!zero, ] <- p[!zero, , drop = FALSE] / s[!zero]
+    p[zero, ] <- matrix(lambda, sum(zero), length(lambda), byrow = TRUE)
+  } else {
+    p <- p / s
+  }
+  colnames(p) <- names(lambda)
+  p
 }
 
 finish_lca <- function(fit, prep, supervised, se = TRUE) {
@@ -378,16 +425,20 @@ finish_lca <- function(fit, prep, supervised, se = TRUE) {
   })
   names(probs) <- prep$vars
   names(fit$factors) <- prep$vars
-  # posteriors per response pattern, then per observation
+  # posteriors per response pattern, then per observation (the joint
+  # probabilities once: cell_posterior()'s and cell_probability()'s numbers)
   pats <- t(prep$data$idx) + 1L
   pats[pats == 0L] <- NA_integer_
-  post <- cell_posterior(fit, pats)[prep$row_pattern, , drop = FALSE]
+  joint <- pattern_joint(fit$lambda, fit$factors, pats)
+  cell <- rowSums(joint)
+  pat_post <- joint_posterior(joint, cell, fit$lambda)
+  post <- pat_post[prep$row_pattern, , drop = FALSE]
   rownames(post) <- rownames(prep$codes)
   N <- nrow(prep$codes)
   ll <- as.numeric(logLik(fit))
   npar <- (k - 1) + k * sum(lengths(prep$levels) - 1)
   # goodness of fit over the complete response patterns (poLCA's definition)
-  gof <- lca_goodness_of_fit(fit, prep)
+  gof <- lca_goodness_of_fit(fit, prep, cell)
   gsq <- gof[["Gsq"]]
   chisq <- gof[["Chisq"]]
   fit$probs <- probs
@@ -408,9 +459,7 @@ finish_lca <- function(fit, prep, supervised, se = TRUE) {
   if (se && !supervised && k > 1) {
     # without covariates every observation of a response pattern has the
     # same scores: the information is summed over patterns with their counts
-    pat_codes <- t(prep$data$idx) + 1L
-    pat_codes[pat_codes == 0L] <- NA_integer_
-    pat_post <- cell_posterior(fit, pat_codes)
+    pat_codes <- pats
     fit$se <- lca_standard_errors(pat_codes, matrix(1, nrow(pat_codes), 1), fit, post = pat_post,
                                   w = prep$data$val)
   }
@@ -566,7 +615,7 @@ summary.aspectr_lca <- function(object, ...) {
 print.summary.aspectr_lca <- function(x, ...) {
   check_dots_empty(...)
   cat(sprintf("Latent class model (%s), %d classes, N = %d (%d complete)\n\n",
-              if (x$supervised) "supervised" else if (identical(x[["method"]], "cd")) "coordinate descent" else "EM",
+              if (x$supervised) "supervised" else switch(x[["method"]] %||% "em", cd = "coordinate descent", squarem = "EM with SQUAREM", "EM"),
               x$k, x$N, x$Nobs))
   print(round(x$fit, 4))
   cat("\n")

@@ -225,7 +225,7 @@ plsa <- function(x, k, loss = c("kl", "tsallis", "l2"), method = NULL, q = 0.5, 
     fit_one <- function(init, iters) {
       res <- cpp_plsa_fit(data$idx, data$val, data$dims, init$lambda, init$factors,
                           loss, q, tempering, iters, tol, threads, verbose, !normalize,
-                          hook, !is.null(callback), method)
+                          hook, !is.null(callback), method, init$squarem_bound %||% 1)
       if (loss == "l2") {
         # one half of the squared error, as every Frobenius objective
         res$objective <- 0.5 * res$objective
@@ -233,8 +233,7 @@ plsa <- function(x, k, loss = c("kl", "tsallis", "l2"), method = NULL, q = 0.5, 
       }
       res
     }
-    runs <- run_starts(inits, fit_one, function(r) list(lambda = r$lambda, factors = r$factors),
-                       hook, max_iter, stg$short_iter, stg$short_keep)
+    runs <- run_starts(inits, fit_one, resume_start, hook, max_iter, stg$short_iter, stg$short_keep)
   }
   values <- vapply(runs, run_value, numeric(1))
   best <- best_run(values, "plsa() fit")
@@ -272,6 +271,10 @@ mode_names <- function(dn, N) {
   nm <- names(dn)
   if (is.null(nm) || any(!nzchar(nm)) || anyDuplicated(nm)) paste0("mode_", seq_len(N)) else nm
 }
+
+# Where a start stopped, to run it on (with SQUAREM's step bound, so that
+# a resumed start follows the path of one run without stopping).
+resume_start <- function(r) list(lambda = r$lambda, factors = r$factors, squarem_bound = r$squarem_bound)
 
 run_value <- function(res) {
   if (length(res$objective)) res$objective[length(res$objective)] else res$value
@@ -314,14 +317,20 @@ random_start <- function(dims, k) {
 with_seed <- function(seed, code) {
   if (is.null(seed)) return(code)
   env <- globalenv()
-  had <- exists(".Random.seed", envir = env, inherits = FALSE)
-  old <- if (had) get(".Random.seed", envir = env, inherits = FALSE)
-  old_kind <- RNGkind()
-  on.exit({
-    RNGkind(old_kind[1], old_kind[2], old_kind[3])
-    if (had) assign(".Random.seed", old, envir = env) else
-      if (exists(".Random.seed", envir = env, inherits = FALSE)) rm(".Random.seed", envir = env)
-  }, add = TRUE)
+  old <- env[[".Random.seed"]]
+  if (is.integer(old) && length(old) && identical(old[[1L]], 10403L)) {
+    # the generators are already Mersenne-Twister, Inversion and Rejection
+    # (the kinds are the first element of .Random.seed, read again at the
+    # next draw): restoring the seed restores everything
+    on.exit(assign(".Random.seed", old, envir = env), add = TRUE)
+  } else {
+    old_kind <- RNGkind()
+    on.exit({
+      RNGkind(old_kind[1], old_kind[2], old_kind[3])
+      if (!is.null(old)) assign(".Random.seed", old, envir = env) else
+        if (exists(".Random.seed", envir = env, inherits = FALSE)) rm(".Random.seed", envir = env)
+    }, add = TRUE)
+  }
   set.seed(seed, kind = "Mersenne-Twister", normal.kind = "Inversion", sample.kind = "Rejection")
   code
 }

@@ -22,16 +22,29 @@ BEGIN_RCPP
     return rcpp_result_gen;
 END_RCPP
 }
+// cpp_lca_patterns
+Rcpp::List cpp_lca_patterns(Rcpp::List cols, bool drop_incomplete);
+RcppExport SEXP _aspectr_cpp_lca_patterns(SEXP colsSEXP, SEXP drop_incompleteSEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::RNGScope rcpp_rngScope_gen;
+    Rcpp::traits::input_parameter< Rcpp::List >::type cols(colsSEXP);
+    Rcpp::traits::input_parameter< bool >::type drop_incomplete(drop_incompleteSEXP);
+    rcpp_result_gen = Rcpp::wrap(cpp_lca_patterns(cols, drop_incomplete));
+    return rcpp_result_gen;
+END_RCPP
+}
 // cpp_lca_fit
-Rcpp::List cpp_lca_fit(Rcpp::IntegerMatrix idx, Rcpp::NumericVector val, Rcpp::IntegerVector dims, Rcpp::List inits, int max_iter, double tol, int threads, int short_iter, int keep, bool verbose, SEXP hook, std::string method);
-RcppExport SEXP _aspectr_cpp_lca_fit(SEXP idxSEXP, SEXP valSEXP, SEXP dimsSEXP, SEXP initsSEXP, SEXP max_iterSEXP, SEXP tolSEXP, SEXP threadsSEXP, SEXP short_iterSEXP, SEXP keepSEXP, SEXP verboseSEXP, SEXP hookSEXP, SEXP methodSEXP) {
+Rcpp::List cpp_lca_fit(Rcpp::IntegerMatrix idx, Rcpp::NumericVector val, Rcpp::IntegerVector dims, Rcpp::NumericMatrix lambda0, Rcpp::List factors0, int max_iter, double tol, int threads, int short_iter, int keep, bool verbose, SEXP hook, std::string method);
+RcppExport SEXP _aspectr_cpp_lca_fit(SEXP idxSEXP, SEXP valSEXP, SEXP dimsSEXP, SEXP lambda0SEXP, SEXP factors0SEXP, SEXP max_iterSEXP, SEXP tolSEXP, SEXP threadsSEXP, SEXP short_iterSEXP, SEXP keepSEXP, SEXP verboseSEXP, SEXP hookSEXP, SEXP methodSEXP) {
 BEGIN_RCPP
     Rcpp::RObject rcpp_result_gen;
     Rcpp::RNGScope rcpp_rngScope_gen;
     Rcpp::traits::input_parameter< Rcpp::IntegerMatrix >::type idx(idxSEXP);
     Rcpp::traits::input_parameter< Rcpp::NumericVector >::type val(valSEXP);
     Rcpp::traits::input_parameter< Rcpp::IntegerVector >::type dims(dimsSEXP);
-    Rcpp::traits::input_parameter< Rcpp::List >::type inits(initsSEXP);
+    Rcpp::traits::input_parameter< Rcpp::NumericMatrix >::type lambda0(lambda0SEXP);
+    Rcpp::traits::input_parameter< Rcpp::List >::type factors0(factors0SEXP);
     Rcpp::traits::input_parameter< int >::type max_iter(max_iterSEXP);
     Rcpp::traits::input_parameter< double >::type tol(tolSEXP);
     Rcpp::traits::input_parameter< int >::type threads(threadsSEXP);
@@ -40,26 +53,40 @@ BEGIN_RCPP
     Rcpp::traits::input_parameter< bool >::type verbose(verboseSEXP);
     Rcpp::traits::input_parameter< SEXP >::type hook(hookSEXP);
     Rcpp::traits::input_parameter< std::string >::type method(methodSEXP);
-    rcpp_result_gen = Rcpp::wrap(cpp_lca_fit(idx, val, dims, inits, max_iter, tol, threads, short_iter, keep, verbose, hook, method));
+    rcpp_result_gen = Rcpp::wrap(cpp_lca_fit(idx, val, dims, lambda0, factors0, max_iter, tol, threads, short_iter, keep, verbose, hook, method));
     return rcpp_result_gen;
 END_RCPP
 }
 // cpp_lca_check_count
-int cpp_lca_check_count(Rcpp::IntegerMatrix idx, Rcpp::NumericVector val, Rcpp::IntegerVector dims, Rcpp::List inits, int max_iter, double tol, int threads, int short_iter, int keep);
-RcppExport SEXP _aspectr_cpp_lca_check_count(SEXP idxSEXP, SEXP valSEXP, SEXP dimsSEXP, SEXP initsSEXP, SEXP max_iterSEXP, SEXP tolSEXP, SEXP threadsSEXP, SEXP short_iterSEXP, SEXP keepSEXP) {
+int cpp_lca_check_count(Rcpp::IntegerMatrix idx, Rcpp::NumericVector val, Rcpp::IntegerVector dims, Rcpp::NumericMatrix lambda0, Rcpp::List factors0, int max_iter, double tol, int threads, int short_iter, int keep);
+RcppExport SEXP _aspectr_cpp_lca_check_count(SEXP idxSEXP, SEXP valSEXP, SEXP dimsSEXP, SEXP lambda0SEXP, SEXP factors0SEXP, SEXP max_iterSEXP, SEXP tolSEXP, SEXP threadsSEXP, SEXP short_iterSEXP, SEXP keepSEXP) {
 BEGIN_RCPP
     Rcpp::RObject rcpp_result_gen;
     Rcpp::RNGScope rcpp_rngScope_gen;
     Rcpp::traits::input_parameter< Rcpp::IntegerMatrix >::type idx(idxSEXP);
     Rcpp::traits::input_parameter< Rcpp::NumericVector >::type val(valSEXP);
     Rcpp::traits::input_parameter< Rcpp::IntegerVector >::type dims(dimsSEXP);
-    Rcpp::traits::input_parameter< Rcpp::List >::type inits(initsSEXP);
+    Rcpp::traits::input_parameter< Rcpp::NumericMatrix >::type lambda0(lambda0SEXP);
+    Rcpp::traits::input_parameter< Rcpp::List >::type factors0(factors0SEXP);
     Rcpp::traits::input_parameter< int >::type max_iter(max_iterSEXP);
     Rcpp::traits::input_parameter< double >::type tol(tolSEXP);
     Rcpp::traits::input_parameter< int >::type threads(threadsSEXP);
     Rcpp::traits::input_parameter< int >::type short_iter(short_iterSEXP);
     Rcpp::traits::input_parameter< int >::type keep(keepSEXP);
-    rcpp_result_gen = Rcpp::wrap(cpp_lca_check_count(idx, val, dims, inits, max_iter, tol, threads, short_iter, keep));
+    rcpp_result_gen = Rcpp::wrap(cpp_lca_check_count(idx, val, dims, lambda0, factors0, max_iter, tol, threads, short_iter, keep));
+    return rcpp_result_gen;
+END_RCPP
+}
+// cpp_start_blocks
+Rcpp::List cpp_start_blocks(Rcpp::NumericMatrix u, Rcpp::IntegerVector dims, int k);
+RcppExport SEXP _aspectr_cpp_start_blocks(SEXP uSEXP, SEXP dimsSEXP, SEXP kSEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::RNGScope rcpp_rngScope_gen;
+    Rcpp::traits::input_parameter< Rcpp::NumericMatrix >::type u(uSEXP);
+    Rcpp::traits::input_parameter< Rcpp::IntegerVector >::type dims(dimsSEXP);
+    Rcpp::traits::input_parameter< int >::type k(kSEXP);
+    rcpp_result_gen = Rcpp::wrap(cpp_start_blocks(u, dims, k));
     return rcpp_result_gen;
 END_RCPP
 }
@@ -101,8 +128,8 @@ BEGIN_RCPP
 END_RCPP
 }
 // cpp_plsa_fit
-Rcpp::List cpp_plsa_fit(Rcpp::IntegerMatrix idx, Rcpp::NumericVector val, Rcpp::IntegerVector dims, Rcpp::NumericVector lambda, Rcpp::List factors, std::string loss, double q, double tempering, int max_iter, double tol, int threads, bool verbose, bool free_weights, SEXP hook, bool want_model, std::string method);
-RcppExport SEXP _aspectr_cpp_plsa_fit(SEXP idxSEXP, SEXP valSEXP, SEXP dimsSEXP, SEXP lambdaSEXP, SEXP factorsSEXP, SEXP lossSEXP, SEXP qSEXP, SEXP temperingSEXP, SEXP max_iterSEXP, SEXP tolSEXP, SEXP threadsSEXP, SEXP verboseSEXP, SEXP free_weightsSEXP, SEXP hookSEXP, SEXP want_modelSEXP, SEXP methodSEXP) {
+Rcpp::List cpp_plsa_fit(Rcpp::IntegerMatrix idx, Rcpp::NumericVector val, Rcpp::IntegerVector dims, Rcpp::NumericVector lambda, Rcpp::List factors, std::string loss, double q, double tempering, int max_iter, double tol, int threads, bool verbose, bool free_weights, SEXP hook, bool want_model, std::string method, double squarem_bound);
+RcppExport SEXP _aspectr_cpp_plsa_fit(SEXP idxSEXP, SEXP valSEXP, SEXP dimsSEXP, SEXP lambdaSEXP, SEXP factorsSEXP, SEXP lossSEXP, SEXP qSEXP, SEXP temperingSEXP, SEXP max_iterSEXP, SEXP tolSEXP, SEXP threadsSEXP, SEXP verboseSEXP, SEXP free_weightsSEXP, SEXP hookSEXP, SEXP want_modelSEXP, SEXP methodSEXP, SEXP squarem_boundSEXP) {
 BEGIN_RCPP
     Rcpp::RObject rcpp_result_gen;
     Rcpp::RNGScope rcpp_rngScope_gen;
@@ -122,7 +149,8 @@ BEGIN_RCPP
     Rcpp::traits::input_parameter< SEXP >::type hook(hookSEXP);
     Rcpp::traits::input_parameter< bool >::type want_model(want_modelSEXP);
     Rcpp::traits::input_parameter< std::string >::type method(methodSEXP);
-    rcpp_result_gen = Rcpp::wrap(cpp_plsa_fit(idx, val, dims, lambda, factors, loss, q, tempering, max_iter, tol, threads, verbose, free_weights, hook, want_model, method));
+    Rcpp::traits::input_parameter< double >::type squarem_bound(squarem_boundSEXP);
+    rcpp_result_gen = Rcpp::wrap(cpp_plsa_fit(idx, val, dims, lambda, factors, loss, q, tempering, max_iter, tol, threads, verbose, free_weights, hook, want_model, method, squarem_bound));
     return rcpp_result_gen;
 END_RCPP
 }
@@ -391,12 +419,14 @@ END_RCPP
 
 static const R_CallMethodDef CallEntries[] = {
     {"_aspectr_cpp_index0_t", (DL_FUNC) &_aspectr_cpp_index0_t, 1},
-    {"_aspectr_cpp_lca_fit", (DL_FUNC) &_aspectr_cpp_lca_fit, 12},
-    {"_aspectr_cpp_lca_check_count", (DL_FUNC) &_aspectr_cpp_lca_check_count, 9},
+    {"_aspectr_cpp_lca_patterns", (DL_FUNC) &_aspectr_cpp_lca_patterns, 2},
+    {"_aspectr_cpp_lca_fit", (DL_FUNC) &_aspectr_cpp_lca_fit, 13},
+    {"_aspectr_cpp_lca_check_count", (DL_FUNC) &_aspectr_cpp_lca_check_count, 10},
+    {"_aspectr_cpp_start_blocks", (DL_FUNC) &_aspectr_cpp_start_blocks, 3},
     {"_aspectr_cpp_dense_scan", (DL_FUNC) &_aspectr_cpp_dense_scan, 1},
     {"_aspectr_cpp_dense_tn", (DL_FUNC) &_aspectr_cpp_dense_tn, 3},
     {"_aspectr_cpp_dense_nn", (DL_FUNC) &_aspectr_cpp_dense_nn, 3},
-    {"_aspectr_cpp_plsa_fit", (DL_FUNC) &_aspectr_cpp_plsa_fit, 16},
+    {"_aspectr_cpp_plsa_fit", (DL_FUNC) &_aspectr_cpp_plsa_fit, 17},
     {"_aspectr_cpp_loss", (DL_FUNC) &_aspectr_cpp_loss, 8},
     {"_aspectr_cpp_foldin", (DL_FUNC) &_aspectr_cpp_foldin, 10},
     {"_aspectr_cpp_project_simplex", (DL_FUNC) &_aspectr_cpp_project_simplex, 1},

@@ -12,7 +12,8 @@ Rcpp::List cpp_plsa_fit(Rcpp::IntegerMatrix idx, Rcpp::NumericVector val,
                         Rcpp::List factors, std::string loss, double q,
                         double tempering, int max_iter, double tol, int threads,
                         bool verbose, bool free_weights = false, SEXP hook = R_NilValue,
-                        bool want_model = false, std::string method = "em") {
+                        bool want_model = false, std::string method = "em",
+                        double squarem_bound = 1.0) {
   const aspectr::SparseTensor X = make_tensor(idx, val, dims);
   const aspectr::SparseTensor G = X.normalized();
   if (loss != "kl" && G.has_missing())
@@ -33,7 +34,9 @@ Rcpp::List cpp_plsa_fit(Rcpp::IntegerMatrix idx, Rcpp::NumericVector val,
       } else if (method == "squarem") {
         aspectr::EMRule em(tempering, &X.val, X.total());
         aspectr::SquaremRule<aspectr::EMRule> rule(em);
+        rule.set_step_bound(squarem_bound);
         tr = aspectr::run_solver(rule, G, M, ctl, cb);
+        squarem_bound = rule.step_bound();
       } else {
         aspectr::EMRule rule(tempering, &X.val, X.total());
         tr = aspectr::run_solver(rule, G, M, ctl, cb);
@@ -44,7 +47,9 @@ Rcpp::List cpp_plsa_fit(Rcpp::IntegerMatrix idx, Rcpp::NumericVector val,
       aspectr::QEMRule qem(q);
       if (method == "squarem") {
         aspectr::SquaremRule<aspectr::QEMRule> rule(qem);
+        rule.set_step_bound(squarem_bound);
         tr = aspectr::run_solver(rule, G, M, ctl, cb);
+        squarem_bound = rule.step_bound();
       } else {
         tr = aspectr::run_solver(qem, G, M, ctl, cb);
       }
@@ -60,6 +65,8 @@ Rcpp::List cpp_plsa_fit(Rcpp::IntegerMatrix idx, Rcpp::NumericVector val,
   Rcpp::List out = model_to_r(M);
   add_trace(out, tr);
   out["kl"] = kl;
+  // SQUAREM's step bound, to resume the fit where it stopped
+  if (method == "squarem") out["squarem_bound"] = squarem_bound;
   return out;
 }
 

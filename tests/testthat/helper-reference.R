@@ -163,6 +163,39 @@ ref_lca_em <- function(codes, lambda, probs, iters) {
   list(lambda = lambda, probs = probs, llik = sum(log(rowSums(p))))
 }
 
+# SQUAREM (as ref_squarem) over ref_lca_em's steps; the merit is minus the
+# log-likelihood (missing responses left out).
+ref_lca_squarem <- function(codes, lambda, probs, iters) {
+  fstep <- function(th) ref_lca_em(codes, th$lambda, th$probs, 1)
+  flat <- function(th) c(th$lambda, unlist(th$probs))
+  th <- list(lambda = lambda, probs = probs)
+  th$llik <- ref_lca_em(codes, lambda, probs, 0)$llik
+  smax <- 1
+  for (it in seq_len(iters)) {
+    t1 <- fstep(th); t2 <- fstep(t1)
+    r <- flat(t1) - flat(th); v <- flat(t2) - 2 * flat(t1) + flat(th)
+    a <- min(sqrt(sum(r^2) / sum(v^2)), smax)
+    longest <- a == smax
+    if (!(a > 1 + 1e-3)) {
+      if (longest) smax <- 4 * smax
+      th <- t2
+      next
+    }
+    ext <- function(p0, p1, p2) pmax(p0 + 2 * a * (p1 - p0) + a^2 * (p2 - 2 * p1 + p0), 0.1 * p2)
+    lam <- ext(th$lambda, t1$lambda, t2$lambda)
+    pr <- lapply(seq_along(th$probs), function(j) {
+      m <- ext(th$probs[[j]], t1$probs[[j]], t2$probs[[j]])
+      sweep(m, 2, colSums(m), "/")
+    })
+    tx <- ref_lca_em(codes, lam / sum(lam), pr, 0)
+    tx$lambda <- lam / sum(lam); tx$probs <- pr
+    accept <- tx$llik >= th$llik
+    th <- if (accept) fstep(tx) else t2
+    if (longest) smax <- if (accept) 4 * smax else max(1, smax / 4)
+  }
+  th
+}
+
 # Mean cosine between matched columns of A and B, maximized over the
 # column permutations (factors are identified up to order and scale).
 congruence <- function(A, B) {

@@ -46,7 +46,7 @@ test_that("missing responses: lca() agrees with a plain-R MAR EM", {
   d$b[sample(n, 20)] <- NA
   d$c[sample(n, 15)] <- NA
   d$a[1] <- d$b[1] <- d$c[1] <- d$e[1] <- NA   # all missing: dropped
-  fit <- lca(d, 2, nrun = 1, seed = 4, tol = 0, max_iter = 30)
+  fit <- lca(d, 2, nrun = 1, seed = 4, tol = 0, max_iter = 30, method = "em")
   expect_equal(fit$N, n - 1)
   codes <- as.matrix(d[-1, ])
   set.seed(4)
@@ -196,12 +196,12 @@ test_that("se = FALSE skips the standard errors and changes nothing else", {
   expect_identical(f$llik, a$llik)
 })
 
-test_that("coordinate descent (the default with complete data) matches a plain-R reference and is monotone", {
+test_that("coordinate descent matches a plain-R reference and is monotone", {
   set.seed(21)
   n <- 120
   d <- as.data.frame(lapply(1:5, function(j) sample(1:3, n, TRUE)))
   for (k in c(2, 3)) {
-    fit <- lca(d, k, nrun = 1, seed = 5, tol = 0, max_iter = 6, se = FALSE)
+    fit <- lca(d, k, nrun = 1, seed = 5, tol = 0, max_iter = 6, se = FALSE, method = "cd")
     expect_identical(fit$method, "cd")
     expect_identical(fit$params$method, "cd")
     set.seed(5)
@@ -211,29 +211,78 @@ test_that("coordinate descent (the default with complete data) matches a plain-R
     expect_equal(sort(unname(fit$P)), sort(ref$lambda), tolerance = 1e-10)
   }
   # several starts, threads over them, staged: monotone, the same as serial
-  a <- lca(d, 3, nrun = 6, seed = 2, threads = 1, short_iter = 5, se = FALSE)
-  b <- lca(d, 3, nrun = 6, seed = 2, threads = 2, short_iter = 5, se = FALSE)
+  a <- lca(d, 3, nrun = 6, seed = 2, threads = 1, short_iter = 5, se = FALSE, method = "cd")
+  b <- lca(d, 3, nrun = 6, seed = 2, threads = 2, short_iter = 5, se = FALSE, method = "cd")
   expect_identical(a$probs, b$probs)
   expect_identical(a$run_values, b$run_values)
   expect_true(all(diff(c(a$initial, a$objective)) <= 1e-13))
-  # missing responses: EM by default, coordinate descent refused
+  # missing responses: coordinate descent refused, SQUAREM the default
   dm <- d
   dm[[1]][1:5] <- NA
-  expect_identical(lca(dm, 2, nrun = 1, seed = 1, max_iter = 5, se = FALSE)$method, "em")
+  expect_identical(lca(dm, 2, nrun = 1, seed = 1, max_iter = 5, se = FALSE)$method, "squarem")
   expect_error(lca(dm, 2, method = "cd"), class = "aspectr_error_input_argument")
-  expect_identical(lca(dm, 2, nrun = 1, seed = 1, max_iter = 5, na.rm = TRUE, se = FALSE)$method, "cd")
-  # more than 8 items: EM by default (cheaper iterations), cd on request
+  expect_identical(lca(dm, 2, nrun = 1, seed = 1, max_iter = 5, na.rm = TRUE, se = FALSE,
+                       method = "cd")$method, "cd")
   d9 <- as.data.frame(lapply(1:9, function(j) sample(1:2, n, TRUE)))
-  expect_identical(lca(d9, 2, nrun = 1, seed = 1, max_iter = 5, se = FALSE)$method, "em")
+  expect_identical(lca(d9, 2, nrun = 1, seed = 1, max_iter = 5, se = FALSE)$method, "squarem")
   expect_identical(lca(d9, 2, nrun = 1, seed = 1, max_iter = 5, se = FALSE, method = "cd")$method, "cd")
+  expect_error(lca(d, 2, method = "newton"), class = "aspectr_error_input_argument")
 })
 
-test_that("coordinate descent reaches poLCA's optimum where EM crawls (values, k = 3)", {
+test_that("SQUAREM (the default) matches a plain-R reference, with and without missing responses", {
+  set.seed(21)
+  n <- 120
+  d <- as.data.frame(lapply(1:5, function(j) sample(1:3, n, TRUE)))
+  dm <- d
+  dm[[2]][sample(n, 10)] <- NA
+  dm[[1]][sample(n, 8)] <- NA
+  for (k in c(2, 3)) {
+    for (x in list(d, dm)) {
+      fit <- lca(x, k, nrun = 1, seed = 5, tol = 0, max_iter = 8, se = FALSE)
+      expect_identical(fit$method, "squarem")
+      set.seed(5)
+      init <- aspectr:::random_start(rep(3L, 5), k)
+      ref <- ref_lca_squarem(as.matrix(x), init$lambda, init$factors, 8)
+      expect_equal(fit$llik, ref$llik, tolerance = 1e-10)
+      expect_equal(sort(unname(fit$P)), sort(ref$lambda), tolerance = 1e-10)
+      # the extrapolation moved it past plain EM's 8 iterations
+      em <- lca(x, k, nrun = 1, seed = 5, tol = 0, max_iter = 8, se = FALSE, method = "em")
+      expect_gt(fit$llik, em$llik)
+      # constraints
+      expect_equal(sum(fit$P), 1, tolerance = 1e-12)
+      for (p in fit$probs) expect_equal(unname(rowSums(p)), rep(1, k), tolerance = 1e-12)
+    }
+  }
+  # several starts, threads over them, staged: monotone, the same as serial,
+  # the same with a callback (the starts then run one by one from R)
+  a <- lca(dm, 3, nrun = 6, seed = 2, threads = 1, short_iter = 5, se = FALSE)
+  b <- lca(dm, 3, nrun = 6, seed = 2, threads = 2, short_iter = 5, se = FALSE)
+  cb <- lca(dm, 3, nrun = 6, seed = 2, threads = 1, short_iter = 5, se = FALSE,
+            callback = function(...) TRUE)
+  expect_identical(a$probs, b$probs)
+  expect_identical(a$run_values, b$run_values)
+  expect_equal(cb$run_values, a$run_values, tolerance = 1e-12)
+  expect_identical(cb$run_iterations, a$run_iterations)
+  expect_true(all(diff(c(a$initial, a$objective)) <= 1e-13))
+})
+
+test_that("SQUAREM, coordinate descent and EM reach poLCA's optimum; SQUAREM's is a fixed point of EM (values, k = 3)", {
   skip_if_not_installed("poLCA")
   data("values", package = "poLCA", envir = environment())
-  cd <- lca(values, 3, nrun = 10, seed = 1, tol = 1e-11, max_iter = 1000, se = FALSE)
-  em <- suppressWarnings(lca(values, 3, nrun = 10, seed = 1, tol = 1e-11, max_iter = 1000, se = FALSE, method = "em"))
-  expect_true(cd$converged)
-  expect_equal(cd$llik, -503.3011, tolerance = 1e-7)  # poLCA's published best
-  expect_gte(cd$llik, em$llik - 1e-9)
+  sq <- lca(values, 3, nrun = 10, seed = 1, tol = 1e-11, max_iter = 1000, se = FALSE)
+  cd <- lca(values, 3, nrun = 10, seed = 1, tol = 1e-11, max_iter = 1000, se = FALSE, method = "cd")
+  em <- suppressMessages(lca(values, 3, nrun = 10, seed = 1, tol = 1e-11, max_iter = 1000, se = FALSE,
+                             method = "em"))
+  for (f in list(sq, cd)) {
+    expect_true(f$converged)
+    expect_equal(f$llik, -503.3011, tolerance = 1e-7)  # poLCA's published best
+    expect_gte(f$llik, em$llik - 1e-9)
+  }
+  # where the likelihood is flat, EM crawls: SQUAREM needs far fewer
+  # iterations of its own (each at most three EM steps)
+  expect_lt(3 * sq$iterations, em$iterations)
+  # one more EM step from SQUAREM's optimum moves nothing
+  step <- lca(values, 3, nrun = 1, init = sq, method = "em", max_iter = 1, tol = 0, se = FALSE)
+  expect_equal(step$llik, sq$llik, tolerance = 1e-9)
+  expect_equal(unname(step$P), unname(sq$P), tolerance = 1e-5)
 })

@@ -242,13 +242,48 @@ test_that("the multistart loop of lca() checks for interrupts between starts", {
   # batch of `threads` starts
   d <- data.frame(a = rep(c("x", "y"), 30), b = rep(c("u", "v", "w"), 20), c = rep(c("p", "q"), each = 30))
   prep <- aspectr:::lca_prepare(d, FALSE)$data
-  inits <- aspectr:::with_seed(1, aspectr:::random_starts(prep$dims, 2L, 40))
-  calls <- aspectr:::cpp_lca_check_count(prep$idx, prep$val, prep$dims, inits, 11L, 0, 1L, 10L, 1L)
+  b <- aspectr:::with_seed(1, aspectr:::random_start_blocks(prep$dims, 2L, 40))
+  calls <- aspectr:::cpp_lca_check_count(prep$idx, prep$val, prep$dims, b$lambda, b$factors, 11L, 0, 1L, 10L, 1L)
   expect_gte(calls, 40)
-  calls2 <- aspectr:::cpp_lca_check_count(prep$idx, prep$val, prep$dims, inits, 11L, 0, 2L, 10L, 1L)
+  calls2 <- aspectr:::cpp_lca_check_count(prep$idx, prep$val, prep$dims, b$lambda, b$factors, 11L, 0, 2L, 10L, 1L)
   expect_gte(calls2, 20)
   # batching does not change the fits
   f1 <- lca(d, 2, nrun = 40, seed = 1, short_iter = 10, threads = 1)
   f2 <- lca(d, 2, nrun = 40, seed = 1, short_iter = 10, threads = 2)
   expect_equal(f1$run_values, f2$run_values, tolerance = 1e-12)
+})
+
+test_that("a seeded fit leaves the caller's random number generator as it was", {
+  env <- globalenv()
+  saved <- if (exists(".Random.seed", envir = env)) get(".Random.seed", envir = env)
+  saved_kind <- RNGkind()
+  on.exit({
+    do.call(RNGkind, as.list(saved_kind))
+    if (is.null(saved)) rm(".Random.seed", envir = env) else assign(".Random.seed", saved, envir = env)
+  })
+  draw <- function() aspectr:::with_seed(5, stats::runif(3))
+  ref <- draw()
+  # the default generators: the state is restored, and the draws inside are
+  # the same whatever state came before
+  set.seed(11)
+  before <- get(".Random.seed", envir = env)
+  expect_identical(draw(), ref)
+  expect_identical(get(".Random.seed", envir = env), before)
+  # other generators: kinds and state restored, the same draws inside
+  suppressWarnings(RNGkind("L'Ecuyer-CMRG", "Box-Muller", "Rounding"))
+  suppressWarnings(set.seed(3))
+  before <- get(".Random.seed", envir = env)
+  expect_identical(suppressWarnings(draw()), ref)
+  expect_identical(suppressWarnings(RNGkind()), c("L'Ecuyer-CMRG", "Box-Muller", "Rounding"))
+  expect_identical(get(".Random.seed", envir = env), before)
+  RNGkind("Mersenne-Twister", "Inversion", "Rejection")
+  # no seed yet: none afterwards
+  rm(".Random.seed", envir = env)
+  expect_identical(draw(), ref)
+  expect_false(exists(".Random.seed", envir = env, inherits = FALSE))
+  # an lca() fit with a seed
+  set.seed(12)
+  before <- get(".Random.seed", envir = env)
+  invisible(lca(data.frame(a = rep(1:2, 10), b = rep(1:2, each = 10)), 2, seed = 1, nrun = 2, se = FALSE))
+  expect_identical(get(".Random.seed", envir = env), before)
 })

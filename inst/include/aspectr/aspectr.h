@@ -13,6 +13,7 @@
 #include "solvers/normalize.h"
 #include "solvers/em.h"
 #include "solvers/cd.h"
+#include "patterns.h"
 #include "solvers/multistart.h"
 #include "solvers/qem.h"
 #include "solvers/squarem.h"

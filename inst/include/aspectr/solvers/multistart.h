@@ -26,6 +26,7 @@
 #include <algorithm>
 #include <exception>
 #include <numeric>
+#include <stdexcept>
 #include <vector>
 #include "../control.h"
 #include "../data.h"
@@ -70,9 +71,9 @@ void advance_start(Rule& rule, const SparseTensor& G, StartRun& s, int n,
 }
 
 // Runs `n` more iterations on every start in `active` (threads over starts
-// when there are several).
-template <class Rule>
-void advance_all(Rule& rule, const SparseTensor& G, std::vector<StartRun>& runs,
+// when there are several); rule_of(i) is start i's rule.
+template <class RuleOf>
+void advance_all(RuleOf& rule_of, const SparseTensor& G, std::vector<StartRun>& runs,
                  const std::vector<std::size_t>& active, int n, const MultiStartControl& ctl,
                  int inner_threads) {
   const int m = static_cast<int>(active.size());
@@ -82,7 +83,7 @@ void advance_all(Rule& rule, const SparseTensor& G, std::vector<StartRun>& runs,
   T = 1;
 #endif
   if (T <= 1) {
-    for (std::size_t a : active) advance_start(rule, G, runs[a], n, ctl, inner_threads);
+    for (std::size_t a : active) advance_start(rule_of(a), G, runs[a], n, ctl, inner_threads);
     return;
   }
   std::exception_ptr err = nullptr;
@@ -91,7 +92,7 @@ void advance_all(Rule& rule, const SparseTensor& G, std::vector<StartRun>& runs,
 #endif
   for (int j = 0; j < m; ++j) {
     try {
-      advance_start(rule, G, runs[active[j]], n, ctl, 1);
+      advance_start(rule_of(active[j]), G, runs[active[j]], n, ctl, 1);
     } catch (...) {
 #ifdef _OPENMP
 #pragma omp critical(aspectr_multistart_err)
@@ -107,17 +108,21 @@ void advance_all(Rule& rule, const SparseTensor& G, std::vector<StartRun>& runs,
 // Fits every start of `inits`; returns one StartRun per start (in order),
 // each with its final loss appended to the trace. Stops early (leaving the
 // starts where they are) when check() returns false; `stopped` reports it.
-template <class Rule, class Check>
-std::vector<StartRun> multistart(Rule& rule, const SparseTensor& G, std::vector<AspectModel> inits,
-                                 const MultiStartControl& ctl, Check& check, bool* stopped = nullptr) {
-  rule.bind(G);
+// rule_of(i) gives start i's rule, of type Rule, already bound to G: one
+// rule for every start (a rule without state between steps, usable
+// concurrently after bind()) or one per start (a rule with state, such as
+// SquaremRule's step bound); see the two overloads below.
+template <class Rule, class RuleOf, class Check>
+std::vector<StartRun> multistart_with(RuleOf rule_of, const SparseTensor& G,
+                                      std::vector<AspectModel> inits, const MultiStartControl& ctl,
+                                      Check& check, bool* stopped) {
   const std::size_t S = inits.size();
   std::vector<StartRun> runs(S);
   for (std::size_t i = 0; i < S; ++i) runs[i].M = std::move(inits[i]);
   // a rule without lag reports the loss after each step: the trace starts
   // with the loss of the start (a lagged rule's first step returns it)
   if (!Rule::kLagged)
-    for (StartRun& r : runs) r.f.push_back(rule.loss(G, r.M, ctl.threads));
+    for (std::size_t i = 0; i < S; ++i) runs[i].f.push_back(rule_of(i).loss(G, runs[i].M, ctl.threads));
   const int round = std::max(1, ctl.round);
   bool halted = false;
 
@@ -149,7 +154,7 @@ std::vector<StartRun> multistart(Rule& rule, const SparseTensor& G, std::vector<
       for (std::size_t b = 0; b < active.size() && !halted; b += batch) {
         const std::vector<std::size_t> part(active.begin() + b,
                                             active.begin() + std::min(b + batch, active.size()));
-        detail::advance_all(rule, G, runs, part, n, ctl, inner);
+        detail::advance_all(rule_of, G, runs, part, n, ctl, inner);
         report();
       }
       done += n;
@@ -198,9 +203,30 @@ std::vector<StartRun> multistart(Rule& rule, const SparseTensor& G, std::vector<
   }
   // final loss of every start (the lagged trace's last entry)
   if (Rule::kLagged)
-    for (StartRun& r : runs) r.f.push_back(rule.loss(G, r.M, ctl.threads));
+    for (std::size_t i = 0; i < S; ++i) runs[i].f.push_back(rule_of(i).loss(G, runs[i].M, ctl.threads));
   if (stopped) *stopped = halted;
   return runs;
+}
+
+// One rule for every start.
+template <class Rule, class Check>
+std::vector<StartRun> multistart(Rule& rule, const SparseTensor& G, std::vector<AspectModel> inits,
+                                 const MultiStartControl& ctl, Check& check, bool* stopped = nullptr) {
+  rule.bind(G);
+  auto rule_of = [&rule](std::size_t) -> Rule& { return rule; };
+  return multistart_with<Rule>(rule_of, G, std::move(inits), ctl, check, stopped);
+}
+
+// One rule per start (rules[i] for start i; each bound here).
+template <class Rule, class Check>
+std::vector<StartRun> multistart(std::vector<Rule>& rules, const SparseTensor& G,
+                                 std::vector<AspectModel> inits, const MultiStartControl& ctl,
+                                 Check& check, bool* stopped = nullptr) {
+  if (rules.size() != inits.size())
+    throw std::invalid_argument("multistart: one rule per start is needed");
+  for (Rule& r : rules) r.bind(G);
+  auto rule_of = [&rules](std::size_t i) -> Rule& { return rules[i]; };
+  return multistart_with<Rule>(rule_of, G, std::move(inits), ctl, check, stopped);
 }
 
 }  // namespace aspectr

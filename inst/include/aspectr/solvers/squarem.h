@@ -23,7 +23,8 @@
 // when one fails. One step costs three passes of the base rule (two when
 // a <= 1).
 //
-// The rule keeps a_max between steps: one object serves one model.
+// The rule keeps a_max between steps: one object serves one model (the
+// base rule may be shared).
 #ifndef ASPECTR_SOLVERS_SQUAREM_H
 #define ASPECTR_SOLVERS_SQUAREM_H
 
@@ -37,16 +38,29 @@ namespace aspectr {
 template <class Base>
 class SquaremRule {
  public:
-  explicit SquaremRule(Base& base) : base_(base) {}
+  explicit SquaremRule(Base& base) : base_(&base) {}
   // the loss returned is the base rule's (lagged) loss of the model entering
   static constexpr bool kLagged = true;
 
+  // several SquaremRules may share one base rule (one per start of
+  // multistart.h), which must then be usable concurrently after bind()
+  void bind(const SparseTensor& G) { base_->bind(G); }
+
+  // the step-length bound a_max, read and set to resume a fit where an
+  // earlier call left it (staged restarts run from R)
+  double step_bound() const { return step_max_; }
+  void set_step_bound(double a) { step_max_ = std::isfinite(a) && a >= 1.0 ? a : 1.0; }
+
   double step(const SparseTensor& G, AspectModel& M, int threads) {
-    const AspectModel M0 = M;
+    // (the copies go to members, whose memory is reused from step to step)
+    AspectModel& M0 = m0_;
+    AspectModel& M1 = m1_;
+    AspectModel& M2 = m2_;
+    M0 = M;
     double f0 = 0.0, fx = 0.0;
-    const double v0 = base_.step_merit(G, M, threads, &f0);  // M = theta1, f0 = f(theta0)
-    const AspectModel M1 = M;
-    base_.step_merit(G, M, threads, nullptr);                // M = theta2
+    const double v0 = base_->step_merit(G, M, threads, &f0);  // M = theta1, f0 = f(theta0)
+    M1 = M;
+    base_->step_merit(G, M, threads, nullptr);                // M = theta2
     double rr = 0.0, vv = 0.0;
     auto norms = [&](const arma::mat& a0, const arma::mat& a1, const arma::mat& a2) {
       const double* p0 = a0.memptr();
@@ -67,13 +81,13 @@ class SquaremRule {
       if (longest) step_max_ *= kGrow;
       return v0;
     }
-    const AspectModel M2 = M;
+    M2 = M;
     if (!extrapolate(M0, M1, M2, len, M)) {
       M = M2;
       if (longest) step_max_ = std::max(1.0, step_max_ / kGrow);
       return v0;
     }
-    base_.step_merit(G, M, threads, &fx);  // M = F(theta'), fx = f(theta')
+    base_->step_merit(G, M, threads, &fx);  // M = F(theta'), fx = f(theta')
     const bool accept = fx <= f0;          // (false when fx is not finite)
     if (!accept) M = M2;
     if (longest) step_max_ = accept ? step_max_ * kGrow : std::max(1.0, step_max_ / kGrow);
@@ -81,7 +95,7 @@ class SquaremRule {
   }
 
   double loss(const SparseTensor& G, const AspectModel& M, int threads) {
-    return base_.loss(G, M, threads);
+    return base_->loss(G, M, threads);
   }
 
   // theta' = theta0 + 2 a r + a^2 v into M (see above); false when the
@@ -118,8 +132,9 @@ class SquaremRule {
   }
 
  private:
-  Base& base_;
+  Base* base_;
   double step_max_ = 1.0;
+  AspectModel m0_, m1_, m2_;  // theta0, theta1, theta2 of the current step
   static constexpr double kGrow = 4.0;
   static constexpr double kFloor = 0.1;
 };

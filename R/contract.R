@@ -8,11 +8,14 @@
 # parameters), and `stopped` (whether a callback stopped the fit). The
 # family's own fields stay as they are.
 contract_fields <- function(fit, family, factors, weights, params) {
+  cls <- oldClass(fit)
+  fit <- unclass(fit)  # (assignments without S3 dispatch)
   fit$family <- family
   fit$factors <- factors
   fit$weights <- weights
   fit$params <- params
   fit$stopped <- isTRUE(fit$stopped)
+  class(fit) <- cls
   fit
 }
 

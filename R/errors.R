@@ -53,24 +53,26 @@ check_whole <- function(x, arg, min = 1, max = Inf, what = NULL,
   imax <- .Machine$integer.max
   max <- min(max, imax)
   min <- max(min, -imax)
-  range <- if (max < imax) paste0(" between ", min, " and ", max) else
-    if (min == 1) "" else paste0(" between ", min, " and ", imax)
-  kind <- if (min == 1 && max >= imax) "a positive whole number" else "a whole number"
-  note <- if (is.null(what)) "" else paste0(" (", what, ")")
+  # (the message is built only for an error: this runs on every fit)
+  expected <- function() {
+    range <- if (max < imax) paste0(" between ", min, " and ", max) else
+      if (min == 1) "" else paste0(" between ", min, " and ", imax)
+    kind <- if (min == 1 && max >= imax) "a positive whole number" else "a whole number"
+    paste0(kind, range, if (is.null(what)) "" else paste0(" (", what, ")"))
+  }
   if (missing(x)) {
-    abort_input("{.arg {arg}} is missing: it must be {kind}{range}{note}.",
+    abort_input("{.arg {arg}} is missing: it must be {expected()}.",
                 "argument", arg = arg, call = call)
   }
   ok <- is.numeric(x) && !is.object(x) && length(x) == 1 && !is.na(x) && is.finite(x) &&
     abs(x - round(x)) < 1e-8 && x >= min && x <= max
   if (!ok) {
-    abort_input("{.arg {arg}} must be {kind}{range}{note}, not {describe(x)}.",
+    abort_input("{.arg {arg}} must be {expected()}, not {describe(x)}.",
                 "argument", arg = arg, call = call)
   }
   as.integer(round(x))
 }
 
-# A seed for R's generator: NULL or a whole number in R's integer range.
 check_seed <- function(seed, arg = "seed", call = rlang::caller_env()) {
   if (is.null(seed)) return(NULL)
   check_whole(seed, arg, min = -.Machine$integer.max, max = .Machine$integer.max,

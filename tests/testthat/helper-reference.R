@@ -419,3 +419,39 @@ ref_squarem <- function(x, init, iters, beta = 1, q = NULL) {
   }
   th
 }
+
+# lca()'s data preparation in plain R (the package's earlier R code): codes
+# by variable, kept rows, distinct patterns (first seen), their counts, the
+# index matrix ordered by the first variable's code (stable).
+ref_lca_prepare <- function(data, na.rm) {
+  vars <- names(data)
+  f <- lapply(data, function(v) {
+    if (is.factor(v)) return(droplevels(v))
+    if (is.numeric(v)) {
+      u <- sort(unique(v[!is.na(v)]))
+      return(structure(match(v, u), levels = as.character(u), class = "factor"))
+    }
+    factor(v)
+  })
+  nl <- vapply(f, nlevels, integer(1))
+  codes <- vapply(f, as.integer, integer(nrow(data)))
+  if (!is.matrix(codes)) codes <- matrix(codes, nrow = nrow(data))
+  colnames(codes) <- vars
+  miss <- is.na(codes)
+  rows <- if (na.rm) which(rowSums(miss) == 0) else which(rowSums(miss) < ncol(codes))
+  codes <- codes[rows, , drop = FALSE]
+  key <- do.call(paste, c(as.data.frame(ifelse(is.na(codes), 0L, codes)), sep = "\r"))
+  first <- !duplicated(key)
+  pid <- match(key, key[first])
+  pat <- codes[first, , drop = FALSE]
+  counts <- as.numeric(tabulate(pid, sum(first)))
+  idx <- t(pat) - 1L
+  idx[is.na(idx)] <- -1L
+  ord <- order(idx[1, ], method = "radix")
+  inv <- integer(length(ord))
+  inv[ord] <- seq_along(ord)
+  levs <- lapply(f, levels)
+  names(levs) <- vars
+  list(idx = unname(idx[, ord, drop = FALSE]), val = counts[ord], dims = unname(nl), levels = levs,
+       codes = codes, rows = rows, row_pattern = inv[pid])
+}

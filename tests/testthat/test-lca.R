@@ -173,6 +173,39 @@ test_that("lca()'s batched starts are random_start()'s numbers", {
   }
 })
 
+test_that("lca()'s data preparation equals a plain-R reference on random data frames", {
+  n_cases <- prop_n_cases(60)
+  set.seed(20261126)
+  for (case in seq_len(n_cases)) {
+    n <- sample(c(1, 3, 40, 300), 1)
+    J <- sample(2:6, 1)
+    d <- as.data.frame(lapply(seq_len(J), function(j) {
+      L <- sample(2:6, 1)
+      x <- sample(seq_len(L), n, TRUE)
+      v <- switch(sample(6, 1), x, as.numeric(x) * 2 - 1, factor(letters[x], levels = rev(letters[1:6])),
+                  letters[x], x - 4L, factor(x, levels = 1:9))
+      if (runif(1) < 0.6) v[sample(n, max(1, n %/% 4))] <- NA
+      v
+    }), stringsAsFactors = FALSE)
+    names(d) <- paste0("item", seq_len(J))
+    for (na.rm in c(FALSE, TRUE)) {
+      ref <- ref_lca_prepare(d, na.rm)
+      got <- tryCatch(aspectr:::lca_prepare(d, na.rm), aspectr_error_input = function(e) NULL)
+      if (length(ref$rows) == 0 || any(ref$dims < 2)) {
+        expect_null(got)
+        next
+      }
+      expect_identical(unname(got$data$idx), ref$idx)
+      expect_identical(got$data$val, ref$val)
+      expect_identical(got$data$dims, ref$dims)
+      expect_identical(got$levels, ref$levels)
+      expect_identical(got$codes, ref$codes)
+      expect_identical(got$rows, ref$rows)
+      expect_identical(got$row_pattern, ref$row_pattern)
+    }
+  }
+})
+
 test_that("restart controls give classed errors", {
   v <- lca_values()
   expect_error(lca(v, 2, short_iter = -1), class = "aspectr_error_input_argument")

@@ -9,6 +9,18 @@ cpp_lca_patterns <- function(cols, drop_incomplete) {
     .Call(`_aspectr_cpp_lca_patterns`, cols, drop_incomplete)
 }
 
+cpp_csc_triplets <- function(i, p, x, nrow) {
+    .Call(`_aspectr_cpp_csc_triplets`, i, p, x, nrow)
+}
+
+cpp_data_summary <- function(idx, val, d1) {
+    .Call(`_aspectr_cpp_data_summary`, idx, val, d1)
+}
+
+cpp_all_whole <- function(v) {
+    .Call(`_aspectr_cpp_all_whole`, v)
+}
+
 cpp_lca_fit <- function(idx, val, dims, lambda0, factors0, max_iter, tol, threads, short_iter, keep, verbose, hook = NULL, method = "squarem") {
     .Call(`_aspectr_cpp_lca_fit`, idx, val, dims, lambda0, factors0, max_iter, tol, threads, short_iter, keep, verbose, hook, method)
 }

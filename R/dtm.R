@@ -123,7 +123,7 @@ text_weighting <- function(x) {
 # dense matrix).
 check_count_data <- function(x, values, fitter, likelihood = TRUE, call = rlang::caller_env()) {
   weighting <- text_weighting(x)
-  counts <- is.null(weighting) && all(values == round(values))
+  counts <- is.null(weighting) && cpp_all_whole(values)
   if (!counts && likelihood) {
     why <- if (!is.null(weighting)) "{.arg x} is weighted ({weighting}), not counts" else
       "{.arg x} has values that are not whole numbers"

@@ -82,9 +82,19 @@ as_aspect_data.TermDocumentMatrix <- function(x, arg = "x", call = rlang::caller
 as_aspect_data.Matrix <- function(x, arg = "x", call = rlang::caller_env(), ...) {
   if (length(dim(x)) != 2) abort_input("{.arg {arg}} must be a 2-way matrix, not {describe(x)}.", "type", arg = arg, call = call)
   x <- methods::as(methods::as(methods::as(x, "dMatrix"), "generalMatrix"), "CsparseMatrix")
-  check_values(x@x, arg, call)
   dims <- dim(x)
-  aspect_triplets(x@i, rep.int(seq_len(dims[2]) - 1L, diff(x@p)), x@x, dims, dimnames(x), arg, call)
+  # the checks and the triplets ordered by row in one C++ pass over the
+  # slots (aspect_triplets() would hold several temporaries of nnz size)
+  tr <- cpp_csc_triplets(x@i, x@p, x@x, dims[1])
+  ck <- tr$checks
+  if (ck$na > 0 || ck$inf > 0 || ck$neg > 0) check_values(x@x, arg, call)
+  if (any(dims == 0) || length(tr$val) == 0) {
+    return(aspect_triplets(integer(0), integer(0), numeric(0), dims, dimnames(x), arg, call))
+  }
+  dn <- dimnames(x)
+  if (!is.null(dn)) dn <- lapply(dn, function(d) if (is.null(d)) NULL else as.character(d))
+  list(idx = tr$idx, val = tr$val, dims = as.integer(dims),
+       dimnames = if (is.null(dn)) list(NULL, NULL) else unname(dn), total = tr$total)
 }
 
 #' @rdname as_aspect_data

@@ -362,9 +362,9 @@ new_plsa <- function(res, data, k, loss, q, tempering, run, values, time, thread
     f
   })
   names(factors) <- mode_names(data$dimnames, length(data$dims))
-  # G = val / total, by way of max(val): the total may overflow
-  g <- if (length(data$val)) data$val / max(data$val) else numeric(0)
-  g <- g / sum(g)
+  # sum g log g with G = val / total (by way of max(val): the total may
+  # overflow) and the totals by first index, in one C++ pass
+  summ <- cpp_data_summary(data$idx, data$val, data$dims[1])
   fit <- structure(
     list(
       lambda = stats::setNames(lambda[ord], topic_names),
@@ -378,8 +378,8 @@ new_plsa <- function(res, data, k, loss, q, tempering, run, values, time, thread
       k = k, run = run, run_values = values,
       dims = data$dims, dimnames = data$dimnames,
       total = data$total, nnz = length(data$val),
-      neg_entropy = sum(g * log(g)),
-      doc_totals = tabulate_weighted(data$idx[1, ] + 1L, data$val, data$dims[1]),
+      neg_entropy = summ$neg_entropy,
+      doc_totals = summ$doc_totals,
       kl = res$kl,
       time = time, threads = threads, seed = seed, call = call, stopped = isTRUE(res$stopped)
     ),

@@ -34,6 +34,44 @@ BEGIN_RCPP
     return rcpp_result_gen;
 END_RCPP
 }
+// cpp_csc_triplets
+Rcpp::List cpp_csc_triplets(Rcpp::IntegerVector i, Rcpp::IntegerVector p, Rcpp::NumericVector x, int nrow);
+RcppExport SEXP _aspectr_cpp_csc_triplets(SEXP iSEXP, SEXP pSEXP, SEXP xSEXP, SEXP nrowSEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::RNGScope rcpp_rngScope_gen;
+    Rcpp::traits::input_parameter< Rcpp::IntegerVector >::type i(iSEXP);
+    Rcpp::traits::input_parameter< Rcpp::IntegerVector >::type p(pSEXP);
+    Rcpp::traits::input_parameter< Rcpp::NumericVector >::type x(xSEXP);
+    Rcpp::traits::input_parameter< int >::type nrow(nrowSEXP);
+    rcpp_result_gen = Rcpp::wrap(cpp_csc_triplets(i, p, x, nrow));
+    return rcpp_result_gen;
+END_RCPP
+}
+// cpp_data_summary
+Rcpp::List cpp_data_summary(Rcpp::IntegerMatrix idx, Rcpp::NumericVector val, int d1);
+RcppExport SEXP _aspectr_cpp_data_summary(SEXP idxSEXP, SEXP valSEXP, SEXP d1SEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::RNGScope rcpp_rngScope_gen;
+    Rcpp::traits::input_parameter< Rcpp::IntegerMatrix >::type idx(idxSEXP);
+    Rcpp::traits::input_parameter< Rcpp::NumericVector >::type val(valSEXP);
+    Rcpp::traits::input_parameter< int >::type d1(d1SEXP);
+    rcpp_result_gen = Rcpp::wrap(cpp_data_summary(idx, val, d1));
+    return rcpp_result_gen;
+END_RCPP
+}
+// cpp_all_whole
+bool cpp_all_whole(Rcpp::NumericVector v);
+RcppExport SEXP _aspectr_cpp_all_whole(SEXP vSEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::RNGScope rcpp_rngScope_gen;
+    Rcpp::traits::input_parameter< Rcpp::NumericVector >::type v(vSEXP);
+    rcpp_result_gen = Rcpp::wrap(cpp_all_whole(v));
+    return rcpp_result_gen;
+END_RCPP
+}
 // cpp_lca_fit
 Rcpp::List cpp_lca_fit(Rcpp::IntegerMatrix idx, Rcpp::NumericVector val, Rcpp::IntegerVector dims, Rcpp::NumericMatrix lambda0, Rcpp::List factors0, int max_iter, double tol, int threads, int short_iter, int keep, bool verbose, SEXP hook, std::string method);
 RcppExport SEXP _aspectr_cpp_lca_fit(SEXP idxSEXP, SEXP valSEXP, SEXP dimsSEXP, SEXP lambda0SEXP, SEXP factors0SEXP, SEXP max_iterSEXP, SEXP tolSEXP, SEXP threadsSEXP, SEXP short_iterSEXP, SEXP keepSEXP, SEXP verboseSEXP, SEXP hookSEXP, SEXP methodSEXP) {
@@ -420,6 +458,9 @@ END_RCPP
 static const R_CallMethodDef CallEntries[] = {
     {"_aspectr_cpp_index0_t", (DL_FUNC) &_aspectr_cpp_index0_t, 1},
     {"_aspectr_cpp_lca_patterns", (DL_FUNC) &_aspectr_cpp_lca_patterns, 2},
+    {"_aspectr_cpp_csc_triplets", (DL_FUNC) &_aspectr_cpp_csc_triplets, 4},
+    {"_aspectr_cpp_data_summary", (DL_FUNC) &_aspectr_cpp_data_summary, 3},
+    {"_aspectr_cpp_all_whole", (DL_FUNC) &_aspectr_cpp_all_whole, 1},
     {"_aspectr_cpp_lca_fit", (DL_FUNC) &_aspectr_cpp_lca_fit, 13},
     {"_aspectr_cpp_lca_check_count", (DL_FUNC) &_aspectr_cpp_lca_check_count, 10},
     {"_aspectr_cpp_start_blocks", (DL_FUNC) &_aspectr_cpp_start_blocks, 3},

@@ -97,3 +97,93 @@ Rcpp::List cpp_lca_patterns(Rcpp::List cols, bool drop_incomplete) {
                             Rcpp::Named("val") = Rcpp::NumericVector(t.counts.begin(), t.counts.end()),
                             Rcpp::Named("row_pattern") = row_pattern);
 }
+
+// A dgCMatrix's slots (0-based row indices i, column pointers p, values x)
+// -> the aspect-model triplets in one pass, without R temporaries: the
+// non-zero entries ordered by row, then column (a counting sort of the
+// compressed-column order, which is by column), as a 2 x nnz index matrix
+// (0-based) and their values; their total summed in long double in the
+// compressed-column order (as R's sum()); and the counts the input checks
+// need (missing, infinite and negative values, the smallest value).
+// [[Rcpp::export]]
+Rcpp::List cpp_csc_triplets(Rcpp::IntegerVector i, Rcpp::IntegerVector p, Rcpp::NumericVector x, int nrow) {
+  const R_xlen_t ncol = p.size() - 1, n = x.size();
+  double n_na = 0, n_inf = 0, n_neg = 0, smallest = R_PosInf;
+  for (R_xlen_t s = 0; s < n; ++s) {
+    const double v = x[s];
+    if (ISNAN(v)) { ++n_na; continue; }
+    if (!std::isfinite(v)) { ++n_inf; continue; }
+    if (v < 0) ++n_neg;
+    if (v < smallest) smallest = v;
+  }
+  Rcpp::List checks = Rcpp::List::create(Rcpp::Named("na") = n_na, Rcpp::Named("inf") = n_inf,
+                                         Rcpp::Named("neg") = n_neg, Rcpp::Named("min") = smallest);
+  if (n_na > 0 || n_inf > 0 || n_neg > 0) return Rcpp::List::create(Rcpp::Named("checks") = checks);
+  std::vector<R_xlen_t> start(static_cast<std::size_t>(nrow) + 1, 0);
+  R_xlen_t kept = 0;
+  long double total = 0.0;
+  for (R_xlen_t s = 0; s < n; ++s) {
+    if (x[s] == 0) continue;
+    const int r = i[s];
+    if (r < 0 || r >= nrow) Rcpp::stop("internal error: row index out of range");
+    ++start[static_cast<std::size_t>(r) + 1];
+    ++kept;
+    total += x[s];
+  }
+  for (int r = 0; r < nrow; ++r) start[r + 1] += start[r];
+  Rcpp::IntegerMatrix idx(2, kept);
+  Rcpp::NumericVector val(kept);
+  int* ip = idx.begin();
+  for (R_xlen_t j = 0; j < ncol; ++j) {
+    for (R_xlen_t s = p[j]; s < p[j + 1]; ++s) {
+      if (x[s] == 0) continue;
+      const R_xlen_t t = start[i[s]]++;
+      ip[2 * t] = i[s];
+      ip[2 * t + 1] = static_cast<int>(j);
+      val[t] = x[s];
+    }
+  }
+  return Rcpp::List::create(Rcpp::Named("checks") = checks, Rcpp::Named("idx") = idx,
+                            Rcpp::Named("val") = val, Rcpp::Named("total") = static_cast<double>(total));
+}
+
+// For new_plsa(), without temporaries of the data's size: sum g log g with
+// g the values normalized as R computes it (val / max(val), then divided by
+// its sum; sums in long double as R's sum()), and the values summed by
+// their first index (rowsum()'s order; a missing index, -1, skipped).
+// [[Rcpp::export]]
+Rcpp::List cpp_data_summary(Rcpp::IntegerMatrix idx, Rcpp::NumericVector val, int d1) {
+  const R_xlen_t n = val.size(), N = idx.nrow();
+  double neg_entropy = 0.0;
+  if (n > 0) {
+    double top = val[0];
+    for (R_xlen_t s = 1; s < n; ++s) if (val[s] > top) top = val[s];
+    long double sum = 0.0;
+    for (R_xlen_t s = 0; s < n; ++s) sum += val[s] / top;
+    const double tot = static_cast<double>(sum);
+    long double acc = 0.0;
+    for (R_xlen_t s = 0; s < n; ++s) {
+      const double g = (val[s] / top) / tot;
+      acc += g * std::log(g);
+    }
+    neg_entropy = static_cast<double>(acc);
+  }
+  Rcpp::NumericVector totals(d1);
+  const int* ip = idx.begin();
+  for (R_xlen_t s = 0; s < n; ++s) {
+    const int i = ip[s * N];
+    if (i >= 0 && i < d1) totals[i] += val[s];
+  }
+  return Rcpp::List::create(Rcpp::Named("neg_entropy") = neg_entropy, Rcpp::Named("doc_totals") = totals);
+}
+
+// Whether every value is a whole number (all(v == round(v)) without its
+// two temporaries of the data's size; NaN counts as not whole).
+// [[Rcpp::export]]
+bool cpp_all_whole(Rcpp::NumericVector v) {
+  const R_xlen_t n = v.size();
+  const double* p = v.begin();
+  for (R_xlen_t s = 0; s < n; ++s)
+    if (!(p[s] == std::nearbyint(p[s]))) return false;
+  return true;
+}

@@ -52,8 +52,10 @@ Rcpp::List cpp_lca_fit(Rcpp::IntegerMatrix idx, Rcpp::NumericVector val, Rcpp::I
                        Rcpp::NumericMatrix lambda0, Rcpp::List factors0, int max_iter, double tol,
                        int threads, int short_iter, int keep, bool verbose, SEXP hook = R_NilValue,
                        std::string method = "squarem") {
-  const aspectr::SparseTensor X = make_tensor(idx, val, dims);
-  const aspectr::SparseTensor G = X.normalized();
+  const arma::vec counts = r_vector_view(val);  // (read in place)
+  const double total = arma::accu(counts);
+  aspectr::SparseTensor G = make_tensor(idx, val, dims);
+  G.normalize();
   std::vector<aspectr::AspectModel> models = models_from_blocks(lambda0, factors0, dims);
   const std::size_t S = models.size(), k = lambda0.nrow(), N = factors0.size();
   aspectr::MultiStartControl ctl;
@@ -66,14 +68,14 @@ Rcpp::List cpp_lca_fit(Rcpp::IntegerMatrix idx, Rcpp::NumericVector val, Rcpp::I
   RoundCheck check{cb};
   std::vector<aspectr::StartRun> runs;
   if (method == "cd") {
-    aspectr::KLCDRule rule(&X.val, X.total());
+    aspectr::KLCDRule rule(&counts, total);
     runs = aspectr::multistart(rule, G, std::move(models), ctl, check);
   } else if (method == "squarem") {
-    aspectr::EMRule em(1.0, &X.val, X.total());
+    aspectr::EMRule em(1.0, &counts, total);
     std::vector<aspectr::SquaremRule<aspectr::EMRule>> rules(S, aspectr::SquaremRule<aspectr::EMRule>(em));
     runs = aspectr::multistart(rules, G, std::move(models), ctl, check);
   } else {
-    aspectr::EMRule rule(1.0, &X.val, X.total());
+    aspectr::EMRule rule(1.0, &counts, total);
     runs = aspectr::multistart(rule, G, std::move(models), ctl, check);
   }
   Rcpp::NumericMatrix lambda(k, S);
@@ -115,15 +117,17 @@ Rcpp::List cpp_lca_fit(Rcpp::IntegerMatrix idx, Rcpp::NumericVector val, Rcpp::I
 int cpp_lca_check_count(Rcpp::IntegerMatrix idx, Rcpp::NumericVector val, Rcpp::IntegerVector dims,
                         Rcpp::NumericMatrix lambda0, Rcpp::List factors0, int max_iter, double tol,
                         int threads, int short_iter, int keep) {
-  const aspectr::SparseTensor X = make_tensor(idx, val, dims);
-  const aspectr::SparseTensor G = X.normalized();
+  const arma::vec counts = r_vector_view(val);  // (read in place)
+  const double total = arma::accu(counts);
+  aspectr::SparseTensor G = make_tensor(idx, val, dims);
+  G.normalize();
   std::vector<aspectr::AspectModel> models = models_from_blocks(lambda0, factors0, dims);
   aspectr::MultiStartControl ctl;
   ctl.max_iter = max_iter; ctl.tol = tol; ctl.threads = threads;
   ctl.short_iter = short_iter; ctl.keep = keep;
   int calls = 0;
   auto count = [&calls](int, double) { ++calls; return true; };
-  aspectr::EMRule rule(1.0, &X.val, X.total());
+  aspectr::EMRule rule(1.0, &counts, total);
   aspectr::multistart(rule, G, std::move(models), ctl, count);
   return calls;
 }

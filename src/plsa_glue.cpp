@@ -14,8 +14,12 @@ Rcpp::List cpp_plsa_fit(Rcpp::IntegerMatrix idx, Rcpp::NumericVector val,
                         bool verbose, bool free_weights = false, SEXP hook = R_NilValue,
                         bool want_model = false, std::string method = "em",
                         double squarem_bound = 1.0) {
-  const aspectr::SparseTensor X = make_tensor(idx, val, dims);
-  const aspectr::SparseTensor G = X.normalized();
+  // G: the data normalized to sum 1; the raw counts are read in place
+  // (the rules use them for cheap logs), not copied
+  const arma::vec counts = r_vector_view(val);
+  const double total = arma::accu(counts);
+  aspectr::SparseTensor G = make_tensor(idx, val, dims);
+  G.normalize();
   if (loss != "kl" && G.has_missing())
     Rcpp::stop("internal error: missing indices are only supported under KL");
   aspectr::AspectModel M = make_model(lambda, factors);
@@ -29,16 +33,16 @@ Rcpp::List cpp_plsa_fit(Rcpp::IntegerMatrix idx, Rcpp::NumericVector val,
     case aspectr::Loss::KL: {
       if (method == "cd") {
         if (tempering != 1.0) Rcpp::stop("internal error: coordinate descent has no tempering");
-        aspectr::KLCDRule rule(&X.val, X.total());
+        aspectr::KLCDRule rule(&counts, total);
         tr = aspectr::run_solver(rule, G, M, ctl, cb);
       } else if (method == "squarem") {
-        aspectr::EMRule em(tempering, &X.val, X.total());
+        aspectr::EMRule em(tempering, &counts, total);
         aspectr::SquaremRule<aspectr::EMRule> rule(em);
         rule.set_step_bound(squarem_bound);
         tr = aspectr::run_solver(rule, G, M, ctl, cb);
         squarem_bound = rule.step_bound();
       } else {
-        aspectr::EMRule rule(tempering, &X.val, X.total());
+        aspectr::EMRule rule(tempering, &counts, total);
         tr = aspectr::run_solver(rule, G, M, ctl, cb);
       }
       break;

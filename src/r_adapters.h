@@ -32,6 +32,12 @@ inline aspectr::SparseTensor make_tensor(const Rcpp::IntegerMatrix& idx,
   return t;
 }
 
+// An R numeric vector as an Armadillo vector on R's memory (no copy; valid
+// while the R object is, i.e. during the call that received it).
+inline arma::vec r_vector_view(const Rcpp::NumericVector& v) {
+  return arma::vec(const_cast<double*>(v.begin()), static_cast<arma::uword>(v.size()), false, true);
+}
+
 // factors: list of d_n x k matrices (R layout) -> k x d_n (core layout).
 inline aspectr::AspectModel make_model(const Rcpp::NumericVector& lambda,
                                        const Rcpp::List& factors) {

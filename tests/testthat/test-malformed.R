@@ -506,3 +506,27 @@ test_that("every malformed call is a classed input error naming its argument", {
     }
   }
 })
+
+test_that("a dgCMatrix becomes the same triplets as a dense matrix (stored zeros, empty rows, names)", {
+  # as_aspect_data() reads a sparse matrix's slots in C++; a dense matrix
+  # goes through the plain-R path: both must give the same data
+  set.seed(8)
+  for (case in seq_len(prop_n_cases(40))) {
+    m <- sample(1:30, 1); n <- sample(1:25, 1)
+    X <- Matrix::rsparsematrix(m, n, runif(1, 0.02, 0.6), rand.x = function(k) stats::rpois(k, 2) + 0.5)
+    if (case %% 3 == 0) dimnames(X) <- list(paste0("r", seq_len(m)), paste0("c", seq_len(n)))
+    if (case %% 4 == 0 && length(X@x)) X@x[seq_along(X@x) %% 3 == 0] <- 0  # stored zeros
+    D <- as.matrix(X)
+    a <- tryCatch(as_aspect_data(X), aspectr_error_input_empty = function(e) "empty")
+    b <- tryCatch(as_aspect_data(D), aspectr_error_input_empty = function(e) "empty")
+    expect_identical(a, b)
+  }
+  bad <- Matrix::rsparsematrix(6, 5, 0.5)
+  bad@x <- abs(bad@x)
+  na <- bad; na@x[1] <- NA
+  inf <- bad; inf@x[2] <- Inf
+  neg <- bad; neg@x[3] <- -1
+  expect_error(as_aspect_data(na), class = "aspectr_error_input_value")
+  expect_error(as_aspect_data(inf), class = "aspectr_error_input_value")
+  expect_error(as_aspect_data(neg), "smallest -1", class = "aspectr_error_input_value")
+})

@@ -245,3 +245,21 @@ test_that("SQUAREM never increases what EM decreases, and ends at EM's fixed poi
   expect_identical(plsa(x, 4, tempering = 0.8, seed = 7, max_iter = 40, tol = 0, threads = 1)$factors, a$factors)
   expect_true(any(grepl("tempered EM (beta = 0.8) with SQUAREM", capture.output(print(a)), fixed = TRUE)))
 })
+
+test_that("a fit's entropy and document totals equal the plain-R sums", {
+  set.seed(31)
+  X <- Matrix::rsparsematrix(400, 300, 0.05, rand.x = function(k) stats::rpois(k, 3) + 1)
+  fit <- plsa(X, 3, method = "em", max_iter = 2, tol = 0, seed = 1)
+  d <- as_aspect_data(X)
+  g <- d$val / max(d$val)
+  g <- g / sum(g)
+  expect_identical(fit$neg_entropy, sum(g * log(g)))
+  rs <- rowsum(d$val, d$idx[1, ] + 1L)
+  totals <- numeric(400)
+  totals[as.integer(rownames(rs))] <- rs[, 1]
+  expect_identical(fit$doc_totals, totals)
+  # with missing responses (lca): a missing first item is left out
+  dm <- data.frame(a = c(1, 2, NA, 1, 2), b = c(1, 1, 2, 2, 2))
+  f <- lca(dm, 1)
+  expect_identical(f$doc_totals, c(2, 2))
+})

@@ -64,13 +64,18 @@ struct SparseTensor {
   // range (values near 1e300) does not turn G into zeros.
   SparseTensor normalized() const {
     SparseTensor g = *this;
-    if (val.n_elem == 0) return g;
-    const double top = val.max();
-    if (!(top > 0.0)) return g;
-    g.val /= top;
-    const double tot = arma::accu(g.val);
-    if (tot > 0) g.val /= tot;
+    g.normalize();
     return g;
+  }
+  // The values divided by their total (by way of their maximum: the total
+  // may overflow), in place.
+  void normalize() {
+    if (val.n_elem == 0) return;
+    const double top = val.max();
+    if (!(top > 0.0)) return;
+    val /= top;
+    const double tot = arma::accu(val);
+    if (tot > 0) val /= tot;
   }
 };
 

@@ -166,34 +166,21 @@ ref_lca_em <- function(codes, lambda, probs, iters) {
 # SQUAREM (as ref_squarem) over ref_lca_em's steps; the merit is minus the
 # log-likelihood (missing responses left out).
 ref_lca_squarem <- function(codes, lambda, probs, iters) {
-  fstep <- function(th) ref_lca_em(codes, th$lambda, th$probs, 1)
-  flat <- function(th) c(th$lambda, unlist(th$probs))
-  th <- list(lambda = lambda, probs = probs)
-  th$llik <- ref_lca_em(codes, lambda, probs, 0)$llik
-  smax <- 1
-  for (it in seq_len(iters)) {
-    t1 <- fstep(th); t2 <- fstep(t1)
-    r <- flat(t1) - flat(th); v <- flat(t2) - 2 * flat(t1) + flat(th)
-    a <- min(sqrt(sum(r^2) / sum(v^2)), smax)
-    longest <- a == smax
-    if (!(a > 1 + 1e-3)) {
-      if (longest) smax <- 4 * smax
-      th <- t2
-      next
-    }
-    ext <- function(p0, p1, p2) pmax(p0 + 2 * a * (p1 - p0) + a^2 * (p2 - 2 * p1 + p0), 0.1 * p2)
+  extrapolate <- function(th, t1, t2, ext) {
     lam <- ext(th$lambda, t1$lambda, t2$lambda)
     pr <- lapply(seq_along(th$probs), function(j) {
       m <- ext(th$probs[[j]], t1$probs[[j]], t2$probs[[j]])
       sweep(m, 2, colSums(m), "/")
     })
     tx <- ref_lca_em(codes, lam / sum(lam), pr, 0)
-    tx$lambda <- lam / sum(lam); tx$probs <- pr
-    accept <- tx$llik >= th$llik
-    th <- if (accept) fstep(tx) else t2
-    if (longest) smax <- if (accept) 4 * smax else max(1, smax / 4)
+    tx$lambda <- lam / sum(lam)
+    tx$probs <- pr
+    tx
   }
-  th
+  th <- list(lambda = lambda, probs = probs, llik = ref_lca_em(codes, lambda, probs, 0)$llik)
+  ref_squarem_loop(th, iters, function(th) ref_lca_em(codes, th$lambda, th$probs, 1),
+                   function(th) c(th$lambda, unlist(th$probs)), extrapolate,
+                   function(tx, th) tx$llik >= th$llik)
 }
 
 # Mean cosine between matched columns of A and B, maximized over the
@@ -396,8 +383,21 @@ ref_squarem <- function(x, init, iters, beta = 1, q = NULL) {
     S <- Reduce(`+`, lapply(seq_along(th$lambda), function(r) (th$lambda[r] * outer(th$U[, r], th$V[, r]))^beta))
     -sum(G[pos] * log(S[pos])) / beta
   }
-  flat <- function(th) c(th$lambda, th$U, th$V)
-  th <- list(lambda = init$lambda, U = init$factors[[1]], V = init$factors[[2]])
+  extrapolate <- function(th, t1, t2, ext) {
+    lam <- ext(th$lambda, t1$lambda, t2$lambda)
+    U <- ext(th$U, t1$U, t2$U); V <- ext(th$V, t1$V, t2$V)
+    list(lambda = lam / sum(lam), U = sweep(U, 2, colSums(U), "/"), V = sweep(V, 2, colSums(V), "/"))
+  }
+  ref_squarem_loop(list(lambda = init$lambda, U = init$factors[[1]], V = init$factors[[2]]), iters,
+                   fstep, function(th) c(th$lambda, th$U, th$V), extrapolate,
+                   function(tx, th) merit(tx) <= merit(th))
+}
+
+# The SQUAREM iterations shared by the references: fstep() is one base step,
+# flat() the parameters as one vector, extrapolate() the renormalized
+# extrapolation (from ext(), which floors entries at 1/10 of theta2's) and
+# better() the safeguard (the candidate no worse than theta0).
+ref_squarem_loop <- function(th, iters, fstep, flat, extrapolate, better) {
   smax <- 1
   for (it in seq_len(iters)) {
     t1 <- fstep(th); t2 <- fstep(t1)
@@ -410,10 +410,8 @@ ref_squarem <- function(x, init, iters, beta = 1, q = NULL) {
       next
     }
     ext <- function(p0, p1, p2) pmax(p0 + 2 * a * (p1 - p0) + a^2 * (p2 - 2 * p1 + p0), 0.1 * p2)
-    lam <- ext(th$lambda, t1$lambda, t2$lambda)
-    U <- ext(th$U, t1$U, t2$U); V <- ext(th$V, t1$V, t2$V)
-    tx <- list(lambda = lam / sum(lam), U = sweep(U, 2, colSums(U), "/"), V = sweep(V, 2, colSums(V), "/"))
-    accept <- merit(tx) <= merit(th)
+    tx <- extrapolate(th, t1, t2, ext)
+    accept <- better(tx, th)
     th <- if (accept) fstep(tx) else t2
     if (longest) smax <- if (accept) 4 * smax else max(1, smax / 4)
   }

@@ -94,15 +94,24 @@ test_that("bad LCA input gives classed errors", {
   expect_snapshot(print(fit))
 })
 
-test_that("the EM kernel for many items matches a plain-R EM for every k path", {
-  # k = 3, 5 (padded to 4, 8), 9 (padded to 12) and 17 (generic), with and
-  # without missing responses
+# Five three-level items of 120 observations, and the same with missing
+# responses.
+lca_items_5 <- function() {
   set.seed(21)
   n <- 120
   d <- as.data.frame(lapply(1:5, function(j) sample(1:3, n, TRUE)))
   dm <- d
   dm[[2]][sample(n, 10)] <- NA
   dm[[1]][sample(n, 8)] <- NA
+  list(d = d, dm = dm)
+}
+
+test_that("the EM kernel for many items matches a plain-R EM for every k path", {
+  # k = 3, 5 (padded to 4, 8), 9 (padded to 12) and 17 (generic), with and
+  # without missing responses
+  items <- lca_items_5()
+  d <- items$d
+  dm <- items$dm
   for (k in c(3, 5, 9, 17)) {
     for (x in list(d, dm)) {
       fit <- lca(x, k, method = "em", nrun = 1, seed = 5, tol = 0, max_iter = 15)
@@ -263,12 +272,9 @@ test_that("coordinate descent matches a plain-R reference and is monotone", {
 })
 
 test_that("SQUAREM (the default) matches a plain-R reference, with and without missing responses", {
-  set.seed(21)
-  n <- 120
-  d <- as.data.frame(lapply(1:5, function(j) sample(1:3, n, TRUE)))
-  dm <- d
-  dm[[2]][sample(n, 10)] <- NA
-  dm[[1]][sample(n, 8)] <- NA
+  items <- lca_items_5()
+  d <- items$d
+  dm <- items$dm
   for (k in c(2, 3)) {
     for (x in list(d, dm)) {
       fit <- lca(x, k, nrun = 1, seed = 5, tol = 0, max_iter = 8, se = FALSE)

@@ -24,9 +24,11 @@ inline aspectr::SparseTensor make_tensor(const Rcpp::IntegerMatrix& idx,
     if (dims[n] == NA_INTEGER || dims[n] < 0) Rcpp::stop("internal error: invalid tensor size in mode %d", static_cast<int>(n + 1));
     t.dims[n] = static_cast<arma::uword>(dims[n]);
   }
-  t.idx.resize(N * nnz);
-  const int* ip = idx.begin();
-  for (std::size_t j = 0; j < N * nnz; ++j) t.idx[j] = static_cast<aspectr::index_t>(ip[j]);
+  // the indices are read in place: R's 0-based int matrix has the core's
+  // layout, and as 32-bit unsigned values its -1 is the core's kMissing
+  // (validate() refuses any other negative index, which becomes too large)
+  static_assert(sizeof(aspectr::index_t) == sizeof(int), "index_t must have the size of R's int");
+  t.view = reinterpret_cast<const aspectr::index_t*>(idx.begin());
   t.val = arma::vec(const_cast<double*>(val.begin()), nnz, true);
   t.validate();
   return t;

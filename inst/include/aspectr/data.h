@@ -28,34 +28,44 @@ constexpr index_t kMissing = static_cast<index_t>(-1);
 
 struct SparseTensor {
   std::vector<arma::uword> dims;  // d_1, ..., d_N
-  std::vector<index_t> idx;       // N * nnz, non-zero s at idx[s*N .. s*N+N-1]
+  // N * nnz indices, non-zero s at [s*N .. s*N+N-1]: owned (`idx`), or
+  // borrowed from the caller's memory (`view`, when set: the caller keeps
+  // it alive as long as the tensor and its copies; the R glue points it at
+  // R's index matrix, saving a copy of the data's size)
+  std::vector<index_t> idx;
+  const index_t* view = nullptr;
   arma::vec val;                  // nnz values, all > 0
 
   std::size_t order() const { return dims.size(); }
   std::size_t nnz() const { return val.n_elem; }
-  const index_t* at(std::size_t s) const { return idx.data() + s * dims.size(); }
+  const index_t* indices() const { return view != nullptr ? view : idx.data(); }
+  std::size_t index_count() const { return view != nullptr ? dims.size() * val.n_elem : idx.size(); }
+  const index_t* at(std::size_t s) const { return indices() + s * dims.size(); }
   double total() const { return arma::accu(val); }
 
   // Checks the invariants; throws std::invalid_argument when broken.
   void validate() const {
     const std::size_t N = dims.size();
     if (N < 2) throw std::invalid_argument("a tensor needs at least 2 modes");
-    if (idx.size() != N * val.n_elem)
+    if (index_count() != N * val.n_elem)
       throw std::invalid_argument("index and value lengths disagree");
+    const index_t* ix = indices();
     for (std::size_t s = 0; s < val.n_elem; ++s) {
       if (!(val[s] >= 0.0) || !std::isfinite(val[s]))
         throw std::invalid_argument("values must be finite and non-negative");
       for (std::size_t n = 0; n < N; ++n)
-        if (idx[s * N + n] >= dims[n] && idx[s * N + n] != kMissing)
+        if (ix[s * N + n] >= dims[n] && ix[s * N + n] != kMissing)
           throw std::invalid_argument(
               "index out of range: cell " + std::to_string(s + 1) + " has 0-based index " +
-              std::to_string(idx[s * N + n]) + " in mode " + std::to_string(n + 1) +
+              std::to_string(ix[s * N + n]) + " in mode " + std::to_string(n + 1) +
               ", which has size " + std::to_string(dims[n]));
     }
   }
 
   bool has_missing() const {
-    for (index_t i : idx) if (i == kMissing) return true;
+    const index_t* ix = indices();
+    const std::size_t m = index_count();
+    for (std::size_t j = 0; j < m; ++j) if (ix[j] == kMissing) return true;
     return false;
   }
 

@@ -244,9 +244,10 @@ class EMRule {
     missing_ = G.has_missing();
     const std::size_t N = G.order();
     if (N > 3 || missing_) {  // index for posterior_step: kMissing -> d_n
-      remap_.resize(G.idx.size());
-      for (std::size_t j = 0; j < G.idx.size(); ++j) {
-        const index_t i = G.idx[j];
+      const index_t* ix = G.indices();
+      remap_.resize(G.index_count());
+      for (std::size_t j = 0; j < remap_.size(); ++j) {
+        const index_t i = ix[j];
         remap_[j] = i == kMissing ? static_cast<index_t>(G.dims[j % N]) : i;
       }
     }

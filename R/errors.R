@@ -73,6 +73,7 @@ check_whole <- function(x, arg, min = 1, max = Inf, what = NULL,
   as.integer(round(x))
 }
 
+# A seed for R's generator: NULL or a whole number in R's integer range.
 check_seed <- function(seed, arg = "seed", call = rlang::caller_env()) {
   if (is.null(seed)) return(NULL)
   check_whole(seed, arg, min = -.Machine$integer.max, max = .Machine$integer.max,

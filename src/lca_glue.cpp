@@ -52,10 +52,8 @@ Rcpp::List cpp_lca_fit(Rcpp::IntegerMatrix idx, Rcpp::NumericVector val, Rcpp::I
                        Rcpp::NumericMatrix lambda0, Rcpp::List factors0, int max_iter, double tol,
                        int threads, int short_iter, int keep, bool verbose, SEXP hook = R_NilValue,
                        std::string method = "squarem") {
-  const arma::vec counts = r_vector_view(val);  // (read in place)
-  const double total = arma::accu(counts);
-  aspectr::SparseTensor G = make_tensor(idx, val, dims);
-  G.normalize();
+  const AspectInput in(idx, val, dims);
+  const aspectr::SparseTensor& G = in.G;
   std::vector<aspectr::AspectModel> models = models_from_blocks(lambda0, factors0, dims);
   const std::size_t S = models.size(), k = lambda0.nrow(), N = factors0.size();
   aspectr::MultiStartControl ctl;
@@ -68,14 +66,14 @@ Rcpp::List cpp_lca_fit(Rcpp::IntegerMatrix idx, Rcpp::NumericVector val, Rcpp::I
   RoundCheck check{cb};
   std::vector<aspectr::StartRun> runs;
   if (method == "cd") {
-    aspectr::KLCDRule rule(&counts, total);
+    aspectr::KLCDRule rule(&in.counts, in.total);
     runs = aspectr::multistart(rule, G, std::move(models), ctl, check);
   } else if (method == "squarem") {
-    aspectr::EMRule em(1.0, &counts, total);
+    aspectr::EMRule em(1.0, &in.counts, in.total);
     std::vector<aspectr::SquaremRule<aspectr::EMRule>> rules(S, aspectr::SquaremRule<aspectr::EMRule>(em));
     runs = aspectr::multistart(rules, G, std::move(models), ctl, check);
   } else {
-    aspectr::EMRule rule(1.0, &counts, total);
+    aspectr::EMRule rule(1.0, &in.counts, in.total);
     runs = aspectr::multistart(rule, G, std::move(models), ctl, check);
   }
   Rcpp::NumericMatrix lambda(k, S);
@@ -117,17 +115,15 @@ Rcpp::List cpp_lca_fit(Rcpp::IntegerMatrix idx, Rcpp::NumericVector val, Rcpp::I
 int cpp_lca_check_count(Rcpp::IntegerMatrix idx, Rcpp::NumericVector val, Rcpp::IntegerVector dims,
                         Rcpp::NumericMatrix lambda0, Rcpp::List factors0, int max_iter, double tol,
                         int threads, int short_iter, int keep) {
-  const arma::vec counts = r_vector_view(val);  // (read in place)
-  const double total = arma::accu(counts);
-  aspectr::SparseTensor G = make_tensor(idx, val, dims);
-  G.normalize();
+  const AspectInput in(idx, val, dims);
+  const aspectr::SparseTensor& G = in.G;
   std::vector<aspectr::AspectModel> models = models_from_blocks(lambda0, factors0, dims);
   aspectr::MultiStartControl ctl;
   ctl.max_iter = max_iter; ctl.tol = tol; ctl.threads = threads;
   ctl.short_iter = short_iter; ctl.keep = keep;
   int calls = 0;
   auto count = [&calls](int, double) { ++calls; return true; };
-  aspectr::EMRule rule(1.0, &counts, total);
+  aspectr::EMRule rule(1.0, &in.counts, in.total);
   aspectr::multistart(rule, G, std::move(models), ctl, count);
   return calls;
 }

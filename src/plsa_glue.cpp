@@ -14,12 +14,8 @@ Rcpp::List cpp_plsa_fit(Rcpp::IntegerMatrix idx, Rcpp::NumericVector val,
                         bool verbose, bool free_weights = false, SEXP hook = R_NilValue,
                         bool want_model = false, std::string method = "em",
                         double squarem_bound = 1.0) {
-  // G: the data normalized to sum 1; the raw counts are read in place
-  // (the rules use them for cheap logs), not copied
-  const arma::vec counts = r_vector_view(val);
-  const double total = arma::accu(counts);
-  aspectr::SparseTensor G = make_tensor(idx, val, dims);
-  G.normalize();
+  const AspectInput in(idx, val, dims);
+  const aspectr::SparseTensor& G = in.G;
   if (loss != "kl" && G.has_missing())
     Rcpp::stop("internal error: missing indices are only supported under KL");
   aspectr::AspectModel M = make_model(lambda, factors);
@@ -33,16 +29,16 @@ Rcpp::List cpp_plsa_fit(Rcpp::IntegerMatrix idx, Rcpp::NumericVector val,
     case aspectr::Loss::KL: {
       if (method == "cd") {
         if (tempering != 1.0) Rcpp::stop("internal error: coordinate descent has no tempering");
-        aspectr::KLCDRule rule(&counts, total);
+        aspectr::KLCDRule rule(&in.counts, in.total);
         tr = aspectr::run_solver(rule, G, M, ctl, cb);
       } else if (method == "squarem") {
-        aspectr::EMRule em(tempering, &counts, total);
+        aspectr::EMRule em(tempering, &in.counts, in.total);
         aspectr::SquaremRule<aspectr::EMRule> rule(em);
         rule.set_step_bound(squarem_bound);
         tr = aspectr::run_solver(rule, G, M, ctl, cb);
         squarem_bound = rule.step_bound();
       } else {
-        aspectr::EMRule rule(tempering, &counts, total);
+        aspectr::EMRule rule(tempering, &in.counts, in.total);
         tr = aspectr::run_solver(rule, G, M, ctl, cb);
       }
       break;

@@ -40,6 +40,21 @@ inline arma::vec r_vector_view(const Rcpp::NumericVector& v) {
   return arma::vec(const_cast<double*>(v.begin()), static_cast<arma::uword>(v.size()), false, true);
 }
 
+// The data of an aspect-model fit, all read in place: G, the tensor with
+// its values normalized to sum 1 (indices borrowed from R's matrix), and
+// the raw counts (R's vector) with their total, which the rules use for
+// cheap logs. Valid during the call that received the R objects.
+struct AspectInput {
+  AspectInput(const Rcpp::IntegerMatrix& idx, const Rcpp::NumericVector& val,
+              const Rcpp::IntegerVector& dims)
+      : counts(r_vector_view(val)), total(arma::accu(counts)), G(make_tensor(idx, val, dims)) {
+    G.normalize();
+  }
+  const arma::vec counts;
+  const double total;
+  aspectr::SparseTensor G;
+};
+
 // factors: list of d_n x k matrices (R layout) -> k x d_n (core layout).
 inline aspectr::AspectModel make_model(const Rcpp::NumericVector& lambda,
                                        const Rcpp::List& factors) {

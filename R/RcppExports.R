@@ -49,6 +49,30 @@ cpp_plsa_fit <- function(idx, val, dims, lambda, factors, loss, q, tempering, ma
     .Call(`_aspectr_cpp_plsa_fit`, idx, val, dims, lambda, factors, loss, q, tempering, max_iter, tol, threads, verbose, free_weights, hook, want_model, method, squarem_bound)
 }
 
+cpp_em_shard <- function(idx, val, dims, lambda, factors, tempering, total, top, scaled, threads, loss_only = FALSE, glogg = NA_real_, acc = NULL) {
+    .Call(`_aspectr_cpp_em_shard`, idx, val, dims, lambda, factors, tempering, total, top, scaled, threads, loss_only, glogg, acc)
+}
+
+cpp_em_shard_state <- function(idx, val, dims, tempering, total, top, scaled, glogg) {
+    .Call(`_aspectr_cpp_em_shard_state`, idx, val, dims, tempering, total, top, scaled, glogg)
+}
+
+cpp_em_shard_run <- function(state, lambda, factors, threads, loss_only = FALSE, acc = NULL) {
+    .Call(`_aspectr_cpp_em_shard_run`, state, lambda, factors, threads, loss_only, acc)
+}
+
+cpp_shard_buffer <- function() {
+    .Call(`_aspectr_cpp_shard_buffer`)
+}
+
+cpp_em_shard_file <- function(buffer, path, dims, lambda, factors, tempering, total, top, scaled, threads, loss_only = FALSE, glogg = NA_real_, acc = NULL) {
+    .Call(`_aspectr_cpp_em_shard_file`, buffer, path, dims, lambda, factors, tempering, total, top, scaled, threads, loss_only, glogg, acc)
+}
+
+cpp_read_shard_file <- function(path) {
+    .Call(`_aspectr_cpp_read_shard_file`, path)
+}
+
 cpp_loss <- function(idx, val, dims, lambda, factors, loss, q, threads) {
     .Call(`_aspectr_cpp_loss`, idx, val, dims, lambda, factors, loss, q, threads)
 }
@@ -79,6 +103,14 @@ cpp_nmf_fit <- function(dense, si, sp, sx, dims, W0, H0, loss, method, beta, L1,
 
 cpp_nmf_project <- function(dense, si, sp, sx, dims, W, loss, beta, L1, L2, eps, max_iter, tol, threads) {
     .Call(`_aspectr_cpp_nmf_project`, dense, si, sp, sx, dims, W, loss, beta, L1, L2, eps, max_iter, tol, threads)
+}
+
+cpp_shard_summary <- function(idx, val, dims) {
+    .Call(`_aspectr_cpp_shard_summary`, idx, val, dims)
+}
+
+cpp_shard_file_summary <- function(path) {
+    .Call(`_aspectr_cpp_shard_file_summary`, path)
 }
 
 cpp_sntf_fit <- function(idx, val, n, G0, method, alpha, beta, omega, sparsity, l1, orthogonal, max_iter, tol, threads, verbose, hook = NULL, want_model = FALSE) {

@@ -26,7 +26,11 @@
 #'   products of their columns), or an earlier `ntf()` fit of the same data
 #'   shape and k (a warm start). It is the first of the `nrun` starts.
 #' @param x A non-negative N-way array or `table`, a sparse tensor
-#'   ([sptensor()]), or a matrix (dense or sparse).
+#'   ([sptensor()]), or a matrix (dense or sparse); or data split along the
+#'   first mode with [shards()], fitted with `loss = "kl"` by the
+#'   multiplicative updates (`method = "mu"`, shard by shard, equal up to
+#'   rounding to the in-memory fit with the same method and seed), in this
+#'   process or on the workers of `cluster`.
 #' @param k Rank, a positive whole number (at most the number of non-zeros).
 #' @param loss `"frobenius"` (default) or `"kl"`.
 #' @param method For Frobenius `"hals"` (default) or `"mu"`; for KL `"cd"`
@@ -53,11 +57,27 @@
 ntf <- function(x, k, loss = c("frobenius", "kl"), method = NULL, nrun = 1,
                 short_iter = 0, short_keep = NULL,
                 max_iter = 1000, tol = 1e-6, seed = NULL, threads = NULL, verbose = FALSE,
-                callback = NULL, init = "random", ...) {
+                callback = NULL, init = "random", cluster = NULL, ...) {
   call <- match.call()
   check_dots_empty(...)
   check_required(x, "a non-negative matrix or array")
   loss <- match_option(loss, c("frobenius", "kl"), "loss")
+  cluster <- check_cluster(cluster)
+  sharded <- inherits(x, "aspectr_shards")
+  if (sharded) {
+    if (loss != "kl") {
+      abort_input("{.arg loss} must be {.val kl} for data in {.fn shards}, not {.val {loss}}, which needs the data in one object.",
+                  "argument", arg = "loss")
+    }
+    if (!is.null(method) && !identical(method, "mu")) {
+      abort_input("{.arg method} must be {.val mu} (the default) for data in {.fn shards}, not {describe(method)}: coordinate descent needs every slice of a mode at once.",
+                  "argument", arg = "method")
+    }
+    method <- "mu"
+  } else if (!is.null(cluster)) {
+    abort_input("{.arg cluster} applies to data split into {.fn shards}; {.arg x} is {describe(x)}, fitted in this process.",
+                "argument", arg = "cluster")
+  }
   choices <- if (loss == "kl") c("cd", "mu") else c("hals", "mu")
   if (is.null(method)) {
     method <- choices[1]
@@ -70,9 +90,10 @@ ntf <- function(x, k, loss = c("frobenius", "kl"), method = NULL, nrun = 1,
     method <- match_option(method, choices, "method")
   }
   if (inherits(x, "aspectr_tensor")) validate_sptensor(x, "x")
-  data <- as_aspect_data(x, "x")
-  count_data <- check_count_data(x, data$val, "ntf", likelihood = loss == "kl")
-  k <- check_whole(k, "k", min = 1, max = length(data$val),
+  data <- if (sharded) shard_as_data(x) else as_aspect_data(x, "x")
+  count_data <- if (sharded) shard_count_data(x, "ntf") else check_count_data(x, data$val, "ntf", likelihood = loss == "kl")
+  nnz_x <- if (sharded) x$nnz else length(data$val)
+  k <- check_whole(k, "k", min = 1, max = nnz_x,
                    what = "at most the number of non-zeros of `x`")
   ctl <- check_fit_controls(nrun, max_iter, tol, seed, threads, verbose)
   nrun <- ctl$nrun; max_iter <- ctl$max_iter; tol <- ctl$tol
@@ -129,12 +150,20 @@ ntf <- function(x, k, loss = c("frobenius", "kl"), method = NULL, nrun = 1,
       inits[[1]] <- list(lambda = mass / sum(mass),
                          factors = lapply(first, function(f) f / rep(colSums(f), each = nrow(f))))
     }
-    runs <- run_starts(inits, function(init, iters) {
-      cpp_plsa_fit(data$idx, data$val, data$dims, init$lambda, init$factors,
-                   "kl", 1, 1, iters, tol, threads, verbose, FALSE, hook, !is.null(callback),
-                   if (method == "cd") "cd" else "em")
-    }, function(r) list(lambda = r$lambda, factors = r$factors), hook, max_iter,
-    stg$short_iter, stg$short_keep)
+    if (sharded) {
+      session <- shard_em_session(x, cluster, threads, 1, call)
+      on.exit(session$close(), add = TRUE)
+      fit_start <- function(init, iters) session$fit(init, iters, tol, hook, exact = !is.null(callback))
+    } else {
+      fit_start <- function(init, iters) {
+        cpp_plsa_fit(data$idx, data$val, data$dims, init$lambda, init$factors,
+                     "kl", 1, 1, iters, tol, threads, verbose, FALSE, hook, !is.null(callback),
+                     if (method == "cd") "cd" else "em")
+      }
+    }
+    runs <- run_starts(inits, fit_start, function(r) list(lambda = r$lambda, factors = r$factors),
+                       if (sharded) hook %||% function(...) TRUE else hook, max_iter,
+                       stg$short_iter, stg$short_keep)
     runs <- lapply(runs, function(res) {
       # D_gKL(X || M) = total * D(G || P) when sum(M) = sum(X)
       res$objective <- res$objective * total
@@ -200,14 +229,15 @@ ntf <- function(x, k, loss = c("frobenius", "kl"), method = NULL, nrun = 1,
   })
   names(factors) <- mode_names(data$dimnames, length(data$dims))
   if (length(data$dims) == 2) names(factors) <- c("rows", "columns")
-  loglik_const <- if (loss == "kl") sum(data$val * log(data$val) - data$val - lgamma(data$val + 1)) else NA_real_
+  loglik_const <- if (loss != "kl") NA_real_ else if (sharded) data$loglik_const else
+    sum(data$val * log(data$val) - data$val - lgamma(data$val + 1))
   fit <- structure(list(
     weights = stats::setNames(res$weights[ord], comp),
     factors = factors, loss = loss, method = method, k = k, loglik_const = loglik_const,
     objective = as.numeric(res$objective), value = run_value(res), initial = res$initial,
     iterations = as.integer(res$iterations), converged = isTRUE(res$converged),
     run = best, run_values = values, dims = data$dims, dimnames = data$dimnames,
-    total = total, nnz = length(data$val), time = proc.time()[["elapsed"]] - start,
+    total = total, nnz = nnz_x, time = proc.time()[["elapsed"]] - start,
     threads = threads, seed = seed, call = call, stopped = isTRUE(res$stopped)
   ), class = c("aspectr_ntf", "aspectr_fit"))
   fit <- contract_fields(fit, "ntf", factors = factors, weights = fit$weights,

@@ -64,7 +64,8 @@
 #'   data: an N-way array or `table`, or a sparse tensor ([sptensor()],
 #'   [as_sptensor()], [read_tns()]); the model is then the non-negative CP
 #'   decomposition with simplex constraints (KL: the EM of Huang and Sidiropoulos; Tsallis: q-EM
-#'   over all modes; L2: pNTF) and `factors` holds one matrix per mode.
+#'   over all modes; L2: pNTF) and `factors` holds one matrix per mode. Data
+#'   too large for one object: [shards()] (see Sharded data).
 #' @param k Number of topics, a whole number between 1 and `min(dim(x))`
 #'   (for N-way data, at most the number of non-zero cells).
 #' @param loss `"kl"` (default), `"tsallis"` or `"l2"`.
@@ -117,7 +118,25 @@
 #'   `factors`); returning `FALSE` stops the fit, which then reports
 #'   `stopped = TRUE`. With several starts they run one after another, the
 #'   callback sees each, and `FALSE` also skips the starts not yet begun.
+#' @param cluster For data split into [shards()]: `NULL` (default) fits in
+#'   this process (shards in files are read one at a time in every
+#'   iteration), or a cluster from [parallel::makeCluster()] (PSOCK, on this
+#'   machine or on several hosts by name, or FORK) or [mirai::make_cluster()]
+#'   (workers over SSH or on a Slurm, SGE or PBS allocation). Each worker
+#'   reads its share of the shards once (shards in files are read by the
+#'   worker itself, so the master never holds them) and keeps them for the
+#'   whole fit; per iteration only the topics go out and their statistics
+#'   come back. The workers need \pkg{aspectr} installed.
 #' @param ... Must be empty; an unknown argument is an error.
+#'
+#' @section Sharded data:
+#' `x` may be data split by rows with [shards()]. The fit is then EM (plain
+#' or tempered, `loss = "kl"`, `method = "em"`), computed shard by shard and
+#' equal, up to rounding, to the in-memory fit with `method = "em"` and the
+#' same seed; the document factors are gathered at the end. With
+#' `cluster =` the shards are spread over the workers. A failing shard or
+#' worker ends the fit with an error of class `aspectr_error_shard` (naming
+#' the shard) or `aspectr_error_cluster`.
 #'
 #' @return An object of class `c("aspectr_plsa", "aspectr_fit")`, a list with
 #'   \describe{
@@ -173,10 +192,22 @@
 #' @export
 plsa <- function(x, k, loss = c("kl", "tsallis", "l2"), method = NULL, q = 0.5, tempering = 1, normalize = TRUE,
                  init = "random", nrun = 1, short_iter = 0, short_keep = NULL, max_iter = 1000, tol = 1e-6, seed = NULL, threads = NULL,
-                 verbose = FALSE, callback = NULL, ...) {
+                 verbose = FALSE, callback = NULL, cluster = NULL, ...) {
   call <- match.call()
   check_dots_empty(...)
   loss <- match_option(loss, c("kl", "tsallis", "l2"), "loss")
+  cluster <- check_cluster(cluster)
+  if (!missing(x) && inherits(x, "aspectr_shards")) {
+    tempering <- check_number(tempering, "tempering", 0, 1, lower_open = TRUE)
+    ctl <- check_fit_controls(nrun, max_iter, tol, seed, threads, verbose)
+    return(plsa_shards(x, k, loss, method, tempering, init, ctl$nrun,
+                       check_staging(short_iter, short_keep, ctl$nrun), ctl$max_iter, ctl$tol,
+                       ctl$seed, ctl$threads, ctl$verbose, check_callback(callback), cluster, call))
+  }
+  if (!is.null(cluster)) {
+    abort_input("{.arg cluster} applies to data split into {.fn shards}; {.arg x} is {describe(x)}, fitted in this process.",
+                "argument", arg = "cluster")
+  }
   data <- as_aspect_data(x, "x")
   count_data <- check_count_data(x, data$val, "plsa", likelihood = loss == "kl")
   if (length(data$dims) == 2) {
@@ -352,7 +383,7 @@ use_future <- function() {
 }
 
 new_plsa <- function(res, data, k, loss, q, tempering, run, values, time, threads,
-                     seed, call, sort = TRUE, prefix = "topic_") {
+                     seed, call, sort = TRUE, prefix = "topic_", summary = NULL) {
   lambda <- as.numeric(res$lambda)
   ord <- if (sort) order(lambda, decreasing = TRUE) else seq_len(k)
   topic_names <- paste0(prefix, seq_len(k))
@@ -364,7 +395,7 @@ new_plsa <- function(res, data, k, loss, q, tempering, run, values, time, thread
   names(factors) <- mode_names(data$dimnames, length(data$dims))
   # sum g log g with G = val / total (by way of max(val): the total may
   # overflow) and the totals by first index, in one C++ pass
-  summ <- cpp_data_summary(data$idx, data$val, data$dims[1])
+  summ <- summary %||% cpp_data_summary(data$idx, data$val, data$dims[1])
   fit <- structure(
     list(
       lambda = stats::setNames(lambda[ord], topic_names),

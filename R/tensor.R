@@ -274,6 +274,7 @@ dimnames.aspectr_tensor <- function(x) x$dimnames
 nnz <- function(x) {
   check_required(x, "a sparse tensor, a matrix or an array")
   if (inherits(x, "aspectr_tensor")) return(length(x$values))
+  if (inherits(x, "aspectr_shards")) return(x$nnz)
   # a super-symmetric tensor stores each index set once: its non-zero cells
   # are every distinct permutation of the stored sets
   if (inherits(x, "aspectr_symtensor")) return(sum(sym_multiplicity(x$index)))

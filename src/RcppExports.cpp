@@ -192,6 +192,107 @@ BEGIN_RCPP
     return rcpp_result_gen;
 END_RCPP
 }
+// cpp_em_shard
+Rcpp::List cpp_em_shard(Rcpp::IntegerMatrix idx, Rcpp::NumericVector val, Rcpp::IntegerVector dims, Rcpp::NumericVector lambda, Rcpp::List factors, double tempering, double total, double top, double scaled, int threads, bool loss_only, double glogg, SEXP acc);
+RcppExport SEXP _aspectr_cpp_em_shard(SEXP idxSEXP, SEXP valSEXP, SEXP dimsSEXP, SEXP lambdaSEXP, SEXP factorsSEXP, SEXP temperingSEXP, SEXP totalSEXP, SEXP topSEXP, SEXP scaledSEXP, SEXP threadsSEXP, SEXP loss_onlySEXP, SEXP gloggSEXP, SEXP accSEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::RNGScope rcpp_rngScope_gen;
+    Rcpp::traits::input_parameter< Rcpp::IntegerMatrix >::type idx(idxSEXP);
+    Rcpp::traits::input_parameter< Rcpp::NumericVector >::type val(valSEXP);
+    Rcpp::traits::input_parameter< Rcpp::IntegerVector >::type dims(dimsSEXP);
+    Rcpp::traits::input_parameter< Rcpp::NumericVector >::type lambda(lambdaSEXP);
+    Rcpp::traits::input_parameter< Rcpp::List >::type factors(factorsSEXP);
+    Rcpp::traits::input_parameter< double >::type tempering(temperingSEXP);
+    Rcpp::traits::input_parameter< double >::type total(totalSEXP);
+    Rcpp::traits::input_parameter< double >::type top(topSEXP);
+    Rcpp::traits::input_parameter< double >::type scaled(scaledSEXP);
+    Rcpp::traits::input_parameter< int >::type threads(threadsSEXP);
+    Rcpp::traits::input_parameter< bool >::type loss_only(loss_onlySEXP);
+    Rcpp::traits::input_parameter< double >::type glogg(gloggSEXP);
+    Rcpp::traits::input_parameter< SEXP >::type acc(accSEXP);
+    rcpp_result_gen = Rcpp::wrap(cpp_em_shard(idx, val, dims, lambda, factors, tempering, total, top, scaled, threads, loss_only, glogg, acc));
+    return rcpp_result_gen;
+END_RCPP
+}
+// cpp_em_shard_state
+SEXP cpp_em_shard_state(Rcpp::IntegerMatrix idx, Rcpp::NumericVector val, Rcpp::IntegerVector dims, double tempering, double total, double top, double scaled, double glogg);
+RcppExport SEXP _aspectr_cpp_em_shard_state(SEXP idxSEXP, SEXP valSEXP, SEXP dimsSEXP, SEXP temperingSEXP, SEXP totalSEXP, SEXP topSEXP, SEXP scaledSEXP, SEXP gloggSEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::RNGScope rcpp_rngScope_gen;
+    Rcpp::traits::input_parameter< Rcpp::IntegerMatrix >::type idx(idxSEXP);
+    Rcpp::traits::input_parameter< Rcpp::NumericVector >::type val(valSEXP);
+    Rcpp::traits::input_parameter< Rcpp::IntegerVector >::type dims(dimsSEXP);
+    Rcpp::traits::input_parameter< double >::type tempering(temperingSEXP);
+    Rcpp::traits::input_parameter< double >::type total(totalSEXP);
+    Rcpp::traits::input_parameter< double >::type top(topSEXP);
+    Rcpp::traits::input_parameter< double >::type scaled(scaledSEXP);
+    Rcpp::traits::input_parameter< double >::type glogg(gloggSEXP);
+    rcpp_result_gen = Rcpp::wrap(cpp_em_shard_state(idx, val, dims, tempering, total, top, scaled, glogg));
+    return rcpp_result_gen;
+END_RCPP
+}
+// cpp_em_shard_run
+Rcpp::List cpp_em_shard_run(SEXP state, Rcpp::NumericVector lambda, Rcpp::List factors, int threads, bool loss_only, SEXP acc);
+RcppExport SEXP _aspectr_cpp_em_shard_run(SEXP stateSEXP, SEXP lambdaSEXP, SEXP factorsSEXP, SEXP threadsSEXP, SEXP loss_onlySEXP, SEXP accSEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::RNGScope rcpp_rngScope_gen;
+    Rcpp::traits::input_parameter< SEXP >::type state(stateSEXP);
+    Rcpp::traits::input_parameter< Rcpp::NumericVector >::type lambda(lambdaSEXP);
+    Rcpp::traits::input_parameter< Rcpp::List >::type factors(factorsSEXP);
+    Rcpp::traits::input_parameter< int >::type threads(threadsSEXP);
+    Rcpp::traits::input_parameter< bool >::type loss_only(loss_onlySEXP);
+    Rcpp::traits::input_parameter< SEXP >::type acc(accSEXP);
+    rcpp_result_gen = Rcpp::wrap(cpp_em_shard_run(state, lambda, factors, threads, loss_only, acc));
+    return rcpp_result_gen;
+END_RCPP
+}
+// cpp_shard_buffer
+SEXP cpp_shard_buffer();
+RcppExport SEXP _aspectr_cpp_shard_buffer() {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::RNGScope rcpp_rngScope_gen;
+    rcpp_result_gen = Rcpp::wrap(cpp_shard_buffer());
+    return rcpp_result_gen;
+END_RCPP
+}
+// cpp_em_shard_file
+Rcpp::List cpp_em_shard_file(SEXP buffer, std::string path, Rcpp::IntegerVector dims, Rcpp::NumericVector lambda, Rcpp::List factors, double tempering, double total, double top, double scaled, int threads, bool loss_only, double glogg, SEXP acc);
+RcppExport SEXP _aspectr_cpp_em_shard_file(SEXP bufferSEXP, SEXP pathSEXP, SEXP dimsSEXP, SEXP lambdaSEXP, SEXP factorsSEXP, SEXP temperingSEXP, SEXP totalSEXP, SEXP topSEXP, SEXP scaledSEXP, SEXP threadsSEXP, SEXP loss_onlySEXP, SEXP gloggSEXP, SEXP accSEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::RNGScope rcpp_rngScope_gen;
+    Rcpp::traits::input_parameter< SEXP >::type buffer(bufferSEXP);
+    Rcpp::traits::input_parameter< std::string >::type path(pathSEXP);
+    Rcpp::traits::input_parameter< Rcpp::IntegerVector >::type dims(dimsSEXP);
+    Rcpp::traits::input_parameter< Rcpp::NumericVector >::type lambda(lambdaSEXP);
+    Rcpp::traits::input_parameter< Rcpp::List >::type factors(factorsSEXP);
+    Rcpp::traits::input_parameter< double >::type tempering(temperingSEXP);
+    Rcpp::traits::input_parameter< double >::type total(totalSEXP);
+    Rcpp::traits::input_parameter< double >::type top(topSEXP);
+    Rcpp::traits::input_parameter< double >::type scaled(scaledSEXP);
+    Rcpp::traits::input_parameter< int >::type threads(threadsSEXP);
+    Rcpp::traits::input_parameter< bool >::type loss_only(loss_onlySEXP);
+    Rcpp::traits::input_parameter< double >::type glogg(gloggSEXP);
+    Rcpp::traits::input_parameter< SEXP >::type acc(accSEXP);
+    rcpp_result_gen = Rcpp::wrap(cpp_em_shard_file(buffer, path, dims, lambda, factors, tempering, total, top, scaled, threads, loss_only, glogg, acc));
+    return rcpp_result_gen;
+END_RCPP
+}
+// cpp_read_shard_file
+Rcpp::List cpp_read_shard_file(std::string path);
+RcppExport SEXP _aspectr_cpp_read_shard_file(SEXP pathSEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::RNGScope rcpp_rngScope_gen;
+    Rcpp::traits::input_parameter< std::string >::type path(pathSEXP);
+    rcpp_result_gen = Rcpp::wrap(cpp_read_shard_file(path));
+    return rcpp_result_gen;
+END_RCPP
+}
 // cpp_loss
 double cpp_loss(Rcpp::IntegerMatrix idx, Rcpp::NumericVector val, Rcpp::IntegerVector dims, Rcpp::NumericVector lambda, Rcpp::List factors, std::string loss, double q, int threads);
 RcppExport SEXP _aspectr_cpp_loss(SEXP idxSEXP, SEXP valSEXP, SEXP dimsSEXP, SEXP lambdaSEXP, SEXP factorsSEXP, SEXP lossSEXP, SEXP qSEXP, SEXP threadsSEXP) {
@@ -338,6 +439,30 @@ BEGIN_RCPP
     return rcpp_result_gen;
 END_RCPP
 }
+// cpp_shard_summary
+Rcpp::List cpp_shard_summary(Rcpp::IntegerMatrix idx, Rcpp::NumericVector val, Rcpp::IntegerVector dims);
+RcppExport SEXP _aspectr_cpp_shard_summary(SEXP idxSEXP, SEXP valSEXP, SEXP dimsSEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::RNGScope rcpp_rngScope_gen;
+    Rcpp::traits::input_parameter< Rcpp::IntegerMatrix >::type idx(idxSEXP);
+    Rcpp::traits::input_parameter< Rcpp::NumericVector >::type val(valSEXP);
+    Rcpp::traits::input_parameter< Rcpp::IntegerVector >::type dims(dimsSEXP);
+    rcpp_result_gen = Rcpp::wrap(cpp_shard_summary(idx, val, dims));
+    return rcpp_result_gen;
+END_RCPP
+}
+// cpp_shard_file_summary
+Rcpp::List cpp_shard_file_summary(std::string path);
+RcppExport SEXP _aspectr_cpp_shard_file_summary(SEXP pathSEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::RNGScope rcpp_rngScope_gen;
+    Rcpp::traits::input_parameter< std::string >::type path(pathSEXP);
+    rcpp_result_gen = Rcpp::wrap(cpp_shard_file_summary(path));
+    return rcpp_result_gen;
+END_RCPP
+}
 // cpp_sntf_fit
 Rcpp::List cpp_sntf_fit(Rcpp::IntegerMatrix idx, Rcpp::NumericVector val, int n, Rcpp::NumericMatrix G0, std::string method, double alpha, double beta, double omega, double sparsity, double l1, bool orthogonal, int max_iter, double tol, int threads, bool verbose, SEXP hook, bool want_model);
 RcppExport SEXP _aspectr_cpp_sntf_fit(SEXP idxSEXP, SEXP valSEXP, SEXP nSEXP, SEXP G0SEXP, SEXP methodSEXP, SEXP alphaSEXP, SEXP betaSEXP, SEXP omegaSEXP, SEXP sparsitySEXP, SEXP l1SEXP, SEXP orthogonalSEXP, SEXP max_iterSEXP, SEXP tolSEXP, SEXP threadsSEXP, SEXP verboseSEXP, SEXP hookSEXP, SEXP want_modelSEXP) {
@@ -468,6 +593,12 @@ static const R_CallMethodDef CallEntries[] = {
     {"_aspectr_cpp_dense_tn", (DL_FUNC) &_aspectr_cpp_dense_tn, 3},
     {"_aspectr_cpp_dense_nn", (DL_FUNC) &_aspectr_cpp_dense_nn, 3},
     {"_aspectr_cpp_plsa_fit", (DL_FUNC) &_aspectr_cpp_plsa_fit, 17},
+    {"_aspectr_cpp_em_shard", (DL_FUNC) &_aspectr_cpp_em_shard, 13},
+    {"_aspectr_cpp_em_shard_state", (DL_FUNC) &_aspectr_cpp_em_shard_state, 8},
+    {"_aspectr_cpp_em_shard_run", (DL_FUNC) &_aspectr_cpp_em_shard_run, 6},
+    {"_aspectr_cpp_shard_buffer", (DL_FUNC) &_aspectr_cpp_shard_buffer, 0},
+    {"_aspectr_cpp_em_shard_file", (DL_FUNC) &_aspectr_cpp_em_shard_file, 13},
+    {"_aspectr_cpp_read_shard_file", (DL_FUNC) &_aspectr_cpp_read_shard_file, 1},
     {"_aspectr_cpp_loss", (DL_FUNC) &_aspectr_cpp_loss, 8},
     {"_aspectr_cpp_foldin", (DL_FUNC) &_aspectr_cpp_foldin, 10},
     {"_aspectr_cpp_project_simplex", (DL_FUNC) &_aspectr_cpp_project_simplex, 1},
@@ -476,6 +607,8 @@ static const R_CallMethodDef CallEntries[] = {
     {"_aspectr_cpp_nmf_solvers", (DL_FUNC) &_aspectr_cpp_nmf_solvers, 0},
     {"_aspectr_cpp_nmf_fit", (DL_FUNC) &_aspectr_cpp_nmf_fit, 20},
     {"_aspectr_cpp_nmf_project", (DL_FUNC) &_aspectr_cpp_nmf_project, 14},
+    {"_aspectr_cpp_shard_summary", (DL_FUNC) &_aspectr_cpp_shard_summary, 3},
+    {"_aspectr_cpp_shard_file_summary", (DL_FUNC) &_aspectr_cpp_shard_file_summary, 1},
     {"_aspectr_cpp_sntf_fit", (DL_FUNC) &_aspectr_cpp_sntf_fit, 17},
     {"_aspectr_cpp_sntf_loss", (DL_FUNC) &_aspectr_cpp_sntf_loss, 9},
     {"_aspectr_cpp_sym_mttkrp", (DL_FUNC) &_aspectr_cpp_sym_mttkrp, 5},

@@ -70,6 +70,161 @@ Rcpp::List cpp_plsa_fit(Rcpp::IntegerMatrix idx, Rcpp::NumericVector val,
   return out;
 }
 
+// One shard's part of a sharded EM (or tempered EM) iteration: the E-step
+// statistics of the cells of one shard (documents split by rows, every
+// other mode whole), with the values normalized by the whole data's
+// maximum `top` and scaled total `scaled` (sum of val / top over all
+// shards) so that the parts add up to the in-memory fit's. `factors[0]` is
+// the shard's own document factor. Factors and statistics are in the
+// core's layout (k x d_n). Returns the statistics, the posterior sums, D(G || P) of the model entering the step
+// and its merit (see EMRule::step_merit) over this shard's cells, and this
+// shard's sum g log g (`glogg`, when finite, is taken as that sum instead
+// of computing it). With `loss_only`, only `value` (D(G || P) of M).
+// (The factors come and go in the core's layout, k x d_n, read in place:
+// copies and transposes of the k x (columns) matrices cost as much as a
+// third of a pass over a shard.)
+static Rcpp::List em_shard_rule(aspectr::EMRule& rule, const aspectr::SparseTensor& G,
+                                Rcpp::NumericVector lambda, Rcpp::List factors, int threads,
+                                bool loss_only, SEXP acc);
+
+static Rcpp::List em_shard(const aspectr::SparseTensor& G, const arma::vec& counts,
+                           Rcpp::NumericVector lambda, Rcpp::List factors, double tempering,
+                           double total, int threads, bool loss_only, double glogg, SEXP acc) {
+  aspectr::EMRule rule(tempering, &counts, total);
+  if (std::isfinite(glogg)) rule.set_glogg(glogg);
+  return em_shard_rule(rule, G, lambda, factors, threads, loss_only, acc);
+}
+
+static Rcpp::List em_shard_rule(aspectr::EMRule& rule, const aspectr::SparseTensor& G,
+                                Rcpp::NumericVector lambda, Rcpp::List factors, int threads,
+                                bool loss_only, SEXP acc) {
+  aspectr::AspectModel M;
+  M.lambda = Rcpp::as<arma::vec>(lambda);
+  for (R_xlen_t n = 0; n < factors.size(); ++n) {
+    Rcpp::NumericMatrix f = factors[n];
+    if (f.ncol() != static_cast<int>(G.dims[static_cast<std::size_t>(n)]) || f.nrow() != static_cast<int>(M.lambda.n_elem))
+      Rcpp::stop("internal error: a factor of the wrong size");
+    M.F.emplace_back(f.begin(), f.nrow(), f.ncol(), false, true);
+  }
+  if (loss_only) return Rcpp::List::create(Rcpp::Named("value") = rule.loss(G, M, threads));
+  std::vector<arma::mat> Y;
+  arma::vec lam;
+  double merit = 0.0;
+  const double before = rule.estep(G, M, threads, &merit, Y, lam);
+  // `acc`: matrices the caller made for this call, one per shared mode, to
+  // which the statistics of those modes are added in place (no R object of
+  // k x (columns) per shard); only the documents' come back then
+  const bool add = !Rf_isNull(acc);
+  Rcpp::List y(add ? 1 : Y.size());
+  for (std::size_t n = 0; n < Y.size(); ++n) {
+    if (add && n > 0) {
+      Rcpp::NumericMatrix a = Rcpp::List(acc)[static_cast<R_xlen_t>(n - 1)];
+      if (static_cast<arma::uword>(a.size()) != Y[n].n_elem) Rcpp::stop("internal error: accumulator of the wrong size");
+      double* ap = a.begin();
+      const double* yp = Y[n].memptr();
+      for (arma::uword e = 0; e < Y[n].n_elem; ++e) ap[e] += yp[e];
+      continue;
+    }
+    Rcpp::NumericMatrix out(static_cast<int>(Y[n].n_rows), static_cast<int>(Y[n].n_cols));
+    std::memcpy(out.begin(), Y[n].memptr(), sizeof(double) * Y[n].n_elem);
+    y[n] = out;
+  }
+  return Rcpp::List::create(Rcpp::Named("y") = y,
+                            Rcpp::Named("lam") = Rcpp::NumericVector(lam.begin(), lam.end()),
+                            Rcpp::Named("value") = before, Rcpp::Named("merit") = merit,
+                            Rcpp::Named("glogg") = rule.glogg());
+}
+
+// [[Rcpp::export]]
+Rcpp::List cpp_em_shard(Rcpp::IntegerMatrix idx, Rcpp::NumericVector val, Rcpp::IntegerVector dims,
+                        Rcpp::NumericVector lambda, Rcpp::List factors, double tempering,
+                        double total, double top, double scaled, int threads, bool loss_only = false,
+                        double glogg = NA_REAL, SEXP acc = R_NilValue) {
+  const arma::vec counts = r_vector_view(val);
+  aspectr::SparseTensor G = make_tensor(idx, val, dims);
+  if (top > 0.0 && scaled > 0.0) {
+    G.val /= top;
+    G.val /= scaled;
+  }
+  return em_shard(G, counts, lambda, factors, tempering, total, threads, loss_only, glogg, acc);
+}
+
+// A shard kept in memory for a whole fit (by the master or a worker): its
+// normalized tensor and the EM rule bound to it, made once, so that each
+// pass costs only the pass (the R objects stay alive with it).
+struct ShardState {
+  Rcpp::IntegerMatrix idx;
+  Rcpp::NumericVector val;
+  arma::vec counts;
+  aspectr::SparseTensor G;
+  std::unique_ptr<aspectr::EMRule> rule;
+};
+
+// [[Rcpp::export]]
+SEXP cpp_em_shard_state(Rcpp::IntegerMatrix idx, Rcpp::NumericVector val, Rcpp::IntegerVector dims,
+                        double tempering, double total, double top, double scaled, double glogg) {
+  std::unique_ptr<ShardState> st(new ShardState());
+  st->idx = idx;
+  st->val = val;
+  st->counts = r_vector_view(st->val);
+  st->G = make_tensor(st->idx, st->val, dims);
+  if (top > 0.0 && scaled > 0.0) {
+    st->G.val /= top;
+    st->G.val /= scaled;
+  }
+  st->rule.reset(new aspectr::EMRule(tempering, &st->counts, total));
+  if (std::isfinite(glogg)) st->rule->set_glogg(glogg);
+  st->rule->bind(st->G);
+  return Rcpp::XPtr<ShardState>(st.release(), true);
+}
+
+// cpp_em_shard() of a kept shard
+// [[Rcpp::export]]
+Rcpp::List cpp_em_shard_run(SEXP state, Rcpp::NumericVector lambda, Rcpp::List factors, int threads,
+                            bool loss_only = false, SEXP acc = R_NilValue) {
+  Rcpp::XPtr<ShardState> st(state);
+  return em_shard_rule(*st->rule, st->G, lambda, factors, threads, loss_only, acc);
+}
+
+// A buffer for shard files, kept by a store across the reads of an
+// out-of-core fit (see aspectr/shard_file.h).
+// [[Rcpp::export]]
+SEXP cpp_shard_buffer() {
+  return Rcpp::XPtr<aspectr::ShardBuffer>(new aspectr::ShardBuffer(), true);
+}
+
+// cpp_em_shard() of a shard file read into `buffer`; `dims` are the sizes
+// the file must have (its rows, then the shared modes).
+// [[Rcpp::export]]
+Rcpp::List cpp_em_shard_file(SEXP buffer, std::string path, Rcpp::IntegerVector dims,
+                             Rcpp::NumericVector lambda, Rcpp::List factors, double tempering,
+                             double total, double top, double scaled, int threads,
+                             bool loss_only = false, double glogg = NA_REAL, SEXP acc = R_NilValue) {
+  Rcpp::XPtr<aspectr::ShardBuffer> buf(buffer);
+  aspectr::read_shard_file(path, *buf);
+  std::vector<arma::uword> want(dims.begin(), dims.end());
+  if (buf->dims != want) Rcpp::stop("its sizes differ from those shards() recorded");
+  const aspectr::SparseTensor G = aspectr::shard_tensor(*buf, want, top, scaled);
+  const arma::vec counts(buf->val.data(), buf->nnz, false, true);
+  return em_shard(G, counts, lambda, factors, tempering, total, threads, loss_only, glogg, acc);
+}
+
+// A shard file as R's internal data form (idx, val, dims), for reading it
+// whole (shards(), workers that keep their shards).
+// [[Rcpp::export]]
+Rcpp::List cpp_read_shard_file(std::string path) {
+  aspectr::ShardBuffer buf;
+  aspectr::read_shard_file(path, buf);
+  const std::size_t N = buf.dims.size();
+  Rcpp::IntegerMatrix idx(static_cast<int>(N), static_cast<int>(buf.nnz));
+  std::memcpy(idx.begin(), buf.idx.data(), sizeof(int) * buf.idx.size());
+  Rcpp::IntegerVector dims(N);
+  for (std::size_t n = 0; n < N; ++n) dims[n] = static_cast<int>(buf.dims[n]);
+  return Rcpp::List::create(Rcpp::Named("idx") = idx,
+                            Rcpp::Named("val") = Rcpp::NumericVector(buf.val.begin(), buf.val.end()),
+                            Rcpp::Named("dims") = dims);
+}
+
 // [[Rcpp::export]]
 double cpp_loss(Rcpp::IntegerMatrix idx, Rcpp::NumericVector val, Rcpp::IntegerVector dims,
                 Rcpp::NumericVector lambda, Rcpp::List factors, std::string loss,
@@ -340,4 +495,71 @@ Rcpp::NumericMatrix cpp_nmf_project(Rcpp::Nullable<Rcpp::NumericMatrix> dense, R
   const NmfProjectArgs args{beta, eps, L1[1], L2[1], tol, max_iter, threads};
   find_nmf_loss(loss).project(*X, M, C, D, args);
   return Rcpp::wrap(M.H);
+}
+
+// What shards() records of a shard, in one pass without temporaries of the
+// data's size: total, largest value, sum of val / top (a total that cannot
+// overflow), whether all values are whole, sum g log g with g = val / its
+// own total (as cpp_data_summary), the totals by first index, the
+// constant of the Poisson log-likelihood sum(x log x - x - lgamma(x + 1)),
+// and the totals by every other mode.
+static Rcpp::List shard_summary(const int* idx, const double* val, std::size_t nnz,
+                                const std::vector<int>& dims) {
+  const std::size_t N = dims.size();
+  double top = 0.0;
+  long double total = 0.0, loglik = 0.0;
+  bool whole = true;
+  for (std::size_t s = 0; s < nnz; ++s) {
+    const double v = val[s];
+    if (v > top) top = v;
+    total += v;
+    if (!(v == std::round(v))) whole = false;
+    loglik += v * std::log(v) - v - std::lgamma(v + 1.0);
+  }
+  long double scaled = 0.0;
+  if (top > 0.0) for (std::size_t s = 0; s < nnz; ++s) scaled += val[s] / top;
+  const double tot = static_cast<double>(scaled);
+  long double acc = 0.0;
+  if (top > 0.0 && tot > 0.0) {
+    for (std::size_t s = 0; s < nnz; ++s) {
+      const double g = (val[s] / top) / tot;
+      acc += g * std::log(g);
+    }
+  }
+  Rcpp::List margins(N);
+  std::vector<Rcpp::NumericVector> m(N);
+  for (std::size_t n = 0; n < N; ++n) m[n] = Rcpp::NumericVector(dims[n]);
+  for (std::size_t s = 0; s < nnz; ++s) {
+    for (std::size_t n = 0; n < N; ++n) {
+      const int i = idx[s * N + n];
+      if (i >= 0 && i < dims[n]) m[n][i] += val[s];
+    }
+  }
+  for (std::size_t n = 0; n < N; ++n) margins[n] = m[n];
+  return Rcpp::List::create(
+      Rcpp::Named("nnz") = static_cast<double>(nnz), Rcpp::Named("total") = static_cast<double>(total),
+      Rcpp::Named("top") = top, Rcpp::Named("scaled") = tot, Rcpp::Named("whole") = whole,
+      Rcpp::Named("neg_entropy") = static_cast<double>(acc),
+      Rcpp::Named("loglik_const") = static_cast<double>(loglik), Rcpp::Named("margins") = margins);
+}
+
+// [[Rcpp::export]]
+Rcpp::List cpp_shard_summary(Rcpp::IntegerMatrix idx, Rcpp::NumericVector val, Rcpp::IntegerVector dims) {
+  std::vector<int> d(dims.begin(), dims.end());
+  return shard_summary(idx.begin(), val.begin(), static_cast<std::size_t>(val.size()), d);
+}
+
+// The same of a shard file, read into memory of its own (freed on return)
+// [[Rcpp::export]]
+Rcpp::List cpp_shard_file_summary(std::string path) {
+  aspectr::ShardBuffer buf;
+  aspectr::read_shard_file(path, buf);
+  std::vector<int> d(buf.dims.begin(), buf.dims.end());
+  Rcpp::List out = shard_summary(reinterpret_cast<const int*>(buf.idx.data()), buf.val.data(), buf.nnz, d);
+  for (std::size_t s = 0; s < buf.nnz; ++s)
+    if (!(buf.val[s] > 0.0) || !std::isfinite(buf.val[s]))
+      Rcpp::stop("it holds values that are not positive and finite");
+  Rcpp::IntegerVector dims(d.begin(), d.end());
+  out["dims"] = dims;
+  return out;
 }

@@ -6,7 +6,7 @@
 # present. Needs root (or sudo) for apt-get.
 set -euo pipefail
 
-r_pkgs=(Rcpp RcppArmadillo cli rlang generics tibble Matrix testthat roxygen2
+r_pkgs=(Rcpp RcppArmadillo cli rlang generics tibble Matrix testthat roxygen2 hdf5r mirai
         knitr rmarkdown slam tm quadprog future future.apply poLCA topicmodels ggplot2)
 missing=$(Rscript --vanilla -e 'p <- commandArgs(TRUE); cat(p[!vapply(p, requireNamespace, logical(1), quietly = TRUE)])' "${r_pkgs[@]}")
 need_sys=()

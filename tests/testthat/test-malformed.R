@@ -33,6 +33,9 @@ tens <- sptensor(idx, c(1, 2, 3))
 sidx <- rbind(c(1, 2, 3), c(2, 2, 4))
 tns_dir <- tempfile("tns")
 dir.create(tns_dir)
+writeLines("1,2", file.path(tns_dir, "a.csv"))
+sh <- shards(list(x[1:6, ], x[7:12, ]))
+sh_cl <- structure(list(list()), class = c("SOCKcluster", "cluster"))
 tns_file <- function(name, lines) {
   f <- file.path(tns_dir, name)
   writeLines(lines, f)
@@ -301,6 +304,31 @@ cases <- list(
   mal(sptensor(idx, 1:3, dims = c(-1, 5, 5)), "dims", "value", "-1"),
   mal(sptensor(idx, 1:3, dimnames = list("a")), "dimnames", "type"),
   mal(sptensor(idx, c("a", "b", "c")), "values", "type"),
+  # shards, and fits of shards
+  mal(shards(), "x", "argument"),
+  mal(shards(42), "x", "type", "42"),
+  mal(shards(list()), "x", "empty"),
+  mal(shards(c("a.rds", NA)), "x", "value"),
+  mal(shards(file.path(tns_dir, "missing.rds")), "x", "value", "missing.rds"),
+  mal(shards(file.path(tns_dir, "a.csv")), "x", "value", "a.csv"),
+  mal(shards(list(x, x[, 1:3])), "x", "value", "12 x 3"),
+  mal(shards(list(x, array(1, c(2, 9, 2)))), "x", "value"),
+  mal(plsa(sh, 2, loss = "l2"), "loss", "argument", "l2"),
+  mal(plsa(sh, 2, method = "cd"), "method", "argument", "cd"),
+  mal(plsa(sh, 0), "k", "argument", "0"),
+  mal(plsa(x, 2, cluster = 1), "cluster", "type", "1"),
+  mal(plsa(x, 2, cluster = sh_cl), "cluster", "argument"),
+  mal(ntf(sh, 2), "loss", "argument", "frobenius"),
+  mal(ntf(sh, 2, loss = "kl", method = "cd"), "method", "argument", "cd"),
+  mal(write_shards(x), "dir", "argument"),
+  mal(write_shards(x, 1), "dir", "type", "1"),
+  mal(write_shards(x, NA_character_), "dir", "type"),
+  mal(write_shards(x, tns_dir, n = 0), "n", "argument", "0"),
+  mal(write_shards(x, tns_dir, n = 13), "n", "argument", "13"),
+  mal(write_shards(list(x), tns_dir, n = 2), "n", "argument"),
+  mal(write_shards(list(), tns_dir), "x", "empty"),
+  mal(write_shards(x, tns_dir, prefix = 1), "prefix", "type", "1"),
+  mal(write_shards(neg, tns_dir), "x", "value"),
   # as_sptensor
   mal(as_sptensor("a"), "x", "type", '"a"'),
   mal(as_sptensor(list(1)), "x", "type"),
@@ -480,7 +508,7 @@ cases <- list(
 test_that("the list of malformed calls is long and covers every export", {
   expect_gte(length(cases), 150)
   called <- unique(unlist(lapply(cases, function(cs) all.names(cs$expr))))
-  exports <- c("plsa", "nmf", "ntf", "lca", "lca_supervised", "sntf", "symnmf",
+  exports <- c("plsa", "shards", "write_shards", "nmf", "ntf", "lca", "lca_supervised", "sntf", "symnmf",
                "multiway_cluster", "hypergraph_affinity", "nmf_rank", "as_plsa", "sptensor",
                "as_sptensor", "read_tns", "write_tns", "symtensor", "as_symtensor", "nnz",
                "adjusted_rand_index", "default_threads", "topics", "basis", "predict",

@@ -14,6 +14,7 @@
 #include "solvers/em.h"
 #include "solvers/cd.h"
 #include "patterns.h"
+#include "shard_file.h"
 #include "solvers/multistart.h"
 #include "solvers/qem.h"
 #include "solvers/squarem.h"

@@ -47,13 +47,29 @@ class EMRule {
   // over q, giving L_beta; the M-step minimizes its first term over the
   // model). SQUAREM's safeguard compares it (see squarem.h).
   double step_merit(const SparseTensor& G, AspectModel& M, int threads, double* merit) {
+    std::vector<arma::mat> Y;
+    arma::vec lam;
+    const double before = estep(G, M, threads, merit, Y, lam);
+    mstep(M, Y, lam);
+    return before;
+  }
+
+  // The E-step alone: the M-step's sufficient statistics y_n (k x d_n, one
+  // per mode; row r of y_n sums over the cells to the posterior mass of
+  // component r) and `lam`, the posterior sums (the new weights, before
+  // normalization); returns D(G || P) of M (and sets *merit as step_merit).
+  // Every statistic is a sum over the non-zeros, so data split by cells
+  // (shards of documents, sharing the other modes) give their sums: the
+  // sharded fit adds them and applies mstep() (R/shards.R).
+  double estep(const SparseTensor& G, const AspectModel& M, int threads, double* merit,
+               std::vector<arma::mat>& Y, arma::vec& lam) {
     prepare(G);
     const std::size_t N = M.order();
     const arma::uword k = M.rank();
     // Plain EM on tensors of order > 3 or with missing modes (latent class
     // analysis): accumulate the posteriors directly (see posterior_step).
     if (beta_ == 1.0 && (N > 3 || missing_)) {
-      const double v = posterior_step(G, M, threads);
+      const double v = posterior_step(G, M, threads, Y, lam);
       if (merit != nullptr) *merit = v;
       return v;
     }
@@ -197,18 +213,26 @@ class EMRule {
       *merit = tempered ? -lg / beta_ : before;
     }
 
-    // M-step: y_n = H_n o A_n; lambda = sum of the posteriors.
-    arma::vec lam_new(k);
+    // y_n = H_n o A_n; lambda = sum of the posteriors.
+    Y.resize(N);
     for (std::size_t n = 0; n < N; ++n) {
-      arma::mat Y = H[n] % A[n];
-      if (n == 0) lam_new = arma::sum(Y, 1);
-      normalize_rows(Y, M.F[n]);
-      M.F[n] = std::move(Y);
+      Y[n] = H[n] % A[n];
+      if (n == 0) lam = arma::sum(Y[n], 1);
     }
-    if (N > 3 || missing) lam_new = A[N].col(0);  // generic path
-    const double tot = arma::accu(lam_new);
-    if (tot > 0.0) M.lambda = lam_new / tot;
+    if (N > 3 || missing) lam = A[N].col(0);  // generic path
     return before;
+  }
+
+  // The M-step from the statistics of estep(): every y_n normalized onto
+  // the simplex row by row (a row without mass keeps M's), the weights the
+  // normalized posterior sums.
+  static void mstep(AspectModel& M, std::vector<arma::mat>& Y, const arma::vec& lam) {
+    for (std::size_t n = 0; n < M.order(); ++n) {
+      normalize_rows(Y[n], M.F[n]);
+      M.F[n] = std::move(Y[n]);
+    }
+    const double tot = arma::accu(lam);
+    if (tot > 0.0) M.lambda = lam / tot;
   }
 
   // Binds the rule to its data once. After this, step() and loss() only read
@@ -218,6 +242,9 @@ class EMRule {
   void bind(const SparseTensor& G) { prepare(G); }
   // after bind(): sum g log g, and whether the trace's logs use the counts
   double glogg() const { return glogg_; }
+  // sum g log g given by the caller (one log per non-zero less when the
+  // rule is made again for every pass over the same data, as for shards)
+  void set_glogg(double v) { glogg_ = v; glogg_known_ = true; }
   bool uses_counts() const { return use_counts_; }
 
   // The KL divergence of M, by the same formula as the trace of step().
@@ -257,14 +284,14 @@ class EMRule {
     // sum x log p could overflow, use the terms g log(g / p) of G instead,
     // which do not depend on the scale of the data.
     mult_.resize(G.nnz());
-    glogg_ = 0.0;
+    if (!glogg_known_) glogg_ = 0.0;
     bool whole = false;
     double top = 0.0;
     for (std::size_t s = 0; s < G.nnz(); ++s) {
       mult_[s] = static_cast<std::uint8_t>(count_multiplicity((*counts_)[s]));
       whole = whole || mult_[s] > 0;
       top = std::max(top, (*counts_)[s]);
-      glogg_ += G.val[s] * std::log(G.val[s]);
+      if (!glogg_known_) glogg_ += G.val[s] * std::log(G.val[s]);
     }
     use_counts_ = whole && top < 1e15 && total_ > 0.0 && std::isfinite(total_);
   }
@@ -279,7 +306,8 @@ class EMRule {
   // points at an extra column of ones in the factor copy (and at a
   // discarded column of the accumulator). Small k is a compile-time
   // constant (template dispatch below), so w stays in registers.
-  double posterior_step(const SparseTensor& G, AspectModel& M, int threads) {
+  double posterior_step(const SparseTensor& G, const AspectModel& M, int threads,
+                        std::vector<arma::mat>& Y, arma::vec& lam_out) {
     const std::size_t N = M.order();
     const arma::uword k = M.rank();
     // factor copies with a column of ones appended; accumulators likewise.
@@ -327,14 +355,9 @@ class EMRule {
     acc.reduce();
     double before = fast_log ? glogg_ : 0.0;
     for (double p : part) before += p;
-    for (std::size_t n = 0; n < N; ++n) {
-      arma::mat Y = A[n].submat(0, 0, k - 1, G.dims[n] - 1);
-      normalize_rows(Y, M.F[n]);
-      M.F[n] = std::move(Y);
-    }
-    const arma::vec lam_new = A[N].submat(0, 0, k - 1, 0);
-    const double tot = arma::accu(lam_new);
-    if (tot > 0.0) M.lambda = lam_new / tot;
+    Y.resize(N);
+    for (std::size_t n = 0; n < N; ++n) Y[n] = A[n].submat(0, 0, k - 1, G.dims[n] - 1);
+    lam_out = A[N].submat(0, 0, k - 1, 0);
     return before;
   }
 
@@ -421,6 +444,7 @@ ASPECTR_UNROLL
   std::vector<std::uint8_t> mult_;
   std::vector<index_t> remap_;
   double glogg_ = 0.0;
+  bool glogg_known_ = false;
 };
 
 }  // namespace aspectr

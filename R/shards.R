@@ -1,0 +1,877 @@
+#' Data split by rows into shards: in memory, in files, or on a cluster
+#'
+#' `shards()` describes data too large for one object (or one machine) as
+#' pieces that share every mode but the first: the rows (documents,
+#' observations) are split across the shards, the columns (terms) and any
+#' further modes are common to all. [plsa()] fits such data exactly as it
+#' fits the whole: every EM iteration is a sum over the non-zero cells, so
+#' each shard gives its part of the sums and only the small statistics
+#' (k x columns) are added up. The fit equals the in-memory fit with the
+#' same seed up to rounding (tested to 1e-10), however the rows are split.
+#'
+#' A shard is read only when it is needed and never all at once. Creating
+#' the description reads each shard once, one after another, to learn its
+#' size and to check that all shards agree; [print()], [dim()], [nnz()] and
+#' [dimnames()] then work without reading anything. Without a cluster, a
+#' fit from files reads the shards one at a time in every iteration (out of
+#' core: the memory needed is about one shard plus the factors); with
+#' `cluster =` each worker reads its own shards once and keeps them.
+#'
+#' @section Files:
+#' `x` may name files of these kinds (by their extension):
+#' * `.shard`: written by [write_shards()]; the fastest to fit from, read
+#'   in every iteration into a buffer that is kept from one read to the
+#'   next, without R objects of the shard's size;
+#' * `.rds`: one object that [plsa()] accepts, such as a `dgCMatrix`, a base
+#'   matrix or a sparse tensor ([sptensor()]);
+#' * `.mtx`: a Matrix Market file ([Matrix::readMM()]);
+#' * `.tns`: a FROSTT sparse tensor ([read_tns()]); the sizes of its modes
+#'   are those of the largest indices, and the shared modes of all `.tns`
+#'   shards are taken as the largest over the shards;
+#' * `.h5` or `.hdf5`: a sparse matrix in the layout of 10x Genomics
+#'   (datasets `data`, `indices`, `indptr` and `shape`, compressed by
+#'   columns, at the top of the file or in its first group holding them),
+#'   read with \pkg{hdf5r}. Such files hold features in rows and cells in
+#'   columns; the shard's rows are the file's columns (its cells), so the
+#'   cells are split across the shards. Barcodes and feature ids, when
+#'   present, become the dimnames.
+#'
+#' Every file's size and modification time are recorded; a shard file that
+#' changes or disappears before it is read again is an error of class
+#' `aspectr_error_shard`.
+#'
+#' @param x A list of data objects (matrices, `Matrix` matrices, simple
+#'   triplet matrices, sparse tensors, arrays), or a character vector of
+#'   file paths (see Files). Each holds some rows of the data and all of its
+#'   columns (and further modes).
+#' @return An object of class `aspectr_shards`.
+#' @seealso [write_shards()] to split data into shard files, [plsa()] with
+#'   `cluster =` for fits on several processes or machines, and
+#'   `vignette("large-data", package = "aspectr")`.
+#' @examples
+#' x <- sotu_dtm
+#' parts <- shards(list(x[1:100, ], x[101:200, ], x[201:nrow(x), ]))
+#' parts
+#' dim(parts)
+#'
+#' # the same fit as plsa(x, ...) with method = "em"
+#' fit <- plsa(parts, k = 4, seed = 1, max_iter = 30)
+#'
+#' # from files, one shard in memory at a time
+#' files <- file.path(tempdir(), paste0("part", 1:3, ".rds"))
+#' saveRDS(x[1:100, ], files[1])
+#' saveRDS(x[101:200, ], files[2])
+#' saveRDS(x[201:nrow(x), ], files[3])
+#' fit2 <- plsa(shards(files), k = 4, seed = 1, max_iter = 30)
+#' all.equal(fit$factors, fit2$factors)
+#' @export
+shards <- function(x) {
+  check_required(x, "a list of data objects or a character vector of file paths")
+  if (is.character(x)) {
+    if (!length(x) || anyNA(x) || any(!nzchar(x))) {
+      abort_input("{.arg x} must name at least one file, without missing or empty paths; it is {describe(x)}.",
+                  "value", arg = "x")
+    }
+    sources <- lapply(x, shard_file_source)
+  } else if (is.list(x) && !is.object(x)) {
+    if (!length(x)) abort_input("{.arg x} must hold at least one shard; it is an empty list.", "empty", arg = "x")
+    sources <- lapply(seq_along(x), function(i) list(kind = "object", object = x[[i]],
+                                                      label = paste0("shard ", i)))
+  } else {
+    abort_input("{.arg x} must be a list of data objects or a character vector of file paths, not {describe(x)}.",
+                "type", arg = "x")
+  }
+  meta <- vector("list", length(sources))
+  for (i in seq_along(sources)) {
+    if (identical(sources[[i]]$format, "shard")) {
+      # summarized in C++ from the file, without R objects of its size
+      meta[[i]] <- shard_file_meta(sources[[i]])
+    } else {
+      d <- shard_data(sources[[i]], check = FALSE)
+      meta[[i]] <- shard_meta(d)
+      rm(d)
+    }
+  }
+  new_shards(sources, meta)
+}
+
+shard_file_source <- function(path) {
+  if (!file.exists(path) || dir.exists(path)) {
+    abort_input("{.arg x} must name existing files; {.path {path}} {if (dir.exists(path)) 'is a directory' else 'does not exist'}.",
+                "value", arg = "x", call = rlang::caller_env(2))
+  }
+  base <- basename(path)
+  ext <- if (grepl(".", base, fixed = TRUE)) tolower(sub(".*\\.", "", base)) else ""
+  format <- switch(ext, shard = "shard", rds = "rds", mtx = "mtx", tns = "tns", h5 = "h5", hdf5 = "h5", NULL)
+  if (is.null(format)) {
+    abort_input("{.arg x} must name {.file .shard}, {.file .rds}, {.file .mtx}, {.file .tns} or {.file .h5} files; {.path {path}} is none of these.",
+                "value", arg = "x", call = rlang::caller_env(2))
+  }
+  if (format == "h5" && !requireNamespace("hdf5r", quietly = TRUE)) {
+    cli::cli_abort(c("Reading {.file .h5} shards needs the {.pkg hdf5r} package.",
+                     i = "Install it with {.code install.packages(\"hdf5r\")}."),
+                   class = c("aspectr_error_unsupported", "aspectr_error"), call = rlang::caller_env(2))
+  }
+  path <- normalizePath(path, mustWork = TRUE)
+  info <- file.info(path)
+  list(kind = "file", path = path, format = format, size = info$size,
+       mtime = as.numeric(info$mtime), label = basename(path))
+}
+
+# One shard's data in the fitters' form (as_aspect_data), read from its
+# source; for files, after checking that the file is the one described.
+shard_data <- function(src, check = TRUE) {
+  obj <- if (identical(src$kind, "object")) src$object else {
+    if (check) check_shard_file(src)
+    tryCatch(read_shard_file(src),
+             aspectr_error = function(e) stop(e),
+             error = function(e) abort_shard(src, "could not be read: {conditionMessage(e)}"))
+  }
+  if (inherits(obj, "aspectr_shard_data")) return(unclass(obj))
+  tryCatch(as_aspect_data(obj, arg = src$label),
+           aspectr_error_input = function(e) {
+             abort_shard(src, "is not data a fitter accepts: {conditionMessage(e)}")
+           })
+}
+
+check_shard_file <- function(src) {
+  info <- file.info(src$path)
+  if (is.na(info$size)) abort_shard(src, "has disappeared since {.fn shards} described it.")
+  if (!identical(as.numeric(info$size), as.numeric(src$size)) ||
+      !identical(as.numeric(info$mtime), src$mtime)) {
+    abort_shard(src, "has changed since {.fn shards} described it (size or modification time); describe the files again.")
+  }
+}
+
+abort_shard <- function(src, why, call = NULL, .envir = parent.frame()) {
+  what <- if (identical(src$kind, "file")) paste0("Shard file {.path ", src$path, "}") else paste0("Shard ", sub("^shard ", "", src$label))
+  cli::cli_abort(paste(what, why), class = c("aspectr_error_shard", "aspectr_error"),
+                 shard = src$label, call = call, .envir = .envir)
+}
+
+read_shard_file <- function(src) {
+  switch(src$format,
+         shard = read_shard_bin(src$path),
+         rds = readRDS(src$path),
+         mtx = Matrix::readMM(src$path),
+         tns = read_tns(src$path),
+         h5 = read_h5_sparse(src$path))
+}
+
+# A 10x-style HDF5 sparse matrix (CSC: data, indices, indptr, shape), its
+# columns (cells) as rows. Every object opened is closed right away
+# (hdf5r's close_all() runs the garbage collector: 60 ms a file).
+read_h5_sparse <- function(path) {
+  f <- hdf5r::H5File$new(path, mode = "r")
+  opened <- list(f)
+  on.exit(for (o in rev(opened)) try(o$close(), silent = TRUE), add = TRUE)
+  need <- c("data", "indices", "indptr", "shape")
+  has_all <- function(g) all(vapply(need, function(nm) g$exists(nm), logical(1)))
+  grp <- f
+  if (!has_all(f)) {
+    grp <- NULL
+    for (nm in names(f)) {
+      o <- f[[nm]]
+      opened[[length(opened) + 1L]] <- o
+      if (inherits(o, "H5Group") && has_all(o)) { grp <- o; break }
+    }
+    if (is.null(grp)) stop("no group holds the datasets data, indices, indptr and shape")
+  }
+  get <- function(g, nm) {
+    d <- g[[nm]]
+    on.exit(d$close())
+    d$read()
+  }
+  shape <- as.numeric(get(grp, "shape"))
+  m <- Matrix::sparseMatrix(i = as.integer(get(grp, "indices")) + 1L, p = as.integer(get(grp, "indptr")),
+                            x = as.numeric(get(grp, "data")), dims = as.integer(shape[1:2]), index1 = TRUE)
+  cells <- if (grp$exists("barcodes")) as.character(get(grp, "barcodes")) else NULL
+  feats <- NULL
+  if (grp$exists("features")) {
+    fe <- grp[["features"]]
+    opened[[length(opened) + 1L]] <- fe
+    if (fe$exists("id")) feats <- as.character(get(fe, "id"))
+  } else if (grp$exists("genes")) {
+    feats <- as.character(get(grp, "genes"))
+  }
+  if (length(cells) != ncol(m)) cells <- NULL
+  if (length(feats) != nrow(m)) feats <- NULL
+  dimnames(m) <- list(feats, cells)
+  Matrix::t(m)
+}
+
+# What a fit needs to know of a shard before reading it: its size and
+# names, its total (also as sum(val / top), which cannot overflow), its
+# largest value, whether it holds counts, its documents' totals and its
+# neg-entropy as data of its own (sum g log g with g = val / its total).
+shard_meta <- function(d) {
+  meta_from_summary(cpp_shard_summary(d$idx, d$val, as.integer(d$dims)), d$dims, d$dimnames)
+}
+
+shard_file_meta <- function(src) {
+  summ <- tryCatch(cpp_shard_file_summary(src$path),
+                   error = function(e) abort_shard(src, "could not be read: {conditionMessage(e)}"))
+  dn <- tryCatch(read_shard_names(src$path, length(summ$dims), summ$nnz),
+                 error = function(e) abort_shard(src, "could not be read: {conditionMessage(e)}"))
+  meta_from_summary(summ, summ$dims, dn)
+}
+
+meta_from_summary <- function(summ, dims, dimnames) {
+  list(dims = dims, dimnames = dimnames, nnz = summ$nnz, total = summ$total, top = summ$top,
+       scaled = summ$scaled, whole = summ$whole, neg_entropy = summ$neg_entropy,
+       doc_totals = summ$margins[[1]], loglik_const = summ$loglik_const,
+       margins = summ$margins[-1])
+}
+
+new_shards <- function(sources, meta) {
+  N <- unique(vapply(meta, function(m) length(m$dims), integer(1)))
+  if (length(N) != 1) {
+    abort_input("Every shard in {.arg x} must have the same number of modes; they have {paste(vapply(meta, function(m) length(m$dims), integer(1)), collapse = ', ')}.",
+                "value", arg = "x", call = rlang::caller_env())
+  }
+  shared <- do.call(rbind, lapply(meta, function(m) m$dims[-1]))
+  tns <- vapply(sources, function(s) identical(s$format, "tns"), logical(1))
+  dims_shared <- apply(shared, 2, max)
+  for (i in seq_along(meta)) {
+    if (!tns[i] && !identical(as.numeric(shared[i, ]), as.numeric(dims_shared))) {
+      ref <- which(!tns)[1]
+      abort_input("Every shard in {.arg x} must have the same columns (and further modes): {sources[[i]]$label} is {paste(meta[[i]]$dims, collapse = ' x ')}, {sources[[which.max(rowSums(shared))]]$label} has {paste(dims_shared, collapse = ' x ')} after its rows.",
+                  "value", arg = "x", call = rlang::caller_env())
+    }
+  }
+  # the shared modes' names: equal wherever given
+  dn_shared <- vector("list", N - 1)
+  for (n in seq_len(N - 1)) {
+    for (i in seq_along(meta)) {
+      nm <- meta[[i]]$dimnames[[n + 1]]
+      if (is.null(nm)) next
+      if (is.null(dn_shared[[n]])) {
+        dn_shared[[n]] <- nm
+      } else if (!identical(dn_shared[[n]], nm)) {
+        abort_input("Every shard in {.arg x} must have the same columns (and further modes): the names of mode {n + 1} of {sources[[i]]$label} differ from those of an earlier shard.",
+                    "value", arg = "x", call = rlang::caller_env())
+      }
+    }
+  }
+  rows <- vapply(meta, function(m) as.numeric(m$dims[1]), numeric(1))
+  row_names <- lapply(meta, function(m) m$dimnames[[1]])
+  dn_rows <- if (all(!vapply(row_names, is.null, logical(1)))) unlist(row_names, use.names = FALSE) else NULL
+  for (i in seq_along(meta)) meta[[i]]$dimnames <- NULL
+  structure(list(sources = sources, meta = meta, rows = rows,
+                 dims = as.integer(c(sum(rows), dims_shared)),
+                 dimnames = c(list(dn_rows), dn_shared),
+                 nnz = sum(vapply(meta, function(m) m$nnz, numeric(1)))),
+            class = "aspectr_shards")
+}
+
+#' @export
+print.aspectr_shards <- function(x, ...) {
+  n <- length(x$sources)
+  files <- sum(vapply(x$sources, function(s) identical(s$kind, "file"), logical(1)))
+  big <- function(v) format(v, big.mark = ",", scientific = FALSE, trim = TRUE)
+  cat("<aspectr_shards> ", paste(vapply(x$dims, big, ""), collapse = " x "),
+      ", ", big(x$nnz), " non-zeros in ", n, " shard", if (n > 1) "s",
+      if (files == n) " (in files)" else if (files) paste0(" (", files, " in files)") else " (in memory)",
+      "\n", sep = "")
+  show <- utils::head(seq_len(n), 6)
+  for (i in show) {
+    s <- x$sources[[i]]
+    cat("  ", s$label, ": ", big(x$rows[i]), " rows, ", big(x$meta[[i]]$nnz), " non-zeros\n", sep = "")
+  }
+  if (n > length(show)) cat("  ... and ", n - length(show), " more\n", sep = "")
+  invisible(x)
+}
+
+#' @export
+dim.aspectr_shards <- function(x) x$dims
+
+#' @export
+dimnames.aspectr_shards <- function(x) x$dimnames
+
+#' @export
+length.aspectr_shards <- function(x) length(unclass(x)$sources)
+
+# ---------------------------------------------------------------------------
+# The sharded EM. The state of a fit lives in stores: on the master for
+# shards in memory or streamed from files, on the workers of a cluster for
+# the shards each one loaded. A store holds its shards' sources (and, when
+# kept in memory, their data), each shard's document factor and the
+# document statistics of the last E-step, which the next call normalizes
+# once the master has added the column sums of all shards.
+#
+# Not every cluster sends a call to a fixed worker (a mirai cluster hands
+# each call to whichever worker is free), so nothing here assumes it:
+# every reply names the shards it covers; the master repeats a call until
+# every shard has answered exactly once, and a worker that receives the
+# same step twice answers it from its cache. The factors of a start go
+# to the worker holding their shards, which refuses those of others.
+
+shard_stores <- new.env(parent = emptyenv())
+
+# The operations on a store, run on the master or on a worker: "load",
+# "start", "step", "loss", "gather", "drop". Errors are returned as values
+# (raised, classed, on the master), naming the shard.
+shard_op <- function(id, op, seq = 0, args = list()) {
+  tryCatch(shard_op_run(id, op, seq, args),
+           error = function(e) {
+             structure(list(message = conditionMessage(e),
+                            shard = e$shard %||% NA_character_), class = "aspectr_shard_failure")
+           })
+}
+
+shard_op_run <- function(id, op, seq, args) {
+  st <- get0(id, envir = shard_stores, inherits = FALSE)
+  if (op == "load") {
+    if (is.null(st)) {
+      st <- new.env(parent = emptyenv())
+      st$shards <- list()
+      st$seq <- -1
+      assign(id, st, envir = shard_stores)
+    }
+    for (j in seq_along(args$ids)) {
+      st$shards[[as.character(args$ids[j])]] <- list(
+        id = args$ids[j], source = args$sources[[j]], keep = args$keep, rows = args$rows[j],
+        data = if (args$keep) shard_data(args$sources[[j]]) else NULL)
+    }
+    return(list(ids = args$ids))
+  }
+  held <- if (is.null(st)) integer(0) else vapply(st$shards, function(h) h$id, numeric(1))
+  if (op == "drop") {
+    if (!is.null(st)) rm(list = id, envir = shard_stores)
+    return(list(ids = held))
+  }
+  if (!length(held)) return(list(ids = integer(0)))
+  if (op == "start") {
+    mine <- args$ids %in% held
+    if (!any(mine)) return(list(ids = integer(0)))  # not this worker's
+    for (j in which(mine)) {
+      key <- as.character(args$ids[j])
+      st$shards[[key]]$F0 <- args$F0[[j]]
+      st$shards[[key]]$Y0 <- NULL
+    }
+    st$seq <- -1
+    return(list(ids = args$ids[mine]))
+  }
+  # a step delivered twice: the first answer (the step is not idempotent)
+  if (op == "step" && identical(seq, st$seq)) return(st$reply)
+  shard_normalize(st, args$colsum)
+  if (op == "gather") {
+    return(list(ids = held, F0 = lapply(st$shards, function(h) h$F0)))
+  }
+  g <- args$global
+  out <- list(ids = held)
+  # the shared modes' statistics, added to in place by every shard's pass
+  acc <- if (op == "step") lapply(g$factors, function(f) matrix(0, nrow(f), ncol(f))) else NULL
+  for (key in names(st$shards)) {
+    h <- st$shards[[key]]
+    fac <- c(list(h$F0), g$factors)
+    if (!h$keep && identical(h$source$format, "shard")) {
+      # out of core from a shard file: read into this store's buffer
+      check_shard_file(h$source)
+      if (is.null(st$buffer)) st$buffer <- cpp_shard_buffer()
+      r <- tryCatch(
+        cpp_em_shard_file(st$buffer, h$source$path, as.integer(c(h$rows, g$dims[-1])), g$lambda, fac,
+                          g$tempering, g$total, g$top, g$scaled, g$threads, loss_only = op == "loss",
+                          glogg = g$glogg[[h$id]], acc = acc),
+        error = function(e) abort_shard(h$source, "failed: {conditionMessage(e)}"))
+    } else if (h$keep) {
+      # kept in memory: the tensor and the rule are made once per fit
+      if (is.null(h$state)) {
+        d <- h$data
+        h$state <- tryCatch(
+          cpp_em_shard_state(d$idx, d$val, as.integer(c(d$dims[1], g$dims[-1])), g$tempering,
+                             g$total, g$top, g$scaled, g$glogg[[h$id]]),
+          error = function(e) abort_shard(h$source, "failed: {conditionMessage(e)}"))
+        st$shards[[key]]$state <- h$state
+      }
+      r <- cpp_em_shard_run(h$state, g$lambda, fac, g$threads, loss_only = op == "loss", acc = acc)
+    } else {
+      d <- shard_data(h$source)
+      r <- tryCatch(
+        cpp_em_shard(d$idx, d$val, c(d$dims[1], g$dims[-1]), g$lambda, fac, g$tempering,
+                     g$total, g$top, g$scaled, g$threads, loss_only = op == "loss",
+                     glogg = g$glogg[[h$id]], acc = acc),
+        error = function(e) abort_shard(h$source, "failed: {conditionMessage(e)}"))
+      rm(d)
+    }
+    if (op == "loss") {
+      out$value <- (out$value %||% 0) + r$value
+      next
+    }
+    # the statistics replace the factor, of which only the rows of
+    # components without mass here are kept (where they have none in any
+    # shard they stay as they are, see shard_normalize())
+    y0 <- r$y[[1]]
+    cs <- rowSums(y0)
+    dead <- !(cs > 0 & is.finite(cs))
+    st$shards[[key]]$F0 <- if (any(dead)) `[<-`(h$F0, !dead, , value = 0) else NULL
+    st$shards[[key]]$Y0 <- y0
+    part <- list(colsum = cs, lam = r$lam, value = r$value,
+                 merit = r$merit, glogg = r$glogg)
+    out$stats <- if (is.null(out$stats)) part else shard_add(out$stats, part)
+  }
+  if (op == "step") out$stats <- c(list(y = acc), out$stats)
+  if (op == "step") {
+    st$seq <- seq
+    st$reply <- out
+  }
+  out
+}
+
+# the document factors (k x rows, the core's layout) from the last E-step's
+# statistics and their row sums over all shards (a component without mass
+# keeps its factor, as in memory)
+shard_normalize <- function(st, colsum) {
+  if (is.null(colsum)) return(invisible())
+  for (key in names(st$shards)) {
+    y <- st$shards[[key]]$Y0
+    if (is.null(y)) next
+    st$shards[[key]]$F0 <- normalize_rows_r(y, st$shards[[key]]$F0, colsum)
+    st$shards[[key]]$Y0 <- NULL
+  }
+  invisible()
+}
+
+# k x d statistics onto the simplex row by row (by the row sums `s`); a row
+# without mass keeps the old one
+normalize_rows_r <- function(y, old, s = rowSums(y)) {
+  ok <- s > 0 & is.finite(s)
+  if (all(ok)) return(y / s)
+  y[ok, ] <- y[ok, , drop = FALSE] / s[ok]
+  y[!ok, ] <- old[!ok, , drop = FALSE]
+  y
+}
+
+shard_add <- function(a, b) {
+  if (is.numeric(a)) return(a + b)
+  if (is.list(a)) {
+    out <- a
+    for (nm in seq_along(a)) out[[nm]] <- shard_add(a[[nm]], b[[nm]])
+    return(out)
+  }
+  a
+}
+
+# The engine of one fit: `load()` and `start(blocks)` send each worker its
+# shards and their document factors, `run(op, args)` runs an operation on
+# every store and returns one answer per store (each shard answered
+# exactly once), `drop()` clears the stores.
+shard_engine <- function(x, cluster, threads, call) {
+  id <- paste0("fit", as.integer(stats::runif(1, 1, 1e9)), "_", format(Sys.time(), "%H%M%OS6"))
+  n <- length(x$sources)
+  groups <- if (is.null(cluster)) list(seq_len(n)) else
+    shard_groups(vapply(x$meta, function(m) m$nnz, numeric(1)), length(cluster))
+  all_ids <- seq_len(n)
+  seq_no <- 0
+  rounds <- if (is.null(cluster)) 1L else 10L * length(cluster) + 10L
+  keep <- !is.null(cluster) || all(vapply(x$sources, function(s) identical(s$kind, "object"), logical(1)))
+  loaded <- integer(0)
+
+  fail <- function(e) {
+    cli::cli_abort(c("A worker of {.arg cluster} failed during the sharded fit: {conditionMessage(e)}",
+                     i = "The worker may have stopped; the fit is abandoned (restart the cluster to fit again)."),
+                   class = c("aspectr_error_cluster", "aspectr_error"), call = call)
+  }
+  check <- function(res) {
+    for (j in seq_along(res)) {
+      r <- res[[j]]
+      if (inherits(r, "aspectr_shard_failure")) {
+        where <- if (is.null(cluster)) "" else paste0(" (on worker ", j, ")")
+        cli::cli_abort(paste0("{r$message}", where),
+                       class = c("aspectr_error_shard", "aspectr_error"), shard = r$shard, call = call)
+      }
+    }
+    res
+  }
+  # A call to the workers, whole: an interrupt (Ctrl-C) waits until every
+  # worker has answered (one pass over its shards), so that no answer is
+  # left unread on the cluster; the fit then stops and the workers are
+  # cleared.
+  on_cluster <- function(expr) suspendInterrupts(tryCatch(expr, error = fail))
+  # one call per payload (each payload reaches one worker)
+  apply_each <- function(op, payloads, checked = TRUE) {
+    res <- if (is.null(cluster)) lapply(payloads, function(p) shard_op(id, op, 0, p)) else
+      on_cluster(parallel::clusterApply(cluster, payloads, shard_op_payload, id = id, op = op))
+    if (checked) check(res) else res
+  }
+  eng <- list(x = x, groups = groups, keep = keep)
+  eng$load <- function() {
+    res <- apply_each("load", lapply(groups, function(g) {
+      list(ids = g, sources = x$sources[g], rows = x$rows[g], keep = keep)
+    }), checked = FALSE)
+    # what was loaded is dropped at the end, also after a failure here
+    loaded <<- sort(unlist(lapply(res, function(r) if (inherits(r, "aspectr_shard_failure")) NULL else r$ids)))
+    if (!length(loaded)) loaded <<- 0L
+    check(res)
+    invisible()
+  }
+  eng$start <- function(blocks) {
+    # each group's factors to the worker that loaded it (a cluster that
+    # pins calls to workers takes them at once); those refused go to every
+    # worker, and each keeps the factors of its own shards
+    res <- apply_each("start", lapply(groups, function(g) list(ids = g, F0 = blocks[g])))
+    taken <- unlist(lapply(res, function(a) a$ids))
+    rest <- setdiff(all_ids, taken)
+    if (length(rest)) eng$run("start", list(ids = rest, F0 = blocks[rest]), expect = rest)
+    invisible()
+  }
+  eng$run <- function(op, args = list(), expect = all_ids) {
+    seq_no <<- seq_no + 1
+    got <- list()
+    have <- integer(0)
+    for (r in seq_len(rounds)) {
+      res <- if (is.null(cluster)) list(shard_op(id, op, seq_no, args)) else
+        on_cluster(parallel::clusterCall(cluster, shard_op, id, op, seq_no, args))
+      for (a in check(res)) {
+        if (!length(a$ids) || all(a$ids %in% have)) next
+        if (any(a$ids %in% have)) fail(simpleError("two workers answered for the same shard"))
+        got[[length(got) + 1L]] <- a
+        have <- c(have, a$ids)
+      }
+      if (all(expect %in% have)) return(got)  # (every worker got one call)
+    }
+    fail(simpleError(paste0("no worker answered for shard ", paste(setdiff(expect, have), collapse = ", "))))
+  }
+  eng$drop <- function() {
+    if (length(loaded)) try(eng$run("drop", expect = setdiff(loaded, 0L)), silent = TRUE)
+    loaded <<- integer(0)
+    invisible()
+  }
+  eng$reduce <- function(res, what) Reduce(shard_add, lapply(res, function(a) a[[what]]))
+  eng
+}
+
+# (functions of the namespace, so that sending them to a worker does not
+# send the caller's environment)
+shard_op_payload <- function(payload, id, op) shard_op(id, op, 0, payload)
+
+# Fits one start (lambda, factors with the document factor whole) by
+# sharded EM; returns what cpp_plsa_fit returns.
+shard_em_fit <- function(eng, init, global, max_iter, tol, hook, exact) {
+  x <- eng$x
+  # the core's layout (k x d) throughout, R's at the end
+  F0 <- init$factors[[1]]
+  eng$start(lapply(seq_along(x$rows), function(i) t(F0[shard_rows(x, i), , drop = FALSE])))
+  rm(F0)
+  invisible(gc(verbose = FALSE))  # the blocks sent: memory of the documents' size
+  lambda <- as.numeric(init$lambda)
+  Fg <- lapply(init$factors[-1], t)
+  colsum <- NULL
+  f <- numeric(0)
+  it <- 0L
+  converged <- FALSE
+  stopped <- FALSE
+  glob <- function() c(global, list(lambda = lambda, factors = Fg))
+  loss <- function() {
+    v <- eng$reduce(eng$run("loss", list(global = glob(), colsum = colsum)), "value")
+    colsum <<- NULL
+    v
+  }
+  gather <- function() {
+    parts <- eng$run("gather", list(colsum = colsum))
+    colsum <<- NULL
+    # placed by the shards' numbers, whatever order the workers answer in
+    blocks <- vector("list", length(x$rows))
+    for (p in parts) blocks[p$ids] <- p$F0
+    t(do.call(cbind, blocks))
+  }
+  while (it < max_iter) {
+    st <- eng$reduce(eng$run("step", list(global = glob(), colsum = colsum)), "stats")
+    it <- it + 1L
+    f <- c(f, st$value)
+    for (n in seq_along(Fg)) Fg[[n]] <- normalize_rows_r(st$y[[n]], Fg[[n]])
+    colsum <- st$colsum
+    tot <- sum(st$lam)
+    if (tot > 0) lambda <- st$lam / tot
+    L <- length(f)
+    conv <- L >= 2 && tol > 0 && abs(f[L - 1] - f[L]) <= tol * max(abs(f[L - 1]), 1e-300)
+    if (!is.null(hook)) {
+      shown <- f[L]
+      model <- NULL
+      if (exact) {
+        shown <- loss()
+        model <- list(lambda = lambda, factors = c(list(gather()), lapply(Fg, t)))
+      }
+      if (!isTRUE(hook(it, shown, model))) { stopped <- TRUE; break }
+    }
+    if (conv) { converged <- TRUE; break }
+  }
+  final <- loss()
+  f <- c(f, final)
+  list(lambda = lambda, factors = c(list(gather()), lapply(Fg, t)), objective = f[-1], initial = f[1],
+       iterations = it, converged = converged, stopped = stopped, kl = final)
+}
+
+check_cluster <- function(cluster, call = rlang::caller_env()) {
+  if (is.null(cluster)) return(NULL)
+  if (!inherits(cluster, "cluster")) {
+    abort_input("{.arg cluster} must be a cluster from {.fn parallel::makeCluster} (or {.fn mirai::make_cluster}), not {describe(cluster)}.",
+                "type", arg = "cluster", call = call)
+  }
+  if (!length(cluster)) abort_input("{.arg cluster} has no workers.", "value", arg = "cluster", call = call)
+  cluster
+}
+
+# plsa() of shards: EM (plain or tempered) over the shards.
+plsa_shards <- function(x, k, loss, method, tempering, init, nrun, stg, max_iter, tol, seed, threads,
+                        verbose, callback, cluster, call) {
+  if (loss != "kl") {
+    abort_input("{.arg loss} must be {.val kl} (plain or tempered EM) for data in {.fn shards}, not {.val {loss}}, which needs the data in one object.",
+                "argument", arg = "loss", call = call)
+  }
+  if (!is.null(method) && !identical(method, "em")) {
+    abort_input("{.arg method} must be {.val em} (the default) for data in {.fn shards}, not {describe(method)}: coordinate descent and SQUAREM need every row of a term at once.",
+                "argument", arg = "method", call = call)
+  }
+  method <- "em"
+  N <- length(x$dims)
+  k <- check_whole(k, "k", min = 1, max = if (N == 2) min(x$dims) else x$nnz,
+                   what = if (N == 2) "at most the smaller dimension of `x`" else "at most the number of non-zero cells of `x`",
+                   call = call)
+  if (x$nnz == 0) abort_input("{.arg x} has no non-zero cells.", "empty", arg = "x", call = call)
+  whole <- shard_count_data(x, "plsa", call)
+  first <- plsa_init(init, "plsa", x$dims, k, call = call)
+  hook <- fit_hook(callback, verbose, "plsa()",
+                   model = function(raw) {
+                     f <- lapply(seq_len(N), function(n) {
+                       m <- raw$factors[[n]]
+                       dimnames(m) <- list(x$dimnames[[n]], paste0("topic_", seq_len(k)))
+                       m
+                     })
+                     names(f) <- mode_names(x$dimnames, N)
+                     f
+                   })
+  if (isTRUE(verbose) && interactive()) {
+    bar <- cli::cli_progress_bar("plsa (sharded EM)", total = max_iter)
+    inner <- hook
+    hook <- function(it, obj, raw) {
+      cli::cli_progress_update(id = bar, set = it)
+      if (is.null(inner)) TRUE else inner(it, obj, raw)
+    }
+  }
+  start <- proc.time()[["elapsed"]]
+  session <- shard_em_session(x, cluster, threads, tempering, call)
+  on.exit(session$close(), add = TRUE)
+  if (k == 1 && is.null(first)) {
+    # the product of the marginals (as plsa_rank1()), its divergence in one pass
+    runs <- list(session$rank1())
+  } else {
+    inits <- with_seed(seed, lapply(seq_len(nrun), function(i) random_start(x$dims, k)))
+    if (!is.null(first)) inits[[1]] <- first
+    fit_one <- function(init, iters) session$fit(init, iters, tol, hook, exact = !is.null(callback))
+    runs <- run_starts_sequential(inits, fit_one, resume_start, max_iter, stg$short_iter, stg$short_keep)
+  }
+  values <- vapply(runs, run_value, numeric(1))
+  best <- best_run(values, "plsa() fit")
+  res <- runs[[best]]
+  summ <- shard_summary(x)
+  fit <- new_plsa(res, list(dims = x$dims, dimnames = x$dimnames, total = shard_total(x),
+                            val = numeric(x$nnz)),
+                  k = k, loss = "kl", q = NA_real_, tempering = tempering, run = best, values = values,
+                  time = proc.time()[["elapsed"]] - start, threads = threads, seed = seed, call = call,
+                  summary = summ)
+  fit$normalize <- TRUE
+  fit$method <- method
+  fit$params$normalize <- TRUE
+  fit$params$method <- method
+  fit$count_data <- whole
+  fit$shards <- length(x$sources)
+  finish_progress(fit, verbose, "plsa()", max_iter, tol)
+}
+
+# The sharded EM of one fit: the shards loaded (on the workers, or
+# described for streaming), `fit(init, iters, tol, hook, exact)` running one
+# start (what cpp_plsa_fit returns), `close()` dropping the workers' state.
+shard_em_session <- function(x, cluster, threads, tempering, call) {
+  top <- max(vapply(x$meta, function(m) m$top, numeric(1)))
+  global <- list(dims = x$dims, tempering = tempering, threads = threads,
+                 total = shard_total(x), top = top,
+                 scaled = sum(vapply(x$meta, function(m) m$scaled * m$top, numeric(1))) / top,
+                 glogg = shard_glogg(x))
+  # shards in memory are converted once; in files, on a cluster, read once
+  # by their worker; in files without one, read in every iteration
+  eng <- shard_engine(x, cluster, threads, call)
+  tryCatch(eng$load(), error = function(e) { eng$drop(); stop(e) })
+  rank1 <- function() {
+    docs <- unlist(lapply(x$meta, function(m) m$doc_totals), use.names = FALSE)
+    factors <- c(list(docs), lapply(seq_along(x$dims)[-1], function(n) {
+      Reduce(`+`, lapply(x$meta, function(m) m$margins[[n - 1]]))
+    }))
+    factors <- lapply(factors, function(m) matrix(m / sum(m), ncol = 1))
+    eng$start(lapply(seq_along(x$rows), function(i) t(factors[[1]][shard_rows(x, i), , drop = FALSE])))
+    kl <- eng$reduce(eng$run("loss", list(global = c(global, list(lambda = 1, factors = lapply(factors[-1], t))))), "value")
+    list(lambda = 1, factors = factors, objective = numeric(0), initial = kl,
+         value = kl, iterations = 0L, converged = TRUE, kl = kl)
+  }
+  list(fit = function(init, iters, tol, hook, exact) shard_em_fit(eng, init, global, iters, tol, hook, exact),
+       rank1 = rank1, close = eng$drop)
+}
+
+# What the fitters read of sharded data in place of as_aspect_data()'s
+# form (no cells)
+shard_as_data <- function(x) {
+  list(dims = x$dims, dimnames = x$dimnames, total = shard_total(x), nnz = x$nnz,
+       loglik_const = sum(vapply(x$meta, function(m) m$loglik_const, numeric(1))))
+}
+
+# Whether sharded data are counts (check_count_data() for shards)
+shard_count_data <- function(x, fitter, call = rlang::caller_env()) {
+  whole <- all(vapply(x$meta, function(m) isTRUE(m$whole), logical(1)))
+  if (!whole) {
+    cli::cli_warn(c(paste0("{.arg x} has values that are not whole numbers: {.fn ", fitter, "} fits it, but its likelihood means nothing."),
+                    i = "{.fn logLik}, {.fn AIC} and {.fn BIC} will refuse this fit; use raw counts to compare models by likelihood."),
+                  class = c("aspectr_warning_noncount", "aspectr_warning"), call = call)
+  }
+  whole
+}
+
+shard_total <- function(x) sum(vapply(x$meta, function(m) m$total, numeric(1)))
+
+# sum g log g (g = x / sum(x)) and the documents' totals of sharded data,
+# from the shards' own: with c = (shard total) / (total), a shard's g is c
+# times its own, so its part of the sum is c (its own sum + log c)
+shard_summary <- function(x) {
+  list(neg_entropy = sum(shard_glogg(x)),
+       doc_totals = unlist(lapply(x$meta, function(m) m$doc_totals), use.names = FALSE))
+}
+
+# every shard's part of sum g log g
+shard_glogg <- function(x) {
+  tops <- vapply(x$meta, function(m) m$top, numeric(1))
+  sc <- vapply(x$meta, function(m) m$scaled, numeric(1))
+  share <- sc * tops / sum(sc * tops)
+  neg <- vapply(x$meta, function(m) m$neg_entropy, numeric(1))
+  ifelse(share > 0, share * (neg + log(share)), 0)
+}
+
+run_starts_sequential <- function(inits, fit_one, resume, max_iter, short_iter, short_keep) {
+  run_starts(inits, fit_one, resume, hook = function(...) TRUE, max_iter, short_iter, short_keep)
+}
+
+# the rows of the whole data held by shard i
+shard_rows <- function(x, i) seq.int(sum(x$rows[seq_len(i - 1)]) + 1, length.out = x$rows[i])
+
+# Shards 1..n in contiguous groups for w workers, about equal in non-zeros:
+# one shard per worker when there are no more shards than workers, else
+# each shard goes to the worker whose share of the non-zeros holds its
+# middle.
+shard_groups <- function(nnz, w) {
+  n <- length(nnz)
+  if (n <= w) return(as.list(seq_len(n)))
+  mid <- cumsum(nnz) - nnz / 2
+  grp <- pmin(w, floor(mid / max(sum(nnz), 1) * w) + 1)
+  groups <- lapply(seq_len(w), function(j) which(grp == j))
+  groups[lengths(groups) > 0]
+}
+
+#' Write data as shard files for out-of-core and cluster fits
+#'
+#' Splits data by rows into shards and writes each as a `.shard` file, a
+#' binary form that fits read directly into a buffer kept from one
+#' iteration to the next: an out-of-core fit from such files costs little
+#' more per iteration than the in-memory fit (`.rds` shards are converted
+#' anew at every read). The files hold the non-zero cells, the sizes and
+#' the names; they are read on machines of the same byte order.
+#'
+#' @param x Data [plsa()] accepts (a matrix, a sparse matrix, a sparse
+#'   tensor, ...), split into `n` shards of consecutive rows with about
+#'   equal numbers of non-zeros; or a list of such pieces (rows split
+#'   already), each written as one shard.
+#' @param dir Directory to write into (created if missing).
+#' @param n Number of shards when `x` is one object; `NULL` chooses one
+#'   shard per 5 million non-zeros.
+#' @param prefix File names are `prefix` followed by the shard's number.
+#' @return The shards written, as [shards()] describes them.
+#' @seealso [shards()].
+#' @examples
+#' dir <- file.path(tempdir(), "sotu")
+#' parts <- write_shards(sotu_dtm, dir, n = 4)
+#' parts
+#' fit <- plsa(parts, k = 4, seed = 1, max_iter = 30)
+#' @export
+write_shards <- function(x, dir, n = NULL, prefix = "shard") {
+  check_required(x, "data to split or a list of pieces")
+  check_required(dir, "a directory path")
+  if (!is.character(dir) || length(dir) != 1 || is.na(dir) || !nzchar(dir)) {
+    abort_input("{.arg dir} must be a directory path, not {describe(dir)}.", "type", arg = "dir")
+  }
+  if (!is.character(prefix) || length(prefix) != 1 || is.na(prefix)) {
+    abort_input("{.arg prefix} must be a string, not {describe(prefix)}.", "type", arg = "prefix")
+  }
+  if (is.list(x) && !is.object(x)) {
+    if (!is.null(n)) {
+      abort_input("{.arg n} applies to one object to split; {.arg x} is a list of {length(x)} piece{?s}, each written as a shard.",
+                  "argument", arg = "n")
+    }
+    if (!length(x)) abort_input("{.arg x} must hold at least one piece; it is an empty list.", "empty", arg = "x")
+    pieces <- lapply(seq_along(x), function(i) as_aspect_data(x[[i]], arg = paste0("x[[", i, "]]")))
+  } else {
+    d <- as_aspect_data(x, "x")
+    nz <- length(d$val)
+    if (is.null(n)) n <- max(1, ceiling(nz / 5e6))
+    n <- check_whole(n, "n", min = 1, max = d$dims[1], what = "at most the number of rows of `x`")
+    pieces <- split_aspect_data(d, n)
+  }
+  if (!dir.exists(dir)) dir.create(dir, recursive = TRUE)
+  files <- file.path(dir, sprintf(paste0("%s%0", nchar(length(pieces)), "d.shard"), prefix, seq_along(pieces)))
+  for (i in seq_along(pieces)) write_shard_bin(pieces[[i]], files[i])
+  shards(files)
+}
+
+# Rows 1..m of the internal form in n contiguous pieces of about equal
+# non-zeros (every piece at least one row).
+split_aspect_data <- function(d, n) {
+  m <- d$dims[1]
+  rows <- d$idx[1, ] + 1L
+  per_row <- tabulate(rows, m)
+  cum <- cumsum(as.numeric(per_row))
+  tot <- max(cum[m], 1)
+  ends <- vapply(seq_len(n - 1), function(j) which(cum >= tot * j / n)[1], integer(1))
+  ends <- pmax(ends, seq_len(n - 1))
+  for (j in seq_along(ends)) ends[j] <- min(max(ends[j], if (j > 1) ends[j - 1] + 1L else 1L), m - (n - j))
+  ends <- c(ends, m)
+  begins <- c(1L, ends[-n] + 1L)
+  lapply(seq_len(n), function(j) {
+    keep <- rows >= begins[j] & rows <= ends[j]
+    idx <- d$idx[, keep, drop = FALSE]
+    idx[1, ] <- idx[1, ] - (begins[j] - 1L)
+    dn <- d$dimnames
+    if (!is.null(dn[[1]])) dn[[1]] <- dn[[1]][begins[j]:ends[j]]
+    list(idx = idx, val = d$val[keep], dims = c(ends[j] - begins[j] + 1L, d$dims[-1]), dimnames = dn)
+  })
+}
+
+write_shard_bin <- function(d, path) {
+  con <- file(path, "wb")
+  on.exit(close(con))
+  N <- length(d$dims)
+  names_raw <- serialize(d$dimnames, NULL, xdr = FALSE)
+  writeBin(charToRaw("ASPSHRD1"), con)
+  writeBin(c(16909060L, as.integer(N)), con, size = 4)  # 0x01020304, N
+  writeBin(c(as.numeric(length(d$val)), as.numeric(d$dims), as.numeric(length(names_raw))), con, size = 8)
+  writeBin(as.vector(d$idx), con, size = 4)
+  writeBin(as.numeric(d$val), con, size = 8)
+  writeBin(names_raw, con)
+  invisible(path)
+}
+
+# A .shard file whole, in the internal form (with its names)
+read_shard_bin <- function(path) {
+  d <- cpp_read_shard_file(path)
+  if (anyNA(d$val) || any(!is.finite(d$val)) || any(d$val <= 0)) stop("it holds values that are not positive and finite")
+  dn <- read_shard_names(path, length(d$dims), length(d$val))
+  structure(list(idx = d$idx, val = d$val, dims = d$dims, dimnames = dn, total = sum(d$val)),
+            class = "aspectr_shard_data")
+}
+
+# the dimnames stored at the end of a .shard file
+read_shard_names <- function(path, N, nnz) {
+  con <- file(path, "rb")
+  on.exit(close(con))
+  seek(con, 8 + 8 + 8)
+  head <- readBin(con, "double", N + 1, size = 8)
+  names_bytes <- head[N + 1]
+  seek(con, 8 + 8 + 8 + 8 * (N + 1) + 4 * N * nnz + 8 * nnz)
+  dn <- if (names_bytes > 0) unserialize(readBin(con, "raw", names_bytes)) else NULL
+  if (is.null(dn)) vector("list", N) else dn
+}

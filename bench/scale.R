@@ -1,0 +1,190 @@
+#!/usr/bin/env Rscript
+## bench/scale.R -- data beyond one object: out-of-core and cluster fits of
+## plsa() (EM) on data split into shards, against the in-memory fit of the
+## same data.
+##
+## Run from the package root:   Rscript bench/scale.R
+##
+## Data (seeded): a synthetic corpus of 8 shards of 25000 documents x 20000
+## terms, each with about 2.5e6 non-zeros (Zipf-like term frequencies,
+## Poisson counts): 200000 x 20000 with about 2e7 non-zeros, written by
+## write_shards() as .shard files (and, for the in-memory fit, as .rds
+## files of dgCMatrix pieces). k = 20. Every measurement
+## runs in a fresh R process (the files then sit in the page cache):
+##  * in memory: the shards read and bound into one dgCMatrix, then
+##    plsa(x, method = "em");
+##  * out of core: plsa(shards(files)) without a cluster (one shard read at
+##    a time, in every iteration);
+##  * cluster: plsa(shards(files), cluster = makeCluster(2)), each worker
+##    reading its 4 shards once.
+## Peak memory is the peak RSS of the process (the master, for the cluster)
+## minus the RSS of a session with aspectr loaded; time per iteration is
+## the median time between the progress messages of iterations 2 to 2 + n
+## (verbose = TRUE, a message every iteration). Every fit uses 1 thread
+## per process.
+##
+## The last table extrapolates on paper, from the measured cost per
+## non-zero and the bytes one iteration moves, to 1e10 non-zeros on many
+## workers over a 10 Gb/s network.
+##
+## ASPECTR_BENCH_QUICK=1 divides the data by 10 (and n = 3).
+## Out of core and on the cluster the fits are EM, as in memory.
+
+source("bench/common.R")
+
+heading("aspectr beyond one object: out-of-core and cluster fits (bench/scale.R)")
+if (!requireNamespace("aspectr", quietly = TRUE)) stop("aspectr is not installed (R CMD INSTALL . from the package root).")
+print_environment(character())
+if (!file.exists("/proc/self/status")) {
+  note("/proc/self/status is not available: peak memory cannot be measured here.")
+  quit(save = "no")
+}
+
+scale <- if (quick) 0.1 else 1
+n_shards <- 8
+docs <- round(25000 * scale)
+terms <- 20000
+nnz_per <- round(2.5e6 * scale)
+k <- 20
+n_more <- if (quick) 3 else 8
+
+dir <- tempfile("aspectr_scale_")
+dir.create(dir)
+on.exit(unlink(dir, recursive = TRUE), add = TRUE)
+set.seed(20261126)
+zipf <- 1 / seq_len(terms)^0.9
+rds <- file.path(dir, sprintf("part%02d.rds", seq_len(n_shards)))
+for (s in seq_len(n_shards)) {
+  m <- Matrix::sparseMatrix(i = sample.int(docs, nnz_per, TRUE),
+                            j = sample.int(terms, nnz_per, TRUE, prob = zipf),
+                            x = stats::rpois(nnz_per, 1.5) + 1, dims = c(docs, terms))
+  saveRDS(m, rds[s], compress = FALSE)
+  aspectr::write_shards(list(m), dir, prefix = sprintf("part%02d_", s))
+}
+rm(m)
+invisible(gc())
+files <- file.path(dir, sprintf("part%02d_1.shard", seq_len(n_shards)))
+shard_mb <- max(file.size(files)) / 1e6
+total_mb <- sum(file.size(files)) / 1e6
+nnz_total <- aspectr::nnz(aspectr::shards(files))
+cat(sprintf("data: %d shards, %d x %d, %.3g non-zeros; %.0f MB in .shard files (largest %.0f MB)\n",
+            n_shards, n_shards * docs, terms, nnz_total, total_mb, shard_mb))
+
+# One measurement in a fresh R process: `code` defines fit(iters) and its
+# setup; prints peak MB beyond the loaded session and the times.
+child <- function(setup, fit_call) {
+  script <- tempfile("bench_scale_", fileext = ".R")
+  on.exit(unlink(script))
+  writeLines(c(
+    'files <- commandArgs(TRUE)[-1]',
+    'rds <- sub("_1[.]shard$", ".rds", files)',
+    paste0('k <- ', k, '; n_more <- ', n_more),
+    'st <- function() { s <- readLines("/proc/self/status")',
+    '  g <- function(f) as.numeric(gsub("[^0-9]", "", grep(paste0("^", f, ":"), s, value = TRUE)))',
+    '  c(rss = g("VmRSS"), hwm = g("VmHWM")) }',
+    'suppressMessages(library(aspectr))',
+    # warm-up: the first fit maps code into memory
+    'w <- Matrix::rsparsematrix(50, 40, 0.2, rand.x = function(n) rpois(n, 2) + 1)',
+    'invisible(plsa(shards(list(w[1:25, ], w[26:50, ])), 2, max_iter = 2, seed = 1, threads = 1))',
+    'invisible(plsa(w, 2, method = "em", max_iter = 2, seed = 1, threads = 1))',
+    'invisible(gc())',
+    'ok <- tryCatch({ cat("5", file = "/proc/self/clear_refs"); TRUE }, error = function(e) FALSE)',
+    'b <- st()',
+    setup,
+    # one fit; a time stamp at every iteration's progress message
+    'options(aspectr.progress_interval = 0); stamps <- numeric(0)',
+    paste0('t0 <- proc.time()[["elapsed"]]; fn <- withCallingHandlers(', sprintf(fit_call, "2 + n_more"),
+           ', aspectr_message_progress = function(m) { stamps <<- c(stamps, proc.time()[["elapsed"]]); invokeRestart("muffleMessage") })'),
+    'e <- st()',
+    'stopifnot(fn$iterations == 2 + n_more)',
+    'per_it <- stats::median(diff(stamps[seq_len(2 + n_more)])[-1])',
+    'cat(sprintf("RESULT %.1f %.4f %.4f %.10g\\n", if (ok) (e[["hwm"]] - b[["rss"]]) / 1024 else NA, stamps[1] - t0, per_it, fn$value))'),
+    script)
+  out <- system2(file.path(R.home("bin"), "Rscript"), c("--vanilla", shQuote(script), shQuote(files)),
+                 stdout = TRUE, stderr = TRUE)
+  line <- grep("^RESULT ", out, value = TRUE)
+  if (!length(line)) {
+    cat(out, sep = "\n")
+    return(c(NA, NA, NA, NA))
+  }
+  as.numeric(strsplit(line[1], " ")[[1]][-1])
+}
+
+runs <- list(
+  list("in memory (1 process)",
+       'x <- do.call(rbind, lapply(rds, readRDS)); invisible(gc())',
+       'plsa(x, k, method = "em", max_iter = %s, tol = 0, seed = 1, threads = 1, verbose = TRUE)'),
+  list("out of core (1 process)",
+       'sh <- shards(files)',
+       'plsa(sh, k, max_iter = %s, tol = 0, seed = 1, threads = 1, verbose = TRUE)'),
+  list("cluster, 2 PSOCK workers",
+       paste('sh <- shards(files); cl <- parallel::makeCluster(2); invisible(parallel::clusterCall(cl, .libPaths, .libPaths()))',
+             # the workers load aspectr before the timed fits
+             'invisible(plsa(shards(list(w[1:25, ], w[26:50, ])), 2, max_iter = 2, seed = 1, threads = 1, cluster = cl))', sep = "; "),
+       'plsa(sh, k, max_iter = %s, tol = 0, seed = 1, threads = 1, cluster = cl, verbose = TRUE)')
+)
+res <- list()
+for (r in runs) {
+  v <- child(r[[2]], r[[3]])
+  res[[r[[1]]]] <- v
+  cat(sprintf("  %-26s peak %7.1f MB beyond the session, %6.2f s to the first iteration (with setup), %.3f s per iteration\n",
+              r[[1]], v[1], v[2], v[3]))
+}
+vals <- vapply(res, function(v) v[4], numeric(1))
+cat(sprintf("final objectives agree to %.2g (relative)\n", diff(range(vals)) / abs(vals[1])))
+
+mem <- vapply(res, `[`, numeric(1), 1)
+per_it <- vapply(res, `[`, numeric(1), 3)
+factors_mb <- (n_shards * docs + terms) * k * 8 / 1e6
+heading("Out of core")
+tab <- data.frame(
+  fit = names(res)[1:2],
+  peak_MB = round(mem[1:2], 1),
+  s_per_iteration = round(per_it[1:2], 3),
+  stringsAsFactors = FALSE)
+print(tab, row.names = FALSE)
+budget <- shard_mb + factors_mb
+cat(sprintf("\nout-of-core peak / in-memory peak: %.2f\n", mem[2] / mem[1]))
+cat(sprintf("one shard (%.0f MB) + factors (%.0f MB) = %.0f MB; out-of-core peak is %.2fx that (target: at most 1.2x)\n",
+            shard_mb, factors_mb, budget, mem[2] / budget))
+cat(sprintf("data / out-of-core peak: %.1fx (the data is that many times the memory the fit needed)\n",
+            total_mb / mem[2]))
+cat(sprintf("time per iteration, out of core / in memory: %.2f (target: at most 1.5)\n", per_it[2] / per_it[1]))
+
+heading("Cluster: 2 local PSOCK workers vs 1 process")
+# bytes moved per iteration: the step's message to each worker (weights,
+# the term factor and the documents' column sums) and its reply (the term
+# statistics, column sums, weights, values), serialized as the cluster
+# sends them
+msg_out <- length(serialize(list(global = list(dims = c(n_shards * docs, terms), tempering = 1, threads = 1,
+                                               total = 1, top = 1, scaled = 1, lambda = numeric(k),
+                                               factors = list(matrix(0, terms, k))),
+                                 colsum = numeric(k)), NULL))
+msg_back <- length(serialize(list(y = list(matrix(0, terms, k)), colsum = numeric(k), lam = numeric(k),
+                                  value = 0, merit = 0, glogg = 0), NULL))
+cat(sprintf("speedup over the in-memory fit: %.2fx; over the out-of-core fit: %.2fx (target: at least 1.6x)\n",
+            per_it[1] / per_it[3], per_it[2] / per_it[3]))
+cat(sprintf("time per iteration: %.3f s (1 process, in memory), %.3f s (2 workers)\n", per_it[1], per_it[3]))
+cat(sprintf("bytes moved per iteration: %.2f MB (%.2f MB out and %.2f MB back per worker)\n",
+            2 * (msg_out + msg_back) / 1e6, msg_out / 1e6, msg_back / 1e6))
+cat(sprintf("master's peak memory with the cluster: %.1f MB (the data stays with the workers)\n", mem[3]))
+
+heading("On paper: 1e10 non-zeros, k = 100, 1e5 terms, 10 Gb/s")
+# compute scales with nnz * k (EM); per worker and iteration the master
+# sends and receives k x terms doubles; a flat reduce moves them over the
+# master's link one worker after another, a tree reduce in log2(P) rounds
+c_nnz <- per_it[1] / nnz_total / k  # seconds per non-zero and component
+big_nnz <- 1e10; big_k <- 100; big_terms <- 1e5; link <- 10e9 / 8
+bytes_w <- 2 * big_k * big_terms * 8
+paper <- do.call(rbind, lapply(c(16, 64, 256), function(P) {
+  comp <- c_nnz * big_nnz * big_k / P
+  flat <- P * bytes_w / link
+  tree <- ceiling(log2(P)) * bytes_w / link
+  data.frame(workers = P, compute_s = round(comp, 1), reduce_flat_s = round(flat, 1),
+             reduce_tree_s = round(tree, 2), iteration_flat_s = round(comp + flat, 1))
+}))
+print(paper, row.names = FALSE)
+P_star <- sqrt(c_nnz * big_nnz * big_k * link / bytes_w)
+cat(sprintf("\nmeasured cost: %.3g s per non-zero and component; %.0f MB per worker per iteration\n",
+            c_nnz, bytes_w / 1e6))
+cat(sprintf("the flat reduce costs as much as the computation from about %.0f workers on\n", P_star))

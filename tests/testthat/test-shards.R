@@ -1,0 +1,479 @@
+# Sharded fits (shards(), plsa()/ntf() of shards, cluster =): equal to the
+# in-memory fit with the same method and seed, from memory, from files of
+# every kind and on a PSOCK cluster; faults end in classed errors.
+
+shard_counts <- function(m = 40, n = 25, seed = 1) {
+  withr_seed <- function(code) {
+    old <- if (exists(".Random.seed", globalenv())) get(".Random.seed", globalenv())
+    on.exit(if (!is.null(old)) assign(".Random.seed", old, globalenv()))
+    set.seed(seed)
+    code
+  }
+  withr_seed({
+    x <- matrix(stats::rpois(m * n, stats::runif(m * n, 0, 3)), m, n,
+                dimnames = list(paste0("d", seq_len(m)), paste0("w", seq_len(n))))
+    x[sample(length(x), length(x) %/% 3)] <- 0
+    x[, 1] <- x[, 1] + 1  # no empty rows
+    x
+  })
+}
+
+# rows of x split at the cut points (the last row ends the last shard)
+split_rows <- function(x, cuts) {
+  b <- c(0, cuts, nrow(x))
+  lapply(seq_len(length(b) - 1), function(i) {
+    r <- seq.int(b[i] + 1, b[i + 1])
+    if (length(dim(x)) == 2) x[r, , drop = FALSE] else x[r, , , drop = FALSE]
+  })
+}
+
+shard_tempdir <- function() {
+  d <- tempfile("shards")
+  dir.create(d)
+  d
+}
+
+expect_same_fit <- function(fit, ref, tol = 1e-10, names = TRUE) {
+  w <- if (is.null(ref$lambda)) "weights" else "lambda"
+  expect_equal(unname(fit[[w]]), unname(ref[[w]]), tolerance = tol)
+  for (n in seq_along(ref$factors)) {
+    if (names) {
+      expect_equal(fit$factors[[n]], ref$factors[[n]], tolerance = tol)
+    } else {
+      expect_equal(unname(fit$factors[[n]]), unname(ref$factors[[n]]), tolerance = tol)
+    }
+  }
+  expect_equal(fit$objective, ref$objective, tolerance = tol)
+  expect_equal(fit$initial, ref$initial, tolerance = tol)
+  expect_identical(fit$iterations, ref$iterations)
+  expect_identical(fit$converged, ref$converged)
+  expect_equal(fit$value, ref$value, tolerance = tol)
+}
+
+test_that("shards() describes its shards without keeping their data", {
+  x <- shard_counts()
+  parts <- split_rows(x, c(10, 25))
+  sh <- shards(parts)
+  expect_s3_class(sh, "aspectr_shards")
+  expect_identical(dim(sh), c(40L, 25L))
+  expect_identical(dimnames(sh), dimnames(x))
+  expect_equal(nnz(sh), sum(x != 0))
+  expect_identical(length(sh), 3L)
+  expect_output(print(sh), "40 x 25, .* non-zeros in 3 shards \\(in memory\\)")
+  expect_output(print(sh), "shard 2: 15 rows")
+  # unnamed rows in one shard: no row names
+  parts[[2]] <- unname(parts[[2]])
+  colnames(parts[[2]]) <- colnames(x)
+  expect_null(dimnames(shards(parts))[[1]])
+  # files: described, not held
+  dir <- shard_tempdir()
+  f <- file.path(dir, c("a.rds", "b.rds"))
+  saveRDS(x[1:20, ], f[1]); saveRDS(x[21:40, ], f[2])
+  sf <- shards(f)
+  expect_output(print(sf), "40 x 25, 464 non-zeros in 2 shards \\(in files\\)")
+  expect_false(any(vapply(unclass(sf)$sources, function(s) !is.null(s$object), logical(1))))
+  expect_lt(as.numeric(utils::object.size(sf)), 20000)
+})
+
+test_that("shards() refuses what cannot be one data set, naming the shard", {
+  x <- shard_counts()
+  expect_error(shards(list(x[1:10, ], x[11:40, 1:20])), class = "aspectr_error_input_value",
+               regexp = "same columns")
+  y <- x[11:40, ]
+  colnames(y)[3] <- "other"
+  expect_error(shards(list(x[1:10, ], y)), class = "aspectr_error_input_value", regexp = "names of mode 2")
+  expect_error(shards(list(x[1:10, ], array(1, c(2, 25, 2)))), class = "aspectr_error_input_value",
+               regexp = "number of modes")
+  expect_error(shards(list()), class = "aspectr_error_input_empty")
+  expect_error(shards(42), class = "aspectr_error_input_type")
+  expect_error(shards(c("a.rds", NA)), class = "aspectr_error_input_value")
+  expect_error(shards(file.path(tempdir(), "no-such-file.rds")), class = "aspectr_error_input_value",
+               regexp = "does not exist")
+  dir <- shard_tempdir()
+  txt <- file.path(dir, "x.csv"); writeLines("1,2", txt)
+  expect_error(shards(txt), class = "aspectr_error_input_value", regexp = "\\.rds")
+  bad <- file.path(dir, "bad.rds"); writeLines("not an rds file", bad)
+  expect_error(shards(bad), class = "aspectr_error_shard", regexp = "bad.rds")
+  neg <- x; neg[1, 1] <- -1
+  expect_error(shards(list(neg)), class = "aspectr_error_shard", regexp = "[Nn]egative|non-negative")
+  expect_error(shards(list(x, "a")), class = "aspectr_error_shard", regexp = "shard 2")
+})
+
+test_that("plsa() of 1, 2 and 3 shards equals the in-memory EM fit", {
+  x <- shard_counts()
+  ref <- plsa(x, 3, method = "em", seed = 7, max_iter = 60, tol = 1e-9)
+  for (cuts in list(integer(0), 17L, c(9L, 30L))) {
+    fit <- plsa(shards(split_rows(x, cuts)), 3, seed = 7, max_iter = 60, tol = 1e-9)
+    expect_same_fit(fit, ref)
+    expect_equal(fit$kl, ref$kl, tolerance = 1e-10)
+    expect_equal(fit$neg_entropy, ref$neg_entropy, tolerance = 1e-12)
+    expect_equal(fit$doc_totals, ref$doc_totals)
+    expect_equal(as.numeric(logLik(fit)), as.numeric(logLik(ref)), tolerance = 1e-10)
+    expect_identical(fit$method, "em")
+    expect_identical(fit$shards, length(cuts) + 1L)
+    expect_equal(predict(fit, x[1:5, ]), predict(ref, x[1:5, ]), tolerance = 1e-8)
+  }
+  # to convergence: the same stopping iteration
+  ref <- plsa(x, 3, method = "em", seed = 2, max_iter = 2000, tol = 1e-7)
+  fit <- plsa(shards(split_rows(x, c(5L, 20L))), 3, seed = 2, max_iter = 2000, tol = 1e-7)
+  expect_true(ref$converged)
+  expect_same_fit(fit, ref)
+})
+
+test_that("tempered EM, N-way data, ntf() and restarts are exact over shards", {
+  x <- shard_counts(30, 20, seed = 3)
+  parts <- split_rows(x, c(11L, 19L))
+  ref <- plsa(x, 2, method = "em", tempering = 0.8, seed = 3, max_iter = 40, tol = 0)
+  expect_same_fit(plsa(shards(parts), 2, tempering = 0.8, seed = 3, max_iter = 40, tol = 0), ref)
+
+  X <- array(stats::rpois(20 * 6 * 5, 2), c(20, 6, 5))
+  X[, 1, 1] <- X[, 1, 1] + 1
+  p3 <- split_rows(X, c(7L, 12L))
+  ref <- plsa(X, 3, method = "em", seed = 4, max_iter = 40, tol = 0)
+  expect_same_fit(plsa(shards(p3), 3, seed = 4, max_iter = 40, tol = 0), ref)
+  ref <- ntf(X, 3, loss = "kl", method = "mu", seed = 4, max_iter = 40, tol = 0)
+  fit <- ntf(shards(p3), 3, loss = "kl", seed = 4, max_iter = 40, tol = 0)
+  expect_same_fit(fit, ref)
+  expect_equal(fit$loglik_const, ref$loglik_const, tolerance = 1e-12)
+  expect_equal(fit$weights, ref$weights, tolerance = 1e-10)
+
+  # several starts, staged restarts, a warm start
+  ref <- plsa(x, 3, method = "em", seed = 5, nrun = 4, short_iter = 5, short_keep = 2, max_iter = 50, tol = 1e-9)
+  fit <- plsa(shards(parts), 3, seed = 5, nrun = 4, short_iter = 5, short_keep = 2, max_iter = 50, tol = 1e-9)
+  expect_identical(fit$run, ref$run)
+  expect_equal(fit$run_values, ref$run_values, tolerance = 1e-10)
+  expect_same_fit(fit, ref)
+  warm_ref <- plsa(x, 3, method = "em", init = ref, max_iter = 10, tol = 0)
+  warm <- plsa(shards(parts), 3, init = fit, max_iter = 10, tol = 0)
+  expect_same_fit(warm, warm_ref)
+  expect_lte(warm$value, fit$value + 1e-12)
+  # same seed, same result
+  expect_identical(plsa(shards(parts), 3, seed = 9, max_iter = 15)$factors,
+                   plsa(shards(parts), 3, seed = 9, max_iter = 15)$factors)
+})
+
+test_that("the callback sees the in-memory fit's iterations over shards and can stop it", {
+  x <- shard_counts(30, 20, seed = 8)
+  parts <- split_rows(x, 12L)
+  seen <- list(); seen_ref <- list()
+  fit <- plsa(shards(parts), 3, seed = 1, max_iter = 20, tol = 0,
+              callback = function(it, obj, f) { seen[[it]] <<- list(obj, f); it < 6 })
+  ref <- plsa(x, 3, method = "em", seed = 1, max_iter = 20, tol = 0,
+              callback = function(it, obj, f) { seen_ref[[it]] <<- list(obj, f); it < 6 })
+  expect_true(fit$stopped)
+  expect_identical(fit$iterations, 6L)
+  expect_length(seen, 6)
+  for (i in 1:6) {
+    expect_equal(seen[[i]][[1]], seen_ref[[i]][[1]], tolerance = 1e-10)
+    expect_equal(seen[[i]][[2]], seen_ref[[i]][[2]], tolerance = 1e-10)
+  }
+  expect_same_fit(fit, ref)
+  # progress messages in a non-interactive session
+  old <- options(aspectr.progress_interval = 0)
+  on.exit(options(old))
+  expect_message(plsa(shards(parts), 2, seed = 1, max_iter = 3, tol = 0, verbose = TRUE),
+                 class = "aspectr_message_progress")
+})
+
+test_that("shards in .rds, .mtx, .tns and .h5 files give the in-memory fit", {
+  x <- shard_counts(36, 22, seed = 4)
+  parts <- split_rows(x, c(10L, 24L))
+  ref <- plsa(x, 3, method = "em", seed = 2, max_iter = 40, tol = 0)
+  dir <- shard_tempdir()
+  write_parts <- function(ext, writer) {
+    f <- file.path(dir, paste0("part", seq_along(parts), ".", ext))
+    for (i in seq_along(parts)) writer(parts[[i]], f[i])
+    f
+  }
+  files <- list(
+    rds = write_parts("rds", function(p, f) saveRDS(Matrix::Matrix(p, sparse = TRUE), f)),
+    mtx = write_parts("mtx", function(p, f) Matrix::writeMM(Matrix::Matrix(p, sparse = TRUE), f)),
+    tns = write_parts("tns", function(p, f) write_tns(as_sptensor(p), f))
+  )
+  if (requireNamespace("hdf5r", quietly = TRUE)) {
+    files$h5 <- write_parts("h5", function(p, f) {
+      m <- methods::as(Matrix::Matrix(t(p), sparse = TRUE), "CsparseMatrix")
+      h <- hdf5r::H5File$new(f, mode = "w")
+      g <- h$create_group("matrix")
+      g[["data"]] <- m@x
+      g[["indices"]] <- m@i
+      g[["indptr"]] <- m@p
+      g[["shape"]] <- dim(m)
+      g[["barcodes"]] <- colnames(m)
+      fe <- g$create_group("features")
+      fe[["id"]] <- rownames(m)
+      h$close_all()
+    })
+  }
+  for (kind in names(files)) {
+    sh <- shards(files[[kind]])
+    expect_identical(dim(sh), dim(x), info = kind)
+    fit <- plsa(sh, 3, seed = 2, max_iter = 40, tol = 0)
+    expect_same_fit(fit, ref, names = kind %in% c("rds", "h5"))
+  }
+  # a .tns shard whose last columns are empty takes the shared size of the others
+  short <- parts[[1]]
+  short[, 22] <- 0
+  write_tns(as_sptensor(short), files$tns[1])
+  expect_identical(dim(shards(files$tns)), dim(x))
+})
+
+test_that("a shard file that changes or disappears during a fit is an error naming it", {
+  x <- shard_counts(30, 20, seed = 6)
+  dir <- shard_tempdir()
+  f <- file.path(dir, c("a.rds", "b.rds", "c.rds"))
+  p <- split_rows(x, c(10L, 20L))
+  for (i in 1:3) saveRDS(p[[i]], f[i])
+  sh <- shards(f)
+  # rewritten while the fit runs (after its second iteration)
+  expect_error(plsa(sh, 2, seed = 1, max_iter = 10, tol = 0,
+                    callback = function(it, obj, fac) {
+                      if (it == 2) saveRDS(p[[2]][1:5, ], f[2])
+                      TRUE
+                    }),
+               class = "aspectr_error_shard", regexp = "b\\.rds.*changed")
+  sh <- shards(f)
+  file.remove(f[3])
+  expect_error(plsa(sh, 2, seed = 1, max_iter = 5), class = "aspectr_error_shard",
+               regexp = "c\\.rds.*disappeared")
+})
+
+test_that("sharded fits refuse what they cannot do exactly", {
+  x <- shard_counts()
+  sh <- shards(split_rows(x, 20L))
+  expect_error(plsa(sh, 2, loss = "tsallis"), class = "aspectr_error_input_argument", regexp = "loss")
+  expect_error(plsa(sh, 2, loss = "l2"), class = "aspectr_error_input_argument")
+  expect_error(plsa(sh, 2, method = "cd"), class = "aspectr_error_input_argument", regexp = "EM")
+  expect_error(plsa(sh, 2, method = "squarem"), class = "aspectr_error_input_argument")
+  expect_error(plsa(sh, 0), class = "aspectr_error_input")
+  expect_error(plsa(sh, 26), class = "aspectr_error_input")
+  expect_error(plsa(sh, 2, tempering = 2), class = "aspectr_error_input")
+  expect_error(ntf(sh, 2), class = "aspectr_error_input_argument", regexp = "kl")
+  expect_error(ntf(sh, 2, loss = "kl", method = "cd"), class = "aspectr_error_input_argument")
+  expect_error(plsa(x, 2, cluster = "localhost"), class = "aspectr_error_input_type")
+  cl <- structure(list(), class = c("SOCKcluster", "cluster"))
+  expect_error(plsa(sh, 2, cluster = cl), class = "aspectr_error_input_value", regexp = "no workers")
+  expect_warning(plsa(shards(list(x / 2)), 2, seed = 1, max_iter = 3), class = "aspectr_warning_noncount")
+})
+
+test_that("a 2-worker PSOCK cluster gives the in-memory fit and leaves its workers clean", {
+  skip_on_cran()
+  cl <- parallel::makeCluster(2)
+  on.exit(parallel::stopCluster(cl), add = TRUE)
+  parallel::clusterCall(cl, .libPaths, .libPaths())
+  skip_if_not(all(unlist(parallel::clusterCall(cl, requireNamespace, "aspectr", quietly = TRUE))),
+              "aspectr is not installed where the workers look")
+  x <- shard_counts(45, 24, seed = 11)
+  ref <- plsa(x, 3, method = "em", seed = 3, max_iter = 15, tol = 0)
+  dir <- shard_tempdir()
+  parts <- split_rows(x, c(12L, 30L))
+  f <- file.path(dir, paste0("p", 1:3, ".rds"))
+  for (i in 1:3) saveRDS(parts[[i]], f[i])
+  for (sh in list(shards(parts), shards(f), shards(split_rows(x, 20L)), shards(list(x)))) {
+    fit <- plsa(sh, 3, seed = 3, max_iter = 15, tol = 0, cluster = cl)
+    expect_same_fit(fit, ref)
+  }
+  # tempered, several starts
+  ref <- plsa(x, 2, method = "em", tempering = 0.9, seed = 4, nrun = 2, max_iter = 8, tol = 0)
+  fit <- plsa(shards(f), 2, tempering = 0.9, seed = 4, nrun = 2, max_iter = 8, tol = 0, cluster = cl)
+  expect_same_fit(fit, ref)
+  expect_identical(fit$run, ref$run)
+  # ntf on 3-way shards
+  X <- array(stats::rpois(18 * 5 * 4, 2), c(18, 5, 4)); X[, 1, 1] <- 1
+  ref <- ntf(X, 2, loss = "kl", method = "mu", seed = 1, max_iter = 10, tol = 0)
+  expect_same_fit(ntf(shards(split_rows(X, 9L)), 2, loss = "kl", seed = 1, max_iter = 10, tol = 0, cluster = cl), ref)
+  # the workers hold nothing afterwards, also after an error in a worker
+  stores <- function() unlist(parallel::clusterEvalQ(cl, length(ls(asNamespace("aspectr")$shard_stores))))
+  expect_identical(stores(), c(0L, 0L))
+  sh <- shards(f)
+  Sys.sleep(1.1)
+  saveRDS(parts[[3]][1:4, ], f[3])
+  expect_error(plsa(sh, 2, seed = 1, max_iter = 5, cluster = cl), class = "aspectr_error_shard",
+               regexp = "p3\\.rds.*changed.*worker 2")
+  expect_identical(stores(), c(0L, 0L))
+  # and the cluster still works
+  expect_identical(unlist(parallel::clusterCall(cl, function() 42)), c(42, 42))
+})
+
+test_that("a worker that dies ends the fit with a classed error, without hanging", {
+  skip_on_cran()
+  skip_on_os("windows")
+  cl <- parallel::makeCluster(2)
+  # (the killed worker's connection is closed by hand: stopCluster() stops
+  # at the first node it cannot reach)
+  on.exit(for (node in cl) try(close(node$con), silent = TRUE), add = TRUE)
+  parallel::clusterCall(cl, .libPaths, .libPaths())
+  skip_if_not(all(unlist(parallel::clusterCall(cl, requireNamespace, "aspectr", quietly = TRUE))),
+              "aspectr is not installed where the workers look")
+  pids <- unlist(parallel::clusterCall(cl, Sys.getpid))
+  x <- shard_counts(40, 20, seed = 2)
+  t0 <- proc.time()[["elapsed"]]
+  expect_error(plsa(shards(split_rows(x, 20L)), 2, seed = 1, max_iter = 50, tol = 0, cluster = cl,
+                    callback = function(it, obj, f) {
+                      if (it == 2) tools::pskill(pids[2], tools::SIGKILL)
+                      TRUE
+                    }),
+               class = "aspectr_error_cluster", regexp = "worker")
+  expect_lt(proc.time()[["elapsed"]] - t0, 60)
+})
+
+test_that("random splits of random data give the in-memory fit (property)", {
+  n_cases <- prop_n_cases(6)
+  for (i in seq_len(n_cases)) {
+    prop_with_seed(900000L + i, {
+      N <- sample(2:3, 1)
+      dims <- c(sample(8:30, 1), sample(4:12, N - 1))
+      X <- array(stats::rpois(prod(dims), stats::runif(1, 0.3, 3)), dims)
+      X[cbind(seq_len(dims[1]), matrix(1L, dims[1], N - 1))] <- 1  # no empty rows
+      ns <- sample(1:4, 1)
+      cuts <- sort(sample(seq_len(dims[1] - 1), ns - 1))
+      k <- sample(1:3, 1)
+      beta <- if (N == 2 && stats::runif(1) < 0.3) 0.85 else 1
+      seed <- sample(1000, 1)
+    })
+    info <- sprintf("case %d: dims %s, %d shards, k = %d, tempering %g", i, paste(dims, collapse = "x"), ns, k, beta)
+    ref <- plsa(X, k, method = "em", tempering = beta, seed = seed, max_iter = 25, tol = 1e-10)
+    fit <- plsa(shards(split_rows(X, cuts)), k, tempering = beta, seed = seed, max_iter = 25, tol = 1e-10)
+    expect_equal(fit$factors, ref$factors, tolerance = 1e-10, info = info)
+    expect_equal(fit$objective, ref$objective, tolerance = 1e-10, info = info)
+    expect_identical(fit$iterations, ref$iterations, info = info)
+  }
+})
+
+test_that("shards are spread over the workers in contiguous groups of about equal size", {
+  g <- asNamespace("aspectr")$shard_groups
+  expect_identical(g(c(5, 5), 2), list(1L, 2L))
+  expect_identical(g(c(9, 1), 2), list(1L, 2L))
+  expect_identical(g(c(5, 5, 5), 8), list(1L, 2L, 3L))
+  expect_identical(g(rep(1, 6), 2), list(1:3, 4:6))
+  expect_identical(g(c(10, 1, 1, 1, 1, 6), 2), list(1L, 2:6))
+  expect_identical(unlist(g(stats::runif(50), 3)), 1:50)
+  expect_length(g(rep(1, 50), 3), 3)
+})
+
+test_that("a mirai cluster, which does not pin calls to workers, gives the in-memory fit", {
+  skip_on_cran()
+  skip_if_not_installed("mirai")
+  cl <- mirai::make_cluster(2)
+  on.exit(parallel::stopCluster(cl), add = TRUE)
+  parallel::clusterCall(cl, .libPaths, .libPaths())
+  x <- shard_counts(50, 30, seed = 12)
+  parts <- split_rows(x, c(10L, 22L, 37L))
+  ref <- plsa(x, 3, method = "em", seed = 6, max_iter = 10, tol = 0)
+  for (i in 1:3) {
+    expect_same_fit(plsa(shards(parts), 3, seed = 6, max_iter = 10, tol = 0, cluster = cl), ref)
+  }
+  ref <- plsa(x, 2, method = "em", seed = 1, nrun = 3, max_iter = 15, tol = 0)
+  expect_same_fit(plsa(shards(parts[1:2 + 2]), 2, seed = 1, nrun = 3, max_iter = 15, tol = 0, cluster = cl),
+                  plsa(do.call(rbind, parts[3:4]), 2, method = "em", seed = 1, nrun = 3, max_iter = 15, tol = 0))
+})
+
+test_that("an interrupt stops a cluster fit and leaves the workers clean and usable", {
+  skip_on_cran()
+  cl <- parallel::makeCluster(2)
+  on.exit(parallel::stopCluster(cl), add = TRUE)
+  parallel::clusterCall(cl, .libPaths, .libPaths())
+  skip_if_not(all(unlist(parallel::clusterCall(cl, requireNamespace, "aspectr", quietly = TRUE))),
+              "aspectr is not installed where the workers look")
+  x <- shard_counts(40, 20, seed = 5)
+  sh <- shards(split_rows(x, 20L))
+  got <- tryCatch(plsa(sh, 2, seed = 1, max_iter = 50, tol = 0, cluster = cl,
+                       callback = function(it, obj, f) {
+                         if (it == 3) rlang::interrupt()
+                         TRUE
+                       }),
+                  interrupt = function(e) "interrupted")
+  expect_identical(got, "interrupted")
+  expect_identical(unlist(parallel::clusterEvalQ(cl, length(ls(asNamespace("aspectr")$shard_stores)))), c(0L, 0L))
+  # the next fit on the same cluster is exact
+  ref <- plsa(x, 2, method = "em", seed = 1, max_iter = 10, tol = 0)
+  expect_same_fit(plsa(sh, 2, seed = 1, max_iter = 10, tol = 0, cluster = cl), ref)
+})
+
+test_that("write_shards() writes .shard files that fit as the in-memory data", {
+  x <- shard_counts(37, 21, seed = 13)
+  dir <- shard_tempdir()
+  sh <- write_shards(x, dir, n = 3)
+  expect_s3_class(sh, "aspectr_shards")
+  expect_length(sh, 3)
+  expect_identical(dim(sh), dim(x))
+  expect_identical(dimnames(sh), dimnames(x))
+  expect_equal(nnz(sh), sum(x != 0))
+  expect_true(all(file.exists(file.path(dir, paste0("shard", 1:3, ".shard")))))
+  # rows split in order, about equal non-zeros, none empty
+  rows <- unclass(sh)$rows
+  expect_identical(sum(rows), 37)
+  expect_true(all(rows > 0))
+  ref <- plsa(x, 3, method = "em", seed = 4, max_iter = 30, tol = 1e-10)
+  fit <- plsa(sh, 3, seed = 4, max_iter = 30, tol = 1e-10)
+  expect_same_fit(fit, ref)
+  expect_equal(fit$neg_entropy, ref$neg_entropy, tolerance = 1e-12)
+  expect_equal(fit$doc_totals, ref$doc_totals)
+  # the summaries of .shard files equal those of the same data in memory
+  mem <- shards(split_rows(x, cumsum(rows)[1:2]))
+  for (i in 1:3) {
+    a <- unclass(sh)$meta[[i]]; b <- unclass(mem)$meta[[i]]
+    for (f in c("nnz", "total", "top", "scaled", "whole", "neg_entropy", "loglik_const", "doc_totals", "margins")) {
+      expect_equal(a[[f]], b[[f]], tolerance = 1e-14, info = f)
+    }
+  }
+  # pieces, and N-way data; one shard per piece
+  X <- array(stats::rpois(12 * 5 * 4, 2), c(12, 5, 4)); X[, 1, 1] <- 1
+  sh3 <- write_shards(split_rows(X, c(4L, 9L)), shard_tempdir(), prefix = "t")
+  expect_identical(dim(sh3), dim(X))
+  expect_same_fit(plsa(sh3, 2, seed = 1, max_iter = 20, tol = 0),
+                  plsa(X, 2, method = "em", seed = 1, max_iter = 20, tol = 0))
+  expect_same_fit(ntf(sh3, 2, loss = "kl", seed = 1, max_iter = 20, tol = 0),
+                  ntf(X, 2, loss = "kl", method = "mu", seed = 1, max_iter = 20, tol = 0))
+  # each row its own shard
+  expect_length(write_shards(x[1:4, ], shard_tempdir(), n = 4), 4)
+})
+
+test_that("write_shards() refuses bad arguments, and bad .shard files are shard errors", {
+  x <- shard_counts()
+  expect_error(write_shards(x), class = "aspectr_error_input", regexp = "dir")
+  expect_error(write_shards(x, 1), class = "aspectr_error_input_type", regexp = "dir")
+  expect_error(write_shards(x, shard_tempdir(), n = 0), class = "aspectr_error_input", regexp = "n")
+  expect_error(write_shards(x, shard_tempdir(), n = 41), class = "aspectr_error_input", regexp = "n")
+  expect_error(write_shards(list(x), shard_tempdir(), n = 2), class = "aspectr_error_input_argument", regexp = "n")
+  expect_error(write_shards(list(), shard_tempdir()), class = "aspectr_error_input_empty")
+  expect_error(write_shards(-x, shard_tempdir()), class = "aspectr_error_input")
+  dir <- shard_tempdir()
+  bad <- file.path(dir, "bad.shard")
+  writeBin(charToRaw("not a shard file at all"), bad)
+  expect_error(shards(bad), class = "aspectr_error_shard", regexp = "bad\\.shard.*write_shards")
+  sh <- write_shards(x, dir, n = 2)
+  f <- unclass(sh)$sources[[2]]$path
+  # truncated while a fit runs
+  expect_error(plsa(sh, 2, seed = 1, max_iter = 5, tol = 0,
+                    callback = function(it, obj, fac) {
+                      if (it == 2) writeBin(readBin(f, "raw", 100), f)
+                      TRUE
+                    }),
+               class = "aspectr_error_shard", regexp = "shard2\\.shard")
+  # a file of another byte order
+  raw <- readBin(file.path(dir, "shard1.shard"), "raw", 1e6)
+  raw[9:12] <- rev(raw[9:12])
+  swapped <- file.path(dir, "swapped.shard")
+  writeBin(raw, swapped)
+  expect_error(shards(swapped), class = "aspectr_error_shard", regexp = "byte order")
+})
+
+test_that("a component without mass keeps its factors over shards, as in memory", {
+  x <- shard_counts(30, 12, seed = 2)
+  init <- prop_with_seed(5, list(lambda = c(0.5, 0.5, 0),
+                                 factors = list(matrix(stats::runif(90), 30, 3), matrix(stats::runif(36), 12, 3))))
+  ref <- plsa(x, 3, method = "em", init = init, max_iter = 10, tol = 0)
+  expect_identical(unname(ref$lambda[3]), 0)
+  expect_same_fit(plsa(shards(split_rows(x, 10L)), 3, init = init, max_iter = 10, tol = 0), ref)
+})
+
+test_that("a FORK cluster gives the in-memory fit", {
+  skip_on_cran()
+  skip_on_os("windows")
+  cl <- parallel::makeForkCluster(2)
+  on.exit(parallel::stopCluster(cl), add = TRUE)
+  x <- shard_counts(30, 16, seed = 21)
+  ref <- plsa(x, 2, method = "em", seed = 8, max_iter = 10, tol = 0)
+  expect_same_fit(plsa(shards(split_rows(x, c(8L, 19L))), 2, seed = 8, max_iter = 10, tol = 0, cluster = cl), ref)
+})

@@ -273,12 +273,17 @@ plsa <- function(x, k, loss = c("kl", "tsallis", "l2"), method = NULL, q = 0.5, 
            tempering = tempering, run = best, values = values,
            time = proc.time()[["elapsed"]] - start, threads = threads, seed = seed,
            call = call)
+  finish_progress(plsa_fields(fit, normalize, method, count_data), verbose, "plsa()", max_iter, tol)
+}
+
+# the fields of a plsa() fit beyond new_plsa()'s
+plsa_fields <- function(fit, normalize, method, count_data) {
   fit$normalize <- normalize
   fit$method <- method
   fit$params$normalize <- normalize
   fit$params$method <- method
   fit$count_data <- count_data
-  finish_progress(fit, verbose, "plsa()", max_iter, tol)
+  fit
 }
 
 # The algorithm of a plsa() fit, the default first: KL has coordinate

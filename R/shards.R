@@ -670,11 +670,7 @@ plsa_shards <- function(x, k, loss, method, tempering, init, nrun, stg, max_iter
                   k = k, loss = "kl", q = NA_real_, tempering = tempering, run = best, values = values,
                   time = proc.time()[["elapsed"]] - start, threads = threads, seed = seed, call = call,
                   summary = summ)
-  fit$normalize <- TRUE
-  fit$method <- method
-  fit$params$normalize <- TRUE
-  fit$params$method <- method
-  fit$count_data <- whole
+  fit <- plsa_fields(fit, TRUE, method, whole)
   fit$shards <- length(x$sources)
   finish_progress(fit, verbose, "plsa()", max_iter, tol)
 }

@@ -33,6 +33,18 @@ shard_tempdir <- function() {
   d
 }
 
+# A 2-worker PSOCK cluster whose workers use this session's library (the
+# test is skipped when they cannot load aspectr); the caller stops it
+psock_cluster <- function() {
+  cl <- parallel::makeCluster(2)
+  parallel::clusterCall(cl, .libPaths, .libPaths())
+  if (!all(unlist(parallel::clusterCall(cl, requireNamespace, "aspectr", quietly = TRUE)))) {
+    parallel::stopCluster(cl)
+    skip("aspectr is not installed where the workers look")
+  }
+  cl
+}
+
 expect_same_fit <- function(fit, ref, tol = 1e-10, names = TRUE) {
   w <- if (is.null(ref$lambda)) "weights" else "lambda"
   expect_equal(unname(fit[[w]]), unname(ref[[w]]), tolerance = tol)
@@ -258,11 +270,8 @@ test_that("sharded fits refuse what they cannot do exactly", {
 
 test_that("a 2-worker PSOCK cluster gives the in-memory fit and leaves its workers clean", {
   skip_on_cran()
-  cl <- parallel::makeCluster(2)
+  cl <- psock_cluster()
   on.exit(parallel::stopCluster(cl), add = TRUE)
-  parallel::clusterCall(cl, .libPaths, .libPaths())
-  skip_if_not(all(unlist(parallel::clusterCall(cl, requireNamespace, "aspectr", quietly = TRUE))),
-              "aspectr is not installed where the workers look")
   x <- shard_counts(45, 24, seed = 11)
   ref <- plsa(x, 3, method = "em", seed = 3, max_iter = 15, tol = 0)
   dir <- shard_tempdir()
@@ -298,13 +307,10 @@ test_that("a 2-worker PSOCK cluster gives the in-memory fit and leaves its worke
 test_that("a worker that dies ends the fit with a classed error, without hanging", {
   skip_on_cran()
   skip_on_os("windows")
-  cl <- parallel::makeCluster(2)
   # (the killed worker's connection is closed by hand: stopCluster() stops
   # at the first node it cannot reach)
+  cl <- psock_cluster()
   on.exit(for (node in cl) try(close(node$con), silent = TRUE), add = TRUE)
-  parallel::clusterCall(cl, .libPaths, .libPaths())
-  skip_if_not(all(unlist(parallel::clusterCall(cl, requireNamespace, "aspectr", quietly = TRUE))),
-              "aspectr is not installed where the workers look")
   pids <- unlist(parallel::clusterCall(cl, Sys.getpid))
   x <- shard_counts(40, 20, seed = 2)
   t0 <- proc.time()[["elapsed"]]
@@ -370,11 +376,8 @@ test_that("a mirai cluster, which does not pin calls to workers, gives the in-me
 
 test_that("an interrupt stops a cluster fit and leaves the workers clean and usable", {
   skip_on_cran()
-  cl <- parallel::makeCluster(2)
+  cl <- psock_cluster()
   on.exit(parallel::stopCluster(cl), add = TRUE)
-  parallel::clusterCall(cl, .libPaths, .libPaths())
-  skip_if_not(all(unlist(parallel::clusterCall(cl, requireNamespace, "aspectr", quietly = TRUE))),
-              "aspectr is not installed where the workers look")
   x <- shard_counts(40, 20, seed = 5)
   sh <- shards(split_rows(x, 20L))
   got <- tryCatch(plsa(sh, 2, seed = 1, max_iter = 50, tol = 0, cluster = cl,

@@ -125,13 +125,16 @@ check_count_data <- function(x, values, fitter, likelihood = TRUE, call = rlang:
   weighting <- text_weighting(x)
   counts <- is.null(weighting) && cpp_all_whole(values)
   if (!counts && likelihood) {
-    why <- if (!is.null(weighting)) "{.arg x} is weighted ({weighting}), not counts" else
-      "{.arg x} has values that are not whole numbers"
-    cli::cli_warn(c(paste0(why, ": {.fn ", fitter, "} fits it, but its likelihood means nothing."),
-                    i = "{.fn logLik}, {.fn AIC} and {.fn BIC} will refuse this fit; use raw counts to compare models by likelihood."),
-                  class = c("aspectr_warning_noncount", "aspectr_warning"), call = call)
+    warn_noncount(if (!is.null(weighting)) paste0("{.arg x} is weighted (", gsub("([{}])", "\\1\\1", weighting), "), not counts") else
+      "{.arg x} has values that are not whole numbers", fitter, call)
   }
   counts
+}
+
+warn_noncount <- function(why, fitter, call) {
+  cli::cli_warn(c(paste0(why, ": {.fn ", fitter, "} fits it, but its likelihood means nothing."),
+                  i = "{.fn logLik}, {.fn AIC} and {.fn BIC} will refuse this fit; use raw counts to compare models by likelihood."),
+                class = c("aspectr_warning_noncount", "aspectr_warning"), call = call)
 }
 
 abort_noncount <- function(object, call = rlang::caller_env()) {

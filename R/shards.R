@@ -234,7 +234,6 @@ new_shards <- function(sources, meta) {
   dims_shared <- apply(shared, 2, max)
   for (i in seq_along(meta)) {
     if (!tns[i] && !identical(as.numeric(shared[i, ]), as.numeric(dims_shared))) {
-      ref <- which(!tns)[1]
       abort_input("Every shard in {.arg x} must have the same columns (and further modes): {sources[[i]]$label} is {paste(meta[[i]]$dims, collapse = ' x ')}, {sources[[which.max(rowSums(shared))]]$label} has {paste(dims_shared, collapse = ' x ')} after its rows.",
                   "value", arg = "x", call = rlang::caller_env())
     }
@@ -384,7 +383,8 @@ shard_op_run <- function(id, op, seq, args) {
           error = function(e) abort_shard(h$source, "failed: {conditionMessage(e)}"))
         st$shards[[key]]$state <- h$state
       }
-      r <- cpp_em_shard_run(h$state, g$lambda, fac, g$threads, loss_only = op == "loss", acc = acc)
+      r <- tryCatch(cpp_em_shard_run(h$state, g$lambda, fac, g$threads, loss_only = op == "loss", acc = acc),
+                    error = function(e) abort_shard(h$source, "failed: {conditionMessage(e)}"))
     } else {
       d <- shard_data(h$source)
       r <- tryCatch(
@@ -410,8 +410,8 @@ shard_op_run <- function(id, op, seq, args) {
                  merit = r$merit, glogg = r$glogg)
     out$stats <- if (is.null(out$stats)) part else shard_add(out$stats, part)
   }
-  if (op == "step") out$stats <- c(list(y = acc), out$stats)
   if (op == "step") {
+    out$stats <- c(list(y = acc), out$stats)
     st$seq <- seq
     st$reply <- out
   }
@@ -713,11 +713,7 @@ shard_as_data <- function(x) {
 # Whether sharded data are counts (check_count_data() for shards)
 shard_count_data <- function(x, fitter, call = rlang::caller_env()) {
   whole <- all(vapply(x$meta, function(m) isTRUE(m$whole), logical(1)))
-  if (!whole) {
-    cli::cli_warn(c(paste0("{.arg x} has values that are not whole numbers: {.fn ", fitter, "} fits it, but its likelihood means nothing."),
-                    i = "{.fn logLik}, {.fn AIC} and {.fn BIC} will refuse this fit; use raw counts to compare models by likelihood."),
-                  class = c("aspectr_warning_noncount", "aspectr_warning"), call = call)
-  }
+  if (!whole) warn_noncount("{.arg x} has values that are not whole numbers", fitter, call)
   whole
 }
 

@@ -4,6 +4,7 @@
 #include <string>
 #include <vector>
 #include "aspectr/patterns.h"
+#include "aspectr/summary.h"
 
 // A sparse tensor's nnz x N matrix of 1-based indices -> the core's N x nnz
 // 0-based layout in one pass (t(index - 1L) makes two full temporaries).
@@ -154,20 +155,7 @@ Rcpp::List cpp_csc_triplets(Rcpp::IntegerVector i, Rcpp::IntegerVector p, Rcpp::
 // [[Rcpp::export]]
 Rcpp::List cpp_data_summary(Rcpp::IntegerMatrix idx, Rcpp::NumericVector val, int d1) {
   const R_xlen_t n = val.size(), N = idx.nrow();
-  double neg_entropy = 0.0;
-  if (n > 0) {
-    double top = val[0];
-    for (R_xlen_t s = 1; s < n; ++s) if (val[s] > top) top = val[s];
-    long double sum = 0.0;
-    for (R_xlen_t s = 0; s < n; ++s) sum += val[s] / top;
-    const double tot = static_cast<double>(sum);
-    long double acc = 0.0;
-    for (R_xlen_t s = 0; s < n; ++s) {
-      const double g = (val[s] / top) / tot;
-      acc += g * std::log(g);
-    }
-    neg_entropy = static_cast<double>(acc);
-  }
+  const double neg_entropy = aspectr::neg_entropy(val.begin(), static_cast<std::size_t>(n));
   Rcpp::NumericVector totals(d1);
   const int* ip = idx.begin();
   for (R_xlen_t s = 0; s < n; ++s) {

@@ -519,13 +519,6 @@ static Rcpp::List shard_summary(const int* idx, const double* val, std::size_t n
   long double scaled = 0.0;
   if (top > 0.0) for (std::size_t s = 0; s < nnz; ++s) scaled += val[s] / top;
   const double tot = static_cast<double>(scaled);
-  long double acc = 0.0;
-  if (top > 0.0 && tot > 0.0) {
-    for (std::size_t s = 0; s < nnz; ++s) {
-      const double g = (val[s] / top) / tot;
-      acc += g * std::log(g);
-    }
-  }
   Rcpp::List margins(N);
   std::vector<Rcpp::NumericVector> m(N);
   for (std::size_t n = 0; n < N; ++n) m[n] = Rcpp::NumericVector(dims[n]);
@@ -539,7 +532,7 @@ static Rcpp::List shard_summary(const int* idx, const double* val, std::size_t n
   return Rcpp::List::create(
       Rcpp::Named("nnz") = static_cast<double>(nnz), Rcpp::Named("total") = static_cast<double>(total),
       Rcpp::Named("top") = top, Rcpp::Named("scaled") = tot, Rcpp::Named("whole") = whole,
-      Rcpp::Named("neg_entropy") = static_cast<double>(acc),
+      Rcpp::Named("neg_entropy") = aspectr::neg_entropy(val, nnz),
       Rcpp::Named("loglik_const") = static_cast<double>(loglik), Rcpp::Named("margins") = margins);
 }
 

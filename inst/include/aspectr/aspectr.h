@@ -15,6 +15,7 @@
 #include "solvers/cd.h"
 #include "patterns.h"
 #include "shard_file.h"
+#include "summary.h"
 #include "solvers/multistart.h"
 #include "solvers/qem.h"
 #include "solvers/squarem.h"

@@ -45,6 +45,46 @@ cpp_dense_nn <- function(A, B, threads) {
     .Call(`_aspectr_cpp_dense_nn`, A, B, threads)
 }
 
+cpp_nmf_shard_state <- function(idx, val, dims, scale) {
+    .Call(`_aspectr_cpp_nmf_shard_state`, idx, val, dims, scale)
+}
+
+cpp_nmf_shard_eval <- function(state, Wt, H, kl, wtx, threads) {
+    .Call(`_aspectr_cpp_nmf_shard_eval`, state, Wt, H, kl, wtx, threads)
+}
+
+cpp_nmf_shard_wtx <- function(state, Wt, threads) {
+    .Call(`_aspectr_cpp_nmf_shard_wtx`, state, Wt, threads)
+}
+
+cpp_nmf_shard_alt <- function(state, Wt, H, HH, method, l1, l2, eps, threads) {
+    .Call(`_aspectr_cpp_nmf_shard_alt`, state, Wt, H, HH, method, l1, l2, eps, threads)
+}
+
+cpp_nmf_shard_sweep <- function(state, Wt, A, H, HH, l1, l2, threads) {
+    .Call(`_aspectr_cpp_nmf_shard_sweep`, state, Wt, A, H, HH, l1, l2, threads)
+}
+
+cpp_nmf_wsums <- function(Wt, A, threads) {
+    .Call(`_aspectr_cpp_nmf_wsums`, Wt, A, threads)
+}
+
+cpp_nmf_shard_kl <- function(state, Wt, H, l1, l2, eps, threads) {
+    .Call(`_aspectr_cpp_nmf_shard_kl`, state, Wt, H, l1, l2, eps, threads)
+}
+
+cpp_nmf_update_h <- function(H, A, B, sums, method, l1, l2, eps, max_sweeps, threads) {
+    .Call(`_aspectr_cpp_nmf_update_h`, H, A, B, sums, method, l1, l2, eps, max_sweeps, threads)
+}
+
+cpp_nmf_gram <- function(F, threads) {
+    .Call(`_aspectr_cpp_nmf_gram`, F, threads)
+}
+
+cpp_nmf_inner <- function(A, B) {
+    .Call(`_aspectr_cpp_nmf_inner`, A, B)
+}
+
 cpp_plsa_fit <- function(idx, val, dims, lambda, factors, loss, q, tempering, max_iter, tol, threads, verbose, free_weights = FALSE, hook = NULL, want_model = FALSE, method = "em", squarem_bound = 1.0) {
     .Call(`_aspectr_cpp_plsa_fit`, idx, val, dims, lambda, factors, loss, q, tempering, max_iter, tol, threads, verbose, free_weights, hook, want_model, method, squarem_bound)
 }

@@ -75,7 +75,7 @@
 #'
 #' @param x A non-negative matrix: base `matrix`, any `Matrix` matrix (sparse
 #'   stays sparse), `slam::simple_triplet_matrix`, `quanteda::dfm`, 2-way
-#'   `table`.
+#'   `table`; or a matrix split by rows with [shards()] (see Sharded data).
 #' @param k Rank, between 1 and `min(dim(x))`.
 #' @param loss `"frobenius"` (default), `"kl"` or `"beta"`.
 #' @param beta The beta of `loss = "beta"`.
@@ -106,13 +106,38 @@
 #'   ANLS and the KL multiplicative updates and is ignored by KL coordinate
 #'   descent and the Frobenius and beta multiplicative updates. `FALSE` gives the plain alternating
 #'   updates (HALS updates H, then W; ANLS W, then H).
+#' @param cluster For data split into [shards()]: `NULL` (default) fits in
+#'   this process (shards in files are read in every iteration), or a
+#'   cluster from [parallel::makeCluster()] (PSOCK, on this machine or on
+#'   several hosts by name, or FORK) or [mirai::make_cluster()]. Each worker
+#'   reads its share of the shards once and keeps them, with their rows of
+#'   `W`; per iteration only `H` goes out and the k x n and k x k sums
+#'   \eqn{W'X} and \eqn{W'W} come back (HALS adds one short exchange per
+#'   sweep of `W`). The workers need \pkg{aspectr} installed.
 #' @inheritParams plsa
+#'
+#' @section Sharded data:
+#' `x` may be a matrix split by rows with [shards()], in memory, in files or
+#' on the workers of `cluster`. The rows of `W` are updated shard by shard
+#' and `H` from the sums of all shards, in the order of the in-memory
+#' algorithm, so the fit equals the in-memory fit from the same start up to
+#' rounding (tested to 1e-10). This holds for `loss = "frobenius"` with
+#' `method = "hals"`, `"anls"`, `"mu"` or `"als"`, and for `loss = "kl"`
+#' with `method = "mu"`, without extrapolation (`accelerate` is `FALSE`).
+#' The start is `init = "random"` (the default for shards; NNDSVD needs the
+#' singular vectors of the whole matrix), given factors, or an earlier fit;
+#' the in-memory fit with `init = "random"`, `accelerate = FALSE` and the
+#' same seed is the same fit. `W` is gathered at the end. A failing shard or
+#' worker ends the fit with an error of class `aspectr_error_shard` (naming
+#' the shard) or `aspectr_error_cluster`.
+#'
 #' @return An object of class `c("aspectr_nmf", "aspectr_fit")`: `W`, `H`
 #'   (with dimnames), `loss`, `beta`, `method`, `accelerate` (whether the
 #'   extrapolation was used), `init`, `objective` (after
 #'   each iteration), `rel_error` (relative Frobenius error after each
 #'   iteration for unpenalized Frobenius fits, otherwise of the final model),
-#'   `value`, `iterations`, `converged`, `run`, `run_values`, `time`, `call`.
+#'   `value`, `iterations`, `converged`, `run`, `run_values`, `time`, `call`
+#'   (and `shards`, their number, for sharded data).
 #' @references Hsieh, C.-J. and Dhillon, I. S. (2011). Fast coordinate
 #'   descent methods with variable selection for non-negative matrix
 #'   factorization. *Proceedings of the 17th ACM SIGKDD*, 1064-1072.
@@ -141,7 +166,8 @@ nmf <- function(x, k, loss = c("frobenius", "kl", "beta"), beta = 2,
                 init = c("nndsvd", "nndsvda", "nndsvdar", "random"), nrun = 1,
                 short_iter = 0, short_keep = NULL,
                 L1 = c(0, 0), L2 = c(0, 0), max_iter = 1000, tol = 1e-6, eps = 1e-16,
-                accelerate = NULL, seed = NULL, threads = NULL, verbose = FALSE, callback = NULL, ...) {
+                accelerate = NULL, seed = NULL, threads = NULL, verbose = FALSE, callback = NULL,
+                cluster = NULL, ...) {
   call <- match.call()
   check_dots_empty(...)
   check_required(x, "a non-negative matrix")
@@ -167,10 +193,17 @@ nmf <- function(x, k, loss = c("frobenius", "kl", "beta"), beta = 2,
     abort_input("{.arg L2} penalties are available for the Frobenius and KL losses, not for {.code loss = \"beta\"}.",
                 "argument", arg = "L2")
   }
+  cluster <- check_cluster(cluster, x)
+  sharded <- inherits(x, "aspectr_shards")
   start <- proc.time()[["elapsed"]]  # the time includes the input conversion
-  nd <- nmf_data(x, "x", dense = loss == "beta")
-  count_data <- check_count_data(x, if (is.null(nd$dense)) nd$x else nd$dense, "nmf",
-                                 likelihood = loss == "kl")
+  if (sharded) {
+    nd <- nmf_shard_data(x, loss, method, accelerate, init, missing(init), call = environment())
+    count_data <- shard_count_data(x, "nmf", likelihood = loss == "kl")
+  } else {
+    nd <- nmf_data(x, "x", dense = loss == "beta")
+    count_data <- check_count_data(x, if (is.null(nd$dense)) nd$x else nd$dense, "nmf",
+                                   likelihood = loss == "kl")
+  }
   k <- check_whole(k, "k", min = 1, max = min(nd$dims), what = "at most the smaller dimension of `x`")
   eps <- check_number(eps, "eps", 0, Inf)
   # the fit runs on x / s (s = max(x)): squared norms cannot overflow, the
@@ -178,12 +211,16 @@ nmf <- function(x, k, loss = c("frobenius", "kl", "beta"), beta = 2,
   # is that of x scaled. Penalties are rescaled so that the problem solved is
   # exactly the one asked for.
   # the Poisson log-likelihood's data term, sum(x log x - x - log x!)
-  loglik_const <- if (loss == "kl") {
+  loglik_const <- if (loss != "kl") NA_real_ else if (sharded) nd$loglik_const else {
     v <- if (!is.null(nd$dense)) nd$dense[nd$dense > 0] else nd$x[nd$x > 0]
     sum(v * log(v) - v - lgamma(v + 1))
-  } else NA_real_
-  sc <- nmf_scale(nd)
-  nd <- sc$nd
+  }
+  if (sharded) {
+    sc <- nd$scale
+  } else {
+    sc <- nmf_scale(nd)
+    nd <- sc$nd
+  }
   bpow <- if (loss == "beta") beta else c(frobenius = 2, kl = 1)[[loss]]
   if (loss == "beta" && beta <= 0 && any(nd$dense <= 0)) {
     # the divergence is infinite at a zero of x: the zeros become the
@@ -204,6 +241,8 @@ nmf <- function(x, k, loss = c("frobenius", "kl", "beta"), beta = 2,
   if (is.list(init)) {
     init <- check_init_list(init, nd$dims, k)
     init <- lapply(init, function(f) f / sc$a)
+  } else if (missing(init) && sharded) {
+    init <- "random"  # NNDSVD needs the whole matrix
   } else if (missing(init) && (method == "mu" || loss == "kl")) {
     # NNDSVD's exact zeros would stay zero under multiplicative updates, and
     # a zero model value at a non-zero count has an infinite KL divergence
@@ -226,7 +265,7 @@ nmf <- function(x, k, loss = c("frobenius", "kl", "beta"), beta = 2,
   # updates (slower on sparse document-term data, see NEWS) and under
   # penalties (where, from some starts, the extrapolated fit ends more than
   # 1% above the plain one), never used by Frobenius/beta MU
-  accelerate <- if (is.null(accelerate)) method %in% c("hals", "anls") && !any(c(L1, L2) > 0) else
+  accelerate <- if (is.null(accelerate)) !sharded && method %in% c("hals", "anls") && !any(c(L1, L2) > 0) else
     check_flag(accelerate, "accelerate")
   accelerate <- accelerate && (method %in% c("hals", "anls") || (loss == "kl" && method == "mu"))
 
@@ -247,8 +286,16 @@ nmf <- function(x, k, loss = c("frobenius", "kl", "beta"), beta = 2,
                 L1s, L2s, eps, iters, tol, threads, verbose, accelerate, hook, !is.null(callback))
   }
   stg <- check_staging(short_iter, short_keep, nrun)
-  runs <- run_starts(inits, fit_start, function(r) list(W = r$W, H = r$H), hook, max_iter,
-                     stg$short_iter, stg$short_keep)
+  resume <- function(r) list(W = r$W, H = r$H)
+  if (sharded) {
+    session <- nmf_shard_session(x, cluster, threads, loss, method, sc$s, L1s, L2s, eps, call)
+    on.exit(session$close(), add = TRUE)
+    hook <- shard_progress(hook, verbose, paste0("nmf (", loss, ", ", method, ", sharded)"), max_iter)
+    fit_start <- function(s, iters) session$fit(s, iters, tol, hook, exact = !is.null(callback))
+    runs <- run_starts_sequential(inits, fit_start, resume, max_iter, stg$short_iter, stg$short_keep)
+  } else {
+    runs <- run_starts(inits, fit_start, resume, hook, max_iter, stg$short_iter, stg$short_keep)
+  }
   values <- vapply(runs, function(r) r$objective[length(r$objective)], numeric(1))
   best <- best_run(values, "nmf() fit")
   res <- runs[[best]]
@@ -260,8 +307,8 @@ nmf <- function(x, k, loss = c("frobenius", "kl", "beta"), beta = 2,
   penalized <- any(L1 > 0) || any(L2 > 0)
   # relative error: scale-free, from the scaled problem
   rel <- if (loss == "frobenius" && !penalized) sqrt(2 * pmax(res$objective, 0)) / xnorm else
-    sqrt(max(res$xnorm2 - 2 * sum(nmf_WtX(nd, W, threads) * H) +
-               sum(crossprod(W) * tcrossprod(H)), 0)) / xnorm
+    sqrt(max(res$xnorm2 - 2 * (res$wtxh %||% sum(nmf_WtX(nd, W, threads) * H)) +
+               sum((res$WW %||% crossprod(W)) * tcrossprod(H)), 0)) / xnorm
   # a model that vanishes on non-zero data (W H = 0) is a stationary point
   # of every algorithm; it is a local minimum only when both factors carry
   # an L1 penalty, and otherwise never reported as converged
@@ -299,7 +346,7 @@ nmf <- function(x, k, loss = c("frobenius", "kl", "beta"), beta = 2,
     initial = unscale(res$initial), iterations = as.integer(res$iterations),
     converged = converged, run = best, run_values = unscale(values),
     dims = nd$dims, dimnames = nd$dimnames, nnz = nd$nnz, total = nd$total * sc$s,
-    neg_entropy = nd$xlogx / nd$total - log(nd$total),
+    neg_entropy = nd$neg_entropy %||% (nd$xlogx / nd$total - log(nd$total)),
     row_totals = nd$row_totals * sc$s, scale = sc$s,
     eps = eps, loglik_const = loglik_const, stopped = isTRUE(res$stopped),
     time = proc.time()[["elapsed"]] - start, threads = threads, seed = seed,
@@ -310,6 +357,7 @@ nmf <- function(x, k, loss = c("frobenius", "kl", "beta"), beta = 2,
                          params = list(beta = fit$beta, method = method, L1 = L1, L2 = L2, eps = eps,
                                        accelerate = accelerate))
   fit$count_data <- count_data
+  if (sharded) fit$shards <- length(x$sources)
   finish_progress(fit, verbose, "nmf()", max_iter, tol)
 }
 

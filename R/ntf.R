@@ -62,7 +62,7 @@ ntf <- function(x, k, loss = c("frobenius", "kl"), method = NULL, nrun = 1,
   check_dots_empty(...)
   check_required(x, "a non-negative matrix or array")
   loss <- match_option(loss, c("frobenius", "kl"), "loss")
-  cluster <- check_cluster(cluster)
+  cluster <- check_cluster(cluster, x)
   sharded <- inherits(x, "aspectr_shards")
   if (sharded) {
     if (loss != "kl") {
@@ -74,9 +74,6 @@ ntf <- function(x, k, loss = c("frobenius", "kl"), method = NULL, nrun = 1,
                   "argument", arg = "method")
     }
     method <- "mu"
-  } else if (!is.null(cluster)) {
-    abort_input("{.arg cluster} applies to data split into {.fn shards}; {.arg x} is {describe(x)}, fitted in this process.",
-                "argument", arg = "cluster")
   }
   choices <- if (loss == "kl") c("cd", "mu") else c("hals", "mu")
   if (is.null(method)) {

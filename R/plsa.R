@@ -196,17 +196,13 @@ plsa <- function(x, k, loss = c("kl", "tsallis", "l2"), method = NULL, q = 0.5, 
   call <- match.call()
   check_dots_empty(...)
   loss <- match_option(loss, c("kl", "tsallis", "l2"), "loss")
-  cluster <- check_cluster(cluster)
+  if (!missing(x)) cluster <- check_cluster(cluster, x)
   if (!missing(x) && inherits(x, "aspectr_shards")) {
     tempering <- check_number(tempering, "tempering", 0, 1, lower_open = TRUE)
     ctl <- check_fit_controls(nrun, max_iter, tol, seed, threads, verbose)
     return(plsa_shards(x, k, loss, method, tempering, init, ctl$nrun,
                        check_staging(short_iter, short_keep, ctl$nrun), ctl$max_iter, ctl$tol,
                        ctl$seed, ctl$threads, ctl$verbose, check_callback(callback), cluster, call))
-  }
-  if (!is.null(cluster)) {
-    abort_input("{.arg cluster} applies to data split into {.fn shards}; {.arg x} is {describe(x)}, fitted in this process.",
-                "argument", arg = "cluster")
   }
   data <- as_aspect_data(x, "x")
   count_data <- check_count_data(x, data$val, "plsa", likelihood = loss == "kl")

@@ -3,10 +3,10 @@
 #' `shards()` describes data too large for one object (or one machine) as
 #' pieces that share every mode but the first: the rows (documents,
 #' observations) are split across the shards, the columns (terms) and any
-#' further modes are common to all. [plsa()] fits such data exactly as it
-#' fits the whole: every EM iteration is a sum over the non-zero cells, so
-#' each shard gives its part of the sums and only the small statistics
-#' (k x columns) are added up. The fit equals the in-memory fit with the
+#' further modes are common to all. [plsa()], [ntf()] and [nmf()] fit such
+#' data exactly as they fit the whole: every iteration is a sum over the
+#' non-zero cells (or over the rows), so each shard gives its part of the
+#' sums and only the small statistics (k x columns) are added up. The fit equals the in-memory fit with the
 #' same seed up to rounding (tested to 1e-10), however the rows are split.
 #'
 #' A shard is read only when it is needed and never all at once. Creating
@@ -307,8 +307,12 @@ length.aspectr_shards <- function(x) length(unclass(x)$sources)
 
 shard_stores <- new.env(parent = emptyenv())
 
+# the operations that change a store's factors (answered from the cache
+# when delivered twice)
+shard_steps <- c("step", "nmf_alt", "nmf_c", "nmf_scale", "nmf_sweep", "nmf_kl")
+
 # The operations on a store, run on the master or on a worker: "load",
-# "start", "step", "loss", "gather", "drop". Errors are returned as values
+# "start", "step", "loss", "gather", "drop", and nmf()'s (shard_nmf_op()). Errors are returned as values
 # (raised, classed, on the master), naming the shard.
 shard_op <- function(id, op, seq = 0, args = list()) {
   tryCatch(shard_op_run(id, op, seq, args),
@@ -352,7 +356,15 @@ shard_op_run <- function(id, op, seq, args) {
     return(list(ids = args$ids[mine]))
   }
   # a step delivered twice: the first answer (the step is not idempotent)
-  if (op == "step" && identical(seq, st$seq)) return(st$reply)
+  if (op %in% shard_steps && identical(seq, st$seq)) return(st$reply)
+  if (startsWith(op, "nmf_")) {
+    out <- shard_nmf_op(st, held, op, args)
+    if (op %in% shard_steps) {
+      st$seq <- seq
+      st$reply <- out
+    }
+    return(out)
+  }
   shard_normalize(st, args$colsum)
   if (op == "gather") {
     return(list(ids = held, F0 = lapply(st$shards, function(h) h$F0)))
@@ -602,14 +614,30 @@ shard_em_fit <- function(eng, init, global, max_iter, tol, hook, exact) {
        iterations = it, converged = converged, stopped = stopped, kl = final)
 }
 
-check_cluster <- function(cluster, call = rlang::caller_env()) {
+# `cluster` checked, and given only with data in shards()
+check_cluster <- function(cluster, x, call = rlang::caller_env()) {
   if (is.null(cluster)) return(NULL)
   if (!inherits(cluster, "cluster")) {
     abort_input("{.arg cluster} must be a cluster from {.fn parallel::makeCluster} (or {.fn mirai::make_cluster}), not {describe(cluster)}.",
                 "type", arg = "cluster", call = call)
   }
   if (!length(cluster)) abort_input("{.arg cluster} has no workers.", "value", arg = "cluster", call = call)
+  if (!inherits(x, "aspectr_shards")) {
+    abort_input("{.arg cluster} applies to data split into {.fn shards}; {.arg x} is {describe(x)}, fitted in this process.",
+                "argument", arg = "cluster", call = call)
+  }
   cluster
+}
+
+# The hook of a sharded fit with the progress bar of interactive sessions
+# (in memory the core draws it)
+shard_progress <- function(hook, verbose, name, max_iter) {
+  if (!(isTRUE(verbose) && interactive())) return(hook)
+  bar <- cli::cli_progress_bar(name, total = max_iter, .envir = parent.frame())
+  function(it, obj, raw) {
+    cli::cli_progress_update(id = bar, set = it)
+    if (is.null(hook)) TRUE else hook(it, obj, raw)
+  }
 }
 
 # plsa() of shards: EM (plain or tempered) over the shards.
@@ -629,7 +657,7 @@ plsa_shards <- function(x, k, loss, method, tempering, init, nrun, stg, max_iter
                    what = if (N == 2) "at most the smaller dimension of `x`" else "at most the number of non-zero cells of `x`",
                    call = call)
   if (x$nnz == 0) abort_input("{.arg x} has no non-zero cells.", "empty", arg = "x", call = call)
-  whole <- shard_count_data(x, "plsa", call)
+  whole <- shard_count_data(x, "plsa", call = call)
   first <- plsa_init(init, "plsa", x$dims, k, call = call)
   hook <- fit_hook(callback, verbose, "plsa()",
                    model = function(raw) {
@@ -641,14 +669,7 @@ plsa_shards <- function(x, k, loss, method, tempering, init, nrun, stg, max_iter
                      names(f) <- mode_names(x$dimnames, N)
                      f
                    })
-  if (isTRUE(verbose) && interactive()) {
-    bar <- cli::cli_progress_bar("plsa (sharded EM)", total = max_iter)
-    inner <- hook
-    hook <- function(it, obj, raw) {
-      cli::cli_progress_update(id = bar, set = it)
-      if (is.null(inner)) TRUE else inner(it, obj, raw)
-    }
-  }
+  hook <- shard_progress(hook, verbose, "plsa (sharded EM)", max_iter)
   start <- proc.time()[["elapsed"]]
   session <- shard_em_session(x, cluster, threads, tempering, call)
   on.exit(session$close(), add = TRUE)
@@ -711,9 +732,9 @@ shard_as_data <- function(x) {
 }
 
 # Whether sharded data are counts (check_count_data() for shards)
-shard_count_data <- function(x, fitter, call = rlang::caller_env()) {
+shard_count_data <- function(x, fitter, likelihood = TRUE, call = rlang::caller_env()) {
   whole <- all(vapply(x$meta, function(m) isTRUE(m$whole), logical(1)))
-  if (!whole) warn_noncount("{.arg x} has values that are not whole numbers", fitter, call)
+  if (!whole && likelihood) warn_noncount("{.arg x} has values that are not whole numbers", fitter, call)
   whole
 }
 

@@ -165,6 +165,160 @@ BEGIN_RCPP
     return rcpp_result_gen;
 END_RCPP
 }
+// cpp_nmf_shard_state
+SEXP cpp_nmf_shard_state(Rcpp::IntegerMatrix idx, Rcpp::NumericVector val, Rcpp::IntegerVector dims, double scale);
+RcppExport SEXP _aspectr_cpp_nmf_shard_state(SEXP idxSEXP, SEXP valSEXP, SEXP dimsSEXP, SEXP scaleSEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::RNGScope rcpp_rngScope_gen;
+    Rcpp::traits::input_parameter< Rcpp::IntegerMatrix >::type idx(idxSEXP);
+    Rcpp::traits::input_parameter< Rcpp::NumericVector >::type val(valSEXP);
+    Rcpp::traits::input_parameter< Rcpp::IntegerVector >::type dims(dimsSEXP);
+    Rcpp::traits::input_parameter< double >::type scale(scaleSEXP);
+    rcpp_result_gen = Rcpp::wrap(cpp_nmf_shard_state(idx, val, dims, scale));
+    return rcpp_result_gen;
+END_RCPP
+}
+// cpp_nmf_shard_eval
+Rcpp::List cpp_nmf_shard_eval(SEXP state, Rcpp::NumericMatrix Wt, Rcpp::NumericMatrix H, bool kl, bool wtx, int threads);
+RcppExport SEXP _aspectr_cpp_nmf_shard_eval(SEXP stateSEXP, SEXP WtSEXP, SEXP HSEXP, SEXP klSEXP, SEXP wtxSEXP, SEXP threadsSEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::RNGScope rcpp_rngScope_gen;
+    Rcpp::traits::input_parameter< SEXP >::type state(stateSEXP);
+    Rcpp::traits::input_parameter< Rcpp::NumericMatrix >::type Wt(WtSEXP);
+    Rcpp::traits::input_parameter< Rcpp::NumericMatrix >::type H(HSEXP);
+    Rcpp::traits::input_parameter< bool >::type kl(klSEXP);
+    Rcpp::traits::input_parameter< bool >::type wtx(wtxSEXP);
+    Rcpp::traits::input_parameter< int >::type threads(threadsSEXP);
+    rcpp_result_gen = Rcpp::wrap(cpp_nmf_shard_eval(state, Wt, H, kl, wtx, threads));
+    return rcpp_result_gen;
+END_RCPP
+}
+// cpp_nmf_shard_wtx
+Rcpp::NumericMatrix cpp_nmf_shard_wtx(SEXP state, Rcpp::NumericMatrix Wt, int threads);
+RcppExport SEXP _aspectr_cpp_nmf_shard_wtx(SEXP stateSEXP, SEXP WtSEXP, SEXP threadsSEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::RNGScope rcpp_rngScope_gen;
+    Rcpp::traits::input_parameter< SEXP >::type state(stateSEXP);
+    Rcpp::traits::input_parameter< Rcpp::NumericMatrix >::type Wt(WtSEXP);
+    Rcpp::traits::input_parameter< int >::type threads(threadsSEXP);
+    rcpp_result_gen = Rcpp::wrap(cpp_nmf_shard_wtx(state, Wt, threads));
+    return rcpp_result_gen;
+END_RCPP
+}
+// cpp_nmf_shard_alt
+Rcpp::List cpp_nmf_shard_alt(SEXP state, Rcpp::NumericMatrix Wt, Rcpp::NumericMatrix H, Rcpp::NumericMatrix HH, std::string method, double l1, double l2, double eps, int threads);
+RcppExport SEXP _aspectr_cpp_nmf_shard_alt(SEXP stateSEXP, SEXP WtSEXP, SEXP HSEXP, SEXP HHSEXP, SEXP methodSEXP, SEXP l1SEXP, SEXP l2SEXP, SEXP epsSEXP, SEXP threadsSEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::RNGScope rcpp_rngScope_gen;
+    Rcpp::traits::input_parameter< SEXP >::type state(stateSEXP);
+    Rcpp::traits::input_parameter< Rcpp::NumericMatrix >::type Wt(WtSEXP);
+    Rcpp::traits::input_parameter< Rcpp::NumericMatrix >::type H(HSEXP);
+    Rcpp::traits::input_parameter< Rcpp::NumericMatrix >::type HH(HHSEXP);
+    Rcpp::traits::input_parameter< std::string >::type method(methodSEXP);
+    Rcpp::traits::input_parameter< double >::type l1(l1SEXP);
+    Rcpp::traits::input_parameter< double >::type l2(l2SEXP);
+    Rcpp::traits::input_parameter< double >::type eps(epsSEXP);
+    Rcpp::traits::input_parameter< int >::type threads(threadsSEXP);
+    rcpp_result_gen = Rcpp::wrap(cpp_nmf_shard_alt(state, Wt, H, HH, method, l1, l2, eps, threads));
+    return rcpp_result_gen;
+END_RCPP
+}
+// cpp_nmf_shard_sweep
+Rcpp::List cpp_nmf_shard_sweep(SEXP state, Rcpp::NumericMatrix Wt, SEXP A, Rcpp::NumericMatrix H, Rcpp::NumericMatrix HH, double l1, double l2, int threads);
+RcppExport SEXP _aspectr_cpp_nmf_shard_sweep(SEXP stateSEXP, SEXP WtSEXP, SEXP ASEXP, SEXP HSEXP, SEXP HHSEXP, SEXP l1SEXP, SEXP l2SEXP, SEXP threadsSEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::RNGScope rcpp_rngScope_gen;
+    Rcpp::traits::input_parameter< SEXP >::type state(stateSEXP);
+    Rcpp::traits::input_parameter< Rcpp::NumericMatrix >::type Wt(WtSEXP);
+    Rcpp::traits::input_parameter< SEXP >::type A(ASEXP);
+    Rcpp::traits::input_parameter< Rcpp::NumericMatrix >::type H(HSEXP);
+    Rcpp::traits::input_parameter< Rcpp::NumericMatrix >::type HH(HHSEXP);
+    Rcpp::traits::input_parameter< double >::type l1(l1SEXP);
+    Rcpp::traits::input_parameter< double >::type l2(l2SEXP);
+    Rcpp::traits::input_parameter< int >::type threads(threadsSEXP);
+    rcpp_result_gen = Rcpp::wrap(cpp_nmf_shard_sweep(state, Wt, A, H, HH, l1, l2, threads));
+    return rcpp_result_gen;
+END_RCPP
+}
+// cpp_nmf_wsums
+Rcpp::List cpp_nmf_wsums(Rcpp::NumericMatrix Wt, SEXP A, int threads);
+RcppExport SEXP _aspectr_cpp_nmf_wsums(SEXP WtSEXP, SEXP ASEXP, SEXP threadsSEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::RNGScope rcpp_rngScope_gen;
+    Rcpp::traits::input_parameter< Rcpp::NumericMatrix >::type Wt(WtSEXP);
+    Rcpp::traits::input_parameter< SEXP >::type A(ASEXP);
+    Rcpp::traits::input_parameter< int >::type threads(threadsSEXP);
+    rcpp_result_gen = Rcpp::wrap(cpp_nmf_wsums(Wt, A, threads));
+    return rcpp_result_gen;
+END_RCPP
+}
+// cpp_nmf_shard_kl
+Rcpp::List cpp_nmf_shard_kl(SEXP state, Rcpp::NumericMatrix Wt, Rcpp::NumericMatrix H, double l1, double l2, double eps, int threads);
+RcppExport SEXP _aspectr_cpp_nmf_shard_kl(SEXP stateSEXP, SEXP WtSEXP, SEXP HSEXP, SEXP l1SEXP, SEXP l2SEXP, SEXP epsSEXP, SEXP threadsSEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::RNGScope rcpp_rngScope_gen;
+    Rcpp::traits::input_parameter< SEXP >::type state(stateSEXP);
+    Rcpp::traits::input_parameter< Rcpp::NumericMatrix >::type Wt(WtSEXP);
+    Rcpp::traits::input_parameter< Rcpp::NumericMatrix >::type H(HSEXP);
+    Rcpp::traits::input_parameter< double >::type l1(l1SEXP);
+    Rcpp::traits::input_parameter< double >::type l2(l2SEXP);
+    Rcpp::traits::input_parameter< double >::type eps(epsSEXP);
+    Rcpp::traits::input_parameter< int >::type threads(threadsSEXP);
+    rcpp_result_gen = Rcpp::wrap(cpp_nmf_shard_kl(state, Wt, H, l1, l2, eps, threads));
+    return rcpp_result_gen;
+END_RCPP
+}
+// cpp_nmf_update_h
+Rcpp::NumericMatrix cpp_nmf_update_h(Rcpp::NumericMatrix H, Rcpp::NumericMatrix A, SEXP B, Rcpp::NumericVector sums, std::string method, double l1, double l2, double eps, int max_sweeps, int threads);
+RcppExport SEXP _aspectr_cpp_nmf_update_h(SEXP HSEXP, SEXP ASEXP, SEXP BSEXP, SEXP sumsSEXP, SEXP methodSEXP, SEXP l1SEXP, SEXP l2SEXP, SEXP epsSEXP, SEXP max_sweepsSEXP, SEXP threadsSEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::RNGScope rcpp_rngScope_gen;
+    Rcpp::traits::input_parameter< Rcpp::NumericMatrix >::type H(HSEXP);
+    Rcpp::traits::input_parameter< Rcpp::NumericMatrix >::type A(ASEXP);
+    Rcpp::traits::input_parameter< SEXP >::type B(BSEXP);
+    Rcpp::traits::input_parameter< Rcpp::NumericVector >::type sums(sumsSEXP);
+    Rcpp::traits::input_parameter< std::string >::type method(methodSEXP);
+    Rcpp::traits::input_parameter< double >::type l1(l1SEXP);
+    Rcpp::traits::input_parameter< double >::type l2(l2SEXP);
+    Rcpp::traits::input_parameter< double >::type eps(epsSEXP);
+    Rcpp::traits::input_parameter< int >::type max_sweeps(max_sweepsSEXP);
+    Rcpp::traits::input_parameter< int >::type threads(threadsSEXP);
+    rcpp_result_gen = Rcpp::wrap(cpp_nmf_update_h(H, A, B, sums, method, l1, l2, eps, max_sweeps, threads));
+    return rcpp_result_gen;
+END_RCPP
+}
+// cpp_nmf_gram
+Rcpp::NumericMatrix cpp_nmf_gram(Rcpp::NumericMatrix F, int threads);
+RcppExport SEXP _aspectr_cpp_nmf_gram(SEXP FSEXP, SEXP threadsSEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::RNGScope rcpp_rngScope_gen;
+    Rcpp::traits::input_parameter< Rcpp::NumericMatrix >::type F(FSEXP);
+    Rcpp::traits::input_parameter< int >::type threads(threadsSEXP);
+    rcpp_result_gen = Rcpp::wrap(cpp_nmf_gram(F, threads));
+    return rcpp_result_gen;
+END_RCPP
+}
+// cpp_nmf_inner
+double cpp_nmf_inner(Rcpp::NumericMatrix A, Rcpp::NumericMatrix B);
+RcppExport SEXP _aspectr_cpp_nmf_inner(SEXP ASEXP, SEXP BSEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::RNGScope rcpp_rngScope_gen;
+    Rcpp::traits::input_parameter< Rcpp::NumericMatrix >::type A(ASEXP);
+    Rcpp::traits::input_parameter< Rcpp::NumericMatrix >::type B(BSEXP);
+    rcpp_result_gen = Rcpp::wrap(cpp_nmf_inner(A, B));
+    return rcpp_result_gen;
+END_RCPP
+}
 // cpp_plsa_fit
 Rcpp::List cpp_plsa_fit(Rcpp::IntegerMatrix idx, Rcpp::NumericVector val, Rcpp::IntegerVector dims, Rcpp::NumericVector lambda, Rcpp::List factors, std::string loss, double q, double tempering, int max_iter, double tol, int threads, bool verbose, bool free_weights, SEXP hook, bool want_model, std::string method, double squarem_bound);
 RcppExport SEXP _aspectr_cpp_plsa_fit(SEXP idxSEXP, SEXP valSEXP, SEXP dimsSEXP, SEXP lambdaSEXP, SEXP factorsSEXP, SEXP lossSEXP, SEXP qSEXP, SEXP temperingSEXP, SEXP max_iterSEXP, SEXP tolSEXP, SEXP threadsSEXP, SEXP verboseSEXP, SEXP free_weightsSEXP, SEXP hookSEXP, SEXP want_modelSEXP, SEXP methodSEXP, SEXP squarem_boundSEXP) {
@@ -592,6 +746,16 @@ static const R_CallMethodDef CallEntries[] = {
     {"_aspectr_cpp_dense_scan", (DL_FUNC) &_aspectr_cpp_dense_scan, 1},
     {"_aspectr_cpp_dense_tn", (DL_FUNC) &_aspectr_cpp_dense_tn, 3},
     {"_aspectr_cpp_dense_nn", (DL_FUNC) &_aspectr_cpp_dense_nn, 3},
+    {"_aspectr_cpp_nmf_shard_state", (DL_FUNC) &_aspectr_cpp_nmf_shard_state, 4},
+    {"_aspectr_cpp_nmf_shard_eval", (DL_FUNC) &_aspectr_cpp_nmf_shard_eval, 6},
+    {"_aspectr_cpp_nmf_shard_wtx", (DL_FUNC) &_aspectr_cpp_nmf_shard_wtx, 3},
+    {"_aspectr_cpp_nmf_shard_alt", (DL_FUNC) &_aspectr_cpp_nmf_shard_alt, 9},
+    {"_aspectr_cpp_nmf_shard_sweep", (DL_FUNC) &_aspectr_cpp_nmf_shard_sweep, 8},
+    {"_aspectr_cpp_nmf_wsums", (DL_FUNC) &_aspectr_cpp_nmf_wsums, 3},
+    {"_aspectr_cpp_nmf_shard_kl", (DL_FUNC) &_aspectr_cpp_nmf_shard_kl, 7},
+    {"_aspectr_cpp_nmf_update_h", (DL_FUNC) &_aspectr_cpp_nmf_update_h, 10},
+    {"_aspectr_cpp_nmf_gram", (DL_FUNC) &_aspectr_cpp_nmf_gram, 2},
+    {"_aspectr_cpp_nmf_inner", (DL_FUNC) &_aspectr_cpp_nmf_inner, 2},
     {"_aspectr_cpp_plsa_fit", (DL_FUNC) &_aspectr_cpp_plsa_fit, 17},
     {"_aspectr_cpp_em_shard", (DL_FUNC) &_aspectr_cpp_em_shard, 13},
     {"_aspectr_cpp_em_shard_state", (DL_FUNC) &_aspectr_cpp_em_shard_state, 8},

@@ -2,49 +2,6 @@
 # in-memory fit with the same method and seed, from memory, from files of
 # every kind and on a PSOCK cluster; faults end in classed errors.
 
-shard_counts <- function(m = 40, n = 25, seed = 1) {
-  withr_seed <- function(code) {
-    old <- if (exists(".Random.seed", globalenv())) get(".Random.seed", globalenv())
-    on.exit(if (!is.null(old)) assign(".Random.seed", old, globalenv()))
-    set.seed(seed)
-    code
-  }
-  withr_seed({
-    x <- matrix(stats::rpois(m * n, stats::runif(m * n, 0, 3)), m, n,
-                dimnames = list(paste0("d", seq_len(m)), paste0("w", seq_len(n))))
-    x[sample(length(x), length(x) %/% 3)] <- 0
-    x[, 1] <- x[, 1] + 1  # no empty rows
-    x
-  })
-}
-
-# rows of x split at the cut points (the last row ends the last shard)
-split_rows <- function(x, cuts) {
-  b <- c(0, cuts, nrow(x))
-  lapply(seq_len(length(b) - 1), function(i) {
-    r <- seq.int(b[i] + 1, b[i + 1])
-    if (length(dim(x)) == 2) x[r, , drop = FALSE] else x[r, , , drop = FALSE]
-  })
-}
-
-shard_tempdir <- function() {
-  d <- tempfile("shards")
-  dir.create(d)
-  d
-}
-
-# A 2-worker PSOCK cluster whose workers use this session's library (the
-# test is skipped when they cannot load aspectr); the caller stops it
-psock_cluster <- function() {
-  cl <- parallel::makeCluster(2)
-  parallel::clusterCall(cl, .libPaths, .libPaths())
-  if (!all(unlist(parallel::clusterCall(cl, requireNamespace, "aspectr", quietly = TRUE)))) {
-    parallel::stopCluster(cl)
-    skip("aspectr is not installed where the workers look")
-  }
-  cl
-}
-
 expect_same_fit <- function(fit, ref, tol = 1e-10, names = TRUE) {
   w <- if (is.null(ref$lambda)) "weights" else "lambda"
   expect_equal(unname(fit[[w]]), unname(ref[[w]]), tolerance = tol)

@@ -1,0 +1,221 @@
+# nmf() of data in shards(): the rows of W belong to the rows of X, so W is
+# updated shard by shard where the shards are (in this process, streamed
+# from files, or on the workers of a cluster) and only H, H H' and the k x n
+# and k x k sums W'X and W'W travel. The master runs the in-memory rule's
+# steps in the same order on the added parts (aspectr/nmf/shard.h), so the
+# fit equals the in-memory fit with the same start up to rounding.
+
+# What nmf() needs of sharded data in place of nmf_data()'s form, after
+# checking that the fit asked for can run on shards.
+nmf_shard_data <- function(x, loss, method, accelerate, init, init_missing, call) {
+  if (length(x$dims) != 2) {
+    abort_input("{.arg x} must be a matrix split into {.fn shards} for {.fn nmf}, not {length(x$dims)}-way data (see {.fn ntf}).",
+                "value", arg = "x", call = call)
+  }
+  if (x$nnz == 0) abort_input("{.arg x} has no non-zero cells.", "empty", arg = "x", call = call)
+  ok <- (loss == "frobenius" && method %in% c("hals", "anls", "mu", "als")) || (loss == "kl" && method == "mu")
+  if (!ok) {
+    abort_input("{.code loss = \"{loss}\"} with {.code method = \"{method}\"} needs the data in one object; for data in {.fn shards} use {.code loss = \"frobenius\"} ({.val hals}, {.val anls}, {.val mu} or {.val als}) or {.code loss = \"kl\", method = \"mu\"}.",
+                "argument", arg = "method", call = call)
+  }
+  if (isTRUE(accelerate)) {
+    abort_input("{.arg accelerate} must be {.code NULL} or {.code FALSE} for data in {.fn shards}, not {.code TRUE}: the extrapolated updates are fitted in one object.",
+                "argument", arg = "accelerate", call = call)
+  }
+  if (is.character(init) && !init_missing && !identical(init, "random")) {
+    abort_input("{.arg init} must be {.val random}, a list of factors or an earlier fit for data in {.fn shards}, not {.val {init}}: NNDSVD needs the singular vectors of the whole matrix.",
+                "argument", arg = "init", call = call)
+  }
+  s <- max(vapply(x$meta, function(m) m$top, numeric(1)))
+  total <- shard_total(x)
+  list(dense = NULL, dims = x$dims, dimnames = x$dimnames, nnz = x$nnz, total = total / s,
+       neg_entropy = shard_summary(x)$neg_entropy,
+       row_totals = unlist(lapply(x$meta, function(m) m$doc_totals), use.names = FALSE) / s,
+       loglik_const = sum(vapply(x$meta, function(m) m$loglik_const, numeric(1))),
+       scale = list(s = s, a = sqrt(s)))
+}
+
+# The sharded NMF of one fit: shards loaded (or described for streaming);
+# `fit(init, iters, tol, hook, exact)` runs one start (the fields of
+# cpp_nmf_fit()'s answer), `close()` clears the workers.
+nmf_shard_session <- function(x, cluster, threads, loss, method, s, L1s, L2s, eps, call) {
+  eng <- shard_engine(x, cluster, threads, call)
+  tryCatch(eng$load(), error = function(e) { eng$drop(); stop(e) })
+  global <- list(dims = x$dims, s = s, kl = loss == "kl", method = method, l1 = L1s[1], l2 = L2s[1],
+                 eps = eps, threads = threads)
+  list(fit = function(init, iters, tol, hook, exact) {
+    nmf_shard_fit(eng, init, global, L1s, L2s, iters, tol, hook, exact)
+  }, close = eng$drop)
+}
+
+nmf_shard_fit <- function(eng, init, global, L1s, L2s, max_iter, tol, hook, exact) {
+  x <- eng$x
+  k <- ncol(init$W)
+  eng$start(lapply(seq_along(x$rows), function(i) t(init$W[shard_rows(x, i), , drop = FALSE])))
+  H <- init$H
+  kl <- global$kl
+  method <- global$method
+  threads <- global$threads
+  penalized <- any(c(L1s, L2s) > 0)
+  run <- function(op, args = list()) {
+    eng$reduce(eng$run(op, c(list(global = global), args)), "stats")
+  }
+  # Penalty::value()
+  pen <- function(w, H) {
+    v <- 0
+    if (L1s[1] != 0) v <- v + L1s[1] * w$s1
+    if (L1s[2] != 0) v <- v + L1s[2] * sum(H)
+    if (L2s[1] != 0) v <- v + 0.5 * L2s[1] * w$s2
+    if (L2s[2] != 0) v <- v + 0.5 * L2s[2] * sum(H^2)
+    v
+  }
+  gram <- function(F) cpp_nmf_gram(F, threads)
+  half_frob <- function(C, D, H, HH) {
+    0.5 * max(ev$xnorm2 - 2 * cpp_nmf_inner(C, H) + cpp_nmf_inner(D, HH), 0)
+  }
+  kl_value <- function(p, H, penalty = TRUE) {
+    ev$constant - p$xlogv + sum(p$wsum * rowSums(H)) + if (penalty) pen(p, H) else 0
+  }
+  # HALS leaves W with unit rows (the core's layout), H carrying the scale;
+  # the shards rescale their rows when next asked (`pending`)
+  pending <- NULL
+  flush <- function() {
+    if (!is.null(pending)) run("nmf_scale", list(s = pending))
+    pending <<- NULL
+  }
+  gather <- function() {
+    flush()
+    parts <- eng$run("gather")
+    blocks <- vector("list", length(x$rows))
+    for (p in parts) blocks[p$ids] <- p$F0
+    t(do.call(cbind, blocks))
+  }
+  ev <- run("nmf_eval", list(H = H))
+  HH <- gram(H)
+  f <- if (kl) numeric(0) else half_frob(ev$C, ev$D, H, HH) + pen(ev, H)
+  C <- ev$C
+  WW <- ev$D
+  # HALS: the sweeps a factor of d columns gets (FrobeniusHALS::max_sweeps)
+  sweeps_for <- function(cost, d) min(25, 1 + floor(0.5 * (cost / max(d * k * k, 1))))
+  pass <- x$nnz * k
+  m <- as.numeric(x$dims[1]); n <- as.numeric(x$dims[2])
+  it <- 0L
+  converged <- FALSE
+  stopped <- FALSE
+  while (it < max_iter) {
+    if (kl) {
+      st <- run("nmf_kl", list(H = H))
+      v <- kl_value(c(st$old, list(xlogv = st$xlogv)), H)
+      H <- cpp_nmf_update_h(H, st$num, NULL, st$wsum, "kl", L1s[2], L2s[2], global$eps, 1L, threads)
+    } else if (method == "hals") {
+      if (it > 0) {
+        C <- run("nmf_c", list(s = pending))$C
+        pending <- NULL
+      }
+      H <- cpp_nmf_update_h(H, C, WW, numeric(0), "hals", L1s[2], L2s[2], global$eps,
+                            as.integer(sweeps_for(pass + m * k * k, n)), threads)
+      HH <- gram(H)
+      ms <- sweeps_for(pass + n * k * k, m)
+      first <- 0
+      sw <- 0
+      while (sw < ms) {
+        ch <- run("nmf_sweep", list(first = sw == 0, H = if (sw == 0) H, HH = HH))$change
+        sw <- sw + 1
+        if (sw == 1) first <- ch else if (ch <= 0.1 * 0.1 * first) break
+      }
+      w <- run("nmf_wfin")
+      WW <- w$D
+      v <- 0.5 * max(ev$xnorm2 - 2 * w$inner + cpp_nmf_inner(WW, HH), 0) + pen(w, H)
+      if (!penalized) {
+        # unit_rows(): W's rows to unit norm, H's rows take the scale (a row
+        # whose sum of squares is 0 or not finite keeps its scale here)
+        nr <- sqrt(w$wsq)
+        sc <- ifelse(nr > 0 & is.finite(nr), nr, 1)
+        WW <- WW / sc
+        WW <- t(t(WW) / sc)
+        H <- H * sc
+        pending <- sc
+      }
+    } else {
+      st <- run("nmf_alt", list(H = H, HH = HH))
+      H <- cpp_nmf_update_h(H, st$C, st$D, numeric(0), method, L1s[2], L2s[2], global$eps, 1L, threads)
+      HH <- gram(H)
+      v <- half_frob(st$C, st$D, H, HH) + pen(st, H)
+    }
+    it <- it + 1L
+    f <- c(f, v)
+    L <- length(f)
+    conv <- L >= 2 && tol > 0 && abs(f[L - 1] - f[L]) <= tol * max(abs(f[L - 1]), 1e-300)
+    if (!is.null(hook)) {
+      shown <- f[L]
+      model <- NULL
+      if (exact) {
+        if (kl) {
+          flush()
+          shown <- kl_value(run("nmf_eval", list(H = H)), H)
+        }
+        model <- list(W = gather(), H = H)
+      }
+      if (!isTRUE(hook(it, shown, model))) { stopped <- TRUE; break }
+    }
+    if (conv) { converged <- TRUE; break }
+  }
+  flush()
+  # the final model's objective (lagged KL), its divergence without the
+  # penalties and W'X . H for the relative error
+  last <- run("nmf_eval", list(H = H, wtx = TRUE))
+  HH <- gram(H)
+  if (kl) {
+    f <- c(f, kl_value(last, H))
+    divergence <- kl_value(last, H, penalty = FALSE)
+  } else {
+    divergence <- half_frob(last$C, last$D, H, HH)
+  }
+  list(W = gather(), H = H, objective = f[-1], initial = f[1], iterations = it,
+       converged = converged, stopped = stopped, xnorm2 = ev$xnorm2, divergence = divergence,
+       wtxh = sum(last$C * H), WW = last$D)
+}
+
+# The operations of nmf_shard_fit() on a store (see shard_op_run()): each
+# shard's part, added over the store's shards.
+shard_nmf_op <- function(st, held, op, args) {
+  g <- args$global
+  parts <- NULL
+  for (key in names(st$shards)) {
+    h <- st$shards[[key]]
+    need_data <- op %in% c("nmf_eval", "nmf_alt", "nmf_c", "nmf_kl") || (op == "nmf_sweep" && isTRUE(args$first))
+    X <- if (need_data) nmf_shard_state(st, key, g) else NULL
+    if (op == "nmf_c" && !is.null(args$s)) h$F0 <- h$F0 / args$s
+    r <- tryCatch(switch(op,
+      nmf_eval = cpp_nmf_shard_eval(X, h$F0, args$H, g$kl, isTRUE(args$wtx), g$threads),
+      nmf_alt = cpp_nmf_shard_alt(X, h$F0, args$H, args$HH, g$method, g$l1, g$l2, g$eps, g$threads),
+      nmf_c = list(Wt = h$F0, C = cpp_nmf_shard_wtx(X, h$F0, g$threads)),
+      nmf_scale = list(Wt = h$F0 / args$s),
+      nmf_sweep = cpp_nmf_shard_sweep(X, h$F0, if (isTRUE(args$first)) NULL else h$A,
+                                      args$H %||% matrix(0, 0, 0), args$HH, g$l1, g$l2, g$threads),
+      nmf_wfin = cpp_nmf_wsums(h$F0, h$A, g$threads),
+      nmf_kl = cpp_nmf_shard_kl(X, h$F0, args$H, g$l1, g$l2, g$eps, g$threads),
+      stop("unknown operation ", op)),
+      error = function(e) abort_shard(h$source, "failed: {conditionMessage(e)}"))
+    rm(X)
+    if (!is.null(r$Wt)) st$shards[[key]]$F0 <- r$Wt
+    if (op == "nmf_sweep") st$shards[[key]]$A <- r$A
+    if (op == "nmf_wfin") st$shards[[key]]$A <- NULL
+    r$Wt <- NULL
+    r$A <- NULL
+    parts <- if (is.null(parts)) r else shard_add(parts, r)
+  }
+  list(ids = held, stats = parts)
+}
+
+# A shard's data for NMF (divided by the fit's scale): made once per fit
+# for a shard kept in memory, read again for one streamed from its file
+nmf_shard_state <- function(st, key, g) {
+  h <- st$shards[[key]]
+  if (!is.null(h$nmf)) return(h$nmf)
+  d <- if (h$keep) h$data else shard_data(h$source)
+  X <- tryCatch(cpp_nmf_shard_state(d$idx, d$val, as.integer(c(d$dims[1], g$dims[2])), g$s),
+                error = function(e) abort_shard(h$source, "failed: {conditionMessage(e)}"))
+  if (h$keep) st$shards[[key]]$nmf <- X
+  X
+}

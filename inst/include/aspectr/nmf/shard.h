@@ -1,0 +1,144 @@
+// aspectr/nmf/shard.h — NMF of X split by rows into shards X_s (m_s x n).
+//
+// Every update of the rules in rules.h that this supports splits into a
+// part per shard and a small reduce, because W's rows belong to the rows of
+// X:
+//  * W given H is row by row: each shard updates its own rows of W from
+//    X_s H' and H H' (MU, ANLS, ALS: one block; HALS: sweeps, whose stopping
+//    rule needs the change summed over the shards);
+//  * H given W needs W'X = sum_s W_s'X_s and W'W = sum_s W_s'W_s (k x n and
+//    k x k), the reduce;
+//  * the objective, 1/2 (||X||^2 - 2 <W'X, H> + <W'W, HH'>) under Frobenius
+//    and sum x log x - x - x log v + sum(W) sum(H) under KL, is a sum of the
+//    same parts.
+// The functions here are one shard's part; the caller (one process, or the
+// workers of a cluster) adds them up and updates H as the in-memory rule
+// does, in the same order, so that the fit equals the in-memory one up to
+// rounding.
+#ifndef ASPECTR_NMF_SHARD_H
+#define ASPECTR_NMF_SHARD_H
+
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+#include <stdexcept>
+#include <string>
+#include <vector>
+#include "data.h"
+#include "rules.h"
+
+namespace aspectr {
+namespace nmf {
+
+// A shard's cells (0-based row and column, value) in compressed-column
+// form, every value divided by `scale` (the fit runs on X / max(X)); cells
+// in any order, rows sorted within each column as the in-memory data.
+inline Csc shard_csc(const int* row, const int* col, const double* val, std::size_t nnz,
+                     arma::uword m, arma::uword n, double scale) {
+  Csc A;
+  A.n_rows = m; A.n_cols = n;
+  A.p.assign(n + 1, 0);
+  for (std::size_t t = 0; t < nnz; ++t) {
+    if (row[t] < 0 || static_cast<arma::uword>(row[t]) >= m || col[t] < 0 ||
+        static_cast<arma::uword>(col[t]) >= n)
+      throw std::runtime_error("a cell's index is outside the shard's size");
+    ++A.p[col[t] + 1];
+  }
+  for (arma::uword c = 0; c < n; ++c) A.p[c + 1] += A.p[c];
+  std::vector<std::size_t> order(nnz);
+  std::iota(order.begin(), order.end(), std::size_t(0));
+  std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
+    return col[a] != col[b] ? col[a] < col[b] : row[a] < row[b];
+  });
+  A.i.resize(nnz); A.x.resize(nnz);
+  for (std::size_t t = 0; t < nnz; ++t) {
+    A.i[t] = static_cast<arma::uword>(row[order[t]]);
+    A.x[t] = val[order[t]] / scale;
+  }
+  return A;
+}
+
+// The methods of Frobenius NMF that shards support, and their block update
+// of a k x d factor F given A (the other factor's product with X) and B (its
+// Gram matrix): the same calls as the in-memory rules.
+enum class FrobMethod { MU, ANLS, ALS, HALS };
+
+inline FrobMethod parse_frob_method(const std::string& m) {
+  if (m == "mu") return FrobMethod::MU;
+  if (m == "anls") return FrobMethod::ANLS;
+  if (m == "als") return FrobMethod::ALS;
+  if (m == "hals") return FrobMethod::HALS;
+  throw std::invalid_argument("unknown Frobenius method '" + m + "' for sharded data");
+}
+
+// One block update. HALS: up to max_sweeps sweeps with the in-memory
+// stopping rule (the H side, whose change is all on the caller's side);
+// returns the number of sweeps.
+inline int frob_block(FrobMethod m, arma::mat& F, const arma::mat& A, const arma::mat& B, double l1,
+                      double l2, double eps, int max_sweeps, int threads) {
+  switch (m) {
+    case FrobMethod::MU: FrobeniusMU(Penalty(), eps).block(F, A, B, l1, l2, threads); return 1;
+    case FrobMethod::ANLS: FrobeniusANLS::solve_all(F, A, B, l1, l2, threads); return 1;
+    case FrobMethod::ALS: FrobeniusALS(Penalty()).block(F, A, B, l1, l2, threads); return 1;
+    case FrobMethod::HALS: return FrobeniusHALS::sweeps(F, A, B, l1, l2, max_sweeps, threads);
+  }
+  return 0;
+}
+
+// A shard's part of the sums of W (k x m_s, the core's layout): W'W, the
+// penalty's sum(W) and sum(W^2), and the rows' sums and sums of squares.
+struct WSums {
+  arma::mat D;
+  arma::vec wsum, wsq;
+  double s1 = 0.0, s2 = 0.0;
+};
+
+inline WSums w_sums(const arma::mat& Wt, int threads) {
+  WSums s;
+  s.D = gram(Wt, threads);
+  s.wsum = arma::sum(Wt, 1);
+  s.wsq.zeros(Wt.n_rows);
+  for (arma::uword i = 0; i < Wt.n_cols; ++i) {
+    const double* w = Wt.colptr(i);
+    for (arma::uword r = 0; r < Wt.n_rows; ++r) s.wsq[r] += w[r] * w[r];
+  }
+  s.s1 = arma::accu(s.wsum);
+  s.s2 = arma::accu(s.wsq);
+  return s;
+}
+
+// One shard's iteration of the generalized-KL multiplicative updates
+// (KLMU::step): its part of sum x log v for the model entering the step
+// (the lagged objective), its rows of W updated given H (with H's row
+// sums, computed here as in memory), then its part of the numerators of H
+// (k x n). `loss_only`: the objective's part only, W untouched.
+inline double kl_shard_step(const Data& X, arma::mat& Wt, const arma::mat& H, double l1w, double l2w,
+                            double eps, arma::mat& numH, bool loss_only, int threads) {
+  KLMU mu(Penalty(), eps);
+  Model M;
+  M.Wt = std::move(Wt);
+  M.H = H;
+  double xlogv = 0.0;
+  arma::mat num;
+  KLMU::ratio_pass(X, M, num, &xlogv, true, threads, !loss_only);
+  if (!loss_only) {
+    const arma::vec hsum = arma::sum(M.H, 1);
+    mu.mm_update(M.Wt, num, M.Wt, hsum, l1w, l2w);
+    KLMU::ratio_pass(X, M, numH, nullptr, false, threads);
+  }
+  Wt = std::move(M.Wt);
+  return xlogv;
+}
+
+// sum x log x - x over the shard's values (the KL objective's constant)
+inline double kl_constant(const Data& X) {
+  double c = 0.0;
+  for (double x : X.S().x)
+    if (x > 0.0) c += x * std::log(x) - x;
+  return c;
+}
+
+}  // namespace nmf
+}  // namespace aspectr
+
+#endif

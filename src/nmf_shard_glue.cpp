@@ -1,0 +1,157 @@
+// src/nmf_shard_glue.cpp — nmf() of sharded data: one shard's parts of an
+// iteration (aspectr/nmf/shard.h) and the master's update of H, for R's
+// shard engine (R/nmf-shards.R). Factors in the core's layout: Wt is
+// k x (the shard's rows), H is k x n.
+#include "r_adapters.h"
+
+using namespace aspectr_r;
+using aspectr::nmf::Data;
+
+namespace {
+Rcpp::List w_sums_list(const arma::mat& Wt, int threads) {
+  const aspectr::nmf::WSums s = aspectr::nmf::w_sums(Wt, threads);
+  return Rcpp::List::create(Rcpp::Named("D") = s.D, Rcpp::Named("wsum") = Rcpp::NumericVector(s.wsum.begin(), s.wsum.end()),
+                            Rcpp::Named("wsq") = Rcpp::NumericVector(s.wsq.begin(), s.wsq.end()),
+                            Rcpp::Named("s1") = s.s1, Rcpp::Named("s2") = s.s2);
+}
+const Data& shard_data(SEXP state) {
+  Rcpp::XPtr<Data> X(state);
+  return *X;
+}
+}  // namespace
+
+// A shard's cells (2 x nnz 0-based indices, values) as the NMF data of its
+// rows, divided by `scale`; kept by the store for the fit.
+// [[Rcpp::export]]
+SEXP cpp_nmf_shard_state(Rcpp::IntegerMatrix idx, Rcpp::NumericVector val, Rcpp::IntegerVector dims,
+                         double scale) {
+  if (idx.nrow() != 2 || idx.ncol() != val.size() || dims.size() != 2)
+    Rcpp::stop("internal error: a shard of nmf() must be a matrix");
+  const int* ix = idx.begin();
+  const std::size_t nnz = val.size();
+  std::vector<int> row(nnz), col(nnz);
+  for (std::size_t t = 0; t < nnz; ++t) { row[t] = ix[2 * t]; col[t] = ix[2 * t + 1]; }
+  aspectr::nmf::Csc c = aspectr::nmf::shard_csc(row.data(), col.data(), val.begin(), nnz, dims[0],
+                                                dims[1], scale);
+  return Rcpp::XPtr<Data>(new Data(std::move(c)), true);
+}
+
+// The shard's parts of the objective of (W_s, H): W_s'X_s (Frobenius, or
+// when `wtx`) and sum x log v (KL), with the sums of W_s and of X_s.
+// [[Rcpp::export]]
+Rcpp::List cpp_nmf_shard_eval(SEXP state, Rcpp::NumericMatrix Wt, Rcpp::NumericMatrix H, bool kl,
+                              bool wtx, int threads) {
+  const Data& X = shard_data(state);
+  const arma::mat W = Rcpp::as<arma::mat>(Wt);
+  Rcpp::List out = w_sums_list(W, threads);
+  out["xnorm2"] = X.xnorm2();
+  if (kl) {
+    arma::mat num;
+    arma::mat Wc = W;
+    out["xlogv"] = aspectr::nmf::kl_shard_step(X, Wc, Rcpp::as<arma::mat>(H), 0.0, 0.0, 0.0, num, true,
+                                               threads);
+    out["constant"] = aspectr::nmf::kl_constant(X);
+  }
+  if (!kl || wtx) {
+    arma::mat C;
+    X.WtX(W, C, threads);
+    out["C"] = C;
+  }
+  return out;
+}
+
+// W'X of the shard's rows of W
+// [[Rcpp::export]]
+Rcpp::NumericMatrix cpp_nmf_shard_wtx(SEXP state, Rcpp::NumericMatrix Wt, int threads) {
+  arma::mat C;
+  shard_data(state).WtX(Rcpp::as<arma::mat>(Wt), C, threads);
+  return Rcpp::wrap(C);
+}
+
+// MU, ANLS or ALS: the shard's rows of W given H (HH = H H'), then their
+// W'X and sums, as the in-memory step.
+// [[Rcpp::export]]
+Rcpp::List cpp_nmf_shard_alt(SEXP state, Rcpp::NumericMatrix Wt, Rcpp::NumericMatrix H,
+                             Rcpp::NumericMatrix HH, std::string method, double l1, double l2,
+                             double eps, int threads) {
+  const Data& X = shard_data(state);
+  arma::mat W = Rcpp::as<arma::mat>(Wt), A, C;
+  X.XHt(Rcpp::as<arma::mat>(H), A, threads);
+  aspectr::nmf::frob_block(aspectr::nmf::parse_frob_method(method), W, A, Rcpp::as<arma::mat>(HH), l1,
+                           l2, eps, 1, threads);
+  X.WtX(W, C, threads);
+  Rcpp::List out = w_sums_list(W, threads);
+  out["Wt"] = W;
+  out["C"] = C;
+  return out;
+}
+
+// One HALS sweep of the shard's rows of W given A = (X H')' (computed from
+// the data when `A` is NULL) and HH: the new rows, A and the squared change.
+// [[Rcpp::export]]
+Rcpp::List cpp_nmf_shard_sweep(SEXP state, Rcpp::NumericMatrix Wt, SEXP A, Rcpp::NumericMatrix H,
+                               Rcpp::NumericMatrix HH, double l1, double l2, int threads) {
+  arma::mat W = Rcpp::as<arma::mat>(Wt), Am;
+  if (Rf_isNull(A)) shard_data(state).XHt(Rcpp::as<arma::mat>(H), Am, threads);
+  else Am = Rcpp::as<arma::mat>(Rcpp::NumericMatrix(A));
+  const double change = aspectr::nmf::FrobeniusHALS::update_rows(W, Am, Rcpp::as<arma::mat>(HH), l1, l2,
+                                                                threads);
+  return Rcpp::List::create(Rcpp::Named("Wt") = W, Rcpp::Named("A") = Am, Rcpp::Named("change") = change);
+}
+
+// The sums of the shard's rows of W (W'W, penalty sums, row sums and sums
+// of squares) and <A, Wt>.
+// [[Rcpp::export]]
+Rcpp::List cpp_nmf_wsums(Rcpp::NumericMatrix Wt, SEXP A, int threads) {
+  const arma::mat W = Rcpp::as<arma::mat>(Wt);
+  Rcpp::List out = w_sums_list(W, threads);
+  if (!Rf_isNull(A)) out["inner"] = aspectr::nmf::inner(Rcpp::as<arma::mat>(Rcpp::NumericMatrix(A)), W);
+  return out;
+}
+
+// KL multiplicative updates: the shard's part of the objective of the model
+// entering the step, its rows of W updated and its part of H's numerators.
+// [[Rcpp::export]]
+Rcpp::List cpp_nmf_shard_kl(SEXP state, Rcpp::NumericMatrix Wt, Rcpp::NumericMatrix H, double l1,
+                            double l2, double eps, int threads) {
+  const Data& X = shard_data(state);
+  arma::mat W = Rcpp::as<arma::mat>(Wt), numH;
+  Rcpp::List old = w_sums_list(W, threads);
+  const double xlogv = aspectr::nmf::kl_shard_step(X, W, Rcpp::as<arma::mat>(H), l1, l2, eps, numH, false,
+                                                   threads);
+  const arma::vec wsum = arma::sum(W, 1);
+  return Rcpp::List::create(Rcpp::Named("Wt") = W, Rcpp::Named("num") = numH,
+                            Rcpp::Named("xlogv") = xlogv, Rcpp::Named("old") = old,
+                            Rcpp::Named("wsum") = Rcpp::NumericVector(wsum.begin(), wsum.end()));
+}
+
+// The master's update of H (k x n) from the added parts: a Frobenius block
+// (A = W'X, B = W'W; HALS with up to max_sweeps sweeps) or, for KL, the
+// multiplicative update from the numerators `A` and W's row sums `sums`.
+// [[Rcpp::export]]
+Rcpp::NumericMatrix cpp_nmf_update_h(Rcpp::NumericMatrix H, Rcpp::NumericMatrix A, SEXP B,
+                                     Rcpp::NumericVector sums, std::string method, double l1, double l2,
+                                     double eps, int max_sweeps, int threads) {
+  arma::mat F = Rcpp::as<arma::mat>(H);
+  const arma::mat Am = Rcpp::as<arma::mat>(A);
+  if (method == "kl") {
+    const arma::vec s(sums.begin(), sums.size());
+    aspectr::nmf::KLMU(aspectr::nmf::Penalty(), eps).mm_update(F, Am, F, s, l1, l2);
+  } else {
+    aspectr::nmf::frob_block(aspectr::nmf::parse_frob_method(method), F, Am,
+                             Rcpp::as<arma::mat>(Rcpp::NumericMatrix(B)), l1, l2, eps, max_sweeps, threads);
+  }
+  return Rcpp::wrap(F);
+}
+
+// F F' (k x k) with the kernel of the in-memory rules
+// [[Rcpp::export]]
+Rcpp::NumericMatrix cpp_nmf_gram(Rcpp::NumericMatrix F, int threads) {
+  return Rcpp::wrap(aspectr::nmf::gram(Rcpp::as<arma::mat>(F), threads));
+}
+
+// <A, B> as the in-memory rules compute it
+// [[Rcpp::export]]
+double cpp_nmf_inner(Rcpp::NumericMatrix A, Rcpp::NumericMatrix B) {
+  return aspectr::nmf::inner(Rcpp::as<arma::mat>(A), Rcpp::as<arma::mat>(B));
+}

@@ -1,0 +1,178 @@
+# nmf() of data in shards(): equal to the in-memory fit from the same start
+# (init = "random" or given factors, accelerate = FALSE) for every method
+# that runs on shards, from memory, from files (out of core) and on
+# clusters; what cannot run on shards is refused.
+
+expect_same_nmf <- function(fit, ref, tol = 1e-10) {
+  expect_equal(fit$W, ref$W, tolerance = tol)
+  expect_equal(fit$H, ref$H, tolerance = tol)
+  expect_equal(fit$objective, ref$objective, tolerance = tol)
+  expect_equal(fit$initial, ref$initial, tolerance = tol)
+  expect_equal(fit$value, ref$value, tolerance = tol)
+  expect_equal(fit$divergence, ref$divergence, tolerance = tol)
+  expect_equal(fit$rel_error, ref$rel_error, tolerance = tol)
+  expect_equal(fit$weights, ref$weights, tolerance = tol)
+  expect_identical(fit$iterations, ref$iterations)
+  expect_identical(fit$converged, ref$converged)
+  expect_identical(fit$run, ref$run)
+}
+
+# in memory: the sharded fit's method, its start, no extrapolation
+# (messages of fits cut short by max_iter are silenced)
+ref_nmf <- function(x, k, init = "random", ...) {
+  suppressMessages(nmf(x, k, init = init, accelerate = FALSE, ...))
+}
+quiet_nmf <- function(...) suppressMessages(nmf(...))
+
+test_that("nmf() of 1, 2 and 3 shards equals the in-memory fit for every method", {
+  x <- shard_counts(40, 25, seed = 3) * 3  # max(x) is not 1: the fit's scaling
+  splits <- list(integer(0), 17L, c(9L, 26L))
+  cases <- list(list("frobenius", "hals"), list("frobenius", "mu"), list("frobenius", "anls"),
+                list("frobenius", "als"), list("kl", "mu"))
+  for (cs in cases) {
+    for (pen in list(c(0, 0), c(0.05, 0.1))) {
+      args <- list(loss = cs[[1]], method = cs[[2]], seed = 2, max_iter = 300, tol = 1e-7,
+                   L1 = pen, L2 = rev(pen))
+      ref <- do.call(ref_nmf, c(list(x, 3), args))
+      for (cuts in splits) {
+        info <- paste(cs[[1]], cs[[2]], "penalty", pen[1], "shards", length(cuts) + 1)
+        fit <- do.call(quiet_nmf, c(list(shards(split_rows(x, cuts)), 3), args))
+        expect_same_nmf(fit, ref)
+        expect_identical(fit$shards, length(cuts) + 1L, info = info)
+      }
+      # the fields that come from the data
+      for (f in c("total", "neg_entropy", "row_totals", "scale", "loglik_const", "nnz", "count_data")) {
+        expect_equal(fit[[f]], ref[[f]], tolerance = 1e-12, info = paste(info, f))
+      }
+      if (cs[[1]] == "kl") expect_equal(logLik(fit), logLik(ref), tolerance = 1e-10)
+    }
+  }
+})
+
+test_that("given factors, warm starts, restarts and the callback are exact over shards", {
+  x <- shard_counts(36, 22, seed = 5)
+  sh <- shards(split_rows(x, c(11L, 20L)))
+  W0 <- matrix(seq(0.1, 2, length.out = 36 * 2), 36, 2)
+  H0 <- matrix(seq(2, 0.2, length.out = 2 * 22), 2, 22)
+  for (init in list(list(W = W0, H = H0), list(W = W0), list(H = H0))) {
+    expect_same_nmf(quiet_nmf(sh, 2, init = init, seed = 1, max_iter = 40, tol = 0),
+                    ref_nmf(x, 2, init = init, seed = 1, max_iter = 40, tol = 0))
+  }
+  # continuing from an earlier fit
+  a <- quiet_nmf(sh, 2, seed = 3, max_iter = 10, tol = 0)
+  expect_same_nmf(quiet_nmf(sh, 2, init = a, max_iter = 15, tol = 0),
+                  ref_nmf(x, 2, init = ref_nmf(x, 2, seed = 3, max_iter = 10, tol = 0), max_iter = 15, tol = 0))
+  # several starts, staged
+  for (m in c("hals", "mu")) {
+    ref <- ref_nmf(x, 3, method = m, seed = 9, nrun = 3, short_iter = 5, short_keep = 1, max_iter = 60)
+    fit <- quiet_nmf(sh, 3, method = m, seed = 9, nrun = 3, short_iter = 5, short_keep = 1, max_iter = 60)
+    expect_same_nmf(fit, ref)
+    expect_equal(fit$run_values, ref$run_values, tolerance = 1e-10)
+  }
+  # the callback sees the same objective and factors, and can stop the fit
+  for (cs in list(c("frobenius", "hals"), c("kl", "mu"), c("frobenius", "anls"))) {
+    seen <- list(); seen_ref <- list()
+    fit <- quiet_nmf(sh, 2, loss = cs[1], method = cs[2], seed = 4, max_iter = 20, tol = 0,
+               callback = function(it, obj, f) { seen[[it]] <<- list(obj, f); it < 5 })
+    ref <- ref_nmf(x, 2, loss = cs[1], method = cs[2], seed = 4, max_iter = 20, tol = 0,
+                   callback = function(it, obj, f) { seen_ref[[it]] <<- list(obj, f); it < 5 })
+    expect_true(fit$stopped)
+    expect_length(seen, 5)
+    for (i in 1:5) {
+      expect_equal(seen[[i]][[1]], seen_ref[[i]][[1]], tolerance = 1e-10)
+      expect_equal(seen[[i]][[2]], seen_ref[[i]][[2]], tolerance = 1e-10)
+    }
+    expect_same_nmf(fit, ref)
+  }
+  old <- options(aspectr.progress_interval = 0)
+  on.exit(options(old))
+  expect_message(nmf(sh, 2, seed = 1, max_iter = 3, tol = 0, verbose = TRUE),
+                 class = "aspectr_message_progress")
+})
+
+test_that("nmf() of shard files fits out of core as in memory, and detects changed files", {
+  x <- shard_counts(41, 23, seed = 7)
+  sh <- write_shards(x, shard_tempdir(), n = 3)
+  for (cs in list(c("frobenius", "hals"), c("kl", "mu"))) {
+    expect_same_nmf(quiet_nmf(sh, 3, loss = cs[1], method = cs[2], seed = 1, max_iter = 50),
+                    ref_nmf(x, 3, loss = cs[1], method = cs[2], seed = 1, max_iter = 50))
+  }
+  dir <- shard_tempdir()
+  f <- file.path(dir, c("a.rds", "b.rds"))
+  p <- split_rows(x, 20L)
+  for (i in 1:2) saveRDS(p[[i]], f[i])
+  expect_same_nmf(quiet_nmf(shards(f), 2, method = "mu", seed = 2, max_iter = 30),
+                  ref_nmf(x, 2, method = "mu", seed = 2, max_iter = 30))
+  expect_error(nmf(shards(f), 2, seed = 1, max_iter = 10, tol = 0,
+                   callback = function(it, obj, fac) {
+                     if (it == 2) { Sys.sleep(1.1); saveRDS(p[[2]][1:5, ], f[2]) }
+                     TRUE
+                   }),
+               class = "aspectr_error_shard", regexp = "b\\.rds.*changed")
+})
+
+test_that("nmf() of shards refuses what it cannot do exactly", {
+  x <- shard_counts()
+  sh <- shards(split_rows(x, 20L))
+  expect_error(nmf(sh, 2, loss = "kl"), class = "aspectr_error_input_argument", regexp = "mu")
+  expect_error(nmf(sh, 2, loss = "kl", method = "cd"), class = "aspectr_error_input_argument")
+  expect_error(nmf(sh, 2, loss = "beta", beta = 0.5), class = "aspectr_error_input_argument")
+  expect_error(nmf(sh, 2, accelerate = TRUE), class = "aspectr_error_input_argument", regexp = "accelerate")
+  expect_error(nmf(sh, 2, init = "nndsvd"), class = "aspectr_error_input_argument", regexp = "NNDSVD")
+  expect_error(nmf(sh, 2, accelerate = "yes"), class = "aspectr_error_input")
+  expect_error(nmf(sh, 0), class = "aspectr_error_input")
+  expect_error(nmf(sh, 26), class = "aspectr_error_input")
+  X <- array(stats::rpois(12 * 5 * 4, 2), c(12, 5, 4)); X[, 1, 1] <- 1
+  expect_error(nmf(shards(split_rows(X, 5L)), 2), class = "aspectr_error_input_value", regexp = "ntf")
+  expect_error(nmf(x, 2, cluster = structure(list(1), class = c("SOCKcluster", "cluster"))),
+               class = "aspectr_error_input_argument", regexp = "shards")
+  # non-counts warn only under KL, as in memory
+  expect_no_warning(nmf(shards(list(x / 2)), 2, seed = 1, max_iter = 3))
+  expect_warning(nmf(shards(list(x / 2)), 2, loss = "kl", method = "mu", seed = 1, max_iter = 3),
+                 class = "aspectr_warning_noncount")
+})
+
+test_that("nmf() of shards on a PSOCK and a mirai cluster equals the in-memory fit", {
+  skip_on_cran()
+  x <- shard_counts(45, 24, seed = 11)
+  parts <- split_rows(x, c(12L, 30L))
+  cl <- psock_cluster()
+  on.exit(parallel::stopCluster(cl), add = TRUE)
+  for (cs in list(c("frobenius", "hals"), c("frobenius", "anls"), c("kl", "mu"))) {
+    ref <- ref_nmf(x, 3, loss = cs[1], method = cs[2], seed = 3, nrun = 2, max_iter = 40)
+    expect_same_nmf(quiet_nmf(shards(parts), 3, loss = cs[1], method = cs[2], seed = 3, nrun = 2,
+                        max_iter = 40, cluster = cl), ref)
+  }
+  stores <- function(cl) unlist(parallel::clusterEvalQ(cl, length(ls(asNamespace("aspectr")$shard_stores))))
+  expect_identical(stores(cl), c(0L, 0L))
+  skip_if_not_installed("mirai")
+  cm <- mirai::make_cluster(2)
+  on.exit(parallel::stopCluster(cm), add = TRUE)
+  parallel::clusterCall(cm, .libPaths, .libPaths())
+  # (mirai hands a call to any free worker: the steps that change W must
+  # reach each shard exactly once)
+  for (i in 1:2) {
+    expect_same_nmf(quiet_nmf(shards(parts), 3, seed = 5, max_iter = 30, L1 = 0.01, cluster = cm),
+                    ref_nmf(x, 3, seed = 5, max_iter = 30, L1 = 0.01))
+  }
+  expect_same_nmf(quiet_nmf(shards(parts), 2, loss = "kl", method = "mu", seed = 5, max_iter = 30, cluster = cm),
+                  ref_nmf(x, 2, loss = "kl", method = "mu", seed = 5, max_iter = 30))
+})
+
+test_that("random splits of random data give the in-memory nmf() fit (property)", {
+  n_cases <- prop_n_cases(6)
+  for (i in seq_len(n_cases)) {
+    prop_with_seed(910000L + i, {
+      m <- sample(8:40, 1); n <- sample(5:20, 1); k <- sample(1:min(4, m, n), 1)
+      x <- matrix(stats::rpois(m * n, stats::runif(1, 0.3, 4)), m, n) * stats::runif(1, 1e-3, 1e3)
+      x[cbind(seq_len(m), sample(n, m, replace = TRUE))] <- 1
+      cuts <- sort(sample(m - 1, sample(0:min(4, m - 1), 1)))
+      cs <- list(c("frobenius", "hals"), c("frobenius", "mu"), c("frobenius", "anls"), c("kl", "mu"))[[sample(4, 1)]]
+      pen <- if (stats::runif(1) < 0.5) c(0, 0) else stats::runif(2, 0, 0.1)
+      args <- list(loss = cs[1], method = cs[2], seed = i, max_iter = 60, L1 = pen)
+      ref <- do.call(ref_nmf, c(list(x, k), args))
+      fit <- do.call(quiet_nmf, c(list(shards(split_rows(x, cuts)), k), args))
+      expect_same_nmf(fit, ref, tol = 1e-9)
+    })
+  }
+})

@@ -49,6 +49,10 @@ cpp_nmf_shard_state <- function(idx, val, dims, scale) {
     .Call(`_aspectr_cpp_nmf_shard_state`, idx, val, dims, scale)
 }
 
+cpp_nmf_shard_file <- function(buffer, path, dims, scale, cols, rows) {
+    .Call(`_aspectr_cpp_nmf_shard_file`, buffer, path, dims, scale, cols, rows)
+}
+
 cpp_nmf_shard_eval <- function(state, Wt, H, kl, wtx, threads) {
     .Call(`_aspectr_cpp_nmf_shard_eval`, state, Wt, H, kl, wtx, threads)
 }
@@ -151,6 +155,38 @@ cpp_shard_summary <- function(idx, val, dims) {
 
 cpp_shard_file_summary <- function(path) {
     .Call(`_aspectr_cpp_shard_file_summary`, path)
+}
+
+cpp_qem_shard_state <- function(idx, val, dims, top, scaled) {
+    .Call(`_aspectr_cpp_qem_shard_state`, idx, val, dims, top, scaled)
+}
+
+cpp_qem_shard_weights <- function(state, lambda, factors, q, threads) {
+    .Call(`_aspectr_cpp_qem_shard_weights`, state, lambda, factors, q, threads)
+}
+
+cpp_qem_shard_docs <- function(state, lambda, factors, q, threads) {
+    .Call(`_aspectr_cpp_qem_shard_docs`, state, lambda, factors, q, threads)
+}
+
+cpp_qem_shard_norm <- function(state, lg, mx, old, factors, q, threads) {
+    .Call(`_aspectr_cpp_qem_shard_norm`, state, lg, mx, old, factors, q, threads)
+}
+
+cpp_qem_shard_mode <- function(state, V, mode, threads) {
+    .Call(`_aspectr_cpp_qem_shard_mode`, state, V, mode, threads)
+}
+
+cpp_qem_shard_sum <- function(state, lambda, factors, q, threads) {
+    .Call(`_aspectr_cpp_qem_shard_sum`, state, lambda, factors, q, threads)
+}
+
+cpp_qem_lambda <- function(lambda, a, q) {
+    .Call(`_aspectr_cpp_qem_lambda`, lambda, a, q)
+}
+
+cpp_qem_factor <- function(F, B, q) {
+    .Call(`_aspectr_cpp_qem_factor`, F, B, q)
 }
 
 cpp_sntf_fit <- function(idx, val, n, G0, method, alpha, beta, omega, sparsity, l1, orthogonal, max_iter, tol, threads, verbose, hook = NULL, want_model = FALSE) {

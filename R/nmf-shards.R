@@ -184,7 +184,7 @@ shard_nmf_op <- function(st, held, op, args) {
   for (key in names(st$shards)) {
     h <- st$shards[[key]]
     need_data <- op %in% c("nmf_eval", "nmf_alt", "nmf_c", "nmf_kl") || (op == "nmf_sweep" && isTRUE(args$first))
-    X <- if (need_data) nmf_shard_state(st, key, g) else NULL
+    X <- if (need_data) nmf_shard_state(st, key, g, op) else NULL
     if (op == "nmf_c" && !is.null(args$s)) h$F0 <- h$F0 / args$s
     r <- tryCatch(switch(op,
       nmf_eval = cpp_nmf_shard_eval(X, h$F0, args$H, g$kl, isTRUE(args$wtx), g$threads),
@@ -210,12 +210,22 @@ shard_nmf_op <- function(st, held, op, args) {
 
 # A shard's data for NMF (divided by the fit's scale): made once per fit
 # for a shard kept in memory, read again for one streamed from its file
-nmf_shard_state <- function(st, key, g) {
+# (a .shard file into the store's buffer, in the orientation the operation
+# needs: W'X the columns, (X H')' the rows)
+nmf_shard_state <- function(st, key, g, op) {
   h <- st$shards[[key]]
   if (!is.null(h$nmf)) return(h$nmf)
+  fail <- function(e) abort_shard(h$source, "failed: {conditionMessage(e)}")
+  if (!h$keep && identical(h$source$format, "shard")) {
+    check_shard_file(h$source)
+    if (is.null(st$buffer)) st$buffer <- cpp_shard_buffer()
+    cols <- op != "nmf_sweep"
+    rows <- op != "nmf_c" && !(op == "nmf_eval" && !g$kl)
+    return(tryCatch(cpp_nmf_shard_file(st$buffer, h$source$path, as.integer(c(h$rows, g$dims[2])), g$s,
+                                       cols, rows), error = fail))
+  }
   d <- if (h$keep) h$data else shard_data(h$source)
-  X <- tryCatch(cpp_nmf_shard_state(d$idx, d$val, as.integer(c(d$dims[1], g$dims[2])), g$s),
-                error = function(e) abort_shard(h$source, "failed: {conditionMessage(e)}"))
+  X <- tryCatch(cpp_nmf_shard_state(d$idx, d$val, as.integer(c(d$dims[1], g$dims[2])), g$s), error = fail)
   if (h$keep) st$shards[[key]]$nmf <- X
   X
 }

@@ -131,9 +131,12 @@
 #'
 #' @section Sharded data:
 #' `x` may be data split by rows with [shards()]. The fit is then EM (plain
-#' or tempered, `loss = "kl"`, `method = "em"`), computed shard by shard and
-#' equal, up to rounding, to the in-memory fit with `method = "em"` and the
-#' same seed; the document factors are gathered at the end. With
+#' or tempered, `loss = "kl"`) or q-EM (`loss = "tsallis"`), with
+#' `method = "em"`, computed shard by shard and equal, up to rounding, to
+#' the in-memory fit with `method = "em"` and the same seed; the document
+#' factors are gathered at the end. q-EM updates its blocks one after
+#' another, so a sharded q-EM iteration passes over the shards once per
+#' mode (EM: once). With
 #' `cluster =` the shards are spread over the workers. A failing shard or
 #' worker ends the fit with an error of class `aspectr_error_shard` (naming
 #' the shard) or `aspectr_error_cluster`.
@@ -199,8 +202,9 @@ plsa <- function(x, k, loss = c("kl", "tsallis", "l2"), method = NULL, q = 0.5, 
   if (!missing(x)) cluster <- check_cluster(cluster, x)
   if (!missing(x) && inherits(x, "aspectr_shards")) {
     tempering <- check_number(tempering, "tempering", 0, 1, lower_open = TRUE)
+    q <- check_number(q, "q", 0, 1, lower_open = TRUE, upper_open = TRUE)
     ctl <- check_fit_controls(nrun, max_iter, tol, seed, threads, verbose)
-    return(plsa_shards(x, k, loss, method, tempering, init, ctl$nrun,
+    return(plsa_shards(x, k, loss, method, q, tempering, init, ctl$nrun,
                        check_staging(short_iter, short_keep, ctl$nrun), ctl$max_iter, ctl$tol,
                        ctl$seed, ctl$threads, ctl$verbose, check_callback(callback), cluster, call))
   }

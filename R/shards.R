@@ -309,7 +309,7 @@ shard_stores <- new.env(parent = emptyenv())
 
 # the operations that change a store's factors (answered from the cache
 # when delivered twice)
-shard_steps <- c("step", "nmf_alt", "nmf_c", "nmf_scale", "nmf_sweep", "nmf_kl")
+shard_steps <- c("step", "nmf_alt", "nmf_c", "nmf_scale", "nmf_sweep", "nmf_kl", "qem_docs", "qem_norm")
 
 # The operations on a store, run on the master or on a worker: "load",
 # "start", "step", "loss", "gather", "drop", and nmf()'s (shard_nmf_op()). Errors are returned as values
@@ -366,6 +366,14 @@ shard_op_run <- function(id, op, seq, args) {
     return(out)
   }
   shard_normalize(st, args$colsum)
+  if (startsWith(op, "qem_")) {
+    out <- shard_qem_op(st, held, op, args)
+    if (op %in% shard_steps) {
+      st$seq <- seq
+      st$reply <- out
+    }
+    return(out)
+  }
   if (op == "gather") {
     return(list(ids = held, F0 = lapply(st$shards, function(h) h$F0)))
   }
@@ -455,6 +463,7 @@ normalize_rows_r <- function(y, old, s = rowSums(y)) {
 }
 
 shard_add <- function(a, b) {
+  if (inherits(a, "shard_max")) return(structure(pmax(a, b), class = "shard_max"))
   if (is.numeric(a)) return(a + b)
   if (is.list(a)) {
     out <- a
@@ -641,15 +650,19 @@ shard_progress <- function(hook, verbose, name, max_iter) {
 }
 
 # plsa() of shards: EM (plain or tempered) over the shards.
-plsa_shards <- function(x, k, loss, method, tempering, init, nrun, stg, max_iter, tol, seed, threads,
+plsa_shards <- function(x, k, loss, method, q, tempering, init, nrun, stg, max_iter, tol, seed, threads,
                         verbose, callback, cluster, call) {
-  if (loss != "kl") {
-    abort_input("{.arg loss} must be {.val kl} (plain or tempered EM) for data in {.fn shards}, not {.val {loss}}, which needs the data in one object.",
+  if (loss == "l2") {
+    abort_input("{.arg loss} must be {.val kl} (plain or tempered EM) or {.val tsallis} (q-EM) for data in {.fn shards}, not {.val {loss}}, which needs the data in one object.",
                 "argument", arg = "loss", call = call)
   }
   if (!is.null(method) && !identical(method, "em")) {
     abort_input("{.arg method} must be {.val em} (the default) for data in {.fn shards}, not {describe(method)}: coordinate descent and SQUAREM need every row of a term at once.",
                 "argument", arg = "method", call = call)
+  }
+  if (tempering != 1 && loss != "kl") {
+    abort_input("{.arg tempering} applies to {.code loss = \"kl\"} only; use {.code tempering = 1} with {.code loss = \"{loss}\"}.",
+                "argument", arg = "tempering", call = call)
   }
   method <- "em"
   N <- length(x$dims)
@@ -669,11 +682,11 @@ plsa_shards <- function(x, k, loss, method, tempering, init, nrun, stg, max_iter
                      names(f) <- mode_names(x$dimnames, N)
                      f
                    })
-  hook <- shard_progress(hook, verbose, "plsa (sharded EM)", max_iter)
+  hook <- shard_progress(hook, verbose, if (loss == "tsallis") "plsa (sharded q-EM)" else "plsa (sharded EM)", max_iter)
   start <- proc.time()[["elapsed"]]
-  session <- shard_em_session(x, cluster, threads, tempering, call)
+  session <- shard_em_session(x, cluster, threads, tempering, call, q = if (loss == "tsallis") q)
   on.exit(session$close(), add = TRUE)
-  if (k == 1 && is.null(first)) {
+  if (loss == "kl" && k == 1 && is.null(first)) {
     # the product of the marginals (as plsa_rank1()), its divergence in one pass
     runs <- list(session$rank1())
   } else {
@@ -688,7 +701,8 @@ plsa_shards <- function(x, k, loss, method, tempering, init, nrun, stg, max_iter
   summ <- shard_summary(x)
   fit <- new_plsa(res, list(dims = x$dims, dimnames = x$dimnames, total = shard_total(x),
                             val = numeric(x$nnz)),
-                  k = k, loss = "kl", q = NA_real_, tempering = tempering, run = best, values = values,
+                  k = k, loss = loss, q = if (loss == "tsallis") q else NA_real_, tempering = tempering,
+                  run = best, values = values,
                   time = proc.time()[["elapsed"]] - start, threads = threads, seed = seed, call = call,
                   summary = summ)
   fit <- plsa_fields(fit, TRUE, method, whole)
@@ -699,12 +713,12 @@ plsa_shards <- function(x, k, loss, method, tempering, init, nrun, stg, max_iter
 # The sharded EM of one fit: the shards loaded (on the workers, or
 # described for streaming), `fit(init, iters, tol, hook, exact)` running one
 # start (what cpp_plsa_fit returns), `close()` dropping the workers' state.
-shard_em_session <- function(x, cluster, threads, tempering, call) {
+shard_em_session <- function(x, cluster, threads, tempering, call, q = NULL) {
   top <- max(vapply(x$meta, function(m) m$top, numeric(1)))
   global <- list(dims = x$dims, tempering = tempering, threads = threads,
                  total = shard_total(x), top = top,
                  scaled = sum(vapply(x$meta, function(m) m$scaled * m$top, numeric(1))) / top,
-                 glogg = shard_glogg(x))
+                 glogg = shard_glogg(x), q = q)
   # shards in memory are converted once; in files, on a cluster, read once
   # by their worker; in files without one, read in every iteration
   eng <- shard_engine(x, cluster, threads, call)
@@ -720,7 +734,8 @@ shard_em_session <- function(x, cluster, threads, tempering, call) {
     list(lambda = 1, factors = factors, objective = numeric(0), initial = kl,
          value = kl, iterations = 0L, converged = TRUE, kl = kl)
   }
-  list(fit = function(init, iters, tol, hook, exact) shard_em_fit(eng, init, global, iters, tol, hook, exact),
+  fitter <- if (is.null(q)) shard_em_fit else shard_qem_fit
+  list(fit = function(init, iters, tol, hook, exact) fitter(eng, init, global, iters, tol, hook, exact),
        rank1 = rank1, close = eng$drop)
 }
 

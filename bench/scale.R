@@ -1,6 +1,6 @@
 #!/usr/bin/env Rscript
 ## bench/scale.R -- data beyond one object: out-of-core and cluster fits of
-## plsa() (EM) on data split into shards, against the in-memory fit of the
+## plsa() (EM) and nmf() on data split into shards, against the in-memory fit of the
 ## same data.
 ##
 ## Run from the package root:   Rscript bench/scale.R
@@ -188,3 +188,33 @@ P_star <- sqrt(c_nnz * big_nnz * big_k * link / bytes_w)
 cat(sprintf("\nmeasured cost: %.3g s per non-zero and component; %.0f MB per worker per iteration\n",
             c_nnz, bytes_w / 1e6))
 cat(sprintf("the flat reduce costs as much as the computation from about %.0f workers on\n", P_star))
+
+heading("nmf() (Frobenius HALS, random start, no extrapolation) on the same shards")
+# The in-memory fit from the same start (init = "random", accelerate =
+# FALSE) is the fit the shards reproduce. Out of core, every iteration
+# reads each shard twice (for W'X and for X H'); on the cluster each worker
+# keeps its shards and their rows of W.
+nmf_runs <- list(
+  list("in memory (1 process)",
+       'x <- do.call(rbind, lapply(rds, readRDS)); invisible(gc())',
+       'nmf(x, k, init = "random", accelerate = FALSE, max_iter = %s, tol = 0, seed = 1, threads = 1, verbose = TRUE)'),
+  list("out of core (1 process)",
+       'sh <- shards(files)',
+       'nmf(sh, k, max_iter = %s, tol = 0, seed = 1, threads = 1, verbose = TRUE)'),
+  list("cluster, 2 PSOCK workers",
+       paste('sh <- shards(files); cl <- parallel::makeCluster(2); invisible(parallel::clusterCall(cl, .libPaths, .libPaths()))',
+             'invisible(nmf(shards(list(w[1:25, ], w[26:50, ])), 2, max_iter = 2, seed = 1, threads = 1, cluster = cl))', sep = "; "),
+       'nmf(sh, k, max_iter = %s, tol = 0, seed = 1, threads = 1, cluster = cl, verbose = TRUE)')
+)
+nres <- list()
+for (r in nmf_runs) {
+  v <- child(r[[2]], r[[3]])
+  nres[[r[[1]]]] <- v
+  cat(sprintf("  %-26s peak %7.1f MB beyond the session, %6.2f s to the first iteration (with setup), %.3f s per iteration\n",
+              r[[1]], v[1], v[2], v[3]))
+}
+nvals <- vapply(nres, function(v) v[4], numeric(1))
+nper <- vapply(nres, `[`, numeric(1), 3)
+cat(sprintf("final objectives agree to %.2g (relative)\n", diff(range(nvals)) / abs(nvals[1])))
+cat(sprintf("time per iteration, out of core / in memory: %.2f; 2 workers speedup over in memory: %.2fx\n",
+            nper[2] / nper[1], nper[1] / nper[3]))

@@ -179,6 +179,22 @@ BEGIN_RCPP
     return rcpp_result_gen;
 END_RCPP
 }
+// cpp_nmf_shard_file
+SEXP cpp_nmf_shard_file(SEXP buffer, std::string path, Rcpp::IntegerVector dims, double scale, bool cols, bool rows);
+RcppExport SEXP _aspectr_cpp_nmf_shard_file(SEXP bufferSEXP, SEXP pathSEXP, SEXP dimsSEXP, SEXP scaleSEXP, SEXP colsSEXP, SEXP rowsSEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::RNGScope rcpp_rngScope_gen;
+    Rcpp::traits::input_parameter< SEXP >::type buffer(bufferSEXP);
+    Rcpp::traits::input_parameter< std::string >::type path(pathSEXP);
+    Rcpp::traits::input_parameter< Rcpp::IntegerVector >::type dims(dimsSEXP);
+    Rcpp::traits::input_parameter< double >::type scale(scaleSEXP);
+    Rcpp::traits::input_parameter< bool >::type cols(colsSEXP);
+    Rcpp::traits::input_parameter< bool >::type rows(rowsSEXP);
+    rcpp_result_gen = Rcpp::wrap(cpp_nmf_shard_file(buffer, path, dims, scale, cols, rows));
+    return rcpp_result_gen;
+END_RCPP
+}
 // cpp_nmf_shard_eval
 Rcpp::List cpp_nmf_shard_eval(SEXP state, Rcpp::NumericMatrix Wt, Rcpp::NumericMatrix H, bool kl, bool wtx, int threads);
 RcppExport SEXP _aspectr_cpp_nmf_shard_eval(SEXP stateSEXP, SEXP WtSEXP, SEXP HSEXP, SEXP klSEXP, SEXP wtxSEXP, SEXP threadsSEXP) {
@@ -617,6 +633,123 @@ BEGIN_RCPP
     return rcpp_result_gen;
 END_RCPP
 }
+// cpp_qem_shard_state
+SEXP cpp_qem_shard_state(Rcpp::IntegerMatrix idx, Rcpp::NumericVector val, Rcpp::IntegerVector dims, double top, double scaled);
+RcppExport SEXP _aspectr_cpp_qem_shard_state(SEXP idxSEXP, SEXP valSEXP, SEXP dimsSEXP, SEXP topSEXP, SEXP scaledSEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::RNGScope rcpp_rngScope_gen;
+    Rcpp::traits::input_parameter< Rcpp::IntegerMatrix >::type idx(idxSEXP);
+    Rcpp::traits::input_parameter< Rcpp::NumericVector >::type val(valSEXP);
+    Rcpp::traits::input_parameter< Rcpp::IntegerVector >::type dims(dimsSEXP);
+    Rcpp::traits::input_parameter< double >::type top(topSEXP);
+    Rcpp::traits::input_parameter< double >::type scaled(scaledSEXP);
+    rcpp_result_gen = Rcpp::wrap(cpp_qem_shard_state(idx, val, dims, top, scaled));
+    return rcpp_result_gen;
+END_RCPP
+}
+// cpp_qem_shard_weights
+double cpp_qem_shard_weights(SEXP state, Rcpp::NumericVector lambda, Rcpp::List factors, double q, int threads);
+RcppExport SEXP _aspectr_cpp_qem_shard_weights(SEXP stateSEXP, SEXP lambdaSEXP, SEXP factorsSEXP, SEXP qSEXP, SEXP threadsSEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::RNGScope rcpp_rngScope_gen;
+    Rcpp::traits::input_parameter< SEXP >::type state(stateSEXP);
+    Rcpp::traits::input_parameter< Rcpp::NumericVector >::type lambda(lambdaSEXP);
+    Rcpp::traits::input_parameter< Rcpp::List >::type factors(factorsSEXP);
+    Rcpp::traits::input_parameter< double >::type q(qSEXP);
+    Rcpp::traits::input_parameter< int >::type threads(threadsSEXP);
+    rcpp_result_gen = Rcpp::wrap(cpp_qem_shard_weights(state, lambda, factors, q, threads));
+    return rcpp_result_gen;
+END_RCPP
+}
+// cpp_qem_shard_docs
+Rcpp::List cpp_qem_shard_docs(SEXP state, Rcpp::NumericVector lambda, Rcpp::List factors, double q, int threads);
+RcppExport SEXP _aspectr_cpp_qem_shard_docs(SEXP stateSEXP, SEXP lambdaSEXP, SEXP factorsSEXP, SEXP qSEXP, SEXP threadsSEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::RNGScope rcpp_rngScope_gen;
+    Rcpp::traits::input_parameter< SEXP >::type state(stateSEXP);
+    Rcpp::traits::input_parameter< Rcpp::NumericVector >::type lambda(lambdaSEXP);
+    Rcpp::traits::input_parameter< Rcpp::List >::type factors(factorsSEXP);
+    Rcpp::traits::input_parameter< double >::type q(qSEXP);
+    Rcpp::traits::input_parameter< int >::type threads(threadsSEXP);
+    rcpp_result_gen = Rcpp::wrap(cpp_qem_shard_docs(state, lambda, factors, q, threads));
+    return rcpp_result_gen;
+END_RCPP
+}
+// cpp_qem_shard_norm
+Rcpp::List cpp_qem_shard_norm(SEXP state, Rcpp::NumericMatrix lg, Rcpp::NumericVector mx, Rcpp::NumericMatrix old, Rcpp::List factors, double q, int threads);
+RcppExport SEXP _aspectr_cpp_qem_shard_norm(SEXP stateSEXP, SEXP lgSEXP, SEXP mxSEXP, SEXP oldSEXP, SEXP factorsSEXP, SEXP qSEXP, SEXP threadsSEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::RNGScope rcpp_rngScope_gen;
+    Rcpp::traits::input_parameter< SEXP >::type state(stateSEXP);
+    Rcpp::traits::input_parameter< Rcpp::NumericMatrix >::type lg(lgSEXP);
+    Rcpp::traits::input_parameter< Rcpp::NumericVector >::type mx(mxSEXP);
+    Rcpp::traits::input_parameter< Rcpp::NumericMatrix >::type old(oldSEXP);
+    Rcpp::traits::input_parameter< Rcpp::List >::type factors(factorsSEXP);
+    Rcpp::traits::input_parameter< double >::type q(qSEXP);
+    Rcpp::traits::input_parameter< int >::type threads(threadsSEXP);
+    rcpp_result_gen = Rcpp::wrap(cpp_qem_shard_norm(state, lg, mx, old, factors, q, threads));
+    return rcpp_result_gen;
+END_RCPP
+}
+// cpp_qem_shard_mode
+Rcpp::NumericMatrix cpp_qem_shard_mode(SEXP state, Rcpp::List V, int mode, int threads);
+RcppExport SEXP _aspectr_cpp_qem_shard_mode(SEXP stateSEXP, SEXP VSEXP, SEXP modeSEXP, SEXP threadsSEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::RNGScope rcpp_rngScope_gen;
+    Rcpp::traits::input_parameter< SEXP >::type state(stateSEXP);
+    Rcpp::traits::input_parameter< Rcpp::List >::type V(VSEXP);
+    Rcpp::traits::input_parameter< int >::type mode(modeSEXP);
+    Rcpp::traits::input_parameter< int >::type threads(threadsSEXP);
+    rcpp_result_gen = Rcpp::wrap(cpp_qem_shard_mode(state, V, mode, threads));
+    return rcpp_result_gen;
+END_RCPP
+}
+// cpp_qem_shard_sum
+double cpp_qem_shard_sum(SEXP state, Rcpp::NumericVector lambda, Rcpp::List factors, double q, int threads);
+RcppExport SEXP _aspectr_cpp_qem_shard_sum(SEXP stateSEXP, SEXP lambdaSEXP, SEXP factorsSEXP, SEXP qSEXP, SEXP threadsSEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::RNGScope rcpp_rngScope_gen;
+    Rcpp::traits::input_parameter< SEXP >::type state(stateSEXP);
+    Rcpp::traits::input_parameter< Rcpp::NumericVector >::type lambda(lambdaSEXP);
+    Rcpp::traits::input_parameter< Rcpp::List >::type factors(factorsSEXP);
+    Rcpp::traits::input_parameter< double >::type q(qSEXP);
+    Rcpp::traits::input_parameter< int >::type threads(threadsSEXP);
+    rcpp_result_gen = Rcpp::wrap(cpp_qem_shard_sum(state, lambda, factors, q, threads));
+    return rcpp_result_gen;
+END_RCPP
+}
+// cpp_qem_lambda
+Rcpp::NumericVector cpp_qem_lambda(Rcpp::NumericVector lambda, Rcpp::NumericVector a, double q);
+RcppExport SEXP _aspectr_cpp_qem_lambda(SEXP lambdaSEXP, SEXP aSEXP, SEXP qSEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::RNGScope rcpp_rngScope_gen;
+    Rcpp::traits::input_parameter< Rcpp::NumericVector >::type lambda(lambdaSEXP);
+    Rcpp::traits::input_parameter< Rcpp::NumericVector >::type a(aSEXP);
+    Rcpp::traits::input_parameter< double >::type q(qSEXP);
+    rcpp_result_gen = Rcpp::wrap(cpp_qem_lambda(lambda, a, q));
+    return rcpp_result_gen;
+END_RCPP
+}
+// cpp_qem_factor
+Rcpp::List cpp_qem_factor(Rcpp::NumericMatrix F, Rcpp::NumericMatrix B, double q);
+RcppExport SEXP _aspectr_cpp_qem_factor(SEXP FSEXP, SEXP BSEXP, SEXP qSEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::RNGScope rcpp_rngScope_gen;
+    Rcpp::traits::input_parameter< Rcpp::NumericMatrix >::type F(FSEXP);
+    Rcpp::traits::input_parameter< Rcpp::NumericMatrix >::type B(BSEXP);
+    Rcpp::traits::input_parameter< double >::type q(qSEXP);
+    rcpp_result_gen = Rcpp::wrap(cpp_qem_factor(F, B, q));
+    return rcpp_result_gen;
+END_RCPP
+}
 // cpp_sntf_fit
 Rcpp::List cpp_sntf_fit(Rcpp::IntegerMatrix idx, Rcpp::NumericVector val, int n, Rcpp::NumericMatrix G0, std::string method, double alpha, double beta, double omega, double sparsity, double l1, bool orthogonal, int max_iter, double tol, int threads, bool verbose, SEXP hook, bool want_model);
 RcppExport SEXP _aspectr_cpp_sntf_fit(SEXP idxSEXP, SEXP valSEXP, SEXP nSEXP, SEXP G0SEXP, SEXP methodSEXP, SEXP alphaSEXP, SEXP betaSEXP, SEXP omegaSEXP, SEXP sparsitySEXP, SEXP l1SEXP, SEXP orthogonalSEXP, SEXP max_iterSEXP, SEXP tolSEXP, SEXP threadsSEXP, SEXP verboseSEXP, SEXP hookSEXP, SEXP want_modelSEXP) {
@@ -747,6 +880,7 @@ static const R_CallMethodDef CallEntries[] = {
     {"_aspectr_cpp_dense_tn", (DL_FUNC) &_aspectr_cpp_dense_tn, 3},
     {"_aspectr_cpp_dense_nn", (DL_FUNC) &_aspectr_cpp_dense_nn, 3},
     {"_aspectr_cpp_nmf_shard_state", (DL_FUNC) &_aspectr_cpp_nmf_shard_state, 4},
+    {"_aspectr_cpp_nmf_shard_file", (DL_FUNC) &_aspectr_cpp_nmf_shard_file, 6},
     {"_aspectr_cpp_nmf_shard_eval", (DL_FUNC) &_aspectr_cpp_nmf_shard_eval, 6},
     {"_aspectr_cpp_nmf_shard_wtx", (DL_FUNC) &_aspectr_cpp_nmf_shard_wtx, 3},
     {"_aspectr_cpp_nmf_shard_alt", (DL_FUNC) &_aspectr_cpp_nmf_shard_alt, 9},
@@ -773,6 +907,14 @@ static const R_CallMethodDef CallEntries[] = {
     {"_aspectr_cpp_nmf_project", (DL_FUNC) &_aspectr_cpp_nmf_project, 14},
     {"_aspectr_cpp_shard_summary", (DL_FUNC) &_aspectr_cpp_shard_summary, 3},
     {"_aspectr_cpp_shard_file_summary", (DL_FUNC) &_aspectr_cpp_shard_file_summary, 1},
+    {"_aspectr_cpp_qem_shard_state", (DL_FUNC) &_aspectr_cpp_qem_shard_state, 5},
+    {"_aspectr_cpp_qem_shard_weights", (DL_FUNC) &_aspectr_cpp_qem_shard_weights, 5},
+    {"_aspectr_cpp_qem_shard_docs", (DL_FUNC) &_aspectr_cpp_qem_shard_docs, 5},
+    {"_aspectr_cpp_qem_shard_norm", (DL_FUNC) &_aspectr_cpp_qem_shard_norm, 7},
+    {"_aspectr_cpp_qem_shard_mode", (DL_FUNC) &_aspectr_cpp_qem_shard_mode, 4},
+    {"_aspectr_cpp_qem_shard_sum", (DL_FUNC) &_aspectr_cpp_qem_shard_sum, 5},
+    {"_aspectr_cpp_qem_lambda", (DL_FUNC) &_aspectr_cpp_qem_lambda, 3},
+    {"_aspectr_cpp_qem_factor", (DL_FUNC) &_aspectr_cpp_qem_factor, 3},
     {"_aspectr_cpp_sntf_fit", (DL_FUNC) &_aspectr_cpp_sntf_fit, 17},
     {"_aspectr_cpp_sntf_loss", (DL_FUNC) &_aspectr_cpp_sntf_loss, 9},
     {"_aspectr_cpp_sym_mttkrp", (DL_FUNC) &_aspectr_cpp_sym_mttkrp, 5},

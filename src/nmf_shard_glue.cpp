@@ -31,9 +31,27 @@ SEXP cpp_nmf_shard_state(Rcpp::IntegerMatrix idx, Rcpp::NumericVector val, Rcpp:
   const std::size_t nnz = val.size();
   std::vector<int> row(nnz), col(nnz);
   for (std::size_t t = 0; t < nnz; ++t) { row[t] = ix[2 * t]; col[t] = ix[2 * t + 1]; }
-  aspectr::nmf::Csc c = aspectr::nmf::shard_csc(row.data(), col.data(), val.begin(), nnz, dims[0],
-                                                dims[1], scale);
-  return Rcpp::XPtr<Data>(new Data(std::move(c)), true);
+  return Rcpp::XPtr<Data>(new Data(aspectr::nmf::shard_data(row.data(), col.data(), val.begin(), nnz, dims[0],
+                                                            dims[1], scale, true, true)),
+                          true);
+}
+
+// A shard file read into `buffer` (kept by the store across reads) as the
+// NMF data of its rows, by columns and/or by rows (see shard_data()).
+// [[Rcpp::export]]
+SEXP cpp_nmf_shard_file(SEXP buffer, std::string path, Rcpp::IntegerVector dims, double scale, bool cols,
+                        bool rows) {
+  Rcpp::XPtr<aspectr::ShardBuffer> buf(buffer);
+  aspectr::read_shard_file(path, *buf);
+  if (buf->dims.size() != 2 || static_cast<int>(buf->dims[0]) != dims[0] || static_cast<int>(buf->dims[1]) > dims[1])
+    Rcpp::stop("its sizes differ from those shards() recorded");
+  const std::size_t nnz = buf->nnz;
+  std::vector<int> row(nnz), col(nnz);
+  const int* ix = reinterpret_cast<const int*>(buf->idx.data());
+  for (std::size_t t = 0; t < nnz; ++t) { row[t] = ix[2 * t]; col[t] = ix[2 * t + 1]; }
+  return Rcpp::XPtr<Data>(new Data(aspectr::nmf::shard_data(row.data(), col.data(), buf->val.data(), nnz, dims[0],
+                                                            dims[1], scale, cols, rows)),
+                          true);
 }
 
 // The shard's parts of the objective of (W_s, H): W_s'X_s (Frobenius, or

@@ -22,7 +22,7 @@ split_rows <- function(x, cuts) {
   b <- c(0, cuts, nrow(x))
   lapply(seq_len(length(b) - 1), function(i) {
     r <- seq.int(b[i] + 1, b[i + 1])
-    if (length(dim(x)) == 2) x[r, , drop = FALSE] else x[r, , , drop = FALSE]
+    do.call(`[`, c(list(x, r), rep(list(TRUE), length(dim(x)) - 1), drop = FALSE))
   })
 }
 

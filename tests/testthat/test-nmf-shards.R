@@ -93,10 +93,19 @@ test_that("given factors, warm starts, restarts and the callback are exact over 
 test_that("nmf() of shard files fits out of core as in memory, and detects changed files", {
   x <- shard_counts(41, 23, seed = 7)
   sh <- write_shards(x, shard_tempdir(), n = 3)
-  for (cs in list(c("frobenius", "hals"), c("kl", "mu"))) {
+  for (cs in list(c("frobenius", "hals"), c("frobenius", "mu"), c("frobenius", "anls"), c("kl", "mu"))) {
     expect_same_nmf(quiet_nmf(sh, 3, loss = cs[1], method = cs[2], seed = 1, max_iter = 50),
                     ref_nmf(x, 3, loss = cs[1], method = cs[2], seed = 1, max_iter = 50))
   }
+  # cells in any order (here shuffled sparse tensors), in memory and in files
+  pieces <- lapply(split_rows(x, c(13L, 30L)), function(p) {
+    nz <- which(p != 0, arr.ind = TRUE)
+    o <- sample(nrow(nz))
+    sptensor(nz[o, , drop = FALSE], p[nz][o], dim(p))
+  })
+  ref <- ref_nmf(unname(x), 2, seed = 4, max_iter = 40)
+  expect_same_nmf(quiet_nmf(shards(pieces), 2, seed = 4, max_iter = 40), ref)
+  expect_same_nmf(quiet_nmf(write_shards(pieces, shard_tempdir()), 2, seed = 4, max_iter = 40), ref)
   dir <- shard_tempdir()
   f <- file.path(dir, c("a.rds", "b.rds"))
   p <- split_rows(x, 20L)

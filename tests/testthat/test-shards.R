@@ -121,6 +121,58 @@ test_that("tempered EM, N-way data, ntf() and restarts are exact over shards", {
                    plsa(shards(parts), 3, seed = 9, max_iter = 15)$factors)
 })
 
+test_that("Tsallis q-EM over shards equals the in-memory q-EM fit, on matrices and N-way data", {
+  x <- shard_counts(34, 21, seed = 21)
+  for (q in c(0.3, 0.8)) {
+    ref <- plsa(x, 3, loss = "tsallis", q = q, method = "em", seed = 2, max_iter = 3000, tol = 1e-7)
+    for (cuts in list(integer(0), 15L, c(6L, 22L))) {
+      fit <- plsa(shards(split_rows(x, cuts)), 3, loss = "tsallis", q = q, seed = 2, max_iter = 3000, tol = 1e-7)
+      expect_same_fit(fit, ref)
+      expect_equal(fit$kl, ref$kl, tolerance = 1e-10)
+      expect_identical(fit$loss, "tsallis")
+      expect_identical(fit$q, q)
+    }
+  }
+  expect_true(ref$converged)
+  # 3- and 4-way data: one pass per mode
+  for (d in list(c(18, 6, 5), c(16, 4, 3, 3))) {
+    X <- array(stats::rpois(prod(d), 2), d)
+    X[cbind(seq_len(d[1]), matrix(1L, d[1], length(d) - 1))] <- 1
+    cuts <- c(5L, 11L)
+    ref <- plsa(X, 2, loss = "tsallis", q = 0.5, method = "em", seed = 6, max_iter = 30, tol = 0)
+    expect_same_fit(plsa(shards(split_rows(X, cuts)), 2, loss = "tsallis", q = 0.5, seed = 6, max_iter = 30, tol = 0),
+                    ref)
+  }
+  # restarts, a warm start, a given start with k = 1, the callback
+  ref <- plsa(x, 2, loss = "tsallis", method = "em", seed = 5, nrun = 3, short_iter = 4, short_keep = 1,
+              max_iter = 40, tol = 1e-9)
+  fit <- plsa(shards(split_rows(x, 12L)), 2, loss = "tsallis", seed = 5, nrun = 3, short_iter = 4, short_keep = 1,
+              max_iter = 40, tol = 1e-9)
+  expect_same_fit(fit, ref)
+  expect_equal(fit$run_values, ref$run_values, tolerance = 1e-10)
+  expect_same_fit(plsa(shards(split_rows(x, 12L)), 2, loss = "tsallis", init = fit, max_iter = 5, tol = 0),
+                  plsa(x, 2, loss = "tsallis", method = "em", init = ref, max_iter = 5, tol = 0))
+  expect_same_fit(plsa(shards(split_rows(x, 12L)), 1, loss = "tsallis", seed = 1, max_iter = 5, tol = 0),
+                  plsa(x, 1, loss = "tsallis", method = "em", seed = 1, max_iter = 5, tol = 0))
+  seen <- list(); seen_ref <- list()
+  fit <- plsa(shards(split_rows(x, 12L)), 2, loss = "tsallis", seed = 3, max_iter = 20, tol = 0,
+              callback = function(it, obj, f) { seen[[it]] <<- list(obj, f); it < 4 })
+  ref <- plsa(x, 2, loss = "tsallis", method = "em", seed = 3, max_iter = 20, tol = 0,
+              callback = function(it, obj, f) { seen_ref[[it]] <<- list(obj, f); it < 4 })
+  expect_true(fit$stopped)
+  expect_equal(seen, seen_ref, tolerance = 1e-10)
+  expect_same_fit(fit, ref)
+  # out of core, from .shard and .rds files
+  dir <- shard_tempdir()
+  sh <- write_shards(x, dir, n = 3)
+  ref <- plsa(x, 3, loss = "tsallis", q = 0.4, method = "em", seed = 8, max_iter = 25, tol = 0)
+  expect_same_fit(plsa(sh, 3, loss = "tsallis", q = 0.4, seed = 8, max_iter = 25, tol = 0), ref)
+  f <- file.path(dir, c("a.rds", "b.rds"))
+  p <- split_rows(x, 17L)
+  for (i in 1:2) saveRDS(p[[i]], f[i])
+  expect_same_fit(plsa(shards(f), 3, loss = "tsallis", q = 0.4, seed = 8, max_iter = 25, tol = 0), ref)
+})
+
 test_that("the callback sees the in-memory fit's iterations over shards and can stop it", {
   x <- shard_counts(30, 20, seed = 8)
   parts <- split_rows(x, 12L)
@@ -210,7 +262,9 @@ test_that("a shard file that changes or disappears during a fit is an error nami
 test_that("sharded fits refuse what they cannot do exactly", {
   x <- shard_counts()
   sh <- shards(split_rows(x, 20L))
-  expect_error(plsa(sh, 2, loss = "tsallis"), class = "aspectr_error_input_argument", regexp = "loss")
+  expect_error(plsa(sh, 2, loss = "tsallis", tempering = 0.9), class = "aspectr_error_input_argument", regexp = "tempering")
+  expect_error(plsa(sh, 2, loss = "tsallis", method = "squarem"), class = "aspectr_error_input_argument")
+  expect_error(plsa(sh, 2, loss = "tsallis", q = 1), class = "aspectr_error_input")
   expect_error(plsa(sh, 2, loss = "l2"), class = "aspectr_error_input_argument")
   expect_error(plsa(sh, 2, method = "cd"), class = "aspectr_error_input_argument", regexp = "EM")
   expect_error(plsa(sh, 2, method = "squarem"), class = "aspectr_error_input_argument")
@@ -244,6 +298,9 @@ test_that("a 2-worker PSOCK cluster gives the in-memory fit and leaves its worke
   fit <- plsa(shards(f), 2, tempering = 0.9, seed = 4, nrun = 2, max_iter = 8, tol = 0, cluster = cl)
   expect_same_fit(fit, ref)
   expect_identical(fit$run, ref$run)
+  # Tsallis q-EM
+  ref <- plsa(x, 3, loss = "tsallis", q = 0.7, method = "em", seed = 2, max_iter = 15, tol = 0)
+  expect_same_fit(plsa(shards(f), 3, loss = "tsallis", q = 0.7, seed = 2, max_iter = 15, tol = 0, cluster = cl), ref)
   # ntf on 3-way shards
   X <- array(stats::rpois(18 * 5 * 4, 2), c(18, 5, 4)); X[, 1, 1] <- 1
   ref <- ntf(X, 2, loss = "kl", method = "mu", seed = 1, max_iter = 10, tol = 0)
@@ -292,11 +349,15 @@ test_that("random splits of random data give the in-memory fit (property)", {
       cuts <- sort(sample(seq_len(dims[1] - 1), ns - 1))
       k <- sample(1:3, 1)
       beta <- if (N == 2 && stats::runif(1) < 0.3) 0.85 else 1
+      loss <- if (beta == 1 && stats::runif(1) < 0.4) "tsallis" else "kl"
+      q <- stats::runif(1, 0.1, 0.95)
       seed <- sample(1000, 1)
     })
-    info <- sprintf("case %d: dims %s, %d shards, k = %d, tempering %g", i, paste(dims, collapse = "x"), ns, k, beta)
-    ref <- plsa(X, k, method = "em", tempering = beta, seed = seed, max_iter = 25, tol = 1e-10)
-    fit <- plsa(shards(split_rows(X, cuts)), k, tempering = beta, seed = seed, max_iter = 25, tol = 1e-10)
+    info <- sprintf("case %d: dims %s, %d shards, k = %d, tempering %g, loss %s (q %.3f)", i,
+                    paste(dims, collapse = "x"), ns, k, beta, loss, q)
+    ref <- plsa(X, k, loss = loss, q = q, method = "em", tempering = beta, seed = seed, max_iter = 25, tol = 1e-10)
+    fit <- plsa(shards(split_rows(X, cuts)), k, loss = loss, q = q, tempering = beta, seed = seed, max_iter = 25,
+                tol = 1e-10)
     expect_equal(fit$factors, ref$factors, tolerance = 1e-10, info = info)
     expect_equal(fit$objective, ref$objective, tolerance = 1e-10, info = info)
     expect_identical(fit$iterations, ref$iterations, info = info)
@@ -326,6 +387,10 @@ test_that("a mirai cluster, which does not pin calls to workers, gives the in-me
   for (i in 1:3) {
     expect_same_fit(plsa(shards(parts), 3, seed = 6, max_iter = 10, tol = 0, cluster = cl), ref)
   }
+  X <- array(stats::rpois(24 * 5 * 4, 2), c(24, 5, 4)); X[, 1, 1] <- 1
+  expect_same_fit(plsa(shards(split_rows(X, c(6L, 13L, 19L))), 2, loss = "tsallis", seed = 2, max_iter = 12, tol = 0,
+                       cluster = cl),
+                  plsa(X, 2, loss = "tsallis", method = "em", seed = 2, max_iter = 12, tol = 0))
   ref <- plsa(x, 2, method = "em", seed = 1, nrun = 3, max_iter = 15, tol = 0)
   expect_same_fit(plsa(shards(parts[1:2 + 2]), 2, seed = 1, nrun = 3, max_iter = 15, tol = 0, cluster = cl),
                   plsa(do.call(rbind, parts[3:4]), 2, method = "em", seed = 1, nrun = 3, max_iter = 15, tol = 0))

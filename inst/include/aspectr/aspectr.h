@@ -18,6 +18,7 @@
 #include "summary.h"
 #include "solvers/multistart.h"
 #include "solvers/qem.h"
+#include "solvers/qem_shard.h"
 #include "solvers/squarem.h"
 #include "solvers/pps.h"
 #include "solvers/cp.h"

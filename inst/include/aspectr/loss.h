@@ -25,6 +25,29 @@ inline double kl_term(double g, double s) {
   return g * std::log(g / std::max(s, kTiny));
 }
 
+// The sum over the non-zero cells in the KL divergence (g log(g / p)) or
+// the Tsallis divergence (g (p / g)^(1-q)); additive over any split of the
+// cells (shards).
+inline double cell_sum(Loss loss, double q, const SparseTensor& G, const AspectModel& M,
+                       int threads) {
+  const std::size_t nnz = G.nnz();
+  const int T = effective_threads(threads, nnz);
+  std::vector<double> part(std::max(T, 1), 0.0);
+  parallel_chunks(nnz, T, [&](int tid, std::size_t b, std::size_t e) {
+    double acc = 0.0;
+    for (std::size_t s = b; s < e; ++s) {
+      const double g = G.val[s];
+      const double p = std::max(M.cell(G.at(s)), kTiny);
+      if (loss == Loss::KL) acc += g * std::log(g / p);
+      else acc += g * std::pow(p / g, 1.0 - q);
+    }
+    part[tid] = acc;
+  });
+  double tot = 0.0;
+  for (double p : part) tot += p;
+  return tot;
+}
+
 inline double evaluate_loss(Loss loss, double q, const SparseTensor& G,
                             const AspectModel& M, int threads) {
   const std::size_t nnz = G.nnz();
@@ -44,18 +67,7 @@ inline double evaluate_loss(Loss loss, double q, const SparseTensor& G,
     const arma::mat Q = gram_hadamard(M.F, M.F.size());
     return tot + arma::as_scalar(M.lambda.t() * Q * M.lambda);
   }
-  parallel_chunks(nnz, T, [&](int tid, std::size_t b, std::size_t e) {
-    double acc = 0.0;
-    for (std::size_t s = b; s < e; ++s) {
-      const double g = G.val[s];
-      const double p = std::max(M.cell(G.at(s)), kTiny);
-      if (loss == Loss::KL) acc += g * std::log(g / p);
-      else acc += g * std::pow(p / g, 1.0 - q);
-    }
-    part[tid] = acc;
-  });
-  double tot = 0.0;
-  for (double p : part) tot += p;
+  const double tot = cell_sum(loss, q, G, M, threads);
   if (loss == Loss::KL) return tot;
   return (1.0 - tot) / (1.0 - q);
 }

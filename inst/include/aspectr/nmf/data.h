@@ -12,6 +12,7 @@
 #define ASPECTR_NMF_DATA_H
 
 #include <armadillo>
+#include <stdexcept>
 #include "../parallel.h"
 #include "dense.h"
 
@@ -48,6 +49,14 @@ class Data {
   Data(const double* x, arma::uword m, arma::uword n)
       : dense_(true), D_(const_cast<double*>(x), m, n, false, true) { init_norms(); }
   explicit Data(Csc X) : dense_(false), S_(std::move(X)) { St_ = transpose(S_); init_norms(); }
+  // sparse X by columns and by rows as given: for data read for one product
+  // only (a shard streamed from its file), one of them may be left empty
+  // (its sizes set, no entries), and a product that needs it is an error
+  Data(Csc X, Csc Xt) : dense_(false), S_(std::move(X)), St_(std::move(Xt)) {
+    if (S_.n_rows != St_.n_cols || S_.n_cols != St_.n_rows)
+      throw std::invalid_argument("the two orientations of the data differ in size");
+    init_norms();
+  }
 
   bool dense() const { return dense_; }
   arma::uword n_rows() const { return dense_ ? D_.n_rows : S_.n_rows; }
@@ -68,6 +77,7 @@ class Data {
       out = XH.t();
       return;
     }
+    if (St_.p.empty()) throw std::logic_error("the data were read without their rows");
     rowwise(St_, H, out, threads);
   }
   // W' X : k x n
@@ -79,6 +89,7 @@ class Data {
                 out.memptr(), threads);
       return;
     }
+    if (S_.p.empty()) throw std::logic_error("the data were read without their columns");
     rowwise(S_, Wt, out, threads);
   }
 
@@ -127,8 +138,9 @@ class Data {
  private:
   void init_norms() {
     xnorm2_ = 0.0; total_ = 0.0; nnz_ = 0.0;
-    const double* x = dense_ ? D_.memptr() : S_.x.data();
-    const std::size_t len = dense_ ? D_.n_elem : S_.x.size();
+    const Csc& A = S_.p.empty() ? St_ : S_;
+    const double* x = dense_ ? D_.memptr() : A.x.data();
+    const std::size_t len = dense_ ? D_.n_elem : A.x.size();
     for (std::size_t j = 0; j < len; ++j) {
       const double v = x[j];
       xnorm2_ += v * v; total_ += v; nnz_ += v != 0.0;

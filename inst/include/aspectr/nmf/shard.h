@@ -20,7 +20,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <numeric>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -32,30 +31,64 @@ namespace nmf {
 
 // A shard's cells (0-based row and column, value) in compressed-column
 // form, every value divided by `scale` (the fit runs on X / max(X)); cells
-// in any order, rows sorted within each column as the in-memory data.
+// in any order, rows sorted within each column as the in-memory data. Cells
+// already in that order (a file written column by column) are copied in
+// one pass; otherwise stable counting sorts by row (unless the cells are
+// in row order already), then by column.
 inline Csc shard_csc(const int* row, const int* col, const double* val, std::size_t nnz,
                      arma::uword m, arma::uword n, double scale) {
-  Csc A;
-  A.n_rows = m; A.n_cols = n;
-  A.p.assign(n + 1, 0);
+  std::vector<std::size_t> col_start(n + 1, 0);
+  bool in_order = true, by_rows = true;
   for (std::size_t t = 0; t < nnz; ++t) {
     if (row[t] < 0 || static_cast<arma::uword>(row[t]) >= m || col[t] < 0 ||
         static_cast<arma::uword>(col[t]) >= n)
       throw std::runtime_error("a cell's index is outside the shard's size");
-    ++A.p[col[t] + 1];
+    ++col_start[col[t] + 1];
+    if (t > 0) {
+      if (col[t] < col[t - 1] || (col[t] == col[t - 1] && row[t] <= row[t - 1])) in_order = false;
+      if (row[t] < row[t - 1]) by_rows = false;
+    }
   }
-  for (arma::uword c = 0; c < n; ++c) A.p[c + 1] += A.p[c];
-  std::vector<std::size_t> order(nnz);
-  std::iota(order.begin(), order.end(), std::size_t(0));
-  std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
-    return col[a] != col[b] ? col[a] < col[b] : row[a] < row[b];
-  });
+  for (arma::uword c = 0; c < n; ++c) col_start[c + 1] += col_start[c];
+  Csc A;
+  A.n_rows = m; A.n_cols = n;
+  A.p.assign(col_start.begin(), col_start.end());
   A.i.resize(nnz); A.x.resize(nnz);
-  for (std::size_t t = 0; t < nnz; ++t) {
-    A.i[t] = static_cast<arma::uword>(row[order[t]]);
-    A.x[t] = val[order[t]] / scale;
+  if (in_order) {
+    for (std::size_t t = 0; t < nnz; ++t) {
+      A.i[t] = static_cast<arma::uword>(row[t]);
+      A.x[t] = val[t] / scale;
+    }
+    return A;
+  }
+  std::vector<std::size_t> order;
+  if (!by_rows) {
+    std::vector<std::size_t> by_row(m + 1, 0);
+    for (std::size_t t = 0; t < nnz; ++t) ++by_row[row[t] + 1];
+    for (arma::uword r = 0; r < m; ++r) by_row[r + 1] += by_row[r];
+    order.resize(nnz);
+    for (std::size_t t = 0; t < nnz; ++t) order[by_row[row[t]]++] = t;
+  }
+  for (std::size_t u = 0; u < nnz; ++u) {
+    const std::size_t t = by_rows ? u : order[u];
+    const std::size_t d = col_start[col[t]]++;
+    A.i[d] = static_cast<arma::uword>(row[t]);
+    A.x[d] = val[t] / scale;
   }
   return A;
+}
+
+// A shard's data for NMF by columns (`cols`), by rows (`rows`) or both:
+// an orientation not asked for is left empty (a shard streamed from its
+// file is read for the products of one call; W'X needs the columns,
+// (X H')' the rows)
+inline Data shard_data(const int* row, const int* col, const double* val, std::size_t nnz, arma::uword m,
+                       arma::uword n, double scale, bool cols, bool rows) {
+  Csc S, St;
+  S.n_rows = m; S.n_cols = n; St.n_rows = n; St.n_cols = m;
+  if (cols) S = shard_csc(row, col, val, nnz, m, n, scale);
+  if (rows) St = shard_csc(col, row, val, nnz, n, m, scale);
+  return Data(std::move(S), std::move(St));
 }
 
 // The methods of Frobenius NMF that shards support, and their block update

@@ -24,6 +24,30 @@
 
 namespace aspectr {
 
+// t_s = (g_s / p_s)^q at the cells of G and sum_s t_s p_s (the first pass
+// of a q-EM step; also a shard's part of it, see qem_shard.h)
+inline double qem_weights(const SparseTensor& G, const AspectModel& M, double q, int threads,
+                          arma::vec& t) {
+  const std::size_t nnz = G.nnz();
+  const int T = effective_threads(threads, nnz);
+  t.set_size(nnz);
+  std::vector<double> part(std::max(T, 1), 0.0);
+  parallel_chunks(nnz, T, [&](int tid, std::size_t b, std::size_t e) {
+    double acc = 0.0;
+    for (std::size_t s = b; s < e; ++s) {
+      const double g = G.val[s];
+      const double p = std::max(M.cell(G.at(s)), kTiny);
+      const double ts = std::pow(g / p, q);
+      t[s] = ts;
+      acc += ts * p;  // = g^q p^(1-q)
+    }
+    part[tid] = acc;
+  });
+  double tot = 0.0;
+  for (double p : part) tot += p;
+  return tot;
+}
+
 class QEMRule {
  public:
   explicit QEMRule(double q) : q_(q) {}
@@ -32,29 +56,11 @@ class QEMRule {
   double step(const SparseTensor& G, AspectModel& M, int threads) {
     const std::size_t N = M.order();
     const arma::uword k = M.rank();
-    const std::size_t nnz = G.nnz();
     const double q = q_;
-    const int T = effective_threads(threads, nnz);
 
     // Pass 0: weights t_s, the loss of the current model, and B_0.
-    arma::vec t(nnz);
-    std::vector<double> part(T, 0.0);
-    {
-      AspectModel& Mc = M;
-      parallel_chunks(nnz, T, [&](int tid, std::size_t b, std::size_t e) {
-        double acc = 0.0;
-        for (std::size_t s = b; s < e; ++s) {
-          const double g = G.val[s];
-          const double p = std::max(Mc.cell(G.at(s)), kTiny);
-          const double ts = std::pow(g / p, q);
-          t[s] = ts;
-          acc += ts * p;  // = g^q p^(1-q)
-        }
-        part[tid] = acc;
-      });
-    }
-    double tot = 0.0;
-    for (double p : part) tot += p;
+    arma::vec t;
+    const double tot = qem_weights(G, M, q, threads, t);
     const double before = (1.0 - tot) / (1.0 - q);
 
     std::vector<arma::mat> V(N);

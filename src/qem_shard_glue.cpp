@@ -1,0 +1,145 @@
+// src/qem_shard_glue.cpp — plsa(loss = "tsallis") of sharded data: one
+// shard's parts of a q-EM iteration (aspectr/solvers/qem_shard.h) and the
+// master's updates of the weights and the shared modes, for R's shard
+// engine (R/shards.R). Factors in the core's layout, k x d_n; the shard's
+// own document factor first.
+#include "r_adapters.h"
+
+using namespace aspectr_r;
+
+namespace {
+// A shard's cells normalized as the whole data's (by its largest value
+// `top` and scaled total `scaled`), with the weights t of the current step
+struct QemShard {
+  Rcpp::IntegerMatrix idx;
+  Rcpp::NumericVector val;
+  aspectr::SparseTensor G;
+  arma::vec t;
+};
+
+QemShard& qem_shard(SEXP state) {
+  Rcpp::XPtr<QemShard> s(state);
+  return *s;
+}
+
+// the model (read in place) for a shard's tensor
+aspectr::AspectModel shard_model(const aspectr::SparseTensor& G, const Rcpp::NumericVector& lambda,
+                                 const Rcpp::List& factors) {
+  aspectr::AspectModel M;
+  M.lambda = Rcpp::as<arma::vec>(lambda);
+  if (static_cast<std::size_t>(factors.size()) != G.dims.size())
+    Rcpp::stop("internal error: a model of the wrong order");
+  for (R_xlen_t n = 0; n < factors.size(); ++n) {
+    Rcpp::NumericMatrix f = factors[n];
+    if (f.ncol() != static_cast<int>(G.dims[static_cast<std::size_t>(n)]) ||
+        f.nrow() != static_cast<int>(M.lambda.n_elem))
+      Rcpp::stop("internal error: a factor of the wrong size");
+    M.F.emplace_back(f.begin(), f.nrow(), f.ncol(), false, true);
+  }
+  return M;
+}
+
+Rcpp::NumericVector as_r(const arma::vec& v) { return Rcpp::NumericVector(v.begin(), v.end()); }
+}  // namespace
+
+// [[Rcpp::export]]
+SEXP cpp_qem_shard_state(Rcpp::IntegerMatrix idx, Rcpp::NumericVector val, Rcpp::IntegerVector dims,
+                         double top, double scaled) {
+  std::unique_ptr<QemShard> s(new QemShard());
+  s->idx = idx;
+  s->val = val;
+  s->G = make_tensor(s->idx, s->val, dims);
+  if (top > 0.0 && scaled > 0.0) {
+    s->G.val /= top;
+    s->G.val /= scaled;
+  }
+  return Rcpp::XPtr<QemShard>(s.release(), true);
+}
+
+// The weights t of the model entering the step (kept in the state) and the
+// shard's part of sum t p.
+// [[Rcpp::export]]
+double cpp_qem_shard_weights(SEXP state, Rcpp::NumericVector lambda, Rcpp::List factors, double q,
+                             int threads) {
+  QemShard& s = qem_shard(state);
+  return aspectr::qem_weights(s.G, shard_model(s.G, lambda, factors), q, threads, s.t);
+}
+
+// Step 1: the weights, then the documents' part (a, lg and its row maxima).
+// [[Rcpp::export]]
+Rcpp::List cpp_qem_shard_docs(SEXP state, Rcpp::NumericVector lambda, Rcpp::List factors, double q,
+                              int threads) {
+  QemShard& s = qem_shard(state);
+  const aspectr::AspectModel M = shard_model(s.G, lambda, factors);
+  const double tsum = aspectr::qem_weights(s.G, M, q, threads, s.t);
+  arma::vec a, mx;
+  arma::mat lg;
+  aspectr::qem_shard_docs(s.G, M, s.t, q, threads, a, lg, mx);
+  Rcpp::NumericVector m = as_r(mx);
+  m.attr("class") = "shard_max";
+  return Rcpp::List::create(Rcpp::Named("tsum") = tsum, Rcpp::Named("a") = as_r(a),
+                            Rcpp::Named("lg") = lg, Rcpp::Named("mx") = m);
+}
+
+// Step 2: u, its row sums, V_0' and the shard's part of B_1 (with the old
+// factors of the modes after 1).
+// [[Rcpp::export]]
+Rcpp::List cpp_qem_shard_norm(SEXP state, Rcpp::NumericMatrix lg, Rcpp::NumericVector mx,
+                              Rcpp::NumericMatrix old, Rcpp::List factors, double q, int threads) {
+  QemShard& s = qem_shard(state);
+  arma::mat u, V0, B;
+  arma::vec tot;
+  aspectr::qem_shard_normalize(Rcpp::as<arma::mat>(lg), Rcpp::as<arma::vec>(mx), Rcpp::as<arma::mat>(old), q,
+                               u, tot, V0);
+  std::vector<arma::mat> V;
+  V.push_back(V0);
+  for (R_xlen_t n = 0; n < factors.size(); ++n) V.push_back(Rcpp::as<arma::mat>(factors[n]));
+  std::vector<const arma::mat*> Vp;
+  for (const arma::mat& v : V) Vp.push_back(&v);
+  if (Vp.size() != s.G.dims.size()) Rcpp::stop("internal error: a model of the wrong order");
+  aspectr::mttkrp(s.G, Vp, 1, B, threads, s.t.memptr());
+  return Rcpp::List::create(Rcpp::Named("u") = u, Rcpp::Named("tot") = as_r(tot), Rcpp::Named("V0") = V0,
+                            Rcpp::Named("B") = B);
+}
+
+// Step 3: the shard's part of B_n from the factors `V` (V_0' first).
+// [[Rcpp::export]]
+Rcpp::NumericMatrix cpp_qem_shard_mode(SEXP state, Rcpp::List V, int mode, int threads) {
+  QemShard& s = qem_shard(state);
+  std::vector<arma::mat> F;
+  for (R_xlen_t n = 0; n < V.size(); ++n) F.push_back(Rcpp::as<arma::mat>(V[n]));
+  std::vector<const arma::mat*> Vp;
+  for (const arma::mat& v : F) Vp.push_back(&v);
+  if (Vp.size() != s.G.dims.size() || mode < 1 || static_cast<std::size_t>(mode) >= Vp.size())
+    Rcpp::stop("internal error: a model of the wrong order");
+  arma::mat B;
+  aspectr::mttkrp(s.G, Vp, static_cast<std::size_t>(mode), B, threads, s.t.memptr());
+  return Rcpp::wrap(B);
+}
+
+// The shard's part of the Tsallis divergence's sum
+// [[Rcpp::export]]
+double cpp_qem_shard_sum(SEXP state, Rcpp::NumericVector lambda, Rcpp::List factors, double q, int threads) {
+  QemShard& s = qem_shard(state);
+  return aspectr::cell_sum(aspectr::Loss::Tsallis, q, s.G, shard_model(s.G, lambda, factors), threads);
+}
+
+// The master's updates, as QEMRule::step makes them: the weights from the
+// added a (times lambda^q), a shared mode's factor from its B, and
+// V = old^q o new^(1-q).
+// [[Rcpp::export]]
+Rcpp::NumericVector cpp_qem_lambda(Rcpp::NumericVector lambda, Rcpp::NumericVector a, double q) {
+  arma::vec lam = Rcpp::as<arma::vec>(lambda), av = Rcpp::as<arma::vec>(a);
+  for (arma::uword r = 0; r < av.n_elem; ++r) av[r] = std::pow(lam[r], q) * av[r];
+  aspectr::power_update_vec(lam, av, 1.0 / q);
+  return as_r(lam);
+}
+
+// [[Rcpp::export]]
+Rcpp::List cpp_qem_factor(Rcpp::NumericMatrix F, Rcpp::NumericMatrix B, double q) {
+  const arma::mat old = Rcpp::as<arma::mat>(F);
+  arma::mat out = old;
+  aspectr::power_update_rows(out, Rcpp::as<arma::mat>(B), 1.0 / q);
+  const arma::mat V = arma::pow(old, q) % arma::pow(out, 1.0 - q);
+  return Rcpp::List::create(Rcpp::Named("F") = out, Rcpp::Named("V") = V);
+}

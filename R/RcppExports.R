@@ -161,6 +161,10 @@ cpp_qem_shard_state <- function(idx, val, dims, top, scaled) {
     .Call(`_aspectr_cpp_qem_shard_state`, idx, val, dims, top, scaled)
 }
 
+cpp_qem_shard_file <- function(buffer, path, dims, top, scaled) {
+    .Call(`_aspectr_cpp_qem_shard_file`, buffer, path, dims, top, scaled)
+}
+
 cpp_qem_shard_weights <- function(state, lambda, factors, q, threads) {
     .Call(`_aspectr_cpp_qem_shard_weights`, state, lambda, factors, q, threads)
 }

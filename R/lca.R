@@ -50,6 +50,17 @@
 #' over the response patterns (only with several thousand patterns; the
 #' summation order then depends on `threads`, so the last digits may too).
 #'
+#' @section Sharded data:
+#' `data` may be data frames with the same variables, coded alike (the same
+#' types and factor levels), split by observations with [shards()], in
+#' memory or in `.rds` files. The model depends on the data only through the
+#' counts of the distinct response patterns, so each shard is read once and
+#' its patterns are merged into those of the whole; the fit runs on the
+#' merged counts and is the same as `lca()` of all the rows together (the
+#' same patterns in the same order: identical numbers), posteriors of every
+#' observation included. Only the patterns and each observation's pattern
+#' number are kept in memory.
+#'
 #' @references Biernacki, C., Celeux, G. and Govaert, G. (2003). Choosing
 #'   starting values for the EM algorithm for getting the highest likelihood
 #'   in multivariate Gaussian mixture models. *Computational Statistics &
@@ -62,6 +73,7 @@
 #' @param data A data frame of categorical variables (or, for the formula
 #'   method, the data frame holding the formula's variables): factors, character,
 #'   logical or whole-number codes. Each needs at least two observed levels.
+#'   Or data frames split by observations with [shards()] (see Sharded data).
 #' @param k Number of latent classes.
 #' @param nrun Number of random starts; the fit with the highest likelihood
 #'   is kept (see Restarts).
@@ -168,6 +180,14 @@ lca.default <- function(data, k, nrun = 10, max_iter = 1000, tol = 1e-8, seed = 
   na.rm <- check_flag(na.rm, "na.rm")
   short_keep <- check_whole(short_keep, "short_keep", min = 1)
   prep <- lca_prepare(data, na.rm)
+  lca_run(prep, call, k, nrun, max_iter, tol, seed, threads, verbose, short_iter, short_keep, callback,
+          init, se, method)
+}
+
+# lca() of prepared data (lca_prepare() or lca_shards_prepare())
+lca_run <- function(prep, call, k, nrun, max_iter, tol, seed, threads, verbose, short_iter, short_keep,
+                    callback, init, se, method, env = parent.frame()) {
+  # (errors name the caller, lca())
   complete <- all(prep$data$idx >= 0L)
   if (is.null(method)) {
     # SQUAREM reached poLCA's optimum fastest on every data set of
@@ -175,27 +195,27 @@ lca.default <- function(data, k, nrun = 10, max_iter = 1000, tol = 1e-8, seed = 
     # 12; plain EM: slow where the likelihood is flat)
     method <- "squarem"
   } else {
-    method <- match_option(method, c("squarem", "em", "cd"), "method")
+    method <- match_option(method, c("squarem", "em", "cd"), "method", call = env)
     if (method == "cd" && !complete) {
       abort_input(c("{.code method = \"cd\"} needs complete responses, and {.arg data} has missing ones.",
                     i = "Use {.code method = \"squarem\"} (the default) or {.code \"em\"}, or {.code na.rm = TRUE} to drop incomplete observations."),
-                  "argument", arg = "method")
+                  "argument", arg = "method", call = env)
     }
   }
   # a SQUAREM iteration does the work of up to three EM iterations and
   # moves further: 20 of them rank the starts as well as 100 EM iterations
   # (see Restarts)
   short_iter <- if (is.null(short_iter)) (if (method == "squarem") 20 else 100) else
-    check_whole(short_iter, "short_iter", min = 0)
+    check_whole(short_iter, "short_iter", min = 0, call = env)
   k <- check_whole(k, "k", min = 1, max = ncol(prep$data$idx),
-                   what = "at most the number of distinct response patterns")
-  ctl <- check_fit_controls(nrun, max_iter, tol, seed, threads, verbose)
+                   what = "at most the number of distinct response patterns", call = env)
+  ctl <- check_fit_controls(nrun, max_iter, tol, seed, threads, verbose, call = env)
   nrun <- ctl$nrun; max_iter <- ctl$max_iter; tol <- ctl$tol
   seed <- ctl$seed; threads <- ctl$threads; verbose <- ctl$verbose
   d <- prep$data
   start <- proc.time()[["elapsed"]]
-  callback <- check_callback(callback)
-  first <- plsa_init(init, "lca", d$dims, k)
+  callback <- check_callback(callback, call = env)
+  first <- plsa_init(init, "lca", d$dims, k, call = env)
   hook <- fit_hook(callback, verbose, "lca()", model = function(raw) {
     f <- lapply(seq_along(raw$factors), function(j) {
       `dimnames<-`(raw$factors[[j]], list(prep$levels[[j]], paste0("class_", seq_len(k))))
@@ -213,7 +233,7 @@ lca.default <- function(data, k, nrun = 10, max_iter = 1000, tol = 1e-8, seed = 
     out <- cpp_lca_fit(d$idx, d$val, d$dims, blocks$lambda, blocks$factors, max_iter, tol, threads,
                        short_iter, short_keep, verbose, hook, method)
     values <- out$kl
-    best <- best_run(values, "lca() fit")
+    best <- best_run(values, "lca() fit", call = env)
     cols <- (best - 1) * k + seq_len(k)
     res <- list(lambda = out$lambda[, best], factors = lapply(out$factors, function(m) m[, cols, drop = FALSE]),
                 objective = out$objective[[best]], initial = out$initial[best],
@@ -232,7 +252,7 @@ lca.default <- function(data, k, nrun = 10, max_iter = 1000, tol = 1e-8, seed = 
   }
   if (k == 1 || !is.null(callback)) {
     values <- vapply(runs, run_value, numeric(1))
-    best <- best_run(values, "lca() fit")
+    best <- best_run(values, "lca() fit", call = env)
     res <- runs[[best]]
     run_iterations <- vapply(runs, function(r) as.integer(r$iterations), integer(1))
   }
@@ -334,12 +354,14 @@ first_start_block <- function(blocks, first, k) {
   blocks
 }
 
-# Data frame -> pattern-count tensor with missing modes (index -1). The
+# Data frame -> pattern-count tensor with missing modes (index -1) (with
+# `check = FALSE` also when a variable has fewer than 2 observed levels or
+# no observation is kept: a shard of the data, see lca_shards_prepare()). The
 # codes, levels and patterns come from one C++ pass (cpp_lca_patterns());
 # character and logical columns become factors first, and a whole-number
 # column whose values print alike (e.g. 1e15 and 1e15 + 1) is coded by
 # factor(), as as_categorical() does.
-lca_prepare <- function(data, na.rm, call = rlang::caller_env()) {
+lca_prepare <- function(data, na.rm, call = rlang::caller_env(), check = TRUE) {
   if (!is.data.frame(data)) {
     abort_input("{.arg data} must be a data frame of categorical variables, not {.cls {class(data)}}.",
                 "type", arg = "data", call = call)
@@ -375,13 +397,13 @@ lca_prepare <- function(data, na.rm, call = rlang::caller_env()) {
     levs[clash] <- lapply(which(clash), function(j) levels(cols[[j]])[res$levels[[j]]])
   }
   nl <- res$nlev
-  if (any(nl < 2)) {
+  if (check && any(nl < 2)) {
     bad <- vars[nl < 2]
     abort_input(paste(if (length(bad) > 1) "Variables" else "Variable",
                       "{.var {bad}} of {.arg data} must have at least 2 observed levels, not {paste(nl[nl < 2], collapse = ', ')}."),
                 "value", arg = "data", call = call)
   }
-  if (!length(res$rows)) {
+  if (check && !length(res$rows)) {
     abort_input("{.arg data} has no observation with {if (na.rm) 'all' else 'any'} responses observed.",
                 "empty", arg = "data", call = call)
   }

@@ -8,6 +8,7 @@
 # What nmf() needs of sharded data in place of nmf_data()'s form, after
 # checking that the fit asked for can run on shards.
 nmf_shard_data <- function(x, loss, method, accelerate, init, init_missing, call) {
+  check_tensor_shards(x, "nmf", call)
   if (length(x$dims) != 2) {
     abort_input("{.arg x} must be a matrix split into {.fn shards} for {.fn nmf}, not {length(x$dims)}-way data (see {.fn ntf}).",
                 "value", arg = "x", call = call)
@@ -127,8 +128,11 @@ nmf_shard_fit <- function(eng, init, global, L1s, L2s, max_iter, tol, hook, exac
       WW <- w$D
       v <- 0.5 * max(ev$xnorm2 - 2 * w$inner + cpp_nmf_inner(WW, HH), 0) + pen(w, H)
       if (!penalized) {
-        # unit_rows(): W's rows to unit norm, H's rows take the scale (a row
-        # whose sum of squares is 0 or not finite keeps its scale here)
+        # unit_rows(): W's rows to unit norm, H's rows take the scale. A row
+        # whose sum of squares is 0 or not finite (entries below 1e-154 or
+        # above 1e154 in units of max(x)) keeps its scale here, where the
+        # in-memory rule takes a scaled norm: the model is the same, its
+        # split between W and H differs.
         nr <- sqrt(w$wsq)
         sc <- ifelse(nr > 0 & is.finite(nr), nr, 1)
         WW <- WW / sc

@@ -65,6 +65,7 @@ ntf <- function(x, k, loss = c("frobenius", "kl"), method = NULL, nrun = 1,
   cluster <- check_cluster(cluster, x)
   sharded <- inherits(x, "aspectr_shards")
   if (sharded) {
+    check_tensor_shards(x, "ntf")
     if (loss != "kl") {
       abort_input("{.arg loss} must be {.val kl} for data in {.fn shards}, not {.val {loss}}, which needs the data in one object.",
                   "argument", arg = "loss")

@@ -131,9 +131,17 @@ shard_qem_op <- function(st, held, op, args) {
 
 # A shard's tensor for q-EM (normalized as the whole data's): made once per
 # fit for a shard kept in memory, read again for one streamed from its file
+# (a .shard file into the store's buffer, without R objects of its size)
 qem_shard_state <- function(st, key, g) {
   h <- st$shards[[key]]
   if (!is.null(h$qem)) return(h$qem)
+  if (!h$keep && identical(h$source$format, "shard")) {
+    # out of core from a shard file: read into the store's buffer
+    check_shard_file(h$source)
+    if (is.null(st$buffer)) st$buffer <- cpp_shard_buffer()
+    return(tryCatch(cpp_qem_shard_file(st$buffer, h$source$path, as.integer(c(h$rows, g$dims[-1])), g$top, g$scaled),
+                    error = function(e) abort_shard(h$source, "failed: {conditionMessage(e)}")))
+  }
   d <- if (h$keep) h$data else shard_data(h$source)
   S <- tryCatch(cpp_qem_shard_state(d$idx, d$val, as.integer(c(h$rows, g$dims[-1])), g$top, g$scaled),
                 error = function(e) abort_shard(h$source, "failed: {conditionMessage(e)}"))

@@ -6,7 +6,9 @@
 #' further modes are common to all. [plsa()], [ntf()] and [nmf()] fit such
 #' data exactly as they fit the whole: every iteration is a sum over the
 #' non-zero cells (or over the rows), so each shard gives its part of the
-#' sums and only the small statistics (k x columns) are added up. The fit equals the in-memory fit with the
+#' sums and only the small statistics (k x columns) are added up. Data
+#' frames split by observations are shards for [lca()], which merges their
+#' response patterns. The fit equals the in-memory fit with the
 #' same seed up to rounding (tested to 1e-10), however the rows are split.
 #'
 #' A shard is read only when it is needed and never all at once. Creating
@@ -41,8 +43,9 @@
 #' `aspectr_error_shard`.
 #'
 #' @param x A list of data objects (matrices, `Matrix` matrices, simple
-#'   triplet matrices, sparse tensors, arrays), or a character vector of
-#'   file paths (see Files). Each holds some rows of the data and all of its
+#'   triplet matrices, sparse tensors, arrays; or data frames, for [lca()]),
+#'   or a character vector of file paths (see Files; `.rds` files may hold
+#'   data frames). Each holds some rows of the data and all of its
 #'   columns (and further modes).
 #' @return An object of class `aspectr_shards`.
 #' @seealso [write_shards()] to split data into shard files, [plsa()] with
@@ -87,10 +90,16 @@ shards <- function(x) {
       # summarized in C++ from the file, without R objects of its size
       meta[[i]] <- shard_file_meta(sources[[i]])
     } else {
-      d <- shard_data(sources[[i]], check = FALSE)
-      meta[[i]] <- shard_meta(d)
-      rm(d)
+      obj <- shard_object(sources[[i]], check = FALSE)
+      meta[[i]] <- if (is.data.frame(obj)) frame_meta(obj) else shard_meta(shard_as_aspect(obj, sources[[i]]))
+      rm(obj)
     }
+  }
+  frames <- vapply(meta, function(m) isTRUE(m$frame), logical(1))
+  if (all(frames)) return(new_frame_shards(sources, meta))
+  if (any(frames)) {
+    abort_input("{.arg x} must hold either data frames (for {.fn lca}) or matrices and tensors, not both: {sources[[which(frames)[1]]]$label} is a data frame, {sources[[which(!frames)[1]]]$label} is not.",
+                "value", arg = "x")
   }
   new_shards(sources, meta)
 }
@@ -120,13 +129,18 @@ shard_file_source <- function(path) {
 
 # One shard's data in the fitters' form (as_aspect_data), read from its
 # source; for files, after checking that the file is the one described.
-shard_data <- function(src, check = TRUE) {
-  obj <- if (identical(src$kind, "object")) src$object else {
-    if (check) check_shard_file(src)
-    tryCatch(read_shard_file(src),
-             aspectr_error = function(e) stop(e),
-             error = function(e) abort_shard(src, "could not be read: {conditionMessage(e)}"))
-  }
+shard_data <- function(src, check = TRUE) shard_as_aspect(shard_object(src, check), src)
+
+# One shard's object as stored (read from its file)
+shard_object <- function(src, check = TRUE) {
+  if (identical(src$kind, "object")) return(src$object)
+  if (check) check_shard_file(src)
+  tryCatch(read_shard_file(src),
+           aspectr_error = function(e) stop(e),
+           error = function(e) abort_shard(src, "could not be read: {conditionMessage(e)}"))
+}
+
+shard_as_aspect <- function(obj, src) {
   if (inherits(obj, "aspectr_shard_data")) return(unclass(obj))
   tryCatch(as_aspect_data(obj, arg = src$label),
            aspectr_error_input = function(e) {
@@ -268,14 +282,17 @@ print.aspectr_shards <- function(x, ...) {
   n <- length(x$sources)
   files <- sum(vapply(x$sources, function(s) identical(s$kind, "file"), logical(1)))
   big <- function(v) format(v, big.mark = ",", scientific = FALSE, trim = TRUE)
-  cat("<aspectr_shards> ", paste(vapply(x$dims, big, ""), collapse = " x "),
-      ", ", big(x$nnz), " non-zeros in ", n, " shard", if (n > 1) "s",
+  frames <- isTRUE(x$frames)
+  cat("<aspectr_shards> ", if (frames) paste0(big(x$dims[1]), " observations of ", x$dims[2], " variables") else
+        paste0(paste(vapply(x$dims, big, ""), collapse = " x "), ", ", big(x$nnz), " non-zeros"),
+      " in ", n, " shard", if (n > 1) "s",
       if (files == n) " (in files)" else if (files) paste0(" (", files, " in files)") else " (in memory)",
       "\n", sep = "")
   show <- utils::head(seq_len(n), 6)
   for (i in show) {
     s <- x$sources[[i]]
-    cat("  ", s$label, ": ", big(x$rows[i]), " rows, ", big(x$meta[[i]]$nnz), " non-zeros\n", sep = "")
+    cat("  ", s$label, ": ", big(x$rows[i]), if (frames) " observations\n" else
+          paste0(" rows, ", big(x$meta[[i]]$nnz), " non-zeros\n"), sep = "")
   }
   if (n > length(show)) cat("  ... and ", n - length(show), " more\n", sep = "")
   invisible(x)
@@ -307,12 +324,13 @@ length.aspectr_shards <- function(x) length(unclass(x)$sources)
 
 shard_stores <- new.env(parent = emptyenv())
 
-# the operations that change a store's factors (answered from the cache
-# when delivered twice)
-shard_steps <- c("step", "nmf_alt", "nmf_c", "nmf_scale", "nmf_sweep", "nmf_kl", "qem_docs", "qem_norm")
+# the operations that change a store's state (answered from the cache when
+# delivered twice)
+shard_steps <- c("step", "nmf_alt", "nmf_c", "nmf_scale", "nmf_sweep", "nmf_wfin", "nmf_kl", "qem_docs", "qem_norm")
 
 # The operations on a store, run on the master or on a worker: "load",
-# "start", "step", "loss", "gather", "drop", and nmf()'s (shard_nmf_op()). Errors are returned as values
+# "start", "step", "loss", "gather", "drop", nmf()'s (shard_nmf_op()) and
+# q-EM's (shard_qem_op()). Errors are returned as values
 # (raised, classed, on the master), naming the shard.
 shard_op <- function(id, op, seq = 0, args = list()) {
   tryCatch(shard_op_run(id, op, seq, args),
@@ -665,12 +683,13 @@ plsa_shards <- function(x, k, loss, method, q, tempering, init, nrun, stg, max_i
                 "argument", arg = "tempering", call = call)
   }
   method <- "em"
+  check_tensor_shards(x, "plsa", call)
   N <- length(x$dims)
   k <- check_whole(k, "k", min = 1, max = if (N == 2) min(x$dims) else x$nnz,
                    what = if (N == 2) "at most the smaller dimension of `x`" else "at most the number of non-zero cells of `x`",
                    call = call)
   if (x$nnz == 0) abort_input("{.arg x} has no non-zero cells.", "empty", arg = "x", call = call)
-  whole <- shard_count_data(x, "plsa", call = call)
+  whole <- shard_count_data(x, "plsa", likelihood = loss == "kl", call = call)
   first <- plsa_init(init, "plsa", x$dims, k, call = call)
   hook <- fit_hook(callback, verbose, "plsa()",
                    model = function(raw) {

@@ -648,6 +648,21 @@ BEGIN_RCPP
     return rcpp_result_gen;
 END_RCPP
 }
+// cpp_qem_shard_file
+SEXP cpp_qem_shard_file(SEXP buffer, std::string path, Rcpp::IntegerVector dims, double top, double scaled);
+RcppExport SEXP _aspectr_cpp_qem_shard_file(SEXP bufferSEXP, SEXP pathSEXP, SEXP dimsSEXP, SEXP topSEXP, SEXP scaledSEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::RNGScope rcpp_rngScope_gen;
+    Rcpp::traits::input_parameter< SEXP >::type buffer(bufferSEXP);
+    Rcpp::traits::input_parameter< std::string >::type path(pathSEXP);
+    Rcpp::traits::input_parameter< Rcpp::IntegerVector >::type dims(dimsSEXP);
+    Rcpp::traits::input_parameter< double >::type top(topSEXP);
+    Rcpp::traits::input_parameter< double >::type scaled(scaledSEXP);
+    rcpp_result_gen = Rcpp::wrap(cpp_qem_shard_file(buffer, path, dims, top, scaled));
+    return rcpp_result_gen;
+END_RCPP
+}
 // cpp_qem_shard_weights
 double cpp_qem_shard_weights(SEXP state, Rcpp::NumericVector lambda, Rcpp::List factors, double q, int threads);
 RcppExport SEXP _aspectr_cpp_qem_shard_weights(SEXP stateSEXP, SEXP lambdaSEXP, SEXP factorsSEXP, SEXP qSEXP, SEXP threadsSEXP) {
@@ -908,6 +923,7 @@ static const R_CallMethodDef CallEntries[] = {
     {"_aspectr_cpp_shard_summary", (DL_FUNC) &_aspectr_cpp_shard_summary, 3},
     {"_aspectr_cpp_shard_file_summary", (DL_FUNC) &_aspectr_cpp_shard_file_summary, 1},
     {"_aspectr_cpp_qem_shard_state", (DL_FUNC) &_aspectr_cpp_qem_shard_state, 5},
+    {"_aspectr_cpp_qem_shard_file", (DL_FUNC) &_aspectr_cpp_qem_shard_file, 5},
     {"_aspectr_cpp_qem_shard_weights", (DL_FUNC) &_aspectr_cpp_qem_shard_weights, 5},
     {"_aspectr_cpp_qem_shard_docs", (DL_FUNC) &_aspectr_cpp_qem_shard_docs, 5},
     {"_aspectr_cpp_qem_shard_norm", (DL_FUNC) &_aspectr_cpp_qem_shard_norm, 7},

@@ -153,9 +153,12 @@ Rcpp::NumericMatrix cpp_nmf_update_h(Rcpp::NumericMatrix H, Rcpp::NumericMatrix 
   arma::mat F = Rcpp::as<arma::mat>(H);
   const arma::mat Am = Rcpp::as<arma::mat>(A);
   if (method == "kl") {
+    if (static_cast<arma::uword>(sums.size()) != F.n_rows || Am.n_rows != F.n_rows || Am.n_cols != F.n_cols)
+      Rcpp::stop("internal error: statistics of the wrong size");
     const arma::vec s(sums.begin(), sums.size());
     aspectr::nmf::KLMU(aspectr::nmf::Penalty(), eps).mm_update(F, Am, F, s, l1, l2);
   } else {
+    if (Am.n_rows != F.n_rows || Am.n_cols != F.n_cols) Rcpp::stop("internal error: statistics of the wrong size");
     aspectr::nmf::frob_block(aspectr::nmf::parse_frob_method(method), F, Am,
                              Rcpp::as<arma::mat>(Rcpp::NumericMatrix(B)), l1, l2, eps, max_sweeps, threads);
   }
@@ -171,5 +174,6 @@ Rcpp::NumericMatrix cpp_nmf_gram(Rcpp::NumericMatrix F, int threads) {
 // <A, B> as the in-memory rules compute it
 // [[Rcpp::export]]
 double cpp_nmf_inner(Rcpp::NumericMatrix A, Rcpp::NumericMatrix B) {
+  if (A.nrow() != B.nrow() || A.ncol() != B.ncol()) Rcpp::stop("internal error: matrices of different sizes");
   return aspectr::nmf::inner(Rcpp::as<arma::mat>(A), Rcpp::as<arma::mat>(B));
 }

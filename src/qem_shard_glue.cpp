@@ -1,7 +1,7 @@
 // src/qem_shard_glue.cpp — plsa(loss = "tsallis") of sharded data: one
 // shard's parts of a q-EM iteration (aspectr/solvers/qem_shard.h) and the
 // master's updates of the weights and the shared modes, for R's shard
-// engine (R/shards.R). Factors in the core's layout, k x d_n; the shard's
+// engine (R/qem-shards.R). Factors in the core's layout, k x d_n; the shard's
 // own document factor first.
 #include "r_adapters.h"
 
@@ -11,8 +11,7 @@ namespace {
 // A shard's cells normalized as the whole data's (by its largest value
 // `top` and scaled total `scaled`), with the weights t of the current step
 struct QemShard {
-  Rcpp::IntegerMatrix idx;
-  Rcpp::NumericVector val;
+  Rcpp::IntegerMatrix idx;  // read in place by G (its values are G's own copy)
   aspectr::SparseTensor G;
   arma::vec t;
 };
@@ -30,6 +29,8 @@ aspectr::AspectModel shard_model(const aspectr::SparseTensor& G, const Rcpp::Num
   if (static_cast<std::size_t>(factors.size()) != G.dims.size())
     Rcpp::stop("internal error: a model of the wrong order");
   for (R_xlen_t n = 0; n < factors.size(); ++n) {
+    // (read in place: a factor that is not double would be a temporary copy)
+    if (TYPEOF(factors[n]) != REALSXP) Rcpp::stop("internal error: a factor that is not double");
     Rcpp::NumericMatrix f = factors[n];
     if (f.ncol() != static_cast<int>(G.dims[static_cast<std::size_t>(n)]) ||
         f.nrow() != static_cast<int>(M.lambda.n_elem))
@@ -47,12 +48,25 @@ SEXP cpp_qem_shard_state(Rcpp::IntegerMatrix idx, Rcpp::NumericVector val, Rcpp:
                          double top, double scaled) {
   std::unique_ptr<QemShard> s(new QemShard());
   s->idx = idx;
-  s->val = val;
-  s->G = make_tensor(s->idx, s->val, dims);
+  s->G = make_tensor(s->idx, val, dims);
   if (top > 0.0 && scaled > 0.0) {
     s->G.val /= top;
     s->G.val /= scaled;
   }
+  return Rcpp::XPtr<QemShard>(s.release(), true);
+}
+
+// A shard file read into `buffer` (kept by the store across reads), its
+// cells normalized as in cpp_qem_shard_state(); the state reads the buffer
+// in place (valid until the buffer is read again).
+// [[Rcpp::export]]
+SEXP cpp_qem_shard_file(SEXP buffer, std::string path, Rcpp::IntegerVector dims, double top, double scaled) {
+  Rcpp::XPtr<aspectr::ShardBuffer> buf(buffer);
+  aspectr::read_shard_file(path, *buf);
+  std::vector<arma::uword> want(dims.begin(), dims.end());
+  if (buf->dims != want) Rcpp::stop("its sizes differ from those shards() recorded");
+  std::unique_ptr<QemShard> s(new QemShard());
+  s->G = aspectr::shard_tensor(*buf, want, top, scaled);
   return Rcpp::XPtr<QemShard>(s.release(), true);
 }
 
@@ -96,7 +110,10 @@ Rcpp::List cpp_qem_shard_norm(SEXP state, Rcpp::NumericMatrix lg, Rcpp::NumericV
   for (R_xlen_t n = 0; n < factors.size(); ++n) V.push_back(Rcpp::as<arma::mat>(factors[n]));
   std::vector<const arma::mat*> Vp;
   for (const arma::mat& v : V) Vp.push_back(&v);
-  if (Vp.size() != s.G.dims.size()) Rcpp::stop("internal error: a model of the wrong order");
+  if (Vp.size() != s.G.dims.size() || s.t.n_elem != s.G.nnz())
+    Rcpp::stop("internal error: a model of the wrong order, or no weights");
+  for (std::size_t n = 0; n < Vp.size(); ++n)
+    if (Vp[n]->n_rows != V0.n_rows || Vp[n]->n_cols != s.G.dims[n]) Rcpp::stop("internal error: a factor of the wrong size");
   aspectr::mttkrp(s.G, Vp, 1, B, threads, s.t.memptr());
   return Rcpp::List::create(Rcpp::Named("u") = u, Rcpp::Named("tot") = as_r(tot), Rcpp::Named("V0") = V0,
                             Rcpp::Named("B") = B);
@@ -110,8 +127,11 @@ Rcpp::NumericMatrix cpp_qem_shard_mode(SEXP state, Rcpp::List V, int mode, int t
   for (R_xlen_t n = 0; n < V.size(); ++n) F.push_back(Rcpp::as<arma::mat>(V[n]));
   std::vector<const arma::mat*> Vp;
   for (const arma::mat& v : F) Vp.push_back(&v);
-  if (Vp.size() != s.G.dims.size() || mode < 1 || static_cast<std::size_t>(mode) >= Vp.size())
-    Rcpp::stop("internal error: a model of the wrong order");
+  if (Vp.size() != s.G.dims.size() || mode < 1 || static_cast<std::size_t>(mode) >= Vp.size() ||
+      s.t.n_elem != s.G.nnz())
+    Rcpp::stop("internal error: a model of the wrong order, or no weights");
+  for (std::size_t n = 0; n < Vp.size(); ++n)
+    if (Vp[n]->n_rows != Vp[0]->n_rows || Vp[n]->n_cols != s.G.dims[n]) Rcpp::stop("internal error: a factor of the wrong size");
   arma::mat B;
   aspectr::mttkrp(s.G, Vp, static_cast<std::size_t>(mode), B, threads, s.t.memptr());
   return Rcpp::wrap(B);

@@ -185,3 +185,38 @@ test_that("random splits of random data give the in-memory nmf() fit (property)"
     })
   }
 })
+
+test_that("every operation that changes a store gives the same answer when delivered twice", {
+  # A one-node cluster in this process that runs every call twice and
+  # answers with the second run, as when a mirai cluster hands a call to a
+  # worker that already had it: the fits must equal the in-memory ones.
+  registerS3method("sendData", "aspectr_twice_node", function(node, data) {
+    if (identical(data$type, "EXEC")) {
+      run <- function() tryCatch(do.call(data$data$fun, data$data$args, quote = TRUE),
+                                 error = function(e) structure(conditionMessage(e), class = "try-error"))
+      run()
+      node$box$value <- run()
+    }
+    invisible(NULL)
+  }, envir = asNamespace("parallel"))
+  registerS3method("recvData", "aspectr_twice_node", function(node) {
+    list(type = "VALUE", value = node$box$value, success = TRUE, tag = NULL)
+  }, envir = asNamespace("parallel"))
+  cl <- structure(list(structure(list(box = new.env()), class = "aspectr_twice_node")),
+                  class = c("aspectr_twice_cluster", "cluster"))
+  x <- shard_counts(30, 18, seed = 31)
+  sh <- shards(split_rows(x, c(9L, 20L)))
+  for (cs in list(c("frobenius", "hals"), c("frobenius", "mu"), c("kl", "mu"))) {
+    expect_same_nmf(quiet_nmf(sh, 3, loss = cs[1], method = cs[2], seed = 1, max_iter = 25, cluster = cl),
+                    ref_nmf(x, 3, loss = cs[1], method = cs[2], seed = 1, max_iter = 25))
+  }
+  ref <- plsa(x, 3, method = "em", seed = 2, max_iter = 10, tol = 0)
+  fit <- plsa(sh, 3, seed = 2, max_iter = 10, tol = 0, cluster = cl)
+  expect_equal(fit$factors, ref$factors, tolerance = 1e-10)
+  expect_equal(fit$objective, ref$objective, tolerance = 1e-10)
+  X <- array(stats::rpois(15 * 4 * 3, 2), c(15, 4, 3)); X[, 1, 1] <- 1
+  ref <- plsa(X, 2, loss = "tsallis", method = "em", seed = 2, max_iter = 10, tol = 0)
+  fit <- plsa(shards(split_rows(X, 7L)), 2, loss = "tsallis", seed = 2, max_iter = 10, tol = 0, cluster = cl)
+  expect_equal(fit$factors, ref$factors, tolerance = 1e-10)
+  expect_equal(fit$objective, ref$objective, tolerance = 1e-10)
+})

@@ -230,6 +230,11 @@ nmf_shard_state <- function(st, key, g, op) {
   }
   d <- if (h$keep) h$data else shard_data(h$source)
   X <- tryCatch(cpp_nmf_shard_state(d$idx, d$val, as.integer(c(d$dims[1], g$dims[2])), g$s), error = fail)
-  if (h$keep) st$shards[[key]]$nmf <- X
+  if (h$keep) {
+    # the NMF data replace the cells for the rest of the fit (its store is
+    # dropped at the end)
+    st$shards[[key]]$nmf <- X
+    st$shards[[key]]$data <- NULL
+  }
   X
 }

@@ -147,22 +147,17 @@ nmf_shard_fit <- function(eng, init, global, L1s, L2s, max_iter, tol, hook, exac
       v <- half_frob(st$C, st$D, H, HH) + pen(st, H)
     }
     it <- it + 1L
-    f <- c(f, v)
-    L <- length(f)
-    conv <- L >= 2 && tol > 0 && abs(f[L - 1] - f[L]) <= tol * max(abs(f[L - 1]), 1e-300)
-    if (!is.null(hook)) {
-      shown <- f[L]
-      model <- NULL
-      if (exact) {
-        if (kl) {
-          flush()
-          shown <- kl_value(run("nmf_eval", list(H = H)), H)
-        }
-        model <- list(W = gather(), H = H)
+    # (the KL trace is lagged: the callback's objective is the new model's)
+    r <- shard_iteration(f, v, it, tol, hook, exact, function(last) {
+      if (kl) {
+        flush()
+        last <- kl_value(run("nmf_eval", list(H = H)), H)
       }
-      if (!isTRUE(hook(it, shown, model))) { stopped <- TRUE; break }
-    }
-    if (conv) { converged <- TRUE; break }
+      list(value = last, model = list(W = gather(), H = H))
+    })
+    f <- r$f
+    if (r$status == "stopped") { stopped <- TRUE; break }
+    if (r$status == "converged") { converged <- TRUE; break }
   }
   flush()
   # the final model's objective (lagged KL), its divergence without the

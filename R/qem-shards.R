@@ -70,19 +70,12 @@ shard_qem_fit <- function(eng, init, global, max_iter, tol, hook, exact) {
     }
     colsum <- tot
     it <- it + 1L
-    f <- c(f, before)
-    L <- length(f)
-    conv <- L >= 2 && tol > 0 && abs(f[L - 1] - f[L]) <= tol * max(abs(f[L - 1]), 1e-300)
-    if (!is.null(hook)) {
-      shown <- f[L]
-      raw <- NULL
-      if (exact) {
-        shown <- tsallis()
-        raw <- list(lambda = lambda, factors = c(list(gather()), lapply(Fg, t)))
-      }
-      if (!isTRUE(hook(it, shown, raw))) { stopped <- TRUE; break }
-    }
-    if (conv) { converged <- TRUE; break }
+    r <- shard_iteration(f, before, it, tol, hook, exact, function(last) {
+      list(value = tsallis(), model = list(lambda = lambda, factors = c(list(gather()), lapply(Fg, t))))
+    })
+    f <- r$f
+    if (r$status == "stopped") { stopped <- TRUE; break }
+    if (r$status == "converged") { converged <- TRUE; break }
   }
   final <- tsallis()
   f <- c(f, final)

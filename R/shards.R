@@ -580,6 +580,23 @@ shard_engine <- function(x, cluster, threads, call) {
   eng
 }
 
+# The end of an iteration of a sharded fit, as run_solver() ends it: the
+# trace `f` extended with `value`, the stopping rule on the last two
+# values, and the callback with that value and no model, or (`exact`) with
+# the objective and model that `view()` gives. Returns the trace and
+# "stopped", "converged" or "".
+shard_iteration <- function(f, value, it, tol, hook, exact, view) {
+  f <- c(f, value)
+  L <- length(f)
+  conv <- L >= 2 && tol > 0 && abs(f[L - 1] - f[L]) <= tol * max(abs(f[L - 1]), 1e-300)
+  if (!is.null(hook)) {
+    shown <- list(value = f[L], model = NULL)
+    if (exact) shown <- view(f[L])
+    if (!isTRUE(hook(it, shown$value, shown$model))) return(list(f = f, status = "stopped"))
+  }
+  list(f = f, status = if (conv) "converged" else "")
+}
+
 # (functions of the namespace, so that sending them to a worker does not
 # send the caller's environment)
 shard_op_payload <- function(payload, id, op) shard_op(id, op, 0, payload)
@@ -617,23 +634,16 @@ shard_em_fit <- function(eng, init, global, max_iter, tol, hook, exact) {
   while (it < max_iter) {
     st <- eng$reduce(eng$run("step", list(global = glob(), colsum = colsum)), "stats")
     it <- it + 1L
-    f <- c(f, st$value)
     for (n in seq_along(Fg)) Fg[[n]] <- normalize_rows_r(st$y[[n]], Fg[[n]])
     colsum <- st$colsum
     tot <- sum(st$lam)
     if (tot > 0) lambda <- st$lam / tot
-    L <- length(f)
-    conv <- L >= 2 && tol > 0 && abs(f[L - 1] - f[L]) <= tol * max(abs(f[L - 1]), 1e-300)
-    if (!is.null(hook)) {
-      shown <- f[L]
-      model <- NULL
-      if (exact) {
-        shown <- loss()
-        model <- list(lambda = lambda, factors = c(list(gather()), lapply(Fg, t)))
-      }
-      if (!isTRUE(hook(it, shown, model))) { stopped <- TRUE; break }
-    }
-    if (conv) { converged <- TRUE; break }
+    r <- shard_iteration(f, st$value, it, tol, hook, exact, function(last) {
+      list(value = loss(), model = list(lambda = lambda, factors = c(list(gather()), lapply(Fg, t))))
+    })
+    f <- r$f
+    if (r$status == "stopped") { stopped <- TRUE; break }
+    if (r$status == "converged") { converged <- TRUE; break }
   }
   final <- loss()
   f <- c(f, final)

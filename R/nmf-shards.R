@@ -86,10 +86,7 @@ nmf_shard_fit <- function(eng, init, global, L1s, L2s, max_iter, tol, hook, exac
   }
   gather <- function() {
     flush()
-    parts <- eng$run("gather")
-    blocks <- vector("list", length(x$rows))
-    for (p in parts) blocks[p$ids] <- p$F0
-    t(do.call(cbind, blocks))
+    eng$gather()
   }
   ev <- run("nmf_eval", list(H = H))
   HH <- gram(H)

@@ -40,11 +40,9 @@ shard_qem_fit <- function(eng, init, global, max_iter, tol, hook, exact) {
     (1 - v) / (1 - q)
   }
   gather <- function() {
-    parts <- eng$run("gather", list(colsum = colsum))
+    F0 <- eng$gather(colsum)
     colsum <<- NULL
-    blocks <- vector("list", length(x$rows))
-    for (p in parts) blocks[p$ids] <- p$F0
-    t(do.call(cbind, blocks))
+    F0
   }
   while (it < max_iter) {
     entering <- model(lambda, Fg)

@@ -577,6 +577,15 @@ shard_engine <- function(x, cluster, threads, call) {
     invisible()
   }
   eng$reduce <- function(res, what) Reduce(shard_add, lapply(res, function(a) a[[what]]))
+  # the documents' factor (rows x k) from every shard's (normalized first
+  # by `colsum`, see shard_normalize()), placed by the shards' numbers,
+  # whatever order the workers answer in
+  eng$gather <- function(colsum = NULL) {
+    parts <- eng$run("gather", list(colsum = colsum))
+    blocks <- vector("list", length(x$rows))
+    for (p in parts) blocks[p$ids] <- p$F0
+    t(do.call(cbind, blocks))
+  }
   eng
 }
 
@@ -624,12 +633,9 @@ shard_em_fit <- function(eng, init, global, max_iter, tol, hook, exact) {
     v
   }
   gather <- function() {
-    parts <- eng$run("gather", list(colsum = colsum))
+    F0 <- eng$gather(colsum)
     colsum <<- NULL
-    # placed by the shards' numbers, whatever order the workers answer in
-    blocks <- vector("list", length(x$rows))
-    for (p in parts) blocks[p$ids] <- p$F0
-    t(do.call(cbind, blocks))
+    F0
   }
   while (it < max_iter) {
     st <- eng$reduce(eng$run("step", list(global = glob(), colsum = colsum)), "stats")

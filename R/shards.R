@@ -248,7 +248,8 @@ new_shards <- function(sources, meta) {
   dims_shared <- apply(shared, 2, max)
   for (i in seq_along(meta)) {
     if (!tns[i] && !identical(as.numeric(shared[i, ]), as.numeric(dims_shared))) {
-      abort_input("Every shard in {.arg x} must have the same columns (and further modes): {sources[[i]]$label} is {paste(meta[[i]]$dims, collapse = ' x ')}, {sources[[which.max(rowSums(shared))]]$label} has {paste(dims_shared, collapse = ' x ')} after its rows.",
+      what <- if (N == 2) "columns" else "columns and further modes"
+      abort_input("Every shard in {.arg x} must have the same columns (and further modes): {sources[[i]]$label} has {paste(shared[i, ], collapse = ' x ')} {what} ({paste(meta[[i]]$dims, collapse = ' x ')} in all), {sources[[which.max(rowSums(shared))]]$label} has {paste(dims_shared, collapse = ' x ')}.",
                   "value", arg = "x", call = rlang::caller_env())
     }
   }

@@ -47,7 +47,10 @@ test_that("shards() describes its shards without keeping their data", {
 test_that("shards() refuses what cannot be one data set, naming the shard", {
   x <- shard_counts()
   expect_error(shards(list(x[1:10, ], x[11:40, 1:20])), class = "aspectr_error_input_value",
-               regexp = "same columns")
+               regexp = "same columns.*shard 2 has 20 columns \\(30 x 20 in all\\), shard 1 has 25")
+  X <- array(1, c(6, 3, 2))
+  expect_error(shards(list(X[1:3, , , drop = FALSE], X[4:6, 1:2, , drop = FALSE])), class = "aspectr_error_input_value",
+               regexp = "shard 2 has 2 x 2 columns and further modes \\(3 x 2 x 2 in all\\), shard 1 has 3 x 2")
   y <- x[11:40, ]
   colnames(y)[3] <- "other"
   expect_error(shards(list(x[1:10, ], y)), class = "aspectr_error_input_value", regexp = "names of mode 2")

@@ -52,33 +52,16 @@ check_tensor_shards <- function(x, fitter, call = rlang::caller_env()) {
   invisible(x)
 }
 
-#' @rdname lca
-#' @export
-lca.aspectr_shards <- function(data, k, nrun = 10, max_iter = 1000, tol = 1e-8, seed = NULL,
-                               threads = NULL, na.rm = FALSE, verbose = FALSE, short_iter = NULL,
-                               short_keep = 1, callback = NULL, init = "random", se = TRUE, method = NULL, ...) {
-  call <- match.call()
-  check_dots_empty(...)
-  se <- check_flag(se, "se")
-  na.rm <- check_flag(na.rm, "na.rm")
-  short_keep <- check_whole(short_keep, "short_keep", min = 1)
-  if (!isTRUE(data$frames)) {
-    abort_input("{.arg data} must be shards of data frames for {.fn lca}, not of matrices or tensors.",
-                "type", arg = "data")
-  }
-  prep <- lca_shards_prepare(data, na.rm)
-  fit <- lca_run(prep, call, k, nrun, max_iter, tol, seed, threads, verbose, short_iter, short_keep, callback,
-                 init, se, method)
-  fit$shards <- length(data$sources)
-  fit
-}
-
 # lca_prepare() of the data frames of shards, one at a time: each shard's
 # patterns with their levels, then the levels of the whole (a factor's
 # levels that occur anywhere, in its order; the union of numbers, sorted;
 # otherwise factor()'s sorted union) and the patterns merged in the whole
 # data's order.
 lca_shards_prepare <- function(x, na.rm, call = rlang::caller_env()) {
+  if (!isTRUE(x$frames)) {
+    abort_input("{.arg data} must be shards of data frames for {.fn lca}, not of matrices or tensors.",
+                "type", arg = "data", call = call)
+  }
   meta <- x$meta[[1]]
   vars <- meta$names
   if (is.null(vars) || anyDuplicated(vars) || any(!nzchar(vars))) vars <- paste0("V", seq_along(meta$kinds))

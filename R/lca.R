@@ -179,9 +179,12 @@ lca.default <- function(data, k, nrun = 10, max_iter = 1000, tol = 1e-8, seed = 
   check_required(data, "a data frame of categorical variables")
   na.rm <- check_flag(na.rm, "na.rm")
   short_keep <- check_whole(short_keep, "short_keep", min = 1)
-  prep <- lca_prepare(data, na.rm)
-  lca_run(prep, call, k, nrun, max_iter, tol, seed, threads, verbose, short_iter, short_keep, callback,
-          init, se, method)
+  sharded <- inherits(data, "aspectr_shards")
+  prep <- if (sharded) lca_shards_prepare(data, na.rm) else lca_prepare(data, na.rm)
+  fit <- lca_run(prep, call, k, nrun, max_iter, tol, seed, threads, verbose, short_iter, short_keep, callback,
+                 init, se, method)
+  if (sharded) fit$shards <- length(data$sources)
+  fit
 }
 
 # lca() of prepared data (lca_prepare() or lca_shards_prepare())

@@ -376,23 +376,17 @@ shard_op_run <- function(id, op, seq, args) {
   }
   # a step delivered twice: the first answer (the step is not idempotent)
   if (op %in% shard_steps && identical(seq, st$seq)) return(st$reply)
-  if (startsWith(op, "nmf_")) {
-    out <- shard_nmf_op(st, held, op, args)
+  # the answer, kept for a second delivery of a step
+  answer <- function(out) {
     if (op %in% shard_steps) {
       st$seq <- seq
       st$reply <- out
     }
-    return(out)
+    out
   }
+  if (startsWith(op, "nmf_")) return(answer(shard_nmf_op(st, held, op, args)))
   shard_normalize(st, args$colsum)
-  if (startsWith(op, "qem_")) {
-    out <- shard_qem_op(st, held, op, args)
-    if (op %in% shard_steps) {
-      st$seq <- seq
-      st$reply <- out
-    }
-    return(out)
-  }
+  if (startsWith(op, "qem_")) return(answer(shard_qem_op(st, held, op, args)))
   if (op == "gather") {
     return(list(ids = held, F0 = lapply(st$shards, function(h) h$F0)))
   }
@@ -449,12 +443,8 @@ shard_op_run <- function(id, op, seq, args) {
                  merit = r$merit, glogg = r$glogg)
     out$stats <- if (is.null(out$stats)) part else shard_add(out$stats, part)
   }
-  if (op == "step") {
-    out$stats <- c(list(y = acc), out$stats)
-    st$seq <- seq
-    st$reply <- out
-  }
-  out
+  if (op == "step") out$stats <- c(list(y = acc), out$stats)
+  answer(out)
 }
 
 # the document factors (k x rows, the core's layout) from the last E-step's

@@ -10,7 +10,10 @@ matrix_like_classes <- "a matrix, a Matrix sparse matrix, a slam/tm simple_tripl
 #' internal form: a list with `idx` (an N x nnz integer matrix of 0-based
 #' indices of the non-zero cells, sorted by the first index), `val` (their
 #' positive values), `dims` (integer), `dimnames` (a list of N character
-#' vectors or `NULL`s) and `total` (`sum(val)`). Methods exist for base
+#' vectors or `NULL`s) and `total` (`sum(val)`); for a `dgCMatrix` without
+#' stored zeros also `csc`, its slots `i`, `p` and `x` (shared with the
+#' input, not copied), which coordinate descent reads as its grouping of
+#' the cells by column. Methods exist for base
 #' matrices, arrays and tables, every `Matrix` class (sparse input stays
 #' sparse; a `quanteda::dfm` is one), `slam::simple_triplet_matrix` (and so
 #' `tm`'s document-term matrices), the package's sparse tensors, and data
@@ -81,6 +84,7 @@ as_aspect_data.TermDocumentMatrix <- function(x, arg = "x", call = rlang::caller
 #' @export
 as_aspect_data.Matrix <- function(x, arg = "x", call = rlang::caller_env(), ...) {
   if (length(dim(x)) != 2) abort_input("{.arg {arg}} must be a 2-way matrix, not {describe(x)}.", "type", arg = arg, call = call)
+  given_csc <- methods::is(x, "dgCMatrix")
   x <- methods::as(methods::as(methods::as(x, "dMatrix"), "generalMatrix"), "CsparseMatrix")
   dims <- dim(x)
   # the checks and the triplets ordered by row in one C++ pass over the
@@ -93,8 +97,13 @@ as_aspect_data.Matrix <- function(x, arg = "x", call = rlang::caller_env(), ...)
   }
   dn <- dimnames(x)
   if (!is.null(dn)) dn <- lapply(dn, function(d) if (is.null(d)) NULL else as.character(d))
-  list(idx = tr$idx, val = tr$val, dims = as.integer(dims),
-       dimnames = if (is.null(dn)) list(NULL, NULL) else unname(dn), total = tr$total)
+  out <- list(idx = tr$idx, val = tr$val, dims = as.integer(dims),
+              dimnames = if (is.null(dn)) list(NULL, NULL) else unname(dn), total = tr$total)
+  # the caller's own compressed columns (no copy: R shares the slots), which
+  # coordinate descent reads as its grouping by column; not kept for a
+  # converted matrix, whose slots would be a second copy of the data
+  if (given_csc && length(tr$val) == length(x@x)) out$csc <- list(i = x@i, p = x@p, x = x@x)
+  out
 }
 
 #' @rdname as_aspect_data

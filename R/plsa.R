@@ -256,7 +256,7 @@ plsa <- function(x, k, loss = c("kl", "tsallis", "l2"), method = NULL, q = 0.5, 
     fit_one <- function(init, iters) {
       res <- cpp_plsa_fit(data$idx, data$val, data$dims, init$lambda, init$factors,
                           loss, q, tempering, iters, tol, threads, verbose, !normalize,
-                          hook, !is.null(callback), method, init$squarem_bound %||% 1)
+                          hook, !is.null(callback), method, init$squarem_bound %||% 1, data$csc)
       if (loss == "l2") {
         # one half of the squared error, as every Frobenius objective
         res$objective <- 0.5 * res$objective

@@ -336,8 +336,8 @@ BEGIN_RCPP
 END_RCPP
 }
 // cpp_plsa_fit
-Rcpp::List cpp_plsa_fit(Rcpp::IntegerMatrix idx, Rcpp::NumericVector val, Rcpp::IntegerVector dims, Rcpp::NumericVector lambda, Rcpp::List factors, std::string loss, double q, double tempering, int max_iter, double tol, int threads, bool verbose, bool free_weights, SEXP hook, bool want_model, std::string method, double squarem_bound);
-RcppExport SEXP _aspectr_cpp_plsa_fit(SEXP idxSEXP, SEXP valSEXP, SEXP dimsSEXP, SEXP lambdaSEXP, SEXP factorsSEXP, SEXP lossSEXP, SEXP qSEXP, SEXP temperingSEXP, SEXP max_iterSEXP, SEXP tolSEXP, SEXP threadsSEXP, SEXP verboseSEXP, SEXP free_weightsSEXP, SEXP hookSEXP, SEXP want_modelSEXP, SEXP methodSEXP, SEXP squarem_boundSEXP) {
+Rcpp::List cpp_plsa_fit(Rcpp::IntegerMatrix idx, Rcpp::NumericVector val, Rcpp::IntegerVector dims, Rcpp::NumericVector lambda, Rcpp::List factors, std::string loss, double q, double tempering, int max_iter, double tol, int threads, bool verbose, bool free_weights, SEXP hook, bool want_model, std::string method, double squarem_bound, SEXP csc);
+RcppExport SEXP _aspectr_cpp_plsa_fit(SEXP idxSEXP, SEXP valSEXP, SEXP dimsSEXP, SEXP lambdaSEXP, SEXP factorsSEXP, SEXP lossSEXP, SEXP qSEXP, SEXP temperingSEXP, SEXP max_iterSEXP, SEXP tolSEXP, SEXP threadsSEXP, SEXP verboseSEXP, SEXP free_weightsSEXP, SEXP hookSEXP, SEXP want_modelSEXP, SEXP methodSEXP, SEXP squarem_boundSEXP, SEXP cscSEXP) {
 BEGIN_RCPP
     Rcpp::RObject rcpp_result_gen;
     Rcpp::RNGScope rcpp_rngScope_gen;
@@ -358,7 +358,8 @@ BEGIN_RCPP
     Rcpp::traits::input_parameter< bool >::type want_model(want_modelSEXP);
     Rcpp::traits::input_parameter< std::string >::type method(methodSEXP);
     Rcpp::traits::input_parameter< double >::type squarem_bound(squarem_boundSEXP);
-    rcpp_result_gen = Rcpp::wrap(cpp_plsa_fit(idx, val, dims, lambda, factors, loss, q, tempering, max_iter, tol, threads, verbose, free_weights, hook, want_model, method, squarem_bound));
+    Rcpp::traits::input_parameter< SEXP >::type csc(cscSEXP);
+    rcpp_result_gen = Rcpp::wrap(cpp_plsa_fit(idx, val, dims, lambda, factors, loss, q, tempering, max_iter, tol, threads, verbose, free_weights, hook, want_model, method, squarem_bound, csc));
     return rcpp_result_gen;
 END_RCPP
 }
@@ -905,7 +906,7 @@ static const R_CallMethodDef CallEntries[] = {
     {"_aspectr_cpp_nmf_update_h", (DL_FUNC) &_aspectr_cpp_nmf_update_h, 10},
     {"_aspectr_cpp_nmf_gram", (DL_FUNC) &_aspectr_cpp_nmf_gram, 2},
     {"_aspectr_cpp_nmf_inner", (DL_FUNC) &_aspectr_cpp_nmf_inner, 2},
-    {"_aspectr_cpp_plsa_fit", (DL_FUNC) &_aspectr_cpp_plsa_fit, 17},
+    {"_aspectr_cpp_plsa_fit", (DL_FUNC) &_aspectr_cpp_plsa_fit, 18},
     {"_aspectr_cpp_em_shard", (DL_FUNC) &_aspectr_cpp_em_shard, 13},
     {"_aspectr_cpp_em_shard_state", (DL_FUNC) &_aspectr_cpp_em_shard_state, 8},
     {"_aspectr_cpp_em_shard_run", (DL_FUNC) &_aspectr_cpp_em_shard_run, 6},

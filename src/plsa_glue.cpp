@@ -13,7 +13,7 @@ Rcpp::List cpp_plsa_fit(Rcpp::IntegerMatrix idx, Rcpp::NumericVector val,
                         double tempering, int max_iter, double tol, int threads,
                         bool verbose, bool free_weights = false, SEXP hook = R_NilValue,
                         bool want_model = false, std::string method = "em",
-                        double squarem_bound = 1.0) {
+                        double squarem_bound = 1.0, SEXP csc = R_NilValue) {
   const AspectInput in(idx, val, dims);
   const aspectr::SparseTensor& G = in.G;
   if (loss != "kl" && G.has_missing())
@@ -30,6 +30,22 @@ Rcpp::List cpp_plsa_fit(Rcpp::IntegerMatrix idx, Rcpp::NumericVector val,
       if (method == "cd") {
         if (tempering != 1.0) Rcpp::stop("internal error: coordinate descent has no tempering");
         aspectr::KLCDRule rule(&in.counts, in.total);
+        // a matrix's compressed columns (the dgCMatrix slots i, p, x) as
+        // the caller holds them: its grouping by column without a copy
+        if (!Rf_isNull(csc)) {
+          const Rcpp::List cl(csc);
+          const Rcpp::IntegerVector ci = cl["i"], cp = cl["p"];
+          const Rcpp::NumericVector cx = cl["x"];
+          if (ci.size() == cx.size() && cp.size() >= 1) {
+            aspectr::CscView v;
+            v.i = ci.begin();
+            v.p = cp.begin();
+            v.x = cx.begin();
+            v.ncol = static_cast<std::size_t>(cp.size() - 1);
+            v.nnz = static_cast<std::size_t>(cx.size());
+            rule.use_csc(v);
+          }
+        }
         tr = aspectr::run_solver(rule, G, M, ctl, cb);
       } else if (method == "squarem") {
         aspectr::EMRule em(tempering, &in.counts, in.total);
@@ -229,9 +245,9 @@ Rcpp::List cpp_read_shard_file(std::string path) {
 double cpp_loss(Rcpp::IntegerMatrix idx, Rcpp::NumericVector val, Rcpp::IntegerVector dims,
                 Rcpp::NumericVector lambda, Rcpp::List factors, std::string loss,
                 double q, int threads) {
-  const aspectr::SparseTensor G = make_tensor(idx, val, dims).normalized();
+  const AspectInput in(idx, val, dims);
   const aspectr::AspectModel M = make_model(lambda, factors);
-  return aspectr::evaluate_loss(parse_loss(loss), q, G, M, threads);
+  return aspectr::evaluate_loss(parse_loss(loss), q, in.G, M, threads);
 }
 
 // Fold-in of documents given in compressed-row form (0-based term indices).

@@ -12,9 +12,11 @@
 namespace aspectr_r {
 
 // idx: N x nnz integer matrix of 0-based indices; val: nnz values.
+// The values are copied (the tensor may change them), or with `copy =
+// false` viewed in place (R's memory: the tensor must not change them).
 inline aspectr::SparseTensor make_tensor(const Rcpp::IntegerMatrix& idx,
                                          const Rcpp::NumericVector& val,
-                                         const Rcpp::IntegerVector& dims) {
+                                         const Rcpp::IntegerVector& dims, bool copy = true) {
   aspectr::SparseTensor t;
   const std::size_t N = dims.size(), nnz = val.size();
   if (static_cast<std::size_t>(idx.nrow()) != N || static_cast<std::size_t>(idx.ncol()) != nnz)
@@ -29,7 +31,8 @@ inline aspectr::SparseTensor make_tensor(const Rcpp::IntegerMatrix& idx,
   // (validate() refuses any other negative index, which becomes too large)
   static_assert(sizeof(aspectr::index_t) == sizeof(int), "index_t must have the size of R's int");
   t.view = reinterpret_cast<const aspectr::index_t*>(idx.begin());
-  t.val = arma::vec(const_cast<double*>(val.begin()), nnz, true);
+  t.val = copy ? arma::vec(const_cast<double*>(val.begin()), nnz, true)
+              : arma::vec(const_cast<double*>(val.begin()), nnz, false, true);
   t.validate();
   return t;
 }
@@ -41,14 +44,23 @@ inline arma::vec r_vector_view(const Rcpp::NumericVector& v) {
 }
 
 // The data of an aspect-model fit, all read in place: G, the tensor with
-// its values normalized to sum 1 (indices borrowed from R's matrix), and
-// the raw counts (R's vector) with their total, which the rules use for
-// cheap logs. Valid during the call that received the R objects.
+// its values normalized to sum 1 by its scales (indices and values
+// borrowed from R's matrix and vector), and the raw counts (the same R
+// vector) with their total, which the rules use for cheap logs. Valid
+// during the call that received the R objects. (Values whose largest is
+// below the normal range, where 1 / max overflows, are copied and
+// normalized instead.)
 struct AspectInput {
   AspectInput(const Rcpp::IntegerMatrix& idx, const Rcpp::NumericVector& val,
               const Rcpp::IntegerVector& dims)
-      : counts(r_vector_view(val)), total(arma::accu(counts)), G(make_tensor(idx, val, dims)) {
-    G.normalize();
+      : counts(r_vector_view(val)), total(arma::accu(counts)), G(normalized_view(idx, val, dims)) {}
+  static aspectr::SparseTensor normalized_view(const Rcpp::IntegerMatrix& idx, const Rcpp::NumericVector& val,
+                                               const Rcpp::IntegerVector& dims) {
+    aspectr::SparseTensor t = make_tensor(idx, val, dims, false);
+    if (t.normalize_scales()) return t;
+    aspectr::SparseTensor c = make_tensor(idx, val, dims, true);
+    c.normalize();
+    return c;
   }
   const arma::vec counts;
   const double total;

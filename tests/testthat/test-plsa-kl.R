@@ -55,6 +55,47 @@ test_that("all input classes give the same fit as a dense matrix", {
   same(plsa(slam::as.simple_triplet_matrix(x), 3, seed = 5, max_iter = 50, threads = 1))
 })
 
+test_that("a dgCMatrix is fitted in place, with the numbers of a copy", {
+  # the fit reads the counts in place and normalizes by scales, and
+  # coordinate descent groups the cells by column in the dgCMatrix's own
+  # slots: the same arithmetic as the copies a dgTMatrix (or a dgCMatrix
+  # with an explicit zero) is fitted from
+  set.seed(11)
+  X <- Matrix::rsparsematrix(60, 40, 0.15, rand.x = function(n) stats::rpois(n, 3) + 1)
+  d <- aspectr:::as_aspect_data(X)
+  expect_identical(d$csc$i, X@i)
+  expect_identical(d$csc$x, X@x)
+  expect_null(aspectr:::as_aspect_data(methods::as(X, "TsparseMatrix"))$csc)
+  Z <- X
+  Z@x[3] <- 0  # an explicit zero: the slots are not the data's cells
+  expect_null(aspectr:::as_aspect_data(Z)$csc)
+  for (m in c("cd", "em", "squarem")) {
+    a <- plsa(X, 3, method = m, seed = 2, max_iter = 40, threads = 1)
+    b <- plsa(methods::as(X, "TsparseMatrix"), 3, method = m, seed = 2, max_iter = 40, threads = 1)
+    expect_identical(a$factors, b$factors)
+    expect_identical(a$objective, b$objective)
+  }
+  a <- plsa(Z, 3, seed = 2, max_iter = 40, threads = 1)
+  b <- plsa(Matrix::drop0(Z), 3, seed = 2, max_iter = 40, threads = 1)
+  expect_equal(a$factors, b$factors, tolerance = 1e-13)
+  expect_equal(a$objective, b$objective, tolerance = 1e-13)
+  # the input is not changed by the fit
+  X0 <- X@x + 0
+  invisible(plsa(X, 3, seed = 2, max_iter = 5))
+  expect_identical(X@x, X0)
+})
+
+test_that("values below the normal range are normalized without overflow", {
+  # 1 / max(x) overflows for x below 2^-1022: the fit copies and divides
+  x <- tiny_counts(4)
+  for (m in c("cd", "em")) {
+    tiny <- suppressWarnings(plsa(x * 2^-1060, 2, method = m, seed = 3, max_iter = 60, threads = 1))
+    ref_m <- plsa(x, 2, method = m, seed = 3, max_iter = 60, threads = 1)
+    expect_equal(tiny$factors, ref_m$factors, tolerance = 1e-10)
+    expect_equal(tiny$objective, ref_m$objective, tolerance = 1e-10)
+  }
+})
+
 test_that("dimnames flow to the results", {
   x <- tiny_counts()
   fit <- plsa(x, 2, seed = 1, max_iter = 20)

@@ -12,6 +12,7 @@
 #define ASPECTR_DATA_H
 
 #include <armadillo>
+#include <cmath>
 #include <cstdint>
 #include <stdexcept>
 #include <string>
@@ -34,14 +35,34 @@ struct SparseTensor {
   // R's index matrix, saving a copy of the data's size)
   std::vector<index_t> idx;
   const index_t* view = nullptr;
-  arma::vec val;                  // nnz values, all > 0
+  arma::vec val;                  // nnz stored values, all > 0
+  // The data's values are the stored ones times inv_top times inv_sum
+  // (value(s)): both 1 for data held as they are; normalize_scales() sets
+  // them to normalize without a copy, so that a fit can work on the
+  // caller's raw counts in place (val may be a view of them).
+  double inv_top = 1.0, inv_sum = 1.0;
 
   std::size_t order() const { return dims.size(); }
   std::size_t nnz() const { return val.n_elem; }
   const index_t* indices() const { return view != nullptr ? view : idx.data(); }
   std::size_t index_count() const { return view != nullptr ? dims.size() * val.n_elem : idx.size(); }
   const index_t* at(std::size_t s) const { return indices() + s * dims.size(); }
-  double total() const { return arma::accu(val); }
+  // the value of cell s (stored value times the scales; exact when unscaled)
+  double value(std::size_t s) const { return val[s] * inv_top * inv_sum; }
+  bool scaled() const { return inv_top != 1.0 || inv_sum != 1.0; }
+  double total() const {
+    if (!scaled()) return arma::accu(val);
+    double t = 0.0;
+    for (std::size_t s = 0; s < val.n_elem; ++s) t += value(s);
+    return t;
+  }
+  // sum of the squared values
+  double sum_sq() const {
+    if (!scaled()) return arma::dot(val, val);
+    double t = 0.0;
+    for (std::size_t s = 0; s < val.n_elem; ++s) { const double g = value(s); t += g * g; }
+    return t;
+  }
 
   // Checks the invariants; throws std::invalid_argument when broken.
   void validate() const {
@@ -77,9 +98,26 @@ struct SparseTensor {
     g.normalize();
     return g;
   }
+  // The values normalized to unit sum as normalize() does, by the scales
+  // alone (the stored values, possibly the caller's memory, untouched).
+  // False, with nothing changed, when 1 / max is not finite (a largest
+  // value below the normal range): normalize() a copy then.
+  bool normalize_scales() {
+    inv_top = inv_sum = 1.0;
+    if (val.n_elem == 0) return true;
+    const double top = val.max();
+    if (!(top > 0.0)) return true;
+    if (!std::isfinite(1.0 / top)) return false;
+    inv_top = 1.0 / top;
+    double tot = 0.0;
+    for (std::size_t s = 0; s < val.n_elem; ++s) tot += val[s] * inv_top;
+    if (tot > 0) inv_sum = 1.0 / tot;
+    return true;
+  }
   // The values divided by their total (by way of their maximum: the total
   // may overflow), in place.
   void normalize() {
+    if (scaled()) throw std::logic_error("normalize() of a tensor with scales");
     if (val.n_elem == 0) return;
     const double top = val.max();
     if (!(top > 0.0)) return;

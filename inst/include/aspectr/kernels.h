@@ -52,7 +52,7 @@ inline void mttkrp(const SparseTensor& X, const std::vector<const arma::mat*>& F
     for (std::size_t s = b; s < e; ++s) {
       const index_t* ix = X.at(s);
       if (ix[mode] == kMissing) continue;
-      const double w = weights ? weights[s] : X.val[s];
+      const double w = weights ? weights[s] : X.value(s);
       for (arma::uword r = 0; r < k; ++r) prod[r] = w;
       for (std::size_t m = 0; m < N; ++m) {
         if (m == mode || ix[m] == kMissing) continue;

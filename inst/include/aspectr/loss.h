@@ -36,7 +36,7 @@ inline double cell_sum(Loss loss, double q, const SparseTensor& G, const AspectM
   parallel_chunks(nnz, T, [&](int tid, std::size_t b, std::size_t e) {
     double acc = 0.0;
     for (std::size_t s = b; s < e; ++s) {
-      const double g = G.val[s];
+      const double g = G.value(s);
       const double p = std::max(M.cell(G.at(s)), kTiny);
       if (loss == Loss::KL) acc += g * std::log(g / p);
       else acc += g * std::pow(p / g, 1.0 - q);
@@ -57,7 +57,7 @@ inline double evaluate_loss(Loss loss, double q, const SparseTensor& G,
     parallel_chunks(nnz, T, [&](int tid, std::size_t b, std::size_t e) {
       double acc = 0.0;
       for (std::size_t s = b; s < e; ++s) {
-        const double g = G.val[s];
+        const double g = G.value(s);
         acc += g * g - 2.0 * g * M.cell(G.at(s));
       }
       part[tid] = acc;

@@ -41,6 +41,17 @@
 
 namespace aspectr {
 
+// A matrix's cells in compressed-column form: per column j, the cells
+// csc_p[j]..csc_p[j+1] with 0-based rows i (increasing) and stored values
+// x. When the caller holds the data so too (R's dgCMatrix), coordinate
+// descent reads its grouping by column there instead of building a copy.
+struct CscView {
+  const int* p = nullptr;
+  const int* i = nullptr;
+  const double* x = nullptr;
+  std::size_t ncol = 0, nnz = 0;
+};
+
 class KLCDRule {
  public:
   // counts: the raw data values (G = counts / total), whose whole values make
@@ -49,6 +60,10 @@ class KLCDRule {
                     int newton = 1)
       : counts_(counts), total_(total), sweeps_(sweeps), newton_(newton), em_(1.0, counts, total) {}
   static constexpr bool kLagged = false;
+
+  // The data's columns as the caller holds them (before bind(); used when
+  // they match G: see csc_matches()).
+  void use_csc(const CscView& v) { csc_ = v; }
 
   void bind(const SparseTensor& G) { prepare(G); }
 
@@ -64,8 +79,10 @@ class KLCDRule {
     const std::size_t N = M.order();
     const arma::uword k = M.rank();
     // the Newton steps work on G (so that a rescaled x gives the same
-    // arithmetic); the counts only make the logs of the trace cheap
-    const double* cnt = use_counts_ ? cv_.data() : nullptr;  // the last mode's order
+    // arithmetic); the counts (the stored values, then) only make the logs
+    // of the trace cheap
+    const bool scaled = G.scaled();
+    const double ga = G.inv_top, gsc = G.inv_sum;
     const arma::vec ones(k, arma::fill::ones);
     // the entering model, kept to undo a step that rounding made worse
     const bool guard = std::isfinite(prev);
@@ -77,10 +94,14 @@ class KLCDRule {
       // a_n = lambda_r U_n(:, r), k x d (one contiguous row problem per index)
       arma::mat A = M.F[n];
       A.each_col() %= M.lambda;
-      const std::vector<std::size_t>& ptr = ptr_[n];
-      const index_t* oth = oth_[n].data();
-      const double* gv = gv_[n].data();
-      const std::size_t maxnz = maxnz_[n];
+      const Group& grp = grp_[n];
+      const std::vector<std::size_t>& ptr = grp.ptr;
+      const index_t* oth = grp.oth;
+      const std::size_t stride = grp.stride;
+      const std::size_t* off = grp.off.data();
+      const double* gv = grp.val;
+      const double* cnt = use_counts_ ? gv : nullptr;
+      const std::size_t maxnz = grp.maxnz;
       const bool last = n + 1 == N;
       std::vector<double> logs(last ? d : 0, 0.0);
       const int Tn = effective_threads(threads, G.nnz() * k / 8);
@@ -88,18 +109,23 @@ class KLCDRule {
       for (std::size_t m = 0; m < N; ++m) if (m != n) others.push_back(&M.F[m]);
       const std::size_t No = others.size();
       nmf::dense::parallel_blocks(d, Tn, 4, [&](std::size_t b, std::size_t e) {
-        std::vector<double> v(maxnz), gb(maxnz * k);
+        std::vector<double> v(maxnz), gb(maxnz * k), xs(scaled ? maxnz : 0);
         for (std::size_t i = b; i < e; ++i) {
           const std::size_t p0 = ptr[i], nz = ptr[i + 1] - p0;
           const double* xb = gv + p0;
+          if (scaled) {  // the values of G from the stored ones
+            for (std::size_t t = 0; t < nz; ++t) xs[t] = xb[t] * ga * gsc;
+            xb = xs.data();
+          }
           // G (nz x k, column-major): the other modes' product at each cell
-          // (their indices stored contiguously in this mode's cell order)
+          // (cell t's other indices at oth[t * stride + off[j]], in this
+          // mode's cell order)
           for (std::size_t t = 0; t < nz; ++t) {
-            const index_t* ix = oth + (p0 + t) * No;
-            const double* f = others[0]->colptr(ix[0]);
+            const index_t* ix = oth + (p0 + t) * stride;
+            const double* f = others[0]->colptr(ix[off[0]]);
             for (arma::uword r = 0; r < k; ++r) gb[t + r * nz] = f[r];
             for (std::size_t m = 1; m < No; ++m) {
-              const double* fm = others[m]->colptr(ix[m]);
+              const double* fm = others[m]->colptr(ix[off[m]]);
               for (arma::uword r = 0; r < k; ++r) gb[t + r * nz] *= fm[r];
             }
           }
@@ -131,7 +157,7 @@ class KLCDRule {
     }
     // P = m / T with m the model of G: D(G || P) = sum g log g - sum g log m
     // + log T, where sum g log m = (1/S) sum c log m with counts c
-    double value = glogg_ - (cnt ? xlogv / total_ : xlogv) + std::log(T);
+    double value = glogg_ - (use_counts_ ? xlogv / total_ : xlogv) + std::log(T);
     // The iteration cannot increase the divergence, but at an exact fit the
     // divergence is 0 up to the rounding of its terms (each of size log nnz),
     // and the Newton steps jitter there: keep the entering model then.
@@ -153,41 +179,74 @@ class KLCDRule {
       throw std::invalid_argument("coordinate descent needs fully observed cells (use EM)");
     em_.bind(G);  // for loss(), which may then serve several models at once
     const std::size_t N = G.order(), nnz = G.nnz();
-    ptr_.assign(N, {});
-    maxnz_.assign(N, 0);
-    oth_.assign(N, {});
-    gv_.assign(N, {});
-    std::vector<std::size_t> ord(nnz);
+    const index_t* ix0 = G.indices();
+    grp_.assign(N, Group());
     for (std::size_t n = 0; n < N; ++n) {  // cells grouped by their index in mode n
-      std::vector<std::size_t>& p = ptr_[n];
+      Group& g = grp_[n];
+      std::vector<std::size_t>& p = g.ptr;
       p.assign(G.dims[n] + 1, 0);
-      for (std::size_t s = 0; s < nnz; ++s) ++p[G.at(s)[n] + 1];
+      bool sorted = true;
+      for (std::size_t s = 0; s < nnz; ++s) {
+        const index_t i = ix0[s * N + n];
+        ++p[i + 1];
+        sorted = sorted && (s == 0 || i >= ix0[(s - 1) * N + n]);
+      }
       for (std::size_t i = 0; i < G.dims[n]; ++i) {
-        maxnz_[n] = std::max<std::size_t>(maxnz_[n], p[i + 1]);
+        g.maxnz = std::max<std::size_t>(g.maxnz, p[i + 1]);
         p[i + 1] += p[i];
       }
-      std::vector<std::size_t> next(p.begin(), p.end() - 1);
-      for (std::size_t s = 0; s < nnz; ++s) ord[next[G.at(s)[n]]++] = s;
-      // in that order: the other modes' indices and the values
-      oth_[n].resize(nnz * (N - 1));
-      gv_[n].resize(nnz);
-      for (std::size_t t = 0; t < nnz; ++t) {
-        const index_t* ix = G.at(ord[t]);
-        index_t* o = oth_[n].data() + t * (N - 1);
-        for (std::size_t m = 0, j = 0; m < N; ++m) if (m != n) o[j++] = ix[m];
-        gv_[n][t] = G.val[ord[t]];
-      }
-      if (n + 1 == N && counts_ != nullptr) {
-        cv_.resize(nnz);
-        for (std::size_t t = 0; t < nnz; ++t) cv_[t] = (*counts_)[ord[t]];
+      g.off.clear();
+      if (sorted) {  // the data's own order: read in place
+        g.oth = ix0;
+        g.stride = N;
+        for (std::size_t m = 0; m < N; ++m) if (m != n) g.off.push_back(m);
+        g.val = G.val.memptr();
+      } else if (N == 2 && n == 1 && csc_matches(G)) {  // the caller's columns
+        g.oth = reinterpret_cast<const index_t*>(csc_.i);
+        g.stride = 1;
+        g.off.push_back(0);
+        g.val = csc_.x;
+      } else {  // a copy in this order: the other modes' indices and the values
+        std::vector<std::size_t> next(p.begin(), p.end() - 1);
+        g.oth_own.resize(nnz * (N - 1));
+        g.val_own.resize(nnz);
+        for (std::size_t s = 0; s < nnz; ++s) {
+          const index_t* ix = ix0 + s * N;
+          const std::size_t t = next[ix[n]]++;
+          index_t* o = g.oth_own.data() + t * (N - 1);
+          for (std::size_t m = 0, j = 0; m < N; ++m) if (m != n) o[j++] = ix[m];
+          g.val_own[t] = G.val[s];
+        }
+        g.oth = g.oth_own.data();
+        g.stride = N - 1;
+        for (std::size_t m = 0; m + 1 < N; ++m) g.off.push_back(m);
+        g.val = g.val_own.data();
       }
     }
     // whether the counts serve the logs, and sum g log g: as EM decides
-    // (EM computes sum g log g only when it has the counts)
-    use_counts_ = em_.uses_counts();
+    // (EM computes sum g log g only when it has the counts). The counts
+    // must be G's stored values (read in each grouping's order).
+    use_counts_ = counts_ != nullptr && em_.uses_counts() && counts_->memptr() == G.val.memptr();
     glogg_ = counts_ != nullptr ? em_.glogg() : 0.0;
     if (counts_ == nullptr)
-      for (std::size_t s = 0; s < nnz; ++s) glogg_ += G.val[s] * std::log(G.val[s]);
+      for (std::size_t s = 0; s < nnz; ++s) { const double g = G.value(s); glogg_ += g * std::log(g); }
+  }
+
+  // Whether the caller's compressed columns (use_csc()) hold exactly the
+  // cells of G (a matrix) in the order of grouping them by column, which
+  // keeps G's order within a column: checked in one pass.
+  bool csc_matches(const SparseTensor& G) const {
+    if (csc_.p == nullptr || csc_.ncol != G.dims[1] || csc_.nnz != G.nnz()) return false;
+    const std::vector<std::size_t>& ptr = grp_[1].ptr;
+    for (std::size_t j = 0; j <= csc_.ncol; ++j)
+      if (csc_.p[j] < 0 || static_cast<std::size_t>(csc_.p[j]) != ptr[j]) return false;
+    std::vector<std::size_t> next(ptr.begin(), ptr.end() - 1);
+    const index_t* ix0 = G.indices();
+    for (std::size_t s = 0; s < G.nnz(); ++s) {
+      const std::size_t t = next[ix0[2 * s + 1]]++;
+      if (static_cast<index_t>(csc_.i[t]) != ix0[2 * s] || csc_.x[t] != G.val[s]) return false;
+    }
+    return true;
   }
 
   const arma::vec* counts_;
@@ -197,11 +256,21 @@ class KLCDRule {
   bool prepared_ = false;
   bool use_counts_ = false;
   double glogg_ = 0.0;
-  std::vector<std::vector<std::size_t>> ptr_;  // per mode: cells of index i at ptr[i]..ptr[i+1]
-  std::vector<std::size_t> maxnz_;             // per mode: the most cells of one index
-  std::vector<std::vector<index_t>> oth_;      // per mode: the other modes' indices, in that order
-  std::vector<std::vector<double>> gv_;        // per mode: the values of G, in that order
-  std::vector<double> cv_;                     // the counts, in the last mode's order
+  // The cells grouped by their index in one mode: read in place where the
+  // data are so ordered (G's own order, or the caller's compressed
+  // columns), else copied in that order.
+  struct Group {
+    std::vector<std::size_t> ptr;  // cells of index i at ptr[i]..ptr[i+1]
+    std::size_t maxnz = 0;         // the most cells of one index
+    const index_t* oth = nullptr;  // cell t's other modes' indices at oth[t * stride + off[j]]
+    std::size_t stride = 0;
+    std::vector<std::size_t> off;
+    const double* val = nullptr;   // the stored values (G's before its scales), in that order
+    std::vector<index_t> oth_own;
+    std::vector<double> val_own;
+  };
+  std::vector<Group> grp_;
+  CscView csc_;
 };
 
 }  // namespace aspectr

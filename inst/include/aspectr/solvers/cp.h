@@ -82,7 +82,7 @@ class CPHALSRule {
   }
  private:
   double xnorm2(const SparseTensor& X) {
-    if (xn_ < 0) xn_ = arma::dot(X.val, X.val);
+    if (xn_ < 0) xn_ = X.sum_sq();
     return xn_;
   }
   double xn_ = -1.0;
@@ -114,7 +114,7 @@ class CPMURule {
   }
  private:
   double xnorm2(const SparseTensor& X) {
-    if (xn_ < 0) xn_ = arma::dot(X.val, X.val);
+    if (xn_ < 0) xn_ = X.sum_sq();
     return xn_;
   }
   double eps_;

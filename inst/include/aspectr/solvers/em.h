@@ -113,7 +113,7 @@ class EMRule {
           double sb = 0.0;
 #pragma omp simd reduction(+ : sb)
           for (arma::uword r = 0; r < k; ++r) sb += a[r] * c[r];
-          const double g = G.val[s];
+          const double g = G.value(s);
           account(ls, obj, lg, s, ix, g, sb);
           if (!(sb > 0.0)) continue;
           const double t = g / sb;
@@ -146,7 +146,7 @@ class EMRule {
           double sb = 0.0;
 #pragma omp simd reduction(+ : sb)
           for (arma::uword r = 0; r < k; ++r) sb += a[r] * bb[r] * c[r];
-          const double g = G.val[s];
+          const double g = G.value(s);
           account(ls, obj, lg, s, ix, g, sb);
           if (!(sb > 0.0)) continue;
           const double t = g / sb;
@@ -182,7 +182,7 @@ class EMRule {
           } else {
             for (arma::uword r = 0; r < k; ++r) { w[r] = lb[r] * loo[r]; sb += w[r]; }
           }
-          const double g = G.val[s];
+          const double g = G.value(s);
           obj += kl_term(g, tempered ? M.cell(ix) : sb);
           if (tempered) lg += g * std::log(sb);
           if (!(sb > 0.0)) continue;
@@ -291,7 +291,7 @@ class EMRule {
       mult_[s] = static_cast<std::uint8_t>(count_multiplicity((*counts_)[s]));
       whole = whole || mult_[s] > 0;
       top = std::max(top, (*counts_)[s]);
-      if (!glogg_known_) glogg_ += G.val[s] * std::log(G.val[s]);
+      if (!glogg_known_) { const double g = G.value(s); glogg_ += g * std::log(g); }
     }
     use_counts_ = whole && top < 1e15 && total_ > 0.0 && std::isfinite(total_);
   }
@@ -338,7 +338,7 @@ class EMRule {
         ap[n] = acc.get(tid, n).memptr();
       }
       double* al = acc.get(tid, N).memptr();
-      PosteriorPass pass{remap_.data(), G.val.memptr(), N, hp.data(), ap.data(), al,
+      PosteriorPass pass{remap_.data(), G.val.memptr(), G.inv_top, G.inv_sum, N, hp.data(), ap.data(), al,
                          lam.memptr(), fast_log ? counts_->memptr() : nullptr,
                          fast_log ? mult_.data() : nullptr};
       double obj;
@@ -365,7 +365,8 @@ class EMRule {
   // LogSum) when counts are given, else the KL divergence contribution.
   struct PosteriorPass {
     const index_t* idx;
-    const double* g;
+    const double* g;         // stored values, times ga and gb (SparseTensor::value())
+    double ga, gb;
     std::size_t N;
     const double* const* h;  // per mode: k x (d_n + 1), column-major
     double* const* a;        // per mode accumulators, same shape
@@ -393,10 +394,11 @@ ASPECTR_UNROLL
         double sb = 0.0;
 ASPECTR_UNROLL
         for (int r = 0; r < K; ++r) sb += w[r];
+        const double gs = g[s] * ga * gb;
         if (counts != nullptr) ls.add(std::max(sb, kTiny), counts[s], mult[s]);
-        else obj += kl_term(g[s], sb);
+        else obj += kl_term(gs, sb);
         if (!(sb > 0.0)) continue;
-        const double t = g[s] / sb;
+        const double t = gs / sb;
 ASPECTR_UNROLL
         for (int r = 0; r < K; ++r) { w[r] *= t; la[r] += w[r]; }
         for (std::size_t n = 0; n < N; ++n) {
@@ -421,10 +423,11 @@ ASPECTR_UNROLL
         }
         double sb = 0.0;
         for (arma::uword r = 0; r < k; ++r) sb += w[r];
+        const double gs = g[s] * ga * gb;
         if (counts != nullptr) ls.add(std::max(sb, kTiny), counts[s], mult[s]);
-        else obj += kl_term(g[s], sb);
+        else obj += kl_term(gs, sb);
         if (!(sb > 0.0)) continue;
-        const double t = g[s] / sb;
+        const double t = gs / sb;
         for (arma::uword r = 0; r < k; ++r) { w[r] *= t; lam_acc[r] += w[r]; }
         for (std::size_t n = 0; n < N; ++n) {
           double* ac = a[n] + static_cast<std::size_t>(ix[n]) * k;

@@ -70,7 +70,7 @@ class PPSRule {
 
  private:
   double gnorm2(const SparseTensor& G) {
-    if (gnorm2_ < 0) gnorm2_ = arma::dot(G.val, G.val);
+    if (gnorm2_ < 0) gnorm2_ = G.sum_sq();
     return gnorm2_;
   }
   double gnorm2_ = -1.0;

@@ -35,7 +35,7 @@ inline double qem_weights(const SparseTensor& G, const AspectModel& M, double q,
   parallel_chunks(nnz, T, [&](int tid, std::size_t b, std::size_t e) {
     double acc = 0.0;
     for (std::size_t s = b; s < e; ++s) {
-      const double g = G.val[s];
+      const double g = G.value(s);
       const double p = std::max(M.cell(G.at(s)), kTiny);
       const double ts = std::pow(g / p, q);
       t[s] = ts;

@@ -32,17 +32,18 @@ Rcpp::List cpp_plsa_fit(Rcpp::IntegerMatrix idx, Rcpp::NumericVector val,
         aspectr::KLCDRule rule(&in.counts, in.total);
         // a matrix's compressed columns (the dgCMatrix slots i, p, x) as
         // the caller holds them: its grouping by column without a copy
-        if (!Rf_isNull(csc)) {
-          const Rcpp::List cl(csc);
-          const Rcpp::IntegerVector ci = cl["i"], cp = cl["p"];
-          const Rcpp::NumericVector cx = cl["x"];
-          if (ci.size() == cx.size() && cp.size() >= 1) {
+        // (read in place only when of the slots' own types, so that the
+        // pointers live as long as the argument)
+        if (TYPEOF(csc) == VECSXP && Rf_length(csc) == 3) {
+          SEXP ci = VECTOR_ELT(csc, 0), cp = VECTOR_ELT(csc, 1), cx = VECTOR_ELT(csc, 2);
+          if (TYPEOF(ci) == INTSXP && TYPEOF(cp) == INTSXP && TYPEOF(cx) == REALSXP &&
+              Rf_xlength(ci) == Rf_xlength(cx) && Rf_xlength(cp) >= 1) {
             aspectr::CscView v;
-            v.i = ci.begin();
-            v.p = cp.begin();
-            v.x = cx.begin();
-            v.ncol = static_cast<std::size_t>(cp.size() - 1);
-            v.nnz = static_cast<std::size_t>(cx.size());
+            v.i = INTEGER(ci);
+            v.p = INTEGER(cp);
+            v.x = REAL(cx);
+            v.ncol = static_cast<std::size_t>(Rf_xlength(cp) - 1);
+            v.nnz = static_cast<std::size_t>(Rf_xlength(cx));
             rule.use_csc(v);
           }
         }

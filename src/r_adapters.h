@@ -64,7 +64,7 @@ struct AspectInput {
   }
   const arma::vec counts;
   const double total;
-  aspectr::SparseTensor G;
+  const aspectr::SparseTensor G;  // const: its values may be the caller's memory
 };
 
 // factors: list of d_n x k matrices (R layout) -> k x d_n (core layout).

@@ -100,14 +100,15 @@ struct SparseTensor {
   }
   // The values normalized to unit sum as normalize() does, by the scales
   // alone (the stored values, possibly the caller's memory, untouched).
-  // False, with nothing changed, when 1 / max is not finite (a largest
-  // value below the normal range): normalize() a copy then.
+  // False, with nothing changed, when 1 / max is not a normal number (a
+  // largest value outside the normal range's reciprocals): normalize() a
+  // copy then.
   bool normalize_scales() {
     inv_top = inv_sum = 1.0;
     if (val.n_elem == 0) return true;
     const double top = val.max();
     if (!(top > 0.0)) return true;
-    if (!std::isfinite(1.0 / top)) return false;
+    if (!std::isnormal(1.0 / top)) return false;
     inv_top = 1.0 / top;
     double tot = 0.0;
     for (std::size_t s = 0; s < val.n_elem; ++s) tot += val[s] * inv_top;

@@ -8,12 +8,9 @@ matrix_like_classes <- "a matrix, a Matrix sparse matrix, a slam/tm simple_tripl
 #'
 #' Every fitter converts its input once, through this S3 generic, to one
 #' internal form: a list with `idx` (an N x nnz integer matrix of 0-based
-#' indices of the non-zero cells, sorted by the first index), `val` (their
+#' indices of the non-zero cells, sorted by the first index unless `by_column`), `val` (their
 #' positive values), `dims` (integer), `dimnames` (a list of N character
-#' vectors or `NULL`s) and `total` (`sum(val)`); for a `dgCMatrix` without
-#' stored zeros also `csc`, its slots `i`, `p` and `x` (shared with the
-#' input, not copied), which coordinate descent reads as its grouping of
-#' the cells by column. Methods exist for base
+#' vectors or `NULL`s) and `total` (`sum(val)`). Methods exist for base
 #' matrices, arrays and tables, every `Matrix` class (sparse input stays
 #' sparse; a `quanteda::dfm` is one), `slam::simple_triplet_matrix` (and so
 #' `tm`'s document-term matrices), the package's sparse tensors, and data
@@ -25,6 +22,10 @@ matrix_like_classes <- "a matrix, a Matrix sparse matrix, a slam/tm simple_tripl
 #' @param arg The argument name used in error messages.
 #' @param call The call reported by errors.
 #' @param tensors Whether N-way input (N > 2) is accepted.
+#' @param by_column For `Matrix` input: order the cells by column (then
+#'   row) instead of by row; the values of a `dgCMatrix` without stored
+#'   zeros are then its own `x` slot, shared rather than copied (what the
+#'   fitters use to save memory).
 #' @param ... Passed to methods.
 #' @return The internal form described above.
 #' @examples
@@ -43,7 +44,7 @@ as_aspect_data <- function(x, ...) {
 #' @rdname as_aspect_data
 #' @export
 as_aspect_data.default <- function(x, arg = "x", call = rlang::caller_env(), tensors = TRUE, ...) {
-  if (methods::is(x, "Matrix")) return(as_aspect_data.Matrix(x, arg = arg, call = call, tensors = tensors))
+  if (methods::is(x, "Matrix")) return(as_aspect_data.Matrix(x, arg = arg, call = call, tensors = tensors, ...))
   abort_input("{.arg {arg}} must be {matrix_like_classes}, not {.cls {class(x)}}.",
               "type", arg = arg, call = call)
 }
@@ -82,28 +83,26 @@ as_aspect_data.TermDocumentMatrix <- function(x, arg = "x", call = rlang::caller
 
 #' @rdname as_aspect_data
 #' @export
-as_aspect_data.Matrix <- function(x, arg = "x", call = rlang::caller_env(), ...) {
+as_aspect_data.Matrix <- function(x, arg = "x", call = rlang::caller_env(), by_column = FALSE, ...) {
   if (length(dim(x)) != 2) abort_input("{.arg {arg}} must be a 2-way matrix, not {describe(x)}.", "type", arg = arg, call = call)
-  given_csc <- methods::is(x, "dgCMatrix")
   x <- methods::as(methods::as(methods::as(x, "dMatrix"), "generalMatrix"), "CsparseMatrix")
   dims <- dim(x)
-  # the checks and the triplets ordered by row in one C++ pass over the
-  # slots (aspect_triplets() would hold several temporaries of nnz size)
-  tr <- cpp_csc_triplets(x@i, x@p, x@x, dims[1])
+  # the checks and the triplets ordered by row (or by column) in one C++
+  # pass over the slots (aspect_triplets() would hold several temporaries
+  # of nnz size)
+  tr <- cpp_csc_triplets(x@i, x@p, x@x, dims[1], isTRUE(by_column))
   ck <- tr$checks
   if (ck$na > 0 || ck$inf > 0 || ck$neg > 0) check_values(x@x, arg, call)
-  if (any(dims == 0) || length(tr$val) == 0) {
+  # by column, without stored zeros: the values are the slot itself (R
+  # shares it with the input, no copy)
+  val <- if (isTRUE(by_column) && is.null(tr$val)) x@x else tr$val
+  if (any(dims == 0) || length(val) == 0) {
     return(aspect_triplets(integer(0), integer(0), numeric(0), dims, dimnames(x), arg, call))
   }
   dn <- dimnames(x)
   if (!is.null(dn)) dn <- lapply(dn, function(d) if (is.null(d)) NULL else as.character(d))
-  out <- list(idx = tr$idx, val = tr$val, dims = as.integer(dims),
-              dimnames = if (is.null(dn)) list(NULL, NULL) else unname(dn), total = tr$total)
-  # the caller's own compressed columns (no copy: R shares the slots), which
-  # coordinate descent reads as its grouping by column; not kept for a
-  # converted matrix, whose slots would be a second copy of the data
-  if (given_csc && length(tr$val) == length(x@x)) out$csc <- list(i = x@i, p = x@p, x = x@x)
-  out
+  list(idx = tr$idx, val = val, dims = as.integer(dims),
+       dimnames = if (is.null(dn)) list(NULL, NULL) else unname(dn), total = tr$total)
 }
 
 #' @rdname as_aspect_data

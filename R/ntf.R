@@ -156,7 +156,7 @@ ntf <- function(x, k, loss = c("frobenius", "kl"), method = NULL, nrun = 1,
       fit_start <- function(init, iters) {
         cpp_plsa_fit(data$idx, data$val, data$dims, init$lambda, init$factors,
                      "kl", 1, 1, iters, tol, threads, verbose, FALSE, hook, !is.null(callback),
-                     if (method == "cd") "cd" else "em", 1, data$csc)
+                     if (method == "cd") "cd" else "em")
       }
     }
     runs <- run_starts(inits, fit_start, function(r) list(lambda = r$lambda, factors = r$factors),

@@ -208,7 +208,7 @@ plsa <- function(x, k, loss = c("kl", "tsallis", "l2"), method = NULL, q = 0.5, 
                        check_staging(short_iter, short_keep, ctl$nrun), ctl$max_iter, ctl$tol,
                        ctl$seed, ctl$threads, ctl$verbose, check_callback(callback), cluster, call))
   }
-  data <- as_aspect_data(x, "x")
+  data <- as_aspect_data(x, "x", by_column = TRUE)
   count_data <- check_count_data(x, data$val, "plsa", likelihood = loss == "kl")
   if (length(data$dims) == 2) {
     k <- check_whole(k, "k", min = 1, max = min(data$dims), what = "at most the smaller dimension of `x`")
@@ -256,7 +256,7 @@ plsa <- function(x, k, loss = c("kl", "tsallis", "l2"), method = NULL, q = 0.5, 
     fit_one <- function(init, iters) {
       res <- cpp_plsa_fit(data$idx, data$val, data$dims, init$lambda, init$factors,
                           loss, q, tempering, iters, tol, threads, verbose, !normalize,
-                          hook, !is.null(callback), method, init$squarem_bound %||% 1, data$csc)
+                          hook, !is.null(callback), method, init$squarem_bound %||% 1)
       if (loss == "l2") {
         # one half of the squared error, as every Frobenius objective
         res$objective <- 0.5 * res$objective
@@ -340,8 +340,12 @@ tabulate_weighted <- function(i, w, n) {
 random_start <- function(dims, k) {
   lambda <- stats::runif(k, 0.5, 1.5)
   factors <- lapply(dims, function(d) {
-    m <- matrix(stats::runif(as.numeric(d) * k, 0.1, 1), d, k)
-    m / rep(colSums(m), each = d)
+    # in place, column by column (no temporaries of the factor's size)
+    m <- stats::runif(as.numeric(d) * k, 0.1, 1)
+    dim(m) <- c(d, k)
+    s <- colSums(m)
+    for (r in seq_len(k)) m[, r] <- m[, r] / s[r]
+    m
   })
   list(lambda = lambda / sum(lambda), factors = factors)
 }

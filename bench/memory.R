@@ -74,6 +74,7 @@ warm <- list(
 runs <- list(
   list("plsa", "kl, cd (default)", X, 'X', 'invisible(plsa(x, 10, max_iter = 2, tol = 0, seed = 1, threads = 1))'),
   list("plsa", "kl, em", X, 'X', 'invisible(plsa(x, 10, method = "em", max_iter = 2, tol = 0, seed = 1, threads = 1))'),
+  list("plsa", "kl, squarem", X, 'X', 'invisible(plsa(x, 10, method = "squarem", max_iter = 2, tol = 0, seed = 1, threads = 1))'),
   list("plsa", "tsallis, squarem", X, 'X', 'invisible(plsa(x, 10, loss = "tsallis", max_iter = 2, tol = 0, seed = 1, threads = 1))'),
   list("nmf", "frobenius, hals (default)", X, 'X', 'invisible(nmf(x, 10, max_iter = 2, tol = 0, seed = 1, threads = 1))'),
   list("nmf", "kl, cd", X, 'X', 'invisible(nmf(x, 10, loss = "kl", max_iter = 2, tol = 0, seed = 1, threads = 1))'),

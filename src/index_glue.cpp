@@ -106,8 +106,11 @@ Rcpp::List cpp_lca_patterns(Rcpp::List cols, bool drop_incomplete) {
 // (0-based) and their values; their total summed in long double in the
 // compressed-column order (as R's sum()); and the counts the input checks
 // need (missing, infinite and negative values, the smallest value).
+// With `by_column`, the entries stay in the compressed-column order, and
+// when no stored value is zero `val` is NULL: the values are `x` itself.
 // [[Rcpp::export]]
-Rcpp::List cpp_csc_triplets(Rcpp::IntegerVector i, Rcpp::IntegerVector p, Rcpp::NumericVector x, int nrow) {
+Rcpp::List cpp_csc_triplets(Rcpp::IntegerVector i, Rcpp::IntegerVector p, Rcpp::NumericVector x, int nrow,
+                            bool by_column = false) {
   const R_xlen_t ncol = p.size() - 1, n = x.size();
   double n_na = 0, n_inf = 0, n_neg = 0, smallest = R_PosInf;
   for (R_xlen_t s = 0; s < n; ++s) {
@@ -130,6 +133,25 @@ Rcpp::List cpp_csc_triplets(Rcpp::IntegerVector i, Rcpp::IntegerVector p, Rcpp::
     ++start[static_cast<std::size_t>(r) + 1];
     ++kept;
     total += x[s];
+  }
+  if (by_column) {
+    Rcpp::IntegerMatrix idx(2, kept);
+    int* ip = idx.begin();
+    const bool shared = kept == n;
+    Rcpp::NumericVector val(shared ? 0 : kept);
+    R_xlen_t t = 0;
+    for (R_xlen_t j = 0; j < ncol; ++j) {
+      for (R_xlen_t s = p[j]; s < p[j + 1]; ++s) {
+        if (x[s] == 0) continue;
+        ip[2 * t] = i[s];
+        ip[2 * t + 1] = static_cast<int>(j);
+        if (!shared) val[t] = x[s];
+        ++t;
+      }
+    }
+    return Rcpp::List::create(Rcpp::Named("checks") = checks, Rcpp::Named("idx") = idx,
+                              Rcpp::Named("val") = shared ? R_NilValue : static_cast<SEXP>(val),
+                              Rcpp::Named("total") = static_cast<double>(total));
   }
   for (int r = 0; r < nrow; ++r) start[r + 1] += start[r];
   Rcpp::IntegerMatrix idx(2, kept);

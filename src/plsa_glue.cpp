@@ -13,7 +13,7 @@ Rcpp::List cpp_plsa_fit(Rcpp::IntegerMatrix idx, Rcpp::NumericVector val,
                         double tempering, int max_iter, double tol, int threads,
                         bool verbose, bool free_weights = false, SEXP hook = R_NilValue,
                         bool want_model = false, std::string method = "em",
-                        double squarem_bound = 1.0, SEXP csc = R_NilValue) {
+                        double squarem_bound = 1.0) {
   const AspectInput in(idx, val, dims);
   const aspectr::SparseTensor& G = in.G;
   if (loss != "kl" && G.has_missing())
@@ -30,23 +30,6 @@ Rcpp::List cpp_plsa_fit(Rcpp::IntegerMatrix idx, Rcpp::NumericVector val,
       if (method == "cd") {
         if (tempering != 1.0) Rcpp::stop("internal error: coordinate descent has no tempering");
         aspectr::KLCDRule rule(&in.counts, in.total);
-        // a matrix's compressed columns (the dgCMatrix slots i, p, x) as
-        // the caller holds them: its grouping by column without a copy
-        // (read in place only when of the slots' own types, so that the
-        // pointers live as long as the argument)
-        if (TYPEOF(csc) == VECSXP && Rf_length(csc) == 3) {
-          SEXP ci = VECTOR_ELT(csc, 0), cp = VECTOR_ELT(csc, 1), cx = VECTOR_ELT(csc, 2);
-          if (TYPEOF(ci) == INTSXP && TYPEOF(cp) == INTSXP && TYPEOF(cx) == REALSXP &&
-              Rf_xlength(ci) == Rf_xlength(cx) && Rf_xlength(cp) >= 1) {
-            aspectr::CscView v;
-            v.i = INTEGER(ci);
-            v.p = INTEGER(cp);
-            v.x = REAL(cx);
-            v.ncol = static_cast<std::size_t>(Rf_xlength(cp) - 1);
-            v.nnz = static_cast<std::size_t>(Rf_xlength(cx));
-            rule.use_csc(v);
-          }
-        }
         tr = aspectr::run_solver(rule, G, M, ctl, cb);
       } else if (method == "squarem") {
         aspectr::EMRule em(tempering, &in.counts, in.total);

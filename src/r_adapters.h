@@ -73,15 +73,23 @@ inline aspectr::AspectModel make_model(const Rcpp::NumericVector& lambda,
   aspectr::AspectModel M;
   M.lambda = Rcpp::as<arma::vec>(lambda);
   for (R_xlen_t n = 0; n < factors.size(); ++n) {
-    arma::mat U = Rcpp::as<arma::mat>(factors[n]);
-    M.F.push_back(U.t());
+    // transposed straight from R's memory (one copy)
+    const Rcpp::NumericMatrix U(factors[n]);
+    const arma::mat view(const_cast<double*>(U.begin()), U.nrow(), U.ncol(), false, true);
+    M.F.push_back(view.t());
   }
   return M;
 }
 
 inline Rcpp::List model_to_r(const aspectr::AspectModel& M) {
   Rcpp::List f(M.F.size());
-  for (std::size_t n = 0; n < M.F.size(); ++n) f[n] = Rcpp::wrap(arma::mat(M.F[n].t()));
+  for (std::size_t n = 0; n < M.F.size(); ++n) {
+    // transposed straight into R's memory (one copy)
+    Rcpp::NumericMatrix U(M.F[n].n_cols, M.F[n].n_rows);
+    arma::mat view(U.begin(), U.nrow(), U.ncol(), false, true);
+    view = M.F[n].t();
+    f[n] = U;
+  }
   return Rcpp::List::create(Rcpp::Named("lambda") = Rcpp::NumericVector(M.lambda.begin(), M.lambda.end()),
                             Rcpp::Named("factors") = f);
 }

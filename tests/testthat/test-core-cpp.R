@@ -35,6 +35,8 @@ test_that("the core compiles and fits without R, with the numbers R gets", {
   val <- function(name) as.numeric(vapply(Filter(function(p) p[1] == name, kv), `[[`, "", 2))
   expect_equal(val("em_monotone"), 1)
   expect_equal(val("em_iterations"), 50)
+  expect_equal(val("cd_same_copy"), 1)
+  expect_equal(val("cd_same_scaled"), 1)
 
   # the same fits through R
   X <- matrix(c(3, 0, 1, 0, 2, 0, 4, 0, 1, 0, 2, 1, 5, 0, 0, 0, 0, 1, 6, 2, 1, 3, 0, 0, 4, 0, 2, 2, 1, 0),

@@ -56,32 +56,32 @@ test_that("all input classes give the same fit as a dense matrix", {
 })
 
 test_that("a dgCMatrix is fitted in place, with the numbers of a copy", {
-  # the fit reads the counts in place and normalizes by scales, and
-  # coordinate descent groups the cells by column in the dgCMatrix's own
-  # slots: the same arithmetic as the copies a dgTMatrix (or a dgCMatrix
-  # with an explicit zero) is fitted from
+  # plsa() takes a dgCMatrix's cells by column with its own values (no
+  # copy), reads them in place and normalizes by scales; coordinate descent
+  # groups them by row through their positions. A dgTMatrix (or a stored
+  # zero) is copied to the same order: the same arithmetic, the same fit
   set.seed(11)
   X <- Matrix::rsparsematrix(60, 40, 0.15, rand.x = function(n) stats::rpois(n, 3) + 1)
-  d <- aspectr:::as_aspect_data(X)
-  expect_identical(d$csc$i, X@i)
-  expect_identical(d$csc$x, X@x)
-  expect_null(aspectr:::as_aspect_data(methods::as(X, "TsparseMatrix"))$csc)
-  Z <- X
-  Z@x[3] <- 0  # an explicit zero: the slots are not the data's cells
-  expect_null(aspectr:::as_aspect_data(Z)$csc)
   for (m in c("cd", "em", "squarem")) {
     a <- plsa(X, 3, method = m, seed = 2, max_iter = 40, threads = 1)
     b <- plsa(methods::as(X, "TsparseMatrix"), 3, method = m, seed = 2, max_iter = 40, threads = 1)
     expect_identical(a$factors, b$factors)
     expect_identical(a$objective, b$objective)
+    # and a dense matrix (cells by row) up to rounding
+    r <- plsa(as.matrix(X), 3, method = m, seed = 2, max_iter = 40, threads = 1)
+    expect_equal(a$factors, r$factors, tolerance = 1e-12)
+    expect_equal(a$objective, r$objective, tolerance = 1e-12)
   }
+  Z <- X
+  Z@x[3] <- 0  # a stored zero: the values are copied without it
   a <- plsa(Z, 3, seed = 2, max_iter = 40, threads = 1)
   b <- plsa(Matrix::drop0(Z), 3, seed = 2, max_iter = 40, threads = 1)
-  expect_equal(a$factors, b$factors, tolerance = 1e-13)
-  expect_equal(a$objective, b$objective, tolerance = 1e-13)
+  expect_identical(a$factors, b$factors)
+  expect_identical(a$objective, b$objective)
   # the input is not changed by the fit
   X0 <- X@x + 0
-  invisible(plsa(X, 3, seed = 2, max_iter = 5))
+  for (m in c("cd", "em", "squarem")) invisible(plsa(X, 3, method = m, seed = 2, max_iter = 5))
+  invisible(plsa(X, 3, loss = "tsallis", seed = 2, max_iter = 5))
   expect_identical(X@x, X0)
 })
 

@@ -3,6 +3,7 @@
 // test-core-cpp.R, which compares its output with the same fits through R.
 // Prints one "name value" line per result.
 #include <aspectr/aspectr.h>
+#include <cmath>
 #include <cstdio>
 
 int main() {
@@ -51,6 +52,40 @@ int main() {
   for (arma::uword r = 0; r < k; ++r) std::printf("em_lambda %.17g\n", M.lambda[r]);
   for (arma::uword r = 0; r < k; ++r)
     for (arma::uword j = 0; j < T.dims[1]; ++j) std::printf("em_terms %.17g\n", M.F[1](r, j));
+
+  // coordinate descent, with the cells grouped in place (mode 0, the
+  // data's order), by their positions (mode 1), or copied (every grouping
+  // not in the data's order, by a position limit of 0); and from the
+  // counts read with scales, as the R glue does: the same numbers
+  {
+    const aspectr::AspectModel M0 = M;
+    double obj[3];
+    arma::mat terms[3];
+    for (int v = 0; v < 3; ++v) {
+      aspectr::AspectModel Mc = M0;
+      // the start above was fitted by EM: take it again
+      for (std::size_t n = 0; n < 2; ++n) {
+        for (arma::uword r = 0; r < k; ++r) {
+          for (arma::uword i = 0; i < T.dims[n]; ++i) Mc.F[n](r, i) = 1.0 + ((i + 2 * r + n) % 3);
+          Mc.F[n].row(r) /= arma::accu(Mc.F[n].row(r));
+        }
+      }
+      Mc.lambda.fill(1.0 / k);
+      aspectr::SparseTensor S = T;
+      if (v == 2) S.normalize_scales();
+      // the counts are the scaled tensor's stored values (as in the glue)
+      const arma::vec counts(S.val.memptr(), S.val.n_elem, false, true);
+      const double total = arma::accu(counts);
+      aspectr::KLCDRule cd(v == 2 ? &counts : nullptr, total);
+      if (v == 1) cd.set_position_limit(0);
+      ctl.max_iter = 20;
+      const aspectr::FitTrace tc = aspectr::run_solver(cd, v == 2 ? S : G, Mc, ctl, cb);
+      obj[v] = tc.objective.back();
+      terms[v] = Mc.F[1];
+    }
+    std::printf("cd_same_copy %d\n", obj[0] == obj[1] && arma::approx_equal(terms[0], terms[1], "absdiff", 0.0) ? 1 : 0);
+    std::printf("cd_same_scaled %d\n", std::fabs(obj[0] - obj[2]) <= 1e-13 && arma::approx_equal(terms[0], terms[2], "absdiff", 1e-13) ? 1 : 0);
+  }
 
   // NMF by HALS on the dense matrix from the same start pattern
   arma::mat D(6, 5);

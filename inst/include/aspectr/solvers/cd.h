@@ -41,17 +41,6 @@
 
 namespace aspectr {
 
-// A matrix's cells in compressed-column form: per column j, the cells
-// csc_p[j]..csc_p[j+1] with 0-based rows i (increasing) and stored values
-// x. When the caller holds the data so too (R's dgCMatrix), coordinate
-// descent reads its grouping by column there instead of building a copy.
-struct CscView {
-  const int* p = nullptr;
-  const int* i = nullptr;
-  const double* x = nullptr;
-  std::size_t ncol = 0, nnz = 0;
-};
-
 class KLCDRule {
  public:
   // counts: the raw data values (G = counts / total), whose whole values make
@@ -61,9 +50,13 @@ class KLCDRule {
       : counts_(counts), total_(total), sweeps_(sweeps), newton_(newton), em_(1.0, counts, total) {}
   static constexpr bool kLagged = false;
 
-  // The data's columns as the caller holds them (before bind(); used when
-  // they match G: see csc_matches()).
-  void use_csc(const CscView& v) { csc_ = v; }
+  // Groupings not in the data's own order keep 32-bit positions of the
+  // cells (4 bytes a cell) up to this many cells; above, the cells' other
+  // indices and values are copied in that order (12 bytes a cell for a
+  // matrix). The same numbers either way. Set before bind().
+  void set_position_limit(std::size_t n) {
+    pos_limit_ = std::min<std::size_t>(n, std::numeric_limits<std::uint32_t>::max());
+  }
 
   void bind(const SparseTensor& G) { prepare(G); }
 
@@ -100,6 +93,7 @@ class KLCDRule {
       const std::size_t stride = grp.stride;
       const std::size_t* off = grp.off.data();
       const double* gv = grp.val;
+      const std::uint32_t* pos = grp.pos.empty() ? nullptr : grp.pos.data();
       const double* cnt = use_counts_ ? gv : nullptr;
       const std::size_t maxnz = grp.maxnz;
       const bool last = n + 1 == N;
@@ -109,19 +103,30 @@ class KLCDRule {
       for (std::size_t m = 0; m < N; ++m) if (m != n) others.push_back(&M.F[m]);
       const std::size_t No = others.size();
       nmf::dense::parallel_blocks(d, Tn, 4, [&](std::size_t b, std::size_t e) {
-        std::vector<double> v(maxnz), gb(maxnz * k), xs(scaled ? maxnz : 0);
+        std::vector<double> v(maxnz), gb(maxnz * k), xs(scaled || pos ? maxnz : 0),
+            cs(pos && cnt ? maxnz : 0);
         for (std::size_t i = b; i < e; ++i) {
           const std::size_t p0 = ptr[i], nz = ptr[i + 1] - p0;
+          // this index's values of G (xb) and counts (cb), contiguous
           const double* xb = gv + p0;
-          if (scaled) {  // the values of G from the stored ones
+          const double* cb = cnt ? cnt + p0 : nullptr;
+          if (pos) {  // gathered from their positions
+            const std::uint32_t* q = pos + p0;
+            for (std::size_t t = 0; t < nz; ++t) xs[t] = scaled ? gv[q[t]] * ga * gsc : gv[q[t]];
+            if (cnt) {
+              for (std::size_t t = 0; t < nz; ++t) cs[t] = cnt[q[t]];
+              cb = cs.data();
+            }
+            xb = xs.data();
+          } else if (scaled) {  // the values of G from the stored ones
             for (std::size_t t = 0; t < nz; ++t) xs[t] = xb[t] * ga * gsc;
             xb = xs.data();
           }
           // G (nz x k, column-major): the other modes' product at each cell
-          // (cell t's other indices at oth[t * stride + off[j]], in this
-          // mode's cell order)
+          // (cell t's other indices at oth[c * stride + off[j]], c its
+          // position: t + p0, or pos[t + p0])
           for (std::size_t t = 0; t < nz; ++t) {
-            const index_t* ix = oth + (p0 + t) * stride;
+            const index_t* ix = oth + (pos ? static_cast<std::size_t>(pos[p0 + t]) : p0 + t) * stride;
             const double* f = others[0]->colptr(ix[off[0]]);
             for (arma::uword r = 0; r < k; ++r) gb[t + r * nz] = f[r];
             for (std::size_t m = 1; m < No; ++m) {
@@ -133,8 +138,7 @@ class KLCDRule {
                            v.data(), sweeps_, newton_);
           if (last) {
             LogSum ls;
-            if (cnt) {  // sum c log v, c = S g
-              const double* cb = cnt + p0;
+            if (cb) {  // sum c log v, c = S g
               for (std::size_t t = 0; t < nz; ++t) ls.add(std::max(v[t], 1e-300), cb[t], count_multiplicity(cb[t]));
             } else {
               for (std::size_t t = 0; t < nz; ++t) ls.add(std::max(v[t], 1e-300), xb[t], 0);
@@ -201,11 +205,16 @@ class KLCDRule {
         g.stride = N;
         for (std::size_t m = 0; m < N; ++m) if (m != n) g.off.push_back(m);
         g.val = G.val.memptr();
-      } else if (N == 2 && n == 1 && csc_matches(G)) {  // the caller's columns
-        g.oth = reinterpret_cast<const index_t*>(csc_.i);
-        g.stride = 1;
-        g.off.push_back(0);
-        g.val = csc_.x;
+      } else if (nnz <= pos_limit_) {
+        // the cells' positions in G in this order (4 bytes a cell): their
+        // indices and values are read there
+        std::vector<std::size_t> next(p.begin(), p.end() - 1);
+        g.pos.resize(nnz);
+        for (std::size_t s = 0; s < nnz; ++s) g.pos[next[ix0[s * N + n]]++] = static_cast<std::uint32_t>(s);
+        g.oth = ix0;
+        g.stride = N;
+        for (std::size_t m = 0; m < N; ++m) if (m != n) g.off.push_back(m);
+        g.val = G.val.memptr();
       } else {  // a copy in this order: the other modes' indices and the values
         std::vector<std::size_t> next(p.begin(), p.end() - 1);
         g.oth_own.resize(nnz * (N - 1));
@@ -232,23 +241,6 @@ class KLCDRule {
       for (std::size_t s = 0; s < nnz; ++s) { const double g = G.value(s); glogg_ += g * std::log(g); }
   }
 
-  // Whether the caller's compressed columns (use_csc()) hold exactly the
-  // cells of G (a matrix) in the order of grouping them by column, which
-  // keeps G's order within a column: checked in one pass.
-  bool csc_matches(const SparseTensor& G) const {
-    if (csc_.p == nullptr || csc_.ncol != G.dims[1] || csc_.nnz != G.nnz()) return false;
-    const std::vector<std::size_t>& ptr = grp_[1].ptr;
-    for (std::size_t j = 0; j <= csc_.ncol; ++j)
-      if (csc_.p[j] < 0 || static_cast<std::size_t>(csc_.p[j]) != ptr[j]) return false;
-    std::vector<std::size_t> next(ptr.begin(), ptr.end() - 1);
-    const index_t* ix0 = G.indices();
-    for (std::size_t s = 0; s < G.nnz(); ++s) {
-      const std::size_t t = next[ix0[2 * s + 1]]++;
-      if (static_cast<index_t>(csc_.i[t]) != ix0[2 * s] || csc_.x[t] != G.val[s]) return false;
-    }
-    return true;
-  }
-
   const arma::vec* counts_;
   double total_;
   int sweeps_, newton_;
@@ -257,8 +249,8 @@ class KLCDRule {
   bool use_counts_ = false;
   double glogg_ = 0.0;
   // The cells grouped by their index in one mode: read in place where the
-  // data are so ordered (G's own order, or the caller's compressed
-  // columns), else copied in that order.
+  // data are so ordered, else through their positions (or copied: see
+  // set_position_limit()).
   struct Group {
     std::vector<std::size_t> ptr;  // cells of index i at ptr[i]..ptr[i+1]
     std::size_t maxnz = 0;         // the most cells of one index
@@ -266,11 +258,13 @@ class KLCDRule {
     std::size_t stride = 0;
     std::vector<std::size_t> off;
     const double* val = nullptr;   // the stored values (G's before its scales), in that order
+    // when not empty, cell t of the grouping is cell pos[t] of oth and val
+    std::vector<std::uint32_t> pos;
     std::vector<index_t> oth_own;
     std::vector<double> val_own;
   };
   std::vector<Group> grp_;
-  CscView csc_;
+  std::size_t pos_limit_ = std::numeric_limits<std::uint32_t>::max();
 };
 
 }  // namespace aspectr

@@ -157,6 +157,10 @@ cpp_shard_file_summary <- function(path) {
     .Call(`_aspectr_cpp_shard_file_summary`, path)
 }
 
+cpp_shard_buffer_free <- function(buffer) {
+    invisible(.Call(`_aspectr_cpp_shard_buffer_free`, buffer))
+}
+
 cpp_qem_shard_state <- function(idx, val, dims, top, scaled) {
     .Call(`_aspectr_cpp_qem_shard_state`, idx, val, dims, top, scaled)
 }

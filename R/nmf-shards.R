@@ -84,9 +84,9 @@ nmf_shard_fit <- function(eng, init, global, L1s, L2s, max_iter, tol, hook, exac
     if (!is.null(pending)) run("nmf_scale", list(s = pending))
     pending <<- NULL
   }
-  gather <- function() {
+  gather <- function(last = FALSE) {
     flush()
-    eng$gather()
+    eng$gather(last = last)
   }
   ev <- run("nmf_eval", list(H = H))
   HH <- gram(H)
@@ -167,7 +167,7 @@ nmf_shard_fit <- function(eng, init, global, L1s, L2s, max_iter, tol, hook, exac
   } else {
     divergence <- half_frob(last$C, last$D, H, HH)
   }
-  list(W = gather(), H = H, objective = f[-1], initial = f[1], iterations = it,
+  list(W = gather(last = TRUE), H = H, objective = f[-1], initial = f[1], iterations = it,
        converged = converged, stopped = stopped, xnorm2 = ev$xnorm2, divergence = divergence,
        wtxh = sum(last$C * H), WW = last$D)
 }

@@ -417,7 +417,7 @@ new_plsa <- function(res, data, k, loss, q, tempering, run, values, time, thread
       converged = isTRUE(res$converged),
       k = k, run = run, run_values = values,
       dims = data$dims, dimnames = data$dimnames,
-      total = data$total, nnz = length(data$val),
+      total = data$total, nnz = data$nnz %||% length(data$val),
       neg_entropy = summ$neg_entropy,
       doc_totals = summ$doc_totals,
       kl = res$kl,

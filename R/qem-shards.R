@@ -19,11 +19,12 @@ shard_qem_fit <- function(eng, init, global, max_iter, tol, hook, exact) {
   x <- eng$x
   q <- global$q
   N <- length(x$dims)
-  F0 <- init$factors[[1]]
-  eng$start(lapply(seq_along(x$rows), function(i) t(F0[shard_rows(x, i), , drop = FALSE])))
-  rm(F0)
   lambda <- as.numeric(init$lambda)
   Fg <- lapply(init$factors[-1], t)
+  F0 <- shard_take_start(init)
+  eng$start(lapply(seq_along(x$rows), function(i) t(F0[shard_rows(x, i), , drop = FALSE])))
+  rm(F0)
+  invisible(gc(verbose = FALSE))
   colsum <- NULL
   f <- numeric(0)
   it <- 0L
@@ -39,8 +40,8 @@ shard_qem_fit <- function(eng, init, global, max_iter, tol, hook, exact) {
     v <- reduce("qem_loss", list(global = model(lambda, Fg), colsum = colsum))$sum
     (1 - v) / (1 - q)
   }
-  gather <- function() {
-    F0 <- eng$gather(colsum)
+  gather <- function(last = FALSE) {
+    F0 <- eng$gather(colsum, last)
     colsum <<- NULL
     F0
   }
@@ -79,7 +80,7 @@ shard_qem_fit <- function(eng, init, global, max_iter, tol, hook, exact) {
   f <- c(f, final)
   kl <- eng$reduce(eng$run("loss", list(global = model(lambda, Fg), colsum = colsum)), "value")
   colsum <- NULL
-  list(lambda = lambda, factors = c(list(gather()), lapply(Fg, t)), objective = f[-1], initial = f[1],
+  list(lambda = lambda, factors = c(list(gather(last = TRUE)), lapply(Fg, t)), objective = f[-1], initial = f[1],
        iterations = it, converged = converged, stopped = stopped, kl = kl)
 }
 

@@ -388,6 +388,10 @@ shard_op_run <- function(id, op, seq, args) {
   shard_normalize(st, args$colsum)
   if (startsWith(op, "qem_")) return(answer(shard_qem_op(st, held, op, args)))
   if (op == "gather") {
+    if (isTRUE(args$last) && !is.null(st$buffer)) {
+      cpp_shard_buffer_free(st$buffer)
+      st$buffer <- NULL
+    }
     return(list(ids = held, F0 = lapply(st$shards, function(h) h$F0)))
   }
   g <- args$global
@@ -571,11 +575,18 @@ shard_engine <- function(x, cluster, threads, call) {
   # the documents' factor (rows x k) from every shard's (normalized first
   # by `colsum`, see shard_normalize()), placed by the shards' numbers,
   # whatever order the workers answer in
-  eng$gather <- function(colsum = NULL) {
-    parts <- eng$run("gather", list(colsum = colsum))
-    blocks <- vector("list", length(x$rows))
-    for (p in parts) blocks[p$ids] <- p$F0
-    t(do.call(cbind, blocks))
+  # (filled block by block: no temporaries of the documents' size; with
+  # `last`, the stores' file buffers are let go first, their data read for
+  # the last time)
+  eng$gather <- function(colsum = NULL, last = FALSE) {
+    parts <- eng$run("gather", list(colsum = colsum, last = last))
+    k <- NULL
+    for (p in parts) for (b in p$F0) k <- nrow(b)
+    out <- matrix(0, sum(x$rows), k)
+    for (p in parts) {
+      for (j in seq_along(p$ids)) out[shard_rows(x, p$ids[j]), ] <- t(p$F0[[j]])
+    }
+    out
   }
   eng
 }
@@ -606,12 +617,12 @@ shard_op_payload <- function(payload, id, op) shard_op(id, op, 0, payload)
 shard_em_fit <- function(eng, init, global, max_iter, tol, hook, exact) {
   x <- eng$x
   # the core's layout (k x d) throughout, R's at the end
-  F0 <- init$factors[[1]]
+  lambda <- as.numeric(init$lambda)
+  Fg <- lapply(init$factors[-1], t)
+  F0 <- shard_take_start(init)
   eng$start(lapply(seq_along(x$rows), function(i) t(F0[shard_rows(x, i), , drop = FALSE])))
   rm(F0)
   invisible(gc(verbose = FALSE))  # the blocks sent: memory of the documents' size
-  lambda <- as.numeric(init$lambda)
-  Fg <- lapply(init$factors[-1], t)
   colsum <- NULL
   f <- numeric(0)
   it <- 0L
@@ -623,19 +634,25 @@ shard_em_fit <- function(eng, init, global, max_iter, tol, hook, exact) {
     colsum <<- NULL
     v
   }
-  gather <- function() {
-    F0 <- eng$gather(colsum)
+  gather <- function(last = FALSE) {
+    F0 <- eng$gather(colsum, last)
     colsum <<- NULL
     F0
   }
   while (it < max_iter) {
     st <- eng$reduce(eng$run("step", list(global = glob(), colsum = colsum)), "stats")
     it <- it + 1L
+    st_value <- st$value
     for (n in seq_along(Fg)) Fg[[n]] <- normalize_rows_r(st$y[[n]], Fg[[n]])
     colsum <- st$colsum
     tot <- sum(st$lam)
     if (tot > 0) lambda <- st$lam / tot
-    r <- shard_iteration(f, st$value, it, tol, hook, exact, function(last) {
+    rm(st)
+    # the pass's garbage (statistics of the documents' size) freed now
+    # rather than when R next collects: an out-of-core fit holds about one
+    # shard and the factors
+    invisible(gc(verbose = FALSE, full = FALSE))
+    r <- shard_iteration(f, st_value, it, tol, hook, exact, function(last) {
       list(value = loss(), model = list(lambda = lambda, factors = c(list(gather()), lapply(Fg, t))))
     })
     f <- r$f
@@ -644,7 +661,7 @@ shard_em_fit <- function(eng, init, global, max_iter, tol, hook, exact) {
   }
   final <- loss()
   f <- c(f, final)
-  list(lambda = lambda, factors = c(list(gather()), lapply(Fg, t)), objective = f[-1], initial = f[1],
+  list(lambda = lambda, factors = c(list(gather(last = TRUE)), lapply(Fg, t)), objective = f[-1], initial = f[1],
        iterations = it, converged = converged, stopped = stopped, kl = final)
 }
 
@@ -716,17 +733,20 @@ plsa_shards <- function(x, k, loss, method, q, tempering, init, nrun, stg, max_i
     # the product of the marginals (as plsa_rank1()), its divergence in one pass
     runs <- list(session$rank1())
   } else {
-    inits <- with_seed(seed, lapply(seq_len(nrun), function(i) random_start(x$dims, k)))
+    inits <- with_seed(seed, lapply(seq_len(nrun), function(i) list2env(random_start(x$dims, k))))
     if (!is.null(first)) inits[[1]] <- first
     fit_one <- function(init, iters) session$fit(init, iters, tol, hook, exact = !is.null(callback))
     runs <- run_starts_sequential(inits, fit_one, resume_start, max_iter, stg$short_iter, stg$short_keep)
   }
+  # the shards let go before the result is made (memory of the documents'
+  # size; closing again on exit does nothing)
+  session$close()
   values <- vapply(runs, run_value, numeric(1))
   best <- best_run(values, "plsa() fit")
   res <- runs[[best]]
   summ <- shard_summary(x)
   fit <- new_plsa(res, list(dims = x$dims, dimnames = x$dimnames, total = shard_total(x),
-                            val = numeric(x$nnz)),
+                            nnz = x$nnz),
                   k = k, loss = loss, q = if (loss == "tsallis") q else NA_real_, tempering = tempering,
                   run = best, values = values,
                   time = proc.time()[["elapsed"]] - start, threads = threads, seed = seed, call = call,
@@ -796,6 +816,15 @@ shard_glogg <- function(x) {
   share <- sc * tops / sum(sc * tops)
   neg <- vapply(x$meta, function(m) m$neg_entropy, numeric(1))
   ifelse(share > 0, share * (neg + log(share)), 0)
+}
+
+# The documents' factor of a start, taken out of it when the start is an
+# environment (random starts of sharded fits: so that a start waiting for
+# its turn, or done, does not hold memory of the documents' size).
+shard_take_start <- function(init) {
+  F0 <- init$factors[[1]]
+  if (is.environment(init)) init$factors <- NULL
+  F0
 }
 
 run_starts_sequential <- function(inits, fit_one, resume, max_iter, short_iter, short_keep) {

@@ -634,6 +634,16 @@ BEGIN_RCPP
     return rcpp_result_gen;
 END_RCPP
 }
+// cpp_shard_buffer_free
+void cpp_shard_buffer_free(SEXP buffer);
+RcppExport SEXP _aspectr_cpp_shard_buffer_free(SEXP bufferSEXP) {
+BEGIN_RCPP
+    Rcpp::RNGScope rcpp_rngScope_gen;
+    Rcpp::traits::input_parameter< SEXP >::type buffer(bufferSEXP);
+    cpp_shard_buffer_free(buffer);
+    return R_NilValue;
+END_RCPP
+}
 // cpp_qem_shard_state
 SEXP cpp_qem_shard_state(Rcpp::IntegerMatrix idx, Rcpp::NumericVector val, Rcpp::IntegerVector dims, double top, double scaled);
 RcppExport SEXP _aspectr_cpp_qem_shard_state(SEXP idxSEXP, SEXP valSEXP, SEXP dimsSEXP, SEXP topSEXP, SEXP scaledSEXP) {
@@ -923,6 +933,7 @@ static const R_CallMethodDef CallEntries[] = {
     {"_aspectr_cpp_nmf_project", (DL_FUNC) &_aspectr_cpp_nmf_project, 14},
     {"_aspectr_cpp_shard_summary", (DL_FUNC) &_aspectr_cpp_shard_summary, 3},
     {"_aspectr_cpp_shard_file_summary", (DL_FUNC) &_aspectr_cpp_shard_file_summary, 1},
+    {"_aspectr_cpp_shard_buffer_free", (DL_FUNC) &_aspectr_cpp_shard_buffer_free, 1},
     {"_aspectr_cpp_qem_shard_state", (DL_FUNC) &_aspectr_cpp_qem_shard_state, 5},
     {"_aspectr_cpp_qem_shard_file", (DL_FUNC) &_aspectr_cpp_qem_shard_file, 5},
     {"_aspectr_cpp_qem_shard_weights", (DL_FUNC) &_aspectr_cpp_qem_shard_weights, 5},

@@ -141,11 +141,7 @@ Rcpp::List cpp_em_shard(Rcpp::IntegerMatrix idx, Rcpp::NumericVector val, Rcpp::
                         double total, double top, double scaled, int threads, bool loss_only = false,
                         double glogg = NA_REAL, SEXP acc = R_NilValue) {
   const arma::vec counts = r_vector_view(val);
-  aspectr::SparseTensor G = make_tensor(idx, val, dims);
-  if (top > 0.0 && scaled > 0.0) {
-    G.val /= top;
-    G.val /= scaled;
-  }
+  const aspectr::SparseTensor G = shard_scaled_tensor(idx, val, dims, top, scaled);
   return em_shard(G, counts, lambda, factors, tempering, total, threads, loss_only, glogg, acc);
 }
 
@@ -167,11 +163,7 @@ SEXP cpp_em_shard_state(Rcpp::IntegerMatrix idx, Rcpp::NumericVector val, Rcpp::
   st->idx = idx;
   st->val = val;
   st->counts = r_vector_view(st->val);
-  st->G = make_tensor(st->idx, st->val, dims);
-  if (top > 0.0 && scaled > 0.0) {
-    st->G.val /= top;
-    st->G.val /= scaled;
-  }
+  st->G = shard_scaled_tensor(st->idx, st->val, dims, top, scaled);
   st->rule.reset(new aspectr::EMRule(tempering, &st->counts, total));
   if (std::isfinite(glogg)) st->rule->set_glogg(glogg);
   st->rule->bind(st->G);
@@ -542,17 +534,37 @@ Rcpp::List cpp_shard_summary(Rcpp::IntegerMatrix idx, Rcpp::NumericVector val, R
   return shard_summary(idx.begin(), val.begin(), static_cast<std::size_t>(val.size()), d);
 }
 
-// The same of a shard file, read into memory of its own (freed on return)
+// The same of a shard file, read into memory of its own (freed on return,
+// and given back to the system: see release_free_memory())
 // [[Rcpp::export]]
 Rcpp::List cpp_shard_file_summary(std::string path) {
-  aspectr::ShardBuffer buf;
-  aspectr::read_shard_file(path, buf);
-  std::vector<int> d(buf.dims.begin(), buf.dims.end());
-  Rcpp::List out = shard_summary(reinterpret_cast<const int*>(buf.idx.data()), buf.val.data(), buf.nnz, d);
-  for (std::size_t s = 0; s < buf.nnz; ++s)
-    if (!(buf.val[s] > 0.0) || !std::isfinite(buf.val[s]))
-      Rcpp::stop("it holds values that are not positive and finite");
+  Rcpp::List out;
+  std::vector<int> d;
+  bool bad = false;
+  {
+    aspectr::ShardBuffer buf;
+    aspectr::read_shard_file(path, buf);
+    d.assign(buf.dims.begin(), buf.dims.end());
+    out = shard_summary(reinterpret_cast<const int*>(buf.idx.data()), buf.val.data(), buf.nnz, d);
+    for (std::size_t s = 0; s < buf.nnz && !bad; ++s)
+      bad = !(buf.val[s] > 0.0) || !std::isfinite(buf.val[s]);
+  }
+  release_free_memory();
+  if (bad) Rcpp::stop("it holds values that are not positive and finite");
   Rcpp::IntegerVector dims(d.begin(), d.end());
   out["dims"] = dims;
   return out;
+}
+
+// Lets a shard buffer's memory go now (not when R collects the buffer's
+// pointer), back to the system (see release_free_memory()); the buffer
+// stays usable.
+// [[Rcpp::export]]
+void cpp_shard_buffer_free(SEXP buffer) {
+  Rcpp::XPtr<aspectr::ShardBuffer> buf(buffer);
+  buf->idx = std::vector<aspectr::index_t>();
+  buf->val = std::vector<double>();
+  buf->g = std::vector<double>();
+  buf->nnz = 0;
+  release_free_memory();
 }

@@ -11,7 +11,8 @@ namespace {
 // A shard's cells normalized as the whole data's (by its largest value
 // `top` and scaled total `scaled`), with the weights t of the current step
 struct QemShard {
-  Rcpp::IntegerMatrix idx;  // read in place by G (its values are G's own copy)
+  Rcpp::IntegerMatrix idx;  // read in place by G, as its values (normally)
+  Rcpp::NumericVector val;
   aspectr::SparseTensor G;
   arma::vec t;
 };
@@ -48,11 +49,8 @@ SEXP cpp_qem_shard_state(Rcpp::IntegerMatrix idx, Rcpp::NumericVector val, Rcpp:
                          double top, double scaled) {
   std::unique_ptr<QemShard> s(new QemShard());
   s->idx = idx;
-  s->G = make_tensor(s->idx, val, dims);
-  if (top > 0.0 && scaled > 0.0) {
-    s->G.val /= top;
-    s->G.val /= scaled;
-  }
+  s->val = val;
+  s->G = shard_scaled_tensor(s->idx, s->val, dims, top, scaled);
   return Rcpp::XPtr<QemShard>(s.release(), true);
 }
 

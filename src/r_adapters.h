@@ -6,6 +6,9 @@
 
 #include <RcppArmadillo.h>
 #include <aspectr/aspectr.h>
+#if defined(__GLIBC__)
+#include <malloc.h>
+#endif
 #include <memory>
 #include <string>
 
@@ -35,6 +38,30 @@ inline aspectr::SparseTensor make_tensor(const Rcpp::IntegerMatrix& idx,
               : arma::vec(const_cast<double*>(val.begin()), nnz, false, true);
   t.validate();
   return t;
+}
+
+// A shard's tensor, its values divided by the whole data's `top` and then
+// `scaled`: by scales, read in place (R's memory: not to be changed), or
+// (reciprocals not normal) a copy divided. No scaling unless both > 0.
+inline aspectr::SparseTensor shard_scaled_tensor(const Rcpp::IntegerMatrix& idx, const Rcpp::NumericVector& val,
+                                                 const Rcpp::IntegerVector& dims, double top, double scaled) {
+  aspectr::SparseTensor t = make_tensor(idx, val, dims, false);
+  if (!(top > 0.0 && scaled > 0.0) || t.set_scales(top, scaled)) return t;
+  aspectr::SparseTensor c = make_tensor(idx, val, dims, true);
+  c.val /= top;
+  c.val /= scaled;
+  return c;
+}
+
+// Gives freed heap memory back to the system where the C library can
+// (glibc's malloc_trim): buffers of tens of megabytes, once freed, stay in
+// the process's heap otherwise (glibc raises its threshold for separate
+// mappings after the first such free), and the memory a fit from files
+// needs would look like that of every file read before it.
+inline void release_free_memory() {
+#if defined(__GLIBC__)
+  malloc_trim(0);
+#endif
 }
 
 // An R numeric vector as an Armadillo vector on R's memory (no copy; valid

@@ -505,3 +505,25 @@ test_that("a FORK cluster gives the in-memory fit", {
   ref <- plsa(x, 2, method = "em", seed = 8, max_iter = 10, tol = 0)
   expect_same_fit(plsa(shards(split_rows(x, c(8L, 19L))), 2, seed = 8, max_iter = 10, tol = 0, cluster = cl), ref)
 })
+
+test_that("shards of values at the ends of the double range give the in-memory fit", {
+  # the cells are normalized by scale factors where 1 / max and 1 / (sum of
+  # values / max) are normal numbers, else by dividing a copy: both ways,
+  # in memory and from .shard files, for EM and q-EM
+  x <- shard_counts(30, 12, seed = 21)
+  for (s in c(2^-1060, 2^1000)) {
+    y <- x * s
+    ref <- suppressWarnings(plsa(y, 2, method = "em", seed = 3, max_iter = 25, tol = 0))
+    refx <- plsa(x, 2, method = "em", seed = 3, max_iter = 25, tol = 0)
+    expect_equal(ref$factors, refx$factors, tolerance = 1e-10)
+    fit <- suppressWarnings(plsa(shards(split_rows(y, c(11L, 20L))), 2, seed = 3, max_iter = 25, tol = 0))
+    expect_same_fit(fit, ref)
+    dir <- shard_tempdir()
+    sh <- suppressWarnings(write_shards(y, dir, n = 2))
+    fit <- suppressWarnings(plsa(sh, 2, seed = 3, max_iter = 25, tol = 0))
+    expect_same_fit(fit, ref)
+    refq <- suppressWarnings(plsa(y, 2, loss = "tsallis", method = "em", seed = 3, max_iter = 15, tol = 0))
+    fitq <- suppressWarnings(plsa(sh, 2, loss = "tsallis", seed = 3, max_iter = 15, tol = 0))
+    expect_same_fit(fitq, refq)
+  }
+})

@@ -115,6 +115,16 @@ struct SparseTensor {
     if (tot > 0) inv_sum = 1.0 / tot;
     return true;
   }
+  // The scales dividing the stored values by `top`, then by `scaled` (the
+  // normalization of data of which these cells are a part: the whole
+  // data's maximum and sum of values / top). False, with nothing changed,
+  // when a reciprocal is not a normal number: divide a copy then.
+  bool set_scales(double top, double scaled) {
+    if (!std::isnormal(1.0 / top) || !std::isnormal(1.0 / scaled)) return false;
+    inv_top = 1.0 / top;
+    inv_sum = 1.0 / scaled;
+    return true;
+  }
   // The values divided by their total (by way of their maximum: the total
   // may overflow), in place.
   void normalize() {

@@ -89,12 +89,20 @@ inline void read_shard_file(const std::string& path, ShardBuffer& buf) {
 
 // The tensor of the buffer's cells, its values the raw ones divided by
 // top and then by scaled (the whole data's maximum and scaled total, see
-// SparseTensor::normalize), indices borrowed from the buffer; validated.
+// SparseTensor::normalize): by its scales, indices and values borrowed
+// from the buffer (or, where the scales would not be normal numbers, the
+// values divided into the buffer's second array); validated.
 inline SparseTensor shard_tensor(ShardBuffer& buf, const std::vector<arma::uword>& dims,
                                  double top, double scaled) {
   SparseTensor t;
   t.dims = dims;
   t.view = buf.idx.data();
+  if (!(top > 0.0 && scaled > 0.0) || t.set_scales(top, scaled)) {
+    buf.g = std::vector<double>();  // not needed
+    t.val = arma::vec(buf.val.data(), buf.nnz, false, true);
+    t.validate();
+    return t;
+  }
   buf.g.resize(buf.nnz);
   for (std::size_t s = 0; s < buf.nnz; ++s) {
     double v = buf.val[s];

@@ -208,7 +208,14 @@ plsa <- function(x, k, loss = c("kl", "tsallis", "l2"), method = NULL, q = 0.5, 
                        check_staging(short_iter, short_keep, ctl$nrun), ctl$max_iter, ctl$tol,
                        ctl$seed, ctl$threads, ctl$verbose, check_callback(callback), cluster, call))
   }
-  data <- as_aspect_data(x, "x", by_column = TRUE)
+  # Coordinate descent takes a dgCMatrix's cells in its own order, by
+  # column, with its own values (no copy), and its pass by document visits
+  # them through 4-byte positions. The passes of EM, q-EM and L2 read the
+  # cells in order, which by row (a copy) keeps the large documents' factor
+  # in order too (by column, EM took twice the time on 1e5 documents).
+  cd <- loss == "kl" && (identical(method, "cd") ||
+                           (is.null(method) && is.numeric(tempering) && identical(as.numeric(tempering), 1)))
+  data <- as_aspect_data(x, "x", by_column = cd)
   count_data <- check_count_data(x, data$val, "plsa", likelihood = loss == "kl")
   if (length(data$dims) == 2) {
     k <- check_whole(k, "k", min = 1, max = min(data$dims), what = "at most the smaller dimension of `x`")

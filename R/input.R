@@ -24,8 +24,8 @@ matrix_like_classes <- "a matrix, a Matrix sparse matrix, a slam/tm simple_tripl
 #' @param tensors Whether N-way input (N > 2) is accepted.
 #' @param by_column For `Matrix` input: order the cells by column (then
 #'   row) instead of by row; the values of a `dgCMatrix` without stored
-#'   zeros are then its own `x` slot, shared rather than copied (what the
-#'   fitters use to save memory).
+#'   zeros are then its own `x` slot, shared rather than copied (what
+#'   [plsa()]'s coordinate descent uses to save memory).
 #' @param ... Passed to methods.
 #' @return The internal form described above.
 #' @examples

@@ -213,8 +213,9 @@ plsa <- function(x, k, loss = c("kl", "tsallis", "l2"), method = NULL, q = 0.5, 
   # them through 4-byte positions. The passes of EM, q-EM and L2 read the
   # cells in order, which by row (a copy) keeps the large documents' factor
   # in order too (by column, EM took twice the time on 1e5 documents).
-  cd <- loss == "kl" && (identical(method, "cd") ||
-                           (is.null(method) && is.numeric(tempering) && identical(as.numeric(tempering), 1)))
+  # (the method as plsa_method() resolves it below; its errors come there)
+  cd <- loss == "kl" && isTRUE(tryCatch(plsa_method(method, loss, tempering) == "cd",
+                                        error = function(e) FALSE))
   data <- as_aspect_data(x, "x", by_column = cd)
   count_data <- check_count_data(x, data$val, "plsa", likelihood = loss == "kl")
   if (length(data$dims) == 2) {

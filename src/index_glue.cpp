@@ -112,6 +112,8 @@ Rcpp::List cpp_lca_patterns(Rcpp::List cols, bool drop_incomplete) {
 Rcpp::List cpp_csc_triplets(Rcpp::IntegerVector i, Rcpp::IntegerVector p, Rcpp::NumericVector x, int nrow,
                             bool by_column = false) {
   const R_xlen_t ncol = p.size() - 1, n = x.size();
+  if (ncol < 0 || p[ncol] != n || i.size() != n)
+    Rcpp::stop("the sparse matrix is malformed: its slots p, i and x do not agree in length");
   double n_na = 0, n_inf = 0, n_neg = 0, smallest = R_PosInf;
   for (R_xlen_t s = 0; s < n; ++s) {
     const double v = x[s];

@@ -87,6 +87,10 @@ as_aspect_data.Matrix <- function(x, arg = "x", call = rlang::caller_env(), by_c
   if (length(dim(x)) != 2) abort_input("{.arg {arg}} must be a 2-way matrix, not {describe(x)}.", "type", arg = arg, call = call)
   x <- methods::as(methods::as(methods::as(x, "dMatrix"), "generalMatrix"), "CsparseMatrix")
   dims <- dim(x)
+  if (length(x@p) != dims[2] + 1 || length(x@i) != length(x@x) || x@p[length(x@p)] != length(x@x)) {
+    abort_input("{.arg {arg}} is a malformed sparse matrix: its slots {.field p}, {.field i} and {.field x} disagree ({length(x@p)} column pointers ending at {x@p[length(x@p)]}, {length(x@i)} row indices, {length(x@x)} values for {dims[2]} columns).",
+                "value", arg = arg, call = call)
+  }
   # the checks and the triplets ordered by row (or by column) in one C++
   # pass over the slots (aspect_triplets() would hold several temporaries
   # of nnz size)

@@ -568,3 +568,14 @@ test_that("a dgCMatrix becomes the same triplets as a dense matrix (stored zeros
   expect_error(as_aspect_data(inf), class = "aspectr_error_input_value")
   expect_error(as_aspect_data(neg), "smallest -1", class = "aspectr_error_input_value")
 })
+
+test_that("a sparse matrix whose slots disagree is a classed input error", {
+  X <- Matrix::sparseMatrix(i = c(1, 2, 3), j = c(1, 2, 2), x = c(1, 2, 3), dims = c(3, 2))
+  bad <- X
+  bad@x <- c(1, 2)  # one value short (bypassing validity)
+  expect_error(as_aspect_data(bad), "malformed", class = "aspectr_error_input_value")
+  expect_error(plsa(bad, 1), "malformed", class = "aspectr_error_input_value")
+  bad <- X
+  bad@p <- c(0L, 1L, 2L)  # the pointers end before the last cell
+  expect_error(as_aspect_data(bad), "malformed", class = "aspectr_error_input_value")
+})

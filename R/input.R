@@ -8,8 +8,9 @@ matrix_like_classes <- "a matrix, a Matrix sparse matrix, a slam/tm simple_tripl
 #'
 #' Every fitter converts its input once, through this S3 generic, to one
 #' internal form: a list with `idx` (an N x nnz integer matrix of 0-based
-#' indices of the non-zero cells, sorted by the first index unless `by_column`), `val` (their
-#' positive values), `dims` (integer), `dimnames` (a list of N character
+#' indices of the non-zero cells, sorted by the first index unless
+#' `by_column`), `val` (their positive values), `dims` (integer),
+#' `dimnames` (a list of N character
 #' vectors or `NULL`s) and `total` (`sum(val)`). Methods exist for base
 #' matrices, arrays and tables, every `Matrix` class (sparse input stays
 #' sparse; a `quanteda::dfm` is one), `slam::simple_triplet_matrix` (and so

@@ -104,11 +104,7 @@ inline SparseTensor shard_tensor(ShardBuffer& buf, const std::vector<arma::uword
     return t;
   }
   buf.g.resize(buf.nnz);
-  for (std::size_t s = 0; s < buf.nnz; ++s) {
-    double v = buf.val[s];
-    if (top > 0.0 && scaled > 0.0) { v /= top; v /= scaled; }
-    buf.g[s] = v;
-  }
+  for (std::size_t s = 0; s < buf.nnz; ++s) buf.g[s] = buf.val[s] / top / scaled;
   t.val = arma::vec(buf.g.data(), buf.nnz, false, true);
   t.validate();
   return t;

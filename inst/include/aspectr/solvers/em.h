@@ -446,7 +446,6 @@ ASPECTR_UNROLL
   bool use_counts_ = false;
   std::vector<std::uint8_t> mult_;
   std::vector<index_t> remap_;
-
   double glogg_ = 0.0;
   bool glogg_known_ = false;
 };

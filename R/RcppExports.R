@@ -21,6 +21,10 @@ cpp_all_whole <- function(v) {
     .Call(`_aspectr_cpp_all_whole`, v)
 }
 
+cpp_permute_columns_owned <- function(x, ord, dn) {
+    invisible(.Call(`_aspectr_cpp_permute_columns_owned`, x, ord, dn))
+}
+
 cpp_lca_fit <- function(idx, val, dims, lambda0, factors0, max_iter, tol, threads, short_iter, keep, verbose, hook = NULL, method = "squarem") {
     .Call(`_aspectr_cpp_lca_fit`, idx, val, dims, lambda0, factors0, max_iter, tol, threads, short_iter, keep, verbose, hook, method)
 }
@@ -101,16 +105,20 @@ cpp_em_shard_state <- function(idx, val, dims, tempering, total, top, scaled, gl
     .Call(`_aspectr_cpp_em_shard_state`, idx, val, dims, tempering, total, top, scaled, glogg)
 }
 
-cpp_em_shard_run <- function(state, lambda, factors, threads, loss_only = FALSE, acc = NULL) {
-    .Call(`_aspectr_cpp_em_shard_run`, state, lambda, factors, threads, loss_only, acc)
+cpp_em_shard_run <- function(state, lambda, factors, threads, loss_only = FALSE, acc = NULL, in_place = FALSE) {
+    .Call(`_aspectr_cpp_em_shard_run`, state, lambda, factors, threads, loss_only, acc, in_place)
 }
 
 cpp_shard_buffer <- function() {
     .Call(`_aspectr_cpp_shard_buffer`)
 }
 
-cpp_em_shard_file <- function(buffer, path, dims, lambda, factors, tempering, total, top, scaled, threads, loss_only = FALSE, glogg = NA_real_, acc = NULL) {
-    .Call(`_aspectr_cpp_em_shard_file`, buffer, path, dims, lambda, factors, tempering, total, top, scaled, threads, loss_only, glogg, acc)
+cpp_em_shard_file <- function(buffer, path, dims, lambda, factors, tempering, total, top, scaled, threads, loss_only = FALSE, glogg = NA_real_, acc = NULL, missing = FALSE, chunk = 65536, in_place = FALSE) {
+    .Call(`_aspectr_cpp_em_shard_file`, buffer, path, dims, lambda, factors, tempering, total, top, scaled, threads, loss_only, glogg, acc, missing, chunk, in_place)
+}
+
+cpp_em_normalize_in_place <- function(F0, colsum, dead) {
+    invisible(.Call(`_aspectr_cpp_em_normalize_in_place`, F0, colsum, dead))
 }
 
 cpp_read_shard_file <- function(path) {

@@ -399,14 +399,22 @@ use_future <- function() {
     !inherits(future::plan(), "sequential")
 }
 
+# (`own_first`: the first factor is a matrix that only `res` and the runs
+# it came from refer to, the shards' gather's, put in order in place)
 new_plsa <- function(res, data, k, loss, q, tempering, run, values, time, threads,
-                     seed, call, sort = TRUE, prefix = "topic_", summary = NULL) {
+                     seed, call, sort = TRUE, prefix = "topic_", summary = NULL, own_first = FALSE) {
   lambda <- as.numeric(res$lambda)
   ord <- if (sort) order(lambda, decreasing = TRUE) else seq_len(k)
   topic_names <- paste0(prefix, seq_len(k))
   factors <- lapply(seq_along(res$factors), function(n) {
-    f <- res$factors[[n]][, ord, drop = FALSE]
-    dimnames(f) <- list(data$dimnames[[n]], topic_names)
+    f <- res$factors[[n]]
+    dn <- list(data$dimnames[[n]], topic_names)
+    if (n == 1 && own_first && is.double(f) && is.matrix(f) && identical(dim(f), c(as.integer(data$dims[1]), as.integer(k)))) {
+      cpp_permute_columns_owned(f, ord, dn)
+      return(f)
+    }
+    f <- f[, ord, drop = FALSE]
+    dimnames(f) <- dn
     f
   })
   names(factors) <- mode_names(data$dimnames, length(data$dims))

@@ -81,7 +81,8 @@ shard_qem_fit <- function(eng, init, global, max_iter, tol, hook, exact) {
   kl <- eng$reduce(eng$run("loss", list(global = model(lambda, Fg), colsum = colsum)), "value")
   colsum <- NULL
   list(lambda = lambda, factors = c(list(gather(last = TRUE)), lapply(Fg, t)), objective = f[-1], initial = f[1],
-       iterations = it, converged = converged, stopped = stopped, kl = kl)
+       iterations = it, converged = converged, stopped = stopped, kl = kl,
+       gathered = TRUE)
 }
 
 # The q-EM operations on a store (see shard_op_run()): each shard's part,

@@ -19,6 +19,15 @@
 #' core: the memory needed is about one shard plus the factors); with
 #' `cluster =` each worker reads its own shards once and keeps them.
 #'
+#' @section Memory out of core:
+#' EM ([plsa()] with `loss = "kl"`, [ntf()] with `loss = "kl"`) reads a
+#' `.shard` file a chunk of cells at a time, 65536 by default, and writes
+#' each step's statistics over the documents' factor in place: its memory
+#' is then the factors and one chunk, whatever the size of a shard. The
+#' chunk can be set with `options(aspectr.shard_chunk = n)` (a whole number
+#' of cells); it changes the memory and the speed, not the fit. Other fits
+#' read a whole shard at a time.
+#'
 #' @section Files:
 #' `x` may name files of these kinds (by their extension):
 #' * `.shard`: written by [write_shards()]; the fastest to fit from, read
@@ -234,7 +243,7 @@ meta_from_summary <- function(summ, dims, dimnames) {
   list(dims = dims, dimnames = dimnames, nnz = summ$nnz, total = summ$total, top = summ$top,
        scaled = summ$scaled, whole = summ$whole, neg_entropy = summ$neg_entropy,
        doc_totals = summ$margins[[1]], loglik_const = summ$loglik_const,
-       margins = summ$margins[-1])
+       margins = summ$margins[-1], missing = isTRUE(summ$missing))
 }
 
 new_shards <- function(sources, meta) {
@@ -370,7 +379,9 @@ shard_op_run <- function(id, op, seq, args) {
       key <- as.character(args$ids[j])
       st$shards[[key]]$F0 <- args$F0[[j]]
       st$shards[[key]]$Y0 <- NULL
+      st$shards[[key]]$pending <- FALSE
     }
+    st$colsum <- NULL
     st$seq <- -1
     return(list(ids = args$ids[mine]))
   }
@@ -385,30 +396,46 @@ shard_op_run <- function(id, op, seq, args) {
     out
   }
   if (startsWith(op, "nmf_")) return(answer(shard_nmf_op(st, held, op, args)))
-  shard_normalize(st, args$colsum)
-  if (startsWith(op, "qem_")) return(answer(shard_qem_op(st, held, op, args)))
+  # the row sums that normalize the documents' factors of the last step
+  # (with the operation after it; every shard is normalized during that
+  # operation, see shard_normalize())
+  st$colsum <- args$colsum
+  if (startsWith(op, "qem_")) {
+    shard_normalize(st)
+    return(answer(shard_qem_op(st, held, op, args)))
+  }
   if (op == "gather") {
     if (isTRUE(args$last) && !is.null(st$buffer)) {
       cpp_shard_buffer_free(st$buffer)
       st$buffer <- NULL
     }
-    return(list(ids = held, F0 = lapply(st$shards, function(h) h$F0)))
+    shard_normalize(st)
+    F0 <- lapply(st$shards, function(h) h$F0)
+    # the last gather in this process hands the factors over (the master's
+    # copy is then the only one)
+    if (isTRUE(args$hand_over)) for (key in names(st$shards)) st$shards[[key]]$F0 <- NULL
+    return(list(ids = held, F0 = F0))
   }
   g <- args$global
   out <- list(ids = held)
   # the shared modes' statistics, added to in place by every shard's pass
   acc <- if (op == "step") lapply(g$factors, function(f) matrix(0, nrow(f), ncol(f))) else NULL
   for (key in names(st$shards)) {
+    # (normalized shard by shard: no second copy of all the documents'
+    # factors at once)
+    shard_normalize(st, key)
     h <- st$shards[[key]]
     fac <- c(list(h$F0), g$factors)
     if (!h$keep && identical(h$source$format, "shard")) {
-      # out of core from a shard file: read into this store's buffer
+      # out of core from a shard file: read a chunk at a time into this
+      # store's buffer, the step's statistics written over the factor
       check_shard_file(h$source)
       if (is.null(st$buffer)) st$buffer <- cpp_shard_buffer()
       r <- tryCatch(
         cpp_em_shard_file(st$buffer, h$source$path, as.integer(c(h$rows, g$dims[-1])), g$lambda, fac,
                           g$tempering, g$total, g$top, g$scaled, g$threads, loss_only = op == "loss",
-                          glogg = g$glogg[[h$id]], acc = acc),
+                          glogg = g$glogg[[h$id]], acc = acc, missing = isTRUE(g$missing[h$id]),
+                          chunk = g$chunk %||% shard_chunk(), in_place = op == "step"),
         error = function(e) abort_shard(h$source, "failed: {conditionMessage(e)}"))
     } else if (h$keep) {
       # kept in memory: the tensor and the rule are made once per fit
@@ -420,7 +447,8 @@ shard_op_run <- function(id, op, seq, args) {
           error = function(e) abort_shard(h$source, "failed: {conditionMessage(e)}"))
         st$shards[[key]]$state <- h$state
       }
-      r <- tryCatch(cpp_em_shard_run(h$state, g$lambda, fac, g$threads, loss_only = op == "loss", acc = acc),
+      r <- tryCatch(cpp_em_shard_run(h$state, g$lambda, fac, g$threads, loss_only = op == "loss", acc = acc,
+                                     in_place = op == "step"),
                     error = function(e) abort_shard(h$source, "failed: {conditionMessage(e)}"))
     } else {
       d <- shard_data(h$source)
@@ -433,6 +461,14 @@ shard_op_run <- function(id, op, seq, args) {
     }
     if (op == "loss") {
       out$value <- (out$value %||% 0) + r$value
+      next
+    }
+    if (isTRUE(r$in_place)) {
+      # the statistics written over the factor (see cpp_em_shard_file())
+      st$shards[[key]]$dead <- r$dead
+      st$shards[[key]]$pending <- TRUE
+      part <- list(colsum = r$colsum, lam = r$lam, value = r$value, merit = r$merit, glogg = r$glogg)
+      out$stats <- if (is.null(out$stats)) part else shard_add(out$stats, part)
       next
     }
     # the statistics replace the factor, of which only the rows of
@@ -451,15 +487,22 @@ shard_op_run <- function(id, op, seq, args) {
   answer(out)
 }
 
-# the document factors (k x rows, the core's layout) from the last E-step's
-# statistics and their row sums over all shards (a component without mass
-# keeps its factor, as in memory)
-shard_normalize <- function(st, colsum) {
-  if (is.null(colsum)) return(invisible())
-  for (key in names(st$shards)) {
+# the document factors (k x rows, the core's layout) of the shards `keys`
+# from the last E-step's statistics and their row sums over all shards
+# (`st$colsum`, sent with the operation after the step; a component
+# without mass keeps its factor, as in memory)
+shard_normalize <- function(st, keys = names(st$shards)) {
+  if (is.null(st$colsum)) return(invisible())
+  for (key in keys) {
+    if (isTRUE(st$shards[[key]]$pending)) {
+      cpp_em_normalize_in_place(st$shards[[key]]$F0, st$colsum, st$shards[[key]]$dead)
+      st$shards[[key]]$pending <- FALSE
+      st$shards[[key]]$dead <- NULL
+      next
+    }
     y <- st$shards[[key]]$Y0
     if (is.null(y)) next
-    st$shards[[key]]$F0 <- normalize_rows_r(y, st$shards[[key]]$F0, colsum)
+    st$shards[[key]]$F0 <- normalize_rows_r(y, st$shards[[key]]$F0, st$colsum)
     st$shards[[key]]$Y0 <- NULL
   }
   invisible()
@@ -579,12 +622,21 @@ shard_engine <- function(x, cluster, threads, call) {
   # `last`, the stores' file buffers are let go first, their data read for
   # the last time)
   eng$gather <- function(colsum = NULL, last = FALSE) {
-    parts <- eng$run("gather", list(colsum = colsum, last = last))
+    # (in this process the last gather hands the stores' factors over; a
+    # cluster's workers keep theirs, as a call may reach a worker twice)
+    parts <- eng$run("gather", list(colsum = colsum, last = last, hand_over = last && is.null(cluster)))
     k <- NULL
     for (p in parts) for (b in p$F0) k <- nrow(b)
     out <- matrix(0, sum(x$rows), k)
-    for (p in parts) {
-      for (j in seq_along(p$ids)) out[shard_rows(x, p$ids[j]), ] <- t(p$F0[[j]])
+    for (i in seq_along(parts)) {
+      for (j in seq_along(parts[[i]]$ids)) {
+        out[shard_rows(x, parts[[i]]$ids[j]), ] <- t(parts[[i]]$F0[[j]])
+        if (last) {
+          # the block let go as soon as it is placed
+          parts[[i]]$F0[j] <- list(NULL)
+          invisible(gc(verbose = FALSE, full = FALSE))
+        }
+      }
     }
     out
   }
@@ -662,7 +714,8 @@ shard_em_fit <- function(eng, init, global, max_iter, tol, hook, exact) {
   final <- loss()
   f <- c(f, final)
   list(lambda = lambda, factors = c(list(gather(last = TRUE)), lapply(Fg, t)), objective = f[-1], initial = f[1],
-       iterations = it, converged = converged, stopped = stopped, kl = final)
+       iterations = it, converged = converged, stopped = stopped, kl = final,
+       gathered = TRUE)
 }
 
 # `cluster` checked, and given only with data in shards()
@@ -746,7 +799,7 @@ plsa_shards <- function(x, k, loss, method, q, tempering, init, nrun, stg, max_i
   res <- runs[[best]]
   summ <- shard_summary(x)
   fit <- new_plsa(res, list(dims = x$dims, dimnames = x$dimnames, total = shard_total(x),
-                            nnz = x$nnz),
+                            nnz = x$nnz), own_first = !is.null(res$gathered),
                   k = k, loss = loss, q = if (loss == "tsallis") q else NA_real_, tempering = tempering,
                   run = best, values = values,
                   time = proc.time()[["elapsed"]] - start, threads = threads, seed = seed, call = call,
@@ -764,7 +817,9 @@ shard_em_session <- function(x, cluster, threads, tempering, call, q = NULL) {
   global <- list(dims = x$dims, tempering = tempering, threads = threads,
                  total = shard_total(x), top = top,
                  scaled = sum(vapply(x$meta, function(m) m$scaled * m$top, numeric(1))) / top,
-                 glogg = shard_glogg(x), q = q)
+                 glogg = shard_glogg(x), q = q,
+                 missing = vapply(x$meta, function(m) isTRUE(m$missing), logical(1)),
+                 chunk = shard_chunk())
   # shards in memory are converted once; in files, on a cluster, read once
   # by their worker; in files without one, read in every iteration
   eng <- shard_engine(x, cluster, threads, call)
@@ -800,6 +855,17 @@ shard_count_data <- function(x, fitter, likelihood = TRUE, call = rlang::caller_
 }
 
 shard_total <- function(x) sum(vapply(x$meta, function(m) m$total, numeric(1)))
+
+# The cells an out-of-core EM reads from a shard file at a time (option
+# aspectr.shard_chunk, see ?shards)
+shard_chunk <- function() {
+  v <- getOption("aspectr.shard_chunk", 65536)
+  if (!is.numeric(v) || length(v) != 1L || is.na(v) || v < 1 || v != floor(v)) {
+    abort_input("Option {.code aspectr.shard_chunk} must be a whole number of cells, at least 1; it is {describe(v)}.",
+                "value", arg = "aspectr.shard_chunk")
+  }
+  as.numeric(v)
+}
 
 # sum g log g (g = x / sum(x)) and the documents' totals of sharded data,
 # from the shards' own: with c = (shard total) / (total), a shard's g is c

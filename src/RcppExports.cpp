@@ -73,6 +73,18 @@ BEGIN_RCPP
     return rcpp_result_gen;
 END_RCPP
 }
+// cpp_permute_columns_owned
+void cpp_permute_columns_owned(SEXP x, Rcpp::IntegerVector ord, SEXP dn);
+RcppExport SEXP _aspectr_cpp_permute_columns_owned(SEXP xSEXP, SEXP ordSEXP, SEXP dnSEXP) {
+BEGIN_RCPP
+    Rcpp::RNGScope rcpp_rngScope_gen;
+    Rcpp::traits::input_parameter< SEXP >::type x(xSEXP);
+    Rcpp::traits::input_parameter< Rcpp::IntegerVector >::type ord(ordSEXP);
+    Rcpp::traits::input_parameter< SEXP >::type dn(dnSEXP);
+    cpp_permute_columns_owned(x, ord, dn);
+    return R_NilValue;
+END_RCPP
+}
 // cpp_lca_fit
 Rcpp::List cpp_lca_fit(Rcpp::IntegerMatrix idx, Rcpp::NumericVector val, Rcpp::IntegerVector dims, Rcpp::NumericMatrix lambda0, Rcpp::List factors0, int max_iter, double tol, int threads, int short_iter, int keep, bool verbose, SEXP hook, std::string method);
 RcppExport SEXP _aspectr_cpp_lca_fit(SEXP idxSEXP, SEXP valSEXP, SEXP dimsSEXP, SEXP lambda0SEXP, SEXP factors0SEXP, SEXP max_iterSEXP, SEXP tolSEXP, SEXP threadsSEXP, SEXP short_iterSEXP, SEXP keepSEXP, SEXP verboseSEXP, SEXP hookSEXP, SEXP methodSEXP) {
@@ -405,8 +417,8 @@ BEGIN_RCPP
 END_RCPP
 }
 // cpp_em_shard_run
-Rcpp::List cpp_em_shard_run(SEXP state, Rcpp::NumericVector lambda, Rcpp::List factors, int threads, bool loss_only, SEXP acc);
-RcppExport SEXP _aspectr_cpp_em_shard_run(SEXP stateSEXP, SEXP lambdaSEXP, SEXP factorsSEXP, SEXP threadsSEXP, SEXP loss_onlySEXP, SEXP accSEXP) {
+Rcpp::List cpp_em_shard_run(SEXP state, Rcpp::NumericVector lambda, Rcpp::List factors, int threads, bool loss_only, SEXP acc, bool in_place);
+RcppExport SEXP _aspectr_cpp_em_shard_run(SEXP stateSEXP, SEXP lambdaSEXP, SEXP factorsSEXP, SEXP threadsSEXP, SEXP loss_onlySEXP, SEXP accSEXP, SEXP in_placeSEXP) {
 BEGIN_RCPP
     Rcpp::RObject rcpp_result_gen;
     Rcpp::RNGScope rcpp_rngScope_gen;
@@ -416,7 +428,8 @@ BEGIN_RCPP
     Rcpp::traits::input_parameter< int >::type threads(threadsSEXP);
     Rcpp::traits::input_parameter< bool >::type loss_only(loss_onlySEXP);
     Rcpp::traits::input_parameter< SEXP >::type acc(accSEXP);
-    rcpp_result_gen = Rcpp::wrap(cpp_em_shard_run(state, lambda, factors, threads, loss_only, acc));
+    Rcpp::traits::input_parameter< bool >::type in_place(in_placeSEXP);
+    rcpp_result_gen = Rcpp::wrap(cpp_em_shard_run(state, lambda, factors, threads, loss_only, acc, in_place));
     return rcpp_result_gen;
 END_RCPP
 }
@@ -431,8 +444,8 @@ BEGIN_RCPP
 END_RCPP
 }
 // cpp_em_shard_file
-Rcpp::List cpp_em_shard_file(SEXP buffer, std::string path, Rcpp::IntegerVector dims, Rcpp::NumericVector lambda, Rcpp::List factors, double tempering, double total, double top, double scaled, int threads, bool loss_only, double glogg, SEXP acc);
-RcppExport SEXP _aspectr_cpp_em_shard_file(SEXP bufferSEXP, SEXP pathSEXP, SEXP dimsSEXP, SEXP lambdaSEXP, SEXP factorsSEXP, SEXP temperingSEXP, SEXP totalSEXP, SEXP topSEXP, SEXP scaledSEXP, SEXP threadsSEXP, SEXP loss_onlySEXP, SEXP gloggSEXP, SEXP accSEXP) {
+Rcpp::List cpp_em_shard_file(SEXP buffer, std::string path, Rcpp::IntegerVector dims, Rcpp::NumericVector lambda, Rcpp::List factors, double tempering, double total, double top, double scaled, int threads, bool loss_only, double glogg, SEXP acc, bool missing, double chunk, bool in_place);
+RcppExport SEXP _aspectr_cpp_em_shard_file(SEXP bufferSEXP, SEXP pathSEXP, SEXP dimsSEXP, SEXP lambdaSEXP, SEXP factorsSEXP, SEXP temperingSEXP, SEXP totalSEXP, SEXP topSEXP, SEXP scaledSEXP, SEXP threadsSEXP, SEXP loss_onlySEXP, SEXP gloggSEXP, SEXP accSEXP, SEXP missingSEXP, SEXP chunkSEXP, SEXP in_placeSEXP) {
 BEGIN_RCPP
     Rcpp::RObject rcpp_result_gen;
     Rcpp::RNGScope rcpp_rngScope_gen;
@@ -449,8 +462,23 @@ BEGIN_RCPP
     Rcpp::traits::input_parameter< bool >::type loss_only(loss_onlySEXP);
     Rcpp::traits::input_parameter< double >::type glogg(gloggSEXP);
     Rcpp::traits::input_parameter< SEXP >::type acc(accSEXP);
-    rcpp_result_gen = Rcpp::wrap(cpp_em_shard_file(buffer, path, dims, lambda, factors, tempering, total, top, scaled, threads, loss_only, glogg, acc));
+    Rcpp::traits::input_parameter< bool >::type missing(missingSEXP);
+    Rcpp::traits::input_parameter< double >::type chunk(chunkSEXP);
+    Rcpp::traits::input_parameter< bool >::type in_place(in_placeSEXP);
+    rcpp_result_gen = Rcpp::wrap(cpp_em_shard_file(buffer, path, dims, lambda, factors, tempering, total, top, scaled, threads, loss_only, glogg, acc, missing, chunk, in_place));
     return rcpp_result_gen;
+END_RCPP
+}
+// cpp_em_normalize_in_place
+void cpp_em_normalize_in_place(Rcpp::NumericMatrix F0, Rcpp::NumericVector colsum, Rcpp::LogicalVector dead);
+RcppExport SEXP _aspectr_cpp_em_normalize_in_place(SEXP F0SEXP, SEXP colsumSEXP, SEXP deadSEXP) {
+BEGIN_RCPP
+    Rcpp::RNGScope rcpp_rngScope_gen;
+    Rcpp::traits::input_parameter< Rcpp::NumericMatrix >::type F0(F0SEXP);
+    Rcpp::traits::input_parameter< Rcpp::NumericVector >::type colsum(colsumSEXP);
+    Rcpp::traits::input_parameter< Rcpp::LogicalVector >::type dead(deadSEXP);
+    cpp_em_normalize_in_place(F0, colsum, dead);
+    return R_NilValue;
 END_RCPP
 }
 // cpp_read_shard_file
@@ -899,6 +927,7 @@ static const R_CallMethodDef CallEntries[] = {
     {"_aspectr_cpp_csc_triplets", (DL_FUNC) &_aspectr_cpp_csc_triplets, 5},
     {"_aspectr_cpp_data_summary", (DL_FUNC) &_aspectr_cpp_data_summary, 3},
     {"_aspectr_cpp_all_whole", (DL_FUNC) &_aspectr_cpp_all_whole, 1},
+    {"_aspectr_cpp_permute_columns_owned", (DL_FUNC) &_aspectr_cpp_permute_columns_owned, 3},
     {"_aspectr_cpp_lca_fit", (DL_FUNC) &_aspectr_cpp_lca_fit, 13},
     {"_aspectr_cpp_lca_check_count", (DL_FUNC) &_aspectr_cpp_lca_check_count, 10},
     {"_aspectr_cpp_start_blocks", (DL_FUNC) &_aspectr_cpp_start_blocks, 3},
@@ -919,9 +948,10 @@ static const R_CallMethodDef CallEntries[] = {
     {"_aspectr_cpp_plsa_fit", (DL_FUNC) &_aspectr_cpp_plsa_fit, 17},
     {"_aspectr_cpp_em_shard", (DL_FUNC) &_aspectr_cpp_em_shard, 13},
     {"_aspectr_cpp_em_shard_state", (DL_FUNC) &_aspectr_cpp_em_shard_state, 8},
-    {"_aspectr_cpp_em_shard_run", (DL_FUNC) &_aspectr_cpp_em_shard_run, 6},
+    {"_aspectr_cpp_em_shard_run", (DL_FUNC) &_aspectr_cpp_em_shard_run, 7},
     {"_aspectr_cpp_shard_buffer", (DL_FUNC) &_aspectr_cpp_shard_buffer, 0},
-    {"_aspectr_cpp_em_shard_file", (DL_FUNC) &_aspectr_cpp_em_shard_file, 13},
+    {"_aspectr_cpp_em_shard_file", (DL_FUNC) &_aspectr_cpp_em_shard_file, 16},
+    {"_aspectr_cpp_em_normalize_in_place", (DL_FUNC) &_aspectr_cpp_em_normalize_in_place, 3},
     {"_aspectr_cpp_read_shard_file", (DL_FUNC) &_aspectr_cpp_read_shard_file, 1},
     {"_aspectr_cpp_loss", (DL_FUNC) &_aspectr_cpp_loss, 8},
     {"_aspectr_cpp_foldin", (DL_FUNC) &_aspectr_cpp_foldin, 10},

@@ -199,3 +199,28 @@ bool cpp_all_whole(Rcpp::NumericVector v) {
     if (!(p[s] == std::nearbyint(p[s]))) return false;
   return true;
 }
+
+// The columns of a numeric matrix in the order `ord` (1-based), with the
+// dimnames `dn`, in place: for a fit's documents' factor that the shards'
+// gather made and nothing but the fit's own runs refer to (R's reference
+// counts stay above one there), so that the fit holds it without a second
+// matrix of the documents' size. The caller vouches that no other R object
+// shares `x`.
+// [[Rcpp::export]]
+void cpp_permute_columns_owned(SEXP x, Rcpp::IntegerVector ord, SEXP dn) {
+  if (!Rf_isReal(x) || !Rf_isMatrix(x)) Rcpp::stop("internal error: not a numeric matrix");
+  const R_xlen_t n = Rf_nrows(x), k = Rf_ncols(x);
+  if (ord.size() != k) Rcpp::stop("internal error: an order of the wrong length");
+  std::vector<R_xlen_t> from(static_cast<std::size_t>(k));
+  for (R_xlen_t j = 0; j < k; ++j) {
+    if (ord[j] < 1 || ord[j] > k) Rcpp::stop("internal error: an order out of range");
+    from[static_cast<std::size_t>(j)] = ord[j] - 1;
+  }
+  double* p = REAL(x);
+  std::vector<double> row(static_cast<std::size_t>(k));
+  for (R_xlen_t i = 0; i < n; ++i) {
+    for (R_xlen_t j = 0; j < k; ++j) row[static_cast<std::size_t>(j)] = p[i + from[static_cast<std::size_t>(j)] * n];
+    for (R_xlen_t j = 0; j < k; ++j) p[i + j * n] = row[static_cast<std::size_t>(j)];
+  }
+  Rf_setAttrib(x, R_DimNamesSymbol, dn);
+}

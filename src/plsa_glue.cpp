@@ -95,22 +95,25 @@ static Rcpp::List em_shard(const aspectr::SparseTensor& G, const arma::vec& coun
   return em_shard_rule(rule, G, lambda, factors, threads, loss_only, acc);
 }
 
-static Rcpp::List em_shard_rule(aspectr::EMRule& rule, const aspectr::SparseTensor& G,
-                                Rcpp::NumericVector lambda, Rcpp::List factors, int threads,
-                                bool loss_only, SEXP acc) {
+// The model of a shard's step: R's factors (k x d_n, the core's layout)
+// viewed in place, checked against the shard's sizes.
+static aspectr::AspectModel shard_model(Rcpp::NumericVector lambda, Rcpp::List factors,
+                                        const std::vector<arma::uword>& dims) {
   aspectr::AspectModel M;
   M.lambda = Rcpp::as<arma::vec>(lambda);
+  if (static_cast<std::size_t>(factors.size()) != dims.size()) Rcpp::stop("internal error: factors of the wrong order");
   for (R_xlen_t n = 0; n < factors.size(); ++n) {
     Rcpp::NumericMatrix f = factors[n];
-    if (f.ncol() != static_cast<int>(G.dims[static_cast<std::size_t>(n)]) || f.nrow() != static_cast<int>(M.lambda.n_elem))
+    if (f.ncol() != static_cast<int>(dims[static_cast<std::size_t>(n)]) || f.nrow() != static_cast<int>(M.lambda.n_elem))
       Rcpp::stop("internal error: a factor of the wrong size");
     M.F.emplace_back(f.begin(), f.nrow(), f.ncol(), false, true);
   }
-  if (loss_only) return Rcpp::List::create(Rcpp::Named("value") = rule.loss(G, M, threads));
-  std::vector<arma::mat> Y;
-  arma::vec lam;
-  double merit = 0.0;
-  const double before = rule.estep(G, M, threads, &merit, Y, lam);
+  return M;
+}
+
+// A shard's E-step statistics as R's reply (see em_shard()).
+static Rcpp::List em_shard_reply(aspectr::EMRule& rule, std::vector<arma::mat>& Y, const arma::vec& lam,
+                                 double before, double merit, SEXP acc) {
   // `acc`: matrices the caller made for this call, one per shared mode, to
   // which the statistics of those modes are added in place (no R object of
   // k x (columns) per shard); only the documents' come back then
@@ -123,16 +126,30 @@ static Rcpp::List em_shard_rule(aspectr::EMRule& rule, const aspectr::SparseTens
       double* ap = a.begin();
       const double* yp = Y[n].memptr();
       for (arma::uword e = 0; e < Y[n].n_elem; ++e) ap[e] += yp[e];
+      Y[n].reset();
       continue;
     }
     Rcpp::NumericMatrix out(static_cast<int>(Y[n].n_rows), static_cast<int>(Y[n].n_cols));
     std::memcpy(out.begin(), Y[n].memptr(), sizeof(double) * Y[n].n_elem);
+    Y[n].reset();
     y[n] = out;
   }
   return Rcpp::List::create(Rcpp::Named("y") = y,
                             Rcpp::Named("lam") = Rcpp::NumericVector(lam.begin(), lam.end()),
                             Rcpp::Named("value") = before, Rcpp::Named("merit") = merit,
                             Rcpp::Named("glogg") = rule.glogg());
+}
+
+static Rcpp::List em_shard_rule(aspectr::EMRule& rule, const aspectr::SparseTensor& G,
+                                Rcpp::NumericVector lambda, Rcpp::List factors, int threads,
+                                bool loss_only, SEXP acc) {
+  const aspectr::AspectModel M = shard_model(lambda, factors, G.dims);
+  if (loss_only) return Rcpp::List::create(Rcpp::Named("value") = rule.loss(G, M, threads));
+  std::vector<arma::mat> Y;
+  arma::vec lam;
+  double merit = 0.0;
+  const double before = rule.estep(G, M, threads, &merit, Y, lam);
+  return em_shard_reply(rule, Y, lam, before, merit, acc);
 }
 
 // [[Rcpp::export]]
@@ -145,6 +162,45 @@ Rcpp::List cpp_em_shard(Rcpp::IntegerMatrix idx, Rcpp::NumericVector val, Rcpp::
   return em_shard(G, counts, lambda, factors, tempering, total, threads, loss_only, glogg, acc);
 }
 
+// The end of a step in place (see cpp_em_shard_file()): the documents'
+// statistics written over factors[0] in the rows of components with mass
+// in this shard (the others keep the old factor and come back in `dead`),
+// their row sums (`colsum`), the shared modes' statistics added to `acc`.
+static Rcpp::List em_in_place_reply(aspectr::EMRule& rule, aspectr::EMRule::Pass& P, Rcpp::List factors,
+                                    SEXP acc) {
+  arma::vec lam;
+  double merit = 0.0;
+  const double before = rule.pass_finish(P, &merit, lam);
+  const arma::mat& Y0 = P.A[0];
+  const arma::uword k = Y0.n_rows, d = Y0.n_cols;
+  Rcpp::NumericVector cs(k);
+  Rcpp::LogicalVector dead(k);
+  for (arma::uword r = 0; r < k; ++r) {
+    double tot = 0.0;
+    for (arma::uword i = 0; i < d; ++i) tot += Y0(r, i);
+    cs[r] = tot;
+    dead[r] = !(tot > 0.0 && std::isfinite(tot));
+  }
+  double* f = Rcpp::NumericMatrix(factors[0]).begin();
+  for (arma::uword i = 0; i < d; ++i) {
+    for (arma::uword r = 0; r < k; ++r) {
+      if (!dead[r]) f[r + i * k] = Y0(r, i);
+    }
+  }
+  Rcpp::List A(acc);
+  for (std::size_t n = 1; n < P.A.size() - 1; ++n) {
+    Rcpp::NumericMatrix a = A[static_cast<R_xlen_t>(n - 1)];
+    if (static_cast<arma::uword>(a.size()) != P.A[n].n_elem) Rcpp::stop("internal error: accumulator of the wrong size");
+    double* ap = a.begin();
+    const double* yp = P.A[n].memptr();
+    for (arma::uword e = 0; e < P.A[n].n_elem; ++e) ap[e] += yp[e];
+  }
+  return Rcpp::List::create(Rcpp::Named("lam") = Rcpp::NumericVector(lam.begin(), lam.end()),
+                            Rcpp::Named("value") = before, Rcpp::Named("merit") = merit,
+                            Rcpp::Named("glogg") = rule.glogg(), Rcpp::Named("colsum") = cs,
+                            Rcpp::Named("dead") = dead, Rcpp::Named("in_place") = true);
+}
+
 // A shard kept in memory for a whole fit (by the master or a worker): its
 // normalized tensor and the EM rule bound to it, made once, so that each
 // pass costs only the pass (the R objects stay alive with it).
@@ -154,6 +210,7 @@ struct ShardState {
   arma::vec counts;
   aspectr::SparseTensor G;
   std::unique_ptr<aspectr::EMRule> rule;
+  aspectr::Workspace work;  // the passes' matrices of steps in place
 };
 
 // [[Rcpp::export]]
@@ -170,12 +227,21 @@ SEXP cpp_em_shard_state(Rcpp::IntegerMatrix idx, Rcpp::NumericVector val, Rcpp::
   return Rcpp::XPtr<ShardState>(st.release(), true);
 }
 
-// cpp_em_shard() of a kept shard
+// cpp_em_shard() of a kept shard; `in_place` as for cpp_em_shard_file()
+// (no memory of the factors' size allocated per step)
 // [[Rcpp::export]]
 Rcpp::List cpp_em_shard_run(SEXP state, Rcpp::NumericVector lambda, Rcpp::List factors, int threads,
-                            bool loss_only = false, SEXP acc = R_NilValue) {
+                            bool loss_only = false, SEXP acc = R_NilValue, bool in_place = false) {
   Rcpp::XPtr<ShardState> st(state);
-  return em_shard_rule(*st->rule, st->G, lambda, factors, threads, loss_only, acc);
+  aspectr::EMRule& rule = *st->rule;
+  const bool posterior = rule.beta() == 1.0 && (st->G.order() > 3 || rule.data_missing());
+  if (!in_place || loss_only || posterior || Rf_isNull(acc))
+    return em_shard_rule(rule, st->G, lambda, factors, threads, loss_only, acc);
+  const aspectr::AspectModel M = shard_model(lambda, factors, st->G.dims);
+  aspectr::EMRule::Pass P;
+  rule.pass_begin(M, st->G.dims, rule.data_missing(), P, &st->work);
+  rule.pass_add(st->G, M, threads, P);
+  return em_in_place_reply(rule, P, factors, acc);
 }
 
 // A buffer for shard files, kept by a store across the reads of an
@@ -185,20 +251,76 @@ SEXP cpp_shard_buffer() {
   return Rcpp::XPtr<aspectr::ShardBuffer>(new aspectr::ShardBuffer(), true);
 }
 
-// cpp_em_shard() of a shard file read into `buffer`; `dims` are the sizes
-// the file must have (its rows, then the shared modes).
+// cpp_em_shard() of a shard file read `chunk` cells at a time into
+// `buffer` (the pass's sums over the chunks, see EMRule::Pass); `dims` are
+// the sizes the file must have (its rows, then the shared modes), `top`
+// the largest raw value of all the shards, `missing` whether shards()
+// found cells missing a mode in it.
+//
+// `in_place` (a step of plain or tempered EM in the MTTKRP form, `acc`
+// given): no memory of the factors' size is allocated. The pass's
+// matrices live in the buffer's workspace; the documents' statistics are
+// written over factors[0] (the caller's own matrix, which the pass reads
+// through its copy) in the rows of components with mass in this shard,
+// the others keeping the old factor and coming back in `dead`; `colsum`
+// are the rows' sums (see cpp_em_normalize_in_place()).
 // [[Rcpp::export]]
 Rcpp::List cpp_em_shard_file(SEXP buffer, std::string path, Rcpp::IntegerVector dims,
                              Rcpp::NumericVector lambda, Rcpp::List factors, double tempering,
                              double total, double top, double scaled, int threads,
-                             bool loss_only = false, double glogg = NA_REAL, SEXP acc = R_NilValue) {
+                             bool loss_only = false, double glogg = NA_REAL, SEXP acc = R_NilValue,
+                             bool missing = false, double chunk = 65536, bool in_place = false) {
   Rcpp::XPtr<aspectr::ShardBuffer> buf(buffer);
-  aspectr::read_shard_file(path, *buf);
-  std::vector<arma::uword> want(dims.begin(), dims.end());
-  if (buf->dims != want) Rcpp::stop("its sizes differ from those shards() recorded");
-  const aspectr::SparseTensor G = aspectr::shard_tensor(*buf, want, top, scaled);
-  const arma::vec counts(buf->val.data(), buf->nnz, false, true);
-  return em_shard(G, counts, lambda, factors, tempering, total, threads, loss_only, glogg, acc);
+  if (!(chunk >= 1.0)) Rcpp::stop("internal error: a chunk of no cells");
+  const std::size_t cells = chunk < 9e15 ? static_cast<std::size_t>(chunk) : static_cast<std::size_t>(9e15);
+  const std::vector<arma::uword> want(dims.begin(), dims.end());
+  const bool posterior = tempering == 1.0 && (want.size() > 3 || missing);
+  in_place = in_place && !loss_only && !posterior;
+  if (in_place && Rf_isNull(acc)) Rcpp::stop("internal error: a step in place without accumulators");
+  aspectr::ShardReader reader(path);
+  if (reader.dims() != want) Rcpp::stop("its sizes differ from those shards() recorded");
+  const aspectr::AspectModel M = shard_model(lambda, factors, want);
+  aspectr::EMRule rule(tempering, nullptr, total);
+  if (std::isfinite(glogg)) rule.set_glogg(glogg);
+  aspectr::EMRule::Pass P;
+  if (!loss_only) rule.pass_begin(M, want, missing, P, in_place ? &buf->work : nullptr);
+  double parts = 0.0;
+  while (reader.next(*buf, cells)) {
+    const aspectr::SparseTensor G = aspectr::shard_tensor(*buf, want, top, scaled);
+    const arma::vec counts(buf->val.data(), buf->nnz, false, true);
+    rule.next_piece(&counts, top);
+    if (loss_only) parts += rule.loss_piece(G, M, threads);
+    else rule.pass_add(G, M, threads, P);
+  }
+  if (loss_only) return Rcpp::List::create(Rcpp::Named("value") = rule.loss_end(parts));
+  if (in_place) return em_in_place_reply(rule, P, factors, acc);
+  arma::vec lam;
+  double merit = 0.0;
+  std::vector<arma::mat> Y;
+  const double before = rule.pass_end(P, &merit, Y, lam);
+  P = aspectr::EMRule::Pass();
+  return em_shard_reply(rule, Y, lam, before, merit, acc);
+}
+
+// The documents' factor of a shard after an in-place step (see
+// cpp_em_shard_file()), normalized in place by the statistics' row sums
+// over all shards `colsum`: row r divided by colsum[r], or zero where this
+// shard gave it no mass (`dead`); a row without mass in any shard keeps
+// the old factor (as normalize_rows() in memory).
+// [[Rcpp::export]]
+void cpp_em_normalize_in_place(Rcpp::NumericMatrix F0, Rcpp::NumericVector colsum, Rcpp::LogicalVector dead) {
+  const R_xlen_t k = F0.nrow(), d = F0.ncol();
+  if (colsum.size() != k || dead.size() != k) Rcpp::stop("internal error: row sums of the wrong length");
+  double* f = F0.begin();
+  for (R_xlen_t r = 0; r < k; ++r) {
+    const double s = colsum[r];
+    if (!(s > 0.0 && std::isfinite(s))) continue;
+    if (dead[r]) {
+      for (R_xlen_t i = 0; i < d; ++i) f[r + i * k] = 0.0;
+    } else {
+      for (R_xlen_t i = 0; i < d; ++i) f[r + i * k] /= s;
+    }
+  }
 }
 
 // A shard file as R's internal data form (idx, val, dims), for reading it
@@ -494,7 +616,7 @@ Rcpp::NumericMatrix cpp_nmf_project(Rcpp::Nullable<Rcpp::NumericMatrix> dense, R
 // overflow), whether all values are whole, sum g log g with g = val / its
 // own total (as cpp_data_summary), the totals by first index, the
 // constant of the Poisson log-likelihood sum(x log x - x - lgamma(x + 1)),
-// and the totals by every other mode.
+// the totals by every other mode, and whether some cells miss a mode.
 static Rcpp::List shard_summary(const int* idx, const double* val, std::size_t nnz,
                                 const std::vector<int>& dims) {
   const std::size_t N = dims.size();
@@ -514,10 +636,12 @@ static Rcpp::List shard_summary(const int* idx, const double* val, std::size_t n
   Rcpp::List margins(N);
   std::vector<Rcpp::NumericVector> m(N);
   for (std::size_t n = 0; n < N; ++n) m[n] = Rcpp::NumericVector(dims[n]);
+  bool missing = false;
   for (std::size_t s = 0; s < nnz; ++s) {
     for (std::size_t n = 0; n < N; ++n) {
       const int i = idx[s * N + n];
       if (i >= 0 && i < dims[n]) m[n][i] += val[s];
+      else missing = missing || i == -1;
     }
   }
   for (std::size_t n = 0; n < N; ++n) margins[n] = m[n];
@@ -525,7 +649,8 @@ static Rcpp::List shard_summary(const int* idx, const double* val, std::size_t n
       Rcpp::Named("nnz") = static_cast<double>(nnz), Rcpp::Named("total") = static_cast<double>(total),
       Rcpp::Named("top") = top, Rcpp::Named("scaled") = tot, Rcpp::Named("whole") = whole,
       Rcpp::Named("neg_entropy") = aspectr::neg_entropy(val, nnz),
-      Rcpp::Named("loglik_const") = static_cast<double>(loglik), Rcpp::Named("margins") = margins);
+      Rcpp::Named("loglik_const") = static_cast<double>(loglik), Rcpp::Named("margins") = margins,
+      Rcpp::Named("missing") = missing);
 }
 
 // [[Rcpp::export]]
@@ -565,6 +690,7 @@ void cpp_shard_buffer_free(SEXP buffer) {
   buf->idx = std::vector<aspectr::index_t>();
   buf->val = std::vector<double>();
   buf->g = std::vector<double>();
+  buf->work = aspectr::Workspace();
   buf->nnz = 0;
   release_free_memory();
 }

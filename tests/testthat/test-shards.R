@@ -494,6 +494,16 @@ test_that("a component without mass keeps its factors over shards, as in memory"
   ref <- plsa(x, 3, method = "em", init = init, max_iter = 10, tol = 0)
   expect_identical(unname(ref$lambda[3]), 0)
   expect_same_fit(plsa(shards(split_rows(x, 10L)), 3, init = init, max_iter = 10, tol = 0), ref)
+  # out of core, where the step writes over the documents' factor: a
+  # component without mass anywhere, and one without mass in one shard only
+  sh <- write_shards(split_rows(x, 10L), shard_tempdir())
+  expect_same_fit(plsa(sh, 3, init = init, max_iter = 10, tol = 0), ref)
+  init2 <- init
+  init2$lambda <- c(0.4, 0.3, 0.3)
+  init2$factors[[1]][1:10, 2] <- 0
+  ref2 <- plsa(x, 3, method = "em", init = init2, max_iter = 10, tol = 0)
+  expect_same_fit(plsa(sh, 3, init = init2, max_iter = 10, tol = 0), ref2)
+  expect_same_fit(plsa(shards(split_rows(x, 10L)), 3, init = init2, max_iter = 10, tol = 0), ref2)
 })
 
 test_that("a FORK cluster gives the in-memory fit", {
@@ -525,5 +535,63 @@ test_that("shards of values at the ends of the double range give the in-memory f
     refq <- suppressWarnings(plsa(y, 2, loss = "tsallis", method = "em", seed = 3, max_iter = 15, tol = 0))
     fitq <- suppressWarnings(plsa(sh, 2, loss = "tsallis", seed = 3, max_iter = 15, tol = 0))
     expect_same_fit(fitq, refq)
+  }
+})
+
+test_that("out of core, EM reads a shard file a chunk at a time and gives the in-memory fit", {
+  # every chunk size from one cell to the whole shard: the passes are sums
+  # over the cells, the objective adds sum g log g once per shard
+  old <- options(aspectr.shard_chunk = NULL)
+  on.exit(options(old), add = TRUE)
+  x <- shard_counts(37, 21, seed = 17)
+  sh <- write_shards(x, shard_tempdir(), n = 3)
+  ref <- plsa(x, 3, method = "em", seed = 2, max_iter = 25, tol = 0)
+  reft <- plsa(x, 3, method = "em", tempering = 0.85, seed = 2, max_iter = 25, tol = 0)
+  ref3 <- plsa(x, 3, method = "em", seed = 5, nrun = 3, max_iter = 20, tol = 0)
+  for (chunk in c(1, 5, 64, 1e6)) {
+    options(aspectr.shard_chunk = chunk)
+    expect_same_fit(plsa(sh, 3, seed = 2, max_iter = 25, tol = 0), ref)
+    expect_same_fit(plsa(sh, 3, tempering = 0.85, seed = 2, max_iter = 25, tol = 0), reft)
+    # restarts: the best run's documents' factor is put in order in place
+    fit3 <- plsa(sh, 3, seed = 5, nrun = 3, max_iter = 20, tol = 0)
+    expect_same_fit(fit3, ref3)
+    expect_equal(fit3$run_values, ref3$run_values, tolerance = 1e-10)
+    expect_false(is.unsorted(rev(fit3$lambda)))
+  }
+  # N-way: 3 modes (MTTKRP form) and 4 (posterior form)
+  options(aspectr.shard_chunk = 4)
+  set.seed(3)
+  for (d in list(c(14, 5, 4), c(12, 4, 3, 3))) {
+    X <- array(stats::rpois(prod(d), 1.5), d)
+    X[cbind(seq_len(d[1]), matrix(1, d[1], length(d) - 1))] <- 1
+    shN <- write_shards(split_rows(X, c(5L, 9L)), shard_tempdir(), prefix = "t")
+    expect_same_fit(plsa(shN, 2, seed = 1, max_iter = 15, tol = 0),
+                    plsa(X, 2, method = "em", seed = 1, max_iter = 15, tol = 0))
+  }
+})
+
+test_that("chunks of whole and of fractional values give the in-memory objective", {
+  # the first chunk of a shard decides whether its objective counts the
+  # whole values (LogSum) or takes a log per cell; both are the KL divergence
+  old <- options(aspectr.shard_chunk = 3)
+  on.exit(options(old), add = TRUE)
+  x <- shard_counts(24, 10, seed = 8)
+  for (rows in list(1:2, 20:24)) {
+    y <- x
+    y[rows, ] <- y[rows, ] * 0.37
+    ref <- suppressWarnings(plsa(y, 2, method = "em", seed = 6, max_iter = 20, tol = 0))
+    sh <- write_shards(y, shard_tempdir(), n = 2)
+    fit <- suppressWarnings(plsa(sh, 2, seed = 6, max_iter = 20, tol = 0))
+    expect_same_fit(fit, ref)
+    expect_equal(fit$kl, ref$kl, tolerance = 1e-10)
+  }
+})
+
+test_that("the chunk option of out-of-core fits is checked", {
+  sh <- write_shards(shard_counts(12, 6, seed = 2), shard_tempdir(), n = 2)
+  for (bad in list(0, -1, 2.5, "a", NA_real_, c(1, 2))) {
+    old <- options(aspectr.shard_chunk = bad)
+    expect_error(plsa(sh, 2, max_iter = 2), class = "aspectr_error_input_value", regexp = "aspectr.shard_chunk")
+    options(old)
   }
 })

@@ -27,6 +27,18 @@ using index_t = std::uint32_t;
 // analysis with missing responses.
 constexpr index_t kMissing = static_cast<index_t>(-1);
 
+// Memory kept from one use to the next (out-of-core passes over shard
+// files, which would otherwise allocate and free matrices of the factors'
+// size for every shard): slot j holds at least n doubles.
+struct Workspace {
+  std::vector<std::vector<double>> slots;
+  double* get(std::size_t j, std::size_t n) {
+    if (slots.size() <= j) slots.resize(j + 1);
+    if (slots[j].size() < n) slots[j].resize(n);
+    return slots[j].data();
+  }
+};
+
 struct SparseTensor {
   std::vector<arma::uword> dims;  // d_1, ..., d_N
   // N * nnz indices, non-zero s at [s*N .. s*N+N-1]: owned (`idx`), or

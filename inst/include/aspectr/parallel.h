@@ -49,9 +49,11 @@ inline void parallel_chunks(std::size_t n, int threads, Body body) {
 // the targets themselves), reduced in thread order by reduce().
 class ThreadAccumulators {
  public:
-  ThreadAccumulators(std::vector<arma::mat>& targets, int threads)
+  // (`zero` false: the targets keep what they hold, and the threads' sums
+  // are added to it)
+  ThreadAccumulators(std::vector<arma::mat>& targets, int threads, bool zero = true)
       : targets_(targets), extra_(threads > 1 ? threads - 1 : 0) {
-    for (auto& t : targets_) t.zeros();
+    if (zero) for (auto& t : targets_) t.zeros();
     for (auto& set : extra_) {
       set.reserve(targets_.size());
       for (auto& t : targets_) set.emplace_back(t.n_rows, t.n_cols, arma::fill::zeros);

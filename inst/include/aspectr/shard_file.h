@@ -4,7 +4,8 @@
 // Out-of-core fits read every shard once per iteration. Reading into R
 // objects allocates fresh memory each time, and the page faults of that
 // memory cost about as much as an EM pass at k = 10; a buffer kept across
-// reads costs one copy from the page cache instead.
+// reads costs one copy from the page cache instead. EM reads a file a chunk
+// of cells at a time (ShardReader) into that buffer.
 //
 // Layout (native byte order, checked by a marker):
 //   char[8]  "ASPSHRD1"
@@ -19,6 +20,7 @@
 #ifndef ASPECTR_SHARD_FILE_H
 #define ASPECTR_SHARD_FILE_H
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
@@ -26,6 +28,9 @@
 #include <stdexcept>
 #include <string>
 #include <vector>
+#if !defined(_WIN32)
+#include <sys/types.h>
+#endif
 
 #include "data.h"
 
@@ -37,6 +42,7 @@ struct ShardBuffer {
   std::vector<double> val;  // the raw values
   std::vector<double> g;    // work space: the normalized values
   std::size_t nnz = 0;
+  Workspace work;           // the passes' matrices (EMRule::pass_begin)
 };
 
 namespace detail {
@@ -49,43 +55,103 @@ inline void read_exact(std::FILE* f, void* dst, std::size_t bytes, const std::st
   if (bytes > 0 && std::fread(dst, 1, bytes, f) != bytes)
     throw std::runtime_error("shard file " + path + " is truncated");
 }
+// (files beyond 2 GiB: 64-bit offsets)
+inline bool seek_to(std::FILE* f, std::uint64_t offset) {
+#if defined(_WIN32)
+  return _fseeki64(f, static_cast<__int64>(offset), SEEK_SET) == 0;
+#else
+  return fseeko(f, static_cast<off_t>(offset), SEEK_SET) == 0;
+#endif
+}
 }  // namespace detail
+
+// A shard file's header: its modes' sizes and number of cells, checked.
+struct ShardHeader {
+  std::vector<arma::uword> dims;
+  std::size_t nnz = 0;
+  // bytes before the indices
+  std::uint64_t offset() const { return 8 + 4 + 4 + 8 + 8 * static_cast<std::uint64_t>(dims.size()) + 8; }
+};
+
+inline ShardHeader read_shard_header(std::FILE* f, const std::string& path) {
+  char magic[8];
+  detail::read_exact(f, magic, 8, path);
+  if (std::memcmp(magic, "ASPSHRD1", 8) != 0)
+    throw std::runtime_error(path + " is not a shard file written by write_shards()");
+  std::int32_t marker = 0, N = 0;
+  detail::read_exact(f, &marker, 4, path);
+  if (marker != 0x01020304)
+    throw std::runtime_error("shard file " + path + " was written on a machine of another byte order");
+  detail::read_exact(f, &N, 4, path);
+  if (N < 2 || N > 64) throw std::runtime_error("shard file " + path + " has an invalid number of modes");
+  double nnz_d = 0.0;
+  detail::read_exact(f, &nnz_d, 8, path);
+  std::vector<double> dims_d(static_cast<std::size_t>(N));
+  detail::read_exact(f, dims_d.data(), 8 * dims_d.size(), path);
+  double names_bytes = 0.0;
+  detail::read_exact(f, &names_bytes, 8, path);
+  if (!(nnz_d >= 0.0) || nnz_d != std::floor(nnz_d) || nnz_d > 9e15)
+    throw std::runtime_error("shard file " + path + " has an invalid number of non-zeros");
+  ShardHeader h;
+  h.dims.resize(static_cast<std::size_t>(N));
+  for (std::int32_t n = 0; n < N; ++n) {
+    const double d = dims_d[static_cast<std::size_t>(n)];
+    if (!(d >= 0.0) || d != std::floor(d) || d > 2147483647.0)
+      throw std::runtime_error("shard file " + path + " has an invalid size of mode " + std::to_string(n + 1));
+    h.dims[static_cast<std::size_t>(n)] = static_cast<arma::uword>(d);
+  }
+  h.nnz = static_cast<std::size_t>(nnz_d);
+  return h;
+}
 
 // Reads a shard file into `buf` (its vectors keep their capacity).
 inline void read_shard_file(const std::string& path, ShardBuffer& buf) {
   detail::File file(path);
   if (file.f == nullptr) throw std::runtime_error("cannot open shard file " + path);
-  char magic[8];
-  detail::read_exact(file.f, magic, 8, path);
-  if (std::memcmp(magic, "ASPSHRD1", 8) != 0)
-    throw std::runtime_error(path + " is not a shard file written by write_shards()");
-  std::int32_t marker = 0, N = 0;
-  detail::read_exact(file.f, &marker, 4, path);
-  if (marker != 0x01020304)
-    throw std::runtime_error("shard file " + path + " was written on a machine of another byte order");
-  detail::read_exact(file.f, &N, 4, path);
-  if (N < 2 || N > 64) throw std::runtime_error("shard file " + path + " has an invalid number of modes");
-  double nnz_d = 0.0;
-  detail::read_exact(file.f, &nnz_d, 8, path);
-  std::vector<double> dims_d(static_cast<std::size_t>(N));
-  detail::read_exact(file.f, dims_d.data(), 8 * dims_d.size(), path);
-  double names_bytes = 0.0;
-  detail::read_exact(file.f, &names_bytes, 8, path);
-  if (!(nnz_d >= 0.0) || nnz_d != std::floor(nnz_d) || nnz_d > 9e15)
-    throw std::runtime_error("shard file " + path + " has an invalid number of non-zeros");
-  buf.dims.resize(static_cast<std::size_t>(N));
-  for (std::int32_t n = 0; n < N; ++n) {
-    const double d = dims_d[static_cast<std::size_t>(n)];
-    if (!(d >= 0.0) || d != std::floor(d) || d > 2147483647.0)
-      throw std::runtime_error("shard file " + path + " has an invalid size of mode " + std::to_string(n + 1));
-    buf.dims[static_cast<std::size_t>(n)] = static_cast<arma::uword>(d);
-  }
-  buf.nnz = static_cast<std::size_t>(nnz_d);
-  buf.idx.resize(buf.nnz * static_cast<std::size_t>(N));
+  const ShardHeader h = read_shard_header(file.f, path);
+  buf.dims = h.dims;
+  buf.nnz = h.nnz;
+  buf.idx.resize(buf.nnz * buf.dims.size());
   buf.val.resize(buf.nnz);
   detail::read_exact(file.f, buf.idx.data(), sizeof(index_t) * buf.idx.size(), path);
   detail::read_exact(file.f, buf.val.data(), sizeof(double) * buf.val.size(), path);
 }
+
+// A shard file read a chunk of cells at a time, through two streams (one
+// at the indices, one at the values): an out-of-core fit then holds a
+// chunk, not the shard (the passes over the cells are sums, see
+// EMRule::Pass).
+class ShardReader {
+ public:
+  explicit ShardReader(const std::string& path) : path_(path), idx_(path), val_(path) {
+    if (idx_.f == nullptr || val_.f == nullptr) throw std::runtime_error("cannot open shard file " + path);
+    head_ = read_shard_header(idx_.f, path);
+    const std::uint64_t at = head_.offset() + sizeof(index_t) * static_cast<std::uint64_t>(head_.nnz) * head_.dims.size();
+    if (!detail::seek_to(val_.f, at)) throw std::runtime_error("shard file " + path + " is truncated");
+  }
+  const std::vector<arma::uword>& dims() const { return head_.dims; }
+  std::size_t nnz() const { return head_.nnz; }
+  // The next at most `cells` cells into `buf` (its dims set, its vectors
+  // keeping their capacity); false when none are left.
+  bool next(ShardBuffer& buf, std::size_t cells) {
+    if (done_ >= head_.nnz) return false;
+    const std::size_t m = std::min(std::max<std::size_t>(cells, 1), head_.nnz - done_);
+    buf.dims = head_.dims;
+    buf.nnz = m;
+    buf.idx.resize(m * head_.dims.size());
+    buf.val.resize(m);
+    detail::read_exact(idx_.f, buf.idx.data(), sizeof(index_t) * buf.idx.size(), path_);
+    detail::read_exact(val_.f, buf.val.data(), sizeof(double) * m, path_);
+    done_ += m;
+    return true;
+  }
+
+ private:
+  std::string path_;
+  detail::File idx_, val_;
+  ShardHeader head_;
+  std::size_t done_ = 0;
+};
 
 // The tensor of the buffer's cells, its values the raw ones divided by
 // top and then by scaled (the whole data's maximum and scaled total, see

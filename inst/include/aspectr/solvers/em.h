@@ -14,13 +14,14 @@
 #define ASPECTR_SOLVERS_EM_H
 
 #include <cstdint>
+#include <stdexcept>
 #include "../logsum.h"
 #include "../loss.h"
 #include "normalize.h"
 
 #include "../unroll.h"
 
-// The fixed-size loops over k in posterior_step are unrolled (ASPECTR_UNROLL):
+// The fixed-size loops over k in posterior_pass are unrolled (ASPECTR_UNROLL):
 // at -O2 GCC keeps w[] in memory otherwise (a load-multiply-store chain per
 // mode, about 3x slower at k = 8).
 
@@ -64,31 +65,210 @@ class EMRule {
   double estep(const SparseTensor& G, const AspectModel& M, int threads, double* merit,
                std::vector<arma::mat>& Y, arma::vec& lam) {
     prepare(G);
+    Pass P;
+    pass_begin(M, G.dims, missing_, P);
+    pass_add(G, M, threads, P);
+    return pass_end(P, merit, Y, lam);
+  }
+
+  // An E-step's accumulators. estep() makes one pass over all the cells; a
+  // shard file read a chunk at a time gives its cells in pieces instead:
+  // pass_begin(), then for every piece next_piece() and pass_add(), then
+  // pass_end(), with the sums of one pass over all the cells.
+  struct Pass {
+    bool posterior = false;  // posterior_pass's form (rows padded, a column of ones)
+    bool missing = false;    // cells may miss modes
+    bool fast_log = false;   // the objective by LogSum (sum g log g added at the end)
+    std::vector<arma::mat> H, A;
+    arma::vec lb;            // lambda^beta (MTTKRP form) or lambda, padded (posterior form)
+    double value = 0.0, lg = 0.0;
+    arma::uword k = 0, kp = 0;
+  };
+
+  // Plain EM on tensors of order > 3 or with missing modes (latent class
+  // analysis) accumulates the posteriors directly (see posterior_pass);
+  // otherwise H_n = U_n^beta (lambda^beta folded into H_0) and the MTTKRP
+  // accumulators A_n (and A_N, the weights, needed separately when some
+  // cells miss mode 0).
+  // (`ws`, when given: in the MTTKRP form, the copies and accumulators
+  // live in its memory, kept by the caller from one pass to the next, and
+  // the statistics stay there, read by pass_finish() instead of pass_end())
+  void pass_begin(const AspectModel& M, const std::vector<arma::uword>& dims, bool missing, Pass& P,
+                  Workspace* ws = nullptr) const {
     const std::size_t N = M.order();
     const arma::uword k = M.rank();
-    // Plain EM on tensors of order > 3 or with missing modes (latent class
-    // analysis): accumulate the posteriors directly (see posterior_step).
-    if (beta_ == 1.0 && (N > 3 || missing_)) {
-      const double v = posterior_step(G, M, threads, Y, lam);
-      if (merit != nullptr) *merit = v;
-      return v;
+    P.k = k;
+    P.missing = missing;
+    P.posterior = beta_ == 1.0 && (N > 3 || missing);
+    P.value = P.lg = 0.0;
+    P.H.assign(N, arma::mat());
+    P.A.assign(N + 1, arma::mat());
+    if (P.posterior) {
+      // factor copies with a column of ones appended; accumulators
+      // likewise. Up to k = 16 the rows are padded to kp = 2, 4, 8, 12 or
+      // 16 (padding rows of zeros, and lambda 0 there, so they add exact
+      // zeros): whole SIMD vectors and a compile-time loop length (odd k
+      // was 2-5x slower per cell without).
+      const arma::uword kp = k <= 2 ? 2 : k <= 16 ? (k + 3) / 4 * 4 : k;
+      P.kp = kp;
+      for (std::size_t n = 0; n < N; ++n) {
+        P.H[n].zeros(kp, dims[n] + 1);
+        P.H[n].submat(0, 0, k - 1, dims[n] - 1) = M.F[n];
+        P.H[n].col(dims[n]).ones();
+        P.A[n].zeros(kp, dims[n] + 1);
+      }
+      P.A[N].zeros(kp, 1);
+      P.lb.zeros(kp);
+      P.lb.head(k) = M.lambda;
+      return;
     }
-    // Tempered factor tables.
-    std::vector<arma::mat> H(N);
-    for (std::size_t n = 0; n < N; ++n)
-      H[n] = beta_ == 1.0 ? M.F[n] : arma::pow(M.F[n], beta_);
-    const arma::vec lb = beta_ == 1.0 ? M.lambda : arma::pow(M.lambda, beta_);
-    H[0].each_col() %= lb;
+    P.kp = k;
+    std::size_t slot = 0;
+    // a k x d matrix of the workspace's (filled by the caller)
+    auto place = [&](arma::mat& m, arma::uword d) {
+      m = arma::mat(ws->get(slot++, static_cast<std::size_t>(k) * d), k, d, false, true);
+    };
+    for (std::size_t n = 0; n < N; ++n) {
+      // (plain EM reads the factors of the modes after the first in place)
+      if (n > 0 && beta_ == 1.0) {
+        P.H[n] = arma::mat(const_cast<double*>(M.F[n].memptr()), M.F[n].n_rows, M.F[n].n_cols, false, true);
+      } else if (ws != nullptr) {
+        place(P.H[n], dims[n]);
+        if (beta_ == 1.0) P.H[n] = M.F[n];
+        else P.H[n] = arma::pow(M.F[n], beta_);
+      } else {
+        P.H[n] = beta_ == 1.0 ? M.F[n] : arma::pow(M.F[n], beta_);
+      }
+      if (ws != nullptr) {
+        place(P.A[n], dims[n]);
+        P.A[n].zeros();
+      } else {
+        P.A[n].zeros(k, dims[n]);
+      }
+    }
+    P.lb = beta_ == 1.0 ? M.lambda : arma::pow(M.lambda, beta_);
+    P.H[0].each_col() %= P.lb;
+    P.A[N].zeros(k, 1);
+  }
 
-    // A[n]: MTTKRP accumulators; A[N]: the weights (needed separately when
-    // some cells miss mode 0).
-    std::vector<arma::mat> A(N + 1);
-    for (std::size_t n = 0; n < N; ++n) A[n].set_size(k, G.dims[n]);
-    A[N].set_size(k, 1);
-    const bool missing = missing_;
+  // The cells of G added to the pass (G's values and counts those bound by
+  // the constructor or next_piece()).
+  void pass_add(const SparseTensor& G, const AspectModel& M, int threads, Pass& P) {
+    prepare(G);
+    if (missing_ && !P.missing)
+      throw std::runtime_error("cells miss a mode where the data's summary recorded none");
+    if (P.posterior && !remap_ready_) make_remap(G);
+    const std::size_t N = M.order();
     const int T = effective_threads(threads, G.nnz());
-    ThreadAccumulators acc(A, T);
+    ThreadAccumulators acc(P.A, T, false);
     std::vector<double> part(T, 0.0), lpart(T, 0.0);
+    const bool tempered = beta_ != 1.0;
+    const bool fast_log = !tempered && use_counts_;
+    P.fast_log = fast_log;
+    if (P.posterior) {
+      posterior_pass(G, N, T, acc, part, P);
+    } else {
+      mttkrp_pass(G, M, N, T, acc, part, lpart, P);
+    }
+    acc.reduce();
+    for (double p : part) P.value += p;
+    for (double p : lpart) P.lg += p;
+  }
+
+  // Ends the pass: the statistics (y_n = H_n o A_n, lambda the sum of the
+  // posteriors); returns D(G || P) of M (and sets *merit as step_merit).
+  double pass_end(Pass& P, double* merit, std::vector<arma::mat>& Y, arma::vec& lam) const {
+    const std::size_t N = P.H.size();
+    const arma::uword k = P.k;
+    const double before = pass_finish(P, merit, lam);
+    Y.resize(N);
+    for (std::size_t n = 0; n < N; ++n) {
+      if (P.posterior) Y[n] = P.A[n].submat(0, 0, k - 1, P.A[n].n_cols - 2);
+      else Y[n] = std::move(P.A[n]);
+    }
+    return before;
+  }
+
+  // pass_end() with the statistics left in P.A (the MTTKRP form: y_n in
+  // P.A[n]; the posterior form: rows and columns padded).
+  double pass_finish(Pass& P, double* merit, arma::vec& lam) const {
+    const std::size_t N = P.H.size();
+    const arma::uword k = P.k;
+    const double before = P.value + (P.fast_log ? glogg_ : 0.0);
+    // (a cell with g > 0 and model value 0 gives log 0 = -inf: +inf)
+    if (merit != nullptr) *merit = beta_ != 1.0 ? -P.lg / beta_ : before;
+    if (P.posterior) {
+      lam = P.A[N].submat(0, 0, k - 1, 0);
+      return before;
+    }
+    for (std::size_t n = 0; n < N; ++n) P.A[n] %= P.H[n];
+    lam = N > 3 || P.missing ? arma::vec(P.A[N].col(0)) : arma::vec(arma::sum(P.A[0], 1));
+    return before;
+  }
+
+  // Pieces (see Pass): the raw values of the next piece of cells (the
+  // first piece decides whether the objective uses the counts, for all of
+  // them, from whether it holds whole counts and from `top`, the largest
+  // raw value of all the pieces; sum g log g, unless given, is summed over
+  // the pieces).
+  void next_piece(const arma::vec* counts, double top) {
+    counts_ = counts;
+    prepared_ = false;
+    pieces_ = true;
+    pieces_top_ = top;
+  }
+  // The loss of a piece's cells without sum g log g where the counts' form
+  // is used; loss_end() of their sum is the loss of all of them.
+  double loss_piece(const SparseTensor& G, const AspectModel& M, int threads) {
+    prepare(G);
+    if (!use_counts_) return evaluate_loss(Loss::KL, 1.0, G, M, threads);
+    return loss_counted(G, M, threads);
+  }
+  double loss_end(double parts) const { return use_counts_ ? glogg_ + parts : parts; }
+
+  // The M-step from the statistics of estep(): every y_n normalized onto
+  // the simplex row by row (a row without mass keeps M's), the weights the
+  // normalized posterior sums.
+  static void mstep(AspectModel& M, std::vector<arma::mat>& Y, const arma::vec& lam) {
+    for (std::size_t n = 0; n < M.order(); ++n) {
+      normalize_rows(Y[n], M.F[n]);
+      M.F[n] = std::move(Y[n]);
+    }
+    const double tot = arma::accu(lam);
+    if (tot > 0.0) M.lambda = lam / tot;
+  }
+
+  // Binds the rule to its data once. After this, step() and loss() only read
+  // the rule's state, so one rule may serve several models concurrently
+  // (threads over random starts, see multistart.h) as long as each call
+  // uses threads = 1.
+  void bind(const SparseTensor& G) { prepare(G); }
+  // after bind(): sum g log g, and whether the trace's logs use the counts
+  double glogg() const { return glogg_; }
+  // sum g log g given by the caller (one log per non-zero less when the
+  // rule is made again for every pass over the same data, as for shards)
+  void set_glogg(double v) { glogg_ = v; glogg_known_ = true; }
+  bool uses_counts() const { return use_counts_; }
+  // after bind(): whether cells miss modes; the tempering exponent
+  bool data_missing() const { return missing_; }
+  double beta() const { return beta_; }
+
+  // The KL divergence of M, by the same formula as the trace of step().
+  double loss(const SparseTensor& G, const AspectModel& M, int threads) {
+    prepare(G);
+    if (!use_counts_) return evaluate_loss(Loss::KL, 1.0, G, M, threads);
+    return glogg_ + loss_counted(G, M, threads);
+  }
+
+ private:
+  // pass_add() in the MTTKRP form: t_s = g_s / sum_r w_r per cell, added
+  // to A_n at i_n times the leave-one-out product of the other modes.
+  void mttkrp_pass(const SparseTensor& G, const AspectModel& M, std::size_t N, int T, ThreadAccumulators& acc,
+                   std::vector<double>& part, std::vector<double>& lpart, const Pass& P) const {
+    const arma::uword k = P.k;
+    const std::vector<arma::mat>& H = P.H;
+    const arma::vec& lb = P.lb;
+    const bool missing = P.missing;
     const bool tempered = beta_ != 1.0;
     const bool fast_log = !tempered && use_counts_;
     // the objective term of cell s with model value sb (fast paths), and
@@ -129,7 +309,6 @@ class EMRule {
         part[tid] = fast_log ? -ls.value() / total_ : obj;
         lpart[tid] = lg;
       });
-      if (fast_log) part[0] += glogg_;
     } else if (N == 3 && !missing) {
       // 3-way fast path: w = a o b o c with lambda^b folded into a
       parallel_chunks(G.nnz(), T, [&](int tid, std::size_t b, std::size_t e) {
@@ -163,7 +342,6 @@ class EMRule {
         part[tid] = fast_log ? -ls.value() / total_ : obj;
         lpart[tid] = lg;
       });
-      if (fast_log) part[0] += glogg_;
     } else {
       std::vector<const arma::mat*> Hp(N);
       for (std::size_t n = 0; n < N; ++n) Hp[n] = &H[n];
@@ -203,88 +381,23 @@ class EMRule {
         lpart[tid] = lg;
       });
     }
-    acc.reduce();
-    double before = 0.0;
-    for (double p : part) before += p;
-    if (merit != nullptr) {
-      double lg = 0.0;
-      for (double p : lpart) lg += p;
-      // (a cell with g > 0 and model value 0 gives log 0 = -inf: +inf)
-      *merit = tempered ? -lg / beta_ : before;
-    }
-
-    // y_n = H_n o A_n; lambda = sum of the posteriors.
-    Y.resize(N);
-    for (std::size_t n = 0; n < N; ++n) {
-      Y[n] = H[n] % A[n];
-      if (n == 0) lam = arma::sum(Y[n], 1);
-    }
-    if (N > 3 || missing) lam = A[N].col(0);  // generic path
-    return before;
   }
 
-  // The M-step from the statistics of estep(): every y_n normalized onto
-  // the simplex row by row (a row without mass keeps M's), the weights the
-  // normalized posterior sums.
-  static void mstep(AspectModel& M, std::vector<arma::mat>& Y, const arma::vec& lam) {
-    for (std::size_t n = 0; n < M.order(); ++n) {
-      normalize_rows(Y[n], M.F[n]);
-      M.F[n] = std::move(Y[n]);
-    }
-    const double tot = arma::accu(lam);
-    if (tot > 0.0) M.lambda = lam / tot;
-  }
-
-  // Binds the rule to its data once. After this, step() and loss() only read
-  // the rule's state, so one rule may serve several models concurrently
-  // (threads over random starts, see multistart.h) as long as each call
-  // uses threads = 1.
-  void bind(const SparseTensor& G) { prepare(G); }
-  // after bind(): sum g log g, and whether the trace's logs use the counts
-  double glogg() const { return glogg_; }
-  // sum g log g given by the caller (one log per non-zero less when the
-  // rule is made again for every pass over the same data, as for shards)
-  void set_glogg(double v) { glogg_ = v; glogg_known_ = true; }
-  bool uses_counts() const { return use_counts_; }
-
-  // The KL divergence of M, by the same formula as the trace of step().
-  double loss(const SparseTensor& G, const AspectModel& M, int threads) {
-    prepare(G);
-    if (!use_counts_) return evaluate_loss(Loss::KL, 1.0, G, M, threads);
-    const int T = effective_threads(threads, G.nnz());
-    std::vector<double> part(T, 0.0);
-    parallel_chunks(G.nnz(), T, [&](int tid, std::size_t b, std::size_t e) {
-      LogSum ls;
-      for (std::size_t s = b; s < e; ++s)
-        ls.add(std::max(M.cell(G.at(s)), kTiny), (*counts_)[s], mult_[s]);
-      part[tid] = -ls.value() / total_;
-    });
-    double tot = glogg_;
-    for (double p : part) tot += p;
-    return tot;
-  }
-
- private:
   void prepare(const SparseTensor& G) {
     if (prepared_) return;
     prepared_ = true;
     missing_ = G.has_missing();
     const std::size_t N = G.order();
-    if (N > 3 || missing_) {  // index for posterior_step: kMissing -> d_n
-      const index_t* ix = G.indices();
-      remap_.resize(G.index_count());
-      for (std::size_t j = 0; j < remap_.size(); ++j) {
-        const index_t i = ix[j];
-        remap_[j] = i == kMissing ? static_cast<index_t>(G.dims[j % N]) : i;
-      }
-    }
+    remap_ready_ = false;
+    if (N > 3 || missing_) make_remap(G);
     if (counts_ == nullptr) return;
     // The count form pays only for whole counts (LogSum's products); data
     // without any (scaled counts, proportions) or with huge values, where
     // sum x log p could overflow, use the terms g log(g / p) of G instead,
     // which do not depend on the scale of the data.
     mult_.resize(G.nnz());
-    if (!glogg_known_) glogg_ = 0.0;
+    const bool first = !pieces_ || !pieces_seen_;
+    if (!glogg_known_ && first) glogg_ = 0.0;
     bool whole = false;
     double top = 0.0;
     for (std::size_t s = 0; s < G.nnz(); ++s) {
@@ -293,53 +406,62 @@ class EMRule {
       top = std::max(top, (*counts_)[s]);
       if (!glogg_known_) { const double g = G.value(s); glogg_ += g * std::log(g); }
     }
-    use_counts_ = whole && top < 1e15 && total_ > 0.0 && std::isfinite(total_);
+    if (pieces_) top = std::max(top, pieces_top_);
+    if (first) use_counts_ = whole && top < 1e15 && total_ > 0.0 && std::isfinite(total_);
+    pieces_seen_ = pieces_;
   }
 
-  // EM step by direct accumulation of the posteriors, for plain EM on
+  // the index for posterior_pass: kMissing -> d_n
+  void make_remap(const SparseTensor& G) {
+    const std::size_t N = G.order();
+    const index_t* ix = G.indices();
+    remap_.resize(G.index_count());
+    for (std::size_t j = 0; j < remap_.size(); ++j) {
+      const index_t i = ix[j];
+      remap_[j] = i == kMissing ? static_cast<index_t>(G.dims[j % N]) : i;
+    }
+    remap_ready_ = true;
+  }
+
+  // -(1/total) sum x log p over G's cells, by LogSum (use_counts_)
+  double loss_counted(const SparseTensor& G, const AspectModel& M, int threads) const {
+    const int T = effective_threads(threads, G.nnz());
+    std::vector<double> part(T, 0.0);
+    parallel_chunks(G.nnz(), T, [&](int tid, std::size_t b, std::size_t e) {
+      LogSum ls;
+      for (std::size_t s = b; s < e; ++s)
+        ls.add(std::max(M.cell(G.at(s)), kTiny), (*counts_)[s], mult_[s]);
+      part[tid] = -ls.value() / total_;
+    });
+    double tot = 0.0;
+    for (double p : part) tot += p;
+    return tot;
+  }
+
+  // pass_add() by direct accumulation of the posteriors, for plain EM on
   // N-way tensors (any N, missing modes allowed): per cell s,
   //   w_r = lambda_r prod_{n observed} U_n(r, i_n),  p_r = g_s w_r / sum_j w_j,
   //   y_n(:, i_n) += p (every observed mode),  lambda_new += p.
-  // This is the same map as the MTTKRP form of step() (y_n = H_n o A_n) but
-  // costs 2 N k flops per cell instead of about 4 N k, needs no
-  // leave-one-out products and has no branch per mode: a missing index
-  // points at an extra column of ones in the factor copy (and at a
-  // discarded column of the accumulator). Small k is a compile-time
-  // constant (template dispatch below), so w stays in registers.
-  double posterior_step(const SparseTensor& G, const AspectModel& M, int threads,
-                        std::vector<arma::mat>& Y, arma::vec& lam_out) {
-    const std::size_t N = M.order();
-    const arma::uword k = M.rank();
-    // factor copies with a column of ones appended; accumulators likewise.
-    // Up to k = 16 the rows are padded to kp = 2, 4, 8, 12 or 16 (padding
-    // rows of zeros, and lambda 0 there, so they add exact zeros): whole
-    // SIMD vectors and a compile-time loop length (odd k was 2-5x slower
-    // per cell without).
-    const arma::uword kp = k <= 2 ? 2 : k <= 16 ? (k + 3) / 4 * 4 : k;
-    std::vector<arma::mat> H(N), A(N + 1);
-    for (std::size_t n = 0; n < N; ++n) {
-      H[n].zeros(kp, G.dims[n] + 1);
-      H[n].submat(0, 0, k - 1, G.dims[n] - 1) = M.F[n];
-      H[n].col(G.dims[n]).ones();
-      A[n].set_size(kp, G.dims[n] + 1);
-    }
-    A[N].set_size(kp, 1);
-    arma::vec lam(kp, arma::fill::zeros);
-    lam.head(k) = M.lambda;
-    const int T = effective_threads(threads, G.nnz());
-    ThreadAccumulators acc(A, T);
-    std::vector<double> part(T, 0.0);
+  // This is the same map as the MTTKRP form (y_n = H_n o A_n) but costs
+  // 2 N k flops per cell instead of about 4 N k, needs no leave-one-out
+  // products and has no branch per mode: a missing index points at the
+  // factor copy's extra column of ones (and at a discarded column of the
+  // accumulator). Small k is a compile-time constant (template dispatch
+  // below), so w stays in registers.
+  void posterior_pass(const SparseTensor& G, std::size_t N, int T, ThreadAccumulators& acc,
+                      std::vector<double>& part, const Pass& P) const {
+    const arma::uword kp = P.kp;
     const bool fast_log = use_counts_;
     parallel_chunks(G.nnz(), T, [&](int tid, std::size_t b, std::size_t e) {
       std::vector<const double*> hp(N);
       std::vector<double*> ap(N);
       for (std::size_t n = 0; n < N; ++n) {
-        hp[n] = H[n].memptr();
+        hp[n] = P.H[n].memptr();
         ap[n] = acc.get(tid, n).memptr();
       }
       double* al = acc.get(tid, N).memptr();
       PosteriorPass pass{remap_.data(), G.val.memptr(), G.inv_top, G.inv_sum, N, hp.data(), ap.data(), al,
-                         lam.memptr(), fast_log ? counts_->memptr() : nullptr,
+                         P.lb.memptr(), fast_log ? counts_->memptr() : nullptr,
                          fast_log ? mult_.data() : nullptr};
       double obj;
       switch (kp) {
@@ -352,16 +474,9 @@ class EMRule {
       }
       part[tid] = fast_log ? -obj / total_ : obj;
     });
-    acc.reduce();
-    double before = fast_log ? glogg_ : 0.0;
-    for (double p : part) before += p;
-    Y.resize(N);
-    for (std::size_t n = 0; n < N; ++n) Y[n] = A[n].submat(0, 0, k - 1, G.dims[n] - 1);
-    lam_out = A[N].submat(0, 0, k - 1, 0);
-    return before;
   }
 
-  // One pass of posterior_step over cells [b, e). Returns sum x log p (via
+  // One pass of posterior_pass over cells [b, e). Returns sum x log p (via
   // LogSum) when counts are given, else the KL divergence contribution.
   struct PosteriorPass {
     const index_t* idx;
@@ -446,6 +561,10 @@ ASPECTR_UNROLL
   bool use_counts_ = false;
   std::vector<std::uint8_t> mult_;
   std::vector<index_t> remap_;
+  bool remap_ready_ = false;  // remap_ made for the data prepared
+  bool pieces_ = false;       // cells given in pieces (next_piece())
+  bool pieces_seen_ = false;  // the first piece prepared
+  double pieces_top_ = 0.0;
   double glogg_ = 0.0;
   bool glogg_known_ = false;
 };

@@ -93,6 +93,10 @@ cpp_nmf_inner <- function(A, B) {
     .Call(`_aspectr_cpp_nmf_inner`, A, B)
 }
 
+cpp_nmf_shard_release <- function(state) {
+    invisible(.Call(`_aspectr_cpp_nmf_shard_release`, state))
+}
+
 cpp_plsa_fit <- function(idx, val, dims, lambda, factors, loss, q, tempering, max_iter, tol, threads, verbose, free_weights = FALSE, hook = NULL, want_model = FALSE, method = "em", squarem_bound = 1.0) {
     .Call(`_aspectr_cpp_plsa_fit`, idx, val, dims, lambda, factors, loss, q, tempering, max_iter, tol, threads, verbose, free_weights, hook, want_model, method, squarem_bound)
 }

@@ -193,6 +193,8 @@ shard_nmf_op <- function(st, held, op, args) {
       nmf_kl = cpp_nmf_shard_kl(X, h$F0, args$H, g$l1, g$l2, g$eps, g$threads),
       stop("unknown operation ", op)),
       error = function(e) abort_shard(h$source, "failed: {conditionMessage(e)}"))
+    # a shard read for this operation only is let go at once
+    if (!h$keep && !is.null(X)) cpp_nmf_shard_release(X)
     rm(X)
     if (!is.null(r$Wt)) st$shards[[key]]$F0 <- r$Wt
     if (op == "nmf_sweep") st$shards[[key]]$A <- r$A

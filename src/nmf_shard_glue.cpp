@@ -177,3 +177,13 @@ double cpp_nmf_inner(Rcpp::NumericMatrix A, Rcpp::NumericMatrix B) {
   if (A.nrow() != B.nrow() || A.ncol() != B.ncol()) Rcpp::stop("internal error: matrices of different sizes");
   return aspectr::nmf::inner(Rcpp::as<arma::mat>(A), Rcpp::as<arma::mat>(B));
 }
+
+// Lets a shard's NMF data go now rather than when R next collects its
+// pointer (R does not see the memory behind it): a shard streamed from its
+// file is read again for every operation, and several reads would
+// otherwise be held at once.
+// [[Rcpp::export]]
+void cpp_nmf_shard_release(SEXP state) {
+  Rcpp::XPtr<Data> X(state);
+  X.release();
+}

@@ -109,8 +109,8 @@ cpp_em_shard_state <- function(idx, val, dims, tempering, total, top, scaled, gl
     .Call(`_aspectr_cpp_em_shard_state`, idx, val, dims, tempering, total, top, scaled, glogg)
 }
 
-cpp_em_shard_run <- function(state, lambda, factors, threads, loss_only = FALSE, acc = NULL, in_place = FALSE) {
-    .Call(`_aspectr_cpp_em_shard_run`, state, lambda, factors, threads, loss_only, acc, in_place)
+cpp_em_shard_run <- function(state, lambda, factors, threads, loss_only = FALSE, acc = NULL, work = NULL) {
+    .Call(`_aspectr_cpp_em_shard_run`, state, lambda, factors, threads, loss_only, acc, work)
 }
 
 cpp_shard_buffer <- function() {

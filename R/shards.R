@@ -16,14 +16,17 @@
 #' size and to check that all shards agree; [print()], [dim()], [nnz()] and
 #' [dimnames()] then work without reading anything. Without a cluster, a
 #' fit from files reads the shards one at a time in every iteration (out of
-#' core: the memory needed is about one shard plus the factors); with
+#' core: the memory needed is about one shard plus the factors, or less, see
+#' below); with
 #' `cluster =` each worker reads its own shards once and keeps them.
 #'
 #' @section Memory out of core:
 #' EM ([plsa()] with `loss = "kl"`, [ntf()] with `loss = "kl"`) reads a
 #' `.shard` file a chunk of cells at a time, 65536 by default, and writes
-#' each step's statistics over the documents' factor in place: its memory
-#' is then the factors and one chunk, whatever the size of a shard. The
+#' each step's statistics over the documents' factor in place: during the
+#' fit its memory is then the factors, their working copies and one chunk,
+#' whatever the size of a shard (creating the description with [shards()]
+#' reads each file whole, one at a time). The
 #' chunk can be set with `options(aspectr.shard_chunk = n)` (a whole number
 #' of cells); it changes the memory and the speed, not the fit. Other fits
 #' read a whole shard at a time.
@@ -323,7 +326,11 @@ length.aspectr_shards <- function(x) length(unclass(x)$sources)
 # the shards each one loaded. A store holds its shards' sources (and, when
 # kept in memory, their data), each shard's document factor and the
 # document statistics of the last E-step, which the next call normalizes
-# once the master has added the column sums of all shards.
+# once the master has added the column sums of all shards: as a matrix of
+# their own (Y0), or, for an EM step in place, written over the factor
+# (`pending`, with the components without mass in that shard in `dead`).
+# The store's `buffer` (shard files) or `work` (kept shards) holds the
+# core's working memory from one shard to the next.
 #
 # Not every cluster sends a call to a fixed worker (a mirai cluster hands
 # each call to whichever worker is free), so nothing here assumes it:
@@ -435,7 +442,7 @@ shard_op_run <- function(id, op, seq, args) {
         cpp_em_shard_file(st$buffer, h$source$path, as.integer(c(h$rows, g$dims[-1])), g$lambda, fac,
                           g$tempering, g$total, g$top, g$scaled, g$threads, loss_only = op == "loss",
                           glogg = g$glogg[[h$id]], acc = acc, missing = isTRUE(g$missing[h$id]),
-                          chunk = g$chunk %||% shard_chunk(), in_place = op == "step"),
+                          chunk = g$chunk %||% 65536, in_place = op == "step"),
         error = function(e) abort_shard(h$source, "failed: {conditionMessage(e)}"))
     } else if (h$keep) {
       # kept in memory: the tensor and the rule are made once per fit
@@ -447,8 +454,11 @@ shard_op_run <- function(id, op, seq, args) {
           error = function(e) abort_shard(h$source, "failed: {conditionMessage(e)}"))
         st$shards[[key]]$state <- h$state
       }
+      # (a step in place, its matrices in memory the store keeps for all its
+      # shards)
+      if (op == "step" && is.null(st$work)) st$work <- cpp_shard_buffer()
       r <- tryCatch(cpp_em_shard_run(h$state, g$lambda, fac, g$threads, loss_only = op == "loss", acc = acc,
-                                     in_place = op == "step"),
+                                     work = if (op == "step") st$work),
                     error = function(e) abort_shard(h$source, "failed: {conditionMessage(e)}"))
     } else {
       d <- shard_data(h$source)
@@ -628,13 +638,18 @@ shard_engine <- function(x, cluster, threads, call) {
     k <- NULL
     for (p in parts) for (b in p$F0) k <- nrow(b)
     out <- matrix(0, sum(x$rows), k)
+    freed <- 0
     for (i in seq_along(parts)) {
       for (j in seq_along(parts[[i]]$ids)) {
         out[shard_rows(x, parts[[i]]$ids[j]), ] <- t(parts[[i]]$F0[[j]])
         if (last) {
-          # the block let go as soon as it is placed
+          # the blocks let go as they are placed (collected every 32 MB)
+          freed <- freed + 8 * length(parts[[i]]$F0[[j]])
           parts[[i]]$F0[j] <- list(NULL)
-          invisible(gc(verbose = FALSE, full = FALSE))
+          if (freed > 2^25) {
+            invisible(gc(verbose = FALSE, full = FALSE))
+            freed <- 0
+          }
         }
       }
     }
@@ -819,7 +834,7 @@ shard_em_session <- function(x, cluster, threads, tempering, call, q = NULL) {
                  scaled = sum(vapply(x$meta, function(m) m$scaled * m$top, numeric(1))) / top,
                  glogg = shard_glogg(x), q = q,
                  missing = vapply(x$meta, function(m) isTRUE(m$missing), logical(1)),
-                 chunk = shard_chunk())
+                 chunk = if (is.null(cluster) && shard_files_streamed(x)) shard_chunk(call))
   # shards in memory are converted once; in files, on a cluster, read once
   # by their worker; in files without one, read in every iteration
   eng <- shard_engine(x, cluster, threads, call)
@@ -858,13 +873,18 @@ shard_total <- function(x) sum(vapply(x$meta, function(m) m$total, numeric(1)))
 
 # The cells an out-of-core EM reads from a shard file at a time (option
 # aspectr.shard_chunk, see ?shards)
-shard_chunk <- function() {
+shard_chunk <- function(call = rlang::caller_env()) {
   v <- getOption("aspectr.shard_chunk", 65536)
   if (!is.numeric(v) || length(v) != 1L || is.na(v) || v < 1 || v != floor(v)) {
     abort_input("Option {.code aspectr.shard_chunk} must be a whole number of cells, at least 1; it is {describe(v)}.",
-                "value", arg = "aspectr.shard_chunk")
+                "value", arg = "aspectr.shard_chunk", call = call)
   }
   as.numeric(v)
+}
+
+# whether a fit without a cluster streams some shards from .shard files
+shard_files_streamed <- function(x) {
+  any(vapply(x$sources, function(s) identical(s$format, "shard"), logical(1)))
 }
 
 # sum g log g (g = x / sum(x)) and the documents' totals of sharded data,

@@ -427,8 +427,8 @@ BEGIN_RCPP
 END_RCPP
 }
 // cpp_em_shard_run
-Rcpp::List cpp_em_shard_run(SEXP state, Rcpp::NumericVector lambda, Rcpp::List factors, int threads, bool loss_only, SEXP acc, bool in_place);
-RcppExport SEXP _aspectr_cpp_em_shard_run(SEXP stateSEXP, SEXP lambdaSEXP, SEXP factorsSEXP, SEXP threadsSEXP, SEXP loss_onlySEXP, SEXP accSEXP, SEXP in_placeSEXP) {
+Rcpp::List cpp_em_shard_run(SEXP state, Rcpp::NumericVector lambda, Rcpp::List factors, int threads, bool loss_only, SEXP acc, SEXP work);
+RcppExport SEXP _aspectr_cpp_em_shard_run(SEXP stateSEXP, SEXP lambdaSEXP, SEXP factorsSEXP, SEXP threadsSEXP, SEXP loss_onlySEXP, SEXP accSEXP, SEXP workSEXP) {
 BEGIN_RCPP
     Rcpp::RObject rcpp_result_gen;
     Rcpp::RNGScope rcpp_rngScope_gen;
@@ -438,8 +438,8 @@ BEGIN_RCPP
     Rcpp::traits::input_parameter< int >::type threads(threadsSEXP);
     Rcpp::traits::input_parameter< bool >::type loss_only(loss_onlySEXP);
     Rcpp::traits::input_parameter< SEXP >::type acc(accSEXP);
-    Rcpp::traits::input_parameter< bool >::type in_place(in_placeSEXP);
-    rcpp_result_gen = Rcpp::wrap(cpp_em_shard_run(state, lambda, factors, threads, loss_only, acc, in_place));
+    Rcpp::traits::input_parameter< SEXP >::type work(workSEXP);
+    rcpp_result_gen = Rcpp::wrap(cpp_em_shard_run(state, lambda, factors, threads, loss_only, acc, work));
     return rcpp_result_gen;
 END_RCPP
 }

@@ -210,7 +210,6 @@ struct ShardState {
   arma::vec counts;
   aspectr::SparseTensor G;
   std::unique_ptr<aspectr::EMRule> rule;
-  aspectr::Workspace work;  // the passes' matrices of steps in place
 };
 
 // [[Rcpp::export]]
@@ -227,19 +226,21 @@ SEXP cpp_em_shard_state(Rcpp::IntegerMatrix idx, Rcpp::NumericVector val, Rcpp::
   return Rcpp::XPtr<ShardState>(st.release(), true);
 }
 
-// cpp_em_shard() of a kept shard; `in_place` as for cpp_em_shard_file()
-// (no memory of the factors' size allocated per step)
+// cpp_em_shard() of a kept shard; with `work` (a buffer of the store's,
+// shared by its shards: cpp_shard_buffer()) a step in place as for
+// cpp_em_shard_file(), its matrices in the buffer's workspace
 // [[Rcpp::export]]
 Rcpp::List cpp_em_shard_run(SEXP state, Rcpp::NumericVector lambda, Rcpp::List factors, int threads,
-                            bool loss_only = false, SEXP acc = R_NilValue, bool in_place = false) {
+                            bool loss_only = false, SEXP acc = R_NilValue, SEXP work = R_NilValue) {
   Rcpp::XPtr<ShardState> st(state);
   aspectr::EMRule& rule = *st->rule;
   const bool posterior = rule.beta() == 1.0 && (st->G.order() > 3 || rule.data_missing());
-  if (!in_place || loss_only || posterior || Rf_isNull(acc))
+  if (Rf_isNull(work) || loss_only || posterior || Rf_isNull(acc))
     return em_shard_rule(rule, st->G, lambda, factors, threads, loss_only, acc);
+  Rcpp::XPtr<aspectr::ShardBuffer> buf(work);
   const aspectr::AspectModel M = shard_model(lambda, factors, st->G.dims);
   aspectr::EMRule::Pass P;
-  rule.pass_begin(M, st->G.dims, rule.data_missing(), P, &st->work);
+  rule.pass_begin(M, st->G.dims, rule.data_missing(), P, &buf->work);
   rule.pass_add(st->G, M, threads, P);
   return em_in_place_reply(rule, P, factors, acc);
 }
@@ -258,8 +259,9 @@ SEXP cpp_shard_buffer() {
 // found cells missing a mode in it.
 //
 // `in_place` (a step of plain or tempered EM in the MTTKRP form, `acc`
-// given): no memory of the factors' size is allocated. The pass's
-// matrices live in the buffer's workspace; the documents' statistics are
+// given): after the first call, one thread allocates no memory of the
+// factors' size. The pass's matrices live in the buffer's workspace (kept
+// by the store for all its shards); the documents' statistics are
 // written over factors[0] (the caller's own matrix, which the pass reads
 // through its copy) in the rows of components with mass in this shard,
 // the others keeping the old factor and coming back in `dead`; `colsum`

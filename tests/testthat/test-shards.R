@@ -595,3 +595,21 @@ test_that("the chunk option of out-of-core fits is checked", {
     options(old)
   }
 })
+
+test_that("threads over chunks and over kept shards give the in-memory fit", {
+  # chunks of 5000 cells split over 2 threads (the last, smaller chunk over
+  # one): the threads' sums are kept over the chunks and added once
+  old <- options(aspectr.shard_chunk = 5000)
+  on.exit(options(old), add = TRUE)
+  set.seed(12)
+  x <- Matrix::rsparsematrix(400, 300, 0.2, rand.x = function(n) stats::rpois(n, 2) + 1)
+  x[, 1] <- x[, 1] + 1
+  ref <- plsa(x, 4, method = "em", seed = 3, max_iter = 12, tol = 0, threads = 1)
+  sh <- write_shards(x, shard_tempdir(), n = 2)
+  expect_same_fit(plsa(sh, 4, seed = 3, max_iter = 12, tol = 0, threads = 2), ref, names = FALSE)
+  expect_same_fit(plsa(shards(split_rows(x, 150L)), 4, seed = 3, max_iter = 12, tol = 0, threads = 2),
+                  ref, names = FALSE)
+  reft <- plsa(x, 4, method = "em", tempering = 0.9, seed = 3, max_iter = 12, tol = 0, threads = 1)
+  expect_same_fit(plsa(sh, 4, tempering = 0.9, seed = 3, max_iter = 12, tol = 0, threads = 2), reft,
+                  names = FALSE)
+})

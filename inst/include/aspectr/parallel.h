@@ -52,24 +52,40 @@ class ThreadAccumulators {
   // (`zero` false: the targets keep what they hold, and the threads' sums
   // are added to it)
   ThreadAccumulators(std::vector<arma::mat>& targets, int threads, bool zero = true)
-      : targets_(targets), extra_(threads > 1 ? threads - 1 : 0) {
+      : targets_(targets), own_(threads > 1 ? threads - 1 : 0), extra_(&own_) {
     if (zero) for (auto& t : targets_) t.zeros();
-    for (auto& set : extra_) {
+    for (auto& set : own_) {
       set.reserve(targets_.size());
       for (auto& t : targets_) set.emplace_back(t.n_rows, t.n_cols, arma::fill::zeros);
     }
   }
-  arma::mat& get(int tid, std::size_t which) {
-    return tid == 0 ? targets_[which] : extra_[tid - 1][which];
+  // The threads' sets kept by the caller in `kept` over several uses (made,
+  // as zeros, where missing), added to the targets by reduce_into() once
+  // at the end: a pass over cells given in pieces allocates them once.
+  ThreadAccumulators(std::vector<arma::mat>& targets, int threads, std::vector<std::vector<arma::mat>>& kept)
+      : targets_(targets), extra_(&kept) {
+    const std::size_t need = threads > 1 ? static_cast<std::size_t>(threads - 1) : 0;
+    while (kept.size() < need) {
+      kept.emplace_back();
+      kept.back().reserve(targets_.size());
+      for (auto& t : targets_) kept.back().emplace_back(t.n_rows, t.n_cols, arma::fill::zeros);
+    }
   }
-  void reduce() {
-    for (auto& set : extra_)
-      for (std::size_t w = 0; w < targets_.size(); ++w) targets_[w] += set[w];
+  arma::mat& get(int tid, std::size_t which) {
+    return tid == 0 ? targets_[which] : (*extra_)[tid - 1][which];
+  }
+  void reduce() { reduce_into(targets_, *extra_); }
+  // the kept sets added to the targets, and let go
+  static void reduce_into(std::vector<arma::mat>& targets, std::vector<std::vector<arma::mat>>& sets) {
+    for (auto& set : sets)
+      for (std::size_t w = 0; w < targets.size(); ++w) targets[w] += set[w];
+    sets.clear();
   }
 
  private:
   std::vector<arma::mat>& targets_;
-  std::vector<std::vector<arma::mat>> extra_;
+  std::vector<std::vector<arma::mat>> own_;
+  std::vector<std::vector<arma::mat>>* extra_;
 };
 
 }  // namespace aspectr

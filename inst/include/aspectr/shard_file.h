@@ -25,6 +25,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
+#include <limits>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -60,6 +61,8 @@ inline bool seek_to(std::FILE* f, std::uint64_t offset) {
 #if defined(_WIN32)
   return _fseeki64(f, static_cast<__int64>(offset), SEEK_SET) == 0;
 #else
+  // (where off_t has 32 bits, an offset beyond it is refused, not cut)
+  if (offset > static_cast<std::uint64_t>(std::numeric_limits<off_t>::max())) return false;
   return fseeko(f, static_cast<off_t>(offset), SEEK_SET) == 0;
 #endif
 }

@@ -83,6 +83,8 @@ class EMRule {
     arma::vec lb;            // lambda^beta (MTTKRP form) or lambda, padded (posterior form)
     double value = 0.0, lg = 0.0;
     arma::uword k = 0, kp = 0;
+    bool in_workspace = false;  // H and A in a Workspace's memory
+    std::vector<std::vector<arma::mat>> threads;  // the other threads' A, over the pieces
   };
 
   // Plain EM on tensors of order > 3 or with missing modes (latent class
@@ -101,6 +103,8 @@ class EMRule {
     P.missing = missing;
     P.posterior = beta_ == 1.0 && (N > 3 || missing);
     P.value = P.lg = 0.0;
+    P.in_workspace = false;
+    P.threads.clear();
     P.H.assign(N, arma::mat());
     P.A.assign(N + 1, arma::mat());
     if (P.posterior) {
@@ -149,6 +153,7 @@ class EMRule {
     P.lb = beta_ == 1.0 ? M.lambda : arma::pow(M.lambda, beta_);
     P.H[0].each_col() %= P.lb;
     P.A[N].zeros(k, 1);
+    P.in_workspace = ws != nullptr;
   }
 
   // The cells of G added to the pass (G's values and counts those bound by
@@ -160,7 +165,7 @@ class EMRule {
     if (P.posterior && !remap_ready_) make_remap(G);
     const std::size_t N = M.order();
     const int T = effective_threads(threads, G.nnz());
-    ThreadAccumulators acc(P.A, T, false);
+    ThreadAccumulators acc(P.A, T, P.threads);
     std::vector<double> part(T, 0.0), lpart(T, 0.0);
     const bool tempered = beta_ != 1.0;
     const bool fast_log = !tempered && use_counts_;
@@ -170,7 +175,6 @@ class EMRule {
     } else {
       mttkrp_pass(G, M, N, T, acc, part, lpart, P);
     }
-    acc.reduce();
     for (double p : part) P.value += p;
     for (double p : lpart) P.lg += p;
   }
@@ -184,6 +188,7 @@ class EMRule {
     Y.resize(N);
     for (std::size_t n = 0; n < N; ++n) {
       if (P.posterior) Y[n] = P.A[n].submat(0, 0, k - 1, P.A[n].n_cols - 2);
+      else if (P.in_workspace) Y[n] = arma::mat(P.A[n]);  // (the workspace stays the caller's)
       else Y[n] = std::move(P.A[n]);
     }
     return before;
@@ -194,6 +199,7 @@ class EMRule {
   double pass_finish(Pass& P, double* merit, arma::vec& lam) const {
     const std::size_t N = P.H.size();
     const arma::uword k = P.k;
+    ThreadAccumulators::reduce_into(P.A, P.threads);
     const double before = P.value + (P.fast_log ? glogg_ : 0.0);
     // (a cell with g > 0 and model value 0 gives log 0 = -inf: +inf)
     if (merit != nullptr) *merit = beta_ != 1.0 ? -P.lg / beta_ : before;

@@ -475,20 +475,19 @@ shard_op_run <- function(id, op, seq, args) {
     }
     if (isTRUE(r$in_place)) {
       # the statistics written over the factor (see cpp_em_shard_file())
+      cs <- r$colsum
       st$shards[[key]]$dead <- r$dead
       st$shards[[key]]$pending <- TRUE
-      part <- list(colsum = r$colsum, lam = r$lam, value = r$value, merit = r$merit, glogg = r$glogg)
-      out$stats <- if (is.null(out$stats)) part else shard_add(out$stats, part)
-      next
+    } else {
+      # the statistics replace the factor, of which only the rows of
+      # components without mass here are kept (where they have none in any
+      # shard they stay as they are, see shard_normalize())
+      y0 <- r$y[[1]]
+      cs <- rowSums(y0)
+      dead <- !(cs > 0 & is.finite(cs))
+      st$shards[[key]]$F0 <- if (any(dead)) `[<-`(h$F0, !dead, , value = 0) else NULL
+      st$shards[[key]]$Y0 <- y0
     }
-    # the statistics replace the factor, of which only the rows of
-    # components without mass here are kept (where they have none in any
-    # shard they stay as they are, see shard_normalize())
-    y0 <- r$y[[1]]
-    cs <- rowSums(y0)
-    dead <- !(cs > 0 & is.finite(cs))
-    st$shards[[key]]$F0 <- if (any(dead)) `[<-`(h$F0, !dead, , value = 0) else NULL
-    st$shards[[key]]$Y0 <- y0
     part <- list(colsum = cs, lam = r$lam, value = r$value,
                  merit = r$merit, glogg = r$glogg)
     out$stats <- if (is.null(out$stats)) part else shard_add(out$stats, part)
@@ -874,12 +873,8 @@ shard_total <- function(x) sum(vapply(x$meta, function(m) m$total, numeric(1)))
 # The cells an out-of-core EM reads from a shard file at a time (option
 # aspectr.shard_chunk, see ?shards)
 shard_chunk <- function(call = rlang::caller_env()) {
-  v <- getOption("aspectr.shard_chunk", 65536)
-  if (!is.numeric(v) || length(v) != 1L || is.na(v) || v < 1 || v != floor(v)) {
-    abort_input("Option {.code aspectr.shard_chunk} must be a whole number of cells, at least 1; it is {describe(v)}.",
-                "value", arg = "aspectr.shard_chunk", call = call)
-  }
-  as.numeric(v)
+  as.numeric(check_whole(getOption("aspectr.shard_chunk", 65536), "options(aspectr.shard_chunk)",
+                         what = "cells read at a time", call = call))
 }
 
 # whether a fit without a cluster streams some shards from .shard files

@@ -111,6 +111,15 @@ static aspectr::AspectModel shard_model(Rcpp::NumericVector lambda, Rcpp::List f
   return M;
 }
 
+// y added to the R matrix a of the same size (a shared mode's statistics
+// to the caller's accumulator)
+static void add_to_accumulator(Rcpp::NumericMatrix a, const arma::mat& y) {
+  if (static_cast<arma::uword>(a.size()) != y.n_elem) Rcpp::stop("internal error: accumulator of the wrong size");
+  double* ap = a.begin();
+  const double* yp = y.memptr();
+  for (arma::uword e = 0; e < y.n_elem; ++e) ap[e] += yp[e];
+}
+
 // A shard's E-step statistics as R's reply (see em_shard()).
 static Rcpp::List em_shard_reply(aspectr::EMRule& rule, std::vector<arma::mat>& Y, const arma::vec& lam,
                                  double before, double merit, SEXP acc) {
@@ -121,11 +130,7 @@ static Rcpp::List em_shard_reply(aspectr::EMRule& rule, std::vector<arma::mat>& 
   Rcpp::List y(add ? 1 : Y.size());
   for (std::size_t n = 0; n < Y.size(); ++n) {
     if (add && n > 0) {
-      Rcpp::NumericMatrix a = Rcpp::List(acc)[static_cast<R_xlen_t>(n - 1)];
-      if (static_cast<arma::uword>(a.size()) != Y[n].n_elem) Rcpp::stop("internal error: accumulator of the wrong size");
-      double* ap = a.begin();
-      const double* yp = Y[n].memptr();
-      for (arma::uword e = 0; e < Y[n].n_elem; ++e) ap[e] += yp[e];
+      add_to_accumulator(Rcpp::List(acc)[static_cast<R_xlen_t>(n - 1)], Y[n]);
       Y[n].reset();
       continue;
     }
@@ -188,13 +193,7 @@ static Rcpp::List em_in_place_reply(aspectr::EMRule& rule, aspectr::EMRule::Pass
     }
   }
   Rcpp::List A(acc);
-  for (std::size_t n = 1; n < P.A.size() - 1; ++n) {
-    Rcpp::NumericMatrix a = A[static_cast<R_xlen_t>(n - 1)];
-    if (static_cast<arma::uword>(a.size()) != P.A[n].n_elem) Rcpp::stop("internal error: accumulator of the wrong size");
-    double* ap = a.begin();
-    const double* yp = P.A[n].memptr();
-    for (arma::uword e = 0; e < P.A[n].n_elem; ++e) ap[e] += yp[e];
-  }
+  for (std::size_t n = 1; n < P.A.size() - 1; ++n) add_to_accumulator(A[static_cast<R_xlen_t>(n - 1)], P.A[n]);
   return Rcpp::List::create(Rcpp::Named("lam") = Rcpp::NumericVector(lam.begin(), lam.end()),
                             Rcpp::Named("value") = before, Rcpp::Named("merit") = merit,
                             Rcpp::Named("glogg") = rule.glogg(), Rcpp::Named("colsum") = cs,

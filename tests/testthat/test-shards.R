@@ -591,7 +591,7 @@ test_that("the chunk option of out-of-core fits is checked", {
   sh <- write_shards(shard_counts(12, 6, seed = 2), shard_tempdir(), n = 2)
   for (bad in list(0, -1, 2.5, "a", NA_real_, c(1, 2))) {
     old <- options(aspectr.shard_chunk = bad)
-    expect_error(plsa(sh, 2, max_iter = 2), class = "aspectr_error_input_value", regexp = "aspectr.shard_chunk")
+    expect_error(plsa(sh, 2, max_iter = 2), class = "aspectr_error_input_argument", regexp = "aspectr.shard_chunk")
     options(old)
   }
 })

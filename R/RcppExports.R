@@ -57,20 +57,32 @@ cpp_nmf_shard_file <- function(buffer, path, dims, scale, cols, rows) {
     .Call(`_aspectr_cpp_nmf_shard_file`, buffer, path, dims, scale, cols, rows)
 }
 
-cpp_nmf_shard_eval <- function(state, Wt, H, kl, wtx, threads) {
-    .Call(`_aspectr_cpp_nmf_shard_eval`, state, Wt, H, kl, wtx, threads)
+cpp_nmf_shard_eval <- function(state, Wt, H, kl, wtx, acc, threads) {
+    .Call(`_aspectr_cpp_nmf_shard_eval`, state, Wt, H, kl, wtx, acc, threads)
 }
 
-cpp_nmf_shard_wtx <- function(state, Wt, threads) {
-    .Call(`_aspectr_cpp_nmf_shard_wtx`, state, Wt, threads)
+cpp_nmf_shard_wtx <- function(state, Wt, acc, threads) {
+    invisible(.Call(`_aspectr_cpp_nmf_shard_wtx`, state, Wt, acc, threads))
 }
 
-cpp_nmf_shard_alt <- function(state, Wt, H, HH, method, l1, l2, eps, threads) {
-    .Call(`_aspectr_cpp_nmf_shard_alt`, state, Wt, H, HH, method, l1, l2, eps, threads)
+cpp_nmf_shard_stream <- function(buffer, path, dims, scale, Wt, acc, H, A, chunk, threads) {
+    .Call(`_aspectr_cpp_nmf_shard_stream`, buffer, path, dims, scale, Wt, acc, H, A, chunk, threads)
+}
+
+cpp_nmf_block_in_place <- function(F, A, B, method, l1, l2, eps, threads) {
+    invisible(.Call(`_aspectr_cpp_nmf_block_in_place`, F, A, B, method, l1, l2, eps, threads))
+}
+
+cpp_nmf_shard_alt <- function(state, Wt, H, HH, method, l1, l2, eps, acc, threads) {
+    .Call(`_aspectr_cpp_nmf_shard_alt`, state, Wt, H, HH, method, l1, l2, eps, acc, threads)
 }
 
 cpp_nmf_shard_sweep <- function(state, Wt, A, H, HH, l1, l2, threads) {
     .Call(`_aspectr_cpp_nmf_shard_sweep`, state, Wt, A, H, HH, l1, l2, threads)
+}
+
+cpp_nmf_scale_in_place <- function(Wt, s) {
+    invisible(.Call(`_aspectr_cpp_nmf_scale_in_place`, Wt, s))
 }
 
 cpp_nmf_wsums <- function(Wt, A, threads) {

@@ -43,7 +43,8 @@ nmf_shard_session <- function(x, cluster, threads, loss, method, s, L1s, L2s, ep
   eng <- shard_engine(x, cluster, threads, call)
   tryCatch(eng$load(), error = function(e) { eng$drop(); stop(e) })
   global <- list(dims = x$dims, s = s, kl = loss == "kl", method = method, l1 = L1s[1], l2 = L2s[1],
-                 eps = eps, threads = threads)
+                 eps = eps, threads = threads,
+                 chunk = if (is.null(cluster) && shard_files_streamed(x)) shard_chunk(call))
   list(fit = function(init, iters, tol, hook, exact) {
     nmf_shard_fit(eng, init, global, L1s, L2s, iters, tol, hook, exact)
   }, close = eng$drop)
@@ -51,9 +52,18 @@ nmf_shard_session <- function(x, cluster, threads, loss, method, s, L1s, L2s, ep
 
 nmf_shard_fit <- function(eng, init, global, L1s, L2s, max_iter, tol, hook, exact) {
   x <- eng$x
-  k <- ncol(init$W)
-  eng$start(lapply(seq_along(x$rows), function(i) t(init$W[shard_rows(x, i), , drop = FALSE])))
-  H <- init$H
+  if (!is.null(init$state)) {
+    k <- init$k
+    d <- nmf_draw_start(x, init)
+    eng$start(d$blocks)
+    H <- d$H
+    rm(d)
+  } else {
+    k <- ncol(init$W)
+    eng$start(lapply(seq_along(x$rows), function(i) t(init$W[shard_rows(x, i), , drop = FALSE])))
+    H <- init$H
+  }
+  invisible(gc(verbose = FALSE))  # the blocks sent: memory of the documents' size
   kl <- global$kl
   method <- global$method
   threads <- global$threads
@@ -144,6 +154,9 @@ nmf_shard_fit <- function(eng, init, global, L1s, L2s, max_iter, tol, hook, exac
       v <- half_frob(st$C, st$D, H, HH) + pen(st, H)
     }
     it <- it + 1L
+    # the iteration's garbage (statistics of the terms' size) freed now
+    # rather than when R next collects
+    invisible(gc(verbose = FALSE, full = FALSE))
     # (the KL trace is lagged: the callback's objective is the new model's)
     r <- shard_iteration(f, v, it, tol, hook, exact, function(last) {
       if (kl) {
@@ -172,37 +185,93 @@ nmf_shard_fit <- function(eng, init, global, L1s, L2s, max_iter, tol, hook, exac
        wtxh = sum(last$C * H), WW = last$D)
 }
 
+# The shards' blocks of W (k x rows, the core's layout) and H of a random
+# start kept as the generator's state (nmf_lazy_random()): nmf_init()'s
+# draws, W's a column at a time
+nmf_draw_start <- function(x, init) {
+  env <- globalenv()
+  old <- get0(".Random.seed", envir = env, inherits = FALSE)
+  on.exit(if (is.null(old)) rm(".Random.seed", envir = env) else assign(".Random.seed", old, envir = env))
+  assign(".Random.seed", init$state, envir = env)
+  blocks <- lapply(x$rows, function(r) matrix(0, init$k, r))
+  for (j in seq_len(init$k)) {
+    u <- stats::runif(init$m)
+    for (i in seq_along(blocks)) blocks[[i]][j, ] <- u[shard_rows(x, i)] * init$scale
+  }
+  list(blocks = blocks, H = matrix(stats::runif(init$k * init$n), init$k, init$n) * init$scale)
+}
+
 # The operations of nmf_shard_fit() on a store (see shard_op_run()): each
-# shard's part, added over the store's shards.
+# shard's part, added over the store's shards. The shards' rows of W (F0)
+# and their A = (X H')' are the store's and are written in place; the k x n
+# products W'X of all its shards go to one accumulator. Frobenius products
+# of a .shard file streamed out of core are read a chunk of cells at a time
+# (no whole shard in memory); KL and kept shards use the NMF data of
+# nmf_shard_state().
 shard_nmf_op <- function(st, held, op, args) {
   g <- args$global
   parts <- NULL
+  acc <- NULL
+  wtx_to <- function(k) {
+    if (is.null(acc)) acc <<- matrix(0, k, g$dims[2])
+    acc
+  }
   for (key in names(st$shards)) {
     h <- st$shards[[key]]
-    need_data <- op %in% c("nmf_eval", "nmf_alt", "nmf_c", "nmf_kl") || (op == "nmf_sweep" && isTRUE(args$first))
-    X <- if (need_data) nmf_shard_state(st, key, g, op) else NULL
-    if (op == "nmf_c" && !is.null(args$s)) h$F0 <- h$F0 / args$s
+    F0 <- h$F0
+    k <- nrow(F0)
+    fail <- function(e) abort_shard(h$source, "failed: {conditionMessage(e)}")
+    first <- op == "nmf_sweep" && isTRUE(args$first)
+    need_data <- op %in% c("nmf_eval", "nmf_alt", "nmf_c", "nmf_kl") || first
+    streamed <- need_data && !h$keep && identical(h$source$format, "shard") && !g$kl
+    X <- if (need_data && !streamed) nmf_shard_state(st, key, g, op) else NULL
+    stream <- function(Wt = NULL, acc = NULL, H = NULL, A = NULL) {
+      check_shard_file(h$source)
+      if (is.null(st$buffer)) st$buffer <- cpp_shard_buffer()
+      cpp_nmf_shard_stream(st$buffer, h$source$path, as.integer(c(h$rows, g$dims[2])), g$s, Wt, acc, H, A,
+                           g$chunk %||% 65536, g$threads)
+    }
+    if (first && (is.null(h$A) || !identical(dim(h$A), dim(F0)))) {
+      st$shards[[key]]$A <- h$A <- matrix(0, k, ncol(F0))
+    }
+    if (op %in% c("nmf_c", "nmf_scale") && !is.null(args$s)) cpp_nmf_scale_in_place(F0, args$s)
     r <- tryCatch(switch(op,
-      nmf_eval = cpp_nmf_shard_eval(X, h$F0, args$H, g$kl, isTRUE(args$wtx), g$threads),
-      nmf_alt = cpp_nmf_shard_alt(X, h$F0, args$H, args$HH, g$method, g$l1, g$l2, g$eps, g$threads),
-      nmf_c = list(Wt = h$F0, C = cpp_nmf_shard_wtx(X, h$F0, g$threads)),
-      nmf_scale = list(Wt = h$F0 / args$s),
-      nmf_sweep = cpp_nmf_shard_sweep(X, h$F0, if (isTRUE(args$first)) NULL else h$A,
-                                      args$H %||% matrix(0, 0, 0), args$HH, g$l1, g$l2, g$threads),
-      nmf_wfin = cpp_nmf_wsums(h$F0, h$A, g$threads),
-      nmf_kl = cpp_nmf_shard_kl(X, h$F0, args$H, g$l1, g$l2, g$eps, g$threads),
+      nmf_eval = if (streamed) {
+        c(cpp_nmf_wsums(F0, NULL, g$threads), list(xnorm2 = stream(F0, wtx_to(k))))
+      } else {
+        cpp_nmf_shard_eval(X, F0, args$H, g$kl, isTRUE(args$wtx), if (!g$kl || isTRUE(args$wtx)) wtx_to(k),
+                           g$threads)
+      },
+      nmf_alt = if (streamed) {
+        A <- matrix(0, k, ncol(F0))
+        stream(H = args$H, A = A)
+        cpp_nmf_block_in_place(F0, A, args$HH, g$method, g$l1, g$l2, g$eps, g$threads)
+        rm(A)
+        stream(F0, wtx_to(k))
+        cpp_nmf_wsums(F0, NULL, g$threads)
+      } else {
+        cpp_nmf_shard_alt(X, F0, args$H, args$HH, g$method, g$l1, g$l2, g$eps, wtx_to(k), g$threads)
+      },
+      nmf_c = {
+        if (streamed) stream(F0, wtx_to(k)) else cpp_nmf_shard_wtx(X, F0, wtx_to(k), g$threads)
+        list()
+      },
+      nmf_scale = list(),
+      nmf_sweep = {
+        if (first && streamed) stream(H = args$H, A = h$A)
+        list(change = cpp_nmf_shard_sweep(if (first && !streamed) X, F0, h$A, args$H, args$HH, g$l1, g$l2,
+                                          g$threads))
+      },
+      nmf_wfin = cpp_nmf_wsums(F0, h$A, g$threads),
+      nmf_kl = cpp_nmf_shard_kl(X, F0, args$H, g$l1, g$l2, g$eps, g$threads),
       stop("unknown operation ", op)),
-      error = function(e) abort_shard(h$source, "failed: {conditionMessage(e)}"))
+      error = fail)
     # a shard read for this operation only is let go at once
     if (!h$keep && !is.null(X)) cpp_nmf_shard_release(X)
     rm(X)
-    if (!is.null(r$Wt)) st$shards[[key]]$F0 <- r$Wt
-    if (op == "nmf_sweep") st$shards[[key]]$A <- r$A
-    if (op == "nmf_wfin") st$shards[[key]]$A <- NULL
-    r$Wt <- NULL
-    r$A <- NULL
     parts <- if (is.null(parts)) r else shard_add(parts, r)
   }
+  if (!is.null(acc)) parts$C <- acc
   list(ids = held, stats = parts)
 }
 

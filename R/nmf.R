@@ -270,7 +270,9 @@ nmf <- function(x, k, loss = c("frobenius", "kl", "beta"), beta = 2,
   accelerate <- accelerate && (method %in% c("hals", "anls") || (loss == "kl" && method == "mu"))
 
   svd0 <- if (is.character(init) && init != "random") nmf_svd(nd, k, threads) else NULL
-  inits <- with_seed(seed, lapply(seq_len(nrun), function(i) nmf_init(nd, k, init, svd0)))
+  inits <- with_seed(seed, lapply(seq_len(nrun), function(i) {
+    if (sharded && identical(init, "random")) nmf_lazy_random(nd, k) else nmf_init(nd, k, init, svd0)
+  }))
   callback <- check_callback(callback)
   comp <- paste0("factor_", seq_len(k))
   # the callback's objective and factors on the user's scale (W H = s W' H')
@@ -301,7 +303,10 @@ nmf <- function(x, k, loss = c("frobenius", "kl", "beta"), beta = 2,
   res <- runs[[best]]
   W <- res$W; H <- res$H
   comp <- paste0("factor_", seq_len(k))
-  dimnames(W) <- list(nd$dimnames[[1]], comp)
+  # (a sharded fit's W, gathered from the shards, is named in place: only
+  # the runs refer to it, and R would otherwise copy it at its next use)
+  if (sharded && is.double(W)) cpp_permute_columns_owned(W, seq_len(k), list(nd$dimnames[[1]], comp)) else
+    dimnames(W) <- list(nd$dimnames[[1]], comp)
   dimnames(H) <- list(comp, nd$dimnames[[2]])
   xnorm <- sqrt(res$xnorm2)
   penalized <- any(L1 > 0) || any(L2 > 0)
@@ -534,6 +539,24 @@ orthonormalize <- function(Y, threads = 1L) {
 }
 
 # NNDSVD (Boutsidis and Gallopoulos 2008) and its variants, or random.
+# A random start of a sharded fit kept as the generator's state before its
+# draws (made again, a column of W at a time, by nmf_draw_start()): no
+# matrix of the documents' size outside the shards' stores. The stream is
+# moved on past the draws as nmf_init() moves it. Without a state (no seed
+# and no draws yet in the session) the start is drawn now.
+nmf_lazy_random <- function(nd, k) {
+  state <- get0(".Random.seed", envir = globalenv(), inherits = FALSE)
+  if (is.null(state)) return(nmf_init(nd, k, "random", NULL))
+  m <- as.numeric(nd$dims[1]); n <- as.numeric(nd$dims[2])
+  left <- m * k + k * n
+  while (left > 0) {
+    d <- min(left, 2^20)
+    stats::runif(d)
+    left <- left - d
+  }
+  list(state = state, scale = sqrt(nd$total / (m * n) / k), m = m, n = n, k = k)
+}
+
 nmf_init <- function(nd, k, init, svd0) {
   m <- as.numeric(nd$dims[1]); n <- as.numeric(nd$dims[2])
   avg <- nd$total / (m * n)

@@ -28,8 +28,11 @@
 #' whatever the size of a shard (creating the description with [shards()]
 #' reads each file whole, one at a time). The
 #' chunk can be set with `options(aspectr.shard_chunk = n)` (a whole number
-#' of cells); it changes the memory and the speed, not the fit. Other fits
-#' read a whole shard at a time.
+#' of cells); it changes the memory and the speed, not the fit. [nmf()]
+#' with `loss = "frobenius"` reads its products (\eqn{W'X} and \eqn{XH'})
+#' from the files the same way and updates each shard's rows of \eqn{W} in
+#' place; HALS also keeps \eqn{XH'} of every shard, a matrix the size of
+#' \eqn{W}, for its sweeps. Other fits read a whole shard at a time.
 #'
 #' @section Files:
 #' `x` may name files of these kinds (by their extension):
@@ -340,6 +343,8 @@ length.aspectr_shards <- function(x) length(unclass(x)$sources)
 # to the worker holding their shards, which refuses those of others.
 
 shard_stores <- new.env(parent = emptyenv())
+# the sharded fits started in this process (shard_engine())
+shard_fits <- new.env(parent = emptyenv())
 
 # the operations that change a store's state (answered from the cache when
 # delivered twice)
@@ -412,9 +417,14 @@ shard_op_run <- function(id, op, seq, args) {
     return(answer(shard_qem_op(st, held, op, args)))
   }
   if (op == "gather") {
-    if (isTRUE(args$last) && !is.null(st$buffer)) {
-      cpp_shard_buffer_free(st$buffer)
+    if (isTRUE(args$last)) {
+      if (!is.null(st$buffer)) cpp_shard_buffer_free(st$buffer)
       st$buffer <- NULL
+      # nmf()'s (X H')' of the shards, not needed after the last operation
+      if (any(vapply(st$shards, function(h) !is.null(h$A), logical(1)))) {
+        for (key in names(st$shards)) st$shards[[key]]$A <- NULL
+        invisible(gc(verbose = FALSE))
+      }
     }
     shard_normalize(st)
     F0 <- lapply(st$shards, function(h) h$F0)
@@ -543,7 +553,10 @@ shard_add <- function(a, b) {
 # every store and returns one answer per store (each shard answered
 # exactly once), `drop()` clears the stores.
 shard_engine <- function(x, cluster, threads, call) {
-  id <- paste0("fit", as.integer(stats::runif(1, 1, 1e9)), "_", format(Sys.time(), "%H%M%OS6"))
+  # (the fit's name on the workers: this process, a count and the time,
+  # without a draw from the session's random numbers)
+  shard_fits$count <- (shard_fits$count %||% 0) + 1
+  id <- paste0("fit", Sys.getpid(), "_", shard_fits$count, "_", format(Sys.time(), "%H%M%OS6"))
   n <- length(x$sources)
   groups <- if (is.null(cluster)) list(seq_len(n)) else
     shard_groups(vapply(x$meta, function(m) m$nnz, numeric(1)), length(cluster))
@@ -646,7 +659,8 @@ shard_engine <- function(x, cluster, threads, call) {
           freed <- freed + 8 * length(parts[[i]]$F0[[j]])
           parts[[i]]$F0[j] <- list(NULL)
           if (freed > 2^25) {
-            invisible(gc(verbose = FALSE, full = FALSE))
+            # (in full: the blocks are as old as the fit)
+            invisible(gc(verbose = FALSE))
             freed <- 0
           }
         }

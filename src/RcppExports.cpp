@@ -209,63 +209,102 @@ BEGIN_RCPP
 END_RCPP
 }
 // cpp_nmf_shard_eval
-Rcpp::List cpp_nmf_shard_eval(SEXP state, Rcpp::NumericMatrix Wt, Rcpp::NumericMatrix H, bool kl, bool wtx, int threads);
-RcppExport SEXP _aspectr_cpp_nmf_shard_eval(SEXP stateSEXP, SEXP WtSEXP, SEXP HSEXP, SEXP klSEXP, SEXP wtxSEXP, SEXP threadsSEXP) {
+Rcpp::List cpp_nmf_shard_eval(SEXP state, SEXP Wt, Rcpp::NumericMatrix H, bool kl, bool wtx, SEXP acc, int threads);
+RcppExport SEXP _aspectr_cpp_nmf_shard_eval(SEXP stateSEXP, SEXP WtSEXP, SEXP HSEXP, SEXP klSEXP, SEXP wtxSEXP, SEXP accSEXP, SEXP threadsSEXP) {
 BEGIN_RCPP
     Rcpp::RObject rcpp_result_gen;
     Rcpp::RNGScope rcpp_rngScope_gen;
     Rcpp::traits::input_parameter< SEXP >::type state(stateSEXP);
-    Rcpp::traits::input_parameter< Rcpp::NumericMatrix >::type Wt(WtSEXP);
+    Rcpp::traits::input_parameter< SEXP >::type Wt(WtSEXP);
     Rcpp::traits::input_parameter< Rcpp::NumericMatrix >::type H(HSEXP);
     Rcpp::traits::input_parameter< bool >::type kl(klSEXP);
     Rcpp::traits::input_parameter< bool >::type wtx(wtxSEXP);
+    Rcpp::traits::input_parameter< SEXP >::type acc(accSEXP);
     Rcpp::traits::input_parameter< int >::type threads(threadsSEXP);
-    rcpp_result_gen = Rcpp::wrap(cpp_nmf_shard_eval(state, Wt, H, kl, wtx, threads));
+    rcpp_result_gen = Rcpp::wrap(cpp_nmf_shard_eval(state, Wt, H, kl, wtx, acc, threads));
     return rcpp_result_gen;
 END_RCPP
 }
 // cpp_nmf_shard_wtx
-Rcpp::NumericMatrix cpp_nmf_shard_wtx(SEXP state, Rcpp::NumericMatrix Wt, int threads);
-RcppExport SEXP _aspectr_cpp_nmf_shard_wtx(SEXP stateSEXP, SEXP WtSEXP, SEXP threadsSEXP) {
+void cpp_nmf_shard_wtx(SEXP state, SEXP Wt, SEXP acc, int threads);
+RcppExport SEXP _aspectr_cpp_nmf_shard_wtx(SEXP stateSEXP, SEXP WtSEXP, SEXP accSEXP, SEXP threadsSEXP) {
+BEGIN_RCPP
+    Rcpp::RNGScope rcpp_rngScope_gen;
+    Rcpp::traits::input_parameter< SEXP >::type state(stateSEXP);
+    Rcpp::traits::input_parameter< SEXP >::type Wt(WtSEXP);
+    Rcpp::traits::input_parameter< SEXP >::type acc(accSEXP);
+    Rcpp::traits::input_parameter< int >::type threads(threadsSEXP);
+    cpp_nmf_shard_wtx(state, Wt, acc, threads);
+    return R_NilValue;
+END_RCPP
+}
+// cpp_nmf_shard_stream
+double cpp_nmf_shard_stream(SEXP buffer, std::string path, Rcpp::IntegerVector dims, double scale, SEXP Wt, SEXP acc, SEXP H, SEXP A, double chunk, int threads);
+RcppExport SEXP _aspectr_cpp_nmf_shard_stream(SEXP bufferSEXP, SEXP pathSEXP, SEXP dimsSEXP, SEXP scaleSEXP, SEXP WtSEXP, SEXP accSEXP, SEXP HSEXP, SEXP ASEXP, SEXP chunkSEXP, SEXP threadsSEXP) {
 BEGIN_RCPP
     Rcpp::RObject rcpp_result_gen;
     Rcpp::RNGScope rcpp_rngScope_gen;
-    Rcpp::traits::input_parameter< SEXP >::type state(stateSEXP);
-    Rcpp::traits::input_parameter< Rcpp::NumericMatrix >::type Wt(WtSEXP);
+    Rcpp::traits::input_parameter< SEXP >::type buffer(bufferSEXP);
+    Rcpp::traits::input_parameter< std::string >::type path(pathSEXP);
+    Rcpp::traits::input_parameter< Rcpp::IntegerVector >::type dims(dimsSEXP);
+    Rcpp::traits::input_parameter< double >::type scale(scaleSEXP);
+    Rcpp::traits::input_parameter< SEXP >::type Wt(WtSEXP);
+    Rcpp::traits::input_parameter< SEXP >::type acc(accSEXP);
+    Rcpp::traits::input_parameter< SEXP >::type H(HSEXP);
+    Rcpp::traits::input_parameter< SEXP >::type A(ASEXP);
+    Rcpp::traits::input_parameter< double >::type chunk(chunkSEXP);
     Rcpp::traits::input_parameter< int >::type threads(threadsSEXP);
-    rcpp_result_gen = Rcpp::wrap(cpp_nmf_shard_wtx(state, Wt, threads));
+    rcpp_result_gen = Rcpp::wrap(cpp_nmf_shard_stream(buffer, path, dims, scale, Wt, acc, H, A, chunk, threads));
     return rcpp_result_gen;
 END_RCPP
 }
+// cpp_nmf_block_in_place
+void cpp_nmf_block_in_place(SEXP F, SEXP A, SEXP B, std::string method, double l1, double l2, double eps, int threads);
+RcppExport SEXP _aspectr_cpp_nmf_block_in_place(SEXP FSEXP, SEXP ASEXP, SEXP BSEXP, SEXP methodSEXP, SEXP l1SEXP, SEXP l2SEXP, SEXP epsSEXP, SEXP threadsSEXP) {
+BEGIN_RCPP
+    Rcpp::RNGScope rcpp_rngScope_gen;
+    Rcpp::traits::input_parameter< SEXP >::type F(FSEXP);
+    Rcpp::traits::input_parameter< SEXP >::type A(ASEXP);
+    Rcpp::traits::input_parameter< SEXP >::type B(BSEXP);
+    Rcpp::traits::input_parameter< std::string >::type method(methodSEXP);
+    Rcpp::traits::input_parameter< double >::type l1(l1SEXP);
+    Rcpp::traits::input_parameter< double >::type l2(l2SEXP);
+    Rcpp::traits::input_parameter< double >::type eps(epsSEXP);
+    Rcpp::traits::input_parameter< int >::type threads(threadsSEXP);
+    cpp_nmf_block_in_place(F, A, B, method, l1, l2, eps, threads);
+    return R_NilValue;
+END_RCPP
+}
 // cpp_nmf_shard_alt
-Rcpp::List cpp_nmf_shard_alt(SEXP state, Rcpp::NumericMatrix Wt, Rcpp::NumericMatrix H, Rcpp::NumericMatrix HH, std::string method, double l1, double l2, double eps, int threads);
-RcppExport SEXP _aspectr_cpp_nmf_shard_alt(SEXP stateSEXP, SEXP WtSEXP, SEXP HSEXP, SEXP HHSEXP, SEXP methodSEXP, SEXP l1SEXP, SEXP l2SEXP, SEXP epsSEXP, SEXP threadsSEXP) {
+Rcpp::List cpp_nmf_shard_alt(SEXP state, SEXP Wt, Rcpp::NumericMatrix H, Rcpp::NumericMatrix HH, std::string method, double l1, double l2, double eps, SEXP acc, int threads);
+RcppExport SEXP _aspectr_cpp_nmf_shard_alt(SEXP stateSEXP, SEXP WtSEXP, SEXP HSEXP, SEXP HHSEXP, SEXP methodSEXP, SEXP l1SEXP, SEXP l2SEXP, SEXP epsSEXP, SEXP accSEXP, SEXP threadsSEXP) {
 BEGIN_RCPP
     Rcpp::RObject rcpp_result_gen;
     Rcpp::RNGScope rcpp_rngScope_gen;
     Rcpp::traits::input_parameter< SEXP >::type state(stateSEXP);
-    Rcpp::traits::input_parameter< Rcpp::NumericMatrix >::type Wt(WtSEXP);
+    Rcpp::traits::input_parameter< SEXP >::type Wt(WtSEXP);
     Rcpp::traits::input_parameter< Rcpp::NumericMatrix >::type H(HSEXP);
     Rcpp::traits::input_parameter< Rcpp::NumericMatrix >::type HH(HHSEXP);
     Rcpp::traits::input_parameter< std::string >::type method(methodSEXP);
     Rcpp::traits::input_parameter< double >::type l1(l1SEXP);
     Rcpp::traits::input_parameter< double >::type l2(l2SEXP);
     Rcpp::traits::input_parameter< double >::type eps(epsSEXP);
+    Rcpp::traits::input_parameter< SEXP >::type acc(accSEXP);
     Rcpp::traits::input_parameter< int >::type threads(threadsSEXP);
-    rcpp_result_gen = Rcpp::wrap(cpp_nmf_shard_alt(state, Wt, H, HH, method, l1, l2, eps, threads));
+    rcpp_result_gen = Rcpp::wrap(cpp_nmf_shard_alt(state, Wt, H, HH, method, l1, l2, eps, acc, threads));
     return rcpp_result_gen;
 END_RCPP
 }
 // cpp_nmf_shard_sweep
-Rcpp::List cpp_nmf_shard_sweep(SEXP state, Rcpp::NumericMatrix Wt, SEXP A, Rcpp::NumericMatrix H, Rcpp::NumericMatrix HH, double l1, double l2, int threads);
+double cpp_nmf_shard_sweep(SEXP state, SEXP Wt, SEXP A, SEXP H, Rcpp::NumericMatrix HH, double l1, double l2, int threads);
 RcppExport SEXP _aspectr_cpp_nmf_shard_sweep(SEXP stateSEXP, SEXP WtSEXP, SEXP ASEXP, SEXP HSEXP, SEXP HHSEXP, SEXP l1SEXP, SEXP l2SEXP, SEXP threadsSEXP) {
 BEGIN_RCPP
     Rcpp::RObject rcpp_result_gen;
     Rcpp::RNGScope rcpp_rngScope_gen;
     Rcpp::traits::input_parameter< SEXP >::type state(stateSEXP);
-    Rcpp::traits::input_parameter< Rcpp::NumericMatrix >::type Wt(WtSEXP);
+    Rcpp::traits::input_parameter< SEXP >::type Wt(WtSEXP);
     Rcpp::traits::input_parameter< SEXP >::type A(ASEXP);
-    Rcpp::traits::input_parameter< Rcpp::NumericMatrix >::type H(HSEXP);
+    Rcpp::traits::input_parameter< SEXP >::type H(HSEXP);
     Rcpp::traits::input_parameter< Rcpp::NumericMatrix >::type HH(HHSEXP);
     Rcpp::traits::input_parameter< double >::type l1(l1SEXP);
     Rcpp::traits::input_parameter< double >::type l2(l2SEXP);
@@ -274,13 +313,24 @@ BEGIN_RCPP
     return rcpp_result_gen;
 END_RCPP
 }
+// cpp_nmf_scale_in_place
+void cpp_nmf_scale_in_place(SEXP Wt, Rcpp::NumericVector s);
+RcppExport SEXP _aspectr_cpp_nmf_scale_in_place(SEXP WtSEXP, SEXP sSEXP) {
+BEGIN_RCPP
+    Rcpp::RNGScope rcpp_rngScope_gen;
+    Rcpp::traits::input_parameter< SEXP >::type Wt(WtSEXP);
+    Rcpp::traits::input_parameter< Rcpp::NumericVector >::type s(sSEXP);
+    cpp_nmf_scale_in_place(Wt, s);
+    return R_NilValue;
+END_RCPP
+}
 // cpp_nmf_wsums
-Rcpp::List cpp_nmf_wsums(Rcpp::NumericMatrix Wt, SEXP A, int threads);
+Rcpp::List cpp_nmf_wsums(SEXP Wt, SEXP A, int threads);
 RcppExport SEXP _aspectr_cpp_nmf_wsums(SEXP WtSEXP, SEXP ASEXP, SEXP threadsSEXP) {
 BEGIN_RCPP
     Rcpp::RObject rcpp_result_gen;
     Rcpp::RNGScope rcpp_rngScope_gen;
-    Rcpp::traits::input_parameter< Rcpp::NumericMatrix >::type Wt(WtSEXP);
+    Rcpp::traits::input_parameter< SEXP >::type Wt(WtSEXP);
     Rcpp::traits::input_parameter< SEXP >::type A(ASEXP);
     Rcpp::traits::input_parameter< int >::type threads(threadsSEXP);
     rcpp_result_gen = Rcpp::wrap(cpp_nmf_wsums(Wt, A, threads));
@@ -288,13 +338,13 @@ BEGIN_RCPP
 END_RCPP
 }
 // cpp_nmf_shard_kl
-Rcpp::List cpp_nmf_shard_kl(SEXP state, Rcpp::NumericMatrix Wt, Rcpp::NumericMatrix H, double l1, double l2, double eps, int threads);
+Rcpp::List cpp_nmf_shard_kl(SEXP state, SEXP Wt, Rcpp::NumericMatrix H, double l1, double l2, double eps, int threads);
 RcppExport SEXP _aspectr_cpp_nmf_shard_kl(SEXP stateSEXP, SEXP WtSEXP, SEXP HSEXP, SEXP l1SEXP, SEXP l2SEXP, SEXP epsSEXP, SEXP threadsSEXP) {
 BEGIN_RCPP
     Rcpp::RObject rcpp_result_gen;
     Rcpp::RNGScope rcpp_rngScope_gen;
     Rcpp::traits::input_parameter< SEXP >::type state(stateSEXP);
-    Rcpp::traits::input_parameter< Rcpp::NumericMatrix >::type Wt(WtSEXP);
+    Rcpp::traits::input_parameter< SEXP >::type Wt(WtSEXP);
     Rcpp::traits::input_parameter< Rcpp::NumericMatrix >::type H(HSEXP);
     Rcpp::traits::input_parameter< double >::type l1(l1SEXP);
     Rcpp::traits::input_parameter< double >::type l2(l2SEXP);
@@ -946,10 +996,13 @@ static const R_CallMethodDef CallEntries[] = {
     {"_aspectr_cpp_dense_nn", (DL_FUNC) &_aspectr_cpp_dense_nn, 3},
     {"_aspectr_cpp_nmf_shard_state", (DL_FUNC) &_aspectr_cpp_nmf_shard_state, 4},
     {"_aspectr_cpp_nmf_shard_file", (DL_FUNC) &_aspectr_cpp_nmf_shard_file, 6},
-    {"_aspectr_cpp_nmf_shard_eval", (DL_FUNC) &_aspectr_cpp_nmf_shard_eval, 6},
-    {"_aspectr_cpp_nmf_shard_wtx", (DL_FUNC) &_aspectr_cpp_nmf_shard_wtx, 3},
-    {"_aspectr_cpp_nmf_shard_alt", (DL_FUNC) &_aspectr_cpp_nmf_shard_alt, 9},
+    {"_aspectr_cpp_nmf_shard_eval", (DL_FUNC) &_aspectr_cpp_nmf_shard_eval, 7},
+    {"_aspectr_cpp_nmf_shard_wtx", (DL_FUNC) &_aspectr_cpp_nmf_shard_wtx, 4},
+    {"_aspectr_cpp_nmf_shard_stream", (DL_FUNC) &_aspectr_cpp_nmf_shard_stream, 10},
+    {"_aspectr_cpp_nmf_block_in_place", (DL_FUNC) &_aspectr_cpp_nmf_block_in_place, 8},
+    {"_aspectr_cpp_nmf_shard_alt", (DL_FUNC) &_aspectr_cpp_nmf_shard_alt, 10},
     {"_aspectr_cpp_nmf_shard_sweep", (DL_FUNC) &_aspectr_cpp_nmf_shard_sweep, 8},
+    {"_aspectr_cpp_nmf_scale_in_place", (DL_FUNC) &_aspectr_cpp_nmf_scale_in_place, 2},
     {"_aspectr_cpp_nmf_wsums", (DL_FUNC) &_aspectr_cpp_nmf_wsums, 3},
     {"_aspectr_cpp_nmf_shard_kl", (DL_FUNC) &_aspectr_cpp_nmf_shard_kl, 7},
     {"_aspectr_cpp_nmf_update_h", (DL_FUNC) &_aspectr_cpp_nmf_update_h, 10},

@@ -54,13 +54,30 @@ SEXP cpp_nmf_shard_file(SEXP buffer, std::string path, Rcpp::IntegerVector dims,
                           true);
 }
 
-// The shard's parts of the objective of (W_s, H): W_s'X_s (Frobenius, or
-// when `wtx`) and sum x log v (KL), with the sums of W_s and of X_s.
+namespace {
+// An R matrix of doubles as an Armadillo matrix over its memory (no copy):
+// what the core writes goes to the R object, which the shard's store owns
+// (its block of W, its A, the operation's accumulator).
+arma::mat r_view(SEXP x, const char* what) {
+  if (!Rf_isReal(x) || !Rf_isMatrix(x)) Rcpp::stop("internal error: %s must be a matrix of doubles", what);
+  return arma::mat(REAL(x), Rf_nrows(x), Rf_ncols(x), false, true);
+}
+// adds C to the accumulator `acc` (k x n), as the shards' parts were added
+void add_to(SEXP acc, const arma::mat& C) {
+  arma::mat a = r_view(acc, "the accumulator");
+  if (a.n_rows != C.n_rows || a.n_cols != C.n_cols) Rcpp::stop("internal error: statistics of the wrong size");
+  a += C;
+}
+}  // namespace
+
+// The shard's parts of the objective of (W_s, H): W_s'X_s added to `acc`
+// (Frobenius, or when `wtx`) and sum x log v (KL), with the sums of W_s and
+// of X_s.
 // [[Rcpp::export]]
-Rcpp::List cpp_nmf_shard_eval(SEXP state, Rcpp::NumericMatrix Wt, Rcpp::NumericMatrix H, bool kl,
-                              bool wtx, int threads) {
+Rcpp::List cpp_nmf_shard_eval(SEXP state, SEXP Wt, Rcpp::NumericMatrix H, bool kl, bool wtx, SEXP acc,
+                              int threads) {
   const Data& X = shard_data(state);
-  const arma::mat W = Rcpp::as<arma::mat>(Wt);
+  const arma::mat W = r_view(Wt, "W");
   Rcpp::List out = w_sums_list(W, threads);
   out["xnorm2"] = X.xnorm2();
   if (kl) {
@@ -73,73 +90,124 @@ Rcpp::List cpp_nmf_shard_eval(SEXP state, Rcpp::NumericMatrix Wt, Rcpp::NumericM
   if (!kl || wtx) {
     arma::mat C;
     X.WtX(W, C, threads);
-    out["C"] = C;
+    add_to(acc, C);
   }
   return out;
 }
 
-// W'X of the shard's rows of W
+// W'X of the shard's rows of W, added to `acc`
 // [[Rcpp::export]]
-Rcpp::NumericMatrix cpp_nmf_shard_wtx(SEXP state, Rcpp::NumericMatrix Wt, int threads) {
+void cpp_nmf_shard_wtx(SEXP state, SEXP Wt, SEXP acc, int threads) {
   arma::mat C;
-  shard_data(state).WtX(Rcpp::as<arma::mat>(Wt), C, threads);
-  return Rcpp::wrap(C);
+  shard_data(state).WtX(r_view(Wt, "W"), C, threads);
+  add_to(acc, C);
 }
 
-// MU, ANLS or ALS: the shard's rows of W given H (HH = H H'), then their
-// W'X and sums, as the in-memory step.
+// A shard file's products, read `chunk` cells at a time into `buffer`
+// (see stream_products()): W_s'X_s added to `acc` when Wt is given, and
+// (X_s H')' written over `A` (k x the shard's rows) when H is given.
+// Returns sum x^2.
 // [[Rcpp::export]]
-Rcpp::List cpp_nmf_shard_alt(SEXP state, Rcpp::NumericMatrix Wt, Rcpp::NumericMatrix H,
-                             Rcpp::NumericMatrix HH, std::string method, double l1, double l2,
-                             double eps, int threads) {
+double cpp_nmf_shard_stream(SEXP buffer, std::string path, Rcpp::IntegerVector dims, double scale, SEXP Wt,
+                            SEXP acc, SEXP H, SEXP A, double chunk, int threads) {
+  Rcpp::XPtr<aspectr::ShardBuffer> buf(buffer);
+  aspectr::ShardReader reader(path);
+  if (reader.dims().size() != 2 || static_cast<int>(reader.dims()[0]) != dims[0] ||
+      static_cast<int>(reader.dims()[1]) > dims[1])
+    Rcpp::stop("its sizes differ from those shards() recorded");
+  if (!(chunk >= 1.0)) Rcpp::stop("internal error: chunks of fewer than one cell");
+  const std::size_t cells = chunk < 1e15 ? static_cast<std::size_t>(chunk) : static_cast<std::size_t>(1e15);
+  const bool wtx = !Rf_isNull(Wt), xht = !Rf_isNull(H);
+  const arma::mat W = wtx ? r_view(Wt, "W") : arma::mat();
+  const arma::mat Hm = xht ? r_view(H, "H") : arma::mat();
+  arma::mat Am = xht ? r_view(A, "A") : arma::mat();
+  arma::mat C;
+  if (wtx) C.set_size(W.n_rows, dims[1]);
+  const double x2 = aspectr::nmf::stream_products(reader, *buf, cells, scale, wtx ? &W : nullptr,
+                                                  wtx ? &C : nullptr, xht ? &Hm : nullptr,
+                                                  xht ? &Am : nullptr, threads);
+  if (wtx) add_to(acc, C);
+  return x2;
+}
+
+// The block update of a factor F (k x d) given A and B (see frob_block()),
+// written over F.
+// [[Rcpp::export]]
+void cpp_nmf_block_in_place(SEXP F, SEXP A, SEXP B, std::string method, double l1, double l2, double eps,
+                            int threads) {
+  arma::mat Fm = r_view(F, "W");
+  aspectr::nmf::frob_block(aspectr::nmf::parse_frob_method(method), Fm, r_view(A, "A"), r_view(B, "B"), l1, l2,
+                           eps, 1, threads);
+}
+
+// MU, ANLS or ALS: the shard's rows of W given H (HH = H H'), written over
+// Wt, then their W'X added to `acc` and their sums, as the in-memory step.
+// [[Rcpp::export]]
+Rcpp::List cpp_nmf_shard_alt(SEXP state, SEXP Wt, Rcpp::NumericMatrix H, Rcpp::NumericMatrix HH,
+                             std::string method, double l1, double l2, double eps, SEXP acc, int threads) {
   const Data& X = shard_data(state);
-  arma::mat W = Rcpp::as<arma::mat>(Wt), A, C;
+  arma::mat W = r_view(Wt, "W"), A, C;
   X.XHt(Rcpp::as<arma::mat>(H), A, threads);
   aspectr::nmf::frob_block(aspectr::nmf::parse_frob_method(method), W, A, Rcpp::as<arma::mat>(HH), l1,
                            l2, eps, 1, threads);
   X.WtX(W, C, threads);
-  Rcpp::List out = w_sums_list(W, threads);
-  out["Wt"] = W;
-  out["C"] = C;
-  return out;
+  add_to(acc, C);
+  return w_sums_list(W, threads);
 }
 
-// One HALS sweep of the shard's rows of W given A = (X H')' (computed from
-// the data when `A` is NULL) and HH: the new rows, A and the squared change.
+// One HALS sweep of the shard's rows of W (written over Wt) given A =
+// (X H')' and HH; with `state`, A is first computed from the data and
+// written over `A`. Returns the squared change.
 // [[Rcpp::export]]
-Rcpp::List cpp_nmf_shard_sweep(SEXP state, Rcpp::NumericMatrix Wt, SEXP A, Rcpp::NumericMatrix H,
-                               Rcpp::NumericMatrix HH, double l1, double l2, int threads) {
-  arma::mat W = Rcpp::as<arma::mat>(Wt), Am;
-  if (Rf_isNull(A)) shard_data(state).XHt(Rcpp::as<arma::mat>(H), Am, threads);
-  else Am = Rcpp::as<arma::mat>(Rcpp::NumericMatrix(A));
-  const double change = aspectr::nmf::FrobeniusHALS::update_rows(W, Am, Rcpp::as<arma::mat>(HH), l1, l2,
-                                                                threads);
-  return Rcpp::List::create(Rcpp::Named("Wt") = W, Rcpp::Named("A") = Am, Rcpp::Named("change") = change);
+double cpp_nmf_shard_sweep(SEXP state, SEXP Wt, SEXP A, SEXP H, Rcpp::NumericMatrix HH, double l1, double l2,
+                           int threads) {
+  arma::mat W = r_view(Wt, "W"), Am = r_view(A, "A");
+  if (!Rf_isNull(state)) {
+    arma::mat fresh;
+    shard_data(state).XHt(r_view(H, "H"), fresh, threads);
+    if (fresh.n_rows != Am.n_rows || fresh.n_cols != Am.n_cols) Rcpp::stop("internal error: A of the wrong size");
+    Am = fresh;
+  }
+  if (Am.n_rows != W.n_rows || Am.n_cols != W.n_cols) Rcpp::stop("internal error: A of the wrong size");
+  return aspectr::nmf::FrobeniusHALS::update_rows(W, Am, Rcpp::as<arma::mat>(HH), l1, l2, threads);
+}
+
+// The shard's rows of W divided row by row by `s` (Wt[r, ] / s[r]), in place
+// [[Rcpp::export]]
+void cpp_nmf_scale_in_place(SEXP Wt, Rcpp::NumericVector s) {
+  arma::mat W = r_view(Wt, "W");
+  if (static_cast<arma::uword>(s.size()) != W.n_rows) Rcpp::stop("internal error: scales of the wrong size");
+  for (arma::uword i = 0; i < W.n_cols; ++i) {
+    double* w = W.colptr(i);
+    for (arma::uword r = 0; r < W.n_rows; ++r) w[r] /= s[r];
+  }
 }
 
 // The sums of the shard's rows of W (W'W, penalty sums, row sums and sums
 // of squares) and <A, Wt>.
 // [[Rcpp::export]]
-Rcpp::List cpp_nmf_wsums(Rcpp::NumericMatrix Wt, SEXP A, int threads) {
-  const arma::mat W = Rcpp::as<arma::mat>(Wt);
+Rcpp::List cpp_nmf_wsums(SEXP Wt, SEXP A, int threads) {
+  const arma::mat W = r_view(Wt, "W");
   Rcpp::List out = w_sums_list(W, threads);
-  if (!Rf_isNull(A)) out["inner"] = aspectr::nmf::inner(Rcpp::as<arma::mat>(Rcpp::NumericMatrix(A)), W);
+  if (!Rf_isNull(A)) out["inner"] = aspectr::nmf::inner(r_view(A, "A"), W);
   return out;
 }
 
 // KL multiplicative updates: the shard's part of the objective of the model
-// entering the step, its rows of W updated and its part of H's numerators.
+// entering the step, its rows of W updated (written over Wt) and its part of
+// H's numerators.
 // [[Rcpp::export]]
-Rcpp::List cpp_nmf_shard_kl(SEXP state, Rcpp::NumericMatrix Wt, Rcpp::NumericMatrix H, double l1,
-                            double l2, double eps, int threads) {
+Rcpp::List cpp_nmf_shard_kl(SEXP state, SEXP Wt, Rcpp::NumericMatrix H, double l1, double l2, double eps,
+                            int threads) {
   const Data& X = shard_data(state);
-  arma::mat W = Rcpp::as<arma::mat>(Wt), numH;
+  arma::mat Wv = r_view(Wt, "W");
+  arma::mat W = Wv, numH;
   Rcpp::List old = w_sums_list(W, threads);
   const double xlogv = aspectr::nmf::kl_shard_step(X, W, Rcpp::as<arma::mat>(H), l1, l2, eps, numH, false,
                                                    threads);
+  Wv = W;
   const arma::vec wsum = arma::sum(W, 1);
-  return Rcpp::List::create(Rcpp::Named("Wt") = W, Rcpp::Named("num") = numH,
-                            Rcpp::Named("xlogv") = xlogv, Rcpp::Named("old") = old,
+  return Rcpp::List::create(Rcpp::Named("num") = numH, Rcpp::Named("xlogv") = xlogv, Rcpp::Named("old") = old,
                             Rcpp::Named("wsum") = Rcpp::NumericVector(wsum.begin(), wsum.end()));
 }
 

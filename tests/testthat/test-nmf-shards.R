@@ -120,6 +120,53 @@ test_that("nmf() of shard files fits out of core as in memory, and detects chang
                class = "aspectr_error_shard", regexp = "b\\.rds.*changed")
 })
 
+test_that("nmf() of shard files read a chunk of cells at a time gives the same fit whatever the chunk", {
+  x <- shard_counts(45, 26, seed = 12)
+  sh <- write_shards(x, shard_tempdir(), n = 3)
+  kept <- shards(split_rows(x, cumsum(sh$rows)[1:2]))
+  old <- options(aspectr.shard_chunk = NULL)
+  on.exit(options(old))
+  for (m in c("hals", "mu", "anls", "als")) {
+    fits <- list()
+    for (ch in c(1, 7, 1e6)) {
+      options(aspectr.shard_chunk = ch)
+      for (th in 1:2) fits[[length(fits) + 1]] <- quiet_nmf(sh, 3, method = m, seed = 6, max_iter = 25, tol = 0, threads = th)
+    }
+    options(aspectr.shard_chunk = NULL)
+    # each product is summed over the file's cells in their order: the chunk
+    # and the threads change nothing, and a file written by rows or columns
+    # gives the products of the data kept in memory
+    for (f in fits[-1]) {
+      expect_identical(f$W, fits[[1]]$W)
+      expect_identical(f$H, fits[[1]]$H)
+      expect_identical(f$objective, fits[[1]]$objective)
+    }
+    k <- quiet_nmf(kept, 3, method = m, seed = 6, max_iter = 25, tol = 0)
+    expect_identical(fits[[1]]$W, k$W)
+    expect_same_nmf(fits[[1]], ref_nmf(x, 3, method = m, seed = 6, max_iter = 25, tol = 0))
+  }
+})
+
+test_that("a sharded random start leaves the random stream as the in-memory start does", {
+  x <- shard_counts(30, 18, seed = 13)
+  sh <- write_shards(x, shard_tempdir(), n = 2)
+  # seed = NULL: the session's stream, moved on past the start's draws
+  set.seed(21)
+  a <- quiet_nmf(sh, 2, seed = NULL, nrun = 2, max_iter = 15, tol = 0)
+  after_sharded <- stats::runif(3)
+  set.seed(21)
+  b <- ref_nmf(x, 2, seed = NULL, nrun = 2, max_iter = 15, tol = 0)
+  after_memory <- stats::runif(3)
+  expect_identical(after_sharded, after_memory)
+  expect_same_nmf(a, b)
+  # with a seed, the session's stream is not touched
+  set.seed(22)
+  invisible(quiet_nmf(sh, 2, seed = 5, max_iter = 3, tol = 0))
+  u <- stats::runif(2)
+  set.seed(22)
+  expect_identical(u, stats::runif(2))
+})
+
 test_that("nmf() of shards refuses what it cannot do exactly", {
   x <- shard_counts()
   sh <- shards(split_rows(x, 20L))

@@ -613,3 +613,21 @@ test_that("threads over chunks and over kept shards give the in-memory fit", {
   expect_same_fit(plsa(sh, 4, tempering = 0.9, seed = 3, max_iter = 12, tol = 0, threads = 2), reft,
                   names = FALSE)
 })
+
+test_that("a sharded fit draws from the session's random numbers as the in-memory fit does", {
+  x <- shard_counts(30, 18, seed = 14)
+  sh <- shards(split_rows(x, 12L))
+  set.seed(31)
+  a <- plsa(sh, 2, seed = NULL, max_iter = 5, tol = 0)
+  after_sharded <- stats::runif(3)
+  set.seed(31)
+  b <- plsa(x, 2, method = "em", seed = NULL, max_iter = 5, tol = 0)
+  expect_identical(stats::runif(3), after_sharded)
+  expect_equal(a$factors, b$factors, tolerance = 1e-10)
+  # with a seed, the session's stream is left as it was
+  set.seed(32)
+  invisible(plsa(sh, 2, seed = 4, max_iter = 3, tol = 0))
+  u <- stats::runif(2)
+  set.seed(32)
+  expect_identical(u, stats::runif(2))
+})

@@ -23,6 +23,7 @@
 #include <stdexcept>
 #include <string>
 #include <vector>
+#include "../shard_file.h"
 #include "data.h"
 #include "rules.h"
 
@@ -161,6 +162,67 @@ inline double kl_shard_step(const Data& X, arma::mat& Wt, const arma::mat& H, do
   }
   Wt = std::move(M.Wt);
   return xlogv;
+}
+
+// A shard file's products, read `cells` cells at a time into `buf` (the
+// shard is never held whole), with x = value / scale:
+//   C = W_s' X_s (k x n)        when C is given (Wt: k x m_s),
+//   A = (X_s H')' (k x m_s)     when A is given (H: k x n),
+// both set to zero first, and returns sum x^2. Every element is summed over
+// its cells in the file's order, o += x f, from zero: for a file in row or
+// in column order (as write_shards() writes them) that is the order of
+// Data's products (rows ascending within a column and columns within a
+// row), so the results are the same to the last bit. Threads split the k
+// rows of the outputs, which leaves every element's order as it is.
+inline double stream_products(ShardReader& reader, ShardBuffer& buf, std::size_t cells, double scale,
+                              const arma::mat* Wt, arma::mat* C, const arma::mat* H, arma::mat* A,
+                              int threads) {
+  const std::vector<arma::uword>& dims = reader.dims();
+  if (dims.size() != 2) throw std::runtime_error("a shard of nmf() must be a matrix");
+  const arma::uword m = dims[0], n = dims[1];
+  const arma::uword k = Wt != nullptr ? Wt->n_rows : H->n_rows;
+  if ((C != nullptr && (Wt == nullptr || Wt->n_cols != m || C->n_rows != k || C->n_cols < n)) ||
+      (A != nullptr && (H == nullptr || H->n_rows != k || H->n_cols < n || A->n_rows != k || A->n_cols != m)))
+    throw std::logic_error("factors of the wrong size for the shard");
+  if (C != nullptr) C->zeros();
+  if (A != nullptr) A->zeros();
+  double x2 = 0.0;
+  while (reader.next(buf, cells)) {
+    const std::size_t nnz = buf.nnz;
+    const index_t* ix = buf.idx.data();
+    buf.g.resize(nnz);
+    for (std::size_t t = 0; t < nnz; ++t) {
+      if (ix[2 * t] >= m || ix[2 * t + 1] >= n) throw std::runtime_error("a cell's index is outside the shard's size");
+      const double x = buf.val[t] / scale;
+      buf.g[t] = x;
+      x2 += x * x;
+    }
+    const double* xv = buf.g.data();
+    const int T = effective_threads(threads, nnz * k);
+    dense::parallel_blocks(k, T, (k + T - 1) / std::max(T, 1), [&](std::size_t r0, std::size_t r1) {
+      if (C != nullptr) {
+        const double* __restrict wp = Wt->memptr();
+        double* __restrict cp = C->memptr();
+        for (std::size_t t = 0; t < nnz; ++t) {
+          const double x = xv[t];
+          const double* w = wp + static_cast<std::size_t>(ix[2 * t]) * k;
+          double* c = cp + static_cast<std::size_t>(ix[2 * t + 1]) * k;
+          for (std::size_t r = r0; r < r1; ++r) c[r] += x * w[r];
+        }
+      }
+      if (A != nullptr) {
+        const double* __restrict hp = H->memptr();
+        double* __restrict ap = A->memptr();
+        for (std::size_t t = 0; t < nnz; ++t) {
+          const double x = xv[t];
+          const double* h = hp + static_cast<std::size_t>(ix[2 * t + 1]) * k;
+          double* a = ap + static_cast<std::size_t>(ix[2 * t]) * k;
+          for (std::size_t r = r0; r < r1; ++r) a[r] += x * h[r];
+        }
+      }
+    });
+  }
+  return x2;
 }
 
 // sum x log x - x over the shard's values (the KL objective's constant)

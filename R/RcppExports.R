@@ -53,10 +53,6 @@ cpp_nmf_shard_state <- function(idx, val, dims, scale) {
     .Call(`_aspectr_cpp_nmf_shard_state`, idx, val, dims, scale)
 }
 
-cpp_nmf_shard_file <- function(buffer, path, dims, scale, cols, rows) {
-    .Call(`_aspectr_cpp_nmf_shard_file`, buffer, path, dims, scale, cols, rows)
-}
-
 cpp_nmf_shard_eval <- function(state, Wt, H, kl, wtx, acc, threads) {
     .Call(`_aspectr_cpp_nmf_shard_eval`, state, Wt, H, kl, wtx, acc, threads)
 }
@@ -91,6 +87,14 @@ cpp_nmf_wsums <- function(Wt, A, threads) {
 
 cpp_nmf_shard_kl <- function(state, Wt, H, l1, l2, eps, threads) {
     .Call(`_aspectr_cpp_nmf_shard_kl`, state, Wt, H, l1, l2, eps, threads)
+}
+
+cpp_nmf_shard_kl_stream <- function(buffer, path, dims, scale, Wt, H, l1, l2, eps, chunk, threads) {
+    .Call(`_aspectr_cpp_nmf_shard_kl_stream`, buffer, path, dims, scale, Wt, H, l1, l2, eps, chunk, threads)
+}
+
+cpp_nmf_shard_kl_eval_stream <- function(buffer, path, dims, scale, Wt, H, wtx, acc, chunk, threads) {
+    .Call(`_aspectr_cpp_nmf_shard_kl_eval_stream`, buffer, path, dims, scale, Wt, H, wtx, acc, chunk, threads)
 }
 
 cpp_nmf_update_h <- function(H, A, B, sums, method, l1, l2, eps, max_sweeps, threads) {

@@ -223,20 +223,27 @@ shard_nmf_op <- function(st, held, op, args) {
     fail <- function(e) abort_shard(h$source, "failed: {conditionMessage(e)}")
     first <- op == "nmf_sweep" && isTRUE(args$first)
     need_data <- op %in% c("nmf_eval", "nmf_alt", "nmf_c", "nmf_kl") || first
-    streamed <- need_data && !h$keep && identical(h$source$format, "shard") && !g$kl
+    streamed <- need_data && !h$keep && identical(h$source$format, "shard")
     X <- if (need_data && !streamed) nmf_shard_state(st, key, g, op) else NULL
-    stream <- function(Wt = NULL, acc = NULL, H = NULL, A = NULL) {
+    # a shard file read a chunk at a time into the store's buffer, by `f`
+    # (one of the cpp_nmf_shard_*stream() functions)
+    from_file <- function(f, ...) {
       check_shard_file(h$source)
       if (is.null(st$buffer)) st$buffer <- cpp_shard_buffer()
-      cpp_nmf_shard_stream(st$buffer, h$source$path, as.integer(c(h$rows, g$dims[2])), g$s, Wt, acc, H, A,
-                           g$chunk %||% 65536, g$threads)
+      f(st$buffer, h$source$path, as.integer(c(h$rows, g$dims[2])), g$s, ...)
+    }
+    stream <- function(Wt = NULL, acc = NULL, H = NULL, A = NULL) {
+      from_file(cpp_nmf_shard_stream, Wt, acc, H, A, g$chunk %||% 65536, g$threads)
     }
     if (first && (is.null(h$A) || !identical(dim(h$A), dim(F0)))) {
       st$shards[[key]]$A <- h$A <- matrix(0, k, ncol(F0))
     }
     if (op %in% c("nmf_c", "nmf_scale") && !is.null(args$s)) cpp_nmf_scale_in_place(F0, args$s)
     r <- tryCatch(switch(op,
-      nmf_eval = if (streamed) {
+      nmf_eval = if (streamed && g$kl) {
+        from_file(cpp_nmf_shard_kl_eval_stream, F0, args$H, isTRUE(args$wtx), if (isTRUE(args$wtx)) wtx_to(k),
+                  g$chunk %||% 65536, g$threads)
+      } else if (streamed) {
         c(cpp_nmf_wsums(F0, NULL, g$threads), list(xnorm2 = stream(F0, wtx_to(k))))
       } else {
         cpp_nmf_shard_eval(X, F0, args$H, g$kl, isTRUE(args$wtx), if (!g$kl || isTRUE(args$wtx)) wtx_to(k),
@@ -263,7 +270,11 @@ shard_nmf_op <- function(st, held, op, args) {
                                           g$threads))
       },
       nmf_wfin = cpp_nmf_wsums(F0, h$A, g$threads),
-      nmf_kl = cpp_nmf_shard_kl(X, F0, args$H, g$l1, g$l2, g$eps, g$threads),
+      nmf_kl = if (streamed) {
+        from_file(cpp_nmf_shard_kl_stream, F0, args$H, g$l1, g$l2, g$eps, g$chunk %||% 65536, g$threads)
+      } else {
+        cpp_nmf_shard_kl(X, F0, args$H, g$l1, g$l2, g$eps, g$threads)
+      },
       stop("unknown operation ", op)),
       error = fail)
     # a shard read for this operation only is let go at once
@@ -276,21 +287,12 @@ shard_nmf_op <- function(st, held, op, args) {
 }
 
 # A shard's data for NMF (divided by the fit's scale): made once per fit
-# for a shard kept in memory, read again for one streamed from its file
-# (a .shard file into the store's buffer, in the orientation the operation
-# needs: W'X the columns, (X H')' the rows)
+# for a shard kept in memory, read again from a file of another kind than
+# .shard (those are streamed, see shard_nmf_op())
 nmf_shard_state <- function(st, key, g, op) {
   h <- st$shards[[key]]
   if (!is.null(h$nmf)) return(h$nmf)
   fail <- function(e) abort_shard(h$source, "failed: {conditionMessage(e)}")
-  if (!h$keep && identical(h$source$format, "shard")) {
-    check_shard_file(h$source)
-    if (is.null(st$buffer)) st$buffer <- cpp_shard_buffer()
-    cols <- op != "nmf_sweep"
-    rows <- op != "nmf_c" && !(op == "nmf_eval" && !g$kl)
-    return(tryCatch(cpp_nmf_shard_file(st$buffer, h$source$path, as.integer(c(h$rows, g$dims[2])), g$s,
-                                       cols, rows), error = fail))
-  }
   d <- if (h$keep) h$data else shard_data(h$source)
   X <- tryCatch(cpp_nmf_shard_state(d$idx, d$val, as.integer(c(d$dims[1], g$dims[2])), g$s), error = fail)
   if (h$keep) {

@@ -192,22 +192,6 @@ BEGIN_RCPP
     return rcpp_result_gen;
 END_RCPP
 }
-// cpp_nmf_shard_file
-SEXP cpp_nmf_shard_file(SEXP buffer, std::string path, Rcpp::IntegerVector dims, double scale, bool cols, bool rows);
-RcppExport SEXP _aspectr_cpp_nmf_shard_file(SEXP bufferSEXP, SEXP pathSEXP, SEXP dimsSEXP, SEXP scaleSEXP, SEXP colsSEXP, SEXP rowsSEXP) {
-BEGIN_RCPP
-    Rcpp::RObject rcpp_result_gen;
-    Rcpp::RNGScope rcpp_rngScope_gen;
-    Rcpp::traits::input_parameter< SEXP >::type buffer(bufferSEXP);
-    Rcpp::traits::input_parameter< std::string >::type path(pathSEXP);
-    Rcpp::traits::input_parameter< Rcpp::IntegerVector >::type dims(dimsSEXP);
-    Rcpp::traits::input_parameter< double >::type scale(scaleSEXP);
-    Rcpp::traits::input_parameter< bool >::type cols(colsSEXP);
-    Rcpp::traits::input_parameter< bool >::type rows(rowsSEXP);
-    rcpp_result_gen = Rcpp::wrap(cpp_nmf_shard_file(buffer, path, dims, scale, cols, rows));
-    return rcpp_result_gen;
-END_RCPP
-}
 // cpp_nmf_shard_eval
 Rcpp::List cpp_nmf_shard_eval(SEXP state, SEXP Wt, Rcpp::NumericMatrix H, bool kl, bool wtx, SEXP acc, int threads);
 RcppExport SEXP _aspectr_cpp_nmf_shard_eval(SEXP stateSEXP, SEXP WtSEXP, SEXP HSEXP, SEXP klSEXP, SEXP wtxSEXP, SEXP accSEXP, SEXP threadsSEXP) {
@@ -351,6 +335,47 @@ BEGIN_RCPP
     Rcpp::traits::input_parameter< double >::type eps(epsSEXP);
     Rcpp::traits::input_parameter< int >::type threads(threadsSEXP);
     rcpp_result_gen = Rcpp::wrap(cpp_nmf_shard_kl(state, Wt, H, l1, l2, eps, threads));
+    return rcpp_result_gen;
+END_RCPP
+}
+// cpp_nmf_shard_kl_stream
+Rcpp::List cpp_nmf_shard_kl_stream(SEXP buffer, std::string path, Rcpp::IntegerVector dims, double scale, SEXP Wt, Rcpp::NumericMatrix H, double l1, double l2, double eps, double chunk, int threads);
+RcppExport SEXP _aspectr_cpp_nmf_shard_kl_stream(SEXP bufferSEXP, SEXP pathSEXP, SEXP dimsSEXP, SEXP scaleSEXP, SEXP WtSEXP, SEXP HSEXP, SEXP l1SEXP, SEXP l2SEXP, SEXP epsSEXP, SEXP chunkSEXP, SEXP threadsSEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::RNGScope rcpp_rngScope_gen;
+    Rcpp::traits::input_parameter< SEXP >::type buffer(bufferSEXP);
+    Rcpp::traits::input_parameter< std::string >::type path(pathSEXP);
+    Rcpp::traits::input_parameter< Rcpp::IntegerVector >::type dims(dimsSEXP);
+    Rcpp::traits::input_parameter< double >::type scale(scaleSEXP);
+    Rcpp::traits::input_parameter< SEXP >::type Wt(WtSEXP);
+    Rcpp::traits::input_parameter< Rcpp::NumericMatrix >::type H(HSEXP);
+    Rcpp::traits::input_parameter< double >::type l1(l1SEXP);
+    Rcpp::traits::input_parameter< double >::type l2(l2SEXP);
+    Rcpp::traits::input_parameter< double >::type eps(epsSEXP);
+    Rcpp::traits::input_parameter< double >::type chunk(chunkSEXP);
+    Rcpp::traits::input_parameter< int >::type threads(threadsSEXP);
+    rcpp_result_gen = Rcpp::wrap(cpp_nmf_shard_kl_stream(buffer, path, dims, scale, Wt, H, l1, l2, eps, chunk, threads));
+    return rcpp_result_gen;
+END_RCPP
+}
+// cpp_nmf_shard_kl_eval_stream
+Rcpp::List cpp_nmf_shard_kl_eval_stream(SEXP buffer, std::string path, Rcpp::IntegerVector dims, double scale, SEXP Wt, Rcpp::NumericMatrix H, bool wtx, SEXP acc, double chunk, int threads);
+RcppExport SEXP _aspectr_cpp_nmf_shard_kl_eval_stream(SEXP bufferSEXP, SEXP pathSEXP, SEXP dimsSEXP, SEXP scaleSEXP, SEXP WtSEXP, SEXP HSEXP, SEXP wtxSEXP, SEXP accSEXP, SEXP chunkSEXP, SEXP threadsSEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::RNGScope rcpp_rngScope_gen;
+    Rcpp::traits::input_parameter< SEXP >::type buffer(bufferSEXP);
+    Rcpp::traits::input_parameter< std::string >::type path(pathSEXP);
+    Rcpp::traits::input_parameter< Rcpp::IntegerVector >::type dims(dimsSEXP);
+    Rcpp::traits::input_parameter< double >::type scale(scaleSEXP);
+    Rcpp::traits::input_parameter< SEXP >::type Wt(WtSEXP);
+    Rcpp::traits::input_parameter< Rcpp::NumericMatrix >::type H(HSEXP);
+    Rcpp::traits::input_parameter< bool >::type wtx(wtxSEXP);
+    Rcpp::traits::input_parameter< SEXP >::type acc(accSEXP);
+    Rcpp::traits::input_parameter< double >::type chunk(chunkSEXP);
+    Rcpp::traits::input_parameter< int >::type threads(threadsSEXP);
+    rcpp_result_gen = Rcpp::wrap(cpp_nmf_shard_kl_eval_stream(buffer, path, dims, scale, Wt, H, wtx, acc, chunk, threads));
     return rcpp_result_gen;
 END_RCPP
 }
@@ -995,7 +1020,6 @@ static const R_CallMethodDef CallEntries[] = {
     {"_aspectr_cpp_dense_tn", (DL_FUNC) &_aspectr_cpp_dense_tn, 3},
     {"_aspectr_cpp_dense_nn", (DL_FUNC) &_aspectr_cpp_dense_nn, 3},
     {"_aspectr_cpp_nmf_shard_state", (DL_FUNC) &_aspectr_cpp_nmf_shard_state, 4},
-    {"_aspectr_cpp_nmf_shard_file", (DL_FUNC) &_aspectr_cpp_nmf_shard_file, 6},
     {"_aspectr_cpp_nmf_shard_eval", (DL_FUNC) &_aspectr_cpp_nmf_shard_eval, 7},
     {"_aspectr_cpp_nmf_shard_wtx", (DL_FUNC) &_aspectr_cpp_nmf_shard_wtx, 4},
     {"_aspectr_cpp_nmf_shard_stream", (DL_FUNC) &_aspectr_cpp_nmf_shard_stream, 10},
@@ -1005,6 +1029,8 @@ static const R_CallMethodDef CallEntries[] = {
     {"_aspectr_cpp_nmf_scale_in_place", (DL_FUNC) &_aspectr_cpp_nmf_scale_in_place, 2},
     {"_aspectr_cpp_nmf_wsums", (DL_FUNC) &_aspectr_cpp_nmf_wsums, 3},
     {"_aspectr_cpp_nmf_shard_kl", (DL_FUNC) &_aspectr_cpp_nmf_shard_kl, 7},
+    {"_aspectr_cpp_nmf_shard_kl_stream", (DL_FUNC) &_aspectr_cpp_nmf_shard_kl_stream, 11},
+    {"_aspectr_cpp_nmf_shard_kl_eval_stream", (DL_FUNC) &_aspectr_cpp_nmf_shard_kl_eval_stream, 10},
     {"_aspectr_cpp_nmf_update_h", (DL_FUNC) &_aspectr_cpp_nmf_update_h, 10},
     {"_aspectr_cpp_nmf_gram", (DL_FUNC) &_aspectr_cpp_nmf_gram, 2},
     {"_aspectr_cpp_nmf_inner", (DL_FUNC) &_aspectr_cpp_nmf_inner, 2},

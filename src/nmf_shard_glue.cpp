@@ -32,25 +32,7 @@ SEXP cpp_nmf_shard_state(Rcpp::IntegerMatrix idx, Rcpp::NumericVector val, Rcpp:
   std::vector<int> row(nnz), col(nnz);
   for (std::size_t t = 0; t < nnz; ++t) { row[t] = ix[2 * t]; col[t] = ix[2 * t + 1]; }
   return Rcpp::XPtr<Data>(new Data(aspectr::nmf::shard_data(row.data(), col.data(), val.begin(), nnz, dims[0],
-                                                            dims[1], scale, true, true)),
-                          true);
-}
-
-// A shard file read into `buffer` (kept by the store across reads) as the
-// NMF data of its rows, by columns and/or by rows (see shard_data()).
-// [[Rcpp::export]]
-SEXP cpp_nmf_shard_file(SEXP buffer, std::string path, Rcpp::IntegerVector dims, double scale, bool cols,
-                        bool rows) {
-  Rcpp::XPtr<aspectr::ShardBuffer> buf(buffer);
-  aspectr::read_shard_file(path, *buf);
-  if (buf->dims.size() != 2 || static_cast<int>(buf->dims[0]) != dims[0] || static_cast<int>(buf->dims[1]) > dims[1])
-    Rcpp::stop("its sizes differ from those shards() recorded");
-  const std::size_t nnz = buf->nnz;
-  std::vector<int> row(nnz), col(nnz);
-  const int* ix = reinterpret_cast<const int*>(buf->idx.data());
-  for (std::size_t t = 0; t < nnz; ++t) { row[t] = ix[2 * t]; col[t] = ix[2 * t + 1]; }
-  return Rcpp::XPtr<Data>(new Data(aspectr::nmf::shard_data(row.data(), col.data(), buf->val.data(), nnz, dims[0],
-                                                            dims[1], scale, cols, rows)),
+                                                            dims[1], scale)),
                           true);
 }
 
@@ -61,6 +43,16 @@ namespace {
 arma::mat r_view(SEXP x, const char* what) {
   if (!Rf_isReal(x) || !Rf_isMatrix(x)) Rcpp::stop("internal error: %s must be a matrix of doubles", what);
   return arma::mat(REAL(x), Rf_nrows(x), Rf_ncols(x), false, true);
+}
+// A shard file of nmf(): its sizes checked against those shards() recorded
+void check_nmf_shard(const aspectr::ShardReader& reader, const Rcpp::IntegerVector& dims) {
+  if (reader.dims().size() != 2 || static_cast<int>(reader.dims()[0]) != dims[0] ||
+      static_cast<int>(reader.dims()[1]) > dims[1])
+    Rcpp::stop("its sizes differ from those shards() recorded");
+}
+std::size_t chunk_cells(double chunk) {
+  if (!(chunk >= 1.0)) Rcpp::stop("internal error: chunks of fewer than one cell");
+  return chunk < 1e15 ? static_cast<std::size_t>(chunk) : static_cast<std::size_t>(1e15);
 }
 // adds C to the accumulator `acc` (k x n), as the shards' parts were added
 void add_to(SEXP acc, const arma::mat& C) {
@@ -112,11 +104,8 @@ double cpp_nmf_shard_stream(SEXP buffer, std::string path, Rcpp::IntegerVector d
                             SEXP acc, SEXP H, SEXP A, double chunk, int threads) {
   Rcpp::XPtr<aspectr::ShardBuffer> buf(buffer);
   aspectr::ShardReader reader(path);
-  if (reader.dims().size() != 2 || static_cast<int>(reader.dims()[0]) != dims[0] ||
-      static_cast<int>(reader.dims()[1]) > dims[1])
-    Rcpp::stop("its sizes differ from those shards() recorded");
-  if (!(chunk >= 1.0)) Rcpp::stop("internal error: chunks of fewer than one cell");
-  const std::size_t cells = chunk < 1e15 ? static_cast<std::size_t>(chunk) : static_cast<std::size_t>(1e15);
+  check_nmf_shard(reader, dims);
+  const std::size_t cells = chunk_cells(chunk);
   const bool wtx = !Rf_isNull(Wt), xht = !Rf_isNull(H);
   const arma::mat W = wtx ? r_view(Wt, "W") : arma::mat();
   const arma::mat Hm = xht ? r_view(H, "H") : arma::mat();
@@ -209,6 +198,70 @@ Rcpp::List cpp_nmf_shard_kl(SEXP state, SEXP Wt, Rcpp::NumericMatrix H, double l
   const arma::vec wsum = arma::sum(W, 1);
   return Rcpp::List::create(Rcpp::Named("num") = numH, Rcpp::Named("xlogv") = xlogv, Rcpp::Named("old") = old,
                             Rcpp::Named("wsum") = Rcpp::NumericVector(wsum.begin(), wsum.end()));
+}
+
+// KL multiplicative updates of a shard file read `chunk` cells at a time
+// (see stream_kl()): as cpp_nmf_shard_kl(), W's rows written over Wt.
+// [[Rcpp::export]]
+Rcpp::List cpp_nmf_shard_kl_stream(SEXP buffer, std::string path, Rcpp::IntegerVector dims, double scale,
+                                   SEXP Wt, Rcpp::NumericMatrix H, double l1, double l2, double eps,
+                                   double chunk, int threads) {
+  Rcpp::XPtr<aspectr::ShardBuffer> buf(buffer);
+  arma::mat W = r_view(Wt, "W");
+  const arma::mat Hm = Rcpp::as<arma::mat>(H);
+  Rcpp::List old = w_sums_list(W, threads);
+  arma::mat numW, numH;
+  numW.set_size(W.n_rows, W.n_cols);
+  numH.set_size(W.n_rows, Hm.n_cols);
+  double xlogv = 0.0;
+  {
+    aspectr::ShardReader reader(path);
+    check_nmf_shard(reader, dims);
+    aspectr::nmf::stream_kl(reader, *buf, chunk_cells(chunk), scale, W, Hm, &numW, nullptr, &xlogv, nullptr,
+                            nullptr, threads);
+  }
+  const arma::vec hsum = arma::sum(Hm, 1);
+  aspectr::nmf::KLMU(aspectr::nmf::Penalty(), eps).mm_update(W, numW, W, hsum, l1, l2);
+  numW.reset();
+  {
+    aspectr::ShardReader reader(path);
+    check_nmf_shard(reader, dims);
+    aspectr::nmf::stream_kl(reader, *buf, chunk_cells(chunk), scale, W, Hm, nullptr, &numH, nullptr, nullptr,
+                            nullptr, threads);
+  }
+  const arma::vec wsum = arma::sum(W, 1);
+  return Rcpp::List::create(Rcpp::Named("num") = numH, Rcpp::Named("xlogv") = xlogv, Rcpp::Named("old") = old,
+                            Rcpp::Named("wsum") = Rcpp::NumericVector(wsum.begin(), wsum.end()));
+}
+
+// The KL objective's parts of a shard file read `chunk` cells at a time:
+// as cpp_nmf_shard_eval() with `kl`, W_s'X_s added to `acc` when `wtx`.
+// [[Rcpp::export]]
+Rcpp::List cpp_nmf_shard_kl_eval_stream(SEXP buffer, std::string path, Rcpp::IntegerVector dims, double scale,
+                                        SEXP Wt, Rcpp::NumericMatrix H, bool wtx, SEXP acc, double chunk,
+                                        int threads) {
+  Rcpp::XPtr<aspectr::ShardBuffer> buf(buffer);
+  const arma::mat W = r_view(Wt, "W");
+  const arma::mat Hm = Rcpp::as<arma::mat>(H);
+  Rcpp::List out = w_sums_list(W, threads);
+  double xlogv = 0.0, constant = 0.0, x2 = 0.0;
+  {
+    aspectr::ShardReader reader(path);
+    check_nmf_shard(reader, dims);
+    aspectr::nmf::stream_kl(reader, *buf, chunk_cells(chunk), scale, W, Hm, nullptr, nullptr, &xlogv, &constant,
+                            &x2, threads);
+  }
+  out["xnorm2"] = x2;
+  out["xlogv"] = xlogv;
+  out["constant"] = constant;
+  if (wtx) {
+    aspectr::ShardReader reader(path);
+    check_nmf_shard(reader, dims);
+    arma::mat C(W.n_rows, dims[1]);
+    aspectr::nmf::stream_products(reader, *buf, chunk_cells(chunk), scale, &W, &C, nullptr, nullptr, threads);
+    add_to(acc, C);
+  }
+  return out;
 }
 
 // The master's update of H (k x n) from the added parts: a Frobenius block

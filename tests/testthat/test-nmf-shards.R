@@ -126,11 +126,13 @@ test_that("nmf() of shard files read a chunk of cells at a time gives the same f
   kept <- shards(split_rows(x, cumsum(sh$rows)[1:2]))
   old <- options(aspectr.shard_chunk = NULL)
   on.exit(options(old))
-  for (m in c("hals", "mu", "anls", "als")) {
+  for (cs in list(c("frobenius", "hals"), c("frobenius", "mu"), c("frobenius", "anls"), c("frobenius", "als"),
+                  c("kl", "mu"))) {
+    fit_with <- function(y, ...) quiet_nmf(y, 3, loss = cs[1], method = cs[2], seed = 6, max_iter = 25, tol = 0, ...)
     fits <- list()
-    for (ch in c(1, 7, 1e6)) {
+    for (ch in c(1, 7, 5000, 1e6)) {
       options(aspectr.shard_chunk = ch)
-      for (th in 1:2) fits[[length(fits) + 1]] <- quiet_nmf(sh, 3, method = m, seed = 6, max_iter = 25, tol = 0, threads = th)
+      for (th in 1:2) fits[[length(fits) + 1]] <- fit_with(sh, threads = th)
     }
     options(aspectr.shard_chunk = NULL)
     # each product is summed over the file's cells in their order: the chunk
@@ -141,10 +143,31 @@ test_that("nmf() of shard files read a chunk of cells at a time gives the same f
       expect_identical(f$H, fits[[1]]$H)
       expect_identical(f$objective, fits[[1]]$objective)
     }
-    k <- quiet_nmf(kept, 3, method = m, seed = 6, max_iter = 25, tol = 0)
-    expect_identical(fits[[1]]$W, k$W)
-    expect_same_nmf(fits[[1]], ref_nmf(x, 3, method = m, seed = 6, max_iter = 25, tol = 0))
+    k <- fit_with(kept)
+    if (cs[1] == "frobenius") expect_identical(fits[[1]]$W, k$W)
+    expect_same_nmf(fits[[1]], ref_nmf(x, 3, loss = cs[1], method = cs[2], seed = 6, max_iter = 25, tol = 0))
   }
+})
+
+test_that("KL out of core sums its logs in blocks that do not depend on the chunk", {
+  # shards of several thousand cells: the blocks of logs straddle chunks
+  x <- shard_counts(400, 45, seed = 15)
+  sh <- write_shards(x, shard_tempdir(), n = 2)
+  old <- options(aspectr.shard_chunk = NULL)
+  on.exit(options(old))
+  fits <- list()
+  for (ch in c(999, 4096, 5000, 1e6)) {
+    options(aspectr.shard_chunk = ch)
+    for (th in 1:2) {
+      fits[[length(fits) + 1]] <- quiet_nmf(sh, 3, loss = "kl", method = "mu", seed = 2, max_iter = 8, tol = 0,
+                                            threads = th)
+    }
+  }
+  for (f in fits[-1]) {
+    expect_identical(f$objective, fits[[1]]$objective)
+    expect_identical(f$W, fits[[1]]$W)
+  }
+  expect_same_nmf(fits[[1]], ref_nmf(x, 3, loss = "kl", method = "mu", seed = 2, max_iter = 8, tol = 0))
 })
 
 test_that("a sharded random start leaves the random stream as the in-memory start does", {

@@ -50,6 +50,8 @@ namespace detail {
 struct File {
   std::FILE* f;
   explicit File(const std::string& path) : f(std::fopen(path.c_str(), "rb")) {}
+  File(const File&) = delete;
+  File& operator=(const File&) = delete;
   ~File() { if (f != nullptr) std::fclose(f); }
 };
 inline void read_exact(std::FILE* f, void* dst, std::size_t bytes, const std::string& path) {

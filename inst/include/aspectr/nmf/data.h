@@ -49,9 +49,9 @@ class Data {
   Data(const double* x, arma::uword m, arma::uword n)
       : dense_(true), D_(const_cast<double*>(x), m, n, false, true) { init_norms(); }
   explicit Data(Csc X) : dense_(false), S_(std::move(X)) { St_ = transpose(S_); init_norms(); }
-  // sparse X by columns and by rows as given: for data read for one product
-  // only (a shard streamed from its file), one of them may be left empty
-  // (its sizes set, no entries), and a product that needs it is an error
+  // sparse X by columns and by rows as given (a shard's data, see
+  // shard_data()); one of them may be left empty (its sizes set, no
+  // entries), and a product that needs it is then an error
   Data(Csc X, Csc Xt) : dense_(false), S_(std::move(X)), St_(std::move(Xt)) {
     if (S_.n_rows != St_.n_cols || S_.n_cols != St_.n_rows)
       throw std::invalid_argument("the two orientations of the data differ in size");

@@ -23,6 +23,7 @@
 #include <stdexcept>
 #include <string>
 #include <vector>
+#include "../logsum.h"
 #include "../shard_file.h"
 #include "data.h"
 #include "rules.h"
@@ -79,17 +80,12 @@ inline Csc shard_csc(const int* row, const int* col, const double* val, std::siz
   return A;
 }
 
-// A shard's data for NMF by columns (`cols`), by rows (`rows`) or both:
-// an orientation not asked for is left empty (a shard streamed from its
-// file is read for the products of one call; W'X needs the columns,
-// (X H')' the rows)
+// A shard's data for NMF, by columns and by rows (a shard kept in memory,
+// or read whole from a file of another kind than .shard; .shard files are
+// streamed, see stream_products() and stream_kl())
 inline Data shard_data(const int* row, const int* col, const double* val, std::size_t nnz, arma::uword m,
-                       arma::uword n, double scale, bool cols, bool rows) {
-  Csc S, St;
-  S.n_rows = m; S.n_cols = n; St.n_rows = n; St.n_cols = m;
-  if (cols) S = shard_csc(row, col, val, nnz, m, n, scale);
-  if (rows) St = shard_csc(col, row, val, nnz, n, m, scale);
-  return Data(std::move(S), std::move(St));
+                       arma::uword n, double scale) {
+  return Data(shard_csc(row, col, val, nnz, m, n, scale), shard_csc(col, row, val, nnz, n, m, scale));
 }
 
 // The methods of Frobenius NMF that shards support, and their block update
@@ -223,6 +219,106 @@ inline double stream_products(ShardReader& reader, ShardBuffer& buf, std::size_t
     });
   }
   return x2;
+}
+
+// A shard file's pass of the generalized-KL multiplicative updates, read
+// `cells` cells at a time into `buf` (see stream_products()): with x =
+// value / scale, v = max(W_i . H_j, 1e-300) at each cell and t = x / v,
+//   numW = sum_j t H_j (k x m_s, KLMU::ratio_pass by rows) when given,
+//   numH = sum_i t W_i (k x n, by columns) when given,
+// both set to zero first; adds sum x log v to *xlogv, sum x log x - x to
+// *constant and sum x^2 to *xnorm2 when given. The numerators' elements
+// are summed over their cells in the file's order, and the logs in blocks
+// of kBlock cells counted from the file's first (added in order), so the
+// results depend neither on the chunk nor on the threads.
+inline void stream_kl(ShardReader& reader, ShardBuffer& buf, std::size_t cells, double scale,
+                      const arma::mat& Wt, const arma::mat& H, arma::mat* numW, arma::mat* numH,
+                      double* xlogv, double* constant, double* xnorm2, int threads) {
+  const std::vector<arma::uword>& dims = reader.dims();
+  if (dims.size() != 2) throw std::runtime_error("a shard of nmf() must be a matrix");
+  const arma::uword m = dims[0], n = dims[1], k = Wt.n_rows;
+  if (Wt.n_cols != m || H.n_rows != k || H.n_cols < n || (numW != nullptr && (numW->n_rows != k || numW->n_cols != m)) ||
+      (numH != nullptr && (numH->n_rows != k || numH->n_cols < n)))
+    throw std::logic_error("factors of the wrong size for the shard");
+  if (numW != nullptr) numW->zeros();
+  if (numH != nullptr) numH->zeros();
+  constexpr std::size_t kBlock = 4096;  // cells per partial sum of the logs
+  std::vector<double> v, t, logs;
+  double cst = 0.0, x2 = 0.0;
+  std::size_t done = 0;  // cells of the earlier chunks
+  LogSum open;           // the block of logs the earlier chunks began
+  while (reader.next(buf, cells)) {
+    const std::size_t nnz = buf.nnz;
+    const index_t* ix = buf.idx.data();
+    v.resize(nnz);
+    t.resize(nnz);
+    buf.g.resize(nnz);
+    for (std::size_t s = 0; s < nnz; ++s) {
+      if (ix[2 * s] >= m || ix[2 * s + 1] >= n) throw std::runtime_error("a cell's index is outside the shard's size");
+      const double x = buf.val[s] / scale;
+      buf.g[s] = x;
+      x2 += x * x;
+      if (constant != nullptr && x > 0.0) cst += x * std::log(x) - x;
+    }
+    const double* xv = buf.g.data();
+    const int T = effective_threads(threads, nnz * k);
+    dense::parallel_blocks(nnz, T, 1024, [&](std::size_t b, std::size_t e) {
+      for (std::size_t s = b; s < e; ++s) {
+        const double* __restrict w = Wt.colptr(ix[2 * s]);
+        const double* __restrict h = H.colptr(ix[2 * s + 1]);
+        double d = 0.0;
+#pragma omp simd reduction(+ : d)
+        for (arma::uword r = 0; r < k; ++r) d += w[r] * h[r];
+        d = std::max(d, 1e-300);
+        v[s] = d;
+        t[s] = xv[s] / d;
+      }
+    });
+    if (xlogv != nullptr) {
+      // blocks of kBlock cells counted from the file's first cell: the one
+      // begun in the last chunk is finished, the whole ones in between are
+      // summed in parallel, the last one is begun for the next chunk
+      std::size_t s0 = std::min(nnz, (kBlock - done % kBlock) % kBlock);
+      for (std::size_t s = 0; s < s0; ++s) open.add(v[s], xv[s], count_multiplicity(xv[s]));
+      if (s0 > 0 && (done + s0) % kBlock == 0) {
+        *xlogv += open.value();
+        open = LogSum();
+      }
+      const std::size_t nb = (nnz - s0) / kBlock;
+      logs.assign(nb, 0.0);
+      dense::parallel_blocks(nb, T, 1, [&](std::size_t b, std::size_t e) {
+        for (std::size_t q = b; q < e; ++q) {
+          LogSum ls;
+          for (std::size_t s = s0 + q * kBlock; s < s0 + (q + 1) * kBlock; ++s)
+            ls.add(v[s], xv[s], count_multiplicity(xv[s]));
+          logs[q] = ls.value();
+        }
+      });
+      for (double l : logs) *xlogv += l;
+      for (std::size_t s = s0 + nb * kBlock; s < nnz; ++s) open.add(v[s], xv[s], count_multiplicity(xv[s]));
+    }
+    done += nnz;
+    if (numW == nullptr && numH == nullptr) continue;
+    dense::parallel_blocks(k, T, (k + T - 1) / std::max(T, 1), [&](std::size_t r0, std::size_t r1) {
+      for (std::size_t s = 0; s < nnz; ++s) {
+        const double q = t[s];
+        const std::size_t i = ix[2 * s], j = ix[2 * s + 1];
+        if (numW != nullptr) {
+          double* __restrict o = numW->colptr(i);
+          const double* __restrict h = H.colptr(j);
+          for (std::size_t r = r0; r < r1; ++r) o[r] += q * h[r];
+        }
+        if (numH != nullptr) {
+          double* __restrict o = numH->colptr(j);
+          const double* __restrict w = Wt.colptr(i);
+          for (std::size_t r = r0; r < r1; ++r) o[r] += q * w[r];
+        }
+      }
+    });
+  }
+  if (xlogv != nullptr && done % kBlock != 0) *xlogv += open.value();
+  if (constant != nullptr) *constant += cst;
+  if (xnorm2 != nullptr) *xnorm2 += x2;
 }
 
 // sum x log x - x over the shard's values (the KL objective's constant)

@@ -204,10 +204,10 @@ nmf_draw_start <- function(x, init) {
 # The operations of nmf_shard_fit() on a store (see shard_op_run()): each
 # shard's part, added over the store's shards. The shards' rows of W (F0)
 # and their A = (X H')' are the store's and are written in place; the k x n
-# products W'X of all its shards go to one accumulator. Frobenius products
-# of a .shard file streamed out of core are read a chunk of cells at a time
-# (no whole shard in memory); KL and kept shards use the NMF data of
-# nmf_shard_state().
+# products W'X of all its shards go to one accumulator. A .shard file
+# streamed out of core is read a chunk of cells at a time for each product
+# or ratio pass (no whole shard in memory); kept shards and other files
+# use the NMF data of nmf_shard_state().
 shard_nmf_op <- function(st, held, op, args) {
   g <- args$global
   parts <- NULL

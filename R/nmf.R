@@ -127,7 +127,9 @@
 #' The start is `init = "random"` (the default for shards; NNDSVD needs the
 #' singular vectors of the whole matrix), given factors, or an earlier fit;
 #' the in-memory fit with `init = "random"`, `accelerate = FALSE` and the
-#' same seed is the same fit. `W` is gathered at the end. A failing shard or
+#' same seed is the same fit. Out of core, `.shard` files are read a chunk
+#' of cells at a time (see [shards()], "Memory out of core"). `W` is
+#' gathered at the end. A failing shard or
 #' worker ends the fit with an error of class `aspectr_error_shard` (naming
 #' the shard) or `aspectr_error_cluster`.
 #'

@@ -29,10 +29,11 @@
 #' reads each file whole, one at a time). The
 #' chunk can be set with `options(aspectr.shard_chunk = n)` (a whole number
 #' of cells); it changes the memory and the speed, not the fit. [nmf()]
-#' with `loss = "frobenius"` reads its products (\eqn{W'X} and \eqn{XH'})
-#' from the files the same way and updates each shard's rows of \eqn{W} in
-#' place; HALS also keeps \eqn{XH'} of every shard, a matrix the size of
-#' \eqn{W}, for its sweeps. Other fits read a whole shard at a time.
+#' reads its products (\eqn{W'X} and \eqn{XH'}, or the passes of the KL
+#' multiplicative updates) from the files the same way and updates each
+#' shard's rows of \eqn{W} in place; HALS also keeps \eqn{XH'} of every
+#' shard, a matrix the size of \eqn{W}, for its sweeps. Other fits read a
+#' whole shard at a time.
 #'
 #' @section Files:
 #' `x` may name files of these kinds (by their extension):

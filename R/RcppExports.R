@@ -205,8 +205,8 @@ cpp_qem_shard_docs <- function(state, lambda, factors, q, threads) {
     .Call(`_aspectr_cpp_qem_shard_docs`, state, lambda, factors, q, threads)
 }
 
-cpp_qem_shard_norm <- function(state, lg, mx, old, factors, q, threads) {
-    .Call(`_aspectr_cpp_qem_shard_norm`, state, lg, mx, old, factors, q, threads)
+cpp_qem_shard_norm <- function(state, lg, mx, old, factors, q, with_v0, threads) {
+    .Call(`_aspectr_cpp_qem_shard_norm`, state, lg, mx, old, factors, q, with_v0, threads)
 }
 
 cpp_qem_shard_mode <- function(state, V, mode, threads) {
@@ -223,6 +223,10 @@ cpp_qem_lambda <- function(lambda, a, q) {
 
 cpp_qem_factor <- function(F, B, q) {
     .Call(`_aspectr_cpp_qem_factor`, F, B, q)
+}
+
+cpp_qem_shard_release <- function(state) {
+    invisible(.Call(`_aspectr_cpp_qem_shard_release`, state))
 }
 
 cpp_sntf_fit <- function(idx, val, n, G0, method, alpha, beta, omega, sparsity, l1, orthogonal, max_iter, tol, threads, verbose, hook = NULL, want_model = FALSE) {

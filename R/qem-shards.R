@@ -69,6 +69,9 @@ shard_qem_fit <- function(eng, init, global, max_iter, tol, hook, exact) {
     }
     colsum <- tot
     it <- it + 1L
+    # the iteration's garbage (matrices of the documents' size) freed now
+    # rather than when R next collects
+    invisible(gc(verbose = FALSE, full = FALSE))
     r <- shard_iteration(f, before, it, tol, hook, exact, function(last) {
       list(value = tsallis(), model = list(lambda = lambda, factors = c(list(gather()), lapply(Fg, t))))
     })
@@ -101,11 +104,13 @@ shard_qem_op <- function(st, held, op, args) {
       if (op %in% c("qem_norm", "qem_mode") && !h$keep) cpp_qem_shard_weights(S, g$lambda, fac, g$q, g$threads)
       switch(op,
         qem_docs = cpp_qem_shard_docs(S, g$lambda, fac, g$q, g$threads),
-        qem_norm = cpp_qem_shard_norm(S, h$lg, args$mx, h$F0, g$factors, g$q, g$threads),
+        qem_norm = cpp_qem_shard_norm(S, h$lg, args$mx, h$F0, g$factors, g$q, length(g$dims) > 2, g$threads),
         qem_mode = list(B = cpp_qem_shard_mode(S, c(list(h$V0), args$V), args$mode, g$threads)),
         qem_loss = list(sum = cpp_qem_shard_sum(S, g$lambda, fac, g$q, g$threads)),
         stop("unknown operation ", op))
     }, error = function(e) abort_shard(h$source, "failed: {conditionMessage(e)}"))
+    # a shard read for this operation only is let go at once
+    if (!h$keep) cpp_qem_shard_release(S)
     rm(S)
     if (op == "qem_docs") {
       st$shards[[key]]$lg <- r$lg

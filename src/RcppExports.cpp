@@ -818,8 +818,8 @@ BEGIN_RCPP
 END_RCPP
 }
 // cpp_qem_shard_norm
-Rcpp::List cpp_qem_shard_norm(SEXP state, Rcpp::NumericMatrix lg, Rcpp::NumericVector mx, Rcpp::NumericMatrix old, Rcpp::List factors, double q, int threads);
-RcppExport SEXP _aspectr_cpp_qem_shard_norm(SEXP stateSEXP, SEXP lgSEXP, SEXP mxSEXP, SEXP oldSEXP, SEXP factorsSEXP, SEXP qSEXP, SEXP threadsSEXP) {
+Rcpp::List cpp_qem_shard_norm(SEXP state, Rcpp::NumericMatrix lg, Rcpp::NumericVector mx, Rcpp::NumericMatrix old, Rcpp::List factors, double q, bool with_v0, int threads);
+RcppExport SEXP _aspectr_cpp_qem_shard_norm(SEXP stateSEXP, SEXP lgSEXP, SEXP mxSEXP, SEXP oldSEXP, SEXP factorsSEXP, SEXP qSEXP, SEXP with_v0SEXP, SEXP threadsSEXP) {
 BEGIN_RCPP
     Rcpp::RObject rcpp_result_gen;
     Rcpp::RNGScope rcpp_rngScope_gen;
@@ -829,8 +829,9 @@ BEGIN_RCPP
     Rcpp::traits::input_parameter< Rcpp::NumericMatrix >::type old(oldSEXP);
     Rcpp::traits::input_parameter< Rcpp::List >::type factors(factorsSEXP);
     Rcpp::traits::input_parameter< double >::type q(qSEXP);
+    Rcpp::traits::input_parameter< bool >::type with_v0(with_v0SEXP);
     Rcpp::traits::input_parameter< int >::type threads(threadsSEXP);
-    rcpp_result_gen = Rcpp::wrap(cpp_qem_shard_norm(state, lg, mx, old, factors, q, threads));
+    rcpp_result_gen = Rcpp::wrap(cpp_qem_shard_norm(state, lg, mx, old, factors, q, with_v0, threads));
     return rcpp_result_gen;
 END_RCPP
 }
@@ -887,6 +888,16 @@ BEGIN_RCPP
     Rcpp::traits::input_parameter< double >::type q(qSEXP);
     rcpp_result_gen = Rcpp::wrap(cpp_qem_factor(F, B, q));
     return rcpp_result_gen;
+END_RCPP
+}
+// cpp_qem_shard_release
+void cpp_qem_shard_release(SEXP state);
+RcppExport SEXP _aspectr_cpp_qem_shard_release(SEXP stateSEXP) {
+BEGIN_RCPP
+    Rcpp::RNGScope rcpp_rngScope_gen;
+    Rcpp::traits::input_parameter< SEXP >::type state(stateSEXP);
+    cpp_qem_shard_release(state);
+    return R_NilValue;
 END_RCPP
 }
 // cpp_sntf_fit
@@ -1058,11 +1069,12 @@ static const R_CallMethodDef CallEntries[] = {
     {"_aspectr_cpp_qem_shard_file", (DL_FUNC) &_aspectr_cpp_qem_shard_file, 5},
     {"_aspectr_cpp_qem_shard_weights", (DL_FUNC) &_aspectr_cpp_qem_shard_weights, 5},
     {"_aspectr_cpp_qem_shard_docs", (DL_FUNC) &_aspectr_cpp_qem_shard_docs, 5},
-    {"_aspectr_cpp_qem_shard_norm", (DL_FUNC) &_aspectr_cpp_qem_shard_norm, 7},
+    {"_aspectr_cpp_qem_shard_norm", (DL_FUNC) &_aspectr_cpp_qem_shard_norm, 8},
     {"_aspectr_cpp_qem_shard_mode", (DL_FUNC) &_aspectr_cpp_qem_shard_mode, 4},
     {"_aspectr_cpp_qem_shard_sum", (DL_FUNC) &_aspectr_cpp_qem_shard_sum, 5},
     {"_aspectr_cpp_qem_lambda", (DL_FUNC) &_aspectr_cpp_qem_lambda, 3},
     {"_aspectr_cpp_qem_factor", (DL_FUNC) &_aspectr_cpp_qem_factor, 3},
+    {"_aspectr_cpp_qem_shard_release", (DL_FUNC) &_aspectr_cpp_qem_shard_release, 1},
     {"_aspectr_cpp_sntf_fit", (DL_FUNC) &_aspectr_cpp_sntf_fit, 17},
     {"_aspectr_cpp_sntf_loss", (DL_FUNC) &_aspectr_cpp_sntf_loss, 9},
     {"_aspectr_cpp_sym_mttkrp", (DL_FUNC) &_aspectr_cpp_sym_mttkrp, 5},

@@ -93,11 +93,12 @@ Rcpp::List cpp_qem_shard_docs(SEXP state, Rcpp::NumericVector lambda, Rcpp::List
                             Rcpp::Named("lg") = lg, Rcpp::Named("mx") = m);
 }
 
-// Step 2: u, its row sums, V_0' and the shard's part of B_1 (with the old
-// factors of the modes after 1).
+// Step 2: u, its row sums, V_0' (when `with_v0`: the further modes' steps
+// need it) and the shard's part of B_1 (with the old factors of the modes
+// after 1).
 // [[Rcpp::export]]
 Rcpp::List cpp_qem_shard_norm(SEXP state, Rcpp::NumericMatrix lg, Rcpp::NumericVector mx,
-                              Rcpp::NumericMatrix old, Rcpp::List factors, double q, int threads) {
+                              Rcpp::NumericMatrix old, Rcpp::List factors, double q, bool with_v0, int threads) {
   QemShard& s = qem_shard(state);
   arma::mat u, V0, B;
   arma::vec tot;
@@ -113,8 +114,8 @@ Rcpp::List cpp_qem_shard_norm(SEXP state, Rcpp::NumericMatrix lg, Rcpp::NumericV
   for (std::size_t n = 0; n < Vp.size(); ++n)
     if (Vp[n]->n_rows != V0.n_rows || Vp[n]->n_cols != s.G.dims[n]) Rcpp::stop("internal error: a factor of the wrong size");
   aspectr::mttkrp(s.G, Vp, 1, B, threads, s.t.memptr());
-  return Rcpp::List::create(Rcpp::Named("u") = u, Rcpp::Named("tot") = as_r(tot), Rcpp::Named("V0") = V0,
-                            Rcpp::Named("B") = B);
+  return Rcpp::List::create(Rcpp::Named("u") = u, Rcpp::Named("tot") = as_r(tot),
+                            Rcpp::Named("V0") = with_v0 ? Rcpp::wrap(V0) : R_NilValue, Rcpp::Named("B") = B);
 }
 
 // Step 3: the shard's part of B_n from the factors `V` (V_0' first).
@@ -160,4 +161,14 @@ Rcpp::List cpp_qem_factor(Rcpp::NumericMatrix F, Rcpp::NumericMatrix B, double q
   aspectr::power_update_rows(out, Rcpp::as<arma::mat>(B), 1.0 / q);
   const arma::mat V = arma::pow(old, q) % arma::pow(out, 1.0 - q);
   return Rcpp::List::create(Rcpp::Named("F") = out, Rcpp::Named("V") = V);
+}
+
+// Lets a shard's q-EM state (its weights, a double per cell) go now rather
+// than when R next collects its pointer (R does not see the memory behind
+// it): a shard streamed from its file is read again for every operation,
+// and several reads would otherwise be held at once.
+// [[Rcpp::export]]
+void cpp_qem_shard_release(SEXP state) {
+  Rcpp::XPtr<QemShard> s(state);
+  s.release();
 }

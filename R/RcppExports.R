@@ -61,8 +61,8 @@ cpp_nmf_shard_wtx <- function(state, Wt, acc, threads) {
     invisible(.Call(`_aspectr_cpp_nmf_shard_wtx`, state, Wt, acc, threads))
 }
 
-cpp_nmf_shard_stream <- function(buffer, path, dims, scale, Wt, acc, H, A, chunk, threads) {
-    .Call(`_aspectr_cpp_nmf_shard_stream`, buffer, path, dims, scale, Wt, acc, H, A, chunk, threads)
+cpp_nmf_shard_stream <- function(buffer, path, dims, scale, Wt, acc, H, A, chunk) {
+    .Call(`_aspectr_cpp_nmf_shard_stream`, buffer, path, dims, scale, Wt, acc, H, A, chunk)
 }
 
 cpp_nmf_block_in_place <- function(F, A, B, method, l1, l2, eps, threads) {

@@ -63,7 +63,7 @@ nmf_shard_fit <- function(eng, init, global, L1s, L2s, max_iter, tol, hook, exac
     eng$start(lapply(seq_along(x$rows), function(i) t(init$W[shard_rows(x, i), , drop = FALSE])))
     H <- init$H
   }
-  invisible(gc(verbose = FALSE))  # the blocks sent: memory of the documents' size
+  shard_gc(8 * k * x$dims[1], full = TRUE)  # the blocks sent: memory of the documents' size
   kl <- global$kl
   method <- global$method
   threads <- global$threads
@@ -156,7 +156,7 @@ nmf_shard_fit <- function(eng, init, global, L1s, L2s, max_iter, tol, hook, exac
     it <- it + 1L
     # the iteration's garbage (statistics of the terms' size) freed now
     # rather than when R next collects
-    invisible(gc(verbose = FALSE, full = FALSE))
+    shard_gc(8 * k * sum(x$dims))
     # (the KL trace is lagged: the callback's objective is the new model's)
     r <- shard_iteration(f, v, it, tol, hook, exact, function(last) {
       if (kl) {
@@ -227,13 +227,13 @@ shard_nmf_op <- function(st, held, op, args) {
     X <- if (need_data && !streamed) nmf_shard_state(st, key, g, op) else NULL
     # a shard file read a chunk at a time into the store's buffer, by `f`
     # (one of the cpp_nmf_shard_*stream() functions)
+    if (streamed) check_shard_file(h$source)
     from_file <- function(f, ...) {
-      check_shard_file(h$source)
       if (is.null(st$buffer)) st$buffer <- cpp_shard_buffer()
       f(st$buffer, h$source$path, as.integer(c(h$rows, g$dims[2])), g$s, ...)
     }
     stream <- function(Wt = NULL, acc = NULL, H = NULL, A = NULL) {
-      from_file(cpp_nmf_shard_stream, Wt, acc, H, A, g$chunk %||% 65536, g$threads)
+      from_file(cpp_nmf_shard_stream, Wt, acc, H, A, g$chunk %||% 65536)
     }
     if (first && (is.null(h$A) || !identical(dim(h$A), dim(F0)))) {
       st$shards[[key]]$A <- h$A <- matrix(0, k, ncol(F0))

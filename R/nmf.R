@@ -540,7 +540,6 @@ orthonormalize <- function(Y, threads = 1L) {
   Q
 }
 
-# NNDSVD (Boutsidis and Gallopoulos 2008) and its variants, or random.
 # A random start of a sharded fit kept as the generator's state before its
 # draws (made again, a column of W at a time, by nmf_draw_start()): no
 # matrix of the documents' size outside the shards' stores. The stream is
@@ -559,6 +558,7 @@ nmf_lazy_random <- function(nd, k) {
   list(state = state, scale = sqrt(nd$total / (m * n) / k), m = m, n = n, k = k)
 }
 
+# NNDSVD (Boutsidis and Gallopoulos 2008) and its variants, or random.
 nmf_init <- function(nd, k, init, svd0) {
   m <- as.numeric(nd$dims[1]); n <- as.numeric(nd$dims[2])
   avg <- nd$total / (m * n)

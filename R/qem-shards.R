@@ -23,8 +23,9 @@ shard_qem_fit <- function(eng, init, global, max_iter, tol, hook, exact) {
   Fg <- lapply(init$factors[-1], t)
   F0 <- shard_take_start(init)
   eng$start(lapply(seq_along(x$rows), function(i) t(F0[shard_rows(x, i), , drop = FALSE])))
+  bytes <- 8 * length(F0)
   rm(F0)
-  invisible(gc(verbose = FALSE))
+  shard_gc(bytes, full = TRUE)
   colsum <- NULL
   f <- numeric(0)
   it <- 0L
@@ -71,7 +72,7 @@ shard_qem_fit <- function(eng, init, global, max_iter, tol, hook, exact) {
     it <- it + 1L
     # the iteration's garbage (matrices of the documents' size) freed now
     # rather than when R next collects
-    invisible(gc(verbose = FALSE, full = FALSE))
+    shard_gc(8 * length(lambda) * sum(x$dims))
     r <- shard_iteration(f, before, it, tol, hook, exact, function(last) {
       list(value = tsallis(), model = list(lambda = lambda, factors = c(list(gather()), lapply(Fg, t))))
     })

@@ -422,9 +422,10 @@ shard_op_run <- function(id, op, seq, args) {
       if (!is.null(st$buffer)) cpp_shard_buffer_free(st$buffer)
       st$buffer <- NULL
       # nmf()'s (X H')' of the shards, not needed after the last operation
-      if (any(vapply(st$shards, function(h) !is.null(h$A), logical(1)))) {
+      a_bytes <- sum(vapply(st$shards, function(h) 8 * length(h$A), numeric(1)))
+      if (a_bytes > 0) {
         for (key in names(st$shards)) st$shards[[key]]$A <- NULL
-        invisible(gc(verbose = FALSE))
+        shard_gc(a_bytes, full = TRUE)
       }
     }
     shard_normalize(st)
@@ -536,6 +537,15 @@ normalize_rows_r <- function(y, old, s = rowSums(y)) {
   y[ok, ] <- y[ok, , drop = FALSE] / s[ok]
   y[!ok, ] <- old[!ok, , drop = FALSE]
   y
+}
+
+# Collects R's garbage when a fit's matrices of the documents' size (or
+# the terms') are large, `bytes` being their size: R would otherwise hold
+# several iterations' worth before it next collects. (A collection costs
+# milliseconds, a full one much more, which small fits should not pay.)
+shard_gc <- function(bytes, full = FALSE) {
+  if (bytes > 2^25) invisible(gc(verbose = FALSE, full = full))
+  invisible()
 }
 
 shard_add <- function(a, b) {
@@ -702,8 +712,9 @@ shard_em_fit <- function(eng, init, global, max_iter, tol, hook, exact) {
   Fg <- lapply(init$factors[-1], t)
   F0 <- shard_take_start(init)
   eng$start(lapply(seq_along(x$rows), function(i) t(F0[shard_rows(x, i), , drop = FALSE])))
+  bytes <- 8 * length(F0)
   rm(F0)
-  invisible(gc(verbose = FALSE))  # the blocks sent: memory of the documents' size
+  shard_gc(bytes, full = TRUE)  # the blocks sent: memory of the documents' size
   colsum <- NULL
   f <- numeric(0)
   it <- 0L
@@ -732,7 +743,7 @@ shard_em_fit <- function(eng, init, global, max_iter, tol, hook, exact) {
     # the pass's garbage (statistics of the documents' size) freed now
     # rather than when R next collects: an out-of-core fit holds about one
     # shard and the factors
-    invisible(gc(verbose = FALSE, full = FALSE))
+    shard_gc(8 * length(lambda) * sum(x$dims))
     r <- shard_iteration(f, st_value, it, tol, hook, exact, function(last) {
       list(value = loss(), model = list(lambda = lambda, factors = c(list(gather()), lapply(Fg, t))))
     })

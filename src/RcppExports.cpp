@@ -223,8 +223,8 @@ BEGIN_RCPP
 END_RCPP
 }
 // cpp_nmf_shard_stream
-double cpp_nmf_shard_stream(SEXP buffer, std::string path, Rcpp::IntegerVector dims, double scale, SEXP Wt, SEXP acc, SEXP H, SEXP A, double chunk, int threads);
-RcppExport SEXP _aspectr_cpp_nmf_shard_stream(SEXP bufferSEXP, SEXP pathSEXP, SEXP dimsSEXP, SEXP scaleSEXP, SEXP WtSEXP, SEXP accSEXP, SEXP HSEXP, SEXP ASEXP, SEXP chunkSEXP, SEXP threadsSEXP) {
+double cpp_nmf_shard_stream(SEXP buffer, std::string path, Rcpp::IntegerVector dims, double scale, SEXP Wt, SEXP acc, SEXP H, SEXP A, double chunk);
+RcppExport SEXP _aspectr_cpp_nmf_shard_stream(SEXP bufferSEXP, SEXP pathSEXP, SEXP dimsSEXP, SEXP scaleSEXP, SEXP WtSEXP, SEXP accSEXP, SEXP HSEXP, SEXP ASEXP, SEXP chunkSEXP) {
 BEGIN_RCPP
     Rcpp::RObject rcpp_result_gen;
     Rcpp::RNGScope rcpp_rngScope_gen;
@@ -237,8 +237,7 @@ BEGIN_RCPP
     Rcpp::traits::input_parameter< SEXP >::type H(HSEXP);
     Rcpp::traits::input_parameter< SEXP >::type A(ASEXP);
     Rcpp::traits::input_parameter< double >::type chunk(chunkSEXP);
-    Rcpp::traits::input_parameter< int >::type threads(threadsSEXP);
-    rcpp_result_gen = Rcpp::wrap(cpp_nmf_shard_stream(buffer, path, dims, scale, Wt, acc, H, A, chunk, threads));
+    rcpp_result_gen = Rcpp::wrap(cpp_nmf_shard_stream(buffer, path, dims, scale, Wt, acc, H, A, chunk));
     return rcpp_result_gen;
 END_RCPP
 }
@@ -1033,7 +1032,7 @@ static const R_CallMethodDef CallEntries[] = {
     {"_aspectr_cpp_nmf_shard_state", (DL_FUNC) &_aspectr_cpp_nmf_shard_state, 4},
     {"_aspectr_cpp_nmf_shard_eval", (DL_FUNC) &_aspectr_cpp_nmf_shard_eval, 7},
     {"_aspectr_cpp_nmf_shard_wtx", (DL_FUNC) &_aspectr_cpp_nmf_shard_wtx, 4},
-    {"_aspectr_cpp_nmf_shard_stream", (DL_FUNC) &_aspectr_cpp_nmf_shard_stream, 10},
+    {"_aspectr_cpp_nmf_shard_stream", (DL_FUNC) &_aspectr_cpp_nmf_shard_stream, 9},
     {"_aspectr_cpp_nmf_block_in_place", (DL_FUNC) &_aspectr_cpp_nmf_block_in_place, 8},
     {"_aspectr_cpp_nmf_shard_alt", (DL_FUNC) &_aspectr_cpp_nmf_shard_alt, 10},
     {"_aspectr_cpp_nmf_shard_sweep", (DL_FUNC) &_aspectr_cpp_nmf_shard_sweep, 8},

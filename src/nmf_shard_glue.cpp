@@ -98,10 +98,10 @@ void cpp_nmf_shard_wtx(SEXP state, SEXP Wt, SEXP acc, int threads) {
 // A shard file's products, read `chunk` cells at a time into `buffer`
 // (see stream_products()): W_s'X_s added to `acc` when Wt is given, and
 // (X_s H')' written over `A` (k x the shard's rows) when H is given.
-// Returns sum x^2.
+// Returns sum x^2. (One thread, see stream_products().)
 // [[Rcpp::export]]
 double cpp_nmf_shard_stream(SEXP buffer, std::string path, Rcpp::IntegerVector dims, double scale, SEXP Wt,
-                            SEXP acc, SEXP H, SEXP A, double chunk, int threads) {
+                            SEXP acc, SEXP H, SEXP A, double chunk) {
   Rcpp::XPtr<aspectr::ShardBuffer> buf(buffer);
   aspectr::ShardReader reader(path);
   check_nmf_shard(reader, dims);
@@ -114,7 +114,7 @@ double cpp_nmf_shard_stream(SEXP buffer, std::string path, Rcpp::IntegerVector d
   if (wtx) C.set_size(W.n_rows, dims[1]);
   const double x2 = aspectr::nmf::stream_products(reader, *buf, cells, scale, wtx ? &W : nullptr,
                                                   wtx ? &C : nullptr, xht ? &Hm : nullptr,
-                                                  xht ? &Am : nullptr, threads);
+                                                  xht ? &Am : nullptr);
   if (wtx) add_to(acc, C);
   return x2;
 }
@@ -125,8 +125,10 @@ double cpp_nmf_shard_stream(SEXP buffer, std::string path, Rcpp::IntegerVector d
 void cpp_nmf_block_in_place(SEXP F, SEXP A, SEXP B, std::string method, double l1, double l2, double eps,
                             int threads) {
   arma::mat Fm = r_view(F, "W");
-  aspectr::nmf::frob_block(aspectr::nmf::parse_frob_method(method), Fm, r_view(A, "A"), r_view(B, "B"), l1, l2,
-                           eps, 1, threads);
+  const arma::mat Am = r_view(A, "A"), Bm = r_view(B, "B");
+  if (Am.n_rows != Fm.n_rows || Am.n_cols != Fm.n_cols || Bm.n_rows != Fm.n_rows || Bm.n_cols != Fm.n_rows)
+    Rcpp::stop("internal error: statistics of the wrong size");
+  aspectr::nmf::frob_block(aspectr::nmf::parse_frob_method(method), Fm, Am, Bm, l1, l2, eps, 1, threads);
 }
 
 // MU, ANLS or ALS: the shard's rows of W given H (HH = H H'), written over
@@ -158,6 +160,8 @@ double cpp_nmf_shard_sweep(SEXP state, SEXP Wt, SEXP A, SEXP H, Rcpp::NumericMat
     Am = fresh;
   }
   if (Am.n_rows != W.n_rows || Am.n_cols != W.n_cols) Rcpp::stop("internal error: A of the wrong size");
+  if (HH.nrow() != static_cast<int>(W.n_rows) || HH.ncol() != static_cast<int>(W.n_rows))
+    Rcpp::stop("internal error: HH of the wrong size");
   return aspectr::nmf::FrobeniusHALS::update_rows(W, Am, Rcpp::as<arma::mat>(HH), l1, l2, threads);
 }
 
@@ -258,7 +262,7 @@ Rcpp::List cpp_nmf_shard_kl_eval_stream(SEXP buffer, std::string path, Rcpp::Int
     aspectr::ShardReader reader(path);
     check_nmf_shard(reader, dims);
     arma::mat C(W.n_rows, dims[1]);
-    aspectr::nmf::stream_products(reader, *buf, chunk_cells(chunk), scale, &W, &C, nullptr, nullptr, threads);
+    aspectr::nmf::stream_products(reader, *buf, chunk_cells(chunk), scale, &W, &C, nullptr, nullptr);
     add_to(acc, C);
   }
   return out;
@@ -300,9 +304,9 @@ double cpp_nmf_inner(Rcpp::NumericMatrix A, Rcpp::NumericMatrix B) {
 }
 
 // Lets a shard's NMF data go now rather than when R next collects its
-// pointer (R does not see the memory behind it): a shard streamed from its
-// file is read again for every operation, and several reads would
-// otherwise be held at once.
+// pointer (R does not see the memory behind it): a shard in a file of
+// another kind than .shard is read whole again for every operation, and
+// several reads would otherwise be held at once.
 // [[Rcpp::export]]
 void cpp_nmf_shard_release(SEXP state) {
   Rcpp::XPtr<Data> X(state);

@@ -50,8 +50,7 @@ class Data {
       : dense_(true), D_(const_cast<double*>(x), m, n, false, true) { init_norms(); }
   explicit Data(Csc X) : dense_(false), S_(std::move(X)) { St_ = transpose(S_); init_norms(); }
   // sparse X by columns and by rows as given (a shard's data, see
-  // shard_data()); one of them may be left empty (its sizes set, no
-  // entries), and a product that needs it is then an error
+  // shard_data())
   Data(Csc X, Csc Xt) : dense_(false), S_(std::move(X)), St_(std::move(Xt)) {
     if (S_.n_rows != St_.n_cols || S_.n_cols != St_.n_rows)
       throw std::invalid_argument("the two orientations of the data differ in size");
@@ -77,7 +76,6 @@ class Data {
       out = XH.t();
       return;
     }
-    if (St_.p.empty()) throw std::logic_error("the data were read without their rows");
     rowwise(St_, H, out, threads);
   }
   // W' X : k x n
@@ -89,7 +87,6 @@ class Data {
                 out.memptr(), threads);
       return;
     }
-    if (S_.p.empty()) throw std::logic_error("the data were read without their columns");
     rowwise(S_, Wt, out, threads);
   }
 

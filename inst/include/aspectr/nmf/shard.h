@@ -168,11 +168,11 @@ inline double kl_shard_step(const Data& X, arma::mat& Wt, const arma::mat& H, do
 // its cells in the file's order, o += x f, from zero: for a file in row or
 // in column order (as write_shards() writes them) that is the order of
 // Data's products (rows ascending within a column and columns within a
-// row), so the results are the same to the last bit. Threads split the k
-// rows of the outputs, which leaves every element's order as it is.
+// row), so the results are the same to the last bit. One thread: the
+// passes are scattered additions of k-vectors, bound by memory, which
+// threads splitting the outputs made slower (measured), not faster.
 inline double stream_products(ShardReader& reader, ShardBuffer& buf, std::size_t cells, double scale,
-                              const arma::mat* Wt, arma::mat* C, const arma::mat* H, arma::mat* A,
-                              int threads) {
+                              const arma::mat* Wt, arma::mat* C, const arma::mat* H, arma::mat* A) {
   const std::vector<arma::uword>& dims = reader.dims();
   if (dims.size() != 2) throw std::runtime_error("a shard of nmf() must be a matrix");
   const arma::uword m = dims[0], n = dims[1];
@@ -194,29 +194,26 @@ inline double stream_products(ShardReader& reader, ShardBuffer& buf, std::size_t
       x2 += x * x;
     }
     const double* xv = buf.g.data();
-    const int T = effective_threads(threads, nnz * k);
-    dense::parallel_blocks(k, T, (k + T - 1) / std::max(T, 1), [&](std::size_t r0, std::size_t r1) {
-      if (C != nullptr) {
-        const double* __restrict wp = Wt->memptr();
-        double* __restrict cp = C->memptr();
-        for (std::size_t t = 0; t < nnz; ++t) {
-          const double x = xv[t];
-          const double* w = wp + static_cast<std::size_t>(ix[2 * t]) * k;
-          double* c = cp + static_cast<std::size_t>(ix[2 * t + 1]) * k;
-          for (std::size_t r = r0; r < r1; ++r) c[r] += x * w[r];
-        }
+    if (C != nullptr) {
+      const double* __restrict wp = Wt->memptr();
+      double* __restrict cp = C->memptr();
+      for (std::size_t t = 0; t < nnz; ++t) {
+        const double x = xv[t];
+        const double* w = wp + static_cast<std::size_t>(ix[2 * t]) * k;
+        double* c = cp + static_cast<std::size_t>(ix[2 * t + 1]) * k;
+        for (std::size_t r = 0; r < k; ++r) c[r] += x * w[r];
       }
-      if (A != nullptr) {
-        const double* __restrict hp = H->memptr();
-        double* __restrict ap = A->memptr();
-        for (std::size_t t = 0; t < nnz; ++t) {
-          const double x = xv[t];
-          const double* h = hp + static_cast<std::size_t>(ix[2 * t + 1]) * k;
-          double* a = ap + static_cast<std::size_t>(ix[2 * t]) * k;
-          for (std::size_t r = r0; r < r1; ++r) a[r] += x * h[r];
-        }
+    }
+    if (A != nullptr) {
+      const double* __restrict hp = H->memptr();
+      double* __restrict ap = A->memptr();
+      for (std::size_t t = 0; t < nnz; ++t) {
+        const double x = xv[t];
+        const double* h = hp + static_cast<std::size_t>(ix[2 * t + 1]) * k;
+        double* a = ap + static_cast<std::size_t>(ix[2 * t]) * k;
+        for (std::size_t r = 0; r < k; ++r) a[r] += x * h[r];
       }
-    });
+    }
   }
   return x2;
 }
@@ -298,23 +295,21 @@ inline void stream_kl(ShardReader& reader, ShardBuffer& buf, std::size_t cells, 
       for (std::size_t s = s0 + nb * kBlock; s < nnz; ++s) open.add(v[s], xv[s], count_multiplicity(xv[s]));
     }
     done += nnz;
-    if (numW == nullptr && numH == nullptr) continue;
-    dense::parallel_blocks(k, T, (k + T - 1) / std::max(T, 1), [&](std::size_t r0, std::size_t r1) {
-      for (std::size_t s = 0; s < nnz; ++s) {
-        const double q = t[s];
-        const std::size_t i = ix[2 * s], j = ix[2 * s + 1];
-        if (numW != nullptr) {
-          double* __restrict o = numW->colptr(i);
-          const double* __restrict h = H.colptr(j);
-          for (std::size_t r = r0; r < r1; ++r) o[r] += q * h[r];
-        }
-        if (numH != nullptr) {
-          double* __restrict o = numH->colptr(j);
-          const double* __restrict w = Wt.colptr(i);
-          for (std::size_t r = r0; r < r1; ++r) o[r] += q * w[r];
-        }
+    // (the numerators in one thread, see stream_products())
+    for (std::size_t s = 0; s < nnz; ++s) {
+      const double q = t[s];
+      const std::size_t i = ix[2 * s], j = ix[2 * s + 1];
+      if (numW != nullptr) {
+        double* __restrict o = numW->colptr(i);
+        const double* __restrict h = H.colptr(j);
+        for (std::size_t r = 0; r < k; ++r) o[r] += q * h[r];
       }
-    });
+      if (numH != nullptr) {
+        double* __restrict o = numH->colptr(j);
+        const double* __restrict w = Wt.colptr(i);
+        for (std::size_t r = 0; r < k; ++r) o[r] += q * w[r];
+      }
+    }
   }
   if (xlogv != nullptr && done % kBlock != 0) *xlogv += open.value();
   if (constant != nullptr) *constant += cst;

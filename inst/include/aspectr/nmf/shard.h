@@ -160,6 +160,24 @@ inline double kl_shard_step(const Data& X, arma::mat& Wt, const arma::mat& H, do
   return xlogv;
 }
 
+// A chunk of a shard file of m x n read into `buf`: its indices checked,
+// x = value / scale written to buf.g (returned), sum x^2 added to `x2` and
+// sum x log x - x to *cst when given.
+inline const double* scale_chunk(ShardBuffer& buf, arma::uword m, arma::uword n, double scale, double& x2,
+                                 double* cst) {
+  const std::size_t nnz = buf.nnz;
+  const index_t* ix = buf.idx.data();
+  buf.g.resize(nnz);
+  for (std::size_t s = 0; s < nnz; ++s) {
+    if (ix[2 * s] >= m || ix[2 * s + 1] >= n) throw std::runtime_error("a cell's index is outside the shard's size");
+    const double x = buf.val[s] / scale;
+    buf.g[s] = x;
+    x2 += x * x;
+    if (cst != nullptr && x > 0.0) *cst += x * std::log(x) - x;
+  }
+  return buf.g.data();
+}
+
 // A shard file's products, read `cells` cells at a time into `buf` (the
 // shard is never held whole), with x = value / scale:
 //   C = W_s' X_s (k x n)        when C is given (Wt: k x m_s),
@@ -186,14 +204,7 @@ inline double stream_products(ShardReader& reader, ShardBuffer& buf, std::size_t
   while (reader.next(buf, cells)) {
     const std::size_t nnz = buf.nnz;
     const index_t* ix = buf.idx.data();
-    buf.g.resize(nnz);
-    for (std::size_t t = 0; t < nnz; ++t) {
-      if (ix[2 * t] >= m || ix[2 * t + 1] >= n) throw std::runtime_error("a cell's index is outside the shard's size");
-      const double x = buf.val[t] / scale;
-      buf.g[t] = x;
-      x2 += x * x;
-    }
-    const double* xv = buf.g.data();
+    const double* xv = scale_chunk(buf, m, n, scale, x2, nullptr);
     if (C != nullptr) {
       const double* __restrict wp = Wt->memptr();
       double* __restrict cp = C->memptr();
@@ -249,15 +260,7 @@ inline void stream_kl(ShardReader& reader, ShardBuffer& buf, std::size_t cells, 
     const index_t* ix = buf.idx.data();
     v.resize(nnz);
     t.resize(nnz);
-    buf.g.resize(nnz);
-    for (std::size_t s = 0; s < nnz; ++s) {
-      if (ix[2 * s] >= m || ix[2 * s + 1] >= n) throw std::runtime_error("a cell's index is outside the shard's size");
-      const double x = buf.val[s] / scale;
-      buf.g[s] = x;
-      x2 += x * x;
-      if (constant != nullptr && x > 0.0) cst += x * std::log(x) - x;
-    }
-    const double* xv = buf.g.data();
+    const double* xv = scale_chunk(buf, m, n, scale, x2, constant != nullptr ? &cst : nullptr);
     const int T = effective_threads(threads, nnz * k);
     dense::parallel_blocks(nnz, T, 1024, [&](std::size_t b, std::size_t e) {
       for (std::size_t s = b; s < e; ++s) {

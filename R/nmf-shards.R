@@ -224,7 +224,7 @@ shard_nmf_op <- function(st, held, op, args) {
     first <- op == "nmf_sweep" && isTRUE(args$first)
     need_data <- op %in% c("nmf_eval", "nmf_alt", "nmf_c", "nmf_kl") || first
     streamed <- need_data && !h$keep && identical(h$source$format, "shard")
-    X <- if (need_data && !streamed) nmf_shard_state(st, key, g, op) else NULL
+    X <- if (need_data && !streamed) nmf_shard_state(st, key, g) else NULL
     # a shard file read a chunk at a time into the store's buffer, by `f`
     # (one of the cpp_nmf_shard_*stream() functions)
     if (streamed) check_shard_file(h$source)
@@ -289,7 +289,7 @@ shard_nmf_op <- function(st, held, op, args) {
 # A shard's data for NMF (divided by the fit's scale): made once per fit
 # for a shard kept in memory, read again from a file of another kind than
 # .shard (those are streamed, see shard_nmf_op())
-nmf_shard_state <- function(st, key, g, op) {
+nmf_shard_state <- function(st, key, g) {
   h <- st$shards[[key]]
   if (!is.null(h$nmf)) return(h$nmf)
   fail <- function(e) abort_shard(h$source, "failed: {conditionMessage(e)}")

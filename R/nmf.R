@@ -307,7 +307,7 @@ nmf <- function(x, k, loss = c("frobenius", "kl", "beta"), beta = 2,
   comp <- paste0("factor_", seq_len(k))
   # (a sharded fit's W, gathered from the shards, is named in place: only
   # the runs refer to it, and R would otherwise copy it at its next use)
-  if (sharded && is.double(W)) cpp_permute_columns_owned(W, seq_len(k), list(nd$dimnames[[1]], comp)) else
+  if (sharded) cpp_permute_columns_owned(W, seq_len(k), list(nd$dimnames[[1]], comp)) else
     dimnames(W) <- list(nd$dimnames[[1]], comp)
   dimnames(H) <- list(comp, nd$dimnames[[2]])
   xnorm <- sqrt(res$xnorm2)

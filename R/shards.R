@@ -662,14 +662,17 @@ shard_engine <- function(x, cluster, threads, call) {
     for (p in parts) for (b in p$F0) k <- nrow(b)
     out <- matrix(0, sum(x$rows), k)
     freed <- 0
+    # (collected every 32 MB, or every sixteenth of the factor if that is
+    # more: a full collection costs a fraction of a second)
+    every <- max(2^25, 8 * length(out) / 16)
     for (i in seq_along(parts)) {
       for (j in seq_along(parts[[i]]$ids)) {
         out[shard_rows(x, parts[[i]]$ids[j]), ] <- t(parts[[i]]$F0[[j]])
         if (last) {
-          # the blocks let go as they are placed (collected every 32 MB)
+          # the blocks let go as they are placed
           freed <- freed + 8 * length(parts[[i]]$F0[[j]])
           parts[[i]]$F0[j] <- list(NULL)
-          if (freed > 2^25) {
+          if (freed > every) {
             # (in full: the blocks are as old as the fit)
             invisible(gc(verbose = FALSE))
             freed <- 0

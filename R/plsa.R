@@ -208,15 +208,16 @@ plsa <- function(x, k, loss = c("kl", "tsallis", "l2"), method = NULL, q = 0.5, 
                        check_staging(short_iter, short_keep, ctl$nrun), ctl$max_iter, ctl$tol,
                        ctl$seed, ctl$threads, ctl$verbose, check_callback(callback), cluster, call))
   }
-  # Coordinate descent takes a dgCMatrix's cells in its own order, by
-  # column, with its own values (no copy), and its pass by document visits
-  # them through 4-byte positions. The passes of EM, q-EM and L2 read the
-  # cells in order, which by row (a copy) keeps the large documents' factor
-  # in order too (by column, EM took twice the time on 1e5 documents).
+  # KL fits take a dgCMatrix's cells in its own order, by column, with its
+  # own values (no copy): coordinate descent's pass by document visits them
+  # through 4-byte positions, and EM's pass goes over blocks of rows, each
+  # block's columns in turn (the block's documents' factor stays in
+  # cache). The passes of q-EM and L2 read the cells by row (a copy), which
+  # keeps the large documents' factor in order.
   # (the method as plsa_method() resolves it below; its errors come there)
-  cd <- loss == "kl" && isTRUE(tryCatch(plsa_method(method, loss, tempering) == "cd",
-                                        error = function(e) FALSE))
-  data <- as_aspect_data(x, "x", by_column = cd)
+  by_column <- loss == "kl" && isTRUE(tryCatch(is.character(plsa_method(method, loss, tempering)),
+                                               error = function(e) FALSE))
+  data <- as_aspect_data(x, "x", by_column = by_column)
   count_data <- check_count_data(x, data$val, "plsa", likelihood = loss == "kl")
   if (length(data$dims) == 2) {
     k <- check_whole(k, "k", min = 1, max = min(data$dims), what = "at most the smaller dimension of `x`")

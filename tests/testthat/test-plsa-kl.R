@@ -85,6 +85,31 @@ test_that("a dgCMatrix is fitted in place, with the numbers of a copy", {
   expect_identical(X@x, X0)
 })
 
+test_that("EM over a tall dgCMatrix, by blocks of rows, equals EM over its cells by row", {
+  # a dgCMatrix of more than 16384 rows is passed by EM in blocks of rows
+  # (each block's columns in turn); every cell must be visited once, with
+  # the statistics of the pass by row (a dense matrix): the same factors up
+  # to rounding, with one thread or two (threads split the blocks)
+  set.seed(12)
+  X <- Matrix::rsparsematrix(40000, 30, nnz = 60000, rand.x = function(n) stats::rpois(n, 3) + 1)
+  X <- X[Matrix::rowSums(X) > 0, ]
+  D <- as.matrix(X)
+  for (m in c("em", "squarem")) {
+    r <- plsa(D, 3, method = m, seed = 4, max_iter = 25, tol = 0, threads = 1)
+    for (th in 1:2) {
+      a <- plsa(X, 3, method = m, seed = 4, max_iter = 25, tol = 0, threads = th)
+      expect_equal(a$factors, r$factors, tolerance = 1e-12)
+      expect_equal(a$lambda, r$lambda, tolerance = 1e-12)
+      expect_equal(a$objective, r$objective, tolerance = 1e-12)
+    }
+  }
+  # tempered EM too (its free energy uses the model's value of each cell)
+  r <- plsa(D, 3, tempering = 0.8, seed = 4, max_iter = 10, tol = 0, threads = 1)
+  a <- plsa(X, 3, tempering = 0.8, seed = 4, max_iter = 10, tol = 0, threads = 2)
+  expect_equal(a$factors, r$factors, tolerance = 1e-10)
+  expect_equal(a$objective, r$objective, tolerance = 1e-10)
+})
+
 test_that("values below the normal range are normalized without overflow", {
   # 1 / max(x) overflows for x below 2^-1022: the fit copies and divides
   x <- tiny_counts(4)

@@ -348,15 +348,36 @@ tabulate_weighted <- function(i, w, n) {
 
 random_start <- function(dims, k) {
   lambda <- stats::runif(k, 0.5, 1.5)
-  factors <- lapply(dims, function(d) {
-    # in place, column by column (no temporaries of the factor's size)
-    m <- stats::runif(as.numeric(d) * k, 0.1, 1)
-    dim(m) <- c(d, k)
-    s <- colSums(m)
-    for (r in seq_len(k)) m[, r] <- m[, r] / s[r]
-    m
-  })
+  factors <- lapply(dims, random_factor, k = k)
   list(lambda = lambda / sum(lambda), factors = factors)
+}
+
+# A d x k factor of random_start(): uniforms on [0.1, 1], each column
+# divided by its sum
+random_factor <- function(d, k) {
+  # in place, column by column (no temporaries of the factor's size)
+  m <- stats::runif(as.numeric(d) * k, 0.1, 1)
+  dim(m) <- c(d, k)
+  s <- colSums(m)
+  for (r in seq_len(k)) m[, r] <- m[, r] / s[r]
+  m
+}
+
+# random_start() of a sharded fit with the documents' factor kept as the
+# generator's state before its draws and the column sums of the draws
+# (drawn again a column at a time, each shard's rows taken, by
+# shard_start_blocks()): no matrix of the documents' size outside the
+# shards. The same numbers, and the stream moves on as random_start()
+# moves it.
+random_start_lazy <- function(dims, k) {
+  lambda <- stats::runif(k, 0.5, 1.5)
+  state <- get(".Random.seed", envir = globalenv(), inherits = FALSE)
+  d0 <- as.numeric(dims[1])
+  # (uniforms are drawn one by one: k draws of d0 are the draw of d0 * k)
+  colsum <- vapply(seq_len(k), function(r) colSums(matrix(stats::runif(d0, 0.1, 1), ncol = 1)), numeric(1))
+  list2env(list(lambda = lambda / sum(lambda),
+                factors = c(list(NULL), lapply(dims[-1], random_factor, k = k)),
+                state = state, colsum = colsum, k = k, d0 = d0))
 }
 
 # Evaluates `code` with R's RNG seeded by `seed` (restoring the previous

@@ -21,11 +21,8 @@ shard_qem_fit <- function(eng, init, global, max_iter, tol, hook, exact) {
   N <- length(x$dims)
   lambda <- as.numeric(init$lambda)
   Fg <- lapply(init$factors[-1], t)
-  F0 <- shard_take_start(init)
-  eng$start(lapply(seq_along(x$rows), function(i) t(F0[shard_rows(x, i), , drop = FALSE])))
-  bytes <- 8 * length(F0)
-  rm(F0)
-  shard_gc(bytes, full = TRUE)
+  eng$start(shard_start_blocks(x, init))
+  shard_gc(8 * length(lambda) * x$dims[1], full = TRUE)
   colsum <- NULL
   f <- numeric(0)
   it <- 0L

@@ -32,7 +32,9 @@
 #' reads its products (\eqn{W'X} and \eqn{XH'}, or the passes of the KL
 #' multiplicative updates) from the files the same way and updates each
 #' shard's rows of \eqn{W} in place; HALS also keeps \eqn{XH'} of every
-#' shard, a matrix the size of \eqn{W}, for its sweeps. Other fits read a
+#' shard, a matrix the size of \eqn{W}, for its sweeps. The random starts
+#' of [plsa()] and [nmf()] are drawn shard by shard (the numbers of the
+#' in-memory start), never as a whole documents' factor. Other fits read a
 #' whole shard at a time.
 #'
 #' @section Files:
@@ -713,11 +715,8 @@ shard_em_fit <- function(eng, init, global, max_iter, tol, hook, exact) {
   # the core's layout (k x d) throughout, R's at the end
   lambda <- as.numeric(init$lambda)
   Fg <- lapply(init$factors[-1], t)
-  F0 <- shard_take_start(init)
-  eng$start(lapply(seq_along(x$rows), function(i) t(F0[shard_rows(x, i), , drop = FALSE])))
-  bytes <- 8 * length(F0)
-  rm(F0)
-  shard_gc(bytes, full = TRUE)  # the blocks sent: memory of the documents' size
+  eng$start(shard_start_blocks(x, init))
+  shard_gc(8 * length(lambda) * x$dims[1], full = TRUE)  # the blocks sent: memory of the documents' size
   colsum <- NULL
   f <- numeric(0)
   it <- 0L
@@ -829,7 +828,7 @@ plsa_shards <- function(x, k, loss, method, q, tempering, init, nrun, stg, max_i
     # the product of the marginals (as plsa_rank1()), its divergence in one pass
     runs <- list(session$rank1())
   } else {
-    inits <- with_seed(seed, lapply(seq_len(nrun), function(i) list2env(random_start(x$dims, k))))
+    inits <- with_seed(seed, lapply(seq_len(nrun), function(i) random_start_lazy(x$dims, k)))
     if (!is.null(first)) inits[[1]] <- first
     fit_one <- function(init, iters) session$fit(init, iters, tol, hook, exact = !is.null(callback))
     runs <- run_starts_sequential(inits, fit_one, resume_start, max_iter, stg$short_iter, stg$short_keep)
@@ -935,6 +934,27 @@ shard_take_start <- function(init) {
   F0 <- init$factors[[1]]
   if (is.environment(init)) init$factors <- NULL
   F0
+}
+
+# The start's documents' factor as each shard's block (k x its rows, the
+# core's layout): taken from the whole factor, or, for a start of
+# random_start_lazy(), drawn a column at a time from the generator's state
+# (the session's random numbers left as they were)
+shard_start_blocks <- function(x, init) {
+  if (is.null(init$state)) {
+    F0 <- shard_take_start(init)
+    return(lapply(seq_along(x$rows), function(i) t(F0[shard_rows(x, i), , drop = FALSE])))
+  }
+  env <- globalenv()
+  old <- get0(".Random.seed", envir = env, inherits = FALSE)
+  on.exit(if (is.null(old)) rm(".Random.seed", envir = env) else assign(".Random.seed", old, envir = env))
+  assign(".Random.seed", init$state, envir = env)
+  blocks <- lapply(x$rows, function(r) matrix(0, init$k, r))
+  for (r in seq_len(init$k)) {
+    u <- stats::runif(init$d0, 0.1, 1) / init$colsum[r]
+    for (i in seq_along(blocks)) blocks[[i]][r, ] <- u[shard_rows(x, i)]
+  }
+  blocks
 }
 
 run_starts_sequential <- function(inits, fit_one, resume, max_iter, short_iter, short_keep) {

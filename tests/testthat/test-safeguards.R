@@ -203,7 +203,7 @@ test_that("random starts on huge modes do not overflow integers", {
   d <- 1073741824L; k <- 4L
   expect_false(is.na(as.numeric(d) * k))
   expect_warning(d * k, "NAs produced by integer overflow")
-  src <- deparse(aspectr:::random_start)
+  src <- deparse(aspectr:::random_factor)
   expect_true(any(grepl("as.numeric(d) * k", src, fixed = TRUE)))
   # and lca's draw of all starts
   expect_equal(lengths(aspectr:::random_starts(c(2L, 3L), 2L, 2)[[1]]$factors), c(4L, 6L))

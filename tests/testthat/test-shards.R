@@ -631,3 +631,24 @@ test_that("a sharded fit draws from the session's random numbers as the in-memor
   set.seed(32)
   expect_identical(u, stats::runif(2))
 })
+
+test_that("a sharded random start is drawn shard by shard with the numbers of the whole start", {
+  # plsa() of shards keeps the documents' part of a random start as the
+  # generator's state and its column sums, and draws each shard's rows a
+  # column at a time: the same numbers as random_start(), bit for bit, and
+  # the session's stream left where random_start() leaves it
+  x <- shards(list(matrix(1, 7, 4), matrix(1, 5, 4), matrix(1, 9, 4)))
+  set.seed(31)
+  ref <- aspectr:::random_start(x$dims, 3)
+  after_ref <- stats::runif(1)
+  set.seed(31)
+  lazy <- aspectr:::random_start_lazy(x$dims, 3)
+  after_lazy <- stats::runif(1)
+  expect_identical(after_lazy, after_ref)
+  expect_identical(lazy$lambda, ref$lambda)
+  expect_identical(lazy$factors[-1], ref$factors[-1])
+  set.seed(5); state <- .Random.seed
+  blocks <- aspectr:::shard_start_blocks(x, lazy)
+  expect_identical(.Random.seed, state)  # the session's stream untouched
+  expect_identical(t(do.call(cbind, blocks)), ref$factors[[1]])
+})

@@ -189,16 +189,9 @@ nmf_shard_fit <- function(eng, init, global, L1s, L2s, max_iter, tol, hook, exac
 # start kept as the generator's state (nmf_lazy_random()): nmf_init()'s
 # draws, W's a column at a time
 nmf_draw_start <- function(x, init) {
-  env <- globalenv()
-  old <- get0(".Random.seed", envir = env, inherits = FALSE)
-  on.exit(if (is.null(old)) rm(".Random.seed", envir = env) else assign(".Random.seed", old, envir = env))
-  assign(".Random.seed", init$state, envir = env)
-  blocks <- lapply(x$rows, function(r) matrix(0, init$k, r))
-  for (j in seq_len(init$k)) {
-    u <- stats::runif(init$m)
-    for (i in seq_along(blocks)) blocks[[i]][j, ] <- u[shard_rows(x, i)] * init$scale
-  }
-  list(blocks = blocks, H = matrix(stats::runif(init$k * init$n), init$k, init$n) * init$scale)
+  d <- shard_random_blocks(x, init$state, init$k, function(j) stats::runif(init$m) * init$scale,
+                           function() matrix(stats::runif(init$k * init$n), init$k, init$n) * init$scale)
+  list(blocks = d$blocks, H = d$after)
 }
 
 # The operations of nmf_shard_fit() on a store (see shard_op_run()): each

@@ -945,16 +945,26 @@ shard_start_blocks <- function(x, init) {
     F0 <- shard_take_start(init)
     return(lapply(seq_along(x$rows), function(i) t(F0[shard_rows(x, i), , drop = FALSE])))
   }
+  shard_random_blocks(x, init$state, init$k, function(r) stats::runif(init$d0, 0.1, 1) / init$colsum[r])$blocks
+}
+
+# A random start's documents' factor drawn again shard by shard: with the
+# session's generator at `state` (put back afterwards), `column(r)` draws
+# column r of the factor (all documents), a column at a time, and each
+# shard's rows of it fill row r of its block (k x its rows, the core's
+# layout); `after()` then makes the draws that followed those. Returns the
+# blocks and what after() returned.
+shard_random_blocks <- function(x, state, k, column, after = function() NULL) {
   env <- globalenv()
   old <- get0(".Random.seed", envir = env, inherits = FALSE)
   on.exit(if (is.null(old)) rm(".Random.seed", envir = env) else assign(".Random.seed", old, envir = env))
-  assign(".Random.seed", init$state, envir = env)
-  blocks <- lapply(x$rows, function(r) matrix(0, init$k, r))
-  for (r in seq_len(init$k)) {
-    u <- stats::runif(init$d0, 0.1, 1) / init$colsum[r]
+  assign(".Random.seed", state, envir = env)
+  blocks <- lapply(x$rows, function(r) matrix(0, k, r))
+  for (r in seq_len(k)) {
+    u <- column(r)
     for (i in seq_along(blocks)) blocks[[i]][r, ] <- u[shard_rows(x, i)]
   }
-  blocks
+  list(blocks = blocks, after = after())
 }
 
 run_starts_sequential <- function(inits, fit_one, resume, max_iter, short_iter, short_keep) {

@@ -181,6 +181,7 @@ class KLCDRule {
     prepared_ = true;
     if (G.has_missing())
       throw std::invalid_argument("coordinate descent needs fully observed cells (use EM)");
+    em_.loss_only();
     em_.bind(G);  // for loss(), which may then serve several models at once
     const std::size_t N = G.order(), nnz = G.nnz();
     const index_t* ix0 = G.indices();

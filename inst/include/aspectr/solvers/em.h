@@ -251,6 +251,9 @@ class EMRule {
   // (threads over random starts, see multistart.h) as long as each call
   // uses threads = 1.
   void bind(const SparseTensor& G) { prepare(G); }
+  // For a rule that only evaluates the loss (coordinate descent's): no
+  // row blocks (see ColumnBlocks) made when the data are bound.
+  void loss_only() { want_blocks_ = false; }
   // after bind(): sum g log g, and whether the trace's logs use the counts
   double glogg() const { return glogg_; }
   // sum g log g given by the caller (one log per non-zero less when the
@@ -305,7 +308,11 @@ class EMRule {
           a1[r] += t * a[r];
         }
       };
-      if (blocks_.nb > 0 && blocks_.nb >= static_cast<std::size_t>(T)) {
+      // (fewer blocks than threads: the blocks on as many threads as there
+      // are blocks when there are at least 4, the rows being many; else
+      // the pass over the cells in their order, all threads sharing them,
+      // with at most 3 blocks' rows to reach at random)
+      if (blocks_.nb > 0 && (blocks_.nb >= static_cast<std::size_t>(T) || blocks_.nb >= 4)) {
         // cells in column order (a dgCMatrix's own, read in place): blocks
         // of rows split among the threads, and in each block the columns
         // in turn, so that the documents' factor and accumulator of a
@@ -314,7 +321,8 @@ class EMRule {
         // row: with one thread, the same sums as for the data by row.
         const ColumnBlocks& B = blocks_;
         const std::size_t d1 = G.dims[1];
-        parallel_chunks(B.nb, T, [&](int tid, std::size_t b, std::size_t e) {
+        const int TB = static_cast<int>(std::min<std::size_t>(static_cast<std::size_t>(T), B.nb));
+        parallel_chunks(B.nb, TB, [&](int tid, std::size_t b, std::size_t e) {
           arma::mat& A0 = acc.get(tid, 0);
           arma::mat& A1 = acc.get(tid, 1);
           LogSum ls;
@@ -450,7 +458,7 @@ class EMRule {
     remap_ready_ = false;
     if (N > 3 || missing_) make_remap(G);
     blocks_ = ColumnBlocks();
-    if (N == 2 && !missing_ && !pieces_) blocks_.build(G);
+    if (N == 2 && !missing_ && !pieces_ && want_blocks_) blocks_.build(G);
     if (counts_ == nullptr) return;
     // The count form pays only for whole counts (LogSum's products); data
     // without any (scaled counts, proportions) or with huge values, where
@@ -669,6 +677,7 @@ ASPECTR_UNROLL
   std::vector<std::uint8_t> mult_;
   std::vector<index_t> remap_;
   bool remap_ready_ = false;  // remap_ made for the data prepared
+  bool want_blocks_ = true;   // row blocks for data in column order (loss_only())
   ColumnBlocks blocks_;
   bool pieces_ = false;       // cells given in pieces (next_piece())
   bool pieces_seen_ = false;  // the first piece prepared

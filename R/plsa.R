@@ -214,10 +214,7 @@ plsa <- function(x, k, loss = c("kl", "tsallis", "l2"), method = NULL, q = 0.5, 
   # block's columns in turn (the block's documents' factor stays in
   # cache). The passes of q-EM and L2 read the cells by row (a copy), which
   # keeps the large documents' factor in order.
-  # (the method as plsa_method() resolves it below; its errors come there)
-  by_column <- loss == "kl" && isTRUE(tryCatch(is.character(plsa_method(method, loss, tempering)),
-                                               error = function(e) FALSE))
-  data <- as_aspect_data(x, "x", by_column = by_column)
+  data <- as_aspect_data(x, "x", by_column = loss == "kl")
   count_data <- check_count_data(x, data$val, "plsa", likelihood = loss == "kl")
   if (length(data$dims) == 2) {
     k <- check_whole(k, "k", min = 1, max = min(data$dims), what = "at most the smaller dimension of `x`")

@@ -86,7 +86,8 @@ test_that("a dgCMatrix is fitted in place, with the numbers of a copy", {
 })
 
 test_that("EM over a tall dgCMatrix, by blocks of rows, equals EM over its cells by row", {
-  # a dgCMatrix of more than 16384 rows is passed by EM in blocks of rows
+  # a dgCMatrix of more than 16384 rows (here 31360: two blocks) is passed
+  # by EM in blocks of rows
   # (each block's columns in turn); every cell must be visited once, with
   # the statistics of the pass by row (a dense matrix): the same factors up
   # to rounding, with one thread or two (threads split the blocks)

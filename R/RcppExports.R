@@ -49,6 +49,14 @@ cpp_dense_nn <- function(A, B, threads) {
     .Call(`_aspectr_cpp_dense_nn`, A, B, threads)
 }
 
+cpp_csc_scan <- function(x, i, m, div, loglik) {
+    .Call(`_aspectr_cpp_csc_scan`, x, i, m, div, loglik)
+}
+
+cpp_nndsvd <- function(u, v, d, k) {
+    .Call(`_aspectr_cpp_nndsvd`, u, v, d, k)
+}
+
 cpp_nmf_shard_state <- function(idx, val, dims, scale) {
     .Call(`_aspectr_cpp_nmf_shard_state`, idx, val, dims, scale)
 }
@@ -165,16 +173,32 @@ cpp_ntf_fit <- function(idx, val, dims, factors, method, max_iter, tol, threads,
     .Call(`_aspectr_cpp_ntf_fit`, idx, val, dims, factors, method, max_iter, tol, threads, verbose, hook, want_model)
 }
 
+cpp_nmf_data <- function(dense, si, sp, sx, dims, div) {
+    .Call(`_aspectr_cpp_nmf_data`, dense, si, sp, sx, dims, div)
+}
+
+cpp_nmf_product <- function(data, F, which, threads) {
+    .Call(`_aspectr_cpp_nmf_product`, data, F, which, threads)
+}
+
+cpp_nmf_range_svd <- function(data, Omega, power, k, threads) {
+    .Call(`_aspectr_cpp_nmf_range_svd`, data, Omega, power, k, threads)
+}
+
+cpp_orthonormalize <- function(Y, threads) {
+    .Call(`_aspectr_cpp_orthonormalize`, Y, threads)
+}
+
 cpp_nmf_solvers <- function() {
     .Call(`_aspectr_cpp_nmf_solvers`)
 }
 
-cpp_nmf_fit <- function(dense, si, sp, sx, dims, W0, H0, loss, method, beta, L1, L2, eps, max_iter, tol, threads, verbose, accelerate = FALSE, hook = NULL, want_model = FALSE) {
-    .Call(`_aspectr_cpp_nmf_fit`, dense, si, sp, sx, dims, W0, H0, loss, method, beta, L1, L2, eps, max_iter, tol, threads, verbose, accelerate, hook, want_model)
+cpp_nmf_fit <- function(data, W0, H0, loss, method, beta, L1, L2, eps, max_iter, tol, threads, verbose, accelerate = FALSE, hook = NULL, want_model = FALSE) {
+    .Call(`_aspectr_cpp_nmf_fit`, data, W0, H0, loss, method, beta, L1, L2, eps, max_iter, tol, threads, verbose, accelerate, hook, want_model)
 }
 
-cpp_nmf_project <- function(dense, si, sp, sx, dims, W, loss, beta, L1, L2, eps, max_iter, tol, threads) {
-    .Call(`_aspectr_cpp_nmf_project`, dense, si, sp, sx, dims, W, loss, beta, L1, L2, eps, max_iter, tol, threads)
+cpp_nmf_project <- function(data, W, loss, beta, L1, L2, eps, max_iter, tol, threads) {
+    .Call(`_aspectr_cpp_nmf_project`, data, W, loss, beta, L1, L2, eps, max_iter, tol, threads)
 }
 
 cpp_shard_summary <- function(idx, val, dims) {

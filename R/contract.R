@@ -538,7 +538,7 @@ predict.aspectr_ntf <- function(object, newdata, type = c("coef", "class"), max_
     s <- sc$s
     w <- max(B)
     if (!(w > 0)) w <- 1
-    coef <- cpp_nmf_project(nd$dense, nd$i, nd$p, nd$x, nd$dims, B / w, object$loss, 2,
+    coef <- cpp_nmf_project(nmf_ptr(nd), B / w, object$loss, 2,
                             c(0, 0), c(0, 0), 1e-16, max_iter, tol, threads)
     coef <- t(coef) * (s / w)
     rownames(coef) <- d$dimnames[[1]]

@@ -226,7 +226,7 @@ nmf_fold <- function(object, x, B, l1, l2, max_iter, tol, threads) {
   b <- object$beta
   l1 <- if (l1 > 0) l1 * exp((1 - b) * log(sc$s) - log(w)) else 0
   l2 <- if (l2 > 0) l2 * exp((2 - b) * log(sc$s) - 2 * log(w)) else 0
-  C <- cpp_nmf_project(nd$dense, nd$i, nd$p, nd$x, nd$dims, B / w, object$loss,
+  C <- cpp_nmf_project(nmf_ptr(nd), B / w, object$loss,
                        object$beta, c(0, l1), c(0, l2), object$eps, max_iter, tol, threads)
   C * (sc$s / w)
 }

@@ -213,10 +213,11 @@ nmf <- function(x, k, loss = c("frobenius", "kl", "beta"), beta = 2,
   # is that of x scaled. Penalties are rescaled so that the problem solved is
   # exactly the one asked for.
   # the Poisson log-likelihood's data term, sum(x log x - x - log x!)
-  loglik_const <- if (loss != "kl") NA_real_ else if (sharded) nd$loglik_const else {
-    v <- if (!is.null(nd$dense)) nd$dense[nd$dense > 0] else nd$x[nd$x > 0]
-    sum(v * log(v) - v - lgamma(v + 1))
-  }
+  loglik_const <- if (loss != "kl") NA_real_ else if (sharded) nd$loglik_const else
+    if (is.null(nd$dense)) cpp_csc_scan(nd$x, nd$i, nd$dims[1], 1, TRUE)$loglik_const else {
+      v <- nd$dense[nd$dense > 0]
+      sum(v * log(v) - v - lgamma(v + 1))
+    }
   if (sharded) {
     sc <- nd$scale
   } else {
@@ -271,10 +272,19 @@ nmf <- function(x, k, loss = c("frobenius", "kl", "beta"), beta = 2,
     check_flag(accelerate, "accelerate")
   accelerate <- accelerate && (method %in% c("hals", "anls") || (loss == "kl" && method == "mu"))
 
+  # the data in the core's form, once for the SVD, every start and the
+  # final products
+  if (!sharded) nd$ptr <- nmf_ptr(nd)
   svd0 <- if (is.character(init) && init != "random") nmf_svd(nd, k, threads) else NULL
+  # the SVD's temporaries (several of the factors' size) collected before
+  # the starts and the fits allocate theirs, when that is worth a collection
+  # of R's young objects (about a millisecond); again after the starts
+  big <- !sharded && nd$nnz >= 1e6
+  if (big && !is.null(svd0)) invisible(gc(verbose = FALSE, full = FALSE))
   inits <- with_seed(seed, lapply(seq_len(nrun), function(i) {
     if (sharded && identical(init, "random")) nmf_lazy_random(nd, k) else nmf_init(nd, k, init, svd0)
   }))
+  if (big) invisible(gc(verbose = FALSE, full = FALSE))
   callback <- check_callback(callback)
   comp <- paste0("factor_", seq_len(k))
   # the callback's objective and factors on the user's scale (W H = s W' H')
@@ -286,7 +296,7 @@ nmf <- function(x, k, loss = c("frobenius", "kl", "beta"), beta = 2,
                      list(W = W, H = `dimnames<-`(t(H), list(nd$dimnames[[2]], comp)))
                    })
   fit_start <- function(s, iters) {
-    cpp_nmf_fit(nd$dense, nd$i, nd$p, nd$x, nd$dims, s$W, s$H, loss, method, beta,
+    cpp_nmf_fit(nd$ptr, s$W, s$H, loss, method, beta,
                 L1s, L2s, eps, iters, tol, threads, verbose, accelerate, hook, !is.null(callback))
   }
   stg <- check_staging(short_iter, short_keep, nrun)
@@ -400,27 +410,28 @@ check_init_list <- function(init, dims, k, call = rlang::caller_env()) {
 # The data divided by s = max(x) (so the scaled data are the same, to
 # rounding, for x and c * x: the fit, its starts included, does not depend on
 # the scale), with its statistics recomputed on the scaled values (they
-# cannot overflow). a = sqrt(s) scales the factors.
+# cannot overflow). a = sqrt(s) scales the factors. Sparse values are not
+# copied: `div` records the divisor, which the core applies as it reads
+# them (cpp_nmf_data()).
 nmf_scale <- function(nd) {
-  s <- if (!is.null(nd$dense)) max(nd$dense) else max(nd$x)
+  s <- if (!is.null(nd$dense)) max(nd$dense) else nd$top %||% max(nd$x)
   if (s == 1) return(list(nd = nd, s = 1, a = 1))
-  if (!is.null(nd$dense)) nd$dense <- nd$dense / s
-  nd$x <- nd$x / s
-  if (!is.null(nd$csc)) nd$csc@x <- nd$csc@x / s
+  if (!is.null(nd$dense)) nd$dense <- nd$dense / s else nd$div <- s
   list(nd = nmf_restat(nd), s = s, a = sqrt(s))
 }
 
 nmf_restat <- function(nd) {
-  if (!is.null(nd$dense)) {
-    st <- cpp_dense_scan(nd$dense)
-    nd$total <- st$total; nd$xlogx <- st$xlogx
-    nd$row_totals <- st$row_totals
-  } else {
-    v <- nd$x
-    nd$total <- sum(v); nd$xlogx <- sum(v * log(v))
-    nd$row_totals <- tabulate_weighted(nd$i + 1L, v, nd$dims[1])
-  }
+  st <- if (!is.null(nd$dense)) cpp_dense_scan(nd$dense) else
+    cpp_csc_scan(nd$x, nd$i, nd$dims[1], nd$div %||% 1, FALSE)
+  nd$total <- st$total; nd$xlogx <- st$xlogx
+  nd$row_totals <- st$row_totals
   nd
+}
+
+# The data of a fit in the core's form (cpp_nmf_data()), made once and used
+# by every start, the SVD and the final products.
+nmf_ptr <- function(nd) {
+  nd$ptr %||% cpp_nmf_data(nd$dense, nd$i, nd$p, nd$x, nd$dims, nd$div %||% 1)
 }
 
 # x -> list(dense = matrix or NULL, i, p, x (CSC), dims, dimnames, nnz, total)
@@ -440,9 +451,11 @@ nmf_data <- function(x, arg, dense = FALSE, call = rlang::caller_env()) {
     dm <- matrix(0, dims[1], dims[2])
     dm[cbind(i + 1L, j + 1L)] <- v
   }
-  list(dense = dm, i = as.integer(i), p = as.integer(p), x = as.numeric(v), dims = dims,
+  i <- as.integer(i); v <- as.numeric(v)
+  st <- cpp_csc_scan(v, i, dims[1], 1, FALSE)
+  list(dense = dm, i = i, p = as.integer(p), x = v, dims = dims,
        dimnames = d$dimnames, nnz = length(v), total = d$total,
-       xlogx = sum(v * log(v)), row_totals = tabulate_weighted(i + 1L, v, dims[1]))
+       xlogx = st$xlogx, row_totals = st$row_totals, top = st$top)
 }
 
 # A plain numeric matrix that will be fitted dense: one pass in C++ checks it
@@ -470,27 +483,31 @@ nmf_data_dense <- function(x, dense) {
 
 # A dgCMatrix with positive finite values is already in the form the fit
 # needs (Matrix keeps the row indices of a column sorted): its slots are used
-# as they are, without triplets. NULL when the general path must handle it
+# as they are, without triplets or copies, and one pass in C++ checks them
+# and computes their statistics. NULL when the general path must handle it
 # (other classes, explicit zeros, invalid values, which that path reports).
 nmf_data_csc <- function(x, dense) {
-  if (dense || !methods::is(x, "dgCMatrix") || any(dim(x) == 0)) return(NULL)
-  v <- x@x
-  if (!length(v) || anyNA(v) || !all(v > 0 & v < Inf)) return(NULL)
+  if (dense || !methods::is(x, "dgCMatrix") || any(dim(x) == 0) || !length(x@x)) return(NULL)
   dims <- as.integer(dim(x))
+  st <- cpp_csc_scan(x@x, x@i, dims[1], 1, FALSE)
+  if (st$bad > 0) return(NULL)
   dn <- unname(lapply(x@Dimnames, function(d) if (is.null(d)) NULL else as.character(d)))
-  list(dense = NULL, i = x@i, p = x@p, x = v, dims = dims, dimnames = dn, nnz = length(v),
-       total = sum(v), xlogx = sum(v * log(v)), row_totals = tabulate_weighted(x@i + 1L, v, dims[1]),
+  list(dense = NULL, i = x@i, p = x@p, x = x@x, dims = dims, dimnames = dn, nnz = length(x@x),
+       total = st$total, xlogx = st$xlogx, row_totals = st$row_totals, top = st$top,
        csc = x)
 }
 
+# The sparse data as a dgCMatrix, divided by `div` (small data only: the
+# exact SVD and the rank's cross-validation)
 nmf_sparse <- function(nd) {
-  if (!is.null(nd$csc)) return(nd$csc)
-  Matrix::sparseMatrix(i = nd$i, p = nd$p, x = nd$x, dims = nd$dims, index1 = FALSE)
+  X <- nd$csc %||% Matrix::sparseMatrix(i = nd$i, p = nd$p, x = nd$x, dims = nd$dims, index1 = FALSE)
+  if (!is.null(nd$div) && nd$div != 1) X@x <- X@x / nd$div
+  X
 }
 
 nmf_WtX <- function(nd, W, threads = 1L) {
   if (!is.null(nd$dense)) cpp_dense_tn(W, nd$dense, threads) else
-    as.matrix(Matrix::crossprod(W, nmf_sparse(nd)))
+    cpp_nmf_product(nmf_ptr(nd), W, "WtX", threads)
 }
 
 # Leading k singular triplets: exact for small dense data, otherwise a
@@ -498,46 +515,18 @@ nmf_WtX <- function(nd, W, threads = 1L) {
 # (seeded from its own stream so that it does not depend on nrun).
 nmf_svd <- function(nd, k, threads = 1L) {
   dense <- !is.null(nd$dense)
-  X <- if (dense) nd$dense else nmf_sparse(nd)
   # small data: the exact SVD, of the dense form also for sparse storage, so
   # that dense and sparse storage of the same matrix give the same start
   if (min(nd$dims) <= 400 && prod(as.numeric(nd$dims)) <= 4e6) {
-    s <- svd(if (dense) X else as.matrix(X), nu = k, nv = k)
+    s <- svd(if (dense) nd$dense else as.matrix(nmf_sparse(nd)), nu = k, nv = k)
     return(list(d = s$d[seq_len(k)], u = s$u, v = s$v))
   }
-  # X Z and X'Q: the package's dense kernels for dense X (R's reference BLAS
-  # is several times slower), Matrix's sparse products otherwise
-  XZ <- if (dense) function(Z) cpp_dense_nn(X, t(Z), threads) else function(Z) as.matrix(X %*% Z)
-  XtQ <- if (dense) function(Q) t(cpp_dense_tn(Q, X, threads)) else
-    function(Q) as.matrix(Matrix::crossprod(X, Q))
+  # the range finder in C++ (with the package's kernels: R's reference BLAS
+  # is several times slower; sparse data are read in place), with two power
+  # iterations
   l <- min(k + 10, min(nd$dims))
   omega <- with_seed(20240601L, matrix(stats::rnorm(nd$dims[2] * l), nd$dims[2], l))
-  # subspace iteration, orthonormalizing only Y = X Z (m x l): Q is
-  # orthonormal, so X'Q needs no QR of its own to stay well scaled
-  Y <- XZ(omega)
-  for (it in 1:2) Y <- XZ(XtQ(orthonormalize(Y, threads)))
-  Q <- orthonormalize(Y, threads)
-  B <- t(XtQ(Q))
-  s <- svd(B, nu = k, nv = k)
-  list(d = s$d[seq_len(k)], u = Q %*% s$u, v = s$v)
-}
-
-# An orthonormal basis of the columns of a tall Y: Cholesky QR twice
-# (Y R^-1 with R'R = Y'Y; the second pass restores orthogonality to rounding
-# for any condition number the first one survives), several times faster
-# than qr() here; Householder QR when Y'Y is numerically singular or the
-# result is not orthonormal to 1e-10.
-orthonormalize <- function(Y, threads = 1L) {
-  Q <- Y
-  for (pass in 1:2) {
-    R <- tryCatch(chol(cpp_dense_tn(Q, Q, threads)), error = function(e) NULL)
-    if (is.null(R)) return(qr.Q(qr(Y)))
-    Q <- cpp_dense_nn(Q, t(backsolve(R, diag(ncol(Q)))), threads)
-  }
-  if (!all(is.finite(Q)) || max(abs(cpp_dense_tn(Q, Q, threads) - diag(ncol(Q)))) > 1e-10) {
-    return(qr.Q(qr(Y)))
-  }
-  Q
+  cpp_nmf_range_svd(nmf_ptr(nd), omega, 2L, k, threads)
 }
 
 # A random start of a sharded fit kept as the generator's state before its
@@ -573,26 +562,13 @@ nmf_init <- function(nd, k, init, svd0) {
     return(list(W = matrix(stats::runif(m * k), m, k) * scale,
                 H = matrix(stats::runif(k * n), k, n) * scale))
   }
-  s <- svd0
-  W <- matrix(0, m, k); H <- matrix(0, k, n)
-  W[, 1] <- sqrt(s$d[1]) * abs(s$u[, 1])
-  H[1, ] <- sqrt(s$d[1]) * abs(s$v[, 1])
-  if (k > 1) for (j in 2:k) {
-    u <- s$u[, j]; v <- s$v[, j]
-    up <- pmax(u, 0); un <- pmax(-u, 0); vp <- pmax(v, 0); vn <- pmax(-v, 0)
-    np <- sqrt(sum(up^2)) * sqrt(sum(vp^2)); nn <- sqrt(sum(un^2)) * sqrt(sum(vn^2))
-    # at a tie of the two parts (to rounding) the choice must not depend on
-    # the sign the SVD gave (u, v) or on rounding: the part that holds the
-    # largest entry of u
-    pos <- if (abs(np - nn) <= 1e-10 * max(np, nn)) u[which.max(abs(u))] > 0 else np >= nn
-    if (pos) {
-      a <- up / max(sqrt(sum(up^2)), 1e-300); b <- vp / max(sqrt(sum(vp^2)), 1e-300); sig <- np
-    } else {
-      a <- un / max(sqrt(sum(un^2)), 1e-300); b <- vn / max(sqrt(sum(vn^2)), 1e-300); sig <- nn
-    }
-    W[, j] <- sqrt(s$d[j] * sig) * a
-    H[j, ] <- sqrt(s$d[j] * sig) * b
-  }
+  # NNDSVD: for each singular pair after the first, the positive or the
+  # negative parts of (u, v), whichever has the larger product of norms; at
+  # a tie of the two (to rounding) the choice must not depend on the sign
+  # the SVD gave (u, v) or on rounding: the part that holds the largest
+  # entry of u (cpp_nndsvd())
+  wh <- cpp_nndsvd(svd0$u, svd0$v, svd0$d, k)
+  W <- wh$W; H <- wh$H
   # the zeros of NNDSVD: exact zeros, and entries that are zero but for
   # rounding (below 1e-12 times the largest entry), so that data equal up to
   # rounding (x and c * x scaled back) get the same start

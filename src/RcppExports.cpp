@@ -178,6 +178,35 @@ BEGIN_RCPP
     return rcpp_result_gen;
 END_RCPP
 }
+// cpp_csc_scan
+Rcpp::List cpp_csc_scan(Rcpp::NumericVector x, Rcpp::IntegerVector i, int m, double div, bool loglik);
+RcppExport SEXP _aspectr_cpp_csc_scan(SEXP xSEXP, SEXP iSEXP, SEXP mSEXP, SEXP divSEXP, SEXP loglikSEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::RNGScope rcpp_rngScope_gen;
+    Rcpp::traits::input_parameter< Rcpp::NumericVector >::type x(xSEXP);
+    Rcpp::traits::input_parameter< Rcpp::IntegerVector >::type i(iSEXP);
+    Rcpp::traits::input_parameter< int >::type m(mSEXP);
+    Rcpp::traits::input_parameter< double >::type div(divSEXP);
+    Rcpp::traits::input_parameter< bool >::type loglik(loglikSEXP);
+    rcpp_result_gen = Rcpp::wrap(cpp_csc_scan(x, i, m, div, loglik));
+    return rcpp_result_gen;
+END_RCPP
+}
+// cpp_nndsvd
+Rcpp::List cpp_nndsvd(Rcpp::NumericMatrix u, Rcpp::NumericMatrix v, Rcpp::NumericVector d, int k);
+RcppExport SEXP _aspectr_cpp_nndsvd(SEXP uSEXP, SEXP vSEXP, SEXP dSEXP, SEXP kSEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::RNGScope rcpp_rngScope_gen;
+    Rcpp::traits::input_parameter< Rcpp::NumericMatrix >::type u(uSEXP);
+    Rcpp::traits::input_parameter< Rcpp::NumericMatrix >::type v(vSEXP);
+    Rcpp::traits::input_parameter< Rcpp::NumericVector >::type d(dSEXP);
+    Rcpp::traits::input_parameter< int >::type k(kSEXP);
+    rcpp_result_gen = Rcpp::wrap(cpp_nndsvd(u, v, d, k));
+    return rcpp_result_gen;
+END_RCPP
+}
 // cpp_nmf_shard_state
 SEXP cpp_nmf_shard_state(Rcpp::IntegerMatrix idx, Rcpp::NumericVector val, Rcpp::IntegerVector dims, double scale);
 RcppExport SEXP _aspectr_cpp_nmf_shard_state(SEXP idxSEXP, SEXP valSEXP, SEXP dimsSEXP, SEXP scaleSEXP) {
@@ -658,6 +687,63 @@ BEGIN_RCPP
     return rcpp_result_gen;
 END_RCPP
 }
+// cpp_nmf_data
+SEXP cpp_nmf_data(SEXP dense, SEXP si, SEXP sp, SEXP sx, Rcpp::IntegerVector dims, double div);
+RcppExport SEXP _aspectr_cpp_nmf_data(SEXP denseSEXP, SEXP siSEXP, SEXP spSEXP, SEXP sxSEXP, SEXP dimsSEXP, SEXP divSEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::RNGScope rcpp_rngScope_gen;
+    Rcpp::traits::input_parameter< SEXP >::type dense(denseSEXP);
+    Rcpp::traits::input_parameter< SEXP >::type si(siSEXP);
+    Rcpp::traits::input_parameter< SEXP >::type sp(spSEXP);
+    Rcpp::traits::input_parameter< SEXP >::type sx(sxSEXP);
+    Rcpp::traits::input_parameter< Rcpp::IntegerVector >::type dims(dimsSEXP);
+    Rcpp::traits::input_parameter< double >::type div(divSEXP);
+    rcpp_result_gen = Rcpp::wrap(cpp_nmf_data(dense, si, sp, sx, dims, div));
+    return rcpp_result_gen;
+END_RCPP
+}
+// cpp_nmf_product
+Rcpp::NumericMatrix cpp_nmf_product(SEXP data, Rcpp::NumericMatrix F, std::string which, int threads);
+RcppExport SEXP _aspectr_cpp_nmf_product(SEXP dataSEXP, SEXP FSEXP, SEXP whichSEXP, SEXP threadsSEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::RNGScope rcpp_rngScope_gen;
+    Rcpp::traits::input_parameter< SEXP >::type data(dataSEXP);
+    Rcpp::traits::input_parameter< Rcpp::NumericMatrix >::type F(FSEXP);
+    Rcpp::traits::input_parameter< std::string >::type which(whichSEXP);
+    Rcpp::traits::input_parameter< int >::type threads(threadsSEXP);
+    rcpp_result_gen = Rcpp::wrap(cpp_nmf_product(data, F, which, threads));
+    return rcpp_result_gen;
+END_RCPP
+}
+// cpp_nmf_range_svd
+Rcpp::List cpp_nmf_range_svd(SEXP data, Rcpp::NumericMatrix Omega, int power, int k, int threads);
+RcppExport SEXP _aspectr_cpp_nmf_range_svd(SEXP dataSEXP, SEXP OmegaSEXP, SEXP powerSEXP, SEXP kSEXP, SEXP threadsSEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::RNGScope rcpp_rngScope_gen;
+    Rcpp::traits::input_parameter< SEXP >::type data(dataSEXP);
+    Rcpp::traits::input_parameter< Rcpp::NumericMatrix >::type Omega(OmegaSEXP);
+    Rcpp::traits::input_parameter< int >::type power(powerSEXP);
+    Rcpp::traits::input_parameter< int >::type k(kSEXP);
+    Rcpp::traits::input_parameter< int >::type threads(threadsSEXP);
+    rcpp_result_gen = Rcpp::wrap(cpp_nmf_range_svd(data, Omega, power, k, threads));
+    return rcpp_result_gen;
+END_RCPP
+}
+// cpp_orthonormalize
+Rcpp::NumericMatrix cpp_orthonormalize(Rcpp::NumericMatrix Y, int threads);
+RcppExport SEXP _aspectr_cpp_orthonormalize(SEXP YSEXP, SEXP threadsSEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::RNGScope rcpp_rngScope_gen;
+    Rcpp::traits::input_parameter< Rcpp::NumericMatrix >::type Y(YSEXP);
+    Rcpp::traits::input_parameter< int >::type threads(threadsSEXP);
+    rcpp_result_gen = Rcpp::wrap(cpp_orthonormalize(Y, threads));
+    return rcpp_result_gen;
+END_RCPP
+}
 // cpp_nmf_solvers
 Rcpp::List cpp_nmf_solvers();
 RcppExport SEXP _aspectr_cpp_nmf_solvers() {
@@ -669,16 +755,12 @@ BEGIN_RCPP
 END_RCPP
 }
 // cpp_nmf_fit
-Rcpp::List cpp_nmf_fit(Rcpp::Nullable<Rcpp::NumericMatrix> dense, Rcpp::IntegerVector si, Rcpp::IntegerVector sp, Rcpp::NumericVector sx, Rcpp::IntegerVector dims, Rcpp::NumericMatrix W0, Rcpp::NumericMatrix H0, std::string loss, std::string method, double beta, Rcpp::NumericVector L1, Rcpp::NumericVector L2, double eps, int max_iter, double tol, int threads, bool verbose, bool accelerate, SEXP hook, bool want_model);
-RcppExport SEXP _aspectr_cpp_nmf_fit(SEXP denseSEXP, SEXP siSEXP, SEXP spSEXP, SEXP sxSEXP, SEXP dimsSEXP, SEXP W0SEXP, SEXP H0SEXP, SEXP lossSEXP, SEXP methodSEXP, SEXP betaSEXP, SEXP L1SEXP, SEXP L2SEXP, SEXP epsSEXP, SEXP max_iterSEXP, SEXP tolSEXP, SEXP threadsSEXP, SEXP verboseSEXP, SEXP accelerateSEXP, SEXP hookSEXP, SEXP want_modelSEXP) {
+Rcpp::List cpp_nmf_fit(SEXP data, Rcpp::NumericMatrix W0, Rcpp::NumericMatrix H0, std::string loss, std::string method, double beta, Rcpp::NumericVector L1, Rcpp::NumericVector L2, double eps, int max_iter, double tol, int threads, bool verbose, bool accelerate, SEXP hook, bool want_model);
+RcppExport SEXP _aspectr_cpp_nmf_fit(SEXP dataSEXP, SEXP W0SEXP, SEXP H0SEXP, SEXP lossSEXP, SEXP methodSEXP, SEXP betaSEXP, SEXP L1SEXP, SEXP L2SEXP, SEXP epsSEXP, SEXP max_iterSEXP, SEXP tolSEXP, SEXP threadsSEXP, SEXP verboseSEXP, SEXP accelerateSEXP, SEXP hookSEXP, SEXP want_modelSEXP) {
 BEGIN_RCPP
     Rcpp::RObject rcpp_result_gen;
     Rcpp::RNGScope rcpp_rngScope_gen;
-    Rcpp::traits::input_parameter< Rcpp::Nullable<Rcpp::NumericMatrix> >::type dense(denseSEXP);
-    Rcpp::traits::input_parameter< Rcpp::IntegerVector >::type si(siSEXP);
-    Rcpp::traits::input_parameter< Rcpp::IntegerVector >::type sp(spSEXP);
-    Rcpp::traits::input_parameter< Rcpp::NumericVector >::type sx(sxSEXP);
-    Rcpp::traits::input_parameter< Rcpp::IntegerVector >::type dims(dimsSEXP);
+    Rcpp::traits::input_parameter< SEXP >::type data(dataSEXP);
     Rcpp::traits::input_parameter< Rcpp::NumericMatrix >::type W0(W0SEXP);
     Rcpp::traits::input_parameter< Rcpp::NumericMatrix >::type H0(H0SEXP);
     Rcpp::traits::input_parameter< std::string >::type loss(lossSEXP);
@@ -694,21 +776,17 @@ BEGIN_RCPP
     Rcpp::traits::input_parameter< bool >::type accelerate(accelerateSEXP);
     Rcpp::traits::input_parameter< SEXP >::type hook(hookSEXP);
     Rcpp::traits::input_parameter< bool >::type want_model(want_modelSEXP);
-    rcpp_result_gen = Rcpp::wrap(cpp_nmf_fit(dense, si, sp, sx, dims, W0, H0, loss, method, beta, L1, L2, eps, max_iter, tol, threads, verbose, accelerate, hook, want_model));
+    rcpp_result_gen = Rcpp::wrap(cpp_nmf_fit(data, W0, H0, loss, method, beta, L1, L2, eps, max_iter, tol, threads, verbose, accelerate, hook, want_model));
     return rcpp_result_gen;
 END_RCPP
 }
 // cpp_nmf_project
-Rcpp::NumericMatrix cpp_nmf_project(Rcpp::Nullable<Rcpp::NumericMatrix> dense, Rcpp::IntegerVector si, Rcpp::IntegerVector sp, Rcpp::NumericVector sx, Rcpp::IntegerVector dims, Rcpp::NumericMatrix W, std::string loss, double beta, Rcpp::NumericVector L1, Rcpp::NumericVector L2, double eps, int max_iter, double tol, int threads);
-RcppExport SEXP _aspectr_cpp_nmf_project(SEXP denseSEXP, SEXP siSEXP, SEXP spSEXP, SEXP sxSEXP, SEXP dimsSEXP, SEXP WSEXP, SEXP lossSEXP, SEXP betaSEXP, SEXP L1SEXP, SEXP L2SEXP, SEXP epsSEXP, SEXP max_iterSEXP, SEXP tolSEXP, SEXP threadsSEXP) {
+Rcpp::NumericMatrix cpp_nmf_project(SEXP data, Rcpp::NumericMatrix W, std::string loss, double beta, Rcpp::NumericVector L1, Rcpp::NumericVector L2, double eps, int max_iter, double tol, int threads);
+RcppExport SEXP _aspectr_cpp_nmf_project(SEXP dataSEXP, SEXP WSEXP, SEXP lossSEXP, SEXP betaSEXP, SEXP L1SEXP, SEXP L2SEXP, SEXP epsSEXP, SEXP max_iterSEXP, SEXP tolSEXP, SEXP threadsSEXP) {
 BEGIN_RCPP
     Rcpp::RObject rcpp_result_gen;
     Rcpp::RNGScope rcpp_rngScope_gen;
-    Rcpp::traits::input_parameter< Rcpp::Nullable<Rcpp::NumericMatrix> >::type dense(denseSEXP);
-    Rcpp::traits::input_parameter< Rcpp::IntegerVector >::type si(siSEXP);
-    Rcpp::traits::input_parameter< Rcpp::IntegerVector >::type sp(spSEXP);
-    Rcpp::traits::input_parameter< Rcpp::NumericVector >::type sx(sxSEXP);
-    Rcpp::traits::input_parameter< Rcpp::IntegerVector >::type dims(dimsSEXP);
+    Rcpp::traits::input_parameter< SEXP >::type data(dataSEXP);
     Rcpp::traits::input_parameter< Rcpp::NumericMatrix >::type W(WSEXP);
     Rcpp::traits::input_parameter< std::string >::type loss(lossSEXP);
     Rcpp::traits::input_parameter< double >::type beta(betaSEXP);
@@ -718,7 +796,7 @@ BEGIN_RCPP
     Rcpp::traits::input_parameter< int >::type max_iter(max_iterSEXP);
     Rcpp::traits::input_parameter< double >::type tol(tolSEXP);
     Rcpp::traits::input_parameter< int >::type threads(threadsSEXP);
-    rcpp_result_gen = Rcpp::wrap(cpp_nmf_project(dense, si, sp, sx, dims, W, loss, beta, L1, L2, eps, max_iter, tol, threads));
+    rcpp_result_gen = Rcpp::wrap(cpp_nmf_project(data, W, loss, beta, L1, L2, eps, max_iter, tol, threads));
     return rcpp_result_gen;
 END_RCPP
 }
@@ -1029,6 +1107,8 @@ static const R_CallMethodDef CallEntries[] = {
     {"_aspectr_cpp_dense_scan", (DL_FUNC) &_aspectr_cpp_dense_scan, 1},
     {"_aspectr_cpp_dense_tn", (DL_FUNC) &_aspectr_cpp_dense_tn, 3},
     {"_aspectr_cpp_dense_nn", (DL_FUNC) &_aspectr_cpp_dense_nn, 3},
+    {"_aspectr_cpp_csc_scan", (DL_FUNC) &_aspectr_cpp_csc_scan, 5},
+    {"_aspectr_cpp_nndsvd", (DL_FUNC) &_aspectr_cpp_nndsvd, 4},
     {"_aspectr_cpp_nmf_shard_state", (DL_FUNC) &_aspectr_cpp_nmf_shard_state, 4},
     {"_aspectr_cpp_nmf_shard_eval", (DL_FUNC) &_aspectr_cpp_nmf_shard_eval, 7},
     {"_aspectr_cpp_nmf_shard_wtx", (DL_FUNC) &_aspectr_cpp_nmf_shard_wtx, 4},
@@ -1058,9 +1138,13 @@ static const R_CallMethodDef CallEntries[] = {
     {"_aspectr_cpp_project_simplex", (DL_FUNC) &_aspectr_cpp_project_simplex, 1},
     {"_aspectr_cpp_simplex_qp", (DL_FUNC) &_aspectr_cpp_simplex_qp, 2},
     {"_aspectr_cpp_ntf_fit", (DL_FUNC) &_aspectr_cpp_ntf_fit, 11},
+    {"_aspectr_cpp_nmf_data", (DL_FUNC) &_aspectr_cpp_nmf_data, 6},
+    {"_aspectr_cpp_nmf_product", (DL_FUNC) &_aspectr_cpp_nmf_product, 4},
+    {"_aspectr_cpp_nmf_range_svd", (DL_FUNC) &_aspectr_cpp_nmf_range_svd, 5},
+    {"_aspectr_cpp_orthonormalize", (DL_FUNC) &_aspectr_cpp_orthonormalize, 2},
     {"_aspectr_cpp_nmf_solvers", (DL_FUNC) &_aspectr_cpp_nmf_solvers, 0},
-    {"_aspectr_cpp_nmf_fit", (DL_FUNC) &_aspectr_cpp_nmf_fit, 20},
-    {"_aspectr_cpp_nmf_project", (DL_FUNC) &_aspectr_cpp_nmf_project, 14},
+    {"_aspectr_cpp_nmf_fit", (DL_FUNC) &_aspectr_cpp_nmf_fit, 16},
+    {"_aspectr_cpp_nmf_project", (DL_FUNC) &_aspectr_cpp_nmf_project, 10},
     {"_aspectr_cpp_shard_summary", (DL_FUNC) &_aspectr_cpp_shard_summary, 3},
     {"_aspectr_cpp_shard_file_summary", (DL_FUNC) &_aspectr_cpp_shard_file_summary, 1},
     {"_aspectr_cpp_shard_buffer_free", (DL_FUNC) &_aspectr_cpp_shard_buffer_free, 1},

@@ -410,25 +410,98 @@ Rcpp::List cpp_ntf_fit(Rcpp::IntegerMatrix idx, Rcpp::NumericVector val,
   return out;
 }
 
-// Dense X (m x n) or sparse X in compressed-column form (i, p, x).
-static std::unique_ptr<aspectr::nmf::Data> make_nmf_data(
-    Rcpp::Nullable<Rcpp::NumericMatrix> dense, const Rcpp::IntegerVector& si,
-    const Rcpp::IntegerVector& sp, const Rcpp::NumericVector& sx, const Rcpp::IntegerVector& dims) {
+// nmf()'s data, made once per fit (R/nmf.R's nmf_ptr()) and used by its
+// starts, its SVD and its predictions: dense X (m x n, used in place when it
+// holds doubles) or sparse X in compressed-column form (i, p, x: used in
+// place, the matrix's entries x / div; only X' is copied). The R vectors the
+// data use are kept alive by the external pointer's protected field.
+// [[Rcpp::export]]
+SEXP cpp_nmf_data(SEXP dense, SEXP si, SEXP sp, SEXP sx, Rcpp::IntegerVector dims, double div) {
   using aspectr::nmf::Data;
-  if (dense.isNotNull()) {
-    SEXP d = dense.get();
-    if (TYPEOF(d) == REALSXP) {  // used in place: the argument outlives the fit
-      const Rcpp::NumericMatrix D(d);
-      return std::unique_ptr<Data>(new Data(REAL(d), D.nrow(), D.ncol()));
+  if (dims.size() != 2 || dims[0] < 0 || dims[1] < 0) Rcpp::stop("internal error: nmf data need two dimensions");
+  if (!(div > 0.0) || !std::isfinite(div)) Rcpp::stop("internal error: the data's divisor must be positive");
+  if (!Rf_isNull(dense)) {
+    if (TYPEOF(dense) == REALSXP) {
+      const Rcpp::NumericMatrix D(dense);
+      if (div != 1.0) Rcpp::stop("internal error: dense nmf data are scaled in R");
+      return Rcpp::XPtr<Data>(new Data(REAL(dense), D.nrow(), D.ncol()), true, R_NilValue, dense);
     }
-    return std::unique_ptr<Data>(new Data(Rcpp::as<arma::mat>(Rcpp::NumericMatrix(d))));
+    return Rcpp::XPtr<Data>(new Data(Rcpp::as<arma::mat>(Rcpp::NumericMatrix(dense))), true);
   }
+  // the vectors borrowed are those the pointer protects (coerced once if
+  // they are not of the type the core reads)
+  Rcpp::IntegerVector i(si), p(sp);
+  Rcpp::NumericVector x(sx);
+  const arma::uword m = dims[0], n = dims[1];
+  const std::size_t nnz = x.size();
+  if (static_cast<std::size_t>(i.size()) != nnz || static_cast<arma::uword>(p.size()) != n + 1 ||
+      p[0] != 0 || static_cast<std::size_t>(p[n]) != nnz)
+    Rcpp::stop("internal error: inconsistent compressed-column data");
   aspectr::nmf::Csc c;
-  c.n_rows = dims[0]; c.n_cols = dims[1];
-  c.p.assign(sp.begin(), sp.end());
-  c.i.assign(si.begin(), si.end());
-  c.x.assign(sx.begin(), sx.end());
-  return std::unique_ptr<Data>(new Data(std::move(c)));
+  c.n_rows = m; c.n_cols = n;
+  c.p.resize(n + 1);
+  for (arma::uword j = 0; j <= n; ++j) {
+    if (j > 0 && p[j] < p[j - 1]) Rcpp::stop("internal error: decreasing column pointers");
+    c.p[j] = static_cast<arma::uword>(p[j]);
+  }
+  for (std::size_t s = 0; s < nnz; ++s)
+    if (i[s] < 0 || static_cast<arma::uword>(i[s]) >= m) Rcpp::stop("internal error: a row index is out of range");
+  // (int and uint32 may alias: the indices are non-negative)
+  c.borrow(reinterpret_cast<const std::uint32_t*>(INTEGER(i)), REAL(x), nnz, div);
+  return Rcpp::XPtr<Data>(new Data(std::move(c)), true, R_NilValue, Rcpp::List::create(i, x));
+}
+
+static const aspectr::nmf::Data& nmf_data_of(SEXP data) {
+  if (TYPEOF(data) != EXTPTRSXP || R_ExternalPtrAddr(data) == nullptr)
+    Rcpp::stop("internal error: nmf data are not (or no longer) in memory");
+  return *static_cast<aspectr::nmf::Data*>(R_ExternalPtrAddr(data));
+}
+
+// Products with nmf()'s data for R (the SVD of the start, the final error):
+// "WtX": W' X (k x n) for W (m x k); "XZ": X Z (m x l) for Z (n x l);
+// "XtQ": X' Q (n x l) for Q (m x l).
+// [[Rcpp::export]]
+Rcpp::NumericMatrix cpp_nmf_product(SEXP data, Rcpp::NumericMatrix F, std::string which, int threads) {
+  const aspectr::nmf::Data& X = nmf_data_of(data);
+  const bool tn = which == "WtX" || which == "XtQ";
+  if (!tn && which != "XZ") Rcpp::stop("internal error: unknown product '" + which + "'");
+  if (static_cast<arma::uword>(F.nrow()) != (tn ? X.n_rows() : X.n_cols()))
+    Rcpp::stop("internal error: non-conformable arguments");
+  // F's columns as the kernels' rows (a copy of F, not of the data); the
+  // answer written straight into the R matrix returned
+  const arma::mat Ft = arma::mat(REAL(F), F.nrow(), F.ncol(), false, true).t();
+  arma::mat out;
+  if (tn) X.WtX(Ft, out, threads); else X.XHt(Ft, out, threads);
+  const bool as_is = which == "WtX";
+  Rcpp::NumericMatrix res(as_is ? out.n_rows : out.n_cols, as_is ? out.n_cols : out.n_rows);
+  arma::mat r(REAL(res), res.nrow(), res.ncol(), false, true);
+  if (as_is) r = out; else r = out.t();
+  return res;
+}
+
+// The leading k singular triplets of nmf()'s data by the randomized range
+// finder (aspectr/nmf/range.h) from the n x l test matrix Omega: d, u
+// (m x k), v (n x k).
+// [[Rcpp::export]]
+Rcpp::List cpp_nmf_range_svd(SEXP data, Rcpp::NumericMatrix Omega, int power, int k, int threads) {
+  const aspectr::nmf::Data& X = nmf_data_of(data);
+  if (static_cast<arma::uword>(Omega.nrow()) != X.n_cols() || k > Omega.ncol())
+    Rcpp::stop("internal error: non-conformable arguments");
+  arma::vec d;
+  arma::mat u, v;
+  if (!aspectr::nmf::range_svd(X, arma::mat(REAL(Omega), Omega.nrow(), Omega.ncol(), false, true), power, k,
+                               threads, d, u, v))
+    Rcpp::stop("the SVD of the data's range failed");
+  return Rcpp::List::create(Rcpp::Named("d") = Rcpp::NumericVector(d.begin(), d.end()),
+                            Rcpp::Named("u") = u, Rcpp::Named("v") = v);
+}
+
+// The range finder's orthonormalization alone (for the tests).
+// [[Rcpp::export]]
+Rcpp::NumericMatrix cpp_orthonormalize(Rcpp::NumericMatrix Y, int threads) {
+  arma::mat Qt = Rcpp::as<arma::mat>(Y).t();
+  aspectr::nmf::orthonormalize_rows(Qt, threads);
+  return Rcpp::wrap(arma::mat(Qt.t()));
 }
 
 // The one table of nmf()'s solvers: loss, method, whether it is the loss's
@@ -553,18 +626,18 @@ Rcpp::List cpp_nmf_solvers() {
                             Rcpp::Named("default") = def);
 }
 
-// Classic NMF X ~ W H. Dense X (m x n) or sparse (CSC: i, p, x). W0 is m x k,
+// Classic NMF X ~ W H of cpp_nmf_data()'s data (m x n). W0 is m x k,
 // H0 is k x n. Returns W (m x k), H (k x n) and the trace.
 // [[Rcpp::export]]
-Rcpp::List cpp_nmf_fit(Rcpp::Nullable<Rcpp::NumericMatrix> dense, Rcpp::IntegerVector si,
-                       Rcpp::IntegerVector sp, Rcpp::NumericVector sx, Rcpp::IntegerVector dims,
-                       Rcpp::NumericMatrix W0, Rcpp::NumericMatrix H0, std::string loss,
+Rcpp::List cpp_nmf_fit(SEXP data, Rcpp::NumericMatrix W0, Rcpp::NumericMatrix H0, std::string loss,
                        std::string method, double beta, Rcpp::NumericVector L1,
                        Rcpp::NumericVector L2, double eps, int max_iter, double tol, int threads,
                        bool verbose, bool accelerate = false, SEXP hook = R_NilValue,
                        bool want_model = false) {
   using namespace aspectr::nmf;
-  std::unique_ptr<Data> X = make_nmf_data(dense, si, sp, sx, dims);
+  const Data* X = &nmf_data_of(data);
+  if (static_cast<arma::uword>(W0.nrow()) != X->n_rows() || static_cast<arma::uword>(H0.ncol()) != X->n_cols())
+    Rcpp::stop("internal error: the start does not match the data");
   Model M;
   M.Wt = Rcpp::as<arma::mat>(W0).t();
   M.H = Rcpp::as<arma::mat>(H0);
@@ -591,15 +664,14 @@ Rcpp::List cpp_nmf_fit(Rcpp::Nullable<Rcpp::NumericMatrix> dense, Rcpp::IntegerV
 
 // H for new columns with W fixed (predict), by the loss table's projection.
 // [[Rcpp::export]]
-Rcpp::NumericMatrix cpp_nmf_project(Rcpp::Nullable<Rcpp::NumericMatrix> dense, Rcpp::IntegerVector si,
-                                    Rcpp::IntegerVector sp, Rcpp::NumericVector sx,
-                                    Rcpp::IntegerVector dims, Rcpp::NumericMatrix W, std::string loss,
+Rcpp::NumericMatrix cpp_nmf_project(SEXP data, Rcpp::NumericMatrix W, std::string loss,
                                     double beta, Rcpp::NumericVector L1, Rcpp::NumericVector L2,
                                     double eps, int max_iter, double tol, int threads) {
   using namespace aspectr::nmf;
-  std::unique_ptr<Data> X = make_nmf_data(dense, si, sp, sx, dims);
+  const Data* X = &nmf_data_of(data);
   Model M;
   M.Wt = Rcpp::as<arma::mat>(W).t();
+  if (M.Wt.n_cols != X->n_rows()) Rcpp::stop("internal error: W does not match the data");
   const arma::uword k = M.Wt.n_rows;
   arma::mat C;
   X->WtX(M.Wt, C, threads);

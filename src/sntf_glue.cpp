@@ -110,8 +110,8 @@ Rcpp::List cpp_symnmf_fit(Rcpp::Nullable<Rcpp::NumericMatrix> dense, Rcpp::Integ
     aspectr::nmf::Csc c;
     c.n_rows = n; c.n_cols = n;
     c.p.assign(sp.begin(), sp.end());
-    c.i.assign(si.begin(), si.end());
-    c.x.assign(sx.begin(), sx.end());
+    // the row indices and values used in place for the duration of the call
+    c.borrow(reinterpret_cast<const std::uint32_t*>(si.begin()), sx.begin(), sx.size(), 1.0);
     A.reset(new Data(std::move(c)));
   }
   aspectr::sym::SymMethod m;

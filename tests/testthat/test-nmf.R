@@ -248,6 +248,68 @@ test_that("a dgCMatrix is used through its slots, as the general path would read
   expect_error(nmf(z, 2), class = "aspectr_error_input_value")
 })
 
+test_that("a dgCMatrix is read in place: its slots unscaled and unchanged, products divided on use", {
+  set.seed(32)
+  x <- Matrix::rsparsematrix(500, 430, density = 0.04, rand.x = function(n) rpois(n, 3) + 1)
+  x0 <- x
+  x0@x <- x@x + 0; x0@i <- x@i + 0L  # copies of the slots' memory
+  nd <- aspectr:::nmf_data(x, "x")
+  sc <- aspectr:::nmf_scale(nd)
+  expect_gt(sc$s, 1)
+  # the fit's data are the matrix's own values with their divisor
+  expect_identical(sc$nd$x, x@x)
+  expect_identical(sc$nd$div, sc$s)
+  # its statistics are those of x / s, as R computes them
+  v <- x@x / sc$s
+  expect_equal(sc$nd$total, sum(v), tolerance = 1e-15)
+  expect_equal(sc$nd$xlogx, sum(v * log(v)), tolerance = 1e-14)
+  expect_equal(sc$nd$row_totals, vapply(0:499, function(r) sum(v[x@i == r]), 0), tolerance = 1e-14)
+  # the core's products of x / s (read in place) against R's
+  ptr <- aspectr:::nmf_ptr(sc$nd)
+  xs <- x / sc$s
+  W <- matrix(runif(500 * 7), 500, 7); Z <- matrix(runif(430 * 7), 430, 7)
+  expect_equal(aspectr:::cpp_nmf_product(ptr, W, "WtX", 1L), as.matrix(Matrix::crossprod(W, xs)), tolerance = 1e-13)
+  expect_equal(aspectr:::cpp_nmf_product(ptr, W, "XtQ", 2L), as.matrix(Matrix::crossprod(xs, W)), tolerance = 1e-13)
+  expect_equal(aspectr:::cpp_nmf_product(ptr, Z, "XZ", 1L), as.matrix(xs %*% Z), tolerance = 1e-13)
+  # every loss and method of sparse data fits x / s as the dense matrix's
+  # fit does (above 400 rows and columns: the range finder's NNDSVD start)
+  xd <- as.matrix(x)
+  for (cm in list(c("frobenius", "hals"), c("frobenius", "anls"), c("frobenius", "mu"), c("frobenius", "als"),
+                  c("kl", "mu"), c("kl", "cd"))) {
+    info <- paste(cm, collapse = "/")
+    for (init in c("nndsvda", "random")) {
+      a <- nmf(x, 6, loss = cm[1], method = cm[2], init = init, seed = 5, max_iter = 12, tol = 0, threads = 1)
+      b <- nmf(xd, 6, loss = cm[1], method = cm[2], init = init, seed = 5, max_iter = 12, tol = 0, threads = 1)
+      expect_equal(a$objective, b$objective, tolerance = 1e-10, info = paste(info, init))
+      expect_equal(a$W, b$W, tolerance = 1e-8, info = paste(info, init))
+      expect_equal(a$rel_error, b$rel_error, tolerance = 1e-10, info = paste(info, init))
+    }
+  }
+  # ... and the user's matrix is untouched
+  expect_identical(x, x0)
+  # predictions read new data in place too
+  fit <- nmf(x, 4, seed = 1, max_iter = 20)
+  expect_equal(predict(fit, x[1:30, ]), predict(fit, as.matrix(x[1:30, ])), tolerance = 1e-8)
+  expect_identical(x, x0)
+})
+
+test_that("the one-pass scan of compressed-column values equals R's sums", {
+  v <- c(3, 0.5, 7, 1, 2, Inf, -1, NaN, 4)
+  i <- c(0L, 2L, 2L, 1L, 0L, 1L, 0L, 2L, 3L)
+  ok <- v > 0 & v < Inf & !is.na(v)
+  for (div in c(1, 7)) {
+    st <- aspectr:::cpp_csc_scan(v, i, 5L, div, TRUE)
+    a <- v[ok] / div
+    expect_identical(st$bad, 3)
+    expect_identical(st$top, 7)
+    expect_equal(st$total, sum(a), tolerance = 1e-15)
+    expect_equal(st$xlogx, sum(a * log(a)), tolerance = 1e-15)
+    expect_equal(st$loglik_const, sum(a * log(a) - a - lgamma(a + 1)), tolerance = 1e-15)
+    expect_equal(st$row_totals, c(3 + 2, 1, 0.5 + 7, 4, 0) / div, tolerance = 1e-15)
+  }
+  expect_true(is.na(aspectr:::cpp_csc_scan(v, i, 5L, 1, FALSE)$loglik_const))
+})
+
 test_that("the dense kernels equal R's products on sizes that cross every block edge", {
   # 1031 = 4 * 257 + 3 rows (row tiles of 4, then 2, then an odd row), 523
   # columns (> the 512 block, odd: a single trailing column); ranks with
@@ -328,6 +390,39 @@ test_that("NNDSVD initializations follow Boutsidis and Gallopoulos", {
   expect_true(all(init$W >= 0) && all(init$H >= 0))
 })
 
+test_that("NNDSVD's factors equal a plain-R reference, ties included", {
+  ref <- function(s, k) {
+    m <- nrow(s$u); n <- nrow(s$v)
+    W <- matrix(0, m, k); H <- matrix(0, k, n)
+    W[, 1] <- sqrt(s$d[1]) * abs(s$u[, 1]); H[1, ] <- sqrt(s$d[1]) * abs(s$v[, 1])
+    if (k > 1) for (j in 2:k) {
+      u <- s$u[, j]; v <- s$v[, j]
+      up <- pmax(u, 0); un <- pmax(-u, 0); vp <- pmax(v, 0); vn <- pmax(-v, 0)
+      np <- sqrt(sum(up^2)) * sqrt(sum(vp^2)); nn <- sqrt(sum(un^2)) * sqrt(sum(vn^2))
+      pos <- if (abs(np - nn) <= 1e-10 * max(np, nn)) u[which.max(abs(u))] > 0 else np >= nn
+      a <- if (pos) up / max(sqrt(sum(up^2)), 1e-300) else un / max(sqrt(sum(un^2)), 1e-300)
+      b <- if (pos) vp / max(sqrt(sum(vp^2)), 1e-300) else vn / max(sqrt(sum(vn^2)), 1e-300)
+      W[, j] <- sqrt(s$d[j] * if (pos) np else nn) * a
+      H[j, ] <- sqrt(s$d[j] * if (pos) np else nn) * b
+    }
+    list(W = W, H = H)
+  }
+  set.seed(9)
+  s <- svd(matrix(runif(40 * 25), 40, 25), nu = 5, nv = 5)
+  s$d <- s$d[1:5]
+  expect_identical(aspectr:::cpp_nndsvd(s$u, s$v, s$d, 5L), ref(s, 5))
+  # exact ties of the two parts, either sign first; a part that is all zero
+  t <- list(u = cbind(c(1, 1, 1, 1) / 2, c(1, -1, 2, -2) / sqrt(10), c(0, 0, 0, 1)),
+            v = cbind(c(1, 1, 1) / sqrt(3), c(1, -1, 0) / sqrt(2), c(1, 0, 0)), d = c(3, 2, 1))
+  for (sg in c(1, -1)) {
+    t2 <- t; t2$u[, 2] <- sg * t$u[, 2]; t2$v[, 2] <- sg * t$v[, 2]
+    r <- aspectr:::cpp_nndsvd(t2$u, t2$v, t2$d, 3L)
+    expect_identical(r, ref(t2, 3))
+    expect_identical(r, aspectr:::cpp_nndsvd(t$u, t$v, t$d, 3L))  # the sign the SVD gave does not matter
+  }
+  expect_identical(aspectr:::cpp_nndsvd(t$u, t$v, t$d, 1L), ref(t, 1))
+})
+
 test_that("the randomized SVD of NNDSVD matches svd() on dense and sparse data", {
   # above 400 rows and columns nmf_svd() uses the range finder (power
   # iterations, Cholesky QR); near rank 6 it is accurate to rounding
@@ -345,7 +440,7 @@ test_that("the randomized SVD of NNDSVD matches svd() on dense and sparse data",
   # rank deficient (a repeated column: Y'Y singular)
   Y <- matrix(rnorm(300 * 8), 300, 8) %*% diag(10^-(0:7))
   for (y in list(Y, cbind(Y, Y[, 1]), cbind(Y, 0))) {
-    Q <- aspectr:::orthonormalize(y)
+    Q <- aspectr:::cpp_orthonormalize(y, 1L)
     expect_equal(crossprod(Q), diag(ncol(y)), tolerance = 1e-10)
     expect_equal(Q %*% crossprod(Q, y), y, tolerance = 1e-10)
   }

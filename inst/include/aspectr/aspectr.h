@@ -26,6 +26,7 @@
 #include "nmf/data.h"
 #include "nmf/rules.h"
 #include "nmf/kl_cd.h"
+#include "nmf/range.h"
 #include "nmf/shard.h"
 #include "sym/symtensor.h"
 #include "sym/sntf.h"

@@ -4,7 +4,8 @@
 // k-vector is contiguous.
 //   XHt(H)  = (X H')'  (k x m)   — sparse: parallel over rows of X
 //   WtX(Wt) = W' X     (k x n)   — sparse: parallel over columns of X
-// Sparse data keep both X and X' in compressed-column form. Dense data use
+// Sparse data keep both X and X' in compressed-column form (X can be the
+// caller's dgCMatrix used in place, X' is a copy). Dense data use
 // the register-tiled kernels of dense.h (not the BLAS: R's reference BLAS is
 // single-threaded and slow); they can alias the caller's column-major memory
 // (no copy), which must then outlive the Data.
@@ -12,32 +13,63 @@
 #define ASPECTR_NMF_DATA_H
 
 #include <armadillo>
+#include <cstdint>
 #include <stdexcept>
+#include <vector>
 #include "../parallel.h"
 #include "dense.h"
 
 namespace aspectr {
 namespace nmf {
 
-struct Csc {  // compressed sparse column
+// Compressed sparse column. The row indices and values are owned (i_store,
+// x_store) or borrowed from the caller's arrays (an R dgCMatrix's slots, used
+// in place: they must outlive the Csc). The matrix's entries are x[s] / div:
+// div = 1 for owned values (stored as they are used); a borrowed matrix can
+// keep the caller's unscaled values and divide on use (val()), so that a
+// scaled fit needs no scaled copy.
+struct Csc {
   arma::uword n_rows = 0, n_cols = 0;
-  std::vector<arma::uword> p;   // n_cols + 1
-  std::vector<arma::uword> i;   // row indices
-  std::vector<double> x;        // values
+  std::vector<arma::uword> p;          // n_cols + 1
+  const std::uint32_t* i = nullptr;    // row indices (nnz)
+  const double* x = nullptr;           // stored values (nnz)
+  std::size_t nnz = 0;
+  double div = 1.0;
+  std::vector<std::uint32_t> i_store;  // owned storage (empty when borrowed)
+  std::vector<double> x_store;
+
+  Csc() = default;
+  Csc(Csc&&) = default;  // (a vector's move keeps its buffer: i and x stay valid)
+  Csc& operator=(Csc&&) = default;
+  Csc(const Csc&) = delete;
+  Csc& operator=(const Csc&) = delete;
+
+  double val(std::size_t s) const { return div == 1.0 ? x[s] : x[s] / div; }
+  // owned storage for n entries, to be filled through i_store / x_store
+  void own(std::size_t n) {
+    i_store.resize(n); x_store.resize(n);
+    i = i_store.data(); x = x_store.data(); nnz = n; div = 1.0;
+  }
+  // borrowed: n entries at idx and val, entries val / d
+  void borrow(const std::uint32_t* idx, const double* v, std::size_t n, double d) {
+    i_store.clear(); x_store.clear();
+    i = idx; x = v; nnz = n; div = d;
+  }
 };
 
+// The transpose, owned, with the entries' values (x / div) stored.
 inline Csc transpose(const Csc& A) {
   Csc T;
   T.n_rows = A.n_cols; T.n_cols = A.n_rows;
   T.p.assign(T.n_cols + 1, 0);
-  for (arma::uword r : A.i) ++T.p[r + 1];
+  for (std::size_t s = 0; s < A.nnz; ++s) ++T.p[A.i[s] + 1];
   for (arma::uword c = 0; c < T.n_cols; ++c) T.p[c + 1] += T.p[c];
-  T.i.resize(A.i.size()); T.x.resize(A.x.size());
+  T.own(A.nnz);
   std::vector<arma::uword> next(T.p.begin(), T.p.end() - 1);
   for (arma::uword c = 0; c < A.n_cols; ++c)
     for (arma::uword s = A.p[c]; s < A.p[c + 1]; ++s) {
       const arma::uword d = next[A.i[s]]++;
-      T.i[d] = c; T.x[d] = A.x[s];
+      T.i_store[d] = static_cast<std::uint32_t>(c); T.x_store[d] = A.val(s);
     }
   return T;
 }
@@ -97,7 +129,8 @@ class Data {
   static void rowwise(const Csc& A, const arma::mat& F, arma::mat& out, int threads) {
     const arma::uword k = F.n_rows;
     out.zeros(k, A.n_cols);
-    const int T = effective_threads(threads, A.x.size());
+    const int T = effective_threads(threads, A.nnz);
+    const double div = A.div;
     dense::parallel_blocks(A.n_cols, T, 16, [&](std::size_t b, std::size_t e) {
       using dense::v2;
       using dense::load;
@@ -105,8 +138,8 @@ class Data {
       for (std::size_t c = b; c < e; ++c) {
         double* __restrict o = out.colptr(c);
         const arma::uword s0 = A.p[c], s1 = A.p[c + 1];
-        const arma::uword* __restrict idx = A.i.data();
-        const double* __restrict xv = A.x.data();
+        const std::uint32_t* __restrict idx = A.i;
+        const double* __restrict xv = A.x;
         arma::uword r = 0;
         for (; r + 8 <= k; r += 8) {
           v2 a0 = dense::bcast(0.0), a1 = a0, a2 = a0, a3 = a0;
@@ -128,6 +161,8 @@ class Data {
           for (arma::uword s = s0; s < s1; ++s) a0 += xv[s] * fp[idx[s] * k + r];
           o[r] = a0;
         }
+        // stored values x / div: the column's sums divided once
+        if (div != 1.0) for (r = 0; r < k; ++r) o[r] /= div;
       }
     });
   }
@@ -135,11 +170,13 @@ class Data {
  private:
   void init_norms() {
     xnorm2_ = 0.0; total_ = 0.0; nnz_ = 0.0;
+    if (dense_) {
+      for (double v : D_) { xnorm2_ += v * v; total_ += v; nnz_ += v != 0.0; }
+      return;
+    }
     const Csc& A = S_.p.empty() ? St_ : S_;
-    const double* x = dense_ ? D_.memptr() : A.x.data();
-    const std::size_t len = dense_ ? D_.n_elem : A.x.size();
-    for (std::size_t j = 0; j < len; ++j) {
-      const double v = x[j];
+    for (std::size_t s = 0; s < A.nnz; ++s) {
+      const double v = A.val(s);
       xnorm2_ += v * v; total_ += v; nnz_ += v != 0.0;
     }
   }

@@ -94,10 +94,13 @@ class KLCD {
       for (std::size_t o = 0; o < d; ++o) maxnz = std::max<std::size_t>(maxnz, A->p[o + 1] - A->p[o]);
     }
     std::vector<double> logs(xlogv ? d : 0, 0.0);
-    const double work = dense ? static_cast<double>(X.n_rows()) * X.n_cols() : static_cast<double>(X.S().x.size());
+    const double work = dense ? static_cast<double>(X.n_rows()) * X.n_cols() : static_cast<double>(X.S().nnz);
     const int T = effective_threads(threads, static_cast<std::size_t>(work * k / 8));
     dense::parallel_blocks(d, T, 4, [&](std::size_t b, std::size_t e) {
-      std::vector<double> v(maxnz), gbuf(dense ? 0 : maxnz * k), xbuf(dense && by_row ? maxnz : 0);
+      // xbuf: a row of dense X gathered, or a column's values divided by
+      // the stored matrix's div
+      std::vector<double> v(maxnz), gbuf(dense ? 0 : maxnz * k),
+          xbuf((dense && by_row) || (!dense && A->div != 1.0) ? maxnz : 0);
       for (std::size_t o = b; o < e; ++o) {
         const double* G;
         const double* x;
@@ -115,14 +118,18 @@ class KLCD {
         } else {  // G (nz x k): the fixed factor at the column's non-zeros
           const std::size_t p0 = A->p[o];
           nz = ld = A->p[o + 1] - p0;
-          const arma::uword* idx = A->i.data() + p0;
+          const std::uint32_t* idx = A->i + p0;
           double* gb = gbuf.data();
           for (std::size_t s = 0; s < nz; ++s) {
             const double* f = Ft.colptr(idx[s]);
             for (std::size_t r = 0; r < k; ++r) gb[s + r * nz] = f[r];
           }
           G = gb;
-          x = A->x.data() + p0;
+          x = A->x + p0;
+          if (A->div != 1.0) {
+            for (std::size_t s = 0; s < nz; ++s) xbuf[s] = x[s] / A->div;
+            x = xbuf.data();
+          }
         }
         solve(G, ld, nz, x, Out.colptr(o), k, c.memptr(), l2, v.data(), sweeps, newton);
         if (xlogv) {

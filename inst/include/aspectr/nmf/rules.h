@@ -152,7 +152,7 @@ inline void project_extrapolated(const Data& X, arma::mat& Y, arma::mat& C, bool
       else { const double* xc = D.colptr(c); for (arma::uword i = 0; i < D.n_rows; ++i) if (xc[i] != 0.0) add(i, xc[i]); }
     } else {
       const Csc& A = is_w ? X.St() : X.S();  // row c of X (for W) or column c (for H)
-      for (arma::uword s = A.p[c]; s < A.p[c + 1]; ++s) add(A.i[s], A.x[s]);
+      for (arma::uword s = A.p[c]; s < A.p[c + 1]; ++s) add(A.i[s], A.val(s));
     }
   }
 }
@@ -782,7 +782,7 @@ class KLMU {
       const_ = 0.0;
       auto add = [&](double x) { if (x > 0.0) const_ += x * std::log(x) - x; };
       if (X.dense()) for (double x : X.D()) add(x);
-      else for (double x : X.S().x) add(x);
+      else for (std::size_t s = 0; s < X.S().nnz; ++s) add(X.S().val(s));
       have_const_ = true;
     }
     return const_;
@@ -798,7 +798,7 @@ class KLMU {
     const arma::mat& Own = by_row ? M.Wt : M.H;     // the side being accumulated
     const arma::mat& Oth = by_row ? M.H : M.Wt;
     if (accumulate) num.zeros(k, Own.n_cols); else num.zeros(k, 1);
-    const int T = effective_threads(threads, X.dense() ? X.n_rows() * X.n_cols() : X.S().x.size());
+    const int T = effective_threads(threads, X.dense() ? X.n_rows() * X.n_cols() : X.S().nnz);
     std::vector<double> parts(T, 0.0);
     parallel_chunks(Own.n_cols, T, [&](int tid, std::size_t b, std::size_t e) {
       LogSum ls;
@@ -818,7 +818,7 @@ class KLMU {
           for (arma::uword r = 0; r < k; ++r) o[r] += t * f[r];
         };
         const Csc& A = by_row ? X.St() : X.S();
-        for (arma::uword s = A.p[c]; s < A.p[c + 1]; ++s) visit(A.i[s], A.x[s]);
+        for (arma::uword s = A.p[c]; s < A.p[c + 1]; ++s) visit(A.i[s], A.val(s));
       }
       if (obj) parts[tid] = ls.value();
     });

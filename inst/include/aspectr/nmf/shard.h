@@ -55,11 +55,11 @@ inline Csc shard_csc(const int* row, const int* col, const double* val, std::siz
   Csc A;
   A.n_rows = m; A.n_cols = n;
   A.p.assign(col_start.begin(), col_start.end());
-  A.i.resize(nnz); A.x.resize(nnz);
+  A.own(nnz);
   if (in_order) {
     for (std::size_t t = 0; t < nnz; ++t) {
-      A.i[t] = static_cast<arma::uword>(row[t]);
-      A.x[t] = val[t] / scale;
+      A.i_store[t] = static_cast<std::uint32_t>(row[t]);
+      A.x_store[t] = val[t] / scale;
     }
     return A;
   }
@@ -74,8 +74,8 @@ inline Csc shard_csc(const int* row, const int* col, const double* val, std::siz
   for (std::size_t u = 0; u < nnz; ++u) {
     const std::size_t t = by_rows ? u : order[u];
     const std::size_t d = col_start[col[t]]++;
-    A.i[d] = static_cast<arma::uword>(row[t]);
-    A.x[d] = val[t] / scale;
+    A.i_store[d] = static_cast<std::uint32_t>(row[t]);
+    A.x_store[d] = val[t] / scale;
   }
   return A;
 }
@@ -322,8 +322,10 @@ inline void stream_kl(ShardReader& reader, ShardBuffer& buf, std::size_t cells, 
 // sum x log x - x over the shard's values (the KL objective's constant)
 inline double kl_constant(const Data& X) {
   double c = 0.0;
-  for (double x : X.S().x)
+  for (std::size_t s = 0; s < X.S().nnz; ++s) {
+    const double x = X.S().val(s);
     if (x > 0.0) c += x * std::log(x) - x;
+  }
   return c;
 }
 

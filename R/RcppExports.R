@@ -5,6 +5,14 @@ cpp_index0_t <- function(index) {
     .Call(`_aspectr_cpp_index0_t`, index)
 }
 
+cpp_first_bad_index <- function(index, dims) {
+    .Call(`_aspectr_cpp_first_bad_index`, index, dims)
+}
+
+cpp_csc_symmetric <- function(i, p, x, n, tol) {
+    .Call(`_aspectr_cpp_csc_symmetric`, i, p, x, n, tol)
+}
+
 cpp_lca_patterns <- function(cols, drop_incomplete) {
     .Call(`_aspectr_cpp_lca_patterns`, cols, drop_incomplete)
 }
@@ -173,8 +181,12 @@ cpp_ntf_fit <- function(idx, val, dims, factors, method, max_iter, tol, threads,
     .Call(`_aspectr_cpp_ntf_fit`, idx, val, dims, factors, method, max_iter, tol, threads, verbose, hook, want_model)
 }
 
-cpp_nmf_data <- function(dense, si, sp, sx, dims, div) {
-    .Call(`_aspectr_cpp_nmf_data`, dense, si, sp, sx, dims, div)
+cpp_nmf_data <- function(dense, si, sp, sx, dims, div, symmetric = FALSE) {
+    .Call(`_aspectr_cpp_nmf_data`, dense, si, sp, sx, dims, div, symmetric)
+}
+
+cpp_nmf_data_alive <- function(data) {
+    .Call(`_aspectr_cpp_nmf_data_alive`, data)
 }
 
 cpp_nmf_product <- function(data, F, which, threads) {
@@ -265,8 +277,8 @@ cpp_sym_mttkrp <- function(idx, val, n, G, threads) {
     .Call(`_aspectr_cpp_sym_mttkrp`, idx, val, n, G, threads)
 }
 
-cpp_symnmf_fit <- function(dense, si, sp, sx, n, H0, W0, method, lambda, l1, omega, orthogonal, max_iter, tol, threads, verbose, hook = NULL, want_model = FALSE) {
-    .Call(`_aspectr_cpp_symnmf_fit`, dense, si, sp, sx, n, H0, W0, method, lambda, l1, omega, orthogonal, max_iter, tol, threads, verbose, hook, want_model)
+cpp_symnmf_fit <- function(dense, si, sp, sx, n, H0, W0, method, lambda, l1, omega, orthogonal, max_iter, tol, threads, verbose, hook = NULL, want_model = FALSE, div = 1.0) {
+    .Call(`_aspectr_cpp_symnmf_fit`, dense, si, sp, sx, n, H0, W0, method, lambda, l1, omega, orthogonal, max_iter, tol, threads, verbose, hook, want_model, div)
 }
 
 cpp_all_tuples <- function(n, m) {

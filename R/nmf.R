@@ -296,7 +296,7 @@ nmf <- function(x, k, loss = c("frobenius", "kl", "beta"), beta = 2,
                      list(W = W, H = `dimnames<-`(t(H), list(nd$dimnames[[2]], comp)))
                    })
   fit_start <- function(s, iters) {
-    cpp_nmf_fit(nd$ptr, s$W, s$H, loss, method, beta,
+    cpp_nmf_fit(nmf_ptr(nd), s$W, s$H, loss, method, beta,
                 L1s, L2s, eps, iters, tol, threads, verbose, accelerate, hook, !is.null(callback))
   }
   stg <- check_staging(short_iter, short_keep, nrun)
@@ -429,9 +429,12 @@ nmf_restat <- function(nd) {
 }
 
 # The data of a fit in the core's form (cpp_nmf_data()), made once and used
-# by every start, the SVD and the final products.
+# by every start, the SVD and the final products; made again where the
+# pointer did not survive (a start run in another R process by a future
+# plan receives `nd` serialized).
 nmf_ptr <- function(nd) {
-  nd$ptr %||% cpp_nmf_data(nd$dense, nd$i, nd$p, nd$x, nd$dims, nd$div %||% 1)
+  if (!is.null(nd$ptr) && cpp_nmf_data_alive(nd$ptr)) return(nd$ptr)
+  cpp_nmf_data(nd$dense, nd$i, nd$p, nd$x, nd$dims, nd$div %||% 1, isTRUE(nd$symmetric))
 }
 
 # x -> list(dense = matrix or NULL, i, p, x (CSC), dims, dimnames, nnz, total)

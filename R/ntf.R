@@ -228,7 +228,7 @@ ntf <- function(x, k, loss = c("frobenius", "kl"), method = NULL, nrun = 1,
   names(factors) <- mode_names(data$dimnames, length(data$dims))
   if (length(data$dims) == 2) names(factors) <- c("rows", "columns")
   loglik_const <- if (loss != "kl") NA_real_ else if (sharded) data$loglik_const else
-    sum(data$val * log(data$val) - data$val - lgamma(data$val + 1))
+    cpp_csc_scan(data$val, integer(0), 0L, 1, TRUE)$loglik_const  # (no temporaries)
   fit <- structure(list(
     weights = stats::setNames(res$weights[ord], comp),
     factors = factors, loss = loss, method = method, k = k, loglik_const = loglik_const,

@@ -323,7 +323,7 @@ sntf_average <- function(nd, L, G0, L1, omega, orthogonal, max_iter, tol, thread
   s0 <- colSums(G0)
   H0 <- sweep(G0, 2, s0^((L - 2) / 2), "*")
   r <- cpp_symnmf_fit(nd$dense, nd$i, nd$p, nd$x, nd$dims[1], H0, H0, "fpals", 0, L1, omega, orthogonal,
-                      max_iter, tol, threads, verbose, hook, want_model)
+                      max_iter, tol, threads, verbose, hook, want_model, nd$div %||% 1)
   Ht <- r$H
   s <- colSums(Ht)^(2 / L)
   G <- sweep(Ht, 2, ifelse(s > 0, s^((L - 2) / 2), 1), "/")

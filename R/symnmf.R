@@ -80,6 +80,11 @@ symnmf <- function(a, k, method = c("anls", "hals", "fpals"), coupling = NULL, L
   L1 <- check_number(L1, "L1", 0, Inf)
   omega <- check_number(omega, "omega", 0, 2, lower_open = TRUE, upper_open = TRUE)
   if (inherits(a, "aspectr_symtensor")) a <- as_sptensor(a)
+  # a sparse symmetric Matrix (one triangle stored) in full compressed-column
+  # form, which the fit reads in place
+  if (methods::is(a, "symmetricMatrix") && methods::is(a, "sparseMatrix")) {
+    a <- methods::as(methods::as(methods::as(a, "dMatrix"), "generalMatrix"), "CsparseMatrix")
+  }
   nd <- nmf_data(a, "a")
   n <- nd$dims[1]
   if (nd$dims[2] != n) {
@@ -87,6 +92,7 @@ symnmf <- function(a, k, method = c("anls", "hals", "fpals"), coupling = NULL, L
                 "value", arg = "a")
   }
   check_symmetric_matrix(nd)
+  nd$symmetric <- TRUE  # (the core then keeps no transposed copy)
   k <- check_whole(k, "k", min = 1, max = n, what = "at most the number of points")
   amax <- if (!is.null(nd$dense)) max(nd$dense) else if (length(nd$x)) max(nd$x) else 0
   if (!(amax > 0)) abort_input("{.arg a} has no positive entries.", "value", arg = "a")
@@ -121,7 +127,7 @@ symnmf <- function(a, k, method = c("anls", "hals", "fpals"), coupling = NULL, L
                    model = function(raw) list(H = `dimnames<-`(raw * sqrt(s), list(nd$dimnames[[1]], comp))))
   fit_start <- function(H0, iters) {
     cpp_symnmf_fit(nd$dense, nd$i, nd$p, nd$x, n, H0, H0, method, lambda_s, L1_s, omega, FALSE,
-                   iters, ctl$tol, ctl$threads, ctl$verbose, hook, !is.null(callback))
+                   iters, ctl$tol, ctl$threads, ctl$verbose, hook, !is.null(callback), nd$div %||% 1)
   }
   stg <- check_staging(short_iter, short_keep, ctl$nrun)
   runs <- run_starts(inits, fit_start, function(r) r$H, hook, ctl$max_iter, stg$short_iter,
@@ -177,13 +183,8 @@ check_symmetric_matrix <- function(nd, call = rlang::caller_env()) {
     if (max(abs(A - t(A))) > 1e-10 * max(abs(A), 1)) abort_not_symmetric(call)
     return(invisible())
   }
-  i <- nd$i + 1L
-  j <- rep.int(seq_len(nd$dims[2]), diff(nd$p))
-  key <- (as.numeric(i) - 1) * nd$dims[1] + j
-  tkey <- (as.numeric(j) - 1) * nd$dims[1] + i
-  pos <- match(tkey, key)
-  scale <- max(abs(nd$x), 1)
-  if (anyNA(pos) || any(abs(nd$x[pos] - nd$x) > 1e-10 * scale)) abort_not_symmetric(call)
+  # (one pass in C++; every column's row indices are sorted)
+  if (!cpp_csc_symmetric(nd$i, nd$p, nd$x, nd$dims[1], 1e-10)) abort_not_symmetric(call)
   invisible()
 }
 
@@ -251,9 +252,8 @@ adjusted_rand_index <- function(x, y, na.rm = FALSE) {
 # nmf_data() output divided by s (dense, compressed-column and Matrix forms).
 scale_nmf_data <- function(nd, s) {
   if (s == 1) return(nd)
-  if (!is.null(nd$dense)) nd$dense <- nd$dense / s
-  if (!is.null(nd$x)) nd$x <- nd$x / s
-  if (!is.null(nd$csc)) nd$csc@x <- nd$csc@x / s
+  # sparse values are divided as the core reads them (no scaled copy)
+  if (!is.null(nd$dense)) nd$dense <- nd$dense / s else nd$div <- (nd$div %||% 1) * s
   if (!is.null(nd$total)) nd$total <- nd$total / s
   nd
 }

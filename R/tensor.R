@@ -245,10 +245,10 @@ validate_sptensor <- function(x, arg = "x", call = rlang::caller_env()) {
                 "type", arg = arg, call = call)
   }
   if (nrow(index)) {
-    lim <- matrix(dims, nrow(index), length(dims), byrow = TRUE)
-    bad <- is.na(index) | index < 1 | index > lim | abs(index - round(index)) > 0
-    if (any(bad)) {
-      w <- which(bad, arr.ind = TRUE)[1, ]
+    # (one pass in C++: the element-wise tests in R made several temporaries
+    # of the index's size)
+    w <- cpp_first_bad_index(index, as.integer(dims))
+    if (length(w)) {
       abort_input("{.arg {arg}} has index {format(index[w[1], w[2]], digits = 15)} in mode {w[2]} (row {w[1]}); indices must be whole numbers between 1 and {.field dims} ({dims[w[2]]}).",
                   "value", arg = arg, call = call)
     }

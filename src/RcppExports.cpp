@@ -22,6 +22,33 @@ BEGIN_RCPP
     return rcpp_result_gen;
 END_RCPP
 }
+// cpp_first_bad_index
+Rcpp::IntegerVector cpp_first_bad_index(SEXP index, Rcpp::IntegerVector dims);
+RcppExport SEXP _aspectr_cpp_first_bad_index(SEXP indexSEXP, SEXP dimsSEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::RNGScope rcpp_rngScope_gen;
+    Rcpp::traits::input_parameter< SEXP >::type index(indexSEXP);
+    Rcpp::traits::input_parameter< Rcpp::IntegerVector >::type dims(dimsSEXP);
+    rcpp_result_gen = Rcpp::wrap(cpp_first_bad_index(index, dims));
+    return rcpp_result_gen;
+END_RCPP
+}
+// cpp_csc_symmetric
+bool cpp_csc_symmetric(Rcpp::IntegerVector i, Rcpp::IntegerVector p, Rcpp::NumericVector x, int n, double tol);
+RcppExport SEXP _aspectr_cpp_csc_symmetric(SEXP iSEXP, SEXP pSEXP, SEXP xSEXP, SEXP nSEXP, SEXP tolSEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::RNGScope rcpp_rngScope_gen;
+    Rcpp::traits::input_parameter< Rcpp::IntegerVector >::type i(iSEXP);
+    Rcpp::traits::input_parameter< Rcpp::IntegerVector >::type p(pSEXP);
+    Rcpp::traits::input_parameter< Rcpp::NumericVector >::type x(xSEXP);
+    Rcpp::traits::input_parameter< int >::type n(nSEXP);
+    Rcpp::traits::input_parameter< double >::type tol(tolSEXP);
+    rcpp_result_gen = Rcpp::wrap(cpp_csc_symmetric(i, p, x, n, tol));
+    return rcpp_result_gen;
+END_RCPP
+}
 // cpp_lca_patterns
 Rcpp::List cpp_lca_patterns(Rcpp::List cols, bool drop_incomplete);
 RcppExport SEXP _aspectr_cpp_lca_patterns(SEXP colsSEXP, SEXP drop_incompleteSEXP) {
@@ -688,8 +715,8 @@ BEGIN_RCPP
 END_RCPP
 }
 // cpp_nmf_data
-SEXP cpp_nmf_data(SEXP dense, SEXP si, SEXP sp, SEXP sx, Rcpp::IntegerVector dims, double div);
-RcppExport SEXP _aspectr_cpp_nmf_data(SEXP denseSEXP, SEXP siSEXP, SEXP spSEXP, SEXP sxSEXP, SEXP dimsSEXP, SEXP divSEXP) {
+SEXP cpp_nmf_data(SEXP dense, SEXP si, SEXP sp, SEXP sx, Rcpp::IntegerVector dims, double div, bool symmetric);
+RcppExport SEXP _aspectr_cpp_nmf_data(SEXP denseSEXP, SEXP siSEXP, SEXP spSEXP, SEXP sxSEXP, SEXP dimsSEXP, SEXP divSEXP, SEXP symmetricSEXP) {
 BEGIN_RCPP
     Rcpp::RObject rcpp_result_gen;
     Rcpp::RNGScope rcpp_rngScope_gen;
@@ -699,7 +726,19 @@ BEGIN_RCPP
     Rcpp::traits::input_parameter< SEXP >::type sx(sxSEXP);
     Rcpp::traits::input_parameter< Rcpp::IntegerVector >::type dims(dimsSEXP);
     Rcpp::traits::input_parameter< double >::type div(divSEXP);
-    rcpp_result_gen = Rcpp::wrap(cpp_nmf_data(dense, si, sp, sx, dims, div));
+    Rcpp::traits::input_parameter< bool >::type symmetric(symmetricSEXP);
+    rcpp_result_gen = Rcpp::wrap(cpp_nmf_data(dense, si, sp, sx, dims, div, symmetric));
+    return rcpp_result_gen;
+END_RCPP
+}
+// cpp_nmf_data_alive
+bool cpp_nmf_data_alive(SEXP data);
+RcppExport SEXP _aspectr_cpp_nmf_data_alive(SEXP dataSEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::RNGScope rcpp_rngScope_gen;
+    Rcpp::traits::input_parameter< SEXP >::type data(dataSEXP);
+    rcpp_result_gen = Rcpp::wrap(cpp_nmf_data_alive(data));
     return rcpp_result_gen;
 END_RCPP
 }
@@ -1039,8 +1078,8 @@ BEGIN_RCPP
 END_RCPP
 }
 // cpp_symnmf_fit
-Rcpp::List cpp_symnmf_fit(Rcpp::Nullable<Rcpp::NumericMatrix> dense, Rcpp::IntegerVector si, Rcpp::IntegerVector sp, Rcpp::NumericVector sx, int n, Rcpp::NumericMatrix H0, Rcpp::NumericMatrix W0, std::string method, double lambda, double l1, double omega, bool orthogonal, int max_iter, double tol, int threads, bool verbose, SEXP hook, bool want_model);
-RcppExport SEXP _aspectr_cpp_symnmf_fit(SEXP denseSEXP, SEXP siSEXP, SEXP spSEXP, SEXP sxSEXP, SEXP nSEXP, SEXP H0SEXP, SEXP W0SEXP, SEXP methodSEXP, SEXP lambdaSEXP, SEXP l1SEXP, SEXP omegaSEXP, SEXP orthogonalSEXP, SEXP max_iterSEXP, SEXP tolSEXP, SEXP threadsSEXP, SEXP verboseSEXP, SEXP hookSEXP, SEXP want_modelSEXP) {
+Rcpp::List cpp_symnmf_fit(Rcpp::Nullable<Rcpp::NumericMatrix> dense, Rcpp::IntegerVector si, Rcpp::IntegerVector sp, Rcpp::NumericVector sx, int n, Rcpp::NumericMatrix H0, Rcpp::NumericMatrix W0, std::string method, double lambda, double l1, double omega, bool orthogonal, int max_iter, double tol, int threads, bool verbose, SEXP hook, bool want_model, double div);
+RcppExport SEXP _aspectr_cpp_symnmf_fit(SEXP denseSEXP, SEXP siSEXP, SEXP spSEXP, SEXP sxSEXP, SEXP nSEXP, SEXP H0SEXP, SEXP W0SEXP, SEXP methodSEXP, SEXP lambdaSEXP, SEXP l1SEXP, SEXP omegaSEXP, SEXP orthogonalSEXP, SEXP max_iterSEXP, SEXP tolSEXP, SEXP threadsSEXP, SEXP verboseSEXP, SEXP hookSEXP, SEXP want_modelSEXP, SEXP divSEXP) {
 BEGIN_RCPP
     Rcpp::RObject rcpp_result_gen;
     Rcpp::RNGScope rcpp_rngScope_gen;
@@ -1062,7 +1101,8 @@ BEGIN_RCPP
     Rcpp::traits::input_parameter< bool >::type verbose(verboseSEXP);
     Rcpp::traits::input_parameter< SEXP >::type hook(hookSEXP);
     Rcpp::traits::input_parameter< bool >::type want_model(want_modelSEXP);
-    rcpp_result_gen = Rcpp::wrap(cpp_symnmf_fit(dense, si, sp, sx, n, H0, W0, method, lambda, l1, omega, orthogonal, max_iter, tol, threads, verbose, hook, want_model));
+    Rcpp::traits::input_parameter< double >::type div(divSEXP);
+    rcpp_result_gen = Rcpp::wrap(cpp_symnmf_fit(dense, si, sp, sx, n, H0, W0, method, lambda, l1, omega, orthogonal, max_iter, tol, threads, verbose, hook, want_model, div));
     return rcpp_result_gen;
 END_RCPP
 }
@@ -1096,6 +1136,8 @@ END_RCPP
 
 static const R_CallMethodDef CallEntries[] = {
     {"_aspectr_cpp_index0_t", (DL_FUNC) &_aspectr_cpp_index0_t, 1},
+    {"_aspectr_cpp_first_bad_index", (DL_FUNC) &_aspectr_cpp_first_bad_index, 2},
+    {"_aspectr_cpp_csc_symmetric", (DL_FUNC) &_aspectr_cpp_csc_symmetric, 5},
     {"_aspectr_cpp_lca_patterns", (DL_FUNC) &_aspectr_cpp_lca_patterns, 2},
     {"_aspectr_cpp_csc_triplets", (DL_FUNC) &_aspectr_cpp_csc_triplets, 5},
     {"_aspectr_cpp_data_summary", (DL_FUNC) &_aspectr_cpp_data_summary, 3},
@@ -1138,7 +1180,8 @@ static const R_CallMethodDef CallEntries[] = {
     {"_aspectr_cpp_project_simplex", (DL_FUNC) &_aspectr_cpp_project_simplex, 1},
     {"_aspectr_cpp_simplex_qp", (DL_FUNC) &_aspectr_cpp_simplex_qp, 2},
     {"_aspectr_cpp_ntf_fit", (DL_FUNC) &_aspectr_cpp_ntf_fit, 11},
-    {"_aspectr_cpp_nmf_data", (DL_FUNC) &_aspectr_cpp_nmf_data, 6},
+    {"_aspectr_cpp_nmf_data", (DL_FUNC) &_aspectr_cpp_nmf_data, 7},
+    {"_aspectr_cpp_nmf_data_alive", (DL_FUNC) &_aspectr_cpp_nmf_data_alive, 1},
     {"_aspectr_cpp_nmf_product", (DL_FUNC) &_aspectr_cpp_nmf_product, 4},
     {"_aspectr_cpp_nmf_range_svd", (DL_FUNC) &_aspectr_cpp_nmf_range_svd, 5},
     {"_aspectr_cpp_orthonormalize", (DL_FUNC) &_aspectr_cpp_orthonormalize, 2},
@@ -1161,7 +1204,7 @@ static const R_CallMethodDef CallEntries[] = {
     {"_aspectr_cpp_sntf_fit", (DL_FUNC) &_aspectr_cpp_sntf_fit, 17},
     {"_aspectr_cpp_sntf_loss", (DL_FUNC) &_aspectr_cpp_sntf_loss, 9},
     {"_aspectr_cpp_sym_mttkrp", (DL_FUNC) &_aspectr_cpp_sym_mttkrp, 5},
-    {"_aspectr_cpp_symnmf_fit", (DL_FUNC) &_aspectr_cpp_symnmf_fit, 18},
+    {"_aspectr_cpp_symnmf_fit", (DL_FUNC) &_aspectr_cpp_symnmf_fit, 19},
     {"_aspectr_cpp_all_tuples", (DL_FUNC) &_aspectr_cpp_all_tuples, 2},
     {"_aspectr_cpp_tuple_residuals", (DL_FUNC) &_aspectr_cpp_tuple_residuals, 5},
     {NULL, NULL, 0}

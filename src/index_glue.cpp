@@ -1,5 +1,6 @@
 // src/index_glue.cpp — index conversion at the R boundary.
 #include <Rcpp.h>
+#include <algorithm>
 #include <cmath>
 #include <string>
 #include <vector>
@@ -28,6 +29,60 @@ Rcpp::IntegerMatrix cpp_index0_t(Rcpp::IntegerMatrix index) {
     }
   }
   return out;
+}
+
+// validate_sptensor()'s check of a sparse tensor's nnz x N index matrix
+// (integer or double) in one pass, without temporaries of its size: the
+// first entry, in column-major order (as which(arr.ind = TRUE)), that is
+// missing, not a whole number or outside 1..dims[n], as c(row, mode)
+// (1-based); integer(0) when every entry is valid.
+// [[Rcpp::export]]
+Rcpp::IntegerVector cpp_first_bad_index(SEXP index, Rcpp::IntegerVector dims) {
+  if (!Rf_isMatrix(index)) Rcpp::stop("internal error: the index must be a matrix");
+  const R_xlen_t nnz = Rf_nrows(index), N = Rf_ncols(index);
+  if (N != dims.size()) Rcpp::stop("internal error: the index and dims differ in modes");
+  for (R_xlen_t n = 0; n < N; ++n) {
+    const double hi = dims[n];
+    for (R_xlen_t s = 0; s < nnz; ++s) {
+      bool bad;
+      if (TYPEOF(index) == INTSXP) {
+        const int v = INTEGER(index)[n * nnz + s];
+        bad = v == NA_INTEGER || v < 1 || v > hi;
+      } else if (TYPEOF(index) == REALSXP) {
+        const double v = REAL(index)[n * nnz + s];
+        bad = !(v >= 1.0 && v <= hi) || v != std::round(v);
+      } else {
+        Rcpp::stop("internal error: the index must be integer or double");
+      }
+      if (bad) return Rcpp::IntegerVector::create(static_cast<int>(s + 1), static_cast<int>(n + 1));
+    }
+  }
+  return Rcpp::IntegerVector(0);
+}
+
+// Whether a square compressed-column matrix (n x n; row indices sorted
+// within each column, as in a dgCMatrix) is symmetric: every entry (i, j)
+// has an entry (j, i) within tol * max(max |x|, 1), found by binary search
+// in column i (no temporaries of the data's size).
+// [[Rcpp::export]]
+bool cpp_csc_symmetric(Rcpp::IntegerVector i, Rcpp::IntegerVector p, Rcpp::NumericVector x, int n, double tol) {
+  if (p.size() != n + 1 || i.size() != x.size()) Rcpp::stop("internal error: inconsistent compressed-column data");
+  double top = 1.0;
+  for (R_xlen_t s = 0; s < x.size(); ++s) top = std::max(top, std::fabs(x[s]));
+  const double lim = tol * top;
+  const int* ri = i.begin();
+  for (int j = 0; j < n; ++j) {
+    for (int s = p[j]; s < p[j + 1]; ++s) {
+      const int r = ri[s];
+      if (r < 0 || r >= n) return false;
+      const int* b = ri + p[r];
+      const int* e = ri + p[r + 1];
+      const int* at = std::lower_bound(b, e, j);
+      if (at == e || *at != j) return false;
+      if (!(std::fabs(x[at - ri] - x[s]) <= lim)) return false;
+    }
+  }
+  return true;
 }
 
 // lca()'s data preparation in one pass: `cols` is a list of factors,

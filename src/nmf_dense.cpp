@@ -53,7 +53,8 @@ Rcpp::NumericMatrix cpp_dense_nn(Rcpp::NumericMatrix A, Rcpp::NumericMatrix B, i
   return out;
 }
 
-// A compressed-column matrix's values x (row indices i, m rows) divided by
+// A compressed-column matrix's values x (row indices i, m rows; or any
+// values, with no indices and m = 0) divided by
 // div, in one pass without temporaries of the data's size: the number of
 // values that are not positive and finite (`bad`), the largest value (of
 // x itself), and of x / div the total, sum x log x, the row totals and,
@@ -62,7 +63,8 @@ Rcpp::NumericMatrix cpp_dense_nn(Rcpp::NumericMatrix A, Rcpp::NumericMatrix B, i
 // [[Rcpp::export]]
 Rcpp::List cpp_csc_scan(Rcpp::NumericVector x, Rcpp::IntegerVector i, int m, double div, bool loglik) {
   const R_xlen_t nnz = x.size();
-  if (i.size() != nnz) Rcpp::stop("internal error: indices and values differ in length");
+  const bool rows_wanted = i.size() > 0;  // (no indices: no row totals)
+  if (rows_wanted && i.size() != nnz) Rcpp::stop("internal error: indices and values differ in length");
   Rcpp::NumericVector rows(m);
   double* rt = REAL(rows);
   const double* v = REAL(x);
@@ -78,7 +80,7 @@ Rcpp::List cpp_csc_scan(Rcpp::NumericVector x, Rcpp::IntegerVector i, int m, dou
     total += a;
     xlogx += a * la;
     if (loglik) ll += a * la - a - std::lgamma(a + 1.0);
-    if (ix[s] >= 0 && ix[s] < m) rt[ix[s]] += a;
+    if (rows_wanted && ix[s] >= 0 && ix[s] < m) rt[ix[s]] += a;
   }
   return Rcpp::List::create(Rcpp::Named("bad") = bad, Rcpp::Named("top") = top,
                             Rcpp::Named("total") = static_cast<double>(total),

@@ -413,10 +413,14 @@ Rcpp::List cpp_ntf_fit(Rcpp::IntegerMatrix idx, Rcpp::NumericVector val,
 // nmf()'s data, made once per fit (R/nmf.R's nmf_ptr()) and used by its
 // starts, its SVD and its predictions: dense X (m x n, used in place when it
 // holds doubles) or sparse X in compressed-column form (i, p, x: used in
-// place, the matrix's entries x / div; only X' is copied). The R vectors the
-// data use are kept alive by the external pointer's protected field.
+// place, the matrix's entries x / div; only X' is copied, and not when
+// `symmetric`: X' is X, as for symnmf()). The R vectors the data use are
+// kept alive by the external pointer's protected field.
+static SEXP nmf_data_tag() { return Rf_install("aspectr_nmf_data"); }
+
 // [[Rcpp::export]]
-SEXP cpp_nmf_data(SEXP dense, SEXP si, SEXP sp, SEXP sx, Rcpp::IntegerVector dims, double div) {
+SEXP cpp_nmf_data(SEXP dense, SEXP si, SEXP sp, SEXP sx, Rcpp::IntegerVector dims, double div,
+                  bool symmetric = false) {
   using aspectr::nmf::Data;
   if (dims.size() != 2 || dims[0] < 0 || dims[1] < 0) Rcpp::stop("internal error: nmf data need two dimensions");
   if (!(div > 0.0) || !std::isfinite(div)) Rcpp::stop("internal error: the data's divisor must be positive");
@@ -424,9 +428,9 @@ SEXP cpp_nmf_data(SEXP dense, SEXP si, SEXP sp, SEXP sx, Rcpp::IntegerVector dim
     if (TYPEOF(dense) == REALSXP) {
       const Rcpp::NumericMatrix D(dense);
       if (div != 1.0) Rcpp::stop("internal error: dense nmf data are scaled in R");
-      return Rcpp::XPtr<Data>(new Data(REAL(dense), D.nrow(), D.ncol()), true, R_NilValue, dense);
+      return Rcpp::XPtr<Data>(new Data(REAL(dense), D.nrow(), D.ncol()), true, nmf_data_tag(), dense);
     }
-    return Rcpp::XPtr<Data>(new Data(Rcpp::as<arma::mat>(Rcpp::NumericMatrix(dense))), true);
+    return Rcpp::XPtr<Data>(new Data(Rcpp::as<arma::mat>(Rcpp::NumericMatrix(dense))), true, nmf_data_tag());
   }
   // the vectors borrowed are those the pointer protects (coerced once if
   // they are not of the type the core reads)
@@ -448,11 +452,23 @@ SEXP cpp_nmf_data(SEXP dense, SEXP si, SEXP sp, SEXP sx, Rcpp::IntegerVector dim
     if (i[s] < 0 || static_cast<arma::uword>(i[s]) >= m) Rcpp::stop("internal error: a row index is out of range");
   // (int and uint32 may alias: the indices are non-negative)
   c.borrow(reinterpret_cast<const std::uint32_t*>(INTEGER(i)), REAL(x), nnz, div);
-  return Rcpp::XPtr<Data>(new Data(std::move(c)), true, R_NilValue, Rcpp::List::create(i, x));
+  const Rcpp::List keep = Rcpp::List::create(i, x);  // (made before the Data, which it must not leak)
+  std::unique_ptr<Data> X(symmetric ? new Data(std::move(c), Data::Symmetric{}) : new Data(std::move(c)));
+  Rcpp::XPtr<Data> out(X.get(), true, nmf_data_tag(), keep);
+  X.release();
+  return out;
+}
+
+// Whether `data` is cpp_nmf_data()'s pointer and still in memory (not, for
+// instance, after it was sent to another R process).
+// [[Rcpp::export]]
+bool cpp_nmf_data_alive(SEXP data) {
+  return TYPEOF(data) == EXTPTRSXP && R_ExternalPtrTag(data) == nmf_data_tag() &&
+         R_ExternalPtrAddr(data) != nullptr;
 }
 
 static const aspectr::nmf::Data& nmf_data_of(SEXP data) {
-  if (TYPEOF(data) != EXTPTRSXP || R_ExternalPtrAddr(data) == nullptr)
+  if (!cpp_nmf_data_alive(data))
     Rcpp::stop("internal error: nmf data are not (or no longer) in memory");
   return *static_cast<aspectr::nmf::Data*>(R_ExternalPtrAddr(data));
 }

@@ -92,7 +92,8 @@ Rcpp::List cpp_sym_mttkrp(Rcpp::IntegerMatrix idx, Rcpp::NumericVector val, int 
                             Rcpp::Named("mult") = Rcpp::NumericVector(Y.mult.begin(), Y.mult.end()));
 }
 
-// Symmetric NMF A ~ H H'. Dense A (n x n) or sparse (CSC: i, p, x). H0 and
+// Symmetric NMF A ~ H H'. Dense A (n x n) or sparse (CSC: i, p, x, the
+// entries x / div). H0 and
 // W0 are n x k. Returns H, W (n x k), the trace and the final symmetric
 // objective 1/2 ||A - HH'||^2 + l1 sum H.
 // [[Rcpp::export]]
@@ -100,19 +101,26 @@ Rcpp::List cpp_symnmf_fit(Rcpp::Nullable<Rcpp::NumericMatrix> dense, Rcpp::Integ
                           Rcpp::IntegerVector sp, Rcpp::NumericVector sx, int n, Rcpp::NumericMatrix H0,
                           Rcpp::NumericMatrix W0, std::string method, double lambda, double l1, double omega,
                           bool orthogonal, int max_iter, double tol, int threads, bool verbose,
-                          SEXP hook = R_NilValue, bool want_model = false) {
+                          SEXP hook = R_NilValue, bool want_model = false, double div = 1.0) {
   using aspectr::nmf::Data;
   std::unique_ptr<Data> A;
+  Rcpp::NumericMatrix D;  // used in place for the duration of the call
   if (dense.isNotNull()) {
-    const Rcpp::NumericMatrix D(dense);  // used in place for the duration of the call
+    D = Rcpp::NumericMatrix(dense.get());
     A.reset(new Data(D.begin(), D.nrow(), D.ncol()));
   } else {
+    if (si.size() != sx.size() || sp.size() != n + 1 || sp[0] != 0 || sp[n] != sx.size())
+      Rcpp::stop("internal error: inconsistent compressed-column data");
+    for (R_xlen_t s = 0; s < si.size(); ++s)
+      if (si[s] < 0 || si[s] >= n) Rcpp::stop("internal error: a row index is out of range");
     aspectr::nmf::Csc c;
     c.n_rows = n; c.n_cols = n;
     c.p.assign(sp.begin(), sp.end());
-    // the row indices and values used in place for the duration of the call
-    c.borrow(reinterpret_cast<const std::uint32_t*>(si.begin()), sx.begin(), sx.size(), 1.0);
-    A.reset(new Data(std::move(c)));
+    // the row indices and values used in place for the duration of the
+    // call, the entries sx / div; A' is A (checked symmetric by the R side)
+    if (!(div > 0.0) || !std::isfinite(div)) Rcpp::stop("internal error: the data's divisor must be positive");
+    c.borrow(reinterpret_cast<const std::uint32_t*>(si.begin()), sx.begin(), sx.size(), div);
+    A.reset(new Data(std::move(c), Data::Symmetric{}));
   }
   aspectr::sym::SymMethod m;
   if (method == "anls") m = aspectr::sym::SymMethod::ANLS;

@@ -285,6 +285,19 @@ test_that("a dgCMatrix is read in place: its slots unscaled and unchanged, produ
       expect_equal(a$rel_error, b$rel_error, tolerance = 1e-10, info = paste(info, init))
     }
   }
+  # the values divided as they are read (x) against values divided in R
+  # (x / s, whose largest value is 1: read as they are): the same problem,
+  # so the same fit up to rounding, on every sparse code path
+  xs1 <- x / sc$s
+  expect_identical(max(xs1@x), 1)
+  for (cm in list(c("frobenius", "hals", 2), c("frobenius", "mu", 2), c("frobenius", "anls", 2),
+                  c("frobenius", "als", 2), c("kl", "mu", 1), c("kl", "cd", 1))) {
+    info <- paste(cm, collapse = "/")
+    a <- nmf(x, 6, loss = cm[1], method = cm[2], seed = 5, max_iter = 12, tol = 0, threads = 1)
+    b <- nmf(xs1, 6, loss = cm[1], method = cm[2], seed = 5, max_iter = 12, tol = 0, threads = 1)
+    expect_equal(a$objective, b$objective * sc$s^as.numeric(cm[3]), tolerance = 1e-10, info = info)
+    expect_equal(fitted(a), fitted(b) * sc$s, tolerance = 1e-9, info = info)
+  }
   # ... and the user's matrix is untouched
   expect_identical(x, x0)
   # predictions read new data in place too
@@ -529,6 +542,19 @@ test_that("nmf_rank() finds the planted rank by cross-validation and consensus",
   on.exit(future::plan(old), add = TRUE)
   fut_run <- nmf_rank(X, k = 2:4, nrun = 2, seed = 1)
   expect_equal(fut_run$table, seq_run$table, tolerance = 1e-12)
+})
+
+test_that("several starts of a sparse fit run in other R processes under a future plan", {
+  skip_if_not_installed("future.apply")
+  skip_on_cran()
+  set.seed(33)
+  x <- Matrix::rsparsematrix(120, 90, density = 0.1, rand.x = function(n) rpois(n, 3) + 1)
+  seq_fit <- nmf(x, 3, nrun = 2, seed = 1, max_iter = 30)
+  old <- future::plan(future::multisession, workers = 2)
+  on.exit(future::plan(old), add = TRUE)
+  fut_fit <- nmf(x, 3, nrun = 2, seed = 1, max_iter = 30)
+  expect_equal(fut_fit$run_values, seq_fit$run_values, tolerance = 1e-12)
+  expect_equal(fut_fit$W, seq_fit$W, tolerance = 1e-12)
 })
 
 test_that("the KL objective equals the generalized KL divergence of the model", {

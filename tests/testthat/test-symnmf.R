@@ -67,6 +67,45 @@ test_that("symnmf: dense equals sparse, seeds reproduce, threads agree", {
   expect_identical(r1$H, r2$H)
 })
 
+test_that("symnmf reads a sparse matrix in place, one triangle stored or both", {
+  p <- planted_affinity(n = 60, k = 3, seed = 8)
+  A <- p$A * (p$A > 0.3) * 3  # largest entry above 1: the fit divides as it reads
+  As <- Matrix::Matrix(A, sparse = TRUE)
+  expect_s4_class(As, "dsCMatrix")
+  Ag <- methods::as(As, "generalMatrix")
+  expect_s4_class(Ag, "dgCMatrix")
+  Ag0 <- Ag; Ag0@x <- Ag@x + 0
+  for (m in c("anls", "hals", "fpals")) {
+    a <- symnmf(A, 3, method = m, seed = 1, max_iter = 25, tol = 0)
+    b <- symnmf(As, 3, method = m, seed = 1, max_iter = 25, tol = 0)
+    g <- symnmf(Ag, 3, method = m, seed = 1, max_iter = 25, tol = 0)
+    expect_identical(g$H, b$H)
+    expect_equal(b$H, a$H, tolerance = 1e-10, info = m)
+    expect_equal(b$objective, a$objective, tolerance = 1e-10, info = m)
+  }
+  expect_identical(Ag, Ag0)
+  # above 400 points NNDSVD's SVD is randomized, of the sparse matrix read
+  # as its own transpose
+  q <- planted_affinity(n = 450, k = 3, seed = 9)
+  B <- q$A * (q$A > 0.6) * 5
+  expect_s4_class(Bs <- Matrix::Matrix(B, sparse = TRUE), "dsCMatrix")
+  fd <- symnmf(B, 3, seed = 1, max_iter = 10, tol = 0)
+  fs <- symnmf(Bs, 3, seed = 1, max_iter = 10, tol = 0)
+  expect_equal(fs$H, fd$H, tolerance = 1e-8)
+  expect_equal(fs$objective, fd$objective, tolerance = 1e-10)
+  # the symmetry check of compressed columns: a different mirror value, a
+  # missing mirror entry
+  expect_true(aspectr:::cpp_csc_symmetric(Ag@i, Ag@p, Ag@x, 60L, 1e-10))
+  bad <- Ag; bad@x[5] <- bad@x[5] * (1 + 1e-6)
+  expect_false(aspectr:::cpp_csc_symmetric(bad@i, bad@p, bad@x, 60L, 1e-10))
+  expect_error(symnmf(bad, 3), class = "aspectr_error_input_value")
+  near <- Ag; near@x[5] <- near@x[5] * (1 + 1e-13)
+  expect_true(aspectr:::cpp_csc_symmetric(near@i, near@p, near@x, 60L, 1e-10))
+  tri <- Matrix::sparseMatrix(i = c(1, 2, 3), j = c(2, 3, 3), x = c(1, 2, 3), dims = c(3, 3))
+  expect_false(aspectr:::cpp_csc_symmetric(tri@i, tri@p, tri@x, 3L, 1e-10))
+  expect_error(symnmf(tri, 1), class = "aspectr_error_input_value")
+})
+
 test_that("symnmf prints, predicts and rejects bad input", {
   p <- planted_affinity(n = 12, k = 2)
   set.seed(2)

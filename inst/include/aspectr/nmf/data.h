@@ -81,6 +81,12 @@ class Data {
   Data(const double* x, arma::uword m, arma::uword n)
       : dense_(true), D_(const_cast<double*>(x), m, n, false, true) { init_norms(); }
   explicit Data(Csc X) : dense_(false), S_(std::move(X)) { St_ = transpose(S_); init_norms(); }
+  // a symmetric sparse X (n x n): X' is X itself, not stored
+  struct Symmetric {};
+  Data(Csc X, Symmetric) : dense_(false), symmetric_(true), S_(std::move(X)) {
+    if (S_.n_rows != S_.n_cols) throw std::invalid_argument("a symmetric matrix must be square");
+    init_norms();
+  }
   // sparse X by columns and by rows as given (a shard's data, see
   // shard_data())
   Data(Csc X, Csc Xt) : dense_(false), S_(std::move(X)), St_(std::move(Xt)) {
@@ -97,7 +103,7 @@ class Data {
   double nnz() const { return nnz_; }  // number of non-zero entries
   const arma::mat& D() const { return D_; }
   const Csc& S() const { return S_; }    // columns of X
-  const Csc& St() const { return St_; }  // rows of X
+  const Csc& St() const { return symmetric_ ? S_ : St_; }  // rows of X
 
   // (X H')' : k x m
   void XHt(const arma::mat& H, arma::mat& out, int threads) const {
@@ -108,7 +114,7 @@ class Data {
       out = XH.t();
       return;
     }
-    rowwise(St_, H, out, threads);
+    rowwise(St(), H, out, threads);
   }
   // W' X : k x n
   void WtX(const arma::mat& Wt, arma::mat& out, int threads) const {
@@ -181,6 +187,7 @@ class Data {
     }
   }
   bool dense_;
+  bool symmetric_ = false;
   arma::mat D_;
   Csc S_, St_;
   double xnorm2_ = 0.0, total_ = 0.0, nnz_ = 0.0;

@@ -22,9 +22,9 @@ namespace nmf {
 // (rows, l x m, the layout of the data's products) and transformed in
 // place: Cholesky QR twice (Q' = R^-T Y' with R'R = Y'Y; the second pass
 // restores orthogonality to rounding for any condition number the first
-// one survives). Householder QR when Y'Y is numerically singular, or of
-// the first pass's Y R^-1 (the same range) when the second pass fails or
-// the result is not orthonormal to 1e-10.
+// one survives). Householder QR when Y'Y is numerically singular or its
+// Cholesky factor nearly so, or of the first pass's Y R^-1 (the same range)
+// when the second pass fails or the result is not orthonormal to 1e-10.
 inline void orthonormalize_rows(arma::mat& Qt, int threads) {
   const std::size_t l = Qt.n_rows, m = Qt.n_cols;
   arma::mat G(l, l), R, Ri;
@@ -39,7 +39,9 @@ inline void orthonormalize_rows(arma::mat& Qt, int threads) {
   };
   for (int pass = 0; pass < 2; ++pass) {
     gram();
-    if (!arma::chol(R, G) ||
+    // (R close to singular, by its diagonal: Householder QR of the current,
+    // finite, Q before R^-1 could overflow it)
+    if (!arma::chol(R, G) || R.diag().min() <= 1e-8 * R.diag().max() ||
         !arma::solve(Ri, arma::trimatu(R), arma::eye(l, l), arma::solve_opts::no_approx)) {
       fallback();
       return;

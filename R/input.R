@@ -197,8 +197,15 @@ tensor_to_data <- function(x, arg, call) {
     check_values(as.vector(unclass(x)), arg, call)
     x <- as_sptensor(x)
   } else {
-    # a hand-built tensor: indices, dims and values checked before the core
+    # a hand-built tensor: indices, dims and values checked before the core,
+    # explicit zeros dropped (as sptensor() drops them)
     validate_sptensor(x, arg, call = call)
+    check_values(x$values, arg, call)
+    zero <- x$values == 0
+    if (any(zero)) {
+      x$index <- x$index[!zero, , drop = FALSE]
+      x$values <- x$values[!zero]
+    }
   }
   dims <- x$dims
   if (any(dims == 0)) {

@@ -428,9 +428,15 @@ SEXP cpp_nmf_data(SEXP dense, SEXP si, SEXP sp, SEXP sx, Rcpp::IntegerVector dim
     if (TYPEOF(dense) == REALSXP) {
       const Rcpp::NumericMatrix D(dense);
       if (div != 1.0) Rcpp::stop("internal error: dense nmf data are scaled in R");
-      return Rcpp::XPtr<Data>(new Data(REAL(dense), D.nrow(), D.ncol()), true, nmf_data_tag(), dense);
+      std::unique_ptr<Data> X(new Data(REAL(dense), D.nrow(), D.ncol()));
+      Rcpp::XPtr<Data> out(X.get(), true, nmf_data_tag(), dense);
+      X.release();
+      return out;
     }
-    return Rcpp::XPtr<Data>(new Data(Rcpp::as<arma::mat>(Rcpp::NumericMatrix(dense))), true, nmf_data_tag());
+    std::unique_ptr<Data> X(new Data(Rcpp::as<arma::mat>(Rcpp::NumericMatrix(dense))));
+    Rcpp::XPtr<Data> out(X.get(), true, nmf_data_tag());
+    X.release();
+    return out;
   }
   // the vectors borrowed are those the pointer protects (coerced once if
   // they are not of the type the core reads)

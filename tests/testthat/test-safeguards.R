@@ -190,6 +190,20 @@ test_that("hand-built tensors with bad indices or sizes are refused before the c
   expect_error(plsa(mk(ok, c(2, 2, 2.5)), 2, seed = 1), class = "aspectr_error_input_value")
   expect_error(plsa(mk(ok, c(2L, NA, 2L)), 2, seed = 1), class = "aspectr_error_input")
   expect_error(sntf(mk(zero, c(2L, 2L, 2L)), 1, seed = 1), class = "aspectr_error_input_value")
+  # values: negative, missing or infinite refused; explicit zeros dropped
+  # (the fit equals that without the zero cells)
+  mkv <- function(values) structure(list(index = rbind(ok, c(2L, 1L, 1L)), values = values, dims = c(2L, 2L, 2L),
+                                         dimnames = NULL), class = "aspectr_tensor")
+  for (v in list(c(1, 2, -1, 1), c(1, NA, 1, 1), c(1, Inf, 1, 1), c(1, NaN, 1, 1))) {
+    expect_error(ntf(mkv(v), 1, loss = "kl", seed = 1), class = "aspectr_error_input_value")
+    expect_error(plsa(mkv(v), 1, seed = 1), class = "aspectr_error_input_value")
+  }
+  with0 <- ntf(mkv(c(1, 2, 3, 0)), 2, loss = "kl", seed = 1, max_iter = 20)
+  tw <- mk(ok, c(2L, 2L, 2L)); tw$values <- c(1, 2, 3)
+  without <- ntf(tw, 2, loss = "kl", seed = 1, max_iter = 20)
+  expect_identical(with0$nnz, 3L)
+  expect_equal(with0$objective, without$objective, tolerance = 1e-12)
+  expect_true(is.finite(logLik(with0)))
   # the C++ boundary refuses a 0 index even when the R checks are bypassed
   expect_error(aspectr:::cpp_index0_t(matrix(c(1L, 0L), 1)), "1-based")
   d <- list(idx = rbind(c(0L, 1L), c(0L, 5L)), val = c(1, 1), dims = c(2L, 2L))

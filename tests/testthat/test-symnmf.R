@@ -87,7 +87,13 @@ test_that("symnmf reads a sparse matrix in place, one triangle stored or both", 
   # above 400 points NNDSVD's SVD is randomized, of the sparse matrix read
   # as its own transpose
   q <- planted_affinity(n = 450, k = 3, seed = 9)
-  B <- q$A * (q$A > 0.6) * 5
+  # (clusters of different weights and a little noise: well separated
+  # singular values, so that the start is determined up to rounding; every
+  # cell non-zero: the matrix is fitted dense)
+  Hq <- q$H %*% diag(c(1, 2, 3))
+  N <- matrix(runif(450^2, 0, 0.01), 450)
+  B <- tcrossprod(Hq) + N + t(N)
+  expect_false(is.null(aspectr:::nmf_data(B, "a")$dense))
   expect_s4_class(Bs <- Matrix::Matrix(B, sparse = TRUE), "dsCMatrix")
   fd <- symnmf(B, 3, seed = 1, max_iter = 10, tol = 0)
   fs <- symnmf(Bs, 3, seed = 1, max_iter = 10, tol = 0)

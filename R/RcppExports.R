@@ -33,6 +33,10 @@ cpp_permute_columns_owned <- function(x, ord, dn) {
     invisible(.Call(`_aspectr_cpp_permute_columns_owned`, x, ord, dn))
 }
 
+cpp_value_counts <- function(v) {
+    .Call(`_aspectr_cpp_value_counts`, v)
+}
+
 cpp_lca_fit <- function(idx, val, dims, lambda0, factors0, max_iter, tol, threads, short_iter, keep, verbose, hook = NULL, method = "squarem") {
     .Call(`_aspectr_cpp_lca_fit`, idx, val, dims, lambda0, factors0, max_iter, tol, threads, short_iter, keep, verbose, hook, method)
 }
@@ -177,12 +181,12 @@ cpp_simplex_qp <- function(Q, c) {
     .Call(`_aspectr_cpp_simplex_qp`, Q, c)
 }
 
-cpp_ntf_fit <- function(idx, val, dims, factors, method, max_iter, tol, threads, verbose, hook = NULL, want_model = FALSE) {
-    .Call(`_aspectr_cpp_ntf_fit`, idx, val, dims, factors, method, max_iter, tol, threads, verbose, hook, want_model)
+cpp_ntf_fit <- function(idx, val, dims, factors, method, max_iter, tol, threads, verbose, hook = NULL, want_model = FALSE, top = 1.0) {
+    .Call(`_aspectr_cpp_ntf_fit`, idx, val, dims, factors, method, max_iter, tol, threads, verbose, hook, want_model, top)
 }
 
-cpp_nmf_data <- function(dense, si, sp, sx, dims, div, symmetric = FALSE) {
-    .Call(`_aspectr_cpp_nmf_data`, dense, si, sp, sx, dims, div, symmetric)
+cpp_nmf_data <- function(dense, si, sp, sx, dims, div, symmetric = FALSE, rows = TRUE) {
+    .Call(`_aspectr_cpp_nmf_data`, dense, si, sp, sx, dims, div, symmetric, rows)
 }
 
 cpp_nmf_data_alive <- function(data) {

@@ -174,19 +174,21 @@ aspect_triplets <- function(ii, jj, vals, dims, dn, arg, call) {
 }
 
 check_values <- function(v, arg, call) {
-  if (anyNA(v)) {
-    abort_input("{.arg {arg}} must not contain missing values (NA or NaN); it has {sum(is.na(v))} missing entr{?y/ies}.",
+  # (one C++ pass, no temporaries of the values' length)
+  ck <- if (is.double(v) || is.integer(v) || is.logical(v)) cpp_value_counts(v) else cpp_value_counts(as.double(v))
+  if (ck[["na"]] > 0) {
+    abort_input("{.arg {arg}} must not contain missing values (NA or NaN); it has {ck[['na']]} missing entr{?y/ies}.",
                 "value", arg = arg, call = call)
   }
-  if (any(is.infinite(v))) {
-    abort_input("{.arg {arg}} must not contain infinite values; it has {sum(is.infinite(v))} infinite entr{?y/ies}.",
+  if (ck[["inf"]] > 0) {
+    abort_input("{.arg {arg}} must not contain infinite values; it has {ck[['inf']]} infinite entr{?y/ies}.",
                 "value", arg = arg, call = call)
   }
-  if (any(v < 0)) {
-    abort_input("{.arg {arg}} must be non-negative; it has {sum(v < 0)} negative entr{?y/ies} (the smallest {format(min(v), digits = 6)}).",
+  if (ck[["negative"]] > 0) {
+    abort_input("{.arg {arg}} must be non-negative; it has {ck[['negative']]} negative entr{?y/ies} (the smallest {format(ck[['min']], digits = 6)}).",
                 "value", arg = arg, call = call)
   }
-  invisible()
+  invisible(ck)
 }
 
 tensor_to_data <- function(x, arg, call) {
@@ -200,9 +202,9 @@ tensor_to_data <- function(x, arg, call) {
     # a hand-built tensor: indices, dims and values checked before the core,
     # explicit zeros dropped (as sptensor() drops them)
     validate_sptensor(x, arg, call = call)
-    check_values(x$values, arg, call)
-    zero <- x$values == 0
-    if (any(zero)) {
+    ck <- check_values(x$values, arg, call)
+    if (ck[["zero"]] > 0) {
+      zero <- x$values == 0
       x$index <- x$index[!zero, , drop = FALSE]
       x$values <- x$values[!zero]
     }

@@ -98,6 +98,11 @@ ntf <- function(x, k, loss = c("frobenius", "kl"), method = NULL, nrun = 1,
   seed <- ctl$seed; threads <- ctl$threads; verbose <- ctl$verbose
   start <- proc.time()[["elapsed"]]
   total <- data$total
+  if (loss == "kl" && !is.finite(total)) {
+    abort_input(c("The values of {.arg x} sum to more than the largest double: the KL divergence of a fit to them cannot be computed.",
+                  i = "Divide {.arg x} by a constant (the KL fit of {.code x / c} has the same factors, its weights divided by {.code c})."),
+                "value", arg = "x")
+  }
   callback <- check_callback(callback)
   N <- length(data$dims)
   fnames <- if (N == 2) c("rows", "columns") else mode_names(data$dimnames, N)
@@ -173,9 +178,10 @@ ntf <- function(x, k, loss = c("frobenius", "kl"), method = NULL, nrun = 1,
     # The fit runs on x / s with s a power of 2 near max(x) (exact), so that
     # ||x||^2 and the updates neither underflow nor overflow for any scale of
     # x; weights return scaled by s, objectives by s^2.
-    s <- pow2_scale(data$val)
-    val <- data$val / s
-    scale <- (total / s / prod(as.numeric(data$dims)))^(1 / length(data$dims))
+    s <- pow2_scale(data$val)  # (the core divides the values as it reads them)
+    # (the total of x / s: that of x can overflow)
+    total_s <- if (is.finite(total / s)) total / s else cpp_csc_scan(data$val, integer(0), 0L, s, FALSE)$total
+    scale <- (total_s / prod(as.numeric(data$dims)))^(1 / length(data$dims))
     inits <- with_seed(seed, lapply(seq_len(nrun), function(i) {
       lapply(data$dims, function(d) matrix(stats::runif(as.numeric(d) * k), d, k) * scale)
     }))
@@ -191,8 +197,8 @@ ntf <- function(x, k, loss = c("frobenius", "kl"), method = NULL, nrun = 1,
                        name_factors(f)
                      })
     runs <- run_starts(inits, function(init, iters) {
-      cpp_ntf_fit(data$idx, val, data$dims, init, method, iters, tol, threads, verbose, hook,
-                  !is.null(callback))
+      cpp_ntf_fit(data$idx, data$val, data$dims, init, method, iters, tol, threads, verbose, hook,
+                  !is.null(callback), s)
     }, function(r) r$factors, hook, max_iter, stg$short_iter, stg$short_keep)
     runs <- lapply(runs, function(res) {
       res$scaled_value <- run_value(res)

@@ -77,6 +77,8 @@ runs <- list(
   list("plsa", "kl, squarem", X, 'X', 'invisible(plsa(x, 10, method = "squarem", max_iter = 2, tol = 0, seed = 1, threads = 1))'),
   list("plsa", "tsallis, squarem", X, 'X', 'invisible(plsa(x, 10, loss = "tsallis", max_iter = 2, tol = 0, seed = 1, threads = 1))'),
   list("nmf", "frobenius, hals (default)", X, 'X', 'invisible(nmf(x, 10, max_iter = 2, tol = 0, seed = 1, threads = 1))'),
+  list("nmf", "frobenius, hals, no X' copy", X, 'X', 'options(aspectr.transpose_limit = 0); invisible(nmf(x, 10, max_iter = 2, tol = 0, seed = 1, threads = 1))'),
+  list("nmf", "frobenius, mu, no X' copy", X, 'X', 'options(aspectr.transpose_limit = 0); invisible(nmf(x, 10, method = "mu", max_iter = 2, tol = 0, seed = 1, threads = 1))'),
   list("nmf", "kl, cd", X, 'X', 'invisible(nmf(x, 10, loss = "kl", max_iter = 2, tol = 0, seed = 1, threads = 1))'),
   list("ntf", "kl, cd", T3, 'T3', 'invisible(ntf(x, 10, loss = "kl", max_iter = 2, tol = 0, seed = 1, threads = 1))'),
   list("ntf", "frobenius (default)", T3, 'T3', 'invisible(ntf(x, 10, max_iter = 2, tol = 0, seed = 1, threads = 1))'),

@@ -112,6 +112,17 @@ BEGIN_RCPP
     return R_NilValue;
 END_RCPP
 }
+// cpp_value_counts
+Rcpp::NumericVector cpp_value_counts(SEXP v);
+RcppExport SEXP _aspectr_cpp_value_counts(SEXP vSEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::RNGScope rcpp_rngScope_gen;
+    Rcpp::traits::input_parameter< SEXP >::type v(vSEXP);
+    rcpp_result_gen = Rcpp::wrap(cpp_value_counts(v));
+    return rcpp_result_gen;
+END_RCPP
+}
 // cpp_lca_fit
 Rcpp::List cpp_lca_fit(Rcpp::IntegerMatrix idx, Rcpp::NumericVector val, Rcpp::IntegerVector dims, Rcpp::NumericMatrix lambda0, Rcpp::List factors0, int max_iter, double tol, int threads, int short_iter, int keep, bool verbose, SEXP hook, std::string method);
 RcppExport SEXP _aspectr_cpp_lca_fit(SEXP idxSEXP, SEXP valSEXP, SEXP dimsSEXP, SEXP lambda0SEXP, SEXP factors0SEXP, SEXP max_iterSEXP, SEXP tolSEXP, SEXP threadsSEXP, SEXP short_iterSEXP, SEXP keepSEXP, SEXP verboseSEXP, SEXP hookSEXP, SEXP methodSEXP) {
@@ -694,8 +705,8 @@ BEGIN_RCPP
 END_RCPP
 }
 // cpp_ntf_fit
-Rcpp::List cpp_ntf_fit(Rcpp::IntegerMatrix idx, Rcpp::NumericVector val, Rcpp::IntegerVector dims, Rcpp::List factors, std::string method, int max_iter, double tol, int threads, bool verbose, SEXP hook, bool want_model);
-RcppExport SEXP _aspectr_cpp_ntf_fit(SEXP idxSEXP, SEXP valSEXP, SEXP dimsSEXP, SEXP factorsSEXP, SEXP methodSEXP, SEXP max_iterSEXP, SEXP tolSEXP, SEXP threadsSEXP, SEXP verboseSEXP, SEXP hookSEXP, SEXP want_modelSEXP) {
+Rcpp::List cpp_ntf_fit(Rcpp::IntegerMatrix idx, Rcpp::NumericVector val, Rcpp::IntegerVector dims, Rcpp::List factors, std::string method, int max_iter, double tol, int threads, bool verbose, SEXP hook, bool want_model, double top);
+RcppExport SEXP _aspectr_cpp_ntf_fit(SEXP idxSEXP, SEXP valSEXP, SEXP dimsSEXP, SEXP factorsSEXP, SEXP methodSEXP, SEXP max_iterSEXP, SEXP tolSEXP, SEXP threadsSEXP, SEXP verboseSEXP, SEXP hookSEXP, SEXP want_modelSEXP, SEXP topSEXP) {
 BEGIN_RCPP
     Rcpp::RObject rcpp_result_gen;
     Rcpp::RNGScope rcpp_rngScope_gen;
@@ -710,13 +721,14 @@ BEGIN_RCPP
     Rcpp::traits::input_parameter< bool >::type verbose(verboseSEXP);
     Rcpp::traits::input_parameter< SEXP >::type hook(hookSEXP);
     Rcpp::traits::input_parameter< bool >::type want_model(want_modelSEXP);
-    rcpp_result_gen = Rcpp::wrap(cpp_ntf_fit(idx, val, dims, factors, method, max_iter, tol, threads, verbose, hook, want_model));
+    Rcpp::traits::input_parameter< double >::type top(topSEXP);
+    rcpp_result_gen = Rcpp::wrap(cpp_ntf_fit(idx, val, dims, factors, method, max_iter, tol, threads, verbose, hook, want_model, top));
     return rcpp_result_gen;
 END_RCPP
 }
 // cpp_nmf_data
-SEXP cpp_nmf_data(SEXP dense, SEXP si, SEXP sp, SEXP sx, Rcpp::IntegerVector dims, double div, bool symmetric);
-RcppExport SEXP _aspectr_cpp_nmf_data(SEXP denseSEXP, SEXP siSEXP, SEXP spSEXP, SEXP sxSEXP, SEXP dimsSEXP, SEXP divSEXP, SEXP symmetricSEXP) {
+SEXP cpp_nmf_data(SEXP dense, SEXP si, SEXP sp, SEXP sx, Rcpp::IntegerVector dims, double div, bool symmetric, bool rows);
+RcppExport SEXP _aspectr_cpp_nmf_data(SEXP denseSEXP, SEXP siSEXP, SEXP spSEXP, SEXP sxSEXP, SEXP dimsSEXP, SEXP divSEXP, SEXP symmetricSEXP, SEXP rowsSEXP) {
 BEGIN_RCPP
     Rcpp::RObject rcpp_result_gen;
     Rcpp::RNGScope rcpp_rngScope_gen;
@@ -727,7 +739,8 @@ BEGIN_RCPP
     Rcpp::traits::input_parameter< Rcpp::IntegerVector >::type dims(dimsSEXP);
     Rcpp::traits::input_parameter< double >::type div(divSEXP);
     Rcpp::traits::input_parameter< bool >::type symmetric(symmetricSEXP);
-    rcpp_result_gen = Rcpp::wrap(cpp_nmf_data(dense, si, sp, sx, dims, div, symmetric));
+    Rcpp::traits::input_parameter< bool >::type rows(rowsSEXP);
+    rcpp_result_gen = Rcpp::wrap(cpp_nmf_data(dense, si, sp, sx, dims, div, symmetric, rows));
     return rcpp_result_gen;
 END_RCPP
 }
@@ -1143,6 +1156,7 @@ static const R_CallMethodDef CallEntries[] = {
     {"_aspectr_cpp_data_summary", (DL_FUNC) &_aspectr_cpp_data_summary, 3},
     {"_aspectr_cpp_all_whole", (DL_FUNC) &_aspectr_cpp_all_whole, 1},
     {"_aspectr_cpp_permute_columns_owned", (DL_FUNC) &_aspectr_cpp_permute_columns_owned, 3},
+    {"_aspectr_cpp_value_counts", (DL_FUNC) &_aspectr_cpp_value_counts, 1},
     {"_aspectr_cpp_lca_fit", (DL_FUNC) &_aspectr_cpp_lca_fit, 13},
     {"_aspectr_cpp_lca_check_count", (DL_FUNC) &_aspectr_cpp_lca_check_count, 10},
     {"_aspectr_cpp_start_blocks", (DL_FUNC) &_aspectr_cpp_start_blocks, 3},
@@ -1179,8 +1193,8 @@ static const R_CallMethodDef CallEntries[] = {
     {"_aspectr_cpp_foldin", (DL_FUNC) &_aspectr_cpp_foldin, 10},
     {"_aspectr_cpp_project_simplex", (DL_FUNC) &_aspectr_cpp_project_simplex, 1},
     {"_aspectr_cpp_simplex_qp", (DL_FUNC) &_aspectr_cpp_simplex_qp, 2},
-    {"_aspectr_cpp_ntf_fit", (DL_FUNC) &_aspectr_cpp_ntf_fit, 11},
-    {"_aspectr_cpp_nmf_data", (DL_FUNC) &_aspectr_cpp_nmf_data, 7},
+    {"_aspectr_cpp_ntf_fit", (DL_FUNC) &_aspectr_cpp_ntf_fit, 12},
+    {"_aspectr_cpp_nmf_data", (DL_FUNC) &_aspectr_cpp_nmf_data, 8},
     {"_aspectr_cpp_nmf_data_alive", (DL_FUNC) &_aspectr_cpp_nmf_data_alive, 1},
     {"_aspectr_cpp_nmf_product", (DL_FUNC) &_aspectr_cpp_nmf_product, 4},
     {"_aspectr_cpp_nmf_range_svd", (DL_FUNC) &_aspectr_cpp_nmf_range_svd, 5},

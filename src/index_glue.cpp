@@ -279,3 +279,35 @@ void cpp_permute_columns_owned(SEXP x, Rcpp::IntegerVector ord, SEXP dn) {
   }
   Rf_setAttrib(x, R_DimNamesSymbol, dn);
 }
+
+// Counts of a numeric vector's missing (NA, NaN), infinite, negative (-Inf
+// included) and zero values, and its smallest non-missing value, in one
+// pass without temporaries: c(na, inf, negative, zero, min).
+// [[Rcpp::export]]
+Rcpp::NumericVector cpp_value_counts(SEXP v) {
+  double na = 0.0, inf = 0.0, neg = 0.0, zero = 0.0, mn = R_PosInf;
+  const R_xlen_t n = XLENGTH(v);
+  if (TYPEOF(v) == REALSXP) {
+    const double* p = REAL(v);
+    for (R_xlen_t s = 0; s < n; ++s) {
+      const double x = p[s];
+      if (ISNAN(x)) { na += 1.0; continue; }
+      if (!R_FINITE(x)) inf += 1.0;
+      if (x < 0.0) neg += 1.0; else if (x == 0.0) zero += 1.0;
+      if (x < mn) mn = x;
+    }
+  } else if (TYPEOF(v) == INTSXP || TYPEOF(v) == LGLSXP) {
+    const int* p = TYPEOF(v) == INTSXP ? INTEGER(v) : LOGICAL(v);
+    for (R_xlen_t s = 0; s < n; ++s) {
+      const int x = p[s];
+      if (x == NA_INTEGER) { na += 1.0; continue; }
+      if (x < 0) neg += 1.0; else if (x == 0) zero += 1.0;
+      if (x < mn) mn = x;
+    }
+  } else {
+    Rcpp::stop("internal error: values must be numbers");
+  }
+  return Rcpp::NumericVector::create(Rcpp::Named("na") = na, Rcpp::Named("inf") = inf,
+                                     Rcpp::Named("negative") = neg, Rcpp::Named("zero") = zero,
+                                     Rcpp::Named("min") = mn);
+}

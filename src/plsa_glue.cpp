@@ -386,8 +386,9 @@ Rcpp::NumericVector cpp_simplex_qp(Rcpp::NumericMatrix Q, Rcpp::NumericVector c)
 Rcpp::List cpp_ntf_fit(Rcpp::IntegerMatrix idx, Rcpp::NumericVector val,
                        Rcpp::IntegerVector dims, Rcpp::List factors, std::string method,
                        int max_iter, double tol, int threads, bool verbose,
-                       SEXP hook = R_NilValue, bool want_model = false) {
-  const aspectr::SparseTensor X = make_tensor(idx, val, dims);
+                       SEXP hook = R_NilValue, bool want_model = false, double top = 1.0) {
+  // the values divided by `top` as they are read (not copied)
+  const aspectr::SparseTensor X = shard_scaled_tensor(idx, val, dims, top, 1.0);
   Rcpp::NumericVector ones(Rcpp::as<Rcpp::NumericMatrix>(factors[0]).ncol(), 1.0);
   aspectr::AspectModel M = make_model(ones, factors);
   aspectr::Control ctl;
@@ -413,14 +414,16 @@ Rcpp::List cpp_ntf_fit(Rcpp::IntegerMatrix idx, Rcpp::NumericVector val,
 // nmf()'s data, made once per fit (R/nmf.R's nmf_ptr()) and used by its
 // starts, its SVD and its predictions: dense X (m x n, used in place when it
 // holds doubles) or sparse X in compressed-column form (i, p, x: used in
-// place, the matrix's entries x / div; only X' is copied, and not when
-// `symmetric`: X' is X, as for symnmf()). The R vectors the data use are
-// kept alive by the external pointer's protected field.
+// place, the matrix's entries x / div). X' (X's rows, 12 bytes per
+// non-zero) is copied now when `rows`, otherwise when an update first needs
+// it (KL's); without it, (X H')' is computed from X's columns. When
+// `symmetric`, X' is X, as for symnmf(). The R vectors the data use are kept
+// alive by the external pointer's protected field.
 static SEXP nmf_data_tag() { return Rf_install("aspectr_nmf_data"); }
 
 // [[Rcpp::export]]
 SEXP cpp_nmf_data(SEXP dense, SEXP si, SEXP sp, SEXP sx, Rcpp::IntegerVector dims, double div,
-                  bool symmetric = false) {
+                  bool symmetric = false, bool rows = true) {
   using aspectr::nmf::Data;
   if (dims.size() != 2 || dims[0] < 0 || dims[1] < 0) Rcpp::stop("internal error: nmf data need two dimensions");
   if (!(div > 0.0) || !std::isfinite(div)) Rcpp::stop("internal error: the data's divisor must be positive");
@@ -460,6 +463,7 @@ SEXP cpp_nmf_data(SEXP dense, SEXP si, SEXP sp, SEXP sx, Rcpp::IntegerVector dim
   c.borrow(reinterpret_cast<const std::uint32_t*>(INTEGER(i)), REAL(x), nnz, div);
   const Rcpp::List keep = Rcpp::List::create(i, x);  // (made before the Data, which it must not leak)
   std::unique_ptr<Data> X(symmetric ? new Data(std::move(c), Data::Symmetric{}) : new Data(std::move(c)));
+  if (rows) X->need_rows();
   Rcpp::XPtr<Data> out(X.get(), true, nmf_data_tag(), keep);
   X.release();
   return out;

@@ -381,6 +381,71 @@ test_that("dense fits equal sparse fits and do not depend on the thread count", 
   expect_error(nmf(x, 3), class = "aspectr_error_input_value")
 })
 
+test_that("sparse fits without the transposed copy equal those with it and dense fits", {
+  # (X H')' from X's columns: every k block (8, 2, 1), empty rows and columns,
+  # values divided on read, one or two threads, against R's product
+  set.seed(31)
+  x <- Matrix::rsparsematrix(257, 190, density = 0.08, rand.x = function(n) rpois(n, 4) + 1)
+  x[, 7] <- 0; x[11, ] <- 0; x[257, ] <- 0
+  x <- Matrix::drop0(x)
+  for (div in c(1, 9)) {
+    lean <- aspectr:::cpp_nmf_data(NULL, x@i, x@p, x@x, dim(x), div, FALSE, FALSE)
+    kept <- aspectr:::cpp_nmf_data(NULL, x@i, x@p, x@x, dim(x), div, FALSE, TRUE)
+    for (k in c(1, 3, 8, 11, 17)) {
+      Z <- matrix(runif(190 * k), 190, k)
+      ref <- as.matrix(x %*% Z) / div
+      for (th in 1:2) {
+        expect_equal(aspectr:::cpp_nmf_product(lean, Z, "XZ", th), ref, tolerance = 1e-14, info = paste(div, k, th))
+        expect_equal(aspectr:::cpp_nmf_product(kept, Z, "XZ", th), ref, tolerance = 1e-14, info = paste(div, k, th))
+      }
+      # one thread count, one result
+      expect_identical(aspectr:::cpp_nmf_product(lean, Z, "XZ", 2L), aspectr:::cpp_nmf_product(lean, Z, "XZ", 2L))
+    }
+  }
+  # whole fits: every sparse loss and method with and without the copy
+  # (KL makes it when it first needs the rows), against the dense fit; HER's
+  # projection of W corrects W'X from X's columns in the lean data
+  xd <- as.matrix(x)
+  dense_fit <- function(...) nmf(xd, ...)
+  fit <- function(limit, ...) {
+    old <- options(aspectr.transpose_limit = limit)
+    on.exit(options(old))
+    nmf(x, ...)
+  }
+  for (cm in list(c("frobenius", "hals"), c("frobenius", "anls"), c("frobenius", "mu"), c("frobenius", "als"),
+                  c("kl", "mu"), c("kl", "cd"))) {
+    info <- paste(cm, collapse = "/")
+    args <- list(6, loss = cm[1], method = cm[2], init = "random", seed = 4, max_iter = 25, tol = 0)
+    a <- do.call(fit, c(list(0), args, threads = 1))
+    b <- do.call(fit, c(list(Inf), args, threads = 1))
+    d <- do.call(dense_fit, c(args, threads = 1))
+    expect_equal(a$W, b$W, tolerance = 1e-10, info = info)
+    expect_equal(a$H, b$H, tolerance = 1e-10, info = info)
+    expect_equal(a$objective, b$objective, tolerance = 1e-12, info = info)
+    expect_equal(a$W, d$W, tolerance = 1e-10, info = info)
+    expect_equal(a$objective, d$objective, tolerance = 1e-12, info = info)
+    a2 <- do.call(fit, c(list(0), args, threads = 2))
+    expect_equal(a2$W, a$W, tolerance = 1e-10, info = info)
+    expect_equal(a2$objective, a$objective, tolerance = 1e-12, info = info)
+  }
+  # the default NNDSVD start (range finder over the lean products) too
+  a <- fit(0, 5, max_iter = 30, tol = 0)
+  b <- fit(Inf, 5, max_iter = 30, tol = 0)
+  expect_equal(a$W, b$W, tolerance = 1e-10)
+  expect_equal(a$objective, b$objective, tolerance = 1e-12)
+  # the limit is a number of bytes of the copy (12 per non-zero)
+  expect_true(aspectr:::nmf_keep_rows(100))
+  old <- options(aspectr.transpose_limit = 1200)
+  expect_true(aspectr:::nmf_keep_rows(100))
+  expect_false(aspectr:::nmf_keep_rows(101))
+  for (bad in list(-1, NA_real_, "big", c(1, 2))) {
+    options(aspectr.transpose_limit = bad)
+    expect_error(nmf(x, 2, max_iter = 2), class = "aspectr_error_input_option")
+  }
+  options(old)
+  expect_null(getOption("aspectr.transpose_limit"))
+})
+
 test_that("NNDSVD initializations follow Boutsidis and Gallopoulos", {
   pt <- planted_nmf(6)
   X <- pt$X

@@ -112,6 +112,37 @@ test_that("ntf() is scale equivariant: same normalized factors, weights scaled",
   }
   # an objective that does not fit in a double is reported with a warning
   expect_warning(ntf(X * 1e300, 2, seed = 1, max_iter = 20), class = "aspectr_warning_numeric")
+  # the values are divided by s = 2^1023 as they are read, unless 1 / s is
+  # not a normal number (as here): then a divided copy is fitted
+  ref <- ntf(X, 2, seed = 1, max_iter = 200)
+  big <- X / max(X) * 2^1023
+  # (x's total overflows: the start's scale comes from the total of x / s)
+  fit <- suppressWarnings(ntf(big, 2, seed = 1, max_iter = 200))
+  expect_equal(fit$factors, ref$factors, tolerance = 1e-10)
+  # a KL fit, whose objective is in units of the total, asks for x / c
+  expect_error(ntf(big, 2, loss = "kl", seed = 1), class = "aspectr_error_input_value")
+})
+
+test_that("value checks count missing, infinite, negative and zero values in one pass", {
+  v <- c(3, NA, -2, 0, Inf, NaN, -Inf, 0, 7)
+  expect_identical(aspectr:::cpp_value_counts(v),
+                   c(na = 2, inf = 2, negative = 2, zero = 2, min = -Inf))
+  expect_identical(aspectr:::cpp_value_counts(c(4L, NA, 0L, -3L)),
+                   c(na = 1, inf = 0, negative = 1, zero = 1, min = -3))
+  expect_identical(aspectr:::cpp_value_counts(c(TRUE, FALSE, NA)),
+                   c(na = 1, inf = 0, negative = 0, zero = 1, min = 0))
+  expect_identical(aspectr:::cpp_value_counts(numeric(0))[["min"]], Inf)
+  e <- tryCatch(aspectr:::check_values(c(1, -0.5, -2.25, 3), "x", NULL), error = identity)
+  expect_s3_class(e, "aspectr_error_input_value")
+  expect_match(conditionMessage(e), "2 negative entries (the smallest -2.25)", fixed = TRUE)
+  e <- tryCatch(aspectr:::check_values(c(1, NA, 3), "x", NULL), error = identity)
+  expect_match(conditionMessage(e), "1 missing entry", fixed = TRUE)
+  # a hand-built tensor's explicit zeros are dropped before the fit
+  t0 <- structure(list(index = cbind(c(1L, 2L, 2L), c(1L, 1L, 2L), c(1L, 2L, 2L)), values = c(2, 0, 5),
+                       dims = c(2L, 2L, 2L), dimnames = NULL), class = c("aspectr_sptensor", "aspectr_tensor"))
+  d <- aspectr:::tensor_to_data(t0, "x", NULL)
+  expect_identical(d$val, c(2, 5))
+  expect_identical(d$idx, matrix(c(0L, 0L, 0L, 1L, 1L, 1L), 3, 2))
 })
 
 test_that("symnmf() is scale equivariant (H scales by the square root)", {

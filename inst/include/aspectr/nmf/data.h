@@ -4,8 +4,10 @@
 // k-vector is contiguous.
 //   XHt(H)  = (X H')'  (k x m)   — sparse: parallel over rows of X
 //   WtX(Wt) = W' X     (k x n)   — sparse: parallel over columns of X
-// Sparse data keep both X and X' in compressed-column form (X can be the
-// caller's dgCMatrix used in place, X' is a copy). Dense data use
+// Sparse data are kept in compressed-column form (X can be the caller's
+// dgCMatrix used in place). X' by columns (X's rows) is a copy, made only
+// when an update needs X's rows (KL's W-side updates: need_rows()); without
+// it, XHt scatters from X's columns over blocks of rows. Dense data use
 // the register-tiled kernels of dense.h (not the BLAS: R's reference BLAS is
 // single-threaded and slow); they can alias the caller's column-major memory
 // (no copy), which must then outlive the Data.
@@ -13,6 +15,7 @@
 #define ASPECTR_NMF_DATA_H
 
 #include <armadillo>
+#include <algorithm>
 #include <cstdint>
 #include <stdexcept>
 #include <vector>
@@ -80,7 +83,8 @@ class Data {
   // aliases the m x n column-major array at x (not copied, not modified)
   Data(const double* x, arma::uword m, arma::uword n)
       : dense_(true), D_(const_cast<double*>(x), m, n, false, true) { init_norms(); }
-  explicit Data(Csc X) : dense_(false), S_(std::move(X)) { St_ = transpose(S_); init_norms(); }
+  // (X's rows are not copied until need_rows())
+  explicit Data(Csc X) : dense_(false), S_(std::move(X)) { init_norms(); }
   // a symmetric sparse X (n x n): X' is X itself, not stored
   struct Symmetric {};
   Data(Csc X, Symmetric) : dense_(false), symmetric_(true), S_(std::move(X)) {
@@ -103,7 +107,24 @@ class Data {
   double nnz() const { return nnz_; }  // number of non-zero entries
   const arma::mat& D() const { return D_; }
   const Csc& S() const { return S_; }    // columns of X
-  const Csc& St() const { return symmetric_ ? S_ : St_; }  // rows of X
+  // X's rows: X' by columns (need_rows() first)
+  const Csc& St() const {
+    if (!has_rows()) throw std::logic_error("the data's rows were not prepared");
+    return symmetric_ ? S_ : St_;
+  }
+  // non-zeros in row r of sparse X
+  arma::uword row_count(arma::uword r) const {
+    if (has_rows()) { const Csc& A = St(); return A.p[r + 1] - A.p[r]; }
+    return static_cast<arma::uword>(row_nnz_[r] - (r ? row_nnz_[r - 1] : 0));
+  }
+  bool has_rows() const { return dense_ || symmetric_ || !St_.p.empty(); }
+  // Makes X's rows (a copy of X', 12 bytes per non-zero) if there are none.
+  // Not thread-safe: call before any parallel region that reads St().
+  void need_rows() const {
+    if (has_rows()) return;
+    St_ = transpose(S_);
+    row_nnz_.clear(); row_nnz_.shrink_to_fit();
+  }
 
   // (X H')' : k x m
   void XHt(const arma::mat& H, arma::mat& out, int threads) const {
@@ -114,7 +135,8 @@ class Data {
       out = XH.t();
       return;
     }
-    rowwise(St(), H, out, threads);
+    if (has_rows()) rowwise(St(), H, out, threads);
+    else scatter(H, out, threads);
   }
   // W' X : k x n
   void WtX(const arma::mat& Wt, arma::mat& out, int threads) const {
@@ -173,6 +195,74 @@ class Data {
     });
   }
 
+  // out(:, i) = sum over the non-zeros x of row i of x * F(:, c) (c the
+  // non-zero's column), from X's columns. Each thread takes a range of
+  // columns (equal numbers of non-zeros) and adds into its own k x m sums
+  // (thread 0 into out), which are then added in thread order: for a fixed
+  // thread count the result is bitwise reproducible. Eight rows of out at a
+  // time, with those of F(:, c) held in registers over the column's
+  // non-zeros.
+  void scatter(const arma::mat& F, arma::mat& out, int threads) const {
+    const Csc& A = S_;
+    const arma::uword k = F.n_rows, m = A.n_rows, n = A.n_cols;
+    out.zeros(k, m);
+    if (A.nnz == 0 || k == 0) return;
+    const int T = effective_threads(threads, A.nnz);
+    std::vector<arma::uword> cut(T + 1, n);
+    cut[0] = 0;
+    for (int t = 1; t < T; ++t) {
+      const arma::uword target = static_cast<arma::uword>(A.nnz * static_cast<std::size_t>(t) / T);
+      cut[t] = static_cast<arma::uword>(std::lower_bound(A.p.begin(), A.p.end(), target) - A.p.begin());
+      cut[t] = std::max(cut[t - 1], std::min(cut[t], n));
+    }
+    std::vector<arma::mat> part(T > 1 ? T - 1 : 0);
+    parallel_chunks(static_cast<std::size_t>(T), T, [&](int, std::size_t tb, std::size_t te) {
+      using dense::v2;
+      using dense::load;
+      using dense::store;
+      for (std::size_t t = tb; t < te; ++t) {
+        if (t > 0) part[t - 1].zeros(k, m);
+        double* __restrict op = t == 0 ? out.memptr() : part[t - 1].memptr();
+        for (arma::uword c = cut[t]; c < cut[t + 1]; ++c) {
+          const std::uint32_t* __restrict ri = A.i + A.p[c];
+          const double* __restrict xv = A.x + A.p[c];
+          const std::size_t len = A.p[c + 1] - A.p[c];
+          const double* f = F.colptr(c);
+          arma::uword r = 0;
+          for (; r + 8 <= k; r += 8) {
+            const v2 f0 = load(f + r), f1 = load(f + r + 2), f2 = load(f + r + 4), f3 = load(f + r + 6);
+            for (std::size_t s = 0; s < len; ++s) {
+              double* o = op + static_cast<std::size_t>(ri[s]) * k + r;
+              const v2 x = dense::bcast(xv[s]);
+              store(o, load(o) + x * f0); store(o + 2, load(o + 2) + x * f1);
+              store(o + 4, load(o + 4) + x * f2); store(o + 6, load(o + 6) + x * f3);
+            }
+          }
+          for (; r + 2 <= k; r += 2) {
+            const v2 f0 = load(f + r);
+            for (std::size_t s = 0; s < len; ++s) {
+              double* o = op + static_cast<std::size_t>(ri[s]) * k + r;
+              store(o, load(o) + dense::bcast(xv[s]) * f0);
+            }
+          }
+          if (r < k) {
+            const double f0 = f[r];
+            for (std::size_t s = 0; s < len; ++s) op[static_cast<std::size_t>(ri[s]) * k + r] += xv[s] * f0;
+          }
+        }
+      }
+    });
+    const double div = A.div;
+    double* op = out.memptr();
+    dense::parallel_blocks(out.n_elem, T, 4096, [&](std::size_t b, std::size_t e) {
+      for (const arma::mat& P : part) {
+        const double* pp = P.memptr();
+        for (std::size_t q = b; q < e; ++q) op[q] += pp[q];
+      }
+      if (div != 1.0) for (std::size_t q = b; q < e; ++q) op[q] /= div;
+    });
+  }
+
  private:
   void init_norms() {
     xnorm2_ = 0.0; total_ = 0.0; nnz_ = 0.0;
@@ -185,11 +275,20 @@ class Data {
       const double v = A.val(s);
       xnorm2_ += v * v; total_ += v; nnz_ += v != 0.0;
     }
+    // without X's rows: the cumulative non-zeros by row, which the scatter
+    // product splits into blocks
+    if (!has_rows()) {
+      row_nnz_.assign(S_.n_rows, 0);
+      for (std::size_t s = 0; s < S_.nnz; ++s) ++row_nnz_[S_.i[s]];
+      for (arma::uword r = 1; r < S_.n_rows; ++r) row_nnz_[r] += row_nnz_[r - 1];
+    }
   }
   bool dense_;
   bool symmetric_ = false;
   arma::mat D_;
-  Csc S_, St_;
+  Csc S_;
+  mutable Csc St_;
+  mutable std::vector<std::size_t> row_nnz_;  // row_nnz_[r]: non-zeros in rows 0..r
   double xnorm2_ = 0.0, total_ = 0.0, nnz_ = 0.0;
 };
 

@@ -84,6 +84,7 @@ class KLCD {
                          int threads) {
     const std::size_t k = Out.n_rows, d = Out.n_cols;
     const bool dense = X.dense();
+    if (by_row) X.need_rows();
     const Csc* A = dense ? nullptr : (by_row ? &X.St() : &X.S());
     arma::mat F;  // dense data: the fixed factor column-major (d' x k), G for every column
     std::size_t maxnz = 0;

@@ -83,7 +83,9 @@ inline arma::mat extrapolated(const arma::mat& a, const arma::mat& b, double bet
 // are those of the base. In the other rows every negative entry Y(r, c) is
 // set to 0 and C gets -Y(r, c) times row c of X (for Wt) or column c of X
 // (for H), read from the compressed rows/columns of sparse data or the
-// dense matrix. Serial and in a fixed order: the same for any thread count.
+// dense matrix (sparse X without its rows: row c's terms added to each
+// column of C from X's columns, in parallel over the columns of C, in the
+// same order). The same for any thread count.
 inline void project_extrapolated(const Data& X, arma::mat& Y, arma::mat& C, bool is_w,
                                  const arma::mat& base, const arma::mat& Cbase, int threads) {
   const arma::uword k = Y.n_rows;
@@ -108,6 +110,8 @@ inline void project_extrapolated(const Data& X, arma::mat& Y, arma::mat& C, bool
   // row (W) or column (H) of X once per clip. When that work is a sizeable
   // part of a product with X (many clips), the product of the projected
   // factor with X is recomputed instead, by the parallel kernels.
+  // (sparse X without its rows: a W-side correction reads X's columns)
+  const bool no_rows = is_w && !X.has_rows();
   {
     double work = 0.0;
     for (arma::uword c = 0; c < Y.n_cols; ++c) {
@@ -117,6 +121,7 @@ inline void project_extrapolated(const Data& X, arma::mat& Y, arma::mat& C, bool
       if (nc == 0) continue;
       double len;
       if (X.dense()) len = static_cast<double>(is_w ? X.n_cols() : X.n_rows());
+      else if (no_rows) len = static_cast<double>(X.row_count(c));
       else {
         const Csc& A = is_w ? X.St() : X.S();
         len = static_cast<double>(A.p[c + 1] - A.p[c]);
@@ -131,6 +136,34 @@ inline void project_extrapolated(const Data& X, arma::mat& Y, arma::mat& C, bool
       if (is_w) X.WtX(Y, C, threads); else X.XHt(Y, C, threads);
       return;
     }
+  }
+  if (no_rows) {
+    // The same sums from X's columns: the clipped entries of row c of X's
+    // rows are ri/dv[beg[c], beg[c + 1]); each column j of C gets them from
+    // its non-zeros in ascending rows, the order of the row-wise correction.
+    std::vector<arma::uword> beg(Y.n_cols + 1, 0), ri;
+    std::vector<double> dv;
+    for (arma::uword c = 0; c < Y.n_cols; ++c) {
+      double* y = Y.colptr(c);
+      for (arma::uword r = 0; r < k; ++r)
+        if (keep[r] && y[r] < 0.0) { ri.push_back(r); dv.push_back(-y[r]); y[r] = 0.0; }
+      beg[c + 1] = ri.size();
+    }
+    if (ri.empty()) return;
+    const Csc& A = X.S();
+    const int T = effective_threads(threads, A.nnz);
+    dense::parallel_blocks(A.n_cols, T, 16, [&](std::size_t b, std::size_t e) {
+      for (std::size_t j = b; j < e; ++j) {
+        double* o = C.colptr(j);
+        for (arma::uword s = A.p[j]; s < A.p[j + 1]; ++s) {
+          const arma::uword a0 = beg[A.i[s]], a1 = beg[A.i[s] + 1];
+          if (a0 == a1) continue;
+          const double x = A.val(s);
+          for (arma::uword a = a0; a < a1; ++a) o[ri[a]] += x * dv[a];
+        }
+      }
+    });
+    return;
   }
   // (only the clipped entries of a column enter its correction)
   std::vector<arma::uword> ri(k);
@@ -794,6 +827,9 @@ class KLMU {
   static void ratio_pass(const Data& X, const Model& M, arma::mat& num, double* obj, bool by_row,
                          int threads, bool accumulate = true) {
     if (X.dense()) { ratio_pass_dense(X, M, num, obj, by_row, threads, accumulate); return; }
+    // (the objective alone is the same sum over X's columns)
+    if (!accumulate && !X.has_rows()) by_row = false;
+    if (by_row) X.need_rows();
     const arma::uword k = M.Wt.n_rows;
     const arma::mat& Own = by_row ? M.Wt : M.H;     // the side being accumulated
     const arma::mat& Oth = by_row ? M.H : M.Wt;

@@ -124,7 +124,9 @@
 #' times and is needed by `loss = "kl"` (whose updates of `W` read the rows
 #' of `x`). Without it, the Frobenius fits need about the matrix's own size
 #' again or less (the factors and the extrapolation's state) and are 10 to 20
-#' percent slower per iteration. The copy is left out when it would exceed
+#' percent slower per iteration; with several threads, each thread beyond the
+#' first sums \eqn{XH'} into a matrix of the size of `W`, and no more
+#' threads take part than fit in the memory of the copy. The copy is left out when it would exceed
 #' `getOption("aspectr.transpose_limit", 2^30)` bytes: set
 #' `options(aspectr.transpose_limit = 0)` to leave it out always, `Inf` to
 #' keep it always. Either way the fit is the same up to rounding.
@@ -287,7 +289,13 @@ nmf <- function(x, k, loss = c("frobenius", "kl", "beta"), beta = 2,
 
   # the data in the core's form, once for the SVD, every start and the
   # final products
-  if (!sharded) nd$ptr <- nmf_ptr(nd)
+  # (with X's rows, 12 bytes per non-zero, when within the limit, and
+  # always for KL, whose updates of W read them: decided once, here, so that
+  # starts run elsewhere by a future plan rebuild the same data)
+  if (!sharded) {
+    nd$rows <- nmf_keep_rows(length(nd$x)) || loss == "kl"
+    nd$ptr <- nmf_ptr(nd)
+  }
   svd0 <- if (is.character(init) && init != "random") nmf_svd(nd, k, threads) else NULL
   # the SVD's temporaries (several of the factors' size) collected before
   # the starts and the fits allocate theirs, when that is worth a collection
@@ -448,7 +456,7 @@ nmf_restat <- function(nd) {
 nmf_ptr <- function(nd) {
   if (!is.null(nd$ptr) && cpp_nmf_data_alive(nd$ptr)) return(nd$ptr)
   cpp_nmf_data(nd$dense, nd$i, nd$p, nd$x, nd$dims, nd$div %||% 1, isTRUE(nd$symmetric),
-               nmf_keep_rows(length(nd$x)))
+               isTRUE(nd$rows))
 }
 
 # Whether sparse data of `nnz` non-zeros keep a transposed copy (their rows,

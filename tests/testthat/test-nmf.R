@@ -398,9 +398,21 @@ test_that("sparse fits without the transposed copy equal those with it and dense
         expect_equal(aspectr:::cpp_nmf_product(lean, Z, "XZ", th), ref, tolerance = 1e-14, info = paste(div, k, th))
         expect_equal(aspectr:::cpp_nmf_product(kept, Z, "XZ", th), ref, tolerance = 1e-14, info = paste(div, k, th))
       }
-      # one thread count, one result
-      expect_identical(aspectr:::cpp_nmf_product(lean, Z, "XZ", 2L), aspectr:::cpp_nmf_product(lean, Z, "XZ", 2L))
     }
+  }
+  # more threads than columns (empty ranges), one column holding most
+  # non-zeros, and products of empty data
+  y <- Matrix::sparseMatrix(i = c(1:6000, 1:40, 3), j = c(rep(2L, 6000), rep(1L, 40), 3L),
+                            x = c(runif(6000), rep(2, 40), 5), dims = c(6000, 3))
+  lean <- aspectr:::cpp_nmf_data(NULL, y@i, y@p, y@x, dim(y), 3, FALSE, FALSE)
+  Z <- matrix(runif(3 * 5), 3, 5)
+  one <- aspectr:::cpp_nmf_product(lean, Z, "XZ", 1L)
+  expect_equal(one, as.matrix(y %*% Z) / 3, tolerance = 1e-14)
+  for (th in 2:5) expect_equal(aspectr:::cpp_nmf_product(lean, Z, "XZ", th), one, tolerance = 1e-14, info = th)
+  for (dims in list(c(4L, 3L), c(0L, 3L), c(4L, 0L))) {
+    e <- aspectr:::cpp_nmf_data(NULL, integer(0), rep(0L, dims[2] + 1), numeric(0), dims, 1, FALSE, FALSE)
+    expect_identical(aspectr:::cpp_nmf_product(e, matrix(1, dims[2], 2), "XZ", 2L), matrix(0, dims[1], 2))
+    expect_identical(aspectr:::cpp_nmf_product(e, matrix(1, dims[1], 2), "WtX", 2L), matrix(0, 2, dims[2]))
   }
   # whole fits: every sparse loss and method with and without the copy
   # (KL makes it when it first needs the rows), against the dense fit; HER's
@@ -436,13 +448,14 @@ test_that("sparse fits without the transposed copy equal those with it and dense
   # the limit is a number of bytes of the copy (12 per non-zero)
   expect_true(aspectr:::nmf_keep_rows(100))
   old <- options(aspectr.transpose_limit = 1200)
-  expect_true(aspectr:::nmf_keep_rows(100))
-  expect_false(aspectr:::nmf_keep_rows(101))
-  for (bad in list(-1, NA_real_, "big", c(1, 2))) {
-    options(aspectr.transpose_limit = bad)
-    expect_error(nmf(x, 2, max_iter = 2), class = "aspectr_error_input_option")
-  }
-  options(old)
+  tryCatch({
+    expect_true(aspectr:::nmf_keep_rows(100))
+    expect_false(aspectr:::nmf_keep_rows(101))
+    for (bad in list(-1, NA_real_, "big", c(1, 2))) {
+      options(aspectr.transpose_limit = bad)
+      expect_error(nmf(x, 2, max_iter = 2), class = "aspectr_error_input_option")
+    }
+  }, finally = options(old))
   expect_null(getOption("aspectr.transpose_limit"))
 })
 

@@ -35,7 +35,7 @@ inline void leave_one_out(const std::vector<const arma::mat*>& H, const index_t*
 }
 
 // MTTKRP: out(:, i) = sum_{s: i_n = i} w_s * prod_{m != n} F[m](:, i_m),
-// with w_s = X.val[s] or, when weights is non-null, weights[s].
+// with w_s = X.value(s) or, when weights is non-null, weights[s].
 // out must be k x d_n.
 inline void mttkrp(const SparseTensor& X, const std::vector<const arma::mat*>& F,
                    std::size_t mode, arma::mat& out, int threads,

@@ -2,12 +2,14 @@
 // the products every NMF update needs. Factors use the core's layout:
 // Wt is k x m (W transposed), H is k x n, so one row's or one column's
 // k-vector is contiguous.
-//   XHt(H)  = (X H')'  (k x m)   — sparse: parallel over rows of X
+//   XHt(H)  = (X H')'  (k x m)   — sparse: parallel over rows of X (X' by
+//                                   columns), or without X', over ranges of
+//                                   X's columns into per-thread sums
 //   WtX(Wt) = W' X     (k x n)   — sparse: parallel over columns of X
 // Sparse data are kept in compressed-column form (X can be the caller's
-// dgCMatrix used in place). X' by columns (X's rows) is a copy, made only
-// when an update needs X's rows (KL's W-side updates: need_rows()); without
-// it, XHt scatters from X's columns over blocks of rows. Dense data use
+// dgCMatrix used in place). X' by columns (X's rows) is a copy, made on
+// request or when an update first needs X's rows (KL's W-side updates:
+// need_rows()). Dense data use
 // the register-tiled kernels of dense.h (not the BLAS: R's reference BLAS is
 // single-threaded and slow); they can alias the caller's column-major memory
 // (no copy), which must then outlive the Data.
@@ -112,10 +114,11 @@ class Data {
     if (!has_rows()) throw std::logic_error("the data's rows were not prepared");
     return symmetric_ ? S_ : St_;
   }
-  // non-zeros in row r of sparse X
+  // non-zeros in row r of sparse X (the row's length for dense X)
   arma::uword row_count(arma::uword r) const {
+    if (dense_) return D_.n_cols;
     if (has_rows()) { const Csc& A = St(); return A.p[r + 1] - A.p[r]; }
-    return static_cast<arma::uword>(row_nnz_[r] - (r ? row_nnz_[r - 1] : 0));
+    return row_nnz_[r];
   }
   bool has_rows() const { return dense_ || symmetric_ || !St_.p.empty(); }
   // Makes X's rows (a copy of X', 12 bytes per non-zero) if there are none.
@@ -123,7 +126,7 @@ class Data {
   void need_rows() const {
     if (has_rows()) return;
     St_ = transpose(S_);
-    row_nnz_.clear(); row_nnz_.shrink_to_fit();
+    std::vector<std::uint32_t>().swap(row_nnz_);
   }
 
   // (X H')' : k x m
@@ -199,15 +202,19 @@ class Data {
   // non-zero's column), from X's columns. Each thread takes a range of
   // columns (equal numbers of non-zeros) and adds into its own k x m sums
   // (thread 0 into out), which are then added in thread order: for a fixed
-  // thread count the result is bitwise reproducible. Eight rows of out at a
-  // time, with those of F(:, c) held in registers over the column's
-  // non-zeros.
+  // thread count the result is bitwise reproducible. The threads are at
+  // most 1 + (the copy of X' this replaces, 12 bytes a non-zero) / (8 k m
+  // bytes), so that their sums never need more memory than that copy.
+  // Eight rows of out at a time, with those of F(:, c) held in registers
+  // over the column's non-zeros.
   void scatter(const arma::mat& F, arma::mat& out, int threads) const {
     const Csc& A = S_;
     const arma::uword k = F.n_rows, m = A.n_rows, n = A.n_cols;
     out.zeros(k, m);
     if (A.nnz == 0 || k == 0) return;
-    const int T = effective_threads(threads, A.nnz);
+    int T = effective_threads(threads, A.nnz);
+    const double cap = 1.0 + 12.0 * static_cast<double>(A.nnz) / (8.0 * static_cast<double>(k) * static_cast<double>(m));
+    if (static_cast<double>(T) > cap) T = static_cast<int>(cap);
     std::vector<arma::uword> cut(T + 1, n);
     cut[0] = 0;
     for (int t = 1; t < T; ++t) {
@@ -215,13 +222,17 @@ class Data {
       cut[t] = static_cast<arma::uword>(std::lower_bound(A.p.begin(), A.p.end(), target) - A.p.begin());
       cut[t] = std::max(cut[t - 1], std::min(cut[t], n));
     }
+    // (allocated here, not in the parallel region, from which an exception
+    // could not leave; ranges without columns get none)
     std::vector<arma::mat> part(T > 1 ? T - 1 : 0);
+    for (int t = 1; t < T; ++t) if (cut[t] < cut[t + 1]) part[t - 1].set_size(k, m);
     parallel_chunks(static_cast<std::size_t>(T), T, [&](int, std::size_t tb, std::size_t te) {
       using dense::v2;
       using dense::load;
       using dense::store;
       for (std::size_t t = tb; t < te; ++t) {
-        if (t > 0) part[t - 1].zeros(k, m);
+        if (cut[t] == cut[t + 1]) continue;
+        if (t > 0) part[t - 1].zeros();
         double* __restrict op = t == 0 ? out.memptr() : part[t - 1].memptr();
         for (arma::uword c = cut[t]; c < cut[t + 1]; ++c) {
           const std::uint32_t* __restrict ri = A.i + A.p[c];
@@ -256,6 +267,7 @@ class Data {
     double* op = out.memptr();
     dense::parallel_blocks(out.n_elem, T, 4096, [&](std::size_t b, std::size_t e) {
       for (const arma::mat& P : part) {
+        if (P.n_elem == 0) continue;
         const double* pp = P.memptr();
         for (std::size_t q = b; q < e; ++q) op[q] += pp[q];
       }
@@ -275,12 +287,11 @@ class Data {
       const double v = A.val(s);
       xnorm2_ += v * v; total_ += v; nnz_ += v != 0.0;
     }
-    // without X's rows: the cumulative non-zeros by row, which the scatter
-    // product splits into blocks
+    // without X's rows: the non-zeros of each row (row_count(), which
+    // HALS's extrapolation weighs its corrections by)
     if (!has_rows()) {
       row_nnz_.assign(S_.n_rows, 0);
       for (std::size_t s = 0; s < S_.nnz; ++s) ++row_nnz_[S_.i[s]];
-      for (arma::uword r = 1; r < S_.n_rows; ++r) row_nnz_[r] += row_nnz_[r - 1];
     }
   }
   bool dense_;
@@ -288,7 +299,7 @@ class Data {
   arma::mat D_;
   Csc S_;
   mutable Csc St_;
-  mutable std::vector<std::size_t> row_nnz_;  // row_nnz_[r]: non-zeros in rows 0..r
+  mutable std::vector<std::uint32_t> row_nnz_;  // non-zeros of each row (without St_)
   double xnorm2_ = 0.0, total_ = 0.0, nnz_ = 0.0;
 };
 

@@ -836,6 +836,7 @@ class KLMU {
     if (accumulate) num.zeros(k, Own.n_cols); else num.zeros(k, 1);
     const int T = effective_threads(threads, X.dense() ? X.n_rows() * X.n_cols() : X.S().nnz);
     std::vector<double> parts(T, 0.0);
+    const Csc& A = by_row ? X.St() : X.S();
     parallel_chunks(Own.n_cols, T, [&](int tid, std::size_t b, std::size_t e) {
       LogSum ls;
       for (std::size_t c = b; c < e; ++c) {
@@ -853,7 +854,6 @@ class KLMU {
 #pragma omp simd
           for (arma::uword r = 0; r < k; ++r) o[r] += t * f[r];
         };
-        const Csc& A = by_row ? X.St() : X.S();
         for (arma::uword s = A.p[c]; s < A.p[c + 1]; ++s) visit(A.i[s], A.val(s));
       }
       if (obj) parts[tid] = ls.value();

@@ -400,23 +400,30 @@ test_that("sparse fits without the transposed copy equal those with it and dense
       }
     }
   }
-  # more threads than columns (empty ranges), one column holding most
-  # non-zeros, and products of empty data
-  y <- Matrix::sparseMatrix(i = c(1:6000, 1:40, 3), j = c(rep(2L, 6000), rep(1L, 40), 3L),
-                            x = c(runif(6000), rep(2, 40), 5), dims = c(6000, 3))
+  # three threads over four columns, the second holding most non-zeros:
+  # the column ranges are [0, 2), [2, 2) (empty: no sums) and [2, 4) (k = 1
+  # and 5000 non-zeros admit three threads' sums); rows 1:500 then sum
+  # (a + b) + (c + d) instead of ((a + b) + c) + d
+  y <- Matrix::sparseMatrix(i = c(1:1000, 1:3000, 1:500, 1:500), j = rep(1:4, c(1000, 3000, 500, 500)),
+                            x = runif(5000), dims = c(3000, 4))
   lean <- aspectr:::cpp_nmf_data(NULL, y@i, y@p, y@x, dim(y), 3, FALSE, FALSE)
-  Z <- matrix(runif(3 * 5), 3, 5)
+  Z <- matrix(runif(4), 4, 1)
   one <- aspectr:::cpp_nmf_product(lean, Z, "XZ", 1L)
   expect_equal(one, as.matrix(y %*% Z) / 3, tolerance = 1e-14)
-  for (th in 2:5) expect_equal(aspectr:::cpp_nmf_product(lean, Z, "XZ", th), one, tolerance = 1e-14, info = th)
+  for (th in 2:5) {
+    many <- aspectr:::cpp_nmf_product(lean, Z, "XZ", th)
+    expect_equal(many, one, tolerance = 1e-14, info = th)
+    # (summed in another order than on one thread: not the same bits)
+    expect_false(identical(many, one), info = th)
+  }
   for (dims in list(c(4L, 3L), c(0L, 3L), c(4L, 0L))) {
     e <- aspectr:::cpp_nmf_data(NULL, integer(0), rep(0L, dims[2] + 1), numeric(0), dims, 1, FALSE, FALSE)
     expect_identical(aspectr:::cpp_nmf_product(e, matrix(1, dims[2], 2), "XZ", 2L), matrix(0, dims[1], 2))
     expect_identical(aspectr:::cpp_nmf_product(e, matrix(1, dims[1], 2), "WtX", 2L), matrix(0, 2, dims[2]))
   }
   # whole fits: every sparse loss and method with and without the copy
-  # (KL makes it when it first needs the rows), against the dense fit; HER's
-  # projection of W corrects W'X from X's columns in the lean data
+  # (nmf() keeps it for KL), against the dense fit; HER's projection of W
+  # corrects W'X from X's columns in the lean data
   xd <- as.matrix(x)
   dense_fit <- function(...) nmf(xd, ...)
   fit <- function(limit, ...) {
@@ -439,6 +446,18 @@ test_that("sparse fits without the transposed copy equal those with it and dense
     a2 <- do.call(fit, c(list(0), args, threads = 2))
     expect_equal(a2$W, a$W, tolerance = 1e-10, info = info)
     expect_equal(a2$objective, a$objective, tolerance = 1e-12, info = info)
+  }
+  # KL on data without the copy (made when the rows are first needed; the
+  # first objective is summed by columns): the same fits as with it
+  W0 <- matrix(runif(257 * 6), 257, 6); H0 <- matrix(runif(6 * 190), 6, 190)
+  for (acc in c(FALSE, TRUE)) for (m in c("mu", "cd")) {
+    lean <- aspectr:::cpp_nmf_data(NULL, x@i, x@p, x@x, dim(x), 9, FALSE, FALSE)
+    kept <- aspectr:::cpp_nmf_data(NULL, x@i, x@p, x@x, dim(x), 9, FALSE, TRUE)
+    a <- aspectr:::cpp_nmf_fit(lean, W0, H0, "kl", m, 1, c(0, 0), c(0, 0), 1e-16, 20L, 0, 2L, FALSE, acc)
+    b <- aspectr:::cpp_nmf_fit(kept, W0, H0, "kl", m, 1, c(0, 0), c(0, 0), 1e-16, 20L, 0, 2L, FALSE, acc)
+    expect_equal(a$W, b$W, tolerance = 1e-12, info = paste(m, acc))
+    expect_equal(a$objective, b$objective, tolerance = 1e-13, info = paste(m, acc))
+    expect_length(a$objective, 20)
   }
   # the default NNDSVD start (range finder over the lean products) too
   a <- fit(0, 5, max_iter = 30, tol = 0)

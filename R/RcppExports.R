@@ -37,6 +37,14 @@ cpp_value_counts <- function(v) {
     .Call(`_aspectr_cpp_value_counts`, v)
 }
 
+cpp_triangle_scan <- function(i, p, x) {
+    .Call(`_aspectr_cpp_triangle_scan`, i, p, x)
+}
+
+cpp_openmp <- function() {
+    .Call(`_aspectr_cpp_openmp`)
+}
+
 cpp_lca_fit <- function(idx, val, dims, lambda0, factors0, max_iter, tol, threads, short_iter, keep, verbose, hook = NULL, method = "squarem") {
     .Call(`_aspectr_cpp_lca_fit`, idx, val, dims, lambda0, factors0, max_iter, tol, threads, short_iter, keep, verbose, hook, method)
 }
@@ -185,8 +193,8 @@ cpp_ntf_fit <- function(idx, val, dims, factors, method, max_iter, tol, threads,
     .Call(`_aspectr_cpp_ntf_fit`, idx, val, dims, factors, method, max_iter, tol, threads, verbose, hook, want_model, top)
 }
 
-cpp_nmf_data <- function(dense, si, sp, sx, dims, div, symmetric = FALSE, rows = TRUE) {
-    .Call(`_aspectr_cpp_nmf_data`, dense, si, sp, sx, dims, div, symmetric, rows)
+cpp_nmf_data <- function(dense, si, sp, sx, dims, div, symmetric = FALSE, rows = TRUE, triangle = FALSE) {
+    .Call(`_aspectr_cpp_nmf_data`, dense, si, sp, sx, dims, div, symmetric, rows, triangle)
 }
 
 cpp_nmf_data_alive <- function(data) {
@@ -281,8 +289,8 @@ cpp_sym_mttkrp <- function(idx, val, n, G, threads) {
     .Call(`_aspectr_cpp_sym_mttkrp`, idx, val, n, G, threads)
 }
 
-cpp_symnmf_fit <- function(dense, si, sp, sx, n, H0, W0, method, lambda, l1, omega, orthogonal, max_iter, tol, threads, verbose, hook = NULL, want_model = FALSE, div = 1.0) {
-    .Call(`_aspectr_cpp_symnmf_fit`, dense, si, sp, sx, n, H0, W0, method, lambda, l1, omega, orthogonal, max_iter, tol, threads, verbose, hook, want_model, div)
+cpp_symnmf_fit <- function(dense, si, sp, sx, n, H0, W0, method, lambda, l1, omega, orthogonal, max_iter, tol, threads, verbose, hook = NULL, want_model = FALSE, div = 1.0, triangle = FALSE) {
+    .Call(`_aspectr_cpp_symnmf_fit`, dense, si, sp, sx, n, H0, W0, method, lambda, l1, omega, orthogonal, max_iter, tol, threads, verbose, hook, want_model, div, triangle)
 }
 
 cpp_all_tuples <- function(n, m) {

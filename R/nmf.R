@@ -126,7 +126,8 @@
 #' again or less (the factors and the extrapolation's state) and are 10 to 20
 #' percent slower per iteration; with several threads, each thread beyond the
 #' first sums \eqn{XH'} into a matrix of the size of `W`, and no more
-#' threads take part than fit in the memory of the copy. The copy is left out when it would exceed
+#' threads take part than fit in the memory of the copy or of four such
+#' matrices, whichever is larger. The copy is left out when it would exceed
 #' `getOption("aspectr.transpose_limit", 2^30)` bytes: set
 #' `options(aspectr.transpose_limit = 0)` to leave it out always, `Inf` to
 #' keep it always. Either way the fit is the same up to rounding.
@@ -456,7 +457,7 @@ nmf_restat <- function(nd) {
 nmf_ptr <- function(nd) {
   if (!is.null(nd$ptr) && cpp_nmf_data_alive(nd$ptr)) return(nd$ptr)
   cpp_nmf_data(nd$dense, nd$i, nd$p, nd$x, nd$dims, nd$div %||% 1, isTRUE(nd$symmetric),
-               isTRUE(nd$rows))
+               isTRUE(nd$rows), isTRUE(nd$triangle))
 }
 
 # Whether sparse data of `nnz` non-zeros keep a transposed copy (their rows,

@@ -356,7 +356,7 @@ fitted.aspectr_ntf <- function(object, ...) {
 # A power of 2 near the largest of v (dividing by it is exact) whose
 # `root`-th root is a power of 2 too.
 pow2_scale <- function(v, root = 1) {
-  m <- if (length(v)) max(abs(v)) else 0
+  m <- if (length(v)) max(max(v), -min(v)) else 0  # (max |v| without a copy)
   if (!(m > 0) || !is.finite(m)) return(1)
   2^(root * floor(log2(m) / root))
 }

@@ -17,7 +17,8 @@
 ## 20000 x 20000 dgCMatrix with about 1e6 non-zeros, a symtensor of order 3
 ## on 2000 points with 2e5 distinct tuples, and a data frame of 20000
 ## observations of 10 three-level items (for lca(): per distinct pattern).
-## ASPECTR_BENCH_QUICK=1 divides the sizes by 10.
+## ASPECTR_BENCH_QUICK=1 divides the sizes by 10; ASPECTR_BENCH_ONLY (a
+## regular expression, e.g. "symnmf|ntf") runs only the families it matches.
 
 source("bench/common.R")
 
@@ -83,6 +84,7 @@ runs <- list(
   list("ntf", "kl, cd", T3, 'T3', 'invisible(ntf(x, 10, loss = "kl", max_iter = 2, tol = 0, seed = 1, threads = 1))'),
   list("ntf", "frobenius (default)", T3, 'T3', 'invisible(ntf(x, 10, max_iter = 2, tol = 0, seed = 1, threads = 1))'),
   list("symnmf", "anls (default)", A, 'A', 'invisible(symnmf(x, 10, max_iter = 2, tol = 0, seed = 1, threads = 1))'),
+  list("symnmf", "anls, triangle in place", A, 'A', 'options(aspectr.transpose_limit = 0); invisible(symnmf(x, 10, max_iter = 2, tol = 0, seed = 1, threads = 1))'),
   list("sntf", "alpha (default)", S3, 'S3', 'invisible(sntf(x, 3, init = "random", max_iter = 2, tol = 0, seed = 1, threads = 1))'),
   list("lca", "squarem (default)", D, 'D', 'invisible(lca(x, 4, nrun = 1, max_iter = 2, tol = 0, seed = 1, threads = 1, se = FALSE))')
 )
@@ -92,6 +94,9 @@ nnz_of <- function(x) {
   if (inherits(x, "Matrix")) return(length(x@x))
   aspectr::nnz(x)
 }
+# ASPECTR_BENCH_ONLY: a regular expression of the families to run
+only <- Sys.getenv("ASPECTR_BENCH_ONLY", "")
+if (nzchar(only)) runs <- Filter(function(r) grepl(only, r[[1]]), runs)
 rows <- list()
 for (r in runs) {
   x <- r[[3]]

@@ -123,6 +123,29 @@ BEGIN_RCPP
     return rcpp_result_gen;
 END_RCPP
 }
+// cpp_triangle_scan
+Rcpp::List cpp_triangle_scan(Rcpp::IntegerVector i, Rcpp::IntegerVector p, Rcpp::NumericVector x);
+RcppExport SEXP _aspectr_cpp_triangle_scan(SEXP iSEXP, SEXP pSEXP, SEXP xSEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::RNGScope rcpp_rngScope_gen;
+    Rcpp::traits::input_parameter< Rcpp::IntegerVector >::type i(iSEXP);
+    Rcpp::traits::input_parameter< Rcpp::IntegerVector >::type p(pSEXP);
+    Rcpp::traits::input_parameter< Rcpp::NumericVector >::type x(xSEXP);
+    rcpp_result_gen = Rcpp::wrap(cpp_triangle_scan(i, p, x));
+    return rcpp_result_gen;
+END_RCPP
+}
+// cpp_openmp
+bool cpp_openmp();
+RcppExport SEXP _aspectr_cpp_openmp() {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::RNGScope rcpp_rngScope_gen;
+    rcpp_result_gen = Rcpp::wrap(cpp_openmp());
+    return rcpp_result_gen;
+END_RCPP
+}
 // cpp_lca_fit
 Rcpp::List cpp_lca_fit(Rcpp::IntegerMatrix idx, Rcpp::NumericVector val, Rcpp::IntegerVector dims, Rcpp::NumericMatrix lambda0, Rcpp::List factors0, int max_iter, double tol, int threads, int short_iter, int keep, bool verbose, SEXP hook, std::string method);
 RcppExport SEXP _aspectr_cpp_lca_fit(SEXP idxSEXP, SEXP valSEXP, SEXP dimsSEXP, SEXP lambda0SEXP, SEXP factors0SEXP, SEXP max_iterSEXP, SEXP tolSEXP, SEXP threadsSEXP, SEXP short_iterSEXP, SEXP keepSEXP, SEXP verboseSEXP, SEXP hookSEXP, SEXP methodSEXP) {
@@ -727,8 +750,8 @@ BEGIN_RCPP
 END_RCPP
 }
 // cpp_nmf_data
-SEXP cpp_nmf_data(SEXP dense, SEXP si, SEXP sp, SEXP sx, Rcpp::IntegerVector dims, double div, bool symmetric, bool rows);
-RcppExport SEXP _aspectr_cpp_nmf_data(SEXP denseSEXP, SEXP siSEXP, SEXP spSEXP, SEXP sxSEXP, SEXP dimsSEXP, SEXP divSEXP, SEXP symmetricSEXP, SEXP rowsSEXP) {
+SEXP cpp_nmf_data(SEXP dense, SEXP si, SEXP sp, SEXP sx, Rcpp::IntegerVector dims, double div, bool symmetric, bool rows, bool triangle);
+RcppExport SEXP _aspectr_cpp_nmf_data(SEXP denseSEXP, SEXP siSEXP, SEXP spSEXP, SEXP sxSEXP, SEXP dimsSEXP, SEXP divSEXP, SEXP symmetricSEXP, SEXP rowsSEXP, SEXP triangleSEXP) {
 BEGIN_RCPP
     Rcpp::RObject rcpp_result_gen;
     Rcpp::RNGScope rcpp_rngScope_gen;
@@ -740,7 +763,8 @@ BEGIN_RCPP
     Rcpp::traits::input_parameter< double >::type div(divSEXP);
     Rcpp::traits::input_parameter< bool >::type symmetric(symmetricSEXP);
     Rcpp::traits::input_parameter< bool >::type rows(rowsSEXP);
-    rcpp_result_gen = Rcpp::wrap(cpp_nmf_data(dense, si, sp, sx, dims, div, symmetric, rows));
+    Rcpp::traits::input_parameter< bool >::type triangle(triangleSEXP);
+    rcpp_result_gen = Rcpp::wrap(cpp_nmf_data(dense, si, sp, sx, dims, div, symmetric, rows, triangle));
     return rcpp_result_gen;
 END_RCPP
 }
@@ -1091,8 +1115,8 @@ BEGIN_RCPP
 END_RCPP
 }
 // cpp_symnmf_fit
-Rcpp::List cpp_symnmf_fit(Rcpp::Nullable<Rcpp::NumericMatrix> dense, Rcpp::IntegerVector si, Rcpp::IntegerVector sp, Rcpp::NumericVector sx, int n, Rcpp::NumericMatrix H0, Rcpp::NumericMatrix W0, std::string method, double lambda, double l1, double omega, bool orthogonal, int max_iter, double tol, int threads, bool verbose, SEXP hook, bool want_model, double div);
-RcppExport SEXP _aspectr_cpp_symnmf_fit(SEXP denseSEXP, SEXP siSEXP, SEXP spSEXP, SEXP sxSEXP, SEXP nSEXP, SEXP H0SEXP, SEXP W0SEXP, SEXP methodSEXP, SEXP lambdaSEXP, SEXP l1SEXP, SEXP omegaSEXP, SEXP orthogonalSEXP, SEXP max_iterSEXP, SEXP tolSEXP, SEXP threadsSEXP, SEXP verboseSEXP, SEXP hookSEXP, SEXP want_modelSEXP, SEXP divSEXP) {
+Rcpp::List cpp_symnmf_fit(Rcpp::Nullable<Rcpp::NumericMatrix> dense, Rcpp::IntegerVector si, Rcpp::IntegerVector sp, Rcpp::NumericVector sx, int n, Rcpp::NumericMatrix H0, Rcpp::NumericMatrix W0, std::string method, double lambda, double l1, double omega, bool orthogonal, int max_iter, double tol, int threads, bool verbose, SEXP hook, bool want_model, double div, bool triangle);
+RcppExport SEXP _aspectr_cpp_symnmf_fit(SEXP denseSEXP, SEXP siSEXP, SEXP spSEXP, SEXP sxSEXP, SEXP nSEXP, SEXP H0SEXP, SEXP W0SEXP, SEXP methodSEXP, SEXP lambdaSEXP, SEXP l1SEXP, SEXP omegaSEXP, SEXP orthogonalSEXP, SEXP max_iterSEXP, SEXP tolSEXP, SEXP threadsSEXP, SEXP verboseSEXP, SEXP hookSEXP, SEXP want_modelSEXP, SEXP divSEXP, SEXP triangleSEXP) {
 BEGIN_RCPP
     Rcpp::RObject rcpp_result_gen;
     Rcpp::RNGScope rcpp_rngScope_gen;
@@ -1115,7 +1139,8 @@ BEGIN_RCPP
     Rcpp::traits::input_parameter< SEXP >::type hook(hookSEXP);
     Rcpp::traits::input_parameter< bool >::type want_model(want_modelSEXP);
     Rcpp::traits::input_parameter< double >::type div(divSEXP);
-    rcpp_result_gen = Rcpp::wrap(cpp_symnmf_fit(dense, si, sp, sx, n, H0, W0, method, lambda, l1, omega, orthogonal, max_iter, tol, threads, verbose, hook, want_model, div));
+    Rcpp::traits::input_parameter< bool >::type triangle(triangleSEXP);
+    rcpp_result_gen = Rcpp::wrap(cpp_symnmf_fit(dense, si, sp, sx, n, H0, W0, method, lambda, l1, omega, orthogonal, max_iter, tol, threads, verbose, hook, want_model, div, triangle));
     return rcpp_result_gen;
 END_RCPP
 }
@@ -1157,6 +1182,8 @@ static const R_CallMethodDef CallEntries[] = {
     {"_aspectr_cpp_all_whole", (DL_FUNC) &_aspectr_cpp_all_whole, 1},
     {"_aspectr_cpp_permute_columns_owned", (DL_FUNC) &_aspectr_cpp_permute_columns_owned, 3},
     {"_aspectr_cpp_value_counts", (DL_FUNC) &_aspectr_cpp_value_counts, 1},
+    {"_aspectr_cpp_triangle_scan", (DL_FUNC) &_aspectr_cpp_triangle_scan, 3},
+    {"_aspectr_cpp_openmp", (DL_FUNC) &_aspectr_cpp_openmp, 0},
     {"_aspectr_cpp_lca_fit", (DL_FUNC) &_aspectr_cpp_lca_fit, 13},
     {"_aspectr_cpp_lca_check_count", (DL_FUNC) &_aspectr_cpp_lca_check_count, 10},
     {"_aspectr_cpp_start_blocks", (DL_FUNC) &_aspectr_cpp_start_blocks, 3},
@@ -1194,7 +1221,7 @@ static const R_CallMethodDef CallEntries[] = {
     {"_aspectr_cpp_project_simplex", (DL_FUNC) &_aspectr_cpp_project_simplex, 1},
     {"_aspectr_cpp_simplex_qp", (DL_FUNC) &_aspectr_cpp_simplex_qp, 2},
     {"_aspectr_cpp_ntf_fit", (DL_FUNC) &_aspectr_cpp_ntf_fit, 12},
-    {"_aspectr_cpp_nmf_data", (DL_FUNC) &_aspectr_cpp_nmf_data, 8},
+    {"_aspectr_cpp_nmf_data", (DL_FUNC) &_aspectr_cpp_nmf_data, 9},
     {"_aspectr_cpp_nmf_data_alive", (DL_FUNC) &_aspectr_cpp_nmf_data_alive, 1},
     {"_aspectr_cpp_nmf_product", (DL_FUNC) &_aspectr_cpp_nmf_product, 4},
     {"_aspectr_cpp_nmf_range_svd", (DL_FUNC) &_aspectr_cpp_nmf_range_svd, 5},
@@ -1218,7 +1245,7 @@ static const R_CallMethodDef CallEntries[] = {
     {"_aspectr_cpp_sntf_fit", (DL_FUNC) &_aspectr_cpp_sntf_fit, 17},
     {"_aspectr_cpp_sntf_loss", (DL_FUNC) &_aspectr_cpp_sntf_loss, 9},
     {"_aspectr_cpp_sym_mttkrp", (DL_FUNC) &_aspectr_cpp_sym_mttkrp, 5},
-    {"_aspectr_cpp_symnmf_fit", (DL_FUNC) &_aspectr_cpp_symnmf_fit, 19},
+    {"_aspectr_cpp_symnmf_fit", (DL_FUNC) &_aspectr_cpp_symnmf_fit, 20},
     {"_aspectr_cpp_all_tuples", (DL_FUNC) &_aspectr_cpp_all_tuples, 2},
     {"_aspectr_cpp_tuple_residuals", (DL_FUNC) &_aspectr_cpp_tuple_residuals, 5},
     {NULL, NULL, 0}

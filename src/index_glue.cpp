@@ -311,3 +311,30 @@ Rcpp::NumericVector cpp_value_counts(SEXP v) {
                                      Rcpp::Named("negative") = neg, Rcpp::Named("zero") = zero,
                                      Rcpp::Named("min") = mn);
 }
+
+// The total and the number of non-zero entries of a symmetric matrix of
+// which one triangle is stored in compressed-column form (an entry off the
+// diagonal stands for two): list(total, nnz).
+// [[Rcpp::export]]
+Rcpp::List cpp_triangle_scan(Rcpp::IntegerVector i, Rcpp::IntegerVector p, Rcpp::NumericVector x) {
+  const R_xlen_t n = p.size() - 1;
+  if (n < 0 || i.size() != x.size() || p[n] != x.size()) Rcpp::stop("internal error: inconsistent compressed-column data");
+  double total = 0.0, nnz = 0.0;
+  for (R_xlen_t c = 0; c < n; ++c)
+    for (int s = p[c]; s < p[c + 1]; ++s) {
+      const double w = i[s] == c ? 1.0 : 2.0;
+      total += w * x[s];
+      nnz += x[s] != 0.0 ? w : 0.0;
+    }
+  return Rcpp::List::create(Rcpp::Named("total") = total, Rcpp::Named("nnz") = nnz);
+}
+
+// Whether the package was built with OpenMP (threads > 1 can run).
+// [[Rcpp::export]]
+bool cpp_openmp() {
+#ifdef _OPENMP
+  return true;
+#else
+  return false;
+#endif
+}

@@ -417,13 +417,14 @@ Rcpp::List cpp_ntf_fit(Rcpp::IntegerMatrix idx, Rcpp::NumericVector val,
 // place, the matrix's entries x / div). X' (X's rows, 12 bytes per
 // non-zero) is copied now when `rows`, otherwise when an update first needs
 // it (KL's); without it, (X H')' is computed from X's columns. When
-// `symmetric`, X' is X, as for symnmf(). The R vectors the data use are kept
+// `symmetric`, X' is X, as for symnmf(); `triangle`: X is symmetric and
+// only one triangle of it is given (a dsCMatrix's slots). The R vectors the data use are kept
 // alive by the external pointer's protected field.
 static SEXP nmf_data_tag() { return Rf_install("aspectr_nmf_data"); }
 
 // [[Rcpp::export]]
 SEXP cpp_nmf_data(SEXP dense, SEXP si, SEXP sp, SEXP sx, Rcpp::IntegerVector dims, double div,
-                  bool symmetric = false, bool rows = true) {
+                  bool symmetric = false, bool rows = true, bool triangle = false) {
   using aspectr::nmf::Data;
   if (dims.size() != 2 || dims[0] < 0 || dims[1] < 0) Rcpp::stop("internal error: nmf data need two dimensions");
   if (!(div > 0.0) || !std::isfinite(div)) Rcpp::stop("internal error: the data's divisor must be positive");
@@ -462,8 +463,9 @@ SEXP cpp_nmf_data(SEXP dense, SEXP si, SEXP sp, SEXP sx, Rcpp::IntegerVector dim
   // (int and uint32 may alias: the indices are non-negative)
   c.borrow(reinterpret_cast<const std::uint32_t*>(INTEGER(i)), REAL(x), nnz, div);
   const Rcpp::List keep = Rcpp::List::create(i, x);  // (made before the Data, which it must not leak)
-  std::unique_ptr<Data> X(symmetric ? new Data(std::move(c), Data::Symmetric{}) : new Data(std::move(c)));
-  if (rows) X->need_rows();
+  std::unique_ptr<Data> X(triangle ? new Data(std::move(c), Data::Triangle{})
+                          : symmetric ? new Data(std::move(c), Data::Symmetric{}) : new Data(std::move(c)));
+  if (rows && !triangle) X->need_rows();
   Rcpp::XPtr<Data> out(X.get(), true, nmf_data_tag(), keep);
   X.release();
   return out;
@@ -662,6 +664,7 @@ Rcpp::List cpp_nmf_fit(SEXP data, Rcpp::NumericMatrix W0, Rcpp::NumericMatrix H0
                        bool want_model = false) {
   using namespace aspectr::nmf;
   const Data* X = &nmf_data_of(data);
+  if (X->triangle()) Rcpp::stop("internal error: nmf updates need the whole matrix, not a triangle");
   if (static_cast<arma::uword>(W0.nrow()) != X->n_rows() || static_cast<arma::uword>(H0.ncol()) != X->n_cols())
     Rcpp::stop("internal error: the start does not match the data");
   Model M;
@@ -695,6 +698,7 @@ Rcpp::NumericMatrix cpp_nmf_project(SEXP data, Rcpp::NumericMatrix W, std::strin
                                     double eps, int max_iter, double tol, int threads) {
   using namespace aspectr::nmf;
   const Data* X = &nmf_data_of(data);
+  if (X->triangle()) Rcpp::stop("internal error: nmf updates need the whole matrix, not a triangle");
   Model M;
   M.Wt = Rcpp::as<arma::mat>(W).t();
   if (M.Wt.n_cols != X->n_rows()) Rcpp::stop("internal error: W does not match the data");

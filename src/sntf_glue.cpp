@@ -101,7 +101,8 @@ Rcpp::List cpp_symnmf_fit(Rcpp::Nullable<Rcpp::NumericMatrix> dense, Rcpp::Integ
                           Rcpp::IntegerVector sp, Rcpp::NumericVector sx, int n, Rcpp::NumericMatrix H0,
                           Rcpp::NumericMatrix W0, std::string method, double lambda, double l1, double omega,
                           bool orthogonal, int max_iter, double tol, int threads, bool verbose,
-                          SEXP hook = R_NilValue, bool want_model = false, double div = 1.0) {
+                          SEXP hook = R_NilValue, bool want_model = false, double div = 1.0,
+                          bool triangle = false) {
   using aspectr::nmf::Data;
   std::unique_ptr<Data> A;
   Rcpp::NumericMatrix D;  // used in place for the duration of the call
@@ -120,7 +121,9 @@ Rcpp::List cpp_symnmf_fit(Rcpp::Nullable<Rcpp::NumericMatrix> dense, Rcpp::Integ
     // call, the entries sx / div; A' is A (checked symmetric by the R side)
     if (!(div > 0.0) || !std::isfinite(div)) Rcpp::stop("internal error: the data's divisor must be positive");
     c.borrow(reinterpret_cast<const std::uint32_t*>(si.begin()), sx.begin(), sx.size(), div);
-    A.reset(new Data(std::move(c), Data::Symmetric{}));
+    // (one triangle stored: read as the whole symmetric matrix)
+    if (triangle) A.reset(new Data(std::move(c), Data::Triangle{}));
+    else A.reset(new Data(std::move(c), Data::Symmetric{}));
   }
   aspectr::sym::SymMethod m;
   if (method == "anls") m = aspectr::sym::SymMethod::ANLS;

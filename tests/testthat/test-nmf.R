@@ -414,7 +414,7 @@ test_that("sparse fits without the transposed copy equal those with it and dense
     many <- aspectr:::cpp_nmf_product(lean, Z, "XZ", th)
     expect_equal(many, one, tolerance = 1e-14, info = th)
     # (summed in another order than on one thread: not the same bits)
-    expect_false(identical(many, one), info = th)
+    if (aspectr:::cpp_openmp()) expect_false(identical(many, one), info = th)
   }
   for (dims in list(c(4L, 3L), c(0L, 3L), c(4L, 0L))) {
     e <- aspectr:::cpp_nmf_data(NULL, integer(0), rep(0L, dims[2] + 1), numeric(0), dims, 1, FALSE, FALSE)

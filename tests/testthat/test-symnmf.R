@@ -72,20 +72,68 @@ test_that("symnmf reads a sparse matrix in place, one triangle stored or both", 
   A <- p$A * (p$A > 0.3) * 3  # largest entry above 1: the fit divides as it reads
   As <- Matrix::Matrix(A, sparse = TRUE)
   expect_s4_class(As, "dsCMatrix")
+  Al <- Matrix::forceSymmetric(As, "L")
+  expect_identical(Al@uplo, "L")
   Ag <- methods::as(As, "generalMatrix")
   expect_s4_class(Ag, "dgCMatrix")
   Ag0 <- Ag; Ag0@x <- Ag@x + 0
+  As0 <- As; As0@x <- As@x + 0
+  in_place <- function(...) {
+    old <- options(aspectr.transpose_limit = 0)
+    on.exit(options(old))
+    symnmf(...)
+  }
   for (m in c("anls", "hals", "fpals")) {
     a <- symnmf(A, 3, method = m, seed = 1, max_iter = 25, tol = 0)
-    b <- symnmf(As, 3, method = m, seed = 1, max_iter = 25, tol = 0)
+    b <- in_place(As, 3, method = m, seed = 1, max_iter = 25, tol = 0)
+    l <- in_place(Al, 3, method = m, seed = 1, max_iter = 25, tol = 0, threads = 2)
+    w <- symnmf(Al, 3, method = m, seed = 1, max_iter = 25, tol = 0)  # made whole
     g <- symnmf(Ag, 3, method = m, seed = 1, max_iter = 25, tol = 0)
-    expect_identical(g$H, b$H)
-    expect_equal(b$H, a$H, tolerance = 1e-10, info = m)
-    expect_equal(b$objective, a$objective, tolerance = 1e-10, info = m)
+    for (f in list(b, l, w, g)) {
+      expect_equal(f$H, a$H, tolerance = 1e-10, info = m)
+      expect_equal(f$objective, a$objective, tolerance = 1e-10, info = m)
+      expect_equal(f$rel_error, a$rel_error, tolerance = 1e-10, info = m)
+      expect_identical(f$nnz, a$nnz)
+    }
   }
   expect_identical(Ag, Ag0)
+  expect_identical(As, As0)
+  # one stored triangle (upper or lower) read as the whole matrix: its
+  # products (divided on read; 1 to 3 threads), total and non-zeros
+  Af <- as.matrix(Ag)
+  for (T in list(As, Al)) {
+    nd <- aspectr:::sym_triangle_data(T)
+    expect_equal(nd$total, sum(Af), tolerance = 1e-14)
+    expect_identical(nd$nnz, sum(Af != 0))
+    tp <- aspectr:::cpp_nmf_data(NULL, T@i, T@p, T@x, dim(T), 3, TRUE, TRUE, TRUE)
+    for (k in c(1, 3, 9)) {
+      F <- matrix(runif(60 * k), 60, k)
+      for (th in 1:3) {
+        expect_equal(aspectr:::cpp_nmf_product(tp, F, "WtX", th), crossprod(F, Af) / 3, tolerance = 1e-14)
+        expect_equal(aspectr:::cpp_nmf_product(tp, F, "XZ", th), Af %*% F / 3, tolerance = 1e-14)
+      }
+    }
+  }
+  # a triangle's values are checked as any input's; names on one side name
+  # both, the columns' when the two differ (as Matrix's dimnames())
+  neg <- As; neg@x[3] <- -1
+  expect_error(symnmf(neg, 2), class = "aspectr_error_input_value")
+  nm <- As; nm@Dimnames <- list(NULL, paste0("p", 1:60))
+  for (fit in list(symnmf, in_place)) {
+    expect_error(fit(neg, 2), class = "aspectr_error_input_value")
+    nm@Dimnames <- list(NULL, paste0("p", 1:60))
+    expect_identical(rownames(fit(nm, 2, max_iter = 2)$H), paste0("p", 1:60))
+    nm@Dimnames <- list(paste0("r", 1:60), paste0("p", 1:60))
+    expect_identical(rownames(fit(nm, 2, max_iter = 2)$H), paste0("p", 1:60))
+    nm@Dimnames <- list(paste0("r", 1:60), NULL)
+    expect_identical(rownames(fit(nm, 2, max_iter = 2)$H), paste0("r", 1:60))
+    zero <- Matrix::forceSymmetric(Matrix::sparseMatrix(i = 1, j = 2, x = 0, dims = c(3, 3)))
+    expect_error(fit(zero, 1), class = "aspectr_error_input_empty")
+    empty <- Matrix::forceSymmetric(Matrix::Matrix(0, 0, 0, sparse = TRUE))
+    expect_error(fit(empty, 1), class = "aspectr_error_input_empty")
+  }
   # above 400 points NNDSVD's SVD is randomized, of the sparse matrix read
-  # as its own transpose
+  # as its stored triangle
   q <- planted_affinity(n = 450, k = 3, seed = 9)
   # (clusters of different weights and a little noise: well separated
   # singular values, so that the start is determined up to rounding; every
@@ -96,9 +144,32 @@ test_that("symnmf reads a sparse matrix in place, one triangle stored or both", 
   expect_false(is.null(aspectr:::nmf_data(B, "a")$dense))
   expect_s4_class(Bs <- Matrix::Matrix(B, sparse = TRUE), "dsCMatrix")
   fd <- symnmf(B, 3, seed = 1, max_iter = 10, tol = 0)
-  fs <- symnmf(Bs, 3, seed = 1, max_iter = 10, tol = 0)
+  fs <- in_place(Bs, 3, seed = 1, max_iter = 10, tol = 0)
   expect_equal(fs$H, fd$H, tolerance = 1e-8)
   expect_equal(fs$objective, fd$objective, tolerance = 1e-10)
+  fw <- symnmf(Bs, 3, seed = 1, max_iter = 10, tol = 0)
+  expect_equal(fw$H, fd$H, tolerance = 1e-8)
+  # its triangles' products on several threads (each its own sums, added
+  # in thread order: another summation order than one thread's), divided
+  # on read
+  for (T in list(Bs, Matrix::forceSymmetric(Bs, "L"))) {
+    tp <- aspectr:::cpp_nmf_data(NULL, T@i, T@p, T@x, dim(T), 3, TRUE, TRUE, TRUE)
+    for (k in c(1, 3, 9)) {
+      F <- matrix(runif(450 * k), 450, k)
+      one <- aspectr:::cpp_nmf_product(tp, F, "WtX", 1L)
+      expect_equal(one, crossprod(F, B) / 3, tolerance = 1e-13, info = paste(T@uplo, k))
+      expect_equal(aspectr:::cpp_nmf_product(tp, F, "XZ", 2L), B %*% F / 3, tolerance = 1e-13)
+      for (th in 2:3) {
+        many <- aspectr:::cpp_nmf_product(tp, F, "WtX", th)
+        expect_equal(many, one, tolerance = 1e-14, info = paste(T@uplo, k, th))
+        if (aspectr:::cpp_openmp()) expect_false(identical(many, one), info = paste(T@uplo, k, th))
+      }
+    }
+  }
+  # a triangle's data serve symnmf() only: nmf()'s updates refuse them
+  expect_error(aspectr:::cpp_nmf_fit(tp, matrix(1, 450, 2), matrix(1, 2, 450), "frobenius", "hals", 2,
+                                     c(0, 0), c(0, 0), 1e-16, 2L, 0, 1L, FALSE),
+               "not a triangle")
   # the symmetry check of compressed columns: a different mirror value, a
   # missing mirror entry
   expect_true(aspectr:::cpp_csc_symmetric(Ag@i, Ag@p, Ag@x, 60L, 1e-10))

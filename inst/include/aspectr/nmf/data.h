@@ -93,6 +93,15 @@ class Data {
     if (S_.n_rows != S_.n_cols) throw std::invalid_argument("a symmetric matrix must be square");
     init_norms();
   }
+  // a symmetric sparse X (n x n) of which one triangle is stored (upper or
+  // lower, the diagonal with it): X = T + T' - diag(T), read as such by
+  // the products (sym_product()), never made whole; X' is X
+  struct Triangle {};
+  Data(Csc T, Triangle) : dense_(false), symmetric_(true), triangle_(true), S_(std::move(T)) {
+    if (S_.n_rows != S_.n_cols) throw std::invalid_argument("a symmetric matrix must be square");
+    init_norms();
+  }
+  bool triangle() const { return triangle_; }
   // sparse X by columns and by rows as given (a shard's data, see
   // shard_data())
   Data(Csc X, Csc Xt) : dense_(false), S_(std::move(X)), St_(std::move(Xt)) {
@@ -112,18 +121,21 @@ class Data {
   // X's rows: X' by columns (need_rows() first)
   const Csc& St() const {
     if (!has_rows()) throw std::logic_error("the data's rows were not prepared");
+    if (triangle_) throw std::logic_error("the data are one triangle of a symmetric matrix");
     return symmetric_ ? S_ : St_;
   }
   // non-zeros in row r of sparse X (the row's length for dense X)
   arma::uword row_count(arma::uword r) const {
     if (dense_) return D_.n_cols;
+    if (triangle_) throw std::logic_error("the data are one triangle of a symmetric matrix");
     if (has_rows()) { const Csc& A = St(); return A.p[r + 1] - A.p[r]; }
     return row_nnz_[r];
   }
-  bool has_rows() const { return dense_ || symmetric_ || !St_.p.empty(); }
+  bool has_rows() const { return dense_ || (symmetric_ && !triangle_) || !St_.p.empty(); }
   // Makes X's rows (a copy of X', 12 bytes per non-zero) if there are none.
   // Not thread-safe: call before any parallel region that reads St().
   void need_rows() const {
+    if (triangle_) throw std::logic_error("the data are one triangle of a symmetric matrix");
     if (has_rows()) return;
     St_ = transpose(S_);
     std::vector<std::uint32_t>().swap(row_nnz_);
@@ -138,7 +150,8 @@ class Data {
       out = XH.t();
       return;
     }
-    if (has_rows()) rowwise(St(), H, out, threads);
+    if (triangle_) sym_product(H, out, threads);
+    else if (has_rows()) rowwise(St(), H, out, threads);
     else scatter(H, out, threads);
   }
   // W' X : k x n
@@ -150,7 +163,8 @@ class Data {
                 out.memptr(), threads);
       return;
     }
-    rowwise(S_, Wt, out, threads);
+    if (triangle_) sym_product(Wt, out, threads);
+    else rowwise(S_, Wt, out, threads);
   }
 
   // out(:, c) = sum_{s in column c of A} A.x[s] * F(:, A.i[s]). The sums
@@ -198,13 +212,23 @@ class Data {
     });
   }
 
+  // Threads for a product whose threads beyond the first add into their own
+  // k x d sums: at most as many as fit in the larger of the memory of the
+  // copy this avoids (12 bytes a non-zero) and four such sums.
+  static int sum_threads(int threads, std::size_t nnz, arma::uword k, arma::uword d) {
+    int T = effective_threads(threads, nnz);
+    const double one = 8.0 * static_cast<double>(k) * static_cast<double>(d);
+    const double cap = 1.0 + std::max(12.0 * static_cast<double>(nnz), 4.0 * one) / one;
+    if (static_cast<double>(T) > cap) T = static_cast<int>(cap);
+    return T;
+  }
+
   // out(:, i) = sum over the non-zeros x of row i of x * F(:, c) (c the
   // non-zero's column), from X's columns. Each thread takes a range of
   // columns (equal numbers of non-zeros) and adds into its own k x m sums
   // (thread 0 into out), which are then added in thread order: for a fixed
-  // thread count the result is bitwise reproducible. The threads are at
-  // most 1 + (the copy of X' this replaces, 12 bytes a non-zero) / (8 k m
-  // bytes), so that their sums never need more memory than that copy.
+  // thread count the result is bitwise reproducible (threads: sum_threads()).
+
   // Eight rows of out at a time, with those of F(:, c) held in registers
   // over the column's non-zeros.
   void scatter(const arma::mat& F, arma::mat& out, int threads) const {
@@ -212,9 +236,7 @@ class Data {
     const arma::uword k = F.n_rows, m = A.n_rows, n = A.n_cols;
     out.zeros(k, m);
     if (A.nnz == 0 || k == 0) return;
-    int T = effective_threads(threads, A.nnz);
-    const double cap = 1.0 + 12.0 * static_cast<double>(A.nnz) / (8.0 * static_cast<double>(k) * static_cast<double>(m));
-    if (static_cast<double>(T) > cap) T = static_cast<int>(cap);
+    const int T = sum_threads(threads, A.nnz, k, m);
     std::vector<arma::uword> cut(T + 1, n);
     cut[0] = 0;
     for (int t = 1; t < T; ++t) {
@@ -275,11 +297,97 @@ class Data {
     });
   }
 
+  // out = (X F')' (k x n) for X stored as one triangle T: each stored entry
+  // x at (i, c) adds x F(:, i) to out(:, c) and, off the diagonal, x F(:, c)
+  // to out(:, i): per column, its sum over the stored entries is kept in
+  // registers (as rowwise() does) and the mirror terms are added to the
+  // other columns. Threads take ranges of columns (equal numbers of stored
+  // entries) and add into their own k x n sums (thread 0 into out), added
+  // in thread order (threads: sum_threads(), the copy avoided being the
+  // other triangle).
+  void sym_product(const arma::mat& F, arma::mat& out, int threads) const {
+    const Csc& A = S_;
+    const arma::uword k = F.n_rows, n = A.n_cols;
+    out.zeros(k, n);
+    if (A.nnz == 0 || k == 0) return;
+    const int T = sum_threads(threads, A.nnz, k, n);
+    std::vector<arma::uword> cut(T + 1, n);
+    cut[0] = 0;
+    for (int t = 1; t < T; ++t) {
+      const arma::uword target = static_cast<arma::uword>(A.nnz * static_cast<std::size_t>(t) / T);
+      cut[t] = static_cast<arma::uword>(std::lower_bound(A.p.begin(), A.p.end(), target) - A.p.begin());
+      cut[t] = std::max(cut[t - 1], std::min(cut[t], n));
+    }
+    std::vector<arma::mat> part(T > 1 ? T - 1 : 0);
+    for (int t = 1; t < T; ++t) if (cut[t] < cut[t + 1]) part[t - 1].set_size(k, n);
+    parallel_chunks(static_cast<std::size_t>(T), T, [&](int, std::size_t tb, std::size_t te) {
+      for (std::size_t t = tb; t < te; ++t) {
+        if (cut[t] == cut[t + 1]) continue;
+        if (t > 0) part[t - 1].zeros();
+        double* __restrict op = t == 0 ? out.memptr() : part[t - 1].memptr();
+        const double* fp = F.memptr();
+        std::vector<double> acc(k);
+        for (arma::uword c = cut[t]; c < cut[t + 1]; ++c) {
+          const double* fc = fp + static_cast<std::size_t>(c) * k;
+          const arma::uword s0 = A.p[c], s1 = A.p[c + 1];
+          // the column's own sums, eight rows at a time in registers
+          double* __restrict a = acc.data();
+          arma::uword r = 0;
+          for (; r + 8 <= k; r += 8) {
+            dense::v2 a0 = dense::bcast(0.0), a1 = a0, a2 = a0, a3 = a0;
+            for (arma::uword s = s0; s < s1; ++s) {
+              const dense::v2 x = dense::bcast(A.x[s]);
+              const double* f = fp + static_cast<std::size_t>(A.i[s]) * k + r;
+              a0 += x * dense::load(f); a1 += x * dense::load(f + 2);
+              a2 += x * dense::load(f + 4); a3 += x * dense::load(f + 6);
+            }
+            dense::store(a + r, a0); dense::store(a + r + 2, a1);
+            dense::store(a + r + 4, a2); dense::store(a + r + 6, a3);
+          }
+          for (; r < k; ++r) {
+            double a0 = 0.0;
+            for (arma::uword s = s0; s < s1; ++s) a0 += A.x[s] * fp[static_cast<std::size_t>(A.i[s]) * k + r];
+            a[r] = a0;
+          }
+          // the mirror terms, off the diagonal
+          for (arma::uword s = s0; s < s1; ++s) {
+            const arma::uword i = A.i[s];
+            if (i == c) continue;
+            const double x = A.x[s];
+            double* oi = op + static_cast<std::size_t>(i) * k;
+            for (arma::uword q = 0; q < k; ++q) oi[q] += x * fc[q];
+          }
+          double* oc = op + static_cast<std::size_t>(c) * k;
+          for (arma::uword q = 0; q < k; ++q) oc[q] += a[q];
+        }
+      }
+    });
+    const double div = A.div;
+    double* op = out.memptr();
+    dense::parallel_blocks(out.n_elem, T, 4096, [&](std::size_t b, std::size_t e) {
+      for (const arma::mat& P : part) {
+        if (P.n_elem == 0) continue;
+        const double* pp = P.memptr();
+        for (std::size_t q = b; q < e; ++q) op[q] += pp[q];
+      }
+      if (div != 1.0) for (std::size_t q = b; q < e; ++q) op[q] /= div;
+    });
+  }
+
  private:
   void init_norms() {
     xnorm2_ = 0.0; total_ = 0.0; nnz_ = 0.0;
     if (dense_) {
       for (double v : D_) { xnorm2_ += v * v; total_ += v; nnz_ += v != 0.0; }
+      return;
+    }
+    if (triangle_) {
+      // off the diagonal, an entry stands for two
+      for (arma::uword c = 0; c < S_.n_cols; ++c)
+        for (arma::uword s = S_.p[c]; s < S_.p[c + 1]; ++s) {
+          const double v = S_.val(s), w = S_.i[s] == c ? 1.0 : 2.0;
+          xnorm2_ += w * v * v; total_ += w * v; nnz_ += v != 0.0 ? w : 0.0;
+        }
       return;
     }
     const Csc& A = S_.p.empty() ? St_ : S_;
@@ -296,6 +404,7 @@ class Data {
   }
   bool dense_;
   bool symmetric_ = false;
+  bool triangle_ = false;
   arma::mat D_;
   Csc S_;
   mutable Csc St_;

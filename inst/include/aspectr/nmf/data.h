@@ -223,20 +223,19 @@ class Data {
     return T;
   }
 
-  // out(:, i) = sum over the non-zeros x of row i of x * F(:, c) (c the
-  // non-zero's column), from X's columns. Each thread takes a range of
-  // columns (equal numbers of non-zeros) and adds into its own k x m sums
-  // (thread 0 into out), which are then added in thread order: for a fixed
-  // thread count the result is bitwise reproducible (threads: sum_threads()).
-
-  // Eight rows of out at a time, with those of F(:, c) held in registers
-  // over the column's non-zeros.
-  void scatter(const arma::mat& F, arma::mat& out, int threads) const {
-    const Csc& A = S_;
-    const arma::uword k = F.n_rows, m = A.n_rows, n = A.n_cols;
-    out.zeros(k, m);
+  // out (k x d) = the sums body(c0, c1, op) adds into op (k x d, zeroed)
+  // over the columns [c0, c1) of A, divided by A.div. Each thread takes a
+  // range of columns (equal numbers of non-zeros) and adds into its own
+  // k x d sums (thread 0 into out), which are then added in thread order:
+  // for a fixed thread count the result is bitwise reproducible (threads:
+  // sum_threads()). The sums are allocated before the parallel region (an
+  // exception could not leave it); ranges without columns get none.
+  template <class Body>
+  static void column_sums(const Csc& A, arma::uword k, arma::uword d, int threads, arma::mat& out, Body body) {
+    const arma::uword n = A.n_cols;
+    out.zeros(k, d);
     if (A.nnz == 0 || k == 0) return;
-    const int T = sum_threads(threads, A.nnz, k, m);
+    const int T = sum_threads(threads, A.nnz, k, d);
     std::vector<arma::uword> cut(T + 1, n);
     cut[0] = 0;
     for (int t = 1; t < T; ++t) {
@@ -244,45 +243,13 @@ class Data {
       cut[t] = static_cast<arma::uword>(std::lower_bound(A.p.begin(), A.p.end(), target) - A.p.begin());
       cut[t] = std::max(cut[t - 1], std::min(cut[t], n));
     }
-    // (allocated here, not in the parallel region, from which an exception
-    // could not leave; ranges without columns get none)
     std::vector<arma::mat> part(T > 1 ? T - 1 : 0);
-    for (int t = 1; t < T; ++t) if (cut[t] < cut[t + 1]) part[t - 1].set_size(k, m);
+    for (int t = 1; t < T; ++t) if (cut[t] < cut[t + 1]) part[t - 1].set_size(k, d);
     parallel_chunks(static_cast<std::size_t>(T), T, [&](int, std::size_t tb, std::size_t te) {
-      using dense::v2;
-      using dense::load;
-      using dense::store;
       for (std::size_t t = tb; t < te; ++t) {
         if (cut[t] == cut[t + 1]) continue;
         if (t > 0) part[t - 1].zeros();
-        double* __restrict op = t == 0 ? out.memptr() : part[t - 1].memptr();
-        for (arma::uword c = cut[t]; c < cut[t + 1]; ++c) {
-          const std::uint32_t* __restrict ri = A.i + A.p[c];
-          const double* __restrict xv = A.x + A.p[c];
-          const std::size_t len = A.p[c + 1] - A.p[c];
-          const double* f = F.colptr(c);
-          arma::uword r = 0;
-          for (; r + 8 <= k; r += 8) {
-            const v2 f0 = load(f + r), f1 = load(f + r + 2), f2 = load(f + r + 4), f3 = load(f + r + 6);
-            for (std::size_t s = 0; s < len; ++s) {
-              double* o = op + static_cast<std::size_t>(ri[s]) * k + r;
-              const v2 x = dense::bcast(xv[s]);
-              store(o, load(o) + x * f0); store(o + 2, load(o + 2) + x * f1);
-              store(o + 4, load(o + 4) + x * f2); store(o + 6, load(o + 6) + x * f3);
-            }
-          }
-          for (; r + 2 <= k; r += 2) {
-            const v2 f0 = load(f + r);
-            for (std::size_t s = 0; s < len; ++s) {
-              double* o = op + static_cast<std::size_t>(ri[s]) * k + r;
-              store(o, load(o) + dense::bcast(xv[s]) * f0);
-            }
-          }
-          if (r < k) {
-            const double f0 = f[r];
-            for (std::size_t s = 0; s < len; ++s) op[static_cast<std::size_t>(ri[s]) * k + r] += xv[s] * f0;
-          }
-        }
+        body(cut[t], cut[t + 1], t == 0 ? out.memptr() : part[t - 1].memptr());
       }
     });
     const double div = A.div;
@@ -297,80 +264,92 @@ class Data {
     });
   }
 
+  // out(:, i) = sum over the non-zeros x of row i of x * F(:, c) (c the
+  // non-zero's column), from X's columns (column_sums()). Eight rows of out
+  // at a time, with those of F(:, c) held in registers over the column's
+  // non-zeros.
+  void scatter(const arma::mat& F, arma::mat& out, int threads) const {
+    const Csc& A = S_;
+    const arma::uword k = F.n_rows;
+    column_sums(A, k, A.n_rows, threads, out, [&](arma::uword c0, arma::uword c1, double* __restrict op) {
+      using dense::v2;
+      using dense::load;
+      using dense::store;
+      for (arma::uword c = c0; c < c1; ++c) {
+        const std::uint32_t* __restrict ri = A.i + A.p[c];
+        const double* __restrict xv = A.x + A.p[c];
+        const std::size_t len = A.p[c + 1] - A.p[c];
+        const double* f = F.colptr(c);
+        arma::uword r = 0;
+        for (; r + 8 <= k; r += 8) {
+          const v2 f0 = load(f + r), f1 = load(f + r + 2), f2 = load(f + r + 4), f3 = load(f + r + 6);
+          for (std::size_t s = 0; s < len; ++s) {
+            double* o = op + static_cast<std::size_t>(ri[s]) * k + r;
+            const v2 x = dense::bcast(xv[s]);
+            store(o, load(o) + x * f0); store(o + 2, load(o + 2) + x * f1);
+            store(o + 4, load(o + 4) + x * f2); store(o + 6, load(o + 6) + x * f3);
+          }
+        }
+        for (; r + 2 <= k; r += 2) {
+          const v2 f0 = load(f + r);
+          for (std::size_t s = 0; s < len; ++s) {
+            double* o = op + static_cast<std::size_t>(ri[s]) * k + r;
+            store(o, load(o) + dense::bcast(xv[s]) * f0);
+          }
+        }
+        if (r < k) {
+          const double f0 = f[r];
+          for (std::size_t s = 0; s < len; ++s) op[static_cast<std::size_t>(ri[s]) * k + r] += xv[s] * f0;
+        }
+      }
+    });
+  }
+
   // out = (X F')' (k x n) for X stored as one triangle T: each stored entry
   // x at (i, c) adds x F(:, i) to out(:, c) and, off the diagonal, x F(:, c)
   // to out(:, i): per column, its sum over the stored entries is kept in
   // registers (as rowwise() does) and the mirror terms are added to the
-  // other columns. Threads take ranges of columns (equal numbers of stored
-  // entries) and add into their own k x n sums (thread 0 into out), added
-  // in thread order (threads: sum_threads(), the copy avoided being the
-  // other triangle).
+  // other columns (column_sums(); the copy its threads' sums are weighed
+  // against is the other triangle, not stored).
   void sym_product(const arma::mat& F, arma::mat& out, int threads) const {
     const Csc& A = S_;
-    const arma::uword k = F.n_rows, n = A.n_cols;
-    out.zeros(k, n);
-    if (A.nnz == 0 || k == 0) return;
-    const int T = sum_threads(threads, A.nnz, k, n);
-    std::vector<arma::uword> cut(T + 1, n);
-    cut[0] = 0;
-    for (int t = 1; t < T; ++t) {
-      const arma::uword target = static_cast<arma::uword>(A.nnz * static_cast<std::size_t>(t) / T);
-      cut[t] = static_cast<arma::uword>(std::lower_bound(A.p.begin(), A.p.end(), target) - A.p.begin());
-      cut[t] = std::max(cut[t - 1], std::min(cut[t], n));
-    }
-    std::vector<arma::mat> part(T > 1 ? T - 1 : 0);
-    for (int t = 1; t < T; ++t) if (cut[t] < cut[t + 1]) part[t - 1].set_size(k, n);
-    parallel_chunks(static_cast<std::size_t>(T), T, [&](int, std::size_t tb, std::size_t te) {
-      for (std::size_t t = tb; t < te; ++t) {
-        if (cut[t] == cut[t + 1]) continue;
-        if (t > 0) part[t - 1].zeros();
-        double* __restrict op = t == 0 ? out.memptr() : part[t - 1].memptr();
-        const double* fp = F.memptr();
-        std::vector<double> acc(k);
-        for (arma::uword c = cut[t]; c < cut[t + 1]; ++c) {
-          const double* fc = fp + static_cast<std::size_t>(c) * k;
-          const arma::uword s0 = A.p[c], s1 = A.p[c + 1];
-          // the column's own sums, eight rows at a time in registers
-          double* __restrict a = acc.data();
-          arma::uword r = 0;
-          for (; r + 8 <= k; r += 8) {
-            dense::v2 a0 = dense::bcast(0.0), a1 = a0, a2 = a0, a3 = a0;
-            for (arma::uword s = s0; s < s1; ++s) {
-              const dense::v2 x = dense::bcast(A.x[s]);
-              const double* f = fp + static_cast<std::size_t>(A.i[s]) * k + r;
-              a0 += x * dense::load(f); a1 += x * dense::load(f + 2);
-              a2 += x * dense::load(f + 4); a3 += x * dense::load(f + 6);
-            }
-            dense::store(a + r, a0); dense::store(a + r + 2, a1);
-            dense::store(a + r + 4, a2); dense::store(a + r + 6, a3);
-          }
-          for (; r < k; ++r) {
-            double a0 = 0.0;
-            for (arma::uword s = s0; s < s1; ++s) a0 += A.x[s] * fp[static_cast<std::size_t>(A.i[s]) * k + r];
-            a[r] = a0;
-          }
-          // the mirror terms, off the diagonal
+    const arma::uword k = F.n_rows;
+    column_sums(A, k, A.n_cols, threads, out, [&](arma::uword c0, arma::uword c1, double* __restrict op) {
+      const double* fp = F.memptr();
+      std::vector<double> acc(k);
+      for (arma::uword c = c0; c < c1; ++c) {
+        const double* fc = fp + static_cast<std::size_t>(c) * k;
+        const arma::uword s0 = A.p[c], s1 = A.p[c + 1];
+        // the column's own sums, eight rows at a time in registers
+        double* __restrict a = acc.data();
+        arma::uword r = 0;
+        for (; r + 8 <= k; r += 8) {
+          dense::v2 a0 = dense::bcast(0.0), a1 = a0, a2 = a0, a3 = a0;
           for (arma::uword s = s0; s < s1; ++s) {
-            const arma::uword i = A.i[s];
-            if (i == c) continue;
-            const double x = A.x[s];
-            double* oi = op + static_cast<std::size_t>(i) * k;
-            for (arma::uword q = 0; q < k; ++q) oi[q] += x * fc[q];
+            const dense::v2 x = dense::bcast(A.x[s]);
+            const double* f = fp + static_cast<std::size_t>(A.i[s]) * k + r;
+            a0 += x * dense::load(f); a1 += x * dense::load(f + 2);
+            a2 += x * dense::load(f + 4); a3 += x * dense::load(f + 6);
           }
-          double* oc = op + static_cast<std::size_t>(c) * k;
-          for (arma::uword q = 0; q < k; ++q) oc[q] += a[q];
+          dense::store(a + r, a0); dense::store(a + r + 2, a1);
+          dense::store(a + r + 4, a2); dense::store(a + r + 6, a3);
         }
+        for (; r < k; ++r) {
+          double a0 = 0.0;
+          for (arma::uword s = s0; s < s1; ++s) a0 += A.x[s] * fp[static_cast<std::size_t>(A.i[s]) * k + r];
+          a[r] = a0;
+        }
+        // the mirror terms, off the diagonal
+        for (arma::uword s = s0; s < s1; ++s) {
+          const arma::uword i = A.i[s];
+          if (i == c) continue;
+          const double x = A.x[s];
+          double* oi = op + static_cast<std::size_t>(i) * k;
+          for (arma::uword q = 0; q < k; ++q) oi[q] += x * fc[q];
+        }
+        double* oc = op + static_cast<std::size_t>(c) * k;
+        for (arma::uword q = 0; q < k; ++q) oc[q] += a[q];
       }
-    });
-    const double div = A.div;
-    double* op = out.memptr();
-    dense::parallel_blocks(out.n_elem, T, 4096, [&](std::size_t b, std::size_t e) {
-      for (const arma::mat& P : part) {
-        if (P.n_elem == 0) continue;
-        const double* pp = P.memptr();
-        for (std::size_t q = b; q < e; ++q) op[q] += pp[q];
-      }
-      if (div != 1.0) for (std::size_t q = b; q < e; ++q) op[q] /= div;
     });
   }
 

@@ -125,6 +125,30 @@ cpp_nmf_shard_kl_eval_stream <- function(buffer, path, dims, scale, Wt, H, wtx, 
     .Call(`_aspectr_cpp_nmf_shard_kl_eval_stream`, buffer, path, dims, scale, Wt, H, wtx, acc, chunk, threads)
 }
 
+cpp_kcd_columns <- function(H, c, l2) {
+    .Call(`_aspectr_cpp_kcd_columns`, H, c, l2)
+}
+
+cpp_kcd_next <- function(solver, sums, with_hv) {
+    .Call(`_aspectr_cpp_kcd_next`, solver, sums, with_hv)
+}
+
+cpp_nmf_shard_kcd_pass <- function(state, Wt, hv, v, reset, rd, rn, d, threads) {
+    .Call(`_aspectr_cpp_nmf_shard_kcd_pass`, state, Wt, hv, v, reset, rd, rn, d, threads)
+}
+
+cpp_nmf_shard_kcd_pass_stream <- function(buffer, path, dims, scale, Wt, hv, rd, rn, chunk, threads) {
+    .Call(`_aspectr_cpp_nmf_shard_kcd_pass_stream`, buffer, path, dims, scale, Wt, hv, rd, rn, chunk, threads)
+}
+
+cpp_nmf_shard_nnz <- function(state) {
+    .Call(`_aspectr_cpp_nmf_shard_nnz`, state)
+}
+
+cpp_nmf_shard_kcd_rows <- function(state, Wt, H, l1, l2, threads) {
+    .Call(`_aspectr_cpp_nmf_shard_kcd_rows`, state, Wt, H, l1, l2, threads)
+}
+
 cpp_nmf_update_h <- function(H, A, B, sums, method, l1, l2, eps, max_sweeps, threads) {
     .Call(`_aspectr_cpp_nmf_update_h`, H, A, B, sums, method, l1, l2, eps, max_sweeps, threads)
 }

@@ -14,9 +14,9 @@ nmf_shard_data <- function(x, loss, method, accelerate, init, init_missing, call
                 "value", arg = "x", call = call)
   }
   if (x$nnz == 0) abort_input("{.arg x} has no non-zero cells.", "empty", arg = "x", call = call)
-  ok <- (loss == "frobenius" && method %in% c("hals", "anls", "mu", "als")) || (loss == "kl" && method == "mu")
+  ok <- (loss == "frobenius" && method %in% c("hals", "anls", "mu", "als")) || (loss == "kl" && method %in% c("cd", "mu"))
   if (!ok) {
-    abort_input("{.code loss = \"{loss}\"} with {.code method = \"{method}\"} needs the data in one object; for data in {.fn shards} use {.code loss = \"frobenius\"} ({.val hals}, {.val anls}, {.val mu} or {.val als}) or {.code loss = \"kl\", method = \"mu\"}.",
+    abort_input("{.code loss = \"{loss}\"} with {.code method = \"{method}\"} needs the data in one object; for data in {.fn shards} use {.code loss = \"frobenius\"} ({.val hals}, {.val anls}, {.val mu} or {.val als}) or {.code loss = \"kl\"} ({.val cd} or {.val mu}).",
                 "argument", arg = "method", call = call)
   }
   if (isTRUE(accelerate)) {
@@ -43,7 +43,7 @@ nmf_shard_session <- function(x, cluster, threads, loss, method, s, L1s, L2s, ep
   eng <- shard_engine(x, cluster, threads, call)
   tryCatch(eng$load(), error = function(e) { eng$drop(); stop(e) })
   global <- list(dims = x$dims, s = s, kl = loss == "kl", method = method, l1 = L1s[1], l2 = L2s[1],
-                 eps = eps, threads = threads,
+                 eps = eps, threads = threads, total = shard_total(x) / s,
                  chunk = if (is.null(cluster) && shard_files_streamed(x)) shard_chunk(call))
   list(fit = function(init, iters, tol, hook, exact) {
     nmf_shard_fit(eng, init, global, L1s, L2s, iters, tol, hook, exact)
@@ -100,7 +100,11 @@ nmf_shard_fit <- function(eng, init, global, L1s, L2s, max_iter, tol, hook, exac
   }
   ev <- run("nmf_eval", list(H = H))
   HH <- gram(H)
-  f <- if (kl) numeric(0) else half_frob(ev$C, ev$D, H, HH) + pen(ev, H)
+  # KL coordinate descent knows the objective of the model it makes (not
+  # lagged, as the multiplicative updates are)
+  kcd <- kl && method == "cd"
+  f <- if (kcd) kl_value(ev, H) else if (kl) numeric(0) else half_frob(ev$C, ev$D, H, HH) + pen(ev, H)
+  wsum <- ev$wsum
   C <- ev$C
   WW <- ev$D
   # HALS: the sweeps a factor of d columns gets (FrobeniusHALS::max_sweeps)
@@ -111,7 +115,21 @@ nmf_shard_fit <- function(eng, init, global, L1s, L2s, max_iter, tol, hook, exac
   converged <- FALSE
   stopped <- FALSE
   while (it < max_iter) {
-    if (kl) {
+    if (kcd) {
+      # KLCD::step(): H's columns solved by the master in passes over the
+      # shards, then each shard's rows of W, then the best scale of the model
+      H <- nmf_kcd_h(run, H, wsum + L1s[2], L2s[2], !eng$keep)
+      st <- run("nmf_kcd_rows", list(H = H))
+      wsum <- st$wsum
+      V <- sum(wsum * rowSums(H))
+      if (!penalized && V > 0 && global$total > 0) {
+        a <- global$total / V
+        H <- H * a
+        v <- ev$constant - st$xlogv - global$total * log(a) + global$total
+      } else {
+        v <- ev$constant - st$xlogv + V + pen(st, H)
+      }
+    } else if (kl) {
       st <- run("nmf_kl", list(H = H))
       v <- kl_value(c(st$old, list(xlogv = st$xlogv)), H)
       H <- cpp_nmf_update_h(H, st$num, NULL, st$wsum, "kl", L1s[2], L2s[2], global$eps, 1L, threads)
@@ -159,7 +177,7 @@ nmf_shard_fit <- function(eng, init, global, L1s, L2s, max_iter, tol, hook, exac
     shard_gc(8 * k * sum(x$dims))
     # (the KL trace is lagged: the callback's objective is the new model's)
     r <- shard_iteration(f, v, it, tol, hook, exact, function(last) {
-      if (kl) {
+      if (kl && !kcd) {
         flush()
         last <- kl_value(run("nmf_eval", list(H = H)), H)
       }
@@ -175,7 +193,7 @@ nmf_shard_fit <- function(eng, init, global, L1s, L2s, max_iter, tol, hook, exac
   last <- run("nmf_eval", list(H = H, wtx = TRUE))
   HH <- gram(H)
   if (kl) {
-    f <- c(f, kl_value(last, H))
+    if (!kcd) f <- c(f, kl_value(last, H))
     divergence <- kl_value(last, H, penalty = FALSE)
   } else {
     divergence <- half_frob(last$C, last$D, H, HH)
@@ -183,6 +201,22 @@ nmf_shard_fit <- function(eng, init, global, L1s, L2s, max_iter, tol, hook, exac
   list(W = gather(last = TRUE), H = H, objective = f[-1], initial = f[1], iterations = it,
        converged = converged, stopped = stopped, xnorm2 = ev$xnorm2, divergence = divergence,
        wtxh = sum(last$C * H), WW = last$D)
+}
+
+# H's columns by KL coordinate descent given the shards' W (c: W's column
+# sums + l1): the master's solver asks for passes over the shards, each
+# shard adding its part of every column's sums, until every column is done.
+# Shards kept for the fit keep their v = G h between passes; the others
+# compute it from the coefficients sent (`with_hv`).
+nmf_kcd_h <- function(run, H, c, l2, with_hv) {
+  solver <- cpp_kcd_columns(H, c, l2)
+  req <- cpp_kcd_next(solver, NULL, with_hv)
+  while (!req$done) {
+    req$done <- NULL
+    sums <- run("nmf_kcd_pass", req)$sums
+    req <- cpp_kcd_next(solver, sums, with_hv)
+  }
+  req$H
 }
 
 # The shards' blocks of W (k x rows, the core's layout) and H of a random
@@ -215,8 +249,10 @@ shard_nmf_op <- function(st, held, op, args) {
     k <- nrow(F0)
     fail <- function(e) abort_shard(h$source, "failed: {conditionMessage(e)}")
     first <- op == "nmf_sweep" && isTRUE(args$first)
-    need_data <- op %in% c("nmf_eval", "nmf_alt", "nmf_c", "nmf_kl") || first
-    streamed <- need_data && !h$keep && identical(h$source$format, "shard")
+    need_data <- op %in% c("nmf_eval", "nmf_alt", "nmf_c", "nmf_kl", "nmf_kcd_pass", "nmf_kcd_rows") || first
+    # (KL coordinate descent reads a shard file whole for W: a row's cells
+    # together)
+    streamed <- need_data && !h$keep && identical(h$source$format, "shard") && op != "nmf_kcd_rows"
     X <- if (need_data && !streamed) nmf_shard_state(st, key, g) else NULL
     # a shard file read a chunk at a time into the store's buffer, by `f`
     # (one of the cpp_nmf_shard_*stream() functions)
@@ -263,6 +299,17 @@ shard_nmf_op <- function(st, held, op, args) {
                                           g$threads))
       },
       nmf_wfin = cpp_nmf_wsums(F0, h$A, g$threads),
+      nmf_kcd_pass = if (streamed) {
+        from_file(cpp_nmf_shard_kcd_pass_stream, F0, args$hv, args$rd, args$rn, g$chunk %||% 65536, g$threads)
+      } else {
+        # the shard's v = G h (kept shards: kept between passes)
+        if (h$keep && (is.null(h$v) || length(h$v) != cpp_nmf_shard_nnz(X))) {
+          st$shards[[key]]$v <- h$v <- numeric(cpp_nmf_shard_nnz(X))
+        }
+        cpp_nmf_shard_kcd_pass(X, F0, args$hv, if (h$keep) h$v, isTRUE(args$reset), args$rd, args$rn,
+                               args$d, g$threads)
+      },
+      nmf_kcd_rows = cpp_nmf_shard_kcd_rows(X, F0, args$H, g$l1, g$l2, g$threads),
       nmf_kl = if (streamed) {
         from_file(cpp_nmf_shard_kl_stream, F0, args$H, g$l1, g$l2, g$eps, g$chunk %||% 65536, g$threads)
       } else {

@@ -113,7 +113,8 @@
 #'   reads its share of the shards once and keeps them, with their rows of
 #'   `W`; per iteration only `H` goes out and the k x n and k x k sums
 #'   \eqn{W'X} and \eqn{W'W} come back (HALS adds one short exchange per
-#'   sweep of `W`). The workers need \pkg{aspectr} installed.
+#'   sweep of `W`; KL coordinate descent one per coordinate of `H`, see
+#'   Sharded data). The workers need \pkg{aspectr} installed.
 #' @inheritParams plsa
 #'
 #' @section Memory:
@@ -139,7 +140,13 @@
 #' algorithm, so the fit equals the in-memory fit from the same start up to
 #' rounding (tested to 1e-10). This holds for `loss = "frobenius"` with
 #' `method = "hals"`, `"anls"`, `"mu"` or `"als"`, and for `loss = "kl"`
-#' with `method = "mu"`, without extrapolation (`accelerate` is `FALSE`).
+#' with `method = "cd"` or `"mu"`, without extrapolation (`accelerate` is
+#' `FALSE`). KL coordinate descent solves the columns of `H` on the master
+#' in passes over the shards (about k + 1 per iteration: each Newton step
+#' needs the sums of a whole column, and the columns advance together); each
+#' shard keeps its part of \eqn{WH} at its non-zeros between passes, or, out
+#' of core, reads its file whole and recomputes it (k times the work of a
+#' pass). The multiplicative updates pass over the data once per iteration.
 #' The start is `init = "random"` (the default for shards; NNDSVD needs the
 #' singular vectors of the whole matrix), given factors, or an earlier fit;
 #' the in-memory fit with `init = "random"`, `accelerate = FALSE` and the

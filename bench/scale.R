@@ -227,3 +227,20 @@ nper <- vapply(nres, `[`, numeric(1), 3)
 cat(sprintf("final objectives agree to %.2g (relative)\n", diff(range(nvals)) / abs(nvals[1])))
 cat(sprintf("time per iteration, out of core / in memory: %.2f; 2 workers speedup over in memory: %.2fx\n",
             nper[2] / nper[1], nper[1] / nper[3]))
+
+heading("nmf() (KL coordinate descent, random start) on the same shards")
+# The master solves H's columns in passes over the shards (about k + 1 per
+# iteration, each moving three sums per column); each shard updates its
+# rows of W. Out of core, every pass reads each shard once (v = W H at the
+# shard's cells recomputed) and W's update reads it whole; on the cluster
+# each worker keeps its shards, their rows of W and W H at their cells.
+kcd_runs <- lapply(nmf_runs, function(r) {
+  r[[3]] <- sub("nmf\\((x|sh), k, ", "nmf(\\1, k, loss = \"kl\", ", r[[3]])
+  r
+})
+kres <- run_interleaved(kcd_runs)
+kvals <- vapply(kres, function(v) v[4], numeric(1))
+kper <- vapply(kres, `[`, numeric(1), 3)
+cat(sprintf("final objectives agree to %.2g (relative)\n", diff(range(kvals)) / abs(kvals[1])))
+cat(sprintf("time per iteration, out of core / in memory: %.2f; 2 workers speedup over in memory: %.2fx\n",
+            kper[2] / kper[1], kper[1] / kper[3]))

@@ -468,6 +468,98 @@ BEGIN_RCPP
     return rcpp_result_gen;
 END_RCPP
 }
+// cpp_kcd_columns
+SEXP cpp_kcd_columns(Rcpp::NumericMatrix H, Rcpp::NumericVector c, double l2);
+RcppExport SEXP _aspectr_cpp_kcd_columns(SEXP HSEXP, SEXP cSEXP, SEXP l2SEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::RNGScope rcpp_rngScope_gen;
+    Rcpp::traits::input_parameter< Rcpp::NumericMatrix >::type H(HSEXP);
+    Rcpp::traits::input_parameter< Rcpp::NumericVector >::type c(cSEXP);
+    Rcpp::traits::input_parameter< double >::type l2(l2SEXP);
+    rcpp_result_gen = Rcpp::wrap(cpp_kcd_columns(H, c, l2));
+    return rcpp_result_gen;
+END_RCPP
+}
+// cpp_kcd_next
+Rcpp::List cpp_kcd_next(SEXP solver, SEXP sums, bool with_hv);
+RcppExport SEXP _aspectr_cpp_kcd_next(SEXP solverSEXP, SEXP sumsSEXP, SEXP with_hvSEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::RNGScope rcpp_rngScope_gen;
+    Rcpp::traits::input_parameter< SEXP >::type solver(solverSEXP);
+    Rcpp::traits::input_parameter< SEXP >::type sums(sumsSEXP);
+    Rcpp::traits::input_parameter< bool >::type with_hv(with_hvSEXP);
+    rcpp_result_gen = Rcpp::wrap(cpp_kcd_next(solver, sums, with_hv));
+    return rcpp_result_gen;
+END_RCPP
+}
+// cpp_nmf_shard_kcd_pass
+Rcpp::List cpp_nmf_shard_kcd_pass(SEXP state, SEXP Wt, SEXP hv, SEXP v, bool reset, Rcpp::IntegerVector rd, Rcpp::IntegerVector rn, Rcpp::NumericVector d, int threads);
+RcppExport SEXP _aspectr_cpp_nmf_shard_kcd_pass(SEXP stateSEXP, SEXP WtSEXP, SEXP hvSEXP, SEXP vSEXP, SEXP resetSEXP, SEXP rdSEXP, SEXP rnSEXP, SEXP dSEXP, SEXP threadsSEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::RNGScope rcpp_rngScope_gen;
+    Rcpp::traits::input_parameter< SEXP >::type state(stateSEXP);
+    Rcpp::traits::input_parameter< SEXP >::type Wt(WtSEXP);
+    Rcpp::traits::input_parameter< SEXP >::type hv(hvSEXP);
+    Rcpp::traits::input_parameter< SEXP >::type v(vSEXP);
+    Rcpp::traits::input_parameter< bool >::type reset(resetSEXP);
+    Rcpp::traits::input_parameter< Rcpp::IntegerVector >::type rd(rdSEXP);
+    Rcpp::traits::input_parameter< Rcpp::IntegerVector >::type rn(rnSEXP);
+    Rcpp::traits::input_parameter< Rcpp::NumericVector >::type d(dSEXP);
+    Rcpp::traits::input_parameter< int >::type threads(threadsSEXP);
+    rcpp_result_gen = Rcpp::wrap(cpp_nmf_shard_kcd_pass(state, Wt, hv, v, reset, rd, rn, d, threads));
+    return rcpp_result_gen;
+END_RCPP
+}
+// cpp_nmf_shard_kcd_pass_stream
+Rcpp::List cpp_nmf_shard_kcd_pass_stream(SEXP buffer, std::string path, Rcpp::IntegerVector dims, double scale, SEXP Wt, SEXP hv, Rcpp::IntegerVector rd, Rcpp::IntegerVector rn, double chunk, int threads);
+RcppExport SEXP _aspectr_cpp_nmf_shard_kcd_pass_stream(SEXP bufferSEXP, SEXP pathSEXP, SEXP dimsSEXP, SEXP scaleSEXP, SEXP WtSEXP, SEXP hvSEXP, SEXP rdSEXP, SEXP rnSEXP, SEXP chunkSEXP, SEXP threadsSEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::RNGScope rcpp_rngScope_gen;
+    Rcpp::traits::input_parameter< SEXP >::type buffer(bufferSEXP);
+    Rcpp::traits::input_parameter< std::string >::type path(pathSEXP);
+    Rcpp::traits::input_parameter< Rcpp::IntegerVector >::type dims(dimsSEXP);
+    Rcpp::traits::input_parameter< double >::type scale(scaleSEXP);
+    Rcpp::traits::input_parameter< SEXP >::type Wt(WtSEXP);
+    Rcpp::traits::input_parameter< SEXP >::type hv(hvSEXP);
+    Rcpp::traits::input_parameter< Rcpp::IntegerVector >::type rd(rdSEXP);
+    Rcpp::traits::input_parameter< Rcpp::IntegerVector >::type rn(rnSEXP);
+    Rcpp::traits::input_parameter< double >::type chunk(chunkSEXP);
+    Rcpp::traits::input_parameter< int >::type threads(threadsSEXP);
+    rcpp_result_gen = Rcpp::wrap(cpp_nmf_shard_kcd_pass_stream(buffer, path, dims, scale, Wt, hv, rd, rn, chunk, threads));
+    return rcpp_result_gen;
+END_RCPP
+}
+// cpp_nmf_shard_nnz
+double cpp_nmf_shard_nnz(SEXP state);
+RcppExport SEXP _aspectr_cpp_nmf_shard_nnz(SEXP stateSEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::RNGScope rcpp_rngScope_gen;
+    Rcpp::traits::input_parameter< SEXP >::type state(stateSEXP);
+    rcpp_result_gen = Rcpp::wrap(cpp_nmf_shard_nnz(state));
+    return rcpp_result_gen;
+END_RCPP
+}
+// cpp_nmf_shard_kcd_rows
+Rcpp::List cpp_nmf_shard_kcd_rows(SEXP state, SEXP Wt, Rcpp::NumericMatrix H, double l1, double l2, int threads);
+RcppExport SEXP _aspectr_cpp_nmf_shard_kcd_rows(SEXP stateSEXP, SEXP WtSEXP, SEXP HSEXP, SEXP l1SEXP, SEXP l2SEXP, SEXP threadsSEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::RNGScope rcpp_rngScope_gen;
+    Rcpp::traits::input_parameter< SEXP >::type state(stateSEXP);
+    Rcpp::traits::input_parameter< SEXP >::type Wt(WtSEXP);
+    Rcpp::traits::input_parameter< Rcpp::NumericMatrix >::type H(HSEXP);
+    Rcpp::traits::input_parameter< double >::type l1(l1SEXP);
+    Rcpp::traits::input_parameter< double >::type l2(l2SEXP);
+    Rcpp::traits::input_parameter< int >::type threads(threadsSEXP);
+    rcpp_result_gen = Rcpp::wrap(cpp_nmf_shard_kcd_rows(state, Wt, H, l1, l2, threads));
+    return rcpp_result_gen;
+END_RCPP
+}
 // cpp_nmf_update_h
 Rcpp::NumericMatrix cpp_nmf_update_h(Rcpp::NumericMatrix H, Rcpp::NumericMatrix A, SEXP B, Rcpp::NumericVector sums, std::string method, double l1, double l2, double eps, int max_sweeps, int threads);
 RcppExport SEXP _aspectr_cpp_nmf_update_h(SEXP HSEXP, SEXP ASEXP, SEXP BSEXP, SEXP sumsSEXP, SEXP methodSEXP, SEXP l1SEXP, SEXP l2SEXP, SEXP epsSEXP, SEXP max_sweepsSEXP, SEXP threadsSEXP) {
@@ -1204,6 +1296,12 @@ static const R_CallMethodDef CallEntries[] = {
     {"_aspectr_cpp_nmf_shard_kl", (DL_FUNC) &_aspectr_cpp_nmf_shard_kl, 7},
     {"_aspectr_cpp_nmf_shard_kl_stream", (DL_FUNC) &_aspectr_cpp_nmf_shard_kl_stream, 11},
     {"_aspectr_cpp_nmf_shard_kl_eval_stream", (DL_FUNC) &_aspectr_cpp_nmf_shard_kl_eval_stream, 10},
+    {"_aspectr_cpp_kcd_columns", (DL_FUNC) &_aspectr_cpp_kcd_columns, 3},
+    {"_aspectr_cpp_kcd_next", (DL_FUNC) &_aspectr_cpp_kcd_next, 3},
+    {"_aspectr_cpp_nmf_shard_kcd_pass", (DL_FUNC) &_aspectr_cpp_nmf_shard_kcd_pass, 9},
+    {"_aspectr_cpp_nmf_shard_kcd_pass_stream", (DL_FUNC) &_aspectr_cpp_nmf_shard_kcd_pass_stream, 10},
+    {"_aspectr_cpp_nmf_shard_nnz", (DL_FUNC) &_aspectr_cpp_nmf_shard_nnz, 1},
+    {"_aspectr_cpp_nmf_shard_kcd_rows", (DL_FUNC) &_aspectr_cpp_nmf_shard_kcd_rows, 6},
     {"_aspectr_cpp_nmf_update_h", (DL_FUNC) &_aspectr_cpp_nmf_update_h, 10},
     {"_aspectr_cpp_nmf_gram", (DL_FUNC) &_aspectr_cpp_nmf_gram, 2},
     {"_aspectr_cpp_nmf_inner", (DL_FUNC) &_aspectr_cpp_nmf_inner, 2},

@@ -268,6 +268,98 @@ Rcpp::List cpp_nmf_shard_kl_eval_stream(SEXP buffer, std::string path, Rcpp::Int
   return out;
 }
 
+// KL coordinate descent over shards. The master's solver of H's columns
+// (aspectr::nmf::KLCDColumns) from H and c = the column sums of W + l1.
+// [[Rcpp::export]]
+SEXP cpp_kcd_columns(Rcpp::NumericMatrix H, Rcpp::NumericVector c, double l2) {
+  return Rcpp::XPtr<aspectr::nmf::KLCDColumns>(
+      new aspectr::nmf::KLCDColumns(Rcpp::as<arma::mat>(H), Rcpp::as<arma::vec>(c), l2, 1, 1), true);
+}
+
+// The solver's next pass, given the added sums of the last one (3 x n, or
+// NULL before the first): `done`, or the pass (rd, rn 0-based; d; reset)
+// with the coefficients hv it moves v to when `with_hv` (or on a reset).
+// [[Rcpp::export]]
+Rcpp::List cpp_kcd_next(SEXP solver, SEXP sums, bool with_hv) {
+  Rcpp::XPtr<aspectr::nmf::KLCDColumns> m(solver);
+  bool more;
+  if (Rf_isNull(sums)) {
+    more = m->next(nullptr, nullptr, nullptr);
+  } else {
+    const arma::mat S = r_view(sums, "the sums");
+    if (S.n_rows != 3 || S.n_cols != m->H().n_cols) Rcpp::stop("internal error: sums of the wrong size");
+    const arma::mat St = S.t();  // n x 3: a2, b1, b2 as columns
+    more = m->next(St.colptr(0), St.colptr(1), St.colptr(2));
+  }
+  if (!more) return Rcpp::List::create(Rcpp::Named("done") = true, Rcpp::Named("H") = m->H());
+  Rcpp::List out = Rcpp::List::create(
+      Rcpp::Named("done") = false, Rcpp::Named("reset") = m->reset,
+      Rcpp::Named("rd") = Rcpp::IntegerVector(m->rd.begin(), m->rd.end()),
+      Rcpp::Named("rn") = Rcpp::IntegerVector(m->rn.begin(), m->rn.end()),
+      Rcpp::Named("d") = Rcpp::NumericVector(m->d.begin(), m->d.end()));
+  if (with_hv || m->reset) out["hv"] = m->hv();
+  return out;
+}
+
+// One pass of the solver over a shard: its part of the sums (3 x n). `v`:
+// the shard's G h (a double per non-zero, written in place), or NULL to
+// compute it from hv.
+// [[Rcpp::export]]
+Rcpp::List cpp_nmf_shard_kcd_pass(SEXP state, SEXP Wt, SEXP hv, SEXP v, bool reset, Rcpp::IntegerVector rd,
+                                  Rcpp::IntegerVector rn, Rcpp::NumericVector d, int threads) {
+  const Data& X = shard_data(state);
+  const arma::mat W = r_view(Wt, "W");
+  const std::size_t n = X.S().n_cols;
+  if (static_cast<std::size_t>(rd.size()) != n || static_cast<std::size_t>(rn.size()) != n ||
+      static_cast<std::size_t>(d.size()) != n)
+    Rcpp::stop("internal error: a pass of the wrong size");
+  double* vp = nullptr;
+  if (!Rf_isNull(v)) {
+    if (!Rf_isReal(v) || static_cast<std::size_t>(Rf_xlength(v)) != X.S().nnz)
+      Rcpp::stop("internal error: the shard's v has the wrong size");
+    vp = REAL(v);
+  }
+  if ((reset || vp == nullptr) && Rf_isNull(hv)) Rcpp::stop("internal error: a pass without its coefficients");
+  const arma::mat H = Rf_isNull(hv) ? arma::mat() : r_view(hv, "hv");  // (not read when v is moved)
+  arma::mat out;
+  aspectr::nmf::kl_cd_pass(X, W, H, vp, reset, rd.begin(), rn.begin(), d.begin(), out, threads);
+  return Rcpp::List::create(Rcpp::Named("sums") = out);
+}
+
+// The same pass over a shard file read `chunk` cells at a time.
+// [[Rcpp::export]]
+Rcpp::List cpp_nmf_shard_kcd_pass_stream(SEXP buffer, std::string path, Rcpp::IntegerVector dims, double scale,
+                                         SEXP Wt, SEXP hv, Rcpp::IntegerVector rd, Rcpp::IntegerVector rn,
+                                         double chunk, int threads) {
+  Rcpp::XPtr<aspectr::ShardBuffer> buf(buffer);
+  const arma::mat W = r_view(Wt, "W");
+  const arma::mat H = r_view(hv, "hv");
+  if (rd.size() != dims[1] || rn.size() != dims[1] || static_cast<int>(H.n_cols) != dims[1])
+    Rcpp::stop("internal error: a pass of the wrong size");
+  arma::mat out;
+  aspectr::ShardReader reader(path);
+  check_nmf_shard(reader, dims);
+  aspectr::nmf::stream_kl_cd_pass(reader, *buf, chunk_cells(chunk), scale, W, H, rd.begin(), rn.begin(), out,
+                                  threads);
+  return Rcpp::List::create(Rcpp::Named("sums") = out);
+}
+
+// [[Rcpp::export]]
+double cpp_nmf_shard_nnz(SEXP state) { return static_cast<double>(shard_data(state).S().nnz); }
+
+// The shard's rows of W by KL coordinate descent given H (written over
+// Wt): its part of sum x log v of the new model, with the sums of the new W.
+// [[Rcpp::export]]
+Rcpp::List cpp_nmf_shard_kcd_rows(SEXP state, SEXP Wt, Rcpp::NumericMatrix H, double l1, double l2,
+                                  int threads) {
+  const Data& X = shard_data(state);
+  arma::mat W = r_view(Wt, "W");  // written in place
+  const double xlogv = aspectr::nmf::kl_cd_rows(X, W, Rcpp::as<arma::mat>(H), l1, l2, threads);
+  Rcpp::List out = w_sums_list(W, threads);
+  out["xlogv"] = xlogv;
+  return out;
+}
+
 // The master's update of H (k x n) from the added parts: a Frobenius block
 // (A = W'X, B = W'W; HALS with up to max_sweeps sweeps) or, for KL, the
 // multiplicative update from the numerators `A` and W's row sums `sums`.

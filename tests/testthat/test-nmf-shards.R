@@ -28,7 +28,7 @@ test_that("nmf() of 1, 2 and 3 shards equals the in-memory fit for every method"
   x <- shard_counts(40, 25, seed = 3) * 3  # max(x) is not 1: the fit's scaling
   splits <- list(integer(0), 17L, c(9L, 26L))
   cases <- list(list("frobenius", "hals"), list("frobenius", "mu"), list("frobenius", "anls"),
-                list("frobenius", "als"), list("kl", "mu"))
+                list("frobenius", "als"), list("kl", "mu"), list("kl", "cd"))
   for (cs in cases) {
     for (pen in list(c(0, 0), c(0.05, 0.1))) {
       args <- list(loss = cs[[1]], method = cs[[2]], seed = 2, max_iter = 300, tol = 1e-7,
@@ -70,7 +70,7 @@ test_that("given factors, warm starts, restarts and the callback are exact over 
     expect_equal(fit$run_values, ref$run_values, tolerance = 1e-10)
   }
   # the callback sees the same objective and factors, and can stop the fit
-  for (cs in list(c("frobenius", "hals"), c("kl", "mu"), c("frobenius", "anls"))) {
+  for (cs in list(c("frobenius", "hals"), c("kl", "mu"), c("frobenius", "anls"), c("kl", "cd"))) {
     seen <- list(); seen_ref <- list()
     fit <- quiet_nmf(sh, 2, loss = cs[1], method = cs[2], seed = 4, max_iter = 20, tol = 0,
                callback = function(it, obj, f) { seen[[it]] <<- list(obj, f); it < 5 })
@@ -93,7 +93,8 @@ test_that("given factors, warm starts, restarts and the callback are exact over 
 test_that("nmf() of shard files fits out of core as in memory, and detects changed files", {
   x <- shard_counts(41, 23, seed = 7)
   sh <- write_shards(x, shard_tempdir(), n = 3)
-  for (cs in list(c("frobenius", "hals"), c("frobenius", "mu"), c("frobenius", "anls"), c("kl", "mu"))) {
+  for (cs in list(c("frobenius", "hals"), c("frobenius", "mu"), c("frobenius", "anls"), c("kl", "mu"),
+                  c("kl", "cd"))) {
     expect_same_nmf(quiet_nmf(sh, 3, loss = cs[1], method = cs[2], seed = 1, max_iter = 50),
                     ref_nmf(x, 3, loss = cs[1], method = cs[2], seed = 1, max_iter = 50))
   }
@@ -127,7 +128,7 @@ test_that("nmf() of shard files read a chunk of cells at a time gives the same f
   old <- options(aspectr.shard_chunk = NULL)
   on.exit(options(old))
   for (cs in list(c("frobenius", "hals"), c("frobenius", "mu"), c("frobenius", "anls"), c("frobenius", "als"),
-                  c("kl", "mu"))) {
+                  c("kl", "mu"), c("kl", "cd"))) {
     fit_with <- function(y, ...) quiet_nmf(y, 3, loss = cs[1], method = cs[2], seed = 6, max_iter = 25, tol = 0, ...)
     fits <- list()
     for (ch in c(1, 7, 5000, 1e6)) {
@@ -193,9 +194,7 @@ test_that("a sharded random start leaves the random stream as the in-memory star
 test_that("nmf() of shards refuses what it cannot do exactly", {
   x <- shard_counts()
   sh <- shards(split_rows(x, 20L))
-  expect_error(nmf(sh, 2, loss = "kl"), class = "aspectr_error_input_argument", regexp = "mu")
-  expect_error(nmf(sh, 2, loss = "kl", method = "cd"), class = "aspectr_error_input_argument")
-  expect_error(nmf(sh, 2, loss = "beta", beta = 0.5), class = "aspectr_error_input_argument")
+  expect_error(nmf(sh, 2, loss = "beta", beta = 0.5), class = "aspectr_error_input_argument", regexp = "cd")
   expect_error(nmf(sh, 2, accelerate = TRUE), class = "aspectr_error_input_argument", regexp = "accelerate")
   expect_error(nmf(sh, 2, init = "nndsvd"), class = "aspectr_error_input_argument", regexp = "NNDSVD")
   expect_error(nmf(sh, 2, accelerate = "yes"), class = "aspectr_error_input")
@@ -217,7 +216,7 @@ test_that("nmf() of shards on a PSOCK and a mirai cluster equals the in-memory f
   parts <- split_rows(x, c(12L, 30L))
   cl <- psock_cluster()
   on.exit(parallel::stopCluster(cl), add = TRUE)
-  for (cs in list(c("frobenius", "hals"), c("frobenius", "anls"), c("kl", "mu"))) {
+  for (cs in list(c("frobenius", "hals"), c("frobenius", "anls"), c("kl", "mu"), c("kl", "cd"))) {
     ref <- ref_nmf(x, 3, loss = cs[1], method = cs[2], seed = 3, nrun = 2, max_iter = 40)
     expect_same_nmf(quiet_nmf(shards(parts), 3, loss = cs[1], method = cs[2], seed = 3, nrun = 2,
                         max_iter = 40, cluster = cl), ref)
@@ -234,8 +233,10 @@ test_that("nmf() of shards on a PSOCK and a mirai cluster equals the in-memory f
     expect_same_nmf(quiet_nmf(shards(parts), 3, seed = 5, max_iter = 30, L1 = 0.01, cluster = cm),
                     ref_nmf(x, 3, seed = 5, max_iter = 30, L1 = 0.01))
   }
-  expect_same_nmf(quiet_nmf(shards(parts), 2, loss = "kl", method = "mu", seed = 5, max_iter = 30, cluster = cm),
-                  ref_nmf(x, 2, loss = "kl", method = "mu", seed = 5, max_iter = 30))
+  for (m in c("mu", "cd")) {
+    expect_same_nmf(quiet_nmf(shards(parts), 2, loss = "kl", method = m, seed = 5, max_iter = 30, cluster = cm),
+                    ref_nmf(x, 2, loss = "kl", method = m, seed = 5, max_iter = 30))
+  }
 })
 
 test_that("random splits of random data give the in-memory nmf() fit (property)", {
@@ -246,7 +247,8 @@ test_that("random splits of random data give the in-memory nmf() fit (property)"
       x <- matrix(stats::rpois(m * n, stats::runif(1, 0.3, 4)), m, n) * stats::runif(1, 1e-3, 1e3)
       x[cbind(seq_len(m), sample(n, m, replace = TRUE))] <- 1
       cuts <- sort(sample(m - 1, sample(0:min(4, m - 1), 1)))
-      cs <- list(c("frobenius", "hals"), c("frobenius", "mu"), c("frobenius", "anls"), c("kl", "mu"))[[sample(4, 1)]]
+      cs <- list(c("frobenius", "hals"), c("frobenius", "mu"), c("frobenius", "anls"), c("kl", "mu"),
+                 c("kl", "cd"))[[sample(5, 1)]]
       pen <- if (stats::runif(1) < 0.5) c(0, 0) else stats::runif(2, 0, 0.1)
       args <- list(loss = cs[1], method = cs[2], seed = i, max_iter = 60, L1 = pen)
       ref <- do.call(ref_nmf, c(list(x, k), args))
@@ -276,7 +278,7 @@ test_that("every operation that changes a store gives the same answer when deliv
                   class = c("aspectr_twice_cluster", "cluster"))
   x <- shard_counts(30, 18, seed = 31)
   sh <- shards(split_rows(x, c(9L, 20L)))
-  for (cs in list(c("frobenius", "hals"), c("frobenius", "mu"), c("kl", "mu"))) {
+  for (cs in list(c("frobenius", "hals"), c("frobenius", "mu"), c("kl", "mu"), c("kl", "cd"))) {
     expect_same_nmf(quiet_nmf(sh, 3, loss = cs[1], method = cs[2], seed = 1, max_iter = 25, cluster = cl),
                     ref_nmf(x, 3, loss = cs[1], method = cs[2], seed = 1, max_iter = 25))
   }

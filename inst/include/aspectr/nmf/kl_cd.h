@@ -36,6 +36,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <stdexcept>
 #include <vector>
 #include "../logsum.h"
 #include "rules.h"
@@ -259,6 +260,181 @@ class KLCD {
   Penalty pen_;
   KLMU mu_;
   int sweeps_, newton_;
+};
+
+// KLCD::solve() for every column of H at once, with the passes over the
+// data left to the caller: data split by rows into shards, each of which
+// holds its rows of W and adds its part of every column's sums. A column's
+// steps are those of solve(), in the same order, each waiting for the sums
+// of the pass before it; all columns advance together, so one pass over
+// the shards serves every column (columns whose coordinates need
+// different passes ask for their own).
+//
+// A pass, for column j: v = G h over the column's non-zeros (G: the rows of
+// W there) is moved by d[j] along coordinate rd[j] (v += d g_rd), or made
+// G hv when `reset` (or when the caller keeps no v), and then
+//   a2 = sum g_rd^2 x / v^2,  b1 = sum g_rn x / v,  b2 = sum g_rn^2 x / v^2
+// are summed (as KLCD::pass()). rd[j] < 0: the column is solved. hv holds
+// the coefficients v stands for after the pass.
+class KLCDColumns {
+ public:
+  KLCDColumns(const arma::mat& H, const arma::vec& c, double l2, int sweeps, int newton)
+      : H_(H), hv_(H), c_(c), l2_(l2), sweeps_(sweeps), newton_(newton), col_(H.n_cols),
+        rd(H.n_cols, 0), rn(H.n_cols, 0), d(H.n_cols, 0.0) {
+    if (c.n_elem != H.n_rows || sweeps < 1 || newton < 1)
+      throw std::invalid_argument("KLCDColumns: bad sizes or counts");
+  }
+  // The sums of the pass asked for (nullptr before the first pass); sets
+  // rd, rn, d and reset for the next one and returns false when every
+  // column is solved.
+  bool next(const double* a2, const double* b1, const double* b2) {
+    const std::size_t n = H_.n_cols;
+    if (!started_) {
+      started_ = true;
+      reset = true;  // v = G h, then the sums of coordinate 0
+      std::fill(rd.begin(), rd.end(), 0);
+      std::fill(rn.begin(), rn.end(), 0);
+      std::fill(d.begin(), d.end(), 0.0);
+      for (std::size_t j = 0; j < n; ++j) col_[j].phase = kFirst;
+      return n > 0 && H_.n_rows > 0;
+    }
+    reset = false;
+    bool any = false;
+    for (std::size_t j = 0; j < n; ++j) {
+      if (col_[j].phase != kDone) advance(j, a2[j], b1[j], b2[j]);
+      any = any || col_[j].phase != kDone;
+    }
+    return any;
+  }
+  const arma::mat& H() const { return H_; }
+  const arma::mat& hv() const { return hv_; }
+  std::vector<int> rd, rn;
+  std::vector<double> d;
+  bool reset = false;
+
+ private:
+  enum Phase { kFirst, kNewton, kHalve, kNext, kDone };
+  struct Col {
+    Phase phase = kFirst;
+    std::size_t q = 0;  // the step: coordinate q % k of sweep q / k
+    int t = 0;          // Newton step of the coordinate
+    int halvings = 0;
+    bool last = false, next_ready = false;
+    double grad = 0.0, hess = 0.0, nw = 0.0, step = 0.0, back = 0.0, b1 = 0.0, b2 = 0.0;
+  };
+  std::size_t k() const { return H_.n_rows; }
+  long next_coord(const Col& s) const {
+    return s.q + 1 < static_cast<std::size_t>(sweeps_) * k() ? static_cast<long>((s.q % k() + 1) % k()) : -1;
+  }
+  void ask(std::size_t j, Phase ph, std::size_t r, double dd, long want) {
+    Col& s = col_[j];
+    s.phase = ph;
+    rd[j] = static_cast<int>(r);
+    rn[j] = static_cast<int>(want);
+    d[j] = dd;
+    hv_(r, j) += dd;
+  }
+  // the coordinate's first Newton step, from the sums of its pass
+  void begin(std::size_t j) {
+    Col& s = col_[j];
+    const std::size_t r = s.q % k();
+    s.grad = c_[r] + l2_ * H_(r, j) - s.b1;
+    s.hess = l2_ + s.b2;
+    s.t = 0;
+    s.next_ready = false;
+    newton(j);
+  }
+  void newton(std::size_t j) {
+    Col& s = col_[j];
+    const std::size_t r = s.q % k();
+    if (s.t >= newton_) { end_coordinate(j); return; }
+    const double hr = H_(r, j);
+    double nw;
+    if (s.hess > 0.0) nw = std::max(0.0, hr - s.grad / s.hess);
+    else nw = s.grad > 0.0 ? 0.0 : hr;
+    const double dd = nw - hr;
+    if (!(dd != 0.0) || !std::isfinite(dd)) { end_coordinate(j); return; }
+    s.last = s.t + 1 == newton_;
+    const long gn = next_coord(s);
+    s.nw = nw;
+    s.step = dd;
+    ask(j, kNewton, r, dd, s.last && gn >= 0 ? gn : static_cast<long>(r));
+  }
+  void halve(std::size_t j) {
+    Col& s = col_[j];
+    s.back = ++s.halvings > 60 ? s.step : 0.5 * s.step;
+    ask(j, kHalve, s.q % k(), -s.back, static_cast<long>(s.q % k()));
+  }
+  void end_coordinate(std::size_t j) {
+    Col& s = col_[j];
+    const std::size_t r = s.q % k();
+    hv_(r, j) = H_(r, j);  // v stands for h again (up to the rounding of its steps)
+    const long gn = next_coord(s);
+    if (gn >= 0 && !s.next_ready) { ask(j, kNext, r, 0.0, gn); return; }
+    next_step(j);
+  }
+  void next_step(std::size_t j) {
+    Col& s = col_[j];
+    if (++s.q >= static_cast<std::size_t>(sweeps_) * k()) {
+      s.phase = kDone;
+      rd[j] = -1;
+      rn[j] = -1;
+      d[j] = 0.0;
+      return;
+    }
+    begin(j);
+  }
+  void advance(std::size_t j, double a2, double b1, double b2) {
+    Col& s = col_[j];
+    const std::size_t r = s.q % k();
+    switch (s.phase) {
+      case kFirst:
+      case kNext:
+        s.b1 = b1;
+        s.b2 = b2;
+        if (s.phase == kFirst) begin(j); else next_step(j);
+        return;
+      case kNewton: {
+        s.b1 = b1;
+        s.b2 = b2;
+        const double hess1 = l2_ + a2, dd = s.step;
+        if (dd < 0.0 && !(s.grad * dd + 0.5 * hess1 * dd * dd <= 0.0)) {
+          s.halvings = 0;
+          halve(j);
+          return;
+        }
+        H_(r, j) = s.nw;
+        if (s.last) {
+          s.next_ready = next_coord(s) >= 0;
+          end_coordinate(j);
+          return;
+        }
+        s.grad = c_[r] + l2_ * s.nw - b1;
+        s.hess = l2_ + b2;
+        if (std::fabs(dd) <= 1e-10 * s.nw) { end_coordinate(j); return; }
+        ++s.t;
+        newton(j);
+        return;
+      }
+      case kHalve: {
+        s.step -= s.back;
+        const double hess1 = l2_ + a2, dd = s.step;
+        if (dd != 0.0 && !(s.grad * dd + 0.5 * hess1 * dd * dd <= 0.0)) { halve(j); return; }
+        H_(r, j) += dd;
+        end_coordinate(j);
+        return;
+      }
+      case kDone:
+        return;
+    }
+  }
+
+  arma::mat H_, hv_;
+  arma::vec c_;
+  double l2_;
+  int sweeps_, newton_;
+  std::vector<Col> col_;
+  bool started_ = false;
 };
 
 }  // namespace nmf

@@ -26,6 +26,7 @@
 #include "../logsum.h"
 #include "../shard_file.h"
 #include "data.h"
+#include "kl_cd.h"
 #include "rules.h"
 
 namespace aspectr {
@@ -317,6 +318,129 @@ inline void stream_kl(ShardReader& reader, ShardBuffer& buf, std::size_t cells, 
   if (xlogv != nullptr && done % kBlock != 0) *xlogv += open.value();
   if (constant != nullptr) *constant += cst;
   if (xnorm2 != nullptr) *xnorm2 += x2;
+}
+
+// One pass of KLCDColumns over a shard (X: its rows, m_s x n; Wt: their
+// rows of W, k x m_s): each column's part of the sums a2, b1, b2 written to
+// out (3 x n). `v` (one per non-zero of X, in X's column order) is the
+// shard's copy of G h, moved by d[j] along g_rd; without it, or when
+// `reset`, v is G hv (solve() skips zero coefficients, whose terms are
+// exactly zero here). Columns are independent, so the result does not depend on the
+// number of threads.
+inline void kl_cd_pass(const Data& X, const arma::mat& Wt, const arma::mat& hv, double* v, bool reset,
+                       const int* rd, const int* rn, const double* d, arma::mat& out, int threads) {
+  const Csc& S = X.S();
+  const std::size_t k = Wt.n_rows, n = S.n_cols;
+  const bool fresh = reset || v == nullptr;
+  if ((fresh && (hv.n_rows != k || hv.n_cols != n)) || Wt.n_cols != S.n_rows)
+    throw std::invalid_argument("kl_cd_pass: factors of the wrong size");
+  out.zeros(3, n);
+  const int T = effective_threads(threads, S.nnz * (fresh ? k : 2) / 8);
+  constexpr double kFloor = KLCD::kFloor;
+  // moving v needs two coordinates of W at each cell: W's columns (m_s x k,
+  // each a short vector that stays in cache) rather than Wt's strided rows
+  const arma::mat Wc = fresh ? arma::mat() : arma::mat(Wt.t());
+  dense::parallel_blocks(n, T, 16, [&](std::size_t b, std::size_t e) {
+    for (std::size_t j = b; j < e; ++j) {
+      if (rd[j] < 0) continue;
+      const std::size_t r1 = static_cast<std::size_t>(rd[j]), r2 = static_cast<std::size_t>(rn[j]);
+      const double dj = d[j];
+      double sa = 0.0, s1 = 0.0, s2 = 0.0;
+      const std::size_t p0 = S.p[j], p1 = S.p[j + 1];
+      if (fresh) {
+        const double* h = hv.colptr(j);
+        for (std::size_t s = p0; s < p1; ++s) {
+          const double* w = Wt.colptr(S.i[s]);
+          double vs = 0.0;
+#pragma omp simd reduction(+ : vs)
+          for (std::size_t r = 0; r < k; ++r) vs += h[r] * w[r];
+          if (v != nullptr) v[s] = vs;
+          const double inv = 1.0 / (vs > kFloor ? vs : kFloor);
+          const double xi = S.val(s) * inv, gd = w[r1], gn = w[r2], tn = gn * xi;
+          sa += (gd * xi) * (gd * inv);
+          s1 += tn;
+          s2 += tn * (gn * inv);
+        }
+      } else {
+        const double* __restrict w1 = Wc.colptr(r1);
+        const double* __restrict w2 = Wc.colptr(r2);
+        const std::uint32_t* __restrict ii = S.i;
+        const double* __restrict xx = S.x;
+        const double div = S.div;
+        for (std::size_t s = p0; s < p1; ++s) {
+          const std::uint32_t i = ii[s];
+          const double gd = w1[i], gn = w2[i];
+          const double vs = v[s] + dj * gd;
+          v[s] = vs;
+          const double inv = 1.0 / (vs > kFloor ? vs : kFloor);
+          const double xi = (div == 1.0 ? xx[s] : xx[s] / div) * inv, tn = gn * xi;
+          sa += (gd * xi) * (gd * inv);
+          s1 += tn;
+          s2 += tn * (gn * inv);
+        }
+      }
+      double* o = out.colptr(j);
+      o[0] = sa; o[1] = s1; o[2] = s2;
+    }
+  });
+}
+
+// kl_cd_pass() of a shard file read `cells` cells at a time (recomputing
+// v = G hv at every cell; x = value / scale): v in parallel over a chunk's
+// cells, the sums added in the file's order, so that the result depends
+// neither on the chunk nor on the threads.
+inline void stream_kl_cd_pass(ShardReader& reader, ShardBuffer& buf, std::size_t cells, double scale,
+                              const arma::mat& Wt, const arma::mat& hv, const int* rd, const int* rn,
+                              arma::mat& out, int threads) {
+  const std::vector<arma::uword>& dims = reader.dims();
+  if (dims.size() != 2) throw std::runtime_error("a shard of nmf() must be a matrix");
+  const arma::uword m = dims[0], n = dims[1], k = Wt.n_rows;
+  if (Wt.n_cols != m || hv.n_rows != k || hv.n_cols < n) throw std::logic_error("factors of the wrong size for the shard");
+  out.zeros(3, hv.n_cols);
+  constexpr double kFloor = KLCD::kFloor;
+  std::vector<double> v;
+  double x2 = 0.0;
+  while (reader.next(buf, cells)) {
+    const std::size_t nnz = buf.nnz;
+    const index_t* ix = buf.idx.data();
+    v.resize(nnz);
+    const double* xv = scale_chunk(buf, m, n, scale, x2, nullptr);
+    const int T = effective_threads(threads, nnz * k);
+    dense::parallel_blocks(nnz, T, 1024, [&](std::size_t b, std::size_t e) {
+      for (std::size_t s = b; s < e; ++s) {
+        const std::size_t j = ix[2 * s + 1];
+        if (rd[j] < 0) continue;
+        const double* w = Wt.colptr(ix[2 * s]);
+        const double* h = hv.colptr(j);
+        double vs = 0.0;
+#pragma omp simd reduction(+ : vs)
+        for (arma::uword r = 0; r < k; ++r) vs += h[r] * w[r];
+        v[s] = vs;
+      }
+    });
+    for (std::size_t s = 0; s < nnz; ++s) {
+      const std::size_t j = ix[2 * s + 1];
+      if (rd[j] < 0) continue;
+      const double* w = Wt.colptr(ix[2 * s]);
+      const double vs = v[s], inv = 1.0 / (vs > kFloor ? vs : kFloor);
+      const double xi = xv[s] * inv, gd = w[rd[j]], gn = w[rn[j]], tn = gn * xi;
+      double* o = out.colptr(j);
+      o[0] += (gd * xi) * (gd * inv);
+      o[1] += tn;
+      o[2] += tn * (gn * inv);
+    }
+  }
+}
+
+// A shard's rows of W given H by KL coordinate descent (the second half of
+// KLCD::step): written over Wt; returns the shard's part of sum x log v of
+// the new model.
+inline double kl_cd_rows(const Data& X, arma::mat& Wt, const arma::mat& H, double l1w, double l2w,
+                         int threads) {
+  const arma::vec c = arma::sum(H, 1) + l1w;
+  double xlogv = 0.0;
+  KLCD::solve_side(X, true, H, Wt, c, l2w, 1, 1, &xlogv, threads);
+  return xlogv;
 }
 
 // sum x log x - x over the shard's values (the KL objective's constant)

@@ -77,8 +77,8 @@ cpp_nndsvd <- function(u, v, d, k) {
     .Call(`_aspectr_cpp_nndsvd`, u, v, d, k)
 }
 
-cpp_nmf_shard_state <- function(idx, val, dims, scale) {
-    .Call(`_aspectr_cpp_nmf_shard_state`, idx, val, dims, scale)
+cpp_nmf_shard_state <- function(idx, val, dims, scale, layout = 0L) {
+    .Call(`_aspectr_cpp_nmf_shard_state`, idx, val, dims, scale, layout)
 }
 
 cpp_nmf_shard_eval <- function(state, Wt, H, kl, wtx, acc, threads) {
@@ -141,12 +141,16 @@ cpp_nmf_shard_kcd_pass_stream <- function(buffer, path, dims, scale, Wt, hv, rd,
     .Call(`_aspectr_cpp_nmf_shard_kcd_pass_stream`, buffer, path, dims, scale, Wt, hv, rd, rn, chunk, threads)
 }
 
+cpp_kcd_local <- function(state, Wt, H, c, l2, sweeps, newton, threads) {
+    .Call(`_aspectr_cpp_kcd_local`, state, Wt, H, c, l2, sweeps, newton, threads)
+}
+
 cpp_nmf_shard_nnz <- function(state) {
     .Call(`_aspectr_cpp_nmf_shard_nnz`, state)
 }
 
-cpp_nmf_shard_kcd_rows <- function(state, Wt, H, l1, l2, threads) {
-    .Call(`_aspectr_cpp_nmf_shard_kcd_rows`, state, Wt, H, l1, l2, threads)
+cpp_nmf_shard_kcd_rows <- function(state, Wt, H, l1, l2, transposed, threads) {
+    .Call(`_aspectr_cpp_nmf_shard_kcd_rows`, state, Wt, H, l1, l2, transposed, threads)
 }
 
 cpp_nmf_update_h <- function(H, A, B, sums, method, l1, l2, eps, max_sweeps, threads) {

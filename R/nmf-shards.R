@@ -253,7 +253,9 @@ shard_nmf_op <- function(st, held, op, args) {
     # (KL coordinate descent reads a shard file whole for W: a row's cells
     # together)
     streamed <- need_data && !h$keep && identical(h$source$format, "shard") && op != "nmf_kcd_rows"
-    X <- if (need_data && !streamed) nmf_shard_state(st, key, g) else NULL
+    # (a shard read for one operation: only the layout it needs)
+    layout <- if (h$keep) 0L else if (op == "nmf_kcd_rows") 2L else if (op == "nmf_kcd_pass") 1L else 0L
+    X <- if (need_data && !streamed) nmf_shard_state(st, key, g, layout) else NULL
     # a shard file read a chunk at a time into the store's buffer, by `f`
     # (one of the cpp_nmf_shard_*stream() functions)
     if (streamed) check_shard_file(h$source)
@@ -302,14 +304,16 @@ shard_nmf_op <- function(st, held, op, args) {
       nmf_kcd_pass = if (streamed) {
         from_file(cpp_nmf_shard_kcd_pass_stream, F0, args$hv, args$rd, args$rn, g$chunk %||% 65536, g$threads)
       } else {
-        # the shard's v = G h (kept shards: kept between passes)
+        # the shard's v = G h (kept shards: kept between passes, made on
+        # the first pass of each solve, which computes it)
         if (h$keep && (is.null(h$v) || length(h$v) != cpp_nmf_shard_nnz(X))) {
+          if (!isTRUE(args$reset)) stop("internal error: a pass that moves a v never computed")
           st$shards[[key]]$v <- h$v <- numeric(cpp_nmf_shard_nnz(X))
         }
         cpp_nmf_shard_kcd_pass(X, F0, args$hv, if (h$keep) h$v, isTRUE(args$reset), args$rd, args$rn,
                                args$d, g$threads)
       },
-      nmf_kcd_rows = cpp_nmf_shard_kcd_rows(X, F0, args$H, g$l1, g$l2, g$threads),
+      nmf_kcd_rows = cpp_nmf_shard_kcd_rows(X, F0, args$H, g$l1, g$l2, layout == 2L, g$threads),
       nmf_kl = if (streamed) {
         from_file(cpp_nmf_shard_kl_stream, F0, args$H, g$l1, g$l2, g$eps, g$chunk %||% 65536, g$threads)
       } else {
@@ -329,12 +333,13 @@ shard_nmf_op <- function(st, held, op, args) {
 # A shard's data for NMF (divided by the fit's scale): made once per fit
 # for a shard kept in memory, read again from a file of another kind than
 # .shard (those are streamed, see shard_nmf_op())
-nmf_shard_state <- function(st, key, g) {
+nmf_shard_state <- function(st, key, g, layout = 0L) {
   h <- st$shards[[key]]
   if (!is.null(h$nmf)) return(h$nmf)
   fail <- function(e) abort_shard(h$source, "failed: {conditionMessage(e)}")
   d <- if (h$keep) h$data else shard_data(h$source)
-  X <- tryCatch(cpp_nmf_shard_state(d$idx, d$val, as.integer(c(d$dims[1], g$dims[2])), g$s), error = fail)
+  X <- tryCatch(cpp_nmf_shard_state(d$idx, d$val, as.integer(c(d$dims[1], g$dims[2])), g$s, layout),
+                error = fail)
   if (h$keep) {
     # the NMF data replace the cells for the rest of the fit (its store is
     # dropped at the end)

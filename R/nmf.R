@@ -142,11 +142,17 @@
 #' `method = "hals"`, `"anls"`, `"mu"` or `"als"`, and for `loss = "kl"`
 #' with `method = "cd"` or `"mu"`, without extrapolation (`accelerate` is
 #' `FALSE`). KL coordinate descent solves the columns of `H` on the master
-#' in passes over the shards (about k + 1 per iteration: each Newton step
-#' needs the sums of a whole column, and the columns advance together); each
-#' shard keeps its part of \eqn{WH} at its non-zeros between passes, or, out
-#' of core, reads its file whole and recomputes it (k times the work of a
-#' pass). The multiplicative updates pass over the data once per iteration.
+#' in passes over the shards: each Newton step needs the sums of a whole
+#' column, and the columns advance together, so an iteration takes k + 1
+#' passes, and more when a step of some column is halved. Each pass moves
+#' three numbers per column of `H` from every worker. A shard kept in memory
+#' or on a worker keeps \eqn{WH} at its non-zeros between passes; out of
+#' core, each pass reads the `.shard` files a chunk at a time and computes
+#' \eqn{WH} at each cell again (k times the arithmetic), other files are read
+#' whole at every pass, and the update of `W` reads each file whole once per
+#' iteration (by rows: about 12 bytes per non-zero of the shard, one shard at
+#' a time). The multiplicative updates pass over the data once per
+#' iteration.
 #' The start is `init = "random"` (the default for shards; NNDSVD needs the
 #' singular vectors of the whole matrix), given factors, or an earlier fit;
 #' the in-memory fit with `init = "random"`, `accelerate = FALSE` and the

@@ -425,9 +425,13 @@ shard_op_run <- function(id, op, seq, args) {
       if (!is.null(st$buffer)) cpp_shard_buffer_free(st$buffer)
       st$buffer <- NULL
       # nmf()'s (X H')' of the shards, not needed after the last operation
-      a_bytes <- sum(vapply(st$shards, function(h) 8 * length(h$A), numeric(1)))
+      # and their W H at the cells (KL coordinate descent)
+      a_bytes <- sum(vapply(st$shards, function(h) 8 * (length(h$A) + length(h$v)), numeric(1)))
       if (a_bytes > 0) {
-        for (key in names(st$shards)) st$shards[[key]]$A <- NULL
+        for (key in names(st$shards)) {
+          st$shards[[key]]$A <- NULL
+          st$shards[[key]]$v <- NULL
+        }
         shard_gc(a_bytes, full = TRUE)
       }
     }

@@ -269,8 +269,8 @@ BEGIN_RCPP
 END_RCPP
 }
 // cpp_nmf_shard_state
-SEXP cpp_nmf_shard_state(Rcpp::IntegerMatrix idx, Rcpp::NumericVector val, Rcpp::IntegerVector dims, double scale);
-RcppExport SEXP _aspectr_cpp_nmf_shard_state(SEXP idxSEXP, SEXP valSEXP, SEXP dimsSEXP, SEXP scaleSEXP) {
+SEXP cpp_nmf_shard_state(Rcpp::IntegerMatrix idx, Rcpp::NumericVector val, Rcpp::IntegerVector dims, double scale, int layout);
+RcppExport SEXP _aspectr_cpp_nmf_shard_state(SEXP idxSEXP, SEXP valSEXP, SEXP dimsSEXP, SEXP scaleSEXP, SEXP layoutSEXP) {
 BEGIN_RCPP
     Rcpp::RObject rcpp_result_gen;
     Rcpp::RNGScope rcpp_rngScope_gen;
@@ -278,7 +278,8 @@ BEGIN_RCPP
     Rcpp::traits::input_parameter< Rcpp::NumericVector >::type val(valSEXP);
     Rcpp::traits::input_parameter< Rcpp::IntegerVector >::type dims(dimsSEXP);
     Rcpp::traits::input_parameter< double >::type scale(scaleSEXP);
-    rcpp_result_gen = Rcpp::wrap(cpp_nmf_shard_state(idx, val, dims, scale));
+    Rcpp::traits::input_parameter< int >::type layout(layoutSEXP);
+    rcpp_result_gen = Rcpp::wrap(cpp_nmf_shard_state(idx, val, dims, scale, layout));
     return rcpp_result_gen;
 END_RCPP
 }
@@ -533,6 +534,24 @@ BEGIN_RCPP
     return rcpp_result_gen;
 END_RCPP
 }
+// cpp_kcd_local
+Rcpp::List cpp_kcd_local(SEXP state, Rcpp::NumericMatrix Wt, Rcpp::NumericMatrix H, Rcpp::NumericVector c, double l2, int sweeps, int newton, int threads);
+RcppExport SEXP _aspectr_cpp_kcd_local(SEXP stateSEXP, SEXP WtSEXP, SEXP HSEXP, SEXP cSEXP, SEXP l2SEXP, SEXP sweepsSEXP, SEXP newtonSEXP, SEXP threadsSEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::RNGScope rcpp_rngScope_gen;
+    Rcpp::traits::input_parameter< SEXP >::type state(stateSEXP);
+    Rcpp::traits::input_parameter< Rcpp::NumericMatrix >::type Wt(WtSEXP);
+    Rcpp::traits::input_parameter< Rcpp::NumericMatrix >::type H(HSEXP);
+    Rcpp::traits::input_parameter< Rcpp::NumericVector >::type c(cSEXP);
+    Rcpp::traits::input_parameter< double >::type l2(l2SEXP);
+    Rcpp::traits::input_parameter< int >::type sweeps(sweepsSEXP);
+    Rcpp::traits::input_parameter< int >::type newton(newtonSEXP);
+    Rcpp::traits::input_parameter< int >::type threads(threadsSEXP);
+    rcpp_result_gen = Rcpp::wrap(cpp_kcd_local(state, Wt, H, c, l2, sweeps, newton, threads));
+    return rcpp_result_gen;
+END_RCPP
+}
 // cpp_nmf_shard_nnz
 double cpp_nmf_shard_nnz(SEXP state);
 RcppExport SEXP _aspectr_cpp_nmf_shard_nnz(SEXP stateSEXP) {
@@ -545,8 +564,8 @@ BEGIN_RCPP
 END_RCPP
 }
 // cpp_nmf_shard_kcd_rows
-Rcpp::List cpp_nmf_shard_kcd_rows(SEXP state, SEXP Wt, Rcpp::NumericMatrix H, double l1, double l2, int threads);
-RcppExport SEXP _aspectr_cpp_nmf_shard_kcd_rows(SEXP stateSEXP, SEXP WtSEXP, SEXP HSEXP, SEXP l1SEXP, SEXP l2SEXP, SEXP threadsSEXP) {
+Rcpp::List cpp_nmf_shard_kcd_rows(SEXP state, SEXP Wt, Rcpp::NumericMatrix H, double l1, double l2, bool transposed, int threads);
+RcppExport SEXP _aspectr_cpp_nmf_shard_kcd_rows(SEXP stateSEXP, SEXP WtSEXP, SEXP HSEXP, SEXP l1SEXP, SEXP l2SEXP, SEXP transposedSEXP, SEXP threadsSEXP) {
 BEGIN_RCPP
     Rcpp::RObject rcpp_result_gen;
     Rcpp::RNGScope rcpp_rngScope_gen;
@@ -555,8 +574,9 @@ BEGIN_RCPP
     Rcpp::traits::input_parameter< Rcpp::NumericMatrix >::type H(HSEXP);
     Rcpp::traits::input_parameter< double >::type l1(l1SEXP);
     Rcpp::traits::input_parameter< double >::type l2(l2SEXP);
+    Rcpp::traits::input_parameter< bool >::type transposed(transposedSEXP);
     Rcpp::traits::input_parameter< int >::type threads(threadsSEXP);
-    rcpp_result_gen = Rcpp::wrap(cpp_nmf_shard_kcd_rows(state, Wt, H, l1, l2, threads));
+    rcpp_result_gen = Rcpp::wrap(cpp_nmf_shard_kcd_rows(state, Wt, H, l1, l2, transposed, threads));
     return rcpp_result_gen;
 END_RCPP
 }
@@ -1284,7 +1304,7 @@ static const R_CallMethodDef CallEntries[] = {
     {"_aspectr_cpp_dense_nn", (DL_FUNC) &_aspectr_cpp_dense_nn, 3},
     {"_aspectr_cpp_csc_scan", (DL_FUNC) &_aspectr_cpp_csc_scan, 5},
     {"_aspectr_cpp_nndsvd", (DL_FUNC) &_aspectr_cpp_nndsvd, 4},
-    {"_aspectr_cpp_nmf_shard_state", (DL_FUNC) &_aspectr_cpp_nmf_shard_state, 4},
+    {"_aspectr_cpp_nmf_shard_state", (DL_FUNC) &_aspectr_cpp_nmf_shard_state, 5},
     {"_aspectr_cpp_nmf_shard_eval", (DL_FUNC) &_aspectr_cpp_nmf_shard_eval, 7},
     {"_aspectr_cpp_nmf_shard_wtx", (DL_FUNC) &_aspectr_cpp_nmf_shard_wtx, 4},
     {"_aspectr_cpp_nmf_shard_stream", (DL_FUNC) &_aspectr_cpp_nmf_shard_stream, 9},
@@ -1300,8 +1320,9 @@ static const R_CallMethodDef CallEntries[] = {
     {"_aspectr_cpp_kcd_next", (DL_FUNC) &_aspectr_cpp_kcd_next, 3},
     {"_aspectr_cpp_nmf_shard_kcd_pass", (DL_FUNC) &_aspectr_cpp_nmf_shard_kcd_pass, 9},
     {"_aspectr_cpp_nmf_shard_kcd_pass_stream", (DL_FUNC) &_aspectr_cpp_nmf_shard_kcd_pass_stream, 10},
+    {"_aspectr_cpp_kcd_local", (DL_FUNC) &_aspectr_cpp_kcd_local, 8},
     {"_aspectr_cpp_nmf_shard_nnz", (DL_FUNC) &_aspectr_cpp_nmf_shard_nnz, 1},
-    {"_aspectr_cpp_nmf_shard_kcd_rows", (DL_FUNC) &_aspectr_cpp_nmf_shard_kcd_rows, 6},
+    {"_aspectr_cpp_nmf_shard_kcd_rows", (DL_FUNC) &_aspectr_cpp_nmf_shard_kcd_rows, 7},
     {"_aspectr_cpp_nmf_update_h", (DL_FUNC) &_aspectr_cpp_nmf_update_h, 10},
     {"_aspectr_cpp_nmf_gram", (DL_FUNC) &_aspectr_cpp_nmf_gram, 2},
     {"_aspectr_cpp_nmf_inner", (DL_FUNC) &_aspectr_cpp_nmf_inner, 2},

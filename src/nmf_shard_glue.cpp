@@ -22,18 +22,27 @@ const Data& shard_data(SEXP state) {
 
 // A shard's cells (2 x nnz 0-based indices, values) as the NMF data of its
 // rows, divided by `scale`; kept by the store for the fit.
+// `layout`: 0 both (columns and rows), 1 the columns only, 2 the rows only,
+// as the data of the transposed shard (n x rows: its columns are X's rows).
 // [[Rcpp::export]]
 SEXP cpp_nmf_shard_state(Rcpp::IntegerMatrix idx, Rcpp::NumericVector val, Rcpp::IntegerVector dims,
-                         double scale) {
-  if (idx.nrow() != 2 || idx.ncol() != val.size() || dims.size() != 2)
+                         double scale, int layout = 0) {
+  if (idx.nrow() != 2 || idx.ncol() != val.size() || dims.size() != 2 || layout < 0 || layout > 2)
     Rcpp::stop("internal error: a shard of nmf() must be a matrix");
   const int* ix = idx.begin();
   const std::size_t nnz = val.size();
   std::vector<int> row(nnz), col(nnz);
   for (std::size_t t = 0; t < nnz; ++t) { row[t] = ix[2 * t]; col[t] = ix[2 * t + 1]; }
-  return Rcpp::XPtr<Data>(new Data(aspectr::nmf::shard_data(row.data(), col.data(), val.begin(), nnz, dims[0],
-                                                            dims[1], scale)),
-                          true);
+  using aspectr::nmf::shard_csc;
+  Data* X;
+  if (layout == 0) {
+    X = new Data(aspectr::nmf::shard_data(row.data(), col.data(), val.begin(), nnz, dims[0], dims[1], scale));
+  } else if (layout == 1) {
+    X = new Data(shard_csc(row.data(), col.data(), val.begin(), nnz, dims[0], dims[1], scale));
+  } else {
+    X = new Data(shard_csc(col.data(), row.data(), val.begin(), nnz, dims[1], dims[0], scale));
+  }
+  return Rcpp::XPtr<Data>(X, true);
 }
 
 namespace {
@@ -53,6 +62,16 @@ void check_nmf_shard(const aspectr::ShardReader& reader, const Rcpp::IntegerVect
 std::size_t chunk_cells(double chunk) {
   if (!(chunk >= 1.0)) Rcpp::stop("internal error: chunks of fewer than one cell");
   return chunk < 1e15 ? static_cast<std::size_t>(chunk) : static_cast<std::size_t>(1e15);
+}
+// the coordinates of a pass of KL coordinate descent: in [0, k), or -1 for
+// a solved column
+void check_coordinates(const Rcpp::IntegerVector& rd, const Rcpp::IntegerVector& rn, arma::uword k) {
+  const int K = static_cast<int>(k);
+  for (R_xlen_t j = 0; j < rd.size(); ++j) {
+    const bool done = rd[j] < 0;
+    if (rd[j] < -1 || rd[j] >= K || (done ? rn[j] >= 0 : (rn[j] < 0 || rn[j] >= K)))
+      Rcpp::stop("internal error: a pass over coordinates outside 0..k-1");
+  }
 }
 // adds C to the accumulator `acc` (k x n), as the shards' parts were added
 void add_to(SEXP acc, const arma::mat& C) {
@@ -291,7 +310,11 @@ Rcpp::List cpp_kcd_next(SEXP solver, SEXP sums, bool with_hv) {
     const arma::mat St = S.t();  // n x 3: a2, b1, b2 as columns
     more = m->next(St.colptr(0), St.colptr(1), St.colptr(2));
   }
-  if (!more) return Rcpp::List::create(Rcpp::Named("done") = true, Rcpp::Named("H") = m->H());
+  if (!more) {
+    Rcpp::NumericMatrix H = Rcpp::wrap(m->H());
+    m.release();  // (the solver's matrices freed now, not when R next collects)
+    return Rcpp::List::create(Rcpp::Named("done") = true, Rcpp::Named("H") = H);
+  }
   Rcpp::List out = Rcpp::List::create(
       Rcpp::Named("done") = false, Rcpp::Named("reset") = m->reset,
       Rcpp::Named("rd") = Rcpp::IntegerVector(m->rd.begin(), m->rd.end()),
@@ -320,6 +343,7 @@ Rcpp::List cpp_nmf_shard_kcd_pass(SEXP state, SEXP Wt, SEXP hv, SEXP v, bool res
     vp = REAL(v);
   }
   if ((reset || vp == nullptr) && Rf_isNull(hv)) Rcpp::stop("internal error: a pass without its coefficients");
+  check_coordinates(rd, rn, r_view(Wt, "W").n_rows);
   const arma::mat H = Rf_isNull(hv) ? arma::mat() : r_view(hv, "hv");  // (not read when v is moved)
   arma::mat out;
   aspectr::nmf::kl_cd_pass(X, W, H, vp, reset, rd.begin(), rn.begin(), d.begin(), out, threads);
@@ -336,6 +360,7 @@ Rcpp::List cpp_nmf_shard_kcd_pass_stream(SEXP buffer, std::string path, Rcpp::In
   const arma::mat H = r_view(hv, "hv");
   if (rd.size() != dims[1] || rn.size() != dims[1] || static_cast<int>(H.n_cols) != dims[1])
     Rcpp::stop("internal error: a pass of the wrong size");
+  check_coordinates(rd, rn, W.n_rows);
   arma::mat out;
   aspectr::ShardReader reader(path);
   check_nmf_shard(reader, dims);
@@ -344,20 +369,47 @@ Rcpp::List cpp_nmf_shard_kcd_pass_stream(SEXP buffer, std::string path, Rcpp::In
   return Rcpp::List::create(Rcpp::Named("sums") = out);
 }
 
+// For the tests: H's columns solved by the solver with the passes of one
+// shard (its columns, v kept) and by KLCD::solve_side() in memory.
+// [[Rcpp::export]]
+Rcpp::List cpp_kcd_local(SEXP state, Rcpp::NumericMatrix Wt, Rcpp::NumericMatrix H, Rcpp::NumericVector c,
+                         double l2, int sweeps, int newton, int threads) {
+  const Data& X = shard_data(state);
+  const arma::mat W = Rcpp::as<arma::mat>(Wt), H0 = Rcpp::as<arma::mat>(H);
+  const arma::vec cv = Rcpp::as<arma::vec>(c);
+  aspectr::nmf::KLCDColumns m(H0, cv, l2, sweeps, newton);
+  std::vector<double> v(X.S().nnz);
+  arma::mat sums;
+  bool more = m.next(nullptr, nullptr, nullptr);
+  while (more) {
+    aspectr::nmf::kl_cd_pass(X, W, m.hv(), v.data(), m.reset, m.rd.data(), m.rn.data(), m.d.data(), sums, threads);
+    const arma::mat St = sums.t();
+    more = m.next(St.colptr(0), St.colptr(1), St.colptr(2));
+  }
+  arma::mat ref = H0;
+  aspectr::nmf::KLCD::solve_side(X, false, W, ref, cv, l2, sweeps, newton, nullptr, threads);
+  return Rcpp::List::create(Rcpp::Named("H") = m.H(), Rcpp::Named("ref") = ref,
+                            Rcpp::Named("passes") = static_cast<double>(m.passes()),
+                            Rcpp::Named("halved") = static_cast<double>(m.halved()));
+}
+
 // [[Rcpp::export]]
 double cpp_nmf_shard_nnz(SEXP state) { return static_cast<double>(shard_data(state).S().nnz); }
 
 // The shard's rows of W by KL coordinate descent given H (written over
-// Wt): its part of sum x log v of the new model, with the sums of the new W.
+// Wt): its part of sum x log v of the new model, with the sums of the new
+// W (wsum, and s1, s2 for the penalties). `transposed`: the state holds the
+// transposed shard only (cpp_nmf_shard_state(layout = 2)).
 // [[Rcpp::export]]
 Rcpp::List cpp_nmf_shard_kcd_rows(SEXP state, SEXP Wt, Rcpp::NumericMatrix H, double l1, double l2,
-                                  int threads) {
+                                  bool transposed, int threads) {
   const Data& X = shard_data(state);
   arma::mat W = r_view(Wt, "W");  // written in place
-  const double xlogv = aspectr::nmf::kl_cd_rows(X, W, Rcpp::as<arma::mat>(H), l1, l2, threads);
-  Rcpp::List out = w_sums_list(W, threads);
-  out["xlogv"] = xlogv;
-  return out;
+  const double xlogv = aspectr::nmf::kl_cd_rows(X, W, Rcpp::as<arma::mat>(H), l1, l2, transposed, threads);
+  const arma::vec wsum = arma::sum(W, 1);
+  return Rcpp::List::create(Rcpp::Named("wsum") = Rcpp::NumericVector(wsum.begin(), wsum.end()),
+                            Rcpp::Named("s1") = arma::accu(wsum), Rcpp::Named("s2") = arma::accu(arma::square(W)),
+                            Rcpp::Named("xlogv") = xlogv);
 }
 
 // The master's update of H (k x n) from the added parts: a Frobenius block

@@ -62,10 +62,13 @@ test_that("given factors, warm starts, restarts and the callback are exact over 
   a <- quiet_nmf(sh, 2, seed = 3, max_iter = 10, tol = 0)
   expect_same_nmf(quiet_nmf(sh, 2, init = a, max_iter = 15, tol = 0),
                   ref_nmf(x, 2, init = ref_nmf(x, 2, seed = 3, max_iter = 10, tol = 0), max_iter = 15, tol = 0))
-  # several starts, staged
-  for (m in c("hals", "mu")) {
-    ref <- ref_nmf(x, 3, method = m, seed = 9, nrun = 3, short_iter = 5, short_keep = 1, max_iter = 60)
-    fit <- quiet_nmf(sh, 3, method = m, seed = 9, nrun = 3, short_iter = 5, short_keep = 1, max_iter = 60)
+  # several starts, staged (KL coordinate descent: the shards' W H made
+  # again for each start)
+  for (cs in list(c("frobenius", "hals"), c("frobenius", "mu"), c("kl", "cd"))) {
+    ref <- ref_nmf(x, 3, loss = cs[1], method = cs[2], seed = 9, nrun = 3, short_iter = 5, short_keep = 1,
+                   max_iter = 60)
+    fit <- quiet_nmf(sh, 3, loss = cs[1], method = cs[2], seed = 9, nrun = 3, short_iter = 5, short_keep = 1,
+                     max_iter = 60)
     expect_same_nmf(fit, ref)
     expect_equal(fit$run_values, ref$run_values, tolerance = 1e-10)
   }
@@ -104,15 +107,20 @@ test_that("nmf() of shard files fits out of core as in memory, and detects chang
     o <- sample(nrow(nz))
     sptensor(nz[o, , drop = FALSE], p[nz][o], dim(p))
   })
-  ref <- ref_nmf(unname(x), 2, seed = 4, max_iter = 40)
-  expect_same_nmf(quiet_nmf(shards(pieces), 2, seed = 4, max_iter = 40), ref)
-  expect_same_nmf(quiet_nmf(write_shards(pieces, shard_tempdir()), 2, seed = 4, max_iter = 40), ref)
+  for (loss in c("frobenius", "kl")) {
+    ref <- ref_nmf(unname(x), 2, loss = loss, seed = 4, max_iter = 40)
+    expect_same_nmf(quiet_nmf(shards(pieces), 2, loss = loss, seed = 4, max_iter = 40), ref)
+    expect_same_nmf(quiet_nmf(write_shards(pieces, shard_tempdir()), 2, loss = loss, seed = 4, max_iter = 40), ref)
+  }
   dir <- shard_tempdir()
   f <- file.path(dir, c("a.rds", "b.rds"))
   p <- split_rows(x, 20L)
   for (i in 1:2) saveRDS(p[[i]], f[i])
   expect_same_nmf(quiet_nmf(shards(f), 2, method = "mu", seed = 2, max_iter = 30),
                   ref_nmf(x, 2, method = "mu", seed = 2, max_iter = 30))
+  # (KL coordinate descent: files read whole at every pass, W H recomputed)
+  expect_same_nmf(quiet_nmf(shards(f), 2, loss = "kl", seed = 2, max_iter = 30),
+                  ref_nmf(x, 2, loss = "kl", method = "cd", seed = 2, max_iter = 30))
   expect_error(nmf(shards(f), 2, seed = 1, max_iter = 10, tol = 0,
                    callback = function(it, obj, fac) {
                      if (it == 2) { Sys.sleep(1.1); saveRDS(p[[2]][1:5, ], f[2]) }
@@ -189,6 +197,43 @@ test_that("a sharded random start leaves the random stream as the in-memory star
   u <- stats::runif(2)
   set.seed(22)
   expect_identical(u, stats::runif(2))
+})
+
+test_that("KL coordinate descent over shards takes the steps of the in-memory solver", {
+  # KLCDColumns with the passes of one shard against KLCD::solve_side(), for
+  # sweeps and Newton steps per coordinate beyond the one nmf() uses, on data
+  # whose steps down overshoot (halved), and with l2 = 0 on empty columns
+  # (where f is linear)
+  halved <- 0
+  for (case in 1:12) {
+    set.seed(700 + case)
+    m <- sample(5:30, 1); n <- sample(3:12, 1); k <- sample(1:4, 1)
+    x <- matrix(stats::rpois(m * n, 0.7), m, n) * stats::rexp(m * n)^3
+    x[, 1] <- 0  # an empty column
+    nz <- which(x != 0, arr.ind = TRUE)
+    X <- cpp_nmf_shard_state(t(nz - 1L), x[nz], c(m, n), 1, 1L)
+    Wt <- matrix(stats::rexp(k * m), k, m)
+    H <- matrix(stats::rexp(k * n) * 3, k, n)
+    cs <- rowSums(Wt) + if (case %% 3 == 0) 0.1 else 0
+    l2 <- if (case %% 2 == 0) 0.05 else 0
+    sweeps <- c(1L, 2L, 3L)[case %% 3 + 1]
+    newton <- c(1L, 3L)[case %% 2 + 1]
+    r <- cpp_kcd_local(X, Wt, H, cs, l2, sweeps, newton, 2L)
+    expect_equal(r$H, r$ref, tolerance = 1e-12, info = paste("case", case))
+    expect_true(all(r$H >= 0))
+    expect_gte(r$passes, sweeps * k + 1)
+    halved <- halved + r$halved
+  }
+  expect_gt(halved, 0)
+  # the solver refuses a pass without its sums once started
+  s <- cpp_kcd_columns(matrix(1, 2, 3), c(1, 1), 0)
+  cpp_kcd_next(s, NULL, TRUE)
+  expect_error(cpp_kcd_next(s, NULL, TRUE), "sums")
+  # the default method of loss = "kl" is coordinate descent, on shards too
+  x <- shard_counts(30, 16, seed = 8)
+  fit <- quiet_nmf(shards(split_rows(x, 11L)), 2, loss = "kl", seed = 3, max_iter = 40)
+  expect_identical(fit$method, "cd")
+  expect_same_nmf(fit, ref_nmf(x, 2, loss = "kl", seed = 3, max_iter = 40))
 })
 
 test_that("nmf() of shards refuses what it cannot do exactly", {

@@ -289,6 +289,8 @@ class KLCDColumns {
   // column is solved.
   bool next(const double* a2, const double* b1, const double* b2) {
     const std::size_t n = H_.n_cols;
+    if (started_ && (a2 == nullptr || b1 == nullptr || b2 == nullptr))
+      throw std::invalid_argument("KLCDColumns: a pass without its sums");
     if (!started_) {
       started_ = true;
       reset = true;  // v = G h, then the sums of coordinate 0
@@ -296,7 +298,8 @@ class KLCDColumns {
       std::fill(rn.begin(), rn.end(), 0);
       std::fill(d.begin(), d.end(), 0.0);
       for (std::size_t j = 0; j < n; ++j) col_[j].phase = kFirst;
-      return n > 0 && H_.n_rows > 0;
+      passes_ = n > 0 && H_.n_rows > 0 ? 1 : 0;
+      return passes_ > 0;
     }
     reset = false;
     bool any = false;
@@ -304,10 +307,14 @@ class KLCDColumns {
       if (col_[j].phase != kDone) advance(j, a2[j], b1[j], b2[j]);
       any = any || col_[j].phase != kDone;
     }
+    if (any) ++passes_;
     return any;
   }
   const arma::mat& H() const { return H_; }
   const arma::mat& hv() const { return hv_; }
+  // the passes asked for so far, and those that halved a step
+  std::size_t passes() const { return passes_; }
+  std::size_t halved() const { return halved_; }
   std::vector<int> rd, rn;
   std::vector<double> d;
   bool reset = false;
@@ -362,6 +369,7 @@ class KLCDColumns {
   }
   void halve(std::size_t j) {
     Col& s = col_[j];
+    ++halved_;
     s.back = ++s.halvings > 60 ? s.step : 0.5 * s.step;
     ask(j, kHalve, s.q % k(), -s.back, static_cast<long>(s.q % k()));
   }
@@ -435,6 +443,7 @@ class KLCDColumns {
   int sweeps_, newton_;
   std::vector<Col> col_;
   bool started_ = false;
+  std::size_t passes_ = 0, halved_ = 0;
 };
 
 }  // namespace nmf

@@ -434,12 +434,13 @@ inline void stream_kl_cd_pass(ShardReader& reader, ShardBuffer& buf, std::size_t
 
 // A shard's rows of W given H by KL coordinate descent (the second half of
 // KLCD::step): written over Wt; returns the shard's part of sum x log v of
-// the new model.
+// the new model. `transposed`: X holds the transposed shard (n x m_s, its
+// columns the shard's rows) and nothing else.
 inline double kl_cd_rows(const Data& X, arma::mat& Wt, const arma::mat& H, double l1w, double l2w,
-                         int threads) {
+                         bool transposed, int threads) {
   const arma::vec c = arma::sum(H, 1) + l1w;
   double xlogv = 0.0;
-  KLCD::solve_side(X, true, H, Wt, c, l2w, 1, 1, &xlogv, threads);
+  KLCD::solve_side(X, !transposed, H, Wt, c, l2w, 1, 1, &xlogv, threads);
   return xlogv;
 }
 

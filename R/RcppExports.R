@@ -141,6 +141,10 @@ cpp_nmf_shard_kcd_pass_stream <- function(buffer, path, dims, scale, Wt, hv, rd,
     .Call(`_aspectr_cpp_nmf_shard_kcd_pass_stream`, buffer, path, dims, scale, Wt, hv, rd, rn, chunk, threads)
 }
 
+cpp_nmf_shard_rows_stream <- function(buffer, path, dims, scale, chunk) {
+    .Call(`_aspectr_cpp_nmf_shard_rows_stream`, buffer, path, dims, scale, chunk)
+}
+
 cpp_kcd_local <- function(state, Wt, H, c, l2, sweeps, newton, threads) {
     .Call(`_aspectr_cpp_kcd_local`, state, Wt, H, c, l2, sweeps, newton, threads)
 }

@@ -250,9 +250,7 @@ shard_nmf_op <- function(st, held, op, args) {
     fail <- function(e) abort_shard(h$source, "failed: {conditionMessage(e)}")
     first <- op == "nmf_sweep" && isTRUE(args$first)
     need_data <- op %in% c("nmf_eval", "nmf_alt", "nmf_c", "nmf_kl", "nmf_kcd_pass", "nmf_kcd_rows") || first
-    # (KL coordinate descent reads a shard file whole for W: a row's cells
-    # together)
-    streamed <- need_data && !h$keep && identical(h$source$format, "shard") && op != "nmf_kcd_rows"
+    streamed <- need_data && !h$keep && identical(h$source$format, "shard")
     # (a shard read for one operation: only the layout it needs)
     layout <- if (h$keep) 0L else if (op == "nmf_kcd_rows") 2L else if (op == "nmf_kcd_pass") 1L else 0L
     X <- if (need_data && !streamed) nmf_shard_state(st, key, g, layout) else NULL
@@ -313,7 +311,12 @@ shard_nmf_op <- function(st, held, op, args) {
         cpp_nmf_shard_kcd_pass(X, F0, args$hv, if (h$keep) h$v, isTRUE(args$reset), args$rd, args$rn,
                                args$d, g$threads)
       },
-      nmf_kcd_rows = cpp_nmf_shard_kcd_rows(X, F0, args$H, g$l1, g$l2, layout == 2L, g$threads),
+      nmf_kcd_rows = {
+        # (a shard file streamed: its rows gathered in two passes, a chunk at
+        # a time)
+        if (streamed) X <- from_file(cpp_nmf_shard_rows_stream, g$chunk %||% 65536)
+        cpp_nmf_shard_kcd_rows(X, F0, args$H, g$l1, g$l2, layout == 2L, g$threads)
+      },
       nmf_kl = if (streamed) {
         from_file(cpp_nmf_shard_kl_stream, F0, args$H, g$l1, g$l2, g$eps, g$chunk %||% 65536, g$threads)
       } else {

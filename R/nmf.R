@@ -148,10 +148,10 @@
 #' three numbers per column of `H` from every worker. A shard kept in memory
 #' or on a worker keeps \eqn{WH} at its non-zeros between passes; out of
 #' core, each pass reads the `.shard` files a chunk at a time and computes
-#' \eqn{WH} at each cell again (k times the arithmetic), other files are read
-#' whole at every pass, and the update of `W` reads each file whole once per
-#' iteration (by rows: about 12 bytes per non-zero of the shard, one shard at
-#' a time). The multiplicative updates pass over the data once per
+#' \eqn{WH} at each cell again (k times the arithmetic), and the update of
+#' `W` gathers each file's rows (12 bytes per non-zero of one shard at a
+#' time, read in two passes a chunk at a time); other files are read whole
+#' for every pass. The multiplicative updates pass over the data once per
 #' iteration.
 #' The start is `init = "random"` (the default for shards; NNDSVD needs the
 #' singular vectors of the whole matrix), given factors, or an earlier fit;

@@ -534,6 +534,21 @@ BEGIN_RCPP
     return rcpp_result_gen;
 END_RCPP
 }
+// cpp_nmf_shard_rows_stream
+SEXP cpp_nmf_shard_rows_stream(SEXP buffer, std::string path, Rcpp::IntegerVector dims, double scale, double chunk);
+RcppExport SEXP _aspectr_cpp_nmf_shard_rows_stream(SEXP bufferSEXP, SEXP pathSEXP, SEXP dimsSEXP, SEXP scaleSEXP, SEXP chunkSEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::RNGScope rcpp_rngScope_gen;
+    Rcpp::traits::input_parameter< SEXP >::type buffer(bufferSEXP);
+    Rcpp::traits::input_parameter< std::string >::type path(pathSEXP);
+    Rcpp::traits::input_parameter< Rcpp::IntegerVector >::type dims(dimsSEXP);
+    Rcpp::traits::input_parameter< double >::type scale(scaleSEXP);
+    Rcpp::traits::input_parameter< double >::type chunk(chunkSEXP);
+    rcpp_result_gen = Rcpp::wrap(cpp_nmf_shard_rows_stream(buffer, path, dims, scale, chunk));
+    return rcpp_result_gen;
+END_RCPP
+}
 // cpp_kcd_local
 Rcpp::List cpp_kcd_local(SEXP state, Rcpp::NumericMatrix Wt, Rcpp::NumericMatrix H, Rcpp::NumericVector c, double l2, int sweeps, int newton, int threads);
 RcppExport SEXP _aspectr_cpp_kcd_local(SEXP stateSEXP, SEXP WtSEXP, SEXP HSEXP, SEXP cSEXP, SEXP l2SEXP, SEXP sweepsSEXP, SEXP newtonSEXP, SEXP threadsSEXP) {
@@ -1320,6 +1335,7 @@ static const R_CallMethodDef CallEntries[] = {
     {"_aspectr_cpp_kcd_next", (DL_FUNC) &_aspectr_cpp_kcd_next, 3},
     {"_aspectr_cpp_nmf_shard_kcd_pass", (DL_FUNC) &_aspectr_cpp_nmf_shard_kcd_pass, 9},
     {"_aspectr_cpp_nmf_shard_kcd_pass_stream", (DL_FUNC) &_aspectr_cpp_nmf_shard_kcd_pass_stream, 10},
+    {"_aspectr_cpp_nmf_shard_rows_stream", (DL_FUNC) &_aspectr_cpp_nmf_shard_rows_stream, 5},
     {"_aspectr_cpp_kcd_local", (DL_FUNC) &_aspectr_cpp_kcd_local, 8},
     {"_aspectr_cpp_nmf_shard_nnz", (DL_FUNC) &_aspectr_cpp_nmf_shard_nnz, 1},
     {"_aspectr_cpp_nmf_shard_kcd_rows", (DL_FUNC) &_aspectr_cpp_nmf_shard_kcd_rows, 7},

@@ -369,6 +369,19 @@ Rcpp::List cpp_nmf_shard_kcd_pass_stream(SEXP buffer, std::string path, Rcpp::In
   return Rcpp::List::create(Rcpp::Named("sums") = out);
 }
 
+// The transposed shard of a .shard file (its rows only), read `chunk`
+// cells at a time: the state of cpp_nmf_shard_kcd_rows(transposed = TRUE).
+// [[Rcpp::export]]
+SEXP cpp_nmf_shard_rows_stream(SEXP buffer, std::string path, Rcpp::IntegerVector dims, double scale,
+                               double chunk) {
+  Rcpp::XPtr<aspectr::ShardBuffer> buf(buffer);
+  {
+    aspectr::ShardReader reader(path);
+    check_nmf_shard(reader, dims);
+  }
+  return Rcpp::XPtr<Data>(new Data(aspectr::nmf::stream_rows_csc(path, *buf, chunk_cells(chunk), scale)), true);
+}
+
 // For the tests: H's columns solved by the solver with the passes of one
 // shard (its columns, v kept) and by KLCD::solve_side() in memory.
 // [[Rcpp::export]]

@@ -432,6 +432,55 @@ inline void stream_kl_cd_pass(ShardReader& reader, ShardBuffer& buf, std::size_t
   }
 }
 
+// A shard file (m_s x n) as the compressed columns of its transpose (n x
+// m_s: column i holds row i's cells, in the file's order; x = value /
+// scale), read `cells` cells at a time in two passes (counts, then cells):
+// 12 bytes per non-zero, no whole copy of the file's cells.
+inline Csc stream_rows_csc(const std::string& path, ShardBuffer& buf, std::size_t cells, double scale) {
+  std::vector<arma::uword> p;
+  std::size_t nnz = 0;
+  arma::uword m = 0, n = 0;
+  {
+    ShardReader reader(path);
+    if (reader.dims().size() != 2) throw std::runtime_error("a shard of nmf() must be a matrix");
+    m = reader.dims()[0];
+    n = reader.dims()[1];
+    nnz = reader.nnz();
+    p.assign(m + 1, 0);
+    while (reader.next(buf, cells)) {
+      const index_t* ix = buf.idx.data();
+      for (std::size_t s = 0; s < buf.nnz; ++s) {
+        if (ix[2 * s] >= m || ix[2 * s + 1] >= n) throw std::runtime_error("a cell's index is outside the shard's size");
+        ++p[ix[2 * s] + 1];
+      }
+    }
+  }
+  for (arma::uword i = 0; i < m; ++i) p[i + 1] += p[i];
+  if (p[m] != nnz) throw std::runtime_error("the shard file changed while it was read");
+  Csc C;
+  C.n_rows = n;
+  C.n_cols = m;
+  C.own(nnz);
+  std::vector<arma::uword> pos(p.begin(), p.end() - 1);
+  {
+    ShardReader reader(path);
+    if (reader.dims().size() != 2 || reader.dims()[0] != m || reader.dims()[1] != n || reader.nnz() != nnz)
+      throw std::runtime_error("the shard file changed while it was read");
+    while (reader.next(buf, cells)) {
+      const index_t* ix = buf.idx.data();
+      for (std::size_t s = 0; s < buf.nnz; ++s) {
+        const arma::uword i = ix[2 * s], j = ix[2 * s + 1];
+        if (i >= m || j >= n || pos[i] >= p[i + 1]) throw std::runtime_error("the shard file changed while it was read");
+        const std::size_t t = pos[i]++;
+        C.i_store[t] = static_cast<std::uint32_t>(j);
+        C.x_store[t] = buf.val[s] / scale;
+      }
+    }
+  }
+  C.p = std::move(p);
+  return C;
+}
+
 // A shard's rows of W given H by KL coordinate descent (the second half of
 // KLCD::step): written over Wt; returns the shard's part of sum x log v of
 // the new model. `transposed`: X holds the transposed shard (n x m_s, its

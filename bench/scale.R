@@ -1,6 +1,6 @@
 #!/usr/bin/env Rscript
 ## bench/scale.R -- data beyond one object: out-of-core and cluster fits of
-## plsa() (EM) and nmf() on data split into shards, against the in-memory fit of the
+## plsa() (EM) and nmf() (HALS, KL CD) on data split into shards, against the in-memory fit of the
 ## same data.
 ##
 ## Run from the package root:   Rscript bench/scale.R
@@ -28,7 +28,9 @@
 ## non-zero and the bytes one iteration moves, to 1e10 non-zeros on many
 ## workers over a 10 Gb/s network.
 ##
-## ASPECTR_BENCH_QUICK=1 divides the data by 10 (and n = 3).
+## ASPECTR_BENCH_QUICK=1 divides the data by 10 (and n = 3);
+## ASPECTR_BENCH_ONLY="plsa|nmf|kl" picks sections (plsa() by EM, nmf() by
+## Frobenius HALS, nmf() by KL coordinate descent).
 ## Out of core and on the cluster the fits are EM, as in memory.
 
 source("bench/common.R")
@@ -116,6 +118,22 @@ child <- function(setup, fit_call) {
 # per iteration reported is the minimum over iterations and rounds, the
 # peak memory the largest over rounds.
 rounds <- if (quick) 1 else 2
+
+# ASPECTR_BENCH_ONLY: a regular expression of the sections to run ("plsa",
+# "nmf" for Frobenius HALS, "kl" for KL coordinate descent)
+only <- Sys.getenv("ASPECTR_BENCH_ONLY", "")
+want <- function(section) !nzchar(only) || grepl(only, section)
+
+# The three nmf() fits' figures: objectives, time ratios
+report_nmf <- function(res) {
+  vals <- vapply(res, function(v) v[4], numeric(1))
+  per <- vapply(res, `[`, numeric(1), 3)
+  cat(sprintf("final objectives agree to %.2g (relative)\n", diff(range(vals)) / abs(vals[1])))
+  cat(sprintf("time per iteration, out of core / in memory: %.2f; 2 workers speedup over in memory: %.2fx\n",
+              per[2] / per[1], per[1] / per[3]))
+  cat(sprintf("peak beyond the session: %.0f MB in memory, %.0f MB out of core, %.0f MB on the cluster's master\n",
+              res[[1]][1], res[[2]][1], res[[3]][1]))
+}
 run_interleaved <- function(runs) {
   all <- lapply(runs, function(r) NULL)
   for (round in seq_len(rounds)) {
@@ -131,80 +149,81 @@ run_interleaved <- function(runs) {
   out
 }
 
-runs <- list(
-  list("in memory (1 process)",
-       'x <- do.call(rbind, lapply(rds, readRDS)); invisible(gc())',
-       'plsa(x, k, method = "em", max_iter = %s, tol = 0, seed = 1, threads = 1, verbose = TRUE)'),
-  list("out of core (1 process)",
-       'sh <- shards(files)',
-       'plsa(sh, k, max_iter = %s, tol = 0, seed = 1, threads = 1, verbose = TRUE)'),
-  list("cluster, 2 PSOCK workers",
-       paste('sh <- shards(files); cl <- parallel::makeCluster(2); invisible(parallel::clusterCall(cl, .libPaths, .libPaths()))',
-             # the workers load aspectr before the timed fits
-             'invisible(plsa(shards(list(w[1:25, ], w[26:50, ])), 2, max_iter = 2, seed = 1, threads = 1, cluster = cl))', sep = "; "),
-       'plsa(sh, k, max_iter = %s, tol = 0, seed = 1, threads = 1, cluster = cl, verbose = TRUE)')
-)
-res <- run_interleaved(runs)
-vals <- vapply(res, function(v) v[4], numeric(1))
-cat(sprintf("final objectives agree to %.2g (relative)\n", diff(range(vals)) / abs(vals[1])))
+if (want("plsa")) {
+  runs <- list(
+    list("in memory (1 process)",
+         'x <- do.call(rbind, lapply(rds, readRDS)); invisible(gc())',
+         'plsa(x, k, method = "em", max_iter = %s, tol = 0, seed = 1, threads = 1, verbose = TRUE)'),
+    list("out of core (1 process)",
+         'sh <- shards(files)',
+         'plsa(sh, k, max_iter = %s, tol = 0, seed = 1, threads = 1, verbose = TRUE)'),
+    list("cluster, 2 PSOCK workers",
+         paste('sh <- shards(files); cl <- parallel::makeCluster(2); invisible(parallel::clusterCall(cl, .libPaths, .libPaths()))',
+               # the workers load aspectr before the timed fits
+               'invisible(plsa(shards(list(w[1:25, ], w[26:50, ])), 2, max_iter = 2, seed = 1, threads = 1, cluster = cl))', sep = "; "),
+         'plsa(sh, k, max_iter = %s, tol = 0, seed = 1, threads = 1, cluster = cl, verbose = TRUE)')
+  )
+  res <- run_interleaved(runs)
+  vals <- vapply(res, function(v) v[4], numeric(1))
+  cat(sprintf("final objectives agree to %.2g (relative)\n", diff(range(vals)) / abs(vals[1])))
 
-mem <- vapply(res, `[`, numeric(1), 1)
-per_it <- vapply(res, `[`, numeric(1), 3)
-factors_mb <- (n_shards * docs + terms) * k * 8 / 1e6
-heading("Out of core")
-tab <- data.frame(
-  fit = names(res)[1:2],
-  peak_MB = round(mem[1:2], 1),
-  s_per_iteration = round(per_it[1:2], 3),
-  stringsAsFactors = FALSE)
-print(tab, row.names = FALSE)
-budget <- shard_mb + factors_mb
-cat(sprintf("\nout-of-core peak / in-memory peak: %.2f\n", mem[2] / mem[1]))
-cat(sprintf("one shard (%.0f MB) + factors (%.0f MB) = %.0f MB; out-of-core peak is %.2fx that (target: at most 1.2x)\n",
-            shard_mb, factors_mb, budget, mem[2] / budget))
-cat(sprintf("data / out-of-core peak: %.1fx (the data is that many times the memory the fit needed)\n",
-            total_mb / mem[2]))
-cat(sprintf("time per iteration, out of core / in memory: %.2f (target: at most 1.5)\n", per_it[2] / per_it[1]))
+  mem <- vapply(res, `[`, numeric(1), 1)
+  per_it <- vapply(res, `[`, numeric(1), 3)
+  factors_mb <- (n_shards * docs + terms) * k * 8 / 1e6
+  heading("Out of core")
+  tab <- data.frame(
+    fit = names(res)[1:2],
+    peak_MB = round(mem[1:2], 1),
+    s_per_iteration = round(per_it[1:2], 3),
+    stringsAsFactors = FALSE)
+  print(tab, row.names = FALSE)
+  budget <- shard_mb + factors_mb
+  cat(sprintf("\nout-of-core peak / in-memory peak: %.2f\n", mem[2] / mem[1]))
+  cat(sprintf("one shard (%.0f MB) + factors (%.0f MB) = %.0f MB; out-of-core peak is %.2fx that (target: at most 1.2x)\n",
+              shard_mb, factors_mb, budget, mem[2] / budget))
+  cat(sprintf("data / out-of-core peak: %.1fx (the data is that many times the memory the fit needed)\n",
+              total_mb / mem[2]))
+  cat(sprintf("time per iteration, out of core / in memory: %.2f (target: at most 1.5)\n", per_it[2] / per_it[1]))
 
-heading("Cluster: 2 local PSOCK workers vs 1 process")
-# bytes moved per iteration: the step's message to each worker (weights,
-# the term factor and the documents' column sums) and its reply (the term
-# statistics, column sums, weights, values), serialized as the cluster
-# sends them
-msg_out <- length(serialize(list(global = list(dims = c(n_shards * docs, terms), tempering = 1, threads = 1,
-                                               total = 1, top = 1, scaled = 1, lambda = numeric(k),
-                                               factors = list(matrix(0, terms, k))),
-                                 colsum = numeric(k)), NULL))
-msg_back <- length(serialize(list(y = list(matrix(0, terms, k)), colsum = numeric(k), lam = numeric(k),
-                                  value = 0, merit = 0, glogg = 0), NULL))
-cat(sprintf("speedup over the in-memory fit: %.2fx; over the out-of-core fit: %.2fx (target: at least 1.6x)\n",
-            per_it[1] / per_it[3], per_it[2] / per_it[3]))
-cat(sprintf("time per iteration: %.3f s (1 process, in memory), %.3f s (2 workers)\n", per_it[1], per_it[3]))
-cat(sprintf("bytes moved per iteration: %.2f MB (%.2f MB out and %.2f MB back per worker)\n",
-            2 * (msg_out + msg_back) / 1e6, msg_out / 1e6, msg_back / 1e6))
-cat(sprintf("master's peak memory with the cluster: %.1f MB (the data stays with the workers)\n", mem[3]))
+  heading("Cluster: 2 local PSOCK workers vs 1 process")
+  # bytes moved per iteration: the step's message to each worker (weights,
+  # the term factor and the documents' column sums) and its reply (the term
+  # statistics, column sums, weights, values), serialized as the cluster
+  # sends them
+  msg_out <- length(serialize(list(global = list(dims = c(n_shards * docs, terms), tempering = 1, threads = 1,
+                                                 total = 1, top = 1, scaled = 1, lambda = numeric(k),
+                                                 factors = list(matrix(0, terms, k))),
+                                   colsum = numeric(k)), NULL))
+  msg_back <- length(serialize(list(y = list(matrix(0, terms, k)), colsum = numeric(k), lam = numeric(k),
+                                    value = 0, merit = 0, glogg = 0), NULL))
+  cat(sprintf("speedup over the in-memory fit: %.2fx; over the out-of-core fit: %.2fx (target: at least 1.6x)\n",
+              per_it[1] / per_it[3], per_it[2] / per_it[3]))
+  cat(sprintf("time per iteration: %.3f s (1 process, in memory), %.3f s (2 workers)\n", per_it[1], per_it[3]))
+  cat(sprintf("bytes moved per iteration: %.2f MB (%.2f MB out and %.2f MB back per worker)\n",
+              2 * (msg_out + msg_back) / 1e6, msg_out / 1e6, msg_back / 1e6))
+  cat(sprintf("master's peak memory with the cluster: %.1f MB (the data stays with the workers)\n", mem[3]))
 
-heading("On paper: 1e10 non-zeros, k = 100, 1e5 terms, 10 Gb/s")
-# compute scales with nnz * k (EM); per worker and iteration the master
-# sends and receives k x terms doubles; a flat reduce moves them over the
-# master's link one worker after another, a tree reduce in log2(P) rounds
-c_nnz <- per_it[1] / nnz_total / k  # seconds per non-zero and component
-big_nnz <- 1e10; big_k <- 100; big_terms <- 1e5; link <- 10e9 / 8
-bytes_w <- 2 * big_k * big_terms * 8
-paper <- do.call(rbind, lapply(c(16, 64, 256), function(P) {
-  comp <- c_nnz * big_nnz * big_k / P
-  flat <- P * bytes_w / link
-  tree <- ceiling(log2(P)) * bytes_w / link
-  data.frame(workers = P, compute_s = round(comp, 1), reduce_flat_s = round(flat, 1),
-             reduce_tree_s = round(tree, 2), iteration_flat_s = round(comp + flat, 1))
-}))
-print(paper, row.names = FALSE)
-P_star <- sqrt(c_nnz * big_nnz * big_k * link / bytes_w)
-cat(sprintf("\nmeasured cost: %.3g s per non-zero and component; %.0f MB per worker per iteration\n",
-            c_nnz, bytes_w / 1e6))
-cat(sprintf("the flat reduce costs as much as the computation from about %.0f workers on\n", P_star))
+  heading("On paper: 1e10 non-zeros, k = 100, 1e5 terms, 10 Gb/s")
+  # compute scales with nnz * k (EM); per worker and iteration the master
+  # sends and receives k x terms doubles; a flat reduce moves them over the
+  # master's link one worker after another, a tree reduce in log2(P) rounds
+  c_nnz <- per_it[1] / nnz_total / k  # seconds per non-zero and component
+  big_nnz <- 1e10; big_k <- 100; big_terms <- 1e5; link <- 10e9 / 8
+  bytes_w <- 2 * big_k * big_terms * 8
+  paper <- do.call(rbind, lapply(c(16, 64, 256), function(P) {
+    comp <- c_nnz * big_nnz * big_k / P
+    flat <- P * bytes_w / link
+    tree <- ceiling(log2(P)) * bytes_w / link
+    data.frame(workers = P, compute_s = round(comp, 1), reduce_flat_s = round(flat, 1),
+               reduce_tree_s = round(tree, 2), iteration_flat_s = round(comp + flat, 1))
+  }))
+  print(paper, row.names = FALSE)
+  P_star <- sqrt(c_nnz * big_nnz * big_k * link / bytes_w)
+  cat(sprintf("\nmeasured cost: %.3g s per non-zero and component; %.0f MB per worker per iteration\n",
+              c_nnz, bytes_w / 1e6))
+  cat(sprintf("the flat reduce costs as much as the computation from about %.0f workers on\n", P_star))
+}
 
-heading("nmf() (Frobenius HALS, random start, no extrapolation) on the same shards")
 # The in-memory fit from the same start (init = "random", accelerate =
 # FALSE) is the fit the shards reproduce. Out of core, every iteration
 # reads each shard twice (for W'X and for X H'); on the cluster each worker
@@ -221,26 +240,22 @@ nmf_runs <- list(
              'invisible(nmf(shards(list(w[1:25, ], w[26:50, ])), 2, max_iter = 2, seed = 1, threads = 1, cluster = cl))', sep = "; "),
        'nmf(sh, k, max_iter = %s, tol = 0, seed = 1, threads = 1, cluster = cl, verbose = TRUE)')
 )
-nres <- run_interleaved(nmf_runs)
-nvals <- vapply(nres, function(v) v[4], numeric(1))
-nper <- vapply(nres, `[`, numeric(1), 3)
-cat(sprintf("final objectives agree to %.2g (relative)\n", diff(range(nvals)) / abs(nvals[1])))
-cat(sprintf("time per iteration, out of core / in memory: %.2f; 2 workers speedup over in memory: %.2fx\n",
-            nper[2] / nper[1], nper[1] / nper[3]))
+if (want("nmf")) {
+  heading("nmf() (Frobenius HALS, random start, no extrapolation) on the same shards")
+  report_nmf(run_interleaved(nmf_runs))
+}
 
-heading("nmf() (KL coordinate descent, random start) on the same shards")
-# The master solves H's columns in passes over the shards (about k + 1 per
-# iteration, each moving three sums per column); each shard updates its
-# rows of W. Out of core, every pass reads each shard once (v = W H at the
-# shard's cells recomputed) and W's update reads it whole; on the cluster
-# each worker keeps its shards, their rows of W and W H at their cells.
-kcd_runs <- lapply(nmf_runs, function(r) {
-  r[[3]] <- sub("nmf\\((x|sh), k, ", "nmf(\\1, k, loss = \"kl\", ", r[[3]])
-  r
-})
-kres <- run_interleaved(kcd_runs)
-kvals <- vapply(kres, function(v) v[4], numeric(1))
-kper <- vapply(kres, `[`, numeric(1), 3)
-cat(sprintf("final objectives agree to %.2g (relative)\n", diff(range(kvals)) / abs(kvals[1])))
-cat(sprintf("time per iteration, out of core / in memory: %.2f; 2 workers speedup over in memory: %.2fx\n",
-            kper[2] / kper[1], kper[1] / kper[3]))
+if (want("kl")) {
+  heading("nmf() (KL coordinate descent, random start) on the same shards")
+  # The master solves H's columns in passes over the shards (k + 1 or more
+  # per iteration, each moving three sums per column); each shard updates
+  # its rows of W. Out of core, every pass reads each shard once (v = W H at
+  # the shard's cells recomputed) and W's update gathers its rows; on the
+  # cluster each worker keeps its shards, their rows of W and W H at their
+  # cells.
+  kcd_runs <- lapply(nmf_runs, function(r) {
+    r[[3]] <- sub("nmf\\((x|sh), k, ", "nmf(\\1, k, loss = \"kl\", ", r[[3]])
+    r
+  })
+  report_nmf(run_interleaved(kcd_runs))
+}

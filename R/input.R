@@ -26,7 +26,8 @@ matrix_like_classes <- "a matrix, a Matrix sparse matrix, a slam/tm simple_tripl
 #' @param by_column For `Matrix` input: order the cells by column (then
 #'   row) instead of by row; the values of a `dgCMatrix` without stored
 #'   zeros are then its own `x` slot, shared rather than copied (what
-#'   [plsa()]'s KL fits, by coordinate descent or EM, use to save memory).
+#'   [plsa()]'s KL fits, by coordinate descent or EM, and its Tsallis fits
+#'   of matrices with few documents use to save memory).
 #' @param ... Passed to methods.
 #' @return The internal form described above.
 #' @examples

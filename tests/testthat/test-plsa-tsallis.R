@@ -109,3 +109,19 @@ test_that("predict() folds in under a chosen loss, whatever loss learned the top
   expect_error(predict(fit_k, newx, loss = "x"), class = "aspectr_error_input_argument")
   expect_error(predict(fit_k, newx, loss = "tsallis", q = 1), class = "aspectr_error_input_argument")
 })
+
+test_that("q-EM of a dgCMatrix by column (in place) and by row (a copy) both give the dense fit", {
+  # (the cells are read by column when the documents' factor is small or
+  # the documents are no more than the terms, by row otherwise: here 3000
+  # documents at k = 200 make a 4.8 MB factor)
+  for (cs in list(list(m = 60, n = 40, k = 3), list(m = 40, n = 60, k = 3), list(m = 3000, n = 250, k = 200))) {
+    set.seed(cs$m)
+    xs <- Matrix::rsparsematrix(cs$m, cs$n, 0.08, rand.x = function(n) stats::rpois(n, 2) + 1)
+    xs[cbind(seq_len(cs$m), rep_len(seq_len(cs$n), cs$m))] <- 1
+    xs[cbind(rep_len(seq_len(cs$m), cs$n), seq_len(cs$n))] <- 1
+    a <- plsa(xs, cs$k, loss = "tsallis", method = "em", q = 0.6, max_iter = 3, tol = 0, seed = 1)
+    b <- plsa(as.matrix(xs), cs$k, loss = "tsallis", method = "em", q = 0.6, max_iter = 3, tol = 0, seed = 1)
+    expect_equal(a$factors, b$factors, tolerance = 1e-10)
+    expect_equal(a$objective, b$objective, tolerance = 1e-12)
+  }
+})

@@ -233,8 +233,9 @@ nmf_draw_start <- function(x, init) {
 # and their A = (X H')' are the store's and are written in place; the k x n
 # products W'X of all its shards go to one accumulator. A .shard file
 # streamed out of core is read a chunk of cells at a time for each product
-# or ratio pass (no whole shard in memory); kept shards and other files
-# use the NMF data of nmf_shard_state().
+# or ratio pass (no whole shard in memory; KL coordinate descent's update of
+# W gathers the file's rows, 12 bytes per non-zero); kept shards and other
+# files use the NMF data of nmf_shard_state().
 shard_nmf_op <- function(st, held, op, args) {
   g <- args$global
   parts <- NULL

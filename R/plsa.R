@@ -218,8 +218,9 @@ plsa <- function(x, k, loss = c("kl", "tsallis", "l2"), method = NULL, q = 0.5, 
   # factor in order (q-EM by column, measured: as fast on 20000 x 10000 at
   # k = 10, 2.8x as slow on 100000 x 20000 at k = 20, 2.1x as fast on its
   # transpose).
-  by_column <- loss == "kl" || (loss == "tsallis" && inherits(x, "Matrix") && length(dim(x)) == 2 && {
-    kk <- if (is.numeric(k) && length(k) == 1 && is.finite(k)) k else 1
+  # (a missing x or k is left to the checks that name it)
+  by_column <- loss == "kl" || (loss == "tsallis" && !missing(x) && inherits(x, "Matrix") && length(dim(x)) == 2 && {
+    kk <- if (!missing(k) && is.numeric(k) && length(k) == 1 && is.finite(k)) k else 1
     8 * dim(x)[1] * kk <= 2^22 || dim(x)[1] <= dim(x)[2]
   })
   data <- as_aspect_data(x, "x", by_column = by_column)

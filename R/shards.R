@@ -30,9 +30,12 @@
 #' chunk can be set with `options(aspectr.shard_chunk = n)` (a whole number
 #' of cells); it changes the memory and the speed, not the fit. [nmf()]
 #' reads its products (\eqn{W'X} and \eqn{XH'}, or the passes of the KL
-#' multiplicative updates) from the files the same way and updates each
-#' shard's rows of \eqn{W} in place; HALS also keeps \eqn{XH'} of every
-#' shard, a matrix the size of \eqn{W}, for its sweeps. The random starts
+#' multiplicative updates or of KL coordinate descent) from the files the
+#' same way and updates each shard's rows of \eqn{W} in place; HALS also
+#' keeps \eqn{XH'} of every shard, a matrix the size of \eqn{W}, for its
+#' sweeps, and KL coordinate descent gathers one shard's rows at a time for
+#' the update of \eqn{W} (12 bytes per non-zero of that shard, read in two
+#' passes a chunk at a time). The random starts
 #' of [plsa()] and [nmf()] are drawn shard by shard (the numbers of the
 #' in-memory start), never as a whole documents' factor. Other fits read a
 #' whole shard at a time.

@@ -375,11 +375,10 @@ Rcpp::List cpp_nmf_shard_kcd_pass_stream(SEXP buffer, std::string path, Rcpp::In
 SEXP cpp_nmf_shard_rows_stream(SEXP buffer, std::string path, Rcpp::IntegerVector dims, double scale,
                                double chunk) {
   Rcpp::XPtr<aspectr::ShardBuffer> buf(buffer);
-  {
-    aspectr::ShardReader reader(path);
-    check_nmf_shard(reader, dims);
-  }
-  return Rcpp::XPtr<Data>(new Data(aspectr::nmf::stream_rows_csc(path, *buf, chunk_cells(chunk), scale)), true);
+  if (dims.size() != 2 || dims[0] < 0 || dims[1] < 0) Rcpp::stop("internal error: the sizes of a shard");
+  return Rcpp::XPtr<Data>(new Data(aspectr::nmf::stream_rows_csc(path, *buf, chunk_cells(chunk), scale, dims[0],
+                                                                 dims[1])),
+                          true);
 }
 
 // For the tests: H's columns solved by the solver with the passes of one
@@ -418,6 +417,13 @@ Rcpp::List cpp_nmf_shard_kcd_rows(SEXP state, SEXP Wt, Rcpp::NumericMatrix H, do
                                   bool transposed, int threads) {
   const Data& X = shard_data(state);
   arma::mat W = r_view(Wt, "W");  // written in place
+  // the data's rows are W's (the columns of the transposed shard), its
+  // columns at most H's
+  const aspectr::nmf::Csc& S = X.S();
+  if (W.n_rows != static_cast<arma::uword>(H.nrow()) ||
+      (transposed ? (S.n_cols != W.n_cols || S.n_rows > static_cast<arma::uword>(H.ncol()))
+                  : (X.n_rows() != W.n_cols || X.n_cols() > static_cast<arma::uword>(H.ncol()))))
+    Rcpp::stop("internal error: a shard and factors of different sizes");
   const double xlogv = aspectr::nmf::kl_cd_rows(X, W, Rcpp::as<arma::mat>(H), l1, l2, transposed, threads);
   const arma::vec wsum = arma::sum(W, 1);
   return Rcpp::List::create(Rcpp::Named("wsum") = Rcpp::NumericVector(wsum.begin(), wsum.end()),

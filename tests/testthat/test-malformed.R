@@ -61,6 +61,8 @@ cases <- list(
   # plsa
   mal(plsa(), "x", "argument"),
   mal(plsa(x), "k", "argument"),
+  mal(plsa(Matrix::Matrix(x, sparse = TRUE), loss = "tsallis"), "k", "argument"),
+  mal(plsa(loss = "tsallis"), "x", "argument"),
   mal(plsa(x, NA), "k", "argument", "NA"),
   mal(plsa(x, NaN), "k", "argument", "NaN"),
   mal(plsa(x, Inf), "k", "argument", "Inf"),

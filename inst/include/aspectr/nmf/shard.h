@@ -432,19 +432,20 @@ inline void stream_kl_cd_pass(ShardReader& reader, ShardBuffer& buf, std::size_t
   }
 }
 
-// A shard file (m_s x n) as the compressed columns of its transpose (n x
-// m_s: column i holds row i's cells, in the file's order; x = value /
-// scale), read `cells` cells at a time in two passes (counts, then cells):
-// 12 bytes per non-zero, no whole copy of the file's cells.
-inline Csc stream_rows_csc(const std::string& path, ShardBuffer& buf, std::size_t cells, double scale) {
+// A shard file (m x n_file, n_file <= n) as the compressed columns of its
+// transpose (n x m: column i holds row i's cells, in the file's order, which
+// for a file written by rows or by columns is the order of shard_csc(); x =
+// value / scale), read `cells` cells at a time in two passes (counts, then
+// cells): 12 bytes per non-zero, no whole copy of the file's cells. The
+// file must have m rows and at most n columns.
+inline Csc stream_rows_csc(const std::string& path, ShardBuffer& buf, std::size_t cells, double scale,
+                           arma::uword m, arma::uword n) {
   std::vector<arma::uword> p;
   std::size_t nnz = 0;
-  arma::uword m = 0, n = 0;
   {
     ShardReader reader(path);
-    if (reader.dims().size() != 2) throw std::runtime_error("a shard of nmf() must be a matrix");
-    m = reader.dims()[0];
-    n = reader.dims()[1];
+    if (reader.dims().size() != 2 || reader.dims()[0] != m || reader.dims()[1] > n)
+      throw std::runtime_error("its sizes differ from those shards() recorded");
     nnz = reader.nnz();
     p.assign(m + 1, 0);
     while (reader.next(buf, cells)) {
@@ -464,7 +465,7 @@ inline Csc stream_rows_csc(const std::string& path, ShardBuffer& buf, std::size_
   std::vector<arma::uword> pos(p.begin(), p.end() - 1);
   {
     ShardReader reader(path);
-    if (reader.dims().size() != 2 || reader.dims()[0] != m || reader.dims()[1] != n || reader.nnz() != nnz)
+    if (reader.dims().size() != 2 || reader.dims()[0] != m || reader.dims()[1] > n || reader.nnz() != nnz)
       throw std::runtime_error("the shard file changed while it was read");
     while (reader.next(buf, cells)) {
       const index_t* ix = buf.idx.data();

@@ -343,7 +343,7 @@ Rcpp::List cpp_nmf_shard_kcd_pass(SEXP state, SEXP Wt, SEXP hv, SEXP v, bool res
     vp = REAL(v);
   }
   if ((reset || vp == nullptr) && Rf_isNull(hv)) Rcpp::stop("internal error: a pass without its coefficients");
-  check_coordinates(rd, rn, r_view(Wt, "W").n_rows);
+  check_coordinates(rd, rn, W.n_rows);
   const arma::mat H = Rf_isNull(hv) ? arma::mat() : r_view(hv, "hv");  // (not read when v is moved)
   arma::mat out;
   aspectr::nmf::kl_cd_pass(X, W, H, vp, reset, rd.begin(), rn.begin(), d.begin(), out, threads);

@@ -211,6 +211,15 @@ class KLCD {
   // at a non-zero x gives a huge (or infinite) curvature that only makes
   // the step shorter.
   static constexpr double kFloor = 1e-150;
+  // one cell's terms of the sums (pass()'s scalar form; also the sharded
+  // passes', nmf/shard.h)
+  static inline void add_terms(double gd, double gn, double x, double v, double& sa, double& s1, double& s2) {
+    const double inv = 1.0 / (v > kFloor ? v : kFloor);
+    const double xi = x * inv, tn = gn * xi;
+    sa += (gd * xi) * (gd * inv);
+    s1 += tn;
+    s2 += tn * (gn * inv);
+  }
   static void pass(const double* __restrict gd, double d, const double* __restrict gn,
                    const double* __restrict x, double* __restrict v, std::size_t nz, double& a2,
                    double& b1, double& b2) {
@@ -247,11 +256,7 @@ class KLCD {
     for (; s < nz; ++s) {
       const double vs = v[s] + d * gd[s];
       v[s] = vs;
-      const double inv = 1.0 / (vs > kFloor ? vs : kFloor);
-      const double xi = x[s] * inv, tn = gn[s] * xi;
-      sa += (gd[s] * xi) * (gd[s] * inv);
-      s1 += tn;
-      s2 += tn * (gn[s] * inv);
+      add_terms(gd[s], gn[s], x[s], vs, sa, s1, s2);
     }
     a2 = sa; b1 = s1; b2 = s2;
   }

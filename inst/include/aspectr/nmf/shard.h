@@ -336,7 +336,6 @@ inline void kl_cd_pass(const Data& X, const arma::mat& Wt, const arma::mat& hv, 
     throw std::invalid_argument("kl_cd_pass: factors of the wrong size");
   out.zeros(3, n);
   const int T = effective_threads(threads, S.nnz * (fresh ? k : 2) / 8);
-  constexpr double kFloor = KLCD::kFloor;
   // moving v needs two coordinates of W at each cell: W's columns (m_s x k,
   // each a short vector that stays in cache) rather than Wt's strided rows
   const arma::mat Wc = fresh ? arma::mat() : arma::mat(Wt.t());
@@ -355,11 +354,7 @@ inline void kl_cd_pass(const Data& X, const arma::mat& Wt, const arma::mat& hv, 
 #pragma omp simd reduction(+ : vs)
           for (std::size_t r = 0; r < k; ++r) vs += h[r] * w[r];
           if (v != nullptr) v[s] = vs;
-          const double inv = 1.0 / (vs > kFloor ? vs : kFloor);
-          const double xi = S.val(s) * inv, gd = w[r1], gn = w[r2], tn = gn * xi;
-          sa += (gd * xi) * (gd * inv);
-          s1 += tn;
-          s2 += tn * (gn * inv);
+          KLCD::add_terms(w[r1], w[r2], S.val(s), vs, sa, s1, s2);
         }
       } else {
         const double* __restrict w1 = Wc.colptr(r1);
@@ -369,14 +364,9 @@ inline void kl_cd_pass(const Data& X, const arma::mat& Wt, const arma::mat& hv, 
         const double div = S.div;
         for (std::size_t s = p0; s < p1; ++s) {
           const std::uint32_t i = ii[s];
-          const double gd = w1[i], gn = w2[i];
-          const double vs = v[s] + dj * gd;
+          const double vs = v[s] + dj * w1[i];
           v[s] = vs;
-          const double inv = 1.0 / (vs > kFloor ? vs : kFloor);
-          const double xi = (div == 1.0 ? xx[s] : xx[s] / div) * inv, tn = gn * xi;
-          sa += (gd * xi) * (gd * inv);
-          s1 += tn;
-          s2 += tn * (gn * inv);
+          KLCD::add_terms(w1[i], w2[i], div == 1.0 ? xx[s] : xx[s] / div, vs, sa, s1, s2);
         }
       }
       double* o = out.colptr(j);
@@ -397,7 +387,6 @@ inline void stream_kl_cd_pass(ShardReader& reader, ShardBuffer& buf, std::size_t
   const arma::uword m = dims[0], n = dims[1], k = Wt.n_rows;
   if (Wt.n_cols != m || hv.n_rows != k || hv.n_cols < n) throw std::logic_error("factors of the wrong size for the shard");
   out.zeros(3, hv.n_cols);
-  constexpr double kFloor = KLCD::kFloor;
   std::vector<double> v;
   double x2 = 0.0;
   while (reader.next(buf, cells)) {
@@ -422,12 +411,8 @@ inline void stream_kl_cd_pass(ShardReader& reader, ShardBuffer& buf, std::size_t
       const std::size_t j = ix[2 * s + 1];
       if (rd[j] < 0) continue;
       const double* w = Wt.colptr(ix[2 * s]);
-      const double vs = v[s], inv = 1.0 / (vs > kFloor ? vs : kFloor);
-      const double xi = xv[s] * inv, gd = w[rd[j]], gn = w[rn[j]], tn = gn * xi;
       double* o = out.colptr(j);
-      o[0] += (gd * xi) * (gd * inv);
-      o[1] += tn;
-      o[2] += tn * (gn * inv);
+      KLCD::add_terms(w[rd[j]], w[rn[j]], xv[s], v[s], o[0], o[1], o[2]);
     }
   }
 }
@@ -457,7 +442,6 @@ inline Csc stream_rows_csc(const std::string& path, ShardBuffer& buf, std::size_
     }
   }
   for (arma::uword i = 0; i < m; ++i) p[i + 1] += p[i];
-  if (p[m] != nnz) throw std::runtime_error("the shard file changed while it was read");
   Csc C;
   C.n_rows = n;
   C.n_cols = m;

@@ -17,8 +17,8 @@ cpp_lca_patterns <- function(cols, drop_incomplete) {
     .Call(`_aspectr_cpp_lca_patterns`, cols, drop_incomplete)
 }
 
-cpp_csc_triplets <- function(i, p, x, nrow, by_column = FALSE) {
-    .Call(`_aspectr_cpp_csc_triplets`, i, p, x, nrow, by_column)
+cpp_csc_triplets <- function(i, p, x, nrow, by_column = FALSE, build = TRUE) {
+    .Call(`_aspectr_cpp_csc_triplets`, i, p, x, nrow, by_column, build)
 }
 
 cpp_data_summary <- function(idx, val, d1) {
@@ -175,6 +175,10 @@ cpp_nmf_shard_release <- function(state) {
 
 cpp_plsa_fit <- function(idx, val, dims, lambda, factors, loss, q, tempering, max_iter, tol, threads, verbose, free_weights = FALSE, hook = NULL, want_model = FALSE, method = "em", squarem_bound = 1.0) {
     .Call(`_aspectr_cpp_plsa_fit`, idx, val, dims, lambda, factors, loss, q, tempering, max_iter, tol, threads, verbose, free_weights, hook, want_model, method, squarem_bound)
+}
+
+cpp_plsa_tsallis_csc <- function(i, p, x, dims, lambda, factors, q, max_iter, tol, threads, verbose, hook = NULL, want_model = FALSE, method = "em", squarem_bound = 1.0) {
+    .Call(`_aspectr_cpp_plsa_tsallis_csc`, i, p, x, dims, lambda, factors, q, max_iter, tol, threads, verbose, hook, want_model, method, squarem_bound)
 }
 
 cpp_em_shard <- function(idx, val, dims, lambda, factors, tempering, total, top, scaled, threads, loss_only = FALSE, glogg = NA_real_, acc = NULL) {

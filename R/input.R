@@ -86,13 +86,8 @@ as_aspect_data.TermDocumentMatrix <- function(x, arg = "x", call = rlang::caller
 #' @rdname as_aspect_data
 #' @export
 as_aspect_data.Matrix <- function(x, arg = "x", call = rlang::caller_env(), by_column = FALSE, ...) {
-  if (length(dim(x)) != 2) abort_input("{.arg {arg}} must be a 2-way matrix, not {describe(x)}.", "type", arg = arg, call = call)
-  x <- methods::as(methods::as(methods::as(x, "dMatrix"), "generalMatrix"), "CsparseMatrix")
+  x <- as_csc(x, arg, call)
   dims <- dim(x)
-  if (length(x@p) != dims[2] + 1 || length(x@i) != length(x@x) || x@p[length(x@p)] != length(x@x)) {
-    abort_input("{.arg {arg}} is a malformed sparse matrix: its slots {.field p}, {.field i} and {.field x} disagree ({length(x@p)} column pointers ending at {x@p[length(x@p)]}, {length(x@i)} row indices, {length(x@x)} values for {dims[2]} columns).",
-                "value", arg = arg, call = call)
-  }
   # the checks and the triplets ordered by row (or by column) in one C++
   # pass over the slots (aspect_triplets() would hold several temporaries
   # of nnz size)
@@ -108,6 +103,37 @@ as_aspect_data.Matrix <- function(x, arg = "x", call = rlang::caller_env(), by_c
   dn <- dimnames(x)
   if (!is.null(dn)) dn <- lapply(dn, function(d) if (is.null(d)) NULL else as.character(d))
   list(idx = tr$idx, val = val, dims = as.integer(dims),
+       dimnames = if (is.null(dn)) list(NULL, NULL) else unname(dn), total = tr$total)
+}
+
+# A 2-way Matrix as a dgCMatrix (the same object when it is one: its slots
+# shared), its slots checked against each other
+as_csc <- function(x, arg, call) {
+  if (length(dim(x)) != 2) abort_input("{.arg {arg}} must be a 2-way matrix, not {describe(x)}.", "type", arg = arg, call = call)
+  x <- methods::as(methods::as(methods::as(x, "dMatrix"), "generalMatrix"), "CsparseMatrix")
+  dims <- dim(x)
+  if (length(x@p) != dims[2] + 1 || length(x@i) != length(x@x) || x@p[length(x@p)] != length(x@x)) {
+    abort_input("{.arg {arg}} is a malformed sparse matrix: its slots {.field p}, {.field i} and {.field x} disagree ({length(x@p)} column pointers ending at {x@p[length(x@p)]}, {length(x@i)} row indices, {length(x@x)} values for {dims[2]} columns).",
+                "value", arg = arg, call = call)
+  }
+  x
+}
+
+# A 2-way Matrix read in place in compressed-column form: as
+# as_aspect_data(by_column = TRUE), with the slots `i` and `p` in place of
+# `idx` (no index matrix: 8 bytes a cell fewer); NULL when that form does
+# not apply (stored zeros, or nothing stored), the caller then using
+# as_aspect_data(). Bad values raise as_aspect_data()'s errors.
+csc_data <- function(x, arg = "x", call = rlang::caller_env()) {
+  x <- as_csc(x, arg, call)
+  dims <- dim(x)
+  tr <- cpp_csc_triplets(x@i, x@p, x@x, dims[1], TRUE, build = FALSE)
+  ck <- tr$checks
+  if (ck$na > 0 || ck$inf > 0 || ck$neg > 0) check_values(x@x, arg, call)
+  if (any(dims == 0) || length(x@x) == 0 || tr$kept != length(x@x)) return(NULL)
+  dn <- dimnames(x)
+  if (!is.null(dn)) dn <- lapply(dn, function(d) if (is.null(d)) NULL else as.character(d))
+  list(idx = NULL, i = x@i, p = x@p, val = x@x, dims = as.integer(dims),
        dimnames = if (is.null(dn)) list(NULL, NULL) else unname(dn), total = tr$total)
 }
 

@@ -223,7 +223,9 @@ plsa <- function(x, k, loss = c("kl", "tsallis", "l2"), method = NULL, q = 0.5, 
     kk <- if (!missing(k) && is.numeric(k) && length(k) == 1 && is.finite(k)) k else 1
     8 * dim(x)[1] * kk <= 2^22 || dim(x)[1] <= dim(x)[2]
   })
-  data <- as_aspect_data(x, "x", by_column = by_column)
+  # q-EM by column reads the slots themselves, without an index matrix
+  data <- if (by_column && loss == "tsallis") csc_data(x, "x")
+  if (is.null(data)) data <- as_aspect_data(x, "x", by_column = by_column)
   count_data <- check_count_data(x, data$val, "plsa", likelihood = loss == "kl")
   if (length(data$dims) == 2) {
     k <- check_whole(k, "k", min = 1, max = min(data$dims), what = "at most the smaller dimension of `x`")
@@ -269,9 +271,15 @@ plsa <- function(x, k, loss = c("kl", "tsallis", "l2"), method = NULL, q = 0.5, 
     inits <- with_seed(seed, lapply(seq_len(nrun), function(i) random_start(data$dims, k)))
     if (!is.null(first)) inits[[1]] <- first
     fit_one <- function(init, iters) {
-      res <- cpp_plsa_fit(data$idx, data$val, data$dims, init$lambda, init$factors,
-                          loss, q, tempering, iters, tol, threads, verbose, !normalize,
-                          hook, !is.null(callback), method, init$squarem_bound %||% 1)
+      res <- if (is.null(data$idx)) {
+        cpp_plsa_tsallis_csc(data$i, data$p, data$val, data$dims, init$lambda, init$factors, q,
+                             iters, tol, threads, verbose, hook, !is.null(callback), method,
+                             init$squarem_bound %||% 1)
+      } else {
+        cpp_plsa_fit(data$idx, data$val, data$dims, init$lambda, init$factors,
+                     loss, q, tempering, iters, tol, threads, verbose, !normalize,
+                     hook, !is.null(callback), method, init$squarem_bound %||% 1)
+      }
       if (loss == "l2") {
         # one half of the squared error, as every Frobenius objective
         res$objective <- 0.5 * res$objective
@@ -448,7 +456,7 @@ new_plsa <- function(res, data, k, loss, q, tempering, run, values, time, thread
   names(factors) <- mode_names(data$dimnames, length(data$dims))
   # sum g log g with G = val / total (by way of max(val): the total may
   # overflow) and the totals by first index, in one C++ pass
-  summ <- summary %||% cpp_data_summary(data$idx, data$val, data$dims[1])
+  summ <- summary %||% cpp_data_summary(data$idx %||% data$i, data$val, data$dims[1])
   fit <- structure(
     list(
       lambda = stats::setNames(lambda[ord], topic_names),

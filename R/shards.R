@@ -558,6 +558,17 @@ shard_gc <- function(bytes, full = FALSE) {
   invisible()
 }
 
+# The collection after an iteration of a sharded fit with k components: in
+# this process its garbage may hold matrices of the documents' size; with a
+# cluster, the master's holds only the statistics of the other modes (the
+# documents' stay on the workers), and a collection each iteration would
+# only slow the cluster down (about 15 ms of the master's time per
+# iteration at 200000 documents, k = 20).
+shard_iteration_gc <- function(eng, k) {
+  d <- eng$x$dims
+  shard_gc(8 * k * if (isTRUE(eng$local)) sum(d) else sum(d[-1]))
+}
+
 shard_add <- function(a, b) {
   if (inherits(a, "shard_max")) return(structure(pmax(a, b), class = "shard_max"))
   if (is.numeric(a)) return(a + b)
@@ -614,7 +625,7 @@ shard_engine <- function(x, cluster, threads, call) {
       on_cluster(parallel::clusterApply(cluster, payloads, shard_op_payload, id = id, op = op))
     if (checked) check(res) else res
   }
-  eng <- list(x = x, groups = groups, keep = keep)
+  eng <- list(x = x, groups = groups, keep = keep, local = is.null(cluster))
   eng$load <- function() {
     res <- apply_each("load", lapply(groups, function(g) {
       list(ids = g, sources = x$sources[g], rows = x$rows[g], keep = keep)
@@ -753,7 +764,7 @@ shard_em_fit <- function(eng, init, global, max_iter, tol, hook, exact) {
     # the pass's garbage (statistics of the documents' size) freed now
     # rather than when R next collects: an out-of-core fit holds about one
     # shard and the factors
-    shard_gc(8 * length(lambda) * sum(x$dims))
+    shard_iteration_gc(eng, length(lambda))
     r <- shard_iteration(f, st_value, it, tol, hook, exact, function(last) {
       list(value = loss(), model = list(lambda = lambda, factors = c(list(gather()), lapply(Fg, t))))
     })

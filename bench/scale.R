@@ -6,8 +6,8 @@
 ## Run from the package root:   Rscript bench/scale.R
 ##
 ## Data (seeded): a synthetic corpus of 8 shards of 25000 documents x 20000
-## terms, each with about 2.5e6 non-zeros (Zipf-like term frequencies,
-## Poisson counts): 200000 x 20000 with about 2e7 non-zeros, written by
+## terms, each with about 2.6e6 non-zeros (3.2e6 draws; Zipf-like term frequencies,
+## Poisson counts): 200000 x 20000 with over 2e7 non-zeros, written by
 ## write_shards() as .shard files (and, for the in-memory fit, as .rds
 ## files of dgCMatrix pieces). k = 20. Every measurement
 ## runs in a fresh R process (the files then sit in the page cache):
@@ -47,7 +47,7 @@ scale <- if (quick) 0.1 else 1
 n_shards <- 8
 docs <- round(25000 * scale)
 terms <- 20000
-nnz_per <- round(2.5e6 * scale)
+nnz_per <- round(3.2e6 * scale)
 k <- 20
 n_more <- if (quick) 3 else 8
 

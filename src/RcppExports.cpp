@@ -62,8 +62,8 @@ BEGIN_RCPP
 END_RCPP
 }
 // cpp_csc_triplets
-Rcpp::List cpp_csc_triplets(Rcpp::IntegerVector i, Rcpp::IntegerVector p, Rcpp::NumericVector x, int nrow, bool by_column);
-RcppExport SEXP _aspectr_cpp_csc_triplets(SEXP iSEXP, SEXP pSEXP, SEXP xSEXP, SEXP nrowSEXP, SEXP by_columnSEXP) {
+Rcpp::List cpp_csc_triplets(Rcpp::IntegerVector i, Rcpp::IntegerVector p, Rcpp::NumericVector x, int nrow, bool by_column, bool build);
+RcppExport SEXP _aspectr_cpp_csc_triplets(SEXP iSEXP, SEXP pSEXP, SEXP xSEXP, SEXP nrowSEXP, SEXP by_columnSEXP, SEXP buildSEXP) {
 BEGIN_RCPP
     Rcpp::RObject rcpp_result_gen;
     Rcpp::RNGScope rcpp_rngScope_gen;
@@ -72,17 +72,18 @@ BEGIN_RCPP
     Rcpp::traits::input_parameter< Rcpp::NumericVector >::type x(xSEXP);
     Rcpp::traits::input_parameter< int >::type nrow(nrowSEXP);
     Rcpp::traits::input_parameter< bool >::type by_column(by_columnSEXP);
-    rcpp_result_gen = Rcpp::wrap(cpp_csc_triplets(i, p, x, nrow, by_column));
+    Rcpp::traits::input_parameter< bool >::type build(buildSEXP);
+    rcpp_result_gen = Rcpp::wrap(cpp_csc_triplets(i, p, x, nrow, by_column, build));
     return rcpp_result_gen;
 END_RCPP
 }
 // cpp_data_summary
-Rcpp::List cpp_data_summary(Rcpp::IntegerMatrix idx, Rcpp::NumericVector val, int d1);
+Rcpp::List cpp_data_summary(Rcpp::IntegerVector idx, Rcpp::NumericVector val, int d1);
 RcppExport SEXP _aspectr_cpp_data_summary(SEXP idxSEXP, SEXP valSEXP, SEXP d1SEXP) {
 BEGIN_RCPP
     Rcpp::RObject rcpp_result_gen;
     Rcpp::RNGScope rcpp_rngScope_gen;
-    Rcpp::traits::input_parameter< Rcpp::IntegerMatrix >::type idx(idxSEXP);
+    Rcpp::traits::input_parameter< Rcpp::IntegerVector >::type idx(idxSEXP);
     Rcpp::traits::input_parameter< Rcpp::NumericVector >::type val(valSEXP);
     Rcpp::traits::input_parameter< int >::type d1(d1SEXP);
     rcpp_result_gen = Rcpp::wrap(cpp_data_summary(idx, val, d1));
@@ -673,6 +674,31 @@ BEGIN_RCPP
     Rcpp::traits::input_parameter< std::string >::type method(methodSEXP);
     Rcpp::traits::input_parameter< double >::type squarem_bound(squarem_boundSEXP);
     rcpp_result_gen = Rcpp::wrap(cpp_plsa_fit(idx, val, dims, lambda, factors, loss, q, tempering, max_iter, tol, threads, verbose, free_weights, hook, want_model, method, squarem_bound));
+    return rcpp_result_gen;
+END_RCPP
+}
+// cpp_plsa_tsallis_csc
+Rcpp::List cpp_plsa_tsallis_csc(Rcpp::IntegerVector i, Rcpp::IntegerVector p, Rcpp::NumericVector x, Rcpp::IntegerVector dims, Rcpp::NumericVector lambda, Rcpp::List factors, double q, int max_iter, double tol, int threads, bool verbose, SEXP hook, bool want_model, std::string method, double squarem_bound);
+RcppExport SEXP _aspectr_cpp_plsa_tsallis_csc(SEXP iSEXP, SEXP pSEXP, SEXP xSEXP, SEXP dimsSEXP, SEXP lambdaSEXP, SEXP factorsSEXP, SEXP qSEXP, SEXP max_iterSEXP, SEXP tolSEXP, SEXP threadsSEXP, SEXP verboseSEXP, SEXP hookSEXP, SEXP want_modelSEXP, SEXP methodSEXP, SEXP squarem_boundSEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::RNGScope rcpp_rngScope_gen;
+    Rcpp::traits::input_parameter< Rcpp::IntegerVector >::type i(iSEXP);
+    Rcpp::traits::input_parameter< Rcpp::IntegerVector >::type p(pSEXP);
+    Rcpp::traits::input_parameter< Rcpp::NumericVector >::type x(xSEXP);
+    Rcpp::traits::input_parameter< Rcpp::IntegerVector >::type dims(dimsSEXP);
+    Rcpp::traits::input_parameter< Rcpp::NumericVector >::type lambda(lambdaSEXP);
+    Rcpp::traits::input_parameter< Rcpp::List >::type factors(factorsSEXP);
+    Rcpp::traits::input_parameter< double >::type q(qSEXP);
+    Rcpp::traits::input_parameter< int >::type max_iter(max_iterSEXP);
+    Rcpp::traits::input_parameter< double >::type tol(tolSEXP);
+    Rcpp::traits::input_parameter< int >::type threads(threadsSEXP);
+    Rcpp::traits::input_parameter< bool >::type verbose(verboseSEXP);
+    Rcpp::traits::input_parameter< SEXP >::type hook(hookSEXP);
+    Rcpp::traits::input_parameter< bool >::type want_model(want_modelSEXP);
+    Rcpp::traits::input_parameter< std::string >::type method(methodSEXP);
+    Rcpp::traits::input_parameter< double >::type squarem_bound(squarem_boundSEXP);
+    rcpp_result_gen = Rcpp::wrap(cpp_plsa_tsallis_csc(i, p, x, dims, lambda, factors, q, max_iter, tol, threads, verbose, hook, want_model, method, squarem_bound));
     return rcpp_result_gen;
 END_RCPP
 }
@@ -1304,7 +1330,7 @@ static const R_CallMethodDef CallEntries[] = {
     {"_aspectr_cpp_first_bad_index", (DL_FUNC) &_aspectr_cpp_first_bad_index, 2},
     {"_aspectr_cpp_csc_symmetric", (DL_FUNC) &_aspectr_cpp_csc_symmetric, 5},
     {"_aspectr_cpp_lca_patterns", (DL_FUNC) &_aspectr_cpp_lca_patterns, 2},
-    {"_aspectr_cpp_csc_triplets", (DL_FUNC) &_aspectr_cpp_csc_triplets, 5},
+    {"_aspectr_cpp_csc_triplets", (DL_FUNC) &_aspectr_cpp_csc_triplets, 6},
     {"_aspectr_cpp_data_summary", (DL_FUNC) &_aspectr_cpp_data_summary, 3},
     {"_aspectr_cpp_all_whole", (DL_FUNC) &_aspectr_cpp_all_whole, 1},
     {"_aspectr_cpp_permute_columns_owned", (DL_FUNC) &_aspectr_cpp_permute_columns_owned, 3},
@@ -1344,6 +1370,7 @@ static const R_CallMethodDef CallEntries[] = {
     {"_aspectr_cpp_nmf_inner", (DL_FUNC) &_aspectr_cpp_nmf_inner, 2},
     {"_aspectr_cpp_nmf_shard_release", (DL_FUNC) &_aspectr_cpp_nmf_shard_release, 1},
     {"_aspectr_cpp_plsa_fit", (DL_FUNC) &_aspectr_cpp_plsa_fit, 17},
+    {"_aspectr_cpp_plsa_tsallis_csc", (DL_FUNC) &_aspectr_cpp_plsa_tsallis_csc, 15},
     {"_aspectr_cpp_em_shard", (DL_FUNC) &_aspectr_cpp_em_shard, 13},
     {"_aspectr_cpp_em_shard_state", (DL_FUNC) &_aspectr_cpp_em_shard_state, 8},
     {"_aspectr_cpp_em_shard_run", (DL_FUNC) &_aspectr_cpp_em_shard_run, 7},

@@ -165,7 +165,7 @@ Rcpp::List cpp_lca_patterns(Rcpp::List cols, bool drop_incomplete) {
 // when no stored value is zero `val` is NULL: the values are `x` itself.
 // [[Rcpp::export]]
 Rcpp::List cpp_csc_triplets(Rcpp::IntegerVector i, Rcpp::IntegerVector p, Rcpp::NumericVector x, int nrow,
-                            bool by_column = false) {
+                            bool by_column = false, bool build = true) {
   const R_xlen_t ncol = p.size() - 1, n = x.size();
   if (ncol < 0 || p[ncol] != n || i.size() != n)
     Rcpp::stop("the sparse matrix is malformed: its slots p, i and x do not agree in length");
@@ -191,6 +191,10 @@ Rcpp::List cpp_csc_triplets(Rcpp::IntegerVector i, Rcpp::IntegerVector p, Rcpp::
     ++kept;
     total += x[s];
   }
+  // (without `build`: the checks, the total and the number of cells kept)
+  if (!build)
+    return Rcpp::List::create(Rcpp::Named("checks") = checks, Rcpp::Named("kept") = static_cast<double>(kept),
+                              Rcpp::Named("total") = static_cast<double>(total));
   if (by_column) {
     Rcpp::IntegerMatrix idx(2, kept);
     int* ip = idx.begin();
@@ -231,9 +235,12 @@ Rcpp::List cpp_csc_triplets(Rcpp::IntegerVector i, Rcpp::IntegerVector p, Rcpp::
 // g the values normalized as R computes it (val / max(val), then divided by
 // its sum; sums in long double as R's sum()), and the values summed by
 // their first index (rowsum()'s order; a missing index, -1, skipped).
+// `idx` is the N x nnz index matrix, or (a dgCMatrix's slot i) the first
+// indices alone.
 // [[Rcpp::export]]
-Rcpp::List cpp_data_summary(Rcpp::IntegerMatrix idx, Rcpp::NumericVector val, int d1) {
-  const R_xlen_t n = val.size(), N = idx.nrow();
+Rcpp::List cpp_data_summary(Rcpp::IntegerVector idx, Rcpp::NumericVector val, int d1) {
+  const R_xlen_t n = val.size(), N = Rf_isMatrix(idx) ? Rf_nrows(idx) : 1;
+  if (idx.size() != N * n) Rcpp::stop("internal error: the indices and values disagree in length");
   const double neg_entropy = aspectr::neg_entropy(val.begin(), static_cast<std::size_t>(n));
   Rcpp::NumericVector totals(d1);
   const int* ip = idx.begin();

@@ -6,6 +6,34 @@
 
 using namespace aspectr_r;
 
+// q-EM (or SQUAREM on it) of plsa(loss = "tsallis") on G, a SparseTensor
+// or a CscMatrix
+template <class DataT>
+static aspectr::FitTrace tsallis_fit(const DataT& G, aspectr::AspectModel& M, double q,
+                                     const aspectr::Control& ctl, RCallback& cb, const std::string& method,
+                                     double& squarem_bound) {
+  aspectr::QEMRule qem(q);
+  if (method != "squarem") return aspectr::run_solver(qem, G, M, ctl, cb);
+  aspectr::SquaremRule<aspectr::QEMRule> rule(qem);
+  rule.set_step_bound(squarem_bound);
+  const aspectr::FitTrace tr = aspectr::run_solver(rule, G, M, ctl, cb);
+  squarem_bound = rule.step_bound();
+  return tr;
+}
+
+// a plsa() fit's result: the model, the trace, D(G || P) and SQUAREM's step
+// bound (to resume the fit where it stopped)
+template <class DataT>
+static Rcpp::List fit_result(const DataT& G, const aspectr::AspectModel& M, const aspectr::FitTrace& tr,
+                             int threads, const std::string& method, double squarem_bound) {
+  const double kl = aspectr::evaluate_loss(aspectr::Loss::KL, 1.0, G, M, threads);
+  Rcpp::List out = model_to_r(M);
+  add_trace(out, tr);
+  out["kl"] = kl;
+  if (method == "squarem") out["squarem_bound"] = squarem_bound;
+  return out;
+}
+
 // [[Rcpp::export]]
 Rcpp::List cpp_plsa_fit(Rcpp::IntegerMatrix idx, Rcpp::NumericVector val,
                         Rcpp::IntegerVector dims, Rcpp::NumericVector lambda,
@@ -44,15 +72,7 @@ Rcpp::List cpp_plsa_fit(Rcpp::IntegerMatrix idx, Rcpp::NumericVector val,
       break;
     }
     case aspectr::Loss::Tsallis: {
-      aspectr::QEMRule qem(q);
-      if (method == "squarem") {
-        aspectr::SquaremRule<aspectr::QEMRule> rule(qem);
-        rule.set_step_bound(squarem_bound);
-        tr = aspectr::run_solver(rule, G, M, ctl, cb);
-        squarem_bound = rule.step_bound();
-      } else {
-        tr = aspectr::run_solver(qem, G, M, ctl, cb);
-      }
+      tr = tsallis_fit(G, M, q, ctl, cb, method, squarem_bound);
       break;
     }
     case aspectr::Loss::L2: {
@@ -61,13 +81,35 @@ Rcpp::List cpp_plsa_fit(Rcpp::IntegerMatrix idx, Rcpp::NumericVector val,
       break;
     }
   }
-  const double kl = aspectr::evaluate_loss(aspectr::Loss::KL, 1.0, G, M, threads);
-  Rcpp::List out = model_to_r(M);
-  add_trace(out, tr);
-  out["kl"] = kl;
-  // SQUAREM's step bound, to resume the fit where it stopped
-  if (method == "squarem") out["squarem_bound"] = squarem_bound;
-  return out;
+  return fit_result(G, M, tr, threads, method, squarem_bound);
+}
+
+// plsa(loss = "tsallis") of a dgCMatrix read in place (its slots i, p and
+// x; no stored zeros, checked by the caller): the cells of cpp_plsa_fit()'s
+// tensor ordered by column, without its index matrix (8 bytes a cell).
+// Returns what cpp_plsa_fit() returns, equal to it bit for bit.
+// [[Rcpp::export]]
+Rcpp::List cpp_plsa_tsallis_csc(Rcpp::IntegerVector i, Rcpp::IntegerVector p, Rcpp::NumericVector x,
+                                Rcpp::IntegerVector dims, Rcpp::NumericVector lambda, Rcpp::List factors,
+                                double q, int max_iter, double tol, int threads, bool verbose,
+                                SEXP hook = R_NilValue, bool want_model = false, std::string method = "em",
+                                double squarem_bound = 1.0) {
+  aspectr::CscMatrix G = csc_view(i, p, x, dims);
+  if (!G.normalize_scales()) {
+    // (1 / max not a normal number: the values divided, a copy, as
+    // AspectInput does)
+    G.val = arma::vec(x.begin(), static_cast<arma::uword>(x.size()));
+    G.val /= G.val.max();
+    G.val /= arma::accu(G.val);
+  }
+  aspectr::AspectModel M = make_model(lambda, factors);
+  aspectr::Control ctl;
+  ctl.max_iter = max_iter;
+  ctl.tol = tol;
+  ctl.threads = threads;
+  RCallback cb(verbose, max_iter, "plsa (tsallis, " + method + ")", hook, want_model);
+  const aspectr::FitTrace tr = tsallis_fit(G, M, q, ctl, cb, method, squarem_bound);
+  return fit_result(G, M, tr, threads, method, squarem_bound);
 }
 
 // One shard's part of a sharded EM (or tempered EM) iteration: the E-step

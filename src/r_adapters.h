@@ -94,6 +94,30 @@ struct AspectInput {
   const aspectr::SparseTensor G;  // const: its values may be the caller's memory
 };
 
+// A dgCMatrix's slots as a CscMatrix, read in place (R's memory: not to be
+// changed), after checking them: column pointers from 0 to the number of
+// cells and never decreasing, rows in range, values positive and finite.
+inline aspectr::CscMatrix csc_view(const Rcpp::IntegerVector& i, const Rcpp::IntegerVector& p,
+                                   const Rcpp::NumericVector& x, const Rcpp::IntegerVector& dims) {
+  if (dims.size() != 2 || dims[0] == NA_INTEGER || dims[1] == NA_INTEGER || dims[0] < 0 || dims[1] < 0)
+    Rcpp::stop("internal error: a compressed-column matrix needs two sizes");
+  const R_xlen_t nnz = x.size(), ncol = dims[1];
+  if (i.size() != nnz || p.size() != ncol + 1 || p[0] != 0 || p[ncol] != nnz)
+    Rcpp::stop("internal error: the compressed-column slots disagree in length");
+  for (R_xlen_t j = 0; j < ncol; ++j)
+    if (p[j + 1] < p[j]) Rcpp::stop("internal error: column pointers decrease");
+  for (R_xlen_t s = 0; s < nnz; ++s) {
+    if (i[s] < 0 || i[s] >= dims[0]) Rcpp::stop("internal error: row index out of range");
+    if (!(x[s] > 0.0) || !std::isfinite(x[s])) Rcpp::stop("internal error: values must be positive and finite");
+  }
+  aspectr::CscMatrix G;
+  G.dims = {static_cast<arma::uword>(dims[0]), static_cast<arma::uword>(dims[1])};
+  G.p = p.begin();
+  G.rows = i.begin();
+  G.val = r_vector_view(x);
+  return G;
+}
+
 // factors: list of d_n x k matrices (R layout) -> k x d_n (core layout).
 inline aspectr::AspectModel make_model(const Rcpp::NumericVector& lambda,
                                        const Rcpp::List& factors) {

@@ -125,3 +125,57 @@ test_that("q-EM of a dgCMatrix by column (in place) and by row (a copy) both giv
     expect_equal(a$objective, b$objective, tolerance = 1e-12)
   }
 })
+
+test_that("q-EM of a dgCMatrix read from its slots equals q-EM of its cells by column, bit for bit", {
+  # (the slots i and p in place of a 2 x nnz index matrix: the same cells in
+  # the same order, so the same sums; with empty rows and columns, whose
+  # cells the column pointers skip)
+  set.seed(11)
+  x <- Matrix::rsparsematrix(70, 45, 0.1, rand.x = function(n) stats::rpois(n, 3) + 1)
+  x[, c(1, 2, 17, 45)] <- 0
+  x[c(3, 70), ] <- 0
+  x <- Matrix::drop0(x)
+  d <- as_aspect_data(x, "x", by_column = TRUE)
+  init <- aspectr:::with_seed(5, aspectr:::random_start(d$dims, 4))
+  for (method in c("em", "squarem")) for (threads in 1:2) for (q in c(0.3, 0.8)) {
+    a <- aspectr:::cpp_plsa_fit(d$idx, d$val, d$dims, init$lambda, init$factors, "tsallis", q, 1, 15, 0,
+                                threads, FALSE, FALSE, NULL, FALSE, method, 1)
+    b <- aspectr:::cpp_plsa_tsallis_csc(x@i, x@p, x@x, dim(x), init$lambda, init$factors, q, 15, 0,
+                                        threads, FALSE, NULL, FALSE, method, 1)
+    expect_identical(b, a)
+  }
+  # plsa() takes that route for this matrix, and the fit is the dense one's
+  # (the empty rows and columns get no mass)
+  f <- plsa(x, 4, loss = "tsallis", q = 0.5, max_iter = 20, tol = 0, seed = 2)
+  g <- plsa(as.matrix(x), 4, loss = "tsallis", q = 0.5, max_iter = 20, tol = 0, seed = 2)
+  expect_equal(f$factors, g$factors, tolerance = 1e-10)
+  expect_equal(f$objective, g$objective, tolerance = 1e-12)
+  expect_equal(unname(f$doc_totals), unname(Matrix::rowSums(x)))
+  expect_equal(sum(f$factors[[1]][c(3, 70), ]), 0)
+})
+
+test_that("q-EM of a dgCMatrix: stored zeros, huge values and bad values", {
+  set.seed(12)
+  x <- Matrix::rsparsematrix(50, 30, 0.15, rand.x = function(n) stats::rpois(n, 2) + 1)
+  # stored zeros: the cells without them (another route, the same fit)
+  z <- x
+  z@x[c(1, 5, 9)] <- 0
+  a <- plsa(z, 3, loss = "tsallis", max_iter = 10, tol = 0, seed = 1)
+  b <- plsa(Matrix::drop0(z), 3, loss = "tsallis", max_iter = 10, tol = 0, seed = 1)
+  expect_equal(a$factors, b$factors, tolerance = 1e-12)
+  expect_equal(a$objective, b$objective, tolerance = 1e-12)
+  # values near the largest double (1 / max is not a normal number: the
+  # values are divided in a copy) give the fit of the data scaled down
+  h <- x * (1.6e308 / max(x@x))
+  expect_true(all(is.finite(h@x)))
+  fh <- plsa(h, 3, loss = "tsallis", max_iter = 10, tol = 0, seed = 1)
+  fx <- plsa(x, 3, loss = "tsallis", max_iter = 10, tol = 0, seed = 1)
+  expect_equal(fh$factors, fx$factors, tolerance = 1e-10)
+  expect_equal(fh$objective, fx$objective, tolerance = 1e-10)
+  # a negative or missing value is named, as for every input
+  bad <- x
+  bad@x[2] <- -1
+  expect_error(plsa(bad, 3, loss = "tsallis"), class = "aspectr_error_input")
+  bad@x[2] <- NA
+  expect_error(plsa(bad, 3, loss = "tsallis"), class = "aspectr_error_input")
+})

@@ -11,6 +11,7 @@
 #ifndef ASPECTR_DATA_H
 #define ASPECTR_DATA_H
 
+#include <algorithm>
 #include <armadillo>
 #include <cmath>
 #include <cstdint>
@@ -59,6 +60,12 @@ struct SparseTensor {
   const index_t* indices() const { return view != nullptr ? view : idx.data(); }
   std::size_t index_count() const { return view != nullptr ? dims.size() * val.n_elem : idx.size(); }
   const index_t* at(std::size_t s) const { return indices() + s * dims.size(); }
+  // f(s, indices of cell s) for the cells b..e-1 in order (the kernels'
+  // loop, shared with CscMatrix)
+  template <class F>
+  void cells(std::size_t b, std::size_t e, F&& f) const {
+    for (std::size_t s = b; s < e; ++s) f(s, at(s));
+  }
   // the value of cell s (stored value times the scales; exact when unscaled)
   double value(std::size_t s) const { return val[s] * inv_top * inv_sum; }
   bool scaled() const { return inv_top != 1.0 || inv_sum != 1.0; }
@@ -147,6 +154,52 @@ struct SparseTensor {
     val /= top;
     const double tot = arma::accu(val);
     if (tot > 0) val /= tot;
+  }
+};
+
+// A matrix held in compressed-column form (R's dgCMatrix slots, borrowed:
+// the caller keeps them alive), its cells in column order: the cells of a
+// SparseTensor ordered by column, without its 8 bytes of indices per cell.
+// The kernels over cells (mttkrp(), qem_weights(), cell_sum()) take either;
+// value(s), the scales and the order of the cells are the SparseTensor's.
+// No stored value may be zero (the caller drops those or uses a
+// SparseTensor).
+struct CscMatrix {
+  std::vector<arma::uword> dims;  // rows, columns
+  const int* p = nullptr;         // columns + 1 pointers into the cells
+  const int* rows = nullptr;      // the cells' 0-based rows
+  arma::vec val;                  // the stored values (a view)
+  double inv_top = 1.0, inv_sum = 1.0;
+
+  std::size_t order() const { return 2; }
+  std::size_t nnz() const { return val.n_elem; }
+  double value(std::size_t s) const { return val[s] * inv_top * inv_sum; }
+  template <class F>
+  void cells(std::size_t b, std::size_t e, F&& f) const {
+    if (b >= e) return;
+    const std::size_t ncol = dims[1];
+    // the column of cell b: the last j with p[j] <= b
+    std::size_t j = static_cast<std::size_t>(
+        std::upper_bound(p, p + ncol + 1, static_cast<long long>(b),
+                         [](long long v, int q) { return v < static_cast<long long>(q); }) - p) - 1;
+    index_t ix[2];
+    ix[1] = static_cast<index_t>(j);
+    std::size_t next = static_cast<std::size_t>(p[j + 1]);
+    for (std::size_t s = b; s < e; ++s) {
+      while (s >= next) { ++j; next = static_cast<std::size_t>(p[j + 1]); ix[1] = static_cast<index_t>(j); }
+      ix[0] = static_cast<index_t>(rows[s]);
+      f(s, static_cast<const index_t*>(ix));
+    }
+  }
+  // the values' scales to unit sum, as SparseTensor::normalize_scales()
+  // (false when 1 / max is not a normal number)
+  bool normalize_scales() {
+    SparseTensor t;
+    t.val = arma::vec(const_cast<double*>(val.memptr()), val.n_elem, false, true);
+    if (!t.normalize_scales()) return false;
+    inv_top = t.inv_top;
+    inv_sum = t.inv_sum;
+    return true;
   }
 };
 

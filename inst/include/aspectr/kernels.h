@@ -37,7 +37,9 @@ inline void leave_one_out(const std::vector<const arma::mat*>& H, const index_t*
 // MTTKRP: out(:, i) = sum_{s: i_n = i} w_s * prod_{m != n} F[m](:, i_m),
 // with w_s = X.value(s) or, when weights is non-null, weights[s].
 // out must be k x d_n.
-inline void mttkrp(const SparseTensor& X, const std::vector<const arma::mat*>& F,
+// (X: a SparseTensor or a CscMatrix)
+template <class DataT>
+inline void mttkrp(const DataT& X, const std::vector<const arma::mat*>& F,
                    std::size_t mode, arma::mat& out, int threads,
                    const double* weights = nullptr) {
   const std::size_t N = X.order();
@@ -49,9 +51,8 @@ inline void mttkrp(const SparseTensor& X, const std::vector<const arma::mat*>& F
   parallel_chunks(X.nnz(), threads, [&](int tid, std::size_t b, std::size_t e) {
     arma::mat& A = acc.get(tid, 0);
     std::vector<double> prod(k);
-    for (std::size_t s = b; s < e; ++s) {
-      const index_t* ix = X.at(s);
-      if (ix[mode] == kMissing) continue;
+    X.cells(b, e, [&](std::size_t s, const index_t* ix) {
+      if (ix[mode] == kMissing) return;
       const double w = weights ? weights[s] : X.value(s);
       for (arma::uword r = 0; r < k; ++r) prod[r] = w;
       for (std::size_t m = 0; m < N; ++m) {
@@ -61,7 +62,7 @@ inline void mttkrp(const SparseTensor& X, const std::vector<const arma::mat*>& F
       }
       double* a = A.colptr(ix[mode]);
       for (arma::uword r = 0; r < k; ++r) a[r] += prod[r];
-    }
+    });
   });
   acc.reduce();
   out = std::move(target[0]);

@@ -28,19 +28,21 @@ inline double kl_term(double g, double s) {
 // The sum over the non-zero cells in the KL divergence (g log(g / p)) or
 // the Tsallis divergence (g (p / g)^(1-q)); additive over any split of the
 // cells (shards).
-inline double cell_sum(Loss loss, double q, const SparseTensor& G, const AspectModel& M,
+// (G: a SparseTensor or a CscMatrix)
+template <class DataT>
+inline double cell_sum(Loss loss, double q, const DataT& G, const AspectModel& M,
                        int threads) {
   const std::size_t nnz = G.nnz();
   const int T = effective_threads(threads, nnz);
   std::vector<double> part(std::max(T, 1), 0.0);
   parallel_chunks(nnz, T, [&](int tid, std::size_t b, std::size_t e) {
     double acc = 0.0;
-    for (std::size_t s = b; s < e; ++s) {
+    G.cells(b, e, [&](std::size_t s, const index_t* ix) {
       const double g = G.value(s);
-      const double p = std::max(M.cell(G.at(s)), kTiny);
+      const double p = std::max(M.cell(ix), kTiny);
       if (loss == Loss::KL) acc += g * std::log(g / p);
       else acc += g * std::pow(p / g, 1.0 - q);
-    }
+    });
     part[tid] = acc;
   });
   double tot = 0.0;
@@ -48,7 +50,8 @@ inline double cell_sum(Loss loss, double q, const SparseTensor& G, const AspectM
   return tot;
 }
 
-inline double evaluate_loss(Loss loss, double q, const SparseTensor& G,
+template <class DataT>
+inline double evaluate_loss(Loss loss, double q, const DataT& G,
                             const AspectModel& M, int threads) {
   const std::size_t nnz = G.nnz();
   const int T = effective_threads(threads, nnz);
@@ -56,10 +59,10 @@ inline double evaluate_loss(Loss loss, double q, const SparseTensor& G,
   if (loss == Loss::L2) {
     parallel_chunks(nnz, T, [&](int tid, std::size_t b, std::size_t e) {
       double acc = 0.0;
-      for (std::size_t s = b; s < e; ++s) {
+      G.cells(b, e, [&](std::size_t s, const index_t* ix) {
         const double g = G.value(s);
-        acc += g * g - 2.0 * g * M.cell(G.at(s));
-      }
+        acc += g * g - 2.0 * g * M.cell(ix);
+      });
       part[tid] = acc;
     });
     double tot = 0.0;

@@ -26,7 +26,9 @@ namespace aspectr {
 
 // t_s = (g_s / p_s)^q at the cells of G and sum_s t_s p_s (the first pass
 // of a q-EM step; also a shard's part of it, see qem_shard.h)
-inline double qem_weights(const SparseTensor& G, const AspectModel& M, double q, int threads,
+// (G: a SparseTensor or a CscMatrix)
+template <class DataT>
+inline double qem_weights(const DataT& G, const AspectModel& M, double q, int threads,
                           arma::vec& t) {
   const std::size_t nnz = G.nnz();
   const int T = effective_threads(threads, nnz);
@@ -34,13 +36,13 @@ inline double qem_weights(const SparseTensor& G, const AspectModel& M, double q,
   std::vector<double> part(std::max(T, 1), 0.0);
   parallel_chunks(nnz, T, [&](int tid, std::size_t b, std::size_t e) {
     double acc = 0.0;
-    for (std::size_t s = b; s < e; ++s) {
+    G.cells(b, e, [&](std::size_t s, const index_t* ix) {
       const double g = G.value(s);
-      const double p = std::max(M.cell(G.at(s)), kTiny);
+      const double p = std::max(M.cell(ix), kTiny);
       const double ts = std::pow(g / p, q);
       t[s] = ts;
       acc += ts * p;  // = g^q p^(1-q)
-    }
+    });
     part[tid] = acc;
   });
   double tot = 0.0;
@@ -53,7 +55,9 @@ class QEMRule {
   explicit QEMRule(double q) : q_(q) {}
   static constexpr bool kLagged = true;
 
-  double step(const SparseTensor& G, AspectModel& M, int threads) {
+  // (G: a SparseTensor or a CscMatrix, see data.h)
+  template <class DataT>
+  double step(const DataT& G, AspectModel& M, int threads) {
     const std::size_t N = M.order();
     const arma::uword k = M.rank();
     const double q = q_;
@@ -87,13 +91,15 @@ class QEMRule {
 
   // the step and the Tsallis divergence of the model entering it, which
   // the step never increases (for SQUAREM's safeguard, see squarem.h)
-  double step_merit(const SparseTensor& G, AspectModel& M, int threads, double* merit) {
+  template <class DataT>
+  double step_merit(const DataT& G, AspectModel& M, int threads, double* merit) {
     const double v = step(G, M, threads);
     if (merit != nullptr) *merit = v;
     return v;
   }
 
-  double loss(const SparseTensor& G, const AspectModel& M, int threads) const {
+  template <class DataT>
+  double loss(const DataT& G, const AspectModel& M, int threads) const {
     return evaluate_loss(Loss::Tsallis, q_, G, M, threads);
   }
 

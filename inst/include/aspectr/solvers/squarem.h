@@ -51,7 +51,9 @@ class SquaremRule {
   double step_bound() const { return step_max_; }
   void set_step_bound(double a) { step_max_ = std::isfinite(a) && a >= 1.0 ? a : 1.0; }
 
-  double step(const SparseTensor& G, AspectModel& M, int threads) {
+  // (G: what the base rule's steps take, see data.h)
+  template <class DataT>
+  double step(const DataT& G, AspectModel& M, int threads) {
     // (the copies go to members, whose memory is reused from step to step)
     AspectModel& M0 = m0_;
     AspectModel& M1 = m1_;
@@ -94,7 +96,8 @@ class SquaremRule {
     return v0;
   }
 
-  double loss(const SparseTensor& G, const AspectModel& M, int threads) {
+  template <class DataT>
+  double loss(const DataT& G, const AspectModel& M, int threads) {
     return base_->loss(G, M, threads);
   }
 

@@ -174,7 +174,7 @@ nmf_shard_fit <- function(eng, init, global, L1s, L2s, max_iter, tol, hook, exac
     it <- it + 1L
     # the iteration's garbage (statistics of the terms' size) freed now
     # rather than when R next collects
-    shard_iteration_gc(eng, k)
+    shard_iteration_gc(eng, k, exact)
     # (the KL trace is lagged: the callback's objective is the new model's)
     r <- shard_iteration(f, v, it, tol, hook, exact, function(last) {
       if (kl && !kcd) {

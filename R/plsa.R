@@ -224,7 +224,13 @@ plsa <- function(x, k, loss = c("kl", "tsallis", "l2"), method = NULL, q = 0.5, 
     8 * dim(x)[1] * kk <= 2^22 || dim(x)[1] <= dim(x)[2]
   })
   # q-EM by column reads the slots themselves, without an index matrix
-  data <- if (by_column && loss == "tsallis") csc_data(x, "x")
+  # (the matrix converted once, whichever form is read)
+  data <- NULL
+  if (by_column && loss == "tsallis") {
+    xc <- as_csc(x, "x", rlang::current_env())
+    data <- csc_data(xc, "x") %||% as_aspect_data(xc, "x", by_column = TRUE)
+    rm(xc)
+  }
   if (is.null(data)) data <- as_aspect_data(x, "x", by_column = by_column)
   count_data <- check_count_data(x, data$val, "plsa", likelihood = loss == "kl")
   if (length(data$dims) == 2) {
@@ -271,7 +277,7 @@ plsa <- function(x, k, loss = c("kl", "tsallis", "l2"), method = NULL, q = 0.5, 
     inits <- with_seed(seed, lapply(seq_len(nrun), function(i) random_start(data$dims, k)))
     if (!is.null(first)) inits[[1]] <- first
     fit_one <- function(init, iters) {
-      res <- if (is.null(data$idx)) {
+      res <- if (!is.null(data$p)) {
         cpp_plsa_tsallis_csc(data$i, data$p, data$val, data$dims, init$lambda, init$factors, q,
                              iters, tol, threads, verbose, hook, !is.null(callback), method,
                              init$squarem_bound %||% 1)

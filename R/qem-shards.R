@@ -69,7 +69,7 @@ shard_qem_fit <- function(eng, init, global, max_iter, tol, hook, exact) {
     it <- it + 1L
     # the iteration's garbage (matrices of the documents' size) freed now
     # rather than when R next collects
-    shard_iteration_gc(eng, length(lambda))
+    shard_iteration_gc(eng, length(lambda), exact)
     r <- shard_iteration(f, before, it, tol, hook, exact, function(last) {
       list(value = tsallis(), model = list(lambda = lambda, factors = c(list(gather()), lapply(Fg, t))))
     })

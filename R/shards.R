@@ -581,10 +581,11 @@ shard_gc <- function(bytes, full = FALSE) {
 # cluster, the master's holds only the statistics of the other modes (the
 # documents' stay on the workers), and a collection each iteration would
 # only slow the cluster down (about 15 ms of the master's time per
-# iteration at 200000 documents, k = 20).
-shard_iteration_gc <- function(eng, k) {
+# iteration at 200000 documents, k = 20), unless a callback was shown the
+# model (`exact`: a gathered documents' factor each iteration).
+shard_iteration_gc <- function(eng, k, exact = FALSE) {
   d <- eng$x$dims
-  shard_gc(8 * k * if (isTRUE(eng$local)) sum(d) else sum(d[-1]))
+  shard_gc(8 * k * if (isTRUE(eng$local) || isTRUE(exact)) sum(d) else sum(d[-1]))
 }
 
 shard_add <- function(a, b) {
@@ -782,7 +783,7 @@ shard_em_fit <- function(eng, init, global, max_iter, tol, hook, exact) {
     # the pass's garbage (statistics of the documents' size) freed now
     # rather than when R next collects: an out-of-core fit holds about one
     # shard and the factors
-    shard_iteration_gc(eng, length(lambda))
+    shard_iteration_gc(eng, length(lambda), exact)
     r <- shard_iteration(f, st_value, it, tol, hook, exact, function(last) {
       list(value = loss(), model = list(lambda = lambda, factors = c(list(gather()), lapply(Fg, t))))
     })

@@ -5,9 +5,9 @@
 ##
 ## Run from the package root:   Rscript bench/scale.R
 ##
-## Data (seeded): a synthetic corpus of 12 shards of 25000 documents x 20000
-## terms, each with about 2.7e6 non-zeros (3.2e6 draws; Zipf-like term
-## frequencies, Poisson counts): 300000 x 20000 with about 3.2e7 non-zeros,
+## Data (seeded): a synthetic corpus of 8 shards of 25000 documents x 20000
+## terms, each with about 3.6e6 non-zeros (4.5e6 draws; Zipf-like term
+## frequencies, Poisson counts): 200000 x 20000 with about 2.9e7 non-zeros,
 ## over 4x the out-of-core fit's peak memory, written by
 ## write_shards() as .shard files (and, for the in-memory fit, as .rds
 ## files of dgCMatrix pieces). k = 20. Every measurement
@@ -17,7 +17,7 @@
 ##  * out of core: plsa(shards(files)) without a cluster (one shard read at
 ##    a time, in every iteration);
 ##  * cluster: plsa(shards(files), cluster = makeCluster(2)), each worker
-##    reading its 6 shards once.
+##    reading its 4 shards once.
 ## Peak memory is the peak RSS of the process (the master, for the cluster)
 ## minus the RSS of a session with aspectr loaded; time per iteration is
 ## the shortest time between the progress messages of iterations 2 to 2 + n
@@ -45,10 +45,10 @@ if (!file.exists("/proc/self/status")) {
 }
 
 scale <- if (quick) 0.1 else 1
-n_shards <- 12
+n_shards <- 8
 docs <- round(25000 * scale)
 terms <- 20000
-nnz_per <- round(3.2e6 * scale)
+nnz_per <- round(4.5e6 * scale)
 k <- 20
 n_more <- if (quick) 3 else 8
 

@@ -94,19 +94,24 @@ Rcpp::List cpp_plsa_tsallis_csc(Rcpp::IntegerVector i, Rcpp::IntegerVector p, Rc
                                 double q, int max_iter, double tol, int threads, bool verbose,
                                 SEXP hook = R_NilValue, bool want_model = false, std::string method = "em",
                                 double squarem_bound = 1.0) {
-  aspectr::CscMatrix G = csc_view(i, p, x, dims);
-  if (!G.normalize_scales()) {
-    // (1 / max not a normal number: the values divided, a copy, as
-    // AspectInput does)
-    G.val = arma::vec(x.begin(), static_cast<arma::uword>(x.size()));
-    G.val /= G.val.max();
-    G.val /= arma::accu(G.val);
+  aspectr::CscMatrix view = csc_view(i, p, x, dims);
+  aspectr::CscMatrix copy;
+  const aspectr::CscMatrix* data = &view;
+  if (!view.normalize_scales()) {
+    // (1 / max not a normal number: the values divided in a copy of their
+    // own, as AspectInput does; view.val is R's memory, which an
+    // assignment would overwrite)
+    copy.dims = view.dims;
+    copy.p = view.p;
+    copy.rows = view.rows;
+    copy.val = arma::vec(x.begin(), static_cast<arma::uword>(x.size()));
+    copy.val /= copy.val.max();
+    copy.val /= arma::accu(copy.val);
+    data = &copy;
   }
+  const aspectr::CscMatrix& G = *data;
   aspectr::AspectModel M = make_model(lambda, factors);
-  aspectr::Control ctl;
-  ctl.max_iter = max_iter;
-  ctl.tol = tol;
-  ctl.threads = threads;
+  const aspectr::Control ctl{max_iter, tol, threads};
   RCallback cb(verbose, max_iter, "plsa (tsallis, " + method + ")", hook, want_model);
   const aspectr::FitTrace tr = tsallis_fit(G, M, q, ctl, cb, method, squarem_bound);
   return fit_result(G, M, tr, threads, method, squarem_bound);

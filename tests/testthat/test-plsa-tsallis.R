@@ -130,14 +130,17 @@ test_that("q-EM of a dgCMatrix read from its slots equals q-EM of its cells by c
   # (the slots i and p in place of a 2 x nnz index matrix: the same cells in
   # the same order, so the same sums; with empty rows and columns, whose
   # cells the column pointers skip)
+  # (over 4096 cells: 2 and 3 threads split them, so that a thread's first
+  # cell is found by the column pointers, here among empty columns)
   set.seed(11)
-  x <- Matrix::rsparsematrix(70, 45, 0.1, rand.x = function(n) stats::rpois(n, 3) + 1)
-  x[, c(1, 2, 17, 45)] <- 0
-  x[c(3, 70), ] <- 0
+  x <- Matrix::rsparsematrix(300, 200, 0.15, rand.x = function(n) stats::rpois(n, 3) + 1)
+  x[, c(1, 2, 66:70, 99:101, 133, 134, 200)] <- 0
+  x[c(3, 150, 300), ] <- 0
   x <- Matrix::drop0(x)
+  expect_gt(length(x@x), 3 * 2048)
   d <- as_aspect_data(x, "x", by_column = TRUE)
   init <- aspectr:::with_seed(5, aspectr:::random_start(d$dims, 4))
-  for (method in c("em", "squarem")) for (threads in 1:2) for (q in c(0.3, 0.8)) {
+  for (method in c("em", "squarem")) for (threads in 1:3) for (q in c(0.3, 0.8)) {
     a <- aspectr:::cpp_plsa_fit(d$idx, d$val, d$dims, init$lambda, init$factors, "tsallis", q, 1, 15, 0,
                                 threads, FALSE, FALSE, NULL, FALSE, method, 1)
     b <- aspectr:::cpp_plsa_tsallis_csc(x@i, x@p, x@x, dim(x), init$lambda, init$factors, q, 15, 0,
@@ -146,12 +149,24 @@ test_that("q-EM of a dgCMatrix read from its slots equals q-EM of its cells by c
   }
   # plsa() takes that route for this matrix, and the fit is the dense one's
   # (the empty rows and columns get no mass)
+  # (the route each fit takes, recorded by tracing the two entry points)
+  tr <- new.env()
+  tr$routes <- character(0)
+  ns <- asNamespace("aspectr")
+  for (fn in c("cpp_plsa_tsallis_csc", "cpp_plsa_fit")) {
+    suppressMessages(trace(fn, substitute(assign("routes", c(get("routes", envir = tr), f), envir = tr),
+                                      list(tr = tr, f = fn)),
+                           where = ns, print = FALSE))
+  }
+  on.exit(suppressMessages(untrace(c("cpp_plsa_tsallis_csc", "cpp_plsa_fit"), where = ns)), add = TRUE)
   f <- plsa(x, 4, loss = "tsallis", q = 0.5, max_iter = 20, tol = 0, seed = 2)
+  expect_identical(tr$routes, "cpp_plsa_tsallis_csc")
   g <- plsa(as.matrix(x), 4, loss = "tsallis", q = 0.5, max_iter = 20, tol = 0, seed = 2)
+  expect_identical(tr$routes, c("cpp_plsa_tsallis_csc", "cpp_plsa_fit"))
   expect_equal(f$factors, g$factors, tolerance = 1e-10)
   expect_equal(f$objective, g$objective, tolerance = 1e-12)
   expect_equal(unname(f$doc_totals), unname(Matrix::rowSums(x)))
-  expect_equal(sum(f$factors[[1]][c(3, 70), ]), 0)
+  expect_equal(sum(f$factors[[1]][c(3, 150, 300), ]), 0)
 })
 
 test_that("q-EM of a dgCMatrix: stored zeros, huge values and bad values", {
@@ -168,6 +183,10 @@ test_that("q-EM of a dgCMatrix: stored zeros, huge values and bad values", {
   # values are divided in a copy) give the fit of the data scaled down
   h <- x * (1.6e308 / max(x@x))
   expect_true(all(is.finite(h@x)))
+  hx <- h@x + 0  # (a copy of the values: the fit must leave the matrix's own alone)
+  fh <- plsa(h, 3, loss = "tsallis", max_iter = 10, tol = 0, seed = 1, nrun = 2)
+  expect_identical(h@x, hx)
+  expect_equal(unname(fh$doc_totals), unname(Matrix::rowSums(h)))
   fh <- plsa(h, 3, loss = "tsallis", max_iter = 10, tol = 0, seed = 1)
   fx <- plsa(x, 3, loss = "tsallis", max_iter = 10, tol = 0, seed = 1)
   expect_equal(fh$factors, fx$factors, tolerance = 1e-10)

@@ -652,3 +652,40 @@ test_that("a sharded random start is drawn shard by shard with the numbers of th
   expect_identical(.Random.seed, state)  # the session's stream untouched
   expect_identical(t(do.call(cbind, blocks)), ref$factors[[1]])
 })
+
+test_that("a kept 2-way shard holds its cells by column, and a fit of shuffled cells is the in-memory fit", {
+  set.seed(41)
+  m <- Matrix::rsparsematrix(40, 25, 0.2, rand.x = function(n) stats::rpois(n, 2) + 1)
+  d <- as_aspect_data(m)
+  o <- sample(length(d$val))
+  shuffled <- structure(list(idx = d$idx[, o], val = d$val[o], dims = d$dims, dimnames = d$dimnames),
+                        class = "aspectr_shard_data")
+  b <- aspectr:::shard_by_column(unclass(shuffled))
+  key <- b$idx[2, ] * 1e6 + b$idx[1, ]
+  expect_false(is.unsorted(key, strictly = TRUE))
+  expect_equal(sort(b$val), sort(d$val))
+  expect_equal(Matrix::sparseMatrix(i = b$idx[1, ] + 1, j = b$idx[2, ] + 1, x = b$val, dims = d$dims), m,
+               ignore_attr = TRUE)
+  # a kept shard is loaded in that order
+  id <- "test_by_column"
+  on.exit(aspectr:::shard_op(id, "drop"), add = TRUE)
+  src <- list(kind = "object", object = shuffled, label = "shard 1")
+  aspectr:::shard_op(id, "load", 0, list(ids = 1, sources = list(src), rows = d$dims[1], keep = TRUE))
+  kept <- get(id, envir = aspectr:::shard_stores)$shards[["1"]]$data
+  expect_identical(kept$idx, b$idx)
+  expect_identical(kept$val, b$val)
+  # 3-way data stay as they are
+  t3 <- list(idx = rbind(c(1L, 0L), c(0L, 1L), c(0L, 0L)), val = c(1, 2), dims = c(2L, 2L, 1L))
+  expect_identical(aspectr:::shard_by_column(t3), t3)
+  # shards given as shuffled cells (the fit sorts them) and as matrices
+  half <- function(rows) {
+    p <- as_aspect_data(m[rows, ])
+    o <- sample(length(p$val))
+    structure(list(idx = p$idx[, o], val = p$val[o], dims = p$dims, dimnames = p$dimnames),
+              class = "aspectr_shard_data")
+  }
+  f1 <- plsa(shards(list(half(1:17), half(18:40))), 3, method = "em", max_iter = 25, tol = 0, seed = 4)
+  f0 <- plsa(m, 3, method = "em", max_iter = 25, tol = 0, seed = 4)
+  expect_equal(f1$factors, f0$factors, tolerance = 1e-10)
+  expect_equal(f1$objective, f0$objective, tolerance = 1e-10)
+})

@@ -119,13 +119,12 @@ as_csc <- function(x, arg, call) {
   x
 }
 
-# A 2-way Matrix read in place in compressed-column form: as
+# A dgCMatrix (from as_csc()) read in place: as
 # as_aspect_data(by_column = TRUE), with the slots `i` and `p` in place of
 # `idx` (no index matrix: 8 bytes a cell fewer); NULL when that form does
 # not apply (stored zeros, or nothing stored), the caller then using
 # as_aspect_data(). Bad values raise as_aspect_data()'s errors.
 csc_data <- function(x, arg = "x", call = rlang::caller_env()) {
-  x <- as_csc(x, arg, call)
   dims <- dim(x)
   tr <- cpp_csc_triplets(x@i, x@p, x@x, dims[1], TRUE, build = FALSE)
   ck <- tr$checks

@@ -101,12 +101,13 @@ Rcpp::List cpp_plsa_tsallis_csc(Rcpp::IntegerVector i, Rcpp::IntegerVector p, Rc
     // (1 / max not a normal number: the values divided in a copy of their
     // own, as AspectInput does; view.val is R's memory, which an
     // assignment would overwrite)
+    aspectr::SparseTensor values;
+    values.val = arma::vec(x.begin(), static_cast<arma::uword>(x.size()));
+    values.normalize();
     copy.dims = view.dims;
     copy.p = view.p;
     copy.rows = view.rows;
-    copy.val = arma::vec(x.begin(), static_cast<arma::uword>(x.size()));
-    copy.val /= copy.val.max();
-    copy.val /= arma::accu(copy.val);
+    copy.val = std::move(values.val);
     data = &copy;
   }
   const aspectr::CscMatrix& G = *data;

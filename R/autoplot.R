@@ -80,6 +80,7 @@ autoplot.aspectr_nmf <- function(object, n = 10, type = c("H", "W"), ...) {
   check_ggplot2()
   n <- check_whole(n, "n")
   type <- match_option(type, c("H", "W"), "type")
+  if (type == "W") need_rows(object, "{.code autoplot(type = \"W\")}")
   m <- if (type == "H") t(object$H) else object$W
   labels <- rownames(m) %||% as.character(seq_len(nrow(m)))
   top_bars(m, n, labels, if (type == "H") "coefficient in H" else "coefficient in W",
@@ -117,6 +118,7 @@ autoplot_lca <- function(object) {
 autoplot.aspectr_ntf <- function(object, ...) {
   check_dots_empty(...)
   check_ggplot2()
+  need_rows(object, "{.fn autoplot}")
   modes <- names(object$factors) %||% paste("mode", seq_along(object$factors))
   d <- do.call(rbind, lapply(seq_along(object$factors), function(n) {
     f <- object$factors[[n]]

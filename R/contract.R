@@ -211,6 +211,7 @@ residuals.aspectr_symnmf <- function(object, x, ...) {
 #' @export
 residuals.aspectr_plsa <- function(object, x, ...) {
   check_dots_empty(...)
+  need_rows(object, "{.fn residuals}")
   d <- fitted_data(object, x)
   arr <- array(0, d$dims)
   arr[t(d$idx + 1L)] <- d$val
@@ -224,6 +225,7 @@ residuals.aspectr_plsa <- function(object, x, ...) {
 #' @export
 residuals.aspectr_ntf <- function(object, x, ...) {
   check_dots_empty(...)
+  need_rows(object, "{.fn residuals}")
   d <- fitted_data(object, x)
   arr <- array(0, d$dims)
   arr[t(d$idx + 1L)] <- d$val
@@ -294,6 +296,7 @@ residuals.aspectr_lca <- function(object, ...) {
 #' @export
 tidy.aspectr_ntf <- function(x, ...) {
   check_dots_empty(...)
+  need_rows(x, "{.fn tidy}")
   rows <- lapply(seq_along(x$factors), function(n) {
     f <- x$factors[[n]]
     idx <- rownames(f) %||% as.character(seq_len(nrow(f)))
@@ -407,6 +410,7 @@ glance.aspectr_sntf <- function(x, ...) {
 #' @export
 augment.aspectr_plsa <- function(x, data, ...) {
   check_dots_empty(...)
+  need_rows(x, "{.fn augment}")
   d <- fitted_data(x, data)
   p <- cell_terms(x$factors, as.numeric(x$lambda), d)
   cols <- cell_index_columns(d, if (length(d$dims) == 2) c("document", "term") else names(x$factors))
@@ -418,6 +422,7 @@ augment.aspectr_plsa <- function(x, data, ...) {
 #' @export
 augment.aspectr_nmf <- function(x, data, ...) {
   check_dots_empty(...)
+  need_rows(x, "{.fn augment}")
   d <- fitted_data(x, data)
   p <- cell_terms(list(x$W, t(x$H)), rep(1, x$k), d)
   cols <- cell_index_columns(d, c("row", "column"))
@@ -429,6 +434,7 @@ augment.aspectr_nmf <- function(x, data, ...) {
 #' @export
 augment.aspectr_ntf <- function(x, data, ...) {
   check_dots_empty(...)
+  need_rows(x, "{.fn augment}")
   d <- fitted_data(x, data)
   p <- cell_terms(x$factors, as.numeric(x$weights), d)
   cols <- cell_index_columns(d, names(x$factors))
@@ -515,6 +521,7 @@ predict.aspectr_ntf <- function(object, newdata, type = c("coef", "class"), max_
   threads <- resolve_threads(threads)
   comp <- names(object$weights) %||% paste0("component_", seq_len(object$k))
   if (missing(newdata) || is.null(newdata)) {
+    need_rows(object, "{.fn predict} without {.arg newdata}")
     coef <- sweep(object$factors[[1]], 2, object$weights, "*")
   } else {
     d <- as_aspect_data(newdata, "newdata")

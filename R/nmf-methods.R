@@ -24,7 +24,10 @@ summary.aspectr_nmf <- function(object, n = 5, ...) {
   W <- object$W
   rn <- rownames(W); if (is.null(rn)) rn <- as.character(seq_len(nrow(W)))
   cn <- colnames(object$H); if (is.null(cn)) cn <- as.character(seq_len(ncol(object$H)))
-  top_rows <- apply(W, 2, function(w) paste(rn[utils::head(order(w, decreasing = TRUE), n)], collapse = ", "))
+  # (W in files: read a shard at a time)
+  top <- if (inherits(W, "aspectr_factor_files")) factor_top_rows(W, n) else
+    lapply(seq_len(ncol(W)), function(j) utils::head(order(W[, j], decreasing = TRUE), n))
+  top_rows <- vapply(top, function(i) paste(rn[i], collapse = ", "), character(1))
   top_cols <- apply(object$H, 1, function(h) paste(cn[utils::head(order(h, decreasing = TRUE), n)], collapse = ", "))
   cls <- max.col(t(object$H), ties.method = "first")
   structure(list(
@@ -67,6 +70,7 @@ basis <- function(object, ...) UseMethod("basis")
 #' @export
 basis.aspectr_nmf <- function(object, ...) {
   check_dots_empty(...)
+  need_rows(object, "{.fn basis}")
   object$W
 }
 
@@ -96,6 +100,7 @@ coef.aspectr_nmf <- function(object, ...) {
 #' @export
 fitted.aspectr_nmf <- function(object, ...) {
   check_dots_empty(...)
+  need_rows(object, "{.fn fitted}")
   check_size(prod(as.numeric(object$dims)), "The fitted matrix would have {size} cells.")
   object$W %*% object$H
 }
@@ -105,6 +110,7 @@ fitted.aspectr_nmf <- function(object, ...) {
 #' @export
 residuals.aspectr_nmf <- function(object, x, ...) {
   check_dots_empty(...)
+  need_rows(object, "{.fn residuals}")
   if (missing(x)) {
     abort_input("{.arg x} is missing: {.fn residuals} needs the fitted data, a {object$dims[1]} x {object$dims[2]} matrix ({.code residuals(fit, x)}).", "argument", arg = "x")
   }
@@ -162,6 +168,7 @@ predict.aspectr_nmf <- function(object, newdata, type = c("coef", "class"),
   threads <- resolve_threads(threads)
   rows <- margin == "rows"
   if (missing(newdata) || is.null(newdata)) {
+    if (rows) need_rows(object, "{.fn predict} of the rows without {.arg newdata}")
     out <- if (rows) object$W else object$H
   } else if (rows) {
     # new rows x ~ W_new H: the columns of t(x) projected onto t(H)
@@ -198,6 +205,7 @@ predict.aspectr_nmf <- function(object, newdata, type = c("coef", "class"),
       abort_input("{.arg newdata} must have {nrow(object$W)} rows like the fitted data, not {NROW(newdata)}.",
                   "newdata", arg = "newdata")
     }
+    need_rows(object, "{.fn predict} of new columns")
     out <- nmf_fold(object, newdata, object$W, object$L1[2], object$L2[2], max_iter, tol, threads)
     dimnames(out) <- list(colnames(object$W), colnames(newdata))
   }
@@ -253,6 +261,7 @@ as_plsa <- function(fit) {
     abort_input("{.arg fit} must be an {.cls aspectr_nmf} fit with {.code loss = \"kl\"}, not {if (inherits(fit, 'aspectr_nmf')) paste0('one with loss = \"', fit$loss, '\"') else describe(fit)}.",
                 "argument", arg = "fit")
   }
+  need_rows(fit, "{.fn as_plsa}")
   W <- unname(fit$W); H <- unname(fit$H)
   cw <- colSums(W); rh <- rowSums(H)
   keep <- cw > 0 & rh > 0
@@ -291,6 +300,7 @@ tidy.aspectr_nmf <- function(x, matrix = c("W", "H"), ...) {
   check_dots_empty(...)
   matrix <- match_option(matrix, c("W", "H"), "matrix")
   if (matrix == "W") {
+    need_rows(x, "{.fn tidy} of {.code W}")
     rn <- rownames(x$W); if (is.null(rn)) rn <- as.character(seq_len(nrow(x$W)))
     tibble::tibble(row = rep(rn, times = x$k), factor = rep(seq_len(x$k), each = nrow(x$W)),
                    value = as.vector(x$W))
@@ -334,6 +344,7 @@ plot.aspectr_nmf <- function(x, type = c("convergence", "W", "H", "clusters"), n
     graphics::plot(seq_along(x$objective), x$objective, type = "l", log = "y",
                    xlab = "iteration", ylab = "objective", main = "Convergence", ...)
   } else if (type %in% c("W", "H")) {
+    if (type == "W") need_rows(x, "{.code plot(type = \"W\")}")
     m <- if (type == "W") x$W else t(x$H)
     if (is.null(rownames(m))) rownames(m) <- seq_len(nrow(m))
     factor_heatmap(m, main = paste0(type, if (type == "W") " (rows x components)" else " (columns x components)"),
@@ -416,6 +427,8 @@ terms.aspectr_nmf <- function(x, n = 10, margin = c("columns", "rows"), ...) {
   n <- min(n, nrow(v))
   tn <- rownames(v)
   if (is.null(tn)) tn <- as.character(seq_len(nrow(v)))
-  out <- apply(v, 2, function(p) tn[order(p, decreasing = TRUE)[seq_len(n)]])
+  # (W in files: read a shard at a time)
+  out <- if (inherits(v, "aspectr_factor_files")) unlist(lapply(factor_top_rows(v, n), function(i) tn[i])) else
+    apply(v, 2, function(p) tn[order(p, decreasing = TRUE)[seq_len(n)]])
   matrix(out, nrow = n, dimnames = list(NULL, colnames(x$W)))
 }

@@ -39,28 +39,30 @@ nmf_shard_data <- function(x, loss, method, accelerate, init, init_missing, call
 # The sharded NMF of one fit: shards loaded (or described for streaming);
 # `fit(init, iters, tol, hook, exact)` runs one start (the fields of
 # cpp_nmf_fit()'s answer), `close()` clears the workers.
-nmf_shard_session <- function(x, cluster, threads, loss, method, s, L1s, L2s, eps, call) {
+nmf_shard_session <- function(x, cluster, threads, loss, method, s, L1s, L2s, eps, call, files = NULL) {
   eng <- shard_engine(x, cluster, threads, call)
+  eng$set_files(files)
   tryCatch(eng$load(), error = function(e) { eng$drop(); stop(e) })
   global <- list(dims = x$dims, s = s, kl = loss == "kl", method = method, l1 = L1s[1], l2 = L2s[1],
                  eps = eps, threads = threads, total = shard_total(x) / s,
                  chunk = if (is.null(cluster) && shard_files_streamed(x)) shard_chunk(call))
   list(fit = function(init, iters, tol, hook, exact) {
     nmf_shard_fit(eng, init, global, L1s, L2s, iters, tol, hook, exact)
-  }, close = eng$drop)
+  }, close = eng$drop, finalize = eng$finalize, discard = eng$discard)
 }
 
 nmf_shard_fit <- function(eng, init, global, L1s, L2s, max_iter, tol, hook, exact) {
   x <- eng$x
   if (!is.null(init$state)) {
+    # nmf_init()'s draws: W's by the stores, a column at a time; then H's
     k <- init$k
-    d <- nmf_draw_start(x, init)
-    eng$start(d$blocks)
-    H <- d$H
-    rm(d)
+    eng$begin(draw = list(kind = "nmf", state = init$state, k = k, m = init$m, scale = init$scale))
+    H <- shard_draws_after(init$state, init$m * k, function() {
+      matrix(stats::runif(k * init$n), k, init$n) * init$scale
+    })
   } else {
-    k <- ncol(init$W)
-    eng$start(lapply(seq_along(x$rows), function(i) t(init$W[shard_rows(x, i), , drop = FALSE])))
+    k <- nrow(init$H)
+    eng$begin(init$W)
     H <- init$H
   }
   shard_gc(8 * k * x$dims[1], full = TRUE)  # the blocks sent: memory of the documents' size
@@ -217,15 +219,6 @@ nmf_kcd_h <- function(run, H, c, l2, with_hv) {
     req <- cpp_kcd_next(solver, sums, with_hv)
   }
   req$H
-}
-
-# The shards' blocks of W (k x rows, the core's layout) and H of a random
-# start kept as the generator's state (nmf_lazy_random()): nmf_init()'s
-# draws, W's a column at a time
-nmf_draw_start <- function(x, init) {
-  d <- shard_random_blocks(x, init$state, init$k, function(j) stats::runif(init$m) * init$scale,
-                           function() matrix(stats::runif(init$k * init$n), init$k, init$n) * init$scale)
-  list(blocks = d$blocks, H = d$after)
 }
 
 # The operations of nmf_shard_fit() on a store (see shard_op_run()): each

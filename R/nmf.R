@@ -198,7 +198,7 @@ nmf <- function(x, k, loss = c("frobenius", "kl", "beta"), beta = 2,
                 short_iter = 0, short_keep = NULL,
                 L1 = c(0, 0), L2 = c(0, 0), max_iter = 1000, tol = 1e-6, eps = 1e-16,
                 accelerate = NULL, seed = NULL, threads = NULL, verbose = FALSE, callback = NULL,
-                cluster = NULL, ...) {
+                cluster = NULL, factor_dir = NULL, ...) {
   call <- match.call()
   check_dots_empty(...)
   check_required(x, "a non-negative matrix")
@@ -225,6 +225,7 @@ nmf <- function(x, k, loss = c("frobenius", "kl", "beta"), beta = 2,
                 "argument", arg = "L2")
   }
   cluster <- check_cluster(cluster, x)
+  files <- factor_paths(factor_dir, x, "W", callback)
   sharded <- inherits(x, "aspectr_shards")
   start <- proc.time()[["elapsed"]]  # the time includes the input conversion
   if (sharded) {
@@ -337,10 +338,13 @@ nmf <- function(x, k, loss = c("frobenius", "kl", "beta"), beta = 2,
   stg <- check_staging(short_iter, short_keep, nrun)
   resume <- function(r) list(W = r$W, H = r$H)
   if (sharded) {
-    session <- nmf_shard_session(x, cluster, threads, loss, method, sc$s, L1s, L2s, eps, call)
+    session <- nmf_shard_session(x, cluster, threads, loss, method, sc$s, L1s, L2s, eps, call, files)
     on.exit(session$close(), add = TRUE)
     hook <- shard_progress(hook, verbose, paste0("nmf (", loss, ", ", method, ", sharded)"), max_iter)
     fit_start <- function(s, iters) session$fit(s, iters, tol, hook, exact = !is.null(callback))
+    if (!is.null(files) && !starts_staged(nrun, max_iter, stg$short_iter, stg$short_keep)) {
+      fit_start <- keep_best_run(fit_start, function(r) session$discard(r$W))
+    }
     runs <- run_starts_sequential(inits, fit_start, resume, max_iter, stg$short_iter, stg$short_keep)
   } else {
     runs <- run_starts(inits, fit_start, resume, hook, max_iter, stg$short_iter, stg$short_keep)
@@ -350,13 +354,23 @@ nmf <- function(x, k, loss = c("frobenius", "kl", "beta"), beta = 2,
   res <- runs[[best]]
   W <- res$W; H <- res$H
   comp <- paste0("factor_", seq_len(k))
+  penalized <- any(L1 > 0) || any(L2 > 0)
+  # unpenalized HALS and the extrapolated updates return W with unit-norm
+  # columns, H carrying the scale (see below)
+  unit_w <- loss == "frobenius" && !penalized && (method == "hals" || (method == "anls" && accelerate))
+  # W's column sums in the scaled problem (W written to files: its run's)
+  wsum <- if (is.null(files)) colSums(W) else W$sums
   # (a sharded fit's W, gathered from the shards, is named in place: only
   # the runs refer to it, and R would otherwise copy it at its next use)
-  if (sharded) cpp_permute_columns_owned(W, seq_len(k), list(nd$dimnames[[1]], comp)) else
+  if (!is.null(files)) {
+    W <- session$finalize(W, seq_len(k), if (!unit_w) rep(sc$a, k), list(nd$dimnames[[1]], comp), "W")
+  } else if (sharded) {
+    cpp_permute_columns_owned(W, seq_len(k), list(nd$dimnames[[1]], comp))
+  } else {
     dimnames(W) <- list(nd$dimnames[[1]], comp)
+  }
   dimnames(H) <- list(comp, nd$dimnames[[2]])
   xnorm <- sqrt(res$xnorm2)
-  penalized <- any(L1 > 0) || any(L2 > 0)
   # relative error: scale-free, from the scaled problem
   rel <- if (loss == "frobenius" && !penalized) sqrt(2 * pmax(res$objective, 0)) / xnorm else
     sqrt(max(res$xnorm2 - 2 * (res$wtxh %||% sum(nmf_WtX(nd, W, threads) * H)) +
@@ -364,7 +378,7 @@ nmf <- function(x, k, loss = c("frobenius", "kl", "beta"), beta = 2,
   # a model that vanishes on non-zero data (W H = 0) is a stationary point
   # of every algorithm; it is a local minimum only when both factors carry
   # an L1 penalty, and otherwise never reported as converged
-  vanished <- sum(colSums(W) * rowSums(H)) == 0
+  vanished <- sum(wsum * rowSums(H)) == 0
   converged <- isTRUE(res$converged)
   # W = H = 0 is a local minimum when an L1 penalty on one factor meets an
   # L1 or L2 penalty on the other, or when sqrt(L2w L2h) >= ||x||_F (which
@@ -385,8 +399,18 @@ nmf <- function(x, k, loss = c("frobenius", "kl", "beta"), beta = 2,
   # and the extrapolated updates return W with unit-norm columns, H
   # carrying the scale, which stays so
   check_objective_range(unscale(values[best]), values[best], "nmf() fit")
-  unit_w <- loss == "frobenius" && !penalized && (method == "hals" || (method == "anls" && accelerate))
-  if (unit_w) H <- H * sc$s else { W <- W * sc$a; H <- H * sc$a }
+  # (W in files was written in these units)
+  if (unit_w) {
+    H <- H * sc$s
+  } else {
+    if (is.null(files)) {
+      W <- W * sc$a
+      wsum <- colSums(W)
+    } else {
+      wsum <- wsum * sc$a
+    }
+    H <- H * sc$a
+  }
   fit <- structure(list(
     W = W, H = H, loss = loss, beta = if (loss == "beta") beta else c(frobenius = 2, kl = 1)[[loss]],
     method = method, accelerate = accelerate,
@@ -405,7 +429,7 @@ nmf <- function(x, k, loss = c("frobenius", "kl", "beta"), beta = 2,
     call = call
   ), class = c("aspectr_nmf", "aspectr_fit"))
   fit <- contract_fields(fit, "nmf", factors = list(W = W, H = t(H)),
-                         weights = stats::setNames(colSums(W) * rowSums(H), comp),
+                         weights = stats::setNames(wsum * rowSums(H), comp),
                          params = list(beta = fit$beta, method = method, L1 = L1, L2 = L2, eps = eps,
                                        accelerate = accelerate))
   fit$count_data <- count_data
@@ -580,7 +604,7 @@ nmf_svd <- function(nd, k, threads = 1L) {
 }
 
 # A random start of a sharded fit kept as the generator's state before its
-# draws (made again, a column of W at a time, by nmf_draw_start()): no
+# draws (made again, a column of W at a time, by the stores, see eng$begin()): no
 # matrix of the documents' size outside the shards' stores. The stream is
 # moved on past the draws as nmf_init() moves it. Without a state (no seed
 # and no draws yet in the session) the start is drawn now.

@@ -57,13 +57,16 @@
 ntf <- function(x, k, loss = c("frobenius", "kl"), method = NULL, nrun = 1,
                 short_iter = 0, short_keep = NULL,
                 max_iter = 1000, tol = 1e-6, seed = NULL, threads = NULL, verbose = FALSE,
-                callback = NULL, init = "random", cluster = NULL, ...) {
+                callback = NULL, init = "random", cluster = NULL, factor_dir = NULL, ...) {
   call <- match.call()
   check_dots_empty(...)
   check_required(x, "a non-negative matrix or array")
   loss <- match_option(loss, c("frobenius", "kl"), "loss")
   cluster <- check_cluster(cluster, x)
   sharded <- inherits(x, "aspectr_shards")
+  # (the name of the factor's files: the first mode's)
+  fmode <- if (sharded && length(x$dims) > 2) mode_names(x$dimnames, length(x$dims))[1] else "rows"
+  files <- factor_paths(factor_dir, x, fmode, callback)
   if (sharded) {
     check_tensor_shards(x, "ntf")
     if (loss != "kl") {
@@ -146,7 +149,10 @@ ntf <- function(x, k, loss = c("frobenius", "kl"), method = NULL, nrun = 1,
                        f[[1]] <- sweep(f[[1]], 2, raw$lambda * total, "*")
                        name_factors(f)
                      })
-    inits <- with_seed(seed, lapply(seq_len(nrun), function(i) random_start(data$dims, k)))
+    # (sharded: the documents' factor drawn by the shards' stores)
+    inits <- with_seed(seed, lapply(seq_len(nrun), function(i) {
+      if (sharded) random_start_lazy(data$dims, k) else random_start(data$dims, k)
+    }))
     if (!is.null(first)) {
       # the aspect-model form: unit-sum columns, their masses in lambda
       mass <- Reduce(`*`, lapply(first, colSums))
@@ -154,9 +160,12 @@ ntf <- function(x, k, loss = c("frobenius", "kl"), method = NULL, nrun = 1,
                          factors = lapply(first, function(f) f / rep(colSums(f), each = nrow(f))))
     }
     if (sharded) {
-      session <- shard_em_session(x, cluster, threads, 1, call)
+      session <- shard_em_session(x, cluster, threads, 1, call, files = files)
       on.exit(session$close(), add = TRUE)
       fit_start <- function(init, iters) session$fit(init, iters, tol, hook, exact = !is.null(callback))
+      if (!is.null(files) && !starts_staged(nrun, max_iter, stg$short_iter, stg$short_keep)) {
+        fit_start <- keep_best_run(fit_start, function(r) session$discard(r$factors[[1]]))
+      }
     } else {
       fit_start <- function(init, iters) {
         cpp_plsa_fit(data$idx, data$val, data$dims, init$lambda, init$factors,
@@ -226,7 +235,11 @@ ntf <- function(x, k, loss = c("frobenius", "kl"), method = NULL, nrun = 1,
   check_objective_range(run_value(res), scaled[best], "ntf() fit")
   ord <- order(res$weights, decreasing = TRUE)
   comp <- paste0("component_", seq_len(k))
+  if (!is.null(files)) {
+    res$factors[[1]] <- session$finalize(res$factors[[1]], ord, NULL, list(data$dimnames[[1]], comp), fmode)
+  }
   factors <- lapply(seq_along(res$factors), function(n) {
+    if (inherits(res$factors[[n]], "aspectr_factor_files")) return(res$factors[[n]])
     f <- res$factors[[n]][, ord, drop = FALSE]
     dimnames(f) <- list(data$dimnames[[n]], comp)
     f
@@ -274,6 +287,12 @@ summary.aspectr_ntf <- function(object, ...) {
                  converged = object$converged, weights = object$weights,
                  runs = object$run_values,
                  top = lapply(object$factors, function(f) {
+                   if (inherits(f, "aspectr_factor_files")) {
+                     # (in files: read a shard at a time)
+                     nm <- rownames(f) %||% seq_len(nrow(f))
+                     top <- vapply(factor_top_rows(f, 3), function(i) paste(nm[i], collapse = ", "), "")
+                     return(stats::setNames(top, colnames(f)))
+                   }
                    apply(f, 2, function(col) {
                      nm <- rownames(f); if (is.null(nm)) nm <- seq_len(nrow(f))
                      paste(utils::head(nm[order(col, decreasing = TRUE)], 3), collapse = ", ")
@@ -313,6 +332,7 @@ plot.aspectr_ntf <- function(x, type = c("factors", "convergence"), ...) {
                    ylab = "objective", main = "Convergence", ...)
     return(invisible(x))
   }
+  need_rows(x, "{.code plot(type = \"factors\")}")
   N <- length(x$factors)
   nc <- min(N, 3)
   op <- graphics::par(mfrow = c(ceiling(N / nc), nc), mar = c(5, 4, 2, 1))
@@ -343,6 +363,7 @@ plot.aspectr_ntf <- function(x, type = c("factors", "convergence"), ...) {
 #' @export
 fitted.aspectr_ntf <- function(object, ...) {
   check_dots_empty(...)
+  need_rows(object, "{.fn fitted}")
   check_size(prod(as.numeric(object$dims)), "The fitted array would have {size} cells.")
   p <- array(0, object$dims)
   for (r in seq_len(object$k)) {

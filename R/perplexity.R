@@ -110,6 +110,7 @@ perplexity.aspectr_nmf <- function(object, newdata, ...) {
                       "only a KL fit is a topic model.",
                       "Fit {.code nmf(x, k, loss = \"kl\")} or {.fn plsa}.")
   }
+  need_rows(object, "{.fn perplexity} of an NMF")
   perplexity(as_plsa(object), newdata, ...)
 }
 

@@ -62,11 +62,14 @@ summary.aspectr_plsa <- function(object, n = 8, ...) {
   check_dots_empty(...)
   n <- check_whole(n, "n")
   top <- terms(object, n)
-  cls <- max.col(topics(object), ties.method = "first")
+  # (the documents' factor in files: counted as the fit wrote it)
+  f0 <- object$factors[[1]]
+  classes <- if (inherits(f0, "aspectr_factor_files")) f0$classes else
+    tabulate(max.col(topics(object), ties.method = "first"), nbins = object$k)
   topics_df <- data.frame(
     topic = names(object$lambda),
     weight = unname(object$lambda),
-    documents = tabulate(cls, nbins = object$k) / length(cls),
+    documents = classes / object$dims[1],
     top_terms = apply(top, 2, paste, collapse = ", "),
     stringsAsFactors = FALSE
   )
@@ -88,9 +91,15 @@ summary.aspectr_plsa <- function(object, n = 8, ...) {
 # Per-word perplexity given the document, exp(-sum x log P(w | d) / N), with
 # P(w | d) = P(d, w) / P(d) and P(d) the model's document marginal.
 train_perplexity <- function(object, ll = logLik(object)) {
-  pd <- drop(object$factors[[1]] %*% object$lambda)
-  n <- object$doc_totals
-  exp(-(as.numeric(ll) - sum(n[n > 0] * log(pd[n > 0]))) / object$total)
+  f0 <- object$factors[[1]]
+  if (inherits(f0, "aspectr_factor_files")) {
+    nlogpd <- f0$nlogpd
+  } else {
+    pd <- drop(f0 %*% object$lambda)
+    n <- object$doc_totals
+    nlogpd <- sum(n[n > 0] * log(pd[n > 0]))
+  }
+  exp(-(as.numeric(ll) - nlogpd) / object$total)
 }
 
 #' @export
@@ -147,12 +156,18 @@ topics.default <- function(object, ...) {
 topics.aspectr_plsa <- function(object, mode = 1, ...) {
   check_dots_empty(...)
   mode <- check_whole(mode, "mode", max = length(object$dims))
-  u <- object$factors[[mode]]
-  p <- sweep(u, 2, object$lambda, "*")
+  if (mode == 1) need_rows(object, "{.fn topics} of the documents")
+  topic_weights(object$factors[[mode]], object$lambda)
+}
+
+# P(topic | entry) of a factor u (entries x topics) and the weights lambda;
+# an entry without mass takes lambda
+topic_weights <- function(u, lambda) {
+  p <- sweep(u, 2, lambda, "*")
   s <- rowSums(p)
   empty <- !(s > 0)
   p[!empty, ] <- p[!empty, , drop = FALSE] / s[!empty]
-  if (any(empty)) p[empty, ] <- matrix(object$lambda, sum(empty), object$k, byrow = TRUE)
+  if (any(empty)) p[empty, ] <- matrix(lambda, sum(empty), length(lambda), byrow = TRUE)
   p
 }
 
@@ -177,7 +192,9 @@ terms.aspectr_plsa <- function(x, n = 10, mode = length(x$dims), ...) {
   n <- min(n, nrow(v))
   tn <- rownames(v)
   if (is.null(tn)) tn <- as.character(seq_len(nrow(v)))
-  out <- apply(v, 2, function(p) tn[order(p, decreasing = TRUE)[seq_len(n)]])
+  # (a factor in files: read a shard at a time)
+  out <- if (inherits(v, "aspectr_factor_files")) unlist(lapply(factor_top_rows(v, n), function(i) tn[i])) else
+    apply(v, 2, function(p) tn[order(p, decreasing = TRUE)[seq_len(n)]])
   out <- matrix(out, nrow = n, dimnames = list(NULL, colnames(v)))
   out
 }
@@ -236,6 +253,7 @@ predict.aspectr_plsa <- function(object, newdata, type = c("topics", "class"), l
   tol <- check_number(tol, "tol", 0, Inf)
   threads <- resolve_threads(threads)
   if (missing(newdata) || is.null(newdata)) {
+    need_rows(object, "{.fn predict} without {.arg newdata}")
     theta <- topics(object)
   } else if (length(object$dims) > 2) {
     theta <- cell_posterior(object, newdata)
@@ -277,7 +295,8 @@ cell_posterior <- function(object, newdata, call = rlang::caller_env()) {
   p <- matrix(object$lambda, nrow(newdata), object$k, byrow = TRUE)
   for (n in seq_len(N)) {
     ok <- !is.na(newdata[, n])
-    p[ok, ] <- p[ok, , drop = FALSE] * object$factors[[n]][newdata[ok, n], , drop = FALSE]
+    # (a factor in files: the shards holding the rows asked for are read)
+    p[ok, ] <- p[ok, , drop = FALSE] * factor_rows(object$factors[[n]], newdata[ok, n])
   }
   s <- rowSums(p)
   zero <- !(s > 0)
@@ -345,6 +364,7 @@ abort_newdata_cols <- function(got, want, call) {
 fitted.aspectr_plsa <- function(object, type = c("counts", "probability"), ...) {
   check_dots_empty(...)
   type <- match_option(type, c("counts", "probability"), "type")
+  need_rows(object, "{.fn fitted}")
   check_size(prod(as.numeric(object$dims)), "The fitted matrix would have {size} cells.")
   if (length(object$dims) == 2) {
     p <- object$factors[[1]] %*% (object$lambda * t(object$factors[[2]]))
@@ -420,6 +440,7 @@ tidy.aspectr_plsa <- function(x, matrix = c("beta", "gamma"), ...) {
                    term = rep(term_names(x), times = x$k),
                    beta = as.vector(v))
   } else {
+    need_rows(x, "{.fn tidy} of {.code gamma}")
     g <- topics(x)
     tibble::tibble(document = rep(doc_names(x), times = x$k),
                    topic = rep(seq_len(x$k), each = nrow(g)),

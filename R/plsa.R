@@ -127,6 +127,16 @@
 #'   worker itself, so the master never holds them) and keeps them for the
 #'   whole fit; per iteration only the topics go out and their statistics
 #'   come back. The workers need \pkg{aspectr} installed.
+#' @param factor_dir For data split into [shards()] whose rows' factor (the
+#'   documents' topic weights of [plsa()], \eqn{W} of [nmf()], the first
+#'   mode's factor of [ntf()]) should not be gathered into this process:
+#'   `NULL` (default) gathers it into the fit; the path of a directory, or
+#'   `TRUE` for the directory of each shard's file, has the process that
+#'   holds each shard write its rows of the factor there as
+#'   `<shard>.<factor>.rds` (replacing such a file), and the fit holds an
+#'   [`aspectr_factor_files`][factor_files] object in its place. With a
+#'   cluster the directory is the workers' (on several hosts, one each can
+#'   write to). Not with `callback`.
 #' @param ... Must be empty; an unknown argument is an error.
 #'
 #' @section Sharded data:
@@ -195,18 +205,23 @@
 #' @export
 plsa <- function(x, k, loss = c("kl", "tsallis", "l2"), method = NULL, q = 0.5, tempering = 1, normalize = TRUE,
                  init = "random", nrun = 1, short_iter = 0, short_keep = NULL, max_iter = 1000, tol = 1e-6, seed = NULL, threads = NULL,
-                 verbose = FALSE, callback = NULL, cluster = NULL, ...) {
+                 verbose = FALSE, callback = NULL, cluster = NULL, factor_dir = NULL, ...) {
   call <- match.call()
   check_dots_empty(...)
   loss <- match_option(loss, c("kl", "tsallis", "l2"), "loss")
   if (!missing(x)) cluster <- check_cluster(cluster, x)
+  if (!is.null(factor_dir) && !missing(x)) {
+    # (named after the first mode: the documents of a matrix)
+    factor_dir <- factor_paths(factor_dir, x, if (inherits(x, "aspectr_shards")) mode_names(x$dimnames, length(x$dims))[1] else "documents", callback)
+  }
   if (!missing(x) && inherits(x, "aspectr_shards")) {
     tempering <- check_number(tempering, "tempering", 0, 1, lower_open = TRUE)
     q <- check_number(q, "q", 0, 1, lower_open = TRUE, upper_open = TRUE)
     ctl <- check_fit_controls(nrun, max_iter, tol, seed, threads, verbose)
     return(plsa_shards(x, k, loss, method, q, tempering, init, ctl$nrun,
                        check_staging(short_iter, short_keep, ctl$nrun), ctl$max_iter, ctl$tol,
-                       ctl$seed, ctl$threads, ctl$verbose, check_callback(callback), cluster, call))
+                       ctl$seed, ctl$threads, ctl$verbose, check_callback(callback), cluster, call,
+                       factor_dir))
   }
   # KL fits take a dgCMatrix's cells in its own order, by column, with its
   # own values (no copy): coordinate descent's pass by document visits them
@@ -386,7 +401,7 @@ random_factor <- function(d, k) {
 # random_start() of a sharded fit with the documents' factor kept as the
 # generator's state before its draws and the column sums of the draws
 # (drawn again a column at a time, each shard's rows taken, by
-# shard_start_blocks()): no matrix of the documents' size outside the
+# each shard's store, see shard_begin()): no matrix of the documents' size outside the
 # shards. The same numbers, and the stream moves on as random_start()
 # moves it.
 random_start_lazy <- function(dims, k) {
@@ -446,11 +461,12 @@ use_future <- function() {
 new_plsa <- function(res, data, k, loss, q, tempering, run, values, time, threads,
                      seed, call, sort = TRUE, prefix = "topic_", summary = NULL, own_first = FALSE) {
   lambda <- as.numeric(res$lambda)
-  ord <- if (sort) order(lambda, decreasing = TRUE) else seq_len(k)
+  ord <- if (sort) plsa_order(lambda) else seq_len(k)
   topic_names <- paste0(prefix, seq_len(k))
   factors <- lapply(seq_along(res$factors), function(n) {
     f <- res$factors[[n]]
     dn <- list(data$dimnames[[n]], topic_names)
+    if (inherits(f, "aspectr_factor_files")) return(f)  # (written in this order, named)
     if (n == 1 && own_first && is.double(f) && is.matrix(f) && identical(dim(f), c(as.integer(data$dims[1]), as.integer(k)))) {
       cpp_permute_columns_owned(f, ord, dn)
       return(f)
@@ -486,6 +502,9 @@ new_plsa <- function(res, data, k, loss, q, tempering, run, values, time, thread
   contract_fields(fit, "plsa", factors = fit$factors, weights = fit$lambda,
                   params = list(q = q, tempering = tempering, normalize = TRUE))
 }
+
+# the order of a fit's topics: by weight, the largest first
+plsa_order <- function(lambda) order(lambda, decreasing = TRUE)
 
 # init of the aspect-model fitters (plsa, lca): NULL for random starts, or
 # the first start as list(lambda, factors)

@@ -21,7 +21,7 @@ shard_qem_fit <- function(eng, init, global, max_iter, tol, hook, exact) {
   N <- length(x$dims)
   lambda <- as.numeric(init$lambda)
   Fg <- lapply(init$factors[-1], t)
-  eng$start(shard_start_blocks(x, init))
+  shard_begin(eng, init)
   shard_gc(8 * length(lambda) * x$dims[1], full = TRUE)
   colsum <- NULL
   f <- numeric(0)

@@ -107,6 +107,7 @@ finish_progress <- function(fit, verbose, name, max_iter, tol) {
 # A warm start: `init` an earlier fit of the same family, rank and data
 # shape (classed input errors otherwise); returns the fit.
 warm_start <- function(init, family, k, dims, call = rlang::caller_env()) {
+  need_rows(init, "A warm start from this fit", call = call)
   got <- init$family %||% sub("^aspectr_", "", class(init)[1])
   if (!identical(got, family)) {
     abort_input("{.arg init} is a {.fn {got}} fit; a warm start needs a {.fn {family}} fit.",
@@ -154,7 +155,7 @@ check_aspect_init <- function(init, dims, k, call = rlang::caller_env()) {
 # by the callback ends the fit.
 run_starts <- function(inits, fit_start, resume, hook, max_iter, short_iter, short_keep) {
   n <- length(inits)
-  staged <- n > 1 && short_keep < n && short_iter > 0 && short_iter < max_iter
+  staged <- starts_staged(n, max_iter, short_iter, short_keep)
   run_all <- function(starts, iters) {
     if (is.null(hook)) return(map_runs(starts, function(s) fit_start(s, iters)))
     out <- list()

@@ -36,9 +36,15 @@
 #' sweeps, and KL coordinate descent gathers one shard's rows at a time for
 #' the update of \eqn{W} (12 bytes per non-zero of that shard, read in two
 #' passes a chunk at a time). The random starts
-#' of [plsa()] and [nmf()] are drawn shard by shard (the numbers of the
-#' in-memory start), never as a whole documents' factor. Other fits read a
+#' of [plsa()], [ntf()] and [nmf()] are drawn shard by shard, by the process
+#' that holds the shard (the numbers of the in-memory start), never as a
+#' whole documents' factor. Other fits read a
 #' whole shard at a time.
+#'
+#' The rows' factor (documents x components) is gathered into the fit at
+#' the end; with `factor_dir` (see [plsa()] and [factor_files]) each
+#' process writes its shards' rows to files instead, so that on a cluster
+#' the factor never reaches this process.
 #'
 #' @section Files:
 #' `x` may name files of these kinds (by their extension):
@@ -309,10 +315,20 @@ new_shards <- function(sources, meta) {
   rows <- vapply(meta, function(m) as.numeric(m$dims[1]), numeric(1))
   row_names <- lapply(meta, function(m) m$dimnames[[1]])
   dn_rows <- if (all(!vapply(row_names, is.null, logical(1)))) unlist(row_names, use.names = FALSE) else NULL
+  dn <- c(list(dn_rows), dn_shared)
+  # the modes' names (the first shard's that has them, as the fits name
+  # their factors by them)
+  for (i in seq_along(meta)) {
+    nm <- names(meta[[i]]$dimnames)
+    if (length(nm) == N && all(nzchar(nm))) {
+      names(dn) <- nm
+      break
+    }
+  }
   for (i in seq_along(meta)) meta[[i]]$dimnames <- NULL
   structure(list(sources = sources, meta = meta, rows = rows,
                  dims = as.integer(c(sum(rows), dims_shared)),
-                 dimnames = c(list(dn_rows), dn_shared),
+                 dimnames = dn,
                  nnz = sum(vapply(meta, function(m) m$nnz, numeric(1)))),
             class = "aspectr_shards")
 }
@@ -397,6 +413,9 @@ shard_op_run <- function(id, op, seq, args) {
       assign(id, st, envir = shard_stores)
     }
     for (j in seq_along(args$ids)) {
+      # (a fit that writes the rows' factor to files finds out now, not
+      # after its iterations, whether it can write there)
+      if (!is.null(args$files)) check_factor_file(args$sources[[j]], args$files[[j]])
       st$shards[[as.character(args$ids[j])]] <- list(
         id = args$ids[j], source = args$sources[[j]], keep = args$keep, rows = args$rows[j],
         data = if (args$keep) shard_by_column(shard_data(args$sources[[j]])) else NULL)
@@ -405,22 +424,44 @@ shard_op_run <- function(id, op, seq, args) {
   }
   held <- if (is.null(st)) integer(0) else vapply(st$shards, function(h) h$id, numeric(1))
   if (op == "drop") {
-    if (!is.null(st)) rm(list = id, envir = shard_stores)
+    if (!is.null(st)) {
+      # the runs' files of the rows' factor not made into the fit's
+      unlink(unlist(st$written))
+      rm(list = id, envir = shard_stores)
+    }
     return(list(ids = held))
   }
   if (!length(held)) return(list(ids = integer(0)))
-  if (op == "start") {
+  if (op %in% c("start", "draw", "resume")) {
+    # a start's documents' factor: given ("start"), drawn here from the
+    # generator's state ("draw", see shard_random_blocks()) or read from
+    # the files of an earlier run's ("resume")
     mine <- args$ids %in% held
     if (!any(mine)) return(list(ids = integer(0)))  # not this worker's
-    for (j in which(mine)) {
-      key <- as.character(args$ids[j])
-      st$shards[[key]]$F0 <- args$F0[[j]]
+    ids <- args$ids[mine]
+    F0 <- switch(op, start = args$F0[mine],
+                 draw = shard_random_blocks(args$rows, ids, args$state, args$k, shard_start_column(args)),
+                 resume = lapply(ids, function(i) shard_read_run(st, i, args$paths[[i]], args$k)))
+    for (j in seq_along(ids)) {
+      key <- as.character(ids[j])
+      st$shards[[key]]$F0 <- F0[[j]]
       st$shards[[key]]$Y0 <- NULL
       st$shards[[key]]$pending <- FALSE
     }
     st$colsum <- NULL
     st$seq <- -1
-    return(list(ids = args$ids[mine]))
+    return(list(ids = ids))
+  }
+  if (op == "write_final") return(shard_write_final(st, held, args))
+  if (op == "commit_final") return(shard_commit_final(st, held, args))
+  if (op == "discard") {
+    # a run's files no longer needed (a worse start's)
+    for (key in names(st$shards)) {
+      path <- args$paths[[st$shards[[key]]$id]]
+      unlink(path)
+      st$written[[key]] <- setdiff(st$written[[key]], path)
+    }
+    return(list(ids = held))
   }
   # a step delivered twice: the first answer (the step is not idempotent)
   if (op %in% shard_steps && identical(seq, st$seq)) return(st$reply)
@@ -457,6 +498,7 @@ shard_op_run <- function(id, op, seq, args) {
       }
     }
     shard_normalize(st)
+    if (!is.null(args$write)) return(shard_write_run(st, held, args))
     F0 <- lapply(st$shards, function(h) h$F0)
     # the last gather in this process hands the factors over (the master's
     # copy is then the only one)
@@ -616,6 +658,10 @@ shard_engine <- function(x, cluster, threads, call) {
   rounds <- if (is.null(cluster)) 1L else 10L * length(cluster) + 10L
   keep <- !is.null(cluster) || all(vapply(x$sources, function(s) identical(s$kind, "object"), logical(1)))
   loaded <- integer(0)
+  # the files the rows' factor is written to (factor_dir), one per shard,
+  # or NULL (gathered into the fit); the runs' files are numbered
+  files <- NULL
+  run_no <- 0
 
   fail <- function(e) {
     cli::cli_abort(c("A worker of {.arg cluster} failed during the sharded fit: {conditionMessage(e)}",
@@ -645,9 +691,10 @@ shard_engine <- function(x, cluster, threads, call) {
     if (checked) check(res) else res
   }
   eng <- list(x = x, groups = groups, keep = keep, local = is.null(cluster))
+  eng$set_files <- function(paths) files <<- paths
   eng$load <- function() {
     res <- apply_each("load", lapply(groups, function(g) {
-      list(ids = g, sources = x$sources[g], rows = x$rows[g], keep = keep)
+      list(ids = g, sources = x$sources[g], rows = x$rows[g], keep = keep, files = files[g])
     }), checked = FALSE)
     # what was loaded is dropped at the end, also after a failure here
     loaded <<- sort(unlist(lapply(res, function(r) if (inherits(r, "aspectr_shard_failure")) NULL else r$ids)))
@@ -655,14 +702,34 @@ shard_engine <- function(x, cluster, threads, call) {
     check(res)
     invisible()
   }
-  eng$start <- function(blocks) {
-    # each group's factors to the worker that loaded it (a cluster that
-    # pins calls to workers takes them at once); those refused go to every
-    # worker, and each keeps the factors of its own shards
-    res <- apply_each("start", lapply(groups, function(g) list(ids = g, F0 = blocks[g])))
+  # `payload(ids)` to the stores holding the shards `ids`: each group's to
+  # the worker that loaded it (a cluster that pins calls to workers takes
+  # them at once); those refused go to every worker, and each takes the
+  # part of its own shards. Returns the answers.
+  eng$each <- function(op, payload) {
+    res <- apply_each(op, lapply(groups, payload))
     taken <- unlist(lapply(res, function(a) a$ids))
     rest <- setdiff(all_ids, taken)
-    if (length(rest)) eng$run("start", list(ids = rest, F0 = blocks[rest]), expect = rest)
+    if (length(rest)) res <- c(res, eng$run(op, payload(rest), expect = rest))
+    res
+  }
+  eng$start <- function(blocks) {
+    eng$each("start", function(g) list(ids = g, F0 = blocks[g]))
+    invisible()
+  }
+  # A start's documents' factor to the stores: `F0` whole (rows x k), or
+  # the files of an earlier run (shard_write_run()), or, with `draw`, a
+  # random start drawn by each store for its own shards from the
+  # generator's state (shard_random_blocks(); the master then never holds
+  # the documents' factor)
+  eng$begin <- function(F0 = NULL, draw = NULL) {
+    if (!is.null(draw)) {
+      eng$run("draw", c(draw, list(ids = all_ids, rows = x$rows)))
+    } else if (inherits(F0, "aspectr_shard_run")) {
+      eng$run("resume", list(ids = all_ids, paths = F0$paths, k = length(F0$sums)))
+    } else {
+      eng$start(lapply(seq_along(x$rows), function(i) t(F0[shard_rows(x, i), , drop = FALSE])))
+    }
     invisible()
   }
   eng$run <- function(op, args = list(), expect = all_ids) {
@@ -688,6 +755,40 @@ shard_engine <- function(x, cluster, threads, call) {
     invisible()
   }
   eng$reduce <- function(res, what) Reduce(shard_add, lapply(res, function(a) a[[what]]))
+  # a run's files of the rows' factor removed (a start that is not the best)
+  eng$discard <- function(run) {
+    if (inherits(run, "aspectr_shard_run")) eng$run("discard", list(paths = run$paths))
+    invisible()
+  }
+  # The fit's rows' factor written to `files` from the run's files `run`
+  # (rows x k, components in the order `ord`, column r multiplied by
+  # scale[r], named `names`); every run's files are then removed. Returns
+  # the factor as an aspectr_factor_files object.
+  # With the topics' weights `lambda` (in the fit's order), what
+  # summary.aspectr_plsa() needs of the factor is found on the way (see
+  # shard_write_final()).
+  eng$finalize <- function(run, ord, scale = NULL, names = list(NULL, NULL), mode = "documents",
+                           lambda = NULL) {
+    rn <- names[[1]]
+    # every shard's file written beside its final name first, then all
+    # renamed (a failure leaves no shard's file replaced)
+    res <- eng$each("write_final", function(g) {
+      list(ids = g, run = run$paths[g], final = files[g], tmp = paste0(files[g], ".", id), k = length(ord),
+           ord = ord, scale = scale, colnames = names[[2]],
+           rownames = if (!is.null(rn)) lapply(g, function(i) rn[shard_rows(x, i)]),
+           lambda = lambda, totals = if (!is.null(lambda)) lapply(x$meta[g], function(m) m$doc_totals))
+    })
+    eng$run("commit_final", list(ids = all_ids, final = files))
+    info <- list()
+    for (a in res) for (j in seq_along(a$ids)) info[[a$ids[j]]] <- a$info[[j]]
+    out <- new_factor_files(files, x$rows, length(ord), names, info, mode,
+                            vapply(x$sources, function(s) s$label, character(1)))
+    if (!is.null(lambda)) {
+      out$classes <- Reduce(`+`, lapply(info, function(i) i$classes))
+      out$nlogpd <- sum(vapply(info, function(i) i$nlogpd, numeric(1)))
+    }
+    out
+  }
   # the documents' factor (rows x k) from every shard's (normalized first
   # by `colsum`, see shard_normalize()), placed by the shards' numbers,
   # whatever order the workers answer in
@@ -695,6 +796,16 @@ shard_engine <- function(x, cluster, threads, call) {
   # `last`, the stores' file buffers are let go first, their data read for
   # the last time)
   eng$gather <- function(colsum = NULL, last = FALSE) {
+    # (with files: each store writes its shards' factors, see
+    # shard_write_run(), and the run's files stand for the factor)
+    if (last && !is.null(files)) {
+      run_no <<- run_no + 1
+      paths <- paste0(files, ".", id, ".run", run_no)
+      parts <- eng$run("gather", list(colsum = colsum, last = TRUE, hand_over = is.null(cluster),
+                                      write = paths))
+      sums <- Reduce(`+`, lapply(parts, function(p) Reduce(`+`, p$sums)))
+      return(structure(list(paths = paths, sums = sums, rows = x$rows), class = "aspectr_shard_run"))
+    }
     # (in this process the last gather hands the stores' factors over; a
     # cluster's workers keep theirs, as a call may reach a worker twice)
     parts <- eng$run("gather", list(colsum = colsum, last = last, hand_over = last && is.null(cluster)))
@@ -753,7 +864,7 @@ shard_em_fit <- function(eng, init, global, max_iter, tol, hook, exact) {
   # the core's layout (k x d) throughout, R's at the end
   lambda <- as.numeric(init$lambda)
   Fg <- lapply(init$factors[-1], t)
-  eng$start(shard_start_blocks(x, init))
+  shard_begin(eng, init)
   shard_gc(8 * length(lambda) * x$dims[1], full = TRUE)  # the blocks sent: memory of the documents' size
   colsum <- NULL
   f <- numeric(0)
@@ -826,7 +937,7 @@ shard_progress <- function(hook, verbose, name, max_iter) {
 
 # plsa() of shards: EM (plain or tempered) over the shards.
 plsa_shards <- function(x, k, loss, method, q, tempering, init, nrun, stg, max_iter, tol, seed, threads,
-                        verbose, callback, cluster, call) {
+                        verbose, callback, cluster, call, files = NULL) {
   if (loss == "l2") {
     abort_input("{.arg loss} must be {.val kl} (plain or tempered EM) or {.val tsallis} (q-EM) for data in {.fn shards}, not {.val {loss}}, which needs the data in one object.",
                 "argument", arg = "loss", call = call)
@@ -860,7 +971,7 @@ plsa_shards <- function(x, k, loss, method, q, tempering, init, nrun, stg, max_i
                    })
   hook <- shard_progress(hook, verbose, if (loss == "tsallis") "plsa (sharded q-EM)" else "plsa (sharded EM)", max_iter)
   start <- proc.time()[["elapsed"]]
-  session <- shard_em_session(x, cluster, threads, tempering, call, q = if (loss == "tsallis") q)
+  session <- shard_em_session(x, cluster, threads, tempering, call, q = if (loss == "tsallis") q, files = files)
   on.exit(session$close(), add = TRUE)
   if (loss == "kl" && k == 1 && is.null(first)) {
     # the product of the marginals (as plsa_rank1()), its divergence in one pass
@@ -869,14 +980,24 @@ plsa_shards <- function(x, k, loss, method, q, tempering, init, nrun, stg, max_i
     inits <- with_seed(seed, lapply(seq_len(nrun), function(i) random_start_lazy(x$dims, k)))
     if (!is.null(first)) inits[[1]] <- first
     fit_one <- function(init, iters) session$fit(init, iters, tol, hook, exact = !is.null(callback))
+    if (!is.null(files) && !starts_staged(nrun, max_iter, stg$short_iter, stg$short_keep)) {
+      fit_one <- keep_best_run(fit_one, function(r) session$discard(r$factors[[1]]))
+    }
     runs <- run_starts_sequential(inits, fit_one, resume_start, max_iter, stg$short_iter, stg$short_keep)
+  }
+  values <- vapply(runs, run_value, numeric(1))
+  best <- best_run(values, "plsa() fit")
+  res <- runs[[best]]
+  if (!is.null(files)) {
+    # the best run's factor written in the fit's order, the runs' removed
+    ord <- plsa_order(res$lambda)
+    res$factors[[1]] <- session$finalize(res$factors[[1]], ord, NULL,
+                                         list(x$dimnames[[1]], paste0("topic_", seq_len(k))),
+                                         mode = mode_names(x$dimnames, N)[1], lambda = as.numeric(res$lambda)[ord])
   }
   # the shards let go before the result is made (memory of the documents'
   # size; closing again on exit does nothing)
   session$close()
-  values <- vapply(runs, run_value, numeric(1))
-  best <- best_run(values, "plsa() fit")
-  res <- runs[[best]]
   summ <- shard_summary(x)
   fit <- new_plsa(res, list(dims = x$dims, dimnames = x$dimnames, total = shard_total(x),
                             nnz = x$nnz), own_first = !is.null(res$gathered),
@@ -892,7 +1013,7 @@ plsa_shards <- function(x, k, loss, method, q, tempering, init, nrun, stg, max_i
 # The sharded EM of one fit: the shards loaded (on the workers, or
 # described for streaming), `fit(init, iters, tol, hook, exact)` running one
 # start (what cpp_plsa_fit returns), `close()` dropping the workers' state.
-shard_em_session <- function(x, cluster, threads, tempering, call, q = NULL) {
+shard_em_session <- function(x, cluster, threads, tempering, call, q = NULL, files = NULL) {
   top <- max(vapply(x$meta, function(m) m$top, numeric(1)))
   global <- list(dims = x$dims, tempering = tempering, threads = threads,
                  total = shard_total(x), top = top,
@@ -903,6 +1024,7 @@ shard_em_session <- function(x, cluster, threads, tempering, call, q = NULL) {
   # shards in memory are converted once; in files, on a cluster, read once
   # by their worker; in files without one, read in every iteration
   eng <- shard_engine(x, cluster, threads, call)
+  eng$set_files(files)
   tryCatch(eng$load(), error = function(e) { eng$drop(); stop(e) })
   rank1 <- function() {
     docs <- unlist(lapply(x$meta, function(m) m$doc_totals), use.names = FALSE)
@@ -912,12 +1034,13 @@ shard_em_session <- function(x, cluster, threads, tempering, call, q = NULL) {
     factors <- lapply(factors, function(m) matrix(m / sum(m), ncol = 1))
     eng$start(lapply(seq_along(x$rows), function(i) t(factors[[1]][shard_rows(x, i), , drop = FALSE])))
     kl <- eng$reduce(eng$run("loss", list(global = c(global, list(lambda = 1, factors = lapply(factors[-1], t))))), "value")
+    if (!is.null(files)) factors[[1]] <- eng$gather(NULL, last = TRUE)
     list(lambda = 1, factors = factors, objective = numeric(0), initial = kl,
          value = kl, iterations = 0L, converged = TRUE, kl = kl)
   }
   fitter <- if (is.null(q)) shard_em_fit else shard_qem_fit
   list(fit = function(init, iters, tol, hook, exact) fitter(eng, init, global, iters, tol, hook, exact),
-       rank1 = rank1, close = eng$drop)
+       rank1 = rank1, close = eng$drop, finalize = eng$finalize, discard = eng$discard)
 }
 
 # What the fitters read of sharded data in place of as_aspect_data()'s
@@ -974,35 +1097,63 @@ shard_take_start <- function(init) {
   F0
 }
 
-# The start's documents' factor as each shard's block (k x its rows, the
-# core's layout): taken from the whole factor, or, for a start of
-# random_start_lazy(), drawn a column at a time from the generator's state
-# (the session's random numbers left as they were)
-shard_start_blocks <- function(x, init) {
-  if (is.null(init$state)) {
-    F0 <- shard_take_start(init)
-    return(lapply(seq_along(x$rows), function(i) t(F0[shard_rows(x, i), , drop = FALSE])))
+# A start of plsa()'s or ntf()'s sharded EM to the stores: for a start of
+# random_start_lazy(), drawn by each store for its shards
+shard_begin <- function(eng, init) {
+  if (!is.null(init$state)) {
+    return(eng$begin(draw = list(kind = "plsa", state = init$state, k = init$k, d0 = init$d0,
+                                 colsum = init$colsum)))
   }
-  shard_random_blocks(x, init$state, init$k, function(r) stats::runif(init$d0, 0.1, 1) / init$colsum[r])$blocks
+  eng$begin(shard_take_start(init))
 }
 
-# A random start's documents' factor drawn again shard by shard: with the
-# session's generator at `state` (put back afterwards), `column(r)` draws
-# column r of the factor (all documents), a column at a time, and each
-# shard's rows of it fill row r of its block (k x its rows, the core's
-# layout); `after()` then makes the draws that followed those. Returns the
-# blocks and what after() returned.
-shard_random_blocks <- function(x, state, k, column, after = function() NULL) {
+# The column function of a random start drawn by the stores
+# (eng$begin(draw = )): column r of the documents' factor, all documents,
+# as random_start_lazy() ("plsa") or nmf_lazy_random() ("nmf") drew it
+shard_start_column <- function(spec) {
+  switch(spec$kind,
+         plsa = function(r) stats::runif(spec$d0, 0.1, 1) / spec$colsum[r],
+         nmf = function(r) stats::runif(spec$m) * spec$scale)
+}
+
+# The blocks (k x rows, the core's layout) of the shards `ids` of a
+# random start's documents' factor, drawn again: with the session's
+# generator at `state` (put back afterwards), `column(r)` draws column r of
+# the factor (all documents, the shards' `rows` one after another), a
+# column at a time, and each shard's rows of it fill row r of its block.
+shard_random_blocks <- function(rows, ids, state, k, column) {
+  with_rng_state(state, {
+    first <- cumsum(c(0, rows))
+    blocks <- lapply(rows[ids], function(r) matrix(0, k, r))
+    for (r in seq_len(k)) {
+      u <- column(r)
+      for (j in seq_along(ids)) blocks[[j]][r, ] <- u[seq.int(first[ids[j]] + 1, length.out = rows[ids[j]])]
+    }
+    blocks
+  })
+}
+
+# What the session's generator draws after skipping `skip` uniforms from
+# `state` (put back afterwards): `after()`'s draws
+shard_draws_after <- function(state, skip, after) {
+  with_rng_state(state, {
+    while (skip > 0) {
+      d <- min(skip, 2^20)
+      stats::runif(d)
+      skip <- skip - d
+    }
+    after()
+  })
+}
+
+# `code` evaluated with the session's generator at `state`, its state put
+# back afterwards
+with_rng_state <- function(state, code) {
   env <- globalenv()
   old <- get0(".Random.seed", envir = env, inherits = FALSE)
   on.exit(if (is.null(old)) rm(".Random.seed", envir = env) else assign(".Random.seed", old, envir = env))
   assign(".Random.seed", state, envir = env)
-  blocks <- lapply(x$rows, function(r) matrix(0, k, r))
-  for (r in seq_len(k)) {
-    u <- column(r)
-    for (i in seq_along(blocks)) blocks[[i]][r, ] <- u[shard_rows(x, i)]
-  }
-  list(blocks = blocks, after = after())
+  code
 }
 
 run_starts_sequential <- function(inits, fit_one, resume, max_iter, short_iter, short_keep) {

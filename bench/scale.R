@@ -30,8 +30,10 @@
 ## workers over a 10 Gb/s network.
 ##
 ## ASPECTR_BENCH_QUICK=1 divides the data by 10 (and n = 3);
-## ASPECTR_BENCH_ONLY="plsa|nmf|kl" picks sections (plsa() by EM, nmf() by
-## Frobenius HALS, nmf() by KL coordinate descent).
+## ASPECTR_BENCH_ONLY="plsa|nmf|kl|factors" picks sections (plsa() by EM,
+## nmf() by Frobenius HALS, nmf() by KL coordinate descent, and plsa() on
+## the cluster with the documents' factor gathered or written by the
+## workers with factor_dir).
 ## Out of core and on the cluster the fits are EM, as in memory.
 
 source("bench/common.R")
@@ -159,7 +161,7 @@ if (want("plsa")) {
          'sh <- shards(files)',
          'plsa(sh, k, max_iter = %s, tol = 0, seed = 1, threads = 1, verbose = TRUE)'),
     list("cluster, 2 PSOCK workers",
-         paste('sh <- shards(files); cl <- parallel::makeCluster(2); invisible(parallel::clusterCall(cl, .libPaths, .libPaths()))',
+         paste('sh <- shards(files); cl <- parallel::makeCluster(2); invisible(parallel::clusterCall(cl, function(p) .libPaths(p), .libPaths()))',
                # the workers load aspectr before the timed fits
                'invisible(plsa(shards(list(w[1:25, ], w[26:50, ])), 2, max_iter = 2, seed = 1, threads = 1, cluster = cl))', sep = "; "),
          'plsa(sh, k, max_iter = %s, tol = 0, seed = 1, threads = 1, cluster = cl, verbose = TRUE)')
@@ -237,7 +239,7 @@ nmf_runs <- list(
        'sh <- shards(files)',
        'nmf(sh, k, max_iter = %s, tol = 0, seed = 1, threads = 1, verbose = TRUE)'),
   list("cluster, 2 PSOCK workers",
-       paste('sh <- shards(files); cl <- parallel::makeCluster(2); invisible(parallel::clusterCall(cl, .libPaths, .libPaths()))',
+       paste('sh <- shards(files); cl <- parallel::makeCluster(2); invisible(parallel::clusterCall(cl, function(p) .libPaths(p), .libPaths()))',
              'invisible(nmf(shards(list(w[1:25, ], w[26:50, ])), 2, max_iter = 2, seed = 1, threads = 1, cluster = cl))', sep = "; "),
        'nmf(sh, k, max_iter = %s, tol = 0, seed = 1, threads = 1, cluster = cl, verbose = TRUE)')
 )
@@ -259,4 +261,29 @@ if (want("kl")) {
     r
   })
   report_nmf(run_interleaved(kcd_runs))
+}
+
+if (want("factors")) {
+  heading("plsa() on 2 PSOCK workers: the documents' factor gathered vs written by the workers (factor_dir)")
+  # With factor_dir each worker draws its shards' rows of the random start,
+  # keeps them, and writes the fit's rows beside the shard files: the
+  # master's memory no longer holds a matrix of the documents' size.
+  fdir <- file.path(dir, "factors")
+  dir.create(fdir)
+  setup <- paste('sh <- shards(files); cl <- parallel::makeCluster(2); invisible(parallel::clusterCall(cl, function(p) .libPaths(p), .libPaths()))',
+                 'invisible(plsa(shards(list(w[1:25, ], w[26:50, ])), 2, max_iter = 2, seed = 1, threads = 1, cluster = cl))', sep = "; ")
+  runs <- list(
+    list("factor gathered", setup,
+         'plsa(sh, k, max_iter = %s, tol = 0, seed = 1, threads = 1, cluster = cl, verbose = TRUE)'),
+    list("factor_dir", setup,
+         paste0('plsa(sh, k, max_iter = %s, tol = 0, seed = 1, threads = 1, cluster = cl, verbose = TRUE, factor_dir = "',
+                fdir, '")')))
+  res <- run_interleaved(runs)
+  vals <- vapply(res, function(v) v[4], numeric(1))
+  cat(sprintf("final objectives agree to %.2g (relative)\n", diff(range(vals)) / abs(vals[1])))
+  doc_mb <- n_shards * docs * k * 8 / 1e6
+  cat(sprintf("documents' factor: %.0f MB; master's peak beyond the session: %.1f MB gathered, %.1f MB with factor_dir\n",
+              doc_mb, res[[1]][1], res[[2]][1]))
+  cat(sprintf("time per iteration: %.3f s gathered, %.3f s with factor_dir; files written: %.0f MB\n",
+              res[[1]][3], res[[2]][3], sum(file.size(list.files(fdir, full.names = TRUE))) / 1e6))
 }

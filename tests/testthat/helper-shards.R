@@ -36,10 +36,28 @@ shard_tempdir <- function() {
 # test is skipped when they cannot load aspectr); the caller stops it
 psock_cluster <- function() {
   cl <- parallel::makeCluster(2)
-  parallel::clusterCall(cl, .libPaths, .libPaths())
+  set_worker_libs(cl)
   if (!all(unlist(parallel::clusterCall(cl, requireNamespace, "aspectr", quietly = TRUE)))) {
     parallel::stopCluster(cl)
     skip("aspectr is not installed where the workers look")
   }
+  cl
+}
+
+# The workers' library paths set to this session's. (`.libPaths` itself
+# cannot be the function sent: the copy a worker receives keeps the paths
+# in its own environment, and the worker's library paths stay as they were.)
+set_worker_libs <- function(cl) {
+  f <- function(p) .libPaths(p)
+  environment(f) <- globalenv()
+  invisible(parallel::clusterCall(cl, f, .libPaths()))
+}
+
+# A 2-worker mirai cluster (which hands each call to whichever worker is
+# free) using this session's library; the caller stops it
+mirai_cluster <- function() {
+  skip_if_not_installed("mirai")
+  cl <- mirai::make_cluster(2)
+  set_worker_libs(cl)
   cl
 }

@@ -331,6 +331,11 @@ cases <- list(
   mal(write_shards(list(), tns_dir), "x", "empty"),
   mal(write_shards(x, tns_dir, prefix = 1), "prefix", "type", "1"),
   mal(write_shards(neg, tns_dir), "x", "value"),
+  mal(gather_factors(), "x", "argument"),
+  mal(gather_factors(1), "x", "type", "1"),
+  mal(plsa(x, 2, factor_dir = tns_dir), "factor_dir", "argument"),
+  mal(plsa(shards(list(x)), 2, factor_dir = 1), "factor_dir", "type", "1"),
+  mal(nmf(shards(list(x)), 2, factor_dir = NA), "factor_dir", "type"),
   # as_sptensor
   mal(as_sptensor("a"), "x", "type", '"a"'),
   mal(as_sptensor(list(1)), "x", "type"),
@@ -514,7 +519,8 @@ test_that("the list of malformed calls is long and covers every export", {
                "multiway_cluster", "hypergraph_affinity", "nmf_rank", "as_plsa", "sptensor",
                "as_sptensor", "read_tns", "write_tns", "symtensor", "as_symtensor", "nnz",
                "adjusted_rand_index", "default_threads", "topics", "basis", "predict",
-               "summary", "terms", "tidy", "glance", "plot", "print", "fitted", "residuals")
+               "summary", "terms", "tidy", "glance", "plot", "print", "fitted", "residuals",
+               "gather_factors")
   expect_setequal(setdiff(exports, called), character(0))
   expect_true(all(getNamespaceExports("aspectr") %in% c(called, "sotu_dtm")))
 })

@@ -271,7 +271,7 @@ test_that("nmf() of shards on a PSOCK and a mirai cluster equals the in-memory f
   skip_if_not_installed("mirai")
   cm <- mirai::make_cluster(2)
   on.exit(parallel::stopCluster(cm), add = TRUE)
-  parallel::clusterCall(cm, .libPaths, .libPaths())
+  set_worker_libs(cm)
   # (mirai hands a call to any free worker: the steps that change W must
   # reach each shard exactly once)
   for (i in 1:2) {

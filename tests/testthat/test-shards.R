@@ -380,10 +380,8 @@ test_that("shards are spread over the workers in contiguous groups of about equa
 
 test_that("a mirai cluster, which does not pin calls to workers, gives the in-memory fit", {
   skip_on_cran()
-  skip_if_not_installed("mirai")
-  cl <- mirai::make_cluster(2)
+  cl <- mirai_cluster()
   on.exit(parallel::stopCluster(cl), add = TRUE)
-  parallel::clusterCall(cl, .libPaths, .libPaths())
   x <- shard_counts(50, 30, seed = 12)
   parts <- split_rows(x, c(10L, 22L, 37L))
   ref <- plsa(x, 3, method = "em", seed = 6, max_iter = 10, tol = 0)
@@ -647,10 +645,24 @@ test_that("a sharded random start is drawn shard by shard with the numbers of th
   expect_identical(after_lazy, after_ref)
   expect_identical(lazy$lambda, ref$lambda)
   expect_identical(lazy$factors[-1], ref$factors[-1])
+  # each store draws the blocks of its own shards (here all, then the
+  # first and the third)
+  spec <- list(kind = "plsa", state = lazy$state, k = 3, d0 = lazy$d0, colsum = lazy$colsum)
   set.seed(5); state <- .Random.seed
-  blocks <- aspectr:::shard_start_blocks(x, lazy)
+  blocks <- aspectr:::shard_random_blocks(x$rows, 1:3, lazy$state, 3, aspectr:::shard_start_column(spec))
   expect_identical(.Random.seed, state)  # the session's stream untouched
   expect_identical(t(do.call(cbind, blocks)), ref$factors[[1]])
+  some <- aspectr:::shard_random_blocks(x$rows, c(1, 3), lazy$state, 3, aspectr:::shard_start_column(spec))
+  expect_identical(some, blocks[c(1, 3)])
+  # nmf's start: W's columns by the stores, H's draws after them
+  set.seed(8)
+  W <- matrix(stats::runif(21 * 2), 21, 2) * 0.5
+  H <- matrix(stats::runif(2 * 4), 2, 4) * 0.5
+  set.seed(8); st <- .Random.seed
+  spec <- list(kind = "nmf", k = 2, m = 21, scale = 0.5)
+  wb <- aspectr:::shard_random_blocks(x$rows, 1:3, st, 2, aspectr:::shard_start_column(spec))
+  expect_identical(t(do.call(cbind, wb)), W)
+  expect_identical(aspectr:::shard_draws_after(st, 21 * 2, function() matrix(stats::runif(2 * 4), 2, 4) * 0.5), H)
 })
 
 test_that("a kept 2-way shard holds its cells by column, and a fit of shuffled cells is the in-memory fit", {

@@ -52,12 +52,40 @@ check_tensor_shards <- function(x, fitter, call = rlang::caller_env()) {
   invisible(x)
 }
 
-# lca_prepare() of the data frames of shards, one at a time: each shard's
-# patterns with their levels, then the levels of the whole (a factor's
-# levels that occur anywhere, in its order; the union of numbers, sorted;
-# otherwise factor()'s sorted union) and the patterns merged in the whole
-# data's order.
-lca_shards_prepare <- function(x, na.rm, call = rlang::caller_env()) {
+# One shard's data frame read and coded (lca_prepare()): its patterns,
+# their counts and levels, and each observation's pattern number; a
+# failure as a value naming the shard (see shard_op())
+lca_shard_part <- function(src, na.rm) {
+  tryCatch({
+    df <- shard_object(src)
+    if (!is.data.frame(df)) abort_shard(src, "no longer holds a data frame")
+    p <- tryCatch(lca_prepare(df, na.rm, check = FALSE),
+                  aspectr_error_input = function(e) abort_shard(src, "is not data {.fn lca} accepts: {conditionMessage(e)}"))
+    list(levels = p$levels, idx = p$data$idx, val = p$data$val, row_pattern = p$row_pattern,
+         rows = p$rows, complete = p$complete, n = nrow(df))
+  }, error = function(e) {
+    structure(list(message = conditionMessage(e), shard = e$shard %||% src$label),
+              class = "aspectr_shard_failure")
+  })
+}
+
+# the shards' parts made by the workers of `cluster`, load-balanced (a
+# worker that fails ends the fit with a classed error)
+lca_shard_parts <- function(cluster, sources, na.rm, call) {
+  tryCatch(suspendInterrupts(parallel::clusterApplyLB(cluster, sources, lca_shard_part, na.rm = na.rm)),
+           error = function(e) {
+             cli::cli_abort(c("A worker of {.arg cluster} failed while reading the shards: {conditionMessage(e)}",
+                              i = "The worker may have stopped; restart the cluster to fit again."),
+                            class = c("aspectr_error_cluster", "aspectr_error"), call = call)
+           })
+}
+
+# lca_prepare() of the data frames of shards, one at a time (or by the
+# workers of `cluster`): each shard's patterns with their levels, then the
+# levels of the whole (a factor's levels that occur anywhere, in its order;
+# the union of numbers, sorted; otherwise factor()'s sorted union) and the
+# patterns merged in the whole data's order.
+lca_shards_prepare <- function(x, na.rm, call = rlang::caller_env(), cluster = NULL) {
   if (!isTRUE(x$frames)) {
     abort_input("{.arg data} must be shards of data frames for {.fn lca}, not of matrices or tensors.",
                 "type", arg = "data", call = call)
@@ -66,16 +94,14 @@ lca_shards_prepare <- function(x, na.rm, call = rlang::caller_env()) {
   vars <- meta$names
   if (is.null(vars) || anyDuplicated(vars) || any(!nzchar(vars))) vars <- paste0("V", seq_along(meta$kinds))
   J <- length(vars)
-  parts <- vector("list", length(x$sources))
-  for (i in seq_along(x$sources)) {
-    src <- x$sources[[i]]
-    df <- shard_object(src)
-    if (!is.data.frame(df)) abort_shard(src, "no longer holds a data frame")
-    p <- tryCatch(lca_prepare(df, na.rm, call = call, check = FALSE),
-                  aspectr_error_input = function(e) abort_shard(src, "is not data {.fn lca} accepts: {conditionMessage(e)}"))
-    parts[[i]] <- list(levels = p$levels, idx = p$data$idx, val = p$data$val, row_pattern = p$row_pattern,
-                       rows = p$rows, complete = p$complete, n = nrow(df))
-    rm(df, p)
+  # (on a cluster: read and coded by the workers, a failure named by its
+  # shard and raised here)
+  parts <- if (is.null(cluster)) lapply(x$sources, lca_shard_part, na.rm = na.rm) else
+    lca_shard_parts(cluster, x$sources, na.rm, call)
+  for (p in parts) {
+    if (inherits(p, "aspectr_shard_failure")) {
+      cli::cli_abort("{p$message}", class = c("aspectr_error_shard", "aspectr_error"), shard = p$shard, call = call)
+    }
   }
   levs <- lapply(seq_len(J), function(j) {
     lab <- unique(unlist(lapply(parts, function(p) p$levels[[j]]), use.names = FALSE))

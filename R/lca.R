@@ -59,7 +59,10 @@
 #' merged counts and is the same as `lca()` of all the rows together (the
 #' same patterns in the same order: identical numbers), posteriors of every
 #' observation included. Only the patterns and each observation's pattern
-#' number are kept in memory.
+#' number are kept in memory. With `cluster =` (any cluster of the
+#' \pkg{parallel} package, or [mirai::make_cluster()]) the workers read and
+#' code the shards, each from files it can read, and only their patterns
+#' and pattern numbers reach this process; the fit is the same.
 #'
 #' @references Biernacki, C., Celeux, G. and Govaert, G. (2003). Choosing
 #'   starting values for the EM algorithm for getting the highest likelihood
@@ -109,6 +112,10 @@
 #' @param se Compute the standard errors (poLCA's `calc.se`): `TRUE`
 #'   (default) or `FALSE`, which leaves `se` out of the fit and saves the
 #'   time of the information matrix (a third of a small fit's time).
+#' @param cluster For data frames in [shards()]: `NULL` (default) reads
+#'   them in this process, one at a time; or a cluster from
+#'   [parallel::makeCluster()] or [mirai::make_cluster()] whose workers read
+#'   and code them (they need \pkg{aspectr} installed).
 #' @param ... Must be empty.
 #' @return An object of class `c("aspectr_lca", "aspectr_plsa",
 #'   "aspectr_fit")`: the fields of a [plsa()] fit (one factor per variable)
@@ -172,7 +179,8 @@ lca <- function(data, ...) {
 #' @export
 lca.default <- function(data, k, nrun = 10, max_iter = 1000, tol = 1e-8, seed = NULL,
                 threads = NULL, na.rm = FALSE, verbose = FALSE, short_iter = NULL,
-                short_keep = 1, callback = NULL, init = "random", se = TRUE, method = NULL, ...) {
+                short_keep = 1, callback = NULL, init = "random", se = TRUE, method = NULL,
+                cluster = NULL, ...) {
   call <- match.call()
   check_dots_empty(...)
   se <- check_flag(se, "se")
@@ -180,7 +188,8 @@ lca.default <- function(data, k, nrun = 10, max_iter = 1000, tol = 1e-8, seed = 
   na.rm <- check_flag(na.rm, "na.rm")
   short_keep <- check_whole(short_keep, "short_keep", min = 1)
   sharded <- inherits(data, "aspectr_shards")
-  prep <- if (sharded) lca_shards_prepare(data, na.rm) else lca_prepare(data, na.rm)
+  cluster <- check_cluster(cluster, data, arg_x = "data")
+  prep <- if (sharded) lca_shards_prepare(data, na.rm, cluster = cluster) else lca_prepare(data, na.rm)
   fit <- lca_run(prep, call, k, nrun, max_iter, tol, seed, threads, verbose, short_iter, short_keep, callback,
                  init, se, method)
   if (sharded) fit$shards <- length(data$sources)

@@ -910,7 +910,7 @@ shard_em_fit <- function(eng, init, global, max_iter, tol, hook, exact) {
 }
 
 # `cluster` checked, and given only with data in shards()
-check_cluster <- function(cluster, x, call = rlang::caller_env()) {
+check_cluster <- function(cluster, x, call = rlang::caller_env(), arg_x = "x") {
   if (is.null(cluster)) return(NULL)
   if (!inherits(cluster, "cluster")) {
     abort_input("{.arg cluster} must be a cluster from {.fn parallel::makeCluster} (or {.fn mirai::make_cluster}), not {describe(cluster)}.",
@@ -918,7 +918,7 @@ check_cluster <- function(cluster, x, call = rlang::caller_env()) {
   }
   if (!length(cluster)) abort_input("{.arg cluster} has no workers.", "value", arg = "cluster", call = call)
   if (!inherits(x, "aspectr_shards")) {
-    abort_input("{.arg cluster} applies to data split into {.fn shards}; {.arg x} is {describe(x)}, fitted in this process.",
+    abort_input("{.arg cluster} applies to data split into {.fn shards}; {.arg {arg_x}} is {describe(x)}, fitted in this process.",
                 "argument", arg = "cluster", call = call)
   }
   cluster

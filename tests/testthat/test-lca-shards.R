@@ -141,3 +141,36 @@ test_that("random splits of random survey data give lca()'s fit (property)", {
     expect_identical(fit$llik, ref$llik, info = info)
   }
 })
+
+test_that("on a cluster the workers read and code the shards; the fit is the same", {
+  skip_on_cran()
+  df <- survey_data(300, seed = 8)
+  dir <- shard_tempdir()
+  f <- file.path(dir, paste0("wave", 1:4, ".rds"))
+  cut <- split(seq_len(nrow(df)), rep(1:4, c(40, 100, 60, 100)))
+  for (i in 1:4) saveRDS(df[cut[[i]], ], f[i])
+  ref <- lca(df, 2, nrun = 3, seed = 4)
+  # the master reads no shard
+  reads <- new.env()
+  trace("shard_object", substitute(assign("n", (e$n %||% 0) + 1, envir = e), list(e = reads)), print = FALSE,
+        where = asNamespace("aspectr"))
+  on.exit(untrace("shard_object", where = asNamespace("aspectr")), add = TRUE)
+  for (make in list(psock_cluster, mirai_cluster)) {
+    cl <- make()
+    fit <- lca(shards(f), 2, nrun = 3, seed = 4, cluster = cl)
+    expect_same_lca(fit, ref)
+    expect_identical(fit$shards, 4L)
+    # a shard that changed: a classed error naming it, the cluster usable
+    sh <- shards(f)
+    Sys.sleep(1.1)
+    saveRDS(df[cut[[3]][1:5], ], f[3])
+    expect_error(lca(sh, 2, cluster = cl), class = "aspectr_error_shard", regexp = "wave3\\.rds.*changed")
+    saveRDS(df[cut[[3]], ], f[3])
+    expect_identical(unlist(parallel::clusterCall(cl, function() 7)), c(7, 7))
+    parallel::stopCluster(cl)
+  }
+  expect_identical(reads$n %||% 0, 16)  # shards() describing them (the master's only reads)
+  expect_error(lca(df, 2, cluster = "a"), class = "aspectr_error_input_type", regexp = "cluster")
+  cl <- structure(list(), class = c("SOCKcluster", "cluster"))
+  expect_error(lca(df, 2, cluster = cl), class = "aspectr_error_input_value")
+})

@@ -529,6 +529,19 @@ predict.aspectr_ntf <- function(object, newdata, type = c("coef", "class"), max_
       abort_input("{.arg newdata} must have dimensions c(n_new, {paste(object$dims[-1], collapse = ', ')}) like the fitted data, not {paste(d$dims, collapse = ' x ')}.",
                   "newdata", arg = "newdata")
     }
+    # the other modes matched by name where both have names
+    for (n in seq_along(d$dims)[-1]) {
+      nn <- d$dimnames[[n]]
+      fn <- object$dimnames[[n]]
+      if (is.null(nn) || is.null(fn)) next
+      check_newdata_names(nn, fn, paste0("mode ", n, " index"))
+      map <- match(nn, fn)
+      if (anyNA(map)) {
+        abort_input("The mode {n} names of {.arg newdata} must be those of the fit; {.val {utils::head(nn[is.na(map)], 3)}} {?is/are} not.",
+                    "newdata", arg = "newdata")
+      }
+      d$idx[n, ] <- as.integer(map[d$idx[n, ] + 1L] - 1L)
+    }
     # mode-1 unfolding: x_(1) ~ coef t(B), B the Khatri-Rao product of the
     # other (unit-norm or unit-sum) factors (cells of the other modes x k,
     # the first of them varying fastest), so coef = the first factor times

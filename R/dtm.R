@@ -78,6 +78,14 @@ dtm_value <- function(v, col, call = rlang::caller_env()) {
 }
 
 dtm_levels <- function(v, col, arg) {
+  if (!is.atomic(v) || is.null(v) || (!is.null(dim(v)) && length(dim(v)) > 1)) {
+    abort_input("Column {.var {col}} ({.arg {arg}}) must be a vector of names (character, factor or numbers), not {describe(v)}.",
+                "type", arg = arg, call = rlang::caller_env(2))
+  }
+  if (is.factor(v) && any(as.integer(v) %in% which(is.na(levels(v))))) {
+    abort_input("Column {.var {col}} ({.arg {arg}}) must not contain missing values; it is a factor with an {.val NA} level used by {sum(as.integer(v) %in% which(is.na(levels(v))))} row{?s}.",
+                "value", arg = arg, call = rlang::caller_env(2))
+  }
   if (anyNA(v)) {
     abort_input("Column {.var {col}} ({.arg {arg}}) must not contain missing values; it has {sum(is.na(v))}.",
                 "value", arg = arg, call = rlang::caller_env(2))

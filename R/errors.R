@@ -4,11 +4,11 @@
 # the argument, what it must be, and what was given.
 
 abort_input <- function(message, kind, arg = NULL, call = rlang::caller_env(),
-                        .envir = parent.frame()) {
+                        .envir = parent.frame(), ...) {
   cli::cli_abort(
     message,
     class = c(paste0("aspectr_error_input_", kind), "aspectr_error_input", "aspectr_error"),
-    arg = arg, call = call, .envir = .envir
+    arg = arg, call = call, .envir = .envir, ...
   )
 }
 
@@ -35,7 +35,7 @@ describe <- function(x) {
   }
   if (is.data.frame(x)) return(paste0("a data frame with ", nrow(x), " rows and ", ncol(x), " columns"))
   if (is.object(x)) return(paste0("an object of class <", class(x)[1], ">"))
-  if (is.atomic(x)) return(paste0("a ", typeof(x), " vector of length ", length(x)))
+  if (is.atomic(x)) return(paste0(if (typeof(x) == "integer") "an " else "a ", typeof(x), " vector of length ", length(x)))
   if (is.list(x)) return(paste0("a list of length ", length(x)))
   paste0("a ", typeof(x))
 }

@@ -27,6 +27,10 @@ factor_paths <- function(factor_dir, x, mode, callback = NULL, call = rlang::cal
     }
     dirs <- vapply(x$sources, function(s) dirname(s$path), character(1))
   } else if (is.character(factor_dir) && length(factor_dir) == 1 && !is.na(factor_dir) && nzchar(factor_dir)) {
+    if (file.exists(factor_dir) && !dir.exists(factor_dir)) {
+      abort_input("{.arg factor_dir} must be {.code TRUE} or the path of a directory, not the existing file {.path {factor_dir}}.",
+                  "value", arg = "factor_dir", call = call)
+    }
     dirs <- rep(normalizePath(factor_dir, mustWork = FALSE), n)
   } else {
     abort_input("{.arg factor_dir} must be {.code NULL} (the rows' factor in the fit), {.code TRUE} (beside the shards' files) or the path of a directory, not {describe(factor_dir)}.",
@@ -55,7 +59,12 @@ check_factor_file <- function(src, path) {
   probe <- paste0(path, ".probe", Sys.getpid())
   ok <- suppressWarnings(tryCatch(file.create(probe), error = function(e) FALSE))
   unlink(probe)
-  if (!isTRUE(ok)) abort_shard(src, "cannot write its rows' factor to {.path {path}} (its directory does not exist or does not take files).")
+  if (!isTRUE(ok)) {
+    what <- if (identical(src$kind, "file")) "shard file {.path {src$path}}" else "{src$label}"
+    cli::cli_abort(paste0("{.arg factor_dir} must be a directory that the process holding each shard can write to; ",
+                          what, " cannot write its rows' factor to {.path {path}} (the directory does not exist or does not take files)."),
+                   class = c("aspectr_error_shard", "aspectr_error"), shard = src$label, arg = "factor_dir", call = NULL)
+  }
 }
 
 # "gather" with files: each of the store's shards' blocks (k x rows) of

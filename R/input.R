@@ -185,8 +185,9 @@ aspect_triplets <- function(ii, jj, vals, dims, dn, arg, call) {
   keep <- vals != 0
   if (!all(keep)) { ii <- ii[keep]; jj <- jj[keep]; vals <- vals[keep] }
   if (length(vals) == 0) {
+    # (the shape rides along: a shard may hold no counts, see shard_as_aspect())
     abort_input("{.arg {arg}} has no positive entries: there is nothing to fit.",
-                "empty", arg = arg, call = call)
+                "empty", arg = arg, call = call, shape = list(dims = as.integer(dims), dimnames = dn))
   }
   ord <- order(ii, jj, method = "radix")
   if (!is.null(dn)) dn <- lapply(dn, function(d) if (is.null(d)) NULL else as.character(d))
@@ -247,7 +248,7 @@ tensor_to_data <- function(x, arg, call) {
   }
   if (!length(x$values)) {
     abort_input("{.arg {arg}} has no positive entries: there is nothing to fit.",
-                "empty", arg = arg, call = call)
+                "empty", arg = arg, call = call, shape = list(dims = as.integer(dims), dimnames = x$dimnames))
   }
   dn <- x$dimnames
   if (is.null(dn)) dn <- vector("list", length(dims))

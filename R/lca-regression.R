@@ -45,24 +45,113 @@ lca.formula <- function(formula, data, k, nrun = 10, max_iter = 1000, tol = 1e-8
     abort_input("{.arg formula} names covariate{?s} {.var {miss}} that {.arg data} does not have.",
                 "argument", arg = "formula")
   }
+  both <- intersect(covars, vars)
+  if (length(both)) {
+    abort_input("{.arg formula} uses {.var {both}} both as a manifest variable and as a covariate: a variable cannot predict the classes it measures.",
+                "argument", arg = "formula")
+  }
   check_dots_empty(...)
-  # observations with a missing covariate are dropped (as in poLCA)
-  cov_ok <- stats::complete.cases(data[covars])
+  mf <- lcr_model_frame(rhs, data)
+  # observations with a missing covariate (NA, or NaN such as log() of a
+  # negative number) are dropped, as in poLCA; the fit counts them
+  cov_ok <- stats::complete.cases(mf)
+  dropped <- sum(!cov_ok)
+  if (!any(cov_ok)) {
+    abort_input("{.arg data} has no observation with every covariate of {.arg formula} observed.",
+                "empty", arg = "data")
+  }
   prep <- lca_prepare(manifest[cov_ok, , drop = FALSE], na.rm)
-  mf <- stats::model.frame(rhs, data[cov_ok, , drop = FALSE][prep$rows, , drop = FALSE], na.action = stats::na.pass)
+  mf <- mf[cov_ok, , drop = FALSE][prep$rows, , drop = FALSE]
+  lcr_check_levels(mf)
   X <- stats::model.matrix(rhs, mf)
   k <- check_whole(k, "k", min = 2, max = nrow(prep$codes),
                    what = "at least 2 for a regression on covariates")
   ctl <- check_fit_controls(nrun, max_iter, tol, seed, threads, verbose)
-  if (qr(X)$rank < ncol(X)) {
-    abort_input("The covariates of {.arg formula} are collinear: the design matrix has rank {qr(X)$rank} < {ncol(X)} columns.",
+  # each column scaled by a power of 2 (exact: the same fit bit for bit
+  # where nothing overflows), so that covariates near the largest or
+  # smallest doubles give the Newton steps numbers they can hold
+  m <- lcr_column_scale(X)
+  Xs <- sweep(X, 2, m, "*")
+  if (qr(Xs)$rank < ncol(Xs)) {
+    abort_input("The covariates of {.arg formula} are collinear: the design matrix has rank {qr(Xs)$rank} < {ncol(Xs)} columns.",
                 "argument", arg = "formula")
   }
+  if (dropped > 0) {
+    cli::cli_inform("{.fn lca}: {dropped} observation{?s} with a missing covariate dropped ({.field dropped_covariate_na} of the fit).",
+                    class = "aspectr_message_dropped")
+  }
   start <- proc.time()[["elapsed"]]
-  fit <- lcr_fit(prep, X, k, ctl$nrun, ctl$max_iter, ctl$tol, ctl$seed)
-  fit <- lcr_result(fit, prep, X, k, rhs, call, ctl, proc.time()[["elapsed"]] - start,
-                    dropped = sum(!cov_ok), se = check_flag(se, "se"))
+  fit <- lcr_fit(prep, Xs, k, ctl$nrun, ctl$max_iter, ctl$tol, ctl$seed)
+  fit <- lcr_result(fit, prep, Xs, k, rhs, call, ctl, proc.time()[["elapsed"]] - start,
+                    dropped = dropped, se = check_flag(se, "se"))
+  fit <- lcr_unscale(fit, X, m)
   finish_progress(fit, ctl$verbose, "lca()", ctl$max_iter, ctl$tol)
+}
+
+# The covariates' model frame over every row of `data` (missing values
+# kept), each variable checked: numbers finite (NA and NaN are missing),
+# no complex numbers or lists.
+lcr_model_frame <- function(rhs, data, call = rlang::caller_env()) {
+  mf <- tryCatch(stats::model.frame(rhs, data, na.action = stats::na.pass),
+                 error = function(e) {
+                   abort_input("The covariates of {.arg formula} could not be evaluated in {.arg data}: {conditionMessage(e)}",
+                               "value", arg = "formula", call = call)
+                 })
+  for (v in names(mf)) {
+    x <- mf[[v]]
+    if (is.complex(x) || is.list(x) || !(is.numeric(x) || is.logical(x) || is.character(x) || is.factor(x))) {
+      abort_input("Covariate {.var {v}} of {.arg formula} must be numeric, logical, character or a factor, not {describe(x)}.",
+                  "type", arg = "formula", call = call)
+    }
+    if (is.numeric(x) && any(is.infinite(x))) {
+      abort_input("Covariate {.var {v}} of {.arg formula} must be finite; it has {sum(is.infinite(x))} infinite value{?s}.",
+                  "value", arg = "formula", call = call)
+    }
+  }
+  mf
+}
+
+# A categorical covariate needs two values among the observations used.
+lcr_check_levels <- function(mf, call = rlang::caller_env()) {
+  for (v in names(mf)) {
+    x <- mf[[v]]
+    if (is.character(x) || is.factor(x) || is.logical(x)) {
+      u <- unique(as.character(x))
+      if (length(u) < 2) {
+        abort_input("Covariate {.var {v}} of {.arg formula} must take at least 2 values among the observations used, not only {.val {u}}.",
+                    "value", arg = "formula", call = call)
+      }
+    }
+  }
+}
+
+# Powers of 2 that bring each column's largest magnitude into [0.5, 1)
+# (1 for a column of zeros).
+lcr_column_scale <- function(X) {
+  top <- apply(abs(X), 2, max)
+  e <- ifelse(top > 0, -floor(log2(top)) - 1, 0)
+  2^e
+}
+
+# The fit of scaled covariates X * m back in the units of X: coefficients
+# (and their standard errors and covariance) times m by covariate.
+lcr_unscale <- function(fit, X, m) {
+  fit$x <- X
+  if (all(m == 1)) return(fit)
+  fit$coeff <- fit$coeff * m
+  # (fit[["se"]]: fit$se would match fit$seed when there is none)
+  has_se <- is.list(fit[["se"]]) && !is.null(fit[["se"]]$coeff)
+  if (has_se) {
+    fit$se$coeff <- fit$se$coeff * m
+    mm <- rep(m, ncol(fit$coeff))
+    fit$se$vcov <- fit$se$vcov * outer(mm, mm)
+  }
+  bad <- !is.finite(fit$coeff) | (if (has_se) !is.finite(fit$se$coeff) else FALSE)
+  if (any(bad)) {
+    cli::cli_warn("{.fn lca}: {sum(bad)} coefficient{?s} or standard error{?s} overflow{?s/} in the units of the covariates; rescale the covariates.",
+                  class = c("aspectr_warning_numeric", "aspectr_warning"))
+  }
+  fit
 }
 
 # Multinomial-logit class priors: N x k, class 1 the reference.

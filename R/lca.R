@@ -147,7 +147,17 @@
 #' (Dayton and Macready 1988; Bandeen-Roche et al. 1997), fitted by EM with
 #' one Newton-Raphson step of \eqn{\beta} per iteration from starts with
 #' \eqn{\beta = 0}, as poLCA (Linzer and Lewis 2011) does. Observations
-#' with a missing covariate are dropped; missing responses are handled as
+#' with a missing covariate (`NA`, or `NaN` such as `log()` of a negative
+#' number) are dropped, as in poLCA, with a message (class
+#' `aspectr_message_dropped`); the fit records their number in
+#' `dropped_covariate_na`. Covariates must be finite numbers, logicals,
+#' characters or factors (a categorical one with at least two values), and
+#' none may be one of the manifest variables. The covariates are scaled by
+#' powers of 2 for the fit (exact: the coefficients are reported in the
+#' covariates' own units), so values near the ends of the double range
+#' are fitted like any others. The formula may be given first or, with
+#' `data` named, anywhere (`lca(data = df, formula = f, k = 2)`). Missing
+#' responses are handled as
 #' without covariates. The fit runs in R (no staged restarts).
 #' @section Standard errors:
 #' As in poLCA: the empirical information (the sum of the outer products of
@@ -168,11 +178,41 @@
 #' table(fit$predclass, cls)
 #' @export
 lca <- function(data, ...) {
+  # lca(cbind(A, B) ~ 1, data = df, k) and lca(formula = f, data = df, k):
+  # with `data` named, the formula is among `...`; the formula method is
+  # called with the arguments as written (so the fit's call shows them)
+  f_pos <- lca_formula_position(...)
+  if (f_pos > 0) {
+    mc <- match.call(expand.dots = FALSE)
+    dots <- mc$...
+    args <- c(list(formula = dots[[f_pos]]), if (!missing(data)) list(data = mc$data), dots[-f_pos])
+    env <- new.env(parent = parent.frame())
+    assign("lca", lca.formula, envir = env)
+    return(eval(as.call(c(as.name("lca"), args)), env))
+  }
   if (missing(data)) {
     abort_input("{.arg data} is missing: it must be a data frame of categorical variables (or a formula, with {.arg data} second).",
                 "argument", arg = "data")
   }
   UseMethod("lca")
+}
+
+# The position in `...` of a formula given with `data` named: the argument
+# named `formula`, else the first unnamed one when it is a formula; 0 if none.
+lca_formula_position <- function(...) {
+  n <- ...length()
+  if (n == 0) return(0L)
+  nm <- ...names()
+  if (is.null(nm)) nm <- rep("", n)
+  nm[is.na(nm)] <- ""
+  pos <- match("formula", nm)
+  if (is.na(pos)) {
+    pos <- which(nm == "")[1]
+    if (is.na(pos)) return(0L)
+    # (the first unnamed argument would be k: forcing it is harmless)
+    if (!inherits(...elt(pos), "formula")) return(0L)
+  }
+  pos
 }
 
 #' @rdname lca
@@ -390,6 +430,12 @@ lca_prepare <- function(data, na.rm, call = rlang::caller_env(), check = TRUE) {
   names(cols) <- NULL
   attr(cols, "row.names") <- NULL
   direct <- vapply(cols, function(v) is.factor(v) || (is.numeric(v) && !is.object(v)), logical(1))
+  for (j in which(direct)) {
+    if (is.double(cols[[j]]) && any(is.infinite(cols[[j]]))) {
+      abort_input("Variable {.var {vars[j]}} of {.arg data} must hold categories (whole-number codes, a factor or character), not infinite values; it has {sum(is.infinite(cols[[j]]))}.",
+                  "value", arg = "data", call = call)
+    }
+  }
   for (j in which(!direct)) cols[[j]] <- as_categorical(cols[[j]], vars[j], call = call)
   res <- cpp_lca_patterns(cols, na.rm)
   if (res$bad > 0) {  # a continuous column: as_categorical()'s error
@@ -557,9 +603,15 @@ predict.aspectr_lca <- function(object, newdata, type = c("posterior", "class", 
       abort_input("{.arg newdata} must be a data frame with the fitted variables, not {describe(newdata)}.",
                   "newdata", arg = "newdata")
     }
-    miss <- setdiff(c(object$variables, if (!is.null(object$coeff)) all.vars(object$terms)), names(newdata))
+    need <- c(object$variables, if (!is.null(object$coeff)) all.vars(object$terms))
+    miss <- setdiff(need, names(newdata))
     if (length(miss)) {
       abort_input("{.arg newdata} lacks the variable{?s} {.var {miss}}.", "newdata", arg = "newdata")
+    }
+    dup <- intersect(need, names(newdata)[duplicated(names(newdata))])
+    if (length(dup)) {
+      abort_input("{.arg newdata} has more than one column named {.var {dup}}: the variables of the fit are matched by name.",
+                  "newdata", arg = "newdata")
     }
     idx <- vapply(object$variables, function(v) {
       x <- newdata[[v]]

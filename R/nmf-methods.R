@@ -178,6 +178,7 @@ predict.aspectr_nmf <- function(object, newdata, type = c("coef", "class"),
     cn_new <- colnames(newdata)
     cn_fit <- colnames(object$H)
     if (!is.null(cn_new) && !is.null(cn_fit)) {
+      check_newdata_names(cn_new, cn_fit, "column")
       map <- match(cn_fit, cn_new)
       if (anyNA(map)) {
         abort_input("{.arg newdata} lacks {sum(is.na(map))} of the fitted columns (matched by name), for example {.val {utils::head(cn_fit[is.na(map)], 3)}}.",
@@ -195,6 +196,7 @@ predict.aspectr_nmf <- function(object, newdata, type = c("coef", "class"),
     rn_new <- rownames(newdata)
     rn_fit <- rownames(object$W)
     if (!is.null(rn_new) && !is.null(rn_fit)) {
+      check_newdata_names(rn_new, rn_fit, "row")
       map <- match(rn_fit, rn_new)
       if (anyNA(map)) {
         abort_input("{.arg newdata} lacks {sum(is.na(map))} of the fitted rows (matched by name).",

@@ -62,7 +62,8 @@ nmf_rank <- function(x, k = 2:10, method = c("cv", "consensus"), nrun = NULL, ho
   }
   k <- vapply(k, check_whole, integer(1), arg = "k", min = 1, max = min(nd$dims),
               what = "at most the smaller dimension of `x`")
-  k <- sort(unique(k))
+  check_k_distinct(k)
+  k <- sort(k)
   if (is.null(nrun)) nrun <- if (method == "cv") 3L else 10L
   nrun <- check_whole(nrun, "nrun")
   holdout <- check_number(holdout, "holdout", 0, 0.5, lower_open = TRUE)

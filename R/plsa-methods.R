@@ -325,6 +325,7 @@ match_newdata <- function(object, newdata, call = rlang::caller_env()) {
                 dimnames = list(rownames(newdata), fit_terms)))
   }
   if (!is.null(new_terms) && !is.null(fit_terms)) {
+    check_newdata_names(new_terms, fit_terms, "column", call = call)
     map <- match(new_terms, fit_terms)
     if (all(is.na(map))) {
       abort_input(c("The columns of {.arg newdata} do not match the fitted terms.",
@@ -340,6 +341,25 @@ match_newdata <- function(object, newdata, call = rlang::caller_env()) {
   }
   d$dims[2] <- object$dims[2]
   d
+}
+
+# Names by which newdata's columns (or rows) are matched to the fit's must
+# be unique on both sides: a duplicated name would match one of them and
+# silently drop or misplace the other's values.
+check_newdata_names <- function(new, fit, what = "column", call = rlang::caller_env()) {
+  dup <- unique(new[duplicated(new) & !is.na(new)])
+  if (length(dup)) {
+    abort_input(c("The {what} names of {.arg newdata} must be unique to be matched to the fit's by name; {.val {utils::head(dup, 3)}} {?is/are} repeated.",
+                  i = "Give each {what} once (sum repeated ones first), or remove the names to match by position."),
+                "newdata", arg = "newdata", call = call)
+  }
+  fdup <- unique(fit[duplicated(fit) & !is.na(fit)])
+  if (length(fdup)) {
+    abort_input(c("The fit's {what} names are not unique ({.val {utils::head(fdup, 3)}} repeated), so the {what}s of {.arg newdata} cannot be matched to them by name.",
+                  i = "Remove the names of {.arg newdata} to match its {what}s by position."),
+                "newdata", arg = "newdata", call = call)
+  }
+  invisible(TRUE)
 }
 
 abort_newdata_cols <- function(got, want, call) {

@@ -140,7 +140,19 @@ check_k_vector <- function(k, max, what = NULL, call = rlang::caller_env()) {
                 "argument", arg = "k", call = call)
   }
   k <- vapply(k, check_whole, integer(1), arg = "k", min = 1, max = max, what = what, call = call)
-  sort(unique(k))
+  check_k_distinct(k, call)
+  sort(k)
+}
+
+# A rank sweep's ranks each once (a repeated rank would be fitted and
+# reported twice, or silently merged).
+check_k_distinct <- function(k, call = rlang::caller_env()) {
+  dup <- unique(k[duplicated(k)])
+  if (length(dup)) {
+    abort_input("{.arg k} must hold distinct ranks, not {describe(k)} repeating {.val {as.character(dup)}}.",
+                "argument", arg = "k", call = call)
+  }
+  invisible(k)
 }
 
 # Training and held-out parts of the data by first-mode index, in the

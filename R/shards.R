@@ -73,7 +73,9 @@
 #'   triplet matrices, sparse tensors, arrays; or data frames, for [lca()]),
 #'   or a character vector of file paths (see Files; `.rds` files may hold
 #'   data frames). Each holds some rows of the data and all of its
-#'   columns (and further modes).
+#'   columns (and further modes). A shard may hold no counts (its rows are
+#'   then documents without counts, as in memory) as long as the data as a
+#'   whole has some; each file may be named once.
 #' @return An object of class `aspectr_shards`.
 #' @seealso [write_shards()] to split data into shard files, [plsa()] with
 #'   `cluster =` for fits on several processes or machines, and
@@ -103,6 +105,13 @@ shards <- function(x) {
                   "value", arg = "x")
     }
     sources <- lapply(x, shard_file_source)
+    paths <- vapply(sources, function(s) s$path, "")
+    dup <- which(duplicated(paths))
+    if (length(dup)) {
+      first <- match(paths[dup[1]], paths)
+      abort_input("{.arg x} must name each file once; paths {first} and {dup[1]} are the same file {.path {paths[dup[1]]}}, whose rows would be fitted twice.",
+                  "value", arg = "x")
+    }
   } else if (is.list(x) && !is.object(x)) {
     if (!length(x)) abort_input("{.arg x} must hold at least one shard; it is an empty list.", "empty", arg = "x")
     sources <- lapply(seq_along(x), function(i) list(kind = "object", object = x[[i]],
@@ -167,11 +176,25 @@ shard_object <- function(src, check = TRUE) {
            error = function(e) abort_shard(src, "could not be read: {conditionMessage(e)}"))
 }
 
+# The internal form of a shard with no cells
+empty_shard_data <- function(dims, dimnames) {
+  if (is.null(dimnames)) dimnames <- vector("list", length(dims))
+  dimnames <- unname(lapply(dimnames, function(d) if (is.null(d)) NULL else as.character(d)))
+  list(idx = matrix(integer(0), length(dims), 0), val = numeric(0), dims = as.integer(dims),
+       dimnames = dimnames, total = 0)
+}
+
 # (a matrix's cells by column, as in memory: a dgCMatrix's values then
 # shared, and EM's pass goes over blocks of rows, see shard_by_column())
 shard_as_aspect <- function(obj, src) {
   if (inherits(obj, "aspectr_shard_data")) return(unclass(obj))
   tryCatch(as_aspect_data(obj, arg = src$label, by_column = TRUE),
+           aspectr_error_input_empty = function(e) {
+             # a shard without counts is valid (its rows are documents with
+             # no counts, as in memory) as long as the data as a whole has some
+             if (is.null(e$shape)) abort_shard(src, "is not data a fitter accepts: {conditionMessage(e)}")
+             empty_shard_data(e$shape$dims, e$shape$dimnames)
+           },
            aspectr_error_input = function(e) {
              abort_shard(src, "is not data a fitter accepts: {conditionMessage(e)}")
            })
@@ -921,7 +944,45 @@ check_cluster <- function(cluster, x, call = rlang::caller_env(), arg_x = "x") {
     abort_input("{.arg cluster} applies to data split into {.fn shards}; {.arg {arg_x}} is {describe(x)}, fitted in this process.",
                 "argument", arg = "cluster", call = call)
   }
+  check_cluster_workers(cluster, call)
   cluster
+}
+
+# Every worker of the cluster must load this version of aspectr (the
+# operations sent are its functions): asked once, before any shard is sent,
+# with a function that does not need aspectr on the worker.
+check_cluster_workers <- function(cluster, call) {
+  probe <- function() {
+    if (!requireNamespace("aspectr", quietly = TRUE)) return(NA_character_)
+    as.character(getNamespaceVersion("aspectr"))
+  }
+  environment(probe) <- globalenv()
+  got <- tryCatch(parallel::clusterCall(cluster, probe), error = function(e) e)
+  n <- length(cluster)
+  if (inherits(got, "error")) {
+    cli::cli_abort(c("The {n} worker{?s} of {.arg cluster} could not be reached: {conditionMessage(got)}",
+                     i = "The cluster may have stopped; start it again."),
+                   class = c("aspectr_error_cluster", "aspectr_error"), call = call)
+  }
+  got <- vapply(got, function(v) if (is.character(v) && length(v) == 1) v else NA_character_, "")
+  here <- as.character(getNamespaceVersion("aspectr"))
+  if (anyNA(got)) {
+    bad <- which(is.na(got))
+    which_txt <- paste(if (length(bad) > 1) "workers" else "worker", paste(bad, collapse = ", "))
+    of_txt <- paste(n, if (n > 1) "workers" else "worker")
+    cli::cli_abort(c("{.pkg aspectr} is not available on {which_txt} of the {of_txt} of {.arg cluster}.",
+                     i = "Install it in a library the workers search (their {.code .libPaths()})."),
+                   class = c("aspectr_error_cluster", "aspectr_error"), call = call)
+  }
+  if (any(got != here)) {
+    bad <- which(got != here)
+    which_txt <- paste(if (length(bad) > 1) "Workers" else "Worker", paste(bad, collapse = ", "))
+    versions <- paste(unique(got[bad]), collapse = ", ")
+    cli::cli_abort(c("{which_txt} of {.arg cluster} run{if (length(bad) == 1) 's' else ''} {.pkg aspectr} {versions}, this process {here}: every process of a sharded fit must run the same version.",
+                     i = "Install the same version on the workers."),
+                   class = c("aspectr_error_cluster", "aspectr_error"), call = call)
+  }
+  invisible(TRUE)
 }
 
 # The hook of a sharded fit with the progress bar of interactive sessions
@@ -1188,11 +1249,17 @@ shard_groups <- function(nnz, w) {
 #' @param x Data [plsa()] accepts (a matrix, a sparse matrix, a sparse
 #'   tensor, ...), split into `n` shards of consecutive rows with about
 #'   equal numbers of non-zeros; or a list of such pieces (rows split
-#'   already), each written as one shard.
-#' @param dir Directory to write into (created if missing).
+#'   already), each written as one shard; or [shards()] of matrices or
+#'   tensors (in memory or in files of any kind), each shard written as one
+#'   `.shard` file: the way to convert `.rds`, `.mtx`, `.tns` or `.h5` shards
+#'   once. A piece or shard may hold no counts (its rows are documents
+#'   without counts), as long as `x` as a whole has some.
+#' @param dir Directory to write into (created if missing). It must not be
+#'   an existing file.
 #' @param n Number of shards when `x` is one object; `NULL` chooses one
 #'   shard per 5 million non-zeros.
-#' @param prefix File names are `prefix` followed by the shard's number.
+#' @param prefix File names are `prefix` followed by the shard's number; a
+#'   plain name (no directory part).
 #' @return The shards written, as [shards()] describes them.
 #' @seealso [shards()].
 #' @examples
@@ -1210,24 +1277,83 @@ write_shards <- function(x, dir, n = NULL, prefix = "shard") {
   if (!is.character(prefix) || length(prefix) != 1 || is.na(prefix)) {
     abort_input("{.arg prefix} must be a string, not {describe(prefix)}.", "type", arg = "prefix")
   }
-  if (is.list(x) && !is.object(x)) {
+  if (grepl("[/\\\\]", prefix) || prefix %in% c(".", "..")) {
+    abort_input("{.arg prefix} must be a plain file name prefix without a directory part, not {.val {prefix}}; give the directory as {.arg dir}.",
+                "value", arg = "prefix")
+  }
+  if (inherits(x, "aspectr_shards")) {
+    if (!is.null(n)) {
+      abort_input("{.arg n} applies to one object to split; {.arg x} is {.fn shards} of {length(x$sources)} shard{?s}, each written as one file.",
+                  "argument", arg = "n")
+    }
+    if (isTRUE(x$frames)) {
+      abort_input("{.arg x} holds data frames (for {.fn lca}), which {.fn write_shards} does not write; {.file .shard} files hold matrices and tensors.",
+                  "type", arg = "x")
+    }
+    count <- length(x$sources)
+    # one shard read at a time (never all in memory)
+    piece <- function(i) shard_data(x$sources[[i]])
+  } else if (is.list(x) && !is.object(x)) {
     if (!is.null(n)) {
       abort_input("{.arg n} applies to one object to split; {.arg x} is a list of {length(x)} piece{?s}, each written as a shard.",
                   "argument", arg = "n")
     }
     if (!length(x)) abort_input("{.arg x} must hold at least one piece; it is an empty list.", "empty", arg = "x")
-    pieces <- lapply(seq_along(x), function(i) as_aspect_data(x[[i]], arg = paste0("x[[", i, "]]")))
+    pieces <- lapply(seq_along(x), function(i) {
+      lbl <- paste0("x[[", i, "]]")
+      tryCatch(as_aspect_data(x[[i]], arg = lbl),
+               aspectr_error_input_empty = function(e) {
+                 if (is.null(e$shape)) stop(e)
+                 empty_shard_data(e$shape$dims, e$shape$dimnames)
+               })
+    })
+    if (all(vapply(pieces, function(p) length(p$val) == 0, logical(1)))) {
+      abort_input("{.arg x} has no positive entries in any of its {length(pieces)} piece{?s}: there is nothing to fit.",
+                  "empty", arg = "x")
+    }
+    count <- length(pieces)
+    piece <- function(i) pieces[[i]]
   } else {
     d <- as_aspect_data(x, "x")
     nz <- length(d$val)
     if (is.null(n)) n <- max(1, ceiling(nz / 5e6))
     n <- check_whole(n, "n", min = 1, max = d$dims[1], what = "at most the number of rows of `x`")
     pieces <- split_aspect_data(d, n)
+    rm(d)
+    count <- length(pieces)
+    piece <- function(i) pieces[[i]]
   }
-  if (!dir.exists(dir)) dir.create(dir, recursive = TRUE)
-  files <- file.path(dir, sprintf(paste0("%s%0", nchar(length(pieces)), "d.shard"), prefix, seq_along(pieces)))
-  for (i in seq_along(pieces)) write_shard_bin(pieces[[i]], files[i])
+  shard_dir(dir)
+  files <- file.path(dir, sprintf(paste0("%s%0", nchar(count), "d.shard"), prefix, seq_len(count)))
+  for (i in seq_len(count)) {
+    ok <- tryCatch({ write_shard_bin(piece(i), files[i]); TRUE },
+                   aspectr_error = function(e) stop(e),
+                   error = function(e) conditionMessage(e), warning = function(w) conditionMessage(w))
+    if (!isTRUE(ok)) {
+      abort_input("{.arg dir} must be a directory {.fn write_shards} can write into; writing {.path {files[i]}} failed: {ok}",
+                  "value", arg = "dir")
+    }
+  }
   shards(files)
+}
+
+# The directory write_shards() writes into: created if missing; an existing
+# file, or a directory that cannot be created or written, is refused.
+shard_dir <- function(dir, call = rlang::caller_env()) {
+  if (file.exists(dir) && !dir.exists(dir)) {
+    abort_input("{.arg dir} must be a directory, not the existing file {.path {dir}}.", "value", arg = "dir", call = call)
+  }
+  if (!dir.exists(dir)) {
+    made <- suppressWarnings(dir.create(dir, recursive = TRUE))
+    if (!made || !dir.exists(dir)) {
+      abort_input("{.arg dir} must be a directory that can be created; {.path {dir}} could not be (a part of the path is a file, or not writable).",
+                  "value", arg = "dir", call = call)
+    }
+  }
+  if (file.access(dir, 2) != 0) {
+    abort_input("{.arg dir} must be a writable directory; {.path {dir}} is not writable.", "value", arg = "dir", call = call)
+  }
+  invisible(dir)
 }
 
 # Rows 1..m of the internal form in n contiguous pieces of about equal

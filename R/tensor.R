@@ -187,6 +187,10 @@ as_categorical <- function(v, name, call = rlang::caller_env(), parent = "data")
   if (is.factor(v)) return(droplevels(v))
   if (is.character(v) || is.logical(v)) return(factor(v))
   if (is.numeric(v)) {
+    if (any(is.infinite(v))) {
+      abort_input("Column {.var {name}} of {.arg {parent}} must be categorical (factor, character, logical or whole-number codes), not infinite ({sum(is.infinite(v))} value{?s}).",
+                  "value", arg = parent, call = call)
+    }
     if (any(abs(v - round(v)) > 0, na.rm = TRUE)) {
       abort_input("Column {.var {name}} of {.arg {parent}} must be categorical (factor, character, logical or whole-number codes), not continuous (e.g. {v[!is.na(v) & abs(v - round(v)) > 0][1]}).",
                   "type", arg = parent, call = call)

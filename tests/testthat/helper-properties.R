@@ -612,7 +612,7 @@ prop_check <- function(case) {
     if (!(d <= 1e-10)) fail("threads", sprintf("threads %d vs %d: factors differ by %g (relative)",
                                                case$args$threads, a$threads, d), a)
   }
-  fails
+  c(fails, prop_check_surfaces(case))
 }
 
 # Relative difference of two fits of the same data that should agree (other
@@ -755,5 +755,146 @@ prop_run_fitter <- function(fitter, n) {
               if (length(fails) == 1) "y" else "ies"),
       sprintf("  (all of them: prop_check(prop_case(\"%s\", %d)))\n", fitter, i),
       paste0("* ", names(fails), ": ", fails, collapse = "\n")))
+  }
+}
+
+# --- the surfaces around a fit ----------------------------------------------
+# Sharded fits (some shards without counts) equal to the in-memory fit of
+# the same method; newdata matched by name (permuted names give the same
+# prediction, a repeated name is a classed refusal); lca()'s formula with
+# `data` named, and covariates near the edges of the doubles. Drawn from a
+# seed of their own, so the draws of the cases above stay as they were.
+prop_check_surfaces <- function(case) {
+  out <- character()
+  add <- function(prop, msg, code) {
+    out[[length(out) + 1]] <<- paste0(msg, "\n  reproduce: prop_check_surfaces(prop_case(\"", case$fitter,
+                                      "\", ", case$i, "))", if (!missing(code)) paste0("\n", code))
+    names(out)[length(out)] <<- prop
+  }
+  prop_with_seed(case$seed + 50000L, {
+    if (case$fun %in% c("plsa", "nmf", "ntf")) prop_surface_shards(case, add)
+    if (case$fun %in% c("plsa", "nmf")) prop_surface_newdata(case, add)
+    if (case$fun == "lca") prop_surface_lca(case, add)
+  })
+  out
+}
+
+prop_dense <- function(case) {
+  for (x in list(case$args[[1]], case$dense)) if (is.array(x)) return(x)
+  NULL
+}
+
+prop_surface_shards <- function(case, add) {
+  a <- case$args
+  if (case$fun == "plsa" && a$loss == "l2") return()
+  if (case$fun == "nmf" && a$loss == "beta") return()
+  if (case$fun == "ntf" && a$loss != "kl") return()
+  x <- prop_dense(case)
+  if (is.null(x) || dim(x)[1] < 2) return()
+  m <- dim(x)[1]
+  s <- sample(2:min(4, m), 1)
+  cuts <- sort(sample(seq_len(m - 1), s - 1))
+  b <- c(0, cuts, m)
+  rows <- lapply(seq_len(s), function(i) seq.int(b[i] + 1, b[i + 1]))
+  # one shard without counts (half the cases), while the data keeps some
+  if (stats::runif(1) < 0.5) {
+    z <- sample.int(s, 1)
+    y <- x
+    y[rows[[z]], ] <- 0
+    if (sum(y > 0) > 0) x <- y
+  }
+  take <- function(r) do.call(`[`, c(list(x, r), rep(list(TRUE), length(dim(x)) - 1), list(drop = FALSE)))
+  parts <- lapply(rows, take)
+  mem <- a
+  mem[[1]] <- x
+  mem$tol <- 0
+  mem$max_iter <- min(a$max_iter, 30L)
+  if (case$fun == "plsa") mem$method <- "em"
+  if (case$fun == "ntf") mem$method <- "mu"
+  if (case$fun == "nmf") {
+    mem$accelerate <- FALSE
+    if (!is.list(mem$init)) mem$init <- "random"
+    mem$eps <- NULL
+  }
+  sh <- mem
+  sh[[1]] <- shards(parts)
+  if (case$fun %in% c("nmf", "ntf")) { sh$accelerate <- NULL; sh$method <- if (case$fun == "nmf") mem$method }
+  r1 <- prop_run(case, mem)
+  r2 <- prop_run(case, sh)
+  code <- paste0("  shards of rows ", paste(vapply(rows, function(r) paste0(min(r), ":", max(r)), ""), collapse = ", "),
+                 if (any(vapply(parts, function(p) all(p == 0), logical(1)))) " (one without counts)" else "")
+  if (is.null(r1$fit)) return()  # what memory refuses is not this property's
+  if (is.null(r2$fit)) return(add("shards", paste("sharded fit fails:", r2$error), code))
+  d <- prop_rel_diff(prop_parts(case$fun, r1$fit), prop_parts(case$fun, r2$fit))
+  if (!(d <= 1e-8)) add("shards", sprintf("sharded fit differs from the in-memory fit by %g (relative)", d), code)
+}
+
+prop_surface_newdata <- function(case, add) {
+  x <- prop_dense(case)
+  if (is.null(x) || length(dim(x)) != 2 || ncol(x) < 2) return()
+  a <- case$args
+  dimnames(x) <- list(paste0("r", seq_len(nrow(x))), paste0("c", seq_len(ncol(x))))
+  a[[1]] <- x
+  a$max_iter <- min(a$max_iter, 5L)
+  a$nrun <- 1L
+  r <- prop_run(case, a)
+  if (is.null(r$fit)) return()
+  nd <- x[seq_len(min(3, nrow(x))), , drop = FALSE]
+  perm <- sample.int(ncol(x))
+  p1 <- tryCatch(predict(r$fit, nd), error = function(e) e)
+  if (inherits(p1, "error")) return()
+  p2 <- tryCatch(predict(r$fit, nd[, perm, drop = FALSE]), error = function(e) e)
+  if (inherits(p2, "error")) return(add("newdata", paste("permuted names fail:", conditionMessage(p2))))
+  d <- prop_rel_diff(list(p1), list(p2))
+  if (!(d <= 1e-8)) add("newdata", sprintf("permuted column names change the prediction by %g", d))
+  dup <- nd
+  j <- sample.int(ncol(x), 2)
+  colnames(dup)[j[2]] <- colnames(dup)[j[1]]
+  e <- tryCatch(predict(r$fit, dup), error = function(e) e)
+  if (!inherits(e, "aspectr_error_input_newdata")) {
+    add("newdata", paste("a repeated column name is not refused:", if (inherits(e, "error")) conditionMessage(e) else "a prediction"))
+  }
+}
+
+prop_surface_lca <- function(case, add) {
+  a <- case$args
+  df <- a$data
+  vars <- names(df)
+  f <- stats::as.formula(paste0("cbind(", paste(vars, collapse = ", "), ") ~ 1"))
+  r1 <- prop_run(case, a)
+  if (is.null(r1$fit)) return()
+  named <- a
+  named$data <- NULL
+  named <- c(list(f), list(data = df), named)
+  r2 <- prop_run(case, named)
+  if (is.null(r2$fit)) return(add("formula", paste("lca(formula, data = ) fails:", r2$error)))
+  if (!identical(r1$fit$llik, r2$fit$llik) || !identical(r1$fit$probs, r2$fit$probs)) {
+    add("formula", "lca(formula, data = ) differs from lca(data)")
+  }
+  # a covariate near the edges of the doubles (k >= 2)
+  if (a$k < 2) return()
+  z <- stats::rnorm(nrow(df))
+  e <- stats::runif(1, -300, 300)
+  cov <- df
+  cov$zz <- z * 10^e
+  g <- stats::as.formula(paste0("cbind(", paste(vars, collapse = ", "), ") ~ zz"))
+  b <- list(g, cov, k = a$k, nrun = 1L, seed = a$seed, max_iter = 200L, na.rm = a$na.rm)
+  r3 <- prop_run(case, b)
+  if (is.null(r3$fit)) {
+    if (!grepl("aspectr_error", r3$error, fixed = TRUE) && !grepl("^\\[aspectr", r3$error)) {
+      add("covariate", paste("unclassed error for a covariate near 1e", round(e), ":", r3$error))
+    }
+    return()
+  }
+  nums <- c(r3$fit$llik, r3$fit$coeff, unlist(r3$fit$se))
+  if (!all(is.finite(r3$fit$llik)) || !all(is.finite(r3$fit$coeff))) {
+    add("covariate", sprintf("covariate near 1e%d: not finite", round(e)))
+    return()
+  }
+  cov$zz <- z
+  r4 <- prop_run(case, list(g, cov, k = a$k, nrun = 1L, seed = a$seed, max_iter = 200L, na.rm = a$na.rm))
+  if (!is.null(r4$fit) && abs(r4$fit$llik - r3$fit$llik) > 1e-6 * max(1, abs(r4$fit$llik))) {
+    add("covariate", sprintf("covariate scaled by 1e%d changes the log-likelihood by %g", round(e),
+                             r4$fit$llik - r3$fit$llik))
   }
 }

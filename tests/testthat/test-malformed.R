@@ -48,6 +48,22 @@ tns_neg <- tns_file("neg.tns", c("1 1 1 2", "2 3 1 -1"))
 tns_zero <- tns_file("zero.tns", c("0 1 1 2"))
 tns_empty <- tns_file("empty.tns", c("# nothing"))
 
+dup_cols <- x[1:3, ]
+colnames(dup_cols)[2] <- colnames(x)[1]
+dup_rows <- x[, 1:2]
+rownames(dup_rows)[2] <- rownames(x)[1]
+lc_cov <- data.frame(a = c(1, 2, 1, 2, 1, 2, 2, 1, 1, 2), b = c(1, 1, 2, 2, 1, 2, 1, 2, 2, 1),
+                     z = seq(0, 1, length.out = 10), s = "u")
+lc_cov_inf <- lc_cov; lc_cov_inf$z[2] <- Inf
+lc_cov_cplx <- lc_cov; lc_cov_cplx$z <- complex(real = lc_cov$z, imaginary = 1)
+lc_cov_const <- lc_cov
+lc_cov_na <- lc_cov; lc_cov_na$z <- NA_real_
+lc_inf <- lc; lc_inf$a[1] <- Inf
+long_na_level <- data.frame(a = addNA(factor(c("d1", NA))), b = c("w1", "w2"), n = 1:2)
+long_list <- data.frame(a = c("d1", "d2"), b = c("w1", "w2"), n = 1:2)
+long_list$a <- I(list("d1", "d2"))
+sh_files <- write_shards(x, file.path(tns_dir, "sh"), 2)
+
 fp <- plsa(x, 2, seed = 1, max_iter = 10)
 fp3 <- plsa(arr, 2, seed = 1, max_iter = 10)
 fn <- nmf(x, 2, seed = 1, max_iter = 10)
@@ -509,7 +525,33 @@ cases <- list(
   mal(lca_reorder(fp), "fit", "type"),
   mal(lca_reorder(lca(lc, 2, seed = 1), 1:3), "order", "argument"),
   mal(lca(cbind(a, b) ~ zz, lc, 2), "formula", "argument"),
-  mal(lca(cbind(a, b) ~ 1, lc), "k", "argument")
+  mal(lca(cbind(a, b) ~ 1, lc), "k", "argument"),
+  # found by fuzzing the newer surfaces: each names its argument
+  mal(predict(fp, dup_cols), "newdata", "newdata", "w1"),
+  mal(perplexity(fp, dup_cols), "newdata", "newdata", "w1"),
+  mal(predict(fn, dup_cols), "newdata", "newdata", "w1"),
+  mal(predict(fn, dup_rows, margin = "columns"), "newdata", "newdata"),
+  mal(predict(fl, cbind(lc, lc["a"])), "newdata", "newdata"),
+  mal(lca(cbind(a, b) ~ z, lc_cov_inf, 2), "formula", "value", "infinite"),
+  mal(lca(cbind(a, b) ~ z, lc_cov_cplx, 2), "formula", "type", "complex"),
+  mal(lca(cbind(a, b) ~ s, lc_cov_const, 2), "formula", "value", "\"u\""),
+  mal(lca(cbind(a, b) ~ a, lc, 2), "formula", "argument"),
+  mal(lca(cbind(a, b) ~ z, lc_cov_na, 2), "data", "empty"),
+  mal(lca(lc_inf, 2), "data", "value", "infinite"),
+  mal(lca(cbind(a, b) ~ 1, data = lc), "k", "argument"),
+  mal(as_sptensor(data.frame(a = c(1, Inf), b = 1:2)), "x", "value", "infinite"),
+  mal(as_dtm(long_na_level, a, b, n), "document", "value", "NA"),
+  mal(as_dtm(long_list, a, b, n), "document", "type", "AsIs"),
+  mal(plsa_rank(x, k = c(2, 2)), "k", "argument", "distinct"),
+  mal(nmf_rank(x, k = c(2, 2)), "k", "argument", "distinct"),
+  mal(lca_rank(lc, k = c(2, 2)), "k", "argument", "distinct"),
+  mal(shards(c(tns_good, tns_good)), "x", "value", "each file once"),
+  mal(write_shards(x, tns_good), "dir", "value", "existing file"),
+  mal(write_shards(x, file.path(tns_good, "sub")), "dir", "value"),
+  mal(write_shards(x, tns_dir, prefix = "../up"), "prefix", "value", "../up"),
+  mal(write_shards(sh, tns_dir, n = 2), "n", "argument"),
+  mal(write_shards(list(x * 0, x * 0), tns_dir), "x", "empty"),
+  mal(plsa(sh_files, 2, factor_dir = tns_good), "factor_dir", "value")
 )
 
 test_that("the list of malformed calls is long and covers every export", {

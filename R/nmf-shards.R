@@ -244,16 +244,19 @@ shard_nmf_op <- function(st, held, op, args) {
     fail <- function(e) abort_shard(h$source, "failed: {conditionMessage(e)}")
     first <- op == "nmf_sweep" && isTRUE(args$first)
     need_data <- op %in% c("nmf_eval", "nmf_alt", "nmf_c", "nmf_kl", "nmf_kcd_pass", "nmf_kcd_rows") || first
-    streamed <- need_data && !h$keep && identical(h$source$format, "shard")
+    streamed <- need_data && !h$keep && shard_streamable(h$source)
     # (a shard read for one operation: only the layout it needs)
     layout <- if (h$keep) 0L else if (op == "nmf_kcd_rows") 2L else if (op == "nmf_kcd_pass") 1L else 0L
     X <- if (need_data && !streamed) nmf_shard_state(st, key, g, layout) else NULL
     # a shard file read a chunk at a time into the store's buffer, by `f`
     # (one of the cpp_nmf_shard_*stream() functions)
-    if (streamed) check_shard_file(h$source)
+    if (streamed) {
+      check_shard_file(h$source)
+      stream_path <- shard_stream_path(h$source)
+    }
     from_file <- function(f, ...) {
       if (is.null(st$buffer)) st$buffer <- cpp_shard_buffer()
-      f(st$buffer, h$source$path, as.integer(c(h$rows, g$dims[2])), g$s, ...)
+      f(st$buffer, stream_path, as.integer(c(h$rows, g$dims[2])), g$s, ...)
     }
     stream <- function(Wt = NULL, acc = NULL, H = NULL, A = NULL) {
       from_file(cpp_nmf_shard_stream, Wt, acc, H, A, g$chunk %||% 65536)

@@ -131,11 +131,11 @@ shard_qem_op <- function(st, held, op, args) {
 qem_shard_state <- function(st, key, g) {
   h <- st$shards[[key]]
   if (!is.null(h$qem)) return(h$qem)
-  if (!h$keep && identical(h$source$format, "shard")) {
+  if (!h$keep && shard_streamable(h$source)) {
     # out of core from a shard file: read into the store's buffer
     check_shard_file(h$source)
     if (is.null(st$buffer)) st$buffer <- cpp_shard_buffer()
-    return(tryCatch(cpp_qem_shard_file(st$buffer, h$source$path, as.integer(c(h$rows, g$dims[-1])), g$top, g$scaled),
+    return(tryCatch(cpp_qem_shard_file(st$buffer, shard_stream_path(h$source), as.integer(c(h$rows, g$dims[-1])), g$top, g$scaled),
                     error = function(e) abort_shard(h$source, "failed: {conditionMessage(e)}")))
   }
   d <- if (h$keep) h$data else shard_data(h$source)

@@ -69,6 +69,22 @@
 #' changes or disappears before it is read again is an error of class
 #' `aspectr_error_shard`.
 #'
+#' Files other than `.shard` (matrices and tensors; not data frames) are
+#' converted once, when `shards()` reads them, to a `.shard` file in a
+#' cache, which fits without a cluster then read a chunk at a time: an
+#' iteration costs what it costs from `.shard` files, instead of parsing
+#' the file again at every iteration. The cache is set by
+#' `options(aspectr.shard_cache =)`: `TRUE` (the default) a directory in
+#' the session's temporary directory, a directory path to keep the
+#' conversions across sessions (the file name of a conversion holds the
+#' original's path, size and modification time, so a changed file is
+#' converted anew, never read from an old conversion), or `FALSE` for none
+#' (the originals are read at every iteration). A conversion removed
+#' during a session is made again when needed; one that cannot be written
+#' leaves the originals to be read. Workers of a cluster keep their
+#' shards in memory and read the originals once. [write_shards()] makes
+#' `.shard` files of shards of any kind in a directory of one's choosing.
+#'
 #' @param x A list of data objects (matrices, `Matrix` matrices, simple
 #'   triplet matrices, sparse tensors, arrays; or data frames, for [lca()]),
 #'   or a character vector of file paths (see Files; `.rds` files may hold
@@ -127,7 +143,15 @@ shards <- function(x) {
       meta[[i]] <- shard_file_meta(sources[[i]])
     } else {
       obj <- shard_object(sources[[i]], check = FALSE)
-      meta[[i]] <- if (is.data.frame(obj)) frame_meta(obj) else shard_meta(shard_as_aspect(obj, sources[[i]]))
+      if (is.data.frame(obj)) {
+        meta[[i]] <- frame_meta(obj)
+      } else {
+        d <- shard_as_aspect(obj, sources[[i]])
+        meta[[i]] <- shard_meta(d)
+        # (a .tns file's sizes are known once all shards are read: below)
+        if (!identical(sources[[i]]$format, "tns")) sources[[i]] <- shard_cache(sources[[i]], d)
+        rm(d)
+      }
       rm(obj)
     }
   }
@@ -137,7 +161,87 @@ shards <- function(x) {
     abort_input("{.arg x} must hold either data frames (for {.fn lca}) or matrices and tensors, not both: {sources[[which(frames)[1]]]$label} is a data frame, {sources[[which(!frames)[1]]]$label} is not.",
                 "value", arg = "x")
   }
-  new_shards(sources, meta)
+  out <- new_shards(sources, meta)
+  for (i in which(vapply(sources, function(s) identical(s$format, "tns"), logical(1)))) {
+    if (!shard_cache_on()) break
+    d <- shard_data(out$sources[[i]], check = FALSE)
+    d$dims <- as.integer(c(out$rows[i], out$dims[-1]))
+    out$sources[[i]] <- shard_cache(out$sources[[i]], d)
+    rm(d)
+  }
+  out
+}
+
+# ---------------------------------------------------------------------------
+# Files other than .shard are converted once, when shards() reads them, to a
+# .shard file in a cache (options(aspectr.shard_cache): TRUE, the default, a
+# directory in this session's temporary directory; a directory path, kept
+# across sessions; FALSE, none). Out-of-core fits then stream the cached
+# file a chunk at a time instead of parsing the original at every
+# iteration. The cache file's name holds the original's path, size and
+# modification time (and the sizes recorded), so a changed file is never
+# read from an old conversion; the original is still checked against what
+# shards() recorded before every read.
+
+shard_cache_on <- function() !isFALSE(getOption("aspectr.shard_cache", TRUE))
+
+shard_cache_dir <- function() {
+  opt <- getOption("aspectr.shard_cache", TRUE)
+  dir <- if (isTRUE(opt)) file.path(tempdir(), "aspectr-shard-cache") else opt
+  if (!is.character(dir) || length(dir) != 1 || is.na(dir) || !nzchar(dir)) {
+    abort_input("{.code options(aspectr.shard_cache)} must be TRUE, FALSE or a directory path, not {describe(opt)}.",
+                "value", arg = "aspectr.shard_cache", call = NULL)
+  }
+  if (!dir.exists(dir) && !suppressWarnings(dir.create(dir, recursive = TRUE)) && !dir.exists(dir)) return(NULL)
+  dir
+}
+
+# The source with its cache (the .shard conversion of `d`, its data in the
+# internal form with the sizes shards() records), made now unless an
+# earlier conversion of the same file is there. A cache that cannot be
+# written leaves the source as it was (read from the original).
+shard_cache <- function(src, d) {
+  if (!identical(src$kind, "file") || identical(src$format, "shard") || !shard_cache_on()) return(src)
+  dir <- shard_cache_dir()
+  if (is.null(dir)) return(src)
+  key <- paste(src$path, format(src$size, scientific = FALSE), format(src$mtime, digits = 17),
+               paste(d$dims, collapse = "x"), sep = "|")
+  tmp <- tempfile("key")
+  writeLines(key, tmp)
+  hash <- unname(tools::md5sum(tmp))
+  unlink(tmp)
+  stem <- sub("\\.[^.]*$", "", basename(src$path))
+  path <- file.path(dir, paste0(stem, "-", substr(hash, 1, 16), ".shard"))
+  if (!file.exists(path)) {
+    # (by row, as write_shards() writes: the same file as it would make)
+    if (length(d$dims) == 2 && length(d$val) > 1) {
+      o <- order(d$idx[1, ], d$idx[2, ], method = "radix")
+      if (is.unsorted(o)) { d$idx <- d$idx[, o, drop = FALSE]; d$val <- d$val[o] }
+    }
+    part <- paste0(path, ".part", Sys.getpid())
+    ok <- tryCatch({ write_shard_bin(d, part); file.rename(part, path) }, error = function(e) FALSE,
+                   warning = function(w) FALSE)
+    unlink(part)
+    if (!isTRUE(ok)) return(src)
+  }
+  src$cache <- path
+  src$cache_dims <- as.integer(d$dims)
+  src
+}
+
+# Whether a source is streamed from a .shard file out of core (its own, or
+# its cache), and that file's path. A cache removed since (a temporary
+# directory cleaned) is made again from the original, checked first.
+shard_streamable <- function(src) identical(src$format, "shard") || !is.null(src$cache)
+
+shard_stream_path <- function(src) {
+  if (identical(src$format, "shard")) return(src$path)
+  if (!file.exists(src$cache)) {
+    d <- shard_data(src)
+    d$dims <- src$cache_dims
+    write_shard_bin(d, src$cache)
+  }
+  src$cache
 }
 
 shard_file_source <- function(path) {
@@ -538,13 +642,13 @@ shard_op_run <- function(id, op, seq, args) {
     shard_normalize(st, key)
     h <- st$shards[[key]]
     fac <- c(list(h$F0), g$factors)
-    if (!h$keep && identical(h$source$format, "shard")) {
+    if (!h$keep && shard_streamable(h$source)) {
       # out of core from a shard file: read a chunk at a time into this
       # store's buffer, the step's statistics written over the factor
       check_shard_file(h$source)
       if (is.null(st$buffer)) st$buffer <- cpp_shard_buffer()
       r <- tryCatch(
-        cpp_em_shard_file(st$buffer, h$source$path, as.integer(c(h$rows, g$dims[-1])), g$lambda, fac,
+        cpp_em_shard_file(st$buffer, shard_stream_path(h$source), as.integer(c(h$rows, g$dims[-1])), g$lambda, fac,
                           g$tempering, g$total, g$top, g$scaled, g$threads, loss_only = op == "loss",
                           glogg = g$glogg[[h$id]], acc = acc, missing = isTRUE(g$missing[h$id]),
                           chunk = g$chunk %||% 65536, in_place = op == "step"),
@@ -1129,7 +1233,7 @@ shard_chunk <- function(call = rlang::caller_env()) {
 
 # whether a fit without a cluster streams some shards from .shard files
 shard_files_streamed <- function(x) {
-  any(vapply(x$sources, function(s) identical(s$format, "shard"), logical(1)))
+  any(vapply(x$sources, shard_streamable, logical(1)))
 }
 
 # sum g log g (g = x / sum(x)) and the documents' totals of sharded data,
@@ -1242,8 +1346,8 @@ shard_groups <- function(nnz, w) {
 #' Splits data by rows into shards and writes each as a `.shard` file, a
 #' binary form that fits read directly into a buffer kept from one
 #' iteration to the next: an out-of-core fit from such files costs little
-#' more per iteration than the in-memory fit (`.rds` shards are converted
-#' anew at every read). The files hold the non-zero cells, the sizes and
+#' more per iteration than the in-memory fit ([shards()] converts files of
+#' other kinds to such files once, in a cache). The files hold the non-zero cells, the sizes and
 #' the names; they are read on machines of the same byte order.
 #'
 #' @param x Data [plsa()] accepts (a matrix, a sparse matrix, a sparse

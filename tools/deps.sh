@@ -7,11 +7,13 @@
 set -euo pipefail
 
 r_pkgs=(Rcpp RcppArmadillo cli rlang generics tibble Matrix testthat roxygen2 hdf5r mirai
-        knitr rmarkdown slam tm quadprog future future.apply poLCA topicmodels ggplot2)
+        knitr rmarkdown slam tm quadprog future future.apply poLCA topicmodels ggplot2 jsonlite)
 missing=$(Rscript --vanilla -e 'p <- commandArgs(TRUE); cat(p[!vapply(p, requireNamespace, logical(1), quietly = TRUE)])' "${r_pkgs[@]}")
 need_sys=()
 command -v pandoc >/dev/null 2>&1 || need_sys+=(pandoc)
 command -v qpdf >/dev/null 2>&1 || need_sys+=(qpdf)
+# (a real headless browser for the test of explore()'s page)
+command -v chromium >/dev/null 2>&1 || need_sys+=(chromium)
 
 if [ -n "$missing" ] || [ ${#need_sys[@]} -gt 0 ]; then
   SUDO=""

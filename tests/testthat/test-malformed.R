@@ -551,7 +551,15 @@ cases <- list(
   mal(write_shards(x, tns_dir, prefix = "../up"), "prefix", "value", "../up"),
   mal(write_shards(sh, tns_dir, n = 2), "n", "argument"),
   mal(write_shards(list(x * 0, x * 0), tns_dir), "x", "empty"),
-  mal(plsa(sh_files, 2, factor_dir = tns_good), "factor_dir", "value")
+  mal(plsa(sh_files, 2, factor_dir = tns_good), "factor_dir", "value"),
+  mal(explore(), "fit", "argument"),
+  mal(explore(fn, open = FALSE), "fit", "argument"),
+  mal(explore(fl, open = FALSE), "fit", "argument"),
+  mal(explore(fp3, open = FALSE), "fit", "argument"),
+  mal(explore(fp, n_terms = 0, open = FALSE), "n_terms", "argument", "0"),
+  mal(explore(fp, lambda = -1, open = FALSE), "lambda", "argument", "-1"),
+  mal(explore(fp, open = NA), "open", "argument"),
+  mal(explore(fp, file = tns_dir, open = FALSE), "file", "value")
 )
 
 test_that("the list of malformed calls is long and covers every export", {
@@ -562,7 +570,7 @@ test_that("the list of malformed calls is long and covers every export", {
                "as_sptensor", "read_tns", "write_tns", "symtensor", "as_symtensor", "nnz",
                "adjusted_rand_index", "default_threads", "topics", "basis", "predict",
                "summary", "terms", "tidy", "glance", "plot", "print", "fitted", "residuals",
-               "gather_factors")
+               "gather_factors", "explore")
   expect_setequal(setdiff(exports, called), character(0))
   expect_true(all(getNamespaceExports("aspectr") %in% c(called, "sotu_dtm")))
 })

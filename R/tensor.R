@@ -404,11 +404,9 @@ write_tns <- function(x, file) {
     abort_input("{.arg file} must be a file path in an existing directory, not {.path {file}}.", "type", arg = "file")
   }
   x <- as_sptensor(x)
-  out <- cbind(x$index, x$values)
-  lines <- apply(out, 1, function(r) {
-    paste(c(format(r[seq_len(ncol(out) - 1)], scientific = FALSE, trim = TRUE),
-            formatC(r[ncol(out)], digits = 17, format = "g")), collapse = " ")
-  })
-  writeLines(lines, file)
+  # (formatted by column, not line by line: a million cells in seconds)
+  cols <- lapply(seq_len(ncol(x$index)), function(j) formatC(x$index[, j], format = "d", big.mark = ""))
+  vals <- trimws(formatC(x$values, digits = 17, format = "g"))
+  writeLines(do.call(paste, c(cols, list(vals))), file)
   invisible(file)
 }

@@ -385,22 +385,49 @@ lca_standard_errors <- function(codes, X, fit, post = fit$posterior, w = NULL) {
 }
 
 # G^2 and X^2 over the complete response patterns (poLCA's definition),
-# with the model's class shares `lambda`.
+# with the model's class shares `lambda`. NA, with a warning that says why,
+# when no observation has every response (tiny data with missing values),
+# and X^2 when it is beyond the range of doubles. An observed pattern whose
+# probability underflows (hundreds of variables) is taken in logs: G^2
+# stays finite.
 lca_goodness_of_fit <- function(fit, prep, cell = NULL) {
   comp <- prep$complete_pattern
-  if (!any(comp)) return(c(Gsq = NA_real_, Chisq = NA_real_))
+  if (!any(comp)) {
+    warn_numeric(c("{.field Gsq} and {.field Chisq} are {.val {NA}}: no observation has every response observed.",
+                   i = "They are computed over the complete response patterns, as in poLCA."))
+    return(c(Gsq = NA_real_, Chisq = NA_real_))
+  }
   obs <- prep$data$val[comp]
   nobs <- sum(obs)
-  if (is.null(cell)) {  # (else the model probability of every pattern)
-    pats <- t(prep$data$idx) + 1L
-    pats[pats == 0L] <- NA_integer_
-    cell <- cell_probability(fit, pats[comp, , drop = FALSE])
+  pats <- t(prep$data$idx[, comp, drop = FALSE]) + 1L
+  # (else the model probability of every pattern)
+  cell <- if (is.null(cell)) cell_probability(fit, pats) else cell[comp]
+  if (all(cell > 0)) {
+    expected <- nobs * cell
+    out <- c(Gsq = 2 * sum(obs * log(obs / expected)),
+             Chisq = sum((obs - expected)^2 / expected) + (nobs - sum(expected)))
   } else {
-    cell <- cell[comp]
+    # X^2 = sum(obs^2 / expected) - nobs (the observed counts sum to nobs)
+    lc <- log_cell_probability(fit, pats)
+    out <- c(Gsq = 2 * sum(obs * (log(obs / nobs) - lc)),
+             Chisq = sum(exp(2 * log(obs) - log(nobs) - lc)) - nobs)
   }
-  expected <- nobs * cell
-  c(Gsq = 2 * sum(obs * log(obs / expected)),
-    Chisq = sum((obs - expected)^2 / expected) + (nobs - sum(expected)))
+  if (!is.finite(out[["Chisq"]])) {
+    out[["Chisq"]] <- NA_real_
+    e10 <- round(min(log_cell_probability(fit, pats)) / log(10))
+    warn_numeric("{.field Chisq} is {.val {NA}}: it is beyond the range of doubles (the model gives an observed response pattern a probability of about 10^{e10}).")
+  }
+  out
+}
+
+# log P(pattern) of complete patterns (rows of `index`), for probabilities
+# below the doubles' range: log-sum-exp over the classes.
+log_cell_probability <- function(object, index) {
+  lp <- matrix(log(object$lambda), nrow(index), object$k, byrow = TRUE)
+  for (n in seq_len(ncol(index))) lp <- lp + log(object$factors[[n]][index[, n], , drop = FALSE])
+  m <- apply(lp, 1, max)
+  m[!is.finite(m)] <- 0
+  m + log(rowSums(exp(lp - m)))
 }
 
 # Relative entropy of the class posteriors (1: every observation assigned

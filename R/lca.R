@@ -129,7 +129,11 @@
 #'   \item{llik (also logLik), npar, AIC, BIC}{log-likelihood, number of free parameters and
 #'     information criteria (`N` = observations used);}
 #'   \item{Gsq, Chisq}{likelihood-ratio and Pearson goodness-of-fit statistics
-#'     over the complete response patterns (as poLCA computes them);}
+#'     over the complete response patterns (as poLCA computes them; in
+#'     logarithms where a pattern's probability is below the range of
+#'     doubles, with hundreds of variables); `NA`, with a warning of class
+#'     `aspectr_warning_numeric`, when no observation has every response
+#'     observed, and `Chisq` when it is beyond the range of doubles;}
 #'   \item{N, Nobs}{observations used, and those without missing responses;}
 #'   \item{run_iterations}{iterations run by each start;}
 #'   \item{se}{standard errors (see the section Standard errors): `probs`

@@ -63,7 +63,9 @@
 #' problem solved is the one stated above. `eps` is therefore relative to
 #' `max(x)`. An objective beyond the range of doubles (the squared error of
 #' data near 1e200) is reported as `Inf` (or 0 when it underflows) with a
-#' warning of class `aspectr_warning_numeric`; `W`, `H` and `rel_error`
+#' warning of class `aspectr_warning_numeric`, as is an initial objective,
+#' a trace entry or another start's value beyond it when the final value
+#' is within (a start far from an exact fit); `W`, `H` and `rel_error`
 #' stay finite. With `beta <= 0` the divergence is infinite at zeros of `x`, so
 #' those zeros are replaced by `eps` (relative to `max(x)`, as above) and the
 #' divergence reported is that of the guarded data. A fit whose model
@@ -398,7 +400,9 @@ nmf <- function(x, k, loss = c("frobenius", "kl", "beta"), beta = 2,
   # divided by a: each factor takes a back; except that unpenalized HALS
   # and the extrapolated updates return W with unit-norm columns, H
   # carrying the scale, which stays so
-  check_objective_range(unscale(values[best]), values[best], "nmf() fit")
+  check_objective_range(unscale(values[best]), values[best], "nmf() fit",
+                        list(initial = unscale(res$initial), objective = unscale(as.numeric(res$objective)),
+                             run_values = unscale(values), divergence = unscale(res$divergence)))
   # (W in files was written in these units)
   if (unit_w) {
     H <- H * sc$s

@@ -232,7 +232,8 @@ ntf <- function(x, k, loss = c("frobenius", "kl"), method = NULL, nrun = 1,
   res <- runs[[best]]
   scaled <- values
   values <- vapply(runs, run_value, numeric(1))
-  check_objective_range(run_value(res), scaled[best], "ntf() fit")
+  check_objective_range(run_value(res), scaled[best], "ntf() fit",
+                        list(initial = res$initial, objective = res$objective, run_values = values))
   ord <- order(res$weights, decreasing = TRUE)
   comp <- paste0("component_", seq_len(k))
   if (!is.null(files)) {
@@ -384,9 +385,18 @@ pow2_scale <- function(v, root = 1) {
 
 # The objective of a fit to data scaled by s can over- or underflow when
 # reported in the data's units (||x||^2 of x near 1e300 is not a double).
-check_objective_range <- function(value, scaled, what) {
+# `reported`: the fit's other statistics in the data's units (a named list:
+# the initial objective, the trace, the other starts' values, ...), which
+# can overflow where the final value does not (a trace from a poor start
+# down to an exact fit); one warning either way.
+check_objective_range <- function(value, scaled, what, reported = list()) {
   if (!is.finite(value) || (value == 0 && scaled > 0)) {
     warn_numeric("The objective of the {what} {if (is.finite(value)) 'underflows' else 'overflows'} in the units of the data (it is reported as {.val {value}}); the factors are unaffected.")
+    return(invisible())
+  }
+  bad <- names(reported)[!vapply(reported, function(v) all(is.finite(v)), logical(1))]
+  if (length(bad)) {
+    warn_numeric("The {what} reports {.field {bad}} as {.val {Inf}}: {cli::qty(length(bad))}{?it overflows/they overflow} in the units of the data; the final value ({.val {value}}) and the factors are unaffected.")
   }
   invisible()
 }

@@ -239,7 +239,8 @@ sntf <- function(x, k, method = c("alpha", "smart", "beta", "average", "unfold")
   values <- rescale_value(values, sc, deg)
   res$objective <- rescale_value(res$objective, sc, deg)
   res$initial <- rescale_value(res$initial, sc, deg)
-  check_objective_range(values[best], scaled, "sntf() fit")
+  check_objective_range(values[best], scaled, "sntf() fit",
+                        list(initial = res$initial, objective = res$objective, run_values = values))
   G <- G * sc^(1 / L)
   y$values <- y$values * sc
   fit <- new_sntf(G, y, k, method = method,

@@ -160,7 +160,8 @@ symnmf <- function(a, k, method = c("anls", "hals", "fpals"), coupling = NULL, L
   res$objective <- rescale_value(res$objective, s, 2)
   res$initial <- rescale_value(res$initial, s, 2)
   res$sym_objective <- rescale_value(res$sym_objective, s, 2)
-  check_objective_range(values[best], scaled, "symnmf() fit")
+  check_objective_range(values[best], scaled, "symnmf() fit",
+                        list(initial = res$initial, objective = res$objective, run_values = values))
   H <- res$H * sqrt(s)
   comp <- paste0("cluster_", seq_len(k))
   dimnames(H) <- list(nd$dimnames[[1]], comp)

@@ -11,6 +11,16 @@ Rcpp::Rostream<true>&  Rcpp::Rcout = Rcpp::Rcpp_cout_get();
 Rcpp::Rostream<false>& Rcpp::Rcerr = Rcpp::Rcpp_cerr_get();
 #endif
 
+// cpp_forked_child
+bool cpp_forked_child();
+RcppExport SEXP _aspectr_cpp_forked_child() {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::RNGScope rcpp_rngScope_gen;
+    rcpp_result_gen = Rcpp::wrap(cpp_forked_child());
+    return rcpp_result_gen;
+END_RCPP
+}
 // cpp_index0_t
 Rcpp::IntegerMatrix cpp_index0_t(Rcpp::IntegerMatrix index);
 RcppExport SEXP _aspectr_cpp_index0_t(SEXP indexSEXP) {
@@ -1326,6 +1336,7 @@ END_RCPP
 }
 
 static const R_CallMethodDef CallEntries[] = {
+    {"_aspectr_cpp_forked_child", (DL_FUNC) &_aspectr_cpp_forked_child, 0},
     {"_aspectr_cpp_index0_t", (DL_FUNC) &_aspectr_cpp_index0_t, 1},
     {"_aspectr_cpp_first_bad_index", (DL_FUNC) &_aspectr_cpp_first_bad_index, 2},
     {"_aspectr_cpp_csc_symmetric", (DL_FUNC) &_aspectr_cpp_csc_symmetric, 5},

@@ -386,6 +386,12 @@ prop_run <- function(case, args = case$args) {
   list(fit = fit, error = NULL, warnings = warns)
 }
 
+# The statistics a fit reports (besides its factors).
+prop_reported <- function(fun, fit) {
+  c(fit$value, fit$initial, fit$objective, fit$run_values,
+    if (fun == "lca") c(fit$Gsq, fit$Chisq))
+}
+
 # The factors to compare between two fits.
 prop_parts <- function(fun, fit) {
   switch(fun,
@@ -500,6 +506,14 @@ prop_check <- function(case) {
   # random real-valued data under KL: the documented note that the
   # likelihood of non-count data means nothing
   warns <- warns[!grepl("[aspectr_warning_noncount]", warns, fixed = TRUE)]
+  # a statistic reported as non-finite (an objective, the initial value, a
+  # trace entry, a start's value; lca's goodness of fit) is never silent:
+  # the classed numeric warning says so, and is then due
+  numeric_w <- grepl("[aspectr_warning_numeric]", warns, fixed = TRUE)
+  if (!all(is.finite(prop_reported(fun, r$fit)))) {
+    if (!any(numeric_w)) fail("warned", "a reported statistic is not finite, without an aspectr_warning_numeric")
+    warns <- warns[!numeric_w]
+  }
   if (length(warns) && prop_objective_overflows(case)) warns <- warns[!prop_overflow_warning(warns)]
   if (length(warns) && prop_objective_underflows(case, r$fit)) warns <- warns[!prop_overflow_warning(warns)]
   if (length(warns)) fail("no_warning", paste("warning:", paste(warns, collapse = " | ")))
@@ -612,8 +626,36 @@ prop_check <- function(case) {
     if (!(d <= 1e-10)) fail("threads", sprintf("threads %d vs %d: factors differ by %g (relative)",
                                                case$args$threads, a$threads, d), a)
   }
+  # after this process ran the fit on 2 threads (above), the same fit in a
+  # forked child asking for 2 threads finishes, on one thread, with the
+  # serial fit's numbers (GNU OpenMP does not survive fork(); ?threads)
+  if (prop_fork_due(case) && !is.null(r5$fit)) {
+    serial <- if (identical(as.integer(case$args$threads), 1L)) fit else r5$fit
+    a <- case$args; a$threads <- 2L
+    job <- parallel::mcparallel(prop_run(case, a), silent = TRUE)
+    rf <- parallel::mccollect(job, wait = FALSE, timeout = 60)
+    if (is.null(rf)) {
+      tools::pskill(job$pid, tools::SIGKILL)
+      parallel::mccollect(job, wait = FALSE)
+      fail("fork", "the fit in a forked child gave no result in 60 s (a deadlock)", a)
+    } else {
+      rf <- rf[[1]]
+      if (inherits(rf, "try-error") || is.null(rf$fit)) {
+        fail("fork", paste("the fit in a forked child failed:", if (inherits(rf, "try-error")) rf else rf$error), a)
+      } else if (!identical(as.integer(rf$fit$threads), 1L) ||
+                 !identical(prop_numbers(fun, rf$fit), prop_numbers(fun, serial))) {
+        fail("fork", sprintf("the fit in a forked child (threads recorded: %s) differs from the serial fit by %g (relative)",
+                             format(rf$fit$threads), prop_rel_diff(prop_numbers(fun, rf$fit), prop_numbers(fun, serial))), a)
+      }
+    }
+  }
   c(fails, prop_check_surfaces(case))
 }
+
+# Every tenth case also runs in a forked child (not on Windows, where there
+# is no fork), chosen by the case's number so that the cases' draws do not
+# change.
+prop_fork_due <- function(case) .Platform$OS.type == "unix" && case$i %% 10 == 0
 
 # Relative difference of two fits of the same data that should agree (other
 # storage, other thread count). Rounding differences legitimately change two

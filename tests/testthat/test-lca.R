@@ -325,3 +325,41 @@ test_that("SQUAREM, coordinate descent and EM reach poLCA's optimum; SQUAREM's i
   expect_equal(step$llik, sq$llik, tolerance = 1e-9)
   expect_equal(unname(step$P), unname(sq$P), tolerance = 1e-5)
 })
+
+test_that("Gsq and Chisq on tiny data: NA with a classed warning when undefined, else poLCA's formulas", {
+  # N = 3 and no observation with every response: no complete pattern
+  d <- data.frame(A = c(2, 3, NA), B = c(NA, 1, 2), C = c(1, NA, 3))
+  expect_warning(f <- lca(d, 1, seed = 1), "no observation has every response", class = "aspectr_warning_numeric")
+  expect_identical(c(f$Gsq, f$Chisq), c(NA_real_, NA_real_))
+  expect_true(is.finite(f$llik))
+  expect_warning(g <- lca(cbind(A, B, C) ~ 1, d, 1, seed = 1), class = "aspectr_warning_numeric")
+  expect_identical(c(g$Gsq, g$Chisq), c(NA_real_, NA_real_))
+  # N = 3 with two complete rows: finite, and the plain-R formulas over the
+  # complete patterns (poLCA's definition)
+  d2 <- data.frame(A = c(2, 3, NA), B = c(2, 1, 2), C = c(1, 4, 3))
+  for (k in 1:2) {
+    expect_no_warning(f <- lca(d2, k, seed = 1, nrun = 3))
+    comp <- stats::complete.cases(d2)
+    cell <- vapply(which(comp), function(i) {
+      sum(f$P * Reduce(`*`, lapply(names(d2), function(v) f$probs[[v]][, as.character(d2[i, v])])))
+    }, numeric(1))
+    obs <- rep(1, sum(comp)); e <- sum(obs) * cell
+    expect_equal(f$Gsq, 2 * sum(obs * log(obs / e)), tolerance = 1e-10)
+    expect_equal(f$Chisq, sum((obs - e)^2 / e) + sum(obs) - sum(e), tolerance = 1e-10)
+  }
+})
+
+test_that("Gsq of patterns whose probability underflows is computed in logs; Chisq beyond the doubles is NA with a warning", {
+  set.seed(1)
+  J <- 1000  # (1/2)^1000-size pattern probabilities: below the doubles
+  d <- as.data.frame(matrix(sample(1:2, 3 * J, TRUE), 3))
+  d[1, ] <- 1; d[2, ] <- 2
+  expect_warning(f <- lca(d, 1, seed = 1, se = FALSE), "beyond the range of doubles",
+                 class = "aspectr_warning_numeric")
+  expect_identical(f$Chisq, NA_real_)
+  # k = 1: P(pattern) is the product of the marginal frequencies
+  lp <- vapply(1:3, function(i) sum(vapply(seq_len(J), function(j) log(mean(d[[j]] == d[i, j])), numeric(1))),
+               numeric(1))
+  expect_true(any(lp < log(.Machine$double.xmin)))
+  expect_equal(f$Gsq, 2 * sum(-log(3) - lp), tolerance = 1e-10)
+})

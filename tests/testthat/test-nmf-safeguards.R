@@ -244,3 +244,30 @@ test_that("beta-divergence updates stay monotone and finite when penalties dwarf
   expect_true(all(is.finite(tr)))
   expect_true(all(diff(tr) <= 1e-12 * abs(tr[-length(tr)])))
 })
+
+test_that("an objective trace that overflows warns even when the final value does not", {
+  # 7 x 25 data at 4.7e299: rank one, so the fit ends exact (value 0) while
+  # the start's objective, in the data's units, is beyond the doubles
+  x <- matrix(4.7e299, 7, 25)
+  for (init in c("nndsvdar", "random")) {
+    for (nrun in c(1, 3)) {
+      info <- paste(init, nrun)
+      w <- NULL
+      f <- withCallingHandlers(nmf(x, 2, init = init, nrun = nrun, seed = 1),
+                               aspectr_warning_numeric = function(c) {
+                                 w <<- c(w, conditionMessage(c))
+                                 invokeRestart("muffleWarning")
+                               })
+      expect_identical(f$value, 0, label = info)
+      expect_identical(f$initial, Inf, label = info)
+      expect_length(w, 1)
+      expect_match(w[1], "initial", label = info)
+      # the model is the data: the factors are finite and exact
+      expect_true(all(is.finite(f$W)) && all(is.finite(f$H)), label = info)
+      expect_equal(f$W %*% f$H, x, tolerance = 1e-6, label = info)
+    }
+  }
+  # the same data at 1: every statistic finite, no warning
+  expect_no_warning(f1 <- nmf(x / 4.7e299, 2, init = "nndsvdar", nrun = 3, seed = 1))
+  expect_true(all(is.finite(c(f1$initial, f1$objective, f1$run_values))))
+})

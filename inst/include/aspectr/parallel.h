@@ -8,6 +8,7 @@
 #define ASPECTR_PARALLEL_H
 
 #include <armadillo>
+#include <atomic>
 #include <vector>
 #ifdef _OPENMP
 #include <omp.h>
@@ -15,8 +16,25 @@
 
 namespace aspectr {
 
-inline int effective_threads(int threads, std::size_t work) {
+// A ceiling on the threads of every parallel region in this process (0:
+// none). The embedding sets it to 1 in a forked child: GNU OpenMP's thread
+// pool is not copied by fork(), and a parallel region in the child of a
+// process that ran one waits forever for the parent's threads.
+inline std::atomic<int>& thread_ceiling() {
+  static std::atomic<int> ceiling{0};
+  return ceiling;
+}
+
+// `threads` held to the ceiling (and to at least 1).
+inline int capped_threads(int threads) {
   if (threads < 1) threads = 1;
+  const int c = thread_ceiling().load(std::memory_order_relaxed);
+  if (c >= 1 && threads > c) threads = c;
+  return threads;
+}
+
+inline int effective_threads(int threads, std::size_t work) {
+  threads = capped_threads(threads);
 #ifndef _OPENMP
   threads = 1;
 #endif
@@ -30,6 +48,7 @@ inline int effective_threads(int threads, std::size_t work) {
 // Runs body(tid, begin, end) over [0, n) in `threads` static chunks.
 template <class Body>
 inline void parallel_chunks(std::size_t n, int threads, Body body) {
+  threads = capped_threads(threads);
   if (threads <= 1) { body(0, std::size_t(0), n); return; }
 #ifdef _OPENMP
 #pragma omp parallel num_threads(threads)

@@ -96,6 +96,7 @@ inline double dot(const double* x, const double* y, std::size_t n) {
 template <class Body>
 inline void parallel_blocks(std::size_t n, int threads, std::size_t grain, Body body) {
   if (grain < 1) grain = 1;
+  threads = capped_threads(threads);
   const std::size_t per = threads > 1 ? (n + 16 * threads - 1) / (16 * static_cast<std::size_t>(threads)) : n;
   const std::size_t size = std::max(grain, per);
   const std::size_t nb = (n + size - 1) / size;

@@ -77,7 +77,7 @@ void advance_all(RuleOf& rule_of, const SparseTensor& G, std::vector<StartRun>& 
                  const std::vector<std::size_t>& active, int n, const MultiStartControl& ctl,
                  int inner_threads) {
   const int m = static_cast<int>(active.size());
-  int T = ctl.threads < 1 ? 1 : ctl.threads;
+  int T = capped_threads(ctl.threads);
   if (T > m) T = m;
 #ifndef _OPENMP
   T = 1;

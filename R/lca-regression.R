@@ -262,12 +262,14 @@ lca_standard_errors <- function(codes, X, fit, post = fit$posterior, w = NULL) {
   S <- NULL
   V <- MASS_ginv(info)
   nb <- R * (k - 1)
-  out <- list()
+  nms <- lca_param_names(fit, colnames(X))
+  dimnames(V) <- list(nms, nms)
+  out <- list(vcov_all = V)
   # coefficients
   if (R > 1 || !is.null(fit$coeff)) {
     se_b <- matrix(sqrt(pmax(diag(V)[seq_len(nb)], 0)), R, k - 1, dimnames = dimnames(fit$coeff))
     out$coeff <- se_b
-    out$vcov <- V[seq_len(nb), seq_len(nb), drop = FALSE]
+    out$vcov <- unname(V[seq_len(nb), seq_len(nb), drop = FALSE])
   }
   # class shares (the mean prior) by the delta method
   J <- matrix(0, k, nb)
@@ -368,6 +370,18 @@ lca_reorder <- function(fit, order = base::order(fit$P, decreasing = TRUE)) {
   if (!is.null(fit[["se"]])) {
     fit$se$probs <- lapply(fit$se$probs, rename, byrow = TRUE)
     fit$se$P <- stats::setNames(fit$se$P[order], cls)
+  }
+  if (!is.null(fit[["se"]]$vcov_all)) {
+    # the covariance of all free parameters: the logits of the classes
+    # re-expressed against the new first class, the item log-odds blocks
+    # of each class moved with it
+    V <- fit$se$vcov_all
+    R <- if (is.null(fit$coeff)) 1L else nrow(fit$coeff)
+    Tm <- lca_reorder_map(fit, order, R)
+    V <- Tm %*% V %*% t(Tm)
+    nms <- lca_param_names(fit, if (is.null(fit$coeff)) NULL else rownames(fit$coeff))
+    dimnames(V) <- list(nms, nms)
+    fit$se$vcov_all <- V
   }
   if (!is.null(fit$coeff)) {
     R <- nrow(fit$coeff)

@@ -73,6 +73,10 @@
 #'   methods for accelerating the convergence of any EM algorithm.
 #'   *Scandinavian Journal of Statistics*, 35(2), 335-353.
 #'
+#'   Ramaswamy, V., DeSarbo, W. S., Reibstein, D. J. and Robinson, W. T.
+#'   (1993). An empirical pooling approach for estimating marketing mix
+#'   elasticities with PIMS data. *Marketing Science* 12, 103-124.
+#'
 #' @param data A data frame of categorical variables (or, for the formula
 #'   method, the data frame holding the formula's variables): factors, character,
 #'   logical or whole-number codes. Each needs at least two observed levels.
@@ -132,9 +136,18 @@
 #'     over the complete response patterns (as poLCA computes them);}
 #'   \item{N, Nobs}{observations used, and those without missing responses;}
 #'   \item{run_iterations}{iterations run by each start;}
+#'   \item{entropy}{the relative entropy of the class posteriors,
+#'     \eqn{1 - \sum_i \sum_r -\hat p_{ir} \log \hat p_{ir} / (N \log k)}
+#'     (Ramaswamy et al. 1993): 1 when every observation is assigned with
+#'     certainty, 0 when the posteriors are uniform. It is not
+#'     \pkg{poLCA}'s `poLCA.entropy()` (the entropy of the fitted
+#'     response-pattern distribution), which [glance()] reports as `entropy`
+#'     next to this one as `relative_entropy`;}
 #'   \item{se}{standard errors (see the section Standard errors): `probs`
 #'     (per variable, classes x levels), `P` (class shares) and, for a
-#'     regression, `coeff` and `vcov` (of the coefficients);}
+#'     regression, `coeff` and `vcov` (of the coefficients), and
+#'     `vcov_all`, the covariance of all free parameters (see
+#'     [vcov.aspectr_lca()]);}
 #'   \item{coeff, prior, x, terms}{for a latent class regression: the logit
 #'     coefficients (covariates x classes 2..k, class 1 the reference), the
 #'     prior class probabilities of every observation, the design matrix and

@@ -690,8 +690,10 @@ print.summary.aspectr_lca <- function(x, ...) {
 
 #' Plot item-response probabilities of a latent class model
 #'
-#' One panel per variable: for each class, the probabilities of the levels as
-#' a stacked bar.
+#' One panel per variable, its levels named on the vertical axis, with one
+#' horizontal bar per class for each level: \eqn{P(level \mid class)}.
+#' One legend, of the classes and their shares, below the panels. Long
+#' level names are wrapped onto several lines.
 #'
 #' @param x An `aspectr_lca` fit.
 #' @param ... Passed to [graphics::barplot()].
@@ -704,30 +706,31 @@ print.summary.aspectr_lca <- function(x, ...) {
 #' @export
 plot.aspectr_lca <- function(x, ...) {
   J <- length(x$probs)
-  levs <- lapply(x$probs, colnames)
-  shared <- length(unique(levs)) == 1
-  n_panels <- J + shared
-  nc <- ceiling(sqrt(n_panels))
-  nr <- ceiling(n_panels / nc)
-  op <- graphics::par(mfrow = c(nr, nc), mar = c(3.2, 3, 2, if (shared) 1 else 7.5), mgp = c(2, 0.6, 0))
-  on.exit(graphics::par(op), add = TRUE)
   k <- x$k
+  nc <- if (J <= 3) J else if (J <= 4) 2 else if (J <= 9) 3 else 4
+  nr <- ceiling(J / nc)
+  cols <- grDevices::hcl.colors(max(k, 2), "Dark 3")[seq_len(k)]
+  labs <- lapply(x$probs, function(m) wrap_levels(colnames(m)))
+  op <- graphics::par(no.readonly = TRUE)
+  on.exit(graphics::par(op), add = TRUE)
+  graphics::par(mfrow = c(nr, nc), oma = c(2.4, 0, 0, 0), mgp = c(1.6, 0.5, 0), tcl = -0.3)
+  cex_axis <- if (nr * nc > 6) 1.05 else 0.95
+  # the left margin fits the longest (wrapped) level name, in lines
+  width <- max(vapply(unlist(labs), function(l) max(graphics::strwidth(strsplit(l, "\n")[[1]], "inches")), 1))
+  left <- min(width * cex_axis / graphics::par("csi") + 0.8, 12)
+  graphics::par(mar = c(2.6, left, 1.6, 0.6))
   for (v in names(x$probs)) {
-    m <- x$probs[[v]]
-    cols <- grDevices::hcl.colors(ncol(m), "Blues 3", rev = TRUE)
-    graphics::barplot(t(m), names.arg = seq_len(k), main = v, ylim = c(0, 1), xlab = "class",
-                      col = cols, las = 1, ...)
-    if (!shared && ncol(m) <= 8) {
-      usr <- graphics::par("usr")
-      graphics::legend(usr[2], usr[4], rev(colnames(m)), fill = rev(cols), bty = "n", cex = 0.7,
-                       xpd = NA, xjust = 0, yjust = 1)
-    }
+    m <- x$probs[[v]]  # classes x levels
+    lv <- labs[[v]]
+    graphics::barplot(m[rev(seq_len(k)), rev(seq_len(ncol(m))), drop = FALSE], beside = TRUE, horiz = TRUE,
+                      names.arg = rev(lv), col = rev(cols), border = NA, xlim = c(0, 1), las = 1,
+                      main = v, cex.names = cex_axis, cex.axis = cex_axis, cex.main = 1,
+                      xlab = "", ...)
   }
-  if (shared) {
-    graphics::plot.new()
-    cols <- grDevices::hcl.colors(length(levs[[1]]), "Blues 3", rev = TRUE)
-    graphics::legend("center", rev(levs[[1]]), fill = rev(cols), bty = "n", title = "response",
-                     cex = if (length(levs[[1]]) > 8) 0.7 else 0.9)
-  }
+  # one legend below the panels, in the outer margin
+  graphics::par(fig = c(0, 1, 0, 1), oma = c(0, 0, 0, 0), mar = c(0, 0, 0, 0), new = TRUE, cex = 1)
+  graphics::plot.new()
+  graphics::legend("bottom", legend = sprintf("class %d (%.2f)", seq_len(k), x$P), fill = cols, border = NA,
+                   horiz = TRUE, bty = "n", cex = 0.95, xpd = NA, inset = c(0, 0.005))
   invisible(x)
 }

@@ -315,3 +315,90 @@ lca_cell_entropy <- function(fit, max_cells = 1e9) {
   }
   h
 }
+
+# ---- sampling weights ------------------------------------------------------------
+
+# Checks `weights`, `psu` and `strata` (each NULL or one value per row of
+# the data, `n` rows); NULL when none is given, else list(w, psu, strata)
+# over all rows (weights 1 when only a design is given).
+lca_check_design <- function(weights, psu, strata, n, call = rlang::caller_env()) {
+  if (is.null(weights) && is.null(psu) && is.null(strata)) return(NULL)
+  if (is.null(weights)) {
+    weights <- rep(1, n)
+  } else if (!is.numeric(weights) || is.object(weights) || length(weights) != n || anyNA(weights) ||
+             any(!is.finite(weights)) || any(weights <= 0)) {
+    given <- if (is.numeric(weights) && length(weights) == n) {
+      bad <- which(is.na(weights) | !is.finite(weights) | weights <= 0)[1]
+      paste0("a value ", format(weights[bad]), " at row ", bad)
+    } else describe(weights)
+    abort_input("{.arg weights} must be positive finite numbers, one per row of {.arg data} ({n}), not {given}.",
+                "argument", arg = "weights", call = call)
+  }
+  check_ids <- function(x, arg) {
+    if (is.null(x)) return(NULL)
+    if (!is.atomic(x) || !is.null(dim(x)) || length(x) != n || anyNA(x)) {
+      abort_input("{.arg {arg}} must be identifiers without missing values, one per row of {.arg data} ({n}), not {describe(x)}.",
+                  "argument", arg = arg, call = call)
+    }
+    as.character(x)
+  }
+  psu <- check_ids(psu, "psu")
+  strata <- check_ids(strata, "strata")
+  list(w = as.numeric(weights), psu = psu, strata = strata)
+}
+
+# The design restricted to the rows a fit uses (`rows`), with the PSU
+# (each row its own without `psu`; within its stratum) and stratum of every
+# row, checked: at least 2 PSUs per stratum.
+lca_design_rows <- function(design, rows, call = rlang::caller_env()) {
+  w <- design$w[rows]
+  strata <- if (is.null(design$strata)) rep("1", length(rows)) else design$strata[rows]
+  psu <- if (is.null(design$psu)) as.character(seq_along(rows)) else design$psu[rows]
+  unit <- paste(strata, psu, sep = "\r")  # PSUs are nested in strata
+  unit_id <- match(unit, unique(unit))
+  unit_stratum <- strata[!duplicated(unit)]
+  per <- table(unit_stratum)
+  if (any(per < 2)) {
+    bad <- names(per)[per < 2][1]
+    abort_input(c("Every stratum needs at least 2 primary sampling units with observations used, and stratum {.val {bad}} has {per[[bad]]}.",
+                  i = "Merge it with a similar stratum."),
+                "argument", arg = if (is.null(design$strata)) "psu" else "strata", call = call)
+  }
+  list(w = w, unit = unit_id, unit_stratum = unit_stratum, n_units = length(unit_stratum),
+       clustered = !is.null(design$psu), stratified = !is.null(design$strata))
+}
+
+# The pattern counts of prepared data replaced by the sums of the weights
+# of the rows of each pattern (the weighted, pseudo-, likelihood).
+lca_weight_patterns <- function(prep, dr) {
+  val <- as.numeric(rowsum(dr$w, prep$row_pattern, reorder = TRUE))
+  prep$data$val <- val
+  prep$data$total <- sum(val)
+  prep$design <- dr
+  prep
+}
+
+# The meat of the sandwich (Binder 1983): the between-PSU covariance of the
+# weighted score totals of the PSUs within strata, n_h / (n_h - 1) times
+# the sum of squares about the stratum mean. `Z` is the n_units x npar
+# matrix of the PSUs' weighted score totals.
+lca_meat <- function(Z, dr) {
+  B <- 0
+  for (h in unique(dr$unit_stratum)) {
+    zh <- Z[dr$unit_stratum == h, , drop = FALSE]
+    nh <- nrow(zh)
+    zc <- sweep(zh, 2, colMeans(zh))
+    B <- B + nh / (nh - 1) * crossprod(zc)
+  }
+  B
+}
+
+# The fields of a fit with sampling weights: the rows' weights, their sum
+# (the N of BIC) and the design of the standard errors.
+lca_design_fields <- function(fit, dr) {
+  fit$sampling_weights <- dr$w
+  fit$sum_weights <- sum(dr$w)
+  fit$design <- list(clustered = dr$clustered, stratified = dr$stratified, n_psu = dr$n_units,
+                     n_strata = length(unique(dr$unit_stratum)))
+  fit
+}

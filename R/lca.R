@@ -73,6 +73,18 @@
 #'   methods for accelerating the convergence of any EM algorithm.
 #'   *Scandinavian Journal of Statistics*, 35(2), 335-353.
 #'
+#'   Binder, D. A. (1983). On the variances of asymptotically normal
+#'   estimators from complex surveys. *International Statistical Review*
+#'   51, 279-292.
+#'
+#'   Skinner, C. J. (1989). Domain means, regression and multivariate
+#'   analysis. In Skinner, C. J., Holt, D. and Smith, T. M. F. (eds.),
+#'   *Analysis of Complex Surveys*, 59-87. Wiley.
+#'
+#'   Vermunt, J. K. and Magidson, J. (2007). Latent class analysis with
+#'   sampling weights: a maximum-likelihood approach. *Sociological Methods
+#'   & Research* 36, 87-111.
+#'
 #'   Ramaswamy, V., DeSarbo, W. S., Reibstein, D. J. and Robinson, W. T.
 #'   (1993). An empirical pooling approach for estimating marketing mix
 #'   elasticities with PIMS data. *Marketing Science* 12, 103-124.
@@ -120,6 +132,13 @@
 #'   them in this process, one at a time; or a cluster from
 #'   [parallel::makeCluster()] or [mirai::make_cluster()] whose workers read
 #'   and code them (they need \pkg{aspectr} installed).
+#' @param weights Sampling weights: `NULL` (default) or positive numbers,
+#'   one per row of `data` (see Sampling weights).
+#' @param psu,strata Identifiers of the primary sampling units (clusters)
+#'   and of the strata of a survey design, one per row of `data`, for the
+#'   sandwich standard errors (see Sampling weights); `NULL` (default): each
+#'   observation its own unit, one stratum. (Not to be confused with
+#'   `cluster`, the parallel cluster that reads shards.)
 #' @param ... Must be empty.
 #' @return An object of class `c("aspectr_lca", "aspectr_plsa",
 #'   "aspectr_fit")`: the fields of a [plsa()] fit (one factor per variable)
@@ -135,6 +154,9 @@
 #'   \item{Gsq, Chisq}{likelihood-ratio and Pearson goodness-of-fit statistics
 #'     over the complete response patterns (as poLCA computes them);}
 #'   \item{N, Nobs}{observations used, and those without missing responses;}
+#'   \item{sampling_weights, sum_weights, design}{with `weights`, `psu` or
+#'     `strata`: the weights of the observations used, their sum, and the
+#'     numbers of PSUs and strata of the standard errors;}
 #'   \item{run_iterations}{iterations run by each start;}
 #'   \item{entropy}{the relative entropy of the class posteriors,
 #'     \eqn{1 - \sum_i \sum_r -\hat p_{ir} \log \hat p_{ir} / (N \log k)}
@@ -162,6 +184,36 @@
 #' \eqn{\beta = 0}, as poLCA (Linzer and Lewis 2011) does. Observations
 #' with a missing covariate are dropped; missing responses are handled as
 #' without covariates. The fit runs in R (no staged restarts).
+#' @section Sampling weights:
+#' With `weights`, `lca()` maximizes the weighted log-likelihood
+#' \eqn{\sum_i w_i \log P(y_i)} (a pseudo-likelihood: Skinner 1989;
+#' the weighted latent class analysis of Vermunt and Magidson 2007), by the
+#' same algorithms with each response pattern counted by the sum of its
+#' observations' weights. With whole-number weights the fit is the fit of
+#' the data with each row repeated `weights` times (the same
+#' log-likelihood, parameters, information criteria and goodness of fit).
+#' `llik`, `AIC`, `BIC`, `Gsq` and `Chisq` refer to the weighted counts,
+#' with the sum of the weights as the `N` of BIC: scale sampling weights to
+#' sum to the sample size (as is usual) for these to refer to the sample.
+#' `N` stays the number of observations used; `sum_weights` and
+#' `sampling_weights` hold the weights' sum and the weights used.
+#'
+#' The standard errors of a weighted fit are the linearization (sandwich)
+#' estimator of Binder (1983): \eqn{V = A^{-} B A^{-}}, where \eqn{A =
+#' \sum_i w_i s_i s_i'} is the weighted empirical information (\eqn{s_i}
+#' the score of observation \eqn{i} in the parameters of
+#' [vcov.aspectr_lca()]; the information as poLCA computes it) and
+#' \eqn{B} the covariance of the weighted score totals \eqn{z_c = \sum_{i
+#' \in c} w_i s_i} between primary sampling units \eqn{c} within strata
+#' \eqn{h}, \eqn{B = \sum_h n_h / (n_h - 1) \sum_{c \in h} (z_c - \bar
+#' z_h)(z_c - \bar z_h)'} (with-replacement sampling of the PSUs, as the
+#' \pkg{survey} package's default). Without `psu` each observation is its
+#' own unit; every stratum needs two units or more. With all weights 1 and
+#' no design this is \eqn{N / (N - 1)} times the unweighted covariance.
+#' Weights pass to a latent class regression (the logit coefficients'
+#' Newton steps and the class shares, the weighted mean prior) and through
+#' [lca_rank()]; [anova()] refuses weighted fits (see
+#' [anova.aspectr_lca()]). Data in shards take no weights.
 #' @section Standard errors:
 #' As in poLCA: the empirical information (the sum of the outer products of
 #' the observations' score vectors) in the parameters \eqn{\beta} (for the
@@ -193,7 +245,7 @@ lca <- function(data, ...) {
 lca.default <- function(data, k, nrun = 10, max_iter = 1000, tol = 1e-8, seed = NULL,
                 threads = NULL, na.rm = FALSE, verbose = FALSE, short_iter = NULL,
                 short_keep = 1, callback = NULL, init = "random", se = TRUE, method = NULL,
-                cluster = NULL, ...) {
+                cluster = NULL, weights = NULL, psu = NULL, strata = NULL, ...) {
   call <- match.call()
   check_dots_empty(...)
   se <- check_flag(se, "se")
@@ -201,8 +253,15 @@ lca.default <- function(data, k, nrun = 10, max_iter = 1000, tol = 1e-8, seed = 
   na.rm <- check_flag(na.rm, "na.rm")
   short_keep <- check_whole(short_keep, "short_keep", min = 1)
   sharded <- inherits(data, "aspectr_shards")
+  if (sharded && !(is.null(weights) && is.null(psu) && is.null(strata))) {
+    abort_input(c("{.arg weights}, {.arg psu} and {.arg strata} take one value per row of a data frame, and {.arg data} is in shards.",
+                  i = "Fit the data frame in memory to use sampling weights."),
+                "argument", arg = "weights")
+  }
+  design <- if (sharded || !is.data.frame(data)) NULL else lca_check_design(weights, psu, strata, nrow(data))
   cluster <- check_cluster(cluster, data, arg_x = "data")
   prep <- if (sharded) lca_shards_prepare(data, na.rm, cluster = cluster) else lca_prepare(data, na.rm)
+  if (!is.null(design)) prep <- lca_weight_patterns(prep, lca_design_rows(design, prep$rows))
   fit <- lca_run(prep, call, k, nrun, max_iter, tol, seed, threads, verbose, short_iter, short_keep, callback,
                  init, se, method)
   if (sharded) fit$shards <- length(data$sources)
@@ -492,7 +551,11 @@ finish_lca <- function(fit, prep, supervised, se = TRUE) {
   post <- pat_post[prep$row_pattern, , drop = FALSE]
   rownames(post) <- rownames(prep$codes)
   N <- nrow(prep$codes)
-  ll <- as.numeric(logLik(fit))
+  dr <- prep$design
+  # with sampling weights the (pseudo-)log-likelihood sums the patterns'
+  # log-probabilities times their total weights
+  ll <- if (is.null(dr)) as.numeric(logLik(fit)) else sum(prep$data$val * log(cell))
+  n_ic <- if (is.null(dr)) N else sum(dr$w)
   npar <- (k - 1) + k * sum(lengths(prep$levels) - 1)
   # goodness of fit over the complete response patterns (poLCA's definition)
   gof <- lca_goodness_of_fit(fit, prep, cell)
@@ -507,7 +570,7 @@ finish_lca <- function(fit, prep, supervised, se = TRUE) {
   fit$logLik <- ll
   fit$npar <- npar
   fit$AIC <- -2 * ll + 2 * npar
-  fit$BIC <- -2 * ll + log(N) * npar
+  fit$BIC <- -2 * ll + log(n_ic) * npar
   fit$Gsq <- gsq
   fit$Chisq <- chisq
   fit$N <- N
@@ -515,13 +578,19 @@ finish_lca <- function(fit, prep, supervised, se = TRUE) {
   fit$variables <- prep$vars
   fit$supervised <- supervised
   fit$entropy <- lca_entropy(post)
+  if (!is.null(dr)) fit <- lca_design_fields(fit, dr)
   class(fit) <- c("aspectr_lca", "aspectr_plsa", "aspectr_fit")
   if (se && !supervised && k > 1) {
     # without covariates every observation of a response pattern has the
     # same scores: the information is summed over patterns with their counts
+    # (with sampling weights: their total weights, and each PSU's weighted
+    # score total is its patterns' scores times its rows' weights)
     pat_codes <- pats
+    design <- if (is.null(dr)) NULL else
+      list(M = Matrix::sparseMatrix(i = dr$unit, j = prep$row_pattern, x = dr$w,
+                                    dims = c(dr$n_units, nrow(pat_codes))), dr = dr)
     fit$se <- lca_standard_errors(pat_codes, matrix(1, nrow(pat_codes), 1), fit, post = pat_post,
-                                  w = prep$data$val)
+                                  w = prep$data$val, design = design)
   }
   contract_fields(fit, "lca", factors = fit$factors, weights = fit$P,
                   params = if (is.null(fit[["method"]])) list() else list(method = fit[["method"]]))
@@ -546,7 +615,9 @@ cell_probability <- function(object, index) {
 #'   probable class) or `"frequency"`: the expected frequency of each row's
 #'   response pattern, `N` times its model probability (missing responses
 #'   marginalized; a regression uses the mean prior), as poLCA's
-#'   `poLCA.predcell()`.
+#'   `poLCA.predcell()`; for a fit with sampling weights the sum of the
+#'   weights takes the place of `N`. Posteriors do not depend on the
+#'   weights other than through the fitted model.
 #' @param ... Must be empty; an unknown argument is an error.
 #' @return A matrix or an integer vector.
 #' @examples
@@ -592,7 +663,7 @@ predict.aspectr_lca <- function(object, newdata, type = c("posterior", "class", 
         ok <- !is.na(idx[, n])
         p[ok, ] <- p[ok, , drop = FALSE] * object$factors[[n]][idx[ok, n], , drop = FALSE]
       }
-      return(stats::setNames(object$N * rowSums(p), rownames(newdata)))
+      return(stats::setNames((object$sum_weights %||% object$N) * rowSums(p), rownames(newdata)))
     }
     if (is.null(object$coeff)) {
       post <- cell_posterior(object, idx)
@@ -619,6 +690,12 @@ print.aspectr_lca <- function(x, digits = 3, ...) {
               if (x$supervised) "supervised (naive Bayes)" else "unsupervised",
               x$k, length(x$variables), x$N,
               if (x$N > x$Nobs) sprintf(" (%d with missing responses)", x$N - x$Nobs) else ""))
+  if (!is.null(x$sum_weights)) {
+    cat(sprintf("sampling weights (sum %s); sandwich standard errors%s\n", format(signif(x$sum_weights, 6)),
+                if (x$design$clustered || x$design$stratified)
+                  sprintf(" over %d PSUs in %d strat%s", x$design$n_psu, x$design$n_strata,
+                          if (x$design$n_strata == 1) "um" else "a") else ""))
+  }
   cat(sprintf("log-likelihood %.4f, npar %d, AIC %.4f, BIC %.4f, G^2 %.4f, X^2 %.4f\n",
               x$llik, as.integer(x$npar), x$AIC, x$BIC, x$Gsq, x$Chisq))
   if (!x$supervised) {

@@ -99,11 +99,13 @@ plsa_rank <- function(x, k = 2:10, holdout = 0.2, criterion = c("perplexity", "B
 #' @param nrun Random starts per `k` (see [lca()]).
 #' @param seed Seed of the starts; `NULL` uses R's state.
 #' @param ... Further arguments to [lca()] (`max_iter`, `tol`, `na.rm`,
-#'   `threads`, ...).
+#'   `threads`, `weights`, `psu`, `strata`, ...); with sampling weights the
+#'   table holds the weighted (pseudo-)likelihood and its criteria.
 #' @return An object of class `c("aspectr_lca_rank", "aspectr_rank")`:
 #'   `table` (one row per `k`: `k`, `logLik`, `npar`, `AIC`, `BIC`, `Gsq`,
-#'   `Chisq`, `resid_df` (as poLCA: the number of response patterns, or of
-#'   observations when smaller, minus `npar` minus 1), `converged`), `best`, `criterion`, `fits` (the
+#'   `Chisq`, `resid_df` (as poLCA's `resid.df`: the number of observations,
+#'   or of cells of the response table minus 1 when smaller, minus `npar`),
+#'   `converged`), `best`, `criterion`, `fits` (the
 #'   [lca()] fits), with `print()` and `plot()` methods.
 #' @seealso [plsa_rank()], [nmf_rank()]
 #' @examples
@@ -123,8 +125,9 @@ lca_rank <- function(data, k = 1:6, criterion = c("BIC", "AIC"), nrun = 10, seed
   tab <- do.call(rbind, lapply(fits, function(f) {
     data.frame(k = f$k, logLik = f$llik, npar = as.integer(f$npar), AIC = f$AIC, BIC = f$BIC,
                Gsq = f$Gsq, Chisq = f$Chisq,
-               # as poLCA: cells (or observations, when fewer) minus parameters minus 1
-               resid_df = as.integer(min(f$N, prod(as.numeric(f$dims))) - f$npar - 1),
+               # as poLCA's resid.df: the observations, or the cells less 1
+               # when fewer, minus the parameters
+               resid_df = as.integer(min(f$sum_weights %||% f$N, prod(as.numeric(f$dims)) - 1) - f$npar),
                converged = f$converged)
   }))
   rownames(tab) <- NULL

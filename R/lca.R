@@ -196,7 +196,11 @@
 #' with the sum of the weights as the `N` of BIC: scale sampling weights to
 #' sum to the sample size (as is usual) for these to refer to the sample.
 #' `N` stays the number of observations used; `sum_weights` and
-#' `sampling_weights` hold the weights' sum and the weights used.
+#' `sampling_weights` hold the weights' sum and the weights used. These
+#' are sampling weights: the standard errors treat every row as one
+#' sampled unit. For frequency weights (a row standing for several
+#' identical observations) repeat the rows instead, which gives the same
+#' estimates and the model-based standard errors.
 #'
 #' The standard errors of a weighted fit are the linearization (sandwich)
 #' estimator of Binder (1983): \eqn{V = A^{-} B A^{-}}, where \eqn{A =

@@ -144,6 +144,7 @@ lca_needs_se <- function(object, what, call = rlang::caller_env()) {
 #' fit1 <- lca(items, 1)
 #' anova(fit1, fit2)  # see the caveat for the number of classes
 #' @name coef.aspectr_lca
+#' @importFrom stats coef vcov confint anova
 #' @export
 coef.aspectr_lca <- function(object, ...) {
   check_dots_empty(...)

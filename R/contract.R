@@ -286,7 +286,8 @@ residuals.aspectr_lca <- function(object, ...) {
 #'   `npar`, `nobs`, and two entropies: `entropy`, that of the fitted
 #'   distribution over all cells of the response table,
 #'   \eqn{-\sum_y P(y) \log P(y)}, as \pkg{poLCA}'s `poLCA.entropy()`
-#'   (`NA` above \eqn{10^9} cells), and `relative_entropy`, the
+#'   (`NA` above `getOption("aspectr.max_cells", 1e8)` cells; 16.7 million
+#'   cells take about a second), and `relative_entropy`, the
 #'   classification certainty \eqn{1 - \sum_i \sum_r -\hat p_{ir} \log
 #'   \hat p_{ir} / (N \log k)} of the class posteriors (Ramaswamy et al.
 #'   1993; 1 when every observation is assigned with certainty), which is

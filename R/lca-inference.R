@@ -284,7 +284,7 @@ anova.aspectr_lca <- function(object, ...) {
 # shares P, the mean prior for a regression). The cells are enumerated in
 # blocks (the first variables' cells times blocks of the others'); NA above
 # `max_cells` cells.
-lca_cell_entropy <- function(fit, max_cells = 1e9) {
+lca_cell_entropy <- function(fit, max_cells = getOption("aspectr.max_cells", 1e8)) {
   probs <- fit$probs
   nl <- vapply(probs, ncol, integer(1))
   if (prod(as.numeric(nl)) > max_cells) return(NA_real_)

@@ -21,6 +21,11 @@ test_that("glance() has poLCA's residual df and both entropies", {
   }, numeric(1))
   expect_equal(sum(pc), 1, tolerance = 1e-12)
   expect_equal(g$entropy, -sum(pc[pc > 0] * log(pc[pc > 0])), tolerance = 1e-10)
+  # above the cell limit the entropy is not enumerated
+  withr_old <- options(aspectr.max_cells = 100)
+  on.exit(options(withr_old), add = TRUE)
+  expect_true(is.na(glance(fit)$entropy))
+  options(withr_old)
   # N above the cells: cells - 1 - npar
   big <- lca(expand_patterns(polca_values_patterns), 2, seed = 1)
   expect_equal(glance(big)$df, 16 - 1 - 9)

@@ -27,7 +27,11 @@
 #' @param B Number of bootstrap draws.
 #' @param nrun Random starts of every fit (see [lca()]).
 #' @param seed Seed of the draws and starts; `NULL` uses R's state.
-#' @param threads,na.rm As in [lca()].
+#' @param threads Threads of every fit (over its starts). The default 1
+#'   suits the small fits of a bootstrap, where starting threads costs more
+#'   than it saves; run the draws in parallel with a future plan instead
+#'   (e.g. `future::plan("multisession")`). `NULL` uses [default_threads()].
+#' @param na.rm As in [lca()].
 #' @param ... Further arguments to [lca()] (`max_iter`, `tol`, `method`,
 #'   `short_iter`, `short_keep`); not sampling weights, for which the
 #'   bootstrap of the pseudo-likelihood ratio is not this test.
@@ -50,7 +54,7 @@
 #' binned <- data.frame(lapply(iris[1:4], cut, 3))
 #' lca_blrt(binned, k = 3, B = 19, nrun = 3, seed = 1)
 #' @export
-lca_blrt <- function(data, k, B = 100, nrun = 10, seed = NULL, threads = NULL, na.rm = FALSE, ...) {
+lca_blrt <- function(data, k, B = 100, nrun = 10, seed = NULL, threads = 1, na.rm = FALSE, ...) {
   call <- match.call()
   check_required(data, "a data frame of categorical variables")
   check_required(k, "the number of classes of the alternative (at least 2)")

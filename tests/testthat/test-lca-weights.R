@@ -40,6 +40,34 @@ test_that("whole-number weights fit as the replicated rows", {
   expect_equal(f1$llik, a$llik)
 })
 
+test_that("whole-number weights with missing responses, by EM, SQUAREM, coordinate descent and one class", {
+  set.seed(11)
+  n <- 150
+  z <- sample(1:2, n, TRUE, prob = c(0.6, 0.4))
+  d <- data.frame(a = ifelse(runif(n) < c(0.8, 0.2)[z], 1, 2), b = ifelse(runif(n) < c(0.7, 0.3)[z], 1, 2),
+                  c = sample(1:3, n, TRUE), e = ifelse(runif(n) < c(0.9, 0.1)[z], 1, 2))
+  d$b[sample(n, 20)] <- NA
+  d$c[sample(n, 15)] <- NA
+  d[1, ] <- NA  # every response missing: dropped, with its weight
+  w <- sample(1:4, n, TRUE)
+  reps <- rep(seq_len(n), w)
+  for (m in c("squarem", "em")) {
+    a <- lca(d, 2, seed = 1, weights = w, tol = 1e-12, max_iter = 5000, method = m)
+    b <- lca(d[reps, ], 2, seed = 1, tol = 1e-12, max_iter = 5000, method = m)
+    expect_equal(a$llik, b$llik, tolerance = 1e-12)
+    expect_equal(a$probs, b$probs, tolerance = 1e-8)
+    expect_equal(a$N, n - 1)
+    expect_equal(a$sum_weights, sum(w[-1]))
+  }
+  ok <- stats::complete.cases(d)
+  reps <- rep(which(ok), w[ok])
+  a <- lca(d[ok, ], 2, seed = 1, weights = w[ok], tol = 1e-12, max_iter = 5000, method = "cd")
+  b <- lca(d[reps, ], 2, seed = 1, tol = 1e-12, max_iter = 5000, method = "cd")
+  expect_equal(a$llik, b$llik, tolerance = 1e-12)
+  expect_equal(a$probs, b$probs, tolerance = 1e-8)
+  expect_equal(lca(d, 1, weights = w)$llik, lca(d[rep(seq_len(n), w), ], 1)$llik, tolerance = 1e-12)
+})
+
 test_that("unit weights give N / (N - 1) times the model-based covariance; a PSU per row is no clustering", {
   cc <- lca_carcinoma()
   u <- lca(cc, 3, seed = 1, tol = 1e-12, max_iter = 5000)

@@ -137,6 +137,7 @@ lca_needs_se <- function(object, what, call = rlang::caller_env()) {
 #' set.seed(1)
 #' cls <- sample(1:2, 300, replace = TRUE)
 #' items <- as.data.frame(lapply(1:4, function(j) ifelse(runif(300) < c(0.2, 0.8)[cls], "yes", "no")))
+#' names(items) <- paste0("item", 1:4)
 #' fit2 <- lca(items, 2, seed = 1)
 #' coef(fit2)
 #' sqrt(diag(vcov(fit2)))[1:3]

@@ -41,6 +41,7 @@ if (!requireNamespace("poLCA", quietly = TRUE)) {
 } else {
   cases <- list(
     list(name = "carcinoma", data = blrt_data("carcinoma"), k = 3L),
+    list(name = "carcinoma", data = blrt_data("carcinoma"), k = 4L),  # (a p-value away from 0)
     list(name = "election12 (cc)", data = blrt_data("election", c("MORALG", "CARESG", "KNOWG", "LEADG",
          "DISHONG", "INTELG", "MORALB", "CARESB", "KNOWB", "LEADB", "DISHONB", "INTELB")), k = 3L))
   out <- list()

@@ -39,8 +39,10 @@ top_bars <- function(m, n, labels, value_label, facet_label, title) {
 #'   per topic on one shared scale, terms ordered within each facet;
 #' * NMF fits: the top columns of each row of \eqn{H} (`type = "H"`) or the
 #'   top rows of each column of \eqn{W} (`type = "W"`), the same way;
-#' * LCA fits: class profiles, the response probabilities of each variable
-#'   stacked by level, one facet per variable;
+#' * LCA fits: class profiles, one facet per variable with its levels
+#'   named on the vertical axis (long names wrapped) and one horizontal bar
+#'   per class, \eqn{P(level \mid class)}; one legend, of the classes with
+#'   their shares;
 #' * NTF fits: the factor of each mode, bars with the level names for
 #'   categorical modes (named, at most 30 levels), lines otherwise;
 #' * symmetric NMF, SNTF and multi-way clustering results: the membership
@@ -88,29 +90,41 @@ autoplot.aspectr_nmf <- function(object, n = 10, type = c("H", "W"), ...) {
            if (type == "H") "Top columns per component" else "Top rows per component")
 }
 
+# Long level names wrapped onto lines of about `width` characters (so an
+# axis label is never cut); the result stays unique per variable.
+wrap_levels <- function(x, width = 16) {
+  vapply(x, function(s) paste(strwrap(s, width = width), collapse = "\n"), character(1), USE.NAMES = FALSE)
+}
+
+# Class profiles: one panel per variable, its levels on the vertical axis
+# (named there, never inside bars), one horizontal bar per class and level
+# (P(level | class)); one legend, of the classes with their shares.
 autoplot_lca <- function(object) {
+  k <- object$k
+  cls <- sprintf("class %d (%.2f)", seq_len(k), object$P)
   d <- do.call(rbind, lapply(names(object$probs), function(v) {
-    m <- object$probs[[v]]
-    data.frame(variable = v, class = factor(rep(seq_len(nrow(m)), ncol(m))),
-               level = rep(colnames(m), each = nrow(m)),
-               position = factor(rep(seq_len(ncol(m)), each = nrow(m))),
+    m <- object$probs[[v]]  # classes x levels
+    lv <- paste0(v, "\r", wrap_levels(colnames(m)))
+    data.frame(variable = v, class = factor(rep(cls, ncol(m)), levels = cls),
+               level = factor(rep(lv, each = nrow(m)), levels = rev(lv)),
                probability = as.vector(m))
   }))
   d$variable <- factor(d$variable, levels = names(object$probs))
-  # fill by the level's position within its variable (variables have their
-  # own levels); the level names are written on the bars they fill enough
-  npos <- nlevels(d$position)
-  d$label <- ifelse(d$probability >= 0.12, d$level, "")
-  ggplot2::ggplot(d, ggplot2::aes(x = .data$class, y = .data$probability, fill = .data$position)) +
-    ggplot2::geom_col(position = ggplot2::position_stack(reverse = TRUE), colour = "white", linewidth = 0.2) +
-    ggplot2::geom_text(ggplot2::aes(label = .data$label), size = 2.4,
-                       position = ggplot2::position_stack(vjust = 0.5, reverse = TRUE)) +
-    ggplot2::facet_wrap(ggplot2::vars(.data$variable)) +
-    ggplot2::scale_fill_manual(values = grDevices::hcl.colors(npos + 1, "Blues 3", rev = TRUE)[-1]) +
-    ggplot2::labs(x = "class", y = "P(level | class)", fill = "level\n(in order)",
-                  title = sprintf("Class profiles (shares %s)",
-                                  paste(sprintf("%.2f", object$P), collapse = ", "))) +
-    ggplot2::theme_minimal()
+  J <- length(object$probs)
+  ncol <- if (J <= 3) J else if (J <= 4) 2 else if (J <= 9) 3 else 4
+  ggplot2::ggplot(d, ggplot2::aes(x = .data$probability, y = .data$level, fill = .data$class)) +
+    ggplot2::geom_col(position = ggplot2::position_dodge2(reverse = TRUE, padding = 0.1), width = 0.85) +
+    ggplot2::facet_wrap(ggplot2::vars(.data$variable), scales = "free_y", ncol = ncol) +
+    ggplot2::scale_y_discrete(labels = function(x) sub("^[^\r]*\r", "", x)) +
+    ggplot2::scale_x_continuous(limits = c(0, 1), breaks = c(0, 0.5, 1), labels = c("0", "0.5", "1"),
+                                expand = ggplot2::expansion(mult = c(0, 0.02))) +
+    ggplot2::scale_fill_manual(values = grDevices::hcl.colors(max(k, 2), "Dark 3")[seq_len(k)]) +
+    ggplot2::labs(x = "P(level | class)", y = NULL, fill = NULL, title = "Class profiles") +
+    ggplot2::theme_minimal() +
+    ggplot2::theme(legend.position = "top", panel.grid.major.y = ggplot2::element_blank(),
+                   panel.spacing.x = ggplot2::unit(1.2, "lines"),
+                   axis.text.y = ggplot2::element_text(size = 7.5, lineheight = 0.85),
+                   strip.text = ggplot2::element_text(face = "bold"))
 }
 
 #' @rdname autoplot.aspectr

@@ -273,9 +273,25 @@ residuals.aspectr_lca <- function(object, ...) {
 #'   convergence, `nobs` and, under KL, `logLik`, `AIC`, `BIC`.
 #' * Latent classes: `tidy()` one row per variable, level and class
 #'   (`variable`, `level`, `class`, `probability`: \eqn{P(level \mid
-#'   class)}, summing to 1 over the levels of a variable in a class);
-#'   `glance()` the log-likelihood, AIC, BIC, \eqn{G^2}, \eqn{\chi^2},
-#'   residual degrees of freedom, `npar` and `nobs`.
+#'   class)}, summing to 1 over the levels of a variable in a class, and
+#'   its `std.error`); `tidy(fit, "classes")` one row per class (`share`,
+#'   `std.error`); `tidy(fit, "coefficients")` one row per term and class
+#'   2..k of the class-membership logits (`term`, `class`, `estimate`,
+#'   `std.error`, `statistic`, `p.value`: a t test with `N - npar` degrees
+#'   of freedom, as \pkg{poLCA} prints them). Standard errors are `NA` for
+#'   a fit with `se = FALSE`. `glance()` the log-likelihood, AIC, BIC,
+#'   \eqn{G^2}, \eqn{\chi^2}, the residual degrees of freedom as
+#'   \pkg{poLCA}'s `resid.df` (the number of observations, or the number
+#'   of cells of the response table minus 1 when smaller, minus `npar`),
+#'   `npar`, `nobs`, and two entropies: `entropy`, that of the fitted
+#'   distribution over all cells of the response table,
+#'   \eqn{-\sum_y P(y) \log P(y)}, as \pkg{poLCA}'s `poLCA.entropy()`
+#'   (`NA` above `getOption("aspectr.max_cells", 1e8)` cells; 16.7 million
+#'   cells take about a second), and `relative_entropy`, the
+#'   classification certainty \eqn{1 - \sum_i \sum_r -\hat p_{ir} \log
+#'   \hat p_{ir} / (N \log k)} of the class posteriors (Ramaswamy et al.
+#'   1993; 1 when every observation is assigned with certainty), which is
+#'   also `fit$entropy`.
 #' * Symmetric NMF and SNTF: `tidy()` one row per point and cluster
 #'   (`point`, `cluster`, `membership`: the row of the factor normalized to
 #'   sum 1); `glance()` the rank, method, objective, relative error,
@@ -292,6 +308,10 @@ residuals.aspectr_lca <- function(object, ...) {
 #' fit <- lca(survey, 2, seed = 1)
 #' tidy(fit)
 #' glance(fit)
+#' @references Ramaswamy, V., DeSarbo, W. S., Reibstein, D. J. and
+#'   Robinson, W. T. (1993). An empirical pooling approach for estimating
+#'   marketing mix elasticities with PIMS data. *Marketing Science* 12,
+#'   103-124.
 #' @name tidy.aspectr_fit
 #' @export
 tidy.aspectr_ntf <- function(x, ...) {
@@ -319,27 +339,83 @@ glance.aspectr_ntf <- function(x, ...) {
 }
 
 #' @rdname tidy.aspectr_fit
+#' @param what For a latent class fit: `"probs"` (item-response
+#'   probabilities), `"classes"` (class shares) or `"coefficients"` (the
+#'   multinomial logits of class membership: the regression coefficients
+#'   of a latent class regression, or \eqn{\log(P_r / P_1)} of a plain
+#'   model). Unique abbreviations are accepted.
+#' @param conf.int,conf.level Add Wald confidence intervals (`conf.low`,
+#'   `conf.high`) at level `conf.level`; for probabilities and class shares
+#'   computed on the logit scale and transformed back (see
+#'   [confint.aspectr_lca()]).
 #' @export
-tidy.aspectr_lca <- function(x, ...) {
+tidy.aspectr_lca <- function(x, what = c("probs", "classes", "coefficients"), conf.int = FALSE,
+                             conf.level = 0.95, ...) {
   check_dots_empty(...)
-  rows <- lapply(names(x$probs), function(v) {
-    p <- x$probs[[v]]  # classes x levels
-    tibble::tibble(variable = v, level = rep(colnames(p), each = nrow(p)),
-                   class = rep(seq_len(nrow(p)), times = ncol(p)), probability = as.vector(p))
-  })
-  do.call(rbind, rows)
+  choices <- c("probs", "classes", "coefficients")
+  if (!identical(what, choices) && is.character(what) && length(what) == 1 && !is.na(what) &&
+      !is.na(pmatch(what, choices))) what <- choices[pmatch(what, choices)]
+  what <- match_option(what, choices, "what")
+  conf.int <- check_flag(conf.int, "conf.int")
+  conf.level <- check_number(conf.level, "conf.level", 0, 1, lower_open = TRUE, upper_open = TRUE)
+  z <- stats::qnorm(1 - (1 - conf.level) / 2)
+  if (what == "coefficients") {
+    if (x$k < 2) {
+      abort_unsupported("{.code tidy(fit, \"coefficients\")} of a one-class fit",
+                        "it has no class-membership logits.")
+    }
+    est <- coef(x)
+    nb <- (x$k - 1) * (if (is.null(x$coeff)) 1L else nrow(x$coeff))
+    terms <- if (is.null(x$coeff)) "(Intercept)" else rownames(x$coeff)
+    se <- if (is.null(x[["se"]]$vcov_all)) rep(NA_real_, nb) else unname(sqrt(pmax(diag(x$se$vcov_all)[seq_len(nb)], 0)))
+    b <- unname(est[seq_len(nb)])
+    stat <- b / se
+    # as poLCA prints them: t with N - npar degrees of freedom
+    out <- tibble::tibble(term = rep(terms, times = x$k - 1),
+                          class = rep(seq_len(x$k)[-1], each = length(terms)),
+                          estimate = b, std.error = se, statistic = stat,
+                          p.value = 2 * stats::pt(abs(stat), max(x$N - x$npar, 1), lower.tail = FALSE))
+    if (conf.int) {
+      out$conf.low <- b - z * se
+      out$conf.high <- b + z * se
+    }
+    return(out)
+  }
+  tab <- lca_prob_table(x)
+  tab <- if (what == "probs") tab[!is.na(tab$variable), , drop = FALSE] else tab[is.na(tab$variable), , drop = FALSE]
+  # (probabilities: variable by variable, levels within classes, as before)
+  if (what == "probs") {
+    ord <- unlist(lapply(names(x$probs), function(v) {
+      i <- which(tab$variable == v)
+      i[order(match(tab$level[i], colnames(x$probs[[v]])), tab$class[i])]
+    }))
+    tab <- tab[ord, , drop = FALSE]
+    out <- tibble::tibble(variable = tab$variable, level = tab$level, class = tab$class,
+                          probability = tab$estimate, std.error = tab$std.error)
+  } else {
+    out <- tibble::tibble(class = tab$class, share = tab$estimate, std.error = tab$std.error)
+  }
+  if (conf.int) {
+    ci <- logit_wald(tab$estimate, tab$std.error, z)
+    out$conf.low <- ci$low
+    out$conf.high <- ci$high
+  }
+  out
 }
 
 #' @rdname tidy.aspectr_fit
 #' @export
 glance.aspectr_lca <- function(x, ...) {
   check_dots_empty(...)
-  # residual degrees of freedom as poLCA: the response patterns (or the
-  # observations, when fewer) minus free parameters minus 1
+  # residual degrees of freedom as poLCA's resid.df: the observations, or
+  # the cells of the response table less 1 when fewer, minus the free
+  # parameters
   cells <- prod(vapply(x$probs, ncol, numeric(1)))
+  n <- x$sum_weights %||% x$N
   tibble::tibble(k = x$k, logLik = x$llik, AIC = x$AIC, BIC = x$BIC, Gsq = x$Gsq,
-                 Chisq = x$Chisq, df = min(x$N, cells) - x$npar - 1, npar = as.integer(x$npar),
-                 nobs = x$N, iterations = x$iterations, converged = x$converged)
+                 Chisq = x$Chisq, df = min(n, cells - 1) - x$npar, npar = as.integer(x$npar),
+                 nobs = x$N, entropy = lca_cell_entropy(x), relative_entropy = x$entropy,
+                 iterations = x$iterations, converged = x$converged)
 }
 
 membership_tibble <- function(m) {

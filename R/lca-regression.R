@@ -12,7 +12,8 @@
 #'   of the covariates (class 1 the reference), as in poLCA.
 #' @export
 lca.formula <- function(formula, data, k, nrun = 10, max_iter = 1000, tol = 1e-8, seed = NULL,
-                        threads = NULL, na.rm = FALSE, verbose = FALSE, se = TRUE, ...) {
+                        threads = NULL, na.rm = FALSE, verbose = FALSE, se = TRUE, weights = NULL,
+                        psu = NULL, strata = NULL, ...) {
   call <- match.call()
   check_required(data, "a data frame holding the variables of `formula`")
   check_required(k, "the number of latent classes")
@@ -36,7 +37,7 @@ lca.formula <- function(formula, data, k, nrun = 10, max_iter = 1000, tol = 1e-8
   manifest <- data[vars]
   if (!length(covars)) {
     fit <- lca(manifest, k, nrun = nrun, max_iter = max_iter, tol = tol, seed = seed, threads = threads,
-               na.rm = na.rm, verbose = verbose, se = se, ...)
+               na.rm = na.rm, verbose = verbose, se = se, weights = weights, psu = psu, strata = strata, ...)
     fit$call <- call
     return(fit)
   }
@@ -51,6 +52,7 @@ lca.formula <- function(formula, data, k, nrun = 10, max_iter = 1000, tol = 1e-8
                 "argument", arg = "formula")
   }
   check_dots_empty(...)
+  design <- lca_check_design(weights, psu, strata, nrow(data))
   mf <- lcr_model_frame(rhs, data)
   # observations with a missing covariate (NA, or NaN such as log() of a
   # negative number) are dropped, as in poLCA; the fit counts them
@@ -61,6 +63,7 @@ lca.formula <- function(formula, data, k, nrun = 10, max_iter = 1000, tol = 1e-8
                 "empty", arg = "data")
   }
   prep <- lca_prepare(manifest[cov_ok, , drop = FALSE], na.rm)
+  if (!is.null(design)) prep <- lca_weight_patterns(prep, lca_design_rows(design, which(cov_ok)[prep$rows]))
   mf <- mf[cov_ok, , drop = FALSE][prep$rows, , drop = FALSE]
   lcr_check_levels(mf)
   X <- stats::model.matrix(rhs, mf)
@@ -81,7 +84,7 @@ lca.formula <- function(formula, data, k, nrun = 10, max_iter = 1000, tol = 1e-8
                     class = "aspectr_message_dropped")
   }
   start <- proc.time()[["elapsed"]]
-  fit <- lcr_fit(prep, Xs, k, ctl$nrun, ctl$max_iter, ctl$tol, ctl$seed)
+  fit <- lcr_fit(prep, Xs, k, ctl$nrun, ctl$max_iter, ctl$tol, ctl$seed, w = prep$design$w)
   fit <- lcr_result(fit, prep, Xs, k, rhs, call, ctl, proc.time()[["elapsed"]] - start,
                     dropped = dropped, se = check_flag(se, "se"))
   fit <- lcr_unscale(fit, X, m)
@@ -145,6 +148,11 @@ lcr_unscale <- function(fit, X, m) {
     fit$se$coeff <- fit$se$coeff * m
     mm <- rep(m, ncol(fit$coeff))
     fit$se$vcov <- fit$se$vcov * outer(mm, mm)
+    # (the covariance of all free parameters: the coefficients first)
+    if (!is.null(fit$se$vcov_all)) {
+      sa <- c(mm, rep(1, nrow(fit$se$vcov_all) - length(mm)))
+      fit$se$vcov_all <- fit$se$vcov_all * outer(sa, sa)
+    }
   }
   bad <- !is.finite(fit$coeff) | (if (has_se) !is.finite(fit$se$coeff) else FALSE)
   if (any(bad)) {
@@ -178,7 +186,9 @@ lcr_loglik_items <- function(codes, probs) {
 }
 
 # EM for latent class regression from nrun random starts; the best run.
-lcr_fit <- function(prep, X, k, nrun, max_iter, tol, seed) {
+# With sampling weights `w` (one per observation) every sum over the
+# observations is weighted: the weighted (pseudo-)likelihood.
+lcr_fit <- function(prep, X, k, nrun, max_iter, tol, seed, w = NULL) {
   codes <- prep$codes
   nl <- lengths(prep$levels)
   R <- ncol(X)
@@ -196,7 +206,7 @@ lcr_fit <- function(prep, X, k, nrun, max_iter, tol, seed) {
     trace <- numeric(0)
     converged <- FALSE
     for (it in seq_len(max_iter)) {
-      e <- lcr_estep(X, beta, codes, probs)
+      e <- lcr_estep(X, beta, codes, probs, w)
       prior <- e$prior; post <- e$post; ll <- e$ll
       trace <- c(trace, -ll)
       if (is.finite(ll_old) && abs(ll - ll_old) <= tol * max(1, abs(ll))) {
@@ -206,16 +216,16 @@ lcr_fit <- function(prep, X, k, nrun, max_iter, tol, seed) {
       ll_old <- ll
       # M step: item-response probabilities (missing responses left out)
       probs <- lapply(seq_along(nl), function(j) {
-        m <- as.matrix(onehot[[j]] %*% post)   # levels x k (missing responses left out)
+        m <- as.matrix(onehot[[j]] %*% (if (is.null(w)) post else post * w))   # levels x k (missing responses left out)
         m <- pmax(m, 1e-300)
         sweep(m, 2, colSums(m), "/")
       })
       # one Newton-Raphson step of the logit coefficients
-      beta <- beta + lcr_newton_step(X, post, prior)
+      beta <- beta + lcr_newton_step(X, post, prior, w)
     }
     if (!converged) {
       # the model after the last M step
-      e <- lcr_estep(X, beta, codes, probs)
+      e <- lcr_estep(X, beta, codes, probs, w)
       prior <- e$prior; post <- e$post; ll <- e$ll
       trace[length(trace)] <- -ll
     }
@@ -232,16 +242,17 @@ lcr_fit <- function(prep, X, k, nrun, max_iter, tol, seed) {
 
 # Gradient and Hessian of sum_i sum_r post_ir log prior_ir in the
 # coefficients of classes 2..k; the Newton step (R x (k - 1)).
-lcr_newton_step <- function(X, post, prior) {
+lcr_newton_step <- function(X, post, prior, w = NULL) {
   k <- ncol(prior)
   R <- ncol(X)
-  g <- crossprod(X, post[, -1, drop = FALSE] - prior[, -1, drop = FALSE])
+  Xw <- if (is.null(w)) X else X * w  # (the weights enter the sums once)
+  g <- crossprod(Xw, post[, -1, drop = FALSE] - prior[, -1, drop = FALSE])
   H <- matrix(0, R * (k - 1), R * (k - 1))
   for (a in 2:k) for (b in 2:k) {
-    w <- prior[, a] * ((a == b) - prior[, b])
+    d <- prior[, a] * ((a == b) - prior[, b])
     ia <- (a - 2) * R + seq_len(R)
     ib <- (b - 2) * R + seq_len(R)
-    H[ia, ib] <- -crossprod(X, X * w)
+    H[ia, ib] <- -crossprod(Xw, X * d)
   }
   step <- tryCatch(solve(-H, as.vector(g)), error = function(e) MASS_ginv(-H) %*% as.vector(g))
   matrix(step, R, k - 1)
@@ -258,13 +269,13 @@ MASS_ginv <- function(A, tol = sqrt(.Machine$double.eps)) {
 # The aspectr_lca object of a latent class regression.
 # E step of latent class regression: class priors from the logit
 # coefficients, posteriors and the log-likelihood (log-sum-exp per row).
-lcr_estep <- function(X, beta, codes, probs) {
+lcr_estep <- function(X, beta, codes, probs, w = NULL) {
   prior <- lcr_prior(X, beta)
   lp <- log(prior) + lcr_loglik_items(codes, probs)
   mx <- lp[cbind(seq_len(nrow(lp)), max.col(lp, ties.method = "first"))]
   post <- exp(lp - mx)
   s <- rowSums(post)
-  list(prior = prior, post = post / s, ll = sum(mx + log(s)))
+  list(prior = prior, post = post / s, ll = if (is.null(w)) sum(mx + log(s)) else sum(w * (mx + log(s))))
 }
 
 lcr_result <- function(res, prep, X, k, rhs, call, ctl, time, dropped, se = TRUE) {
@@ -285,19 +296,28 @@ lcr_result <- function(res, prep, X, k, rhs, call, ctl, time, dropped, se = TRUE
   N <- nrow(prep$codes)
   npar <- (k - 1) * ncol(X) + k * sum(lengths(prep$levels) - 1)
   ll <- res$llik
+  dr <- prep$design
+  # the class shares: the (weighted) mean prior
+  P <- stats::setNames(if (is.null(dr)) colMeans(prior) else colSums(prior * dr$w) / sum(dr$w), cls)
+  n_ic <- if (is.null(dr)) N else sum(dr$w)
   fit <- list(
-    k = k, lambda = stats::setNames(colMeans(prior), cls), factors = factors,
+    k = k, lambda = P, factors = factors,
     loss = "kl", q = NA_real_, tempering = 1, objective = res$objective, value = -ll,
     initial = res$objective[1], iterations = res$iterations, converged = res$converged,
     run = res$run, run_values = res$run_values, dims = as.integer(lengths(prep$levels)),
     dimnames = unname(prep$levels), total = N, time = time, threads = ctl$threads, seed = ctl$seed,
-    call = call, probs = probs, P = stats::setNames(colMeans(prior), cls), prior = prior,
+    call = call, probs = probs, P = P, prior = prior,
     posterior = post, predclass = max.col(post, ties.method = "first"), llik = ll, logLik = ll,
-    npar = npar, AIC = -2 * ll + 2 * npar, BIC = -2 * ll + log(N) * npar, Gsq = NA_real_,
+    npar = npar, AIC = -2 * ll + 2 * npar, BIC = -2 * ll + log(n_ic) * npar, Gsq = NA_real_,
     Chisq = NA_real_, N = N, Nobs = sum(prep$complete), variables = prep$vars, supervised = FALSE,
     coeff = beta, x = X, terms = rhs, dropped_covariate_na = dropped
   )
-  if (se) fit$se <- lca_standard_errors(prep$codes, X, fit)
+  if (!is.null(dr)) fit <- lca_design_fields(fit, dr)
+  if (se) {
+    design <- if (is.null(dr)) NULL else
+      list(M = Matrix::sparseMatrix(i = dr$unit, j = seq_len(N), x = dr$w, dims = c(dr$n_units, N)), dr = dr)
+    fit$se <- lca_standard_errors(prep$codes, X, fit, w = dr$w, design = design)
+  }
   fit$entropy <- lca_entropy(post)
   # goodness of fit over the complete response patterns with the mean
   # prior, as poLCA computes it for regression models
@@ -316,7 +336,12 @@ lcr_result <- function(res, prep, X, k, rhs, call, ctl, time, dropped, se = TRUE
 # the delta method. A list: `probs` (per variable, classes x levels),
 # `P` (class shares), `coeff` (regression coefficients; NULL without
 # covariates), `vcov` (of the coefficients).
-lca_standard_errors <- function(codes, X, fit, post = fit$posterior, w = NULL) {
+# With sampling weights, `design` is list(M, dr): M (PSUs x rows of
+# `codes`) holds the weights of the rows in each PSU, and the covariance
+# is the sandwich A^- B A^- with A the weighted empirical information
+# (`w` the rows' total weights) and B the between-PSU covariance of the
+# weighted score totals (lca_meat()).
+lca_standard_errors <- function(codes, X, fit, post = fit$posterior, w = NULL, design = NULL) {
   k <- fit$k
   prior <- if (!is.null(fit$prior)) fit$prior else matrix(fit$P, nrow(codes), k, byrow = TRUE)
   R <- ncol(X)
@@ -342,21 +367,26 @@ lca_standard_errors <- function(codes, X, fit, post = fit$posterior, w = NULL) {
   }
   n <- nrow(codes)
   info <- 0
+  Z <- 0
   for (start in seq(1, n, by = 20000)) {
     rows <- start:min(n, start + 19999)
     S <- scores(rows)
+    if (!is.null(design)) Z <- Z + as.matrix(design$M[, rows, drop = FALSE] %*% S)
     if (!is.null(w)) S <- S * sqrt(w[rows])
     info <- info + crossprod(S)
   }
   S <- NULL
   V <- MASS_ginv(info)
+  if (!is.null(design)) V <- V %*% lca_meat(Z, design$dr) %*% V
   nb <- R * (k - 1)
-  out <- list()
+  nms <- lca_param_names(fit, colnames(X))
+  dimnames(V) <- list(nms, nms)
+  out <- list(vcov_all = V)
   # coefficients
   if (R > 1 || !is.null(fit$coeff)) {
     se_b <- matrix(sqrt(pmax(diag(V)[seq_len(nb)], 0)), R, k - 1, dimnames = dimnames(fit$coeff))
     out$coeff <- se_b
-    out$vcov <- V[seq_len(nb), seq_len(nb), drop = FALSE]
+    out$vcov <- unname(V[seq_len(nb), seq_len(nb), drop = FALSE])
   }
   # class shares (the mean prior) by the delta method
   J <- matrix(0, k, nb)
@@ -484,6 +514,18 @@ lca_reorder <- function(fit, order = base::order(fit$P, decreasing = TRUE)) {
   if (!is.null(fit[["se"]])) {
     fit$se$probs <- lapply(fit$se$probs, rename, byrow = TRUE)
     fit$se$P <- stats::setNames(fit$se$P[order], cls)
+  }
+  if (!is.null(fit[["se"]]$vcov_all)) {
+    # the covariance of all free parameters: the logits of the classes
+    # re-expressed against the new first class, the item log-odds blocks
+    # of each class moved with it
+    V <- fit$se$vcov_all
+    R <- if (is.null(fit$coeff)) 1L else nrow(fit$coeff)
+    Tm <- lca_reorder_map(fit, order, R)
+    V <- Tm %*% V %*% t(Tm)
+    nms <- lca_param_names(fit, if (is.null(fit$coeff)) NULL else rownames(fit$coeff))
+    dimnames(V) <- list(nms, nms)
+    fit$se$vcov_all <- V
   }
   if (!is.null(fit$coeff)) {
     R <- nrow(fit$coeff)

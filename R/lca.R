@@ -73,6 +73,22 @@
 #'   methods for accelerating the convergence of any EM algorithm.
 #'   *Scandinavian Journal of Statistics*, 35(2), 335-353.
 #'
+#'   Binder, D. A. (1983). On the variances of asymptotically normal
+#'   estimators from complex surveys. *International Statistical Review*
+#'   51, 279-292.
+#'
+#'   Skinner, C. J. (1989). Domain means, regression and multivariate
+#'   analysis. In Skinner, C. J., Holt, D. and Smith, T. M. F. (eds.),
+#'   *Analysis of Complex Surveys*, 59-87. Wiley.
+#'
+#'   Vermunt, J. K. and Magidson, J. (2007). Latent class analysis with
+#'   sampling weights: a maximum-likelihood approach. *Sociological Methods
+#'   & Research* 36, 87-111.
+#'
+#'   Ramaswamy, V., DeSarbo, W. S., Reibstein, D. J. and Robinson, W. T.
+#'   (1993). An empirical pooling approach for estimating marketing mix
+#'   elasticities with PIMS data. *Marketing Science* 12, 103-124.
+#'
 #' @param data A data frame of categorical variables (or, for the formula
 #'   method, the data frame holding the formula's variables): factors, character,
 #'   logical or whole-number codes. Each needs at least two observed levels.
@@ -116,6 +132,13 @@
 #'   them in this process, one at a time; or a cluster from
 #'   [parallel::makeCluster()] or [mirai::make_cluster()] whose workers read
 #'   and code them (they need \pkg{aspectr} installed).
+#' @param weights Sampling weights: `NULL` (default) or positive numbers,
+#'   one per row of `data` (see Sampling weights).
+#' @param psu,strata Identifiers of the primary sampling units (clusters)
+#'   and of the strata of a survey design, one per row of `data`, for the
+#'   sandwich standard errors (see Sampling weights); `NULL` (default): each
+#'   observation its own unit, one stratum. (Not to be confused with
+#'   `cluster`, the parallel cluster that reads shards.)
 #' @param ... Must be empty.
 #' @return An object of class `c("aspectr_lca", "aspectr_plsa",
 #'   "aspectr_fit")`: the fields of a [plsa()] fit (one factor per variable)
@@ -135,10 +158,22 @@
 #'     `aspectr_warning_numeric`, when no observation has every response
 #'     observed, and `Chisq` when it is beyond the range of doubles;}
 #'   \item{N, Nobs}{observations used, and those without missing responses;}
+#'   \item{sampling_weights, sum_weights, design}{with `weights`, `psu` or
+#'     `strata`: the weights of the observations used, their sum, and the
+#'     numbers of PSUs and strata of the standard errors;}
 #'   \item{run_iterations}{iterations run by each start;}
+#'   \item{entropy}{the relative entropy of the class posteriors,
+#'     \eqn{1 - \sum_i \sum_r -\hat p_{ir} \log \hat p_{ir} / (N \log k)}
+#'     (Ramaswamy et al. 1993): 1 when every observation is assigned with
+#'     certainty, 0 when the posteriors are uniform. It is not
+#'     \pkg{poLCA}'s `poLCA.entropy()` (the entropy of the fitted
+#'     response-pattern distribution), which [glance()] reports as `entropy`
+#'     next to this one as `relative_entropy`;}
 #'   \item{se}{standard errors (see the section Standard errors): `probs`
 #'     (per variable, classes x levels), `P` (class shares) and, for a
-#'     regression, `coeff` and `vcov` (of the coefficients);}
+#'     regression, `coeff` and `vcov` (of the coefficients), and
+#'     `vcov_all`, the covariance of all free parameters (see
+#'     [vcov.aspectr_lca()]);}
 #'   \item{coeff, prior, x, terms}{for a latent class regression: the logit
 #'     coefficients (covariates x classes 2..k, class 1 the reference), the
 #'     prior class probabilities of every observation, the design matrix and
@@ -163,6 +198,40 @@
 #' `data` named, anywhere (`lca(data = df, formula = f, k = 2)`). Missing
 #' responses are handled as
 #' without covariates. The fit runs in R (no staged restarts).
+#' @section Sampling weights:
+#' With `weights`, `lca()` maximizes the weighted log-likelihood
+#' \eqn{\sum_i w_i \log P(y_i)} (a pseudo-likelihood: Skinner 1989;
+#' the weighted latent class analysis of Vermunt and Magidson 2007), by the
+#' same algorithms with each response pattern counted by the sum of its
+#' observations' weights. With whole-number weights the fit is the fit of
+#' the data with each row repeated `weights` times (the same
+#' log-likelihood, parameters, information criteria and goodness of fit).
+#' `llik`, `AIC`, `BIC`, `Gsq` and `Chisq` refer to the weighted counts,
+#' with the sum of the weights as the `N` of BIC: scale sampling weights to
+#' sum to the sample size (as is usual) for these to refer to the sample.
+#' `N` stays the number of observations used; `sum_weights` and
+#' `sampling_weights` hold the weights' sum and the weights used. These
+#' are sampling weights: the standard errors treat every row as one
+#' sampled unit. For frequency weights (a row standing for several
+#' identical observations) repeat the rows instead, which gives the same
+#' estimates and the model-based standard errors.
+#'
+#' The standard errors of a weighted fit are the linearization (sandwich)
+#' estimator of Binder (1983): \eqn{V = A^{-} B A^{-}}, where \eqn{A =
+#' \sum_i w_i s_i s_i'} is the weighted empirical information (\eqn{s_i}
+#' the score of observation \eqn{i} in the parameters of
+#' [vcov.aspectr_lca()]; the information as poLCA computes it) and
+#' \eqn{B} the covariance of the weighted score totals \eqn{z_c = \sum_{i
+#' \in c} w_i s_i} between primary sampling units \eqn{c} within strata
+#' \eqn{h}, \eqn{B = \sum_h n_h / (n_h - 1) \sum_{c \in h} (z_c - \bar
+#' z_h)(z_c - \bar z_h)'} (with-replacement sampling of the PSUs, as the
+#' \pkg{survey} package's default). Without `psu` each observation is its
+#' own unit; every stratum needs two units or more. With all weights 1 and
+#' no design this is \eqn{N / (N - 1)} times the unweighted covariance.
+#' Weights pass to a latent class regression (the logit coefficients'
+#' Newton steps and the class shares, the weighted mean prior) and through
+#' [lca_rank()]; [anova()] refuses weighted fits (see
+#' [anova.aspectr_lca()]). Data in shards take no weights.
 #' @section Standard errors:
 #' As in poLCA: the empirical information (the sum of the outer products of
 #' the observations' score vectors) in the parameters \eqn{\beta} (for the
@@ -224,7 +293,7 @@ lca_formula_position <- function(...) {
 lca.default <- function(data, k, nrun = 10, max_iter = 1000, tol = 1e-8, seed = NULL,
                 threads = NULL, na.rm = FALSE, verbose = FALSE, short_iter = NULL,
                 short_keep = 1, callback = NULL, init = "random", se = TRUE, method = NULL,
-                cluster = NULL, ...) {
+                cluster = NULL, weights = NULL, psu = NULL, strata = NULL, ...) {
   call <- match.call()
   check_dots_empty(...)
   se <- check_flag(se, "se")
@@ -232,8 +301,15 @@ lca.default <- function(data, k, nrun = 10, max_iter = 1000, tol = 1e-8, seed = 
   na.rm <- check_flag(na.rm, "na.rm")
   short_keep <- check_whole(short_keep, "short_keep", min = 1)
   sharded <- inherits(data, "aspectr_shards")
+  if (sharded && !(is.null(weights) && is.null(psu) && is.null(strata))) {
+    abort_input(c("{.arg weights}, {.arg psu} and {.arg strata} take one value per row of a data frame, and {.arg data} is in shards.",
+                  i = "Fit the data frame in memory to use sampling weights."),
+                "argument", arg = "weights")
+  }
+  design <- if (sharded || !is.data.frame(data)) NULL else lca_check_design(weights, psu, strata, nrow(data))
   cluster <- check_cluster(cluster, data, arg_x = "data")
   prep <- if (sharded) lca_shards_prepare(data, na.rm, cluster = cluster) else lca_prepare(data, na.rm)
+  if (!is.null(design)) prep <- lca_weight_patterns(prep, lca_design_rows(design, prep$rows))
   fit <- lca_run(prep, call, k, nrun, max_iter, tol, seed, threads, verbose, short_iter, short_keep, callback,
                  init, se, method)
   if (sharded) fit$shards <- length(data$sources)
@@ -529,7 +605,11 @@ finish_lca <- function(fit, prep, supervised, se = TRUE) {
   post <- pat_post[prep$row_pattern, , drop = FALSE]
   rownames(post) <- rownames(prep$codes)
   N <- nrow(prep$codes)
-  ll <- as.numeric(logLik(fit))
+  dr <- prep$design
+  # with sampling weights the (pseudo-)log-likelihood sums the patterns'
+  # log-probabilities times their total weights
+  ll <- if (is.null(dr)) as.numeric(logLik(fit)) else sum(prep$data$val * log(cell))
+  n_ic <- if (is.null(dr)) N else sum(dr$w)
   npar <- (k - 1) + k * sum(lengths(prep$levels) - 1)
   # goodness of fit over the complete response patterns (poLCA's definition)
   gof <- lca_goodness_of_fit(fit, prep, cell)
@@ -544,7 +624,7 @@ finish_lca <- function(fit, prep, supervised, se = TRUE) {
   fit$logLik <- ll
   fit$npar <- npar
   fit$AIC <- -2 * ll + 2 * npar
-  fit$BIC <- -2 * ll + log(N) * npar
+  fit$BIC <- -2 * ll + log(n_ic) * npar
   fit$Gsq <- gsq
   fit$Chisq <- chisq
   fit$N <- N
@@ -552,13 +632,19 @@ finish_lca <- function(fit, prep, supervised, se = TRUE) {
   fit$variables <- prep$vars
   fit$supervised <- supervised
   fit$entropy <- lca_entropy(post)
+  if (!is.null(dr)) fit <- lca_design_fields(fit, dr)
   class(fit) <- c("aspectr_lca", "aspectr_plsa", "aspectr_fit")
   if (se && !supervised && k > 1) {
     # without covariates every observation of a response pattern has the
     # same scores: the information is summed over patterns with their counts
+    # (with sampling weights: their total weights, and each PSU's weighted
+    # score total is its patterns' scores times its rows' weights)
     pat_codes <- pats
+    design <- if (is.null(dr)) NULL else
+      list(M = Matrix::sparseMatrix(i = dr$unit, j = prep$row_pattern, x = dr$w,
+                                    dims = c(dr$n_units, nrow(pat_codes))), dr = dr)
     fit$se <- lca_standard_errors(pat_codes, matrix(1, nrow(pat_codes), 1), fit, post = pat_post,
-                                  w = prep$data$val)
+                                  w = prep$data$val, design = design)
   }
   contract_fields(fit, "lca", factors = fit$factors, weights = fit$P,
                   params = if (is.null(fit[["method"]])) list() else list(method = fit[["method"]]))
@@ -583,7 +669,9 @@ cell_probability <- function(object, index) {
 #'   probable class) or `"frequency"`: the expected frequency of each row's
 #'   response pattern, `N` times its model probability (missing responses
 #'   marginalized; a regression uses the mean prior), as poLCA's
-#'   `poLCA.predcell()`.
+#'   `poLCA.predcell()`; for a fit with sampling weights the sum of the
+#'   weights takes the place of `N`. Posteriors do not depend on the
+#'   weights other than through the fitted model.
 #' @param ... Must be empty; an unknown argument is an error.
 #' @return A matrix or an integer vector.
 #' @examples
@@ -635,7 +723,7 @@ predict.aspectr_lca <- function(object, newdata, type = c("posterior", "class", 
         ok <- !is.na(idx[, n])
         p[ok, ] <- p[ok, , drop = FALSE] * object$factors[[n]][idx[ok, n], , drop = FALSE]
       }
-      return(stats::setNames(object$N * rowSums(p), rownames(newdata)))
+      return(stats::setNames((object$sum_weights %||% object$N) * rowSums(p), rownames(newdata)))
     }
     if (is.null(object$coeff)) {
       post <- cell_posterior(object, idx)
@@ -662,6 +750,12 @@ print.aspectr_lca <- function(x, digits = 3, ...) {
               if (x$supervised) "supervised (naive Bayes)" else "unsupervised",
               x$k, length(x$variables), x$N,
               if (x$N > x$Nobs) sprintf(" (%d with missing responses)", x$N - x$Nobs) else ""))
+  if (!is.null(x$sum_weights)) {
+    cat(sprintf("sampling weights (sum %s); sandwich standard errors%s\n", format(signif(x$sum_weights, 6)),
+                if (x$design$clustered || x$design$stratified)
+                  sprintf(" over %d PSUs in %d strat%s", x$design$n_psu, x$design$n_strata,
+                          if (x$design$n_strata == 1) "um" else "a") else ""))
+  }
   cat(sprintf("log-likelihood %.4f, npar %d, AIC %.4f, BIC %.4f, G^2 %.4f, X^2 %.4f\n",
               x$llik, as.integer(x$npar), x$AIC, x$BIC, x$Gsq, x$Chisq))
   if (!x$supervised) {
@@ -733,8 +827,10 @@ print.summary.aspectr_lca <- function(x, ...) {
 
 #' Plot item-response probabilities of a latent class model
 #'
-#' One panel per variable: for each class, the probabilities of the levels as
-#' a stacked bar.
+#' One panel per variable, its levels named on the vertical axis, with one
+#' horizontal bar per class for each level: \eqn{P(level \mid class)}.
+#' One legend, of the classes and their shares, below the panels. Long
+#' level names are wrapped onto several lines.
 #'
 #' @param x An `aspectr_lca` fit.
 #' @param ... Passed to [graphics::barplot()].
@@ -747,30 +843,31 @@ print.summary.aspectr_lca <- function(x, ...) {
 #' @export
 plot.aspectr_lca <- function(x, ...) {
   J <- length(x$probs)
-  levs <- lapply(x$probs, colnames)
-  shared <- length(unique(levs)) == 1
-  n_panels <- J + shared
-  nc <- ceiling(sqrt(n_panels))
-  nr <- ceiling(n_panels / nc)
-  op <- graphics::par(mfrow = c(nr, nc), mar = c(3.2, 3, 2, if (shared) 1 else 7.5), mgp = c(2, 0.6, 0))
-  on.exit(graphics::par(op), add = TRUE)
   k <- x$k
+  nc <- if (J <= 3) J else if (J <= 4) 2 else if (J <= 9) 3 else 4
+  nr <- ceiling(J / nc)
+  cols <- grDevices::hcl.colors(max(k, 2), "Dark 3")[seq_len(k)]
+  labs <- lapply(x$probs, function(m) wrap_levels(colnames(m)))
+  op <- graphics::par(no.readonly = TRUE)
+  on.exit(graphics::par(op), add = TRUE)
+  graphics::par(mfrow = c(nr, nc), oma = c(2.4, 0, 0, 0), mgp = c(1.6, 0.5, 0), tcl = -0.3)
+  cex_axis <- if (nr * nc > 6) 1.05 else 0.95
+  # the left margin fits the longest (wrapped) level name, in lines
+  width <- max(vapply(unlist(labs), function(l) max(graphics::strwidth(strsplit(l, "\n")[[1]], "inches")), 1))
+  left <- min(width * cex_axis / graphics::par("csi") + 0.8, 12)
+  graphics::par(mar = c(2.6, left, 1.6, 0.6))
   for (v in names(x$probs)) {
-    m <- x$probs[[v]]
-    cols <- grDevices::hcl.colors(ncol(m), "Blues 3", rev = TRUE)
-    graphics::barplot(t(m), names.arg = seq_len(k), main = v, ylim = c(0, 1), xlab = "class",
-                      col = cols, las = 1, ...)
-    if (!shared && ncol(m) <= 8) {
-      usr <- graphics::par("usr")
-      graphics::legend(usr[2], usr[4], rev(colnames(m)), fill = rev(cols), bty = "n", cex = 0.7,
-                       xpd = NA, xjust = 0, yjust = 1)
-    }
+    m <- x$probs[[v]]  # classes x levels
+    lv <- labs[[v]]
+    graphics::barplot(m[rev(seq_len(k)), rev(seq_len(ncol(m))), drop = FALSE], beside = TRUE, horiz = TRUE,
+                      names.arg = rev(lv), col = rev(cols), border = NA, xlim = c(0, 1), las = 1,
+                      main = v, cex.names = cex_axis, cex.axis = cex_axis, cex.main = 1,
+                      xlab = "", ...)
   }
-  if (shared) {
-    graphics::plot.new()
-    cols <- grDevices::hcl.colors(length(levs[[1]]), "Blues 3", rev = TRUE)
-    graphics::legend("center", rev(levs[[1]]), fill = rev(cols), bty = "n", title = "response",
-                     cex = if (length(levs[[1]]) > 8) 0.7 else 0.9)
-  }
+  # one legend below the panels, in the outer margin
+  graphics::par(fig = c(0, 1, 0, 1), oma = c(0, 0, 0, 0), mar = c(0, 0, 0, 0), new = TRUE, cex = 1)
+  graphics::plot.new()
+  graphics::legend("bottom", legend = sprintf("class %d (%.2f)", seq_len(k), x$P), fill = cols, border = NA,
+                   horiz = TRUE, bty = "n", cex = 0.95, xpd = NA, inset = c(0, 0.005))
   invisible(x)
 }

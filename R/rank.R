@@ -88,22 +88,37 @@ plsa_rank <- function(x, k = 2:10, holdout = 0.2, criterion = c("perplexity", "B
 #' Fits [lca()] for every `k` and tabulates the log-likelihood, number of
 #' parameters, AIC, BIC, the likelihood-ratio and Pearson statistics
 #' (\eqn{G^2}, \eqn{X^2}) and the residual degrees of freedom, as poLCA
-#' users compare them; the suggested `k` minimizes the chosen criterion
-#' (BIC by default, the usual choice for latent class models). The values
-#' of `k` run in parallel through `future.apply` when a parallel plan is
-#' set.
+#' users compare them, with the sample-size adjusted BIC (SABIC, Sclove
+#' 1987: \eqn{\log((N + 2) / 24)} per parameter) and the consistent AIC
+#' (CAIC, Bozdogan 1987: \eqn{\log N + 1} per parameter), and optionally
+#' the p-value of the bootstrap likelihood-ratio test of every `k` against
+#' `k - 1` classes ([lca_blrt()]); the suggested `k` minimizes the chosen
+#' criterion (BIC by default, the usual choice for latent class models).
+#' The values of `k` run in parallel through `future.apply` when a
+#' parallel plan is set.
+#' @references Bozdogan, H. (1987). Model selection and Akaike's
+#'   information criterion (AIC): the general theory and its analytical
+#'   extensions. *Psychometrika* 52, 345-370.
+#'
+#'   Sclove, S. L. (1987). Application of model-selection criteria to some
+#'   problems in multivariate analysis. *Psychometrika* 52, 333-343.
 #'
 #' @param data A data frame of categorical variables, as for [lca()].
 #' @param k Candidate numbers of classes (whole numbers, at least 1).
-#' @param criterion `"BIC"` (default) or `"AIC"`.
+#' @param criterion `"BIC"` (default), `"AIC"`, `"SABIC"` or `"CAIC"`.
+#' @param blrt Number of bootstrap draws of [lca_blrt()] for every `k`
+#'   above 1 (column `blrt_p`: `k` against `k - 1` classes); 0 (default)
+#'   skips the test. Not with sampling weights.
 #' @param nrun Random starts per `k` (see [lca()]).
 #' @param seed Seed of the starts; `NULL` uses R's state.
 #' @param ... Further arguments to [lca()] (`max_iter`, `tol`, `na.rm`,
-#'   `threads`, ...).
+#'   `threads`, `weights`, `psu`, `strata`, ...); with sampling weights the
+#'   table holds the weighted (pseudo-)likelihood and its criteria.
 #' @return An object of class `c("aspectr_lca_rank", "aspectr_rank")`:
-#'   `table` (one row per `k`: `k`, `logLik`, `npar`, `AIC`, `BIC`, `Gsq`,
-#'   `Chisq`, `resid_df` (as poLCA: the number of response patterns, or of
-#'   observations when smaller, minus `npar` minus 1), `converged`), `best`, `criterion`, `fits` (the
+#'   `table` (one row per `k`: `k`, `logLik`, `npar`, `AIC`, `BIC`,
+#'   `SABIC`, `CAIC`, `Gsq`, `Chisq`, `resid_df` (as poLCA's `resid.df`: the number of observations,
+#'   or of cells of the response table minus 1 when smaller, minus `npar`),
+#'   `converged`, and with `blrt > 0` `blrt_p`), `best`, `criterion`, `fits` (the
 #'   [lca()] fits), with `print()` and `plot()` methods.
 #' @seealso [plsa_rank()], [nmf_rank()]
 #' @examples
@@ -111,23 +126,35 @@ plsa_rank <- function(x, k = 2:10, holdout = 0.2, criterion = c("perplexity", "B
 #' r <- lca_rank(binned, k = 1:4, nrun = 5, seed = 1)
 #' r
 #' @export
-lca_rank <- function(data, k = 1:6, criterion = c("BIC", "AIC"), nrun = 10, seed = NULL, ...) {
+lca_rank <- function(data, k = 1:6, criterion = c("BIC", "AIC", "SABIC", "CAIC"), nrun = 10, seed = NULL,
+                     blrt = 0, ...) {
   call <- match.call()
   check_required(data, "a data frame of categorical variables")
-  criterion <- match_option(criterion, c("BIC", "AIC"), "criterion")
+  criterion <- match_option(criterion, c("BIC", "AIC", "SABIC", "CAIC"), "criterion")
+  blrt <- check_whole(blrt, "blrt", min = 0)
   nrun <- check_whole(nrun, "nrun")
   seed <- check_seed(seed)
   k <- check_k_vector(k, max = .Machine$integer.max)
   seeds <- with_seed(seed, sample.int(.Machine$integer.max, length(k)))
   fits <- map_runs(seq_along(k), function(i) lca(data, k[i], nrun = nrun, seed = seeds[i], ...))
   tab <- do.call(rbind, lapply(fits, function(f) {
+    n <- f$sum_weights %||% f$N
     data.frame(k = f$k, logLik = f$llik, npar = as.integer(f$npar), AIC = f$AIC, BIC = f$BIC,
+               SABIC = -2 * f$llik + log((n + 2) / 24) * f$npar, CAIC = -2 * f$llik + (log(n) + 1) * f$npar,
                Gsq = f$Gsq, Chisq = f$Chisq,
-               # as poLCA: cells (or observations, when fewer) minus parameters minus 1
-               resid_df = as.integer(min(f$N, prod(as.numeric(f$dims))) - f$npar - 1),
+               # as poLCA's resid.df: the observations, or the cells less 1
+               # when fewer, minus the parameters
+               resid_df = as.integer(min(f$sum_weights %||% f$N, prod(as.numeric(f$dims)) - 1) - f$npar),
                converged = f$converged)
   }))
   rownames(tab) <- NULL
+  if (blrt > 0) {
+    bseeds <- with_seed(seed, sample.int(.Machine$integer.max, length(k) + 1))[-1]
+    tab$blrt_p <- vapply(seq_along(k), function(i) {
+      if (k[i] < 2) return(NA_real_)
+      lca_blrt(data, k[i], B = blrt, nrun = nrun, seed = bseeds[i], ...)$p.value
+    }, numeric(1))
+  }
   best <- tab$k[which.min(tab[[criterion]])]
   structure(list(table = tab, best = best, criterion = criterion, fits = fits, call = call,
                  what = "classes"),

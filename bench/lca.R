@@ -366,3 +366,4 @@ if (any(tab$method == "poLCAParallel (1 thr)") && any(tab$method == "aspectr (1 
         row.names = FALSE, right = FALSE)
 }
 cat(sprintf("\nTotal bench time: %.1f s\n", t_total))
+source("bench/lca-blrt.R")  # the bootstrap likelihood-ratio test (section 5)

@@ -25,8 +25,19 @@ test_that("autoplot() draws every family and rank selection", {
   built(ggplot2::autoplot(nf, n = 4, type = "W"))
   lc <- lca(data.frame(lapply(iris[1:4], cut, 3)), 2, seed = 1)
   b <- built(ggplot2::autoplot(lc))
-  # stacked probabilities reach 1 in every class of every variable
-  expect_equal(max(b$data[[1]]$ymax), 1, tolerance = 1e-8)
+  # one horizontal bar per variable, level and class, as long as its probability
+  expect_equal(sort(b$data[[1]]$xmax), sort(unlist(lc$probs, use.names = FALSE)), tolerance = 1e-12)
+  expect_equal(unique(b$data[[1]]$xmin), 0)
+  # the level names are the vertical axis of their variable's panel; one legend (the classes)
+  for (j in 1:4) {
+    expect_setequal(b$layout$panel_params[[j]]$y$get_labels(), colnames(lc$probs[[j]]))
+  }
+  expect_identical(levels(b$plot$data$class), sprintf("class %d (%.2f)", 1:2, lc$P))
+  # long level names are wrapped, not cut
+  long <- lc
+  colnames(long$probs[[1]]) <- c("a very long level name indeed", "short", "another long level name")
+  b <- built(ggplot2::autoplot(long))
+  expect_setequal(gsub("\n", " ", b$layout$panel_params[[1]]$y$get_labels()), colnames(long$probs[[1]]))
   nt <- suppressMessages(ntf(as_sptensor(UCBAdmissions), 2, seed = 1))
   built(ggplot2::autoplot(nt))
   y <- array(rpois(40 * 3 * 2, 3), c(40, 3, 2))
@@ -47,4 +58,14 @@ test_that("autoplot() draws every family and rank selection", {
   X <- matrix(runif(20 * 3), 20) %*% matrix(runif(3 * 15), 3)
   built(ggplot2::autoplot(suppressMessages(nmf_rank(X, k = 2:3, nrun = 2, seed = 1))))
   expect_error(ggplot2::autoplot(fit, foo = 1), class = "aspectr_error_input_argument")
+})
+
+test_that("plot() of a latent class fit draws every variable and restores the device", {
+  lc <- lca(data.frame(lapply(iris[1:4], cut, 3)), 2, seed = 1)
+  f <- tempfile(fileext = ".png")
+  grDevices::png(f, 800, 600)
+  on.exit(grDevices::dev.off())
+  before <- graphics::par(c("mfrow", "mar", "oma", "cex"))
+  expect_identical(plot(lc), lc)
+  expect_identical(graphics::par(c("mfrow", "mar", "oma", "cex")), before)
 })

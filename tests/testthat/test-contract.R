@@ -99,7 +99,7 @@ test_that("tidy, glance and augment hold what they say", {
   # LCA: its own tidiers
   fl <- contract_families$lca$fit()
   tl <- tidy(fl)
-  expect_named(tl, c("variable", "level", "class", "probability"))
+  expect_named(tl, c("variable", "level", "class", "probability", "std.error"))
   expect_equal(nrow(tl), fl$k * (3 + 2 + 3))
   sums <- tapply(tl$probability, list(tl$variable, tl$class), sum)
   expect_equal(as.vector(sums), rep(1, length(sums)))

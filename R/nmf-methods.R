@@ -313,11 +313,14 @@ tidy.aspectr_nmf <- function(x, matrix = c("W", "H"), ...) {
 
 #' @rdname tidy.aspectr_plsa
 #' @export
-glance.aspectr_nmf <- function(x, ...) {
+glance.aspectr_nmf <- function(x, data = NULL, n = 10, ...) {
   check_dots_empty(...)
+  q <- glance_quality(x, data, n)
   tibble::tibble(k = x$k, loss = x$loss, method = x$method, objective = x$value,
                  rel_error = x$rel_error[length(x$rel_error)], iterations = x$iterations,
-                 converged = x$converged, n_rows = x$dims[1], n_cols = x$dims[2])
+                 converged = x$converged, n_rows = x$dims[1], n_cols = x$dims[2],
+                 umass = q[["umass"]], npmi = q[["npmi"]], exclusivity = q[["exclusivity"]],
+                 frex = q[["frex"]])
 }
 
 #' Plot an NMF

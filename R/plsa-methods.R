@@ -423,13 +423,23 @@ nobs.aspectr_plsa <- function(object, ...) {
 #' @param matrix `"beta"` for per-topic term probabilities (columns `topic`,
 #'   `term`, `beta`) or `"gamma"` for per-document topic proportions (columns
 #'   `document`, `topic`, `gamma`).
+#' @param data For `glance()`: the documents x terms data the model was
+#'   fitted to; with it the coherence means `umass` and `npmi` are computed,
+#'   without it they are `NA` (the data are not stored in the fit).
+#' @param n For `glance()`: the number of top terms per topic the quality
+#'   measures use.
 #' @param ... Must be empty; an unknown argument is an error.
-#' @return A tibble.
+#' @return A tibble. `glance()` has one row: `k`, the loss, the objective,
+#'   iterations, convergence, `logLik`, `AIC`, `BIC` (`NA` where the fit is
+#'   not a likelihood), `nobs`, the dimensions, and the means over topics of
+#'   the [topic_quality()] measures `umass`, `npmi` (with `data`),
+#'   `exclusivity` and `frex` (FREX weight 0.7; `NA` for N-way fits).
 #' @examples
 #' fit <- plsa(sotu_dtm, k = 3, seed = 1, max_iter = 100)
 #' tidy(fit)
 #' tidy(fit, matrix = "gamma")
 #' glance(fit)
+#' glance(fit, data = sotu_dtm)
 #' @export
 tidy.aspectr_plsa <- function(x, matrix = c("beta", "gamma"), ...) {
   check_dots_empty(...)
@@ -450,15 +460,46 @@ tidy.aspectr_plsa <- function(x, matrix = c("beta", "gamma"), ...) {
 
 #' @rdname tidy.aspectr_plsa
 #' @export
-glance.aspectr_plsa <- function(x, ...) {
+glance.aspectr_plsa <- function(x, data = NULL, n = 10, ...) {
   check_dots_empty(...)
   lik <- !isFALSE(x$normalize) && !isFALSE(x$count_data)
   ll <- if (lik) logLik(x) else NA_real_
+  q <- glance_quality(x, data, n)
   tibble::tibble(k = x$k, loss = x$loss, objective = x$value,
                  iterations = x$iterations, converged = x$converged,
                  logLik = as.numeric(ll), AIC = if (lik) AIC(x) else NA_real_,
                  BIC = if (lik) BIC(x) else NA_real_,
-                 nobs = x$total, n_documents = x$dims[1], n_terms = x$dims[2])
+                 nobs = x$total, n_documents = x$dims[1], n_terms = x$dims[2],
+                 umass = q[["umass"]], npmi = q[["npmi"]], exclusivity = q[["exclusivity"]],
+                 frex = q[["frex"]])
+}
+
+# The topic-quality means of glance(): exclusivity and FREX from the fit
+# alone, coherence only with the data (NA without); NA for N-way fits.
+glance_quality <- function(x, data, n, call = rlang::caller_env()) {
+  na <- c(umass = NA_real_, npmi = NA_real_, exclusivity = NA_real_, frex = NA_real_)
+  if (length(x$dims) != 2) {
+    if (!is.null(data)) {
+      abort_unsupported("{.arg data} in {.fn glance} of an N-way fit",
+                        "topic coherence needs documents x terms data.", call = call)
+    }
+    return(na)
+  }
+  # (an NMF whose W is in files: no topic sizes, no quality)
+  if (inherits(x, "aspectr_nmf") && in_files(x) && is.null(data)) return(na)
+  tf <- topic_form(x, "{.fn glance}", call = call)
+  n <- check_whole(n, "n", min = 2, max = nrow(tf$beta), what = "at most the number of terms",
+                   call = call)
+  top <- top_term_index(tf$beta, n)
+  ex <- exclusivity_scores(tf$beta, top, 0.7)
+  out <- c(umass = NA_real_, npmi = NA_real_, exclusivity = mean(ex$exclusivity),
+           frex = mean(ex$frex))
+  if (!is.null(data)) {
+    coh <- coherence(top, fitted_data(tf, data, call = call), 1)
+    out[["umass"]] <- mean(coh$umass, na.rm = TRUE)
+    out[["npmi"]] <- mean(coh$npmi, na.rm = TRUE)
+  }
+  out
 }
 
 #' Plot a pLSA fit

@@ -44,7 +44,7 @@
 #' @param seed Seed for the masks and starts (`NULL`: R's RNG).
 #' @param threads Threads per fit.
 #' @param n_top Number of top columns (terms) per component for the
-#'   quality measures (at least 2).
+#'   quality measures (at least 2; at most the number of columns is used).
 #' @param ... Must be empty.
 #' @return An object of class `aspectr_nmf_rank`: a list with `table` (one row
 #'   per rank), `method`, `best` (the suggested rank) and the per-run
@@ -78,7 +78,8 @@ nmf_rank <- function(x, k = 2:10, method = c("cv", "consensus"), nrun = NULL, ho
   holdout <- check_number(holdout, "holdout", 0, 0.5, lower_open = TRUE)
   seed <- check_seed(seed)
   threads <- resolve_threads(threads)
-  n_top <- check_whole(n_top, "n_top", min = 2, max = nd$dims[2], what = "at most the number of columns")
+  n_top <- check_whole(n_top, "n_top", min = 2)
+  n_top <- min(n_top, nd$dims[2])
   if (method == "consensus" && k[1] < 2) {
     abort_input("{.arg k} must be at least 2 for consensus clustering, not {k[1]}.", "argument", arg = "k")
   }
@@ -90,7 +91,10 @@ nmf_rank <- function(x, k = 2:10, method = c("cv", "consensus"), nrun = NULL, ho
   if (!is.null(method_nmf)) fit_args$method <- method_nmf
   # the data as topic_quality() reads it: columns as terms, rows as documents
   corpus <- nmf_corpus(nd)
-  quality <- function(fit) quality_means(quality_table(topic_form(fit, "{.fn nmf_rank}"), corpus, n_top, 1, 0.7))
+  quality <- function(fit) {
+    if (nd$dims[2] < 2) return(c(umass = NA_real_, npmi = NA_real_, exclusivity = NA_real_, frex = NA_real_))
+    quality_means(quality_table(topic_form(fit, "{.fn nmf_rank}"), corpus, n_top, 1, 0.7))
+  }
   if (method == "cv") {
     res <- map_runs(tasks, function(tk) cv_one(X, tk, holdout, fit_args, quality))
     details <- do.call(rbind, lapply(res, as.data.frame))

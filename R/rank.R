@@ -33,11 +33,11 @@
 #' @param seed Seed of the split and of the starts; `NULL` uses R's state.
 #' @param threads Number of threads per fit; `NULL` uses [default_threads()].
 #' @param n_top Number of top terms per topic for the quality measures
-#'   (at least 2).
+#'   (at least 2; at most the number of terms is used).
 #' @param ... Further arguments to [plsa()] (for instance `tempering`).
 #' @return An object of class `c("aspectr_plsa_rank", "aspectr_rank")`:
 #'   `table` (one row per `k`: `k`, `perplexity`, `logLik`, `df`, `AIC`,
-#'   `BIC`, for matrices `umass`, `npmi`, `exclusivity`, `frex`, then
+#'   `BIC`, for matrices of at least two terms `umass`, `npmi`, `exclusivity`, `frex`, then
 #'   `iterations`, `converged`), `best` (the suggested `k`),
 #'   `criterion`, `heldout` (the held-out row indices), with `print()` and
 #'   `plot()` methods.
@@ -71,8 +71,10 @@ plsa_rank <- function(x, k = 2:10, holdout = 0.2, criterion = c("perplexity", "B
   seeds <- with_seed(if (is.null(seed)) NULL else seed + 1L, sample.int(.Machine$integer.max, length(k)))
   rows <- split_rows(x, d, test)
   halves <- with_seed(if (is.null(seed)) NULL else seed + 2L, thin_half(rows$test))
-  if (length(d$dims) == 2) {
-    n_top <- check_whole(n_top, "n_top", min = 2, max = d$dims[2], what = "at most the number of terms")
+  n_top <- check_whole(n_top, "n_top", min = 2)
+  quality <- length(d$dims) == 2 && d$dims[2] >= 2
+  if (quality) {
+    n_top <- min(n_top, d$dims[2])
     train_data <- as_aspect_data(rows$train, "x")
   }
   res <- map_runs(seq_along(k), function(i) {
@@ -87,7 +89,7 @@ plsa_rank <- function(x, k = 2:10, holdout = 0.2, criterion = c("perplexity", "B
                                                                     threads = threads)),
                       logLik = as.numeric(ll), df = attr(ll, "df"), AIC = stats::AIC(fit),
                       BIC = stats::BIC(fit))
-    if (length(d$dims) == 2) {
+    if (quality) {
       q <- quality_means(quality_table(topic_form(fit, "{.fn plsa_rank}"), train_data, n_top, 1, 0.7))
       out <- cbind(out, as.data.frame(as.list(q)))
     }

@@ -131,7 +131,8 @@ check_lambda <- function(lambda, call = rlang::caller_env()) {
 #' @param data The documents x terms data the model was fitted to (any form
 #'   [plsa()] accepts), for the coherence measures. Give `data` or
 #'   `reference`, not both.
-#' @param n Number of top terms per topic, at least 2.
+#' @param n Number of top terms per topic, at least 2 (at most the number
+#'   of terms: a larger value uses them all).
 #' @param reference A reference corpus to compute coherence on instead of
 #'   the training data: a documents x terms matrix in any form [plsa()]
 #'   accepts, its columns matched to the fit's terms by name (terms the
@@ -175,7 +176,7 @@ topic_quality <- function(fit, data = NULL, n = 10, reference = NULL, epsilon = 
   check_dots_empty(...)
   check_required(fit, "a pLSA or NMF fit")
   tf <- topic_form(fit, "{.fn topic_quality}")
-  n <- check_whole(n, "n", min = 2, max = nrow(tf$beta), what = "at most the number of terms")
+  n <- quality_n(n, nrow(tf$beta))
   epsilon <- check_number(epsilon, "epsilon", 0, Inf, lower_open = TRUE)
   frex_weight <- check_number(frex_weight, "frex_weight", 0, 1)
   if (is.null(data) && is.null(reference)) {
@@ -189,6 +190,17 @@ topic_quality <- function(fit, data = NULL, n = 10, reference = NULL, epsilon = 
   }
   corpus <- if (is.null(reference)) fitted_data(tf, data) else reference_data(tf, reference)
   quality_table(tf, corpus, n, epsilon, frex_weight)
+}
+
+# n at least 2, at most the number of terms (as terms() caps it); a fit of
+# one term has no pairs to score
+quality_n <- function(n, V, arg = "n", call = rlang::caller_env()) {
+  n <- check_whole(n, arg, min = 2, call = call)
+  if (V < 2) {
+    abort_unsupported("Topic quality of a fit of one term", "coherence scores pairs of terms.",
+                      call = call)
+  }
+  min(n, V)
 }
 
 quality_table <- function(tf, corpus, n, epsilon, frex_weight) {

@@ -194,7 +194,8 @@ test_that("topic_quality() refuses what it cannot score", {
   expect_error(topic_quality(fit), class = "aspectr_error_input")
   expect_error(topic_quality(fit, tq_x, reference = tq_x), class = "aspectr_error_input")
   expect_error(topic_quality(fit, tq_x, n = 1), class = "aspectr_error_input", regexp = "n")
-  expect_error(topic_quality(fit, tq_x, n = 7), class = "aspectr_error_input")
+  # n beyond the number of terms uses them all, as terms() does
+  expect_equal(topic_quality(fit, tq_x, n = 7), topic_quality(fit, tq_x, n = 6))
   expect_error(topic_quality(fit, tq_x, epsilon = 0), class = "aspectr_error_input")
   expect_error(topic_quality(fit, tq_x, frex_weight = 2), class = "aspectr_error_input")
   expect_error(topic_quality(fit, tq_x[1:3, ]), class = "aspectr_error_input")
@@ -226,4 +227,74 @@ test_that("topic_quality() agrees with stm's exclusivity and semantic coherence"
   Dl <- colSums(X[, v] > 0)
   corr <- sum(vapply(2:10, function(m) sum(log((Dl[1:(m - 1)] + 0.01) / Dl[1:(m - 1)])), 0))
   expect_equal(stm_coh[1], q$umass[1] * 45 - corr, tolerance = 1e-10)
+})
+
+# ---- relevance (Sievert and Shirley 2014) ----------------------------------
+
+ref_relevance <- function(beta, weights, lambda) {
+  pw <- drop(beta %*% weights)
+  lambda * log(beta) + (1 - lambda) * log(beta / pw)
+}
+
+test_that("terms(lambda = 1) keeps the order of P(w | z), ties included", {
+  fit <- plsa(sotu_dtm[1:80, ], 4, seed = 1, max_iter = 100)
+  expect_identical(terms(fit, 12, lambda = 1), terms(fit, 12))
+  v <- fit$factors$terms
+  expect_identical(unname(terms(fit, 12, lambda = 1)),
+                   unname(apply(v, 2, function(p) rownames(v)[order(p, decreasing = TRUE)[1:12]])))
+  # ties: equal probabilities keep the data's order under every lambda = 1 path
+  ft <- plsa(tq_x, 2, seed = 3, max_iter = 50)
+  ft$factors$terms[, 1] <- c(0.2, 0.2, 0.2, 0.2, 0.1, 0.1)
+  expect_identical(unname(terms(ft, 6, lambda = 1)[, 1]), c("a", "b", "c", "d", "e", "f"))
+  expect_identical(tidy(ft, lambda = 1, n = 6)$term[1:6], c("a", "b", "c", "d", "e", "f"))
+})
+
+test_that("terms() and tidy() rank by LDAvis's relevance", {
+  x <- sotu_dtm[1:80, ]
+  x <- x[, Matrix::colSums(x) > 0]
+  fit <- plsa(x, 4, seed = 1, max_iter = 2000, tol = 1e-12)
+  v <- fit$factors$terms
+  # the model's term marginal is the data's term share at the EM fixed point
+  expect_equal(drop(v %*% fit$lambda), Matrix::colSums(x) / sum(x), tolerance = 1e-6,
+               ignore_attr = TRUE)
+  for (lam in c(0, 0.6)) {
+    r <- ref_relevance(v, fit$lambda, lam)
+    r[v == 0] <- -Inf
+    want <- unname(apply(r, 2, function(s) rownames(v)[order(s, decreasing = TRUE)[1:10]]))
+    expect_identical(unname(terms(fit, 10, lambda = lam)), want)
+    td <- tidy(fit, lambda = lam)
+    expect_named(td, c("topic", "term", "beta", "relevance"))
+    expect_equal(nrow(td), length(v))
+    expect_equal(td$relevance, r[cbind(match(td$term, rownames(v)), td$topic)])
+    expect_equal(td$beta, v[cbind(match(td$term, rownames(v)), td$topic)])
+    expect_true(all(tapply(td$relevance, td$topic, function(s) !is.unsorted(rev(s)))))
+    tn <- tidy(fit, lambda = lam, n = 10)
+    expect_equal(nrow(tn), 40)
+    expect_identical(tn$term, as.vector(want))
+  }
+  # lambda = 0.6 brings up terms specific to the topic: their lift is higher
+  lift <- function(terms, z) mean(log(v[terms, z] / drop(v %*% fit$lambda)[terms]))
+  t1 <- terms(fit, 10)[, 1]; t6 <- terms(fit, 10, lambda = 0.6)[, 1]
+  expect_gte(lift(t6, 1), lift(t1, 1))
+  # top n by probability without lambda
+  tb <- tidy(fit, n = 3)
+  expect_named(tb, c("topic", "term", "beta"))
+  expect_identical(tb$term, as.vector(terms(fit, 3)))
+  expect_error(terms(fit, 5, lambda = 1.5), class = "aspectr_error_input", regexp = "lambda")
+  expect_error(tidy(fit, lambda = -1), class = "aspectr_error_input", regexp = "lambda")
+  expect_error(tidy(fit, "gamma", lambda = 0.5), class = "aspectr_error_input", regexp = "lambda")
+  expect_error(tidy(fit, n = 0), class = "aspectr_error_input", regexp = "n")
+})
+
+test_that("NMF terms() by relevance are those of its pLSA form", {
+  fk <- nmf(sotu_dtm[1:80, ], 3, loss = "kl", seed = 1, max_iter = 300)
+  p <- as_plsa(fk)
+  a <- terms(fk, 8, lambda = 0.5)
+  b <- terms(p, 8, lambda = 0.5)
+  # as_plsa() orders the topics by weight
+  o <- order(colSums(fk$W) * rowSums(fk$H), decreasing = TRUE)
+  expect_identical(unname(a[, o]), unname(b))
+  expect_identical(terms(fk, 8, lambda = 1), terms(fk, 8))
+  tb <- tidy(fk, lambda = 0.5, n = 8)
+  expect_identical(tb$term, as.vector(a))
 })

@@ -8,8 +8,8 @@
 #' * [plsa()]: the aspect model (pLSA) of count matrices and tensors under
 #'   the KL divergence (EM, tempered EM; Hofmann 1999), the Tsallis
 #'   divergence (q-EM; Hazan, Haroon and Shashua) and the L2 loss (Hazan
-#'   and Shashua 2007); [perplexity()], [plsa_rank()], fold-in with
-#'   [predict()][predict.aspectr_plsa()].
+#'   and Shashua 2007); [perplexity()], [plsa_rank()], [topic_quality()],
+#'   [as_ldavis_json()], fold-in with [predict()][predict.aspectr_plsa()].
 #' * [nmf()]: classic NMF under the Frobenius, generalized KL and beta
 #'   divergences (HALS, ANLS, ALS, multiplicative updates, coordinate
 #'   descent); [nmf_rank()], [as_plsa()].

@@ -468,6 +468,17 @@ glance.aspectr_sntf <- function(x, ...) {
 #'   `.fitted` (the model's value at the cell) and `.topic` (pLSA) or
 #'   `.component` (NMF, NTF): the component that contributes most to the
 #'   cell, i.e. the largest posterior \eqn{P(z \mid d, w)}.
+#' * pLSA and NMF with `data` a long table, one row per (document, term)
+#'   pair with columns `document` and `term` (as `tidytext::tidy()` of a
+#'   document-term matrix or `tidytext::unnest_tokens()` and
+#'   `dplyr::count()` make it): the table as it is, with `.topic` added as
+#'   tidytext's `augment()` adds it, the most probable topic of each token
+#'   given its document, \eqn{\arg\max_z P(z \mid d, w)} (for an NMF,
+#'   the component with the largest \eqn{W_{dz} H_{zw}}). Documents and
+#'   terms are matched to the fit's by name (by number when the fit has no
+#'   names); a document or term the fit does not have, or a cell the model
+#'   gives no probability, gets `NA`. The rows need not be the fitted
+#'   cells: any (document, term) pair of the fit can be asked for.
 #' * Latent classes: one row per observation (of `data`, or of the fitted
 #'   data when `data` is omitted) with `.class` and the posteriors
 #'   `.prob_1`, ..., `.prob_k`.
@@ -482,11 +493,23 @@ glance.aspectr_sntf <- function(x, ...) {
 #' @examples
 #' fit <- plsa(sotu_dtm, 3, seed = 1, max_iter = 50)
 #' head(augment(fit, data = sotu_dtm))
+#' # a long (document, term, n) table, as tidytext makes it
+#' long <- data.frame(document = rownames(sotu_dtm)[c(1, 1, 2)],
+#'                    term = c("wars", "taxation", "wars"), n = c(3, 1, 2))
+#' augment(fit, data = long)
 #' @name augment.aspectr_fit
 #' @export
 augment.aspectr_plsa <- function(x, data, ...) {
   check_dots_empty(...)
   need_rows(x, "{.fn augment}")
+  if (is.data.frame(data)) {
+    if (length(x$dims) != 2) {
+      abort_input("{.arg data} must be the fitted tensor for an N-way fit, not a data frame.",
+                  "type", arg = "data")
+    }
+    return(augment_long(data, x$factors[[1]], x$factors[[2]], as.numeric(x$lambda),
+                        doc_names(x), term_names(x)))
+  }
   d <- fitted_data(x, data)
   p <- cell_terms(x$factors, as.numeric(x$lambda), d)
   cols <- cell_index_columns(d, if (length(d$dims) == 2) c("document", "term") else names(x$factors))
@@ -499,6 +522,11 @@ augment.aspectr_plsa <- function(x, data, ...) {
 augment.aspectr_nmf <- function(x, data, ...) {
   check_dots_empty(...)
   need_rows(x, "{.fn augment}")
+  if (is.data.frame(data)) {
+    return(augment_long(data, unname(x$W), t(unname(x$H)), rep(1, x$k),
+                        rownames(x$W) %||% as.character(seq_len(x$dims[1])),
+                        colnames(x$H) %||% as.character(seq_len(x$dims[2]))))
+  }
   d <- fitted_data(x, data)
   p <- cell_terms(list(x$W, t(x$H)), rep(1, x$k), d)
   cols <- cell_index_columns(d, c("row", "column"))
@@ -530,6 +558,32 @@ augment.aspectr_lca <- function(x, data = NULL, ...) {
   out <- cbind(out, probs)
   if (!is.null(data)) out <- cbind(as.data.frame(data), out)
   tibble::as_tibble(out)
+}
+
+# tidytext's augment() of a long (document, term, ...) table: the table as
+# it is with `.topic`, the component with the largest P(z | d, w), i.e. of
+# weight_z U[d, z] V[w, z]; NA for a document or term the fit does not
+# have, or a cell to which the model gives no probability.
+augment_long <- function(data, U, V, weights, docs, terms, call = rlang::caller_env()) {
+  miss <- setdiff(c("document", "term"), names(data))
+  if (length(miss)) {
+    abort_input(c("{.arg data} must be a matrix like the fitted data or a long table with columns {.var document} and {.var term}; it has no column{?s} {.var {miss}}.",
+                  i = "Rename its columns (tidytext's {.fn tidy} of a document-term matrix names them so)."),
+                "argument", arg = "data", call = call)
+  }
+  i <- match(as.character(data$document), docs)
+  j <- match(as.character(data$term), terms)
+  ok <- !is.na(i) & !is.na(j)
+  topic <- rep(NA_integer_, nrow(data))
+  if (any(ok)) {
+    p <- sweep(U[i[ok], , drop = FALSE] * V[j[ok], , drop = FALSE], 2, weights, "*")
+    z <- max.col(p, ties.method = "first")
+    z[!(rowSums(p) > 0)] <- NA_integer_
+    topic[ok] <- z
+  }
+  out <- tibble::as_tibble(data)
+  out$.topic <- topic
+  out
 }
 
 augment_clusters <- function(x, data) {

@@ -298,9 +298,21 @@ as_plsa <- function(fit) {
 
 #' @rdname tidy.aspectr_plsa
 #' @export
-tidy.aspectr_nmf <- function(x, matrix = c("W", "H"), ...) {
+tidy.aspectr_nmf <- function(x, matrix = c("beta", "gamma", "W", "H"), lambda = NULL, n = NULL, ...) {
   check_dots_empty(...)
-  matrix <- match_option(matrix, c("W", "H"), "matrix")
+  matrix <- match_option(matrix, c("beta", "gamma", "W", "H"), "matrix")
+  if (matrix == "beta") {
+    tf <- topic_form(x, "{.fn tidy} of {.code beta}")
+    return(tidy_beta(tf$beta, tf$terms, tf$lambda, lambda, n))
+  }
+  check_beta_only(lambda, n)
+  if (matrix == "gamma") {
+    tf <- topic_form(x, "{.fn tidy} of {.code gamma}")
+    g <- tf$gamma()
+    return(tibble::tibble(document = rep(tf$docs(), times = tf$k),
+                          topic = rep(seq_len(tf$k), each = nrow(g)),
+                          gamma = as.vector(g)))
+  }
   if (matrix == "W") {
     need_rows(x, "{.fn tidy} of {.code W}")
     rn <- rownames(x$W); if (is.null(rn)) rn <- as.character(seq_len(nrow(x$W)))
@@ -315,11 +327,14 @@ tidy.aspectr_nmf <- function(x, matrix = c("W", "H"), ...) {
 
 #' @rdname tidy.aspectr_plsa
 #' @export
-glance.aspectr_nmf <- function(x, ...) {
+glance.aspectr_nmf <- function(x, data = NULL, n = 10, ...) {
   check_dots_empty(...)
+  q <- glance_quality(x, data, n)
   tibble::tibble(k = x$k, loss = x$loss, method = x$method, objective = x$value,
                  rel_error = x$rel_error[length(x$rel_error)], iterations = x$iterations,
-                 converged = x$converged, n_rows = x$dims[1], n_cols = x$dims[2])
+                 converged = x$converged, n_rows = x$dims[1], n_cols = x$dims[2],
+                 umass = q[["umass"]], npmi = q[["npmi"]], exclusivity = q[["exclusivity"]],
+                 frex = q[["frex"]])
 }
 
 #' Plot an NMF
@@ -415,22 +430,39 @@ nmf_as_matrix <- function(x, arg = "newdata", call = rlang::caller_env()) {
 #' @param x An `aspectr_nmf` fit.
 #' @param n Number of features per component.
 #' @param margin `"columns"` (default) or `"rows"`.
+#' @param lambda The relevance weight in \[0, 1\] (default 1: by
+#'   coefficient): below 1, features are ranked by LDAvis's relevance
+#'   (Sievert and Shirley 2014) in the pLSA form of the fit (see
+#'   [terms()][terms.aspectr_plsa()] and [as_plsa()]).
 #' @param ... Must be empty.
 #' @return A character matrix with `n` rows and one column per component.
 #' @examples
 #' fit <- nmf(sotu_dtm, 3, seed = 1, max_iter = 50)
 #' terms(fit, 5)
+#' terms(fit, 5, lambda = 0.6)
 #' @export
-terms.aspectr_nmf <- function(x, n = 10, margin = c("columns", "rows"), ...) {
+terms.aspectr_nmf <- function(x, n = 10, margin = c("columns", "rows"), lambda = 1, ...) {
   check_dots_empty(...)
   n <- check_whole(n, "n")
   margin <- match_option(margin, c("columns", "rows"), "margin")
+  lambda <- check_lambda(lambda)
   v <- if (margin == "columns") t(x$H) else x$W
   n <- min(n, nrow(v))
   tn <- rownames(v)
   if (is.null(tn)) tn <- as.character(seq_len(nrow(v)))
+  if (lambda < 1) {
+    # relevance in the pLSA form: the columns' (or rows') distributions
+    # given each component and the components' weights
+    tf <- topic_form(x, "{.fn terms} by relevance")
+    p <- if (margin == "columns") tf$beta else {
+      W <- unname(x$W)
+      sweep(W, 2, pmax(colSums(W), 1e-300), "/")
+    }
+    out <- tn[top_term_index(p, n, relevance_matrix(p, tf$lambda, lambda))]
+  } else {
   # (W in files: read a shard at a time)
   out <- if (inherits(v, "aspectr_factor_files")) unlist(lapply(factor_top_rows(v, n), function(i) tn[i])) else
     apply(v, 2, function(p) tn[order(p, decreasing = TRUE)[seq_len(n)]])
+  }
   matrix(out, nrow = n, dimnames = list(NULL, colnames(x$W)))
 }

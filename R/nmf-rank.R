@@ -18,6 +18,14 @@
 #'   fits use all k clusters: spare components that win no column repeat
 #'   the consensus of a smaller rank.
 #'
+#' Both tables also give, averaged over the fits of each rank, the means
+#' over components of the [topic_quality()] measures of the fit in its
+#' pLSA form (columns as terms, rows as documents): UMass and NPMI
+#' coherence of the top `n_top` columns on `x` (co-occurrence: both non-zero
+#' in a row), exclusivity and FREX (weight 0.7). For a document-term matrix
+#' fitted under the KL loss they weigh held-out error against the
+#' interpretability of the topics.
+#'
 #' The (rank, repetition) fits run through \pkg{future.apply} under a
 #' parallel [future][future::plan] plan (on a laptop, a multicore server or
 #' a cluster backend such as future.batchtools), with results independent of
@@ -35,6 +43,8 @@
 #' @param max_iter,tol Passed to [nmf()].
 #' @param seed Seed for the masks and starts (`NULL`: R's RNG).
 #' @param threads Threads per fit.
+#' @param n_top Number of top columns (terms) per component for the
+#'   quality measures (at least 2; at most the number of columns is used).
 #' @param ... Must be empty.
 #' @return An object of class `aspectr_nmf_rank`: a list with `table` (one row
 #'   per rank), `method`, `best` (the suggested rank) and the per-run
@@ -48,7 +58,7 @@
 #' @export
 nmf_rank <- function(x, k = 2:10, method = c("cv", "consensus"), nrun = NULL, holdout = 0.1,
                      loss = "frobenius", method_nmf = NULL, max_iter = 500, tol = 1e-5,
-                     seed = NULL, threads = NULL, ...) {
+                     seed = NULL, threads = NULL, n_top = 10, ...) {
   check_dots_empty(...)
   check_required(x, "a non-negative matrix")
   method <- match_option(method, c("cv", "consensus"), "method")
@@ -69,6 +79,8 @@ nmf_rank <- function(x, k = 2:10, method = c("cv", "consensus"), nrun = NULL, ho
   holdout <- check_number(holdout, "holdout", 0, 0.5, lower_open = TRUE)
   seed <- check_seed(seed)
   threads <- resolve_threads(threads)
+  n_top <- check_whole(n_top, "n_top", min = 2)
+  n_top <- min(n_top, nd$dims[2])
   if (method == "consensus" && k[1] < 2) {
     abort_input("{.arg k} must be at least 2 for consensus clustering, not {k[1]}.", "argument", arg = "k")
   }
@@ -78,33 +90,45 @@ nmf_rank <- function(x, k = 2:10, method = c("cv", "consensus"), nrun = NULL, ho
   tasks <- lapply(seq_len(nrow(grid)), function(t) list(k = grid$k[t], run = grid$run[t], seed = seeds[t]))
   fit_args <- list(loss = loss, max_iter = max_iter, tol = tol, threads = threads)
   if (!is.null(method_nmf)) fit_args$method <- method_nmf
+  # the data as topic_quality() reads it: columns as terms, rows as documents
+  corpus <- nmf_corpus(nd)
+  quality <- function(fit) {
+    if (nd$dims[2] < 2) return(c(umass = NA_real_, npmi = NA_real_, exclusivity = NA_real_, frex = NA_real_))
+    quality_means(quality_table(topic_form(fit, "{.fn nmf_rank}"), corpus, n_top, 1, 0.7))
+  }
   if (method == "cv") {
-    res <- map_runs(tasks, function(tk) cv_one(X, tk, holdout, fit_args))
+    res <- map_runs(tasks, function(tk) cv_one(X, tk, holdout, fit_args, quality))
     details <- do.call(rbind, lapply(res, as.data.frame))
     tab <- do.call(rbind, lapply(split(details, details$k), function(d) {
       data.frame(k = d$k[1], test_error = mean(d$test_error), test_sd = stats::sd(d$test_error),
-                 train_error = mean(d$train_error))
+                 train_error = mean(d$train_error), umass = mean(d$umass), npmi = mean(d$npmi),
+                 exclusivity = mean(d$exclusivity), frex = mean(d$frex))
     }))
     best <- tab$k[which.min(tab$test_error)]
   } else {
-    xin <- if (!is.null(X)) X else nmf_sparse(nd)
-    res <- map_runs(tasks, function(tk) {
-      fit <- do.call(nmf, c(list(xin, tk$k, init = "random", seed = tk$seed), fit_args))
-      list(k = tk$k, labels = max.col(t(fit$H), ties.method = "first"))
-    })
     n <- nd$dims[2]
+    # (refused before any fit is run)
     if (n > 5000) {
       abort_input("Consensus clustering of {n} columns needs {n} x {n} matrices; use {.code method = \"cv\"}.",
                   "argument", arg = "method")
     }
+    xin <- if (!is.null(X)) X else nmf_sparse(nd)
+    res <- map_runs(tasks, function(tk) {
+      fit <- do.call(nmf, c(list(xin, tk$k, init = "random", seed = tk$seed), fit_args))
+      list(k = tk$k, labels = max.col(t(fit$H), ties.method = "first"), quality = quality(fit))
+    })
     tab <- do.call(rbind, lapply(k, function(kk) {
-      labs <- lapply(Filter(function(r) r$k == kk, res), `[[`, "labels")
+      runs <- Filter(function(r) r$k == kk, res)
+      labs <- lapply(runs, `[[`, "labels")
+      q <- rowMeans(vapply(runs, `[[`, numeric(4), "quality"))
       C <- Reduce(`+`, lapply(labs, function(l) outer(l, l, "=="))) / length(labs)
       D <- stats::as.dist(1 - C)
       coph <- if (all(D == 0) || length(unique(as.vector(D))) < 2) 1 else
         suppressWarnings(stats::cor(stats::cophenetic(stats::hclust(D, "average")), D))
       data.frame(k = kk, cophenetic = coph, dispersion = mean(4 * (C - 0.5)^2),
-                 clusters = mean(vapply(labs, function(l) length(unique(l)), numeric(1))))
+                 clusters = mean(vapply(labs, function(l) length(unique(l)), numeric(1))),
+                 umass = q[["umass"]], npmi = q[["npmi"]], exclusivity = q[["exclusivity"]],
+                 frex = q[["frex"]])
     }))
     # the largest rank that is (near-)maximal in both stability measures,
     # among the ranks whose runs use all their clusters: a rank-k fit whose
@@ -128,8 +152,19 @@ rank_legend <- function(labels, lty, pch) {
                    inset = c(0, 1), xpd = NA, seg.len = 1.5)
 }
 
+# The non-zero cells of nmf_data() (dense or CSC) in the internal form
+# coherence() reads (0-based rows and columns, values, dims).
+nmf_corpus <- function(nd) {
+  if (!is.null(nd$dense)) {
+    nz <- which(nd$dense != 0, arr.ind = TRUE)
+    return(list(idx = t(nz) - 1L, val = nd$dense[nz], dims = nd$dims))
+  }
+  j <- rep.int(seq_len(nd$dims[2]) - 1L, diff(nd$p))
+  list(idx = rbind(nd$i, j), val = nd$x, dims = nd$dims)
+}
+
 # One cross-validation fit: mask, fit with imputation, score the masked cells.
-cv_one <- function(X, tk, holdout, fit_args) {
+cv_one <- function(X, tk, holdout, fit_args, quality) {
   cells <- length(X)
   mask <- with_seed(tk$seed, sample.int(cells, max(1L, round(holdout * cells))))
   Xc <- X
@@ -146,9 +181,10 @@ cv_one <- function(X, tk, holdout, fit_args) {
     if (change < 1e-4) break
   }
   V <- fit$W %*% fit$H
-  list(k = tk$k, run = tk$run,
-       test_error = sqrt(sum((X[mask] - V[mask])^2) / sum(X[mask]^2)),
-       train_error = sqrt(sum((X[-mask] - V[-mask])^2) / sum(X[-mask]^2)))
+  c(list(k = tk$k, run = tk$run,
+         test_error = sqrt(sum((X[mask] - V[mask])^2) / sum(X[mask]^2)),
+         train_error = sqrt(sum((X[-mask] - V[-mask])^2) / sum(X[-mask]^2))),
+    as.list(quality(fit)))
 }
 
 #' @export

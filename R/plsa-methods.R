@@ -173,27 +173,51 @@ topic_weights <- function(u, lambda) {
 
 #' Top terms of each topic
 #'
+#' Lists the terms of each topic in decreasing order of
+#' \eqn{P(w \mid z)} or, with `lambda` below 1, of their relevance
+#' (Sievert and Shirley 2014, the ranking of LDAvis)
+#' \deqn{r(w, z) = \lambda \log P(w \mid z) + (1 - \lambda) \log \frac{P(w \mid z)}{P(w)},}{r(w, z) = lambda log P(w | z) + (1 - lambda) log(P(w | z) / P(w)),}
+#' where \eqn{P(w) = \sum_z P(z) P(w \mid z)} is the model's marginal of
+#' the term (for a KL fit at the EM fixed point, the term's share of the
+#' tokens of the data, the marginal LDAvis uses). `lambda = 1` is the order
+#' of \eqn{P(w \mid z)}; smaller values favour terms specific to the topic
+#' over frequent ones (Sievert and Shirley found 0.6 best for
+#' interpretation). A term with \eqn{P(w \mid z) = 0} ranks last.
+#'
 #' @param x An `aspectr_plsa` fit.
 #' @param n Number of terms per topic.
 #' @param mode For N-way fits, the mode whose top entries are listed
 #'   (default: the last mode, the terms of a matrix).
+#' @param lambda The relevance weight, in \[0, 1\] (default 1: by
+#'   probability).
 #' @param ... Must be empty; an unknown argument is an error.
 #' @return A character matrix with `n` rows and one column per topic, the
-#'   terms in decreasing order of \eqn{P(w \mid z)}.
+#'   terms in decreasing order of \eqn{P(w \mid z)} (or of relevance).
+#' @references Sievert C, Shirley K (2014). LDAvis: A method for
+#'   visualizing and interpreting topics. Proceedings of the Workshop on
+#'   Interactive Language Learning, Visualization, and Interfaces, 63-70.
 #' @examples
 #' fit <- plsa(sotu_dtm, k = 3, seed = 1, max_iter = 100)
 #' terms(fit, 5)
+#' terms(fit, 5, lambda = 0.6)   # by relevance
 #' @export
-terms.aspectr_plsa <- function(x, n = 10, mode = length(x$dims), ...) {
+terms.aspectr_plsa <- function(x, n = 10, mode = length(x$dims), lambda = 1, ...) {
   check_dots_empty(...)
   n <- check_whole(n, "n")
   mode <- check_whole(mode, "mode", max = length(x$dims))
+  lambda <- check_lambda(lambda)
   v <- x$factors[[mode]]
   n <- min(n, nrow(v))
   tn <- rownames(v)
   if (is.null(tn)) tn <- as.character(seq_len(nrow(v)))
+  if (lambda < 1 && inherits(v, "aspectr_factor_files")) {
+    abort_unsupported("{.fn terms} by relevance of a factor in files",
+                      "the marginal needs the whole factor.",
+                      "Read it into the fit with {.code fit <- gather_factors(fit)} if it fits in memory.")
+  }
   # (a factor in files: read a shard at a time)
   out <- if (inherits(v, "aspectr_factor_files")) unlist(lapply(factor_top_rows(v, n), function(i) tn[i])) else
+    if (lambda < 1) tn[top_term_index(v, n, relevance_matrix(v, as.numeric(x$lambda), lambda))] else
     apply(v, 2, function(p) tn[order(p, decreasing = TRUE)[seq_len(n)]])
   out <- matrix(out, nrow = n, dimnames = list(NULL, colnames(v)))
   out
@@ -435,31 +459,65 @@ nobs.aspectr_plsa <- function(object, ...) {
   object$total
 }
 
-#' Tidy a pLSA fit
+#' Tidy a pLSA or NMF fit
 #'
-#' Shaped like the tidiers of \pkg{tidytext} for topic models.
+#' Shaped like the tidiers of \pkg{tidytext} for topic models, in the same
+#' columns for every topic-like fit.
 #'
-#' @param x An `aspectr_plsa` fit.
+#' An NMF \eqn{X \approx WH} is tidied in its pLSA form, normalized as
+#' [as_plsa()] does (Gemulla and Miettinen 2013): `beta` is
+#' \eqn{P(w \mid z) = H_{zw} / \sum_w H_{zw}} (the rows of \eqn{H}
+#' scaled to sum to 1) and `gamma` is \eqn{P(z \mid d)} proportional to
+#' \eqn{W_{dz} \sum_w H_{zw}} (the rows of \eqn{W} scaled by the
+#' components' totals, then to sum to 1); the components keep their
+#' numbers (a component that is zero throughout has `beta` 0 and a row of
+#' `W` that is zero gets the components' weights). For the KL loss this is
+#' the pLSA model the fit is; for other losses it is the same rescaling.
+#' `matrix = "W"` and `"H"` give the raw factors.
+#'
+#' @param x An `aspectr_plsa` or `aspectr_nmf` fit.
 #' @param matrix `"beta"` for per-topic term probabilities (columns `topic`,
 #'   `term`, `beta`) or `"gamma"` for per-document topic proportions (columns
-#'   `document`, `topic`, `gamma`).
+#'   `document`, `topic`, `gamma`); for NMF fits also `"W"` (columns `row`,
+#'   `factor`, `value`) and `"H"` (`factor`, `column`, `value`).
+#' @param lambda For `"beta"`: `NULL` (default) or a relevance weight in
+#'   \[0, 1\]; when given, a `relevance` column (LDAvis's relevance, Sievert
+#'   and Shirley 2014, see [terms()][terms.aspectr_plsa()]) is added and
+#'   the rows of each topic are ordered by decreasing relevance.
+#' @param n For `"beta"`: `NULL` (default, all terms in the order of the
+#'   data) or the number of terms kept per topic, the most probable (or,
+#'   with `lambda`, the most relevant) ones, in decreasing order.
+#' @param data For `glance()`: the documents x terms data the model was
+#'   fitted to; with it the coherence means `umass` and `npmi` are computed,
+#'   without it they are `NA` (the data are not stored in the fit).
+#' @param n For `glance()`: the number of top terms per topic the quality
+#'   measures use.
 #' @param ... Must be empty; an unknown argument is an error.
-#' @return A tibble.
+#' @references Gemulla R, Miettinen P (2013). Non-negative matrix
+#'   factorization. Lecture notes, Max Planck Institute for Informatics.
+#'
+#'   Sievert C, Shirley K (2014). LDAvis: A method for visualizing and
+#'   interpreting topics.
+#' @return A tibble. `glance()` has one row: `k`, the loss, the objective,
+#'   iterations, convergence, `logLik`, `AIC`, `BIC` (`NA` where the fit is
+#'   not a likelihood), `nobs`, the dimensions, and the means over topics of
+#'   the [topic_quality()] measures `umass`, `npmi` (with `data`),
+#'   `exclusivity` and `frex` (FREX weight 0.7; `NA` for N-way fits).
 #' @examples
 #' fit <- plsa(sotu_dtm, k = 3, seed = 1, max_iter = 100)
 #' tidy(fit)
+#' tidy(fit, lambda = 0.6, n = 5)    # the 5 most relevant terms per topic
 #' tidy(fit, matrix = "gamma")
 #' glance(fit)
+#' glance(fit, data = sotu_dtm)
 #' @export
-tidy.aspectr_plsa <- function(x, matrix = c("beta", "gamma"), ...) {
+tidy.aspectr_plsa <- function(x, matrix = c("beta", "gamma"), lambda = NULL, n = NULL, ...) {
   check_dots_empty(...)
   matrix <- match_option(matrix, c("beta", "gamma"), "matrix")
   if (matrix == "beta") {
-    v <- x$factors[[length(x$dims)]]
-    tibble::tibble(topic = rep(seq_len(x$k), each = nrow(v)),
-                   term = rep(term_names(x), times = x$k),
-                   beta = as.vector(v))
+    tidy_beta(x$factors[[length(x$dims)]], term_names(x), as.numeric(x$lambda), lambda, n)
   } else {
+    check_beta_only(lambda, n)
     need_rows(x, "{.fn tidy} of {.code gamma}")
     g <- topics(x)
     tibble::tibble(document = rep(doc_names(x), times = x$k),
@@ -470,15 +528,73 @@ tidy.aspectr_plsa <- function(x, matrix = c("beta", "gamma"), ...) {
 
 #' @rdname tidy.aspectr_plsa
 #' @export
-glance.aspectr_plsa <- function(x, ...) {
+glance.aspectr_plsa <- function(x, data = NULL, n = 10, ...) {
   check_dots_empty(...)
   lik <- !isFALSE(x$normalize) && !isFALSE(x$count_data)
   ll <- if (lik) logLik(x) else NA_real_
+  q <- glance_quality(x, data, n)
   tibble::tibble(k = x$k, loss = x$loss, objective = x$value,
                  iterations = x$iterations, converged = x$converged,
                  logLik = as.numeric(ll), AIC = if (lik) AIC(x) else NA_real_,
                  BIC = if (lik) BIC(x) else NA_real_,
-                 nobs = x$total, n_documents = x$dims[1], n_terms = x$dims[2])
+                 nobs = x$total, n_documents = x$dims[1], n_terms = x$dims[2],
+                 umass = q[["umass"]], npmi = q[["npmi"]], exclusivity = q[["exclusivity"]],
+                 frex = q[["frex"]])
+}
+
+# The beta tibble of a terms x k matrix of P(w | z): every (topic, term)
+# pair in topic order, or with `lambda` a relevance column and each topic's
+# rows by decreasing relevance; with `n` the top n of each topic.
+tidy_beta <- function(beta, terms, weights, lambda = NULL, n = NULL, call = rlang::caller_env()) {
+  k <- ncol(beta)
+  V <- nrow(beta)
+  if (!is.null(lambda)) lambda <- check_lambda(lambda, call = call)
+  n <- if (is.null(n)) V else min(check_whole(n, "n", call = call), V)
+  if (is.null(lambda) && n == V) {
+    return(tibble::tibble(topic = rep(seq_len(k), each = V), term = rep(terms, times = k),
+                          beta = as.vector(beta)))
+  }
+  rel <- if (is.null(lambda)) NULL else relevance_matrix(beta, weights, lambda)
+  top <- top_term_index(beta, n, rel)
+  out <- tibble::tibble(topic = rep(seq_len(k), each = n), term = terms[as.vector(top)],
+                        beta = beta[cbind(as.vector(top), rep(seq_len(k), each = n))])
+  if (!is.null(lambda)) out$relevance <- rel[cbind(as.vector(top), rep(seq_len(k), each = n))]
+  out
+}
+
+check_beta_only <- function(lambda, n, call = rlang::caller_env()) {
+  if (!is.null(lambda) || !is.null(n)) {
+    abort_input("{.arg {if (is.null(lambda)) 'n' else 'lambda'}} applies to {.code matrix = \"beta\"} only.",
+                "argument", arg = if (is.null(lambda)) "n" else "lambda", call = call)
+  }
+}
+
+# The topic-quality means of glance(): exclusivity and FREX from the fit
+# alone, coherence only with the data (NA without); NA for N-way fits.
+glance_quality <- function(x, data, n, call = rlang::caller_env()) {
+  na <- c(umass = NA_real_, npmi = NA_real_, exclusivity = NA_real_, frex = NA_real_)
+  if (length(x$dims) != 2) {
+    if (!is.null(data)) {
+      abort_unsupported("{.arg data} in {.fn glance} of an N-way fit",
+                        "topic coherence needs documents x terms data.", call = call)
+    }
+    return(na)
+  }
+  # (an NMF whose W is in files: no topic sizes, no quality)
+  if (inherits(x, "aspectr_nmf") && in_files(x) && is.null(data)) return(na)
+  tf <- topic_form(x, "{.fn glance}", call = call)
+  if (nrow(tf$beta) < 2) return(na)
+  n <- quality_n(n, nrow(tf$beta), call = call)
+  top <- top_term_index(tf$beta, n)
+  ex <- exclusivity_scores(tf$beta, top, 0.7)
+  out <- c(umass = NA_real_, npmi = NA_real_, exclusivity = mean(ex$exclusivity),
+           frex = mean(ex$frex))
+  if (!is.null(data)) {
+    coh <- coherence(top, fitted_data(tf, data, call = call), 1)
+    out[["umass"]] <- mean(coh$umass, na.rm = TRUE)
+    out[["npmi"]] <- mean(coh$npmi, na.rm = TRUE)
+  }
+  out
 }
 
 #' Plot a pLSA fit

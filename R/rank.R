@@ -13,7 +13,12 @@
 #' folded in from one half with the topics fixed, and the other half is
 #' scored. (Folding in and scoring the same tokens rewards every extra
 #' topic, so its perplexity keeps falling with `k`.) The
-#' suggested `k` minimizes the chosen criterion. The values of `k` (and
+#' suggested `k` minimizes the chosen criterion. Beside it, for documents x
+#' terms data, the table gives the means over topics of the
+#' [topic_quality()] measures of each training fit: UMass and NPMI
+#' coherence on the training documents, exclusivity and FREX (weight 0.7),
+#' of the top `n_top` terms, to weigh fit against interpretability as stm
+#' users do with `searchK()`. The values of `k` (and
 #' their restarts) run in parallel through `future.apply` when a parallel
 #' [future::plan()] is set, with the same results as sequentially.
 #'
@@ -27,10 +32,13 @@
 #' @param max_iter,tol Passed to [plsa()].
 #' @param seed Seed of the split and of the starts; `NULL` uses R's state.
 #' @param threads Number of threads per fit; `NULL` uses [default_threads()].
+#' @param n_top Number of top terms per topic for the quality measures
+#'   (at least 2; at most the number of terms is used).
 #' @param ... Further arguments to [plsa()] (for instance `tempering`).
 #' @return An object of class `c("aspectr_plsa_rank", "aspectr_rank")`:
 #'   `table` (one row per `k`: `k`, `perplexity`, `logLik`, `df`, `AIC`,
-#'   `BIC`, `iterations`, `converged`), `best` (the suggested `k`),
+#'   `BIC`, for matrices of at least two terms `umass`, `npmi`, `exclusivity`, `frex`, then
+#'   `iterations`, `converged`), `best` (the suggested `k`),
 #'   `criterion`, `heldout` (the held-out row indices), with `print()` and
 #'   `plot()` methods.
 #' @seealso [lca_rank()], [nmf_rank()], [perplexity()]
@@ -40,7 +48,8 @@
 #' plot(r)
 #' @export
 plsa_rank <- function(x, k = 2:10, holdout = 0.2, criterion = c("perplexity", "BIC", "AIC"),
-                      nrun = 1, max_iter = 1000, tol = 1e-6, seed = NULL, threads = NULL, ...) {
+                      nrun = 1, max_iter = 1000, tol = 1e-6, seed = NULL, threads = NULL,
+                      n_top = 10, ...) {
   call <- match.call()
   check_required(x, "a count matrix or tensor")
   criterion <- match_option(criterion, c("perplexity", "BIC", "AIC"), "criterion")
@@ -62,6 +71,12 @@ plsa_rank <- function(x, k = 2:10, holdout = 0.2, criterion = c("perplexity", "B
   seeds <- with_seed(if (is.null(seed)) NULL else seed + 1L, sample.int(.Machine$integer.max, length(k)))
   rows <- split_rows(x, d, test)
   halves <- with_seed(if (is.null(seed)) NULL else seed + 2L, thin_half(rows$test))
+  n_top <- check_whole(n_top, "n_top", min = 2)
+  quality <- length(d$dims) == 2 && d$dims[2] >= 2
+  if (quality) {
+    n_top <- min(n_top, d$dims[2])
+    train_data <- as_aspect_data(rows$train, "x")
+  }
   res <- map_runs(seq_along(k), function(i) {
     fit <- plsa(rows$train, k[i], nrun = nrun, max_iter = max_iter, tol = tol, seed = seeds[i],
                 threads = threads, ...)
@@ -70,10 +85,15 @@ plsa_rank <- function(x, k = 2:10, holdout = 0.2, criterion = c("perplexity", "B
                   "argument", arg = "loss", call = call("plsa_rank"))
     }
     ll <- logLik(fit)
-    data.frame(k = k[i], perplexity = as.numeric(perplexity(fit, halves$score, foldin = halves$foldin,
-                                                             threads = threads)),
-               logLik = as.numeric(ll), df = attr(ll, "df"), AIC = stats::AIC(fit), BIC = stats::BIC(fit),
-               iterations = fit$iterations, converged = fit$converged)
+    out <- data.frame(k = k[i], perplexity = as.numeric(perplexity(fit, halves$score, foldin = halves$foldin,
+                                                                    threads = threads)),
+                      logLik = as.numeric(ll), df = attr(ll, "df"), AIC = stats::AIC(fit),
+                      BIC = stats::BIC(fit))
+    if (quality) {
+      q <- quality_means(quality_table(topic_form(fit, "{.fn plsa_rank}"), train_data, n_top, 1, 0.7))
+      out <- cbind(out, as.data.frame(as.list(q)))
+    }
+    cbind(out, data.frame(iterations = fit$iterations, converged = fit$converged))
   })
   tab <- do.call(rbind, res)
   rownames(tab) <- NULL

@@ -76,6 +76,8 @@ basis.aspectr_nmf <- function(object, ...) {
 
 #' @export
 basis.default <- function(object, ...) {
+  nmf_pkg <- defer_to_nmf_pkg("basis", object, ...)
+  if (nmf_pkg[[1]]) return(nmf_pkg[[2]])
   abort_input("{.arg object} must be an {.cls aspectr_nmf} fit, not {describe(object)}.",
               "type", arg = "object")
 }

@@ -7,7 +7,7 @@
 set -euo pipefail
 
 r_pkgs=(Rcpp RcppArmadillo cli rlang generics tibble Matrix testthat roxygen2 hdf5r mirai
-        knitr rmarkdown slam tm quadprog future future.apply poLCA topicmodels ggplot2)
+        knitr rmarkdown slam tm quadprog future future.apply poLCA topicmodels ggplot2 NMF)
 missing=$(Rscript --vanilla -e 'p <- commandArgs(TRUE); cat(p[!vapply(p, requireNamespace, logical(1), quietly = TRUE)])' "${r_pkgs[@]}")
 need_sys=()
 command -v pandoc >/dev/null 2>&1 || need_sys+=(pandoc)

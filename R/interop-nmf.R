@@ -17,7 +17,7 @@
 # arguments of aspectr::nmf() that NMF's nmf() does not have
 aspectr_nmf_only_args <- function() {
   c("k", "loss", "beta", "init", "short_iter", "short_keep", "L1", "L2", "max_iter", "tol",
-    "eps", "accelerate", "threads", "verbose", "callback", "cluster", "factor_dir")
+    "eps", "accelerate", "threads", "verbose", "callback", "cluster", "factor_dir", "assay")
 }
 
 # arguments of NMF::nmf() that aspectr's nmf() does not have

@@ -35,6 +35,10 @@
 #' @param max_iter,tol Passed to [nmf()].
 #' @param seed Seed for the masks and starts (`NULL`: R's RNG).
 #' @param threads Threads per fit.
+#' @param assay For an `ExpressionSet`, `SummarizedExperiment`,
+#'   `SingleCellExperiment` or `Seurat` object: the matrix to use, as in
+#'   [nmf()] (fitted features x samples; consensus clusters the samples,
+#'   whose annotations are kept in `annotation`).
 #' @param ... Must be empty.
 #' @return An object of class `aspectr_nmf_rank`: a list with `table` (one row
 #'   per rank), `method`, `best` (the suggested rank) and the per-run
@@ -48,9 +52,11 @@
 #' @export
 nmf_rank <- function(x, k = 2:10, method = c("cv", "consensus"), nrun = NULL, holdout = 0.1,
                      loss = "frobenius", method_nmf = NULL, max_iter = 500, tol = 1e-5,
-                     seed = NULL, threads = NULL, ...) {
+                     seed = NULL, threads = NULL, assay = NULL, ...) {
   check_dots_empty(...)
   check_required(x, "a non-negative matrix")
+  container <- container_input(x, assay, "columns")
+  if (!is.null(container)) x <- container$x
   method <- match_option(method, c("cv", "consensus"), "method")
   loss <- match_option(loss, unique(nmf_solvers()$loss), "loss")
   if (!is.null(method_nmf)) method_nmf <- match_option(method_nmf, unique(nmf_solvers()$method), "method_nmf")
@@ -117,7 +123,8 @@ nmf_rank <- function(x, k = 2:10, method = c("cv", "consensus"), nrun = NULL, ho
     details <- NULL
   }
   rownames(tab) <- NULL
-  structure(list(table = tab, method = method, best = best, details = details, nrun = nrun),
+  structure(list(table = tab, method = method, best = best, details = details, nrun = nrun,
+                 annotation = container$annotation),
             class = "aspectr_nmf_rank")
 }
 

@@ -115,6 +115,14 @@
 #'   \eqn{W'X} and \eqn{W'W} come back (HALS adds one short exchange per
 #'   sweep of `W`; KL coordinate descent one per coordinate of `H`, see
 #'   Sharded data). The workers need \pkg{aspectr} installed.
+#' @param assay For an `ExpressionSet`, `SummarizedExperiment`,
+#'   `SingleCellExperiment` or `Seurat` object `x`: the matrix to fit (see
+#'   [as_aspect_data()]; default its `"exprs"`, its `"counts"` assay, or the
+#'   Seurat default assay's counts). `nmf()` fits it as it is stored,
+#'   features x samples, as the NMF package does (the features in the rows
+#'   of `W`, the samples in the columns of `H`), says so in a message, and
+#'   keeps the samples' annotations in the fit's `annotation` for the
+#'   heatmaps of [plot()][plot.aspectr_nmf()]. `NULL` for other data.
 #' @inheritParams plsa
 #'
 #' @section Memory:
@@ -194,7 +202,9 @@
 #'   extrapolation was used), `init`, `objective` (after
 #'   each iteration), `rel_error` (relative Frobenius error after each
 #'   iteration for unpenalized Frobenius fits, otherwise of the final model),
-#'   `value`, `iterations`, `converged`, `run`, `run_values`, `time`, `call`
+#'   `value`, `iterations`, `converged`, `run`, `run_values`, `time`, `call`,
+#'   `annotation` (the samples' annotations of a container, a data frame
+#'   with a row per column of `x`, or `NULL`)
 #'   (and `shards`, their number, for sharded data).
 #' @references Gaujoux, R. and Seoighe, C. (2010). A flexible R package
 #'   for nonnegative matrix factorization. *BMC Bioinformatics* 11, 367.
@@ -228,7 +238,7 @@ nmf <- function(x, k, loss = c("frobenius", "kl", "beta"), beta = 2,
                 short_iter = 0, short_keep = NULL,
                 L1 = c(0, 0), L2 = c(0, 0), max_iter = 1000, tol = 1e-6, eps = 1e-16,
                 accelerate = NULL, seed = NULL, threads = NULL, verbose = FALSE, callback = NULL,
-                cluster = NULL, factor_dir = NULL, ...) {
+                cluster = NULL, factor_dir = NULL, assay = NULL, ...) {
   if (isNamespaceLoaded("NMF") && !isTRUE(nmf_state$from_nmf) &&
       is_nmf_pkg_call(if (!missing(x)) x, if (!missing(k)) k, if (!missing(loss)) loss,
                       if (!missing(method)) method, seed, names(match.call(expand.dots = FALSE)$...))) {
@@ -241,6 +251,8 @@ nmf <- function(x, k, loss = c("frobenius", "kl", "beta"), beta = 2,
   call <- match.call()
   check_dots_empty(...)
   check_required(x, "a non-negative matrix")
+  container <- container_input(x, assay, "columns")
+  if (!is.null(container)) x <- container$x
   solvers <- nmf_solvers()
   loss <- match_option(loss, unique(solvers$loss), "loss")
   method_given <- !missing(method)
@@ -465,7 +477,7 @@ nmf <- function(x, k, loss = c("frobenius", "kl", "beta"), beta = 2,
     row_totals = nd$row_totals * sc$s, scale = sc$s,
     eps = eps, loglik_const = loglik_const, stopped = isTRUE(res$stopped),
     time = proc.time()[["elapsed"]] - start, threads = threads, seed = seed,
-    call = call
+    annotation = container$annotation, call = call
   ), class = c("aspectr_nmf", "aspectr_fit"))
   fit <- contract_fields(fit, "nmf", factors = list(W = W, H = t(H)),
                          weights = stats::setNames(wsum * rowSums(H), comp),

@@ -77,6 +77,14 @@ run_nmf_order <- function(first, second) {
     # the ambiguous call: the package attached last
     "amb <- suppressWarnings(nmf(X, 3))",
     "cat(last, class(amb)[1], '\\n')",
+    # an ExpressionSet: NMF has its own method
+    "if (requireNamespace('Biobase', quietly = TRUE)) {",
+    "  es <- Biobase::ExpressionSet(X)",
+    "  e1 <- suppressMessages(nmf(es, 3, loss = 'kl', seed = 1, max_iter = 500))",
+    "  stopifnot(inherits(e1, 'aspectr_nmf'), !is.null(e1$annotation))",
+    "  e2 <- suppressMessages(suppressWarnings(nmf(es, 3)))",
+    "  cat(last, 'eset', class(e2)[1], '\\n')",
+    "}",
     "cat('ok\\n')"
   ), script)
   suppressWarnings(system2(file.path(R.home("bin"), "Rscript"), c("--vanilla", script), stdout = TRUE,
@@ -91,11 +99,17 @@ test_that("nmf(), basis() and coef() of both packages work with NMF attached fir
   expect_true("ok" %in% out, info = info)
   # NMF attached last: the ambiguous nmf(X, 3) is NMF's
   expect_true(any(grepl("^package:NMF NMFfit", out)), info = info)
+  if (requireNamespace("Biobase", quietly = TRUE)) {
+    expect_true(any(grepl("^package:NMF eset NMFfit", out)), info = info)
+  }
   out <- run_nmf_order("NMF", "aspectr")
   info <- paste(c("NMF then aspectr", out), collapse = "\n")
   expect_true("ok" %in% out, info = info)
   # aspectr attached last: the ambiguous nmf(X, 3) is aspectr's
   expect_true(any(grepl("^package:aspectr aspectr_nmf", out)), info = info)
+  if (requireNamespace("Biobase", quietly = TRUE)) {
+    expect_true(any(grepl("^package:aspectr eset aspectr_nmf", out)), info = info)
+  }
 })
 
 test_that("nmf() calls that only NMF can mean are recognized only with NMF loaded", {

@@ -53,7 +53,7 @@ top_bars <- function(m, n, labels, value_label, facet_label, title) {
 #'
 #' @param object A fit or rank selection.
 #' @param n Number of top entries per component (for NMF maps: columns
-#'   or rows shown).
+#'   or rows shown, as in [plot.aspectr_nmf()]).
 #' @param type For NMF: `"H"` (default), `"W"`, `"convergence"` or
 #'   `"clusters"`; for [nmf_rank()]: `"stability"` (default) or
 #'   `"consensus"`.
@@ -84,11 +84,11 @@ autoplot.aspectr_plsa <- function(object, n = 10, ...) {
 
 #' @rdname autoplot.aspectr
 #' @exportS3Method ggplot2::autoplot
-autoplot.aspectr_nmf <- function(object, n = 40, type = c("H", "W", "convergence", "clusters"),
+autoplot.aspectr_nmf <- function(object, n = NULL, type = c("H", "W", "convergence", "clusters"),
                                  annotation = NULL, ...) {
   check_dots_empty(...)
   check_ggplot2()
-  n <- check_whole(n, "n")
+  if (!is.null(n)) n <- check_whole(n, "n")
   type <- match_option(type, c("H", "W", "convergence", "clusters"), "type")
   if (type == "convergence") {
     d <- data.frame(iteration = seq_along(object$objective), objective = object$objective)

@@ -83,17 +83,22 @@ base_heatmap <- function(z, zlim, palette, main, key_label, dend = NULL, tracks 
   op <- graphics::par(no.readonly = TRUE)
   on.exit(graphics::par(op), add = TRUE)
   din <- graphics::par("din")
-  # panels: dendrogram, tracks, map (left); legends (right)
-  heights <- c(if (!is.null(dend)) 1.3, if (nt) 0.22 * nt + 0.1, 5)
-  np <- length(heights)
-  graphics::layout(cbind(seq_len(np), np + 1), widths = c(5, 1.35), heights = heights)
+  # panels: dendrogram, tracks, map (left); legends (right). The
+  # dendrogram and the tracks take fixed heights (inches; the first one
+  # also holds the title), the map the rest.
+  title_in <- 0.4
+  fixed <- c(if (!is.null(dend)) min(1.3, 0.2 * din[2]) + title_in,
+             if (nt) 0.19 * nt + 0.05 + if (is.null(dend)) title_in else 0)
+  np <- length(fixed) + 1
+  graphics::layout(cbind(seq_len(np), np + 1), widths = c(5, 1.35),
+                   heights = c(vapply(fixed, function(h) graphics::lcm(h * 2.54), ""), "1"))
   graphics::par(cex = 1)
   xl <- colnames(z) %||% as.character(seq_len(n))
   yl <- rownames(z) %||% as.character(seq_len(nr))
   # label sizes from the device: the map takes about 5/6.35 of the width
   # and 5/sum(heights) of the height
   map_w <- din[1] * 5 / 6.35 - 1.2
-  map_h <- din[2] * 5 / sum(heights) - 1
+  map_h <- din[2] - sum(fixed) - 1
   cex_x <- label_cex(n, map_w, 0.9)
   cex_y <- label_cex(nr, map_h, 0.9)
   # margins from the labels' widths, in lines
@@ -107,34 +112,36 @@ base_heatmap <- function(z, zlim, palette, main, key_label, dend = NULL, tracks 
     if (!title_drawn) graphics::title(main = main, line = 0.6, cex.main = 1.15)
     title_drawn <<- TRUE
   }
+  title_lines <- title_in / graphics::par("csi")
   if (!is.null(dend)) {
-    graphics::par(mar = c(0, left, 2.2, 0.5))
+    graphics::par(mar = c(0, left, title_lines, 0.5))
     graphics::plot(stats::as.dendrogram(dend), leaflab = "none", axes = FALSE, xlim = xlim,
                    xaxs = "i", yaxs = "i")
     draw_title()
   }
   if (nt) {
-    graphics::par(mar = c(0.15, left, if (is.null(dend)) 2.2 else 0.15, 0.5))
-    graphics::plot.new()
-    graphics::plot.window(xlim = xlim, ylim = c(0.5, nt + 0.5), xaxs = "i", yaxs = "i")
-    for (t in seq_len(nt)) {
-      graphics::rect(seq_len(n) - 0.5, nt - t + 0.55, seq_len(n) + 0.5, nt - t + 1.45,
-                     col = tc[[t]]$colour, border = NA)
-    }
+    graphics::par(mar = c(0.05, left, if (is.null(dend)) title_lines else 0.05, 0.5))
+    # (as a raster: no seams between cells)
+    colours <- do.call(cbind, lapply(rev(tc), `[[`, "colour"))
+    u <- unique(as.vector(colours))
+    idx <- matrix(match(colours, u), nrow = n)
+    graphics::image(seq_len(n), seq_len(nt), idx, col = u, zlim = c(1, length(u)), axes = FALSE,
+                    xlab = "", ylab = "", xlim = xlim, ylim = c(0.5, nt + 0.5), useRaster = TRUE)
+    graphics::abline(h = seq_len(nt - 1) + 0.5, col = "white", lwd = 2)
     graphics::axis(2, at = rev(seq_len(nt)), labels = names(tc), las = 1, tick = FALSE,
-                   line = -0.6, cex.axis = min(0.9, cex_y + 0.1))
+                   line = -0.6, cex.axis = 0.8)
     draw_title()
   }
-  graphics::par(mar = c(bottom, left, if (np == 1) 2.2 else 0.15, 0.5))
+  graphics::par(mar = c(bottom, left, if (np == 1) title_lines else 0.15, 0.5))
   graphics::image(seq_len(n), seq_len(nr), t(z[rev(seq_len(nr)), , drop = FALSE]), col = palette,
-                  zlim = zlim, axes = FALSE, xlab = "", ylab = "")
+                  zlim = zlim, axes = FALSE, xlab = "", ylab = "", useRaster = TRUE)
   draw_title()
   graphics::axis(1, at = seq_len(n), labels = xl, las = 2, tick = FALSE, line = -0.6, cex.axis = cex_x)
   graphics::axis(2, at = seq_len(nr), labels = rev(yl), las = 1, tick = FALSE, line = -0.6, cex.axis = cex_y)
   if (!is.null(xlab)) graphics::mtext(xlab, side = 1, line = bottom - 1.1, cex = 0.9)
   graphics::box()
   # legends: the colour key, then one block per track
-  graphics::par(mar = c(1, 0.3, 2.2, 0.3))
+  graphics::par(mar = c(1, 0.3, title_lines, 0.3))
   graphics::plot.new()
   graphics::plot.window(c(0, 1), c(0, 1), xaxs = "i", yaxs = "i")
   ys <- seq(0.74, 0.92, length.out = length(palette) + 1)
@@ -278,6 +285,7 @@ nmf_map <- function(x, type, n, annotation, call = rlang::caller_env()) {
   if (is.null(annotation) && type == "H") annotation <- x$annotation
   if (isFALSE(annotation)) annotation <- NULL
   ann <- check_annotation(annotation, rownames(m), nrow(m), what, call = call)
+  if (is.null(n)) n <- if (nrow(m) <= 100) nrow(m) else 40L
   md <- factor_map_data(m, n)
   tracks <- data.frame(factor = factor(rownames(md$z)[md$dominant], levels = rownames(md$z)))
   if (!is.null(ann)) tracks <- cbind(ann[md$items, , drop = FALSE], tracks)

@@ -336,7 +336,9 @@ glance.aspectr_nmf <- function(x, ...) {
 #'   annotation tracks above them: the `annotation` given and each one's
 #'   dominant factor. Labels are sized to the device. [ggplot2::autoplot()]
 #'   draws the same pictures.
-#' @param n For the maps: how many columns or rows to show at most.
+#' @param n For the maps: how many columns or rows to show at most;
+#'   `NULL` (default) shows all when there are at most 100 (the samples of
+#'   most genomics data), otherwise 40.
 #' @param annotation For the maps: a data frame (or a vector) with one row
 #'   per column of the data (`"H"`) or row (`"W"`), matched by row names
 #'   when they are the data's names, drawn as tracks; `NULL` (default) uses
@@ -352,10 +354,10 @@ glance.aspectr_nmf <- function(x, ...) {
 #'   century = substr(rownames(sotu_dtm), 1, 2), row.names = rownames(sotu_dtm)))
 #' plot(fit, type = "convergence")
 #' @export
-plot.aspectr_nmf <- function(x, type = c("H", "W", "convergence", "clusters"), n = 40,
+plot.aspectr_nmf <- function(x, type = c("H", "W", "convergence", "clusters"), n = NULL,
                              annotation = NULL, ...) {
   type <- match_option(type, c("H", "W", "convergence", "clusters"), "type")
-  n <- check_whole(n, "n")
+  if (!is.null(n)) n <- check_whole(n, "n")
   if (type == "convergence") {
     graphics::plot(seq_along(x$objective), x$objective, type = "l", log = "y",
                    xlab = "iteration", ylab = "objective", main = "Convergence", ...)

@@ -55,7 +55,7 @@ test_that("SummarizedExperiment: the counts assay by default, another by name, t
   m <- container_counts()
   pd <- container_pheno(m)
   se <- SummarizedExperiment::SummarizedExperiment(
-    assays = list(logcounts = log1p(m), counts = m), colData = S4Vectors::DataFrame(pd))
+    assays = list(logcounts = log1p(m), counts = m), colData = pd)
   expect_message(fit <- nmf(se, 2, seed = 1), "counts")
   expect_equal(fit$W, nmf(m, 2, seed = 1)$W)
   expect_identical(fit$annotation$batch, pd$batch)
@@ -85,7 +85,7 @@ test_that("SingleCellExperiment: sparse counts stay sparse and give the matrix's
   m <- container_counts()
   sm <- Matrix::Matrix(m * (m > 3), sparse = TRUE)
   sce <- SingleCellExperiment::SingleCellExperiment(assays = list(counts = sm),
-                                                    colData = S4Vectors::DataFrame(container_pheno(m)))
+                                                    colData = container_pheno(m))
   fit <- suppressMessages(nmf(sce, 2, loss = "kl", seed = 1, max_iter = 200))
   ref <- nmf(sm, 2, loss = "kl", seed = 1, max_iter = 200)
   expect_equal(fit$H, ref$H)

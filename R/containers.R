@@ -116,7 +116,9 @@ container_seurat <- function(x, assay, call) {
   a <- pick_assay(assay, SeuratObject::Assays(x), SeuratObject::DefaultAssay(x), "assay", call)
   get_layer <- function(layer) {
     if (utils::packageVersion("SeuratObject") >= "5.0.0") {
-      SeuratObject::LayerData(x, assay = a, layer = layer)
+      # (LayerData() is SeuratObject 5's; looked up so that older versions
+      # install and check cleanly)
+      getExportedValue("SeuratObject", "LayerData")(x, assay = a, layer = layer)
     } else {
       SeuratObject::GetAssayData(x, slot = layer, assay = a)
     }

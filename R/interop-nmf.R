@@ -2,7 +2,7 @@
 # export nmf() and basis(); whichever is attached last masks the other's.
 # * NMF attached last: its S4 generics get methods, registered when NMF
 #   loads (or when aspectr loads after it): basis(), nbasis(), coefmap()
-#   and basismap() of aspectr's fits; nmf() of the inputs NMF has no method
+#   and basismap() of aspectr's fits, consensusmap() of nmf_rank()'s; nmf() of the inputs NMF has no method
 #   for (sparse matrices, slam/tm matrices, shards, Bioconductor containers
 #   other than ExpressionSet) and nmf() of a matrix or ExpressionSet called
 #   with an argument only aspectr's nmf() has (loss =, init =, ...), or
@@ -97,8 +97,18 @@ register_nmf_methods <- function(...) {
     methods::setMethod(gen("basis"), "aspectr_nmf", function(object, ...) basis.aspectr_nmf(object, ...),
                        where = where)
     methods::setMethod(gen("nbasis"), "aspectr_nmf", function(x, ...) x$k, where = where)
-    methods::setMethod(gen("coefmap"), "aspectr_nmf",
-                       function(object, ...) gen("coefmap")(as_nmf_model(object), ...), where = where)
+    # (the samples' annotations of a container as NMF's column tracks)
+    methods::setMethod(gen("coefmap"), "aspectr_nmf", function(object, ...) {
+      args <- list(...)
+      if (is.null(args$annCol) && !is.null(object$annotation)) args$annCol <- object$annotation
+      do.call(gen("coefmap"), c(list(as_nmf_model(object)), args))
+    }, where = where)
+    methods::setMethod(gen("consensusmap"), "aspectr_nmf_rank", function(object, k = NULL, ...) {
+      consensus_map(object, k, FALSE)  # (checks the method and k)
+      args <- list(...)
+      if (is.null(args$annCol) && !is.null(object$annotation)) args$annCol <- object$annotation
+      do.call(gen("consensusmap"), c(list(object$details$consensus[[as.character(k %||% object$best)]]), args))
+    }, where = where)
     methods::setMethod(gen("basismap"), "aspectr_nmf",
                        function(object, ...) gen("basismap")(as_nmf_model(object), ...), where = where)
     register_nmf_fit_methods(gen("nmf"), where)

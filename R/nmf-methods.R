@@ -350,8 +350,8 @@ glance.aspectr_nmf <- function(x, ...) {
 #' @examples
 #' fit <- nmf(sotu_dtm, 4, seed = 1, max_iter = 50)
 #' plot(fit)
-#' plot(fit, type = "W", annotation = data.frame(
-#'   century = substr(rownames(sotu_dtm), 1, 2), row.names = rownames(sotu_dtm)))
+#' year <- as.integer(substr(sub("^.*-", "", rownames(sotu_dtm)), 1, 4))
+#' plot(fit, type = "W", annotation = data.frame(century = paste0(year %/% 100 + 1, "th")))
 #' plot(fit, type = "convergence")
 #' @export
 plot.aspectr_nmf <- function(x, type = c("H", "W", "convergence", "clusters"), n = NULL,

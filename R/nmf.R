@@ -194,8 +194,9 @@
 #'   an NMF model as `x` or `k`, or an argument only NMF has (`rank =`,
 #'   `model =`, `rng =`, `.options =`, `.pbackend =`, `.callback =`).
 #' * `basis()` and `coef()` return \eqn{W} and \eqn{H} of both packages'
-#'   fits in either order, and NMF's `nbasis()`, `coefmap()` and
-#'   `basismap()` accept aspectr's fits.
+#'   fits in either order; NMF's `nbasis()`, `coefmap()` and `basismap()`
+#'   accept aspectr's fits, and its `consensusmap()` a consensus
+#'   [nmf_rank()] (with a container's sample annotations as tracks).
 #'
 #' @return An object of class `c("aspectr_nmf", "aspectr_fit")`: `W`, `H`
 #'   (with dimnames), `loss`, `beta`, `method`, `accelerate` (whether the

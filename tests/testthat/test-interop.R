@@ -74,6 +74,14 @@ run_nmf_order <- function(first, second) {
     "e <- tryCatch(nmf(X, 3, loss = 'poisson'), aspectr_error_input = function(e) 'classed')",
     "stopifnot(identical(e, 'classed'))",
     "stopifnot(NMF::nbasis(a) == 3)",
+    # NMF's heatmaps of aspectr's fits and consensus rank selections
+    "grDevices::pdf(NULL)",
+    "cm <- coefmap(a)",
+    "r <- aspectr::nmf_rank(X, 2:3, method = 'consensus', nrun = 2, seed = 1)",
+    "cs <- consensusmap(r)",
+    "grDevices::dev.off()",
+    "stopifnot(identical(cm$colInd, NMF::coefmap(NMF::nmfModel(W = a$W, H = a$H))$colInd))",
+    "stopifnot(length(cs$colInd) == 12)",
     # the ambiguous call: the package attached last
     "amb <- suppressWarnings(nmf(X, 3))",
     "cat(last, class(amb)[1], '\\n')",

@@ -109,7 +109,12 @@ base_heatmap <- function(z, zlim, palette, main, key_label, dend = NULL, tracks 
   xlim <- c(0.5, n + 0.5)
   title_drawn <- FALSE
   draw_title <- function() {
-    if (!title_drawn) graphics::title(main = main, line = 0.6, cex.main = 1.15)
+    if (!title_drawn) {
+      # (shrunk to the width of the panel's figure region when long)
+      fig_in <- diff(graphics::par("fig")[1:2]) * din[1]
+      w <- graphics::strwidth(main, units = "inches", cex = 1.15, font = 2)
+      graphics::title(main = main, line = 0.6, cex.main = min(1.15, 1.15 * 0.95 * fig_in / w), xpd = NA)
+    }
     title_drawn <<- TRUE
   }
   title_lines <- title_in / graphics::par("csi")

@@ -37,8 +37,9 @@ top_bars <- function(m, n, labels, value_label, facet_label, title) {
 #' installed) for every family:
 #' * pLSA fits: the top terms of each topic (\eqn{P(w \mid z)}), one facet
 #'   per topic on one shared scale, terms ordered within each facet;
-#' * NMF fits: the top columns of each row of \eqn{H} (`type = "H"`) or the
-#'   top rows of each column of \eqn{W} (`type = "W"`), the same way;
+#' * NMF fits: the pictures of [plot()][plot.aspectr_nmf()] for the same
+#'   `type`: the coefficient map (`"H"`, the default) or basis map (`"W"`)
+#'   with annotation tracks, the convergence trace, the column clusters;
 #' * LCA fits: class profiles, one facet per variable with its levels
 #'   named on the vertical axis (long names wrapped) and one horizontal bar
 #'   per class, \eqn{P(level \mid class)}; one legend, of the classes with
@@ -48,11 +49,19 @@ top_bars <- function(m, n, labels, value_label, facet_label, title) {
 #' * symmetric NMF, SNTF and multi-way clustering results: the membership
 #'   matrix as a heatmap, points ordered by cluster;
 #' * rank selections ([plsa_rank()], [lca_rank()], [nmf_rank()]): the
-#'   criterion by rank with the suggested rank marked.
+#'   criterion by rank with the suggested rank marked; for [nmf_rank()] by
+#'   consensus, `type = "consensus"` draws the consensus map of rank `k` as
+#'   [plot()][plot.aspectr_nmf_rank()] does.
 #'
 #' @param object A fit or rank selection.
-#' @param n Number of top entries per component.
-#' @param type For NMF: `"H"` (default) or `"W"`.
+#' @param n Number of top entries per component (for NMF maps: columns
+#'   or rows shown, as in [plot.aspectr_nmf()]).
+#' @param type For NMF: `"H"` (default), `"W"`, `"convergence"` or
+#'   `"clusters"`; for [nmf_rank()]: `"stability"` (default) or
+#'   `"consensus"`.
+#' @param annotation For NMF maps and consensus maps: tracks, as in
+#'   [plot.aspectr_nmf()] and [plot.aspectr_nmf_rank()].
+#' @param k For consensus maps: the rank (default the suggested one).
 #' @param ... Must be empty.
 #' @return A ggplot object.
 #' @examples
@@ -77,17 +86,28 @@ autoplot.aspectr_plsa <- function(object, n = 10, ...) {
 
 #' @rdname autoplot.aspectr
 #' @exportS3Method ggplot2::autoplot
-autoplot.aspectr_nmf <- function(object, n = 10, type = c("H", "W"), ...) {
+autoplot.aspectr_nmf <- function(object, n = NULL, type = c("H", "W", "convergence", "clusters"),
+                                 annotation = NULL, ...) {
   check_dots_empty(...)
   check_ggplot2()
-  n <- check_whole(n, "n")
-  type <- match_option(type, c("H", "W"), "type")
-  if (type == "W") need_rows(object, "{.code autoplot(type = \"W\")}")
-  m <- if (type == "H") t(object$H) else object$W
-  labels <- rownames(m) %||% as.character(seq_len(nrow(m)))
-  top_bars(m, n, labels, if (type == "H") "coefficient in H" else "coefficient in W",
-           colnames(m) %||% paste("component", seq_len(ncol(m))),
-           if (type == "H") "Top columns per component" else "Top rows per component")
+  if (!is.null(n)) n <- check_whole(n, "n")
+  type <- match_option(type, c("H", "W", "convergence", "clusters"), "type")
+  if (type == "convergence") {
+    d <- data.frame(iteration = seq_along(object$objective), objective = object$objective)
+    return(ggplot2::ggplot(d, ggplot2::aes(x = .data$iteration, y = .data$objective)) +
+             ggplot2::geom_line() + ggplot2::scale_y_log10() +
+             ggplot2::labs(title = "Convergence") + ggplot2::theme_minimal())
+  }
+  if (type == "clusters") {
+    cls <- max.col(t(object$H), ties.method = "first")
+    d <- data.frame(factor = factor(seq_len(object$k)), columns = tabulate(cls, object$k))
+    return(ggplot2::ggplot(d, ggplot2::aes(x = .data$factor, y = .data$columns)) +
+             ggplot2::geom_col(fill = "grey50") +
+             ggplot2::labs(title = "Column clusters") + ggplot2::theme_minimal())
+  }
+  md <- nmf_map(object, type, n, annotation)
+  gg_heatmap(md$z, c(0, 1), map_palette(), md$main, "share of the\ncomponent's\nmaximum",
+             tracks = md$tracks, xlab = md$xlab)
 }
 
 # Long level names wrapped onto lines of about `width` characters (so an
@@ -228,9 +248,16 @@ autoplot.aspectr_rank <- function(object, ...) {
 
 #' @rdname autoplot.aspectr
 #' @exportS3Method ggplot2::autoplot
-autoplot.aspectr_nmf_rank <- function(object, ...) {
+autoplot.aspectr_nmf_rank <- function(object, type = c("stability", "consensus"), k = NULL,
+                                      annotation = NULL, ...) {
   check_dots_empty(...)
   check_ggplot2()
+  type <- match_option(type, c("stability", "consensus"), "type")
+  if (type == "consensus") {
+    cm <- consensus_map(object, k, annotation)
+    return(gg_heatmap(cm$z, c(0, 1), map_palette(), cm$main, "consensus", dend = cm$dend,
+                      tracks = cm$tracks))
+  }
   tab <- object$table
   d <- if (object$method == "cv") {
     rbind(data.frame(k = tab$k, value = tab$test_error, curve = "held out"),

@@ -18,10 +18,7 @@ register_topicmodels_methods <- function(...) {
   if (!isNamespaceLoaded("topicmodels")) return(invisible(FALSE))
   ok <- tryCatch({
     where <- s4_registry
-    methods::setOldClass(c("aspectr_fit"), where = where)
-    methods::setOldClass(c("aspectr_plsa", "aspectr_fit"), where = where)
-    methods::setOldClass(c("aspectr_lca", "aspectr_plsa", "aspectr_fit"), where = where)
-    methods::setOldClass(c("aspectr_nmf", "aspectr_fit"), where = where)
+    register_old_classes(where)
     tm <- asNamespace("topicmodels")
     methods::setMethod(get("topics", tm), "aspectr_plsa",
                        function(x, ...) topics.aspectr_plsa(x, ...), where = where)
@@ -63,5 +60,7 @@ defer_to_topicmodels <- function(fun, object, ...) {
 .onLoad <- function(libname, pkgname) {
   register_topicmodels_methods()
   setHook(packageEvent("topicmodels", "onLoad"), function(...) register_topicmodels_methods())
+  register_nmf_methods()
+  setHook(packageEvent("NMF", "onLoad"), function(...) register_nmf_methods())
   invisible()
 }

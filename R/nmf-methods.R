@@ -76,6 +76,8 @@ basis.aspectr_nmf <- function(object, ...) {
 
 #' @export
 basis.default <- function(object, ...) {
+  nmf_pkg <- defer_to_nmf_pkg("basis", object, ...)
+  if (nmf_pkg[[1]]) return(nmf_pkg[[2]])
   abort_input("{.arg object} must be an {.cls aspectr_nmf} fit, not {describe(object)}.",
               "type", arg = "object")
 }
@@ -340,75 +342,53 @@ glance.aspectr_nmf <- function(x, data = NULL, n = 10, ...) {
 #' Plot an NMF
 #'
 #' @param x An `aspectr_nmf` fit.
-#' @param type `"convergence"` (objective per iteration), `"W"` or `"H"`
-#'   (labelled heatmaps of the rows or columns with a colour key: each
-#'   component scaled to its maximum, the `n` rows or columns with the
-#'   largest loadings, taken from every component in turn, ordered by
-#'   dominant component), or `"clusters"`
-#'   (column counts per factor when columns are assigned to their largest
-#'   coefficient).
-#' @param n For the heatmaps: how many rows or columns to show at most.
-#' @param ... Passed to the base graphics function.
+#' @param type `"H"` (the default: the coefficient map, the columns of the
+#'   data, samples for genomics data, against the components), `"W"` (the
+#'   basis map, the rows of the data against the components),
+#'   `"convergence"` (objective per iteration) or `"clusters"` (column
+#'   counts per factor when columns are assigned to their largest
+#'   coefficient). The maps scale each component to its maximum, keep the
+#'   `n` columns (rows) with the largest loadings, taken from every
+#'   component in turn, order them by dominant component, and draw
+#'   annotation tracks above them: the `annotation` given and each one's
+#'   dominant factor. Labels are sized to the device. [ggplot2::autoplot()]
+#'   draws the same pictures.
+#' @param n For the maps: how many columns or rows to show at most;
+#'   `NULL` (default) shows all when there are at most 100 (the samples of
+#'   most genomics data), otherwise 40.
+#' @param annotation For the maps: a data frame (or a vector) with one row
+#'   per column of the data (`"H"`) or row (`"W"`), matched by row names
+#'   when they are the data's names, drawn as tracks; `NULL` (default) uses
+#'   the samples' annotations of a Bioconductor or Seurat container for
+#'   `"H"` (the fit's `annotation`), `FALSE` draws none.
+#' @param ... For `"convergence"` and `"clusters"`: passed to the base
+#'   graphics function.
 #' @return `x`, invisibly.
 #' @examples
 #' fit <- nmf(sotu_dtm, 4, seed = 1, max_iter = 50)
 #' plot(fit)
-#' plot(fit, type = "H")
+#' year <- as.integer(substr(sub("^.*-", "", rownames(sotu_dtm)), 1, 4))
+#' plot(fit, type = "W", annotation = data.frame(century = paste0(year %/% 100 + 1, "th")))
+#' plot(fit, type = "convergence")
 #' @export
-plot.aspectr_nmf <- function(x, type = c("convergence", "W", "H", "clusters"), n = 40, ...) {
-  type <- match_option(type, c("convergence", "W", "H", "clusters"), "type")
+plot.aspectr_nmf <- function(x, type = c("H", "W", "convergence", "clusters"), n = NULL,
+                             annotation = NULL, ...) {
+  type <- match_option(type, c("H", "W", "convergence", "clusters"), "type")
+  if (!is.null(n)) n <- check_whole(n, "n")
   if (type == "convergence") {
     graphics::plot(seq_along(x$objective), x$objective, type = "l", log = "y",
                    xlab = "iteration", ylab = "objective", main = "Convergence", ...)
   } else if (type %in% c("W", "H")) {
-    if (type == "W") need_rows(x, "{.code plot(type = \"W\")}")
-    m <- if (type == "W") x$W else t(x$H)
-    if (is.null(rownames(m))) rownames(m) <- seq_len(nrow(m))
-    factor_heatmap(m, main = paste0(type, if (type == "W") " (rows x components)" else " (columns x components)"),
-                   n = n, ...)
+    check_dots_empty(...)
+    md <- nmf_map(x, type, n, annotation)
+    base_heatmap(md$z, c(0, 1), map_palette(), md$main, "share of the\ncomponent's\nmaximum",
+                 tracks = md$tracks, xlab = md$xlab)
   } else {
     cls <- max.col(t(x$H), ties.method = "first")
     graphics::barplot(tabulate(cls, x$k), names.arg = seq_len(x$k), xlab = "factor",
                       ylab = "columns", main = "Column clusters", ...)
   }
   invisible(x)
-}
-
-# A heatmap of a non-negative factor (items x components): each component
-# scaled to its largest entry, the `n` items with the largest scaled
-# loadings of each component in turn kept (all when fewer), ordered by their dominant component and
-# then by loading so blocks show, labelled, with a colour key.
-factor_heatmap <- function(m, main, n = 40, ...) {
-  k <- ncol(m)
-  s <- sweep(m, 2, pmax(apply(m, 2, max), 1e-300), "/")
-  # the top items of every component, in turn, until n are kept
-  keep <- seq_len(nrow(s))
-  if (nrow(s) > n) {
-    ranks <- apply(s, 2, order, decreasing = TRUE)
-    keep <- unique(as.vector(t(ranks)))[seq_len(n)]
-  }
-  s <- s[keep, , drop = FALSE]
-  dom <- max.col(s, ties.method = "first")
-  ord <- order(dom, -s[cbind(seq_len(nrow(s)), dom)])
-  s <- s[rev(ord), , drop = FALSE]          # first item at the top
-  cols <- grDevices::hcl.colors(50, "Blues 3", rev = TRUE)
-  op <- graphics::par(no.readonly = TRUE)
-  on.exit(graphics::par(op), add = TRUE)
-  labs <- rownames(s)
-  graphics::layout(matrix(1:2, 1), widths = c(5, 1))
-  graphics::par(mar = c(3, max(4, min(12, 0.55 * max(nchar(labs)) + 1)), 3, 0.5))
-  graphics::image(seq_len(k), seq_len(nrow(s)), t(s), col = cols, zlim = c(0, 1), axes = FALSE,
-                  xlab = "", ylab = "", main = if (nrow(m) > n) paste0(main, ", top ", n, " of ", nrow(m)) else main, ...)
-  graphics::axis(1, at = seq_len(k), labels = colnames(m) %||% seq_len(k), tick = FALSE, cex.axis = 0.8)
-  graphics::axis(2, at = seq_len(nrow(s)), labels = labs, las = 1, tick = FALSE,
-                 cex.axis = min(0.8, 30 / nrow(s)))
-  graphics::box()
-  graphics::par(mar = c(3, 0.5, 3, 3))
-  graphics::image(1, seq(0, 1, length.out = 50), matrix(seq(0, 1, length.out = 50), 1), col = cols,
-                  axes = FALSE, xlab = "", ylab = "", main = "")
-  graphics::axis(4, at = c(0, 0.5, 1), labels = c("0", "0.5", "max"), las = 1, cex.axis = 0.8)
-  graphics::mtext("share of the\ncomponent's max", side = 3, line = 0.2, cex = 0.6)
-  invisible()
 }
 
 # newdata in any form nmf() accepts, as a matrix or Matrix (for subsetting

@@ -10,9 +10,11 @@
 #'   starts per rank; each assigns every column to its largest coefficient;
 #'   the consensus matrix is the share of fits in which two columns share a
 #'   cluster. Reported: the cophenetic correlation of average-linkage
-#'   clustering of 1 - consensus, and the dispersion
-#'   \eqn{\mathrm{mean}(4 (C - 1/2)^2)}, and `clusters`, the mean number
-#'   of clusters the fits actually use. The suggested rank is the largest
+#'   clustering of 1 - consensus, the dispersion
+#'   \eqn{\mathrm{mean}(4 (C - 1/2)^2)} (Kim and Park 2007), the mean
+#'   silhouette width (Rousseeuw 1987) of the k clusters of that
+#'   clustering under the dissimilarity 1 - consensus, and `clusters`, the
+#'   mean number of clusters the fits actually use. The suggested rank is the largest
 #'   whose product of the two measures is within 0.001 of the best (stable
 #'   clusterings at several ranks favour the finest), among the ranks whose
 #'   fits use all k clusters: spare components that win no column repeat
@@ -45,10 +47,31 @@
 #' @param threads Threads per fit.
 #' @param n_top Number of top columns (terms) per component for the
 #'   quality measures (at least 2; at most the number of columns is used).
+#' @param assay For an `ExpressionSet`, `SummarizedExperiment`,
+#'   `SingleCellExperiment` or `Seurat` object: the matrix to use, as in
+#'   [nmf()] (fitted features x samples; consensus clusters the samples,
+#'   whose annotations are kept in `annotation`).
 #' @param ... Must be empty.
 #' @return An object of class `aspectr_nmf_rank`: a list with `table` (one row
-#'   per rank), `method`, `best` (the suggested rank) and the per-run
-#'   `details`; it has `print` and `plot` methods.
+#'   per rank), `method`, `best` (the suggested rank), `details`, `nrun`
+#'   and `annotation` (the samples' annotations of a container, or
+#'   `NULL`); it has `print`, `plot` and `autoplot` methods. `details` holds
+#'   the per-run errors for `"cv"`; for `"consensus"` a list of lists named
+#'   by rank: `consensus` (the columns x columns consensus matrices),
+#'   `hclust` (their average-linkage clusterings), `cluster` (the consensus
+#'   clusters) and `labels` (runs x columns: each run's cluster of every
+#'   column).
+#' @references Brunet, J.-P., Tamayo, P., Golub, T. R. and Mesirov, J. P.
+#'   (2004). Metagenes and molecular pattern discovery using matrix
+#'   factorization. *PNAS* 101(12), 4164-4169.
+#'
+#'   Kim, H. and Park, H. (2007). Sparse non-negative matrix factorizations
+#'   via alternating non-negativity-constrained least squares for microarray
+#'   data analysis. *Bioinformatics* 23(12), 1495-1502.
+#'
+#'   Rousseeuw, P. J. (1987). Silhouettes: a graphical aid to the
+#'   interpretation and validation of cluster analysis. *Journal of
+#'   Computational and Applied Mathematics* 20, 53-65.
 #' @examples
 #' set.seed(1)
 #' X <- matrix(runif(60 * 3), 60) %*% matrix(runif(3 * 40), 3) + matrix(runif(2400, 0, 0.05), 60)
@@ -58,9 +81,11 @@
 #' @export
 nmf_rank <- function(x, k = 2:10, method = c("cv", "consensus"), nrun = NULL, holdout = 0.1,
                      loss = "frobenius", method_nmf = NULL, max_iter = 500, tol = 1e-5,
-                     seed = NULL, threads = NULL, n_top = 10, ...) {
+                     seed = NULL, threads = NULL, n_top = 10, assay = NULL, ...) {
   check_dots_empty(...)
   check_required(x, "a non-negative matrix")
+  container <- container_input(x, assay, "columns")
+  if (!is.null(container)) x <- container$x
   method <- match_option(method, c("cv", "consensus"), "method")
   loss <- match_option(loss, unique(nmf_solvers()$loss), "loss")
   if (!is.null(method_nmf)) method_nmf <- match_option(method_nmf, unique(nmf_solvers()$method), "method_nmf")
@@ -117,19 +142,27 @@ nmf_rank <- function(x, k = 2:10, method = c("cv", "consensus"), nrun = NULL, ho
       fit <- do.call(nmf, c(list(xin, tk$k, init = "random", seed = tk$seed), fit_args))
       list(k = tk$k, labels = max.col(t(fit$H), ties.method = "first"), quality = quality(fit))
     })
-    tab <- do.call(rbind, lapply(k, function(kk) {
+    cn <- nd$dimnames[[2]] %||% as.character(seq_len(n))
+    per_rank <- lapply(k, function(kk) {
       runs <- Filter(function(r) r$k == kk, res)
       labs <- lapply(runs, `[[`, "labels")
       q <- rowMeans(vapply(runs, `[[`, numeric(4), "quality"))
       C <- Reduce(`+`, lapply(labs, function(l) outer(l, l, "=="))) / length(labs)
+      dimnames(C) <- list(cn, cn)
       D <- stats::as.dist(1 - C)
+      hc <- stats::hclust(D, "average")
       coph <- if (all(D == 0) || length(unique(as.vector(D))) < 2) 1 else
-        suppressWarnings(stats::cor(stats::cophenetic(stats::hclust(D, "average")), D))
-      data.frame(k = kk, cophenetic = coph, dispersion = mean(4 * (C - 0.5)^2),
-                 clusters = mean(vapply(labs, function(l) length(unique(l)), numeric(1))),
-                 umass = q[["umass"]], npmi = q[["npmi"]], exclusivity = q[["exclusivity"]],
-                 frex = q[["frex"]])
-    }))
+        suppressWarnings(stats::cor(stats::cophenetic(hc), D))
+      cons <- stats::setNames(stats::cutree(hc, min(kk, n)), cn)
+      list(row = data.frame(k = kk, cophenetic = coph, dispersion = mean(4 * (C - 0.5)^2),
+                            silhouette = mean(silhouette_widths(1 - C, cons)),
+                            clusters = mean(vapply(labs, function(l) length(unique(l)), numeric(1))),
+                            umass = q[["umass"]], npmi = q[["npmi"]], exclusivity = q[["exclusivity"]],
+                            frex = q[["frex"]]),
+           consensus = C, hclust = hc, cluster = cons,
+           labels = matrix(unlist(labs), nrow = length(labs), byrow = TRUE, dimnames = list(NULL, cn)))
+    })
+    tab <- do.call(rbind, lapply(per_rank, `[[`, "row"))
     # the largest rank that is (near-)maximal in both stability measures,
     # among the ranks whose runs use all their clusters: a rank-k fit whose
     # columns fall into fewer than k clusters (spare components that win no
@@ -139,10 +172,13 @@ nmf_rank <- function(x, k = 2:10, method = c("cv", "consensus"), nrun = NULL, ho
     full <- tab$clusters >= tab$k - 0.5
     if (!any(full)) full <- rep(TRUE, nrow(tab))
     best <- max(tab$k[full & score >= max(score[full]) - 1e-3])
-    details <- NULL
+    pick <- function(what) stats::setNames(lapply(per_rank, `[[`, what), k)
+    details <- list(consensus = pick("consensus"), hclust = pick("hclust"), cluster = pick("cluster"),
+                    labels = pick("labels"))
   }
   rownames(tab) <- NULL
-  structure(list(table = tab, method = method, best = best, details = details, nrun = nrun),
+  structure(list(table = tab, method = method, best = best, details = details, nrun = nrun,
+                 annotation = container$annotation),
             class = "aspectr_nmf_rank")
 }
 
@@ -203,16 +239,40 @@ print.aspectr_nmf_rank <- function(x, ...) {
 
 #' Plot a rank selection
 #'
-#' Cross-validation: held-out and training error by rank. Consensus: the
-#' score the rank is chosen by (cophenetic correlation times dispersion)
-#' with its two factors. The suggested rank is circled and marked by a
-#' dotted line.
+#' `type = "stability"` (default): for cross-validation, held-out and
+#' training error by rank; for consensus, the score the rank is chosen by
+#' (cophenetic correlation times dispersion) with its two factors. The
+#' suggested rank is circled and marked by a dotted line.
+#' `type = "consensus"` (consensus selections): the consensus map of rank
+#' `k`, the share of runs in which two columns of the data fall in the same
+#' cluster, ordered by the average-linkage dendrogram drawn above it, with
+#' annotation tracks (the `annotation` given and the consensus clusters),
+#' as the NMF package's `consensusmap()` draws it.
 #'
 #' @param x An `aspectr_nmf_rank` result.
-#' @param ... Passed to [graphics::plot()].
+#' @param type `"stability"` or `"consensus"`.
+#' @param k For `"consensus"`: the rank (default the suggested one).
+#' @param annotation For `"consensus"`: a data frame (or a vector) with one
+#'   row per column of the data, drawn as tracks; `NULL` (default) uses the
+#'   samples' annotations of a container (the result's `annotation`),
+#'   `FALSE` draws none.
+#' @param ... For `"stability"`: passed to [graphics::plot()].
 #' @return `x`, invisibly.
+#' @examples
+#' set.seed(1)
+#' X <- matrix(runif(60 * 3), 60) %*% matrix(runif(3 * 40), 3) + matrix(runif(2400, 0, 0.05), 60)
+#' r <- nmf_rank(X, k = 2:4, method = "consensus", nrun = 5, seed = 1)
+#' plot(r)
+#' plot(r, type = "consensus", annotation = data.frame(half = rep(1:2, each = 20)))
 #' @export
-plot.aspectr_nmf_rank <- function(x, ...) {
+plot.aspectr_nmf_rank <- function(x, type = c("stability", "consensus"), k = NULL, annotation = NULL, ...) {
+  type <- match_option(type, c("stability", "consensus"), "type")
+  if (type == "consensus") {
+    check_dots_empty(...)
+    cm <- consensus_map(x, k, annotation)
+    base_heatmap(cm$z, c(0, 1), map_palette(), cm$main, "consensus", dend = cm$dend, tracks = cm$tracks)
+    return(invisible(x))
+  }
   tab <- x$table
   if (x$method == "cv") {
     yl <- range(c(tab$test_error - tab$test_sd, tab$test_error + tab$test_sd, tab$train_error), na.rm = TRUE)
@@ -239,4 +299,26 @@ plot.aspectr_nmf_rank <- function(x, ...) {
   graphics::abline(v = x$best, lty = 3)
   graphics::points(x$best, y_best, pch = 21, cex = 2)
   invisible(x)
+}
+
+# Silhouette widths (Rousseeuw 1987) of the clustering `cl` under the
+# dissimilarity matrix `d`: (b - a) / max(a, b), a the mean dissimilarity to
+# the own cluster, b to the nearest other; 0 for a point alone in its
+# cluster, and for every point when there is one cluster.
+silhouette_widths <- function(d, cl) {
+  groups <- sort(unique(cl))
+  if (length(groups) < 2) return(rep(0, length(cl)))
+  # mean dissimilarity of every point to every cluster (itself left out)
+  size <- tabulate(match(cl, groups), length(groups))
+  sums <- vapply(groups, function(g) rowSums(d[, cl == g, drop = FALSE]), numeric(length(cl)))
+  sums <- matrix(sums, nrow = length(cl))
+  own <- match(cl, groups)
+  n_own <- size[own] - 1
+  a <- ifelse(n_own > 0, sums[cbind(seq_along(cl), own)] / pmax(n_own, 1), 0)
+  other <- sweep(sums, 2, size, "/")
+  other[cbind(seq_along(cl), own)] <- Inf
+  b <- apply(other, 1, min)
+  w <- ifelse(n_own > 0, (b - a) / pmax(a, b), 0)
+  w[!is.finite(w)] <- 0
+  w
 }

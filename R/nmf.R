@@ -117,6 +117,14 @@
 #'   \eqn{W'X} and \eqn{W'W} come back (HALS adds one short exchange per
 #'   sweep of `W`; KL coordinate descent one per coordinate of `H`, see
 #'   Sharded data). The workers need \pkg{aspectr} installed.
+#' @param assay For an `ExpressionSet`, `SummarizedExperiment`,
+#'   `SingleCellExperiment` or `Seurat` object `x`: the matrix to fit (see
+#'   [as_aspect_data()]; default its `"exprs"`, its `"counts"` assay, or the
+#'   Seurat default assay's counts). `nmf()` fits it as it is stored,
+#'   features x samples, as the NMF package does (the features in the rows
+#'   of `W`, the samples in the columns of `H`), says so in a message, and
+#'   keeps the samples' annotations in the fit's `annotation` for the
+#'   heatmaps of [plot()][plot.aspectr_nmf()]. `NULL` for other data.
 #' @inheritParams plsa
 #'
 #' @section Memory:
@@ -164,14 +172,47 @@
 #' worker ends the fit with an error of class `aspectr_error_shard` (naming
 #' the shard) or `aspectr_error_cluster`.
 #'
+#' @section Using aspectr with the NMF package:
+#' The NMF package (Gaujoux and Seoighe 2010) also exports `nmf()` and
+#' `basis()`; R calls the function of the package attached last. Both
+#' packages' calls keep working in either order:
+#' * `nmf(X, 3)` with a base matrix (or an `ExpressionSet`) and no other
+#'   argument could be either package's call: it is the package attached
+#'   last's. After `library(aspectr); library(NMF)` it is NMF's and returns
+#'   an NMF fit; after `library(NMF); library(aspectr)` it is aspectr's.
+#'   Write `aspectr::nmf()` or `NMF::nmf()` to choose regardless of order.
+#' * With NMF attached last, `nmf()` calls with an argument only aspectr
+#'   has (`k =`, `loss =`, `init =`, `L1 =`, `max_iter =`, `threads =`, ...),
+#'   with one of aspectr's losses or methods where NMF's algorithm goes
+#'   (`nmf(X, 3, method = "anls")`), or with data NMF does not take (sparse
+#'   `Matrix` matrices, slam and tm matrices, [shards()], tensors,
+#'   `SummarizedExperiment` objects) are handed to aspectr's `nmf()`; bad
+#'   arguments then raise aspectr's classed errors. Everything else is
+#'   NMF's, as before.
+#' * With aspectr attached last (and NMF loaded), `nmf()` hands to NMF the
+#'   calls only NMF can mean: one of NMF's algorithms as the third argument
+#'   or `method` (`nmf(X, 3, "brunet")`, `method = "lee"`), several ranks
+#'   (`nmf(X, 2:6)`), a seeding method or NMF model as `seed`, a formula,
+#'   an NMF model as `x` or `k`, or an argument only NMF has (`rank =`,
+#'   `model =`, `rng =`, `.options =`, `.pbackend =`, `.callback =`).
+#' * `basis()` and `coef()` return \eqn{W} and \eqn{H} of both packages'
+#'   fits in either order; NMF's `nbasis()`, `coefmap()` and `basismap()`
+#'   accept aspectr's fits, and its `consensusmap()` a consensus
+#'   [nmf_rank()] (with a container's sample annotations as tracks).
+#'
 #' @return An object of class `c("aspectr_nmf", "aspectr_fit")`: `W`, `H`
 #'   (with dimnames), `loss`, `beta`, `method`, `accelerate` (whether the
 #'   extrapolation was used), `init`, `objective` (after
 #'   each iteration), `rel_error` (relative Frobenius error after each
 #'   iteration for unpenalized Frobenius fits, otherwise of the final model),
-#'   `value`, `iterations`, `converged`, `run`, `run_values`, `time`, `call`
+#'   `value`, `iterations`, `converged`, `run`, `run_values`, `time`, `call`,
+#'   `annotation` (the samples' annotations of a container, a data frame
+#'   with a row per column of `x`, or `NULL`)
 #'   (and `shards`, their number, for sharded data).
-#' @references Hsieh, C.-J. and Dhillon, I. S. (2011). Fast coordinate
+#' @references Gaujoux, R. and Seoighe, C. (2010). A flexible R package
+#'   for nonnegative matrix factorization. *BMC Bioinformatics* 11, 367.
+#'
+#'   Hsieh, C.-J. and Dhillon, I. S. (2011). Fast coordinate
 #'   descent methods with variable selection for non-negative matrix
 #'   factorization. *Proceedings of the 17th ACM SIGKDD*, 1064-1072.
 #'
@@ -200,10 +241,21 @@ nmf <- function(x, k, loss = c("frobenius", "kl", "beta"), beta = 2,
                 short_iter = 0, short_keep = NULL,
                 L1 = c(0, 0), L2 = c(0, 0), max_iter = 1000, tol = 1e-6, eps = 1e-16,
                 accelerate = NULL, seed = NULL, threads = NULL, verbose = FALSE, callback = NULL,
-                cluster = NULL, factor_dir = NULL, ...) {
+                cluster = NULL, factor_dir = NULL, assay = NULL, ...) {
+  if (isNamespaceLoaded("NMF") && !isTRUE(nmf_state$from_nmf) &&
+      is_nmf_pkg_call(if (!missing(x)) x, if (!missing(k)) k, if (!missing(loss)) loss,
+                      if (!missing(method)) method, seed, names(match.call(expand.dots = FALSE)$...))) {
+    # a call that only NMF's nmf() can mean (see "Using aspectr with the
+    # NMF package")
+    cl <- sys.call()
+    cl[[1]] <- get("nmf", envir = asNamespace("NMF"))
+    return(eval(cl, parent.frame()))
+  }
   call <- match.call()
   check_dots_empty(...)
   check_required(x, "a non-negative matrix")
+  container <- container_input(x, assay, "columns")
+  if (!is.null(container)) x <- container$x
   solvers <- nmf_solvers()
   loss <- match_option(loss, unique(solvers$loss), "loss")
   method_given <- !missing(method)
@@ -430,7 +482,7 @@ nmf <- function(x, k, loss = c("frobenius", "kl", "beta"), beta = 2,
     row_totals = nd$row_totals * sc$s, scale = sc$s,
     eps = eps, loglik_const = loglik_const, stopped = isTRUE(res$stopped),
     time = proc.time()[["elapsed"]] - start, threads = threads, seed = seed,
-    call = call
+    annotation = container$annotation, call = call
   ), class = c("aspectr_nmf", "aspectr_fit"))
   fit <- contract_fields(fit, "nmf", factors = list(W = W, H = t(H)),
                          weights = stats::setNames(wsum * rowSums(H), comp),

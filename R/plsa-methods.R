@@ -641,16 +641,23 @@ plot.aspectr_plsa <- function(x, type = c("terms", "weights", "convergence"), n 
     nr <- ceiling(nt / nc)
     op <- graphics::par(mfrow = c(nr, nc), mar = c(3, 7, 2, 1), las = 1)
     on.exit(graphics::par(op), add = TRUE)
+    # text sized to the device: mfrow's automatic shrinking (to 2/3 with
+    # three or more rows) undone, and the term labels as large as the
+    # panel's height allows for n bars
+    graphics::par(cex = 0.85)
     v <- x$factors[[length(x$dims)]]
     tn <- term_names(x)
     # one scale for every panel, so the bars compare across topics
     xmax <- max(v[, topics, drop = FALSE])
     shown <- unlist(lapply(topics, function(r) tn[order(v[, r], decreasing = TRUE)[seq_len(min(n, nrow(v)))]]))
-    graphics::par(mar = c(3, min(10, max(3, 0.45 * max(nchar(shown)) + 1)), 2, 1))
+    panel_h <- graphics::par("din")[2] / nr - 5 * graphics::par("csi")
+    names_cex <- label_cex(min(n, nrow(v)) * 1.25, panel_h, 0.9)
+    left <- max(graphics::strwidth(shown, units = "inches", cex = names_cex)) / graphics::par("csi") + 1
+    graphics::par(mar = c(3, min(12, max(3, left)), 2, 1))
     for (r in topics) {
       o <- order(v[, r], decreasing = TRUE)[seq_len(min(n, nrow(v)))]
       # defaults the caller's graphics arguments override
-      args <- list(main = sprintf("topic %d (%.2f)", r, x$lambda[r]), cex.names = 0.8,
+      args <- list(main = sprintf("topic %d (%.2f)", r, x$lambda[r]), cex.names = names_cex / graphics::par("cex"),
                    col = "steelblue", border = NA, xlim = c(0, xmax))
       dots <- list(...)
       args[names(dots)] <- dots

@@ -127,6 +127,12 @@
 #'   worker itself, so the master never holds them) and keeps them for the
 #'   whole fit; per iteration only the topics go out and their statistics
 #'   come back. The workers need \pkg{aspectr} installed.
+#' @param assay For an `ExpressionSet`, `SummarizedExperiment`,
+#'   `SingleCellExperiment` or `Seurat` object `x`: the matrix to fit (see
+#'   [as_aspect_data()]). Its features x samples matrix is fitted
+#'   transposed, the samples as documents (said in a message), and the
+#'   samples' annotations are kept in the fit's `annotation`. `NULL` for
+#'   other data.
 #' @param factor_dir For data split into [shards()] whose rows' factor (the
 #'   documents' topic weights of [plsa()], \eqn{W} of [nmf()], the first
 #'   mode's factor of [ntf()]) should not be gathered into this process:
@@ -205,9 +211,11 @@
 #' @export
 plsa <- function(x, k, loss = c("kl", "tsallis", "l2"), method = NULL, q = 0.5, tempering = 1, normalize = TRUE,
                  init = "random", nrun = 1, short_iter = 0, short_keep = NULL, max_iter = 1000, tol = 1e-6, seed = NULL, threads = NULL,
-                 verbose = FALSE, callback = NULL, cluster = NULL, factor_dir = NULL, ...) {
+                 verbose = FALSE, callback = NULL, cluster = NULL, factor_dir = NULL, assay = NULL, ...) {
   call <- match.call()
   check_dots_empty(...)
+  container <- if (!missing(x)) container_input(x, assay, "rows")
+  if (!is.null(container)) x <- container$x
   loss <- match_option(loss, c("kl", "tsallis", "l2"), "loss")
   if (!missing(x)) cluster <- check_cluster(cluster, x)
   if (!is.null(factor_dir) && !missing(x)) {
@@ -317,6 +325,7 @@ plsa <- function(x, k, loss = c("kl", "tsallis", "l2"), method = NULL, q = 0.5, 
            tempering = tempering, run = best, values = values,
            time = proc.time()[["elapsed"]] - start, threads = threads, seed = seed,
            call = call)
+  fit$annotation <- container$annotation
   finish_progress(plsa_fields(fit, normalize, method, count_data), verbose, "plsa()", max_iter, tol)
 }
 

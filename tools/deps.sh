@@ -7,21 +7,26 @@
 set -euo pipefail
 
 r_pkgs=(Rcpp RcppArmadillo cli rlang generics tibble Matrix testthat roxygen2 hdf5r mirai
-        knitr rmarkdown slam tm quadprog future future.apply poLCA topicmodels ggplot2
-        tidytext jsonlite)
+        knitr rmarkdown slam tm quadprog future future.apply poLCA topicmodels ggplot2 NMF
+        SeuratObject cluster tidytext jsonlite)
+# Bioconductor packages the tests use (Debian's r-bioc-*; not on CRAN, so
+# there is no fallback: their tests skip when they are absent)
+bioc_pkgs=(Biobase SummarizedExperiment SingleCellExperiment)
 missing=$(Rscript --vanilla -e 'p <- commandArgs(TRUE); cat(p[!vapply(p, requireNamespace, logical(1), quietly = TRUE)])' "${r_pkgs[@]}")
+missing_bioc=$(Rscript --vanilla -e 'p <- commandArgs(TRUE); cat(p[!vapply(p, requireNamespace, logical(1), quietly = TRUE)])' "${bioc_pkgs[@]}")
 need_sys=()
 command -v pandoc >/dev/null 2>&1 || need_sys+=(pandoc)
 command -v qpdf >/dev/null 2>&1 || need_sys+=(qpdf)
 # (a real headless browser for the test of explore()'s page)
 command -v chromium >/dev/null 2>&1 || need_sys+=(chromium)
 
-if [ -n "$missing" ] || [ ${#need_sys[@]} -gt 0 ]; then
+if [ -n "$missing" ] || [ -n "$missing_bioc" ] || [ ${#need_sys[@]} -gt 0 ]; then
   SUDO=""
   if [ "$(id -u)" -ne 0 ] && command -v sudo >/dev/null 2>&1; then SUDO="sudo"; fi
   if command -v apt-get >/dev/null 2>&1; then
     debs=("${need_sys[@]}")
     for p in $missing; do debs+=("r-cran-$(echo "$p" | tr '[:upper:]' '[:lower:]')"); done
+    for p in $missing_bioc; do debs+=("r-bioc-$(echo "$p" | tr '[:upper:]' '[:lower:]')"); done
     # topicmodels builds from CRAN against the GNU Scientific Library
     case " $missing " in *" topicmodels "*) debs+=(libgsl-dev) ;; esac
     echo "deps: installing with apt-get: ${debs[*]}"
@@ -40,6 +45,10 @@ if [ -n "$missing" ] || [ ${#need_sys[@]} -gt 0 ]; then
     echo "deps: installing from CRAN: $still"
     # the CRAN repository R is configured with (no address is named here)
     Rscript -e 'install.packages(commandArgs(TRUE), Ncpus = 2)' $still
+  fi
+  still_bioc=$(Rscript --vanilla -e 'p <- commandArgs(TRUE); cat(p[!vapply(p, requireNamespace, logical(1), quietly = TRUE)])' "${bioc_pkgs[@]}")
+  if [ -n "$still_bioc" ]; then
+    echo "deps: not available here (their tests will skip): $still_bioc"
   fi
 fi
 echo "deps: all present"

@@ -69,3 +69,31 @@ test_that("plot() of a latent class fit draws every variable and restores the de
   expect_identical(plot(lc), lc)
   expect_identical(graphics::par(c("mfrow", "mar", "oma", "cex")), before)
 })
+
+test_that("autoplot() draws the NMF pictures plot() draws, with the same data", {
+  skip_if_not_installed("ggplot2")
+  set.seed(4)
+  X <- matrix(rpois(30 * 12, 3), 30, 12, dimnames = list(paste0("g", 1:30), paste0("s", 1:12)))
+  fit <- nmf(X, 3, seed = 1)
+  ann <- data.frame(group = rep(c("a", "b"), 6), row.names = colnames(X))
+  b <- ggplot2::ggplot_build(ggplot2::autoplot(fit, annotation = ann))
+  md <- nmf_map(fit, "H", 40, ann)
+  # the map's tiles: every component x column once, placed as in plot()
+  tiles <- b$data[[1]]
+  expect_identical(nrow(tiles), 36L)
+  expect_equal(sort(unique(tiles$x)), 1:12)
+  # the tracks' tiles (group and dominant factor) above the map
+  tr <- b$data[[3]]
+  expect_identical(nrow(tr), 24L)
+  expect_true(all(tr$y > 3.5))
+  expect_s3_class(ggplot2::autoplot(fit, type = "W", n = 10), "ggplot")
+  expect_s3_class(ggplot2::autoplot(fit, type = "convergence"), "ggplot")
+  expect_identical(ggplot2::ggplot_build(ggplot2::autoplot(fit, type = "clusters"))$data[[1]]$y,
+                   as.numeric(tabulate(max.col(t(fit$H), ties.method = "first"), 3)))
+  co <- nmf_rank(X, k = 2:3, method = "consensus", nrun = 3, seed = 1)
+  bc <- ggplot2::ggplot_build(ggplot2::autoplot(co, type = "consensus", annotation = ann))
+  # map tiles, colour layer, track tiles, dendrogram segments
+  expect_identical(nrow(bc$data[[1]]), 144L)
+  expect_identical(nrow(bc$data[[4]]), 3L * 11L)
+  expect_error(ggplot2::autoplot(co, type = "consensus", k = 7), class = "aspectr_error_input_argument")
+})

@@ -733,3 +733,88 @@ test_that("ANLS solves ill-conditioned NNLS subproblems exactly (block principal
   scale_w <- max(Wref)
   expect_lt(max(abs(fit$W - Wref)) / scale_w, 1e-8)
 })
+
+test_that("consensus rank selection keeps its consensus matrices, clusterings and silhouettes", {
+  set.seed(10)
+  W <- matrix(0, 30, 3); W[1:10, 1] <- runif(10, 1, 2); W[11:20, 2] <- runif(10, 1, 2); W[21:30, 3] <- runif(10, 1, 2)
+  H <- matrix(0, 3, 24); H[1, 1:8] <- runif(8, 1, 2); H[2, 9:16] <- runif(8, 1, 2); H[3, 17:24] <- runif(8, 1, 2)
+  X <- W %*% H + matrix(runif(30 * 24, 0, 0.6), 30)
+  colnames(X) <- paste0("s", 1:24)
+  co <- nmf_rank(X, k = 2:4, method = "consensus", nrun = 5, seed = 2)
+  expect_named(co$details, c("consensus", "hclust", "cluster", "labels"))
+  expect_named(co$details$consensus, c("2", "3", "4"))
+  for (k in c("2", "3", "4")) {
+    C <- co$details$consensus[[k]]
+    labs <- co$details$labels[[k]]
+    expect_identical(dim(labs), c(5L, 24L))
+    # the consensus matrix recomputed from the runs' labels
+    ref <- matrix(0, 24, 24)
+    for (r in 1:5) ref <- ref + outer(labs[r, ], labs[r, ], "==")
+    expect_equal(unname(C), unname(ref) / 5)
+    expect_identical(rownames(C), colnames(X))
+    expect_equal(co$table$dispersion[co$table$k == as.integer(k)], mean(4 * (C - 0.5)^2))
+    hc <- stats::hclust(stats::as.dist(1 - C), "average")
+    expect_equal(unname(co$details$cluster[[k]]), unname(stats::cutree(hc, as.integer(k))))
+  }
+  expect_true(all(co$table$silhouette >= -1 & co$table$silhouette <= 1))
+  expect_gt(co$table$silhouette[co$table$k == 3], 0.9)
+  # silhouette widths against the cluster package's
+  skip_if_not_installed("cluster")
+  for (k in c("2", "4")) {
+    D <- 1 - co$details$consensus[[k]]
+    cl <- co$details$cluster[[k]]
+    ref <- cluster::silhouette(cl, stats::as.dist(D))
+    expect_equal(co$table$silhouette[co$table$k == as.integer(k)], mean(ref[, "sil_width"]))
+  }
+  set.seed(3)
+  pts <- matrix(rnorm(40), 20)
+  cl <- rep(1:3, length.out = 20); cl[20] <- 4  # a singleton cluster
+  D <- as.matrix(stats::dist(pts))
+  expect_equal(silhouette_widths(D, cl), unname(cluster::silhouette(cl, stats::dist(pts))[, "sil_width"]))
+})
+
+test_that("coefficient, basis and consensus maps: data, tracks and errors", {
+  set.seed(4)
+  X <- matrix(rpois(30 * 12, 3), 30, 12, dimnames = list(paste0("g", 1:30), paste0("s", 1:12)))
+  fit <- nmf(X, 3, seed = 1)
+  ann <- data.frame(group = rep(c("a", "b"), 6), dose = 1:12, row.names = colnames(X))
+  md <- nmf_map(fit, "H", 40, ann[12:1, ])
+  # components x columns, each component scaled to its maximum, columns
+  # ordered by dominant component; the annotation matched by names
+  expect_identical(dim(md$z), c(3L, 12L))
+  expect_equal(apply(md$z, 1, max), c(factor_1 = 1, factor_2 = 1, factor_3 = 1))
+  dom <- apply(md$z, 2, which.max)
+  expect_false(is.unsorted(dom))
+  expect_identical(md$tracks$group, ann[colnames(md$z), "group"])
+  expect_identical(as.integer(md$tracks$factor), unname(dom))
+  # the top n of every component in turn
+  mw <- nmf_map(fit, "W", 9, NULL)
+  expect_identical(ncol(mw$z), 9L)
+  expect_true(all(table(apply(mw$z, 2, which.max)) >= 2))
+  expect_identical(names(mw$tracks), "factor")
+  expect_error(nmf_map(fit, "H", 40, ann[1:5, ]), class = "aspectr_error_input_argument")
+  expect_error(nmf_map(fit, "W", 40, ann), class = "aspectr_error_input_argument")
+  expect_error(nmf_map(fit, "H", 40, function(x) x), class = "aspectr_error_input_type")
+  # the fit's own annotation (a container's samples) by default, none with FALSE
+  fit$annotation <- ann
+  expect_identical(names(nmf_map(fit, "H", 40, NULL)$tracks), c("group", "dose", "factor"))
+  expect_identical(names(nmf_map(fit, "H", 40, FALSE)$tracks), "factor")
+  f <- tempfile(fileext = ".pdf"); grDevices::pdf(f); on.exit(grDevices::dev.off())
+  expect_invisible(plot(fit))
+  expect_identical(plot(fit, type = "W", annotation = data.frame(chr = rep(1:3, 10))), fit)
+  expect_error(plot(fit, type = "H", col = "red"), class = "aspectr_error_input_argument")
+  co <- nmf_rank(X, k = 2:3, method = "consensus", nrun = 3, seed = 1)
+  cm <- consensus_map(co, NULL, ann)
+  o <- co$details$hclust[[as.character(co$best)]]$order
+  expect_identical(rownames(cm$z), colnames(X)[o])
+  expect_identical(cm$tracks$group, ann$group[o])
+  expect_identical(plot(co, type = "consensus", k = 2), co)
+  expect_error(plot(co, type = "consensus", k = 5), class = "aspectr_error_input_argument")
+  cv <- nmf_rank(X, k = 2:3, nrun = 1, seed = 1)
+  expect_error(plot(cv, type = "consensus"), class = "aspectr_error_input_argument")
+  # the dendrogram's segments: three per merge, leaves at their places
+  seg <- dendrogram_segments(cm$dend)
+  expect_identical(nrow(seg), 3L * 11L)
+  expect_true(all(1:12 %in% seg$x1[seg$y1 == 0 & seg$x1 == seg$x2]))
+  expect_true(all(seg$x1 >= 1 & seg$x2 <= 12))
+})

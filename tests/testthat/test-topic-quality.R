@@ -55,6 +55,13 @@ test_that("topic_quality() matches the plain-R reference on a small fit", {
   expect_equal(q$frex, ref$frex, tolerance = 1e-12)
   expect_named(q, c("topic", "size", "umass", "npmi", "exclusivity", "frex", "absent", "top_terms"))
   expect_equal(q$size, unname(fit$lambda))
+  # at the EM fixed point the size is the expected share of the tokens,
+  # sum x P(z | d, w) / sum x
+  fc <- plsa(tq_x, 2, seed = 3, max_iter = 20000, tol = 1e-14)
+  nz <- which(tq_x > 0, arr.ind = TRUE)
+  post <- sweep(fc$factors[[1]][nz[, 1], ] * fc$factors[[2]][nz[, 2], ], 2, fc$lambda, "*")
+  share <- colSums(post / rowSums(post) * tq_x[nz]) / sum(tq_x)
+  expect_equal(topic_quality(fc, tq_x)$size, unname(share), tolerance = 1e-8)
   # the top terms in order of P(w | z)
   expect_identical(q$top_terms, apply(terms(fit, 3), 2, paste, collapse = ", "), ignore_attr = TRUE)
   # a larger corpus: the same against the reference, the measures in range

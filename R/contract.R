@@ -502,7 +502,7 @@ glance.aspectr_sntf <- function(x, ...) {
 augment.aspectr_plsa <- function(x, data, ...) {
   check_dots_empty(...)
   need_rows(x, "{.fn augment}")
-  if (is.data.frame(data)) {
+  if (!missing(data) && is.data.frame(data)) {
     if (length(x$dims) != 2) {
       abort_input("{.arg data} must be the fitted tensor for an N-way fit, not a data frame.",
                   "type", arg = "data")
@@ -522,7 +522,7 @@ augment.aspectr_plsa <- function(x, data, ...) {
 augment.aspectr_nmf <- function(x, data, ...) {
   check_dots_empty(...)
   need_rows(x, "{.fn augment}")
-  if (is.data.frame(data)) {
+  if (!missing(data) && is.data.frame(data)) {
     return(augment_long(data, unname(x$W), t(unname(x$H)), rep(1, x$k),
                         rownames(x$W) %||% as.character(seq_len(x$dims[1])),
                         colnames(x$H) %||% as.character(seq_len(x$dims[2]))))

@@ -40,9 +40,7 @@
 #' fit <- plsa(sotu_dtm, k = 4, seed = 1, max_iter = 100)
 #' json <- as_ldavis_json(fit, R = 10)
 #' substr(json, 1, 80)
-#' \dontrun{
-#' LDAvis::serVis(json)
-#' }
+#' # with LDAvis installed, serVis(json) from it opens the page
 #' @export
 as_ldavis_json <- function(fit, R = 30, lambda_step = 0.01, file = NULL, ...) {
   check_dots_empty(...)

@@ -90,7 +90,8 @@ check_lambda <- function(lambda, call = rlang::caller_env()) {
 #'   with \eqn{\epsilon} = `epsilon` (1, as in the paper). Mimno et al. and
 #'   `stm::semanticCoherence()` report the sum over pairs (\eqn{n(n-1)/2}
 #'   times this value; stm uses \eqn{\epsilon = 0.01} in the numerator and
-#'   the denominator). At most 0; higher is more coherent.
+#'   the denominator). At most \eqn{\log(1 + \epsilon)} (a pair always
+#'   together); higher is more coherent.
 #' * `npmi`: the mean over the \eqn{n(n-1)/2} pairs of the normalized
 #'   pointwise mutual information (Bouma 2009; used for topic coherence by
 #'   Aletras and Stevenson 2013) of document occurrence, with
@@ -113,7 +114,8 @@ check_lambda <- function(lambda, call = rlang::caller_env()) {
 #'   in any topic has exclusivity 0.)
 #' * `size`: the topic's weight \eqn{P(z)}, its share of the tokens under
 #'   the model (at the EM fixed point of a KL fit it equals the expected
-#'   share of the data's tokens, \eqn{\sum_{d,w} x_{dw} P(z \mid d, w) / N}).
+#'   share of the data's tokens,
+#'   \eqn{\sum_{d,w} x_{dw} P(z \mid d, w) / \sum_{d,w} x_{dw}}).
 #'
 #' Pairs with a term that no document of the corpus contains have no
 #' coherence and are left out of the means (`absent` counts such terms,

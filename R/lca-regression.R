@@ -146,11 +146,11 @@ lcr_unscale <- function(fit, X, m) {
   has_se <- is.list(fit[["se"]]) && !is.null(fit[["se"]]$coeff)
   if (has_se) {
     fit$se$coeff <- fit$se$coeff * m
-    mm <- rep(m, ncol(fit$coeff))
+    mm <- unname(rep(m, ncol(fit$coeff)))
     fit$se$vcov <- fit$se$vcov * outer(mm, mm)
     # (the covariance of all free parameters: the coefficients first)
     if (!is.null(fit$se$vcov_all)) {
-      sa <- c(mm, rep(1, nrow(fit$se$vcov_all) - length(mm)))
+      sa <- unname(c(mm, rep(1, nrow(fit$se$vcov_all) - length(mm))))
       fit$se$vcov_all <- fit$se$vcov_all * outer(sa, sa)
     }
   }

@@ -580,9 +580,15 @@ glance_quality <- function(x, data, n, call = rlang::caller_env()) {
     }
     return(na)
   }
-  # (an NMF whose W is in files: no topic sizes, no quality)
-  if (inherits(x, "aspectr_nmf") && in_files(x) && is.null(data)) return(na)
-  tf <- topic_form(x, "{.fn glance}", call = call)
+  # (an NMF whose W is in files: exclusivity and FREX need only the terms'
+  # distributions, the rows of H normalized; coherence needs the fit's rows)
+  if (inherits(x, "aspectr_nmf") && in_files(x) && is.null(data)) {
+    H <- unname(x$H)
+    rh <- rowSums(H)
+    tf <- list(beta = t(H / ifelse(rh > 0, rh, 1)))
+  } else {
+    tf <- topic_form(x, "{.fn glance}", call = call)
+  }
   if (nrow(tf$beta) < 2) return(na)
   n <- quality_n(n, nrow(tf$beta), call = call)
   top <- top_term_index(tf$beta, n)

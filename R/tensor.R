@@ -397,8 +397,6 @@ read_tns <- function(file, dims = NULL) {
   sptensor(index, val, dims = dims)
 }
 
-#' @rdname read_tns
-#' @export
 # The indices and values of a well-formed .tns file, or NULL (anything
 # irregular: the line-by-line reader then says what and where).
 read_tns_fast <- function(file) {
@@ -416,6 +414,8 @@ read_tns_fast <- function(file) {
   list(index = index, val = val)
 }
 
+#' @rdname read_tns
+#' @export
 write_tns <- function(x, file) {
   check_required(x, "a sparse tensor or an array")
   check_required(file, "a file path")

@@ -575,6 +575,11 @@ cases <- list(
   mal(write_shards(sh, tns_dir, n = 2), "n", "argument"),
   mal(write_shards(list(x * 0, x * 0), tns_dir), "x", "empty"),
   mal(plsa(sh_files, 2, factor_dir = tns_good), "factor_dir", "value"),
+  mal(lca_blrt(), "data", "argument"),
+  mal(lca_blrt(lc), "k", "argument"),
+  mal(lca_blrt(x, 2), "data", "type", "matrix"),
+  mal(lca_blrt(lc, 1), "k", "argument", "1"),
+  mal(lca_blrt(lc, 2, B = 0), "B", "argument", "0"),
   mal(explore(), "fit", "argument"),
   mal(explore(fn, open = FALSE), "fit", "argument"),
   mal(explore(fl, open = FALSE), "fit", "argument"),
@@ -593,7 +598,7 @@ test_that("the list of malformed calls is long and covers every export", {
                "as_sptensor", "read_tns", "write_tns", "symtensor", "as_symtensor", "nnz",
                "adjusted_rand_index", "default_threads", "topics", "basis", "predict",
                "summary", "terms", "tidy", "glance", "plot", "print", "fitted", "residuals",
-               "gather_factors", "explore")
+               "gather_factors", "explore", "lca_blrt")
   expect_setequal(setdiff(exports, called), character(0))
   expect_true(all(getNamespaceExports("aspectr") %in% c(called, "sotu_dtm")))
 })

@@ -336,6 +336,7 @@ match_newdata <- function(object, newdata, call = rlang::caller_env()) {
   }
   new_terms <- if (inherits(newdata, "simple_triplet_matrix")) newdata$dimnames[[2]] else colnames(newdata)
   fit_terms <- object$dimnames[[2]]
+  if (!is.null(new_terms) && !is.null(fit_terms)) check_newdata_names(new_terms, fit_terms, "column", call = call)
   d <- tryCatch(as_aspect_data(newdata, "newdata", call = call),
                 aspectr_error_input_empty = function(e) NULL)
   if (is.null(d)) {
@@ -349,7 +350,6 @@ match_newdata <- function(object, newdata, call = rlang::caller_env()) {
                 dimnames = list(rownames(newdata), fit_terms)))
   }
   if (!is.null(new_terms) && !is.null(fit_terms)) {
-    check_newdata_names(new_terms, fit_terms, "column", call = call)
     map <- match(new_terms, fit_terms)
     if (all(is.na(map))) {
       abort_input(c("The columns of {.arg newdata} do not match the fitted terms.",

@@ -870,6 +870,17 @@ prop_surface_shards <- function(case, add) {
   if (is.null(r1$fit)) return()  # what memory refuses is not this property's
   if (is.null(r2$fit)) return(add("shards", paste("sharded fit fails:", r2$error), code))
   d <- prop_same_fit(case, r1$fit, r2$fit, mem, sh)
+  # an exact fit (objective at rounding level: nmf case 91, rank 1 data
+  # near 1e111 with k = 5; ntf case 53, 10 x 1 with k = 10) has many
+  # factorizations, and starts whose values tie to rounding of the start's
+  # objective can be ranked differently: then the models must agree
+  f1 <- r1$fit; f2 <- r2$fit
+  if (!(d <= 1e-8) && !identical(f1$run, f2$run) && length(f1$run_values) == length(f2$run_values)) {
+    scale <- max(abs(c(f1$initial, f2$initial, f1$run_values, f2$run_values)), na.rm = TRUE)
+    if (is.finite(scale) && max(abs(f1$run_values - f2$run_values)) <= 1e-10 * scale) {
+      d <- prop_rel_diff(list(fitted(f1)), list(fitted(f2)))
+    }
+  }
   if (!(d <= 1e-8)) add("shards", sprintf("sharded fit differs from the in-memory fit by %g (relative)", d), code)
 }
 

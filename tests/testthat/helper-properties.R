@@ -847,6 +847,12 @@ prop_surface_shards <- function(case, add) {
     y <- do.call(`[<-`, c(list(x, rows[[z]]), rep(list(TRUE), length(dim(x)) - 1), list(value = 0)))
     if (sum(y > 0) > 0) x <- y
   }
+  # ANLS and ALS solve each subproblem exactly: with k above the rank of the
+  # data (nmf case 915 with a shard of zeros: 6 non-zero rows, k = 7) the
+  # subproblems are singular, their solutions not unique, and the in-memory
+  # and sharded solvers may take different ones
+  if (case$fun == "nmf" && isTRUE(a$method %in% c("anls", "als")) && length(dim(x)) == 2 &&
+      a$k >= qr(x)$rank) return()
   take <- function(r) do.call(`[`, c(list(x, r), rep(list(TRUE), length(dim(x)) - 1), list(drop = FALSE)))
   parts <- lapply(rows, take)
   mem <- a
@@ -870,17 +876,18 @@ prop_surface_shards <- function(case, add) {
   if (is.null(r1$fit)) return()  # what memory refuses is not this property's
   if (is.null(r2$fit)) return(add("shards", paste("sharded fit fails:", r2$error), code))
   d <- prop_same_fit(case, r1$fit, r2$fit, mem, sh)
-  # an exact fit (objective at rounding level: nmf case 91, rank 1 data
-  # near 1e111 with k = 5; ntf case 53, 10 x 1 with k = 10) has many
-  # factorizations, and starts whose values tie to rounding of the start's
-  # objective can be ranked differently: then the models must agree
+  # an exact fit (objective at rounding level of the start's: nmf case 91,
+  # rank 1 data near 1e111 with k = 5; nmf 848, one non-zero with k = 9;
+  # nmf 915, 7 x 11 with k = 7; ntf case 53, 10 x 1 with k = 10) has many
+  # factorizations: rounding (of another summation order) steers the
+  # iterates to one or another, and starts whose values tie at that level
+  # are ranked either way. Then the models must agree.
   f1 <- r1$fit; f2 <- r2$fit
-  if (!(d <= 1e-8) && !identical(f1$run, f2$run) && length(f1$run_values) == length(f2$run_values)) {
-    scale <- max(abs(c(f1$initial, f2$initial, f1$run_values, f2$run_values)), na.rm = TRUE)
-    if (is.finite(scale) && max(abs(f1$run_values - f2$run_values)) <= 1e-10 * scale) {
-      d <- prop_rel_diff(list(fitted(f1)), list(fitted(f2)))
-    }
+  exact <- function(f) {
+    scale <- max(abs(c(f$initial, f$objective, f$run_values)), na.rm = TRUE)
+    is.finite(scale) && all(abs(f$run_values) <= 1e-10 * scale)
   }
+  if (!(d <= 1e-8) && exact(f1) && exact(f2)) d <- prop_rel_diff(list(fitted(f1)), list(fitted(f2)))
   if (!(d <= 1e-8)) add("shards", sprintf("sharded fit differs from the in-memory fit by %g (relative)", d), code)
 }
 
@@ -897,7 +904,10 @@ prop_surface_newdata <- function(case, add) {
   nd <- x[seq_len(min(3, nrow(x))), , drop = FALSE]
   perm <- sample.int(ncol(x))
   p1 <- tryCatch(predict(r$fit, nd), error = function(e) e)
-  if (inherits(p1, "error")) return()
+  # (a prediction that fails or is not finite is not this property's: the
+  # names are; nmf case 998, beta = -1 with L1 near 1e100 and eps = 0, folds
+  # in to NaN)
+  if (inherits(p1, "error") || !all(is.finite(p1))) return()
   p2 <- tryCatch(predict(r$fit, nd[, perm, drop = FALSE]), error = function(e) e)
   if (inherits(p2, "error")) return(add("newdata", paste("permuted names fail:", conditionMessage(p2))))
   d <- prop_rel_diff(list(p1), list(p2))

@@ -205,7 +205,10 @@ prop_gen_ntf <- function() {
   args$x <- prop_storage(x, sparse)
   list(fun = "ntf", args = args, dense = prop_storage(x, !sparse),
        scale = prop_scale_factor(x[x > 0]), scale_kind = "finite", monotone = TRUE,
-       obj_scale = if (loss == "frobenius") sum(x^2))
+       # (KL as nmf's: the rounding of its sum of x log(x / m) terms; ntf
+       # case 53, an exact fit of 10 x 1 data, ends its starts at -8e-15
+       # and -4e-15, which prop_same_fit() takes as tied by this scale)
+       obj_scale = if (loss == "frobenius") sum(x^2) else sum(x[x > 0] * (1 + abs(log(x[x > 0])))))
 }
 
 prop_gen_lca <- function() {
@@ -609,6 +612,16 @@ prop_check <- function(case) {
                    abs(g1$value - g4$value) / max(abs(g1$value), 1e-4))
         }
       }
+      # SQUAREM's accept test at a rounding tie (prop_squarem()): compared by EM
+      if (!(d <= prop_agree_tol(case)) && !length(bad4) && case$scale_kind == "normalized" &&
+          prop_squarem(case, case$args)) {
+        # (`a` as drawn: the check above may have shortened it)
+        a$max_iter <- case$args$max_iter
+        e <- prop_em_diff(case, case$args, a, function(g1, g4) {
+          max(prop_rel_diff(prop_parts(fun, g1), prop_parts(fun, g4)), abs(g1$value - g4$value) / max(abs(g1$value), 1e-4))
+        })
+        if (!is.null(e)) d <- e
+      }
       if (length(bad4)) {
         fail("scale", sprintf("fit of x * %g is not finite: %s", cc, paste(bad4, collapse = ", ")), case$args, note)
       } else if (!(d <= prop_agree_tol(case))) {
@@ -669,9 +682,16 @@ prop_same_fit <- function(case, f1, f2, args1, args2) {
   fun <- case$fun
   d <- prop_rel_diff(prop_parts(fun, f1), prop_parts(fun, f2))
   if (d == 0) return(d)
+  # (run values at the rounding level of 0, exact fits, tie too: their
+  # relative difference means nothing. plsa cases 190, 196, 433 of a
+  # 1000-case run, sharded vs in memory: every start fits exactly, values
+  # 0 and +-2.2e-16, and the minimum is another start. The allowance is the
+  # rounding of a divergence, as in the non-negativity check: 1e-12 times
+  # the objective's scale)
   if (!identical(f1$run, f2$run) && length(f1$run_values) == length(f2$run_values) &&
       all(is.finite(f1$run_values)) && all(is.finite(f2$run_values)) &&
-      prop_rel_diff(list(f1$run_values), list(f2$run_values)) <= 1e-10) {
+      (prop_rel_diff(list(f1$run_values), list(f2$run_values)) <= 1e-10 ||
+       max(abs(f1$run_values - f2$run_values)) <= 1e-12 * max(c(case$obj_scale, 0)))) {
     return(0)
   }
   # symnmf's default coupling is max(a)^2, in the fit's units (a / s, s a
@@ -691,9 +711,56 @@ prop_same_fit <- function(case, f1, f2, args1, args2) {
     args1$tol <- 0; args2$tol <- 0
     args1$max_iter <- args2$max_iter <- min(f1$iterations, f2$iterations, args1$max_iter)
     g1 <- prop_run(case, args1)$fit; g2 <- prop_run(case, args2)$fit
-    if (!is.null(g1) && !is.null(g2)) return(prop_rel_diff(prop_parts(fun, g1), prop_parts(fun, g2)))
+    if (!is.null(g1) && !is.null(g2)) d <- prop_rel_diff(prop_parts(fun, g1), prop_parts(fun, g2))
+    if (d <= 1e-10) return(d)
+  }
+  if (d > 1e-10 && prop_squarem(case, args1)) {
+    e <- prop_em_diff(case, args1, args2, function(g1, g2) prop_rel_diff(prop_parts(fun, g1), prop_parts(fun, g2)))
+    if (!is.null(e)) return(e)
   }
   d
+}
+
+# Whether a case's fit is plsa's SQUAREM (the default for Tsallis and
+# tempered KL). SQUAREM accepts an extrapolated step when the merit there is
+# no larger than at the step's start; where the two are within rounding (at
+# convergence, and along the flat directions of an over-parametrized model)
+# two fits that differ by rounding (storage, scale, threads) decide
+# differently, and their paths then part by the step, far more than
+# rounding. Seen in a run of 1000 cases: plsa case 786 (threads 1 vs 2 agree
+# to 2e-13 for 12 steps; at step 13 an extrapolation of 3e-9 whose merit
+# ties the start's to 1e-17 is taken by one and not the other: 1.6e-8,
+# 2.3e-9 at the end), cases 136, 542, 817 (converged, values equal to
+# 4e-16: factors apart by 5e-8 to 1.6e-7, the resolution sqrt(eps) at which
+# a minimum fixes its point), 290, 518, 620, 682, 998 (1e-8 to 2e-7), 784
+# (k = 12 on 168 cells, unconverged after 100 steps: 1.3e-5), 955 and 987
+# (another start wins). The same fits by the base rule (method = "em",
+# whose steps are continuous maps of the model) agreed to 2e-11 or better in
+# every one of them: they are then compared instead. This keeps every
+# computation on the data (products, normalization, reductions: SQUAREM's
+# merit and steps are EM's) under the check; what it leaves out is the
+# accept test and the extrapolation, which act on the model alone.
+prop_squarem <- function(case, args) {
+  if (case$fun != "plsa") return(FALSE)
+  m <- args$method
+  if (!is.null(m)) return(identical(m, "squarem"))
+  identical(args$loss, "tsallis") || (identical(args$loss, "kl") && isTRUE(args$tempering < 1))
+}
+
+# The difference (by `metric`) of the same two fits by EM, to a fixed
+# number of steps (tol = 0); NULL when one fails.
+prop_em_diff <- function(case, args1, args2, metric) {
+  args1$method <- args2$method <- "em"
+  args1$tol <- args2$tol <- 0
+  g1 <- prop_run(case, args1)$fit; g2 <- prop_run(case, args2)$fit
+  if (is.null(g1) || is.null(g2)) return(NULL)
+  # starts that tie (plsa's values are scale-free; exact fits of
+  # over-parametrized models end at rounding level, case 998) may be ranked
+  # differently, as in the scale check
+  if (!identical(g1$run, g2$run) && length(g1$run_values) == length(g2$run_values) &&
+      all(is.finite(c(g1$run_values, g2$run_values))) &&
+      max(abs(g1$run_values - g2$run_values)) <= 1e-8 * max(1, abs(g1$run_values))) return(0)
+  metric(g1, g2)
 }
 
 # Whether the objective of an nmf case can exceed the double range: the

@@ -20,6 +20,12 @@ test_that("predict() refuses newdata whose names repeat instead of misplacing va
   expect_error(predict(fn, dup), class = "aspectr_error_input_newdata", regexp = "w1")
   expect_error(perplexity(fp, dup), class = "aspectr_error_input_newdata")
   expect_error(predict(fp, Matrix::Matrix(dup, sparse = TRUE)), class = "aspectr_error_input_newdata")
+  # also when the documents have no counts (they get the prior): plsa
+  # property cases 56, 85, 96 and others (one count in the data, none in
+  # the first rows) were predicted
+  expect_error(predict(fp, dup * 0), class = "aspectr_error_input_newdata", regexp = "w1")
+  expect_equal(unname(predict(fp, nd * 0)), matrix(fp$lambda, 3, 2, byrow = TRUE), tolerance = 1e-12,
+               ignore_attr = TRUE)
   # without names, by position, as before
   unnamed <- unname(nd)
   expect_equal(unname(predict(fp, unnamed)), unname(predict(fp, nd)), tolerance = 1e-12)

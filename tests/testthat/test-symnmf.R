@@ -67,6 +67,44 @@ test_that("symnmf: dense equals sparse, seeds reproduce, threads agree", {
   expect_identical(r1$H, r2$H)
 })
 
+test_that("symnmf() at tiny scales: an L1 penalty in the data's units gives finite fits (H = 0)", {
+  # random property case symnmf 98: data near 1e-186 with L1 = 6e-4 in the
+  # data's units and the default coupling max(a)^2. In the fit's units
+  # (a / s, s near max(a)) the coupling is max(a)^2 / s ~ 1e-186 and L1 / s^1.5
+  # ~ 1e276, so the exact NNLS of H given W = 0 solved 1e-186 x = -1e276:
+  # the solution overflowed and the substitution's 0 * Inf made H NaN
+  # (objective[1] NaN, or all starts NaN and an aspectr_error_numeric)
+  A <- matrix(c(1.1245577884837985, 0, 1.2486892428714782, 1.0675290136132389,
+                0, 0, 0.54386854241602123, 0,
+                1.2486892428714782, 0.54386854241602123, 0, 1.0171220081392676,
+                1.0675290136132389, 0, 1.0171220081392676, 0), 4, 4)
+  L1 <- 0.0006084369204548024
+  for (cc in c(3.7118366757441765e-186, 1e-300)) for (method in c("anls", "hals")) {
+    lab <- paste(method, cc)
+    for (x in list(A * cc, as_dgc(A * cc))) {
+      w <- NULL
+      fit <- withCallingHandlers(
+        symnmf(x, 3, method = method, L1 = L1, nrun = 3, seed = 757380, max_iter = 20, tol = 0),
+        warning = function(cnd) { w <<- c(w, class(cnd)[1]); invokeRestart("muffleWarning") })
+      # that large a penalty makes H = 0 optimal (the best fit saves at most
+      # 1/2 ||c A||^2 ~ c^2, an H of size sqrt(c) costs L1 sqrt(c))
+      expect_true(all(fit$H == 0), label = lab)
+      expect_true(all(is.finite(c(fit$objective, fit$initial, fit$run_values, fit$value))), label = lab)
+      # the objective 1/2 ||c A||^2 underflows in the data's units: 0, said so
+      expect_identical(fit$value, 0, label = lab)
+      expect_identical(w, "aspectr_warning_numeric", label = lab)
+    }
+    # the same problem in the units of A (coupling and L1 rescaled, when
+    # representable): the same fit, its objective 1/2 ||A||^2 at every step
+    if (cc > 1e-200) {
+      ref <- symnmf(A, 3, method = method, coupling = max(A)^2 * cc, L1 = L1 / cc^1.5, nrun = 3,
+                    seed = 757380, max_iter = 20, tol = 0)
+      expect_true(all(ref$H == 0), label = lab)
+      expect_equal(ref$objective, rep(0.5 * sum(A^2), 20), tolerance = 1e-14, label = lab)
+    }
+  }
+})
+
 test_that("symnmf reads a sparse matrix in place, one triangle stored or both", {
   p <- planted_affinity(n = 60, k = 3, seed = 8)
   A <- p$A * (p$A > 0.3) * 3  # largest entry above 1: the fit divides as it reads

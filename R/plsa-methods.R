@@ -341,12 +341,10 @@ match_newdata <- function(object, newdata, call = rlang::caller_env()) {
                 aspectr_error_input_empty = function(e) NULL)
   if (is.null(d)) {
     # No positive entries at all: every document gets the prior (names
-    # that could not be matched are refused all the same)
+    # were checked above)
     dims <- dim(newdata)
     if (is.null(new_terms) || is.null(fit_terms)) {
       if (dims[2] != object$dims[2]) abort_newdata_cols(dims[2], object$dims[2], call)
-    } else {
-      check_newdata_names(new_terms, fit_terms, "column", call = call)
     }
     return(list(idx = matrix(integer(0), 2, 0), val = numeric(0),
                 dims = c(dims[1], object$dims[2]),

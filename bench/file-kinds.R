@@ -6,7 +6,8 @@
 ## reported, with ratios to the .shard files of the same data.
 ##
 ##   Rscript bench/file-kinds.R            # 20000 x 5000 at 5%, 4 shards
-##   ASPECTR_BENCH_QUICK=1 Rscript bench/file-kinds.R
+##   ASPECTR_BENCH_QUICK=1 Rscript bench/file-kinds.R   # 4000 x 1500, 3 rounds
+##   ASPECTR_BENCH_UNCACHED=rds,h5 Rscript bench/file-kinds.R   # uncached runs of these kinds only
 ##
 ## Run from the package root with aspectr installed.
 
@@ -20,7 +21,8 @@ n <- if (quick) 1500 else 5000
 density <- 0.05
 n_shards <- 4
 k <- 10
-rounds <- if (quick) 1 else 2
+rounds <- if (quick) 3 else 2
+uncached_kinds <- Sys.getenv("ASPECTR_BENCH_UNCACHED")
 iters <- c(plsa_em = 5, nmf_hals = 5, nmf_klcd = 2)
 
 heading("Out-of-core fits by file kind: ", m, " x ", n, " at ", density * 100, "%, ", n_shards,
@@ -95,6 +97,8 @@ for (r in seq_len(rounds)) {
         # (KL coordinate descent passes over the data several times per
         # iteration: its uncached fits would take hours from text files)
         if (!cache && what == "nmf_klcd" && kind %in% c("mtx", "tns")) next
+        # (ASPECTR_BENCH_UNCACHED="rds,h5" limits the slow uncached runs)
+        if (!cache && nzchar(uncached_kinds) && !kind %in% strsplit(uncached_kinds, ",")[[1]]) next
         key <- paste(what, kind, cache)
         res <- suppressMessages(fit_once(described[[paste(kind, cache)]], what))
         best[[key]] <- min(best[[key]] %||% Inf, res$per_iter)

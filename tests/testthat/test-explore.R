@@ -77,14 +77,14 @@ test_that("explore() refuses what it cannot show, classed", {
   expect_error(explore(fit, file = 1, open = FALSE), class = "aspectr_error_input_type")
 })
 
-test_that("the page works in a headless browser: topics click, the slider re-ranks, terms show their topics", {
+# The page's self-test (#selftest) run in headless chromium: its result,
+# or a skip when no browser is installed.
+browser_selftest <- function(f) {
   skip_on_cran()
   skip_if_not_installed("jsonlite")
   browser <- Sys.which(c("chromium", "chromium-browser", "google-chrome"))
   browser <- browser[nzchar(browser)][1]
   skip_if(is.na(browser), "no chromium installed")
-  fit <- explore_fit()
-  f <- explore(fit, file = tempfile(fileext = ".html"), open = FALSE)
   url <- paste0("file://", normalizePath(f), "#selftest")
   args <- c("--headless", "--no-sandbox", "--disable-gpu", "--virtual-time-budget=5000", "--dump-dom", url)
   timeout <- Sys.which("timeout")
@@ -95,7 +95,13 @@ test_that("the page works in a headless browser: topics click, the slider re-ran
   expect_length(res, 1)
   json <- sub('(?s)<pre id="selftest-result"[^>]*>(.*?)</pre>', "\\1", res, perl = TRUE)
   json <- gsub("&quot;", "\"", gsub("&amp;", "&", gsub("&lt;", "<", gsub("&gt;", ">", json, fixed = TRUE), fixed = TRUE), fixed = TRUE), fixed = TRUE)
-  r <- jsonlite::fromJSON(json)
+  jsonlite::fromJSON(json)
+}
+
+test_that("the page works in a headless browser: topics click, the slider re-ranks, terms show their topics", {
+  fit <- explore_fit()
+  f <- explore(fit, file = tempfile(fileext = ".html"), open = FALSE)
+  r <- browser_selftest(f)
   # no error in the page's console
   expect_length(r$errors, 0)
   expect_identical(r$circles, 5L)
@@ -116,4 +122,28 @@ test_that("the page works in a headless browser: topics click, the slider re-ran
   expect_equal(as.numeric(r$term_topics[, 2]), round(unname(shown), 3), tolerance = 1e-9)
   th <- topics(fit)
   expect_identical(r$docs, rownames(th)[order(th[, 2], decreasing = TRUE)[1:10]])
+})
+
+test_that("the map: circle areas by topic share, topic numbers readable where topics coincide", {
+  fit <- explore_fit()
+  # topics 2 and 4 made identical to topic 1: three circles on one spot
+  phi <- fit$factors[[2]]
+  phi[, 2] <- phi[, 4] <- phi[, 1]
+  fit$factors[[2]] <- phi
+  f <- explore(fit, file = tempfile(fileext = ".html"), open = FALSE)
+  r <- browser_selftest(f)
+  expect_length(r$errors, 0)
+  # areas proportional to the shares P(z) (radius^2 / share the same for all)
+  expect_equal(r$radii^2 / unname(fit$lambda), rep(r$radii[1]^2 / fit$lambda[[1]], 5), tolerance = 1e-6)
+  # one label per topic, the fit's numbers, no two label boxes overlapping
+  lab <- r$labels
+  expect_setequal(lab[, 1], as.character(1:5))
+  box <- matrix(as.numeric(lab[, 2:5]), ncol = 4)
+  overlap <- outer(seq_len(5), seq_len(5), Vectorize(function(a, b) {
+    a < b && box[a, 1] < box[b, 1] + box[b, 3] - 0.5 && box[b, 1] < box[a, 1] + box[a, 3] - 0.5 &&
+      box[a, 2] < box[b, 2] + box[b, 4] - 0.5 && box[b, 2] < box[a, 2] + box[a, 4] - 0.5
+  }))
+  expect_false(any(overlap))
+  # the labels moved off their circles' common centre are tied to it
+  expect_gte(r$leaders, 2)
 })

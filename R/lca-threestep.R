@@ -264,7 +264,7 @@ lca_covariates <- function(fit, formula, data, method = c("bch", "ml", "naive"),
   mf <- lcr_model_frame(rhs, data)
   keep <- stats::complete.cases(mf)
   dropped <- sum(!keep)
-  mf <- mf[keep, , drop = FALSE]
+  mf <- droplevels(mf[keep, , drop = FALSE])
   lcr_check_levels(mf)
   X <- stats::model.matrix(rhs, mf)
   if (nrow(X) <= ncol(X)) {

@@ -281,6 +281,37 @@ test_that("sampling weights: weighted D and estimates, sandwich over the design"
   P <- psi(unname(coef(d)))
   V <- solve(A) %*% (n / (n - 1) * crossprod(sweep(P, 2, colMeans(P)))) %*% t(solve(A))
   expect_equal(unname(vcov(d)), V, tolerance = 1e-6)
+  # ML covariates with weights: the weighted pseudo-likelihood, sandwich
+  f_i <- function(b, i) {
+    p2 <- plogis(b[1] + b[2] * td$x[i])
+    ll <- 0
+    for (s in 1:2) if (W[i, s] > 0) ll <- ll + w[i] * W[i, s] * log((1 - p2) * D[1, s] + p2 * D[2, s])
+    ll
+  }
+  f <- function(b) sum(vapply(seq_len(n), function(i) f_i(b, i), numeric(1)))
+  b <- ref_maximize(f, c(0, 0))
+  S <- t(vapply(seq_len(n), function(i) num_grad(function(t) f_i(t, i), b), numeric(2)))
+  Ainv <- solve(-num_hess(f, b))
+  cv <- lca_covariates(fit, ~ x, data.frame(x = td$x), method = "ml")
+  expect_identical(cv$se_type, "sandwich")
+  expect_equal(unname(coef(cv)), b, tolerance = 1e-6)
+  expect_equal(unname(vcov(cv)), Ainv %*% (n / (n - 1) * crossprod(sweep(S, 2, colMeans(S)))) %*% Ainv,
+               tolerance = 1e-5)
+  # primary sampling units within strata: the meat from the PSU totals
+  psu <- rep(1:20, each = 4)
+  strata <- rep(1:2, each = 40)
+  fd <- lca(td$items, 2, seed = 1, nrun = 5, weights = w, psu = psu, strata = strata)
+  dd <- lca_distal(fd, td$z, method = "naive")
+  h <- ref_assign(fd$posterior, "modal")
+  P <- psi(unname(coef(dd)))
+  Z <- rowsum(P, psu)
+  B <- 0
+  for (st in 1:2) {
+    zh <- Z[unique(psu[strata == st]), , drop = FALSE]
+    B <- B + nrow(zh) / (nrow(zh) - 1) * crossprod(sweep(zh, 2, colMeans(zh)))
+  }
+  A <- -num_jac(function(t) colSums(psi(t)), unname(coef(dd)))
+  expect_equal(unname(vcov(dd)), solve(A) %*% B %*% t(solve(A)), tolerance = 1e-6)
   # integer weights: the same estimates as repeating the rows
   wi <- rep(1:2, length.out = nrow(td$items))
   fw <- lca(td$items, 2, seed = 1, nrun = 5, weights = wi)

@@ -52,7 +52,13 @@
 #'   is given for contrast.}}
 #' For the ML method with a continuous outcome the class-specific normal
 #' distributions matter: when the outcome is far from normal within
-#' classes BCH is the safer choice (Bakk and Vermunt 2016).
+#' classes BCH is the safer choice (Bakk and Vermunt 2016). For a
+#' categorical outcome both estimate the joint distribution of class and
+#' outcome without restriction and give the same estimates, unless BCH's
+#' fall outside \eqn{[0, 1]}. With poorly separated classes the BCH
+#' weights can give a negative probability or variance; that gives a
+#' warning (class `aspectr_warning_numeric`), and ML, which stays in
+#' range, is the alternative.
 #'
 #' @section Standard errors:
 #' BCH and naive: the estimates solve weighted estimating equations
@@ -61,7 +67,8 @@
 #' \eqn{A^{-1} B A^{-1}} with \eqn{A} the derivative of the equations and
 #' \eqn{B} the covariance of the observations' contributions, each
 #' observation with its contributions to every class together (the robust
-#' standard errors of Bakk, Tekle and Vermunt 2013). ML: with modal
+#' standard errors that the weighted analysis needs, Vermunt 2010, as used
+#' by Bakk, Tekle and Vermunt 2013). ML: with modal
 #' assignment and no sampling weights the inverse of the observed
 #' information of the step-3 likelihood; with proportional assignment (a
 #' pseudo-likelihood that counts each observation once per class) or
@@ -215,7 +222,7 @@ lca_distal <- function(fit, outcome, method = c("bch", "ml", "naive"), type = c(
   res$wald <- ts_wald_classes(res$coefficients, res$vcov, test_idx, cls,
                               if (type == "continuous") "mean" else "distribution")
   if (any(res$coefficients[res$kind == "variance"] <= 0) || any(res$coefficients[res$kind == "prob"] < 0)) {
-    warn_numeric(c("The {method} estimates include a {if (type == 'continuous') 'variance' else 'probability'} below 0.",
+    warn_numeric(c("The {if (method == 'bch') 'BCH ' else ''}estimates include a {if (type == 'continuous') 'variance' else 'probability'} below 0.",
                    i = "The BCH weights can be negative: the classes may be too poorly separated for this outcome; compare {.code method = \"ml\"}."))
   }
   out <- c(res, list(type = type, method = method, assignment = assignment, k = k, terms = terms,

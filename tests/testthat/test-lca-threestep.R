@@ -245,6 +245,29 @@ test_that("ML three-step for a categorical distal and for covariates match the p
   expect_equal(unname(coef(nv)), unname(coef(g2)), tolerance = 1e-6)
 })
 
+test_that("ML three-step covariates with three classes match the plain-R reference", {
+  td <- tiny_data(150, seed = 5)
+  fit <- lca(td$items, 3, seed = 1, nrun = 10)
+  W <- ref_assign(fit$posterior, "modal")
+  D <- ref_D(fit$posterior, W)
+  f <- function(b) {
+    B <- cbind(0, matrix(b, 2, 2))  # rows: intercept, x; columns: classes
+    ll <- 0
+    for (i in seq_along(td$x)) {
+      eta <- B[1, ] + B[2, ] * td$x[i]
+      p <- exp(eta) / sum(exp(eta))
+      for (s in 1:3) if (W[i, s] > 0) ll <- ll + W[i, s] * log(sum(p * D[, s]))
+    }
+    ll
+  }
+  b <- ref_maximize(f, rep(0, 4))
+  cv <- lca_covariates(fit, ~ x, data.frame(x = td$x), method = "ml")
+  expect_named(coef(cv), c("class_2:(Intercept)", "class_2:x", "class_3:(Intercept)", "class_3:x"))
+  expect_equal(unname(coef(cv)), b, tolerance = 1e-6)
+  expect_equal(unname(vcov(cv)), solve(-num_hess(f, b)), tolerance = 1e-5)
+  expect_identical(cv$wald$df, c(2L, 2L))
+})
+
 test_that("a categorical distal: ML three-step equals BCH (both saturated) when BCH stays in [0, 1]", {
   # P(W, Z) = P(X, Z) D is linear and invertible: the ML estimate of the
   # saturated model is the BCH one whenever that is a distribution

@@ -568,7 +568,7 @@ ts_model_covariates <- function(X, k) {
   nms <- as.vector(outer(colnames(X), cls[-1], function(t, r) paste0(r, ":", t)))
   probs <- function(theta) {
     eta <- cbind(0, X %*% matrix(theta, p, k - 1))
-    eta <- eta - apply(eta, 1, max)
+    eta <- eta - ts_rowmax(eta)
     e <- exp(eta)
     e / rowSums(e)
   }
@@ -614,6 +614,8 @@ ts_model_covariates <- function(X, k) {
   )
 }
 
+ts_rowmax <- function(m) m[cbind(seq_len(nrow(m)), max.col(m, ties.method = "first"))]
+
 ts_lse <- function(x) {
   m <- max(x)
   m + log(sum(exp(x - m)))
@@ -633,18 +635,18 @@ ts_multinom <- function(X, Wt, theta, probs, info, max_iter = 100, tol = 1e-12) 
     I <- info(Pm, s)
     step <- tryCatch(solve(I, grad), error = function(e) MASS_ginv(I) %*% grad)
     step <- as.vector(step)
+    if (max(abs(step)) < tol * (1 + max(abs(theta)))) break
     t <- 1
     repeat {
       new <- theta + t * step
       val <- obj(new)
       if (is.finite(val) && val >= cur - 1e-12 * abs(cur)) break
       t <- t / 2
-      if (t < 1e-10) { new <- theta; val <- cur; break }
+      if (t < 1e-10) break
     }
-    done <- max(abs(new - theta)) < tol * (1 + max(abs(theta))) || abs(val - cur) < tol * abs(cur) * 1e-3
+    if (t < 1e-10) break  # no progress: at the maximum to rounding
     theta <- new
     cur <- val
-    if (done) break
   }
   theta
 }
@@ -715,7 +717,7 @@ ts_ml <- function(model, W, v, D, max_iter = 2000, tol = 1e-9) {
   omega <- W * v  # record (i, s) weights
   estep <- function(theta) {
     lf <- model$logf(theta)
-    mx <- apply(lf, 1, max)
+    mx <- ts_rowmax(lf)
     E <- exp(lf - mx)
     A <- E %*% D  # n x k (assigned classes s)
     pos <- omega > 0
@@ -758,7 +760,7 @@ ts_ml <- function(model, W, v, D, max_iter = 2000, tol = 1e-9) {
   for (i in seq_len(50)) {
     step <- tryCatch(solve(d$info, d$grad), error = function(err) NULL)
     if (is.null(step) || any(!is.finite(step))) break
-    if (max(abs(step)) < 1e-10 * (1 + max(abs(theta)))) { converged <- TRUE; break }
+    if (max(abs(step)) < 1e-12 * (1 + max(abs(theta)))) { converged <- TRUE; break }
     t <- 1
     ok <- FALSE
     while (t > 1e-6) {
@@ -770,7 +772,8 @@ ts_ml <- function(model, W, v, D, max_iter = 2000, tol = 1e-9) {
       t <- t / 2
     }
     if (!ok) break
-    small <- max(abs(cand - theta)) < 1e-10 * (1 + max(abs(theta)))
+    small <- max(abs(cand - theta)) < 1e-8 * (1 + max(abs(theta))) ||
+      (t == 1 && ec$ll - e$ll < 1e-13 * abs(e$ll))
     theta <- cand
     e <- ec
     d <- derivs(theta, e)

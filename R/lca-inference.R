@@ -402,5 +402,7 @@ lca_design_fields <- function(fit, dr) {
   fit$sum_weights <- sum(dr$w)
   fit$design <- list(clustered = dr$clustered, stratified = dr$stratified, n_psu = dr$n_units,
                      n_strata = length(unique(dr$unit_stratum)))
+  # each observation's PSU and each PSU's stratum (for lca_distal())
+  fit$design_units <- list(unit = dr$unit, unit_stratum = dr$unit_stratum)
   fit
 }

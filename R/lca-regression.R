@@ -88,6 +88,8 @@ lca.formula <- function(formula, data, k, nrun = 10, max_iter = 1000, tol = 1e-8
   fit <- lcr_result(fit, prep, Xs, k, rhs, call, ctl, proc.time()[["elapsed"]] - start,
                     dropped = dropped, se = check_flag(se, "se"))
   fit <- lcr_unscale(fit, X, m)
+  fit$rows <- which(cov_ok)[prep$rows]
+  fit$data_nrow <- nrow(data)
   finish_progress(fit, ctl$verbose, "lca()", ctl$max_iter, ctl$tol)
 }
 

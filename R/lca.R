@@ -312,6 +312,9 @@ lca.default <- function(data, k, nrun = 10, max_iter = 1000, tol = 1e-8, seed = 
   if (!is.null(design)) prep <- lca_weight_patterns(prep, lca_design_rows(design, prep$rows))
   fit <- lca_run(prep, call, k, nrun, max_iter, tol, seed, threads, verbose, short_iter, short_keep, callback,
                  init, se, method)
+  # the rows of `data` the fit used (lca_distal() aligns outcomes to them)
+  fit$rows <- prep$rows
+  fit$data_nrow <- if (sharded) as.integer(data$dims[1]) else nrow(data)
   if (sharded) fit$shards <- length(data$sources)
   fit
 }

@@ -580,6 +580,19 @@ cases <- list(
   mal(lca_blrt(x, 2), "data", "type", "matrix"),
   mal(lca_blrt(lc, 1), "k", "argument", "1"),
   mal(lca_blrt(lc, 2, B = 0), "B", "argument", "0"),
+  mal(lca_distal(), "fit", "argument"),
+  mal(lca_distal(fl), "outcome", "argument"),
+  mal(lca_distal(fn, 1:10), "fit", "type"),
+  mal(lca_distal(fl, 1:9), "outcome", "length", "9"),
+  mal(lca_distal(fl, as.list(1:10)), "outcome", "type"),
+  mal(lca_distal(fl, 1:10, method = "bhc"), "method", "argument", "\"bhc\""),
+  mal(lca_distal(fl, 1:10, assignment = "soft"), "assignment", "argument", "\"soft\""),
+  mal(lca_distal(fl, 1:10, type = "count"), "type", "argument", "\"count\""),
+  mal(lca_distal(fl, c(1:9, Inf)), "outcome", "value", "infinite"),
+  mal(lca_covariates(fl, ~ z, data.frame(z = 1:9)), "data", "length", "9"),
+  mal(lca_covariates(fl, z ~ 1, data.frame(z = 1:10)), "formula", "argument"),
+  mal(lca_covariates(fl, ~ z, 1:10), "data", "type"),
+  mal(lca_covariates(fl, ~ w, data.frame(z = 1:10)), "formula", "argument", "w"),
   mal(explore(), "fit", "argument"),
   mal(explore(fn, open = FALSE), "fit", "argument"),
   mal(explore(fl, open = FALSE), "fit", "argument"),
@@ -598,7 +611,7 @@ test_that("the list of malformed calls is long and covers every export", {
                "as_sptensor", "read_tns", "write_tns", "symtensor", "as_symtensor", "nnz",
                "adjusted_rand_index", "default_threads", "topics", "basis", "predict",
                "summary", "terms", "tidy", "glance", "plot", "print", "fitted", "residuals",
-               "gather_factors", "explore", "lca_blrt")
+               "gather_factors", "explore", "lca_blrt", "lca_distal", "lca_covariates")
   expect_setequal(setdiff(exports, called), character(0))
   expect_true(all(getNamespaceExports("aspectr") %in% c(called, "sotu_dtm")))
 })

@@ -293,9 +293,20 @@ lca_formula_position <- function(...) {
 lca.default <- function(data, k, nrun = 10, max_iter = 1000, tol = 1e-8, seed = NULL,
                 threads = NULL, na.rm = FALSE, verbose = FALSE, short_iter = NULL,
                 short_keep = 1, callback = NULL, init = "random", se = TRUE, method = NULL,
-                cluster = NULL, weights = NULL, psu = NULL, strata = NULL, ...) {
+                cluster = NULL, weights = NULL, psu = NULL, strata = NULL, group = NULL,
+                invariance = "full", free_items = NULL, ...) {
   call <- match.call()
   check_dots_empty(...)
+  if (!is.null(group)) {
+    # multiple-group latent class analysis (R/lca-groups.R)
+    if (!is.null(cluster) || !is.null(callback) || !identical(init, "random")) {
+      abort_input("{.arg group} cannot be combined with {.arg {c('cluster', 'callback', 'init')[c(!is.null(cluster), !is.null(callback), !identical(init, 'random'))]}}.",
+                  "argument", arg = "group")
+    }
+    return(lca_groups_fit(data, k, group, invariance, free_items, nrun, max_iter, tol, seed, threads, na.rm,
+                          verbose, short_iter, check_whole(short_keep, "short_keep", min = 1), se, method,
+                          weights, psu, strata, call))
+  }
   se <- check_flag(se, "se")
   check_required(data, "a data frame of categorical variables")
   na.rm <- check_flag(na.rm, "na.rm")

@@ -1,0 +1,276 @@
+# Multiple-group latent class analysis (lca(..., group = )): hand checks
+# (the free model is the sum of per-group fits, the invariant model the
+# latent class regression on the group), likelihood-ratio tests, methods,
+# errors, and glca (Kim, Jeon, Chung and Park) on its own data.
+
+# Three binary-or-ternary items, two groups with different class shares and
+# (for item3) different response probabilities in the second group.
+sim_groups <- function(n = 400, seed = 1) {
+  set.seed(seed)
+  g <- rep(c("north", "south"), c(n, n * 3 / 4))
+  cls <- ifelse(runif(length(g)) < ifelse(g == "north", 0.35, 0.65), 1, 2)
+  p <- c(0.15, 0.8)
+  d <- data.frame(item1 = ifelse(runif(length(g)) < p[cls], "yes", "no"),
+                  item2 = ifelse(runif(length(g)) < p[cls], "yes", "no"),
+                  item3 = ifelse(runif(length(g)) < ifelse(g == "north", p[cls], rev(p)[cls]), "yes", "no"),
+                  item4 = sample(c("low", "mid", "high"), length(g), TRUE),
+                  item5 = ifelse(runif(length(g)) < p[cls], "yes", "no"))
+  d$item4[cls == 2 & runif(length(g)) < 0.5] <- "high"
+  d$region <- g
+  d
+}
+
+# the permutation of the classes of b that matches those of a (two lists
+# of classes x levels matrices)
+match_perm <- function(a, b) {
+  k <- nrow(a[[1]])
+  perms <- if (k == 2) rbind(1:2, 2:1) else as.matrix(expand.grid(rep(list(seq_len(k)), k)))
+  perms <- perms[apply(perms, 1, function(o) length(unique(o)) == k), , drop = FALSE]
+  cost <- apply(perms, 1, function(o) sum(vapply(names(a), function(v) sum((a[[v]] - b[[v]][o, , drop = FALSE])^2), 1)))
+  perms[which.min(cost), ]
+}
+
+test_that("the free model is one latent class model per group (log-likelihood, estimates, standard errors)", {
+  d <- sim_groups()
+  items <- d[1:5]
+  fit <- lca(items, 2, group = d$region, invariance = "none", seed = 1, tol = 1e-10)
+  expect_s3_class(fit, "aspectr_lca_groups")
+  sep <- lapply(c("north", "south"), function(g) lca(items[d$region == g, ], 2, seed = 1, tol = 1e-10))
+  expect_equal(fit$llik, sep[[1]]$llik + sep[[2]]$llik, tolerance = 1e-8)
+  # npar by hand: per group 1 share logit and 2 * (1 + 1 + 1 + 2 + 1) item parameters
+  expect_equal(fit$npar, 2 * (1 + 2 * 6))
+  expect_equal(fit$npar, sep[[1]]$npar + sep[[2]]$npar)
+  for (i in 1:2) {
+    g <- c("north", "south")[i]
+    o <- match_perm(fit$probs[[g]], sep[[i]]$probs)
+    expect_equal(unname(fit$P[g, ]), unname(sep[[i]]$P[o]), tolerance = 1e-6)
+    for (v in names(items)) {
+      expect_equal(unname(fit$probs[[g]][[v]]), unname(sep[[i]]$probs[[v]][o, ]), tolerance = 1e-5)
+      expect_equal(unname(fit$se$probs[[g]][[v]]), unname(sep[[i]]$se$probs[[v]][o, ]), tolerance = 1e-4)
+    }
+    expect_equal(unname(fit$se$P[g, ]), unname(sep[[i]]$se$P[o]), tolerance = 1e-4)
+  }
+  # the classes of the second group are matched to those of the first
+  expect_lt(sum((fit$probs$north$item1 - fit$probs$south$item1)^2),
+            sum((fit$probs$north$item1 - fit$probs$south$item1[2:1, ])^2))
+})
+
+test_that("the invariant model is the latent class regression on the group", {
+  d <- sim_groups()
+  fit <- lca(d, 2, group = "region", seed = 1, tol = 1e-10)
+  expect_identical(fit$variables, paste0("item", 1:5))
+  expect_identical(fit$group_var, "region")
+  # (the regression's EM creeps: a tight tolerance brings it to the maximum)
+  reg <- lca(cbind(item1, item2, item3, item4, item5) ~ region, d, 2, seed = 1, tol = 1e-14, max_iter = 20000)
+  expect_gte(fit$llik, reg$llik - 1e-8)
+  expect_equal(fit$llik, reg$llik, tolerance = 1e-10)
+  expect_equal(fit$npar, reg$npar)
+  expect_equal(fit$npar, 2 * 1 + 2 * 6)
+  o <- match_perm(fit$probs$north, reg$probs)
+  for (v in fit$variables) {
+    expect_equal(fit$probs$north[[v]], fit$probs$south[[v]])
+    expect_equal(unname(fit$probs$north[[v]]), unname(reg$probs[[v]][o, ]), tolerance = 1e-5)
+    # the item standard errors do not depend on the coding of the groups
+    expect_equal(unname(fit$se$probs$north[[v]]), unname(reg$se$probs[[v]][o, ]), tolerance = 1e-4)
+  }
+  # class shares of each group: the regression's priors of its rows
+  pri <- reg$prior[, o]
+  expect_equal(unname(fit$P["north", ]), unname(pri[d$region == "north", ][1, ]), tolerance = 1e-5)
+  expect_equal(unname(fit$P["south", ]), unname(pri[d$region == "south", ][1, ]), tolerance = 1e-5)
+  # the same groups given as a vector
+  fit2 <- lca(d[1:5], 2, group = d$region, seed = 1, tol = 1e-10)
+  expect_equal(fit2$llik, fit$llik)
+  expect_null(fit2$group_var)
+  # the formula interface with a group column
+  fit3 <- lca(cbind(item1, item2, item3, item4, item5) ~ 1, d, 2, group = "region", seed = 1, tol = 1e-10)
+  expect_equal(fit3$llik, fit$llik)
+})
+
+test_that("partial invariance lies between the two, and the likelihood-ratio tests count parameters", {
+  d <- sim_groups()
+  full <- lca(d, 2, group = "region", seed = 1, tol = 1e-10)
+  part <- lca(d, 2, group = "region", invariance = "partial", free_items = "item3", seed = 1, tol = 1e-10)
+  none <- lca(d, 2, group = "region", invariance = "none", seed = 1, tol = 1e-10)
+  expect_equal(part$npar, full$npar + 2 * 1)
+  expect_equal(none$npar, full$npar + 2 * 6)
+  expect_gte(part$llik, full$llik - 1e-6)
+  expect_gte(none$llik, part$llik - 1e-6)
+  # item3 differs between the groups in the simulation: freeing it helps a lot,
+  # freeing the others then hardly
+  expect_gt(2 * (part$llik - full$llik), 20)
+  expect_identical(part$probs$north$item1, part$probs$south$item1)
+  expect_false(isTRUE(all.equal(part$probs$north$item3, part$probs$south$item3)))
+  a <- anova(none, full, part)
+  expect_s3_class(a, "anova")
+  expect_equal(a$Npar, c(full$npar, part$npar, none$npar))
+  expect_equal(a$Df[-1], c(2L, 10L))
+  expect_equal(a$LR[2], 2 * (part$llik - full$llik))
+  expect_equal(a$`Pr(>Chi)`[3], pchisq(2 * (none$llik - part$llik), 10, lower.tail = FALSE))
+  inv <- lca_invariance(d, 2, "region", free_items = "item3", seed = 1, tol = 1e-10)
+  expect_equal(inv$logLik, a$logLik, tolerance = 1e-8)
+  expect_named(attr(inv, "fits"), c("full", "partial", "none"))
+  expect_output(print(a), "multiple-group")
+})
+
+test_that("the EM of partial invariance reaches the core's maximum of the invariant model", {
+  d <- sim_groups()
+  full <- lca(d, 2, group = "region", seed = 1, tol = 1e-10)
+  prep <- aspectr:::lca_prepare(d[1:5], FALSE)
+  grp <- factor(d$region)
+  cells <- aspectr:::lcg_cells(prep, grp)
+  set.seed(3)
+  rho <- lapply(lengths(prep$levels), function(l) { m <- matrix(runif(2 * l), l); sweep(m, 2, colSums(m), "/") })
+  em <- aspectr:::lcg_em(cells, list(P = matrix(0.5, 2, 2), rho = list(rho, rho)), rep(FALSE, 5), 5000, 1e-12)
+  expect_equal(em$llik, full$llik, tolerance = 1e-7)
+  expect_true(all(diff(-em$objective) >= -1e-8))  # EM never decreases the likelihood
+})
+
+test_that("whole-number weights are replicated rows", {
+  d <- sim_groups(200)
+  set.seed(5)
+  w <- sample(1:3, nrow(d), TRUE)
+  rep_d <- d[rep(seq_len(nrow(d)), w), ]
+  for (inv in c("full", "none")) {
+    a <- lca(d, 2, group = "region", invariance = inv, weights = w, seed = 1, tol = 1e-10)
+    b <- lca(rep_d, 2, group = "region", invariance = inv, seed = 1, tol = 1e-10)
+    expect_equal(a$llik, b$llik, tolerance = 1e-7)
+    expect_equal(a$P, b$P, tolerance = 1e-5)
+    expect_equal(a$probs, b$probs, tolerance = 1e-5)
+    expect_equal(a$BIC, b$BIC, tolerance = 1e-7)
+    expect_equal(a$sum_weights, sum(w))
+    expect_true(all(is.finite(unlist(a$se$probs))))
+  }
+  a <- lca(d, 2, group = "region", weights = w, seed = 1)
+  expect_error(anova(a, a), class = "aspectr_error_unsupported")
+})
+
+test_that("methods: coef, vcov, tidy, glance, predict, print, summary", {
+  d <- sim_groups()
+  fit <- lca(d, 2, group = "region", invariance = "partial", free_items = c("item3", "item4"), seed = 1)
+  cf <- coef(fit)
+  expect_length(cf, fit$npar)
+  V <- vcov(fit)
+  expect_identical(rownames(V), names(cf))
+  expect_true(all(diag(V) >= 0))
+  expect_true("item4[low]:class_2|south" %in% names(cf))
+  expect_true("item1[yes]:class_2" %in% names(cf))
+  expect_equal(cf[["class_2|north"]], log(fit$P["north", 2] / fit$P["north", 1]))
+  tp <- tidy(fit)
+  expect_named(tp, c("group", "variable", "level", "class", "probability", "std.error"))
+  expect_equal(nrow(tp), 2 * 2 * (2 + 2 + 2 + 3 + 2))
+  sums <- tapply(tp$probability, paste(tp$group, tp$variable, tp$class), sum)
+  expect_equal(as.vector(sums), rep(1, length(sums)))
+  tc <- tidy(fit, "classes", conf.int = TRUE)
+  expect_equal(tc$share, as.vector(t(fit$P)))
+  expect_true(all(tc$conf.low <= tc$share & tc$share <= tc$conf.high))
+  gl <- glance(fit)
+  expect_equal(gl$logLik, fit$llik)
+  expect_equal(gl$npar, fit$npar)
+  # residual df: per group min(n_g, cells) - 1, less npar (48 cells, fewer than n_g)
+  expect_equal(fit$npar, 2 * 1 + 2 * 6 + 2 * (2 - 1) * (1 + 2))
+  expect_equal(gl$df, 2 * (48 - 1) - fit$npar)
+  expect_equal(fit$Ng, c(north = 400L, south = 300L))
+  expect_equal(AIC(fit), fit$AIC)
+  expect_equal(BIC(fit), fit$BIC)
+  # predict() of the training rows (the group from the column) is the posterior
+  expect_equal(predict(fit, d), fit$posterior, ignore_attr = TRUE, tolerance = 1e-10)
+  swapped <- predict(fit, d[1:5, 1:5], group = rep("south", 5))
+  expect_false(isTRUE(all.equal(swapped, fit$posterior[1:5, ], check.attributes = FALSE)))
+  expect_equal(predict(fit, type = "class"), fit$predclass)
+  expect_output(print(fit), "free per group for item3, item4")
+  expect_output(print(summary(fit)), "Multiple-group latent class model")
+  expect_error(predict(fit, d[1:5], group = rep("east", nrow(d))), class = "aspectr_error_input")
+  expect_error(predict(fit, d[1:5]), class = "aspectr_error_input_argument")
+  expect_error(tidy(fit, "coefficients"), class = "aspectr_error_input")
+  nose <- lca(d, 2, group = "region", seed = 1, se = FALSE)
+  expect_error(vcov(nose), class = "aspectr_error_unsupported")
+  expect_true(all(is.na(tidy(nose)$std.error)))
+})
+
+test_that("bad groups are classed input errors", {
+  d <- sim_groups(100)
+  expect_error(lca(d, 2, group = "nope"), class = "aspectr_error_input_argument")
+  expect_error(lca(d[1:5], 2, group = rep("a", nrow(d))), class = "aspectr_error_input_value")
+  g <- d$region
+  g[3] <- NA
+  expect_error(lca(d[1:5], 2, group = g), class = "aspectr_error_input_value")
+  expect_error(lca(d[1:5], 2, group = g[-1]), class = "aspectr_error_input_argument")
+  g <- d$region
+  g[1] <- "tiny"
+  expect_error(lca(d[1:5], 2, group = g), "tiny", class = "aspectr_error_input_value")
+  expect_error(lca(d, 2, group = "region", invariance = "partial"), class = "aspectr_error_input_argument")
+  expect_error(lca(d, 2, group = "region", invariance = "partial", free_items = "item9"),
+               class = "aspectr_error_input_argument")
+  expect_error(lca(d, 2, group = "region", invariance = "partial", free_items = paste0("item", 1:5)),
+               class = "aspectr_error_input_argument")
+  expect_error(lca(d, 2, group = "region", free_items = "item1"), class = "aspectr_error_input_argument")
+  expect_error(lca(d, 2, group = "region", invariance = "some"), class = "aspectr_error_input")
+  expect_error(lca(d, 1, group = "region"), class = "aspectr_error_input_argument")
+  expect_error(lca(cbind(item1, item2, item3) ~ item4, d, 2, group = "region"), class = "aspectr_error_input_argument")
+  expect_error(lca(cbind(item1, item2, item3) ~ 1, d, 2, group = "item1"), class = "aspectr_error_input_argument")
+  # too few distinct response patterns in a group for free probabilities
+  d2 <- d
+  d2$region[1:3] <- "small"
+  d2[1:3, 1:5] <- d2[1, 1:5]
+  expect_error(lca(d2, 2, group = "region", invariance = "none"), "distinct", class = "aspectr_error_input_value")
+  fit <- lca(d, 2, group = "region", seed = 1)
+  expect_error(anova(fit, lca(d[1:5], 2, seed = 1)), class = "aspectr_error_input_type")
+  expect_error(anova(fit, lca(d[-1, ], 2, group = "region", seed = 1)), class = "aspectr_error_input_argument")
+  expect_error(lca_invariance(d, 2, "region", invariance = "full"), class = "aspectr_error_input_argument")
+})
+
+test_that("multiple-group fits match glca on its nyts18 data", {
+  skip_if_not_installed("glca")
+  nyts18 <- get(utils::data("nyts18", package = "glca", envir = environment()))
+  items <- c("ECIGT", "ECIGAR", "ESLT", "EELCIGT", "EHOOKAH")
+  d <- nyts18[c(items, "SEX")]
+  f <- glca::item(ECIGT, ECIGAR, ESLT, EELCIGT, EHOOKAH) ~ 1
+  for (inv in c(TRUE, FALSE)) {
+    g <- glca::glca(f, group = SEX, data = nyts18, nclass = 2, measure.inv = inv, n.init = 10,
+                    seed = 1, verbose = FALSE, eps = 1e-10)
+    a <- lca(d, 2, group = "SEX", invariance = if (inv) "full" else "none", seed = 1, tol = 1e-10)
+    expect_equal(a$llik, g$gof$loglik, tolerance = 1e-6)
+    expect_equal(a$npar, g$model$npar)
+    expect_equal(a$AIC, g$gof$AIC, tolerance = 1e-6)
+    expect_equal(a$BIC, g$gof$BIC, tolerance = 1e-6)
+    for (sx in c("Male", "Female")) {
+      rho <- lapply(g$param$rho[[sx]], function(m) { colnames(m) <- c("Yes", "No"); m })
+      names(rho) <- items
+      o <- match_perm(a$probs[[sx]], rho)
+      expect_equal(unname(a$P[sx, ]), unname(g$param$gamma[sx, o]), tolerance = 1e-4)
+      for (v in items) {
+        expect_equal(unname(a$probs[[sx]][[v]]), unname(rho[[v]][o, ]), tolerance = 1e-4)
+      }
+    }
+  }
+  # G^2 over the complete response patterns: glca's with complete cases
+  # (with missing responses glca's saturated model keeps them)
+  g <- glca::glca(f, group = SEX, data = nyts18, nclass = 2, n.init = 10, seed = 1, verbose = FALSE,
+                  eps = 1e-10, na.rm = TRUE)
+  a <- lca(d, 2, group = "SEX", seed = 1, tol = 1e-10, na.rm = TRUE)
+  expect_equal(a$N, g$model$N)
+  expect_equal(a$llik, g$gof$loglik, tolerance = 1e-6)
+  expect_equal(a$Gsq, g$gof$Gsq, tolerance = 1e-5)
+  # standard errors: glca's (its own information matrix) agree to a few percent
+  expect_equal(a$se$P[, 1], g$std.err$gamma[, which.max(g$param$gamma[1, ])], tolerance = 0.05, ignore_attr = TRUE)
+  # glca's test of measurement invariance
+  g1 <- glca::glca(f, group = SEX, data = nyts18, nclass = 2, seed = 1, verbose = FALSE)
+  g2 <- glca::glca(f, group = SEX, data = nyts18, nclass = 2, measure.inv = FALSE, seed = 1, verbose = FALSE)
+  gt <- glca::gofglca(g1, g2, test = "chisq")$dtable
+  inv <- lca_invariance(d, 2, "SEX", seed = 1)
+  expect_equal(inv$Df[2], as.integer(gt[2, "Df"]))
+  expect_equal(inv$LR[2], gt[2, "Deviance"], tolerance = 1e-3)
+})
+
+test_that("multiple-group fits with missing responses match glca on gss08", {
+  skip_if_not_installed("glca")
+  gss08 <- get(utils::data("gss08", package = "glca", envir = environment()))
+  items <- c("DEFECT", "HLTH", "RAPE", "POOR", "SINGLE", "NOMORE")
+  f <- glca::item(DEFECT, HLTH, RAPE, POOR, SINGLE, NOMORE) ~ 1
+  g <- glca::glca(f, group = SEX, data = gss08, nclass = 2, seed = 1, verbose = FALSE, eps = 1e-10)
+  a <- lca(gss08[c(items, "SEX")], 2, group = "SEX", seed = 1, tol = 1e-10)
+  expect_equal(a$N, g$model$N)
+  expect_equal(a$llik, g$gof$loglik, tolerance = 1e-6)
+  o <- match_perm(a$probs$MALE[1], list(DEFECT = `colnames<-`(g$param$rho$MALE$DEFECT, c("YES", "NO"))))
+  expect_equal(unname(a$P), unname(g$param$gamma[, o]), tolerance = 1e-4)
+})

@@ -294,7 +294,9 @@ anova.aspectr_lca_groups <- function(object, ...) {
   df <- c(NA, diff(np))
   p <- ifelse(!is.na(df) & df > 0, stats::pchisq(pmax(lr, 0), df, lower.tail = FALSE), NA_real_)
   inv <- vapply(fits, function(f) {
-    if (f$invariance == "partial") paste0("partial (free: ", paste(f$free_items, collapse = ", "), ")") else f$invariance
+    switch(f$invariance, full = "item probabilities equal across groups (full invariance)",
+           none = "item probabilities free per group (no invariance)",
+           paste0("free for ", paste(f$free_items, collapse = ", "), " (partial invariance)"))
   }, character(1))
   tab <- data.frame(Classes = vapply(fits, function(f) as.integer(f$k), integer(1)),
                     Npar = as.integer(np), logLik = ll,
@@ -303,7 +305,7 @@ anova.aspectr_lca_groups <- function(object, ...) {
                     LR = lr, Df = as.integer(df), `Pr(>Chi)` = p, check.names = FALSE)
   rownames(tab) <- paste("Model", seq_along(fits))
   head <- paste0("Likelihood-ratio tests of nested multiple-group latent class models\n",
-                 paste0("Model ", seq_along(fits), ": measurement invariance ", inv, "\n", collapse = ""))
+                 paste0("Model ", seq_along(fits), ": ", inv, "\n", collapse = ""))
   if (length(unique(tab$Classes)) > 1) {
     head <- paste0(head, "Models with different numbers of classes: the likelihood ratio is not chi-squared\n",
                    "distributed (a boundary of the parameter space), so those p-values are not valid;\n",
@@ -385,13 +387,16 @@ lcg_group_fit <- function(x, group, call = rlang::caller_env()) {
     abort_input("{.arg group} must be one of the groups of the fit ({.val {x$groups}}) or its number, not {describe(group)}.",
                 "argument", arg = "group", call = call)
   }
-  list(probs = x$probs[[g]], P = x$P[g, ], k = x$k, group = x$groups[g])
+  list(probs = x$probs[[g]], P = x$P[g, ], k = x$k, group = x$groups[g],
+       main = paste0("Class profiles of group ", x$groups[g]))
 }
 
 #' @rdname aspectr_lca_groups
 #' @details `plot()` draws the class profiles of one group (`group`: its
 #'   label or number) as [plot.aspectr_lca()]; `autoplot()` those of every
-#'   group (or of `group`), one column of panels per group.
+#'   group (or of `group`): one panel per item equal across the groups, one
+#'   per group for a free item, with the class shares of the groups in the
+#'   subtitle.
 #' @exportS3Method ggplot2::autoplot
 autoplot.aspectr_lca_groups <- function(object, group = NULL, ...) {
   check_dots_empty(...)
@@ -401,31 +406,35 @@ autoplot.aspectr_lca_groups <- function(object, group = NULL, ...) {
   }, integer(1))
   k <- object$k
   cls <- paste("class", seq_len(k))
-  d <- do.call(rbind, lapply(gs, function(g) {
-    do.call(rbind, lapply(object$variables, function(v) {
-      m <- object$probs[[g]][[v]]
-      lv <- paste0(v, "\r", wrap_levels(colnames(m)))
-      data.frame(group = sprintf("%s (%s)", object$groups[g], paste(sprintf("%.2f", object$P[g, ]), collapse = ", ")),
-                 variable = v, class = factor(rep(cls, ncol(m)), levels = cls),
-                 level = factor(rep(lv, each = nrow(m)), levels = rev(lv)), probability = as.vector(m))
-    }))
+  # an item equal across the groups is drawn once, a free one per group
+  panels <- do.call(rbind, lapply(object$variables, function(v) {
+    if (v %in% object$free_items) data.frame(variable = v, g = gs, panel = paste0(v, ": ", object$groups[gs])) else
+      data.frame(variable = v, g = gs[1], panel = if (object$G > 1) paste0(v, " (all groups)") else v)
   }))
-  d$group <- factor(d$group, levels = unique(d$group))
-  d$variable <- factor(d$variable, levels = object$variables)
+  d <- do.call(rbind, lapply(seq_len(nrow(panels)), function(i) {
+    m <- object$probs[[panels$g[i]]][[panels$variable[i]]]  # classes x levels
+    lv <- paste0(panels$panel[i], "\r", wrap_levels(colnames(m)))
+    data.frame(panel = panels$panel[i], class = factor(rep(cls, ncol(m)), levels = cls),
+               level = factor(rep(lv, each = nrow(m)), levels = rev(lv)), probability = as.vector(m))
+  }))
+  d$panel <- factor(d$panel, levels = panels$panel)
+  J <- nrow(panels)
+  ncol <- if (J <= 3) J else if (J <= 4) 2 else if (J <= 9) 3 else 4
+  shares <- paste(vapply(gs, function(g) sprintf("%s %s", object$groups[g],
+                                                  paste(sprintf("%.2f", object$P[g, ]), collapse = "/")), ""),
+                  collapse = "; ")
   ggplot2::ggplot(d, ggplot2::aes(x = .data$probability, y = .data$level, fill = .data$class)) +
     ggplot2::geom_col(position = ggplot2::position_dodge2(reverse = TRUE, padding = 0.1), width = 0.85) +
-    ggplot2::facet_grid(rows = ggplot2::vars(.data$variable), cols = ggplot2::vars(.data$group),
-                        scales = "free_y", space = "free_y") +
+    ggplot2::facet_wrap(ggplot2::vars(.data$panel), scales = "free_y", ncol = ncol) +
     ggplot2::scale_y_discrete(labels = function(x) sub("^[^\r]*\r", "", x)) +
     ggplot2::scale_x_continuous(limits = c(0, 1), breaks = c(0, 0.5, 1), labels = c("0", "0.5", "1"),
                                 expand = ggplot2::expansion(mult = c(0, 0.02))) +
     ggplot2::scale_fill_manual(values = grDevices::hcl.colors(max(k, 2), "Dark 3")[seq_len(k)]) +
-    ggplot2::labs(x = "P(level | class, group)", y = NULL, fill = NULL,
-                  title = "Class profiles by group (class shares in the headers)") +
+    ggplot2::labs(x = "P(level | class, group)", y = NULL, fill = NULL, title = "Class profiles by group",
+                  subtitle = paste("class shares:", shares)) +
     ggplot2::theme_minimal() +
     ggplot2::theme(legend.position = "top", panel.grid.major.y = ggplot2::element_blank(),
                    panel.spacing.x = ggplot2::unit(1.2, "lines"),
                    axis.text.y = ggplot2::element_text(size = 7.5, lineheight = 0.85),
-                   strip.text = ggplot2::element_text(face = "bold"),
-                   strip.text.y = ggplot2::element_text(angle = 0))
+                   strip.text = ggplot2::element_text(face = "bold"))
 }

@@ -861,7 +861,9 @@ plot.aspectr_lca <- function(x, ...) {
   labs <- lapply(x$probs, function(m) wrap_levels(colnames(m)))
   op <- graphics::par(no.readonly = TRUE)
   on.exit(graphics::par(op), add = TRUE)
-  graphics::par(mfrow = c(nr, nc), oma = c(2.4, 0, 0, 0), mgp = c(1.6, 0.5, 0), tcl = -0.3)
+  # (a group of a multiple-group fit is named above the panels)
+  top <- if (is.null(x[["main"]])) 0 else 1.6
+  graphics::par(mfrow = c(nr, nc), oma = c(2.4, 0, top, 0), mgp = c(1.6, 0.5, 0), tcl = -0.3)
   cex_axis <- if (nr * nc > 6) 1.05 else 0.95
   # the left margin fits the longest (wrapped) level name, in lines
   width <- max(vapply(unlist(labs), function(l) max(graphics::strwidth(strsplit(l, "\n")[[1]], "inches")), 1))
@@ -875,6 +877,7 @@ plot.aspectr_lca <- function(x, ...) {
                       main = v, cex.names = cex_axis, cex.axis = cex_axis, cex.main = 1,
                       xlab = "", ...)
   }
+  if (top > 0) graphics::mtext(x[["main"]], side = 3, outer = TRUE, line = 0.3, font = 2)
   # one legend below the panels, in the outer margin
   graphics::par(fig = c(0, 1, 0, 1), oma = c(0, 0, 0, 0), mar = c(0, 0, 0, 0), new = TRUE, cex = 1)
   graphics::plot.new()

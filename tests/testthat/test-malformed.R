@@ -580,6 +580,13 @@ cases <- list(
   mal(lca_blrt(x, 2), "data", "type", "matrix"),
   mal(lca_blrt(lc, 1), "k", "argument", "1"),
   mal(lca_blrt(lc, 2, B = 0), "B", "argument", "0"),
+  mal(lca_invariance(), "data", "argument"),
+  mal(lca_invariance(lc), "k", "argument"),
+  mal(lca_invariance(lc, 2), "group", "argument"),
+  mal(lca_invariance(lc, 2, "nope"), "group", "argument", "nope"),
+  mal(lca(lc, 2, group = rep(1, 10)), "group", "value"),
+  mal(lca(lc, 2, group = c(NA, rep(1:2, length.out = 9))), "group", "value"),
+  mal(lca(lc, 2, group = rep(1:2, 5), invariance = "partial"), "free_items", "argument"),
   mal(explore(), "fit", "argument"),
   mal(explore(fn, open = FALSE), "fit", "argument"),
   mal(explore(fl, open = FALSE), "fit", "argument"),
@@ -598,7 +605,7 @@ test_that("the list of malformed calls is long and covers every export", {
                "as_sptensor", "read_tns", "write_tns", "symtensor", "as_symtensor", "nnz",
                "adjusted_rand_index", "default_threads", "topics", "basis", "predict",
                "summary", "terms", "tidy", "glance", "plot", "print", "fitted", "residuals",
-               "gather_factors", "explore", "lca_blrt")
+               "gather_factors", "explore", "lca_blrt", "lca_invariance")
   expect_setequal(setdiff(exports, called), character(0))
   expect_true(all(getNamespaceExports("aspectr") %in% c(called, "sotu_dtm")))
 })

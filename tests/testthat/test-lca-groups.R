@@ -144,6 +144,26 @@ test_that("whole-number weights are replicated rows", {
   expect_error(anova(a, a), class = "aspectr_error_unsupported")
 })
 
+test_that("the sandwich covariance of grouped fits: unit weights give N / (N - 1) times the model-based one", {
+  d <- sim_groups(200)
+  n <- nrow(d)
+  for (inv in c("full", "none")) {
+    a <- lca(d, 2, group = "region", invariance = inv, seed = 1, tol = 1e-10)
+    b <- lca(d, 2, group = "region", invariance = inv, weights = rep(1, n), seed = 1, tol = 1e-10)
+    expect_equal(b$llik, a$llik, tolerance = 1e-10)
+    expect_equal(vcov(b), n / (n - 1) * vcov(a), tolerance = 1e-6)
+  }
+  # PSUs of 10 rows within each region: clustered standard errors differ
+  psu <- paste(d$region, ave(seq_len(n), d$region, FUN = function(i) (seq_along(i) - 1) %/% 10))
+  c1 <- lca(d, 2, group = "region", psu = psu, seed = 1, tol = 1e-10)
+  b <- lca(d, 2, group = "region", weights = rep(1, n), seed = 1, tol = 1e-10)
+  expect_equal(c1$llik, b$llik, tolerance = 1e-10)
+  expect_true(c1$design$clustered)
+  expect_equal(c1$design$n_psu, length(unique(psu)))
+  expect_false(isTRUE(all.equal(c1$se$P, b$se$P)))
+  expect_output(print(c1), "sandwich")
+})
+
 test_that("methods: coef, vcov, tidy, glance, predict, print, summary", {
   d <- sim_groups()
   fit <- lca(d, 2, group = "region", invariance = "partial", free_items = c("item3", "item4"), seed = 1)

@@ -272,18 +272,6 @@ lcg_plain_design <- function(w) {
        clustered = FALSE, stratified = FALSE)
 }
 
-# The column sums of the rows of `x` by the level `code` (1..L; NA left
-# out): an L x ncol(x) matrix.
-lcg_level_sums <- function(x, code, L) {
-  ok <- !is.na(code)
-  m <- matrix(0, L, ncol(x))
-  if (any(ok)) {
-    r <- rowsum(x[ok, , drop = FALSE], code[ok])
-    m[as.integer(rownames(r)), ] <- r
-  }
-  m
-}
-
 # Full invariance or none by lca()'s core: list(P = G x k, rho = per group
 # the items' levels x k matrices, iterations, converged, run_values).
 lcg_fit_core <- function(prep, cells, grp, k, invariance, free_items, ctl, short_iter, short_keep,
@@ -376,7 +364,7 @@ lcg_estep <- function(cells, P, rho) {
     }
     lp[sel, ] <- m
   }
-  mx <- apply(lp, 1, max)
+  mx <- lp[cbind(seq_len(nrow(lp)), max.col(lp, ties.method = "first"))]
   mx[!is.finite(mx)] <- 0
   e <- exp(lp - mx)
   s <- rowSums(e)
@@ -394,6 +382,14 @@ lcg_em <- function(cells, start, free, iters, tol) {
   ll_old <- -Inf
   trace <- numeric(0)
   converged <- FALSE
+  # level indicators of every item (cells x levels; a missing response: none),
+  # by group for the free items
+  onehot <- lapply(seq_along(free), function(j) {
+    cj <- cells$codes[, j]
+    ok <- which(!is.na(cj))
+    Matrix::sparseMatrix(i = ok, j = cj[ok], x = 1, dims = c(length(cj), nrow(rho[[1]][[j]])))
+  })
+  in_group <- lapply(seq_len(G), function(g) which(cells$group == g))
   for (it in seq_len(iters + 1)) {
     e <- lcg_estep(cells, P, rho)
     ll <- sum(w * e$lcell)
@@ -407,18 +403,15 @@ lcg_em <- function(cells, start, free, iters, tol) {
     pw <- e$post * w
     P <- rowsum(pw, cells$group, reorder = TRUE)
     P <- P / rowSums(P)
+    norm <- function(m) { m <- pmax(as.matrix(m), 1e-300); sweep(m, 2, colSums(m), "/") }
     for (j in seq_along(free)) {
-      cj <- cells$codes[, j]
-      ok <- !is.na(cj)
-      L <- nrow(rho[[1]][[j]])
-      norm <- function(m) { m <- pmax(m, 1e-300); sweep(m, 2, colSums(m), "/") }
       if (free[j]) {
         for (g in seq_len(G)) {
-          sel <- cells$group == g
-          rho[[g]][[j]] <- norm(lcg_level_sums(pw[sel, , drop = FALSE], cj[sel], L))
+          sel <- in_group[[g]]
+          rho[[g]][[j]] <- norm(Matrix::crossprod(onehot[[j]][sel, , drop = FALSE], pw[sel, , drop = FALSE]))
         }
       } else {
-        m <- norm(lcg_level_sums(pw, cj, L))
+        m <- norm(Matrix::crossprod(onehot[[j]], pw))
         for (g in seq_len(G)) rho[[g]][[j]] <- m
       }
     }

@@ -21,7 +21,8 @@
 #'   relative entropy of the posteriors, iterations and convergence;
 #' * `predict()` class posteriors (or classes) of new observations, which
 #'   need their groups: the group column of the fit in `newdata`, or
-#'   `group`;
+#'   `group`; `augment()` the same as a tibble (`.group`, `.class`,
+#'   `.prob_1`, ...), after the columns of `data` when it is given;
 #' * `anova()` likelihood-ratio tests of nested multiple-group fits of the
 #'   same data and groups (see [lca_invariance()]).
 #'
@@ -41,8 +42,8 @@
 #' @param digits Digits to print.
 #' @param ... For `anova()`, further `aspectr_lca_groups` fits; for
 #'   `plot()`, passed to [graphics::barplot()]; otherwise must be empty.
-#' @return `coef()` a named vector, `vcov()` a named matrix, `tidy()` and
-#'   `glance()` tibbles, `predict()` a matrix or an integer vector,
+#' @return `coef()` a named vector, `vcov()` a named matrix, `tidy()`,
+#'   `glance()` and `augment()` tibbles, `predict()` a matrix or an integer vector,
 #'   `anova()` a data frame of class `anova` (one row per fit, ordered by
 #'   the number of parameters: classes, parameters, log-likelihood, AIC,
 #'   BIC, and the likelihood-ratio statistic, its degrees of freedom and
@@ -262,6 +263,22 @@ predict.aspectr_lca_groups <- function(object, newdata, group = NULL, type = c("
 }
 
 #' @rdname aspectr_lca_groups
+#' @param data For `augment()`: new observations (as `newdata` of
+#'   `predict()`), or `NULL` (default) for the observations of the fit.
+#' @export
+augment.aspectr_lca_groups <- function(x, data = NULL, group = NULL, ...) {
+  check_dots_empty(...)
+  post <- if (is.null(data)) x$posterior else predict(x, data, group = group)
+  probs <- as.data.frame(unname(post))
+  names(probs) <- paste0(".prob_", seq_len(ncol(post)))
+  out <- cbind(tibble::tibble(.group = if (is.null(data)) as.character(x$group) else
+    if (is.null(group)) as.character(data[[x$group_var]]) else as.character(group),
+    .class = max.col(post, ties.method = "first")), probs)
+  if (!is.null(data)) out <- cbind(as.data.frame(data), out)
+  tibble::as_tibble(out)
+}
+
+#' @rdname aspectr_lca_groups
 #' @export
 anova.aspectr_lca_groups <- function(object, ...) {
   fits <- c(list(object), list(...))
@@ -335,7 +352,9 @@ anova.aspectr_lca_groups <- function(object, ...) {
 #' @param free_items `NULL` (default) or the items of a partially invariant
 #'   model fitted between the two.
 #' @param ... Further arguments of [lca()] (such as `nrun`, `seed`,
-#'   `na.rm`); not `invariance`.
+#'   `na.rm`); not `invariance`, nor sampling weights (whose
+#'   pseudo-likelihood ratio is not \eqn{\chi^2}-distributed: compare
+#'   weighted fits by their information criteria).
 #' @return The [anova()] table of the fits (class `anova`), with the fits in
 #'   its attribute `"fits"` (a list named `full`, `partial`, `none`).
 #' @references Clogg, C. C. and Goodman, L. A. (1985). Simultaneous latent
@@ -360,6 +379,11 @@ lca_invariance <- function(data, k, group, free_items = NULL, ...) {
   if ("invariance" %in% ...names()) {
     abort_input("{.arg invariance} is set by {.fn lca_invariance}, which fits every model.", "argument",
                 arg = "invariance")
+  }
+  if (any(c("weights", "psu", "strata") %in% ...names())) {
+    abort_unsupported("{.fn lca_invariance} with sampling weights",
+                      "the ratio of weighted pseudo-likelihoods is not chi-squared distributed.",
+                      "Fit the models with {.fn lca} and compare their information criteria.")
   }
   fits <- list(full = lca(data, k, group = group, invariance = "full", ...))
   if (!is.null(free_items)) {

@@ -197,6 +197,13 @@ test_that("methods: coef, vcov, tidy, glance, predict, print, summary", {
   swapped <- predict(fit, d[1:5, 1:5], group = rep("south", 5))
   expect_false(isTRUE(all.equal(swapped, fit$posterior[1:5, ], check.attributes = FALSE)))
   expect_equal(predict(fit, type = "class"), fit$predclass)
+  au <- augment(fit)
+  expect_equal(au$.group, as.character(fit$group))
+  expect_equal(au$.prob_2, unname(fit$posterior[, 2]))
+  au2 <- augment(fit, d[1:4, ])
+  expect_equal(au2$.group, d$region[1:4])
+  expect_equal(au2$.class, fit$predclass[1:4])
+  expect_named(au2, c(names(d), ".group", ".class", ".prob_1", ".prob_2"))
   expect_output(print(fit), "free per group for item3, item4")
   expect_output(print(summary(fit)), "Multiple-group latent class model")
   expect_error(predict(fit, d[1:5], group = rep("east", nrow(d))), class = "aspectr_error_input")
@@ -247,6 +254,7 @@ test_that("bad groups are classed input errors", {
   expect_error(anova(fit, lca(d[1:5], 2, seed = 1)), class = "aspectr_error_input_type")
   expect_error(anova(fit, lca(d[-1, ], 2, group = "region", seed = 1)), class = "aspectr_error_input_argument")
   expect_error(lca_invariance(d, 2, "region", invariance = "full"), class = "aspectr_error_input_argument")
+  expect_error(lca_invariance(d, 2, "region", weights = rep(1, nrow(d))), class = "aspectr_error_unsupported")
 })
 
 test_that("multiple-group fits match glca on its nyts18 data", {

@@ -53,14 +53,15 @@
 #' of the first group (the permutation with the closest item-response
 #' probabilities): the likelihood does not depend on the labels, but
 #' tables and plots are easier to read. Under partial invariance the EM
-#' algorithm runs over the (group, response pattern) cells from the fits of
-#' both other models and `nrun` random starts (staged as in [lca()]); its
+#' algorithm (accelerated by SQUAREM, as [lca()]'s default) runs over the
+#' (group, response pattern) cells from the fits of both other models and
+#' `nrun` random starts (staged as in [lca()]); its
 #' log-likelihood is at least that of full invariance. In all three the
 #' classes are finally ordered by their share in the whole sample.
 #'
 #' Standard errors are computed as in [lca()] (the empirical information of
 #' all free parameters, then the delta method), in the parameters of
-#' [coef()]: for every group the logits \eqn{\log(P_{gr} / P_{g1})} (named
+#' `coef()` ([aspectr_lca_groups]): for every group the logits \eqn{\log(P_{gr} / P_{g1})} (named
 #' `class_r|group`), then the item log-odds \eqn{\log(p_{jrc} / p_{jr1})}
 #' (`variable[level]:class_r`, with `|group` for a free item). With
 #' sampling weights they are the sandwich estimator of [lca()] (section
@@ -90,7 +91,7 @@
 #'     missing responses, and the relative entropy of the posteriors (as
 #'     [lca()]'s);}
 #'   \item{se}{standard errors: `P` (groups x classes), `probs` (shaped like
-#'     `probs`) and `vcov_all` (see [vcov()]);}
+#'     `probs`) and `vcov_all` (see `vcov()` in [aspectr_lca_groups]);}
 #'   \item{iterations, converged, run_values, time}{the fitting runs.}}
 #' @references Clogg, C. C. and Goodman, L. A. (1985). Simultaneous latent
 #'   structure analysis in several groups. *Sociological Methodology* 15,
@@ -372,38 +373,33 @@ lcg_estep <- function(cells, P, rho) {
 }
 
 # EM of the multiple-group model from one start (P, rho), items in `free`
-# (logical per item) free per group; `iters` iterations at most.
+# (logical per item) free per group, accelerated by SQUAREM (Varadhan and
+# Roland 2008, their scheme S3 with the step length at most -1) with a
+# safeguard: an extrapolated point (followed by one EM step) is kept only
+# when its likelihood is at least that of two plain EM steps, so the
+# likelihood never decreases. `iters` SQUAREM iterations at most (each
+# does the work of three or four EM iterations).
 lcg_em <- function(cells, start, free, iters, tol) {
-  P <- start$P
-  rho <- start$rho
-  G <- nrow(P)
-  k <- ncol(P)
+  G <- nrow(start$P)
+  k <- ncol(start$P)
   w <- cells$count
-  ll_old <- -Inf
-  trace <- numeric(0)
-  converged <- FALSE
-  # level indicators of every item (cells x levels; a missing response: none),
-  # by group for the free items
+  # level indicators of every item (cells x levels; a missing response: none)
   onehot <- lapply(seq_along(free), function(j) {
     cj <- cells$codes[, j]
     ok <- which(!is.na(cj))
-    Matrix::sparseMatrix(i = ok, j = cj[ok], x = 1, dims = c(length(cj), nrow(rho[[1]][[j]])))
+    Matrix::sparseMatrix(i = ok, j = cj[ok], x = 1, dims = c(length(cj), nrow(start$rho[[1]][[j]])))
   })
   in_group <- lapply(seq_len(G), function(g) which(cells$group == g))
-  for (it in seq_len(iters + 1)) {
-    e <- lcg_estep(cells, P, rho)
-    ll <- sum(w * e$lcell)
-    trace <- c(trace, ll)
-    if (is.finite(ll_old) && abs(ll - ll_old) <= tol * max(1, abs(ll))) {
-      converged <- TRUE
-      break
-    }
-    if (it > iters) break
-    ll_old <- ll
+  norm <- function(m) { m <- pmax(as.matrix(m), 1e-300); sweep(m, 2, colSums(m), "/") }
+  estep <- function(th) {
+    e <- lcg_estep(cells, th$P, th$rho)
+    e$ll <- sum(w * e$lcell)
+    e
+  }
+  mstep <- function(e) {
     pw <- e$post * w
     P <- rowsum(pw, cells$group, reorder = TRUE)
-    P <- P / rowSums(P)
-    norm <- function(m) { m <- pmax(as.matrix(m), 1e-300); sweep(m, 2, colSums(m), "/") }
+    rho <- rep(list(vector("list", length(free))), G)
     for (j in seq_along(free)) {
       if (free[j]) {
         for (g in seq_len(G)) {
@@ -415,9 +411,63 @@ lcg_em <- function(cells, start, free, iters, tol) {
         for (g in seq_len(G)) rho[[g]][[j]] <- m
       }
     }
+    list(P = unname(P / rowSums(P)), rho = rho)
   }
-  list(P = P, rho = rho, llik = ll, objective = -trace, iterations = length(trace) - 1L,
-       converged = converged)
+  # the free parameters as one vector (an equal item once) and back
+  pack <- function(th) {
+    c(as.vector(th$P), unlist(lapply(seq_along(free), function(j) {
+      if (free[j]) unlist(lapply(th$rho, function(items) as.vector(items[[j]]))) else as.vector(th$rho[[1]][[j]])
+    })))
+  }
+  unpack <- function(v) {
+    P <- matrix(v[seq_len(G * k)], G, k)
+    pos <- G * k
+    rho <- rep(list(vector("list", length(free))), G)
+    for (j in seq_along(free)) {
+      L <- nrow(start$rho[[1]][[j]])
+      take <- function() { m <- matrix(v[pos + seq_len(L * k)], L, k); pos <<- pos + L * k; sweep(m, 2, colSums(m), "/") }
+      if (free[j]) for (g in seq_len(G)) rho[[g]][[j]] <- take() else { m <- take(); for (g in seq_len(G)) rho[[g]][[j]] <- m }
+    }
+    list(P = P / rowSums(P), rho = rho)
+  }
+  th <- list(P = start$P, rho = start$rho)
+  e <- estep(th)
+  trace <- e$ll
+  converged <- FALSE
+  it <- 0L
+  while (it < iters) {
+    it <- it + 1L
+    t1 <- mstep(e)
+    e1 <- estep(t1)
+    t2 <- mstep(e1)
+    e2 <- estep(t2)
+    v0 <- pack(th)
+    r <- pack(t1) - v0
+    vv <- pack(t2) - 2 * pack(t1) + v0
+    alpha <- -sqrt(sum(r^2) / sum(vv^2))
+    new <- t2
+    enew <- e2
+    if (is.finite(alpha) && alpha < -1) {
+      vp <- v0 - 2 * alpha * r + alpha^2 * vv
+      if (all(is.finite(vp)) && all(vp > 0)) {
+        tp <- mstep(estep(unpack(vp)))
+        ep <- estep(tp)
+        if (is.finite(ep$ll) && ep$ll >= e2$ll) {
+          new <- tp
+          enew <- ep
+        }
+      }
+    }
+    done <- abs(enew$ll - e$ll) <= tol * max(1, abs(enew$ll))
+    th <- new
+    e <- enew
+    trace <- c(trace, e$ll)
+    if (done) {
+      converged <- TRUE
+      break
+    }
+  }
+  list(P = th$P, rho = th$rho, llik = e$ll, objective = -trace, iterations = it, converged = converged)
 }
 
 # Partial invariance: EM from the full-invariance fit, from the fit without
@@ -447,7 +497,7 @@ lcg_fit_partial <- function(cells, grp, k, free_items, prep, ctl, short_iter, sh
     })
     list(P = P / rowSums(P), rho = rho)
   }))
-  short_iter <- if (is.null(short_iter)) 100L else check_whole(short_iter, "short_iter", min = 0)
+  short_iter <- if (is.null(short_iter)) 20L else check_whole(short_iter, "short_iter", min = 0)
   if (short_iter > 0 && short_keep < length(randoms)) {
     short <- lapply(randoms, function(s) lcg_em(cells, s, free, short_iter, ctl$tol))
     keep <- order(vapply(short, function(r) -r$llik, numeric(1)))[seq_len(short_keep)]

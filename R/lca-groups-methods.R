@@ -24,7 +24,12 @@
 #'   `group`; `augment()` the same as a tibble (`.group`, `.class`,
 #'   `.prob_1`, ...), after the columns of `data` when it is given;
 #' * `anova()` likelihood-ratio tests of nested multiple-group fits of the
-#'   same data and groups (see [lca_invariance()]).
+#'   same data and groups (see [lca_invariance()]); a fit of [lca()]
+#'   without groups (and without covariates) of the same items may be one
+#'   of them: it is the model with the class shares (and item-response
+#'   probabilities) equal across the groups, nested in full invariance, so
+#'   the test against it asks whether the class shares differ between the
+#'   groups (with \eqn{(G - 1)(k - 1)} degrees of freedom).
 #'
 #' @param object,x A multiple-group latent class fit (`aspectr_lca_groups`).
 #' @param what `"probs"` (item-response probabilities) or `"classes"`
@@ -282,10 +287,29 @@ augment.aspectr_lca_groups <- function(x, data = NULL, group = NULL, ...) {
 #' @export
 anova.aspectr_lca_groups <- function(object, ...) {
   fits <- c(list(object), list(...))
-  ok <- vapply(fits, inherits, logical(1), what = "aspectr_lca_groups")
+  grouped <- vapply(fits, inherits, logical(1), what = "aspectr_lca_groups")
+  # a plain latent class model of the same items (no covariates): the
+  # grouped model with class shares equal across the groups
+  plain <- vapply(fits, function(f) inherits(f, "aspectr_lca") && !isTRUE(f$supervised) && is.null(f$coeff),
+                  logical(1))
+  ok <- grouped | plain
   if (!all(ok)) {
-    abort_input("Every argument of {.fn anova} must be a multiple-group {.cls aspectr_lca_groups} fit; argument {which(!ok)[1]} is {describe(fits[[which(!ok)[1]]])}.",
+    abort_input("Every argument of {.fn anova} must be a multiple-group {.cls aspectr_lca_groups} fit (or a latent class fit of the same items without covariates); argument {which(!ok)[1]} is {describe(fits[[which(!ok)[1]]])}.",
                 "type", arg = "...")
+  }
+  if (sum(plain) > 1) {
+    abort_input("{.fn anova} of multiple-group fits takes at most one fit without groups, not {sum(plain)}.",
+                "argument", arg = "...")
+  }
+  if (any(plain)) {
+    f1 <- fits[[which(grouped)[1]]]
+    f0 <- fits[[which(plain)]]
+    same <- identical(f0$N, f1$N) && identical(f0$variables, f1$variables) &&
+      identical(unname(lapply(f0$probs, colnames)), unname(f1$levels))
+    if (!same) {
+      abort_input("The fit without groups given to {.fn anova} must be of the same data as the grouped fits (the same items, levels and observations).",
+                  "argument", arg = "...")
+    }
   }
   if (length(fits) < 2) {
     abort_input("{.fn anova} of multiple-group latent class fits needs at least 2 fits of the same data, not {length(fits)}.",
@@ -296,12 +320,13 @@ anova.aspectr_lca_groups <- function(object, ...) {
                       "the ratio of weighted pseudo-likelihoods is not chi-squared distributed.",
                       "Compare them by their information criteria.")
   }
-  f1 <- fits[[1]]
-  same <- vapply(fits, function(f) identical(f$Ng, f1$Ng) && identical(f$variables, f1$variables) &&
+  gfits <- fits[grouped]
+  f1 <- gfits[[1]]
+  same <- vapply(gfits, function(f) identical(f$Ng, f1$Ng) && identical(f$variables, f1$variables) &&
                    identical(f$levels, f1$levels) && identical(as.integer(f$group), as.integer(f1$group)),
                  logical(1))
   if (!all(same)) {
-    abort_input("The fits given to {.fn anova} must be of the same data and groups (the same variables, levels, groups and observations); fit {which(!same)[1]} is not.",
+    abort_input("The fits given to {.fn anova} must be of the same data and groups (the same variables, levels, groups and observations); fit {which(grouped)[which(!same)[1]]} is not.",
                 "argument", arg = "...")
   }
   fits <- fits[order(vapply(fits, function(f) f$npar, numeric(1)))]
@@ -311,6 +336,7 @@ anova.aspectr_lca_groups <- function(object, ...) {
   df <- c(NA, diff(np))
   p <- ifelse(!is.na(df) & df > 0, stats::pchisq(pmax(lr, 0), df, lower.tail = FALSE), NA_real_)
   inv <- vapply(fits, function(f) {
+    if (!inherits(f, "aspectr_lca_groups")) return("one group (class shares and item probabilities equal across groups)")
     switch(f$invariance, full = "item probabilities equal across groups (full invariance)",
            none = "item probabilities free per group (no invariance)",
            paste0("free for ", paste(f$free_items, collapse = ", "), " (partial invariance)"))

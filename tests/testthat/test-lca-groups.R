@@ -106,6 +106,16 @@ test_that("partial invariance lies between the two, and the likelihood-ratio tes
   expect_equal(a$Df[-1], c(2L, 10L))
   expect_equal(a$LR[2], 2 * (part$llik - full$llik))
   expect_equal(a$`Pr(>Chi)`[3], pchisq(2 * (none$llik - part$llik), 10, lower.tail = FALSE))
+  # the model without groups: class shares equal across the groups, (G - 1)(k - 1) = 1 df
+  one <- lca(d[1:5], 2, seed = 1, tol = 1e-10)
+  a0 <- anova(one, full, none)
+  expect_equal(a0$Npar, c(one$npar, full$npar, none$npar))
+  expect_equal(a0$Df[2], 1L)
+  expect_equal(a0$LR[2], 2 * (full$llik - one$llik))
+  expect_gt(a0$LR[2], 20)  # the simulated shares differ (0.35 vs 0.65)
+  expect_equal(anova(full, one)$LR, a0$LR[1:2])
+  expect_error(anova(full, one, one), class = "aspectr_error_input_argument")
+  expect_error(anova(full, lca(d[-1, 1:5], 2, seed = 1)), class = "aspectr_error_input_argument")
   inv <- lca_invariance(d, 2, "region", free_items = "item3", seed = 1, tol = 1e-10)
   expect_equal(inv$logLik, a$logLik, tolerance = 1e-8)
   expect_named(attr(inv, "fits"), c("full", "partial", "none"))
@@ -251,7 +261,9 @@ test_that("bad groups are classed input errors", {
   d2[1:3, 1:5] <- d2[1, 1:5]
   expect_error(lca(d2, 2, group = "region", invariance = "none"), "distinct", class = "aspectr_error_input_value")
   fit <- lca(d, 2, group = "region", seed = 1)
-  expect_error(anova(fit, lca(d[1:5], 2, seed = 1)), class = "aspectr_error_input_type")
+  # a latent class regression is not among the grouped models
+  expect_error(anova(fit, lca(cbind(item1, item2, item3, item4, item5) ~ region, d, 2, seed = 1, nrun = 2)),
+               class = "aspectr_error_input_type")
   expect_error(anova(fit, lca(d[-1, ], 2, group = "region", seed = 1)), class = "aspectr_error_input_argument")
   expect_error(lca_invariance(d, 2, "region", invariance = "full"), class = "aspectr_error_input_argument")
   expect_error(lca_invariance(d, 2, "region", weights = rep(1, nrow(d))), class = "aspectr_error_unsupported")

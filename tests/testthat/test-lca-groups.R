@@ -267,6 +267,9 @@ test_that("bad groups are classed input errors", {
   expect_error(anova(fit, lca(d[-1, ], 2, group = "region", seed = 1)), class = "aspectr_error_input_argument")
   expect_error(lca_invariance(d, 2, "region", invariance = "full"), class = "aspectr_error_input_argument")
   expect_error(lca_invariance(d, 2, "region", weights = rep(1, nrow(d))), class = "aspectr_error_unsupported")
+  # the class-number tools compare models without groups
+  expect_error(lca_rank(d[1:5], 1:2, group = d$region), "group", class = "aspectr_error_input_argument")
+  expect_error(lca_blrt(d[1:5], 2, B = 2, group = d$region), "group", class = "aspectr_error_input_argument")
 })
 
 test_that("multiple-group fits match glca on its nyts18 data", {

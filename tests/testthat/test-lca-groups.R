@@ -327,3 +327,38 @@ test_that("multiple-group fits with missing responses match glca on gss08", {
   o <- match_perm(a$probs$MALE[1], list(DEFECT = `colnames<-`(g$param$rho$MALE$DEFECT, c("YES", "NO"))))
   expect_equal(unname(a$P), unname(g$param$gamma[, o]), tolerance = 1e-4)
 })
+
+test_that("three groups, numeric and factor groups, unused levels and dropped rows", {
+  d <- sim_groups(300)
+  set.seed(9)
+  g3 <- sample(1:3, nrow(d), TRUE)  # numeric group codes
+  none <- lca(d[1:5], 2, group = g3, invariance = "none", seed = 1, tol = 1e-10)
+  sep <- vapply(1:3, function(g) lca(d[g3 == g, 1:5], 2, seed = 1, tol = 1e-10)$llik, 1)
+  expect_equal(none$llik, sum(sep), tolerance = 1e-8)
+  expect_identical(none$groups, c("1", "2", "3"))
+  expect_equal(dim(none$P), c(3L, 2L))
+  full <- lca(d[1:5], 2, group = g3, seed = 1, tol = 1e-10)
+  d$g3 <- factor(g3)
+  reg <- lca(cbind(item1, item2, item3, item4, item5) ~ g3, d, 2, seed = 1, tol = 1e-14, max_iter = 20000)
+  expect_equal(full$llik, reg$llik, tolerance = 1e-9)
+  expect_equal(anova(full, none)$Df[2], 2L * 2L * 6L)
+  # an unused factor level is no group
+  gf <- factor(g3, levels = 1:4)
+  f4 <- lca(d[1:5], 2, group = gf, seed = 1)
+  expect_equal(f4$G, 3L)
+  expect_equal(f4$llik, full$llik, tolerance = 1e-6)
+  # a group whose rows are all dropped (na.rm = TRUE) is left out, with a message
+  d3 <- d[1:5]
+  d3$item2[g3 == 2] <- NA
+  expect_message(f7 <- lca(d3, 2, group = g3, na.rm = TRUE, seed = 1), "2", class = "aspectr_message_dropped")
+  expect_identical(f7$groups, c("1", "3"))
+  # rows dropped by na.rm = TRUE leave their group's count
+  d2 <- d[1:5]
+  d2$item1[g3 == 3][1:5] <- NA
+  f5 <- lca(d2, 2, group = g3, na.rm = TRUE, seed = 1)
+  expect_equal(unname(f5$Ng), tabulate(g3, 3) - c(0, 0, 5))
+  expect_equal(f5$N, nrow(d2) - 5)
+  f6 <- lca(d2, 2, group = g3, seed = 1)  # missing responses kept
+  expect_equal(f6$N, nrow(d2))
+  expect_lt(f6$Nobs, f6$N)
+})

@@ -293,6 +293,12 @@ test_that("multiple-group fits match glca on its nyts18 data", {
       expect_equal(unname(a$P[sx, ]), unname(g$param$gamma[sx, o]), tolerance = 1e-4)
       for (v in items) {
         expect_equal(unname(a$probs[[sx]][[v]]), unname(rho[[v]][o, ]), tolerance = 1e-4)
+        if (!inv) {
+          # glca's standard errors come from another information matrix:
+          # they agree within a third
+          ratio <- a$se$probs[[sx]][[v]][, 1] / g$std.err$rho[[sx]][[v]][o, 1]
+          expect_true(all(ratio > 0.75 & ratio < 1.33), label = paste(sx, v, "standard errors near glca's"))
+        }
       }
     }
   }

@@ -255,6 +255,10 @@ test_that("bad groups are classed input errors", {
   expect_error(lca(d, 1, group = "region"), class = "aspectr_error_input_argument")
   expect_error(lca(cbind(item1, item2, item3) ~ item4, d, 2, group = "region"), class = "aspectr_error_input_argument")
   expect_error(lca(cbind(item1, item2, item3) ~ 1, d, 2, group = "item1"), class = "aspectr_error_input_argument")
+  expect_error(lca(d, 2, group = "region", callback = function(...) TRUE), "callback",
+               class = "aspectr_error_input_argument")
+  expect_error(lca(shards(list(d[1:50, 1:5], d[51:100, 1:5])), 2, group = d$region),
+               class = "aspectr_error_input_argument")
   # too few distinct response patterns in a group for free probabilities
   d2 <- d
   d2$region[1:3] <- "small"

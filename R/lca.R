@@ -307,6 +307,10 @@ lca.default <- function(data, k, nrun = 10, max_iter = 1000, tol = 1e-8, seed = 
                           verbose, short_iter, check_whole(short_keep, "short_keep", min = 1), se, method,
                           weights, psu, strata, call))
   }
+  if (!identical(invariance, "full") || !is.null(free_items)) {
+    bad <- if (is.null(free_items)) "invariance" else "free_items"
+    abort_input("{.arg {bad}} is for multiple groups: give {.arg group} too.", "argument", arg = bad)
+  }
   se <- check_flag(se, "se")
   check_required(data, "a data frame of categorical variables")
   na.rm <- check_flag(na.rm, "na.rm")

@@ -252,6 +252,8 @@ test_that("bad groups are classed input errors", {
                class = "aspectr_error_input_argument")
   expect_error(lca(d, 2, group = "region", free_items = "item1"), class = "aspectr_error_input_argument")
   expect_error(lca(d, 2, group = "region", invariance = "some"), class = "aspectr_error_input")
+  expect_error(lca(d[1:5], 2, invariance = "none"), "group", class = "aspectr_error_input_argument")
+  expect_error(lca(d[1:5], 2, free_items = "item1"), "group", class = "aspectr_error_input_argument")
   expect_error(lca(d, 1, group = "region"), class = "aspectr_error_input_argument")
   expect_error(lca(cbind(item1, item2, item3) ~ item4, d, 2, group = "region"), class = "aspectr_error_input_argument")
   expect_error(lca(cbind(item1, item2, item3) ~ 1, d, 2, group = "item1"), class = "aspectr_error_input_argument")

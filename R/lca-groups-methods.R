@@ -8,7 +8,7 @@
 #' * `coef()` the free parameters (per group the class logits
 #'   \eqn{\log(P_{gr} / P_{g1})}, named `class_r|group`; the item log-odds
 #'   \eqn{\log(p_{jrc} / p_{jr1})}, named `variable[level]:class_r`, with
-#'   `|group` for an item free per group), `vcov()` their covariance (the
+#'   `|group` without invariance), `vcov()` their covariance (the
 #'   inverse empirical information, or the sandwich covariance with
 #'   sampling weights);
 #' * `tidy()` one row per group, item, level and class (`group`,
@@ -73,9 +73,7 @@ print.aspectr_lca_groups <- function(x, digits = 3, ...) {
   check_dots_empty(...)
   digits <- check_whole(digits, "digits", min = 0, max = 15)
   inv <- switch(x$invariance, full = "item-response probabilities equal across groups",
-                none = "item-response probabilities free per group",
-                partial = paste0("item-response probabilities free per group for ",
-                                 paste(x$free_items, collapse = ", "), ", equal for the others"))
+                none = "item-response probabilities free per group")
   cat(sprintf("<aspectr_lca_groups> multiple-group latent class model: %d classes, %d variables, %d groups, N = %d\n",
               x$k, length(x$variables), x$G, x$N))
   cat(inv, "\n", sep = "")
@@ -87,7 +85,7 @@ print.aspectr_lca_groups <- function(x, digits = 3, ...) {
   print(round(x$P, digits))
   cat("\nitem-response probabilities P(level | class", if (x$invariance == "full") ")" else ", group)", ":\n", sep = "")
   for (v in x$variables) {
-    if (v %in% x$free_items) {
+    if (x$invariance == "none") {
       for (g in x$groups) {
         cat("$", v, " [", g, "]\n", sep = "")
         print(round(x$probs[[g]][[v]], digits))
@@ -105,7 +103,6 @@ print.aspectr_lca_groups <- function(x, digits = 3, ...) {
 summary.aspectr_lca_groups <- function(object, ...) {
   check_dots_empty(...)
   structure(list(k = object$k, G = object$G, N = object$N, Ng = object$Ng, invariance = object$invariance,
-                 free_items = object$free_items,
                  fit = c(logLik = object$llik, npar = object$npar, AIC = object$AIC, BIC = object$BIC,
                          Gsq = object$Gsq, Chisq = object$Chisq, df = object$df),
                  classes = tidy(object, "classes")),
@@ -117,9 +114,7 @@ print.summary.aspectr_lca_groups <- function(x, ...) {
   check_dots_empty(...)
   cat(sprintf("Multiple-group latent class model, %d classes, %d groups (%s), N = %d\n",
               x$k, x$G, paste(sprintf("%s: %d", names(x$Ng), x$Ng), collapse = ", "), x$N))
-  cat("measurement invariance:", x$invariance,
-      if (length(x$free_items) && x$invariance == "partial") paste0("(free: ", paste(x$free_items, collapse = ", "), ")") else "",
-      "\n\n")
+  cat("measurement invariance:", x$invariance, "\n\n")
   print(round(x$fit, 4))
   cat("\nclass shares by group:\n")
   cls <- as.data.frame(x$classes)
@@ -149,7 +144,7 @@ coef.aspectr_lca_groups <- function(object, ...) {
   b <- as.vector(t(log(object$P[, -1, drop = FALSE] / object$P[, 1])))
   items <- unlist(lapply(seq_along(object$variables), function(j) {
     v <- object$variables[j]
-    gs <- if (v %in% object$free_items) object$groups else object$groups[1]
+    gs <- if (object$invariance == "none") object$groups else object$groups[1]
     unlist(lapply(gs, function(g) {
       p <- object$probs[[g]][[v]]
       unlist(lapply(seq_len(nrow(p)), function(r) log(p[r, -1] / p[r, 1])))
@@ -338,8 +333,7 @@ anova.aspectr_lca_groups <- function(object, ...) {
   inv <- vapply(fits, function(f) {
     if (!inherits(f, "aspectr_lca_groups")) return("one group (class shares and item probabilities equal across groups)")
     switch(f$invariance, full = "item probabilities equal across groups (full invariance)",
-           none = "item probabilities free per group (no invariance)",
-           paste0("free for ", paste(f$free_items, collapse = ", "), " (partial invariance)"))
+           none = "item probabilities free per group (no invariance)")
   }, character(1))
   tab <- data.frame(Classes = vapply(fits, function(f) as.integer(f$k), integer(1)),
                     Npar = as.integer(np), logLik = ll,
@@ -361,12 +355,11 @@ anova.aspectr_lca_groups <- function(object, ...) {
 #'
 #' Fits the multiple-group latent class model ([lca_groups]) with the
 #' item-response probabilities equal across the groups (full measurement
-#' invariance), free for the items in `free_items` (partial invariance,
-#' when given) and free for all items (no invariance), and compares them by
+#' invariance) and free per group (no invariance), and compares them by
 #' likelihood-ratio tests and information criteria, as \pkg{glca}'s
 #' `gofglca()` (Kim, Jeon, Chung and Park 2023) does. The models are nested
-#' (each has the same class shares per group and more free item
-#' probabilities than the one before), so the likelihood ratio is
+#' (both have class shares per group, and full invariance is the model
+#' without invariance with the item probabilities set equal), so the likelihood ratio is
 #' asymptotically \eqn{\chi^2} with the difference of the numbers of
 #' parameters as degrees of freedom (Clogg and Goodman 1985), provided the
 #' fits reach their maxima (use enough starts, `nrun`).
@@ -375,14 +368,12 @@ anova.aspectr_lca_groups <- function(object, ...) {
 #'   `group` names a column, the groups).
 #' @param k Number of latent classes.
 #' @param group As in [lca()]: a column name or one group per row.
-#' @param free_items `NULL` (default) or the items of a partially invariant
-#'   model fitted between the two.
 #' @param ... Further arguments of [lca()] (such as `nrun`, `seed`,
 #'   `na.rm`); not `invariance`, nor sampling weights (whose
 #'   pseudo-likelihood ratio is not \eqn{\chi^2}-distributed: compare
 #'   weighted fits by their information criteria).
 #' @return The [anova()] table of the fits (class `anova`), with the fits in
-#'   its attribute `"fits"` (a list named `full`, `partial`, `none`).
+#'   its attribute `"fits"` (a list named `full` and `none`).
 #' @references Clogg, C. C. and Goodman, L. A. (1985). Simultaneous latent
 #'   structure analysis in several groups. *Sociological Methodology* 15,
 #'   81-110.
@@ -398,7 +389,7 @@ anova.aspectr_lca_groups <- function(object, ...) {
 #' items$g <- g
 #' lca_invariance(items, 2, "g", seed = 1)
 #' @export
-lca_invariance <- function(data, k, group, free_items = NULL, ...) {
+lca_invariance <- function(data, k, group, ...) {
   check_required(data, "a data frame of categorical variables")
   check_required(k, "the number of latent classes")
   check_required(group, "a column name of `data` or one group per row")
@@ -412,9 +403,6 @@ lca_invariance <- function(data, k, group, free_items = NULL, ...) {
                       "Fit the models with {.fn lca} and compare their information criteria.")
   }
   fits <- list(full = lca(data, k, group = group, invariance = "full", ...))
-  if (!is.null(free_items)) {
-    fits$partial <- lca(data, k, group = group, invariance = "partial", free_items = free_items, ...)
-  }
   fits$none <- lca(data, k, group = group, invariance = "none", ...)
   tab <- do.call(anova, unname(fits))
   attr(tab, "fits") <- fits
@@ -444,9 +432,9 @@ lcg_group_fit <- function(x, group, call = rlang::caller_env()) {
 #' @rdname aspectr_lca_groups
 #' @details `plot()` draws the class profiles of one group (`group`: its
 #'   label or number) as [plot.aspectr_lca()]; `autoplot()` those of every
-#'   group (or of `group`): one panel per item equal across the groups, one
-#'   per group for a free item, with the class shares of the groups in the
-#'   subtitle.
+#'   group (or of `group`): one panel per item under full invariance, one
+#'   per item and group without invariance, with the class shares of the
+#'   groups in the subtitle.
 #' @exportS3Method ggplot2::autoplot
 autoplot.aspectr_lca_groups <- function(object, group = NULL, ...) {
   check_dots_empty(...)
@@ -456,9 +444,9 @@ autoplot.aspectr_lca_groups <- function(object, group = NULL, ...) {
   }, integer(1))
   k <- object$k
   cls <- paste("class", seq_len(k))
-  # an item equal across the groups is drawn once, a free one per group
+  # under full invariance every item is drawn once, without it per group
   panels <- do.call(rbind, lapply(object$variables, function(v) {
-    if (v %in% object$free_items) data.frame(variable = v, g = gs, panel = paste0(v, ": ", object$groups[gs])) else
+    if (object$invariance == "none") data.frame(variable = v, g = gs, panel = paste0(v, ": ", object$groups[gs])) else
       data.frame(variable = v, g = gs[1], panel = if (object$G > 1) paste0(v, " (all groups)") else v)
   }))
   d <- do.call(rbind, lapply(seq_len(nrow(panels)), function(i) {

@@ -1,7 +1,6 @@
 # Multiple-group latent class analysis (Clogg and Goodman 1985): class
 # shares per group, item-response probabilities equal across the groups
-# (measurement invariance), free per group, or equal for some items only
-# (partial invariance).
+# (measurement invariance) or free per group.
 #
 # The fits reuse the core:
 # * full invariance: the joint distribution of (group, responses) is a
@@ -15,8 +14,6 @@
 #   response patterns, over the levels of the whole data); the
 #   log-likelihood is the sum, and the classes of the groups are matched to
 #   those of the first group.
-# * partial invariance: EM over the (group, response pattern) cells in R,
-#   from the fits of both extremes and from random starts.
 # The standard errors come from the empirical information of all free
 # parameters of the grouped model at once (lcg_standard_errors()).
 
@@ -25,8 +22,8 @@
 #' `lca(data, k, group = g)` fits a latent class model to observations in
 #' groups (Clogg and Goodman 1985): every group has its own class shares,
 #' and the item-response probabilities are equal across the groups
-#' (measurement invariance: the classes mean the same in every group), free
-#' per group, or equal for some items only (partial invariance).
+#' (measurement invariance: the classes mean the same in every group) or
+#' free per group.
 #' [lca_invariance()] fits the models and tests invariance by the
 #' likelihood ratio, as \pkg{glca}'s `gofglca()` (Kim, Jeon, Chung and Park
 #' 2023) does.
@@ -35,12 +32,11 @@
 #' of class \eqn{r} in group \eqn{g} and \eqn{p_{jrc}^{(g)}} the
 #' probability of level \eqn{c} of item \eqn{j} in class \eqn{r}:
 #' \deqn{P(y \mid g) = \sum_r P_{gr} \prod_j p_{j r y_j}^{(g)},}
-#' with \eqn{p^{(g)}_j = p_j} for every group under `invariance = "full"`,
-#' for none under `"none"`, and for the items not in `free_items` under
-#' `"partial"`. The log-likelihood is that of the responses given the
+#' with \eqn{p^{(g)}_j = p_j} for every group under `invariance = "full"`
+#' and for none under `"none"`. The log-likelihood is that of the responses given the
 #' groups (as \pkg{glca}'s); `npar` counts \eqn{G (k - 1)} class-share
-#' parameters and the item parameters (\eqn{k \sum_j (L_j - 1)} once for an
-#' item equal across groups, \eqn{G} times for a free one).
+#' parameters and the item parameters (\eqn{k \sum_j (L_j - 1)}, once under
+#' full invariance, \eqn{G} times without).
 #'
 #' Fitting: under full invariance the model is the latent class model of
 #' the responses with the group as one more item (a reparametrization of
@@ -52,18 +48,14 @@
 #' all the data), and the classes of every group are then matched to those
 #' of the first group (the permutation with the closest item-response
 #' probabilities): the likelihood does not depend on the labels, but
-#' tables and plots are easier to read. Under partial invariance the EM
-#' algorithm (accelerated by SQUAREM, as [lca()]'s default) runs over the
-#' (group, response pattern) cells from the fits of both other models and
-#' `nrun` random starts (staged as in [lca()]); its
-#' log-likelihood is at least that of full invariance. In all three the
-#' classes are finally ordered by their share in the whole sample.
+#' tables and plots are easier to read. In both the classes are finally
+#' ordered by their share in the whole sample.
 #'
 #' Standard errors are computed as in [lca()] (the empirical information of
 #' all free parameters, then the delta method), in the parameters of
 #' `coef()` ([aspectr_lca_groups]): for every group the logits \eqn{\log(P_{gr} / P_{g1})} (named
 #' `class_r|group`), then the item log-odds \eqn{\log(p_{jrc} / p_{jr1})}
-#' (`variable[level]:class_r`, with `|group` for a free item). With
+#' (`variable[level]:class_r`, with `|group` without invariance). With
 #' sampling weights they are the sandwich estimator of [lca()] (section
 #' Sampling weights), with `psu` and `strata` as there; the weights enter
 #' the likelihood as in [lca()] and are counted by group for the class
@@ -71,13 +63,13 @@
 #'
 #' @return An object of class `aspectr_lca_groups` with
 #'   \describe{
-#'   \item{k, groups, invariance, free_items, variables, group_var}{the number
-#'     of classes, the group labels, the model, the free items, the items
-#'     and the name of the group column (`NULL` for a vector);}
+#'   \item{k, groups, invariance, variables, group_var}{the number
+#'     of classes, the group labels, the model (`"full"` or `"none"`), the
+#'     items and the name of the group column (`NULL` for a vector);}
 #'   \item{P}{class shares, groups x classes;}
 #'   \item{probs}{per group, a list with per item a classes x levels matrix of
-#'     \eqn{P(level \mid class, group)} (the same in every group for an
-#'     item equal across groups);}
+#'     \eqn{P(level \mid class, group)} (the same in every group under full
+#'     invariance);}
 #'   \item{group, posterior, predclass}{the group of every observation used,
 #'     its class posteriors and most probable class;}
 #'   \item{llik (also logLik), npar, AIC, BIC, Gsq, Chisq, df}{the
@@ -124,18 +116,15 @@ NULL
 #' @param group The group of every row of `data`, a vector
 #'   (any type [factor()] accepts, no missing values) or the name of a
 #'   column of `data` (which is then not an item). At least 2 groups, each
-#'   with at least `k` observations used (and, with free item
-#'   probabilities, `k` distinct response patterns).
-#' @param invariance `"full"` (default: item-response probabilities equal
-#'   across the groups), `"none"` (free per group) or `"partial"` (free for
-#'   the items in `free_items`, equal for the others).
-#' @param free_items With `invariance = "partial"`: the names of the items
-#'   whose probabilities are free per group (at least one, not all).
+#'   with at least `k` observations used (and, with `invariance =
+#'   "none"`, `k` distinct response patterns).
+#' @param invariance With `group`: `"full"` (default: item-response
+#'   probabilities equal across the groups) or `"none"` (free per group).
 #' @name lca
 NULL
 
 # lca() with `group`: the checks, then the fit of the model asked for.
-lca_groups_fit <- function(data, k, group, invariance, free_items, nrun, max_iter, tol, seed, threads,
+lca_groups_fit <- function(data, k, group, invariance, nrun, max_iter, tol, seed, threads,
                            na.rm, verbose, short_iter, short_keep, se, method, weights, psu, strata,
                            call, env = parent.frame()) {
   if (inherits(data, "aspectr_shards")) {
@@ -146,7 +135,7 @@ lca_groups_fit <- function(data, k, group, invariance, free_items, nrun, max_ite
     abort_input("{.arg data} must be a data frame of categorical variables, not {describe(data)}.",
                 "type", arg = "data", call = env)
   }
-  invariance <- match_option(invariance, c("full", "none", "partial"), "invariance", call = env)
+  invariance <- match_option(invariance, c("full", "none"), "invariance", call = env)
   # the group: a column of data (then not an item) or a vector
   group_var <- NULL
   if (is.character(group) && length(group) == 1 && nrow(data) != 1) {
@@ -165,26 +154,6 @@ lca_groups_fit <- function(data, k, group, invariance, free_items, nrun, max_ite
   if (anyNA(group)) {
     abort_input("{.arg group} must not have missing values; it has {sum(is.na(group))} (row {which(is.na(group))[1]} first).",
                 "value", arg = "group", call = env)
-  }
-  vars0 <- names(data)
-  free_items <- if (invariance == "partial") {
-    if (is.null(free_items) || !is.character(free_items) || !length(free_items) || anyNA(free_items) ||
-        !all(free_items %in% vars0) || anyDuplicated(free_items)) {
-      abort_input("{.arg free_items} must name items of {.arg data} (with {.code invariance = \"partial\"}), not {describe(free_items)}.",
-                  "argument", arg = "free_items", call = env)
-    }
-    if (length(free_items) == length(vars0)) {
-      abort_input(c("{.arg free_items} names every item: that is {.code invariance = \"none\"}.",
-                    i = "Leave at least one item equal across the groups."),
-                  "argument", arg = "free_items", call = env)
-    }
-    free_items
-  } else {
-    if (!is.null(free_items)) {
-      abort_input("{.arg free_items} is only for {.code invariance = \"partial\"}, not {.val {invariance}}.",
-                  "argument", arg = "free_items", call = env)
-    }
-    if (invariance == "none") vars0 else character(0)
   }
   se <- check_flag(se, "se", call = env)
   na.rm <- check_flag(na.rm, "na.rm", call = env)
@@ -211,7 +180,7 @@ lca_groups_fit <- function(data, k, group, invariance, free_items, nrun, max_ite
                 "value", arg = "group", call = env)
   }
   cells <- lcg_cells(prep, grp)
-  if (length(free_items)) {
+  if (invariance == "none") {
     npat <- tabulate(cells$group, G)
     if (any(npat < k)) {
       bad <- which(npat < k)[1]
@@ -222,13 +191,8 @@ lca_groups_fit <- function(data, k, group, invariance, free_items, nrun, max_ite
   }
   ctl <- check_fit_controls(nrun, max_iter, tol, seed, threads, verbose, call = env)
   start <- proc.time()[["elapsed"]]
-  run <- function(inv) {
-    lcg_fit_core(prep, cells, grp, k, inv, free_items, ctl, short_iter, short_keep, method, call, env)
-  }
-  res <- if (invariance == "partial") {
-    lcg_fit_partial(cells, grp, k, free_items, prep, ctl, short_iter, short_keep, run("full"), run("none"))
-  } else run(invariance)
-  fit <- lcg_result(res, prep, cells, grp, k, invariance, free_items, group_var, call, se,
+  res <- lcg_fit_core(prep, cells, grp, k, invariance, ctl, short_iter, short_keep, method, call, env)
+  fit <- lcg_result(res, prep, cells, grp, k, invariance, group_var, call, se,
                     proc.time()[["elapsed"]] - start)
   finish_progress(fit, ctl$verbose, "lca()", ctl$max_iter, ctl$tol)
 }
@@ -275,7 +239,7 @@ lcg_plain_design <- function(w) {
 
 # Full invariance or none by lca()'s core: list(P = G x k, rho = per group
 # the items' levels x k matrices, iterations, converged, run_values).
-lcg_fit_core <- function(prep, cells, grp, k, invariance, free_items, ctl, short_iter, short_keep,
+lcg_fit_core <- function(prep, cells, grp, k, invariance, ctl, short_iter, short_keep,
                          method, call, env) {
   G <- nlevels(grp)
   fit_one <- function(p) {
@@ -372,149 +336,10 @@ lcg_estep <- function(cells, P, rho) {
   list(post = e / s, lcell = mx + log(s))
 }
 
-# EM of the multiple-group model from one start (P, rho), items in `free`
-# (logical per item) free per group, accelerated by SQUAREM (Varadhan and
-# Roland 2008, their scheme S3 with the step length at most -1) with a
-# safeguard: an extrapolated point (followed by one EM step) is kept only
-# when its likelihood is at least that of two plain EM steps, so the
-# likelihood never decreases. `iters` SQUAREM iterations at most (each
-# does the work of three or four EM iterations).
-lcg_em <- function(cells, start, free, iters, tol) {
-  G <- nrow(start$P)
-  k <- ncol(start$P)
-  w <- cells$count
-  # level indicators of every item (cells x levels; a missing response: none)
-  onehot <- lapply(seq_along(free), function(j) {
-    cj <- cells$codes[, j]
-    ok <- which(!is.na(cj))
-    Matrix::sparseMatrix(i = ok, j = cj[ok], x = 1, dims = c(length(cj), nrow(start$rho[[1]][[j]])))
-  })
-  in_group <- lapply(seq_len(G), function(g) which(cells$group == g))
-  norm <- function(m) { m <- pmax(as.matrix(m), 1e-300); sweep(m, 2, colSums(m), "/") }
-  estep <- function(th) {
-    e <- lcg_estep(cells, th$P, th$rho)
-    e$ll <- sum(w * e$lcell)
-    e
-  }
-  mstep <- function(e) {
-    pw <- e$post * w
-    P <- rowsum(pw, cells$group, reorder = TRUE)
-    rho <- rep(list(vector("list", length(free))), G)
-    for (j in seq_along(free)) {
-      if (free[j]) {
-        for (g in seq_len(G)) {
-          sel <- in_group[[g]]
-          rho[[g]][[j]] <- norm(Matrix::crossprod(onehot[[j]][sel, , drop = FALSE], pw[sel, , drop = FALSE]))
-        }
-      } else {
-        m <- norm(Matrix::crossprod(onehot[[j]], pw))
-        for (g in seq_len(G)) rho[[g]][[j]] <- m
-      }
-    }
-    list(P = unname(P / rowSums(P)), rho = rho)
-  }
-  # the free parameters as one vector (an equal item once) and back
-  pack <- function(th) {
-    c(as.vector(th$P), unlist(lapply(seq_along(free), function(j) {
-      if (free[j]) unlist(lapply(th$rho, function(items) as.vector(items[[j]]))) else as.vector(th$rho[[1]][[j]])
-    })))
-  }
-  unpack <- function(v) {
-    P <- matrix(v[seq_len(G * k)], G, k)
-    pos <- G * k
-    rho <- rep(list(vector("list", length(free))), G)
-    for (j in seq_along(free)) {
-      L <- nrow(start$rho[[1]][[j]])
-      take <- function() { m <- matrix(v[pos + seq_len(L * k)], L, k); pos <<- pos + L * k; sweep(m, 2, colSums(m), "/") }
-      if (free[j]) for (g in seq_len(G)) rho[[g]][[j]] <- take() else { m <- take(); for (g in seq_len(G)) rho[[g]][[j]] <- m }
-    }
-    list(P = P / rowSums(P), rho = rho)
-  }
-  th <- list(P = start$P, rho = start$rho)
-  e <- estep(th)
-  trace <- e$ll
-  converged <- FALSE
-  it <- 0L
-  while (it < iters) {
-    it <- it + 1L
-    t1 <- mstep(e)
-    e1 <- estep(t1)
-    t2 <- mstep(e1)
-    e2 <- estep(t2)
-    v0 <- pack(th)
-    r <- pack(t1) - v0
-    vv <- pack(t2) - 2 * pack(t1) + v0
-    alpha <- -sqrt(sum(r^2) / sum(vv^2))
-    new <- t2
-    enew <- e2
-    if (is.finite(alpha) && alpha < -1) {
-      vp <- v0 - 2 * alpha * r + alpha^2 * vv
-      if (all(is.finite(vp)) && all(vp > 0)) {
-        tp <- mstep(estep(unpack(vp)))
-        ep <- estep(tp)
-        if (is.finite(ep$ll) && ep$ll >= e2$ll) {
-          new <- tp
-          enew <- ep
-        }
-      }
-    }
-    done <- abs(enew$ll - e$ll) <= tol * max(1, abs(enew$ll))
-    th <- new
-    e <- enew
-    trace <- c(trace, e$ll)
-    if (done) {
-      converged <- TRUE
-      break
-    }
-  }
-  list(P = th$P, rho = th$rho, llik = e$ll, objective = -trace, iterations = it, converged = converged)
-}
-
-# Partial invariance: EM from the full-invariance fit, from the fit without
-# invariance (its equal items averaged over the groups, weighted by the
-# groups' class sizes) and from random starts (staged: `short_iter`
-# iterations, the best `short_keep` continue).
-lcg_fit_partial <- function(cells, grp, k, free_items, prep, ctl, short_iter, short_keep, full, none) {
-  G <- nlevels(grp)
-  free <- prep$vars %in% free_items
-  nl <- lengths(prep$levels)
-  avg <- none
-  sz <- none$P * tabulate(grp, G)  # groups x classes
-  for (j in which(!free)) {
-    m <- Reduce(`+`, lapply(seq_len(G), function(g) sweep(none$rho[[g]][[j]], 2, sz[g, ], "*")))
-    m <- sweep(m, 2, colSums(m), "/")
-    for (g in seq_len(G)) avg$rho[[g]][[j]] <- m
-  }
-  randoms <- with_seed(ctl$seed, lapply(seq_len(ctl$nrun), function(s) {
-    P <- matrix(stats::runif(G * k), G, k)
-    items <- lapply(nl, function(l) { m <- matrix(stats::runif(l * k), l); sweep(m, 2, colSums(m), "/") })
-    rho <- lapply(seq_len(G), function(g) {
-      lapply(seq_along(nl), function(j) {
-        if (!free[j]) return(items[[j]])
-        m <- matrix(stats::runif(nl[j] * k), nl[j])
-        sweep(m, 2, colSums(m), "/")
-      })
-    })
-    list(P = P / rowSums(P), rho = rho)
-  }))
-  short_iter <- if (is.null(short_iter)) 20L else check_whole(short_iter, "short_iter", min = 0)
-  if (short_iter > 0 && short_keep < length(randoms)) {
-    short <- lapply(randoms, function(s) lcg_em(cells, s, free, short_iter, ctl$tol))
-    keep <- order(vapply(short, function(r) -r$llik, numeric(1)))[seq_len(short_keep)]
-    randoms <- randoms[keep]
-  }
-  runs <- lapply(c(list(full, avg), randoms), function(s) lcg_em(cells, s, free, ctl$max_iter, ctl$tol))
-  values <- vapply(runs, function(r) -r$llik, numeric(1))
-  best <- best_run(values, "lca() fit")
-  out <- runs[[best]]
-  out$run_values <- values
-  out
-}
-
 # The aspectr_lca_groups object of a fit (P, rho): classes ordered by their
 # share of the whole sample, log-likelihood, posteriors, goodness of fit,
 # standard errors.
-lcg_result <- function(res, prep, cells, grp, k, invariance, free_items, group_var, call, se, time) {
+lcg_result <- function(res, prep, cells, grp, k, invariance, group_var, call, se, time) {
   G <- nlevels(grp)
   gl <- levels(grp)
   w_g <- as.numeric(rowsum(cells$count, cells$group, reorder = TRUE))
@@ -537,8 +362,7 @@ lcg_result <- function(res, prep, cells, grp, k, invariance, free_items, group_v
   post <- e$post[cells$row_cell, , drop = FALSE]
   dimnames(post) <- list(rownames(prep$codes), cls)
   nl <- lengths(prep$levels)
-  free <- prep$vars %in% free_items
-  npar <- G * (k - 1) + k * sum((nl - 1) * ifelse(free, G, 1))
+  npar <- G * (k - 1) + k * sum(nl - 1) * (if (invariance == "none") G else 1)
   dr <- prep$design
   n_ic <- if (is.null(dr)) nrow(prep$codes) else sum(dr$w)
   # goodness of fit over the complete patterns, within the groups
@@ -556,7 +380,7 @@ lcg_result <- function(res, prep, cells, grp, k, invariance, free_items, group_v
                    i = "They are computed over the complete response patterns, as in poLCA."))
   }
   cells_table <- prod(as.numeric(nl))
-  fit <- list(k = k, groups = gl, G = G, invariance = invariance, free_items = free_items,
+  fit <- list(k = k, groups = gl, G = G, invariance = invariance,
               variables = prep$vars, group_var = group_var, P = P, probs = rho, group = grp,
               posterior = post, predclass = max.col(post, ties.method = "first"),
               llik = ll, logLik = ll, npar = npar, AIC = -2 * ll + 2 * npar,
@@ -579,21 +403,21 @@ lcg_param_names <- function(fit) {
   items <- unlist(lapply(fit$variables, function(v) {
     lv <- fit$levels[[match(v, fit$variables)]]
     one <- unlist(lapply(cls, function(r) paste0(v, "[", lv[-1], "]:", r)))
-    if (v %in% fit$free_items) unlist(lapply(fit$groups, function(g) paste0(one, "|", g))) else one
+    if (fit$invariance == "none") unlist(lapply(fit$groups, function(g) paste0(one, "|", g))) else one
   }), use.names = FALSE)
   c(b, items)
 }
 
 # Standard errors of a grouped fit: the empirical information of all free
-# parameters (per group the class logits; per item, class (and group for a
-# free item) the log-odds of the levels against the first), summed over
+# parameters (per group the class logits; per item, class (and group
+# without invariance) the log-odds of the levels against the first), summed over
 # the cells with their counts; with sampling weights the sandwich of
 # lca_standard_errors(). Then the delta method.
 lcg_standard_errors <- function(fit, cells, post, dr) {
   k <- fit$k
   G <- fit$G
   nl <- lengths(fit$levels)
-  free <- fit$variables %in% fit$free_items
+  free <- fit$invariance == "none"
   C <- nrow(cells$codes)
   gi <- cells$group
   blocks <- list()
@@ -607,11 +431,11 @@ lcg_standard_errors <- function(fit, cells, post, dr) {
   for (j in seq_along(nl)) {
     cj <- cells$codes[, j]
     ok <- !is.na(cj)
-    for (gg in if (free[j]) seq_len(G) else 1L) {
-      sel <- if (free[j]) ok & gi == gg else ok
+    for (gg in if (free) seq_len(G) else 1L) {
+      sel <- if (free) ok & gi == gg else ok
       p <- fit$probs[[gg]][[j]]  # k x levels
       for (r in seq_len(k)) {
-        # (a free item: only the cells of its group; an equal one: all)
+        # (free per group: only the cells of its group; equal: all)
         Y <- matrix(0, C, nl[j] - 1)
         Y[sel, ] <- outer(cj[sel], 2:nl[j], "==") - matrix(p[r, -1], sum(sel), nl[j] - 1, byrow = TRUE)
         blocks[[length(blocks) + 1]] <- post[, r] * Y
@@ -639,7 +463,7 @@ lcg_standard_errors <- function(fit, cells, post, dr) {
   pos <- G * (k - 1)
   se_probs <- lapply(fit$probs, function(items) lapply(items, function(m) m * 0))
   for (j in seq_along(nl)) {
-    for (gg in if (free[j]) seq_len(G) else 1L) {
+    for (gg in if (free) seq_len(G) else 1L) {
       p <- fit$probs[[gg]][[j]]
       se <- p * 0
       for (r in seq_len(k)) {
@@ -649,7 +473,7 @@ lcg_standard_errors <- function(fit, cells, post, dr) {
         Jp[cbind(2:nl[j], seq_len(nl[j] - 1))] <- Jp[cbind(2:nl[j], seq_len(nl[j] - 1))] + p[r, -1]
         se[r, ] <- sqrt(pmax(diag(Jp %*% V[ix, ix, drop = FALSE] %*% t(Jp)), 0))
       }
-      if (free[j]) se_probs[[gg]][[j]] <- se else for (g in seq_len(G)) se_probs[[g]][[j]] <- se
+      if (free) se_probs[[gg]][[j]] <- se else for (g in seq_len(G)) se_probs[[g]][[j]] <- se
     }
   }
   list(P = seP, probs = se_probs, vcov_all = V)

@@ -13,7 +13,7 @@
 #' @export
 lca.formula <- function(formula, data, k, nrun = 10, max_iter = 1000, tol = 1e-8, seed = NULL,
                         threads = NULL, na.rm = FALSE, verbose = FALSE, se = TRUE, weights = NULL,
-                        psu = NULL, strata = NULL, group = NULL, invariance = "full", free_items = NULL, ...) {
+                        psu = NULL, strata = NULL, group = NULL, invariance = "full", ...) {
   call <- match.call()
   check_required(data, "a data frame holding the variables of `formula`")
   check_required(k, "the number of latent classes")
@@ -55,7 +55,7 @@ lca.formula <- function(formula, data, k, nrun = 10, max_iter = 1000, tol = 1e-8
   if (!length(covars)) {
     fit <- lca(manifest, k, nrun = nrun, max_iter = max_iter, tol = tol, seed = seed, threads = threads,
                na.rm = na.rm, verbose = verbose, se = se, weights = weights, psu = psu, strata = strata,
-               group = group, invariance = invariance, free_items = free_items, ...)
+               group = group, invariance = invariance, ...)
     fit$call <- call
     return(fit)
   }

@@ -294,7 +294,7 @@ lca.default <- function(data, k, nrun = 10, max_iter = 1000, tol = 1e-8, seed = 
                 threads = NULL, na.rm = FALSE, verbose = FALSE, short_iter = NULL,
                 short_keep = 1, callback = NULL, init = "random", se = TRUE, method = NULL,
                 cluster = NULL, weights = NULL, psu = NULL, strata = NULL, group = NULL,
-                invariance = "full", free_items = NULL, ...) {
+                invariance = "full", ...) {
   call <- match.call()
   check_dots_empty(...)
   if (!is.null(group)) {
@@ -303,13 +303,12 @@ lca.default <- function(data, k, nrun = 10, max_iter = 1000, tol = 1e-8, seed = 
       abort_input("{.arg group} cannot be combined with {.arg {c('cluster', 'callback', 'init')[c(!is.null(cluster), !is.null(callback), !identical(init, 'random'))]}}.",
                   "argument", arg = "group")
     }
-    return(lca_groups_fit(data, k, group, invariance, free_items, nrun, max_iter, tol, seed, threads, na.rm,
+    return(lca_groups_fit(data, k, group, invariance, nrun, max_iter, tol, seed, threads, na.rm,
                           verbose, short_iter, check_whole(short_keep, "short_keep", min = 1), se, method,
                           weights, psu, strata, call))
   }
-  if (!identical(invariance, "full") || !is.null(free_items)) {
-    bad <- if (is.null(free_items)) "invariance" else "free_items"
-    abort_input("{.arg {bad}} is for multiple groups: give {.arg group} too.", "argument", arg = bad)
+  if (!identical(invariance, "full")) {
+    abort_input("{.arg invariance} is for multiple groups: give {.arg group} too.", "argument", arg = "invariance")
   }
   se <- check_flag(se, "se")
   check_required(data, "a data frame of categorical variables")

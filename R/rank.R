@@ -155,7 +155,7 @@ lca_rank <- function(data, k = 1:6, criterion = c("BIC", "AIC", "SABIC", "CAIC")
   nrun <- check_whole(nrun, "nrun")
   seed <- check_seed(seed)
   k <- check_k_vector(k, max = .Machine$integer.max)
-  grouping <- intersect(...names(), c("group", "invariance", "free_items"))
+  grouping <- intersect(...names(), c("group", "invariance"))
   if (length(grouping)) {
     abort_input(c("{.fn lca_rank} does not take {.arg {grouping[1]}}: it compares models without groups.",
                   i = "Compare multiple-group fits of several {.arg k} by their AIC and BIC ({.fn glance}), and their invariance with {.fn lca_invariance}."),

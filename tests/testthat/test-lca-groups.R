@@ -86,26 +86,22 @@ test_that("the invariant model is the latent class regression on the group", {
   expect_equal(fit3$llik, fit$llik)
 })
 
-test_that("partial invariance lies between the two, and the likelihood-ratio tests count parameters", {
+test_that("the likelihood-ratio tests of invariance count parameters", {
   d <- sim_groups()
   full <- lca(d, 2, group = "region", seed = 1, tol = 1e-10)
-  part <- lca(d, 2, group = "region", invariance = "partial", free_items = "item3", seed = 1, tol = 1e-10)
   none <- lca(d, 2, group = "region", invariance = "none", seed = 1, tol = 1e-10)
-  expect_equal(part$npar, full$npar + 2 * 1)
   expect_equal(none$npar, full$npar + 2 * 6)
-  expect_gte(part$llik, full$llik - 1e-6)
-  expect_gte(none$llik, part$llik - 1e-6)
-  # item3 differs between the groups in the simulation: freeing it helps a lot,
-  # freeing the others then hardly
-  expect_gt(2 * (part$llik - full$llik), 20)
-  expect_identical(part$probs$north$item1, part$probs$south$item1)
-  expect_false(isTRUE(all.equal(part$probs$north$item3, part$probs$south$item3)))
-  a <- anova(none, full, part)
+  expect_gte(none$llik, full$llik - 1e-6)
+  # item3 differs between the groups in the simulation
+  expect_gt(2 * (none$llik - full$llik), 20)
+  expect_identical(full$probs$north$item1, full$probs$south$item1)
+  expect_false(isTRUE(all.equal(none$probs$north$item3, none$probs$south$item3)))
+  a <- anova(none, full)
   expect_s3_class(a, "anova")
-  expect_equal(a$Npar, c(full$npar, part$npar, none$npar))
-  expect_equal(a$Df[-1], c(2L, 10L))
-  expect_equal(a$LR[2], 2 * (part$llik - full$llik))
-  expect_equal(a$`Pr(>Chi)`[3], pchisq(2 * (none$llik - part$llik), 10, lower.tail = FALSE))
+  expect_equal(a$Npar, c(full$npar, none$npar))
+  expect_equal(a$Df[2], 12L)
+  expect_equal(a$LR[2], 2 * (none$llik - full$llik))
+  expect_equal(a$`Pr(>Chi)`[2], pchisq(2 * (none$llik - full$llik), 12, lower.tail = FALSE))
   # the model without groups: class shares equal across the groups, (G - 1)(k - 1) = 1 df
   one <- lca(d[1:5], 2, seed = 1, tol = 1e-10)
   a0 <- anova(one, full, none)
@@ -116,23 +112,10 @@ test_that("partial invariance lies between the two, and the likelihood-ratio tes
   expect_equal(anova(full, one)$LR, a0$LR[1:2])
   expect_error(anova(full, one, one), class = "aspectr_error_input_argument")
   expect_error(anova(full, lca(d[-1, 1:5], 2, seed = 1)), class = "aspectr_error_input_argument")
-  inv <- lca_invariance(d, 2, "region", free_items = "item3", seed = 1, tol = 1e-10)
+  inv <- lca_invariance(d, 2, "region", seed = 1, tol = 1e-10)
   expect_equal(inv$logLik, a$logLik, tolerance = 1e-8)
-  expect_named(attr(inv, "fits"), c("full", "partial", "none"))
+  expect_named(attr(inv, "fits"), c("full", "none"))
   expect_output(print(a), "multiple-group")
-})
-
-test_that("the EM of partial invariance reaches the core's maximum of the invariant model", {
-  d <- sim_groups()
-  full <- lca(d, 2, group = "region", seed = 1, tol = 1e-10)
-  prep <- aspectr:::lca_prepare(d[1:5], FALSE)
-  grp <- factor(d$region)
-  cells <- aspectr:::lcg_cells(prep, grp)
-  set.seed(3)
-  rho <- lapply(lengths(prep$levels), function(l) { m <- matrix(runif(2 * l), l); sweep(m, 2, colSums(m), "/") })
-  em <- aspectr:::lcg_em(cells, list(P = matrix(0.5, 2, 2), rho = list(rho, rho)), rep(FALSE, 5), 5000, 1e-12)
-  expect_equal(em$llik, full$llik, tolerance = 1e-7)
-  expect_true(all(diff(-em$objective) >= -1e-8))  # EM never decreases the likelihood
 })
 
 test_that("whole-number weights are replicated rows", {
@@ -176,14 +159,16 @@ test_that("the sandwich covariance of grouped fits: unit weights give N / (N - 1
 
 test_that("methods: coef, vcov, tidy, glance, predict, print, summary", {
   d <- sim_groups()
-  fit <- lca(d, 2, group = "region", invariance = "partial", free_items = c("item3", "item4"), seed = 1)
+  fit <- lca(d, 2, group = "region", invariance = "none", seed = 1)
   cf <- coef(fit)
   expect_length(cf, fit$npar)
   V <- vcov(fit)
   expect_identical(rownames(V), names(cf))
   expect_true(all(diag(V) >= 0))
   expect_true("item4[low]:class_2|south" %in% names(cf))
-  expect_true("item1[yes]:class_2" %in% names(cf))
+  expect_true("item1[yes]:class_2|north" %in% names(cf))
+  expect_false("item1[yes]:class_2" %in% names(cf))
+  expect_true("item1[yes]:class_2" %in% names(coef(lca(d, 2, group = "region", seed = 1, se = FALSE))))
   expect_equal(cf[["class_2|north"]], log(fit$P["north", 2] / fit$P["north", 1]))
   tp <- tidy(fit)
   expect_named(tp, c("group", "variable", "level", "class", "probability", "std.error"))
@@ -197,7 +182,7 @@ test_that("methods: coef, vcov, tidy, glance, predict, print, summary", {
   expect_equal(gl$logLik, fit$llik)
   expect_equal(gl$npar, fit$npar)
   # residual df: per group min(n_g, cells) - 1, less npar (48 cells, fewer than n_g)
-  expect_equal(fit$npar, 2 * 1 + 2 * 6 + 2 * (2 - 1) * (1 + 2))
+  expect_equal(fit$npar, 2 * 1 + 2 * 2 * 6)
   expect_equal(gl$df, 2 * (48 - 1) - fit$npar)
   expect_equal(fit$Ng, c(north = 400L, south = 300L))
   expect_equal(AIC(fit), fit$AIC)
@@ -245,15 +230,13 @@ test_that("bad groups are classed input errors", {
   g <- d$region
   g[1] <- "tiny"
   expect_error(lca(d[1:5], 2, group = g), "tiny", class = "aspectr_error_input_value")
+  # invariance is "full" or "none"
+  expect_error(lca(d, 2, group = "region", invariance = "partial"), "invariance", class = "aspectr_error_input")
   expect_error(lca(d, 2, group = "region", invariance = "partial"), class = "aspectr_error_input_argument")
-  expect_error(lca(d, 2, group = "region", invariance = "partial", free_items = "item9"),
-               class = "aspectr_error_input_argument")
-  expect_error(lca(d, 2, group = "region", invariance = "partial", free_items = paste0("item", 1:5)),
-               class = "aspectr_error_input_argument")
-  expect_error(lca(d, 2, group = "region", free_items = "item1"), class = "aspectr_error_input_argument")
   expect_error(lca(d, 2, group = "region", invariance = "some"), class = "aspectr_error_input")
+  expect_error(lca(d, 2, group = "region", free_items = "item1"), "free_items",
+               class = "aspectr_error_input_argument")
   expect_error(lca(d[1:5], 2, invariance = "none"), "group", class = "aspectr_error_input_argument")
-  expect_error(lca(d[1:5], 2, free_items = "item1"), "group", class = "aspectr_error_input_argument")
   expect_error(lca(d, 1, group = "region"), class = "aspectr_error_input_argument")
   expect_error(lca(cbind(item1, item2, item3) ~ item4, d, 2, group = "region"), class = "aspectr_error_input_argument")
   expect_error(lca(cbind(item1, item2, item3) ~ 1, d, 2, group = "item1"), class = "aspectr_error_input_argument")

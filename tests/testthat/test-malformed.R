@@ -586,7 +586,7 @@ cases <- list(
   mal(lca_invariance(lc, 2, "nope"), "group", "argument", "nope"),
   mal(lca(lc, 2, group = rep(1, 10)), "group", "value"),
   mal(lca(lc, 2, group = c(NA, rep(1:2, length.out = 9))), "group", "value"),
-  mal(lca(lc, 2, group = rep(1:2, 5), invariance = "partial"), "free_items", "argument"),
+  mal(lca(lc, 2, group = rep(1:2, 5), invariance = "partial"), "invariance", "argument", "partial"),
   mal(explore(), "fit", "argument"),
   mal(explore(fn, open = FALSE), "fit", "argument"),
   mal(explore(fl, open = FALSE), "fit", "argument"),

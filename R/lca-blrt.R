@@ -63,7 +63,8 @@ lca_blrt <- function(data, k, B = 100, nrun = 10, seed = NULL, threads = 1, na.r
                 "type", arg = "data")
   }
   dots <- list(...)
-  design_args <- intersect(names(dots), c("weights", "psu", "strata", "cluster", "init", "callback", "se"))
+  design_args <- intersect(names(dots), c("weights", "psu", "strata", "cluster", "init", "callback", "se",
+                                          "group", "invariance"))
   if (length(design_args)) {
     abort_input("{.fn lca_blrt} does not take {.arg {design_args[1]}}: the bootstrap draws fit unweighted data with random starts.",
                 "argument", arg = design_args[1])

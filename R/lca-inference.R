@@ -238,6 +238,10 @@ lca_prob_table <- function(object) {
 #' @export
 anova.aspectr_lca <- function(object, ...) {
   fits <- c(list(object), list(...))
+  # with a multiple-group fit among them: the tests of the grouped models
+  if (any(vapply(fits, inherits, logical(1), what = "aspectr_lca_groups"))) {
+    return(anova.aspectr_lca_groups(object, ...))
+  }
   ok <- vapply(fits, inherits, logical(1), what = "aspectr_lca")
   if (!all(ok)) {
     abort_input("Every argument of {.fn anova} must be an {.cls aspectr_lca} fit; argument {which(!ok)[1]} is {describe(fits[[which(!ok)[1]]])}.",

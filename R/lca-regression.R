@@ -13,7 +13,7 @@
 #' @export
 lca.formula <- function(formula, data, k, nrun = 10, max_iter = 1000, tol = 1e-8, seed = NULL,
                         threads = NULL, na.rm = FALSE, verbose = FALSE, se = TRUE, weights = NULL,
-                        psu = NULL, strata = NULL, ...) {
+                        psu = NULL, strata = NULL, group = NULL, invariance = "full", ...) {
   call <- match.call()
   check_required(data, "a data frame holding the variables of `formula`")
   check_required(k, "the number of latent classes")
@@ -35,9 +35,27 @@ lca.formula <- function(formula, data, k, nrun = 10, max_iter = 1000, tol = 1e-8
   rhs <- stats::delete.response(stats::terms(formula, data = data))
   covars <- all.vars(rhs)
   manifest <- data[vars]
+  if (is.character(group) && length(group) == 1 && nrow(data) != 1) {
+    # a column of `data` naming the groups
+    if (!group %in% names(data)) {
+      abort_input("{.arg group} must be a column of {.arg data} or one value per row, and {.arg data} has no column {.val {group}}.",
+                  "argument", arg = "group")
+    }
+    if (group %in% vars) {
+      abort_input("{.arg group} names {.var {group}}, a manifest variable of {.arg formula}: a variable cannot both define the groups and measure the classes.",
+                  "argument", arg = "group")
+    }
+    manifest[[group]] <- data[[group]]
+  }
+  if (!is.null(group) && length(covars)) {
+    abort_input(c("{.arg group} cannot be combined with covariates in {.arg formula}.",
+                  i = "With item-response probabilities equal across the groups, add the group to the covariates instead."),
+                "argument", arg = "group")
+  }
   if (!length(covars)) {
     fit <- lca(manifest, k, nrun = nrun, max_iter = max_iter, tol = tol, seed = seed, threads = threads,
-               na.rm = na.rm, verbose = verbose, se = se, weights = weights, psu = psu, strata = strata, ...)
+               na.rm = na.rm, verbose = verbose, se = se, weights = weights, psu = psu, strata = strata,
+               group = group, invariance = invariance, ...)
     fit$call <- call
     return(fit)
   }

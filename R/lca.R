@@ -293,9 +293,23 @@ lca_formula_position <- function(...) {
 lca.default <- function(data, k, nrun = 10, max_iter = 1000, tol = 1e-8, seed = NULL,
                 threads = NULL, na.rm = FALSE, verbose = FALSE, short_iter = NULL,
                 short_keep = 1, callback = NULL, init = "random", se = TRUE, method = NULL,
-                cluster = NULL, weights = NULL, psu = NULL, strata = NULL, ...) {
+                cluster = NULL, weights = NULL, psu = NULL, strata = NULL, group = NULL,
+                invariance = "full", ...) {
   call <- match.call()
   check_dots_empty(...)
+  if (!is.null(group)) {
+    # multiple-group latent class analysis (R/lca-groups.R)
+    if (!is.null(cluster) || !is.null(callback) || !identical(init, "random")) {
+      abort_input("{.arg group} cannot be combined with {.arg {c('cluster', 'callback', 'init')[c(!is.null(cluster), !is.null(callback), !identical(init, 'random'))]}}.",
+                  "argument", arg = "group")
+    }
+    return(lca_groups_fit(data, k, group, invariance, nrun, max_iter, tol, seed, threads, na.rm,
+                          verbose, short_iter, check_whole(short_keep, "short_keep", min = 1), se, method,
+                          weights, psu, strata, call))
+  }
+  if (!identical(invariance, "full")) {
+    abort_input("{.arg invariance} is for multiple groups: give {.arg group} too.", "argument", arg = "invariance")
+  }
   se <- check_flag(se, "se")
   check_required(data, "a data frame of categorical variables")
   na.rm <- check_flag(na.rm, "na.rm")
@@ -853,7 +867,9 @@ plot.aspectr_lca <- function(x, ...) {
   labs <- lapply(x$probs, function(m) wrap_levels(colnames(m)))
   op <- graphics::par(no.readonly = TRUE)
   on.exit(graphics::par(op), add = TRUE)
-  graphics::par(mfrow = c(nr, nc), oma = c(2.4, 0, 0, 0), mgp = c(1.6, 0.5, 0), tcl = -0.3)
+  # (a group of a multiple-group fit is named above the panels)
+  top <- if (is.null(x[["main"]])) 0 else 1.6
+  graphics::par(mfrow = c(nr, nc), oma = c(2.4, 0, top, 0), mgp = c(1.6, 0.5, 0), tcl = -0.3)
   cex_axis <- if (nr * nc > 6) 1.05 else 0.95
   # the left margin fits the longest (wrapped) level name, in lines
   width <- max(vapply(unlist(labs), function(l) max(graphics::strwidth(strsplit(l, "\n")[[1]], "inches")), 1))
@@ -867,6 +883,7 @@ plot.aspectr_lca <- function(x, ...) {
                       main = v, cex.names = cex_axis, cex.axis = cex_axis, cex.main = 1,
                       xlab = "", ...)
   }
+  if (top > 0) graphics::mtext(x[["main"]], side = 3, outer = TRUE, line = 0.3, font = 2)
   # one legend below the panels, in the outer margin
   graphics::par(fig = c(0, 1, 0, 1), oma = c(0, 0, 0, 0), mar = c(0, 0, 0, 0), new = TRUE, cex = 1)
   graphics::plot.new()

@@ -155,6 +155,12 @@ lca_rank <- function(data, k = 1:6, criterion = c("BIC", "AIC", "SABIC", "CAIC")
   nrun <- check_whole(nrun, "nrun")
   seed <- check_seed(seed)
   k <- check_k_vector(k, max = .Machine$integer.max)
+  grouping <- intersect(...names(), c("group", "invariance"))
+  if (length(grouping)) {
+    abort_input(c("{.fn lca_rank} does not take {.arg {grouping[1]}}: it compares models without groups.",
+                  i = "Compare multiple-group fits of several {.arg k} by their AIC and BIC ({.fn glance}), and their invariance with {.fn lca_invariance}."),
+                "argument", arg = grouping[1])
+  }
   seeds <- with_seed(seed, sample.int(.Machine$integer.max, length(k)))
   fits <- map_runs(seq_along(k), function(i) lca(data, k[i], nrun = nrun, seed = seeds[i], ...))
   tab <- do.call(rbind, lapply(fits, function(f) {

@@ -593,6 +593,13 @@ cases <- list(
   mal(lca_covariates(fl, z ~ 1, data.frame(z = 1:10)), "formula", "argument"),
   mal(lca_covariates(fl, ~ z, 1:10), "data", "type"),
   mal(lca_covariates(fl, ~ w, data.frame(z = 1:10)), "formula", "argument", "w"),
+  mal(lca_invariance(), "data", "argument"),
+  mal(lca_invariance(lc), "k", "argument"),
+  mal(lca_invariance(lc, 2), "group", "argument"),
+  mal(lca_invariance(lc, 2, "nope"), "group", "argument", "nope"),
+  mal(lca(lc, 2, group = rep(1, 10)), "group", "value"),
+  mal(lca(lc, 2, group = c(NA, rep(1:2, length.out = 9))), "group", "value"),
+  mal(lca(lc, 2, group = rep(1:2, 5), invariance = "partial"), "invariance", "argument", "partial"),
   mal(explore(), "fit", "argument"),
   mal(explore(fn, open = FALSE), "fit", "argument"),
   mal(explore(fl, open = FALSE), "fit", "argument"),
@@ -611,7 +618,7 @@ test_that("the list of malformed calls is long and covers every export", {
                "as_sptensor", "read_tns", "write_tns", "symtensor", "as_symtensor", "nnz",
                "adjusted_rand_index", "default_threads", "topics", "basis", "predict",
                "summary", "terms", "tidy", "glance", "plot", "print", "fitted", "residuals",
-               "gather_factors", "explore", "lca_blrt", "lca_distal", "lca_covariates")
+               "gather_factors", "explore", "lca_blrt", "lca_distal", "lca_covariates", "lca_invariance")
   expect_setequal(setdiff(exports, called), character(0))
   expect_true(all(getNamespaceExports("aspectr") %in% c(called, "sotu_dtm")))
 })

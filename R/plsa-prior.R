@@ -8,7 +8,8 @@
 # NULL (no prior, or every pseudo-count 0: the fit is exactly the maximum
 # likelihood one) or list(doc = k values or NULL, term = k x n_terms or
 # NULL, seeded = the seeded topics' names).
-plsa_prior <- function(prior, seeds, seeds_weight, k, dims, terms, total, loss, tempering,
+# `term_counts`: a function giving the terms' total counts (for seeds).
+plsa_prior <- function(prior, seeds, seeds_weight, k, dims, terms, term_counts, loss, tempering,
                        call = rlang::caller_env()) {
   if (is.null(prior) && is.null(seeds)) return(NULL)
   what <- if (is.null(prior)) "seeds" else "prior"
@@ -80,6 +81,7 @@ plsa_prior <- function(prior, seeds, seeds_weight, k, dims, terms, total, loss, 
                   "argument", arg = "seeds", call = call)
     }
     if (is.null(term)) term <- matrix(0, k, V)
+    counts <- term_counts()
     seed_terms <- vector("list", length(seeds))
     for (j in seq_along(seeds)) {
       hit <- match(unique(seeds[[j]]), terms)
@@ -93,7 +95,8 @@ plsa_prior <- function(prior, seeds, seeds_weight, k, dims, terms, total, loss, 
                       class = c("aspectr_warning_input", "aspectr_warning"), call = call)
         hit <- hit[!is.na(hit)]
       }
-      term[j, hit] <- term[j, hit] + sw * total / length(hit)
+      # seededlda's (>= 1.4) pseudo-counts: 100 * weight times the term's count
+      term[j, hit] <- term[j, hit] + 100 * sw * counts[hit]
       seed_terms[[j]] <- hit
     }
     seeded <- nm

@@ -154,9 +154,10 @@
 #'   character vectors of terms (column names of `x`), one element per
 #'   guided topic, at most `k`, for example `list(economy = c("tax",
 #'   "budget"), war = c("army", "war"))`. The remaining topics are free.
-#' @param seeds_weight The pseudo-counts given to the terms of each guided
-#'   topic, as a proportion of the total count of `x` (split evenly among
-#'   the topic's terms), a positive number (default 0.01).
+#' @param seeds_weight The size of the pseudo-counts given to the terms of
+#'   each guided topic: a term gets `100 * seeds_weight` times its count in
+#'   `x` (the default 0.01: as many pseudo-counts as it has tokens), as in
+#'   \pkg{seededlda} (version 1.4 and later). A positive number.
 #' @param ... Must be empty; an unknown argument is an error.
 #'
 #' @section Priors and guided topics:
@@ -195,9 +196,9 @@
 #' set ([perplexity()] with `foldin`).
 #'
 #' With `seeds`, the first `length(seeds)` topics are guided: each gets,
-#' on top of `prior`, a large pseudo-count on its seed terms in
-#' \eqn{P(w \mid z)} (`seeds_weight` times the total count, shared by its
-#' terms), so that EM turns it towards them, as seeded LDA does with its
+#' on top of `prior`, pseudo-counts on its seed terms in
+#' \eqn{P(w \mid z)} (by default each term's own count, see `seeds_weight`),
+#' so that EM turns it towards them, as seeded LDA does with its
 #' word priors (Watanabe and Zhou 2022, package \pkg{seededlda}). Each
 #' random start also puts half of a guided topic's term distribution on
 #' its terms (evenly), so that the first E-step gives their tokens to it;
@@ -313,7 +314,8 @@ plsa <- function(x, k, loss = c("kl", "tsallis", "l2"), method = NULL, q = 0.5, 
     ctl <- check_fit_controls(nrun, max_iter, tol, seed, threads, verbose)
     pr <- if (!is.null(prior) || !is.null(seeds)) {
       kk <- check_whole(k, "k", min = 1, max = min(x$dims), what = "at most the smaller dimension of `x`")
-      plsa_prior(prior, seeds, seeds_weight, kk, x$dims, x$dimnames[[2]], shard_total(x), loss, tempering)
+      plsa_prior(prior, seeds, seeds_weight, kk, x$dims, x$dimnames[[2]],
+                 function() Reduce(`+`, lapply(x$meta, function(m) m$margins[[1]])), loss, tempering)
     }
     return(plsa_shards(x, k, loss, method, q, tempering, init, ctl$nrun,
                        check_staging(short_iter, short_keep, ctl$nrun), ctl$max_iter, ctl$tol,
@@ -367,7 +369,8 @@ plsa <- function(x, k, loss = c("kl", "tsallis", "l2"), method = NULL, q = 0.5, 
   seed <- ctl$seed; threads <- ctl$threads; verbose <- ctl$verbose
   callback <- check_callback(callback)
   stg <- check_staging(short_iter, short_keep, nrun)
-  pr <- plsa_prior(prior, seeds, seeds_weight, k, data$dims, data$dimnames[[2]], data$total, loss, tempering)
+  pr <- plsa_prior(prior, seeds, seeds_weight, k, data$dims, data$dimnames[[2]],
+                   function() tabulate_weighted(data$idx[2, ] + 1L, data$val, data$dims[2]), loss, tempering)
   first <- plsa_init(init, "plsa", data$dims, k)
   N <- length(data$dims)
   hook <- fit_hook(callback, verbose, "plsa()",

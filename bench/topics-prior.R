@@ -111,7 +111,7 @@ grid_time <- system.time({
   }, numeric(1))
 })[["elapsed"]]
 print(grid, row.names = FALSE)
-best <- grid[which.min(grid$perplexity), ]
+best <- if (nrow(grid) == 1) grid else grid[which.min(grid$perplexity), ]
 cat(sprintf("chosen: terms = %g, documents = %g (grid of %d fits: %.1f s)\n",
             best$terms, best$documents, nrow(grid), grid_time))
 

@@ -282,3 +282,51 @@ test_that("guided topics agree with seededlda on the same corpus", {
   expect_gte(mean(ours_doc[main == 3] == "sport"), 0.9)
   expect_gte(mean(sl_doc[main == 3] == "sport"), 0.9)
 })
+
+test_that("the fold-in of a smoothed fit is MAP with its pseudo-counts", {
+  x <- prior_counts(20, 12, seed = 11)
+  a <- c(0.5, 2, 1)
+  fit <- plsa(x, 3, method = "em", seed = 1, max_iter = 200, tol = 0, prior = list(terms = 0.1, documents = a))
+  new <- x[1:4, ]
+  new[2, ] <- rev(new[2, ])
+  theta <- predict(fit, new, tol = 1e-14, max_iter = 10000)
+  V <- fit$factors$terms
+  al <- fit$prior$documents
+  for (d in 1:4) {
+    n <- new[d, ]
+    p <- as.vector(V %*% theta[d, ])
+    s <- colSums(V * (n / p))
+    upd <- (theta[d, ] * s + al) / (sum(n) + sum(al))
+    expect_equal(unname(upd), unname(theta[d, ]), tolerance = 1e-8)
+  }
+  # without a prior the fold-in is maximum likelihood: a different answer
+  ml <- fit
+  ml$prior <- NULL
+  expect_gt(max(abs(predict(ml, new) - theta)), 1e-4)
+})
+
+test_that("document completion scores a topicmodels fit by the same formula", {
+  skip_if_not_installed("topicmodels")
+  skip_if_not_installed("slam")
+  pc <- planted_corpus(seed = 4, docs = 40)
+  x <- pc$x
+  dtm <- slam::as.simple_triplet_matrix(x)
+  lda <- topicmodels::LDA(dtm, k = 4, control = list(seed = 1, em = list(iter.max = 30)))
+  set.seed(5)
+  test <- planted_corpus(seed = 6, docs = 8)$x
+  half <- matrix(stats::rbinom(length(test), test, 0.5), nrow(test), dimnames = dimnames(test))
+  rest <- test - half
+  got <- aspectr::perplexity(lda, rest, foldin = half)
+  theta <- topicmodels::posterior(lda, newdata = slam::as.simple_triplet_matrix(half))$topics
+  p <- theta %*% exp(lda@beta)
+  want <- exp(-sum(rest * log(p)) / sum(rest))
+  expect_equal(as.numeric(got), want, tolerance = 1e-10)
+  expect_equal(attr(got, "tokens"), sum(rest))
+  # the same definition for a pLSA fit: its own fold-in of the same half
+  fit <- plsa(x, 4, seed = 1, prior = list(terms = 0.1, documents = 0.5))
+  th <- predict(fit, half)
+  q <- th %*% t(fit$factors$terms)
+  expect_equal(as.numeric(aspectr::perplexity(fit, rest, foldin = half)),
+               exp(-sum(rest * log(q)) / sum(rest)), tolerance = 1e-8)
+  expect_error(aspectr::perplexity(lda, rest, foldin = half[1:3, ]), class = "aspectr_error_input_newdata")
+})

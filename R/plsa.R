@@ -291,7 +291,7 @@
 #' fit_s <- plsa(sotu_dtm, k = 4, seed = 1, max_iter = 100, tol = 1e-4,
 #'               prior = list(terms = 0.1, documents = 1))
 #' fit_g <- plsa(sotu_dtm, k = 4, seed = 1, max_iter = 100, tol = 1e-4,
-#'               seeds = list(economy = c("budget", "inflation"), cold_war = c("soviet", "nuclear")))
+#'               seeds = list(economy = c("budget", "inflation"), currency = c("gold", "silver")))
 #' terms(fit_g, 6)
 #' @export
 plsa <- function(x, k, loss = c("kl", "tsallis", "l2"), method = NULL, q = 0.5, tempering = 1, normalize = TRUE,

@@ -189,6 +189,24 @@ test_that("sharded MAP EM equals the in-memory fit", {
   expect_equal(fit$objective, ref$objective, tolerance = 1e-10)
 })
 
+test_that("sharded MAP EM on a PSOCK cluster equals the in-memory fit", {
+  skip_on_cran()
+  cl <- psock_cluster()
+  on.exit(parallel::stopCluster(cl), add = TRUE)
+  x <- shard_counts(45, 24, seed = 11)
+  pr <- list(terms = 0.4, documents = c(1, 0.2, 0.5))
+  ref <- plsa(x, 3, method = "em", seed = 3, max_iter = 15, tol = 0, prior = pr)
+  dir <- shard_tempdir()
+  parts <- split_rows(x, c(12L, 30L))
+  f <- file.path(dir, paste0("p", 1:3, ".rds"))
+  for (i in 1:3) saveRDS(parts[[i]], f[i])
+  for (sh in list(shards(parts), shards(f))) {
+    fit <- plsa(sh, 3, seed = 3, max_iter = 15, tol = 0, prior = pr, cluster = cl)
+    expect_same_map_fit(fit, ref)
+    expect_equal(fit$kl, ref$kl, tolerance = 1e-10)
+  }
+})
+
 test_that("priors and guided topics refuse what they cannot do, with classed errors", {
   x <- prior_counts()
   expect_error(plsa(x, 2, prior = -1), class = "aspectr_error_input_value")

@@ -177,20 +177,24 @@ cpp_nmf_shard_release <- function(state) {
     invisible(.Call(`_aspectr_cpp_nmf_shard_release`, state))
 }
 
-cpp_plsa_fit <- function(idx, val, dims, lambda, factors, loss, q, tempering, max_iter, tol, threads, verbose, free_weights = FALSE, hook = NULL, want_model = FALSE, method = "em", squarem_bound = 1.0) {
-    .Call(`_aspectr_cpp_plsa_fit`, idx, val, dims, lambda, factors, loss, q, tempering, max_iter, tol, threads, verbose, free_weights, hook, want_model, method, squarem_bound)
+cpp_plsa_fit <- function(idx, val, dims, lambda, factors, loss, q, tempering, max_iter, tol, threads, verbose, free_weights = FALSE, hook = NULL, want_model = FALSE, method = "em", squarem_bound = 1.0, prior_doc = NULL, prior_term = NULL) {
+    .Call(`_aspectr_cpp_plsa_fit`, idx, val, dims, lambda, factors, loss, q, tempering, max_iter, tol, threads, verbose, free_weights, hook, want_model, method, squarem_bound, prior_doc, prior_term)
 }
 
 cpp_plsa_tsallis_csc <- function(i, p, x, dims, lambda, factors, q, max_iter, tol, threads, verbose, hook = NULL, want_model = FALSE, method = "em", squarem_bound = 1.0) {
     .Call(`_aspectr_cpp_plsa_tsallis_csc`, i, p, x, dims, lambda, factors, q, max_iter, tol, threads, verbose, hook, want_model, method, squarem_bound)
 }
 
-cpp_em_shard <- function(idx, val, dims, lambda, factors, tempering, total, top, scaled, threads, loss_only = FALSE, glogg = NA_real_, acc = NULL) {
-    .Call(`_aspectr_cpp_em_shard`, idx, val, dims, lambda, factors, tempering, total, top, scaled, threads, loss_only, glogg, acc)
+cpp_prior_terms_penalty <- function(V, b) {
+    .Call(`_aspectr_cpp_prior_terms_penalty`, V, b)
 }
 
-cpp_em_shard_state <- function(idx, val, dims, tempering, total, top, scaled, glogg) {
-    .Call(`_aspectr_cpp_em_shard_state`, idx, val, dims, tempering, total, top, scaled, glogg)
+cpp_em_shard <- function(idx, val, dims, lambda, factors, tempering, total, top, scaled, threads, loss_only = FALSE, glogg = NA_real_, acc = NULL, doc_prior = NULL) {
+    .Call(`_aspectr_cpp_em_shard`, idx, val, dims, lambda, factors, tempering, total, top, scaled, threads, loss_only, glogg, acc, doc_prior)
+}
+
+cpp_em_shard_state <- function(idx, val, dims, tempering, total, top, scaled, glogg, doc_prior = NULL) {
+    .Call(`_aspectr_cpp_em_shard_state`, idx, val, dims, tempering, total, top, scaled, glogg, doc_prior)
 }
 
 cpp_em_shard_run <- function(state, lambda, factors, threads, loss_only = FALSE, acc = NULL, work = NULL) {
@@ -201,8 +205,8 @@ cpp_shard_buffer <- function() {
     .Call(`_aspectr_cpp_shard_buffer`)
 }
 
-cpp_em_shard_file <- function(buffer, path, dims, lambda, factors, tempering, total, top, scaled, threads, loss_only = FALSE, glogg = NA_real_, acc = NULL, missing = FALSE, chunk = 65536, in_place = FALSE) {
-    .Call(`_aspectr_cpp_em_shard_file`, buffer, path, dims, lambda, factors, tempering, total, top, scaled, threads, loss_only, glogg, acc, missing, chunk, in_place)
+cpp_em_shard_file <- function(buffer, path, dims, lambda, factors, tempering, total, top, scaled, threads, loss_only = FALSE, glogg = NA_real_, acc = NULL, missing = FALSE, chunk = 65536, in_place = FALSE, doc_prior = NULL) {
+    .Call(`_aspectr_cpp_em_shard_file`, buffer, path, dims, lambda, factors, tempering, total, top, scaled, threads, loss_only, glogg, acc, missing, chunk, in_place, doc_prior)
 }
 
 cpp_em_normalize_in_place <- function(F0, colsum, dead) {
@@ -217,8 +221,8 @@ cpp_loss <- function(idx, val, dims, lambda, factors, loss, q, threads) {
     .Call(`_aspectr_cpp_loss`, idx, val, dims, lambda, factors, loss, q, threads)
 }
 
-cpp_foldin <- function(rowptr, col, val, V, prior, loss, q, max_iter, tol, threads) {
-    .Call(`_aspectr_cpp_foldin`, rowptr, col, val, V, prior, loss, q, max_iter, tol, threads)
+cpp_foldin <- function(rowptr, col, val, V, prior, loss, q, max_iter, tol, threads, alpha = NULL) {
+    .Call(`_aspectr_cpp_foldin`, rowptr, col, val, V, prior, loss, q, max_iter, tol, threads, alpha)
 }
 
 cpp_project_simplex <- function(b) {

@@ -13,6 +13,40 @@
 #' of the cells of the other modes. Terms the fit does not know (matched by
 #' column name) are left out and counted in the attribute `dropped`.
 #'
+#' @section Two definitions:
+#' Held-out perplexity depends on where the topic proportions of a
+#' held-out document come from:
+#' * **Full fold-in** (the default, `foldin = NULL`): \eqn{P(z \mid d)} is
+#'   estimated from the held-out document and the same tokens are then
+#'   scored. It rewards a model for fitting the very tokens it is scored on:
+#'   with many topics and short documents the fold-in nearly reproduces each
+#'   document, and the perplexity keeps falling with `k`.
+#'   [topicmodels::perplexity()] with `newdata` computes this kind for its
+#'   variational (VEM) fits: it folds the documents in by variational EM
+#'   with the topics fixed and reports \eqn{\exp(-B / N)}, \eqn{B} the
+#'   variational lower bound on the log likelihood of the held-out documents
+#'   and \eqn{N} their token count (so its value is an upper bound on that
+#'   perplexity, and the two packages' full fold-in numbers are not the
+#'   same quantity).
+#' * **Document completion** (`foldin` given; Wallach et al. 2009): the
+#'   tokens of each held-out document are split in two, the proportions
+#'   estimated from one part (`foldin`) and the other part (`newdata`)
+#'   scored with the plug-in probabilities \eqn{\sum_z P(z \mid d) P(w \mid z)}.
+#'   It measures prediction of unseen tokens and is the definition to
+#'   compare models by. The same definition applies to a fit of
+#'   \pkg{topicmodels} (`LDA()` or `CTM()`): `perplexity(lda_fit, newdata,
+#'   foldin = ...)` takes \eqn{P(z \mid d)} from
+#'   `topicmodels::posterior(lda_fit, foldin)` (the normalized variational
+#'   parameters for VEM) and \eqn{P(w \mid z)} from the fit, and scores
+#'   `newdata` by the formula above, so that pLSA and LDA are measured
+#'   alike (see `bench/topics-prior.R` in the package sources). With
+#'   \pkg{topicmodels} attached after \pkg{aspectr}, its `perplexity()`
+#'   masks this one: call `aspectr::perplexity()`.
+#'
+#' For a fit with pseudo-counts on \eqn{P(z \mid d)} (`plsa(prior =)`) the
+#' fold-in is the maximum a posteriori estimate with them (see
+#' [predict.aspectr_plsa()]).
+#'
 #' Without `newdata`, the training perplexity of a KL fit of a matrix, from
 #' the fitted \eqn{P(z \mid d)} (as in `summary()`). Passing the training
 #' data instead folds it in again: for an EM fit run to convergence the
@@ -34,6 +68,9 @@
 #' @param ... Must be empty; an unknown argument is an error.
 #' @return A number, with attributes `tokens` (the counts scored) and
 #'   `dropped` (counts of unknown terms left out).
+#' @references
+#' Wallach, H. M., Murray, I., Salakhutdinov, R. and Mimno, D. (2009).
+#' Evaluation methods for topic models. *ICML'09*.
 #' @seealso [predict.aspectr_plsa()] for the fold-in.
 #' @examples
 #' train <- sotu_dtm[seq(1, 240, by = 2), ]
@@ -97,9 +134,7 @@ perplexity.aspectr_plsa <- function(object, newdata, foldin = NULL, max_iter = 1
   } else {
     theta <- foldin_theta(object, d, max_iter, tol, threads, B)
   }
-  p <- rowSums(B * theta[d$idx[1, ] + 1L, , drop = FALSE])
-  tokens <- sum(d$val)
-  structure(exp(-sum(d$val * log(p)) / tokens), tokens = tokens, dropped = offered - tokens)
+  score_tokens(d, B, theta, offered)
 }
 
 #' @rdname perplexity
@@ -116,6 +151,9 @@ perplexity.aspectr_nmf <- function(object, newdata, ...) {
 
 #' @export
 perplexity.default <- function(object, newdata, ...) {
+  if (isS4(object) && methods::is(object, "TopicModel") && !missing(newdata) && !is.null(list(...)$foldin)) {
+    return(completion_topicmodels(object, newdata, ...))
+  }
   d <- if (missing(newdata)) defer_to_topicmodels("perplexity", object, ...) else
     defer_to_topicmodels("perplexity", object, newdata, ...)
   if (d[[1]]) return(d[[2]])
@@ -161,4 +199,48 @@ foldin_nway <- function(d, B, lambda, max_iter, tol) {
     if (change <= tol) break
   }
   theta
+}
+
+# Document completion for a topicmodels fit (LDA or CTM): P(z | d) from
+# topicmodels::posterior() of `foldin`, P(w | z) from the fit, the tokens
+# of `newdata` scored as perplexity.aspectr_plsa() scores them.
+completion_topicmodels <- function(object, newdata, foldin, ...) {
+  check_dots_empty(...)
+  rlang::check_installed(c("topicmodels", "slam"), "to score a topicmodels fit")
+  terms <- object@terms
+  k <- object@k
+  fake <- list(dims = c(0L, length(terms)), dimnames = list(NULL, terms))
+  d <- match_newdata(fake, newdata)
+  fd <- match_newdata(fake, foldin)
+  if (!identical(as.integer(fd$dims), as.integer(d$dims))) {
+    abort_input("{.arg foldin} must have the shape of {.arg newdata} ({paste(d$dims, collapse = ' x ')}), not {paste(fd$dims, collapse = ' x ')}.",
+                "newdata", arg = "foldin")
+  }
+  offered <- d$total %||% 0
+  phi <- t(exp(object@beta))  # terms x k
+  B <- phi[d$idx[2, ] + 1L, , drop = FALSE]
+  keep <- rowSums(B) > 0
+  d$idx <- d$idx[, keep, drop = FALSE]
+  d$val <- d$val[keep]
+  B <- B[keep, , drop = FALSE]
+  if (sum(d$val) == 0) {
+    abort_input("{.arg newdata} has no counts of terms the fit knows: there is nothing to score.",
+                "empty", arg = "newdata")
+  }
+  # the fold-in part as the fit's own document-term matrix (documents
+  # without tokens there get the posterior of an empty document)
+  stm <- slam::simple_triplet_matrix(i = fd$idx[1, ] + 1L, j = fd$idx[2, ] + 1L, v = fd$val,
+                                     nrow = fd$dims[1], ncol = length(terms),
+                                     dimnames = list(as.character(seq_len(fd$dims[1])), terms))
+  theta <- topicmodels::posterior(object, newdata = stm)$topics
+  score_tokens(d, B, theta, offered)
+}
+
+# exp(-sum n log p / sum n) over the cells of `d` (internal form) with p
+# their plug-in probabilities, B the terms' factor at the cells and theta
+# the documents' proportions
+score_tokens <- function(d, B, theta, offered) {
+  p <- rowSums(B * theta[d$idx[1, ] + 1L, , drop = FALSE])
+  tokens <- sum(d$val)
+  structure(exp(-sum(d$val * log(p)) / tokens), tokens = tokens, dropped = offered - tokens)
 }

@@ -254,6 +254,9 @@ terms.aspectr_plsa <- function(x, n = 10, mode = length(x$dims), lambda = 1, ...
 #' @param ... Must be empty; an unknown argument is an error.
 #' @return A matrix (documents x k) or an integer vector. A document without
 #'   counts (or only unknown terms) gets the fit's topic weights \eqn{P(z)}.
+#'   For a KL fit with pseudo-counts on \eqn{P(z \mid d)} (`plsa(prior =)`)
+#'   the KL fold-in is the maximum a posteriori estimate with those
+#'   pseudo-counts, as in the fit.
 #' @examples
 #' fit <- plsa(sotu_dtm[1:200, ], k = 3, seed = 1, max_iter = 100)
 #' predict(fit, sotu_dtm[201:205, ])
@@ -284,8 +287,11 @@ predict.aspectr_plsa <- function(object, newdata, type = c("topics", "class"), l
   } else {
     d <- match_newdata(object, newdata)
     rows <- data_to_rows(d)
+    # a fit with pseudo-counts on P(z | d): the MAP fold-in with them
+    alpha <- object$prior$documents
+    if (loss != "kl" || !any(alpha > 0)) alpha <- NULL
     theta <- cpp_foldin(rows$rowptr, rows$col, rows$val, object$factors[[2]],
-                        as.numeric(object$lambda), loss, q, max_iter, tol, threads)
+                        as.numeric(object$lambda), loss, q, max_iter, tol, threads, alpha)
     dimnames(theta) <- list(d$dimnames[[1]], names(object$lambda))
   }
   if (type == "class") {
@@ -499,7 +505,8 @@ nobs.aspectr_plsa <- function(object, ...) {
 #'
 #'   Sievert C, Shirley K (2014). LDAvis: A method for visualizing and
 #'   interpreting topics.
-#' @return A tibble. `glance()` has one row: `k`, the loss, the objective,
+#' @return A tibble (the `topic` column holds the topics' numbers, or their
+#'   names for a fit with guided topics, `plsa(seeds =)`). `glance()` has one row: `k`, the loss, the objective,
 #'   iterations, convergence, `logLik`, `AIC`, `BIC` (`NA` where the fit is
 #'   not a likelihood), `nobs`, the dimensions, and the means over topics of
 #'   the [topic_quality()] measures `umass`, `npmi` (with `data`),
@@ -515,7 +522,7 @@ nobs.aspectr_plsa <- function(object, ...) {
 tidy.aspectr_plsa <- function(x, matrix = c("beta", "gamma"), lambda = NULL, n = NULL, ...) {
   check_dots_empty(...)
   matrix <- match_option(matrix, c("beta", "gamma"), "matrix")
-  if (matrix == "beta") {
+  out <- if (matrix == "beta") {
     tidy_beta(x$factors[[length(x$dims)]], term_names(x), as.numeric(x$lambda), lambda, n)
   } else {
     check_beta_only(lambda, n)
@@ -525,6 +532,9 @@ tidy.aspectr_plsa <- function(x, matrix = c("beta", "gamma"), lambda = NULL, n =
                    topic = rep(seq_len(x$k), each = nrow(g)),
                    gamma = as.vector(g))
   }
+  # guided topics (plsa(seeds =)): the topics by name
+  if (length(x$prior$guided)) out$topic <- names(x$lambda)[out$topic]
+  out
 }
 
 #' @rdname tidy.aspectr_plsa

@@ -143,7 +143,70 @@
 #'   [`aspectr_factor_files`][factor_files] object in its place. With a
 #'   cluster the directory is the workers' (on several hosts, one each can
 #'   write to). Not with `callback`.
+#' @param prior Dirichlet pseudo-counts for a smoothed (maximum a
+#'   posteriori) KL fit of a matrix, see Priors and guided topics: `NULL`
+#'   (default: maximum likelihood), one non-negative number (the same
+#'   pseudo-count on every term of every topic and on every topic of every
+#'   document), or a list with elements `terms` (one number, or a matrix of
+#'   pseudo-counts terms x topics, like `factors$terms`, or topics x terms)
+#'   and `documents` (one number or one per topic); a missing element is 0.
+#' @param seeds Guided topics: `NULL` (default) or a named list of
+#'   character vectors of terms (column names of `x`), one element per
+#'   guided topic, at most `k`, for example `list(economy = c("tax",
+#'   "budget"), war = c("army", "war"))`. The remaining topics are free.
+#' @param seeds_weight The size of the pseudo-counts given to the terms of
+#'   each guided topic: a term gets `100 * seeds_weight` times its count in
+#'   `x` (the default 0.01: as many pseudo-counts as it has tokens), as in
+#'   \pkg{seededlda} (version 1.4 and later). A positive number.
 #' @param ... Must be empty; an unknown argument is an error.
+#'
+#' @section Priors and guided topics:
+#' With `prior`, a KL fit of a documents x terms matrix is the maximum a
+#' posteriori (MAP) estimate under Dirichlet priors on the topics
+#' \eqn{P(w \mid z)} and on each document's topic proportions
+#' \eqn{P(z \mid d)}, the smoothing of pLSA studied by Lu, Mei and Zhai
+#' (2011) that brings it close to LDA in practice. The convention is that of
+#' "add-\eqn{a}" smoothing: a pseudo-count \eqn{a} is the parameter
+#' \eqn{1 + a} of the Dirichlet density, and EM's M-step adds it to the
+#' expected counts,
+#' \deqn{P(w \mid z) = \frac{n_{wz} + b_{wz}}{n_z + \sum_w b_{wz}}, \qquad
+#' P(z \mid d) = \frac{n_{dz} + a_z}{n_d + \sum_z a_z},}
+#' \eqn{n} the expected counts of the E-step (Hofmann 1999, 2001), while
+#' \eqn{P(d)} stays the document's share of the counts. Pseudo-counts of 0
+#' give exactly the maximum likelihood fit. The reported `objective` (and
+#' `value`, `initial`, the trace a `callback` sees) is then the negative log
+#' posterior divided by the total count of `x`, up to a constant:
+#' \deqn{D(G \| P) - \frac{1}{\sum x} \left(\sum_{d, z} a_z \log P(z \mid d) +
+#' \sum_{w, z} b_{wz} \log P(w \mid z)\right)}
+#' (documents without counts have no proportions and no prior term); `kl`
+#' remains the divergence \eqn{D(G \| P)} alone. EM, SQUAREM and the
+#' default coordinate descent never increase it: coordinate descent keeps
+#' its row problems, with the pseudo-counts as extra observed cells and the
+#' normalizers of the proportions bounded by their tangents (a
+#' majorization), and the same fixed points as MAP EM. Sharded data
+#' ([shards()]) give the same fit as in memory. A fit with a prior keeps it
+#' in `prior` (in the fit's topic order), and [predict()] and
+#' [perplexity()] fold new documents in with the same pseudo-counts on
+#' \eqn{P(z \mid d)}. The prior applies to `loss = "kl"` with `tempering =
+#' 1` on a matrix; other losses (L2, Tsallis: no likelihood to put a prior
+#' on), tempered EM (which does not maximize a posterior) and N-way data
+#' are refused with an error of class `aspectr_error_input_argument`.
+#' Small pseudo-counts (0.01-1 on the terms, 0.1-1 on the documents) are
+#' the usual range; choose them by held-out perplexity with a validation
+#' set ([perplexity()] with `foldin`).
+#'
+#' With `seeds`, the first `length(seeds)` topics are guided: each gets,
+#' on top of `prior`, pseudo-counts on its seed terms in
+#' \eqn{P(w \mid z)} (by default each term's own count, see `seeds_weight`),
+#' so that EM turns it towards them, as seeded LDA does with its
+#' word priors (Watanabe and Zhou 2022, package \pkg{seededlda}). Each
+#' random start also puts half of a guided topic's term distribution on
+#' its terms (evenly), so that the first E-step gives their tokens to it;
+#' the other topics start at random and are free. The guided topics
+#' carry their names (`names(seeds)`) in `lambda`, `factors`, [terms()],
+#' [tidy()] and [topics()]; the free ones are named `topic_<position>`.
+#' Topics are still ordered by their weights. Seed terms not in `x` are
+#' dropped with a warning (an error if a topic keeps none).
 #'
 #' @section Sharded data:
 #' `x` may be data split by rows with [shards()]. The fit is then EM (plain
@@ -164,7 +227,11 @@
 #'     terms x k \eqn{P(w \mid z)}, every column summing to 1, with the
 #'     dimnames of `x`;}
 #'   \item{loss, q, tempering}{the loss and its parameters;}
-#'   \item{objective}{the loss after each iteration (`value` is the last);}
+#'   \item{objective}{the loss after each iteration (`value` is the last;
+#'     with a prior, the negative log posterior, see Priors and guided topics);}
+#'   \item{prior}{with `prior` or `seeds`: the pseudo-counts (`documents`,
+#'     `terms`, in the fit's topic order) and the names of the guided topics
+#'     (`guided`);}
 #'   \item{iterations, converged}{iterations run by the winning start and
 #'     whether it met `tol`;}
 #'   \item{run, run_values}{index of the winning start and every start's
@@ -193,6 +260,17 @@
 #' Huang, K. and Sidiropoulos, N. D. Kullback-Leibler principal component for
 #' tensors is not NP-hard.
 #'
+#' Hofmann, T. (2001). Unsupervised learning by probabilistic latent
+#' semantic analysis. *Machine Learning*, 42, 177-196.
+#'
+#' Lu, Y., Mei, Q. and Zhai, C. (2011). Investigating task performance of
+#' probabilistic topic models: an empirical study of PLSA and LDA.
+#' *Information Retrieval*, 14(2), 178-203.
+#'
+#' Watanabe, K. and Zhou, Y. (2022). Theory-driven analysis of large
+#' corpora: semisupervised topic classification of the UN speeches.
+#' *Social Science Computer Review*, 40(2), 346-366.
+#'
 #' Varadhan, R. and Roland, C. (2008). Simple and globally convergent
 #' methods for accelerating the convergence of any EM algorithm.
 #' *Scandinavian Journal of Statistics*, 35(2), 335-353.
@@ -208,10 +286,18 @@
 #' # Robust fit under the Tsallis divergence and the L2 (pNMF) fit
 #' fit_q <- plsa(sotu_dtm, k = 4, loss = "tsallis", q = 0.5, seed = 1, max_iter = 50)
 #' fit_2 <- plsa(sotu_dtm, k = 4, loss = "l2", seed = 1, max_iter = 50)
+#'
+#' # Smoothed (MAP) fit and guided topics
+#' fit_s <- plsa(sotu_dtm, k = 4, seed = 1, max_iter = 100, tol = 1e-4,
+#'               prior = list(terms = 0.1, documents = 1))
+#' fit_g <- plsa(sotu_dtm, k = 4, seed = 1, max_iter = 100, tol = 1e-4,
+#'               seeds = list(economy = c("budget", "inflation"), currency = c("gold", "silver")))
+#' terms(fit_g, 6)
 #' @export
 plsa <- function(x, k, loss = c("kl", "tsallis", "l2"), method = NULL, q = 0.5, tempering = 1, normalize = TRUE,
                  init = "random", nrun = 1, short_iter = 0, short_keep = NULL, max_iter = 1000, tol = 1e-6, seed = NULL, threads = NULL,
-                 verbose = FALSE, callback = NULL, cluster = NULL, factor_dir = NULL, assay = NULL, ...) {
+                 verbose = FALSE, callback = NULL, cluster = NULL, factor_dir = NULL, assay = NULL,
+                 prior = NULL, seeds = NULL, seeds_weight = 0.01, ...) {
   call <- match.call()
   check_dots_empty(...)
   container <- if (!missing(x)) container_input(x, assay, "rows")
@@ -226,10 +312,15 @@ plsa <- function(x, k, loss = c("kl", "tsallis", "l2"), method = NULL, q = 0.5, 
     tempering <- check_number(tempering, "tempering", 0, 1, lower_open = TRUE)
     q <- check_number(q, "q", 0, 1, lower_open = TRUE, upper_open = TRUE)
     ctl <- check_fit_controls(nrun, max_iter, tol, seed, threads, verbose)
+    pr <- if (!is.null(prior) || !is.null(seeds)) {
+      kk <- check_whole(k, "k", min = 1, max = min(x$dims), what = "at most the smaller dimension of `x`")
+      plsa_prior(prior, seeds, seeds_weight, kk, x$dims, x$dimnames[[2]],
+                 function() Reduce(`+`, lapply(x$meta, function(m) m$margins[[1]])), loss, tempering)
+    }
     return(plsa_shards(x, k, loss, method, q, tempering, init, ctl$nrun,
                        check_staging(short_iter, short_keep, ctl$nrun), ctl$max_iter, ctl$tol,
                        ctl$seed, ctl$threads, ctl$verbose, check_callback(callback), cluster, call,
-                       factor_dir))
+                       factor_dir, prior = pr))
   }
   # KL fits take a dgCMatrix's cells in its own order, by column, with its
   # own values (no copy): coordinate descent's pass by document visits them
@@ -278,6 +369,8 @@ plsa <- function(x, k, loss = c("kl", "tsallis", "l2"), method = NULL, q = 0.5, 
   seed <- ctl$seed; threads <- ctl$threads; verbose <- ctl$verbose
   callback <- check_callback(callback)
   stg <- check_staging(short_iter, short_keep, nrun)
+  pr <- plsa_prior(prior, seeds, seeds_weight, k, data$dims, data$dimnames[[2]],
+                   function() tabulate_weighted(data$idx[2, ] + 1L, data$val, data$dims[2]), loss, tempering)
   first <- plsa_init(init, "plsa", data$dims, k)
   N <- length(data$dims)
   hook <- fit_hook(callback, verbose, "plsa()",
@@ -293,11 +386,11 @@ plsa <- function(x, k, loss = c("kl", "tsallis", "l2"), method = NULL, q = 0.5, 
                    })
 
   start <- proc.time()[["elapsed"]]
-  if (loss == "kl" && k == 1 && is.null(first)) {
+  if (loss == "kl" && k == 1 && is.null(first) && is.null(pr)) {
     res <- plsa_rank1(data, threads)
     runs <- list(res)
   } else {
-    inits <- with_seed(seed, lapply(seq_len(nrun), function(i) random_start(data$dims, k)))
+    inits <- with_seed(seed, lapply(seq_len(nrun), function(i) plsa_seeded_start(random_start(data$dims, k), pr)))
     if (!is.null(first)) inits[[1]] <- first
     fit_one <- function(init, iters) {
       res <- if (!is.null(data$p)) {
@@ -307,7 +400,8 @@ plsa <- function(x, k, loss = c("kl", "tsallis", "l2"), method = NULL, q = 0.5, 
       } else {
         cpp_plsa_fit(data$idx, data$val, data$dims, init$lambda, init$factors,
                      loss, q, tempering, iters, tol, threads, verbose, !normalize,
-                     hook, !is.null(callback), method, init$squarem_bound %||% 1)
+                     hook, !is.null(callback), method, init$squarem_bound %||% 1,
+                     pr$doc, pr$term)
       }
       if (loss == "l2") {
         # one half of the squared error, as every Frobenius objective
@@ -326,6 +420,7 @@ plsa <- function(x, k, loss = c("kl", "tsallis", "l2"), method = NULL, q = 0.5, 
            time = proc.time()[["elapsed"]] - start, threads = threads, seed = seed,
            call = call)
   fit$annotation <- container$annotation
+  fit <- plsa_with_prior(fit, pr, res$lambda, k)
   finish_progress(plsa_fields(fit, normalize, method, count_data), verbose, "plsa()", max_iter, tol)
 }
 

@@ -651,7 +651,8 @@ shard_op_run <- function(id, op, seq, args) {
         cpp_em_shard_file(st$buffer, shard_stream_path(h$source), as.integer(c(h$rows, g$dims[-1])), g$lambda, fac,
                           g$tempering, g$total, g$top, g$scaled, g$threads, loss_only = op == "loss",
                           glogg = g$glogg[[h$id]], acc = acc, missing = isTRUE(g$missing[h$id]),
-                          chunk = g$chunk %||% 65536, in_place = op == "step"),
+                          chunk = g$chunk %||% 65536, in_place = op == "step",
+                          doc_prior = g$doc_prior),
         error = function(e) abort_shard(h$source, "failed: {conditionMessage(e)}"))
     } else if (h$keep) {
       # kept in memory: the tensor and the rule are made once per fit
@@ -659,7 +660,7 @@ shard_op_run <- function(id, op, seq, args) {
         d <- h$data
         h$state <- tryCatch(
           cpp_em_shard_state(d$idx, d$val, as.integer(c(d$dims[1], g$dims[-1])), g$tempering,
-                             g$total, g$top, g$scaled, g$glogg[[h$id]]),
+                             g$total, g$top, g$scaled, g$glogg[[h$id]], g$doc_prior),
           error = function(e) abort_shard(h$source, "failed: {conditionMessage(e)}"))
         st$shards[[key]]$state <- h$state
       }
@@ -674,12 +675,13 @@ shard_op_run <- function(id, op, seq, args) {
       r <- tryCatch(
         cpp_em_shard(d$idx, d$val, c(d$dims[1], g$dims[-1]), g$lambda, fac, g$tempering,
                      g$total, g$top, g$scaled, g$threads, loss_only = op == "loss",
-                     glogg = g$glogg[[h$id]], acc = acc),
+                     glogg = g$glogg[[h$id]], acc = acc, doc_prior = g$doc_prior),
         error = function(e) abort_shard(h$source, "failed: {conditionMessage(e)}"))
       rm(d)
     }
     if (op == "loss") {
       out$value <- (out$value %||% 0) + r$value
+      if (!is.null(r$penalty)) out$penalty <- (out$penalty %||% 0) + r$penalty
       next
     }
     if (isTRUE(r$in_place)) {
@@ -986,8 +988,14 @@ shard_op_payload <- function(payload, id, op) shard_op(id, op, 0, payload)
 
 # Fits one start (lambda, factors with the document factor whole) by
 # sharded EM; returns what cpp_plsa_fit returns.
-shard_em_fit <- function(eng, init, global, max_iter, tol, hook, exact) {
+# With `term_prior` (k x terms pseudo-counts, plsa_prior()) the terms'
+# statistics get them (in the core's units) before they are normalized,
+# and the objective the prior's penalty of the terms (the documents' comes
+# with the shards' values).
+shard_em_fit <- function(eng, init, global, max_iter, tol, hook, exact, term_prior = NULL) {
   x <- eng$x
+  b <- if (!is.null(term_prior)) term_prior / global$total
+  term_penalty <- function() if (is.null(b)) 0 else cpp_prior_terms_penalty(Fg[[1]], b)
   # the core's layout (k x d) throughout, R's at the end
   lambda <- as.numeric(init$lambda)
   Fg <- lapply(init$factors[-1], t)
@@ -999,10 +1007,14 @@ shard_em_fit <- function(eng, init, global, max_iter, tol, hook, exact) {
   converged <- FALSE
   stopped <- FALSE
   glob <- function() c(global, list(lambda = lambda, factors = Fg))
+  # the objective of the model (with a prior, the divergence alone in
+  # attribute "kl")
   loss <- function() {
-    v <- eng$reduce(eng$run("loss", list(global = glob(), colsum = colsum)), "value")
+    res <- eng$run("loss", list(global = glob(), colsum = colsum))
+    v <- eng$reduce(res, "value")
     colsum <<- NULL
-    v
+    if (is.null(b) && is.null(global$doc_prior)) return(v)
+    structure(v + term_penalty(), kl = v - (eng$reduce(res, "penalty") %||% 0))
   }
   gather <- function(last = FALSE) {
     F0 <- eng$gather(colsum, last)
@@ -1012,7 +1024,8 @@ shard_em_fit <- function(eng, init, global, max_iter, tol, hook, exact) {
   while (it < max_iter) {
     st <- eng$reduce(eng$run("step", list(global = glob(), colsum = colsum)), "stats")
     it <- it + 1L
-    st_value <- st$value
+    st_value <- st$value + term_penalty()
+    if (!is.null(b)) st$y[[1]] <- st$y[[1]] + b
     for (n in seq_along(Fg)) Fg[[n]] <- normalize_rows_r(st$y[[n]], Fg[[n]])
     colsum <- st$colsum
     tot <- sum(st$lam)
@@ -1023,16 +1036,18 @@ shard_em_fit <- function(eng, init, global, max_iter, tol, hook, exact) {
     # shard and the factors
     shard_iteration_gc(eng, length(lambda), exact)
     r <- shard_iteration(f, st_value, it, tol, hook, exact, function(last) {
-      list(value = loss(), model = list(lambda = lambda, factors = c(list(gather()), lapply(Fg, t))))
+      list(value = as.numeric(loss()), model = list(lambda = lambda, factors = c(list(gather()), lapply(Fg, t))))
     })
     f <- r$f
     if (r$status == "stopped") { stopped <- TRUE; break }
     if (r$status == "converged") { converged <- TRUE; break }
   }
   final <- loss()
+  kl <- attr(final, "kl") %||% final
+  final <- as.numeric(final)
   f <- c(f, final)
   list(lambda = lambda, factors = c(list(gather(last = TRUE)), lapply(Fg, t)), objective = f[-1], initial = f[1],
-       iterations = it, converged = converged, stopped = stopped, kl = final,
+       iterations = it, converged = converged, stopped = stopped, kl = kl,
        gathered = TRUE)
 }
 
@@ -1102,7 +1117,7 @@ shard_progress <- function(hook, verbose, name, max_iter) {
 
 # plsa() of shards: EM (plain or tempered) over the shards.
 plsa_shards <- function(x, k, loss, method, q, tempering, init, nrun, stg, max_iter, tol, seed, threads,
-                        verbose, callback, cluster, call, files = NULL) {
+                        verbose, callback, cluster, call, files = NULL, prior = NULL) {
   if (loss == "l2") {
     abort_input("{.arg loss} must be {.val kl} (plain or tempered EM) or {.val tsallis} (q-EM) for data in {.fn shards}, not {.val {loss}}, which needs the data in one object.",
                 "argument", arg = "loss", call = call)
@@ -1136,13 +1151,14 @@ plsa_shards <- function(x, k, loss, method, q, tempering, init, nrun, stg, max_i
                    })
   hook <- shard_progress(hook, verbose, if (loss == "tsallis") "plsa (sharded q-EM)" else "plsa (sharded EM)", max_iter)
   start <- proc.time()[["elapsed"]]
-  session <- shard_em_session(x, cluster, threads, tempering, call, q = if (loss == "tsallis") q, files = files)
+  session <- shard_em_session(x, cluster, threads, tempering, call, q = if (loss == "tsallis") q, files = files,
+                              prior = prior)
   on.exit(session$close(), add = TRUE)
-  if (loss == "kl" && k == 1 && is.null(first)) {
+  if (loss == "kl" && k == 1 && is.null(first) && is.null(prior)) {
     # the product of the marginals (as plsa_rank1()), its divergence in one pass
     runs <- list(session$rank1())
   } else {
-    inits <- with_seed(seed, lapply(seq_len(nrun), function(i) random_start_lazy(x$dims, k)))
+    inits <- with_seed(seed, lapply(seq_len(nrun), function(i) plsa_seeded_start(random_start_lazy(x$dims, k), prior)))
     if (!is.null(first)) inits[[1]] <- first
     fit_one <- function(init, iters) session$fit(init, iters, tol, hook, exact = !is.null(callback))
     if (!is.null(files) && !starts_staged(nrun, max_iter, stg$short_iter, stg$short_keep)) {
@@ -1171,6 +1187,7 @@ plsa_shards <- function(x, k, loss, method, q, tempering, init, nrun, stg, max_i
                   time = proc.time()[["elapsed"]] - start, threads = threads, seed = seed, call = call,
                   summary = summ)
   fit <- plsa_fields(fit, TRUE, method, whole)
+  fit <- plsa_with_prior(fit, prior, res$lambda, k)
   fit$shards <- length(x$sources)
   finish_progress(fit, verbose, "plsa()", max_iter, tol)
 }
@@ -1178,14 +1195,18 @@ plsa_shards <- function(x, k, loss, method, q, tempering, init, nrun, stg, max_i
 # The sharded EM of one fit: the shards loaded (on the workers, or
 # described for streaming), `fit(init, iters, tol, hook, exact)` running one
 # start (what cpp_plsa_fit returns), `close()` dropping the workers' state.
-shard_em_session <- function(x, cluster, threads, tempering, call, q = NULL, files = NULL) {
+# `prior` (plsa_prior()): the documents' pseudo-counts go to every shard's
+# E-step (each turns its documents' statistics into their MAP joint, see
+# prior.h), the terms' are added once, to the sums, by shard_em_fit().
+shard_em_session <- function(x, cluster, threads, tempering, call, q = NULL, files = NULL, prior = NULL) {
   top <- max(vapply(x$meta, function(m) m$top, numeric(1)))
   global <- list(dims = x$dims, tempering = tempering, threads = threads,
                  total = shard_total(x), top = top,
                  scaled = sum(vapply(x$meta, function(m) m$scaled * m$top, numeric(1))) / top,
                  glogg = shard_glogg(x), q = q,
                  missing = vapply(x$meta, function(m) isTRUE(m$missing), logical(1)),
-                 chunk = if (is.null(cluster) && shard_files_streamed(x)) shard_chunk(call))
+                 chunk = if (is.null(cluster) && shard_files_streamed(x)) shard_chunk(call),
+                 doc_prior = prior$doc)
   # shards in memory are converted once; in files, on a cluster, read once
   # by their worker; in files without one, read in every iteration
   eng <- shard_engine(x, cluster, threads, call)
@@ -1203,7 +1224,7 @@ shard_em_session <- function(x, cluster, threads, tempering, call, q = NULL, fil
     list(lambda = 1, factors = factors, objective = numeric(0), initial = kl,
          value = kl, iterations = 0L, converged = TRUE, kl = kl)
   }
-  fitter <- if (is.null(q)) shard_em_fit else shard_qem_fit
+  fitter <- if (is.null(q)) function(...) shard_em_fit(..., term_prior = prior$term) else shard_qem_fit
   list(fit = function(init, iters, tol, hook, exact) fitter(eng, init, global, iters, tol, hook, exact),
        rank1 = rank1, close = eng$drop, finalize = eng$finalize, discard = eng$discard)
 }

@@ -661,8 +661,8 @@ BEGIN_RCPP
 END_RCPP
 }
 // cpp_plsa_fit
-Rcpp::List cpp_plsa_fit(Rcpp::IntegerMatrix idx, Rcpp::NumericVector val, Rcpp::IntegerVector dims, Rcpp::NumericVector lambda, Rcpp::List factors, std::string loss, double q, double tempering, int max_iter, double tol, int threads, bool verbose, bool free_weights, SEXP hook, bool want_model, std::string method, double squarem_bound);
-RcppExport SEXP _aspectr_cpp_plsa_fit(SEXP idxSEXP, SEXP valSEXP, SEXP dimsSEXP, SEXP lambdaSEXP, SEXP factorsSEXP, SEXP lossSEXP, SEXP qSEXP, SEXP temperingSEXP, SEXP max_iterSEXP, SEXP tolSEXP, SEXP threadsSEXP, SEXP verboseSEXP, SEXP free_weightsSEXP, SEXP hookSEXP, SEXP want_modelSEXP, SEXP methodSEXP, SEXP squarem_boundSEXP) {
+Rcpp::List cpp_plsa_fit(Rcpp::IntegerMatrix idx, Rcpp::NumericVector val, Rcpp::IntegerVector dims, Rcpp::NumericVector lambda, Rcpp::List factors, std::string loss, double q, double tempering, int max_iter, double tol, int threads, bool verbose, bool free_weights, SEXP hook, bool want_model, std::string method, double squarem_bound, SEXP prior_doc, SEXP prior_term);
+RcppExport SEXP _aspectr_cpp_plsa_fit(SEXP idxSEXP, SEXP valSEXP, SEXP dimsSEXP, SEXP lambdaSEXP, SEXP factorsSEXP, SEXP lossSEXP, SEXP qSEXP, SEXP temperingSEXP, SEXP max_iterSEXP, SEXP tolSEXP, SEXP threadsSEXP, SEXP verboseSEXP, SEXP free_weightsSEXP, SEXP hookSEXP, SEXP want_modelSEXP, SEXP methodSEXP, SEXP squarem_boundSEXP, SEXP prior_docSEXP, SEXP prior_termSEXP) {
 BEGIN_RCPP
     Rcpp::RObject rcpp_result_gen;
     Rcpp::RNGScope rcpp_rngScope_gen;
@@ -683,7 +683,9 @@ BEGIN_RCPP
     Rcpp::traits::input_parameter< bool >::type want_model(want_modelSEXP);
     Rcpp::traits::input_parameter< std::string >::type method(methodSEXP);
     Rcpp::traits::input_parameter< double >::type squarem_bound(squarem_boundSEXP);
-    rcpp_result_gen = Rcpp::wrap(cpp_plsa_fit(idx, val, dims, lambda, factors, loss, q, tempering, max_iter, tol, threads, verbose, free_weights, hook, want_model, method, squarem_bound));
+    Rcpp::traits::input_parameter< SEXP >::type prior_doc(prior_docSEXP);
+    Rcpp::traits::input_parameter< SEXP >::type prior_term(prior_termSEXP);
+    rcpp_result_gen = Rcpp::wrap(cpp_plsa_fit(idx, val, dims, lambda, factors, loss, q, tempering, max_iter, tol, threads, verbose, free_weights, hook, want_model, method, squarem_bound, prior_doc, prior_term));
     return rcpp_result_gen;
 END_RCPP
 }
@@ -712,9 +714,21 @@ BEGIN_RCPP
     return rcpp_result_gen;
 END_RCPP
 }
+// cpp_prior_terms_penalty
+double cpp_prior_terms_penalty(Rcpp::NumericMatrix V, Rcpp::NumericMatrix b);
+RcppExport SEXP _aspectr_cpp_prior_terms_penalty(SEXP VSEXP, SEXP bSEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::RNGScope rcpp_rngScope_gen;
+    Rcpp::traits::input_parameter< Rcpp::NumericMatrix >::type V(VSEXP);
+    Rcpp::traits::input_parameter< Rcpp::NumericMatrix >::type b(bSEXP);
+    rcpp_result_gen = Rcpp::wrap(cpp_prior_terms_penalty(V, b));
+    return rcpp_result_gen;
+END_RCPP
+}
 // cpp_em_shard
-Rcpp::List cpp_em_shard(Rcpp::IntegerMatrix idx, Rcpp::NumericVector val, Rcpp::IntegerVector dims, Rcpp::NumericVector lambda, Rcpp::List factors, double tempering, double total, double top, double scaled, int threads, bool loss_only, double glogg, SEXP acc);
-RcppExport SEXP _aspectr_cpp_em_shard(SEXP idxSEXP, SEXP valSEXP, SEXP dimsSEXP, SEXP lambdaSEXP, SEXP factorsSEXP, SEXP temperingSEXP, SEXP totalSEXP, SEXP topSEXP, SEXP scaledSEXP, SEXP threadsSEXP, SEXP loss_onlySEXP, SEXP gloggSEXP, SEXP accSEXP) {
+Rcpp::List cpp_em_shard(Rcpp::IntegerMatrix idx, Rcpp::NumericVector val, Rcpp::IntegerVector dims, Rcpp::NumericVector lambda, Rcpp::List factors, double tempering, double total, double top, double scaled, int threads, bool loss_only, double glogg, SEXP acc, SEXP doc_prior);
+RcppExport SEXP _aspectr_cpp_em_shard(SEXP idxSEXP, SEXP valSEXP, SEXP dimsSEXP, SEXP lambdaSEXP, SEXP factorsSEXP, SEXP temperingSEXP, SEXP totalSEXP, SEXP topSEXP, SEXP scaledSEXP, SEXP threadsSEXP, SEXP loss_onlySEXP, SEXP gloggSEXP, SEXP accSEXP, SEXP doc_priorSEXP) {
 BEGIN_RCPP
     Rcpp::RObject rcpp_result_gen;
     Rcpp::RNGScope rcpp_rngScope_gen;
@@ -731,13 +745,14 @@ BEGIN_RCPP
     Rcpp::traits::input_parameter< bool >::type loss_only(loss_onlySEXP);
     Rcpp::traits::input_parameter< double >::type glogg(gloggSEXP);
     Rcpp::traits::input_parameter< SEXP >::type acc(accSEXP);
-    rcpp_result_gen = Rcpp::wrap(cpp_em_shard(idx, val, dims, lambda, factors, tempering, total, top, scaled, threads, loss_only, glogg, acc));
+    Rcpp::traits::input_parameter< SEXP >::type doc_prior(doc_priorSEXP);
+    rcpp_result_gen = Rcpp::wrap(cpp_em_shard(idx, val, dims, lambda, factors, tempering, total, top, scaled, threads, loss_only, glogg, acc, doc_prior));
     return rcpp_result_gen;
 END_RCPP
 }
 // cpp_em_shard_state
-SEXP cpp_em_shard_state(Rcpp::IntegerMatrix idx, Rcpp::NumericVector val, Rcpp::IntegerVector dims, double tempering, double total, double top, double scaled, double glogg);
-RcppExport SEXP _aspectr_cpp_em_shard_state(SEXP idxSEXP, SEXP valSEXP, SEXP dimsSEXP, SEXP temperingSEXP, SEXP totalSEXP, SEXP topSEXP, SEXP scaledSEXP, SEXP gloggSEXP) {
+SEXP cpp_em_shard_state(Rcpp::IntegerMatrix idx, Rcpp::NumericVector val, Rcpp::IntegerVector dims, double tempering, double total, double top, double scaled, double glogg, SEXP doc_prior);
+RcppExport SEXP _aspectr_cpp_em_shard_state(SEXP idxSEXP, SEXP valSEXP, SEXP dimsSEXP, SEXP temperingSEXP, SEXP totalSEXP, SEXP topSEXP, SEXP scaledSEXP, SEXP gloggSEXP, SEXP doc_priorSEXP) {
 BEGIN_RCPP
     Rcpp::RObject rcpp_result_gen;
     Rcpp::RNGScope rcpp_rngScope_gen;
@@ -749,7 +764,8 @@ BEGIN_RCPP
     Rcpp::traits::input_parameter< double >::type top(topSEXP);
     Rcpp::traits::input_parameter< double >::type scaled(scaledSEXP);
     Rcpp::traits::input_parameter< double >::type glogg(gloggSEXP);
-    rcpp_result_gen = Rcpp::wrap(cpp_em_shard_state(idx, val, dims, tempering, total, top, scaled, glogg));
+    Rcpp::traits::input_parameter< SEXP >::type doc_prior(doc_priorSEXP);
+    rcpp_result_gen = Rcpp::wrap(cpp_em_shard_state(idx, val, dims, tempering, total, top, scaled, glogg, doc_prior));
     return rcpp_result_gen;
 END_RCPP
 }
@@ -781,8 +797,8 @@ BEGIN_RCPP
 END_RCPP
 }
 // cpp_em_shard_file
-Rcpp::List cpp_em_shard_file(SEXP buffer, std::string path, Rcpp::IntegerVector dims, Rcpp::NumericVector lambda, Rcpp::List factors, double tempering, double total, double top, double scaled, int threads, bool loss_only, double glogg, SEXP acc, bool missing, double chunk, bool in_place);
-RcppExport SEXP _aspectr_cpp_em_shard_file(SEXP bufferSEXP, SEXP pathSEXP, SEXP dimsSEXP, SEXP lambdaSEXP, SEXP factorsSEXP, SEXP temperingSEXP, SEXP totalSEXP, SEXP topSEXP, SEXP scaledSEXP, SEXP threadsSEXP, SEXP loss_onlySEXP, SEXP gloggSEXP, SEXP accSEXP, SEXP missingSEXP, SEXP chunkSEXP, SEXP in_placeSEXP) {
+Rcpp::List cpp_em_shard_file(SEXP buffer, std::string path, Rcpp::IntegerVector dims, Rcpp::NumericVector lambda, Rcpp::List factors, double tempering, double total, double top, double scaled, int threads, bool loss_only, double glogg, SEXP acc, bool missing, double chunk, bool in_place, SEXP doc_prior);
+RcppExport SEXP _aspectr_cpp_em_shard_file(SEXP bufferSEXP, SEXP pathSEXP, SEXP dimsSEXP, SEXP lambdaSEXP, SEXP factorsSEXP, SEXP temperingSEXP, SEXP totalSEXP, SEXP topSEXP, SEXP scaledSEXP, SEXP threadsSEXP, SEXP loss_onlySEXP, SEXP gloggSEXP, SEXP accSEXP, SEXP missingSEXP, SEXP chunkSEXP, SEXP in_placeSEXP, SEXP doc_priorSEXP) {
 BEGIN_RCPP
     Rcpp::RObject rcpp_result_gen;
     Rcpp::RNGScope rcpp_rngScope_gen;
@@ -802,7 +818,8 @@ BEGIN_RCPP
     Rcpp::traits::input_parameter< bool >::type missing(missingSEXP);
     Rcpp::traits::input_parameter< double >::type chunk(chunkSEXP);
     Rcpp::traits::input_parameter< bool >::type in_place(in_placeSEXP);
-    rcpp_result_gen = Rcpp::wrap(cpp_em_shard_file(buffer, path, dims, lambda, factors, tempering, total, top, scaled, threads, loss_only, glogg, acc, missing, chunk, in_place));
+    Rcpp::traits::input_parameter< SEXP >::type doc_prior(doc_priorSEXP);
+    rcpp_result_gen = Rcpp::wrap(cpp_em_shard_file(buffer, path, dims, lambda, factors, tempering, total, top, scaled, threads, loss_only, glogg, acc, missing, chunk, in_place, doc_prior));
     return rcpp_result_gen;
 END_RCPP
 }
@@ -848,8 +865,8 @@ BEGIN_RCPP
 END_RCPP
 }
 // cpp_foldin
-Rcpp::NumericMatrix cpp_foldin(Rcpp::NumericVector rowptr, Rcpp::IntegerVector col, Rcpp::NumericVector val, Rcpp::NumericMatrix V, Rcpp::NumericVector prior, std::string loss, double q, int max_iter, double tol, int threads);
-RcppExport SEXP _aspectr_cpp_foldin(SEXP rowptrSEXP, SEXP colSEXP, SEXP valSEXP, SEXP VSEXP, SEXP priorSEXP, SEXP lossSEXP, SEXP qSEXP, SEXP max_iterSEXP, SEXP tolSEXP, SEXP threadsSEXP) {
+Rcpp::NumericMatrix cpp_foldin(Rcpp::NumericVector rowptr, Rcpp::IntegerVector col, Rcpp::NumericVector val, Rcpp::NumericMatrix V, Rcpp::NumericVector prior, std::string loss, double q, int max_iter, double tol, int threads, SEXP alpha);
+RcppExport SEXP _aspectr_cpp_foldin(SEXP rowptrSEXP, SEXP colSEXP, SEXP valSEXP, SEXP VSEXP, SEXP priorSEXP, SEXP lossSEXP, SEXP qSEXP, SEXP max_iterSEXP, SEXP tolSEXP, SEXP threadsSEXP, SEXP alphaSEXP) {
 BEGIN_RCPP
     Rcpp::RObject rcpp_result_gen;
     Rcpp::RNGScope rcpp_rngScope_gen;
@@ -863,7 +880,8 @@ BEGIN_RCPP
     Rcpp::traits::input_parameter< int >::type max_iter(max_iterSEXP);
     Rcpp::traits::input_parameter< double >::type tol(tolSEXP);
     Rcpp::traits::input_parameter< int >::type threads(threadsSEXP);
-    rcpp_result_gen = Rcpp::wrap(cpp_foldin(rowptr, col, val, V, prior, loss, q, max_iter, tol, threads));
+    Rcpp::traits::input_parameter< SEXP >::type alpha(alphaSEXP);
+    rcpp_result_gen = Rcpp::wrap(cpp_foldin(rowptr, col, val, V, prior, loss, q, max_iter, tol, threads, alpha));
     return rcpp_result_gen;
 END_RCPP
 }
@@ -1380,17 +1398,18 @@ static const R_CallMethodDef CallEntries[] = {
     {"_aspectr_cpp_nmf_gram", (DL_FUNC) &_aspectr_cpp_nmf_gram, 2},
     {"_aspectr_cpp_nmf_inner", (DL_FUNC) &_aspectr_cpp_nmf_inner, 2},
     {"_aspectr_cpp_nmf_shard_release", (DL_FUNC) &_aspectr_cpp_nmf_shard_release, 1},
-    {"_aspectr_cpp_plsa_fit", (DL_FUNC) &_aspectr_cpp_plsa_fit, 17},
+    {"_aspectr_cpp_plsa_fit", (DL_FUNC) &_aspectr_cpp_plsa_fit, 19},
     {"_aspectr_cpp_plsa_tsallis_csc", (DL_FUNC) &_aspectr_cpp_plsa_tsallis_csc, 15},
-    {"_aspectr_cpp_em_shard", (DL_FUNC) &_aspectr_cpp_em_shard, 13},
-    {"_aspectr_cpp_em_shard_state", (DL_FUNC) &_aspectr_cpp_em_shard_state, 8},
+    {"_aspectr_cpp_prior_terms_penalty", (DL_FUNC) &_aspectr_cpp_prior_terms_penalty, 2},
+    {"_aspectr_cpp_em_shard", (DL_FUNC) &_aspectr_cpp_em_shard, 14},
+    {"_aspectr_cpp_em_shard_state", (DL_FUNC) &_aspectr_cpp_em_shard_state, 9},
     {"_aspectr_cpp_em_shard_run", (DL_FUNC) &_aspectr_cpp_em_shard_run, 7},
     {"_aspectr_cpp_shard_buffer", (DL_FUNC) &_aspectr_cpp_shard_buffer, 0},
-    {"_aspectr_cpp_em_shard_file", (DL_FUNC) &_aspectr_cpp_em_shard_file, 16},
+    {"_aspectr_cpp_em_shard_file", (DL_FUNC) &_aspectr_cpp_em_shard_file, 17},
     {"_aspectr_cpp_em_normalize_in_place", (DL_FUNC) &_aspectr_cpp_em_normalize_in_place, 3},
     {"_aspectr_cpp_read_shard_file", (DL_FUNC) &_aspectr_cpp_read_shard_file, 1},
     {"_aspectr_cpp_loss", (DL_FUNC) &_aspectr_cpp_loss, 8},
-    {"_aspectr_cpp_foldin", (DL_FUNC) &_aspectr_cpp_foldin, 10},
+    {"_aspectr_cpp_foldin", (DL_FUNC) &_aspectr_cpp_foldin, 11},
     {"_aspectr_cpp_project_simplex", (DL_FUNC) &_aspectr_cpp_project_simplex, 1},
     {"_aspectr_cpp_simplex_qp", (DL_FUNC) &_aspectr_cpp_simplex_qp, 2},
     {"_aspectr_cpp_ntf_fit", (DL_FUNC) &_aspectr_cpp_ntf_fit, 12},

@@ -34,6 +34,16 @@ static Rcpp::List fit_result(const DataT& G, const aspectr::AspectModel& M, cons
   return out;
 }
 
+// Dirichlet pseudo-counts in the core's units (divided by the total count
+// `total`): `doc` k values or none, `term` k x n_terms or none.
+// (NULL: none)
+static aspectr::DirichletPrior make_prior(SEXP doc, SEXP term, double total) {
+  aspectr::DirichletPrior P;
+  if (!Rf_isNull(doc) && Rf_length(doc) > 0) P.doc = Rcpp::as<arma::vec>(doc) / total;
+  if (!Rf_isNull(term) && Rf_length(term) > 0) P.term = Rcpp::as<arma::mat>(term) / total;
+  return P;
+}
+
 // [[Rcpp::export]]
 Rcpp::List cpp_plsa_fit(Rcpp::IntegerMatrix idx, Rcpp::NumericVector val,
                         Rcpp::IntegerVector dims, Rcpp::NumericVector lambda,
@@ -41,9 +51,13 @@ Rcpp::List cpp_plsa_fit(Rcpp::IntegerMatrix idx, Rcpp::NumericVector val,
                         double tempering, int max_iter, double tol, int threads,
                         bool verbose, bool free_weights = false, SEXP hook = R_NilValue,
                         bool want_model = false, std::string method = "em",
-                        double squarem_bound = 1.0) {
+                        double squarem_bound = 1.0,
+                        SEXP prior_doc = R_NilValue, SEXP prior_term = R_NilValue) {
   const AspectInput in(idx, val, dims);
   const aspectr::SparseTensor& G = in.G;
+  const aspectr::DirichletPrior prior = make_prior(prior_doc, prior_term, in.total);
+  if (prior.any() && (loss != "kl" || tempering != 1.0 || G.order() != 2 || G.has_missing()))
+    Rcpp::stop("internal error: a prior needs plain KL of a matrix");
   if (loss != "kl" && G.has_missing())
     Rcpp::stop("internal error: missing indices are only supported under KL");
   aspectr::AspectModel M = make_model(lambda, factors);
@@ -58,15 +72,18 @@ Rcpp::List cpp_plsa_fit(Rcpp::IntegerMatrix idx, Rcpp::NumericVector val,
       if (method == "cd") {
         if (tempering != 1.0) Rcpp::stop("internal error: coordinate descent has no tempering");
         aspectr::KLCDRule rule(&in.counts, in.total);
+        rule.set_prior(&prior);
         tr = aspectr::run_solver(rule, G, M, ctl, cb);
       } else if (method == "squarem") {
         aspectr::EMRule em(tempering, &in.counts, in.total);
+        em.set_prior(&prior);
         aspectr::SquaremRule<aspectr::EMRule> rule(em);
         rule.set_step_bound(squarem_bound);
         tr = aspectr::run_solver(rule, G, M, ctl, cb);
         squarem_bound = rule.step_bound();
       } else {
         aspectr::EMRule rule(tempering, &in.counts, in.total);
+        rule.set_prior(&prior);
         tr = aspectr::run_solver(rule, G, M, ctl, cb);
       }
       break;
@@ -118,6 +135,16 @@ Rcpp::List cpp_plsa_tsallis_csc(Rcpp::IntegerVector i, Rcpp::IntegerVector p, Rc
   return fit_result(G, M, tr, threads, method, squarem_bound);
 }
 
+// -(1/S) sum b log phi of the terms' factor V (k x n_terms) for
+// pseudo-counts b / S (the same layout): the terms' part of a prior's
+// penalty, added once to a sharded fit's objective (prior.h).
+// [[Rcpp::export]]
+double cpp_prior_terms_penalty(Rcpp::NumericMatrix V, Rcpp::NumericMatrix b) {
+  aspectr::DirichletPrior P;
+  P.term = Rcpp::as<arma::mat>(b);
+  return P.terms_penalty(Rcpp::as<arma::mat>(V));
+}
+
 // One shard's part of a sharded EM (or tempered EM) iteration: the E-step
 // statistics of the cells of one shard (documents split by rows, every
 // other mode whole), with the values normalized by the whole data's
@@ -137,8 +164,12 @@ static Rcpp::List em_shard_rule(aspectr::EMRule& rule, const aspectr::SparseTens
 
 static Rcpp::List em_shard(const aspectr::SparseTensor& G, const arma::vec& counts,
                            Rcpp::NumericVector lambda, Rcpp::List factors, double tempering,
-                           double total, int threads, bool loss_only, double glogg, SEXP acc) {
+                           double total, int threads, bool loss_only, double glogg, SEXP acc,
+                           SEXP doc_prior) {
   aspectr::EMRule rule(tempering, &counts, total);
+  // (the documents' pseudo-counts only: the terms' are added to the sums)
+  const aspectr::DirichletPrior prior = make_prior(doc_prior, R_NilValue, total);
+  rule.set_prior(&prior);
   if (std::isfinite(glogg)) rule.set_glogg(glogg);
   return em_shard_rule(rule, G, lambda, factors, threads, loss_only, acc);
 }
@@ -197,7 +228,8 @@ static Rcpp::List em_shard_rule(aspectr::EMRule& rule, const aspectr::SparseTens
                                 Rcpp::NumericVector lambda, Rcpp::List factors, int threads,
                                 bool loss_only, SEXP acc) {
   const aspectr::AspectModel M = shard_model(lambda, factors, G.dims);
-  if (loss_only) return Rcpp::List::create(Rcpp::Named("value") = rule.loss(G, M, threads));
+  if (loss_only) return Rcpp::List::create(Rcpp::Named("value") = rule.loss(G, M, threads),
+                                           Rcpp::Named("penalty") = rule.penalty(M));
   std::vector<arma::mat> Y;
   arma::vec lam;
   double merit = 0.0;
@@ -209,10 +241,11 @@ static Rcpp::List em_shard_rule(aspectr::EMRule& rule, const aspectr::SparseTens
 Rcpp::List cpp_em_shard(Rcpp::IntegerMatrix idx, Rcpp::NumericVector val, Rcpp::IntegerVector dims,
                         Rcpp::NumericVector lambda, Rcpp::List factors, double tempering,
                         double total, double top, double scaled, int threads, bool loss_only = false,
-                        double glogg = NA_REAL, SEXP acc = R_NilValue) {
+                        double glogg = NA_REAL, SEXP acc = R_NilValue,
+                        SEXP doc_prior = R_NilValue) {
   const arma::vec counts = r_vector_view(val);
   const aspectr::SparseTensor G = shard_scaled_tensor(idx, val, dims, top, scaled);
-  return em_shard(G, counts, lambda, factors, tempering, total, threads, loss_only, glogg, acc);
+  return em_shard(G, counts, lambda, factors, tempering, total, threads, loss_only, glogg, acc, doc_prior);
 }
 
 // The end of a step in place (see cpp_em_shard_file()): the documents'
@@ -257,11 +290,13 @@ struct ShardState {
   arma::vec counts;
   aspectr::SparseTensor G;
   std::unique_ptr<aspectr::EMRule> rule;
+  aspectr::DirichletPrior prior;
 };
 
 // [[Rcpp::export]]
 SEXP cpp_em_shard_state(Rcpp::IntegerMatrix idx, Rcpp::NumericVector val, Rcpp::IntegerVector dims,
-                        double tempering, double total, double top, double scaled, double glogg) {
+                        double tempering, double total, double top, double scaled, double glogg,
+                        SEXP doc_prior = R_NilValue) {
   std::unique_ptr<ShardState> st(new ShardState());
   st->idx = idx;
   st->val = val;
@@ -269,6 +304,8 @@ SEXP cpp_em_shard_state(Rcpp::IntegerMatrix idx, Rcpp::NumericVector val, Rcpp::
   st->G = shard_scaled_tensor(st->idx, st->val, dims, top, scaled);
   st->rule.reset(new aspectr::EMRule(tempering, &st->counts, total));
   if (std::isfinite(glogg)) st->rule->set_glogg(glogg);
+  st->prior = make_prior(doc_prior, R_NilValue, total);
+  st->rule->set_prior(&st->prior);
   st->rule->bind(st->G);
   return Rcpp::XPtr<ShardState>(st.release(), true);
 }
@@ -318,7 +355,8 @@ Rcpp::List cpp_em_shard_file(SEXP buffer, std::string path, Rcpp::IntegerVector 
                              Rcpp::NumericVector lambda, Rcpp::List factors, double tempering,
                              double total, double top, double scaled, int threads,
                              bool loss_only = false, double glogg = NA_REAL, SEXP acc = R_NilValue,
-                             bool missing = false, double chunk = 65536, bool in_place = false) {
+                             bool missing = false, double chunk = 65536, bool in_place = false,
+                             SEXP doc_prior = R_NilValue) {
   Rcpp::XPtr<aspectr::ShardBuffer> buf(buffer);
   if (!(chunk >= 1.0)) Rcpp::stop("internal error: a chunk of no cells");
   const std::size_t cells = chunk < 9e15 ? static_cast<std::size_t>(chunk) : static_cast<std::size_t>(9e15);
@@ -331,6 +369,8 @@ Rcpp::List cpp_em_shard_file(SEXP buffer, std::string path, Rcpp::IntegerVector 
   const aspectr::AspectModel M = shard_model(lambda, factors, want);
   aspectr::EMRule rule(tempering, nullptr, total);
   if (std::isfinite(glogg)) rule.set_glogg(glogg);
+  const aspectr::DirichletPrior prior = make_prior(doc_prior, R_NilValue, total);
+  rule.set_prior(&prior);
   aspectr::EMRule::Pass P;
   if (!loss_only) rule.pass_begin(M, want, missing, P, in_place ? &buf->work : nullptr);
   double parts = 0.0;
@@ -341,7 +381,8 @@ Rcpp::List cpp_em_shard_file(SEXP buffer, std::string path, Rcpp::IntegerVector 
     if (loss_only) parts += rule.loss_piece(G, M, threads);
     else rule.pass_add(G, M, threads, P);
   }
-  if (loss_only) return Rcpp::List::create(Rcpp::Named("value") = rule.loss_end(parts));
+  if (loss_only) return Rcpp::List::create(Rcpp::Named("value") = rule.loss_end(parts) + rule.penalty(M),
+                                           Rcpp::Named("penalty") = rule.penalty(M));
   if (in_place) return em_in_place_reply(rule, P, factors, acc);
   arma::vec lam;
   double merit = 0.0;
@@ -403,14 +444,17 @@ double cpp_loss(Rcpp::IntegerMatrix idx, Rcpp::NumericVector val, Rcpp::IntegerV
 Rcpp::NumericMatrix cpp_foldin(Rcpp::NumericVector rowptr, Rcpp::IntegerVector col,
                                Rcpp::NumericVector val, Rcpp::NumericMatrix V,
                                Rcpp::NumericVector prior, std::string loss, double q,
-                               int max_iter, double tol, int threads) {
+                               int max_iter, double tol, int threads, SEXP alpha = R_NilValue) {
   aspectr::FoldinData D;
   D.rowptr.assign(rowptr.begin(), rowptr.end());
   D.col.assign(col.begin(), col.end());
   D.val.assign(val.begin(), val.end());
   const arma::mat Vt = Rcpp::as<arma::mat>(V).t();
   const arma::vec pr = Rcpp::as<arma::vec>(prior);
-  const arma::mat theta = aspectr::fold_in(D, Vt, pr, parse_loss(loss), q, max_iter, tol, threads);
+  arma::vec al;
+  if (!Rf_isNull(alpha)) al = Rcpp::as<arma::vec>(alpha);
+  const arma::mat theta = aspectr::fold_in(D, Vt, pr, parse_loss(loss), q, max_iter, tol, threads,
+                                           Rf_isNull(alpha) ? nullptr : &al);
   return Rcpp::wrap(arma::mat(theta.t()));
 }
 

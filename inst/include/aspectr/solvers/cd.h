@@ -99,12 +99,18 @@ class KLCDRule {
       const bool last = n + 1 == N;
       std::vector<double> logs(last ? d : 0, 0.0);
       const int Tn = effective_threads(threads, G.nnz() * k / 8);
+      // with a prior: the linear coefficients and pseudo-cells of the rows'
+      // majorizers (see set_prior())
+      PriorRows pr;
+      if (prior_ != nullptr) prior_rows(M, A, n, pr);
+      const bool with_prior = prior_ != nullptr;
       std::vector<const arma::mat*> others;
       for (std::size_t m = 0; m < N; ++m) if (m != n) others.push_back(&M.F[m]);
       const std::size_t No = others.size();
       nmf::dense::parallel_blocks(d, Tn, 4, [&](std::size_t b, std::size_t e) {
-        std::vector<double> v(maxnz), gb(maxnz * k), xs(scaled || pos ? maxnz : 0),
-            cs(pos && cnt ? maxnz : 0);
+        const std::size_t extra = with_prior ? k : 0;
+        std::vector<double> v(maxnz + extra), gb((maxnz + extra) * k), xs(scaled || pos ? maxnz : 0),
+            cs(pos && cnt ? maxnz : 0), xp(extra ? maxnz + extra : 0), coef(extra ? k : 0);
         for (std::size_t i = b; i < e; ++i) {
           const std::size_t p0 = ptr[i], nz = ptr[i + 1] - p0;
           // this index's values of G (xb) and counts (cb), contiguous
@@ -122,19 +128,48 @@ class KLCDRule {
             for (std::size_t t = 0; t < nz; ++t) xs[t] = xb[t] * ga * gsc;
             xb = xs.data();
           }
+          // pseudo-cells of a prior (their G rows unit vectors) after the
+          // row's cells: ld rows in all
+          std::size_t np = 0;
+          const double* pseudo = nullptr;
+          if (with_prior && !(n == 0 && nz == 0)) {
+            pseudo = pr.cells.colptr(n == 0 ? 0 : i);
+            for (arma::uword r = 0; r < k; ++r) np += pseudo[r] > 0.0;
+          }
+          const std::size_t ld = nz + np;
           // G (nz x k, column-major): the other modes' product at each cell
           // (cell t's other indices at oth[c * stride + off[j]], c its
           // position: t + p0, or pos[t + p0])
           for (std::size_t t = 0; t < nz; ++t) {
             const index_t* ix = oth + (pos ? static_cast<std::size_t>(pos[p0 + t]) : p0 + t) * stride;
             const double* f = others[0]->colptr(ix[off[0]]);
-            for (arma::uword r = 0; r < k; ++r) gb[t + r * nz] = f[r];
+            for (arma::uword r = 0; r < k; ++r) gb[t + r * ld] = f[r];
             for (std::size_t m = 1; m < No; ++m) {
               const double* fm = others[m]->colptr(ix[off[m]]);
-              for (arma::uword r = 0; r < k; ++r) gb[t + r * nz] *= fm[r];
+              for (arma::uword r = 0; r < k; ++r) gb[t + r * ld] *= fm[r];
             }
           }
-          nmf::KLCD::solve(gb.data(), nz, nz, xb, A.colptr(i), k, ones.memptr(), 0.0,
+          const double* c = ones.memptr();
+          const double* xr = xb;
+          if (with_prior) {
+            if (np > 0) {
+              std::copy(xb, xb + nz, xp.begin());
+              std::size_t t = nz;
+              for (arma::uword j = 0; j < k; ++j) {
+                if (!(pseudo[j] > 0.0)) continue;
+                for (arma::uword r = 0; r < k; ++r) gb[t + r * ld] = r == j ? 1.0 : 0.0;
+                xp[t++] = pseudo[j];
+              }
+              xr = xp.data();
+            }
+            if (n == 0) {
+              std::fill(coef.begin(), coef.end(), nz > 0 ? pr.coef[i] : 1.0);
+              c = coef.data();
+            } else {
+              c = pr.coef.memptr();
+            }
+          }
+          nmf::KLCD::solve(gb.data(), ld, ld, xr, A.colptr(i), k, c, 0.0,
                            v.data(), sweeps_, newton_);
           if (last) {
             LogSum ls;
@@ -161,7 +196,7 @@ class KLCDRule {
     }
     // P = m / T with m the model of G: D(G || P) = sum g log g - sum g log m
     // + log T, where sum g log m = (1/S) sum c log m with counts c
-    double value = glogg_ - (use_counts_ ? xlogv / total_ : xlogv) + std::log(T);
+    double value = glogg_ - (use_counts_ ? xlogv / total_ : xlogv) + std::log(T) + em_.penalty(M);
     // The iteration cannot increase the divergence, but at an exact fit the
     // divergence is 0 up to the rounding of its terms (each of size log nnz),
     // and the Newton steps jitter there: keep the entering model then.
@@ -172,7 +207,35 @@ class KLCDRule {
     return value;
   }
 
-  // The KL divergence of M (the same formula as the EM trace).
+  // MAP estimation with Dirichlet pseudo-counts (a matrix only; the prior
+  // must outlive the rule): the objective is then D(G || P) plus the
+  // prior's penalty (prior.h), the negative log posterior over the total
+  // count. With the other mode fixed, the model's total free and the
+  // penalty (invariant to that total) added, the mode's problem still
+  // bounds the objective from above with equality at the entering model,
+  // as above, but its rows are coupled and not convex through the
+  // normalizers of theta and phi. Each iteration minimizes a majorizer
+  // instead, equal at the entering model (J0 its joint), so the
+  // objective still never increases:
+  //  * documents (row d, J = P(d, .)): -sum a_z log J_z is convex (k
+  //    pseudo-cells a_z with unit-vector rows of G);
+  //    (sum a) log sum_z J_z is concave, bounded by its tangent at J0: the
+  //    linear coefficient 1 + sum a / sum J0.
+  //  * terms (row w, J = lambda o phi(w, .)), with lambda_z = sum_w J_wz and
+  //    s_d = sum_z lambda_z U_dz: the penalty is
+  //    -sum b log J + sum_z (B_z - D a_z) log lambda_z + (sum a) sum_d log s_d
+  //    (B_z = sum_w b_zw, D the documents with mass). Concave pieces by
+  //    their tangents (linear coefficients (sum a) sum_d U_dz / s0_d and,
+  //    where B_z > D a_z, (B_z - D a_z) / lambda0_z); where D a_z > B_z,
+  //    -(D a_z - B_z) log lambda_z by Jensen's bound with weights
+  //    phi0(w, z): pseudo-cells b_zw + (D a_z - B_z) phi0(w, z).
+  void set_prior(const DirichletPrior* p) {
+    prior_ = p != nullptr && p->any() ? p : nullptr;
+    em_.set_prior(prior_);
+  }
+
+  // The KL divergence of M (the same formula as the EM trace; with a
+  // prior, plus its penalty).
   double loss(const SparseTensor& G, const AspectModel& M, int threads) { return em_.loss(G, M, threads); }
 
  private:
@@ -242,6 +305,48 @@ class KLCDRule {
       for (std::size_t s = 0; s < nnz; ++s) { const double g = G.value(s); glogg_ += g * std::log(g); }
   }
 
+  // the majorizers' coefficients and pseudo-cells of one mode (set_prior())
+  struct PriorRows {
+    arma::vec coef;   // documents: one per row; terms: one per topic
+    arma::mat cells;  // pseudo-cells: documents k x 1, terms k x n_terms
+  };
+  void prior_rows(const AspectModel& M, const arma::mat& J, std::size_t n, PriorRows& pr) const {
+    if (M.order() != 2) throw std::invalid_argument("a prior needs a matrix");
+    const arma::uword k = M.rank();
+    const DirichletPrior& P = *prior_;
+    const arma::vec a = P.doc.is_empty() ? arma::vec(k, arma::fill::zeros) : P.doc;
+    const double As = arma::accu(a);
+    if (n == 0) {
+      const arma::rowvec s0 = arma::sum(J, 0);
+      pr.coef.set_size(J.n_cols);
+      for (arma::uword d = 0; d < J.n_cols; ++d) pr.coef[d] = 1.0 + (s0[d] > 0.0 ? As / s0[d] : 0.0);
+      pr.cells = a;
+      return;
+    }
+    const arma::mat& U = M.F[0];
+    const arma::vec& lam0 = M.lambda;
+    arma::vec colw(k, arma::fill::zeros);
+    double Dm = 0.0;
+    for (arma::uword d = 0; d < U.n_cols; ++d) {
+      double s = 0.0;
+      for (arma::uword r = 0; r < k; ++r) s += lam0[r] * U(r, d);
+      if (!(s > 0.0)) continue;
+      Dm += 1.0;
+      for (arma::uword r = 0; r < k; ++r) colw[r] += U(r, d) / s;
+    }
+    const arma::uword V = M.F[1].n_cols;
+    pr.cells = P.term.is_empty() ? arma::mat(k, V, arma::fill::zeros) : P.term;
+    const arma::vec B = arma::sum(pr.cells, 1);
+    pr.coef = 1.0 + As * colw;
+    for (arma::uword r = 0; r < k; ++r) {
+      const double e = B[r] - Dm * a[r];
+      if (e > 0.0 && lam0[r] > 0.0) pr.coef[r] += e / lam0[r];
+      else if (e < 0.0) pr.cells.row(r) -= e * M.F[1].row(r);
+    }
+    // (pseudo-cells of row w: column w of a k x n_terms matrix)
+  }
+
+  const DirichletPrior* prior_ = nullptr;
   const arma::vec* counts_;
   double total_;
   int sweeps_, newton_;

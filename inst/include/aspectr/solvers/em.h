@@ -20,6 +20,7 @@
 #include "../logsum.h"
 #include "../loss.h"
 #include "normalize.h"
+#include "prior.h"
 
 #include "../unroll.h"
 
@@ -52,8 +53,14 @@ class EMRule {
   double step_merit(const SparseTensor& G, AspectModel& M, int threads, double* merit) {
     std::vector<arma::mat> Y;
     arma::vec lam;
-    const double before = estep(G, M, threads, merit, Y, lam);
-    mstep(M, Y, lam);
+    double before = estep(G, M, threads, merit, Y, lam);
+    if (prior_ != nullptr) {
+      // (the documents' part is the pass's, see pass_finish())
+      const double pen = prior_->terms_penalty(M.F[1]);
+      before += pen;
+      if (merit != nullptr) *merit += pen;
+    }
+    mstep(M, Y, lam, prior_);
     return before;
   }
 
@@ -202,7 +209,15 @@ class EMRule {
     const std::size_t N = P.H.size();
     const arma::uword k = P.k;
     ThreadAccumulators::reduce_into(P.A, P.threads);
-    const double before = P.value + (P.fast_log ? glogg_ : 0.0);
+    // with a prior (plain EM of a matrix, the MTTKRP form: H_0 = lambda o
+    // U_0, the joint P(d, z)), the documents' part of its penalty
+    double pen = 0.0;
+    if (prior_ != nullptr) {
+      if (P.posterior || beta_ != 1.0 || N != 2)
+        throw std::runtime_error("a prior needs plain EM of a matrix");
+      pen = prior_->documents_penalty(P.H[0]);
+    }
+    const double before = P.value + (P.fast_log ? glogg_ : 0.0) + pen;
     // (a cell with g > 0 and model value 0 gives log 0 = -inf: +inf)
     if (merit != nullptr) *merit = beta_ != 1.0 ? -P.lg / beta_ : before;
     if (P.posterior) {
@@ -210,6 +225,12 @@ class EMRule {
       return before;
     }
     for (std::size_t n = 0; n < N; ++n) P.A[n] %= P.H[n];
+    if (prior_ != nullptr && !prior_->doc.is_empty()) {
+      // the MAP joint P(d, z) in place of the documents' statistics
+      prior_->documents(P.A[0]);
+      lam = arma::vec(arma::sum(P.A[0], 1));
+      return before;
+    }
     lam = N > 3 || P.missing ? arma::vec(P.A[N].col(0)) : arma::vec(arma::sum(P.A[0], 1));
     return before;
   }
@@ -237,7 +258,11 @@ class EMRule {
   // The M-step from the statistics of estep(): every y_n normalized onto
   // the simplex row by row (a row without mass keeps M's), the weights the
   // normalized posterior sums.
-  static void mstep(AspectModel& M, std::vector<arma::mat>& Y, const arma::vec& lam) {
+  // With a prior, the terms' statistics get its pseudo-counts first (the
+  // documents' have theirs from the pass, see pass_finish()).
+  static void mstep(AspectModel& M, std::vector<arma::mat>& Y, const arma::vec& lam,
+                    const DirichletPrior* prior = nullptr) {
+    if (prior != nullptr) prior->terms(Y[1]);
     for (std::size_t n = 0; n < M.order(); ++n) {
       normalize_rows(Y[n], M.F[n]);
       M.F[n] = std::move(Y[n]);
@@ -263,12 +288,23 @@ class EMRule {
   // after bind(): whether cells miss modes; the tempering exponent
   bool data_missing() const { return missing_; }
   double beta() const { return beta_; }
+  // MAP EM with Dirichlet pseudo-counts (plain EM of a matrix; the prior
+  // must outlive the rule). The trace is then the negative log posterior
+  // divided by the total count (prior.h). For data split into shards of
+  // documents each shard's rule has the documents' part only: the terms'
+  // pseudo-counts and penalty are added once, to the sums.
+  void set_prior(const DirichletPrior* p) { prior_ = p != nullptr && p->any() ? p : nullptr; }
+  // the prior's penalty of M (0 without one)
+  double penalty(const AspectModel& M) const {
+    if (prior_ == nullptr) return 0.0;
+    return prior_->documents_penalty(M.lambda, M.F[0]) + prior_->terms_penalty(M.F[1]);
+  }
 
   // The KL divergence of M, by the same formula as the trace of step().
   double loss(const SparseTensor& G, const AspectModel& M, int threads) {
     prepare(G);
-    if (!use_counts_) return evaluate_loss(Loss::KL, 1.0, G, M, threads);
-    return glogg_ + loss_counted(G, M, threads);
+    if (!use_counts_) return evaluate_loss(Loss::KL, 1.0, G, M, threads) + penalty(M);
+    return glogg_ + loss_counted(G, M, threads) + penalty(M);
   }
 
  private:
@@ -684,6 +720,7 @@ ASPECTR_UNROLL
   double pieces_top_ = 0.0;
   double glogg_ = 0.0;
   bool glogg_known_ = false;
+  const DirichletPrior* prior_ = nullptr;
 };
 
 }  // namespace aspectr

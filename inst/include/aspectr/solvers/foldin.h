@@ -25,8 +25,12 @@ struct FoldinData {     // documents in compressed-row form
   std::vector<double> val;           // counts
 };
 
+// `alpha` (KL, optional): Dirichlet pseudo-counts of theta (k, in counts),
+// giving the MAP fold-in theta_r <- (n theta_r a_r + alpha_r) / (n + sum alpha)
+// with n the document's count (MAP EM, see prior.h).
 inline arma::mat fold_in(const FoldinData& D, const arma::mat& V, const arma::vec& prior,
-                         Loss loss, double q, int max_iter, double tol, int threads) {
+                         Loss loss, double q, int max_iter, double tol, int threads,
+                         const arma::vec* alpha = nullptr) {
   const arma::uword k = V.n_rows;
   const std::size_t n_docs = D.rowptr.size() - 1;
   arma::mat theta(k, n_docs);
@@ -60,6 +64,7 @@ inline arma::mat fold_in(const FoldinData& D, const arma::mat& V, const arma::ve
         if (loss == Loss::KL) {
           for (std::size_t s = 0; s < m; ++s) a += (D.val[lo + s] / tot / p[s]) * V.col(D.col[lo + s]);
           arma::vec nw = th % a;
+          if (alpha != nullptr) nw = nw * tot + *alpha;
           const double z = arma::accu(nw);
           if (z > 0) nw /= z;
           const double change = arma::abs(nw - th).max();

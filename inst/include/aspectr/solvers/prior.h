@@ -1,0 +1,99 @@
+// aspectr/solvers/prior.h — Dirichlet priors of the KL aspect model of a
+// matrix (documents x terms): MAP estimation with pseudo-counts.
+//
+// The model P(d, w) = sum_z lambda_z U(d, z) V(w, z) is also
+// P(d) sum_z theta_dz phi_wz with theta_dz = P(z | d) = lambda_z U(d, z) /
+// P(d) and phi_wz = P(w | z) = V(w, z). The priors are
+//   theta_d ~ Dirichlet(1 + a)  (a: k pseudo-counts, the same for every document),
+//   phi_z   ~ Dirichlet(1 + b_z) (b: k x n_terms pseudo-counts),
+// P(d) without a prior. MAP EM ("add a" smoothing): with the E-step's
+// expected counts n_dz and n_wz,
+//   theta_dz = (n_dz + a_z) / (n_d + sum a),  phi_wz = (n_wz + b_zw) / (n_z + sum_w b_zw),
+// and P(d) = n_d / S (S the total count). In the core's units (G = x / S)
+// the pseudo-counts are divided by S: the document statistics y0(:, d)
+// (summing to g_d = n_d / S) become the joint P(d, z)
+//   y0(:, d) <- g_d (y0(:, d) + a / S) / (g_d + sum a / S),
+// whose row sums are the new lambda; the terms' statistics get b / S added
+// before their rows are normalized.
+//
+// The objective (never increased by MAP EM) is the negative log posterior
+// divided by S, up to a constant: D(G || P) + penalty(M) with
+//   penalty = -(1/S) [sum_{d: P(d) > 0} sum_z a_z log theta_dz + sum_{z,w} b_zw log phi_wz]
+// (0 log 0 = 0; documents the model gives no mass, those without counts
+// after a step, have no topic proportions and no prior term).
+#ifndef ASPECTR_SOLVERS_PRIOR_H
+#define ASPECTR_SOLVERS_PRIOR_H
+
+#include <armadillo>
+#include <cmath>
+#include <limits>
+
+namespace aspectr {
+
+struct DirichletPrior {
+  arma::vec doc;    // a / S (k), empty: none
+  arma::mat term;   // b / S (k x n_terms), empty: none
+  bool any() const { return !doc.is_empty() || !term.is_empty(); }
+
+  // The documents' statistics y0 (k x d, column d summing to g_d) turned
+  // into the MAP joint P(d, z); a column without mass stays zero.
+  void documents(arma::mat& y0) const {
+    if (doc.is_empty()) return;
+    const double A = arma::accu(doc);
+    const arma::uword k = y0.n_rows;
+    for (arma::uword d = 0; d < y0.n_cols; ++d) {
+      double* c = y0.colptr(d);
+      double g = 0.0;
+      for (arma::uword r = 0; r < k; ++r) g += c[r];
+      if (!(g > 0.0)) continue;
+      const double f = g / (g + A);
+      for (arma::uword r = 0; r < k; ++r) c[r] = f * (c[r] + doc[r]);
+    }
+  }
+
+  // The terms' statistics (k x n_terms) with the pseudo-counts added.
+  void terms(arma::mat& y1) const {
+    if (!term.is_empty()) y1 += term;
+  }
+
+  // -(1/S) sum a log theta over the documents of J = lambda o U (k x d,
+  // the joint P(d, z)), columns without mass left out.
+  double documents_penalty(const arma::mat& J) const {
+    if (doc.is_empty()) return 0.0;
+    const arma::uword k = J.n_rows;
+    double out = 0.0;
+    for (arma::uword d = 0; d < J.n_cols; ++d) {
+      const double* c = J.colptr(d);
+      double s = 0.0;
+      for (arma::uword r = 0; r < k; ++r) s += c[r];
+      if (!(s > 0.0)) continue;
+      for (arma::uword r = 0; r < k; ++r) out -= xlogy(doc[r], c[r] / s);
+    }
+    return out;
+  }
+  // the same from lambda and U (k x d)
+  double documents_penalty(const arma::vec& lambda, const arma::mat& U) const {
+    if (doc.is_empty()) return 0.0;
+    arma::mat J = U;
+    J.each_col() %= lambda;
+    return documents_penalty(J);
+  }
+
+  // -(1/S) sum b log phi (V: k x n_terms, rows on the simplex)
+  double terms_penalty(const arma::mat& V) const {
+    if (term.is_empty()) return 0.0;
+    double out = 0.0;
+    for (arma::uword e = 0; e < V.n_elem; ++e) out -= xlogy(term[e], V[e]);
+    return out;
+  }
+
+  static double xlogy(double x, double y) {
+    if (x == 0.0) return 0.0;
+    if (!(y > 0.0)) return -std::numeric_limits<double>::infinity();
+    return x * std::log(y);
+  }
+};
+
+}  // namespace aspectr
+
+#endif

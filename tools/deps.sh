@@ -8,7 +8,7 @@ set -euo pipefail
 
 r_pkgs=(Rcpp RcppArmadillo cli rlang generics tibble Matrix testthat roxygen2 hdf5r mirai
         knitr rmarkdown slam tm quadprog future future.apply poLCA topicmodels ggplot2 NMF
-        SeuratObject cluster tidytext jsonlite)
+        SeuratObject cluster tidytext jsonlite glca seededlda)
 # Bioconductor packages the tests use (Debian's r-bioc-*; not on CRAN, so
 # there is no fallback: their tests skip when they are absent)
 bioc_pkgs=(Biobase SummarizedExperiment SingleCellExperiment)

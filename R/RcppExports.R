@@ -177,6 +177,18 @@ cpp_nmf_shard_release <- function(state) {
     invisible(.Call(`_aspectr_cpp_nmf_shard_release`, state))
 }
 
+cpp_piece_slots <- function() {
+    .Call(`_aspectr_cpp_piece_slots`)
+}
+
+cpp_nmf_piece_run <- function(state, file, Wt, slots, op, input, threads) {
+    .Call(`_aspectr_cpp_nmf_piece_run`, state, file, Wt, slots, op, input, threads)
+}
+
+cpp_nmf_pieces_fit <- function(fn, H0, m, method, L1, L2, eps, max_iter, tol, threads, hook = NULL, want_model = FALSE) {
+    .Call(`_aspectr_cpp_nmf_pieces_fit`, fn, H0, m, method, L1, L2, eps, max_iter, tol, threads, hook, want_model)
+}
+
 cpp_plsa_fit <- function(idx, val, dims, lambda, factors, loss, q, tempering, max_iter, tol, threads, verbose, free_weights = FALSE, hook = NULL, want_model = FALSE, method = "em", squarem_bound = 1.0) {
     .Call(`_aspectr_cpp_plsa_fit`, idx, val, dims, lambda, factors, loss, q, tempering, max_iter, tol, threads, verbose, free_weights, hook, want_model, method, squarem_bound)
 }

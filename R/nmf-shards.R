@@ -73,6 +73,7 @@ nmf_shard_fit <- function(eng, init, global, L1s, L2s, max_iter, tol, hook, exac
   run <- function(op, args = list()) {
     eng$reduce(eng$run(op, c(list(global = global), args)), "stats")
   }
+  if (!kl) return(nmf_pieces_fit(eng, run, H, global, L1s, L2s, max_iter, tol, hook, exact))
   # Penalty::value()
   pen <- function(w, H) {
     v <- 0
@@ -205,6 +206,38 @@ nmf_shard_fit <- function(eng, init, global, L1s, L2s, max_iter, tol, hook, exac
        wtxh = sum(last$C * H), WW = last$D)
 }
 
+# A fit whose rule is written against pieces (aspectr/nmf/piece.h): the
+# loop, the stopping rule and the rule run in the core; each request goes
+# to every shard where it is (run("nmf_piece")) and the added statistics
+# go back.
+nmf_pieces_fit <- function(eng, run, H, global, L1s, L2s, max_iter, tol, hook, exact) {
+  k <- nrow(H)
+  last_W <- NULL
+  fn <- function(op, input) {
+    if (op == "gather") {
+      if (!is.null(input$s)) run("nmf_piece", list(req = "scale", input = input))
+      # (a factor written to files stays there: the callback gets its handle)
+      last_W <<- eng$gather()
+      return(list(`@Wt` = if (is.matrix(last_W)) t(last_W) else matrix(0, k, 0)))
+    }
+    run("nmf_piece", list(req = op, input = input))
+  }
+  cb <- function(it, value, model) {
+    shard_iteration_gc(eng, k, exact)
+    if (!is.null(model)) model$W <- last_W
+    if (is.null(hook)) TRUE else hook(it, value, model)
+  }
+  r <- cpp_nmf_pieces_fit(fn, H, as.numeric(eng$x$dims[1]), global$method, L1s, L2s, global$eps,
+                          as.integer(max_iter), tol, global$threads, cb, exact)
+  H <- r$H
+  last <- run("nmf_eval", list(H = H, wtx = TRUE))
+  HH <- cpp_nmf_gram(H, global$threads)
+  divergence <- 0.5 * max(last$xnorm2 - 2 * cpp_nmf_inner(last$C, H) + cpp_nmf_inner(last$D, HH), 0)
+  list(W = eng$gather(last = TRUE), H = H, objective = r$objective, initial = r$initial,
+       iterations = r$iterations, converged = r$converged, stopped = r$stopped, xnorm2 = last$xnorm2,
+       divergence = divergence, wtxh = sum(last$C * H), WW = last$D)
+}
+
 # H's columns by KL coordinate descent given the shards' W (c: W's column
 # sums + l1): the master's solver asks for passes over the shards, each
 # shard adding its part of every column's sums, until every column is done.
@@ -243,7 +276,11 @@ shard_nmf_op <- function(st, held, op, args) {
     k <- nrow(F0)
     fail <- function(e) abort_shard(h$source, "failed: {conditionMessage(e)}")
     first <- op == "nmf_sweep" && isTRUE(args$first)
-    need_data <- op %in% c("nmf_eval", "nmf_alt", "nmf_c", "nmf_kl", "nmf_kcd_pass", "nmf_kcd_rows") || first
+    # (a request of a fit in pieces that reads the cells)
+    piece_data <- op == "nmf_piece" &&
+      (args$req %in% c("eval", "wtx", "block") || (args$req == "sweep" && !is.null(args$input$H)))
+    need_data <- op %in% c("nmf_eval", "nmf_alt", "nmf_c", "nmf_kl", "nmf_kcd_pass", "nmf_kcd_rows") || first ||
+      piece_data
     streamed <- need_data && !h$keep && shard_streamable(h$source)
     # (a shard read for one operation: only the layout it needs)
     layout <- if (h$keep) 0L else if (op == "nmf_kcd_rows") 2L else if (op == "nmf_kcd_pass") 1L else 0L
@@ -261,6 +298,7 @@ shard_nmf_op <- function(st, held, op, args) {
     stream <- function(Wt = NULL, acc = NULL, H = NULL, A = NULL) {
       from_file(cpp_nmf_shard_stream, Wt, acc, H, A, g$chunk %||% 65536)
     }
+    if (op == "nmf_piece" && is.null(h$slots)) st$shards[[key]]$slots <- h$slots <- cpp_piece_slots()
     if (first && (is.null(h$A) || !identical(dim(h$A), dim(F0)))) {
       st$shards[[key]]$A <- h$A <- matrix(0, k, ncol(F0))
     }
@@ -296,6 +334,14 @@ shard_nmf_op <- function(st, held, op, args) {
                                           g$threads))
       },
       nmf_wfin = cpp_nmf_wsums(F0, h$A, g$threads),
+      nmf_piece = cpp_nmf_piece_run(
+        if (!streamed) X,
+        if (streamed) {
+          if (is.null(st$buffer)) st$buffer <- cpp_shard_buffer()
+          list(buffer = st$buffer, path = stream_path, dims = as.integer(c(h$rows, g$dims[2])), scale = g$s,
+               chunk = g$chunk %||% 65536)
+        },
+        F0, h$slots, args$req, args$input, g$threads),
       nmf_kcd_pass = if (streamed) {
         from_file(cpp_nmf_shard_kcd_pass_stream, F0, args$hv, args$rd, args$rn, g$chunk %||% 65536, g$threads)
       } else {

@@ -660,6 +660,55 @@ BEGIN_RCPP
     return R_NilValue;
 END_RCPP
 }
+// cpp_piece_slots
+SEXP cpp_piece_slots();
+RcppExport SEXP _aspectr_cpp_piece_slots() {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::RNGScope rcpp_rngScope_gen;
+    rcpp_result_gen = Rcpp::wrap(cpp_piece_slots());
+    return rcpp_result_gen;
+END_RCPP
+}
+// cpp_nmf_piece_run
+Rcpp::List cpp_nmf_piece_run(SEXP state, SEXP file, SEXP Wt, SEXP slots, std::string op, SEXP input, int threads);
+RcppExport SEXP _aspectr_cpp_nmf_piece_run(SEXP stateSEXP, SEXP fileSEXP, SEXP WtSEXP, SEXP slotsSEXP, SEXP opSEXP, SEXP inputSEXP, SEXP threadsSEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::RNGScope rcpp_rngScope_gen;
+    Rcpp::traits::input_parameter< SEXP >::type state(stateSEXP);
+    Rcpp::traits::input_parameter< SEXP >::type file(fileSEXP);
+    Rcpp::traits::input_parameter< SEXP >::type Wt(WtSEXP);
+    Rcpp::traits::input_parameter< SEXP >::type slots(slotsSEXP);
+    Rcpp::traits::input_parameter< std::string >::type op(opSEXP);
+    Rcpp::traits::input_parameter< SEXP >::type input(inputSEXP);
+    Rcpp::traits::input_parameter< int >::type threads(threadsSEXP);
+    rcpp_result_gen = Rcpp::wrap(cpp_nmf_piece_run(state, file, Wt, slots, op, input, threads));
+    return rcpp_result_gen;
+END_RCPP
+}
+// cpp_nmf_pieces_fit
+Rcpp::List cpp_nmf_pieces_fit(SEXP fn, Rcpp::NumericMatrix H0, double m, std::string method, Rcpp::NumericVector L1, Rcpp::NumericVector L2, double eps, int max_iter, double tol, int threads, SEXP hook, bool want_model);
+RcppExport SEXP _aspectr_cpp_nmf_pieces_fit(SEXP fnSEXP, SEXP H0SEXP, SEXP mSEXP, SEXP methodSEXP, SEXP L1SEXP, SEXP L2SEXP, SEXP epsSEXP, SEXP max_iterSEXP, SEXP tolSEXP, SEXP threadsSEXP, SEXP hookSEXP, SEXP want_modelSEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::RNGScope rcpp_rngScope_gen;
+    Rcpp::traits::input_parameter< SEXP >::type fn(fnSEXP);
+    Rcpp::traits::input_parameter< Rcpp::NumericMatrix >::type H0(H0SEXP);
+    Rcpp::traits::input_parameter< double >::type m(mSEXP);
+    Rcpp::traits::input_parameter< std::string >::type method(methodSEXP);
+    Rcpp::traits::input_parameter< Rcpp::NumericVector >::type L1(L1SEXP);
+    Rcpp::traits::input_parameter< Rcpp::NumericVector >::type L2(L2SEXP);
+    Rcpp::traits::input_parameter< double >::type eps(epsSEXP);
+    Rcpp::traits::input_parameter< int >::type max_iter(max_iterSEXP);
+    Rcpp::traits::input_parameter< double >::type tol(tolSEXP);
+    Rcpp::traits::input_parameter< int >::type threads(threadsSEXP);
+    Rcpp::traits::input_parameter< SEXP >::type hook(hookSEXP);
+    Rcpp::traits::input_parameter< bool >::type want_model(want_modelSEXP);
+    rcpp_result_gen = Rcpp::wrap(cpp_nmf_pieces_fit(fn, H0, m, method, L1, L2, eps, max_iter, tol, threads, hook, want_model));
+    return rcpp_result_gen;
+END_RCPP
+}
 // cpp_plsa_fit
 Rcpp::List cpp_plsa_fit(Rcpp::IntegerMatrix idx, Rcpp::NumericVector val, Rcpp::IntegerVector dims, Rcpp::NumericVector lambda, Rcpp::List factors, std::string loss, double q, double tempering, int max_iter, double tol, int threads, bool verbose, bool free_weights, SEXP hook, bool want_model, std::string method, double squarem_bound);
 RcppExport SEXP _aspectr_cpp_plsa_fit(SEXP idxSEXP, SEXP valSEXP, SEXP dimsSEXP, SEXP lambdaSEXP, SEXP factorsSEXP, SEXP lossSEXP, SEXP qSEXP, SEXP temperingSEXP, SEXP max_iterSEXP, SEXP tolSEXP, SEXP threadsSEXP, SEXP verboseSEXP, SEXP free_weightsSEXP, SEXP hookSEXP, SEXP want_modelSEXP, SEXP methodSEXP, SEXP squarem_boundSEXP) {
@@ -1380,6 +1429,9 @@ static const R_CallMethodDef CallEntries[] = {
     {"_aspectr_cpp_nmf_gram", (DL_FUNC) &_aspectr_cpp_nmf_gram, 2},
     {"_aspectr_cpp_nmf_inner", (DL_FUNC) &_aspectr_cpp_nmf_inner, 2},
     {"_aspectr_cpp_nmf_shard_release", (DL_FUNC) &_aspectr_cpp_nmf_shard_release, 1},
+    {"_aspectr_cpp_piece_slots", (DL_FUNC) &_aspectr_cpp_piece_slots, 0},
+    {"_aspectr_cpp_nmf_piece_run", (DL_FUNC) &_aspectr_cpp_nmf_piece_run, 7},
+    {"_aspectr_cpp_nmf_pieces_fit", (DL_FUNC) &_aspectr_cpp_nmf_pieces_fit, 12},
     {"_aspectr_cpp_plsa_fit", (DL_FUNC) &_aspectr_cpp_plsa_fit, 17},
     {"_aspectr_cpp_plsa_tsallis_csc", (DL_FUNC) &_aspectr_cpp_plsa_tsallis_csc, 15},
     {"_aspectr_cpp_em_shard", (DL_FUNC) &_aspectr_cpp_em_shard, 13},

@@ -475,3 +475,132 @@ void cpp_nmf_shard_release(SEXP state) {
   Rcpp::XPtr<Data> X(state);
   X.release();
 }
+
+// ---- pieces (aspectr/pieces.h, aspectr/nmf/piece.h) ----------------------
+namespace {
+// Stats <-> a named R list of numeric matrices
+Rcpp::List stats_to_r(const aspectr::Stats& s) {
+  Rcpp::List out;
+  for (const auto& kv : s.m) out[kv.first] = Rcpp::wrap(kv.second);
+  return out;
+}
+aspectr::Stats stats_from_r(SEXP x) {
+  aspectr::Stats s;
+  Rcpp::List l(x);
+  if (l.size() == 0) return s;
+  Rcpp::CharacterVector nm = l.names();
+  for (R_xlen_t i = 0; i < l.size(); ++i) {
+    SEXP v = l[i];
+    if (!Rf_isReal(v)) Rcpp::stop("internal error: a piece's statistic '%s' is not numeric",
+                                  std::string(nm[i]).c_str());
+    const arma::uword r = Rf_isMatrix(v) ? Rf_nrows(v) : Rf_length(v), c = Rf_isMatrix(v) ? Rf_ncols(v) : 1;
+    s.m[std::string(nm[i])] = arma::mat(REAL(v), r, c);
+  }
+  return s;
+}
+aspectr::Request request_from_r(const std::string& op, SEXP input) {
+  aspectr::Request r(op);
+  const aspectr::Stats s = stats_from_r(input);
+  r.in = s.m;
+  return r;
+}
+// A piece asked for a request that does not read its cells
+class NoCells : public aspectr::nmf::Cells {
+ public:
+  void XHt(const arma::mat&, arma::mat&, int) override { fail(); }
+  void WtX(const arma::mat&, arma::mat&, int) override { fail(); }
+  double xnorm2() override { fail(); return 0.0; }
+  double nnz() override { fail(); return 0.0; }
+
+ private:
+  [[noreturn]] static void fail() { throw std::logic_error("internal error: a piece's cells read without data"); }
+};
+// Pieces reached through R: map() calls fn(op, input) (R/nmf-shards.R),
+// which runs the request on every shard where it is (this process, files,
+// the workers of a cluster) and returns the added statistics.
+class RPieces : public aspectr::Pieces {
+ public:
+  explicit RPieces(SEXP fn) : fn_(fn) {}
+  aspectr::Stats map(const aspectr::Request& r) const override {
+    Rcpp::List in;
+    for (const auto& kv : r.in) in[kv.first] = Rcpp::wrap(kv.second);
+    return stats_from_r(fn_(r.op, in));
+  }
+
+ private:
+  Rcpp::Function fn_;
+};
+}  // namespace
+
+// A shard's slots for a fit in pieces (nmf/piece.h), kept by its store
+// [[Rcpp::export]]
+SEXP cpp_piece_slots() {
+  return Rcpp::XPtr<aspectr::nmf::Slots>(new aspectr::nmf::Slots(), true);
+}
+
+// One shard's answer to a request of a fit in pieces (nmf/piece.h): its
+// cells from `state` (the NMF data of a shard in memory) or from the .shard
+// file `file` (list(buffer, path, dims, scale, chunk)) read a chunk at a
+// time, or none (a request that does not read them); its rows of W (Wt,
+// k x m_s) written in place, its slots (cpp_piece_slots()) kept.
+// [[Rcpp::export]]
+Rcpp::List cpp_nmf_piece_run(SEXP state, SEXP file, SEXP Wt, SEXP slots, std::string op, SEXP input,
+                             int threads) {
+  using namespace aspectr::nmf;
+  arma::mat W = r_view(Wt, "W");
+  Rcpp::XPtr<Slots> sl(slots);
+  const aspectr::Request r = request_from_r(op, input);
+  if (!Rf_isNull(state)) {
+    MemoryCells cells(shard_data(state));
+    Piece piece(cells, W.memptr(), W.n_rows, W.n_cols, *sl);
+    return stats_to_r(piece.run(r, threads));
+  }
+  if (Rf_isNull(file)) {
+    NoCells cells;
+    Piece piece(cells, W.memptr(), W.n_rows, W.n_cols, *sl);
+    return stats_to_r(piece.run(r, threads));
+  }
+  Rcpp::List f(file);
+  SEXP bufx = f["buffer"];
+  Rcpp::XPtr<aspectr::ShardBuffer> buf(bufx);
+  const std::string path = Rcpp::as<std::string>(f["path"]);
+  const Rcpp::IntegerVector dims = f["dims"];
+  {
+    aspectr::ShardReader reader(path);
+    check_nmf_shard(reader, dims);
+  }
+  FileCells cells(path, *buf, chunk_cells(Rcpp::as<double>(f["chunk"])), Rcpp::as<double>(f["scale"]), dims[1]);
+  Piece piece(cells, W.memptr(), W.n_rows, W.n_cols, *sl);
+  return stats_to_r(piece.run(r, threads));
+}
+
+// A fit in pieces reached through R (see RPieces): the rule's loop in the
+// core's driver. H0: k x n, m: the rows of X. Returns H and the trace; W
+// stays with the pieces, rescaled to the returned model.
+// [[Rcpp::export]]
+Rcpp::List cpp_nmf_pieces_fit(SEXP fn, Rcpp::NumericMatrix H0, double m, std::string method,
+                              Rcpp::NumericVector L1, Rcpp::NumericVector L2, double eps, int max_iter,
+                              double tol, int threads, SEXP hook = R_NilValue, bool want_model = false) {
+  using namespace aspectr::nmf;
+  RPieces P(fn);
+  PieceModel M;
+  M.H = Rcpp::as<arma::mat>(H0);
+  M.P = &P;
+  Penalty pen;
+  pen.l1w = L1[0]; pen.l1h = L1[1]; pen.l2w = L2[0]; pen.l2h = L2[1];
+  aspectr::Control ctl;
+  ctl.max_iter = max_iter; ctl.tol = tol; ctl.threads = threads;
+  RCallback cb(false, max_iter, "nmf (frobenius, " + method + ")", hook, want_model);
+  aspectr::FitTrace tr;
+  if (method == "hals") {
+    PieceHALS rule(pen, m, static_cast<double>(M.H.n_cols));
+    tr = aspectr::run_solver(rule, P, M, ctl, cb);
+  } else {
+    PieceAlternating rule(parse_frob_method(method), pen, eps);
+    tr = aspectr::run_solver(rule, P, M, ctl, cb);
+  }
+  if (M.pending.n_elem) P.map(aspectr::Request("scale").with("s", M.pending));
+  Rcpp::List out = Rcpp::List::create(Rcpp::Named("H") = Rcpp::wrap(M.H));
+  add_trace(out, tr);
+  return out;
+}

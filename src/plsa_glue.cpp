@@ -609,7 +609,8 @@ aspectr::FitTrace run_one_piece(Rule& rule, const aspectr::nmf::Data& X, aspectr
   PM.H = std::move(M.H);
   PM.P = &P;
   const aspectr::FitTrace tr = aspectr::run_solver(rule, P, PM, ctl, cb);
-  if (PM.pending.n_elem) P.map(aspectr::Request("scale").with("s", PM.pending));
+  if (PM.view.n_elem) P.map(aspectr::Request("scale").with("s", PM.view));
+  else if (PM.pending.n_elem) P.map(aspectr::Request("scale").with("s", PM.pending));
   M.H = std::move(PM.H);
   return tr;
 }
@@ -624,11 +625,17 @@ struct NmfSolver {
 using namespace aspectr::nmf;
 const NmfSolver kNmfSolvers[] = {
   {"frobenius", "hals", true, [](const Data& X, Model& M, const aspectr::Control& c, RCallback& cb, const NmfArgs& a) {
-     if (a.accelerate) { FrobeniusHER<HalsBlock> r(a.pen, HerParams()); return run_rule(r, X, M, c, cb); }
+     if (a.accelerate) {
+       PieceHER<false> r(a.pen, HerParams(), static_cast<double>(X.n_rows()));
+       return run_one_piece(r, X, M, c, cb);
+     }
      PieceHALS r(a.pen, static_cast<double>(X.n_rows()), static_cast<double>(X.n_cols()));
      return run_one_piece(r, X, M, c, cb); }},
   {"frobenius", "anls", false, [](const Data& X, Model& M, const aspectr::Control& c, RCallback& cb, const NmfArgs& a) {
-     if (a.accelerate) { FrobeniusHER<AnlsBlock> r(a.pen, HerParams()); return run_rule(r, X, M, c, cb); }
+     if (a.accelerate) {
+       PieceHER<true> r(a.pen, HerParams(), static_cast<double>(X.n_rows()));
+       return run_one_piece(r, X, M, c, cb);
+     }
      PieceAlternating r(FrobMethod::ANLS, a.pen, a.eps); return run_one_piece(r, X, M, c, cb); }},
   {"frobenius", "mu", false, [](const Data& X, Model& M, const aspectr::Control& c, RCallback& cb, const NmfArgs& a) {
      PieceAlternating r(FrobMethod::MU, a.pen, a.eps); return run_one_piece(r, X, M, c, cb); }},
@@ -638,7 +645,7 @@ const NmfSolver kNmfSolvers[] = {
      KLCD r(a.pen); return run_rule(r, X, M, c, cb); }},
   {"kl", "mu", false, [](const Data& X, Model& M, const aspectr::Control& c, RCallback& cb, const NmfArgs& a) {
      if (a.accelerate) { KLHER r(a.pen, a.eps, HerParams()); return run_rule(r, X, M, c, cb); }
-     KLMU r(a.pen, a.eps); return run_rule(r, X, M, c, cb); }},
+     PieceKLMU r(a.pen, a.eps); return run_one_piece(r, X, M, c, cb); }},
   {"beta", "mu", true, [](const Data& X, Model& M, const aspectr::Control& c, RCallback& cb, const NmfArgs& a) {
      BetaMU r(a.beta, a.pen, a.eps); return run_rule(r, X, M, c, cb); }},
 };

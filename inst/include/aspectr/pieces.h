@@ -36,6 +36,10 @@ struct Stats {
     return it->second;
   }
   double num(const std::string& name) const { return mat(name)(0, 0); }
+  double num(const std::string& name, double otherwise) const {
+    auto it = m.find(name);
+    return it == m.end() ? otherwise : it->second(0, 0);
+  }
   void set(const std::string& name, arma::mat v) { m[name] = std::move(v); }
   void set(const std::string& name, double v) {
     arma::mat x(1, 1);

@@ -89,42 +89,6 @@ cpp_nmf_shard_eval <- function(state, Wt, H, kl, wtx, acc, threads) {
     .Call(`_aspectr_cpp_nmf_shard_eval`, state, Wt, H, kl, wtx, acc, threads)
 }
 
-cpp_nmf_shard_wtx <- function(state, Wt, acc, threads) {
-    invisible(.Call(`_aspectr_cpp_nmf_shard_wtx`, state, Wt, acc, threads))
-}
-
-cpp_nmf_shard_stream <- function(buffer, path, dims, scale, Wt, acc, H, A, chunk) {
-    .Call(`_aspectr_cpp_nmf_shard_stream`, buffer, path, dims, scale, Wt, acc, H, A, chunk)
-}
-
-cpp_nmf_block_in_place <- function(F, A, B, method, l1, l2, eps, threads) {
-    invisible(.Call(`_aspectr_cpp_nmf_block_in_place`, F, A, B, method, l1, l2, eps, threads))
-}
-
-cpp_nmf_shard_alt <- function(state, Wt, H, HH, method, l1, l2, eps, acc, threads) {
-    .Call(`_aspectr_cpp_nmf_shard_alt`, state, Wt, H, HH, method, l1, l2, eps, acc, threads)
-}
-
-cpp_nmf_shard_sweep <- function(state, Wt, A, H, HH, l1, l2, threads) {
-    .Call(`_aspectr_cpp_nmf_shard_sweep`, state, Wt, A, H, HH, l1, l2, threads)
-}
-
-cpp_nmf_scale_in_place <- function(Wt, s) {
-    invisible(.Call(`_aspectr_cpp_nmf_scale_in_place`, Wt, s))
-}
-
-cpp_nmf_wsums <- function(Wt, A, threads) {
-    .Call(`_aspectr_cpp_nmf_wsums`, Wt, A, threads)
-}
-
-cpp_nmf_shard_kl <- function(state, Wt, H, l1, l2, eps, threads) {
-    .Call(`_aspectr_cpp_nmf_shard_kl`, state, Wt, H, l1, l2, eps, threads)
-}
-
-cpp_nmf_shard_kl_stream <- function(buffer, path, dims, scale, Wt, H, l1, l2, eps, chunk, threads) {
-    .Call(`_aspectr_cpp_nmf_shard_kl_stream`, buffer, path, dims, scale, Wt, H, l1, l2, eps, chunk, threads)
-}
-
 cpp_nmf_shard_kl_eval_stream <- function(buffer, path, dims, scale, Wt, H, wtx, acc, chunk, threads) {
     .Call(`_aspectr_cpp_nmf_shard_kl_eval_stream`, buffer, path, dims, scale, Wt, H, wtx, acc, chunk, threads)
 }
@@ -161,10 +125,6 @@ cpp_nmf_shard_kcd_rows <- function(state, Wt, H, l1, l2, transposed, threads) {
     .Call(`_aspectr_cpp_nmf_shard_kcd_rows`, state, Wt, H, l1, l2, transposed, threads)
 }
 
-cpp_nmf_update_h <- function(H, A, B, sums, method, l1, l2, eps, max_sweeps, threads) {
-    .Call(`_aspectr_cpp_nmf_update_h`, H, A, B, sums, method, l1, l2, eps, max_sweeps, threads)
-}
-
 cpp_nmf_gram <- function(F, threads) {
     .Call(`_aspectr_cpp_nmf_gram`, F, threads)
 }
@@ -175,6 +135,18 @@ cpp_nmf_inner <- function(A, B) {
 
 cpp_nmf_shard_release <- function(state) {
     invisible(.Call(`_aspectr_cpp_nmf_shard_release`, state))
+}
+
+cpp_piece_slots <- function() {
+    .Call(`_aspectr_cpp_piece_slots`)
+}
+
+cpp_nmf_piece_run <- function(state, file, Wt, slots, op, input, threads) {
+    .Call(`_aspectr_cpp_nmf_piece_run`, state, file, Wt, slots, op, input, threads)
+}
+
+cpp_nmf_pieces_fit <- function(fn, H0, m, loss, method, L1, L2, eps, accelerate, max_iter, tol, threads, hook = NULL, want_model = FALSE) {
+    .Call(`_aspectr_cpp_nmf_pieces_fit`, fn, H0, m, loss, method, L1, L2, eps, accelerate, max_iter, tol, threads, hook, want_model)
 }
 
 cpp_plsa_fit <- function(idx, val, dims, lambda, factors, loss, q, tempering, max_iter, tol, threads, verbose, free_weights = FALSE, hook = NULL, want_model = FALSE, method = "em", squarem_bound = 1.0, prior_doc = NULL, prior_term = NULL) {

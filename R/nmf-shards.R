@@ -19,8 +19,8 @@ nmf_shard_data <- function(x, loss, method, accelerate, init, init_missing, call
     abort_input("{.code loss = \"{loss}\"} with {.code method = \"{method}\"} needs the data in one object; for data in {.fn shards} use {.code loss = \"frobenius\"} ({.val hals}, {.val anls}, {.val mu} or {.val als}) or {.code loss = \"kl\"} ({.val cd} or {.val mu}).",
                 "argument", arg = "method", call = call)
   }
-  if (isTRUE(accelerate)) {
-    abort_input("{.arg accelerate} must be {.code NULL} or {.code FALSE} for data in {.fn shards}, not {.code TRUE}: the extrapolated updates are fitted in one object.",
+  if (isTRUE(accelerate) && loss == "kl") {
+    abort_input("{.arg accelerate} must be {.code NULL} or {.code FALSE} for KL updates of data in {.fn shards}, not {.code TRUE}: the extrapolated KL updates are fitted in one object.",
                 "argument", arg = "accelerate", call = call)
   }
   if (is.character(init) && !init_missing && !identical(init, "random")) {
@@ -39,11 +39,13 @@ nmf_shard_data <- function(x, loss, method, accelerate, init, init_missing, call
 # The sharded NMF of one fit: shards loaded (or described for streaming);
 # `fit(init, iters, tol, hook, exact)` runs one start (the fields of
 # cpp_nmf_fit()'s answer), `close()` clears the workers.
-nmf_shard_session <- function(x, cluster, threads, loss, method, s, L1s, L2s, eps, call, files = NULL) {
+nmf_shard_session <- function(x, cluster, threads, loss, method, s, L1s, L2s, eps, call, files = NULL,
+                              accelerate = FALSE) {
   eng <- shard_engine(x, cluster, threads, call)
   eng$set_files(files)
   tryCatch(eng$load(), error = function(e) { eng$drop(); stop(e) })
-  global <- list(dims = x$dims, s = s, kl = loss == "kl", method = method, l1 = L1s[1], l2 = L2s[1],
+  global <- list(dims = x$dims, s = s, kl = loss == "kl", method = method, accelerate = accelerate,
+                 l1 = L1s[1], l2 = L2s[1],
                  eps = eps, threads = threads, total = shard_total(x) / s,
                  chunk = if (is.null(cluster) && shard_files_streamed(x)) shard_chunk(call))
   list(fit = function(init, iters, tol, hook, exact) {
@@ -66,13 +68,14 @@ nmf_shard_fit <- function(eng, init, global, L1s, L2s, max_iter, tol, hook, exac
     H <- init$H
   }
   shard_gc(8 * k * x$dims[1], full = TRUE)  # the blocks sent: memory of the documents' size
-  kl <- global$kl
-  method <- global$method
-  threads <- global$threads
-  penalized <- any(c(L1s, L2s) > 0)
   run <- function(op, args = list()) {
     eng$reduce(eng$run(op, c(list(global = global), args)), "stats")
   }
+  if (!(global$kl && global$method == "cd")) {
+    return(nmf_pieces_fit(eng, run, H, global, L1s, L2s, max_iter, tol, hook, exact))
+  }
+  threads <- global$threads
+  penalized <- any(c(L1s, L2s) > 0)
   # Penalty::value()
   pen <- function(w, H) {
     v <- 0
@@ -82,127 +85,90 @@ nmf_shard_fit <- function(eng, init, global, L1s, L2s, max_iter, tol, hook, exac
     if (L2s[2] != 0) v <- v + 0.5 * L2s[2] * sum(H^2)
     v
   }
-  gram <- function(F) cpp_nmf_gram(F, threads)
-  half_frob <- function(C, D, H, HH) {
-    0.5 * max(ev$xnorm2 - 2 * cpp_nmf_inner(C, H) + cpp_nmf_inner(D, HH), 0)
-  }
   kl_value <- function(p, H, penalty = TRUE) {
     ev$constant - p$xlogv + sum(p$wsum * rowSums(H)) + if (penalty) pen(p, H) else 0
   }
-  # HALS leaves W with unit rows (the core's layout), H carrying the scale;
-  # the shards rescale their rows when next asked (`pending`)
-  pending <- NULL
-  flush <- function() {
-    if (!is.null(pending)) run("nmf_scale", list(s = pending))
-    pending <<- NULL
-  }
-  gather <- function(last = FALSE) {
-    flush()
-    eng$gather(last = last)
-  }
   ev <- run("nmf_eval", list(H = H))
-  HH <- gram(H)
   # KL coordinate descent knows the objective of the model it makes (not
-  # lagged, as the multiplicative updates are)
-  kcd <- kl && method == "cd"
-  f <- if (kcd) kl_value(ev, H) else if (kl) numeric(0) else half_frob(ev$C, ev$D, H, HH) + pen(ev, H)
+  # lagged)
+  f <- kl_value(ev, H)
   wsum <- ev$wsum
-  C <- ev$C
-  WW <- ev$D
-  # HALS: the sweeps a factor of d columns gets (FrobeniusHALS::max_sweeps)
-  sweeps_for <- function(cost, d) min(25, 1 + floor(0.5 * (cost / max(d * k * k, 1))))
-  pass <- x$nnz * k
-  m <- as.numeric(x$dims[1]); n <- as.numeric(x$dims[2])
   it <- 0L
   converged <- FALSE
   stopped <- FALSE
   while (it < max_iter) {
-    if (kcd) {
-      # KLCD::step(): H's columns solved by the master in passes over the
-      # shards, then each shard's rows of W, then the best scale of the model
-      H <- nmf_kcd_h(run, H, wsum + L1s[2], L2s[2], !eng$keep)
-      st <- run("nmf_kcd_rows", list(H = H))
-      wsum <- st$wsum
-      V <- sum(wsum * rowSums(H))
-      if (!penalized && V > 0 && global$total > 0) {
-        a <- global$total / V
-        H <- H * a
-        v <- ev$constant - st$xlogv - global$total * log(a) + global$total
-      } else {
-        v <- ev$constant - st$xlogv + V + pen(st, H)
-      }
-    } else if (kl) {
-      st <- run("nmf_kl", list(H = H))
-      v <- kl_value(c(st$old, list(xlogv = st$xlogv)), H)
-      H <- cpp_nmf_update_h(H, st$num, NULL, st$wsum, "kl", L1s[2], L2s[2], global$eps, 1L, threads)
-    } else if (method == "hals") {
-      if (it > 0) {
-        C <- run("nmf_c", list(s = pending))$C
-        pending <- NULL
-      }
-      H <- cpp_nmf_update_h(H, C, WW, numeric(0), "hals", L1s[2], L2s[2], global$eps,
-                            as.integer(sweeps_for(pass + m * k * k, n)), threads)
-      HH <- gram(H)
-      ms <- sweeps_for(pass + n * k * k, m)
-      first <- 0
-      sw <- 0
-      while (sw < ms) {
-        ch <- run("nmf_sweep", list(first = sw == 0, H = if (sw == 0) H, HH = HH))$change
-        sw <- sw + 1
-        if (sw == 1) first <- ch else if (ch <= 0.1 * 0.1 * first) break
-      }
-      w <- run("nmf_wfin")
-      WW <- w$D
-      v <- 0.5 * max(ev$xnorm2 - 2 * w$inner + cpp_nmf_inner(WW, HH), 0) + pen(w, H)
-      if (!penalized) {
-        # unit_rows(): W's rows to unit norm, H's rows take the scale. A row
-        # whose sum of squares is 0 or not finite (entries below 1e-154 or
-        # above 1e154 in units of max(x)) keeps its scale here, where the
-        # in-memory rule takes a scaled norm: the model is the same, its
-        # split between W and H differs.
-        nr <- sqrt(w$wsq)
-        sc <- ifelse(nr > 0 & is.finite(nr), nr, 1)
-        WW <- WW / sc
-        WW <- t(t(WW) / sc)
-        H <- H * sc
-        pending <- sc
-      }
+    # KLCD::step(): H's columns solved by the master in passes over the
+    # shards, then each shard's rows of W, then the best scale of the model
+    H <- nmf_kcd_h(run, H, wsum + L1s[2], L2s[2], !eng$keep)
+    st <- run("nmf_kcd_rows", list(H = H))
+    wsum <- st$wsum
+    V <- sum(wsum * rowSums(H))
+    if (!penalized && V > 0 && global$total > 0) {
+      a <- global$total / V
+      H <- H * a
+      v <- ev$constant - st$xlogv - global$total * log(a) + global$total
     } else {
-      st <- run("nmf_alt", list(H = H, HH = HH))
-      H <- cpp_nmf_update_h(H, st$C, st$D, numeric(0), method, L1s[2], L2s[2], global$eps, 1L, threads)
-      HH <- gram(H)
-      v <- half_frob(st$C, st$D, H, HH) + pen(st, H)
+      v <- ev$constant - st$xlogv + V + pen(st, H)
     }
     it <- it + 1L
     # the iteration's garbage (statistics of the terms' size) freed now
     # rather than when R next collects
     shard_iteration_gc(eng, k, exact)
-    # (the KL trace is lagged: the callback's objective is the new model's)
     r <- shard_iteration(f, v, it, tol, hook, exact, function(last) {
-      if (kl && !kcd) {
-        flush()
-        last <- kl_value(run("nmf_eval", list(H = H)), H)
-      }
-      list(value = last, model = list(W = gather(), H = H))
+      list(value = last, model = list(W = eng$gather(), H = H))
     })
     f <- r$f
     if (r$status == "stopped") { stopped <- TRUE; break }
     if (r$status == "converged") { converged <- TRUE; break }
   }
-  flush()
-  # the final model's objective (lagged KL), its divergence without the
-  # penalties and W'X . H for the relative error
+  # the final model's divergence without the penalties and W'X . H for the
+  # relative error
   last <- run("nmf_eval", list(H = H, wtx = TRUE))
-  HH <- gram(H)
-  if (kl) {
-    if (!kcd) f <- c(f, kl_value(last, H))
-    divergence <- kl_value(last, H, penalty = FALSE)
-  } else {
-    divergence <- half_frob(last$C, last$D, H, HH)
-  }
-  list(W = gather(last = TRUE), H = H, objective = f[-1], initial = f[1], iterations = it,
-       converged = converged, stopped = stopped, xnorm2 = ev$xnorm2, divergence = divergence,
+  list(W = eng$gather(last = TRUE), H = H, objective = f[-1], initial = f[1], iterations = it,
+       converged = converged, stopped = stopped, xnorm2 = ev$xnorm2, divergence = kl_value(last, H, penalty = FALSE),
        wtxh = sum(last$C * H), WW = last$D)
+}
+
+# A fit whose rule is written against pieces (aspectr/nmf/piece.h): the
+# loop, the stopping rule and the rule run in the core; each request goes
+# to every shard where it is (run("nmf_piece")) and the added statistics
+# go back.
+nmf_pieces_fit <- function(eng, run, H, global, L1s, L2s, max_iter, tol, hook, exact) {
+  k <- nrow(H)
+  last_W <- NULL
+  fn <- function(op, input) {
+    if (op == "gather") {
+      if (!is.null(input$s)) run("nmf_piece", list(req = "scale", input = input))
+      # (a factor written to files stays there: the callback gets its handle)
+      last_W <<- eng$gather()
+      # (the model's W when it is rescaled from the rule's iterate)
+      if (!is.null(input$sv) && is.matrix(last_W)) last_W <<- sweep(last_W, 2, drop(input$sv), "/")
+      return(list(`@Wt` = if (is.matrix(last_W)) t(last_W) else matrix(0, k, 0)))
+    }
+    run("nmf_piece", list(req = op, input = input))
+  }
+  cb <- function(it, value, model) {
+    shard_iteration_gc(eng, k, exact)
+    if (!is.null(model)) model$W <- last_W
+    if (is.null(hook)) TRUE else hook(it, value, model)
+  }
+  r <- cpp_nmf_pieces_fit(fn, H, as.numeric(eng$x$dims[1]), if (global$kl) "kl" else "frobenius", global$method,
+                          L1s, L2s, global$eps, isTRUE(global$accelerate),
+                          as.integer(max_iter), tol, global$threads, cb, exact)
+  H <- r$H
+  # the final model's divergence without the penalties, W'X . H and W'W
+  # for the relative error
+  last <- fn("eval", list())
+  xnorm2 <- drop(last$xnorm2)
+  divergence <- if (global$kl) {
+    e <- fn("kleval", list(H = H))
+    drop(e$constant - e$xlogv) + sum(e$wsum * rowSums(H))
+  } else {
+    0.5 * max(xnorm2 - 2 * cpp_nmf_inner(last$C, H) + cpp_nmf_inner(last$WW, cpp_nmf_gram(H, global$threads)), 0)
+  }
+  list(W = eng$gather(last = TRUE), H = H, objective = r$objective, initial = r$initial,
+       iterations = r$iterations, converged = r$converged, stopped = r$stopped, xnorm2 = xnorm2,
+       divergence = divergence, wtxh = sum(last$C * H), WW = last$WW)
 }
 
 # H's columns by KL coordinate descent given the shards' W (c: W's column
@@ -242,8 +208,12 @@ shard_nmf_op <- function(st, held, op, args) {
     F0 <- h$F0
     k <- nrow(F0)
     fail <- function(e) abort_shard(h$source, "failed: {conditionMessage(e)}")
-    first <- op == "nmf_sweep" && isTRUE(args$first)
-    need_data <- op %in% c("nmf_eval", "nmf_alt", "nmf_c", "nmf_kl", "nmf_kcd_pass", "nmf_kcd_rows") || first
+    # (a request of a fit in pieces that reads the cells)
+    piece_data <- op == "nmf_piece" &&
+      (args$req %in% c("eval", "wtx", "block", "klmu", "kleval", "her_init", "her_wwork", "her_wproj", "her_w",
+                       "her_fin") ||
+         (args$req == "sweep" && !is.null(args$input$H)))
+    need_data <- op %in% c("nmf_eval", "nmf_kcd_pass", "nmf_kcd_rows") || piece_data
     streamed <- need_data && !h$keep && shard_streamable(h$source)
     # (a shard read for one operation: only the layout it needs)
     layout <- if (h$keep) 0L else if (op == "nmf_kcd_rows") 2L else if (op == "nmf_kcd_pass") 1L else 0L
@@ -253,49 +223,25 @@ shard_nmf_op <- function(st, held, op, args) {
     if (streamed) {
       check_shard_file(h$source)
       stream_path <- shard_stream_path(h$source)
-    }
-    from_file <- function(f, ...) {
       if (is.null(st$buffer)) st$buffer <- cpp_shard_buffer()
-      f(st$buffer, stream_path, as.integer(c(h$rows, g$dims[2])), g$s, ...)
     }
-    stream <- function(Wt = NULL, acc = NULL, H = NULL, A = NULL) {
-      from_file(cpp_nmf_shard_stream, Wt, acc, H, A, g$chunk %||% 65536)
-    }
-    if (first && (is.null(h$A) || !identical(dim(h$A), dim(F0)))) {
-      st$shards[[key]]$A <- h$A <- matrix(0, k, ncol(F0))
-    }
-    if (op %in% c("nmf_c", "nmf_scale") && !is.null(args$s)) cpp_nmf_scale_in_place(F0, args$s)
+    from_file <- function(f, ...) f(st$buffer, stream_path, as.integer(c(h$rows, g$dims[2])), g$s, ...)
+    if (op == "nmf_piece" && is.null(h$slots)) st$shards[[key]]$slots <- h$slots <- cpp_piece_slots()
     r <- tryCatch(switch(op,
-      nmf_eval = if (streamed && g$kl) {
+      # (KL coordinate descent's objective)
+      nmf_eval = if (streamed) {
         from_file(cpp_nmf_shard_kl_eval_stream, F0, args$H, isTRUE(args$wtx), if (isTRUE(args$wtx)) wtx_to(k),
                   g$chunk %||% 65536, g$threads)
-      } else if (streamed) {
-        c(cpp_nmf_wsums(F0, NULL, g$threads), list(xnorm2 = stream(F0, wtx_to(k))))
       } else {
-        cpp_nmf_shard_eval(X, F0, args$H, g$kl, isTRUE(args$wtx), if (!g$kl || isTRUE(args$wtx)) wtx_to(k),
-                           g$threads)
+        cpp_nmf_shard_eval(X, F0, args$H, TRUE, isTRUE(args$wtx), if (isTRUE(args$wtx)) wtx_to(k), g$threads)
       },
-      nmf_alt = if (streamed) {
-        A <- matrix(0, k, ncol(F0))
-        stream(H = args$H, A = A)
-        cpp_nmf_block_in_place(F0, A, args$HH, g$method, g$l1, g$l2, g$eps, g$threads)
-        rm(A)
-        stream(F0, wtx_to(k))
-        cpp_nmf_wsums(F0, NULL, g$threads)
-      } else {
-        cpp_nmf_shard_alt(X, F0, args$H, args$HH, g$method, g$l1, g$l2, g$eps, wtx_to(k), g$threads)
-      },
-      nmf_c = {
-        if (streamed) stream(F0, wtx_to(k)) else cpp_nmf_shard_wtx(X, F0, wtx_to(k), g$threads)
-        list()
-      },
-      nmf_scale = list(),
-      nmf_sweep = {
-        if (first && streamed) stream(H = args$H, A = h$A)
-        list(change = cpp_nmf_shard_sweep(if (first && !streamed) X, F0, h$A, args$H, args$HH, g$l1, g$l2,
-                                          g$threads))
-      },
-      nmf_wfin = cpp_nmf_wsums(F0, h$A, g$threads),
+      nmf_piece = cpp_nmf_piece_run(
+        X,
+        if (streamed) {
+          list(buffer = st$buffer, path = stream_path, dims = as.integer(c(h$rows, g$dims[2])), scale = g$s,
+               chunk = g$chunk %||% 65536)
+        },
+        F0, h$slots, args$req, args$input, g$threads),
       nmf_kcd_pass = if (streamed) {
         from_file(cpp_nmf_shard_kcd_pass_stream, F0, args$hv, args$rd, args$rn, g$chunk %||% 65536, g$threads)
       } else {
@@ -313,11 +259,6 @@ shard_nmf_op <- function(st, held, op, args) {
         # a time)
         if (streamed) X <- from_file(cpp_nmf_shard_rows_stream, g$chunk %||% 65536)
         cpp_nmf_shard_kcd_rows(X, F0, args$H, g$l1, g$l2, layout == 2L, g$threads)
-      },
-      nmf_kl = if (streamed) {
-        from_file(cpp_nmf_shard_kl_stream, F0, args$H, g$l1, g$l2, g$eps, g$chunk %||% 65536, g$threads)
-      } else {
-        cpp_nmf_shard_kl(X, F0, args$H, g$l1, g$l2, g$eps, g$threads)
       },
       stop("unknown operation ", op)),
       error = fail)

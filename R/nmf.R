@@ -147,11 +147,15 @@
 #' `x` may be a matrix split by rows with [shards()], in memory, in files or
 #' on the workers of `cluster`. The rows of `W` are updated shard by shard
 #' and `H` from the sums of all shards, in the order of the in-memory
-#' algorithm, so the fit equals the in-memory fit from the same start up to
-#' rounding (tested to 1e-10). This holds for `loss = "frobenius"` with
-#' `method = "hals"`, `"anls"`, `"mu"` or `"als"`, and for `loss = "kl"`
-#' with `method = "cd"` or `"mu"`, without extrapolation (`accelerate` is
-#' `FALSE`). KL coordinate descent solves the columns of `H` on the master
+#' algorithm, so the same call gives the in-memory fit from the same start
+#' up to rounding (tested to 1e-10), with the same defaults. This holds for
+#' `loss = "frobenius"` with `method = "hals"`, `"anls"` (both extrapolated
+#' by default, as in memory: the projections of the extrapolated factors are
+#' decided from sums over all shards), `"mu"` or `"als"`, and for
+#' `loss = "kl"` with `method = "cd"` or `"mu"` (not extrapolated: the
+#' extrapolated KL updates need the data in one object). The Frobenius
+#' rules and the KL multiplicative updates are the very code that fits a
+#' matrix in memory, run on each shard where it is. KL coordinate descent solves the columns of `H` on the master
 #' in passes over the shards: each Newton step needs the sums of a whole
 #' column, and the columns advance together, so an iteration takes k + 1
 #' passes, and more when a step of some column is halved. Each pass moves
@@ -165,8 +169,8 @@
 #' iteration.
 #' The start is `init = "random"` (the default for shards; NNDSVD needs the
 #' singular vectors of the whole matrix), given factors, or an earlier fit;
-#' the in-memory fit with `init = "random"`, `accelerate = FALSE` and the
-#' same seed is the same fit. Out of core, `.shard` files are read a chunk
+#' the in-memory fit with `init = "random"` and the same seed is the same
+#' fit. Out of core, `.shard` files are read a chunk
 #' of cells at a time (see [shards()], "Memory out of core"). `W` is
 #' gathered at the end. A failing shard or
 #' worker ends the fit with an error of class `aspectr_error_shard` (naming
@@ -352,7 +356,7 @@ nmf <- function(x, k, loss = c("frobenius", "kl", "beta"), beta = 2,
   # updates (slower on sparse document-term data, see NEWS) and under
   # penalties (where, from some starts, the extrapolated fit ends more than
   # 1% above the plain one), never used by Frobenius/beta MU
-  accelerate <- if (is.null(accelerate)) !sharded && method %in% c("hals", "anls") && !any(c(L1, L2) > 0) else
+  accelerate <- if (is.null(accelerate)) method %in% c("hals", "anls") && !any(c(L1, L2) > 0) else
     check_flag(accelerate, "accelerate")
   accelerate <- accelerate && (method %in% c("hals", "anls") || (loss == "kl" && method == "mu"))
 
@@ -392,7 +396,7 @@ nmf <- function(x, k, loss = c("frobenius", "kl", "beta"), beta = 2,
   stg <- check_staging(short_iter, short_keep, nrun)
   resume <- function(r) list(W = r$W, H = r$H)
   if (sharded) {
-    session <- nmf_shard_session(x, cluster, threads, loss, method, sc$s, L1s, L2s, eps, call, files)
+    session <- nmf_shard_session(x, cluster, threads, loss, method, sc$s, L1s, L2s, eps, call, files, accelerate)
     on.exit(session$close(), add = TRUE)
     hook <- shard_progress(hook, verbose, paste0("nmf (", loss, ", ", method, ", sharded)"), max_iter)
     fit_start <- function(s, iters) session$fit(s, iters, tol, hook, exact = !is.null(callback))

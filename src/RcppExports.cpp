@@ -311,155 +311,6 @@ BEGIN_RCPP
     return rcpp_result_gen;
 END_RCPP
 }
-// cpp_nmf_shard_wtx
-void cpp_nmf_shard_wtx(SEXP state, SEXP Wt, SEXP acc, int threads);
-RcppExport SEXP _aspectr_cpp_nmf_shard_wtx(SEXP stateSEXP, SEXP WtSEXP, SEXP accSEXP, SEXP threadsSEXP) {
-BEGIN_RCPP
-    Rcpp::RNGScope rcpp_rngScope_gen;
-    Rcpp::traits::input_parameter< SEXP >::type state(stateSEXP);
-    Rcpp::traits::input_parameter< SEXP >::type Wt(WtSEXP);
-    Rcpp::traits::input_parameter< SEXP >::type acc(accSEXP);
-    Rcpp::traits::input_parameter< int >::type threads(threadsSEXP);
-    cpp_nmf_shard_wtx(state, Wt, acc, threads);
-    return R_NilValue;
-END_RCPP
-}
-// cpp_nmf_shard_stream
-double cpp_nmf_shard_stream(SEXP buffer, std::string path, Rcpp::IntegerVector dims, double scale, SEXP Wt, SEXP acc, SEXP H, SEXP A, double chunk);
-RcppExport SEXP _aspectr_cpp_nmf_shard_stream(SEXP bufferSEXP, SEXP pathSEXP, SEXP dimsSEXP, SEXP scaleSEXP, SEXP WtSEXP, SEXP accSEXP, SEXP HSEXP, SEXP ASEXP, SEXP chunkSEXP) {
-BEGIN_RCPP
-    Rcpp::RObject rcpp_result_gen;
-    Rcpp::RNGScope rcpp_rngScope_gen;
-    Rcpp::traits::input_parameter< SEXP >::type buffer(bufferSEXP);
-    Rcpp::traits::input_parameter< std::string >::type path(pathSEXP);
-    Rcpp::traits::input_parameter< Rcpp::IntegerVector >::type dims(dimsSEXP);
-    Rcpp::traits::input_parameter< double >::type scale(scaleSEXP);
-    Rcpp::traits::input_parameter< SEXP >::type Wt(WtSEXP);
-    Rcpp::traits::input_parameter< SEXP >::type acc(accSEXP);
-    Rcpp::traits::input_parameter< SEXP >::type H(HSEXP);
-    Rcpp::traits::input_parameter< SEXP >::type A(ASEXP);
-    Rcpp::traits::input_parameter< double >::type chunk(chunkSEXP);
-    rcpp_result_gen = Rcpp::wrap(cpp_nmf_shard_stream(buffer, path, dims, scale, Wt, acc, H, A, chunk));
-    return rcpp_result_gen;
-END_RCPP
-}
-// cpp_nmf_block_in_place
-void cpp_nmf_block_in_place(SEXP F, SEXP A, SEXP B, std::string method, double l1, double l2, double eps, int threads);
-RcppExport SEXP _aspectr_cpp_nmf_block_in_place(SEXP FSEXP, SEXP ASEXP, SEXP BSEXP, SEXP methodSEXP, SEXP l1SEXP, SEXP l2SEXP, SEXP epsSEXP, SEXP threadsSEXP) {
-BEGIN_RCPP
-    Rcpp::RNGScope rcpp_rngScope_gen;
-    Rcpp::traits::input_parameter< SEXP >::type F(FSEXP);
-    Rcpp::traits::input_parameter< SEXP >::type A(ASEXP);
-    Rcpp::traits::input_parameter< SEXP >::type B(BSEXP);
-    Rcpp::traits::input_parameter< std::string >::type method(methodSEXP);
-    Rcpp::traits::input_parameter< double >::type l1(l1SEXP);
-    Rcpp::traits::input_parameter< double >::type l2(l2SEXP);
-    Rcpp::traits::input_parameter< double >::type eps(epsSEXP);
-    Rcpp::traits::input_parameter< int >::type threads(threadsSEXP);
-    cpp_nmf_block_in_place(F, A, B, method, l1, l2, eps, threads);
-    return R_NilValue;
-END_RCPP
-}
-// cpp_nmf_shard_alt
-Rcpp::List cpp_nmf_shard_alt(SEXP state, SEXP Wt, Rcpp::NumericMatrix H, Rcpp::NumericMatrix HH, std::string method, double l1, double l2, double eps, SEXP acc, int threads);
-RcppExport SEXP _aspectr_cpp_nmf_shard_alt(SEXP stateSEXP, SEXP WtSEXP, SEXP HSEXP, SEXP HHSEXP, SEXP methodSEXP, SEXP l1SEXP, SEXP l2SEXP, SEXP epsSEXP, SEXP accSEXP, SEXP threadsSEXP) {
-BEGIN_RCPP
-    Rcpp::RObject rcpp_result_gen;
-    Rcpp::RNGScope rcpp_rngScope_gen;
-    Rcpp::traits::input_parameter< SEXP >::type state(stateSEXP);
-    Rcpp::traits::input_parameter< SEXP >::type Wt(WtSEXP);
-    Rcpp::traits::input_parameter< Rcpp::NumericMatrix >::type H(HSEXP);
-    Rcpp::traits::input_parameter< Rcpp::NumericMatrix >::type HH(HHSEXP);
-    Rcpp::traits::input_parameter< std::string >::type method(methodSEXP);
-    Rcpp::traits::input_parameter< double >::type l1(l1SEXP);
-    Rcpp::traits::input_parameter< double >::type l2(l2SEXP);
-    Rcpp::traits::input_parameter< double >::type eps(epsSEXP);
-    Rcpp::traits::input_parameter< SEXP >::type acc(accSEXP);
-    Rcpp::traits::input_parameter< int >::type threads(threadsSEXP);
-    rcpp_result_gen = Rcpp::wrap(cpp_nmf_shard_alt(state, Wt, H, HH, method, l1, l2, eps, acc, threads));
-    return rcpp_result_gen;
-END_RCPP
-}
-// cpp_nmf_shard_sweep
-double cpp_nmf_shard_sweep(SEXP state, SEXP Wt, SEXP A, SEXP H, Rcpp::NumericMatrix HH, double l1, double l2, int threads);
-RcppExport SEXP _aspectr_cpp_nmf_shard_sweep(SEXP stateSEXP, SEXP WtSEXP, SEXP ASEXP, SEXP HSEXP, SEXP HHSEXP, SEXP l1SEXP, SEXP l2SEXP, SEXP threadsSEXP) {
-BEGIN_RCPP
-    Rcpp::RObject rcpp_result_gen;
-    Rcpp::RNGScope rcpp_rngScope_gen;
-    Rcpp::traits::input_parameter< SEXP >::type state(stateSEXP);
-    Rcpp::traits::input_parameter< SEXP >::type Wt(WtSEXP);
-    Rcpp::traits::input_parameter< SEXP >::type A(ASEXP);
-    Rcpp::traits::input_parameter< SEXP >::type H(HSEXP);
-    Rcpp::traits::input_parameter< Rcpp::NumericMatrix >::type HH(HHSEXP);
-    Rcpp::traits::input_parameter< double >::type l1(l1SEXP);
-    Rcpp::traits::input_parameter< double >::type l2(l2SEXP);
-    Rcpp::traits::input_parameter< int >::type threads(threadsSEXP);
-    rcpp_result_gen = Rcpp::wrap(cpp_nmf_shard_sweep(state, Wt, A, H, HH, l1, l2, threads));
-    return rcpp_result_gen;
-END_RCPP
-}
-// cpp_nmf_scale_in_place
-void cpp_nmf_scale_in_place(SEXP Wt, Rcpp::NumericVector s);
-RcppExport SEXP _aspectr_cpp_nmf_scale_in_place(SEXP WtSEXP, SEXP sSEXP) {
-BEGIN_RCPP
-    Rcpp::RNGScope rcpp_rngScope_gen;
-    Rcpp::traits::input_parameter< SEXP >::type Wt(WtSEXP);
-    Rcpp::traits::input_parameter< Rcpp::NumericVector >::type s(sSEXP);
-    cpp_nmf_scale_in_place(Wt, s);
-    return R_NilValue;
-END_RCPP
-}
-// cpp_nmf_wsums
-Rcpp::List cpp_nmf_wsums(SEXP Wt, SEXP A, int threads);
-RcppExport SEXP _aspectr_cpp_nmf_wsums(SEXP WtSEXP, SEXP ASEXP, SEXP threadsSEXP) {
-BEGIN_RCPP
-    Rcpp::RObject rcpp_result_gen;
-    Rcpp::RNGScope rcpp_rngScope_gen;
-    Rcpp::traits::input_parameter< SEXP >::type Wt(WtSEXP);
-    Rcpp::traits::input_parameter< SEXP >::type A(ASEXP);
-    Rcpp::traits::input_parameter< int >::type threads(threadsSEXP);
-    rcpp_result_gen = Rcpp::wrap(cpp_nmf_wsums(Wt, A, threads));
-    return rcpp_result_gen;
-END_RCPP
-}
-// cpp_nmf_shard_kl
-Rcpp::List cpp_nmf_shard_kl(SEXP state, SEXP Wt, Rcpp::NumericMatrix H, double l1, double l2, double eps, int threads);
-RcppExport SEXP _aspectr_cpp_nmf_shard_kl(SEXP stateSEXP, SEXP WtSEXP, SEXP HSEXP, SEXP l1SEXP, SEXP l2SEXP, SEXP epsSEXP, SEXP threadsSEXP) {
-BEGIN_RCPP
-    Rcpp::RObject rcpp_result_gen;
-    Rcpp::RNGScope rcpp_rngScope_gen;
-    Rcpp::traits::input_parameter< SEXP >::type state(stateSEXP);
-    Rcpp::traits::input_parameter< SEXP >::type Wt(WtSEXP);
-    Rcpp::traits::input_parameter< Rcpp::NumericMatrix >::type H(HSEXP);
-    Rcpp::traits::input_parameter< double >::type l1(l1SEXP);
-    Rcpp::traits::input_parameter< double >::type l2(l2SEXP);
-    Rcpp::traits::input_parameter< double >::type eps(epsSEXP);
-    Rcpp::traits::input_parameter< int >::type threads(threadsSEXP);
-    rcpp_result_gen = Rcpp::wrap(cpp_nmf_shard_kl(state, Wt, H, l1, l2, eps, threads));
-    return rcpp_result_gen;
-END_RCPP
-}
-// cpp_nmf_shard_kl_stream
-Rcpp::List cpp_nmf_shard_kl_stream(SEXP buffer, std::string path, Rcpp::IntegerVector dims, double scale, SEXP Wt, Rcpp::NumericMatrix H, double l1, double l2, double eps, double chunk, int threads);
-RcppExport SEXP _aspectr_cpp_nmf_shard_kl_stream(SEXP bufferSEXP, SEXP pathSEXP, SEXP dimsSEXP, SEXP scaleSEXP, SEXP WtSEXP, SEXP HSEXP, SEXP l1SEXP, SEXP l2SEXP, SEXP epsSEXP, SEXP chunkSEXP, SEXP threadsSEXP) {
-BEGIN_RCPP
-    Rcpp::RObject rcpp_result_gen;
-    Rcpp::RNGScope rcpp_rngScope_gen;
-    Rcpp::traits::input_parameter< SEXP >::type buffer(bufferSEXP);
-    Rcpp::traits::input_parameter< std::string >::type path(pathSEXP);
-    Rcpp::traits::input_parameter< Rcpp::IntegerVector >::type dims(dimsSEXP);
-    Rcpp::traits::input_parameter< double >::type scale(scaleSEXP);
-    Rcpp::traits::input_parameter< SEXP >::type Wt(WtSEXP);
-    Rcpp::traits::input_parameter< Rcpp::NumericMatrix >::type H(HSEXP);
-    Rcpp::traits::input_parameter< double >::type l1(l1SEXP);
-    Rcpp::traits::input_parameter< double >::type l2(l2SEXP);
-    Rcpp::traits::input_parameter< double >::type eps(epsSEXP);
-    Rcpp::traits::input_parameter< double >::type chunk(chunkSEXP);
-    Rcpp::traits::input_parameter< int >::type threads(threadsSEXP);
-    rcpp_result_gen = Rcpp::wrap(cpp_nmf_shard_kl_stream(buffer, path, dims, scale, Wt, H, l1, l2, eps, chunk, threads));
-    return rcpp_result_gen;
-END_RCPP
-}
 // cpp_nmf_shard_kl_eval_stream
 Rcpp::List cpp_nmf_shard_kl_eval_stream(SEXP buffer, std::string path, Rcpp::IntegerVector dims, double scale, SEXP Wt, Rcpp::NumericMatrix H, bool wtx, SEXP acc, double chunk, int threads);
 RcppExport SEXP _aspectr_cpp_nmf_shard_kl_eval_stream(SEXP bufferSEXP, SEXP pathSEXP, SEXP dimsSEXP, SEXP scaleSEXP, SEXP WtSEXP, SEXP HSEXP, SEXP wtxSEXP, SEXP accSEXP, SEXP chunkSEXP, SEXP threadsSEXP) {
@@ -606,26 +457,6 @@ BEGIN_RCPP
     return rcpp_result_gen;
 END_RCPP
 }
-// cpp_nmf_update_h
-Rcpp::NumericMatrix cpp_nmf_update_h(Rcpp::NumericMatrix H, Rcpp::NumericMatrix A, SEXP B, Rcpp::NumericVector sums, std::string method, double l1, double l2, double eps, int max_sweeps, int threads);
-RcppExport SEXP _aspectr_cpp_nmf_update_h(SEXP HSEXP, SEXP ASEXP, SEXP BSEXP, SEXP sumsSEXP, SEXP methodSEXP, SEXP l1SEXP, SEXP l2SEXP, SEXP epsSEXP, SEXP max_sweepsSEXP, SEXP threadsSEXP) {
-BEGIN_RCPP
-    Rcpp::RObject rcpp_result_gen;
-    Rcpp::RNGScope rcpp_rngScope_gen;
-    Rcpp::traits::input_parameter< Rcpp::NumericMatrix >::type H(HSEXP);
-    Rcpp::traits::input_parameter< Rcpp::NumericMatrix >::type A(ASEXP);
-    Rcpp::traits::input_parameter< SEXP >::type B(BSEXP);
-    Rcpp::traits::input_parameter< Rcpp::NumericVector >::type sums(sumsSEXP);
-    Rcpp::traits::input_parameter< std::string >::type method(methodSEXP);
-    Rcpp::traits::input_parameter< double >::type l1(l1SEXP);
-    Rcpp::traits::input_parameter< double >::type l2(l2SEXP);
-    Rcpp::traits::input_parameter< double >::type eps(epsSEXP);
-    Rcpp::traits::input_parameter< int >::type max_sweeps(max_sweepsSEXP);
-    Rcpp::traits::input_parameter< int >::type threads(threadsSEXP);
-    rcpp_result_gen = Rcpp::wrap(cpp_nmf_update_h(H, A, B, sums, method, l1, l2, eps, max_sweeps, threads));
-    return rcpp_result_gen;
-END_RCPP
-}
 // cpp_nmf_gram
 Rcpp::NumericMatrix cpp_nmf_gram(Rcpp::NumericMatrix F, int threads);
 RcppExport SEXP _aspectr_cpp_nmf_gram(SEXP FSEXP, SEXP threadsSEXP) {
@@ -658,6 +489,57 @@ BEGIN_RCPP
     Rcpp::traits::input_parameter< SEXP >::type state(stateSEXP);
     cpp_nmf_shard_release(state);
     return R_NilValue;
+END_RCPP
+}
+// cpp_piece_slots
+SEXP cpp_piece_slots();
+RcppExport SEXP _aspectr_cpp_piece_slots() {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::RNGScope rcpp_rngScope_gen;
+    rcpp_result_gen = Rcpp::wrap(cpp_piece_slots());
+    return rcpp_result_gen;
+END_RCPP
+}
+// cpp_nmf_piece_run
+Rcpp::List cpp_nmf_piece_run(SEXP state, SEXP file, SEXP Wt, SEXP slots, std::string op, SEXP input, int threads);
+RcppExport SEXP _aspectr_cpp_nmf_piece_run(SEXP stateSEXP, SEXP fileSEXP, SEXP WtSEXP, SEXP slotsSEXP, SEXP opSEXP, SEXP inputSEXP, SEXP threadsSEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::RNGScope rcpp_rngScope_gen;
+    Rcpp::traits::input_parameter< SEXP >::type state(stateSEXP);
+    Rcpp::traits::input_parameter< SEXP >::type file(fileSEXP);
+    Rcpp::traits::input_parameter< SEXP >::type Wt(WtSEXP);
+    Rcpp::traits::input_parameter< SEXP >::type slots(slotsSEXP);
+    Rcpp::traits::input_parameter< std::string >::type op(opSEXP);
+    Rcpp::traits::input_parameter< SEXP >::type input(inputSEXP);
+    Rcpp::traits::input_parameter< int >::type threads(threadsSEXP);
+    rcpp_result_gen = Rcpp::wrap(cpp_nmf_piece_run(state, file, Wt, slots, op, input, threads));
+    return rcpp_result_gen;
+END_RCPP
+}
+// cpp_nmf_pieces_fit
+Rcpp::List cpp_nmf_pieces_fit(SEXP fn, Rcpp::NumericMatrix H0, double m, std::string loss, std::string method, Rcpp::NumericVector L1, Rcpp::NumericVector L2, double eps, bool accelerate, int max_iter, double tol, int threads, SEXP hook, bool want_model);
+RcppExport SEXP _aspectr_cpp_nmf_pieces_fit(SEXP fnSEXP, SEXP H0SEXP, SEXP mSEXP, SEXP lossSEXP, SEXP methodSEXP, SEXP L1SEXP, SEXP L2SEXP, SEXP epsSEXP, SEXP accelerateSEXP, SEXP max_iterSEXP, SEXP tolSEXP, SEXP threadsSEXP, SEXP hookSEXP, SEXP want_modelSEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::RNGScope rcpp_rngScope_gen;
+    Rcpp::traits::input_parameter< SEXP >::type fn(fnSEXP);
+    Rcpp::traits::input_parameter< Rcpp::NumericMatrix >::type H0(H0SEXP);
+    Rcpp::traits::input_parameter< double >::type m(mSEXP);
+    Rcpp::traits::input_parameter< std::string >::type loss(lossSEXP);
+    Rcpp::traits::input_parameter< std::string >::type method(methodSEXP);
+    Rcpp::traits::input_parameter< Rcpp::NumericVector >::type L1(L1SEXP);
+    Rcpp::traits::input_parameter< Rcpp::NumericVector >::type L2(L2SEXP);
+    Rcpp::traits::input_parameter< double >::type eps(epsSEXP);
+    Rcpp::traits::input_parameter< bool >::type accelerate(accelerateSEXP);
+    Rcpp::traits::input_parameter< int >::type max_iter(max_iterSEXP);
+    Rcpp::traits::input_parameter< double >::type tol(tolSEXP);
+    Rcpp::traits::input_parameter< int >::type threads(threadsSEXP);
+    Rcpp::traits::input_parameter< SEXP >::type hook(hookSEXP);
+    Rcpp::traits::input_parameter< bool >::type want_model(want_modelSEXP);
+    rcpp_result_gen = Rcpp::wrap(cpp_nmf_pieces_fit(fn, H0, m, loss, method, L1, L2, eps, accelerate, max_iter, tol, threads, hook, want_model));
+    return rcpp_result_gen;
 END_RCPP
 }
 // cpp_plsa_fit
@@ -1376,15 +1258,6 @@ static const R_CallMethodDef CallEntries[] = {
     {"_aspectr_cpp_nndsvd", (DL_FUNC) &_aspectr_cpp_nndsvd, 4},
     {"_aspectr_cpp_nmf_shard_state", (DL_FUNC) &_aspectr_cpp_nmf_shard_state, 5},
     {"_aspectr_cpp_nmf_shard_eval", (DL_FUNC) &_aspectr_cpp_nmf_shard_eval, 7},
-    {"_aspectr_cpp_nmf_shard_wtx", (DL_FUNC) &_aspectr_cpp_nmf_shard_wtx, 4},
-    {"_aspectr_cpp_nmf_shard_stream", (DL_FUNC) &_aspectr_cpp_nmf_shard_stream, 9},
-    {"_aspectr_cpp_nmf_block_in_place", (DL_FUNC) &_aspectr_cpp_nmf_block_in_place, 8},
-    {"_aspectr_cpp_nmf_shard_alt", (DL_FUNC) &_aspectr_cpp_nmf_shard_alt, 10},
-    {"_aspectr_cpp_nmf_shard_sweep", (DL_FUNC) &_aspectr_cpp_nmf_shard_sweep, 8},
-    {"_aspectr_cpp_nmf_scale_in_place", (DL_FUNC) &_aspectr_cpp_nmf_scale_in_place, 2},
-    {"_aspectr_cpp_nmf_wsums", (DL_FUNC) &_aspectr_cpp_nmf_wsums, 3},
-    {"_aspectr_cpp_nmf_shard_kl", (DL_FUNC) &_aspectr_cpp_nmf_shard_kl, 7},
-    {"_aspectr_cpp_nmf_shard_kl_stream", (DL_FUNC) &_aspectr_cpp_nmf_shard_kl_stream, 11},
     {"_aspectr_cpp_nmf_shard_kl_eval_stream", (DL_FUNC) &_aspectr_cpp_nmf_shard_kl_eval_stream, 10},
     {"_aspectr_cpp_kcd_columns", (DL_FUNC) &_aspectr_cpp_kcd_columns, 3},
     {"_aspectr_cpp_kcd_next", (DL_FUNC) &_aspectr_cpp_kcd_next, 3},
@@ -1394,10 +1267,12 @@ static const R_CallMethodDef CallEntries[] = {
     {"_aspectr_cpp_kcd_local", (DL_FUNC) &_aspectr_cpp_kcd_local, 8},
     {"_aspectr_cpp_nmf_shard_nnz", (DL_FUNC) &_aspectr_cpp_nmf_shard_nnz, 1},
     {"_aspectr_cpp_nmf_shard_kcd_rows", (DL_FUNC) &_aspectr_cpp_nmf_shard_kcd_rows, 7},
-    {"_aspectr_cpp_nmf_update_h", (DL_FUNC) &_aspectr_cpp_nmf_update_h, 10},
     {"_aspectr_cpp_nmf_gram", (DL_FUNC) &_aspectr_cpp_nmf_gram, 2},
     {"_aspectr_cpp_nmf_inner", (DL_FUNC) &_aspectr_cpp_nmf_inner, 2},
     {"_aspectr_cpp_nmf_shard_release", (DL_FUNC) &_aspectr_cpp_nmf_shard_release, 1},
+    {"_aspectr_cpp_piece_slots", (DL_FUNC) &_aspectr_cpp_piece_slots, 0},
+    {"_aspectr_cpp_nmf_piece_run", (DL_FUNC) &_aspectr_cpp_nmf_piece_run, 7},
+    {"_aspectr_cpp_nmf_pieces_fit", (DL_FUNC) &_aspectr_cpp_nmf_pieces_fit, 14},
     {"_aspectr_cpp_plsa_fit", (DL_FUNC) &_aspectr_cpp_plsa_fit, 19},
     {"_aspectr_cpp_plsa_tsallis_csc", (DL_FUNC) &_aspectr_cpp_plsa_tsallis_csc, 15},
     {"_aspectr_cpp_prior_terms_penalty", (DL_FUNC) &_aspectr_cpp_prior_terms_penalty, 2},

@@ -106,157 +106,6 @@ Rcpp::List cpp_nmf_shard_eval(SEXP state, SEXP Wt, Rcpp::NumericMatrix H, bool k
   return out;
 }
 
-// W'X of the shard's rows of W, added to `acc`
-// [[Rcpp::export]]
-void cpp_nmf_shard_wtx(SEXP state, SEXP Wt, SEXP acc, int threads) {
-  arma::mat C;
-  shard_data(state).WtX(r_view(Wt, "W"), C, threads);
-  add_to(acc, C);
-}
-
-// A shard file's products, read `chunk` cells at a time into `buffer`
-// (see stream_products()): W_s'X_s added to `acc` when Wt is given, and
-// (X_s H')' written over `A` (k x the shard's rows) when H is given.
-// Returns sum x^2. (One thread, see stream_products().)
-// [[Rcpp::export]]
-double cpp_nmf_shard_stream(SEXP buffer, std::string path, Rcpp::IntegerVector dims, double scale, SEXP Wt,
-                            SEXP acc, SEXP H, SEXP A, double chunk) {
-  Rcpp::XPtr<aspectr::ShardBuffer> buf(buffer);
-  aspectr::ShardReader reader(path);
-  check_nmf_shard(reader, dims);
-  const std::size_t cells = chunk_cells(chunk);
-  const bool wtx = !Rf_isNull(Wt), xht = !Rf_isNull(H);
-  const arma::mat W = wtx ? r_view(Wt, "W") : arma::mat();
-  const arma::mat Hm = xht ? r_view(H, "H") : arma::mat();
-  arma::mat Am = xht ? r_view(A, "A") : arma::mat();
-  arma::mat C;
-  if (wtx) C.set_size(W.n_rows, dims[1]);
-  const double x2 = aspectr::nmf::stream_products(reader, *buf, cells, scale, wtx ? &W : nullptr,
-                                                  wtx ? &C : nullptr, xht ? &Hm : nullptr,
-                                                  xht ? &Am : nullptr);
-  if (wtx) add_to(acc, C);
-  return x2;
-}
-
-// The block update of a factor F (k x d) given A and B (see frob_block()),
-// written over F.
-// [[Rcpp::export]]
-void cpp_nmf_block_in_place(SEXP F, SEXP A, SEXP B, std::string method, double l1, double l2, double eps,
-                            int threads) {
-  arma::mat Fm = r_view(F, "W");
-  const arma::mat Am = r_view(A, "A"), Bm = r_view(B, "B");
-  if (Am.n_rows != Fm.n_rows || Am.n_cols != Fm.n_cols || Bm.n_rows != Fm.n_rows || Bm.n_cols != Fm.n_rows)
-    Rcpp::stop("internal error: statistics of the wrong size");
-  aspectr::nmf::frob_block(aspectr::nmf::parse_frob_method(method), Fm, Am, Bm, l1, l2, eps, 1, threads);
-}
-
-// MU, ANLS or ALS: the shard's rows of W given H (HH = H H'), written over
-// Wt, then their W'X added to `acc` and their sums, as the in-memory step.
-// [[Rcpp::export]]
-Rcpp::List cpp_nmf_shard_alt(SEXP state, SEXP Wt, Rcpp::NumericMatrix H, Rcpp::NumericMatrix HH,
-                             std::string method, double l1, double l2, double eps, SEXP acc, int threads) {
-  const Data& X = shard_data(state);
-  arma::mat W = r_view(Wt, "W"), A, C;
-  X.XHt(Rcpp::as<arma::mat>(H), A, threads);
-  aspectr::nmf::frob_block(aspectr::nmf::parse_frob_method(method), W, A, Rcpp::as<arma::mat>(HH), l1,
-                           l2, eps, 1, threads);
-  X.WtX(W, C, threads);
-  add_to(acc, C);
-  return w_sums_list(W, threads);
-}
-
-// One HALS sweep of the shard's rows of W (written over Wt) given A =
-// (X H')' and HH; with `state`, A is first computed from the data and
-// written over `A`. Returns the squared change.
-// [[Rcpp::export]]
-double cpp_nmf_shard_sweep(SEXP state, SEXP Wt, SEXP A, SEXP H, Rcpp::NumericMatrix HH, double l1, double l2,
-                           int threads) {
-  arma::mat W = r_view(Wt, "W"), Am = r_view(A, "A");
-  if (!Rf_isNull(state)) {
-    arma::mat fresh;
-    shard_data(state).XHt(r_view(H, "H"), fresh, threads);
-    if (fresh.n_rows != Am.n_rows || fresh.n_cols != Am.n_cols) Rcpp::stop("internal error: A of the wrong size");
-    Am = fresh;
-  }
-  if (Am.n_rows != W.n_rows || Am.n_cols != W.n_cols) Rcpp::stop("internal error: A of the wrong size");
-  if (HH.nrow() != static_cast<int>(W.n_rows) || HH.ncol() != static_cast<int>(W.n_rows))
-    Rcpp::stop("internal error: HH of the wrong size");
-  return aspectr::nmf::FrobeniusHALS::update_rows(W, Am, Rcpp::as<arma::mat>(HH), l1, l2, threads);
-}
-
-// The shard's rows of W divided row by row by `s` (Wt[r, ] / s[r]), in place
-// [[Rcpp::export]]
-void cpp_nmf_scale_in_place(SEXP Wt, Rcpp::NumericVector s) {
-  arma::mat W = r_view(Wt, "W");
-  if (static_cast<arma::uword>(s.size()) != W.n_rows) Rcpp::stop("internal error: scales of the wrong size");
-  for (arma::uword i = 0; i < W.n_cols; ++i) {
-    double* w = W.colptr(i);
-    for (arma::uword r = 0; r < W.n_rows; ++r) w[r] /= s[r];
-  }
-}
-
-// The sums of the shard's rows of W (W'W, penalty sums, row sums and sums
-// of squares) and <A, Wt>.
-// [[Rcpp::export]]
-Rcpp::List cpp_nmf_wsums(SEXP Wt, SEXP A, int threads) {
-  const arma::mat W = r_view(Wt, "W");
-  Rcpp::List out = w_sums_list(W, threads);
-  if (!Rf_isNull(A)) out["inner"] = aspectr::nmf::inner(r_view(A, "A"), W);
-  return out;
-}
-
-// KL multiplicative updates: the shard's part of the objective of the model
-// entering the step, its rows of W updated (written over Wt) and its part of
-// H's numerators.
-// [[Rcpp::export]]
-Rcpp::List cpp_nmf_shard_kl(SEXP state, SEXP Wt, Rcpp::NumericMatrix H, double l1, double l2, double eps,
-                            int threads) {
-  const Data& X = shard_data(state);
-  arma::mat Wv = r_view(Wt, "W");
-  arma::mat W = Wv, numH;
-  Rcpp::List old = w_sums_list(W, threads);
-  const double xlogv = aspectr::nmf::kl_shard_step(X, W, Rcpp::as<arma::mat>(H), l1, l2, eps, numH, false,
-                                                   threads);
-  Wv = W;
-  const arma::vec wsum = arma::sum(W, 1);
-  return Rcpp::List::create(Rcpp::Named("num") = numH, Rcpp::Named("xlogv") = xlogv, Rcpp::Named("old") = old,
-                            Rcpp::Named("wsum") = Rcpp::NumericVector(wsum.begin(), wsum.end()));
-}
-
-// KL multiplicative updates of a shard file read `chunk` cells at a time
-// (see stream_kl()): as cpp_nmf_shard_kl(), W's rows written over Wt.
-// [[Rcpp::export]]
-Rcpp::List cpp_nmf_shard_kl_stream(SEXP buffer, std::string path, Rcpp::IntegerVector dims, double scale,
-                                   SEXP Wt, Rcpp::NumericMatrix H, double l1, double l2, double eps,
-                                   double chunk, int threads) {
-  Rcpp::XPtr<aspectr::ShardBuffer> buf(buffer);
-  arma::mat W = r_view(Wt, "W");
-  const arma::mat Hm = Rcpp::as<arma::mat>(H);
-  Rcpp::List old = w_sums_list(W, threads);
-  arma::mat numW, numH;
-  numW.set_size(W.n_rows, W.n_cols);
-  numH.set_size(W.n_rows, Hm.n_cols);
-  double xlogv = 0.0;
-  {
-    aspectr::ShardReader reader(path);
-    check_nmf_shard(reader, dims);
-    aspectr::nmf::stream_kl(reader, *buf, chunk_cells(chunk), scale, W, Hm, &numW, nullptr, &xlogv, nullptr,
-                            nullptr, threads);
-  }
-  const arma::vec hsum = arma::sum(Hm, 1);
-  aspectr::nmf::KLMU(aspectr::nmf::Penalty(), eps).mm_update(W, numW, W, hsum, l1, l2);
-  numW.reset();
-  {
-    aspectr::ShardReader reader(path);
-    check_nmf_shard(reader, dims);
-    aspectr::nmf::stream_kl(reader, *buf, chunk_cells(chunk), scale, W, Hm, nullptr, &numH, nullptr, nullptr,
-                            nullptr, threads);
-  }
-  const arma::vec wsum = arma::sum(W, 1);
-  return Rcpp::List::create(Rcpp::Named("num") = numH, Rcpp::Named("xlogv") = xlogv, Rcpp::Named("old") = old,
-                            Rcpp::Named("wsum") = Rcpp::NumericVector(wsum.begin(), wsum.end()));
-}
-
 // The KL objective's parts of a shard file read `chunk` cells at a time:
 // as cpp_nmf_shard_eval() with `kl`, W_s'X_s added to `acc` when `wtx`.
 // [[Rcpp::export]]
@@ -431,28 +280,6 @@ Rcpp::List cpp_nmf_shard_kcd_rows(SEXP state, SEXP Wt, Rcpp::NumericMatrix H, do
                             Rcpp::Named("xlogv") = xlogv);
 }
 
-// The master's update of H (k x n) from the added parts: a Frobenius block
-// (A = W'X, B = W'W; HALS with up to max_sweeps sweeps) or, for KL, the
-// multiplicative update from the numerators `A` and W's row sums `sums`.
-// [[Rcpp::export]]
-Rcpp::NumericMatrix cpp_nmf_update_h(Rcpp::NumericMatrix H, Rcpp::NumericMatrix A, SEXP B,
-                                     Rcpp::NumericVector sums, std::string method, double l1, double l2,
-                                     double eps, int max_sweeps, int threads) {
-  arma::mat F = Rcpp::as<arma::mat>(H);
-  const arma::mat Am = Rcpp::as<arma::mat>(A);
-  if (method == "kl") {
-    if (static_cast<arma::uword>(sums.size()) != F.n_rows || Am.n_rows != F.n_rows || Am.n_cols != F.n_cols)
-      Rcpp::stop("internal error: statistics of the wrong size");
-    const arma::vec s(sums.begin(), sums.size());
-    aspectr::nmf::KLMU(aspectr::nmf::Penalty(), eps).mm_update(F, Am, F, s, l1, l2);
-  } else {
-    if (Am.n_rows != F.n_rows || Am.n_cols != F.n_cols) Rcpp::stop("internal error: statistics of the wrong size");
-    aspectr::nmf::frob_block(aspectr::nmf::parse_frob_method(method), F, Am,
-                             Rcpp::as<arma::mat>(Rcpp::NumericMatrix(B)), l1, l2, eps, max_sweeps, threads);
-  }
-  return Rcpp::wrap(F);
-}
-
 // F F' (k x k) with the kernel of the in-memory rules
 // [[Rcpp::export]]
 Rcpp::NumericMatrix cpp_nmf_gram(Rcpp::NumericMatrix F, int threads) {
@@ -474,4 +301,154 @@ double cpp_nmf_inner(Rcpp::NumericMatrix A, Rcpp::NumericMatrix B) {
 void cpp_nmf_shard_release(SEXP state) {
   Rcpp::XPtr<Data> X(state);
   X.release();
+}
+
+// ---- pieces (aspectr/pieces.h, aspectr/nmf/piece.h) ----------------------
+namespace {
+// Stats <-> a named R list of numeric matrices
+Rcpp::List stats_to_r(const aspectr::Stats& s) {
+  Rcpp::List out;
+  for (const auto& kv : s.m) out[kv.first] = Rcpp::wrap(kv.second);
+  return out;
+}
+aspectr::Stats stats_from_r(SEXP x) {
+  aspectr::Stats s;
+  Rcpp::List l(x);
+  if (l.size() == 0) return s;
+  Rcpp::CharacterVector nm = l.names();
+  for (R_xlen_t i = 0; i < l.size(); ++i) {
+    SEXP v = l[i];
+    if (!Rf_isReal(v)) Rcpp::stop("internal error: a piece's statistic '%s' is not numeric",
+                                  std::string(nm[i]).c_str());
+    const arma::uword r = Rf_isMatrix(v) ? Rf_nrows(v) : Rf_length(v), c = Rf_isMatrix(v) ? Rf_ncols(v) : 1;
+    s.m[std::string(nm[i])] = arma::mat(REAL(v), r, c);
+  }
+  return s;
+}
+aspectr::Request request_from_r(const std::string& op, SEXP input) {
+  aspectr::Request r(op);
+  const aspectr::Stats s = stats_from_r(input);
+  r.in = s.m;
+  return r;
+}
+// A piece asked for a request that does not read its cells
+class NoCells : public aspectr::nmf::Cells {
+ public:
+  void XHt(const arma::mat&, arma::mat&, int) override { fail(); }
+  void WtX(const arma::mat&, arma::mat&, int) override { fail(); }
+  double xnorm2() override { fail(); return 0.0; }
+  double nnz() override { fail(); return 0.0; }
+  void kl_rows(const arma::mat&, const arma::mat&, arma::mat*, double*, int) override { fail(); }
+  void kl_cols(const arma::mat&, const arma::mat&, arma::mat&, int) override { fail(); }
+  double kl_constant() override { fail(); return 0.0; }
+  double clip_work(const arma::mat&, const std::vector<char>&, bool) override { fail(); return 0.0; }
+  arma::mat column_counts() override { fail(); return arma::mat(); }
+  void clip_correct(arma::mat&, arma::mat&, const std::vector<char>&, bool, int) override { fail(); }
+
+ private:
+  [[noreturn]] static void fail() { throw std::logic_error("internal error: a piece's cells read without data"); }
+};
+// Pieces reached through R: map() calls fn(op, input) (R/nmf-shards.R),
+// which runs the request on every shard where it is (this process, files,
+// the workers of a cluster) and returns the added statistics.
+class RPieces : public aspectr::Pieces {
+ public:
+  explicit RPieces(SEXP fn) : fn_(fn) {}
+  aspectr::Stats map(const aspectr::Request& r) const override {
+    Rcpp::List in;
+    for (const auto& kv : r.in) in[kv.first] = Rcpp::wrap(kv.second);
+    return stats_from_r(fn_(r.op, in));
+  }
+
+ private:
+  Rcpp::Function fn_;
+};
+}  // namespace
+
+// A shard's slots for a fit in pieces (nmf/piece.h), kept by its store
+// [[Rcpp::export]]
+SEXP cpp_piece_slots() {
+  return Rcpp::XPtr<aspectr::nmf::Slots>(new aspectr::nmf::Slots(), true);
+}
+
+// One shard's answer to a request of a fit in pieces (nmf/piece.h): its
+// cells from `state` (the NMF data of a shard in memory) or from the .shard
+// file `file` (list(buffer, path, dims, scale, chunk)) read a chunk at a
+// time, or none (a request that does not read them); its rows of W (Wt,
+// k x m_s) written in place, its slots (cpp_piece_slots()) kept.
+// [[Rcpp::export]]
+Rcpp::List cpp_nmf_piece_run(SEXP state, SEXP file, SEXP Wt, SEXP slots, std::string op, SEXP input,
+                             int threads) {
+  using namespace aspectr::nmf;
+  arma::mat W = r_view(Wt, "W");
+  Rcpp::XPtr<Slots> sl(slots);
+  const aspectr::Request r = request_from_r(op, input);
+  if (!Rf_isNull(state)) {
+    MemoryCells cells(shard_data(state));
+    Piece piece(cells, W.memptr(), W.n_rows, W.n_cols, *sl);
+    return stats_to_r(piece.run(r, threads));
+  }
+  if (Rf_isNull(file)) {
+    NoCells cells;
+    Piece piece(cells, W.memptr(), W.n_rows, W.n_cols, *sl);
+    return stats_to_r(piece.run(r, threads));
+  }
+  Rcpp::List f(file);
+  SEXP bufx = f["buffer"];
+  Rcpp::XPtr<aspectr::ShardBuffer> buf(bufx);
+  const std::string path = Rcpp::as<std::string>(f["path"]);
+  const Rcpp::IntegerVector dims = f["dims"];
+  {
+    aspectr::ShardReader reader(path);
+    check_nmf_shard(reader, dims);
+  }
+  FileCells cells(path, *buf, chunk_cells(Rcpp::as<double>(f["chunk"])), Rcpp::as<double>(f["scale"]), dims[1]);
+  Piece piece(cells, W.memptr(), W.n_rows, W.n_cols, *sl);
+  return stats_to_r(piece.run(r, threads));
+}
+
+// A fit in pieces reached through R (see RPieces): the rule's loop in the
+// core's driver. H0: k x n, m: the rows of X. Returns H and the trace; W
+// stays with the pieces, rescaled to the returned model.
+// [[Rcpp::export]]
+Rcpp::List cpp_nmf_pieces_fit(SEXP fn, Rcpp::NumericMatrix H0, double m, std::string loss, std::string method,
+                              Rcpp::NumericVector L1, Rcpp::NumericVector L2, double eps, bool accelerate,
+                              int max_iter, double tol, int threads, SEXP hook = R_NilValue,
+                              bool want_model = false) {
+  using namespace aspectr::nmf;
+  RPieces P(fn);
+  PieceModel M;
+  M.H = Rcpp::as<arma::mat>(H0);
+  M.P = &P;
+  Penalty pen;
+  pen.l1w = L1[0]; pen.l1h = L1[1]; pen.l2w = L2[0]; pen.l2h = L2[1];
+  aspectr::Control ctl;
+  ctl.max_iter = max_iter; ctl.tol = tol; ctl.threads = threads;
+  RCallback cb(false, max_iter, "nmf (" + loss + ", " + method + ")", hook, want_model);
+  aspectr::FitTrace tr;
+  if (loss == "frobenius" && accelerate && (method == "hals" || method == "anls")) {
+    if (method == "hals") {
+      PieceHER<false> rule(pen, HerParams(), m);
+      tr = aspectr::run_solver(rule, P, M, ctl, cb);
+    } else {
+      PieceHER<true> rule(pen, HerParams(), m);
+      tr = aspectr::run_solver(rule, P, M, ctl, cb);
+    }
+  } else if (loss == "kl") {
+    if (method != "mu") Rcpp::stop("internal error: no KL rule in pieces for '%s'", method.c_str());
+    PieceKLMU rule(pen, eps);
+    tr = aspectr::run_solver(rule, P, M, ctl, cb);
+  } else if (method == "hals") {
+    PieceHALS rule(pen, m, static_cast<double>(M.H.n_cols));
+    tr = aspectr::run_solver(rule, P, M, ctl, cb);
+  } else {
+    PieceAlternating rule(parse_frob_method(method), pen, eps);
+    tr = aspectr::run_solver(rule, P, M, ctl, cb);
+  }
+  // (the returned model's W: the pieces' rescaled)
+  if (M.view.n_elem) P.map(aspectr::Request("scale").with("s", M.view));
+  else if (M.pending.n_elem) P.map(aspectr::Request("scale").with("s", M.pending));
+  Rcpp::List out = Rcpp::List::create(Rcpp::Named("H") = Rcpp::wrap(M.H));
+  add_trace(out, tr);
+  return out;
 }

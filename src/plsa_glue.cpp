@@ -639,6 +639,25 @@ aspectr::FitTrace run_rule(Rule& rule, const aspectr::nmf::Data& X, aspectr::nmf
                            const aspectr::Control& ctl, RCallback& cb) {
   return aspectr::run_solver(rule, X, M, ctl, cb);
 }
+// A rule of nmf/piece.h on the matrix as one piece: the rule that shards,
+// shard files and clusters run too
+template <class Rule>
+aspectr::FitTrace run_one_piece(Rule& rule, const aspectr::nmf::Data& X, aspectr::nmf::Model& M,
+                                const aspectr::Control& ctl, RCallback& cb) {
+  using namespace aspectr::nmf;
+  MemoryCells cells(X);
+  Slots slots;
+  Piece piece(cells, M.Wt.memptr(), M.Wt.n_rows, M.Wt.n_cols, slots);
+  aspectr::LocalPieces<Piece> P({&piece}, ctl.threads);
+  PieceModel PM;
+  PM.H = std::move(M.H);
+  PM.P = &P;
+  const aspectr::FitTrace tr = aspectr::run_solver(rule, P, PM, ctl, cb);
+  if (PM.view.n_elem) P.map(aspectr::Request("scale").with("s", PM.view));
+  else if (PM.pending.n_elem) P.map(aspectr::Request("scale").with("s", PM.pending));
+  M.H = std::move(PM.H);
+  return tr;
+}
 using NmfRun = aspectr::FitTrace (*)(const aspectr::nmf::Data&, aspectr::nmf::Model&,
                                      const aspectr::Control&, RCallback&, const NmfArgs&);
 struct NmfSolver {
@@ -650,20 +669,27 @@ struct NmfSolver {
 using namespace aspectr::nmf;
 const NmfSolver kNmfSolvers[] = {
   {"frobenius", "hals", true, [](const Data& X, Model& M, const aspectr::Control& c, RCallback& cb, const NmfArgs& a) {
-     if (a.accelerate) { FrobeniusHER<HalsBlock> r(a.pen, HerParams()); return run_rule(r, X, M, c, cb); }
-     FrobeniusHALS r(a.pen); return run_rule(r, X, M, c, cb); }},
+     if (a.accelerate) {
+       PieceHER<false> r(a.pen, HerParams(), static_cast<double>(X.n_rows()));
+       return run_one_piece(r, X, M, c, cb);
+     }
+     PieceHALS r(a.pen, static_cast<double>(X.n_rows()), static_cast<double>(X.n_cols()));
+     return run_one_piece(r, X, M, c, cb); }},
   {"frobenius", "anls", false, [](const Data& X, Model& M, const aspectr::Control& c, RCallback& cb, const NmfArgs& a) {
-     if (a.accelerate) { FrobeniusHER<AnlsBlock> r(a.pen, HerParams()); return run_rule(r, X, M, c, cb); }
-     FrobeniusANLS r(a.pen); return run_rule(r, X, M, c, cb); }},
+     if (a.accelerate) {
+       PieceHER<true> r(a.pen, HerParams(), static_cast<double>(X.n_rows()));
+       return run_one_piece(r, X, M, c, cb);
+     }
+     PieceAlternating r(FrobMethod::ANLS, a.pen, a.eps); return run_one_piece(r, X, M, c, cb); }},
   {"frobenius", "mu", false, [](const Data& X, Model& M, const aspectr::Control& c, RCallback& cb, const NmfArgs& a) {
-     FrobeniusMU r(a.pen, a.eps); return run_rule(r, X, M, c, cb); }},
+     PieceAlternating r(FrobMethod::MU, a.pen, a.eps); return run_one_piece(r, X, M, c, cb); }},
   {"frobenius", "als", false, [](const Data& X, Model& M, const aspectr::Control& c, RCallback& cb, const NmfArgs& a) {
-     FrobeniusALS r(a.pen); return run_rule(r, X, M, c, cb); }},
+     PieceAlternating r(FrobMethod::ALS, a.pen, a.eps); return run_one_piece(r, X, M, c, cb); }},
   {"kl", "cd", true, [](const Data& X, Model& M, const aspectr::Control& c, RCallback& cb, const NmfArgs& a) {
      KLCD r(a.pen); return run_rule(r, X, M, c, cb); }},
   {"kl", "mu", false, [](const Data& X, Model& M, const aspectr::Control& c, RCallback& cb, const NmfArgs& a) {
      if (a.accelerate) { KLHER r(a.pen, a.eps, HerParams()); return run_rule(r, X, M, c, cb); }
-     KLMU r(a.pen, a.eps); return run_rule(r, X, M, c, cb); }},
+     PieceKLMU r(a.pen, a.eps); return run_one_piece(r, X, M, c, cb); }},
   {"beta", "mu", true, [](const Data& X, Model& M, const aspectr::Control& c, RCallback& cb, const NmfArgs& a) {
      BetaMU r(a.beta, a.pen, a.eps); return run_rule(r, X, M, c, cb); }},
 };

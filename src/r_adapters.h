@@ -158,6 +158,11 @@ inline SEXP raw_model(const aspectr::nmf::Model& M) {
   return Rcpp::List::create(Rcpp::Named("W") = Rcpp::wrap(arma::mat(M.Wt.t())),
                             Rcpp::Named("H") = Rcpp::wrap(M.H));
 }
+inline SEXP raw_model(const aspectr::nmf::PieceModel& M) {
+  const arma::mat Wt = M.gather();
+  return Rcpp::List::create(Rcpp::Named("W") = Rcpp::wrap(arma::mat(Wt.t())),
+                            Rcpp::Named("H") = Rcpp::wrap(M.H));
+}
 inline SEXP raw_model(const arma::mat& Gt) { return Rcpp::wrap(arma::mat(Gt.t())); }
 inline SEXP raw_model(const aspectr::sym::SymModel& M) { return Rcpp::wrap(arma::mat(M.Ht.t())); }
 

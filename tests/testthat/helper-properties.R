@@ -929,13 +929,15 @@ prop_surface_shards <- function(case, add) {
   if (case$fun == "plsa") mem$method <- "em"
   if (case$fun == "ntf") mem$method <- "mu"
   if (case$fun == "nmf") {
-    mem$accelerate <- FALSE
+    # (the same call: only the extrapolated KL updates need the data in
+    # one object)
+    if (identical(a$loss, "kl")) mem$accelerate <- FALSE
     if (!is.list(mem$init)) mem$init <- "random"
     mem$eps <- NULL
   }
   sh <- mem
   sh[[1]] <- shards(parts)
-  if (case$fun %in% c("nmf", "ntf")) { sh$accelerate <- NULL; sh$method <- if (case$fun == "nmf") mem$method }
+  if (case$fun == "ntf") sh$accelerate <- NULL
   r1 <- prop_run(case, mem)
   r2 <- prop_run(case, sh)
   code <- paste0("  shards of rows ", paste(vapply(rows, function(r) paste0(min(r), ":", max(r)), ""), collapse = ", "),

@@ -75,8 +75,7 @@ test_that("every sharded family and method writes the fit's factor (objects into
     expect_equal(fit$weights, ref$weights, tolerance = 1e-12)
     expect_equal(fit$rel_error, ref$rel_error, tolerance = 1e-12)
     # and the in-memory fit of the same start
-    mem <- nmf(x, 3, loss = a[1], method = a[2], init = "random", seed = 4, max_iter = 8, tol = 0,
-               accelerate = FALSE)
+    mem <- nmf(x, 3, loss = a[1], method = a[2], init = "random", seed = 4, max_iter = 8, tol = 0)
     expect_equal(got$W, mem$W, tolerance = 1e-8)
   }
   # penalized (W scaled by the fit's factor a)

@@ -165,7 +165,7 @@ test_that("a shard without counts is fitted as documents without counts, as in m
       expect_equal(b$objective, a$objective, tolerance = 1e-10)
     }
     for (args in list(list(method = "hals"), list(method = "mu"), list(loss = "kl", method = "cd"))) {
-      a <- q(do.call(nmf, c(list(x, 3, init = "random", accelerate = FALSE, seed = 1, max_iter = 40, tol = 0), args)))
+      a <- q(do.call(nmf, c(list(x, 3, init = "random", seed = 1, max_iter = 40, tol = 0), args)))
       b <- q(do.call(nmf, c(list(sh, 3, init = "random", seed = 1, max_iter = 40, tol = 0), args)))
       expect_equal(b$W, a$W, tolerance = 1e-10)
       expect_equal(b$H, a$H, tolerance = 1e-10)

@@ -22,7 +22,7 @@ test_that("rds, mtx and tns shards are fitted from a cached .shard conversion, e
     write_tns(as_sptensor(parts[[i]]), tns[i])
   }
   ref <- plsa(x, 3, method = "em", seed = 1, max_iter = 30, tol = 0)
-  refn <- suppressMessages(nmf(x, 3, init = "random", accelerate = FALSE, seed = 1, max_iter = 30, tol = 0))
+  refn <- suppressMessages(nmf(x, 3, init = "random", seed = 1, max_iter = 30, tol = 0))
   refk <- suppressMessages(nmf(x, 3, loss = "kl", method = "cd", init = "random", accelerate = FALSE, seed = 1,
                                max_iter = 20, tol = 0))
   refq <- plsa(x, 3, loss = "tsallis", q = 0.7, method = "em", seed = 1, max_iter = 20, tol = 0)

@@ -28,6 +28,8 @@
 #include "nmf/kl_cd.h"
 #include "nmf/range.h"
 #include "nmf/shard.h"
+#include "pieces.h"
+#include "nmf/piece.h"
 #include "sym/symtensor.h"
 #include "sym/sntf.h"
 #include "sym/symnmf.h"

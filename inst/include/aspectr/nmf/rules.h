@@ -86,57 +86,36 @@ inline arma::mat extrapolated(const arma::mat& a, const arma::mat& b, double bet
 // dense matrix (sparse X without its rows: row c's terms added to each
 // column of C from X's columns, in parallel over the columns of C, in the
 // same order). The same for any thread count.
-inline void project_extrapolated(const Data& X, arma::mat& Y, arma::mat& C, bool is_w,
-                                 const arma::mat& base, const arma::mat& Cbase, int threads) {
+// The work of correcting C for the clipped entries of Y in the rows r with
+// keep[r] (a row or column of X per clip), as project_extrapolated()
+// counts it.
+inline double projection_work(const Data& X, const arma::mat& Y, const std::vector<char>& keep, bool is_w) {
   const arma::uword k = Y.n_rows;
-  std::vector<double> proj(k, 0.0), full(k, 0.0);
+  const bool no_rows = is_w && !X.has_rows();
+  double work = 0.0;
   for (arma::uword c = 0; c < Y.n_cols; ++c) {
     const double* y = Y.colptr(c);
-    const double* b = base.colptr(c);
-    for (arma::uword r = 0; r < k; ++r) {
-      if (y[r] > 0.0) proj[r] += y[r] * y[r];
-      full[r] += b[r] * b[r];
+    arma::uword nc = 0;
+    for (arma::uword r = 0; r < k; ++r) nc += keep[r] && y[r] < 0.0;
+    if (nc == 0) continue;
+    double len;
+    if (X.dense()) len = static_cast<double>(is_w ? X.n_cols() : X.n_rows());
+    else if (no_rows) len = static_cast<double>(X.row_count(c));
+    else {
+      const Csc& A = is_w ? X.St() : X.S();
+      len = static_cast<double>(A.p[c + 1] - A.p[c]);
     }
+    work += len * static_cast<double>(nc);
   }
-  std::vector<char> keep(k, 1);
-  for (arma::uword r = 0; r < k; ++r) {
-    if (proj[r] < 0.25 * full[r]) {
-      keep[r] = 0;
-      Y.row(r) = base.row(r);
-      C.row(r) = Cbase.row(r);
-    }
-  }
-  // The correction touches, for each column of Y with clipped entries, one
-  // row (W) or column (H) of X once per clip. When that work is a sizeable
-  // part of a product with X (many clips), the product of the projected
-  // factor with X is recomputed instead, by the parallel kernels.
-  // (sparse X without its rows: a W-side correction reads X's columns)
+  return work;
+}
+
+// The negative entries of Y in the rows r with keep[r] set to 0, and C
+// given their negated values times row c of X (Y = Wt) or column c (Y = H).
+inline void projection_correct(const Data& X, arma::mat& Y, arma::mat& C, const std::vector<char>& keep,
+                               bool is_w, int threads) {
+  const arma::uword k = Y.n_rows;
   const bool no_rows = is_w && !X.has_rows();
-  {
-    double work = 0.0;
-    for (arma::uword c = 0; c < Y.n_cols; ++c) {
-      const double* y = Y.colptr(c);
-      arma::uword nc = 0;
-      for (arma::uword r = 0; r < k; ++r) nc += keep[r] && y[r] < 0.0;
-      if (nc == 0) continue;
-      double len;
-      if (X.dense()) len = static_cast<double>(is_w ? X.n_cols() : X.n_rows());
-      else if (no_rows) len = static_cast<double>(X.row_count(c));
-      else {
-        const Csc& A = is_w ? X.St() : X.S();
-        len = static_cast<double>(A.p[c + 1] - A.p[c]);
-      }
-      work += len * static_cast<double>(nc);
-    }
-    if (work > 0.05 * X.nnz() * static_cast<double>(k)) {
-      for (arma::uword c = 0; c < Y.n_cols; ++c) {
-        double* y = Y.colptr(c);
-        for (arma::uword r = 0; r < k; ++r) if (keep[r] && y[r] < 0.0) y[r] = 0.0;
-      }
-      if (is_w) X.WtX(Y, C, threads); else X.XHt(Y, C, threads);
-      return;
-    }
-  }
   if (no_rows) {
     // The same sums from X's columns: the clipped entries of row c of X's
     // rows are ri/dv[beg[c], beg[c + 1]); each column j of C gets them from
@@ -188,6 +167,41 @@ inline void project_extrapolated(const Data& X, arma::mat& Y, arma::mat& C, bool
       for (arma::uword s = A.p[c]; s < A.p[c + 1]; ++s) add(A.i[s], A.val(s));
     }
   }
+}
+
+inline void project_extrapolated(const Data& X, arma::mat& Y, arma::mat& C, bool is_w,
+                                 const arma::mat& base, const arma::mat& Cbase, int threads) {
+  const arma::uword k = Y.n_rows;
+  std::vector<double> proj(k, 0.0), full(k, 0.0);
+  for (arma::uword c = 0; c < Y.n_cols; ++c) {
+    const double* y = Y.colptr(c);
+    const double* b = base.colptr(c);
+    for (arma::uword r = 0; r < k; ++r) {
+      if (y[r] > 0.0) proj[r] += y[r] * y[r];
+      full[r] += b[r] * b[r];
+    }
+  }
+  std::vector<char> keep(k, 1);
+  for (arma::uword r = 0; r < k; ++r) {
+    if (proj[r] < 0.25 * full[r]) {
+      keep[r] = 0;
+      Y.row(r) = base.row(r);
+      C.row(r) = Cbase.row(r);
+    }
+  }
+  // The correction touches, for each column of Y with clipped entries, one
+  // row (W) or column (H) of X once per clip. When that work is a sizeable
+  // part of a product with X (many clips), the product of the projected
+  // factor with X is recomputed instead, by the parallel kernels.
+  if (projection_work(X, Y, keep, is_w) > 0.05 * X.nnz() * static_cast<double>(k)) {
+    for (arma::uword c = 0; c < Y.n_cols; ++c) {
+      double* y = Y.colptr(c);
+      for (arma::uword r = 0; r < k; ++r) if (keep[r] && y[r] < 0.0) y[r] = 0.0;
+    }
+    if (is_w) X.WtX(Y, C, threads); else X.XHt(Y, C, threads);
+    return;
+  }
+  projection_correct(X, Y, C, keep, is_w, threads);
 }
 
 // Rows of M.Wt (columns of W) scaled to unit norm, the scale moved into the
@@ -819,13 +833,17 @@ class KLMU {
   // sum x log x - sum x over the non-zeros (computed once)
   double constant(const Data& X) {
     if (!have_const_) {
-      const_ = 0.0;
-      auto add = [&](double x) { if (x > 0.0) const_ += x * std::log(x) - x; };
-      if (X.dense()) for (double x : X.D()) add(x);
-      else for (std::size_t s = 0; s < X.S().nnz; ++s) add(X.S().val(s));
+      const_ = data_constant(X);
       have_const_ = true;
     }
     return const_;
+  }
+  static double data_constant(const Data& X) {
+    double c = 0.0;
+    auto add = [&](double x) { if (x > 0.0) c += x * std::log(x) - x; };
+    if (X.dense()) for (double x : X.D()) add(x);
+    else for (std::size_t s = 0; s < X.S().nnz; ++s) add(X.S().val(s));
+    return c;
   }
   // by_row: num (k x m) = sum_j (x_ij / v_ij) H(:, j); else num (k x n) =
   // sum_i (x_ij / v_ij) Wt(:, i). xlogv (by_row only) += sum x log v, without
@@ -833,13 +851,17 @@ class KLMU {
   // accumulate = false (with obj): the objective term only, num untouched.
   static void ratio_pass(const Data& X, const Model& M, arma::mat& num, double* obj, bool by_row,
                          int threads, bool accumulate = true) {
-    if (X.dense()) { ratio_pass_dense(X, M, num, obj, by_row, threads, accumulate); return; }
+    ratio_pass(X, M.Wt, M.H, num, obj, by_row, threads, accumulate);
+  }
+  static void ratio_pass(const Data& X, const arma::mat& Wt, const arma::mat& H, arma::mat& num, double* obj,
+                         bool by_row, int threads, bool accumulate = true) {
+    if (X.dense()) { ratio_pass_dense(X, Wt, H, num, obj, by_row, threads, accumulate); return; }
     // (the objective alone is the same sum over X's columns)
     if (!accumulate && !X.has_rows()) by_row = false;
     if (by_row) X.need_rows();
-    const arma::uword k = M.Wt.n_rows;
-    const arma::mat& Own = by_row ? M.Wt : M.H;     // the side being accumulated
-    const arma::mat& Oth = by_row ? M.H : M.Wt;
+    const arma::uword k = Wt.n_rows;
+    const arma::mat& Own = by_row ? Wt : H;     // the side being accumulated
+    const arma::mat& Oth = by_row ? H : Wt;
     if (accumulate) num.zeros(k, Own.n_cols); else num.zeros(k, 1);
     const int T = effective_threads(threads, X.dense() ? X.n_rows() * X.n_cols() : X.S().nnz);
     std::vector<double> parts(T, 0.0);
@@ -870,12 +892,12 @@ class KLMU {
   // Dense X, by blocks of columns: V = W H_b (m x nb) with the dense kernel,
   // R = X_b / V at the non-zeros of X_b (0 elsewhere), then num (k x m) +=
   // (R H_b')' (by_row) or num(:, b) = W' R. V is never formed whole.
-  static void ratio_pass_dense(const Data& X, const Model& M, arma::mat& num, double* obj,
-                               bool by_row, int threads, bool accumulate = true) {
+  static void ratio_pass_dense(const Data& X, const arma::mat& Wt, const arma::mat& H, arma::mat& num,
+                               double* obj, bool by_row, int threads, bool accumulate = true) {
     const arma::mat& D = X.D();
-    const arma::uword k = M.Wt.n_rows, m = D.n_rows, n = D.n_cols;
+    const arma::uword k = Wt.n_rows, m = D.n_rows, n = D.n_cols;
     const arma::uword nb = std::min<arma::uword>(n, std::max<arma::uword>(8, (1u << 18) / std::max<arma::uword>(m, 1)));
-    const arma::mat W = M.Wt.t();                 // m x k
+    const arma::mat W = Wt.t();                   // m x k
     arma::mat Ht(nb, k), V(m, nb), acc;
     if (!accumulate) {}
     else if (by_row) acc.zeros(m, k); else num.set_size(k, n);
@@ -884,7 +906,7 @@ class KLMU {
     for (arma::uword b0 = 0; b0 < n; b0 += nb) {
       const arma::uword w = std::min(nb, n - b0);
       for (arma::uword j = 0; j < w; ++j)
-        for (arma::uword r = 0; r < k; ++r) Ht(j, r) = M.H(r, b0 + j);
+        for (arma::uword r = 0; r < k; ++r) Ht(j, r) = H(r, b0 + j);
       dense::nn(W.memptr(), m, m, k, Ht.memptr(), nb, w, V.memptr(), threads);  // V(:, 0..w) = W H_b
       parallel_chunks(w, T, [&](int tid, std::size_t jb, std::size_t je) {
         LogSum ls;
@@ -905,7 +927,7 @@ class KLMU {
       });
       if (!accumulate) continue;
       if (by_row)
-        dense::nn(V.memptr(), m, m, w, M.H.colptr(b0), k, k, acc.memptr(), threads, true);
+        dense::nn(V.memptr(), m, m, w, H.colptr(b0), k, k, acc.memptr(), threads, true);
       else
         dense::tn(W.memptr(), m, k, V.memptr(), m, w, m, num.colptr(b0), threads);
     }

@@ -1,0 +1,794 @@
+// aspectr/nmf/piece.h — NMF of X split by rows into pieces X_s (m_s x n),
+// each with its rows of W (Wt_s, k x m_s), and the rules written once
+// against them (pieces.h).
+//
+// W's rows belong to X's rows, so every update of W given H is made where
+// the piece is, from X_s H' and H H'; the update of H given W needs only
+// W'X = sum_s W_s'X_s and W'W = sum_s W_s'W_s (k x n and k x k), the
+// reduce; the objective 1/2 (||X||^2 - 2 <W'X, H> + <W'W, HH'>) is a sum
+// of the same parts. A matrix in memory is one piece (the rule's steps on
+// it are the in-memory ones); shards in memory, shard files and the
+// workers of a cluster are several, reached through a Pieces.
+//
+// A piece's cells come from a Cells: the matrix in memory (Data), or a
+// shard file read a chunk of cells at a time (the embedding supplies it).
+#ifndef ASPECTR_NMF_PIECE_H
+#define ASPECTR_NMF_PIECE_H
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <string>
+#include <vector>
+#include "../pieces.h"
+#include "../shard_file.h"
+#include "data.h"
+#include "rules.h"
+#include "shard.h"
+
+namespace aspectr {
+namespace nmf {
+
+// A piece's cells: the two products every Frobenius update needs and the
+// squared norm.
+class Cells {
+ public:
+  virtual ~Cells() = default;
+  virtual void XHt(const arma::mat& H, arma::mat& A, int threads) = 0;    // (X_s H')', k x m_s
+  virtual void WtX(const arma::mat& Wt, arma::mat& C, int threads) = 0;   // W_s'X_s, k x n
+  virtual double xnorm2() = 0;
+  virtual double nnz() = 0;
+  // generalized KL (KLMU::ratio_pass), v = max(W_i . H_j, 1e-300), t = x / v:
+  //   numW (k x m_s) = sum_j t H_j when given, xlogv += sum x log v when given;
+  //   numH (k x n)   = sum_i t W_i (kl_cols)
+  virtual void kl_rows(const arma::mat& Wt, const arma::mat& H, arma::mat* numW, double* xlogv, int threads) = 0;
+  virtual void kl_cols(const arma::mat& Wt, const arma::mat& H, arma::mat& numH, int threads) = 0;
+  virtual double kl_constant() = 0;  // sum x log x - x over the non-zeros
+  // Projection of an extrapolated factor (rules.h, project_extrapolated),
+  // for the rows r with keep[r]: the work of correcting the product by the
+  // clipped entries (as project_extrapolated() counts it; a cost, compared
+  // with that of a whole product), the non-zeros of each column of X_s
+  // (n x 1), and the correction itself: the negative entries of Y set to 0
+  // and C += (their negated values) times X_s's rows (is_w: Y = Wt_s,
+  // C = W'X, k x n) or columns (Y = H, C = (X_s H')', k x m_s).
+  virtual double clip_work(const arma::mat& Y, const std::vector<char>& keep, bool is_w) = 0;
+  virtual arma::mat column_counts() = 0;
+  virtual void clip_correct(arma::mat& Y, arma::mat& C, const std::vector<char>& keep, bool is_w, int threads) = 0;
+};
+
+// A matrix in memory (not owned).
+class MemoryCells : public Cells {
+ public:
+  explicit MemoryCells(const Data& X) : X_(X) {}
+  void XHt(const arma::mat& H, arma::mat& A, int threads) override { X_.XHt(H, A, threads); }
+  void WtX(const arma::mat& Wt, arma::mat& C, int threads) override { X_.WtX(Wt, C, threads); }
+  double xnorm2() override { return X_.xnorm2(); }
+  double nnz() override { return X_.nnz(); }
+  void kl_rows(const arma::mat& Wt, const arma::mat& H, arma::mat* numW, double* xlogv, int threads) override {
+    arma::mat none;
+    KLMU::ratio_pass(X_, Wt, H, numW ? *numW : none, xlogv, true, threads, numW != nullptr);
+  }
+  void kl_cols(const arma::mat& Wt, const arma::mat& H, arma::mat& numH, int threads) override {
+    KLMU::ratio_pass(X_, Wt, H, numH, nullptr, false, threads);
+  }
+  double kl_constant() override { return KLMU::data_constant(X_); }
+  double clip_work(const arma::mat& Y, const std::vector<char>& keep, bool is_w) override {
+    return projection_work(X_, Y, keep, is_w);
+  }
+  arma::mat column_counts() override {
+    arma::mat c(X_.n_cols(), 1);
+    for (arma::uword j = 0; j < X_.n_cols(); ++j)
+      c(j, 0) = X_.dense() ? static_cast<double>(X_.n_rows()) : static_cast<double>(X_.S().p[j + 1] - X_.S().p[j]);
+    return c;
+  }
+  void clip_correct(arma::mat& Y, arma::mat& C, const std::vector<char>& keep, bool is_w, int threads) override {
+    projection_correct(X_, Y, C, keep, is_w, threads);
+  }
+  const Data& data() const { return X_; }
+
+ private:
+  const Data& X_;
+};
+
+// A shard file (m_s x n_s, n_s <= n columns of the fit), read `cells` cells
+// at a time into `buf` for each product (stream_products(): each element
+// summed in the file's order), never held whole; its values divided by
+// `scale`.
+class FileCells : public Cells {
+ public:
+  FileCells(std::string path, ShardBuffer& buf, std::size_t cells, double scale, arma::uword n)
+      : path_(std::move(path)), buf_(buf), cells_(cells), scale_(scale), n_(n) {
+    ShardReader reader(path_);
+    nnz_ = static_cast<double>(reader.nnz());
+    m_ = reader.dims().empty() ? 0 : reader.dims()[0];
+  }
+  void XHt(const arma::mat& H, arma::mat& A, int) override {
+    ShardReader reader(path_);
+    if (A.n_rows != H.n_rows || A.n_cols != m_) A.set_size(H.n_rows, m_);
+    x2_ = stream_products(reader, buf_, cells_, scale_, nullptr, nullptr, &H, &A);
+  }
+  void WtX(const arma::mat& Wt, arma::mat& C, int) override {
+    ShardReader reader(path_);
+    C.set_size(Wt.n_rows, n_);
+    x2_ = stream_products(reader, buf_, cells_, scale_, &Wt, &C, nullptr, nullptr);
+  }
+  double xnorm2() override {
+    if (x2_ < 0.0) {
+      ShardReader reader(path_);
+      x2_ = stream_products(reader, buf_, cells_, scale_, nullptr, nullptr, nullptr, nullptr);
+    }
+    return x2_;
+  }
+  double nnz() override { return nnz_; }
+  void kl_rows(const arma::mat& Wt, const arma::mat& H, arma::mat* numW, double* xlogv, int threads) override {
+    ShardReader reader(path_);
+    if (numW) numW->set_size(Wt.n_rows, Wt.n_cols);
+    stream_kl(reader, buf_, cells_, scale_, Wt, H, numW, nullptr, xlogv, nullptr, nullptr, threads);
+  }
+  void kl_cols(const arma::mat& Wt, const arma::mat& H, arma::mat& numH, int threads) override {
+    ShardReader reader(path_);
+    numH.set_size(Wt.n_rows, n_);
+    stream_kl(reader, buf_, cells_, scale_, Wt, H, nullptr, &numH, nullptr, nullptr, nullptr, threads);
+  }
+  // (a file's correction is a pass over it either way: the work of a whole
+  // product, so the product is recomputed)
+  double clip_work(const arma::mat&, const std::vector<char>&, bool) override {
+    return std::numeric_limits<double>::infinity();
+  }
+  arma::mat column_counts() override {
+    ShardReader reader(path_);
+    arma::mat c(n_, 1, arma::fill::zeros);
+    while (reader.next(buf_, cells_)) {
+      const std::size_t d = reader.dims().size();
+      for (std::size_t t = 0; t < buf_.nnz; ++t) {
+        const auto j = buf_.idx[d * t + 1];
+        if (j >= n_) throw std::runtime_error("a cell's index is outside the shard's size");
+        c(j, 0) += 1.0;
+      }
+    }
+    return c;
+  }
+  void clip_correct(arma::mat& Y, arma::mat& C, const std::vector<char>& keep, bool is_w, int) override {
+    // C += the clipped part's product: P = max(0, -Y) in the kept rows
+    arma::mat P(Y.n_rows, Y.n_cols, arma::fill::zeros);
+    for (arma::uword c = 0; c < Y.n_cols; ++c)
+      for (arma::uword r = 0; r < Y.n_rows; ++r)
+        if (keep[r] && Y(r, c) < 0.0) { P(r, c) = -Y(r, c); Y(r, c) = 0.0; }
+    arma::mat D;
+    if (is_w) WtX(P, D, 1); else { D.set_size(C.n_rows, C.n_cols); XHt(P, D, 1); }
+    C += D;
+  }
+  double kl_constant() override {
+    ShardReader reader(path_);
+    double c = 0.0;
+    arma::mat W0(1, reader.dims()[0], arma::fill::zeros), H0(1, n_, arma::fill::zeros);
+    stream_kl(reader, buf_, cells_, scale_, W0, H0, nullptr, nullptr, nullptr, &c, nullptr, threads_one());
+    return c;
+  }
+
+ private:
+  static int threads_one() { return 1; }
+  std::string path_;
+  ShardBuffer& buf_;
+  std::size_t cells_;
+  double scale_, nnz_ = 0.0, x2_ = -1.0;
+  arma::uword n_, m_ = 0;
+};
+
+// What a piece keeps between requests besides its rows of W: matrices of
+// its rows' size by name ("A": (X_s H')' for the sweeps of one update).
+// Its holder owns it for the fit (a store of a shard engine, or the fit
+// of a matrix in memory).
+using Slots = std::map<std::string, arma::mat>;
+
+// One piece: its cells, its rows of W (a view of the holder's memory,
+// k x m_s, written in place) and its slots.
+//
+// Operations (Request::op), with inputs:
+//   "eval"   s?        -> C = W_s'X_s, WW = W_s'W_s, xnorm2, nnz, s1 = sum W_s, s2 = sum W_s^2
+//   "wtx"    s?        -> C
+//   "sweep"  HH, l1, l2, H (first sweep of an update: A = (X_s H')' made)
+//                      -> change (one HALS sweep of W_s, the squared change)
+//   "wfin"             -> WW, inner = <A, W_s>, wsq = row sums of W_s^2 (k x 1), s1, s2
+//   "block"  H, HH, l1, l2, eps, method (FrobMethod)
+//                      -> W_s given H by one block update (MU, ANLS, ALS),
+//                         then C, WW, s1, s2 of the new W_s
+//   "klmu"   H, l1, l2, eps, constant?
+//                      -> the KL multiplicative update of W_s (KLMU::step):
+//                         xlogv, s1, s2, wsum0 of the W_s entering it, then
+//                         num (H's numerators) and wsum of the new W_s;
+//                         constant (sum x log x - x) when asked
+//   "kleval" H         -> xlogv, constant, wsum, s1, s2
+//   "her_*"            the parts of an extrapolated step (PieceHER)
+//   "gather" s?, sv?   -> @Wt (W_s, concatenated over the pieces; sv: the
+//                         copy's rows divided by sv, W_s untouched)
+//   "scale"  s         -> nothing (the rescaling alone)
+// `s`, when given, first divides row r of W_s by s[r] (a rescaling the
+// rule made of the whole W: unit_rows()).
+class Piece {
+ public:
+  Piece(Cells& X, double* Wt, arma::uword k, arma::uword m, Slots& slots)
+      : X_(X), Wt_(Wt, k, m, false, true), slots_(slots) {}
+  arma::mat& Wt() { return Wt_; }
+
+  Stats run(const Request& r, int threads) {
+    Stats out;
+    if (r.has("s")) rescale(r.mat("s"));
+    const std::string& op = r.op;
+    if (op == "eval") {
+      arma::mat C;
+      X_.WtX(Wt_, C, threads);
+      out.set("C", std::move(C));
+      w_sums(out, threads);
+      out.set("xnorm2", X_.xnorm2());
+      out.set("nnz", X_.nnz());
+    } else if (op == "wtx") {
+      arma::mat C;
+      X_.WtX(Wt_, C, threads);
+      out.set("C", std::move(C));
+    } else if (op == "sweep") {
+      arma::mat& A = slot("A");
+      if (r.has("H")) X_.XHt(r.mat("H"), A, threads);
+      out.set("change", FrobeniusHALS::update_rows(Wt_, A, r.mat("HH"), r.num("l1", 0.0), r.num("l2", 0.0),
+                                                    threads));
+    } else if (op == "wfin") {
+      w_sums(out, threads);
+      auto it = slots_.find("A");
+      out.set("inner", it != slots_.end() && it->second.n_elem == Wt_.n_elem ? inner(it->second, Wt_) : 0.0);
+      arma::mat wsq(Wt_.n_rows, 1, arma::fill::zeros);
+      for (arma::uword i = 0; i < Wt_.n_cols; ++i)
+        for (arma::uword q = 0; q < Wt_.n_rows; ++q) wsq(q, 0) += Wt_(q, i) * Wt_(q, i);
+      out.set("wsq", std::move(wsq));
+    } else if (op == "block") {
+      arma::mat A;
+      X_.XHt(r.mat("H"), A, threads);
+      frob_block(static_cast<FrobMethod>(static_cast<int>(r.num("method", 0.0))), Wt_, A, r.mat("HH"),
+                 r.num("l1", 0.0), r.num("l2", 0.0), r.num("eps", 0.0), 1, threads);
+      A.reset();
+      arma::mat C;
+      X_.WtX(Wt_, C, threads);
+      out.set("C", std::move(C));
+      w_sums(out, threads);
+    } else if (op == "klmu") {
+      // KLMU::step's part of the piece: the objective's terms of the model
+      // entering the step, W_s given H, the numerators of H with the new W_s
+      w_sums(out, threads, false);
+      out.set("wsum0", arma::mat(arma::sum(Wt_, 1)));
+      if (r.num("constant", 0.0) != 0.0) out.set("constant", X_.kl_constant());
+      const arma::mat& H = r.mat("H");
+      arma::mat num;
+      double xlogv = 0.0;
+      X_.kl_rows(Wt_, H, &num, &xlogv, threads);
+      const arma::vec hsum = arma::sum(H, 1);
+      KLMU(Penalty(), r.num("eps", 0.0)).mm_update(Wt_, num, Wt_, hsum, r.num("l1", 0.0), r.num("l2", 0.0));
+      num.reset();
+      arma::mat numH;
+      X_.kl_cols(Wt_, H, numH, threads);
+      out.set("num", std::move(numH));
+      out.set("xlogv", xlogv);
+      out.set("wsum", arma::mat(arma::sum(Wt_, 1)));
+    } else if (op == "kleval") {
+      w_sums(out, threads, false);
+      out.set("wsum", arma::mat(arma::sum(Wt_, 1)));
+      double xlogv = 0.0;
+      X_.kl_rows(Wt_, r.mat("H"), nullptr, &xlogv, threads);
+      out.set("xlogv", xlogv);
+      out.set("constant", X_.kl_constant());
+    } else if (op == "her_init") {
+      // the iterate's products: W'X, (X H')' (slot PH), W's sums; the
+      // previous W is the iterate
+      slot("Wo") = Wt_;
+      X_.XHt(r.mat("H"), slot("PH"), threads);
+      arma::mat C;
+      X_.WtX(Wt_, C, threads);
+      out.set("C", std::move(C));
+      w_sums(out, threads);
+      out.set("wsum", arma::mat(arma::sum(Wt_, 1)));
+      out.set("xnorm2", X_.xnorm2());
+      out.set("nnz", X_.nnz());
+      out.set("colnnz", X_.column_counts());
+    } else if (op == "her_wy") {
+      // Wy = W + b (W - W_prev) in slot Wn, and the sums that decide which
+      // of its rows are projected (project_extrapolated())
+      arma::mat& Wn = slot("Wn");
+      Wn = extrapolated(Wt_, slot("Wo"), r.num("b", 0.0), threads);
+      arma::mat proj(Wt_.n_rows, 1, arma::fill::zeros), full(Wt_.n_rows, 1, arma::fill::zeros);
+      for (arma::uword c = 0; c < Wn.n_cols; ++c) {
+        const double* y = Wn.colptr(c);
+        const double* b = Wt_.colptr(c);
+        for (arma::uword q = 0; q < Wn.n_rows; ++q) {
+          if (y[q] > 0.0) proj(q, 0) += y[q] * y[q];
+          full(q, 0) += b[q] * b[q];
+        }
+      }
+      out.set("proj", std::move(proj));
+      out.set("full", std::move(full));
+    } else if (op == "her_wwork") {
+      arma::mat& Wn = slot("Wn");
+      const std::vector<char> keep = keep_of(r.mat("keep"), Wn);
+      out.set("work", X_.clip_work(Wn, keep, true));
+    } else if (op == "her_wproj") {
+      // Wy projected: rows not kept are the iterate's; the clipped entries'
+      // correction of W'X (or, `recompute`, the whole product) returned
+      arma::mat& Wn = slot("Wn");
+      const std::vector<char> keep = keep_of(r.mat("keep"), Wn);
+      for (arma::uword q = 0; q < Wn.n_rows; ++q) if (!keep[q]) Wn.row(q) = Wt_.row(q);
+      if (r.num("recompute", 0.0) != 0.0) {
+        for (arma::uword c = 0; c < Wn.n_cols; ++c)
+          for (arma::uword q = 0; q < Wn.n_rows; ++q) if (keep[q] && Wn(q, c) < 0.0) Wn(q, c) = 0.0;
+        arma::mat C;
+        X_.WtX(Wn, C, threads);
+        out.set("C", std::move(C));
+      } else {
+        arma::mat corr(Wn.n_rows, static_cast<arma::uword>(r.num("n", 0.0)), arma::fill::zeros);
+        X_.clip_correct(Wn, corr, keep, true, threads);
+        out.set("corr", std::move(corr));
+      }
+      out.set("WW", gram(Wn, threads));
+    } else if (op == "her_w") {
+      // (X Hn')' (slot Pn); Ay = Pn + b (Pn - PH), projected as Hy (rows
+      // not kept: Pn's; clipped entries corrected, or the product with the
+      // projected Hy recomputed); then the first block update of Wn
+      // given Ay and Hy Hy'
+      arma::mat& Pn = slot("Pn");
+      X_.XHt(r.mat("Hn"), Pn, threads);
+      arma::mat& Ay = slot("Ay");
+      Ay = extrapolated(Pn, slot("PH"), r.num("b", 0.0), threads);
+      arma::mat Hy = r.mat("Hy");
+      const std::vector<char> keep = keep_of(r.mat("keep"), Wt_);
+      for (arma::uword q = 0; q < Ay.n_rows; ++q) if (!keep[q]) Ay.row(q) = Pn.row(q);
+      if (r.num("recompute", 0.0) != 0.0) {
+        for (arma::uword c = 0; c < Hy.n_cols; ++c)
+          for (arma::uword q = 0; q < Hy.n_rows; ++q) if (keep[q] && Hy(q, c) < 0.0) Hy(q, c) = 0.0;
+        X_.XHt(Hy, Ay, threads);
+      } else {
+        X_.clip_correct(Hy, Ay, keep, false, threads);
+      }
+      arma::mat& Wn = slot("Wn");
+      const arma::mat& HH = r.mat("HH");
+      if (r.num("anls", 0.0) != 0.0) {
+        FrobeniusANLS::solve_all(Wn, Ay, HH, r.num("l1", 0.0), r.num("l2", 0.0), threads);
+      } else {
+        out.set("change", FrobeniusHALS::update_rows(Wn, Ay, HH, r.num("l1", 0.0), r.num("l2", 0.0), threads));
+      }
+    } else if (op == "her_sweep") {
+      out.set("change", FrobeniusHALS::update_rows(slot("Wn"), slot("Ay"), r.mat("HH"), r.num("l1", 0.0),
+                                                    r.num("l2", 0.0), threads));
+    } else if (op == "her_fin") {
+      // the candidate Wn's W'X and sums
+      arma::mat& Wn = slot("Wn");
+      slots_.erase("Ay");
+      arma::mat C;
+      X_.WtX(Wn, C, threads);
+      out.set("C", std::move(C));
+      out.set("WW", gram(Wn, threads));
+      out.set("s1", arma::accu(Wn));
+      out.set("s2", arma::accu(arma::square(Wn)));
+      out.set("wsum", arma::mat(arma::sum(Wn, 1)));
+    } else if (op == "her_accept") {
+      slot("Wo") = Wt_;
+      Wt_ = slot("Wn");
+      slots_["PH"].swap(slots_["Pn"]);
+    } else if (op == "her_reject") {
+      slot("Wo") = Wt_;
+    } else if (op == "gather") {
+      out.set("@Wt", arma::mat(Wt_));
+      if (r.has("sv")) {
+        arma::mat& g = out.m["@Wt"];
+        const arma::mat& sv = r.mat("sv");
+        for (arma::uword i = 0; i < g.n_cols; ++i)
+          for (arma::uword q = 0; q < g.n_rows; ++q) g(q, i) /= sv[q];
+      }
+    } else if (op == "scale") {
+      // (the rescaling only)
+    } else {
+      throw std::logic_error("unknown piece operation '" + op + "'");
+    }
+    return out;
+  }
+
+ private:
+  static std::vector<char> keep_of(const arma::mat& keep, const arma::mat& W) {
+    if (keep.n_elem != W.n_rows) throw std::logic_error("a projection's rows of the wrong size");
+    std::vector<char> out(keep.n_elem);
+    for (arma::uword q = 0; q < keep.n_elem; ++q) out[q] = keep[q] != 0.0;
+    return out;
+  }
+  arma::mat& slot(const std::string& name) {
+    arma::mat& a = slots_[name];
+    if (a.n_rows != Wt_.n_rows || a.n_cols != Wt_.n_cols) a.set_size(Wt_.n_rows, Wt_.n_cols);
+    return a;
+  }
+  void rescale(const arma::mat& s) {
+    if (s.n_elem != Wt_.n_rows) throw std::logic_error("scales of the wrong size");
+    for (arma::uword i = 0; i < Wt_.n_cols; ++i) {
+      double* w = Wt_.colptr(i);
+      for (arma::uword q = 0; q < Wt_.n_rows; ++q) w[q] /= s[q];
+    }
+  }
+  void w_sums(Stats& out, int threads, bool with_gram = true) {
+    if (with_gram) out.set("WW", gram(Wt_, threads));
+    out.set("s1", arma::accu(Wt_));
+    out.set("s2", arma::accu(arma::square(Wt_)));
+  }
+  Cells& X_;
+  arma::mat Wt_;
+  Slots& slots_;
+};
+
+// The global part of a fit in pieces: H (k x n) and the pieces, which hold
+// W. (The driver's callback asks for W through them.)
+struct PieceModel {
+  arma::mat H;
+  const Pieces* P = nullptr;
+  // the s of the next request: a rescaling of W not yet made by the pieces
+  arma::mat pending;
+  // a rescaling of the model's W that the pieces' W does not have (theirs
+  // is the rule's iterate): applied to copies only, until the fit ends
+  arma::mat view;
+  // W (k x m), gathered from the pieces
+  arma::mat gather() const {
+    Request r("gather");
+    if (pending.n_elem) r.with("s", pending);
+    if (view.n_elem) r.with("sv", view);
+    const_cast<PieceModel*>(this)->pending.reset();
+    return P->map(r).mat("@Wt");
+  }
+};
+
+// Penalty::value() from W's sums (s1, s2 of the pieces) and H
+inline double piece_penalty(const Penalty& pen, const Stats& w, const arma::mat& H) {
+  double v = 0.0;
+  if (pen.l1w != 0) v += pen.l1w * w.num("s1");
+  if (pen.l1h != 0) v += pen.l1h * arma::accu(H);
+  if (pen.l2w != 0) v += 0.5 * pen.l2w * w.num("s2");
+  if (pen.l2h != 0) v += 0.5 * pen.l2h * arma::accu(arma::square(H));
+  return v;
+}
+
+// Frobenius HALS (rules.h, FrobeniusHALS) on pieces: H given W from the
+// reduced W'X and W'W, a few sweeps; then W given H by sweeps made by the
+// pieces, each sweep a map whose summed change drives the same stopping
+// rule as in memory; then W's rows to unit norm (H takes the scale), the
+// pieces rescaling theirs with the next request.
+class PieceHALS {
+ public:
+  PieceHALS(Penalty p, double m, double n) : pen_(p), m_(m), n_(n) {}
+  static constexpr bool kLagged = false;
+
+  double step(const Pieces& P, PieceModel& M, int threads) {
+    const double k = static_cast<double>(M.H.n_rows);
+    if (!init_) start(P, M);
+    const double pass = nnz_ * k;
+    // H given W (W'X of the rescaled W)
+    if (have_c_) {
+      have_c_ = false;
+    } else {
+      Request r("wtx");
+      take_pending(r, M);
+      C_ = P.map(r).mat("C");
+    }
+    FrobeniusHALS::sweeps(M.H, C_, WW_, pen_.l1h, pen_.l2h, FrobeniusHALS::max_sweeps(pass + m_ * k * k, n_, k),
+                          threads);
+    const arma::mat HH = gram(M.H, threads);
+    // W given H: sweeps by the pieces, the stopping rule on the summed change
+    const int ms = FrobeniusHALS::max_sweeps(pass + n_ * k * k, m_, k);
+    double first = 0.0;
+    for (int sw = 0; sw < ms; ++sw) {
+      Request r("sweep");
+      r.with("HH", HH).with("l1", pen_.l1w).with("l2", pen_.l2w);
+      if (sw == 0) r.with("H", M.H);
+      const double ch = P.map(r).num("change");
+      if (sw == 0) first = ch;
+      else if (ch <= FrobeniusHALS::kStop * FrobeniusHALS::kStop * first) break;
+    }
+    const Stats w = P.map(Request("wfin"));
+    WW_ = w.mat("WW");
+    const double v = xnorm2_ - 2.0 * w.num("inner") + inner(WW_, HH);
+    const double obj = 0.5 * std::max(v, 0.0) + penalty(w, M.H);
+    if (!pen_.any()) {
+      // unit_rows(): W's rows to unit norm, H's rows take the scale
+      const arma::mat& wsq = w.mat("wsq");
+      arma::mat s(wsq.n_rows, 1);
+      for (arma::uword r = 0; r < s.n_rows; ++r) {
+        const double nr = std::sqrt(wsq(r, 0));
+        s(r, 0) = nr > 0.0 && std::isfinite(nr) ? nr : 1.0;
+      }
+      for (arma::uword j = 0; j < M.H.n_cols; ++j)
+        for (arma::uword r = 0; r < s.n_rows; ++r) M.H(r, j) *= s(r, 0);
+      WW_.each_col() /= s.col(0);
+      WW_.each_row() /= s.col(0).t();
+      M.pending = s;
+    }
+    return obj;
+  }
+
+  double loss(const Pieces& P, PieceModel& M, int threads) {
+    if (!init_) start(P, M);
+    Request r("eval");
+    take_pending(r, M);
+    const Stats e = P.map(r);
+    return half(e, M.H, threads) + penalty(e, M.H);
+  }
+
+ private:
+  void start(const Pieces& P, PieceModel& M) {
+    Request r("eval");
+    take_pending(r, M);
+    const Stats e = P.map(r);
+    xnorm2_ = e.num("xnorm2");
+    nnz_ = e.num("nnz");
+    C_ = e.mat("C");
+    WW_ = e.mat("WW");
+    have_c_ = true;
+    init_ = true;
+  }
+  static void take_pending(Request& r, PieceModel& M) {
+    if (M.pending.n_elem) r.with("s", M.pending);
+    M.pending.reset();
+  }
+  double half(const Stats& e, const arma::mat& H, int threads) const {
+    const double v = xnorm2_ - 2.0 * inner(e.mat("C"), H) + inner(e.mat("WW"), gram(H, threads));
+    return 0.5 * std::max(v, 0.0);
+  }
+  double penalty(const Stats& w, const arma::mat& H) const { return piece_penalty(pen_, w, H); }
+  Penalty pen_;
+  double m_, n_;
+  bool init_ = false, have_c_ = false;
+  double xnorm2_ = 0.0, nnz_ = 0.0;
+  arma::mat C_, WW_;
+};
+
+
+// Alternating Frobenius updates (rules.h, AlternatingFrobenius: MU, ANLS,
+// ALS) on pieces: W given H by the pieces (one request: their block
+// update, then W'X and W'W of the new W), then H given W from the reduced
+// sums; the objective from the same sums.
+class PieceAlternating {
+ public:
+  PieceAlternating(FrobMethod method, Penalty p, double eps) : method_(method), pen_(p), eps_(eps) {}
+  static constexpr bool kLagged = false;
+
+  double step(const Pieces& P, PieceModel& M, int threads) {
+    if (HH_.n_elem == 0) HH_ = gram(M.H, threads);  // else: H is unchanged since the last step
+    Request r("block");
+    r.with("H", M.H).with("HH", HH_).with("l1", pen_.l1w).with("l2", pen_.l2w).with("eps", eps_)
+        .with("method", static_cast<double>(static_cast<int>(method_)));
+    const Stats w = P.map(r);
+    if (xnorm2_ < 0.0) xnorm2_ = P.map(Request("eval")).num("xnorm2");
+    frob_block(method_, M.H, w.mat("C"), w.mat("WW"), pen_.l1h, pen_.l2h, eps_, 1, threads);
+    HH_ = gram(M.H, threads);
+    const double v = xnorm2_ - 2.0 * inner(w.mat("C"), M.H) + inner(w.mat("WW"), HH_);
+    return 0.5 * std::max(v, 0.0) + piece_penalty(pen_, w, M.H);
+  }
+  double loss(const Pieces& P, PieceModel& M, int threads) {
+    const Stats e = P.map(Request("eval"));
+    xnorm2_ = e.num("xnorm2");
+    const double v = xnorm2_ - 2.0 * inner(e.mat("C"), M.H) + inner(e.mat("WW"), gram(M.H, threads));
+    return 0.5 * std::max(v, 0.0) + piece_penalty(pen_, e, M.H);
+  }
+
+ private:
+  FrobMethod method_;
+  Penalty pen_;
+  double eps_, xnorm2_ = -1.0;
+  arma::mat HH_;
+};
+
+// Generalized-KL multiplicative updates (rules.h, KLMU) on pieces: the
+// pieces update their rows of W given H and return H's numerators; the
+// objective (of the model entering the step: lagged) from their sums.
+class PieceKLMU {
+ public:
+  PieceKLMU(Penalty p, double eps) : pen_(p), eps_(eps) {}
+  static constexpr bool kLagged = true;
+
+  double step(const Pieces& P, PieceModel& M, int threads) {
+    Request r("klmu");
+    r.with("H", M.H).with("l1", pen_.l1w).with("l2", pen_.l2w).with("eps", eps_);
+    if (!have_const_) r.with("constant", 1.0);
+    const Stats w = P.map(r);
+    if (!have_const_) { const_ = w.num("constant"); have_const_ = true; }
+    const arma::vec hsum = arma::sum(M.H, 1);
+    const double before = const_ - w.num("xlogv") + arma::dot(arma::vec(w.mat("wsum0")), hsum) +
+                          piece_penalty(pen_, w, M.H);
+    KLMU(Penalty(), eps_).mm_update(M.H, w.mat("num"), M.H, arma::vec(w.mat("wsum")), pen_.l1h, pen_.l2h);
+    (void)threads;
+    return before;
+  }
+  double loss(const Pieces& P, PieceModel& M, int) {
+    const Stats e = P.map(Request("kleval").with("H", M.H));
+    const_ = e.num("constant");
+    have_const_ = true;
+    return const_ - e.num("xlogv") + arma::dot(arma::vec(e.mat("wsum")), arma::vec(arma::sum(M.H, 1))) +
+           piece_penalty(pen_, e, M.H);
+  }
+
+ private:
+  Penalty pen_;
+  double eps_;
+  bool have_const_ = false;
+  double const_ = 0.0;
+};
+
+// Extrapolated HALS/ANLS (rules.h, FrobeniusHER: Ang and Gillis 2019) on
+// pieces. The iterate W, the previous W, the candidate and the products
+// (X H')' of the iterate and the candidate are the pieces' (their rows);
+// H, its extrapolation, W'X of the iterate and of the previous W, beta
+// and the acceptance test are the rule's. The projections of the
+// extrapolated factors decide their rows from sums over all pieces, as in
+// memory. The model returned has W's columns at unit norm (the pieces' W
+// is the iterate: the scale is applied to copies of it, and to the pieces'
+// W when the fit ends).
+template <bool kAnls>
+class PieceHER {
+ public:
+  PieceHER(Penalty p, HerParams hp, double m) : pen_(p), hp_(hp), beta_(hp.beta0), m_(m) {}
+  static constexpr bool kLagged = false;
+  double candidate() const { return cand_; }
+
+  double step(const Pieces& P, PieceModel& M, int threads) {
+    if (!init_) start(P, M, threads);
+    const double k = static_cast<double>(H_.n_rows), n = static_cast<double>(H_.n_cols);
+    const double pass = nnz_ * k;
+    Attempt c = attempt(P, beta_, Hy_, pass, n, k, threads);
+    if (beta_ > 0.0 && lost_component(c)) c = attempt(P, 0.0, H_, pass, n, k, threads);
+    cand_ = c.f;
+    if (cand_ < f_) {
+      P.map(Request("her_accept"));
+      Co_ = std::move(CW_); CW_ = std::move(c.Cn);
+      H_ = std::move(c.Hn); Hy_ = std::move(c.Hy);
+      wsum_ = c.wsum;
+      wsq_ = c.wsq;
+      f_ = cand_;
+      beta_ = std::min(bbar_, hp_.gamma * beta_);
+      bbar_ = std::min(1.0, hp_.gamma_bar * bbar_);
+      output(M);
+    } else {
+      P.map(Request("her_reject"));
+      Co_ = CW_; Hy_ = H_;
+      bbar_ = beta_;
+      beta_ /= hp_.eta;
+    }
+    return f_;
+  }
+  double loss(const Pieces& P, PieceModel& M, int threads) {
+    if (!init_) { start(P, M, threads); return f_; }
+    const Stats e = P.map(Request("eval"));
+    return objective(e.mat("C"), H_, e.mat("WW"), gram(H_, threads), e) ;
+  }
+
+ private:
+  struct Attempt {
+    arma::mat Hn, Hy, Cn;
+    arma::vec wsum, wsq;
+    double f = 0.0;
+  };
+  void start(const Pieces& P, PieceModel& M, int threads) {
+    H_ = M.H;
+    Hy_ = H_;
+    const Stats e = P.map(Request("her_init").with("H", H_));
+    CW_ = e.mat("C");
+    Co_ = CW_;
+    xnorm2_ = e.num("xnorm2");
+    nnz_ = e.num("nnz");
+    colnnz_ = e.mat("colnnz");
+    wsum_ = arma::vec(e.mat("wsum"));
+    f_ = objective(CW_, H_, e.mat("WW"), gram(H_, threads), e);
+    init_ = true;
+  }
+  double objective(const arma::mat& C, const arma::mat& H, const arma::mat& D, const arma::mat& HH,
+                   const Stats& w) const {
+    const double v = xnorm2_ - 2.0 * inner(C, H) + inner(D, HH);
+    return 0.5 * std::max(v, 0.0) + piece_penalty(pen_, w, H);
+  }
+  // the model returned: (W, H) of the iterate, W's rows at unit norm
+  void output(PieceModel& M) const {
+    M.H = H_;
+    M.view.reset();
+    if (pen_.any()) return;
+    // unit_rows(): norms from W'W's diagonal of the iterate
+    arma::mat s(H_.n_rows, 1);
+    for (arma::uword r = 0; r < s.n_rows; ++r) {
+      const double nr = std::sqrt(wsq_[r]);
+      s(r, 0) = nr > 0.0 && std::isfinite(nr) ? nr : 1.0;
+    }
+    for (arma::uword j = 0; j < M.H.n_cols; ++j)
+      for (arma::uword r = 0; r < s.n_rows; ++r) M.H(r, j) *= s(r, 0);
+    M.view = s;
+  }
+  static std::vector<char> keep_rows(const arma::mat& proj, const arma::mat& full, arma::mat& keep) {
+    std::vector<char> kp(proj.n_elem);
+    keep.set_size(proj.n_elem, 1);
+    for (arma::uword r = 0; r < proj.n_elem; ++r) {
+      kp[r] = !(proj[r] < 0.25 * full[r]);
+      keep(r, 0) = kp[r] ? 1.0 : 0.0;
+    }
+    return kp;
+  }
+  Attempt attempt(const Pieces& P, double b, const arma::mat& Hwarm, double pass, double n, double k,
+                  int threads) {
+    Attempt a;
+    // W side: Wy (the pieces'), its projection decided from sums over all
+    // pieces, Wy'X from the iterates' products and the clipped entries
+    const Stats wy = P.map(Request("her_wy").with("b", b));
+    arma::mat keepW;
+    const std::vector<char> kw = keep_rows(wy.mat("proj"), wy.mat("full"), keepW);
+    arma::mat Cy = extrapolated(CW_, Co_, b, threads);
+    for (arma::uword r = 0; r < Cy.n_rows; ++r) if (!kw[r]) Cy.row(r) = CW_.row(r);
+    const double work = P.map(Request("her_wwork").with("keep", keepW)).num("work");
+    const bool recompute = work > 0.05 * nnz_ * k;
+    const Stats wp = P.map(Request("her_wproj").with("keep", keepW).with("recompute", recompute ? 1.0 : 0.0)
+                               .with("n", n));
+    if (recompute) Cy = wp.mat("C"); else Cy += wp.mat("corr");
+    // H given Wy
+    a.Hn = Hwarm;
+    if (kAnls) FrobeniusANLS::solve_all(a.Hn, Cy, wp.mat("WW"), pen_.l1h, pen_.l2h, threads);
+    else FrobeniusHALS::sweeps(a.Hn, Cy, wp.mat("WW"), pen_.l1h, pen_.l2h,
+                               FrobeniusHALS::max_sweeps(pass + m_ * k * k, n, k), threads);
+    // Hy and its projection (the rule's; the pieces correct their (X Hy')')
+    a.Hy = extrapolated(a.Hn, H_, b, threads);
+    std::vector<double> proj(H_.n_rows, 0.0), full(H_.n_rows, 0.0);
+    for (arma::uword c = 0; c < a.Hy.n_cols; ++c)
+      for (arma::uword r = 0; r < H_.n_rows; ++r) {
+        const double y = a.Hy(r, c), h = a.Hn(r, c);
+        if (y > 0.0) proj[r] += y * y;
+        full[r] += h * h;
+      }
+    arma::mat keepH(H_.n_rows, 1);
+    std::vector<char> kh(H_.n_rows);
+    for (arma::uword r = 0; r < H_.n_rows; ++r) {
+      kh[r] = !(proj[r] < 0.25 * full[r]);
+      keepH(r, 0) = kh[r] ? 1.0 : 0.0;
+      if (!kh[r]) a.Hy.row(r) = a.Hn.row(r);
+    }
+    double hwork = 0.0;
+    for (arma::uword c = 0; c < a.Hy.n_cols; ++c) {
+      arma::uword nc = 0;
+      for (arma::uword r = 0; r < H_.n_rows; ++r) nc += kh[r] && a.Hy(r, c) < 0.0;
+      hwork += colnnz_(c, 0) * static_cast<double>(nc);
+    }
+    const bool hre = hwork > 0.05 * nnz_ * k;
+    const arma::mat Hy_raw = a.Hy;
+    for (arma::uword c = 0; c < a.Hy.n_cols; ++c)
+      for (arma::uword r = 0; r < H_.n_rows; ++r) if (kh[r] && a.Hy(r, c) < 0.0) a.Hy(r, c) = 0.0;
+    const arma::mat HHy = gram(a.Hy, threads);
+    // W given Hy, warm start at Wy: the pieces' block updates
+    Request wr("her_w");
+    wr.with("Hn", a.Hn).with("Hy", Hy_raw).with("keep", keepH).with("recompute", hre ? 1.0 : 0.0)
+      .with("b", b).with("HH", HHy).with("l1", pen_.l1w).with("l2", pen_.l2w).with("anls", kAnls ? 1.0 : 0.0);
+    const double first = P.map(wr).num("change", 0.0);
+    if (!kAnls) {
+      const int ms = FrobeniusHALS::max_sweeps(pass + n * k * k, m_, k);
+      for (int sw = 1; sw < ms; ++sw) {
+        const double ch = P.map(Request("her_sweep").with("HH", HHy).with("l1", pen_.l1w).with("l2", pen_.l2w))
+                              .num("change");
+        if (ch <= FrobeniusHALS::kStop * FrobeniusHALS::kStop * first) break;
+      }
+    }
+    const Stats fin = P.map(Request("her_fin"));
+    a.Cn = fin.mat("C");
+    a.wsum = arma::vec(fin.mat("wsum"));
+    a.wsq = arma::vec(fin.mat("WW").diag());
+    a.f = objective(a.Cn, a.Hn, fin.mat("WW"), gram(a.Hn, threads), fin);
+    return a;
+  }
+  bool lost_component(const Attempt& a) const {
+    const arma::vec h0 = arma::sum(H_, 1), h1 = arma::sum(a.Hn, 1);
+    for (arma::uword r = 0; r < wsum_.n_elem; ++r)
+      if (wsum_[r] > 0.0 && h0[r] > 0.0 && !(a.wsum[r] * h1[r] > 1e-12 * (wsum_[r] * h0[r]))) return true;
+    return false;
+  }
+  Penalty pen_;
+  HerParams hp_;
+  double beta_, bbar_ = 1.0, f_ = 0.0, cand_ = 0.0, m_;
+  double xnorm2_ = 0.0, nnz_ = 0.0;
+  bool init_ = false;
+  arma::mat H_, Hy_, CW_, Co_, colnnz_;
+  arma::vec wsum_, wsq_;
+};
+
+}  // namespace nmf
+}  // namespace aspectr
+
+#endif

@@ -22,7 +22,7 @@
 ##
 ## Environment:
 ##   ASPECTR_BENCH_SCALE    fraction of bench/scale.R's full size run here
-##                          (default 0.25; the row says so when below 1)
+##                          (default 0.1; the rows say so when below 1)
 ##   ASPECTR_BENCH_PARTS    regular expression of the parts to run (optimum,
 ##                          nmf, plsa, tensor, lca, sntf, scale; default all)
 ##   ASPECTR_BENCH_README_DIR  folder for the children's RDS files (default:
@@ -40,7 +40,7 @@ dir.create(dirname(raw_file), showWarnings = FALSE, recursive = TRUE)
 rds_dir <- Sys.getenv("ASPECTR_BENCH_README_DIR", tempfile("aspectr_readme_"))
 dir.create(rds_dir, showWarnings = FALSE, recursive = TRUE)
 reuse <- nzchar(Sys.getenv("ASPECTR_BENCH_README_REUSE"))
-scale_frac <- as.numeric(Sys.getenv("ASPECTR_BENCH_SCALE", "0.25"))
+scale_frac <- as.numeric(Sys.getenv("ASPECTR_BENCH_SCALE", "0.1"))
 parts_re <- Sys.getenv("ASPECTR_BENCH_PARTS", "")
 
 raw <- file(raw_file, "w")
@@ -59,12 +59,12 @@ if (quick) say("mode: QUICK (ASPECTR_BENCH_QUICK set): small data, not the READM
 ## The parts: script, sections (ASPECTR_BENCH_ONLY), objects kept, extra
 ## environment.
 parts <- list(
-  optimum = list(script = "bench/optimum.R", only = "", keep = c("tabs", "frob")),
-  nmf = list(script = "bench/nmf.R", only = "", keep = "allres", env = c(ASPECTR_BENCH_NO_WAIT = "1")),
-  plsa = list(script = "bench/plsa.R", only = "^synthetic$", keep = c("out", "syn_dims")),
-  tensor = list(script = "bench/tensor.R", only = "comparison", keep = c("res", "ttt", "t_ref", "target", "tn")),
   lca = list(script = "bench/lca.R", only = "^lca$", keep = "tab"),
+  tensor = list(script = "bench/tensor.R", only = "comparison", keep = c("res", "ttt", "t_ref", "target", "tn")),
+  optimum = list(script = "bench/optimum.R", only = "", keep = c("tabs", "frob")),
+  plsa = list(script = "bench/plsa.R", only = "^synthetic$", keep = c("out", "syn_dims")),
   sntf = list(script = "bench/sntf.R", only = "symnmf|points", keep = c("res", "sc")),
+  nmf = list(script = "bench/nmf.R", only = "", keep = "allres", env = c(ASPECTR_BENCH_NO_WAIT = "1")),
   scale = list(script = "bench/scale.R", only = "^(plsa|nmf|kl)$",
                keep = c("scale_res", "nnz_total", "total_mb", "n_shards", "docs", "terms", "k", "scale"),
                env = c(ASPECTR_BENCH_SCALE = format(scale_frac)))
@@ -114,7 +114,7 @@ sig <- function(x, d = 2) {
   vapply(x, function(v) {
     if (!is.finite(v)) return("NA")
     if (abs(v) >= 100) return(formatC(round(v), format = "d", big.mark = ""))
-    formatC(signif(v, d), format = "fg", digits = d)
+    trimws(formatC(signif(v, d), format = "fg", digits = d))
   }, "")
 }
 rng <- function(x, d = 2) {
@@ -128,7 +128,10 @@ rows_out <- character()
 emit <- function(task, data, asp, peer) {
   rows_out <<- c(rows_out, sprintf("| %s | %s | %s | %s |", task, data, asp, peer))
 }
-missing_part <- function(task, data, part) emit(task, data, sprintf("not measured (bench/%s.R failed in this run)", part), "")
+missing_part <- function(task, data, part) {
+  emit(task, data, if (part %in% names(parts)) sprintf("not measured (bench/%s.R failed in this run)", part) else
+    sprintf("not run (ASPECTR_BENCH_PARTS)"), "")
+}
 
 ## optimum.R -------------------------------------------------------------
 op <- results$optimum
@@ -358,7 +361,7 @@ if (!is.null(sn)) {
 scl <- results$scale
 if (!is.null(scl$scale_res)) {
   sz <- sprintf("%d x %d, %s non-zeros in %d `.shard` files (%.0f MB)%s", as.integer(scl$n_shards * scl$docs),
-                as.integer(scl$terms), formatC(scl$nnz_total, format = "e", digits = 1), as.integer(scl$n_shards),
+                as.integer(scl$terms), sub("e[+]0?", "e", formatC(scl$nnz_total, format = "e", digits = 1)), as.integer(scl$n_shards),
                 scl$total_mb, if (scl$scale < 1) sprintf("; %s of `bench/scale.R`'s full size", format(scl$scale)) else "")
   lab <- c(plsa = "pLSA (KL, EM) of sharded data, k = 20", nmf = "NMF (Frobenius HALS) of the same shards, k = 20",
            kl = "NMF (KL coordinate descent) of the same shards, k = 20")

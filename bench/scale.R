@@ -59,7 +59,8 @@ n_more <- if (quick) 3 else 8
 
 dir <- tempfile("aspectr_scale_")
 dir.create(dir)
-on.exit(unlink(dir, recursive = TRUE), add = TRUE)
+# (under the session's temporary directory: removed when R exits; no
+# on.exit() here, which would remove it at once when this file is sourced)
 set.seed(20261126)
 zipf <- 1 / seq_len(terms)^0.9
 rds <- file.path(dir, sprintf("part%02d.rds", seq_len(n_shards)))

@@ -28,7 +28,9 @@
 ##   ASPECTR_BENCH_README_DIR  folder for the children's RDS files (default:
 ##                          a temporary folder); with ASPECTR_BENCH_README_REUSE=1
 ##                          parts whose RDS file is there are not run again
-##                          (to re-format a finished run)
+##                          (to re-format a finished run, or to combine parts
+##                          run by several processes of this script that
+##                          share the folder, each with its ASPECTR_BENCH_PARTS)
 ##   ASPECTR_BENCH_QUICK=1  passed on: small data (for testing this script)
 
 source("bench/common.R")
@@ -210,8 +212,7 @@ if (!is.null(td)) {
   tgt <- val(td, "plsa em", "final")
   peer <- if (!"nnTensor NTF KL" %in% td$method) paste0("nnTensor: ", no_peer) else {
     fin <- val(td, "nnTensor NTF KL", "final")
-    sprintf("nnTensor `NTF(algorithm = \"KL\")` %s s for %d iterations, %s", sig(val(td, "nnTensor NTF KL", "time_s")),
-            as.integer(val(td, "nnTensor NTF KL", "iterations")),
+    sprintf("nnTensor `NTF(algorithm = \"KL\")` %s s for its budget, %s", sig(val(td, "nnTensor NTF KL", "time_s")),
             if (fin <= tgt) "reaching it" else sprintf("ending at D = %s against %s", sig(fin, 3), sig(tgt, 3)))
   }
   emit("KL CP (coordinate descent), k = 5", sprintf("planted %s (dense and sparse)", dims_t),
@@ -252,8 +253,8 @@ if (length(fr) == 2) {
        sprintf("%s s / %s s to RcppML's final error (`bench/optimum.R`)", rng(fr[[1]]$aspectr_s), rng(fr[[2]]$aspectr_s)),
        sprintf("RcppML default fit %s s / %s s (ratios %s / %s)", rng(fr[[1]]$rcppml_s), rng(fr[[2]]$rcppml_s),
                rng(fr[[1]]$ratio), rng(fr[[2]]$ratio)))
-} else emit("Frobenius NMF (HALS, defaults), k = 20", "dense 2000 x 1000, planted rank 20 + noise",
-            if (is.null(op)) "not measured (bench/optimum.R failed in this run)" else "", if (is.null(op)) "" else paste0("RcppML: ", no_peer))
+} else if (is.null(op)) missing_part("Frobenius NMF (HALS, defaults), k = 20", "dense 2000 x 1000, planted rank 20 + noise", "optimum") else
+  emit("Frobenius NMF (HALS, defaults), k = 20", "dense 2000 x 1000, planted rank 20 + noise", "", paste0("RcppML: ", no_peer))
 
 if (!is.null(ar)) {
   ## Frobenius MU against RcppPlanc's MU
@@ -289,18 +290,23 @@ if (!is.null(te$res)) {
   tref <- te$t_ref
   tt_of <- function(m) if (is.null(te$ttt[[m]])) NA_real_ else te$ttt[[m]][["time"]]
   peers <- c()
-  if ("RDFTensor::cp_apr mu" %in% names(te$res)) {
-    r <- tt_of("RDFTensor::cp_apr mu") / tref
-    peers <- c(peers, if (is.finite(r)) sprintf("RDFTensor `cp_apr` %sx slower", sig(r)) else
+  rdf <- intersect(c("RDFTensor::cp_apr mu", "RDFTensor::cp_apr pqnr"), names(te$res))
+  if (length(rdf)) {
+    r <- vapply(rdf, tt_of, 1) / tref
+    alg <- sub("RDFTensor::cp_apr ", "", rdf)
+    peers <- c(peers, if (any(is.finite(r))) sprintf("RDFTensor `cp_apr` %s", paste(sprintf("%s %sx slower", alg, sig(r)), collapse = ", ")) else
       "RDFTensor `cp_apr` does not reach the target in its budget")
   } else peers <- c(peers, paste0("RDFTensor: ", no_peer))
   if ("nnTensor::NTF KL" %in% names(te$res)) {
     r <- tt_of("nnTensor::NTF KL") / tref
+    fin <- te$res[["nnTensor::NTF KL"]]$final
     peers <- c(peers, if (is.finite(r)) sprintf("nnTensor `NTF` %sx slower", sig(r)) else
-      "nnTensor `NTF` does not reach the target in its budget")
+      if (!is.finite(fin) || fin > te$res[["nnTensor::NTF KL"]]$trace$obj[1]) sprintf("nnTensor `NTF` diverges (divergence %s after %d iterations)",
+                                                                  sub("e[+]0?", "e", formatC(fin, format = "e", digits = 1)), as.integer(te$res[["nnTensor::NTF KL"]]$iters)) else
+        "nnTensor `NTF` does not reach the target in its budget")
   }
   emit("KL CP of a 3-way tensor, k = 5",
-       sprintf("%s, %s non-zeros", paste(te$tn$dims, collapse = " x "), format(length(te$tn$values), big.mark = ",")),
+       sprintf("%s, %sk non-zeros", paste(te$tn$dims, collapse = " x "), sig(length(te$tn$values) / 1000)),
        sprintf("%s s (`bench/tensor.R`)", sig(tref)), paste(peers, collapse = "; "))
 } else missing_part("KL CP of a 3-way tensor, k = 5", "200 x 150 x 100", "tensor")
 

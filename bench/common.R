@@ -94,6 +94,14 @@ print_environment <- function(pkgs) {
   cat(sprintf("load average at start: %s\n", paste(utils::head(strsplit(readLines("/proc/loadavg"), " ")[[1]], 3), collapse = " ")))
 }
 
+## ASPECTR_BENCH_ONLY: a regular expression of the sections a script runs
+## (each script names its sections in its header); unset runs them all.
+## bench/readme.R uses it to run only the parts the README's table needs.
+bench_want <- function(section) {
+  only <- Sys.getenv("ASPECTR_BENCH_ONLY", "")
+  !nzchar(only) || grepl(only, section)
+}
+
 ## Runs one method, turning an error into a printed note (the bench goes
 ## on); `describe(r)` gives the line printed after a successful run (by
 ## default the calling script's describe_run()).

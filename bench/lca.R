@@ -366,4 +366,5 @@ if (any(tab$method == "poLCAParallel (1 thr)") && any(tab$method == "aspectr (1 
         row.names = FALSE, right = FALSE)
 }
 cat(sprintf("\nTotal bench time: %.1f s\n", t_total))
-source("bench/lca-blrt.R")  # the bootstrap likelihood-ratio test (section 5)
+## ASPECTR_BENCH_ONLY (bench/common.R) not matching "blrt" skips it
+if (bench_want("blrt")) source("bench/lca-blrt.R")  # the bootstrap likelihood-ratio test (section 5)

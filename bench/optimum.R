@@ -45,6 +45,9 @@ have <- c(aspectr = requireNamespace("aspectr", quietly = TRUE),
 print_environment(names(have))
 if (!have[["aspectr"]]) stop("install aspectr first (R CMD INSTALL .)")
 reps <- if (quick) 1 else 3
+## the printed tables, kept for bench/readme.R: tabs[[title]] (report()),
+## frob[[kind]] (dense Frobenius NMF against RcppML)
+tabs <- list(); frob <- list()
 
 ## D(G || P) for X (dgCMatrix) and a non-negative W (n x k), H (k x m).
 kl_obj <- function(X, W, H) {
@@ -80,6 +83,7 @@ report <- function(title, res, target, what = "D(G || P)") {
                     to_target_s = vapply(res, time_to, 1, target = target))
   tab$ratio_to_em <- tab$to_target_s / em
   print(format(tab, digits = 4), row.names = FALSE)
+  tabs[[title]] <<- tab
   invisible(tab)
 }
 el <- function(expr) { t0 <- proc.time()[["elapsed"]]; v <- force(expr); list(v = v, t = proc.time()[["elapsed"]] - t0) }
@@ -214,6 +218,7 @@ if (have[["RcppML"]]) {
     }
     subheading(sprintf("Dense Frobenius NMF, %d x %d, planted rank %d + noise (%s), k = %d, 1 thread", m, n, kr, kind, kr))
     cat("target: the relative error RcppML's default fit reaches; aspectr: nmf() defaults (NNDSVD, HALS)\n")
-    print(format(do.call(rbind, rows), digits = 4), row.names = FALSE)
+    frob[[kind]] <- do.call(rbind, rows)
+    print(format(frob[[kind]], digits = 4), row.names = FALSE)
   }
 }

@@ -30,6 +30,7 @@
 ## workers over a 10 Gb/s network.
 ##
 ## ASPECTR_BENCH_QUICK=1 divides the data by 10 (and n = 3);
+## ASPECTR_BENCH_SCALE=0.25 runs a quarter of the full size (any fraction);
 ## ASPECTR_BENCH_ONLY="plsa|nmf|kl|factors" picks sections (plsa() by EM,
 ## nmf() by Frobenius HALS, nmf() by KL coordinate descent, and plsa() on
 ## the cluster with the documents' factor gathered or written by the
@@ -46,7 +47,9 @@ if (!file.exists("/proc/self/status")) {
   quit(save = "no")
 }
 
-scale <- if (quick) 0.1 else 1
+## ASPECTR_BENCH_SCALE: the fraction of the full size to run (documents
+## and non-zeros per shard; default 1, 0.1 when quick)
+scale <- as.numeric(Sys.getenv("ASPECTR_BENCH_SCALE", if (quick) "0.1" else "1"))
 n_shards <- 8
 docs <- round(25000 * scale)
 terms <- 20000
@@ -56,7 +59,8 @@ n_more <- if (quick) 3 else 8
 
 dir <- tempfile("aspectr_scale_")
 dir.create(dir)
-on.exit(unlink(dir, recursive = TRUE), add = TRUE)
+# (under the session's temporary directory: removed when R exits; no
+# on.exit() here, which would remove it at once when this file is sourced)
 set.seed(20261126)
 zipf <- 1 / seq_len(terms)^0.9
 rds <- file.path(dir, sprintf("part%02d.rds", seq_len(n_shards)))
@@ -123,9 +127,11 @@ child <- function(setup, fit_call) {
 rounds <- if (quick) 1 else 2
 
 # ASPECTR_BENCH_ONLY: a regular expression of the sections to run ("plsa",
-# "nmf" for Frobenius HALS, "kl" for KL coordinate descent)
-only <- Sys.getenv("ASPECTR_BENCH_ONLY", "")
-want <- function(section) !nzchar(only) || grepl(only, section)
+# "nmf" for Frobenius HALS, "kl" for KL coordinate descent; bench/common.R)
+want <- bench_want
+# the figures of each section, kept for bench/readme.R (per fit: peak MB,
+# s to the first iteration, s per iteration, final objective)
+scale_res <- list()
 
 # The three nmf() fits' figures: objectives, time ratios
 report_nmf <- function(res) {
@@ -166,7 +172,7 @@ if (want("plsa")) {
                'invisible(plsa(shards(list(w[1:25, ], w[26:50, ])), 2, max_iter = 2, seed = 1, threads = 1, cluster = cl))', sep = "; "),
          'plsa(sh, k, max_iter = %s, tol = 0, seed = 1, threads = 1, cluster = cl, verbose = TRUE)')
   )
-  res <- run_interleaved(runs)
+  res <- scale_res$plsa <- run_interleaved(runs)
   vals <- vapply(res, function(v) v[4], numeric(1))
   cat(sprintf("final objectives agree to %.2g (relative)\n", diff(range(vals)) / abs(vals[1])))
 
@@ -245,7 +251,7 @@ nmf_runs <- list(
 )
 if (want("nmf")) {
   heading("nmf() (Frobenius HALS, random start, no extrapolation) on the same shards")
-  report_nmf(run_interleaved(nmf_runs))
+  report_nmf(scale_res$nmf <- run_interleaved(nmf_runs))
 }
 
 if (want("kl")) {
@@ -260,7 +266,7 @@ if (want("kl")) {
     r[[3]] <- sub("nmf\\((x|sh), k, ", "nmf(\\1, k, loss = \"kl\", ", r[[3]])
     r
   })
-  report_nmf(run_interleaved(kcd_runs))
+  report_nmf(scale_res$kl <- run_interleaved(kcd_runs))
 }
 
 if (want("factors")) {

@@ -23,6 +23,8 @@
 ##    ratio per doubling of n (O(nnz k) per iteration: target about 2),
 ##    and the peak memory of one sntf() fit in a fresh R process.
 ## 3. The same at fixed n = 2000 as n_tuples doubles.
+## ASPECTR_BENCH_ONLY (a regular expression) runs only the parts it matches
+## ("symnmf", "points", "tuples").
 
 source("bench/common.R")
 heading("aspectr super-symmetric NTF / symmetric NMF benchmark (bench/sntf.R)")
@@ -67,6 +69,7 @@ time_to_target <- function(A, k, H0, method, target, threads = 1) {
   list(time = NA_real_, iters = NA_integer_, fit = r$value)
 }
 
+if (bench_want("symnmf")) {
 sizes <- if (quick) 1000L else c(3000L, 6000L)
 K <- 10L
 rows <- list()
@@ -113,6 +116,7 @@ if (length(rows)) {
   cat(sprintf("\nsymnmf speed-up over RcppPlanc (peer time / aspectr time to the peer's objective): median %.2f, min %.2f\n",
               stats::median(res$ratio, na.rm = TRUE), min(res$ratio, na.rm = TRUE)))
 }
+}  # symnmf
 
 ## ---------------------------------------------------------------------------
 ## 2-3. Scaling of multi-way clustering
@@ -148,18 +152,22 @@ scaling_row <- function(n, n_tuples) {
   out
 }
 
+if (bench_want("points")) {
 heading("Scaling with the number of points (n_tuples = 100 n)")
 ns <- if (quick) c(200L, 400L) else c(500L, 1000L, 2000L, 4000L)
 sc <- do.call(rbind, lapply(ns, function(n) scaling_row(n, 100L * n)))
 sc$ratio_per_doubling <- c(NA, sc$ms_per_iter_1t[-1] / sc$ms_per_iter_1t[-nrow(sc)])
 print(sc, row.names = FALSE, digits = 4)
+}  # points
 
+if (bench_want("tuples")) {
 heading("Scaling with the number of tuples (n = 2000)")
 nts <- if (quick) c(20000L, 40000L) else c(50000L, 100000L, 200000L, 400000L, 800000L)
 st <- do.call(rbind, lapply(nts, function(nt) scaling_row(if (quick) 400L else 2000L, nt)))
 st$ratio_per_doubling <- c(NA, st$ms_per_iter_1t[-1] / st$ms_per_iter_1t[-nrow(st)])
 st$bytes_per_nnz <- 1e6 * st$peak_mb / st$nnz
 print(st, row.names = FALSE, digits = 4)
+}  # tuples
 
 cat(sprintf("\nbench/sntf.R finished in %.0f s; load average at end: %s\n", proc.time()[["elapsed"]] - t_bench,
             paste(utils::head(strsplit(readLines("/proc/loadavg"), " ")[[1]], 3), collapse = " ")))

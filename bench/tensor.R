@@ -58,7 +58,8 @@
 ## the rise of R's own heap (gc() "max used" after gc(reset = TRUE)).
 ##
 ## Environment: ASPECTR_BENCH_QUICK=1 runs a small version (for testing the
-## script). The BLAS is left as configured (reference BLAS here).
+## script); ASPECTR_BENCH_ONLY (a regular expression) runs only the sections
+## it matches ("comparison", "scaling"). The BLAS is left as configured (reference BLAS here).
 
 ## ---------------------------------------------------------------------------
 ## 0. Setup: packages
@@ -285,6 +286,7 @@ run_nntensor <- function(tn, k, iters, seed = 1) {
 ## 3. Comparison
 ## ---------------------------------------------------------------------------
 
+if (bench_want("comparison")) {
 K <- 5L
 dims_cmp <- if (quick) c(60L, 50L, 40L) else c(200L, 150L, 100L)
 nnz_cmp <- if (quick) 8000L else 50000L
@@ -399,6 +401,7 @@ for (m in names(res)) {
               paste(sprintf("%10.3f", show$time), collapse = ""),
               paste(sprintf("%10.1f", show$obj), collapse = "")))
 }
+}  # comparison
 
 ## ---------------------------------------------------------------------------
 ## 4. Scaling study (aspectr only)
@@ -442,6 +445,7 @@ fit_memory <- function(x, k, iters, threads, script) {
   c(rss = v[1], heap = v[2])
 }
 
+if (bench_want("scaling")) {
 dims_sc <- if (quick) c(300L, 250L, 200L) else c(1000L, 800L, 600L)
 nnz_sc <- if (quick) c(20000L, 40000L, 80000L) else c(50000L, 100000L, 200000L, 400000L, 800000L)
 iters_sc <- if (quick) 10L else 60L
@@ -503,4 +507,5 @@ if (sum(is.finite(s1$peak_rss_delta_mb)) > 1) {
   cat(sprintf("peak RSS above baseline ~ %.1f MB + %.0f bytes per non-zero (1 thread, linear fit)\n",
               coef(fit)[[1]], coef(fit)[[2]] * 1024^2))
 }
+}  # scaling
 cat(sprintf("\nTotal bench time: %.1f s\n", proc.time()[["elapsed"]] - t_bench))

@@ -18,6 +18,7 @@
 #include <map>
 #include <stdexcept>
 #include <string>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -36,6 +37,12 @@ struct Stats {
     return it->second;
   }
   double num(const std::string& name) const { return mat(name)(0, 0); }
+  // the matrix moved out (the statistics keep an empty one)
+  arma::mat take(const std::string& name) {
+    auto it = m.find(name);
+    if (it == m.end()) throw std::logic_error("a piece's statistics lack '" + name + "'");
+    return std::move(it->second);
+  }
   double num(const std::string& name, double otherwise) const {
     auto it = m.find(name);
     return it == m.end() ? otherwise : it->second(0, 0);
@@ -72,6 +79,13 @@ struct Request {
   Request() = default;
   explicit Request(std::string o) : op(std::move(o)) {}
   Request& with(const std::string& name, arma::mat v) { in[name] = std::move(v); return *this; }
+  // `v` itself, not a copy: it must outlive the request's map()
+  Request& view(const std::string& name, const arma::mat& v) {
+    in.erase(name);
+    in.emplace(std::piecewise_construct, std::forward_as_tuple(name),
+               std::forward_as_tuple(const_cast<double*>(v.memptr()), v.n_rows, v.n_cols, false, true));
+    return *this;
+  }
   Request& with(const std::string& name, double v) {
     arma::mat x(1, 1);
     x(0, 0) = v;

@@ -466,7 +466,7 @@ class PieceHALS {
     } else {
       Request r("wtx");
       take_pending(r, M);
-      C_ = P.map(r).mat("C");
+      C_ = P.map(r).take("C");
     }
     FrobeniusHALS::sweeps(M.H, C_, WW_, pen_.l1h, pen_.l2h, FrobeniusHALS::max_sweeps(pass + m_ * k * k, n_, k),
                           threads);
@@ -476,8 +476,8 @@ class PieceHALS {
     double first = 0.0;
     for (int sw = 0; sw < ms; ++sw) {
       Request r("sweep");
-      r.with("HH", HH).with("l1", pen_.l1w).with("l2", pen_.l2w);
-      if (sw == 0) r.with("H", M.H);
+      r.view("HH", HH).with("l1", pen_.l1w).with("l2", pen_.l2w);
+      if (sw == 0) r.view("H", M.H);
       const double ch = P.map(r).num("change");
       if (sw == 0) first = ch;
       else if (ch <= FrobeniusHALS::kStop * FrobeniusHALS::kStop * first) break;
@@ -552,7 +552,7 @@ class PieceAlternating {
   double step(const Pieces& P, PieceModel& M, int threads) {
     if (HH_.n_elem == 0) HH_ = gram(M.H, threads);  // else: H is unchanged since the last step
     Request r("block");
-    r.with("H", M.H).with("HH", HH_).with("l1", pen_.l1w).with("l2", pen_.l2w).with("eps", eps_)
+    r.view("H", M.H).view("HH", HH_).with("l1", pen_.l1w).with("l2", pen_.l2w).with("eps", eps_)
         .with("method", static_cast<double>(static_cast<int>(method_)));
     const Stats w = P.map(r);
     if (xnorm2_ < 0.0) xnorm2_ = P.map(Request("eval")).num("xnorm2");
@@ -585,7 +585,7 @@ class PieceKLMU {
 
   double step(const Pieces& P, PieceModel& M, int threads) {
     Request r("klmu");
-    r.with("H", M.H).with("l1", pen_.l1w).with("l2", pen_.l2w).with("eps", eps_);
+    r.view("H", M.H).with("l1", pen_.l1w).with("l2", pen_.l2w).with("eps", eps_);
     if (!have_const_) r.with("constant", 1.0);
     const Stats w = P.map(r);
     if (!have_const_) { const_ = w.num("constant"); have_const_ = true; }
@@ -597,7 +597,7 @@ class PieceKLMU {
     return before;
   }
   double loss(const Pieces& P, PieceModel& M, int) {
-    const Stats e = P.map(Request("kleval").with("H", M.H));
+    const Stats e = P.map(Request("kleval").view("H", M.H));
     const_ = e.num("constant");
     have_const_ = true;
     return const_ - e.num("xlogv") + arma::dot(arma::vec(e.mat("wsum")), arma::vec(arma::sum(M.H, 1))) +
@@ -611,7 +611,7 @@ class PieceKLMU {
   double const_ = 0.0;
 };
 
-// Extrapolated HALS/ANLS (rules.h, FrobeniusHER: Ang and Gillis 2019) on
+// Extrapolated HALS/ANLS (Ang and Gillis 2019; rules.h: HerParams) on
 // pieces. The iterate W, the previous W, the candidate and the products
 // (X H')' of the iterate and the candidate are the pieces' (their rows);
 // H, its extrapolation, W'X of the iterate and of the previous W, beta
@@ -667,8 +667,8 @@ class PieceHER {
   void start(const Pieces& P, PieceModel& M, int threads) {
     H_ = M.H;
     Hy_ = H_;
-    const Stats e = P.map(Request("her_init").with("H", H_));
-    CW_ = e.mat("C");
+    Stats e = P.map(Request("her_init").view("H", H_));
+    CW_ = e.take("C");
     Co_ = CW_;
     xnorm2_ = e.num("xnorm2");
     nnz_ = e.num("nnz");
@@ -718,9 +718,9 @@ class PieceHER {
     for (arma::uword r = 0; r < Cy.n_rows; ++r) if (!kw[r]) Cy.row(r) = CW_.row(r);
     const double work = P.map(Request("her_wwork").with("keep", keepW)).num("work");
     const bool recompute = work > 0.05 * nnz_ * k;
-    const Stats wp = P.map(Request("her_wproj").with("keep", keepW).with("recompute", recompute ? 1.0 : 0.0)
+    Stats wp = P.map(Request("her_wproj").with("keep", keepW).with("recompute", recompute ? 1.0 : 0.0)
                                .with("n", n));
-    if (recompute) Cy = wp.mat("C"); else Cy += wp.mat("corr");
+    if (recompute) Cy = wp.take("C"); else Cy += wp.mat("corr");
     // H given Wy
     a.Hn = Hwarm;
     if (kAnls) FrobeniusANLS::solve_all(a.Hn, Cy, wp.mat("WW"), pen_.l1h, pen_.l2h, threads);
@@ -755,19 +755,19 @@ class PieceHER {
     const arma::mat HHy = gram(a.Hy, threads);
     // W given Hy, warm start at Wy: the pieces' block updates
     Request wr("her_w");
-    wr.with("Hn", a.Hn).with("Hy", Hy_raw).with("keep", keepH).with("recompute", hre ? 1.0 : 0.0)
-      .with("b", b).with("HH", HHy).with("l1", pen_.l1w).with("l2", pen_.l2w).with("anls", kAnls ? 1.0 : 0.0);
+    wr.view("Hn", a.Hn).view("Hy", Hy_raw).with("keep", keepH).with("recompute", hre ? 1.0 : 0.0)
+      .with("b", b).view("HH", HHy).with("l1", pen_.l1w).with("l2", pen_.l2w).with("anls", kAnls ? 1.0 : 0.0);
     const double first = P.map(wr).num("change", 0.0);
     if (!kAnls) {
       const int ms = FrobeniusHALS::max_sweeps(pass + n * k * k, m_, k);
       for (int sw = 1; sw < ms; ++sw) {
-        const double ch = P.map(Request("her_sweep").with("HH", HHy).with("l1", pen_.l1w).with("l2", pen_.l2w))
+        const double ch = P.map(Request("her_sweep").view("HH", HHy).with("l1", pen_.l1w).with("l2", pen_.l2w))
                               .num("change");
         if (ch <= FrobeniusHALS::kStop * FrobeniusHALS::kStop * first) break;
       }
     }
-    const Stats fin = P.map(Request("her_fin"));
-    a.Cn = fin.mat("C");
+    Stats fin = P.map(Request("her_fin"));
+    a.Cn = fin.take("C");
     a.wsum = arma::vec(fin.mat("wsum"));
     a.wsq = arma::vec(fin.mat("WW").diag());
     a.f = objective(a.Cn, a.Hn, fin.mat("WW"), gram(a.Hn, threads), fin);

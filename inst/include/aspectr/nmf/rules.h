@@ -646,138 +646,11 @@ class FrobeniusALS : public AlternatingFrobenius<FrobeniusALS> {
 // is added row by row of X (project_extrapolated()), so a step still costs
 // about the two products with X of plain HALS; the objective of the iterate
 // (Wn, Hn) comes exactly from Gram matrices, penalties included. Inner: the
-// block solver (HALS sweeps or exact NNLS).
+// block solver (HALS sweeps or exact NNLS). The rule is nmf/piece.h's
+// PieceHER (one implementation for a matrix and for shards); KLHER below
+// extrapolates the KL multiplicative updates the same way.
 struct HerParams {
   double beta0 = 0.5, eta = 1.5, gamma = 1.01, gamma_bar = 1.005;
-};
-
-struct HalsBlock {
-  static void update(arma::mat& F, const arma::mat& A, const arma::mat& B, double l1, double l2,
-                     double product_cost, double k, int threads) {
-    FrobeniusHALS::sweeps(F, A, B, l1, l2,
-                          FrobeniusHALS::max_sweeps(product_cost, static_cast<double>(F.n_cols), k),
-                          threads);
-  }
-};
-struct AnlsBlock {
-  static void update(arma::mat& F, const arma::mat& A, const arma::mat& B, double l1, double l2,
-                     double, double, int threads) {
-    FrobeniusANLS::solve_all(F, A, B, l1, l2, threads);
-  }
-};
-
-template <class Block>
-class FrobeniusHER {
- public:
-  FrobeniusHER(Penalty p, HerParams hp) : pen_(p), hp_(hp), beta_(hp.beta0) {}
-  static constexpr bool kLagged = false;
-  // objective of the last candidate pair, accepted or not (the stopping rule
-  // compares it with the previous objective, so that a rejected step that
-  // changes nothing still ends the fit)
-  double candidate() const { return cand_; }
-  double beta() const { return beta_; }
-  int restarts() const { return restarts_; }
-  double step(const Data& X, Model& M, int threads) {
-    const double k = static_cast<double>(M.Wt.n_rows), m = static_cast<double>(X.n_rows()),
-                 n = static_cast<double>(X.n_cols());
-    const double pass = X.nnz() * k;
-    if (!init_) {
-      W_ = M.Wt; H_ = M.H; Wo_ = W_; Hy_ = H_;
-      X.WtX(W_, CW_, threads);
-      X.XHt(H_, PH_, threads);
-      Co_ = CW_;
-      f_ = objective(X, W_, H_, CW_, gram(W_, threads), gram(H_, threads));
-      init_ = true;
-    }
-    // the extrapolated step; when it makes a component of the model vanish
-    // (a column of W or row of H that was non-zero becomes zero), the plain
-    // step (beta = 0) is taken instead: an extrapolated factor projected to
-    // zero would otherwise send the other factor to zero under a penalty and
-    // the fit into the all-zero saddle point
-    Attempt c = attempt(X, beta_, std::move(Hy_), pass, m, n, k, threads);
-    if (beta_ > 0.0 && lost_component(c.Wn, c.Hn)) {
-      c = attempt(X, 0.0, H_, pass, m, n, k, threads);
-      ++plain_;
-    }
-    cand_ = c.f;
-    if (cand_ < f_) {
-      Wo_ = std::move(W_); Co_ = std::move(CW_);
-      W_ = std::move(c.Wn); CW_ = std::move(c.Cn);
-      H_ = std::move(c.Hn); PH_ = std::move(c.Pn);
-      Hy_ = std::move(c.Hy);
-      f_ = cand_;
-      beta_ = std::min(bbar_, hp_.gamma * beta_);
-      bbar_ = std::min(1.0, hp_.gamma_bar * bbar_);
-      M.Wt = W_; M.H = H_;
-      if (!pen_.any()) unit_columns(M);
-    } else {
-      // reject: restart from the iterate, without extrapolation
-      Wo_ = W_; Co_ = CW_; Hy_ = H_;
-      bbar_ = beta_;
-      beta_ /= hp_.eta;
-      ++restarts_;
-    }
-    return f_;
-  }
-  int plain_steps() const { return plain_; }
-  double loss(const Data& X, const Model& M, int threads) const {
-    arma::mat C;
-    X.WtX(M.Wt, C, threads);
-    return objective(X, M.Wt, M.H, C, gram(M.Wt, threads), gram(M.H, threads));
-  }
- private:
-  double objective(const Data& X, const arma::mat& Wt, const arma::mat& H, const arma::mat& C,
-                   const arma::mat& D, const arma::mat& HH) const {
-    const double v = X.xnorm2() - 2.0 * inner(C, H) + inner(D, HH);
-    return 0.5 * std::max(v, 0.0) + pen_.value(Wt, H);
-  }
-  // the returned model only: unit-norm columns of W, scale moved into H
-  static void unit_columns(Model& M) { unit_rows(M); }
-  struct Attempt {
-    arma::mat Wn, Hn, Cn, Pn, Hy;
-    double f;
-  };
-  // H given Wy = W + b (W - W_prev) (projected), warm start Hwarm; then W
-  // given Hy = Hn + b (Hn - H) (projected), warm start Wy; and the
-  // objective of (Wn, Hn). b = 0 is the plain alternating step.
-  Attempt attempt(const Data& X, double b, arma::mat Hwarm, double pass, double m, double n,
-                  double k, int threads) const {
-    Attempt a;
-    // extrapolated W and W'X (Wo_ == W_ after a rejected step or at the start)
-    arma::mat Wy = extrapolated(W_, Wo_, b, threads);
-    arma::mat Cy = extrapolated(CW_, Co_, b, threads);
-    project_extrapolated(X, Wy, Cy, true, W_, CW_, threads);
-    a.Hn = std::move(Hwarm);
-    Block::update(a.Hn, Cy, gram(Wy, threads), pen_.l1h, pen_.l2h, pass + m * k * k, k, threads);
-    X.XHt(a.Hn, a.Pn, threads);
-    // extrapolated H and (X Hy')'
-    a.Hy = extrapolated(a.Hn, H_, b, threads);
-    arma::mat Ay = extrapolated(a.Pn, PH_, b, threads);
-    project_extrapolated(X, a.Hy, Ay, false, a.Hn, a.Pn, threads);
-    // W given Hy, warm start at Wy (moved: not used any more)
-    a.Wn = std::move(Wy);
-    Block::update(a.Wn, Ay, gram(a.Hy, threads), pen_.l1w, pen_.l2w, pass + n * k * k, k, threads);
-    X.WtX(a.Wn, a.Cn, threads);
-    a.f = objective(X, a.Wn, a.Hn, a.Cn, gram(a.Wn, threads), gram(a.Hn, threads));
-    return a;
-  }
-  // a component r (column r of W times row r of H) that is non-zero in the
-  // iterate and (numerically) zero in the candidate: its mass sum(W_r)
-  // sum(H_r) fell below 1e-12 times what it was
-  bool lost_component(const arma::mat& Wn, const arma::mat& Hn) const {
-    const arma::vec w0 = arma::sum(W_, 1), h0 = arma::sum(H_, 1), w1 = arma::sum(Wn, 1),
-                    h1 = arma::sum(Hn, 1);
-    for (arma::uword r = 0; r < w0.n_elem; ++r)
-      if (w0[r] > 0.0 && h0[r] > 0.0 && !(w1[r] * h1[r] > 1e-12 * (w0[r] * h0[r]))) return true;
-    return false;
-  }
-  Penalty pen_;
-  HerParams hp_;
-  double beta_, bbar_ = 1.0, f_ = 0.0, cand_ = 0.0;
-  bool init_ = false;
-  int restarts_ = 0, plain_ = 0;
-  // iterate (W_, H_) with W'X and (X H')'; previous W; last extrapolated H
-  arma::mat W_, H_, CW_, PH_, Wo_, Co_, Hy_;
 };
 
 class FrobeniusMU : public AlternatingFrobenius<FrobeniusMU> {
@@ -942,7 +815,7 @@ class KLMU {
 };
 
 // Extrapolated KL multiplicative updates (HER of Ang & Gillis 2019 as in
-// FrobeniusHER, with the KL multiplicative update as the block step): H is
+// PieceHER, with the KL multiplicative update as the block step): H is
 // updated from the last extrapolated H given Wy = W + beta (W - W_prev),
 // Hy = Hn + beta (Hn - H), W is updated from Wy given Hy, and the pair
 // (Wn, Hn) is kept only if its KL objective is lower (then beta <- min(bbar,

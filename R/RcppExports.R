@@ -85,44 +85,8 @@ cpp_nmf_shard_state <- function(idx, val, dims, scale, layout = 0L) {
     .Call(`_aspectr_cpp_nmf_shard_state`, idx, val, dims, scale, layout)
 }
 
-cpp_nmf_shard_eval <- function(state, Wt, H, kl, wtx, acc, threads) {
-    .Call(`_aspectr_cpp_nmf_shard_eval`, state, Wt, H, kl, wtx, acc, threads)
-}
-
-cpp_nmf_shard_kl_eval_stream <- function(buffer, path, dims, scale, Wt, H, wtx, acc, chunk, threads) {
-    .Call(`_aspectr_cpp_nmf_shard_kl_eval_stream`, buffer, path, dims, scale, Wt, H, wtx, acc, chunk, threads)
-}
-
-cpp_kcd_columns <- function(H, c, l2) {
-    .Call(`_aspectr_cpp_kcd_columns`, H, c, l2)
-}
-
-cpp_kcd_next <- function(solver, sums, with_hv) {
-    .Call(`_aspectr_cpp_kcd_next`, solver, sums, with_hv)
-}
-
-cpp_nmf_shard_kcd_pass <- function(state, Wt, hv, v, reset, rd, rn, d, threads) {
-    .Call(`_aspectr_cpp_nmf_shard_kcd_pass`, state, Wt, hv, v, reset, rd, rn, d, threads)
-}
-
-cpp_nmf_shard_kcd_pass_stream <- function(buffer, path, dims, scale, Wt, hv, rd, rn, chunk, threads) {
-    .Call(`_aspectr_cpp_nmf_shard_kcd_pass_stream`, buffer, path, dims, scale, Wt, hv, rd, rn, chunk, threads)
-}
-
-cpp_nmf_shard_rows_stream <- function(buffer, path, dims, scale, chunk) {
-    .Call(`_aspectr_cpp_nmf_shard_rows_stream`, buffer, path, dims, scale, chunk)
-}
-
 cpp_kcd_local <- function(state, Wt, H, c, l2, sweeps, newton, threads) {
     .Call(`_aspectr_cpp_kcd_local`, state, Wt, H, c, l2, sweeps, newton, threads)
-}
-
-cpp_nmf_shard_nnz <- function(state) {
-    .Call(`_aspectr_cpp_nmf_shard_nnz`, state)
-}
-
-cpp_nmf_shard_kcd_rows <- function(state, Wt, H, l1, l2, transposed, threads) {
-    .Call(`_aspectr_cpp_nmf_shard_kcd_rows`, state, Wt, H, l1, l2, transposed, threads)
 }
 
 cpp_nmf_gram <- function(F, threads) {
@@ -141,12 +105,12 @@ cpp_piece_slots <- function() {
     .Call(`_aspectr_cpp_piece_slots`)
 }
 
-cpp_nmf_piece_run <- function(state, file, Wt, slots, op, input, threads) {
-    .Call(`_aspectr_cpp_nmf_piece_run`, state, file, Wt, slots, op, input, threads)
+cpp_nmf_piece_run <- function(state, file, Wt, slots, op, input, threads, kept) {
+    .Call(`_aspectr_cpp_nmf_piece_run`, state, file, Wt, slots, op, input, threads, kept)
 }
 
-cpp_nmf_pieces_fit <- function(fn, H0, m, loss, method, L1, L2, eps, accelerate, max_iter, tol, threads, hook = NULL, want_model = FALSE) {
-    .Call(`_aspectr_cpp_nmf_pieces_fit`, fn, H0, m, loss, method, L1, L2, eps, accelerate, max_iter, tol, threads, hook, want_model)
+cpp_nmf_pieces_fit <- function(fn, H0, m, loss, method, L1, L2, eps, accelerate, total, max_iter, tol, threads, hook = NULL, want_model = FALSE) {
+    .Call(`_aspectr_cpp_nmf_pieces_fit`, fn, H0, m, loss, method, L1, L2, eps, accelerate, total, max_iter, tol, threads, hook, want_model)
 }
 
 cpp_plsa_fit <- function(idx, val, dims, lambda, factors, loss, q, tempering, max_iter, tol, threads, verbose, free_weights = FALSE, hook = NULL, want_model = FALSE, method = "em", squarem_bound = 1.0, prior_doc = NULL, prior_term = NULL) {

@@ -515,7 +515,7 @@ shard_fits <- new.env(parent = emptyenv())
 
 # the operations that change a store's state (answered from the cache when
 # delivered twice)
-shard_steps <- c("step", "nmf_piece", "nmf_kcd_pass", "nmf_kcd_rows", "qem_docs", "qem_norm")
+shard_steps <- c("step", "nmf_piece", "qem_docs", "qem_norm")
 
 # The operations on a store, run on the master or on a worker: "load",
 # "start", "step", "loss", "gather", "drop", nmf()'s (shard_nmf_op()) and

@@ -294,123 +294,6 @@ BEGIN_RCPP
     return rcpp_result_gen;
 END_RCPP
 }
-// cpp_nmf_shard_eval
-Rcpp::List cpp_nmf_shard_eval(SEXP state, SEXP Wt, Rcpp::NumericMatrix H, bool kl, bool wtx, SEXP acc, int threads);
-RcppExport SEXP _aspectr_cpp_nmf_shard_eval(SEXP stateSEXP, SEXP WtSEXP, SEXP HSEXP, SEXP klSEXP, SEXP wtxSEXP, SEXP accSEXP, SEXP threadsSEXP) {
-BEGIN_RCPP
-    Rcpp::RObject rcpp_result_gen;
-    Rcpp::RNGScope rcpp_rngScope_gen;
-    Rcpp::traits::input_parameter< SEXP >::type state(stateSEXP);
-    Rcpp::traits::input_parameter< SEXP >::type Wt(WtSEXP);
-    Rcpp::traits::input_parameter< Rcpp::NumericMatrix >::type H(HSEXP);
-    Rcpp::traits::input_parameter< bool >::type kl(klSEXP);
-    Rcpp::traits::input_parameter< bool >::type wtx(wtxSEXP);
-    Rcpp::traits::input_parameter< SEXP >::type acc(accSEXP);
-    Rcpp::traits::input_parameter< int >::type threads(threadsSEXP);
-    rcpp_result_gen = Rcpp::wrap(cpp_nmf_shard_eval(state, Wt, H, kl, wtx, acc, threads));
-    return rcpp_result_gen;
-END_RCPP
-}
-// cpp_nmf_shard_kl_eval_stream
-Rcpp::List cpp_nmf_shard_kl_eval_stream(SEXP buffer, std::string path, Rcpp::IntegerVector dims, double scale, SEXP Wt, Rcpp::NumericMatrix H, bool wtx, SEXP acc, double chunk, int threads);
-RcppExport SEXP _aspectr_cpp_nmf_shard_kl_eval_stream(SEXP bufferSEXP, SEXP pathSEXP, SEXP dimsSEXP, SEXP scaleSEXP, SEXP WtSEXP, SEXP HSEXP, SEXP wtxSEXP, SEXP accSEXP, SEXP chunkSEXP, SEXP threadsSEXP) {
-BEGIN_RCPP
-    Rcpp::RObject rcpp_result_gen;
-    Rcpp::RNGScope rcpp_rngScope_gen;
-    Rcpp::traits::input_parameter< SEXP >::type buffer(bufferSEXP);
-    Rcpp::traits::input_parameter< std::string >::type path(pathSEXP);
-    Rcpp::traits::input_parameter< Rcpp::IntegerVector >::type dims(dimsSEXP);
-    Rcpp::traits::input_parameter< double >::type scale(scaleSEXP);
-    Rcpp::traits::input_parameter< SEXP >::type Wt(WtSEXP);
-    Rcpp::traits::input_parameter< Rcpp::NumericMatrix >::type H(HSEXP);
-    Rcpp::traits::input_parameter< bool >::type wtx(wtxSEXP);
-    Rcpp::traits::input_parameter< SEXP >::type acc(accSEXP);
-    Rcpp::traits::input_parameter< double >::type chunk(chunkSEXP);
-    Rcpp::traits::input_parameter< int >::type threads(threadsSEXP);
-    rcpp_result_gen = Rcpp::wrap(cpp_nmf_shard_kl_eval_stream(buffer, path, dims, scale, Wt, H, wtx, acc, chunk, threads));
-    return rcpp_result_gen;
-END_RCPP
-}
-// cpp_kcd_columns
-SEXP cpp_kcd_columns(Rcpp::NumericMatrix H, Rcpp::NumericVector c, double l2);
-RcppExport SEXP _aspectr_cpp_kcd_columns(SEXP HSEXP, SEXP cSEXP, SEXP l2SEXP) {
-BEGIN_RCPP
-    Rcpp::RObject rcpp_result_gen;
-    Rcpp::RNGScope rcpp_rngScope_gen;
-    Rcpp::traits::input_parameter< Rcpp::NumericMatrix >::type H(HSEXP);
-    Rcpp::traits::input_parameter< Rcpp::NumericVector >::type c(cSEXP);
-    Rcpp::traits::input_parameter< double >::type l2(l2SEXP);
-    rcpp_result_gen = Rcpp::wrap(cpp_kcd_columns(H, c, l2));
-    return rcpp_result_gen;
-END_RCPP
-}
-// cpp_kcd_next
-Rcpp::List cpp_kcd_next(SEXP solver, SEXP sums, bool with_hv);
-RcppExport SEXP _aspectr_cpp_kcd_next(SEXP solverSEXP, SEXP sumsSEXP, SEXP with_hvSEXP) {
-BEGIN_RCPP
-    Rcpp::RObject rcpp_result_gen;
-    Rcpp::RNGScope rcpp_rngScope_gen;
-    Rcpp::traits::input_parameter< SEXP >::type solver(solverSEXP);
-    Rcpp::traits::input_parameter< SEXP >::type sums(sumsSEXP);
-    Rcpp::traits::input_parameter< bool >::type with_hv(with_hvSEXP);
-    rcpp_result_gen = Rcpp::wrap(cpp_kcd_next(solver, sums, with_hv));
-    return rcpp_result_gen;
-END_RCPP
-}
-// cpp_nmf_shard_kcd_pass
-Rcpp::List cpp_nmf_shard_kcd_pass(SEXP state, SEXP Wt, SEXP hv, SEXP v, bool reset, Rcpp::IntegerVector rd, Rcpp::IntegerVector rn, Rcpp::NumericVector d, int threads);
-RcppExport SEXP _aspectr_cpp_nmf_shard_kcd_pass(SEXP stateSEXP, SEXP WtSEXP, SEXP hvSEXP, SEXP vSEXP, SEXP resetSEXP, SEXP rdSEXP, SEXP rnSEXP, SEXP dSEXP, SEXP threadsSEXP) {
-BEGIN_RCPP
-    Rcpp::RObject rcpp_result_gen;
-    Rcpp::RNGScope rcpp_rngScope_gen;
-    Rcpp::traits::input_parameter< SEXP >::type state(stateSEXP);
-    Rcpp::traits::input_parameter< SEXP >::type Wt(WtSEXP);
-    Rcpp::traits::input_parameter< SEXP >::type hv(hvSEXP);
-    Rcpp::traits::input_parameter< SEXP >::type v(vSEXP);
-    Rcpp::traits::input_parameter< bool >::type reset(resetSEXP);
-    Rcpp::traits::input_parameter< Rcpp::IntegerVector >::type rd(rdSEXP);
-    Rcpp::traits::input_parameter< Rcpp::IntegerVector >::type rn(rnSEXP);
-    Rcpp::traits::input_parameter< Rcpp::NumericVector >::type d(dSEXP);
-    Rcpp::traits::input_parameter< int >::type threads(threadsSEXP);
-    rcpp_result_gen = Rcpp::wrap(cpp_nmf_shard_kcd_pass(state, Wt, hv, v, reset, rd, rn, d, threads));
-    return rcpp_result_gen;
-END_RCPP
-}
-// cpp_nmf_shard_kcd_pass_stream
-Rcpp::List cpp_nmf_shard_kcd_pass_stream(SEXP buffer, std::string path, Rcpp::IntegerVector dims, double scale, SEXP Wt, SEXP hv, Rcpp::IntegerVector rd, Rcpp::IntegerVector rn, double chunk, int threads);
-RcppExport SEXP _aspectr_cpp_nmf_shard_kcd_pass_stream(SEXP bufferSEXP, SEXP pathSEXP, SEXP dimsSEXP, SEXP scaleSEXP, SEXP WtSEXP, SEXP hvSEXP, SEXP rdSEXP, SEXP rnSEXP, SEXP chunkSEXP, SEXP threadsSEXP) {
-BEGIN_RCPP
-    Rcpp::RObject rcpp_result_gen;
-    Rcpp::RNGScope rcpp_rngScope_gen;
-    Rcpp::traits::input_parameter< SEXP >::type buffer(bufferSEXP);
-    Rcpp::traits::input_parameter< std::string >::type path(pathSEXP);
-    Rcpp::traits::input_parameter< Rcpp::IntegerVector >::type dims(dimsSEXP);
-    Rcpp::traits::input_parameter< double >::type scale(scaleSEXP);
-    Rcpp::traits::input_parameter< SEXP >::type Wt(WtSEXP);
-    Rcpp::traits::input_parameter< SEXP >::type hv(hvSEXP);
-    Rcpp::traits::input_parameter< Rcpp::IntegerVector >::type rd(rdSEXP);
-    Rcpp::traits::input_parameter< Rcpp::IntegerVector >::type rn(rnSEXP);
-    Rcpp::traits::input_parameter< double >::type chunk(chunkSEXP);
-    Rcpp::traits::input_parameter< int >::type threads(threadsSEXP);
-    rcpp_result_gen = Rcpp::wrap(cpp_nmf_shard_kcd_pass_stream(buffer, path, dims, scale, Wt, hv, rd, rn, chunk, threads));
-    return rcpp_result_gen;
-END_RCPP
-}
-// cpp_nmf_shard_rows_stream
-SEXP cpp_nmf_shard_rows_stream(SEXP buffer, std::string path, Rcpp::IntegerVector dims, double scale, double chunk);
-RcppExport SEXP _aspectr_cpp_nmf_shard_rows_stream(SEXP bufferSEXP, SEXP pathSEXP, SEXP dimsSEXP, SEXP scaleSEXP, SEXP chunkSEXP) {
-BEGIN_RCPP
-    Rcpp::RObject rcpp_result_gen;
-    Rcpp::RNGScope rcpp_rngScope_gen;
-    Rcpp::traits::input_parameter< SEXP >::type buffer(bufferSEXP);
-    Rcpp::traits::input_parameter< std::string >::type path(pathSEXP);
-    Rcpp::traits::input_parameter< Rcpp::IntegerVector >::type dims(dimsSEXP);
-    Rcpp::traits::input_parameter< double >::type scale(scaleSEXP);
-    Rcpp::traits::input_parameter< double >::type chunk(chunkSEXP);
-    rcpp_result_gen = Rcpp::wrap(cpp_nmf_shard_rows_stream(buffer, path, dims, scale, chunk));
-    return rcpp_result_gen;
-END_RCPP
-}
 // cpp_kcd_local
 Rcpp::List cpp_kcd_local(SEXP state, Rcpp::NumericMatrix Wt, Rcpp::NumericMatrix H, Rcpp::NumericVector c, double l2, int sweeps, int newton, int threads);
 RcppExport SEXP _aspectr_cpp_kcd_local(SEXP stateSEXP, SEXP WtSEXP, SEXP HSEXP, SEXP cSEXP, SEXP l2SEXP, SEXP sweepsSEXP, SEXP newtonSEXP, SEXP threadsSEXP) {
@@ -426,34 +309,6 @@ BEGIN_RCPP
     Rcpp::traits::input_parameter< int >::type newton(newtonSEXP);
     Rcpp::traits::input_parameter< int >::type threads(threadsSEXP);
     rcpp_result_gen = Rcpp::wrap(cpp_kcd_local(state, Wt, H, c, l2, sweeps, newton, threads));
-    return rcpp_result_gen;
-END_RCPP
-}
-// cpp_nmf_shard_nnz
-double cpp_nmf_shard_nnz(SEXP state);
-RcppExport SEXP _aspectr_cpp_nmf_shard_nnz(SEXP stateSEXP) {
-BEGIN_RCPP
-    Rcpp::RObject rcpp_result_gen;
-    Rcpp::RNGScope rcpp_rngScope_gen;
-    Rcpp::traits::input_parameter< SEXP >::type state(stateSEXP);
-    rcpp_result_gen = Rcpp::wrap(cpp_nmf_shard_nnz(state));
-    return rcpp_result_gen;
-END_RCPP
-}
-// cpp_nmf_shard_kcd_rows
-Rcpp::List cpp_nmf_shard_kcd_rows(SEXP state, SEXP Wt, Rcpp::NumericMatrix H, double l1, double l2, bool transposed, int threads);
-RcppExport SEXP _aspectr_cpp_nmf_shard_kcd_rows(SEXP stateSEXP, SEXP WtSEXP, SEXP HSEXP, SEXP l1SEXP, SEXP l2SEXP, SEXP transposedSEXP, SEXP threadsSEXP) {
-BEGIN_RCPP
-    Rcpp::RObject rcpp_result_gen;
-    Rcpp::RNGScope rcpp_rngScope_gen;
-    Rcpp::traits::input_parameter< SEXP >::type state(stateSEXP);
-    Rcpp::traits::input_parameter< SEXP >::type Wt(WtSEXP);
-    Rcpp::traits::input_parameter< Rcpp::NumericMatrix >::type H(HSEXP);
-    Rcpp::traits::input_parameter< double >::type l1(l1SEXP);
-    Rcpp::traits::input_parameter< double >::type l2(l2SEXP);
-    Rcpp::traits::input_parameter< bool >::type transposed(transposedSEXP);
-    Rcpp::traits::input_parameter< int >::type threads(threadsSEXP);
-    rcpp_result_gen = Rcpp::wrap(cpp_nmf_shard_kcd_rows(state, Wt, H, l1, l2, transposed, threads));
     return rcpp_result_gen;
 END_RCPP
 }
@@ -502,8 +357,8 @@ BEGIN_RCPP
 END_RCPP
 }
 // cpp_nmf_piece_run
-Rcpp::List cpp_nmf_piece_run(SEXP state, SEXP file, SEXP Wt, SEXP slots, std::string op, SEXP input, int threads);
-RcppExport SEXP _aspectr_cpp_nmf_piece_run(SEXP stateSEXP, SEXP fileSEXP, SEXP WtSEXP, SEXP slotsSEXP, SEXP opSEXP, SEXP inputSEXP, SEXP threadsSEXP) {
+Rcpp::List cpp_nmf_piece_run(SEXP state, SEXP file, SEXP Wt, SEXP slots, std::string op, SEXP input, int threads, bool kept);
+RcppExport SEXP _aspectr_cpp_nmf_piece_run(SEXP stateSEXP, SEXP fileSEXP, SEXP WtSEXP, SEXP slotsSEXP, SEXP opSEXP, SEXP inputSEXP, SEXP threadsSEXP, SEXP keptSEXP) {
 BEGIN_RCPP
     Rcpp::RObject rcpp_result_gen;
     Rcpp::RNGScope rcpp_rngScope_gen;
@@ -514,13 +369,14 @@ BEGIN_RCPP
     Rcpp::traits::input_parameter< std::string >::type op(opSEXP);
     Rcpp::traits::input_parameter< SEXP >::type input(inputSEXP);
     Rcpp::traits::input_parameter< int >::type threads(threadsSEXP);
-    rcpp_result_gen = Rcpp::wrap(cpp_nmf_piece_run(state, file, Wt, slots, op, input, threads));
+    Rcpp::traits::input_parameter< bool >::type kept(keptSEXP);
+    rcpp_result_gen = Rcpp::wrap(cpp_nmf_piece_run(state, file, Wt, slots, op, input, threads, kept));
     return rcpp_result_gen;
 END_RCPP
 }
 // cpp_nmf_pieces_fit
-Rcpp::List cpp_nmf_pieces_fit(SEXP fn, Rcpp::NumericMatrix H0, double m, std::string loss, std::string method, Rcpp::NumericVector L1, Rcpp::NumericVector L2, double eps, bool accelerate, int max_iter, double tol, int threads, SEXP hook, bool want_model);
-RcppExport SEXP _aspectr_cpp_nmf_pieces_fit(SEXP fnSEXP, SEXP H0SEXP, SEXP mSEXP, SEXP lossSEXP, SEXP methodSEXP, SEXP L1SEXP, SEXP L2SEXP, SEXP epsSEXP, SEXP accelerateSEXP, SEXP max_iterSEXP, SEXP tolSEXP, SEXP threadsSEXP, SEXP hookSEXP, SEXP want_modelSEXP) {
+Rcpp::List cpp_nmf_pieces_fit(SEXP fn, Rcpp::NumericMatrix H0, double m, std::string loss, std::string method, Rcpp::NumericVector L1, Rcpp::NumericVector L2, double eps, bool accelerate, double total, int max_iter, double tol, int threads, SEXP hook, bool want_model);
+RcppExport SEXP _aspectr_cpp_nmf_pieces_fit(SEXP fnSEXP, SEXP H0SEXP, SEXP mSEXP, SEXP lossSEXP, SEXP methodSEXP, SEXP L1SEXP, SEXP L2SEXP, SEXP epsSEXP, SEXP accelerateSEXP, SEXP totalSEXP, SEXP max_iterSEXP, SEXP tolSEXP, SEXP threadsSEXP, SEXP hookSEXP, SEXP want_modelSEXP) {
 BEGIN_RCPP
     Rcpp::RObject rcpp_result_gen;
     Rcpp::RNGScope rcpp_rngScope_gen;
@@ -533,12 +389,13 @@ BEGIN_RCPP
     Rcpp::traits::input_parameter< Rcpp::NumericVector >::type L2(L2SEXP);
     Rcpp::traits::input_parameter< double >::type eps(epsSEXP);
     Rcpp::traits::input_parameter< bool >::type accelerate(accelerateSEXP);
+    Rcpp::traits::input_parameter< double >::type total(totalSEXP);
     Rcpp::traits::input_parameter< int >::type max_iter(max_iterSEXP);
     Rcpp::traits::input_parameter< double >::type tol(tolSEXP);
     Rcpp::traits::input_parameter< int >::type threads(threadsSEXP);
     Rcpp::traits::input_parameter< SEXP >::type hook(hookSEXP);
     Rcpp::traits::input_parameter< bool >::type want_model(want_modelSEXP);
-    rcpp_result_gen = Rcpp::wrap(cpp_nmf_pieces_fit(fn, H0, m, loss, method, L1, L2, eps, accelerate, max_iter, tol, threads, hook, want_model));
+    rcpp_result_gen = Rcpp::wrap(cpp_nmf_pieces_fit(fn, H0, m, loss, method, L1, L2, eps, accelerate, total, max_iter, tol, threads, hook, want_model));
     return rcpp_result_gen;
 END_RCPP
 }
@@ -1257,22 +1114,13 @@ static const R_CallMethodDef CallEntries[] = {
     {"_aspectr_cpp_csc_scan", (DL_FUNC) &_aspectr_cpp_csc_scan, 5},
     {"_aspectr_cpp_nndsvd", (DL_FUNC) &_aspectr_cpp_nndsvd, 4},
     {"_aspectr_cpp_nmf_shard_state", (DL_FUNC) &_aspectr_cpp_nmf_shard_state, 5},
-    {"_aspectr_cpp_nmf_shard_eval", (DL_FUNC) &_aspectr_cpp_nmf_shard_eval, 7},
-    {"_aspectr_cpp_nmf_shard_kl_eval_stream", (DL_FUNC) &_aspectr_cpp_nmf_shard_kl_eval_stream, 10},
-    {"_aspectr_cpp_kcd_columns", (DL_FUNC) &_aspectr_cpp_kcd_columns, 3},
-    {"_aspectr_cpp_kcd_next", (DL_FUNC) &_aspectr_cpp_kcd_next, 3},
-    {"_aspectr_cpp_nmf_shard_kcd_pass", (DL_FUNC) &_aspectr_cpp_nmf_shard_kcd_pass, 9},
-    {"_aspectr_cpp_nmf_shard_kcd_pass_stream", (DL_FUNC) &_aspectr_cpp_nmf_shard_kcd_pass_stream, 10},
-    {"_aspectr_cpp_nmf_shard_rows_stream", (DL_FUNC) &_aspectr_cpp_nmf_shard_rows_stream, 5},
     {"_aspectr_cpp_kcd_local", (DL_FUNC) &_aspectr_cpp_kcd_local, 8},
-    {"_aspectr_cpp_nmf_shard_nnz", (DL_FUNC) &_aspectr_cpp_nmf_shard_nnz, 1},
-    {"_aspectr_cpp_nmf_shard_kcd_rows", (DL_FUNC) &_aspectr_cpp_nmf_shard_kcd_rows, 7},
     {"_aspectr_cpp_nmf_gram", (DL_FUNC) &_aspectr_cpp_nmf_gram, 2},
     {"_aspectr_cpp_nmf_inner", (DL_FUNC) &_aspectr_cpp_nmf_inner, 2},
     {"_aspectr_cpp_nmf_shard_release", (DL_FUNC) &_aspectr_cpp_nmf_shard_release, 1},
     {"_aspectr_cpp_piece_slots", (DL_FUNC) &_aspectr_cpp_piece_slots, 0},
-    {"_aspectr_cpp_nmf_piece_run", (DL_FUNC) &_aspectr_cpp_nmf_piece_run, 7},
-    {"_aspectr_cpp_nmf_pieces_fit", (DL_FUNC) &_aspectr_cpp_nmf_pieces_fit, 14},
+    {"_aspectr_cpp_nmf_piece_run", (DL_FUNC) &_aspectr_cpp_nmf_piece_run, 8},
+    {"_aspectr_cpp_nmf_pieces_fit", (DL_FUNC) &_aspectr_cpp_nmf_pieces_fit, 15},
     {"_aspectr_cpp_plsa_fit", (DL_FUNC) &_aspectr_cpp_plsa_fit, 19},
     {"_aspectr_cpp_plsa_tsallis_csc", (DL_FUNC) &_aspectr_cpp_plsa_tsallis_csc, 15},
     {"_aspectr_cpp_prior_terms_penalty", (DL_FUNC) &_aspectr_cpp_prior_terms_penalty, 2},

@@ -63,172 +63,7 @@ std::size_t chunk_cells(double chunk) {
   if (!(chunk >= 1.0)) Rcpp::stop("internal error: chunks of fewer than one cell");
   return chunk < 1e15 ? static_cast<std::size_t>(chunk) : static_cast<std::size_t>(1e15);
 }
-// the coordinates of a pass of KL coordinate descent: in [0, k), or -1 for
-// a solved column
-void check_coordinates(const Rcpp::IntegerVector& rd, const Rcpp::IntegerVector& rn, arma::uword k) {
-  const int K = static_cast<int>(k);
-  for (R_xlen_t j = 0; j < rd.size(); ++j) {
-    const bool done = rd[j] < 0;
-    if (rd[j] < -1 || rd[j] >= K || (done ? rn[j] >= 0 : (rn[j] < 0 || rn[j] >= K)))
-      Rcpp::stop("internal error: a pass over coordinates outside 0..k-1");
-  }
-}
-// adds C to the accumulator `acc` (k x n), as the shards' parts were added
-void add_to(SEXP acc, const arma::mat& C) {
-  arma::mat a = r_view(acc, "the accumulator");
-  if (a.n_rows != C.n_rows || a.n_cols != C.n_cols) Rcpp::stop("internal error: statistics of the wrong size");
-  a += C;
-}
 }  // namespace
-
-// The shard's parts of the objective of (W_s, H): W_s'X_s added to `acc`
-// (Frobenius, or when `wtx`) and sum x log v (KL), with the sums of W_s and
-// of X_s.
-// [[Rcpp::export]]
-Rcpp::List cpp_nmf_shard_eval(SEXP state, SEXP Wt, Rcpp::NumericMatrix H, bool kl, bool wtx, SEXP acc,
-                              int threads) {
-  const Data& X = shard_data(state);
-  const arma::mat W = r_view(Wt, "W");
-  Rcpp::List out = w_sums_list(W, threads);
-  out["xnorm2"] = X.xnorm2();
-  if (kl) {
-    arma::mat num;
-    arma::mat Wc = W;
-    out["xlogv"] = aspectr::nmf::kl_shard_step(X, Wc, Rcpp::as<arma::mat>(H), 0.0, 0.0, 0.0, num, true,
-                                               threads);
-    out["constant"] = aspectr::nmf::kl_constant(X);
-  }
-  if (!kl || wtx) {
-    arma::mat C;
-    X.WtX(W, C, threads);
-    add_to(acc, C);
-  }
-  return out;
-}
-
-// The KL objective's parts of a shard file read `chunk` cells at a time:
-// as cpp_nmf_shard_eval() with `kl`, W_s'X_s added to `acc` when `wtx`.
-// [[Rcpp::export]]
-Rcpp::List cpp_nmf_shard_kl_eval_stream(SEXP buffer, std::string path, Rcpp::IntegerVector dims, double scale,
-                                        SEXP Wt, Rcpp::NumericMatrix H, bool wtx, SEXP acc, double chunk,
-                                        int threads) {
-  Rcpp::XPtr<aspectr::ShardBuffer> buf(buffer);
-  const arma::mat W = r_view(Wt, "W");
-  const arma::mat Hm = Rcpp::as<arma::mat>(H);
-  Rcpp::List out = w_sums_list(W, threads);
-  double xlogv = 0.0, constant = 0.0, x2 = 0.0;
-  {
-    aspectr::ShardReader reader(path);
-    check_nmf_shard(reader, dims);
-    aspectr::nmf::stream_kl(reader, *buf, chunk_cells(chunk), scale, W, Hm, nullptr, nullptr, &xlogv, &constant,
-                            &x2, threads);
-  }
-  out["xnorm2"] = x2;
-  out["xlogv"] = xlogv;
-  out["constant"] = constant;
-  if (wtx) {
-    aspectr::ShardReader reader(path);
-    check_nmf_shard(reader, dims);
-    arma::mat C(W.n_rows, dims[1]);
-    aspectr::nmf::stream_products(reader, *buf, chunk_cells(chunk), scale, &W, &C, nullptr, nullptr);
-    add_to(acc, C);
-  }
-  return out;
-}
-
-// KL coordinate descent over shards. The master's solver of H's columns
-// (aspectr::nmf::KLCDColumns) from H and c = the column sums of W + l1.
-// [[Rcpp::export]]
-SEXP cpp_kcd_columns(Rcpp::NumericMatrix H, Rcpp::NumericVector c, double l2) {
-  return Rcpp::XPtr<aspectr::nmf::KLCDColumns>(
-      new aspectr::nmf::KLCDColumns(Rcpp::as<arma::mat>(H), Rcpp::as<arma::vec>(c), l2, 1, 1), true);
-}
-
-// The solver's next pass, given the added sums of the last one (3 x n, or
-// NULL before the first): `done`, or the pass (rd, rn 0-based; d; reset)
-// with the coefficients hv it moves v to when `with_hv` (or on a reset).
-// [[Rcpp::export]]
-Rcpp::List cpp_kcd_next(SEXP solver, SEXP sums, bool with_hv) {
-  Rcpp::XPtr<aspectr::nmf::KLCDColumns> m(solver);
-  bool more;
-  if (Rf_isNull(sums)) {
-    more = m->next(nullptr, nullptr, nullptr);
-  } else {
-    const arma::mat S = r_view(sums, "the sums");
-    if (S.n_rows != 3 || S.n_cols != m->H().n_cols) Rcpp::stop("internal error: sums of the wrong size");
-    const arma::mat St = S.t();  // n x 3: a2, b1, b2 as columns
-    more = m->next(St.colptr(0), St.colptr(1), St.colptr(2));
-  }
-  if (!more) {
-    Rcpp::NumericMatrix H = Rcpp::wrap(m->H());
-    m.release();  // (the solver's matrices freed now, not when R next collects)
-    return Rcpp::List::create(Rcpp::Named("done") = true, Rcpp::Named("H") = H);
-  }
-  Rcpp::List out = Rcpp::List::create(
-      Rcpp::Named("done") = false, Rcpp::Named("reset") = m->reset,
-      Rcpp::Named("rd") = Rcpp::IntegerVector(m->rd.begin(), m->rd.end()),
-      Rcpp::Named("rn") = Rcpp::IntegerVector(m->rn.begin(), m->rn.end()),
-      Rcpp::Named("d") = Rcpp::NumericVector(m->d.begin(), m->d.end()));
-  if (with_hv || m->reset) out["hv"] = m->hv();
-  return out;
-}
-
-// One pass of the solver over a shard: its part of the sums (3 x n). `v`:
-// the shard's G h (a double per non-zero, written in place), or NULL to
-// compute it from hv.
-// [[Rcpp::export]]
-Rcpp::List cpp_nmf_shard_kcd_pass(SEXP state, SEXP Wt, SEXP hv, SEXP v, bool reset, Rcpp::IntegerVector rd,
-                                  Rcpp::IntegerVector rn, Rcpp::NumericVector d, int threads) {
-  const Data& X = shard_data(state);
-  const arma::mat W = r_view(Wt, "W");
-  const std::size_t n = X.S().n_cols;
-  if (static_cast<std::size_t>(rd.size()) != n || static_cast<std::size_t>(rn.size()) != n ||
-      static_cast<std::size_t>(d.size()) != n)
-    Rcpp::stop("internal error: a pass of the wrong size");
-  double* vp = nullptr;
-  if (!Rf_isNull(v)) {
-    if (!Rf_isReal(v) || static_cast<std::size_t>(Rf_xlength(v)) != X.S().nnz)
-      Rcpp::stop("internal error: the shard's v has the wrong size");
-    vp = REAL(v);
-  }
-  if ((reset || vp == nullptr) && Rf_isNull(hv)) Rcpp::stop("internal error: a pass without its coefficients");
-  check_coordinates(rd, rn, W.n_rows);
-  const arma::mat H = Rf_isNull(hv) ? arma::mat() : r_view(hv, "hv");  // (not read when v is moved)
-  arma::mat out;
-  aspectr::nmf::kl_cd_pass(X, W, H, vp, reset, rd.begin(), rn.begin(), d.begin(), out, threads);
-  return Rcpp::List::create(Rcpp::Named("sums") = out);
-}
-
-// The same pass over a shard file read `chunk` cells at a time.
-// [[Rcpp::export]]
-Rcpp::List cpp_nmf_shard_kcd_pass_stream(SEXP buffer, std::string path, Rcpp::IntegerVector dims, double scale,
-                                         SEXP Wt, SEXP hv, Rcpp::IntegerVector rd, Rcpp::IntegerVector rn,
-                                         double chunk, int threads) {
-  Rcpp::XPtr<aspectr::ShardBuffer> buf(buffer);
-  const arma::mat W = r_view(Wt, "W");
-  const arma::mat H = r_view(hv, "hv");
-  if (rd.size() != dims[1] || rn.size() != dims[1] || static_cast<int>(H.n_cols) != dims[1])
-    Rcpp::stop("internal error: a pass of the wrong size");
-  check_coordinates(rd, rn, W.n_rows);
-  arma::mat out;
-  aspectr::ShardReader reader(path);
-  check_nmf_shard(reader, dims);
-  aspectr::nmf::stream_kl_cd_pass(reader, *buf, chunk_cells(chunk), scale, W, H, rd.begin(), rn.begin(), out,
-                                  threads);
-  return Rcpp::List::create(Rcpp::Named("sums") = out);
-}
-
-// The transposed shard of a .shard file (its rows only), read `chunk`
-// cells at a time: the state of cpp_nmf_shard_kcd_rows(transposed = TRUE).
-// [[Rcpp::export]]
-SEXP cpp_nmf_shard_rows_stream(SEXP buffer, std::string path, Rcpp::IntegerVector dims, double scale,
-                               double chunk) {
-  Rcpp::XPtr<aspectr::ShardBuffer> buf(buffer);
-  if (dims.size() != 2 || dims[0] < 0 || dims[1] < 0) Rcpp::stop("internal error: the sizes of a shard");
-  return Rcpp::XPtr<Data>(new Data(aspectr::nmf::stream_rows_csc(path, *buf, chunk_cells(chunk), scale, dims[0],
-                                                                 dims[1])),
-                          true);
-}
 
 // For the tests: H's columns solved by the solver with the passes of one
 // shard (its columns, v kept) and by KLCD::solve_side() in memory.
@@ -252,32 +87,6 @@ Rcpp::List cpp_kcd_local(SEXP state, Rcpp::NumericMatrix Wt, Rcpp::NumericMatrix
   return Rcpp::List::create(Rcpp::Named("H") = m.H(), Rcpp::Named("ref") = ref,
                             Rcpp::Named("passes") = static_cast<double>(m.passes()),
                             Rcpp::Named("halved") = static_cast<double>(m.halved()));
-}
-
-// [[Rcpp::export]]
-double cpp_nmf_shard_nnz(SEXP state) { return static_cast<double>(shard_data(state).S().nnz); }
-
-// The shard's rows of W by KL coordinate descent given H (written over
-// Wt): its part of sum x log v of the new model, with the sums of the new
-// W (wsum, and s1, s2 for the penalties). `transposed`: the state holds the
-// transposed shard only (cpp_nmf_shard_state(layout = 2)).
-// [[Rcpp::export]]
-Rcpp::List cpp_nmf_shard_kcd_rows(SEXP state, SEXP Wt, Rcpp::NumericMatrix H, double l1, double l2,
-                                  bool transposed, int threads) {
-  const Data& X = shard_data(state);
-  arma::mat W = r_view(Wt, "W");  // written in place
-  // the data's rows are W's (the columns of the transposed shard), its
-  // columns at most H's
-  const aspectr::nmf::Csc& S = X.S();
-  if (W.n_rows != static_cast<arma::uword>(H.nrow()) ||
-      (transposed ? (S.n_cols != W.n_cols || S.n_rows > static_cast<arma::uword>(H.ncol()))
-                  : (X.n_rows() != W.n_cols || X.n_cols() > static_cast<arma::uword>(H.ncol()))))
-    Rcpp::stop("internal error: a shard and factors of different sizes");
-  const double xlogv = aspectr::nmf::kl_cd_rows(X, W, Rcpp::as<arma::mat>(H), l1, l2, transposed, threads);
-  const arma::vec wsum = arma::sum(W, 1);
-  return Rcpp::List::create(Rcpp::Named("wsum") = Rcpp::NumericVector(wsum.begin(), wsum.end()),
-                            Rcpp::Named("s1") = arma::accu(wsum), Rcpp::Named("s2") = arma::accu(arma::square(W)),
-                            Rcpp::Named("xlogv") = xlogv);
 }
 
 // F F' (k x k) with the kernel of the in-memory rules
@@ -344,6 +153,12 @@ class NoCells : public aspectr::nmf::Cells {
   double clip_work(const arma::mat&, const std::vector<char>&, bool) override { fail(); return 0.0; }
   arma::mat column_counts() override { fail(); return arma::mat(); }
   void clip_correct(arma::mat&, arma::mat&, const std::vector<char>&, bool, int) override { fail(); }
+  bool keeps_v() const override { return false; }
+  bool whole_columns() const override { return false; }
+  void kcd_pass(const arma::mat&, const arma::mat&, arma::mat&, bool, const int*, const int*, const double*,
+                arma::mat&, int) override { fail(); }
+  double kcd_rows(arma::mat&, const arma::mat&, double, double, int) override { fail(); return 0.0; }
+  bool kcd_columns(arma::mat&, const arma::mat&, const arma::vec&, double, int) override { fail(); return false; }
 
  private:
   [[noreturn]] static void fail() { throw std::logic_error("internal error: a piece's cells read without data"); }
@@ -375,16 +190,18 @@ SEXP cpp_piece_slots() {
 // cells from `state` (the NMF data of a shard in memory) or from the .shard
 // file `file` (list(buffer, path, dims, scale, chunk)) read a chunk at a
 // time, or none (a request that does not read them); its rows of W (Wt,
-// k x m_s) written in place, its slots (cpp_piece_slots()) kept.
+// k x m_s) written in place, its slots (cpp_piece_slots()) kept. `kept`:
+// the shard's data stay in memory for the fit (so may its v of KL
+// coordinate descent).
 // [[Rcpp::export]]
 Rcpp::List cpp_nmf_piece_run(SEXP state, SEXP file, SEXP Wt, SEXP slots, std::string op, SEXP input,
-                             int threads) {
+                             int threads, bool kept) {
   using namespace aspectr::nmf;
   arma::mat W = r_view(Wt, "W");
   Rcpp::XPtr<Slots> sl(slots);
   const aspectr::Request r = request_from_r(op, input);
   if (!Rf_isNull(state)) {
-    MemoryCells cells(shard_data(state));
+    MemoryCells cells(shard_data(state), kept);
     Piece piece(cells, W.memptr(), W.n_rows, W.n_cols, *sl);
     return stats_to_r(piece.run(r, threads));
   }
@@ -413,7 +230,7 @@ Rcpp::List cpp_nmf_piece_run(SEXP state, SEXP file, SEXP Wt, SEXP slots, std::st
 // [[Rcpp::export]]
 Rcpp::List cpp_nmf_pieces_fit(SEXP fn, Rcpp::NumericMatrix H0, double m, std::string loss, std::string method,
                               Rcpp::NumericVector L1, Rcpp::NumericVector L2, double eps, bool accelerate,
-                              int max_iter, double tol, int threads, SEXP hook = R_NilValue,
+                              double total, int max_iter, double tol, int threads, SEXP hook = R_NilValue,
                               bool want_model = false) {
   using namespace aspectr::nmf;
   RPieces P(fn);
@@ -434,6 +251,9 @@ Rcpp::List cpp_nmf_pieces_fit(SEXP fn, Rcpp::NumericMatrix H0, double m, std::st
       PieceHER<true> rule(pen, HerParams(), m);
       tr = aspectr::run_solver(rule, P, M, ctl, cb);
     }
+  } else if (loss == "kl" && method == "cd") {
+    PieceKLCD rule(pen, total);
+    tr = aspectr::run_solver(rule, P, M, ctl, cb);
   } else if (loss == "kl") {
     if (method != "mu") Rcpp::stop("internal error: no KL rule in pieces for '%s'", method.c_str());
     PieceKLMU rule(pen, eps);

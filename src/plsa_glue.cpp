@@ -686,7 +686,7 @@ const NmfSolver kNmfSolvers[] = {
   {"frobenius", "als", false, [](const Data& X, Model& M, const aspectr::Control& c, RCallback& cb, const NmfArgs& a) {
      PieceAlternating r(FrobMethod::ALS, a.pen, a.eps); return run_one_piece(r, X, M, c, cb); }},
   {"kl", "cd", true, [](const Data& X, Model& M, const aspectr::Control& c, RCallback& cb, const NmfArgs& a) {
-     KLCD r(a.pen); return run_rule(r, X, M, c, cb); }},
+     PieceKLCD r(a.pen, X.total()); return run_one_piece(r, X, M, c, cb); }},
   {"kl", "mu", false, [](const Data& X, Model& M, const aspectr::Control& c, RCallback& cb, const NmfArgs& a) {
      if (a.accelerate) { KLHER r(a.pen, a.eps, HerParams()); return run_rule(r, X, M, c, cb); }
      PieceKLMU r(a.pen, a.eps); return run_one_piece(r, X, M, c, cb); }},

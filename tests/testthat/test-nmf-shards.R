@@ -234,10 +234,30 @@ test_that("KL coordinate descent over shards takes the steps of the in-memory so
     halved <- halved + r$halved
   }
   expect_gt(halved, 0)
-  # the solver refuses a pass without its sums once started
-  s <- cpp_kcd_columns(matrix(1, 2, 3), c(1, 1), 0)
-  cpp_kcd_next(s, NULL, TRUE)
-  expect_error(cpp_kcd_next(s, NULL, TRUE), "sums")
+  # a piece refuses a pass without the coefficients it needs, and one that
+  # moves a v it never computed
+  x <- shard_counts(12, 5, seed = 9)
+  nz <- which(x != 0, arr.ind = TRUE)
+  X <- cpp_nmf_shard_state(t(nz - 1L), x[nz], dim(x), 1)
+  Wt <- matrix(1, 2, 12)
+  pass <- list(rd = matrix(0, 1, 5), rn = matrix(1, 1, 5), d = matrix(0.1, 1, 5))
+  expect_error(cpp_nmf_piece_run(X, NULL, Wt, cpp_piece_slots(), "kcd_pass", c(pass, reset = 1), 1L, TRUE),
+               "coefficients")
+  expect_error(cpp_nmf_piece_run(X, NULL, Wt, cpp_piece_slots(), "kcd_pass", c(pass, reset = 0), 1L, TRUE),
+               "never computed")
+  expect_error(cpp_nmf_piece_run(X, NULL, Wt, cpp_piece_slots(), "kcd_pass",
+                                 modifyList(pass, list(reset = 1, hv = matrix(1, 2, 5), rd = matrix(2, 1, 5))),
+                                 1L, TRUE),
+               "out of range")
+  # one shard holds every row: H's columns are solved whole there, as in
+  # memory; two shards take the passes; both give the in-memory fit
+  x <- shard_counts(30, 16, seed = 8)
+  one <- quiet_nmf(shards(list(x)), 3, loss = "kl", seed = 3, max_iter = 25, tol = 0, L2 = c(0, 0.01))
+  mem <- ref_nmf(x, 3, loss = "kl", seed = 3, max_iter = 25, tol = 0, L2 = c(0, 0.01))
+  expect_same_nmf(one, mem, tol = 1e-13)
+  two <- quiet_nmf(shards(split_rows(x, 13L)), 3, loss = "kl", seed = 3, max_iter = 25, tol = 0, L2 = c(0, 0.01))
+  expect_same_nmf(two, mem)
+  expect_true(all(diff(two$objective) <= 1e-9 * abs(two$objective[-1])))
   # the default method of loss = "kl" is coordinate descent, on shards too
   x <- shard_counts(30, 16, seed = 8)
   fit <- quiet_nmf(shards(split_rows(x, 11L)), 2, loss = "kl", seed = 3, max_iter = 40)

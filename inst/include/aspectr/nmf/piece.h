@@ -54,12 +54,29 @@ class Cells {
   virtual double clip_work(const arma::mat& Y, const std::vector<char>& keep, bool is_w) = 0;
   virtual arma::mat column_counts() = 0;
   virtual void clip_correct(arma::mat& Y, arma::mat& C, const std::vector<char>& keep, bool is_w, int threads) = 0;
+  // KL coordinate descent (kl_cd.h). kcd_pass: one pass of KLCDColumns
+  // over the cells (kl_cd_pass(): the piece's part of every column's sums,
+  // out 3 x n), with v (one per non-zero: G h, moved by the pass) when the
+  // cells keep it (keeps_v()), else recomputed from hv. kcd_rows: the
+  // piece's rows of W given H (kl_cd_rows()), returning its part of
+  // sum x log v. kcd_columns: every column of H solved whole given Wt
+  // (KLCD::solve_side(), possible when the piece holds all the rows of
+  // X, and whole_columns()); false when the cells cannot.
+  virtual bool keeps_v() const = 0;
+  virtual bool whole_columns() const = 0;
+  virtual void kcd_pass(const arma::mat& Wt, const arma::mat& hv, arma::mat& v, bool reset, const int* rd,
+                        const int* rn, const double* d, arma::mat& out, int threads) = 0;
+  virtual double kcd_rows(arma::mat& Wt, const arma::mat& H, double l1, double l2, int threads) = 0;
+  virtual bool kcd_columns(arma::mat& H, const arma::mat& Wt, const arma::vec& c, double l2, int threads) = 0;
 };
 
-// A matrix in memory (not owned).
+// A matrix in memory (not owned). keep_v: whether passes of KL coordinate
+// descent keep v = G h with the piece between passes (8 bytes per
+// non-zero; not for the cells of a file read again for each request, whose
+// memory is bounded by one shard at a time).
 class MemoryCells : public Cells {
  public:
-  explicit MemoryCells(const Data& X) : X_(X) {}
+  explicit MemoryCells(const Data& X, bool keep_v = true) : X_(X), keep_v_(keep_v) {}
   void XHt(const arma::mat& H, arma::mat& A, int threads) override { X_.XHt(H, A, threads); }
   void WtX(const arma::mat& Wt, arma::mat& C, int threads) override { X_.WtX(Wt, C, threads); }
   double xnorm2() override { return X_.xnorm2(); }
@@ -84,10 +101,33 @@ class MemoryCells : public Cells {
   void clip_correct(arma::mat& Y, arma::mat& C, const std::vector<char>& keep, bool is_w, int threads) override {
     projection_correct(X_, Y, C, keep, is_w, threads);
   }
+  bool keeps_v() const override { return keep_v_; }
+  bool whole_columns() const override { return true; }
+  void kcd_pass(const arma::mat& Wt, const arma::mat& hv, arma::mat& v, bool reset, const int* rd, const int* rn,
+                const double* d, arma::mat& out, int threads) override {
+    if (X_.dense()) throw std::logic_error("passes of KL coordinate descent need sparse cells");
+    if (!keep_v_) {
+      kl_cd_pass(X_, Wt, hv, nullptr, true, rd, rn, d, out, threads);
+      return;
+    }
+    if (v.n_elem != X_.S().nnz) {
+      if (!reset) throw std::logic_error("a pass that moves a v never computed");
+      v.set_size(X_.S().nnz, 1);
+    }
+    kl_cd_pass(X_, Wt, hv, v.memptr(), reset, rd, rn, d, out, threads);
+  }
+  double kcd_rows(arma::mat& Wt, const arma::mat& H, double l1, double l2, int threads) override {
+    return kl_cd_rows(X_, Wt, H, l1, l2, false, threads);
+  }
+  bool kcd_columns(arma::mat& H, const arma::mat& Wt, const arma::vec& c, double l2, int threads) override {
+    KLCD::solve_side(X_, false, Wt, H, c, l2, 1, 1, nullptr, threads);
+    return true;
+  }
   const Data& data() const { return X_; }
 
  private:
   const Data& X_;
+  bool keep_v_;
 };
 
 // A shard file (m_s x n_s, n_s <= n columns of the fit), read `cells` cells
@@ -158,6 +198,20 @@ class FileCells : public Cells {
     if (is_w) WtX(P, D, 1); else { D.set_size(C.n_rows, C.n_cols); XHt(P, D, 1); }
     C += D;
   }
+  // (v is not kept: every pass recomputes it at each cell it reads)
+  bool keeps_v() const override { return false; }
+  bool whole_columns() const override { return false; }
+  void kcd_pass(const arma::mat& Wt, const arma::mat& hv, arma::mat&, bool, const int* rd, const int* rn,
+                const double*, arma::mat& out, int threads) override {
+    ShardReader reader(path_);
+    stream_kl_cd_pass(reader, buf_, cells_, scale_, Wt, hv, rd, rn, out, threads);
+  }
+  // the rows gathered in two passes over the file (12 bytes per non-zero)
+  double kcd_rows(arma::mat& Wt, const arma::mat& H, double l1, double l2, int threads) override {
+    const Data rows(stream_rows_csc(path_, buf_, cells_, scale_, m_, n_));
+    return kl_cd_rows(rows, Wt, H, l1, l2, true, threads);
+  }
+  bool kcd_columns(arma::mat&, const arma::mat&, const arma::vec&, double, int) override { return false; }
   double kl_constant() override {
     ShardReader reader(path_);
     double c = 0.0;
@@ -198,7 +252,17 @@ using Slots = std::map<std::string, arma::mat>;
 //                         xlogv, s1, s2, wsum0 of the W_s entering it, then
 //                         num (H's numerators) and wsum of the new W_s;
 //                         constant (sum x log x - x) when asked
-//   "kleval" H         -> xlogv, constant, wsum, s1, s2
+//   "kleval" H         -> xlogv, constant, wsum, s1, s2, pieces (1 per
+//                         piece), whole (1 when the piece can solve H's
+//                         columns whole: kcd_columns)
+//   "kcd_pass" rd, rn, d, reset, hv?
+//                      -> sums (3 x n): the piece's part of a pass of
+//                         KLCDColumns; nokeep = 1 when hv must come with
+//                         every pass (the piece keeps no v)
+//   "kcd_cols" H, Wt?, c, l2
+//                      -> H: every column solved whole (one piece only)
+//   "kcd_rows" H, l1, l2 -> W_s given H by KL coordinate descent: xlogv of
+//                         the new model, wsum, s1, s2
 //   "her_*"            the parts of an extrapolated step (PieceHER)
 //   "gather" s?, sv?   -> @Wt (W_s, concatenated over the pieces; sv: the
 //                         copy's rows divided by sv, W_s untouched)
@@ -274,6 +338,39 @@ class Piece {
       X_.kl_rows(Wt_, r.mat("H"), nullptr, &xlogv, threads);
       out.set("xlogv", xlogv);
       out.set("constant", X_.kl_constant());
+      out.set("pieces", 1.0);
+      out.set("whole", X_.whole_columns() ? 1.0 : 0.0);
+    } else if (op == "kcd_pass") {
+      const bool reset = r.num("reset", 0.0) != 0.0;
+      const arma::mat& rdm = r.mat("rd");
+      const arma::mat& rnm = r.mat("rn");
+      const arma::mat& dm = r.mat("d");
+      const arma::uword n = rdm.n_elem;
+      if (rnm.n_elem != n || dm.n_elem != n) throw std::logic_error("a pass of the wrong size");
+      std::vector<int> rd(n), rn(n);
+      for (arma::uword j = 0; j < n; ++j) {
+        rd[j] = static_cast<int>(rdm[j]);
+        rn[j] = static_cast<int>(rnm[j]);
+        if (rd[j] >= static_cast<int>(Wt_.n_rows) || rn[j] >= static_cast<int>(Wt_.n_rows) || (rd[j] >= 0 && rn[j] < 0))
+          throw std::logic_error("a pass's coordinates out of range");
+      }
+      const bool keeps = X_.keeps_v();
+      if (!r.has("hv") && (reset || !keeps)) throw std::logic_error("a pass without its coefficients");
+      static const arma::mat none;
+      arma::mat sums;
+      X_.kcd_pass(Wt_, r.has("hv") ? r.mat("hv") : none, slots_["v"], reset, rd.data(), rn.data(), dm.memptr(),
+                  sums, threads);
+      out.set("sums", std::move(sums));
+      if (reset) out.set("nokeep", keeps ? 0.0 : 1.0);
+    } else if (op == "kcd_cols") {
+      arma::mat H = r.mat("H");
+      if (!X_.kcd_columns(H, Wt_, arma::vec(r.mat("c")), r.num("l2", 0.0), threads))
+        throw std::logic_error("a piece that cannot solve whole columns was asked to");
+      out.set("H", std::move(H));
+    } else if (op == "kcd_rows") {
+      out.set("xlogv", X_.kcd_rows(Wt_, r.mat("H"), r.num("l1", 0.0), r.num("l2", 0.0), threads));
+      out.set("wsum", arma::mat(arma::sum(Wt_, 1)));
+      w_sums(out, threads, false);
     } else if (op == "her_init") {
       // the iterate's products: W'X, (X H')' (slot PH), W's sums; the
       // previous W is the iterate
@@ -609,6 +706,80 @@ class PieceKLMU {
   double eps_;
   bool have_const_ = false;
   double const_ = 0.0;
+};
+
+// Generalized-KL coordinate descent (kl_cd.h, Hsieh and Dhillon 2011) on
+// pieces. H given W: with one piece holding every row, each column of H is
+// solved whole where the cells are (KLCD::solve_side()); otherwise the
+// rule's KLCDColumns takes every column through the same Newton steps in
+// the same order, each pass over the pieces adding their parts of the
+// columns' sums. W given H: each piece its rows. Then, without penalties,
+// the best scale of the model in closed form (H <- a H, a = sum X / sum WH),
+// so that the fitted total equals that of X. Every coordinate step lowers
+// the objective, so every iteration does.
+class PieceKLCD {
+ public:
+  // total: sum X (the cells as the pieces see them)
+  PieceKLCD(Penalty p, double total) : pen_(p), total_(total) {}
+  static constexpr bool kLagged = false;
+
+  double step(const Pieces& P, PieceModel& M, int threads) {
+    if (!init_) start(P, M);
+    // H given W: c = the column sums of W + l1
+    const arma::mat c = wsum_ + pen_.l1h;
+    if (whole_) {
+      M.H = P.map(Request("kcd_cols").view("H", M.H).view("c", c).with("l2", pen_.l2h)).take("H");
+    } else {
+      KLCDColumns solver(M.H, arma::vec(c), pen_.l2h, 1, 1);
+      const arma::uword n = M.H.n_cols;
+      arma::mat rd(1, n), rn(1, n);
+      bool more = solver.next(nullptr, nullptr, nullptr);
+      while (more) {
+        for (arma::uword j = 0; j < n; ++j) { rd[j] = solver.rd[j]; rn[j] = solver.rn[j]; }
+        Request r("kcd_pass");
+        r.view("rd", rd).view("rn", rn).with("d", arma::mat(solver.d.data(), 1, n))
+            .with("reset", solver.reset ? 1.0 : 0.0);
+        if (solver.reset || nokeep_) r.view("hv", solver.hv());
+        Stats s = P.map(r);
+        if (solver.reset) nokeep_ = s.num("nokeep", 0.0) > 0.0;
+        const arma::mat St = s.mat("sums").t();  // n x 3: a2, b1, b2 as columns
+        if (St.n_rows != n || St.n_cols != 3) throw std::logic_error("a pass's sums of the wrong size");
+        more = solver.next(St.colptr(0), St.colptr(1), St.colptr(2));
+      }
+      M.H = solver.H();
+    }
+    // W given H; the pass also returns sum x log v of the new model
+    const Stats w = P.map(Request("kcd_rows").view("H", M.H).with("l1", pen_.l1w).with("l2", pen_.l2w));
+    wsum_ = w.mat("wsum");
+    const double xlogv = w.num("xlogv");
+    const double V = arma::dot(arma::vec(wsum_), arma::vec(arma::sum(M.H, 1)));
+    if (!pen_.any() && V > 0.0 && total_ > 0.0) {
+      // the best scale: the objective falls by sum X log a - sum X + sum WH
+      const double a = total_ / V;
+      M.H *= a;
+      return const_ - xlogv - total_ * std::log(a) + total_;
+    }
+    return const_ - xlogv + V + piece_penalty(pen_, w, M.H);
+  }
+  double loss(const Pieces& P, PieceModel& M, int) {
+    const Stats e = P.map(Request("kleval").view("H", M.H));
+    take(e);
+    return const_ - e.num("xlogv") + arma::dot(arma::vec(wsum_), arma::vec(arma::sum(M.H, 1))) +
+           piece_penalty(pen_, e, M.H);
+  }
+
+ private:
+  void start(const Pieces& P, PieceModel& M) { take(P.map(Request("kleval").view("H", M.H))); }
+  void take(const Stats& e) {
+    const_ = e.num("constant");
+    wsum_ = e.mat("wsum");
+    whole_ = e.num("pieces", 0.0) == 1.0 && e.num("whole", 0.0) == 1.0;
+    init_ = true;
+  }
+  Penalty pen_;
+  double total_, const_ = 0.0;
+  bool init_ = false, whole_ = false, nokeep_ = false;
+  arma::mat wsum_;
 };
 
 // Extrapolated HALS/ANLS (Ang and Gillis 2019; rules.h: HerParams) on

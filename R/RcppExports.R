@@ -121,10 +121,6 @@ cpp_plsa_tsallis_csc <- function(i, p, x, dims, lambda, factors, q, max_iter, to
     .Call(`_aspectr_cpp_plsa_tsallis_csc`, i, p, x, dims, lambda, factors, q, max_iter, tol, threads, verbose, hook, want_model, method, squarem_bound)
 }
 
-cpp_prior_terms_penalty <- function(V, b) {
-    .Call(`_aspectr_cpp_prior_terms_penalty`, V, b)
-}
-
 cpp_em_shard <- function(idx, val, dims, lambda, factors, tempering, total, top, scaled, threads, loss_only = FALSE, glogg = NA_real_, acc = NULL, doc_prior = NULL) {
     .Call(`_aspectr_cpp_em_shard`, idx, val, dims, lambda, factors, tempering, total, top, scaled, threads, loss_only, glogg, acc, doc_prior)
 }
@@ -217,6 +213,10 @@ cpp_shard_buffer_free <- function(buffer) {
     invisible(.Call(`_aspectr_cpp_shard_buffer_free`, buffer))
 }
 
+cpp_aspect_pieces_fit <- function(fn, lambda, factors, method, q, term_prior, max_iter, tol, threads, hook = NULL, want_model = FALSE) {
+    .Call(`_aspectr_cpp_aspect_pieces_fit`, fn, lambda, factors, method, q, term_prior, max_iter, tol, threads, hook, want_model)
+}
+
 cpp_qem_shard_state <- function(idx, val, dims, top, scaled) {
     .Call(`_aspectr_cpp_qem_shard_state`, idx, val, dims, top, scaled)
 }
@@ -243,14 +243,6 @@ cpp_qem_shard_mode <- function(state, V, mode, threads) {
 
 cpp_qem_shard_sum <- function(state, lambda, factors, q, threads) {
     .Call(`_aspectr_cpp_qem_shard_sum`, state, lambda, factors, q, threads)
-}
-
-cpp_qem_lambda <- function(lambda, a, q) {
-    .Call(`_aspectr_cpp_qem_lambda`, lambda, a, q)
-}
-
-cpp_qem_factor <- function(F, B, q) {
-    .Call(`_aspectr_cpp_qem_factor`, F, B, q)
 }
 
 cpp_qem_shard_release <- function(state) {

@@ -14,15 +14,7 @@ nmf_shard_data <- function(x, loss, method, accelerate, init, init_missing, call
                 "value", arg = "x", call = call)
   }
   if (x$nnz == 0) abort_input("{.arg x} has no non-zero cells.", "empty", arg = "x", call = call)
-  ok <- (loss == "frobenius" && method %in% c("hals", "anls", "mu", "als")) || (loss == "kl" && method %in% c("cd", "mu"))
-  if (!ok) {
-    abort_input("{.code loss = \"{loss}\"} with {.code method = \"{method}\"} needs the data in one object; for data in {.fn shards} use {.code loss = \"frobenius\"} ({.val hals}, {.val anls}, {.val mu} or {.val als}) or {.code loss = \"kl\"} ({.val cd} or {.val mu}).",
-                "argument", arg = "method", call = call)
-  }
-  if (isTRUE(accelerate) && loss == "kl") {
-    abort_input("{.arg accelerate} must be {.code NULL} or {.code FALSE} for KL updates of data in {.fn shards}, not {.code TRUE}: the extrapolated KL updates are fitted in one object.",
-                "argument", arg = "accelerate", call = call)
-  }
+  check_shard_capability("nmf", loss, method, options = list(accelerate = accelerate), call = call)
   if (is.character(init) && !init_missing && !identical(init, "random")) {
     abort_input("{.arg init} must be {.val random}, a list of factors or an earlier fit for data in {.fn shards}, not {.val {init}}: NNDSVD needs the singular vectors of the whole matrix.",
                 "argument", arg = "init", call = call)

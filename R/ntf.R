@@ -69,15 +69,7 @@ ntf <- function(x, k, loss = c("frobenius", "kl"), method = NULL, nrun = 1,
   files <- factor_paths(factor_dir, x, fmode, callback)
   if (sharded) {
     check_tensor_shards(x, "ntf")
-    if (loss != "kl") {
-      abort_input("{.arg loss} must be {.val kl} for data in {.fn shards}, not {.val {loss}}, which needs the data in one object.",
-                  "argument", arg = "loss")
-    }
-    if (!is.null(method) && !identical(method, "mu")) {
-      abort_input("{.arg method} must be {.val mu} (the default) for data in {.fn shards}, not {describe(method)}: coordinate descent needs every slice of a mode at once.",
-                  "argument", arg = "method")
-    }
-    method <- "mu"
+    method <- check_shard_capability("ntf", loss, method)
   }
   choices <- if (loss == "kl") c("cd", "mu") else c("hals", "mu")
   if (is.null(method)) {

@@ -10,81 +10,9 @@
 #     normalize it at the next call, as EM's column sums do) and the part
 #     of mode 2's MTTKRP;
 #  3. "qem_mode": the part of each further mode's MTTKRP.
-# The master updates the weights and the shared modes in the order of the
-# in-memory step, so the fit equals the in-memory q-EM fit up to rounding.
-
-# Fits one start (lambda, factors with the document factor whole) by
-# sharded q-EM; returns what cpp_plsa_fit returns.
-shard_qem_fit <- function(eng, init, global, max_iter, tol, hook, exact) {
-  x <- eng$x
-  q <- global$q
-  N <- length(x$dims)
-  lambda <- as.numeric(init$lambda)
-  Fg <- lapply(init$factors[-1], t)
-  shard_begin(eng, init)
-  shard_gc(8 * length(lambda) * x$dims[1], full = TRUE)
-  colsum <- NULL
-  f <- numeric(0)
-  it <- 0L
-  converged <- FALSE
-  stopped <- FALSE
-  model <- function(lambda, Fg) c(global, list(lambda = lambda, factors = Fg))
-  reduce <- function(op, args) {
-    r <- eng$reduce(eng$run(op, args), "stats")
-    colsum <<- NULL
-    r
-  }
-  tsallis <- function() {
-    v <- reduce("qem_loss", list(global = model(lambda, Fg), colsum = colsum))$sum
-    (1 - v) / (1 - q)
-  }
-  gather <- function(last = FALSE) {
-    F0 <- eng$gather(colsum, last)
-    colsum <<- NULL
-    F0
-  }
-  while (it < max_iter) {
-    entering <- model(lambda, Fg)
-    docs <- reduce("qem_docs", list(global = entering, colsum = colsum))
-    before <- (1 - docs$tsum) / (1 - q)
-    lambda <- cpp_qem_lambda(lambda, docs$a, q)
-    mx <- unclass(docs$mx)
-    nrm <- reduce("qem_norm", list(global = entering, mx = mx))
-    # the documents' row totals (1 for a component without mass anywhere,
-    # which keeps its factor); V_0 = V_0' / total^(1 - q)
-    tot <- nrm$tot
-    tot[!(mx > -Inf)] <- 1
-    shrink <- tot^(1 - q)
-    B <- nrm$B / shrink
-    V <- list()
-    for (n in seq_len(N - 1)) {
-      if (n > 1) {
-        B <- reduce("qem_mode", list(global = entering, mode = n, V = c(V, Fg[n:(N - 1)])))$B / shrink
-      }
-      up <- cpp_qem_factor(Fg[[n]], B, q)
-      V[[n]] <- up$V
-      Fg[[n]] <- up$F
-    }
-    colsum <- tot
-    it <- it + 1L
-    # the iteration's garbage (matrices of the documents' size) freed now
-    # rather than when R next collects
-    shard_iteration_gc(eng, length(lambda), exact)
-    r <- shard_iteration(f, before, it, tol, hook, exact, function(last) {
-      list(value = tsallis(), model = list(lambda = lambda, factors = c(list(gather()), lapply(Fg, t))))
-    })
-    f <- r$f
-    if (r$status == "stopped") { stopped <- TRUE; break }
-    if (r$status == "converged") { converged <- TRUE; break }
-  }
-  final <- tsallis()
-  f <- c(f, final)
-  kl <- eng$reduce(eng$run("loss", list(global = model(lambda, Fg), colsum = colsum)), "value")
-  colsum <- NULL
-  list(lambda = lambda, factors = c(list(gather(last = TRUE)), lapply(Fg, t)), objective = f[-1], initial = f[1],
-       iterations = it, converged = converged, stopped = stopped, kl = kl,
-       gathered = TRUE)
-}
+# The rule (solvers/pieces_em.h, PieceQEM; driven by shard_em_fit())
+# updates the weights and the shared modes in the order of the in-memory
+# step, so the fit equals the in-memory q-EM fit up to rounding.
 
 # The q-EM operations on a store (see shard_op_run()): each shard's part,
 # added over the store's shards.

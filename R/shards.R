@@ -964,89 +964,85 @@ shard_engine <- function(x, cluster, threads, call) {
   eng
 }
 
-# The end of an iteration of a sharded fit, as run_solver() ends it: the
-# trace `f` extended with `value`, the stopping rule on the last two
-# values, and the callback with that value and no model, or (`exact`) with
-# the objective and model that `view()` gives. Returns the trace and
-# "stopped", "converged" or "".
-shard_iteration <- function(f, value, it, tol, hook, exact, view) {
-  f <- c(f, value)
-  L <- length(f)
-  conv <- L >= 2 && tol > 0 && abs(f[L - 1] - f[L]) <= tol * max(abs(f[L - 1]), 1e-300)
-  if (!is.null(hook)) {
-    shown <- list(value = f[L], model = NULL)
-    if (exact) shown <- view(f[L])
-    if (!isTRUE(hook(it, shown$value, shown$model))) return(list(f = f, status = "stopped"))
-  }
-  list(f = f, status = if (conv) "converged" else "")
-}
-
 # (functions of the namespace, so that sending them to a worker does not
 # send the caller's environment)
 shard_op_payload <- function(payload, id, op) shard_op(id, op, 0, payload)
 
 # Fits one start (lambda, factors with the document factor whole) by
-# sharded EM; returns what cpp_plsa_fit returns.
+# sharded EM (`q` NULL) or q-EM; returns what cpp_plsa_fit returns. The
+# rule, its loop and stopping rule run in the core (solvers/pieces_em.h,
+# cpp_aspect_pieces_fit()); each request goes to every shard where it is
+# and the added statistics go back.
 # With `term_prior` (k x terms pseudo-counts, plsa_prior()) the terms'
 # statistics get them (in the core's units) before they are normalized,
 # and the objective the prior's penalty of the terms (the documents' comes
 # with the shards' values).
 shard_em_fit <- function(eng, init, global, max_iter, tol, hook, exact, term_prior = NULL) {
   x <- eng$x
-  b <- if (!is.null(term_prior)) term_prior / global$total
-  term_penalty <- function() if (is.null(b)) 0 else cpp_prior_terms_penalty(Fg[[1]], b)
-  # the core's layout (k x d) throughout, R's at the end
-  lambda <- as.numeric(init$lambda)
-  Fg <- lapply(init$factors[-1], t)
+  nF <- length(x$dims) - 1L
   shard_begin(eng, init)
-  shard_gc(8 * length(lambda) * x$dims[1], full = TRUE)  # the blocks sent: memory of the documents' size
+  k <- length(init$lambda)
+  shard_gc(8 * k * x$dims[1], full = TRUE)  # the blocks sent: memory of the documents' size
+  # the row sums that normalize the shards' documents' factors, sent with
+  # the next operation (EM: from the step's answer; q-EM: from the rule)
   colsum <- NULL
-  f <- numeric(0)
-  it <- 0L
-  converged <- FALSE
-  stopped <- FALSE
-  glob <- function() c(global, list(lambda = lambda, factors = Fg))
-  # the objective of the model (with a prior, the divergence alone in
-  # attribute "kl")
-  loss <- function() {
-    res <- eng$run("loss", list(global = glob(), colsum = colsum))
-    v <- eng$reduce(res, "value")
-    colsum <<- NULL
-    if (is.null(b) && is.null(global$doc_prior)) return(v)
-    structure(v + term_penalty(), kl = v - (eng$reduce(res, "penalty") %||% 0))
+  model_of <- function(input) {
+    c(global, list(lambda = drop(input$lambda), factors = lapply(seq_len(nF), function(n) input[[paste0("F", n)]])))
   }
-  gather <- function(last = FALSE) {
-    F0 <- eng$gather(colsum, last)
+  fn <- function(op, input) {
+    if (!is.null(input$colsum)) colsum <<- drop(input$colsum)
+    if (op == "gather") {
+      F0 <- eng$gather(colsum, FALSE)
+      colsum <<- NULL
+      return(list(F0 = F0))
+    }
+    g <- model_of(input)
+    args <- switch(op,
+      qem_norm = list(global = g, mx = drop(input$mx)),
+      qem_mode = list(global = g, mode = as.integer(input$mode),
+                      V = lapply(seq_len(nF), function(n) input[[paste0("V", n)]])),
+      list(global = g, colsum = colsum))
+    res <- eng$run(op, args)
     colsum <<- NULL
-    F0
-  }
-  while (it < max_iter) {
-    st <- eng$reduce(eng$run("step", list(global = glob(), colsum = colsum)), "stats")
-    it <- it + 1L
-    st_value <- st$value + term_penalty()
-    if (!is.null(b)) st$y[[1]] <- st$y[[1]] + b
-    for (n in seq_along(Fg)) Fg[[n]] <- normalize_rows_r(st$y[[n]], Fg[[n]])
-    colsum <- st$colsum
-    tot <- sum(st$lam)
-    if (tot > 0) lambda <- st$lam / tot
-    rm(st)
+    if (op == "loss") {
+      return(list(value = eng$reduce(res, "value"), penalty = as.double(eng$reduce(res, "penalty") %||% 0)))
+    }
+    st <- eng$reduce(res, "stats")
+    rm(res)
+    out <- list()
+    if (op == "step") {
+      colsum <<- st$colsum
+      for (n in seq_len(nF)) out[[paste0("y", n)]] <- st$y[[n]]
+      out$lam <- st$lam
+      out$value <- st$value
+    } else {
+      for (nm in names(st)) out[[nm]] <- as.double(unclass(st[[nm]]))
+      for (nm in c("B", "a")) if (is.matrix(st[[nm]])) out[[nm]] <- st[[nm]]
+    }
     # the pass's garbage (statistics of the documents' size) freed now
     # rather than when R next collects: an out-of-core fit holds about one
     # shard and the factors
-    shard_iteration_gc(eng, length(lambda), exact)
-    r <- shard_iteration(f, st_value, it, tol, hook, exact, function(last) {
-      list(value = as.numeric(loss()), model = list(lambda = lambda, factors = c(list(gather()), lapply(Fg, t))))
-    })
-    f <- r$f
-    if (r$status == "stopped") { stopped <- TRUE; break }
-    if (r$status == "converged") { converged <- TRUE; break }
+    if (op %in% c("step", "qem_docs")) shard_iteration_gc(eng, k, exact)
+    out
   }
-  final <- loss()
-  kl <- attr(final, "kl") %||% final
-  final <- as.numeric(final)
-  f <- c(f, final)
-  list(lambda = lambda, factors = c(list(gather(last = TRUE)), lapply(Fg, t)), objective = f[-1], initial = f[1],
-       iterations = it, converged = converged, stopped = stopped, kl = kl,
+  q <- global$q
+  b <- if (!is.null(term_prior)) term_prior / global$total
+  r <- cpp_aspect_pieces_fit(fn, as.numeric(init$lambda), lapply(init$factors[-1], t),
+                             if (is.null(q)) "em" else "qem", q %||% 1, b, as.integer(max_iter), tol,
+                             global$threads, hook, exact)
+  if (!is.null(r$colsum)) colsum <- drop(r$colsum)
+  kl <- r$kl
+  if (!is.null(q)) {
+    # (q-EM's objective is the Tsallis loss: the divergence of the final
+    # model, as plsa() reports it)
+    kl <- eng$reduce(eng$run("loss", list(global = model_of(c(list(lambda = r$lambda),
+                                                               stats::setNames(r$factors, paste0("F", seq_len(nF))))),
+                                          colsum = colsum)), "value")
+    colsum <- NULL
+  }
+  F0 <- eng$gather(colsum, last = TRUE)
+  list(lambda = r$lambda, factors = c(list(F0), lapply(r$factors, t)), objective = r$objective,
+       initial = r$initial, iterations = r$iterations, converged = r$converged, stopped = r$stopped, kl = kl,
        gathered = TRUE)
 }
 
@@ -1117,19 +1113,11 @@ shard_progress <- function(hook, verbose, name, max_iter) {
 # plsa() of shards: EM (plain or tempered) over the shards.
 plsa_shards <- function(x, k, loss, method, q, tempering, init, nrun, stg, max_iter, tol, seed, threads,
                         verbose, callback, cluster, call, files = NULL, prior = NULL) {
-  if (loss == "l2") {
-    abort_input("{.arg loss} must be {.val kl} (plain or tempered EM) or {.val tsallis} (q-EM) for data in {.fn shards}, not {.val {loss}}, which needs the data in one object.",
-                "argument", arg = "loss", call = call)
-  }
-  if (!is.null(method) && !identical(method, "em")) {
-    abort_input("{.arg method} must be {.val em} (the default) for data in {.fn shards}, not {describe(method)}: coordinate descent and SQUAREM need every row of a term at once.",
-                "argument", arg = "method", call = call)
-  }
+  method <- check_shard_capability("plsa", loss, method, call = call)
   if (tempering != 1 && loss != "kl") {
     abort_input("{.arg tempering} applies to {.code loss = \"kl\"} only; use {.code tempering = 1} with {.code loss = \"{loss}\"}.",
                 "argument", arg = "tempering", call = call)
   }
-  method <- "em"
   check_tensor_shards(x, "plsa", call)
   N <- length(x$dims)
   k <- check_whole(k, "k", min = 1, max = if (N == 2) min(x$dims) else x$nnz,
@@ -1223,8 +1211,9 @@ shard_em_session <- function(x, cluster, threads, tempering, call, q = NULL, fil
     list(lambda = 1, factors = factors, objective = numeric(0), initial = kl,
          value = kl, iterations = 0L, converged = TRUE, kl = kl)
   }
-  fitter <- if (is.null(q)) function(...) shard_em_fit(..., term_prior = prior$term) else shard_qem_fit
-  list(fit = function(init, iters, tol, hook, exact) fitter(eng, init, global, iters, tol, hook, exact),
+  list(fit = function(init, iters, tol, hook, exact) {
+    shard_em_fit(eng, init, global, iters, tol, hook, exact, term_prior = prior$term)
+  },
        rank1 = rank1, close = eng$drop, finalize = eng$finalize, discard = eng$discard)
 }
 

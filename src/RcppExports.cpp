@@ -453,18 +453,6 @@ BEGIN_RCPP
     return rcpp_result_gen;
 END_RCPP
 }
-// cpp_prior_terms_penalty
-double cpp_prior_terms_penalty(Rcpp::NumericMatrix V, Rcpp::NumericMatrix b);
-RcppExport SEXP _aspectr_cpp_prior_terms_penalty(SEXP VSEXP, SEXP bSEXP) {
-BEGIN_RCPP
-    Rcpp::RObject rcpp_result_gen;
-    Rcpp::RNGScope rcpp_rngScope_gen;
-    Rcpp::traits::input_parameter< Rcpp::NumericMatrix >::type V(VSEXP);
-    Rcpp::traits::input_parameter< Rcpp::NumericMatrix >::type b(bSEXP);
-    rcpp_result_gen = Rcpp::wrap(cpp_prior_terms_penalty(V, b));
-    return rcpp_result_gen;
-END_RCPP
-}
 // cpp_em_shard
 Rcpp::List cpp_em_shard(Rcpp::IntegerMatrix idx, Rcpp::NumericVector val, Rcpp::IntegerVector dims, Rcpp::NumericVector lambda, Rcpp::List factors, double tempering, double total, double top, double scaled, int threads, bool loss_only, double glogg, SEXP acc, SEXP doc_prior);
 RcppExport SEXP _aspectr_cpp_em_shard(SEXP idxSEXP, SEXP valSEXP, SEXP dimsSEXP, SEXP lambdaSEXP, SEXP factorsSEXP, SEXP temperingSEXP, SEXP totalSEXP, SEXP topSEXP, SEXP scaledSEXP, SEXP threadsSEXP, SEXP loss_onlySEXP, SEXP gloggSEXP, SEXP accSEXP, SEXP doc_priorSEXP) {
@@ -830,6 +818,27 @@ BEGIN_RCPP
     return R_NilValue;
 END_RCPP
 }
+// cpp_aspect_pieces_fit
+Rcpp::List cpp_aspect_pieces_fit(SEXP fn, Rcpp::NumericVector lambda, Rcpp::List factors, std::string method, double q, SEXP term_prior, int max_iter, double tol, int threads, SEXP hook, bool want_model);
+RcppExport SEXP _aspectr_cpp_aspect_pieces_fit(SEXP fnSEXP, SEXP lambdaSEXP, SEXP factorsSEXP, SEXP methodSEXP, SEXP qSEXP, SEXP term_priorSEXP, SEXP max_iterSEXP, SEXP tolSEXP, SEXP threadsSEXP, SEXP hookSEXP, SEXP want_modelSEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::RNGScope rcpp_rngScope_gen;
+    Rcpp::traits::input_parameter< SEXP >::type fn(fnSEXP);
+    Rcpp::traits::input_parameter< Rcpp::NumericVector >::type lambda(lambdaSEXP);
+    Rcpp::traits::input_parameter< Rcpp::List >::type factors(factorsSEXP);
+    Rcpp::traits::input_parameter< std::string >::type method(methodSEXP);
+    Rcpp::traits::input_parameter< double >::type q(qSEXP);
+    Rcpp::traits::input_parameter< SEXP >::type term_prior(term_priorSEXP);
+    Rcpp::traits::input_parameter< int >::type max_iter(max_iterSEXP);
+    Rcpp::traits::input_parameter< double >::type tol(tolSEXP);
+    Rcpp::traits::input_parameter< int >::type threads(threadsSEXP);
+    Rcpp::traits::input_parameter< SEXP >::type hook(hookSEXP);
+    Rcpp::traits::input_parameter< bool >::type want_model(want_modelSEXP);
+    rcpp_result_gen = Rcpp::wrap(cpp_aspect_pieces_fit(fn, lambda, factors, method, q, term_prior, max_iter, tol, threads, hook, want_model));
+    return rcpp_result_gen;
+END_RCPP
+}
 // cpp_qem_shard_state
 SEXP cpp_qem_shard_state(Rcpp::IntegerMatrix idx, Rcpp::NumericVector val, Rcpp::IntegerVector dims, double top, double scaled);
 RcppExport SEXP _aspectr_cpp_qem_shard_state(SEXP idxSEXP, SEXP valSEXP, SEXP dimsSEXP, SEXP topSEXP, SEXP scaledSEXP) {
@@ -934,32 +943,6 @@ BEGIN_RCPP
     Rcpp::traits::input_parameter< double >::type q(qSEXP);
     Rcpp::traits::input_parameter< int >::type threads(threadsSEXP);
     rcpp_result_gen = Rcpp::wrap(cpp_qem_shard_sum(state, lambda, factors, q, threads));
-    return rcpp_result_gen;
-END_RCPP
-}
-// cpp_qem_lambda
-Rcpp::NumericVector cpp_qem_lambda(Rcpp::NumericVector lambda, Rcpp::NumericVector a, double q);
-RcppExport SEXP _aspectr_cpp_qem_lambda(SEXP lambdaSEXP, SEXP aSEXP, SEXP qSEXP) {
-BEGIN_RCPP
-    Rcpp::RObject rcpp_result_gen;
-    Rcpp::RNGScope rcpp_rngScope_gen;
-    Rcpp::traits::input_parameter< Rcpp::NumericVector >::type lambda(lambdaSEXP);
-    Rcpp::traits::input_parameter< Rcpp::NumericVector >::type a(aSEXP);
-    Rcpp::traits::input_parameter< double >::type q(qSEXP);
-    rcpp_result_gen = Rcpp::wrap(cpp_qem_lambda(lambda, a, q));
-    return rcpp_result_gen;
-END_RCPP
-}
-// cpp_qem_factor
-Rcpp::List cpp_qem_factor(Rcpp::NumericMatrix F, Rcpp::NumericMatrix B, double q);
-RcppExport SEXP _aspectr_cpp_qem_factor(SEXP FSEXP, SEXP BSEXP, SEXP qSEXP) {
-BEGIN_RCPP
-    Rcpp::RObject rcpp_result_gen;
-    Rcpp::RNGScope rcpp_rngScope_gen;
-    Rcpp::traits::input_parameter< Rcpp::NumericMatrix >::type F(FSEXP);
-    Rcpp::traits::input_parameter< Rcpp::NumericMatrix >::type B(BSEXP);
-    Rcpp::traits::input_parameter< double >::type q(qSEXP);
-    rcpp_result_gen = Rcpp::wrap(cpp_qem_factor(F, B, q));
     return rcpp_result_gen;
 END_RCPP
 }
@@ -1123,7 +1106,6 @@ static const R_CallMethodDef CallEntries[] = {
     {"_aspectr_cpp_nmf_pieces_fit", (DL_FUNC) &_aspectr_cpp_nmf_pieces_fit, 15},
     {"_aspectr_cpp_plsa_fit", (DL_FUNC) &_aspectr_cpp_plsa_fit, 19},
     {"_aspectr_cpp_plsa_tsallis_csc", (DL_FUNC) &_aspectr_cpp_plsa_tsallis_csc, 15},
-    {"_aspectr_cpp_prior_terms_penalty", (DL_FUNC) &_aspectr_cpp_prior_terms_penalty, 2},
     {"_aspectr_cpp_em_shard", (DL_FUNC) &_aspectr_cpp_em_shard, 14},
     {"_aspectr_cpp_em_shard_state", (DL_FUNC) &_aspectr_cpp_em_shard_state, 9},
     {"_aspectr_cpp_em_shard_run", (DL_FUNC) &_aspectr_cpp_em_shard_run, 7},
@@ -1147,6 +1129,7 @@ static const R_CallMethodDef CallEntries[] = {
     {"_aspectr_cpp_shard_summary", (DL_FUNC) &_aspectr_cpp_shard_summary, 3},
     {"_aspectr_cpp_shard_file_summary", (DL_FUNC) &_aspectr_cpp_shard_file_summary, 1},
     {"_aspectr_cpp_shard_buffer_free", (DL_FUNC) &_aspectr_cpp_shard_buffer_free, 1},
+    {"_aspectr_cpp_aspect_pieces_fit", (DL_FUNC) &_aspectr_cpp_aspect_pieces_fit, 11},
     {"_aspectr_cpp_qem_shard_state", (DL_FUNC) &_aspectr_cpp_qem_shard_state, 5},
     {"_aspectr_cpp_qem_shard_file", (DL_FUNC) &_aspectr_cpp_qem_shard_file, 5},
     {"_aspectr_cpp_qem_shard_weights", (DL_FUNC) &_aspectr_cpp_qem_shard_weights, 5},
@@ -1154,8 +1137,6 @@ static const R_CallMethodDef CallEntries[] = {
     {"_aspectr_cpp_qem_shard_norm", (DL_FUNC) &_aspectr_cpp_qem_shard_norm, 8},
     {"_aspectr_cpp_qem_shard_mode", (DL_FUNC) &_aspectr_cpp_qem_shard_mode, 4},
     {"_aspectr_cpp_qem_shard_sum", (DL_FUNC) &_aspectr_cpp_qem_shard_sum, 5},
-    {"_aspectr_cpp_qem_lambda", (DL_FUNC) &_aspectr_cpp_qem_lambda, 3},
-    {"_aspectr_cpp_qem_factor", (DL_FUNC) &_aspectr_cpp_qem_factor, 3},
     {"_aspectr_cpp_qem_shard_release", (DL_FUNC) &_aspectr_cpp_qem_shard_release, 1},
     {"_aspectr_cpp_sntf_fit", (DL_FUNC) &_aspectr_cpp_sntf_fit, 17},
     {"_aspectr_cpp_sntf_loss", (DL_FUNC) &_aspectr_cpp_sntf_loss, 9},

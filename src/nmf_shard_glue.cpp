@@ -114,26 +114,6 @@ void cpp_nmf_shard_release(SEXP state) {
 
 // ---- pieces (aspectr/pieces.h, aspectr/nmf/piece.h) ----------------------
 namespace {
-// Stats <-> a named R list of numeric matrices
-Rcpp::List stats_to_r(const aspectr::Stats& s) {
-  Rcpp::List out;
-  for (const auto& kv : s.m) out[kv.first] = Rcpp::wrap(kv.second);
-  return out;
-}
-aspectr::Stats stats_from_r(SEXP x) {
-  aspectr::Stats s;
-  Rcpp::List l(x);
-  if (l.size() == 0) return s;
-  Rcpp::CharacterVector nm = l.names();
-  for (R_xlen_t i = 0; i < l.size(); ++i) {
-    SEXP v = l[i];
-    if (!Rf_isReal(v)) Rcpp::stop("internal error: a piece's statistic '%s' is not numeric",
-                                  std::string(nm[i]).c_str());
-    const arma::uword r = Rf_isMatrix(v) ? Rf_nrows(v) : Rf_length(v), c = Rf_isMatrix(v) ? Rf_ncols(v) : 1;
-    s.m[std::string(nm[i])] = arma::mat(REAL(v), r, c);
-  }
-  return s;
-}
 aspectr::Request request_from_r(const std::string& op, SEXP input) {
   aspectr::Request r(op);
   const aspectr::Stats s = stats_from_r(input);
@@ -162,21 +142,6 @@ class NoCells : public aspectr::nmf::Cells {
 
  private:
   [[noreturn]] static void fail() { throw std::logic_error("internal error: a piece's cells read without data"); }
-};
-// Pieces reached through R: map() calls fn(op, input) (R/nmf-shards.R),
-// which runs the request on every shard where it is (this process, files,
-// the workers of a cluster) and returns the added statistics.
-class RPieces : public aspectr::Pieces {
- public:
-  explicit RPieces(SEXP fn) : fn_(fn) {}
-  aspectr::Stats map(const aspectr::Request& r) const override {
-    Rcpp::List in;
-    for (const auto& kv : r.in) in[kv.first] = Rcpp::wrap(kv.second);
-    return stats_from_r(fn_(r.op, in));
-  }
-
- private:
-  Rcpp::Function fn_;
 };
 }  // namespace
 

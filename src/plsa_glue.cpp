@@ -135,16 +135,6 @@ Rcpp::List cpp_plsa_tsallis_csc(Rcpp::IntegerVector i, Rcpp::IntegerVector p, Rc
   return fit_result(G, M, tr, threads, method, squarem_bound);
 }
 
-// -(1/S) sum b log phi of the terms' factor V (k x n_terms) for
-// pseudo-counts b / S (the same layout): the terms' part of a prior's
-// penalty, added once to a sharded fit's objective (prior.h).
-// [[Rcpp::export]]
-double cpp_prior_terms_penalty(Rcpp::NumericMatrix V, Rcpp::NumericMatrix b) {
-  aspectr::DirichletPrior P;
-  P.term = Rcpp::as<arma::mat>(b);
-  return P.terms_penalty(Rcpp::as<arma::mat>(V));
-}
-
 // One shard's part of a sharded EM (or tempered EM) iteration: the E-step
 // statistics of the cells of one shard (documents split by rows, every
 // other mode whole), with the values normalized by the whole data's
@@ -914,4 +904,48 @@ void cpp_shard_buffer_free(SEXP buffer) {
   buf->work = aspectr::Workspace();
   buf->nnz = 0;
   release_free_memory();
+}
+
+// EM (tempered EM) or q-EM of the aspect model on data in pieces reached
+// through R (RPieces: fn(op, input) runs a request on every shard where it
+// is and returns the added statistics; see solvers/pieces_em.h): the rule's
+// loop in the core's driver. lambda (k) and factors (the shared modes',
+// k x d_n, the core's layout) start the fit; term_prior: the terms'
+// pseudo-counts in the core's units (k x d_1) or NULL. Returns lambda, the
+// shared modes' factors (core layout), the trace and (EM) `kl`, the
+// divergence of the final model without the prior's penalty.
+// [[Rcpp::export]]
+Rcpp::List cpp_aspect_pieces_fit(SEXP fn, Rcpp::NumericVector lambda, Rcpp::List factors, std::string method,
+                                 double q, SEXP term_prior, int max_iter, double tol, int threads,
+                                 SEXP hook = R_NilValue, bool want_model = false) {
+  RPieces P(fn);
+  aspectr::AspectPieceModel M;
+  M.lambda = Rcpp::as<arma::vec>(lambda);
+  for (R_xlen_t n = 0; n < factors.size(); ++n) {
+    M.F.push_back(Rcpp::as<arma::mat>(factors[n]));
+    if (M.F.back().n_rows != M.lambda.n_elem) Rcpp::stop("internal error: a factor of the wrong size");
+  }
+  M.P = &P;
+  aspectr::Control ctl;
+  ctl.max_iter = max_iter; ctl.tol = tol; ctl.threads = threads;
+  RCallback cb(false, max_iter, "plsa (" + method + ")", hook, want_model);
+  aspectr::FitTrace tr;
+  double kl = NA_REAL;
+  if (method == "qem") {
+    aspectr::PieceQEM rule(q);
+    tr = aspectr::run_solver(rule, P, M, ctl, cb);
+  } else if (method == "em") {
+    aspectr::PieceEM rule(Rf_isNull(term_prior) ? arma::mat() : Rcpp::as<arma::mat>(term_prior));
+    tr = aspectr::run_solver(rule, P, M, ctl, cb);
+    kl = rule.kl();
+  } else {
+    Rcpp::stop("internal error: no aspect rule in pieces for '%s'", method.c_str());
+  }
+  Rcpp::List F(M.F.size());
+  for (std::size_t n = 0; n < M.F.size(); ++n) F[n] = Rcpp::wrap(M.F[n]);
+  Rcpp::List out = Rcpp::List::create(Rcpp::Named("lambda") = Rcpp::NumericVector(M.lambda.begin(), M.lambda.end()),
+                                      Rcpp::Named("factors") = F, Rcpp::Named("kl") = kl,
+                                      Rcpp::Named("colsum") = M.colsum.n_elem ? Rcpp::wrap(M.colsum) : R_NilValue);
+  add_trace(out, tr);
+  return out;
 }

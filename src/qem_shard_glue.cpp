@@ -143,26 +143,6 @@ double cpp_qem_shard_sum(SEXP state, Rcpp::NumericVector lambda, Rcpp::List fact
   return aspectr::cell_sum(aspectr::Loss::Tsallis, q, s.G, shard_model(s.G, lambda, factors), threads);
 }
 
-// The master's updates, as QEMRule::step makes them: the weights from the
-// added a (times lambda^q), a shared mode's factor from its B, and
-// V = old^q o new^(1-q).
-// [[Rcpp::export]]
-Rcpp::NumericVector cpp_qem_lambda(Rcpp::NumericVector lambda, Rcpp::NumericVector a, double q) {
-  arma::vec lam = Rcpp::as<arma::vec>(lambda), av = Rcpp::as<arma::vec>(a);
-  for (arma::uword r = 0; r < av.n_elem; ++r) av[r] = std::pow(lam[r], q) * av[r];
-  aspectr::power_update_vec(lam, av, 1.0 / q);
-  return as_r(lam);
-}
-
-// [[Rcpp::export]]
-Rcpp::List cpp_qem_factor(Rcpp::NumericMatrix F, Rcpp::NumericMatrix B, double q) {
-  const arma::mat old = Rcpp::as<arma::mat>(F);
-  arma::mat out = old;
-  aspectr::power_update_rows(out, Rcpp::as<arma::mat>(B), 1.0 / q);
-  const arma::mat V = arma::pow(old, q) % arma::pow(out, 1.0 - q);
-  return Rcpp::List::create(Rcpp::Named("F") = out, Rcpp::Named("V") = V);
-}
-
 // Lets a shard's q-EM state (its weights, a double per cell) go now rather
 // than when R next collects its pointer (R does not see the memory behind
 // it): a shard streamed from its file is read again for every operation,

@@ -163,6 +163,13 @@ inline SEXP raw_model(const aspectr::nmf::PieceModel& M) {
   return Rcpp::List::create(Rcpp::Named("W") = Rcpp::wrap(arma::mat(Wt.t())),
                             Rcpp::Named("H") = Rcpp::wrap(M.H));
 }
+inline SEXP raw_model(const aspectr::AspectPieceModel& M) {
+  Rcpp::List f(M.F.size() + 1);
+  f[0] = Rcpp::wrap(M.gather());
+  for (std::size_t n = 0; n < M.F.size(); ++n) f[n + 1] = Rcpp::wrap(arma::mat(M.F[n].t()));
+  return Rcpp::List::create(Rcpp::Named("lambda") = Rcpp::NumericVector(M.lambda.begin(), M.lambda.end()),
+                            Rcpp::Named("factors") = f);
+}
 inline SEXP raw_model(const arma::mat& Gt) { return Rcpp::wrap(arma::mat(Gt.t())); }
 inline SEXP raw_model(const aspectr::sym::SymModel& M) { return Rcpp::wrap(arma::mat(M.Ht.t())); }
 
@@ -217,6 +224,43 @@ class RCallback {
   SEXP hook_;
   bool want_model_;
   Rcpp::RObject bar_;
+};
+
+// Stats <-> a named R list of numeric matrices
+inline Rcpp::List stats_to_r(const aspectr::Stats& s) {
+  Rcpp::List out;
+  for (const auto& kv : s.m) out[kv.first] = Rcpp::wrap(kv.second);
+  return out;
+}
+inline aspectr::Stats stats_from_r(SEXP x) {
+  aspectr::Stats s;
+  Rcpp::List l(x);
+  if (l.size() == 0) return s;
+  Rcpp::CharacterVector nm = l.names();
+  for (R_xlen_t i = 0; i < l.size(); ++i) {
+    SEXP v = l[i];
+    if (!Rf_isReal(v)) Rcpp::stop("internal error: a piece's statistic '%s' is not numeric",
+                                  std::string(nm[i]).c_str());
+    const arma::uword r = Rf_isMatrix(v) ? Rf_nrows(v) : Rf_length(v), c = Rf_isMatrix(v) ? Rf_ncols(v) : 1;
+    s.m[std::string(nm[i])] = arma::mat(REAL(v), r, c);
+  }
+  return s;
+}
+
+// Pieces reached through R: map() calls fn(op, input) (R/nmf-shards.R, R/shards.R),
+// which runs the request on every shard where it is (this process, files,
+// the workers of a cluster) and returns the added statistics.
+class RPieces : public aspectr::Pieces {
+ public:
+  explicit RPieces(SEXP fn) : fn_(fn) {}
+  aspectr::Stats map(const aspectr::Request& r) const override {
+    Rcpp::List in;
+    for (const auto& kv : r.in) in[kv.first] = Rcpp::wrap(kv.second);
+    return stats_from_r(fn_(r.op, in));
+  }
+
+ private:
+  Rcpp::Function fn_;
 };
 
 // The trace of a fit in the list every fitter's glue returns.

@@ -30,6 +30,7 @@
 #include "nmf/shard.h"
 #include "pieces.h"
 #include "nmf/piece.h"
+#include "solvers/pieces_em.h"
 #include "sym/symtensor.h"
 #include "sym/sntf.h"
 #include "sym/symnmf.h"

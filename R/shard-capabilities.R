@@ -1,0 +1,76 @@
+# What each fitter runs on data in shards(): one table (family x loss x
+# method), from which the fitters take their refusals and those write their
+# messages. A method runs on shards when its rule is written against pieces
+# of the data (rows of the first mode, each with its rows of the first
+# factor); the others need every cell of a row of a shared mode at once.
+
+shard_capabilities <- function() {
+  cap <- function(family, loss, method, ok, why = NA_character_, option = NA_character_) {
+    data.frame(family = family, loss = loss, method = method, option = option, ok = ok, why = why,
+               stringsAsFactors = FALSE)
+  }
+  rbind(
+    cap("nmf", "frobenius", c("hals", "anls", "mu", "als"), TRUE),
+    cap("nmf", "kl", c("cd", "mu"), TRUE),
+    cap("nmf", "kl", "mu", FALSE, "the extrapolated KL updates are fitted in one object", option = "accelerate"),
+    cap("nmf", "beta", "mu", FALSE, "the beta-divergence updates are fitted in one object"),
+    cap("plsa", "kl", "em", TRUE),
+    cap("plsa", "kl", c("cd", "squarem"), FALSE,
+        "coordinate descent needs every row of a term at once, and SQUAREM's extrapolation is fitted in one object"),
+    cap("plsa", "tsallis", "em", TRUE),
+    cap("plsa", "tsallis", "squarem", FALSE, "SQUAREM's extrapolation is fitted in one object"),
+    cap("plsa", "l2", "blocks", FALSE, "the L2 loss is fitted in one object"),
+    cap("ntf", "kl", "mu", TRUE),
+    cap("ntf", "kl", "cd", FALSE, "coordinate descent needs every slice of a mode at once"),
+    cap("ntf", "frobenius", c("hals", "mu"), FALSE, "the Frobenius updates of ntf() are fitted in one object")
+  )
+}
+
+# The methods of `family` (and `loss`) that run on shards, as text.
+shard_runs <- function(family, loss = NULL) {
+  tab <- shard_capabilities()
+  tab <- tab[tab$family == family & tab$ok & is.na(tab$option), , drop = FALSE]
+  losses <- if (is.null(loss)) unique(tab$loss) else intersect(loss, tab$loss)
+  parts <- vapply(losses, function(l) {
+    sprintf("{.code loss = \"%s\"} with {.code method = %s}", l,
+            paste0("\"", tab$method[tab$loss == l], "\"", collapse = " or "))
+  }, character(1))
+  paste(parts, collapse = "; ")
+}
+
+# Refuses a fit of data in shards that the table does not allow: the loss
+# and method asked for (method NULL: the default on shards, the first the
+# table allows for the loss), with `options` (named flags: those TRUE are
+# checked against the table's refusals of options). Returns the method to
+# run.
+check_shard_capability <- function(family, loss, method, options = NULL, call = rlang::caller_env()) {
+  tab <- shard_capabilities()
+  tab <- tab[tab$family == family, , drop = FALSE]
+  for (opt in names(options)[vapply(options, isTRUE, logical(1))]) {
+    row <- tab[!is.na(tab$option) & tab$option == opt & tab$loss == loss & tab$method %in% method, , drop = FALSE]
+    if (nrow(row)) {
+      abort_input(paste0("{.arg ", opt, "} must be {.code NULL} or {.code FALSE} for {.code loss = \"{loss}\"} with {.code method = \"{method}\"} and data in {.fn shards}, not {.code TRUE}: ",
+                         row$why[1], "."),
+                  "argument", arg = opt, call = call)
+    }
+  }
+  tab <- tab[is.na(tab$option), , drop = FALSE]
+  if (!loss %in% tab$loss[tab$ok]) {
+    why <- tab$why[tab$loss == loss][1]
+    abort_input(paste0("{.arg loss} must be one that runs on data in {.fn shards} for {.fn ", family, "}, not {.val {loss}}",
+                       if (!is.na(why)) ": {why}" else "", ". On shards {.fn ", family, "} runs ",
+                       shard_runs(family), "."),
+                "argument", arg = "loss", call = call)
+  }
+  runs <- tab$method[tab$loss == loss & tab$ok]
+  if (is.null(method)) return(runs[1])
+  if (!(is.character(method) && length(method) == 1 && !is.na(method) && method %in% runs)) {
+    row <- tab[tab$loss == loss & !tab$ok & tab$method %in% method, , drop = FALSE]
+    why <- if (nrow(row)) row$why[1] else NA_character_
+    abort_input(paste0("{.arg method} must be ", paste0("{.val ", runs, "}", collapse = " or "),
+                       " for {.code loss = \"{loss}\"} with data in {.fn shards}, not {describe(method)}",
+                       if (!is.na(why)) ": {why}" else "", "."),
+                "argument", arg = "method", call = call)
+  }
+  method
+}

@@ -1,0 +1,53 @@
+# One table says what runs on data in shards(): every method it allows runs
+# there and gives the in-memory fit of the same call; every refusal is a
+# classed error naming the argument, with the table's reason.
+
+cap_fit <- function(family, x, loss, method, ...) {
+  args <- list(x, 2, loss = loss, method = method, seed = 3, max_iter = 6, tol = 0, ...)
+  suppressMessages(suppressWarnings(do.call(family, args)))
+}
+
+test_that("every method the capability table allows runs on shards as in memory", {
+  tab <- aspectr:::shard_capabilities()
+  ok <- tab[tab$ok & is.na(tab$option), ]
+  expect_setequal(unique(ok$family), c("nmf", "plsa", "ntf"))
+  x <- shard_counts(24, 14, seed = 5)
+  sh <- shards(split_rows(x, c(7L, 15L)))
+  for (i in seq_len(nrow(ok))) {
+    r <- ok[i, ]
+    what <- paste(r$family, r$loss, r$method)
+    extra <- if (r$loss == "tsallis") list(q = 0.8) else list()
+    # (NNDSVD, nmf()'s default start of a matrix, needs the whole matrix's
+    # singular vectors: shards start at random, as nmf(init = "random"))
+    if (r$family == "nmf") extra$init <- "random"
+    mem <- do.call(cap_fit, c(list(r$family, x, r$loss, r$method), extra))
+    shd <- do.call(cap_fit, c(list(r$family, sh, r$loss, r$method), extra))
+    expect_identical(shd$method, mem$method, info = what)
+    expect_equal(shd$objective, mem$objective, tolerance = 1e-10, info = what)
+    expect_identical(shd$iterations, mem$iterations, info = what)
+  }
+})
+
+test_that("every refusal of the capability table is a classed error with its reason", {
+  tab <- aspectr:::shard_capabilities()
+  no <- tab[!tab$ok, ]
+  expect_gt(nrow(no), 5)
+  sh <- shards(split_rows(shard_counts(20, 12, seed = 6), 9L))
+  for (i in seq_len(nrow(no))) {
+    r <- no[i, ]
+    what <- paste(r$family, r$loss, r$method, r$option)
+    args <- list(sh, 2, loss = r$loss, method = r$method)
+    if (!is.na(r$option)) args[[r$option]] <- TRUE
+    if (r$loss == "beta") args$beta <- 0.5
+    err <- tryCatch(do.call(r$family, args), error = function(e) e)
+    expect_s3_class(err, "aspectr_error_input_argument")
+    # (the message's reason is the table's, whatever the line breaks)
+    msg <- gsub("\\s+", " ", cli::ansi_strip(conditionMessage(err)))
+    expect_true(grepl(r$why, msg, fixed = TRUE), info = paste(what, msg))
+  }
+  # the default method on shards is the first the table allows
+  fit <- suppressMessages(plsa(sh, 2, seed = 1, max_iter = 3, tol = 0))
+  expect_identical(fit$method, "em")
+  fit <- suppressMessages(ntf(sh, 2, loss = "kl", seed = 1, max_iter = 3, tol = 0))
+  expect_identical(fit$method, "mu")
+})

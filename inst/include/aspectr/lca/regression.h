@@ -1,0 +1,198 @@
+// aspectr/lca/regression.h — latent class regression by EM (Dayton and
+// Macready 1988; Bandeen-Roche et al. 1997), poLCA's algorithm (Linzer and
+// Lewis 2011): the prior class probabilities of observation i are a
+// multinomial logit of its covariates x_i (lca/logit.h), the responses
+// independent given the class. One iteration:
+//   E step  prior_ir = p_r(x_i; B), post_ir ∝ prior_ir prod_j rho_jr(y_ij)
+//           (missing responses left out), log-likelihood
+//           l = sum_i w_i log sum_r prior_ir prod_j rho_jr(y_ij);
+//   M step  rho_jr(c) ∝ sum_{i: y_ij = c} w_i post_ir (floored at 1e-300
+//           before normalizing), then one Newton step of the logit
+//           coefficients on sum_i w_i sum_r post_ir log prior_ir.
+// w_i are sampling weights (1 without): a weighted pseudo-likelihood.
+// The objective is -l, reported for the model entering each iteration;
+// the fit stops when |l_t - l_{t-1}| <= tol max(1, |l_t|), or after
+// max_iter iterations (then the last value is that of the model after
+// the last M step). A non-finite l ends a start (its value is that l,
+// and the caller's choice of the best start passes it over).
+#ifndef ASPECTR_LCA_REGRESSION_H
+#define ASPECTR_LCA_REGRESSION_H
+
+#include "../control.h"
+#include "logit.h"
+
+#include <cmath>
+#include <utility>
+#include <vector>
+
+namespace aspectr {
+namespace lca {
+
+// The data: responses as 0-based codes, n x J column-major, -1 for a
+// missing response; the number of levels of each variable; covariates X
+// (n x p); sampling weights w (n, or empty for none).
+struct RegressionData {
+  std::vector<int> codes;
+  std::vector<arma::uword> levels;
+  arma::mat X;
+  arma::vec w;
+  arma::uword n() const { return X.n_rows; }
+  bool weighted() const { return !w.is_empty(); }
+};
+
+// The parameters: per variable the response probabilities (levels x k,
+// columns on the simplex) and the logit coefficients (p x (k - 1)).
+struct RegressionModel {
+  std::vector<arma::mat> probs;
+  arma::mat beta;
+};
+
+struct RegressionEStep {
+  arma::mat prior, post;  // n x k
+  double loglik = 0.0;
+};
+
+// The E step: class priors, posteriors and the (weighted) log-likelihood,
+// by log-sum-exp over the classes of each observation.
+inline RegressionEStep regression_estep(const RegressionData& d, const RegressionModel& M) {
+  const arma::uword n = d.n(), k = M.beta.n_cols + 1, J = d.levels.size();
+  RegressionEStep e;
+  e.prior = logit_probs(d.X, M.beta);
+  std::vector<arma::mat> lp(J);
+  for (arma::uword j = 0; j < J; ++j) lp[j] = arma::log(M.probs[j]);
+  // log P(y_i | class r), the variables added in turn (a missing
+  // response adds nothing), then the log prior
+  arma::mat L(n, k, arma::fill::zeros);
+  for (arma::uword j = 0; j < J; ++j) {
+    const int* cj = d.codes.data() + j * n;
+    for (arma::uword r = 0; r < k; ++r) {
+      const double* l = lp[j].colptr(r);
+      double* out = L.colptr(r);
+      for (arma::uword i = 0; i < n; ++i)
+        if (cj[i] >= 0) out[i] += l[cj[i]];
+    }
+  }
+  for (arma::uword r = 0; r < k; ++r) {
+    const double* pr = e.prior.colptr(r);
+    double* out = L.colptr(r);
+    for (arma::uword i = 0; i < n; ++i) out[i] = std::log(pr[i]) + out[i];
+  }
+  arma::vec mx = L.col(0);
+  for (arma::uword r = 1; r < k; ++r) mx = arma::max(mx, L.col(r));
+  std::vector<long double> sum(n, 0.0L);
+  e.post.set_size(n, k);
+  for (arma::uword r = 0; r < k; ++r) {
+    const double* l = L.colptr(r);
+    double* p = e.post.colptr(r);
+    for (arma::uword i = 0; i < n; ++i) {
+      p[i] = std::exp(l[i] - mx[i]);
+      sum[i] += p[i];
+    }
+  }
+  arma::vec s(n);
+  long double ll = 0.0L;
+  for (arma::uword i = 0; i < n; ++i) {
+    s[i] = static_cast<double>(sum[i]);
+    const double li = mx[i] + std::log(s[i]);
+    ll += d.weighted() ? d.w[i] * li : li;
+  }
+  e.post.each_col() /= s;
+  e.loglik = static_cast<double>(ll);
+  return e;
+}
+
+// The M step from an E step: the response probabilities, then one Newton
+// step of the coefficients (the direction of logit.h, by the
+// pseudo-inverse where the information is singular).
+inline void regression_mstep(const RegressionData& d, RegressionModel& M, const RegressionEStep& e) {
+  const arma::uword n = d.n(), k = e.post.n_cols, J = d.levels.size();
+  for (arma::uword j = 0; j < J; ++j) {
+    arma::mat m(d.levels[j], k, arma::fill::zeros);
+    for (arma::uword r = 0; r < k; ++r) {
+      const double* p = e.post.colptr(r);
+      double* o = m.colptr(r);
+      for (arma::uword i = 0; i < n; ++i) {
+        const int c = d.codes[j * n + i];
+        if (c >= 0) o[c] += d.weighted() ? p[i] * d.w[i] : p[i];
+      }
+      long double tot = 0.0L;
+      for (arma::uword c = 0; c < d.levels[j]; ++c) {
+        o[c] = std::max(o[c], 1e-300);
+        tot += o[c];
+      }
+      const double t = static_cast<double>(tot);
+      for (arma::uword c = 0; c < d.levels[j]; ++c) o[c] /= t;
+    }
+    M.probs[j] = std::move(m);
+  }
+  const arma::vec s = d.weighted() ? d.w : arma::vec(n, arma::fill::ones);
+  const arma::mat Wt = d.weighted() ? arma::mat(e.post.each_col() % d.w) : e.post;
+  const arma::vec step = newton_direction(logit_information(d.X, e.prior, s),
+                                          logit_gradient(d.X, Wt, s, e.prior));
+  M.beta += arma::reshape(step, M.beta.n_rows, M.beta.n_cols);
+}
+
+struct RegressionRun {
+  RegressionModel M;  // the parameters the final value belongs to
+  double loglik = 0.0;
+  FitTrace trace;     // objective: -l per iteration
+};
+
+// One start by EM. The callback is called after every iteration with the
+// iteration number and the objective, before the M step; returning false
+// stops the fit (the model then is the one that objective belongs to).
+template <class Callback>
+RegressionRun regression_em(const RegressionData& d, RegressionModel M, const Control& ctl,
+                            Callback& callback) {
+  RegressionRun run;
+  FitTrace& tr = run.trace;
+  double ll_old = -arma::datum::inf;
+  RegressionEStep e;
+  bool settled = false;  // the last E step belongs to the model kept
+  for (int it = 1; it <= ctl.max_iter; ++it) {
+    e = regression_estep(d, M);
+    tr.objective.push_back(-e.loglik);
+    if (!std::isfinite(e.loglik)) { settled = true; break; }
+    if (std::isfinite(ll_old) && std::fabs(e.loglik - ll_old) <= ctl.tol * std::max(1.0, std::fabs(e.loglik))) {
+      tr.converged = true;
+      settled = true;
+      break;
+    }
+    if (!callback(it, -e.loglik)) {
+      tr.stopped = true;
+      settled = true;
+      break;
+    }
+    ll_old = e.loglik;
+    regression_mstep(d, M, e);
+  }
+  if (!settled) {
+    // the model after the last M step
+    e = regression_estep(d, M);
+    if (!tr.objective.empty()) tr.objective.back() = -e.loglik;
+  }
+  tr.iterations = static_cast<int>(tr.objective.size());
+  tr.initial = tr.objective.empty() ? -e.loglik : tr.objective.front();
+  run.loglik = e.loglik;
+  run.M = std::move(M);
+  return run;
+}
+
+// Every start in turn (the caller picks the best).
+template <class Callback>
+std::vector<RegressionRun> regression_multistart(const RegressionData& d,
+                                                 std::vector<RegressionModel> starts,
+                                                 const Control& ctl, Callback& callback) {
+  std::vector<RegressionRun> runs;
+  runs.reserve(starts.size());
+  for (RegressionModel& M : starts) {
+    runs.push_back(regression_em(d, std::move(M), ctl, callback));
+    if (runs.back().trace.stopped) break;
+  }
+  return runs;
+}
+
+}  // namespace lca
+}  // namespace aspectr
+
+#endif

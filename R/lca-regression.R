@@ -210,6 +210,7 @@ lcr_fit <- function(prep, X, k, nrun, max_iter, tol, seed, w = NULL, verbose = F
   # the priors and posteriors of the best run's parameters (the E step
   # that gave its log-likelihood)
   e <- cpp_lcr_estep(codes, as.integer(nl), X, w, out$probs[[best]], out$beta[[best]])
+  rownames(e$prior) <- rownames(e$posterior) <- rownames(X)
   list(probs = out$probs[[best]], beta = out$beta[[best]], prior = e$prior, posterior = e$posterior,
        llik = e$loglik, objective = out$objective[[best]], iterations = out$iterations[best],
        converged = out$converged[best], run = best, run_values = values)

@@ -69,8 +69,8 @@ cpp_ts_ml <- function(type, data, k, nc, W, v, D, theta0, max_iter = 2000L, tol 
     .Call(`_aspectr_cpp_ts_ml`, type, data, k, nc, W, v, D, theta0, max_iter, tol)
 }
 
-cpp_lcr_fit <- function(codes, levels, X, w, starts, k, max_iter, tol, verbose = FALSE, hook = NULL) {
-    .Call(`_aspectr_cpp_lcr_fit`, codes, levels, X, w, starts, k, max_iter, tol, verbose, hook)
+cpp_lcr_fit <- function(codes, levels, X, w, starts, k, max_iter, tol, threads = 1L, verbose = FALSE, hook = NULL) {
+    .Call(`_aspectr_cpp_lcr_fit`, codes, levels, X, w, starts, k, max_iter, tol, threads, verbose, hook)
 }
 
 cpp_lcr_estep <- function(codes, levels, X, w, probs, beta) {

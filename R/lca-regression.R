@@ -104,7 +104,7 @@ lca.formula <- function(formula, data, k, nrun = 10, max_iter = 1000, tol = 1e-8
   start <- proc.time()[["elapsed"]]
   hook <- fit_hook(NULL, ctl$verbose, "lca()")
   fit <- lcr_fit(prep, Xs, k, ctl$nrun, ctl$max_iter, ctl$tol, ctl$seed, w = prep$design$w,
-                 verbose = ctl$verbose, hook = hook)
+                 threads = ctl$threads, verbose = ctl$verbose, hook = hook)
   fit <- lcr_result(fit, prep, Xs, k, rhs, call, ctl, proc.time()[["elapsed"]] - start,
                     dropped = dropped, se = check_flag(se, "se"))
   fit <- lcr_unscale(fit, X, m)
@@ -193,18 +193,19 @@ lcr_prior <- function(X, beta) {
 }
 
 # EM for latent class regression from nrun random starts, in the C++ core
-# (lca/regression.h); the best run. With sampling weights `w` (one per
-# observation) every sum over the observations is weighted: the weighted
-# (pseudo-)likelihood. `hook`: fit_hook()'s progress messages.
-lcr_fit <- function(prep, X, k, nrun, max_iter, tol, seed, w = NULL, verbose = FALSE, hook = NULL,
-                    call = rlang::caller_env()) {
+# (lca/regression.h; `threads` over the starts); the best run. With
+# sampling weights `w` (one per observation) every sum over the
+# observations is weighted: the weighted (pseudo-)likelihood. `hook`:
+# fit_hook()'s progress messages.
+lcr_fit <- function(prep, X, k, nrun, max_iter, tol, seed, w = NULL, threads = 1L, verbose = FALSE,
+                    hook = NULL, call = rlang::caller_env()) {
   codes <- prep$codes
   nl <- lengths(prep$levels)
   starts <- with_seed(seed, lapply(seq_len(nrun), function(s) {
     lapply(nl, function(l) { m <- matrix(stats::runif(l * k), l); sweep(m, 2, colSums(m), "/") })
   }))
   storage.mode(codes) <- "integer"
-  out <- cpp_lcr_fit(codes, as.integer(nl), X, w, starts, k, max_iter, tol, verbose, hook)
+  out <- cpp_lcr_fit(codes, as.integer(nl), X, w, starts, k, max_iter, tol, threads, verbose, hook)
   values <- -out$loglik
   best <- best_run(values, "lca() fit", call = call)
   # the priors and posteriors of the best run's parameters (the E step
@@ -213,7 +214,7 @@ lcr_fit <- function(prep, X, k, nrun, max_iter, tol, seed, w = NULL, verbose = F
   rownames(e$prior) <- rownames(e$posterior) <- rownames(X)
   list(probs = out$probs[[best]], beta = out$beta[[best]], prior = e$prior, posterior = e$posterior,
        llik = e$loglik, objective = out$objective[[best]], iterations = out$iterations[best],
-       converged = out$converged[best], run = best, run_values = values)
+       converged = out$converged[best], run = best, run_values = values, run_iterations = out$iterations)
 }
 
 # Moore-Penrose inverse (MASS::ginv without the dependency).
@@ -251,7 +252,7 @@ lcr_result <- function(res, prep, X, k, rhs, call, ctl, time, dropped, se = TRUE
     k = k, lambda = P, factors = factors,
     loss = "kl", q = NA_real_, tempering = 1, objective = res$objective, value = -ll,
     initial = res$objective[1], iterations = res$iterations, converged = res$converged,
-    run = res$run, run_values = res$run_values, dims = as.integer(lengths(prep$levels)),
+    run = res$run, run_values = res$run_values, run_iterations = res$run_iterations, dims = as.integer(lengths(prep$levels)),
     dimnames = unname(prep$levels), total = N, time = time, threads = ctl$threads, seed = ctl$seed,
     call = call, probs = probs, P = P, prior = prior,
     posterior = post, predclass = max.col(post, ties.method = "first"), llik = ll, logLik = ll,

@@ -249,8 +249,8 @@ BEGIN_RCPP
 END_RCPP
 }
 // cpp_lcr_fit
-Rcpp::List cpp_lcr_fit(Rcpp::IntegerMatrix codes, Rcpp::IntegerVector levels, Rcpp::NumericMatrix X, Rcpp::Nullable<Rcpp::NumericVector> w, Rcpp::List starts, int k, int max_iter, double tol, bool verbose, SEXP hook);
-RcppExport SEXP _aspectr_cpp_lcr_fit(SEXP codesSEXP, SEXP levelsSEXP, SEXP XSEXP, SEXP wSEXP, SEXP startsSEXP, SEXP kSEXP, SEXP max_iterSEXP, SEXP tolSEXP, SEXP verboseSEXP, SEXP hookSEXP) {
+Rcpp::List cpp_lcr_fit(Rcpp::IntegerMatrix codes, Rcpp::IntegerVector levels, Rcpp::NumericMatrix X, Rcpp::Nullable<Rcpp::NumericVector> w, Rcpp::List starts, int k, int max_iter, double tol, int threads, bool verbose, SEXP hook);
+RcppExport SEXP _aspectr_cpp_lcr_fit(SEXP codesSEXP, SEXP levelsSEXP, SEXP XSEXP, SEXP wSEXP, SEXP startsSEXP, SEXP kSEXP, SEXP max_iterSEXP, SEXP tolSEXP, SEXP threadsSEXP, SEXP verboseSEXP, SEXP hookSEXP) {
 BEGIN_RCPP
     Rcpp::RObject rcpp_result_gen;
     Rcpp::RNGScope rcpp_rngScope_gen;
@@ -262,9 +262,10 @@ BEGIN_RCPP
     Rcpp::traits::input_parameter< int >::type k(kSEXP);
     Rcpp::traits::input_parameter< int >::type max_iter(max_iterSEXP);
     Rcpp::traits::input_parameter< double >::type tol(tolSEXP);
+    Rcpp::traits::input_parameter< int >::type threads(threadsSEXP);
     Rcpp::traits::input_parameter< bool >::type verbose(verboseSEXP);
     Rcpp::traits::input_parameter< SEXP >::type hook(hookSEXP);
-    rcpp_result_gen = Rcpp::wrap(cpp_lcr_fit(codes, levels, X, w, starts, k, max_iter, tol, verbose, hook));
+    rcpp_result_gen = Rcpp::wrap(cpp_lcr_fit(codes, levels, X, w, starts, k, max_iter, tol, threads, verbose, hook));
     return rcpp_result_gen;
 END_RCPP
 }
@@ -1324,7 +1325,7 @@ static const R_CallMethodDef CallEntries[] = {
     {"_aspectr_cpp_start_blocks", (DL_FUNC) &_aspectr_cpp_start_blocks, 3},
     {"_aspectr_cpp_logit_newton", (DL_FUNC) &_aspectr_cpp_logit_newton, 5},
     {"_aspectr_cpp_ts_ml", (DL_FUNC) &_aspectr_cpp_ts_ml, 10},
-    {"_aspectr_cpp_lcr_fit", (DL_FUNC) &_aspectr_cpp_lcr_fit, 10},
+    {"_aspectr_cpp_lcr_fit", (DL_FUNC) &_aspectr_cpp_lcr_fit, 11},
     {"_aspectr_cpp_lcr_estep", (DL_FUNC) &_aspectr_cpp_lcr_estep, 6},
     {"_aspectr_cpp_dense_scan", (DL_FUNC) &_aspectr_cpp_dense_scan, 1},
     {"_aspectr_cpp_dense_tn", (DL_FUNC) &_aspectr_cpp_dense_tn, 3},

@@ -28,7 +28,8 @@ struct InterruptCheck {
   bool operator()(int it, double obj) { return cb.tick(it, obj); }
 };
 
-// Progress, interrupts and the R hook (lca()'s fits).
+// Progress, interrupts and the R hook between rounds of iterations (as
+// lca()'s multistart).
 struct RoundCallback {
   RCallback& cb;
   bool operator()(int it, double obj) { return cb.round(it, obj); }
@@ -160,12 +161,14 @@ Rcpp::List cpp_ts_ml(std::string type, SEXP data, int k, int nc, Rcpp::NumericMa
 // starts, each a list of the variables' response probabilities, levels x
 // k; the coefficients start at 0), responses `codes` (n x J, 1-based, NA
 // missing) with `levels` per variable, covariates X and sampling weights
-// w (NULL: none). Returns per start its `probs`, `beta`, `loglik`,
-// `objective` (a list), `iterations` and `converged`, and `stopped`.
+// w (NULL: none); `threads` over the starts; progress, interrupts and
+// `hook` between rounds of iterations. Returns per start its `probs`,
+// `beta`, `loglik`, `objective` (a list), `iterations` and `converged`,
+// and `stopped`.
 // [[Rcpp::export]]
 Rcpp::List cpp_lcr_fit(Rcpp::IntegerMatrix codes, Rcpp::IntegerVector levels, Rcpp::NumericMatrix X,
                        Rcpp::Nullable<Rcpp::NumericVector> w, Rcpp::List starts, int k, int max_iter, double tol,
-                       bool verbose = false, SEXP hook = R_NilValue) {
+                       int threads = 1, bool verbose = false, SEXP hook = R_NilValue) {
   const aspectr::lca::RegressionData d = regression_data(codes, levels, X, w);
   if (k < 2) Rcpp::stop("internal error: a regression needs 2 or more classes");
   const Rcpp::NumericMatrix beta0(X.ncol(), k - 1);
@@ -174,6 +177,7 @@ Rcpp::List cpp_lcr_fit(Rcpp::IntegerMatrix codes, Rcpp::IntegerVector levels, Rc
   aspectr::Control ctl;
   ctl.max_iter = max_iter;
   ctl.tol = tol;
+  ctl.threads = threads;
   RCallback cb(verbose, max_iter, "lca", hook);
   RoundCallback round{cb};
   const std::vector<aspectr::lca::RegressionRun> runs = aspectr::lca::regression_multistart(d, std::move(models), ctl, round);

@@ -19,9 +19,12 @@
 #define ASPECTR_LCA_REGRESSION_H
 
 #include "../control.h"
+#include "../parallel.h"
 #include "logit.h"
 
+#include <algorithm>
 #include <cmath>
+#include <exception>
 #include <utility>
 #include <vector>
 
@@ -136,59 +139,118 @@ struct RegressionRun {
   RegressionModel M;  // the parameters the final value belongs to
   double loglik = 0.0;
   FitTrace trace;     // objective: -l per iteration
+  double previous = -arma::datum::inf;  // l of the iteration before
+  bool finished = false;
 };
 
-// One start by EM. The callback is called after every iteration with the
-// iteration number and the objective, before the M step; returning false
-// stops the fit (the model then is the one that objective belongs to).
-template <class Callback>
-RegressionRun regression_em(const RegressionData& d, RegressionModel M, const Control& ctl,
-                            Callback& callback) {
-  RegressionRun run;
+// Up to n more iterations of one start (at most ctl.max_iter in all). At
+// the last one the model after its M step gets its E step, whose value
+// replaces the iteration's in the trace.
+inline void regression_advance(const RegressionData& d, RegressionRun& run, const Control& ctl, int n) {
   FitTrace& tr = run.trace;
-  double ll_old = -arma::datum::inf;
-  RegressionEStep e;
-  bool settled = false;  // the last E step belongs to the model kept
-  for (int it = 1; it <= ctl.max_iter; ++it) {
-    e = regression_estep(d, M);
+  for (int j = 0; j < n && !run.finished; ++j) {
+    if (static_cast<int>(tr.objective.size()) >= ctl.max_iter) {  // (max_iter <= 0)
+      run.loglik = regression_estep(d, run.M).loglik;
+      run.finished = true;
+      break;
+    }
+    RegressionEStep e = regression_estep(d, run.M);
     tr.objective.push_back(-e.loglik);
-    if (!std::isfinite(e.loglik)) { settled = true; break; }
-    if (std::isfinite(ll_old) && std::fabs(e.loglik - ll_old) <= ctl.tol * std::max(1.0, std::fabs(e.loglik))) {
-      tr.converged = true;
-      settled = true;
-      break;
+    run.loglik = e.loglik;
+    if (!std::isfinite(e.loglik)) {
+      run.finished = true;
+    } else if (std::isfinite(run.previous) &&
+               std::fabs(e.loglik - run.previous) <= ctl.tol * std::max(1.0, std::fabs(e.loglik))) {
+      tr.converged = run.finished = true;
+    } else {
+      run.previous = e.loglik;
+      regression_mstep(d, run.M, e);
+      if (static_cast<int>(tr.objective.size()) >= ctl.max_iter) {
+        // the model after the last M step
+        run.loglik = regression_estep(d, run.M).loglik;
+        tr.objective.back() = -run.loglik;
+        run.finished = true;
+      }
     }
-    if (!callback(it, -e.loglik)) {
-      tr.stopped = true;
-      settled = true;
-      break;
-    }
-    ll_old = e.loglik;
-    regression_mstep(d, M, e);
-  }
-  if (!settled) {
-    // the model after the last M step
-    e = regression_estep(d, M);
-    if (!tr.objective.empty()) tr.objective.back() = -e.loglik;
   }
   tr.iterations = static_cast<int>(tr.objective.size());
-  tr.initial = tr.objective.empty() ? -e.loglik : tr.objective.front();
-  run.loglik = e.loglik;
-  run.M = std::move(M);
-  return run;
+  tr.initial = tr.objective.empty() ? -run.loglik : tr.objective.front();
 }
 
-// Every start in turn (the caller picks the best).
-template <class Callback>
-std::vector<RegressionRun> regression_multistart(const RegressionData& d,
-                                                 std::vector<RegressionModel> starts,
-                                                 const Control& ctl, Callback& callback) {
-  std::vector<RegressionRun> runs;
-  runs.reserve(starts.size());
-  for (RegressionModel& M : starts) {
-    runs.push_back(regression_em(d, std::move(M), ctl, callback));
-    if (runs.back().trace.stopped) break;
+// A start left before its end (the fit was stopped): the value of the
+// model it holds, as at max_iter.
+inline void regression_settle(const RegressionData& d, RegressionRun& run) {
+  if (run.finished) return;
+  run.loglik = regression_estep(d, run.M).loglik;
+  if (!run.trace.objective.empty()) run.trace.objective.back() = -run.loglik;
+  run.trace.initial = run.trace.objective.empty() ? -run.loglik : run.trace.objective.front();
+  run.trace.stopped = true;
+  run.finished = true;
+}
+
+// Every start, in rounds of `round` iterations: within a round the active
+// starts go in batches of one start per thread (each start single-threaded,
+// so its result does not depend on the thread count), and check(iteration
+// of the most advanced start, best objective so far) runs on the calling
+// thread after every batch (progress, interrupts); false stops every start
+// where it is. The caller picks the best start.
+template <class Check>
+std::vector<RegressionRun> regression_multistart(const RegressionData& d, std::vector<RegressionModel> starts,
+                                                 const Control& ctl, Check& check, int round = 25) {
+  const std::size_t S = starts.size();
+  std::vector<RegressionRun> runs(S);
+  for (std::size_t i = 0; i < S; ++i) runs[i].M = std::move(starts[i]);
+  round = std::max(round, 1);
+  const std::size_t batch = static_cast<std::size_t>(std::max(capped_threads(ctl.threads), 1));
+  bool halted = false;
+  auto report = [&]() {
+    int it = 0;
+    double best = 0.0;
+    bool any = false;
+    for (const RegressionRun& r : runs) {
+      if (r.trace.objective.empty()) continue;
+      it = std::max(it, r.trace.iterations);
+      const double v = r.trace.objective.back();
+      if (!any || v < best) best = v;
+      any = true;
+    }
+    if (!check(it, best)) halted = true;
+  };
+  std::vector<std::size_t> active(S);
+  for (std::size_t i = 0; i < S; ++i) active[i] = i;
+  while (!active.empty() && !halted) {
+    for (std::size_t b = 0; b < active.size() && !halted; b += batch) {
+      const std::size_t e = std::min(b + batch, active.size());
+      const int m = static_cast<int>(e - b);
+      int T = std::min(capped_threads(ctl.threads), m);
+#ifndef _OPENMP
+      T = 1;
+#endif
+      if (T <= 1) {
+        for (std::size_t a = b; a < e; ++a) regression_advance(d, runs[active[a]], ctl, round);
+      } else {
+        std::exception_ptr err = nullptr;
+#ifdef _OPENMP
+#pragma omp parallel for num_threads(T) schedule(dynamic, 1)
+#endif
+        for (int j = 0; j < m; ++j) {
+          try {
+            regression_advance(d, runs[active[b + j]], ctl, round);
+          } catch (...) {
+#ifdef _OPENMP
+#pragma omp critical(aspectr_regression_err)
+#endif
+            if (!err) err = std::current_exception();
+          }
+        }
+        if (err) std::rethrow_exception(err);
+      }
+      report();
+    }
+    active.erase(std::remove_if(active.begin(), active.end(), [&](std::size_t a) { return runs[a].finished; }),
+                 active.end());
   }
+  for (RegressionRun& r : runs) regression_settle(d, r);
   return runs;
 }
 

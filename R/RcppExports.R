@@ -61,6 +61,22 @@ cpp_start_blocks <- function(u, dims, k) {
     .Call(`_aspectr_cpp_start_blocks`, u, dims, k)
 }
 
+cpp_logit_newton <- function(X, Wt, theta, max_iter = 100L, tol = 1e-12) {
+    .Call(`_aspectr_cpp_logit_newton`, X, Wt, theta, max_iter, tol)
+}
+
+cpp_ts_ml <- function(type, data, k, nc, W, v, D, theta0, max_iter = 2000L, tol = 1e-9) {
+    .Call(`_aspectr_cpp_ts_ml`, type, data, k, nc, W, v, D, theta0, max_iter, tol)
+}
+
+cpp_lcr_fit <- function(codes, levels, X, w, starts, k, max_iter, tol, threads = 1L, verbose = FALSE, hook = NULL) {
+    .Call(`_aspectr_cpp_lcr_fit`, codes, levels, X, w, starts, k, max_iter, tol, threads, verbose, hook)
+}
+
+cpp_lcr_estep <- function(codes, levels, X, w, probs, beta) {
+    .Call(`_aspectr_cpp_lcr_estep`, codes, levels, X, w, probs, beta)
+}
+
 cpp_dense_scan <- function(x) {
     .Call(`_aspectr_cpp_dense_scan`, x)
 }

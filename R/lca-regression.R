@@ -102,7 +102,9 @@ lca.formula <- function(formula, data, k, nrun = 10, max_iter = 1000, tol = 1e-8
                     class = "aspectr_message_dropped")
   }
   start <- proc.time()[["elapsed"]]
-  fit <- lcr_fit(prep, Xs, k, ctl$nrun, ctl$max_iter, ctl$tol, ctl$seed, w = prep$design$w)
+  hook <- fit_hook(NULL, ctl$verbose, "lca()")
+  fit <- lcr_fit(prep, Xs, k, ctl$nrun, ctl$max_iter, ctl$tol, ctl$seed, w = prep$design$w,
+                 threads = ctl$threads, verbose = ctl$verbose, hook = hook)
   fit <- lcr_result(fit, prep, Xs, k, rhs, call, ctl, proc.time()[["elapsed"]] - start,
                     dropped = dropped, se = check_flag(se, "se"))
   fit <- lcr_unscale(fit, X, m)
@@ -190,92 +192,29 @@ lcr_prior <- function(X, beta) {
   e / rowSums(e)
 }
 
-# log P(y_i | class r) for every observation and class (missing responses
-# left out): N x k.
-lcr_loglik_items <- function(codes, probs) {
-  N <- nrow(codes)
-  k <- ncol(probs[[1]])
-  out <- matrix(0, N, k)
-  for (j in seq_along(probs)) {
-    lpj <- log(rbind(probs[[j]], 1))           # a missing response (NA -> last row) adds 0
-    cj <- codes[, j]
-    cj[is.na(cj)] <- nrow(lpj)
-    out <- out + lpj[cj, , drop = FALSE]
-  }
-  out
-}
-
-# EM for latent class regression from nrun random starts; the best run.
-# With sampling weights `w` (one per observation) every sum over the
-# observations is weighted: the weighted (pseudo-)likelihood.
-lcr_fit <- function(prep, X, k, nrun, max_iter, tol, seed, w = NULL) {
+# EM for latent class regression from nrun random starts, in the C++ core
+# (lca/regression.h; `threads` over the starts); the best run. With
+# sampling weights `w` (one per observation) every sum over the
+# observations is weighted: the weighted (pseudo-)likelihood. `hook`:
+# fit_hook()'s progress messages.
+lcr_fit <- function(prep, X, k, nrun, max_iter, tol, seed, w = NULL, threads = 1L, verbose = FALSE,
+                    hook = NULL, call = rlang::caller_env()) {
   codes <- prep$codes
   nl <- lengths(prep$levels)
-  R <- ncol(X)
   starts <- with_seed(seed, lapply(seq_len(nrun), function(s) {
     lapply(nl, function(l) { m <- matrix(stats::runif(l * k), l); sweep(m, 2, colSums(m), "/") })
   }))
-  # level indicators per variable (levels x N, sparse); missing: no level
-  onehot <- lapply(seq_along(nl), function(j) {
-    ok <- which(!is.na(codes[, j]))
-    Matrix::sparseMatrix(i = codes[ok, j], j = ok, x = 1, dims = c(nl[j], nrow(codes)))
-  })
-  runs <- lapply(starts, function(probs) {
-    beta <- matrix(0, R, k - 1)
-    ll_old <- -Inf
-    trace <- numeric(0)
-    converged <- FALSE
-    for (it in seq_len(max_iter)) {
-      e <- lcr_estep(X, beta, codes, probs, w)
-      prior <- e$prior; post <- e$post; ll <- e$ll
-      trace <- c(trace, -ll)
-      if (is.finite(ll_old) && abs(ll - ll_old) <= tol * max(1, abs(ll))) {
-        converged <- TRUE
-        break
-      }
-      ll_old <- ll
-      # M step: item-response probabilities (missing responses left out)
-      probs <- lapply(seq_along(nl), function(j) {
-        m <- as.matrix(onehot[[j]] %*% (if (is.null(w)) post else post * w))   # levels x k (missing responses left out)
-        m <- pmax(m, 1e-300)
-        sweep(m, 2, colSums(m), "/")
-      })
-      # one Newton-Raphson step of the logit coefficients
-      beta <- beta + lcr_newton_step(X, post, prior, w)
-    }
-    if (!converged) {
-      # the model after the last M step
-      e <- lcr_estep(X, beta, codes, probs, w)
-      prior <- e$prior; post <- e$post; ll <- e$ll
-      trace[length(trace)] <- -ll
-    }
-    list(probs = probs, beta = beta, prior = prior, posterior = post, llik = ll, objective = trace,
-         iterations = length(trace), converged = converged)
-  })
-  values <- vapply(runs, function(r) -r$llik, numeric(1))
-  best <- best_run(values, "lca() fit")
-  out <- runs[[best]]
-  out$run <- best
-  out$run_values <- values
-  out
-}
-
-# Gradient and Hessian of sum_i sum_r post_ir log prior_ir in the
-# coefficients of classes 2..k; the Newton step (R x (k - 1)).
-lcr_newton_step <- function(X, post, prior, w = NULL) {
-  k <- ncol(prior)
-  R <- ncol(X)
-  Xw <- if (is.null(w)) X else X * w  # (the weights enter the sums once)
-  g <- crossprod(Xw, post[, -1, drop = FALSE] - prior[, -1, drop = FALSE])
-  H <- matrix(0, R * (k - 1), R * (k - 1))
-  for (a in 2:k) for (b in 2:k) {
-    d <- prior[, a] * ((a == b) - prior[, b])
-    ia <- (a - 2) * R + seq_len(R)
-    ib <- (b - 2) * R + seq_len(R)
-    H[ia, ib] <- -crossprod(Xw, X * d)
-  }
-  step <- tryCatch(solve(-H, as.vector(g)), error = function(e) MASS_ginv(-H) %*% as.vector(g))
-  matrix(step, R, k - 1)
+  storage.mode(codes) <- "integer"
+  out <- cpp_lcr_fit(codes, as.integer(nl), X, w, starts, k, max_iter, tol, threads, verbose, hook)
+  values <- -out$loglik
+  best <- best_run(values, "lca() fit", call = call)
+  # the priors and posteriors of the best run's parameters (the E step
+  # that gave its log-likelihood)
+  e <- cpp_lcr_estep(codes, as.integer(nl), X, w, out$probs[[best]], out$beta[[best]])
+  rownames(e$prior) <- rownames(e$posterior) <- rownames(X)
+  list(probs = out$probs[[best]], beta = out$beta[[best]], prior = e$prior, posterior = e$posterior,
+       llik = e$loglik, objective = out$objective[[best]], iterations = out$iterations[best],
+       converged = out$converged[best], run = best, run_values = values, run_iterations = out$iterations)
 }
 
 # Moore-Penrose inverse (MASS::ginv without the dependency).
@@ -287,17 +226,6 @@ MASS_ginv <- function(A, tol = sqrt(.Machine$double.eps)) {
 }
 
 # The aspectr_lca object of a latent class regression.
-# E step of latent class regression: class priors from the logit
-# coefficients, posteriors and the log-likelihood (log-sum-exp per row).
-lcr_estep <- function(X, beta, codes, probs, w = NULL) {
-  prior <- lcr_prior(X, beta)
-  lp <- log(prior) + lcr_loglik_items(codes, probs)
-  mx <- lp[cbind(seq_len(nrow(lp)), max.col(lp, ties.method = "first"))]
-  post <- exp(lp - mx)
-  s <- rowSums(post)
-  list(prior = prior, post = post / s, ll = if (is.null(w)) sum(mx + log(s)) else sum(w * (mx + log(s))))
-}
-
 lcr_result <- function(res, prep, X, k, rhs, call, ctl, time, dropped, se = TRUE) {
   cls <- paste0("class_", seq_len(k))
   factors <- lapply(seq_along(res$probs), function(j) {
@@ -324,7 +252,7 @@ lcr_result <- function(res, prep, X, k, rhs, call, ctl, time, dropped, se = TRUE
     k = k, lambda = P, factors = factors,
     loss = "kl", q = NA_real_, tempering = 1, objective = res$objective, value = -ll,
     initial = res$objective[1], iterations = res$iterations, converged = res$converged,
-    run = res$run, run_values = res$run_values, dims = as.integer(lengths(prep$levels)),
+    run = res$run, run_values = res$run_values, run_iterations = res$run_iterations, dims = as.integer(lengths(prep$levels)),
     dimnames = unname(prep$levels), total = N, time = time, threads = ctl$threads, seed = ctl$seed,
     call = call, probs = probs, P = P, prior = prior,
     posterior = post, predclass = max.col(post, ties.method = "first"), llik = ll, logLik = ll,

@@ -375,15 +375,13 @@ ts_classify <- function(fit, assignment, method, call = rlang::caller_env()) {
 }
 
 # ---- models of step 3 --------------------------------------------------------------
-# Each model has: `npar`; `names`; `kind` (per parameter); `mest(H, v)`:
-# the weighted estimates with h_ir weights (BCH, naive) and, for the
-# sandwich, `psi` (n x npar contributions, before the weights v) and
-# `bread` (A); for ML: `start(H, v)` the ML parameter vector theta from
-# the naive estimates, `logf(theta)` (n x k: log P(X = r) f_r(z_i), or
-# log P(X = r | x_i)), `grads(theta)` (n x k x p array of their
-# gradients), `hsum(theta, C)` (sum_i sum_r C_ir times their Hessians),
-# `mstep(C, theta)` (the M step from the expected class weights C), and
-# `report(theta, V)` the reported coefficients and their covariance.
+# Each model has: `names`; `kind` (per parameter); `mest(H, v)`: the
+# weighted estimates with h_ir weights (BCH, naive) and, for the sandwich,
+# `psi` (n x npar contributions, before the weights v) and `bread` (A);
+# for ML: `core`, the model of the C++ core's ML three-step fit
+# (lca/threestep.h: its type and data), `start(H, v)` the ML parameter
+# vector theta from the naive estimates, `report(theta, V)` the reported
+# coefficients and their covariance, and `shares(theta)` the class shares.
 
 ts_model_continuous <- function(z, k) {
   n <- length(z)
@@ -399,6 +397,7 @@ ts_model_continuous <- function(z, k) {
   }
   list(
     names = nms, kind = kind,
+    core = list(type = "continuous", data = as.numeric(z), nc = 0L),
     mest = function(H, v) {
       m <- mom(H * v)
       psi <- cbind(H * m$R, H * (m$R^2 - matrix(m$s2, n, k, byrow = TRUE)))
@@ -410,63 +409,11 @@ ts_model_continuous <- function(z, k) {
       P <- m$nt / sum(m$nt)
       c(log(P[-1] / P[1]), m$mu, pmax(m$s2, 1e-8 * stats::var(z)))
     },
-    valid = function(theta) all(theta[(2 * k):(3 * k - 1)] > 0),
-    logf = function(theta) {
-      g <- c(0, theta[seq_len(k - 1)])
-      lp <- g - ts_lse(g)
-      mu <- theta[k - 1 + seq_len(k)]
-      s2 <- theta[2 * k - 1 + seq_len(k)]
-      R <- z - matrix(mu, n, k, byrow = TRUE)
-      matrix(lp, n, k, byrow = TRUE) - 0.5 * matrix(log(2 * pi * s2), n, k, byrow = TRUE) -
-        R^2 / matrix(2 * s2, n, k, byrow = TRUE)
-    },
-    grads = function(theta) {
-      g <- c(0, theta[seq_len(k - 1)])
-      P <- exp(g - ts_lse(g))
-      mu <- theta[k - 1 + seq_len(k)]
-      s2 <- theta[2 * k - 1 + seq_len(k)]
-      np <- 3 * k - 1
-      G <- array(0, c(n, k, np))
-      for (r in seq_len(k)) {
-        if (k > 1) for (s in 2:k) G[, r, s - 1] <- (r == s) - P[s]
-        e <- z - mu[r]
-        G[, r, k - 1 + r] <- e / s2[r]
-        G[, r, 2 * k - 1 + r] <- -0.5 / s2[r] + e^2 / (2 * s2[r]^2)
-      }
-      G
-    },
-    hsum = function(theta, C) {
-      g <- c(0, theta[seq_len(k - 1)])
-      P <- exp(g - ts_lse(g))
-      mu <- theta[k - 1 + seq_len(k)]
-      s2 <- theta[2 * k - 1 + seq_len(k)]
-      np <- 3 * k - 1
-      Hs <- matrix(0, np, np)
-      gi <- seq_len(k - 1)
-      Hs[gi, gi] <- -sum(C) * (diag(P[-1], k - 1) - tcrossprod(P[-1]))
-      for (r in seq_len(k)) {
-        e <- z - mu[r]
-        a <- k - 1 + r
-        b <- 2 * k - 1 + r
-        Hs[a, a] <- -sum(C[, r]) / s2[r]
-        Hs[a, b] <- Hs[b, a] <- -sum(C[, r] * e) / s2[r]^2
-        Hs[b, b] <- sum(C[, r] * (0.5 / s2[r]^2 - e^2 / s2[r]^3))
-      }
-      Hs
-    },
-    mstep = function(C, theta) {
-      m <- mom(C)
-      P <- m$nt / sum(m$nt)
-      c(log(P[-1] / P[1]), m$mu, m$s2)
-    },
     report = function(theta, V) {
       i <- (k - 1) + seq_len(2 * k)
       list(est = theta[i], V = V[i, i, drop = FALSE])
     },
-    shares = function(theta) {
-      g <- c(0, theta[seq_len(k - 1)])
-      exp(g - ts_lse(g))
-    }
+    shares = function(theta) ts_shares(theta, k)
   )
 }
 
@@ -486,12 +433,9 @@ ts_model_categorical <- function(z, k) {
       exp(a - ts_lse(a))
     }, numeric(nc)))
   }
-  shares <- function(theta) {
-    g <- c(0, theta[seq_len(k - 1)])
-    exp(g - ts_lse(g))
-  }
   list(
     names = nms, kind = rep("prob", k * nc),
+    core = list(type = "categorical", data = as.integer(z), nc = nc),
     mest = function(H, v) {
       Hv <- H * v
       nt <- colSums(Hv)
@@ -508,42 +452,6 @@ ts_model_categorical <- function(z, k) {
       P <- nt / sum(nt)
       c(log(P[-1] / P[1]), as.vector(t(log(rho[, -1, drop = FALSE] / rho[, 1]))))
     },
-    valid = function(theta) all(is.finite(theta)),
-    logf = function(theta) {
-      rho <- rho_of(theta)
-      matrix(log(shares(theta)), n, k, byrow = TRUE) + Y %*% t(log(rho))
-    },
-    grads = function(theta) {
-      P <- shares(theta)
-      rho <- rho_of(theta)
-      np <- k - 1 + k * (nc - 1)
-      G <- array(0, c(n, k, np))
-      for (r in seq_len(k)) {
-        if (k > 1) for (s in 2:k) G[, r, s - 1] <- (r == s) - P[s]
-        G[, r, a_idx(r)] <- Y[, -1, drop = FALSE] - matrix(rho[r, -1], n, nc - 1, byrow = TRUE)
-      }
-      G
-    },
-    hsum = function(theta, C) {
-      P <- shares(theta)
-      rho <- rho_of(theta)
-      np <- k - 1 + k * (nc - 1)
-      Hs <- matrix(0, np, np)
-      gi <- seq_len(k - 1)
-      Hs[gi, gi] <- -sum(C) * (diag(P[-1], k - 1) - tcrossprod(P[-1]))
-      for (r in seq_len(k)) {
-        q <- rho[r, -1]
-        Hs[a_idx(r), a_idx(r)] <- -sum(C[, r]) * (diag(q, nc - 1) - tcrossprod(q))
-      }
-      Hs
-    },
-    mstep = function(C, theta) {
-      nt <- colSums(C)
-      rho <- crossprod(C, Y) / nt
-      if (any(rho <= 0)) rho <- pmax(rho, 1e-300)
-      P <- nt / sum(nt)
-      c(log(P[-1] / P[1]), as.vector(t(log(rho[, -1, drop = FALSE] / rho[, 1]))))
-    },
     report = function(theta, V) {
       rho <- rho_of(theta)
       np <- length(theta)
@@ -557,64 +465,36 @@ ts_model_categorical <- function(z, k) {
       }
       list(est = as.vector(t(rho)), V = J %*% V %*% t(J))
     },
-    shares = shares
+    shares = function(theta) ts_shares(theta, k)
   )
 }
 
-ts_model_covariates <- function(X, k) {
-  n <- nrow(X)
+ts_model_covariates <- function(X, k, call = rlang::caller_env()) {
   p <- ncol(X)
   cls <- paste0("class_", seq_len(k))
   nms <- as.vector(outer(colnames(X), cls[-1], function(t, r) paste0(r, ":", t)))
-  probs <- function(theta) {
-    eta <- cbind(0, X %*% matrix(theta, p, k - 1))
-    eta <- eta - ts_rowmax(eta)
-    e <- exp(eta)
-    e / rowSums(e)
-  }
-  # the information of a weighted multinomial logit, sum_i s_i
-  # (diag(p_i) - p_i p_i')[-1, -1] kron x_i x_i'
-  info <- function(Pm, s) {
-    I <- matrix(0, p * (k - 1), p * (k - 1))
-    for (r in 2:k) for (u in r:k) {
-      d <- s * (Pm[, r] * (r == u) - Pm[, r] * Pm[, u])
-      b <- crossprod(X * d, X)
-      ir <- (r - 2) * p + seq_len(p)
-      iu <- (u - 2) * p + seq_len(p)
-      I[ir, iu] <- b
-      I[iu, ir] <- t(b)
-    }
-    I
-  }
   list(
     names = nms, kind = rep("coef", length(nms)),
+    core = list(type = "covariates", data = unname(X), nc = 0L),
     mest = function(H, v) {
       Hv <- H * v
-      theta <- ts_multinom(X, Hv, rep(0, p * (k - 1)), probs, info)
-      Pm <- probs(theta)
+      m <- ts_multinom(X, Hv, call = call)
       s <- rowSums(H)
-      psi <- do.call(cbind, lapply(2:k, function(r) X * (H[, r] - s * Pm[, r])))
-      list(est = theta, psi = psi, bread = info(Pm, rowSums(Hv)))
+      psi <- do.call(cbind, lapply(2:k, function(r) X * (H[, r] - s * m$probs[, r])))
+      list(est = m$theta, psi = psi, bread = m$info)
     },
-    start = function(H, v) ts_multinom(X, H * v, rep(0, p * (k - 1)), probs, info),
-    valid = function(theta) all(is.finite(theta)),
-    logf = function(theta) log(probs(theta)),
-    grads = function(theta) {
-      Pm <- probs(theta)
-      G <- array(0, c(n, k, p * (k - 1)))
-      for (r in seq_len(k)) for (s in 2:k) {
-        G[, r, (s - 2) * p + seq_len(p)] <- X * ((r == s) - Pm[, s])
-      }
-      G
-    },
-    hsum = function(theta, C) -info(probs(theta), rowSums(C)),
-    mstep = function(C, theta) ts_multinom(X, C, theta, probs, info, max_iter = 1),
+    start = function(H, v) ts_multinom(X, H * v, call = call)$theta,
     report = function(theta, V) list(est = theta, V = V),
-    shares = function(theta) colMeans(probs(theta))
+    shares = function(theta) colMeans(lcr_prior(X, matrix(theta, p, k - 1)))
   )
 }
 
-ts_rowmax <- function(m) m[cbind(seq_len(nrow(m)), max.col(m, ties.method = "first"))]
+# The class shares of the class logits theta[1:(k - 1)] (class 1 the
+# reference).
+ts_shares <- function(theta, k) {
+  g <- c(0, theta[seq_len(k - 1)])
+  exp(g - ts_lse(g))
+}
 
 ts_lse <- function(x) {
   m <- max(x)
@@ -622,38 +502,24 @@ ts_lse <- function(x) {
 }
 
 # The weighted multinomial logit: maximizes sum_i sum_r Wt_ir log p_r(x_i)
-# by Newton-Raphson with step halving (concave when every row's weights
-# sum to a positive number, as BCH weights do).
-ts_multinom <- function(X, Wt, theta, probs, info, max_iter = 100, tol = 1e-12) {
+# (p_r(x_i) the class probabilities, class 1 the reference) by
+# Newton-Raphson with step halving in the C++ core (lca/logit.h; concave
+# when every row's weights sum to a positive number, as BCH weights do).
+# Returns the coefficients `theta`, the class probabilities `probs` and
+# the information `info` (row weights rowSums(Wt)) at them.
+ts_multinom <- function(X, Wt, call = rlang::caller_env()) {
   k <- ncol(Wt)
-  s <- rowSums(Wt)
-  obj <- function(th) sum(Wt * log(probs(th)))
-  cur <- obj(theta)
-  for (it in seq_len(max_iter)) {
-    Pm <- probs(theta)
-    grad <- as.vector(crossprod(X, (Wt - s * Pm)[, -1, drop = FALSE]))
-    I <- info(Pm, s)
-    step <- tryCatch(solve(I, grad), error = function(e) MASS_ginv(I) %*% grad)
-    step <- as.vector(step)
-    if (max(abs(step)) < tol * (1 + max(abs(theta)))) break
-    t <- 1
-    repeat {
-      new <- theta + t * step
-      val <- obj(new)
-      if (is.finite(val) && val >= cur - 1e-12 * abs(cur)) break
-      t <- t / 2
-      if (t < 1e-10) break
-    }
-    if (t < 1e-10) break  # no progress: at the maximum to rounding
-    theta <- new
-    cur <- val
+  m <- cpp_logit_newton(X, Wt, rep(0, ncol(X) * (k - 1)))
+  if (!all(is.finite(m$theta)) || !all(is.finite(m$info))) {
+    abort_numeric(c("The multinomial logit of class membership on the covariates failed: its coefficients are not finite.",
+                    i = "Rescale the covariates, or use fewer classes or covariates."), call = call)
   }
-  theta
+  m
 }
 
 # ---- step 3 ----------------------------------------------------------------------
 
-ts_estimate <- function(model, cl, keep, method, assignment) {
+ts_estimate <- function(model, cl, keep, method, assignment, call = rlang::caller_env()) {
   W <- cl$W[keep, , drop = FALSE]
   v <- cl$v[keep]
   design <- cl$design
@@ -679,7 +545,7 @@ ts_estimate <- function(model, cl, keep, method, assignment) {
     iterations <- NA_integer_
     converged <- NA
   } else {
-    ml <- ts_ml(model, W, v, cl$D)
+    ml <- ts_ml(model, W, v, cl$D, call = call)
     if (!ml$converged) {
       warn_numeric("The ML three-step estimates did not converge in {ml$iterations} EM iterations and the Newton steps after them.")
     }
@@ -710,76 +576,22 @@ ts_solve <- function(A) {
   tryCatch(solve(A), error = function(e) MASS_ginv(A))
 }
 
-# The ML three-step estimates: EM with D fixed, then Newton-Raphson steps;
-# returns theta, the log-likelihood, the observed information and the
-# observations' score vectors (times their weights).
-ts_ml <- function(model, W, v, D, max_iter = 2000, tol = 1e-9) {
-  omega <- W * v  # record (i, s) weights
-  estep <- function(theta) {
-    lf <- model$logf(theta)
-    mx <- ts_rowmax(lf)
-    E <- exp(lf - mx)
-    A <- E %*% D  # n x k (assigned classes s)
-    pos <- omega > 0
-    ll <- sum(omega[pos] * (mx[row(omega)[pos]] + log(A[pos])))
-    R <- ifelse(pos, omega / A, 0)
-    C <- E * (R %*% t(D))
-    list(ll = ll, C = C, E = E, A = A)
-  }
+# The ML three-step estimates: EM with D fixed, then Newton-Raphson steps,
+# in the C++ core (lca/threestep.h); returns theta, the log-likelihood, the
+# observed information, the observations' score vectors (times their
+# weights), the EM iterations and whether it converged.
+ts_ml <- function(model, W, v, D, max_iter = 2000, tol = 1e-9, call = rlang::caller_env()) {
   theta <- model$start(W, v)
-  e <- estep(theta)
-  converged <- FALSE
-  it <- 0L
-  for (it in seq_len(max_iter)) {
-    new <- model$mstep(e$C, theta)
-    en <- estep(new)
-    change <- en$ll - e$ll
-    theta <- new
-    e <- en
-    if (abs(change) < tol * (abs(e$ll) + 1)) { converged <- TRUE; break }
+  if (!all(is.finite(theta))) {
+    abort_numeric(c("The ML three-step estimation failed: its start (the naive estimates) is not finite.",
+                    i = "Use {.code method = \"bch\"}, or fewer classes."), call = call)
   }
-  # Newton-Raphson polish (quadratic convergence near the maximum)
-  derivs <- function(theta, e) {
-    G <- model$grads(theta)
-    np <- dim(G)[3]
-    U <- matrix(0, nrow(W), np)
-    for (r in seq_len(ncol(W))) U <- U + e$C[, r] * G[, r, ]
-    Hs <- model$hsum(theta, e$C)
-    for (r in seq_len(ncol(W))) Hs <- Hs + crossprod(G[, r, ] * e$C[, r], G[, r, ])
-    for (s in seq_len(ncol(W))) {
-      if (!any(omega[, s] > 0)) next
-      Q <- e$E * matrix(D[, s], nrow(W), ncol(W), byrow = TRUE) / e$A[, s]
-      u <- matrix(0, nrow(W), np)
-      for (r in seq_len(ncol(W))) u <- u + Q[, r] * G[, r, ]
-      u[!is.finite(u)] <- 0
-      Hs <- Hs - crossprod(u * omega[, s], u)
-    }
-    list(U = U, grad = colSums(U), info = -Hs)
+  res <- cpp_ts_ml(model$core$type, model$core$data, ncol(W), model$core$nc, W, v, D, theta, max_iter, tol)
+  if (!res$finite) {
+    abort_numeric(c("The ML three-step estimation failed: the log-likelihood of step 3 is not finite after {res$iterations} EM iteration{?s}.",
+                    i = "Use {.code method = \"bch\"}, or fewer classes."), call = call)
   }
-  d <- derivs(theta, e)
-  for (i in seq_len(50)) {
-    step <- tryCatch(solve(d$info, d$grad), error = function(err) NULL)
-    if (is.null(step) || any(!is.finite(step))) break
-    if (max(abs(step)) < 1e-12 * (1 + max(abs(theta)))) { converged <- TRUE; break }
-    t <- 1
-    ok <- FALSE
-    while (t > 1e-6) {
-      cand <- theta + t * step
-      if (model$valid(cand)) {
-        ec <- estep(cand)
-        if (is.finite(ec$ll) && ec$ll >= e$ll - 1e-10 * abs(e$ll)) { ok <- TRUE; break }
-      }
-      t <- t / 2
-    }
-    if (!ok) break
-    small <- max(abs(cand - theta)) < 1e-8 * (1 + max(abs(theta))) ||
-      (t == 1 && ec$ll - e$ll < 1e-13 * abs(e$ll))
-    theta <- cand
-    e <- ec
-    d <- derivs(theta, e)
-    if (small) { converged <- TRUE; break }
-  }
-  list(theta = theta, loglik = e$ll, info = d$info, U = d$U, iterations = it, converged = converged)
+  res
 }
 
 # ---- Wald tests --------------------------------------------------------------------

@@ -213,6 +213,78 @@ BEGIN_RCPP
     return rcpp_result_gen;
 END_RCPP
 }
+// cpp_logit_newton
+Rcpp::List cpp_logit_newton(Rcpp::NumericMatrix X, Rcpp::NumericMatrix Wt, Rcpp::NumericVector theta, int max_iter, double tol);
+RcppExport SEXP _aspectr_cpp_logit_newton(SEXP XSEXP, SEXP WtSEXP, SEXP thetaSEXP, SEXP max_iterSEXP, SEXP tolSEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::RNGScope rcpp_rngScope_gen;
+    Rcpp::traits::input_parameter< Rcpp::NumericMatrix >::type X(XSEXP);
+    Rcpp::traits::input_parameter< Rcpp::NumericMatrix >::type Wt(WtSEXP);
+    Rcpp::traits::input_parameter< Rcpp::NumericVector >::type theta(thetaSEXP);
+    Rcpp::traits::input_parameter< int >::type max_iter(max_iterSEXP);
+    Rcpp::traits::input_parameter< double >::type tol(tolSEXP);
+    rcpp_result_gen = Rcpp::wrap(cpp_logit_newton(X, Wt, theta, max_iter, tol));
+    return rcpp_result_gen;
+END_RCPP
+}
+// cpp_ts_ml
+Rcpp::List cpp_ts_ml(std::string type, SEXP data, int k, int nc, Rcpp::NumericMatrix W, Rcpp::NumericVector v, Rcpp::NumericMatrix D, Rcpp::NumericVector theta0, int max_iter, double tol);
+RcppExport SEXP _aspectr_cpp_ts_ml(SEXP typeSEXP, SEXP dataSEXP, SEXP kSEXP, SEXP ncSEXP, SEXP WSEXP, SEXP vSEXP, SEXP DSEXP, SEXP theta0SEXP, SEXP max_iterSEXP, SEXP tolSEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::RNGScope rcpp_rngScope_gen;
+    Rcpp::traits::input_parameter< std::string >::type type(typeSEXP);
+    Rcpp::traits::input_parameter< SEXP >::type data(dataSEXP);
+    Rcpp::traits::input_parameter< int >::type k(kSEXP);
+    Rcpp::traits::input_parameter< int >::type nc(ncSEXP);
+    Rcpp::traits::input_parameter< Rcpp::NumericMatrix >::type W(WSEXP);
+    Rcpp::traits::input_parameter< Rcpp::NumericVector >::type v(vSEXP);
+    Rcpp::traits::input_parameter< Rcpp::NumericMatrix >::type D(DSEXP);
+    Rcpp::traits::input_parameter< Rcpp::NumericVector >::type theta0(theta0SEXP);
+    Rcpp::traits::input_parameter< int >::type max_iter(max_iterSEXP);
+    Rcpp::traits::input_parameter< double >::type tol(tolSEXP);
+    rcpp_result_gen = Rcpp::wrap(cpp_ts_ml(type, data, k, nc, W, v, D, theta0, max_iter, tol));
+    return rcpp_result_gen;
+END_RCPP
+}
+// cpp_lcr_fit
+Rcpp::List cpp_lcr_fit(Rcpp::IntegerMatrix codes, Rcpp::IntegerVector levels, Rcpp::NumericMatrix X, Rcpp::Nullable<Rcpp::NumericVector> w, Rcpp::List starts, int k, int max_iter, double tol, int threads, bool verbose, SEXP hook);
+RcppExport SEXP _aspectr_cpp_lcr_fit(SEXP codesSEXP, SEXP levelsSEXP, SEXP XSEXP, SEXP wSEXP, SEXP startsSEXP, SEXP kSEXP, SEXP max_iterSEXP, SEXP tolSEXP, SEXP threadsSEXP, SEXP verboseSEXP, SEXP hookSEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::RNGScope rcpp_rngScope_gen;
+    Rcpp::traits::input_parameter< Rcpp::IntegerMatrix >::type codes(codesSEXP);
+    Rcpp::traits::input_parameter< Rcpp::IntegerVector >::type levels(levelsSEXP);
+    Rcpp::traits::input_parameter< Rcpp::NumericMatrix >::type X(XSEXP);
+    Rcpp::traits::input_parameter< Rcpp::Nullable<Rcpp::NumericVector> >::type w(wSEXP);
+    Rcpp::traits::input_parameter< Rcpp::List >::type starts(startsSEXP);
+    Rcpp::traits::input_parameter< int >::type k(kSEXP);
+    Rcpp::traits::input_parameter< int >::type max_iter(max_iterSEXP);
+    Rcpp::traits::input_parameter< double >::type tol(tolSEXP);
+    Rcpp::traits::input_parameter< int >::type threads(threadsSEXP);
+    Rcpp::traits::input_parameter< bool >::type verbose(verboseSEXP);
+    Rcpp::traits::input_parameter< SEXP >::type hook(hookSEXP);
+    rcpp_result_gen = Rcpp::wrap(cpp_lcr_fit(codes, levels, X, w, starts, k, max_iter, tol, threads, verbose, hook));
+    return rcpp_result_gen;
+END_RCPP
+}
+// cpp_lcr_estep
+Rcpp::List cpp_lcr_estep(Rcpp::IntegerMatrix codes, Rcpp::IntegerVector levels, Rcpp::NumericMatrix X, Rcpp::Nullable<Rcpp::NumericVector> w, Rcpp::List probs, Rcpp::NumericMatrix beta);
+RcppExport SEXP _aspectr_cpp_lcr_estep(SEXP codesSEXP, SEXP levelsSEXP, SEXP XSEXP, SEXP wSEXP, SEXP probsSEXP, SEXP betaSEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::RNGScope rcpp_rngScope_gen;
+    Rcpp::traits::input_parameter< Rcpp::IntegerMatrix >::type codes(codesSEXP);
+    Rcpp::traits::input_parameter< Rcpp::IntegerVector >::type levels(levelsSEXP);
+    Rcpp::traits::input_parameter< Rcpp::NumericMatrix >::type X(XSEXP);
+    Rcpp::traits::input_parameter< Rcpp::Nullable<Rcpp::NumericVector> >::type w(wSEXP);
+    Rcpp::traits::input_parameter< Rcpp::List >::type probs(probsSEXP);
+    Rcpp::traits::input_parameter< Rcpp::NumericMatrix >::type beta(betaSEXP);
+    rcpp_result_gen = Rcpp::wrap(cpp_lcr_estep(codes, levels, X, w, probs, beta));
+    return rcpp_result_gen;
+END_RCPP
+}
 // cpp_dense_scan
 Rcpp::List cpp_dense_scan(Rcpp::NumericMatrix x);
 RcppExport SEXP _aspectr_cpp_dense_scan(SEXP xSEXP) {
@@ -1091,6 +1163,10 @@ static const R_CallMethodDef CallEntries[] = {
     {"_aspectr_cpp_lca_fit", (DL_FUNC) &_aspectr_cpp_lca_fit, 13},
     {"_aspectr_cpp_lca_check_count", (DL_FUNC) &_aspectr_cpp_lca_check_count, 10},
     {"_aspectr_cpp_start_blocks", (DL_FUNC) &_aspectr_cpp_start_blocks, 3},
+    {"_aspectr_cpp_logit_newton", (DL_FUNC) &_aspectr_cpp_logit_newton, 5},
+    {"_aspectr_cpp_ts_ml", (DL_FUNC) &_aspectr_cpp_ts_ml, 10},
+    {"_aspectr_cpp_lcr_fit", (DL_FUNC) &_aspectr_cpp_lcr_fit, 11},
+    {"_aspectr_cpp_lcr_estep", (DL_FUNC) &_aspectr_cpp_lcr_estep, 6},
     {"_aspectr_cpp_dense_scan", (DL_FUNC) &_aspectr_cpp_dense_scan, 1},
     {"_aspectr_cpp_dense_tn", (DL_FUNC) &_aspectr_cpp_dense_tn, 3},
     {"_aspectr_cpp_dense_nn", (DL_FUNC) &_aspectr_cpp_dense_nn, 3},

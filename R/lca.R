@@ -197,7 +197,9 @@
 #' are fitted like any others. The formula may be given first or, with
 #' `data` named, anywhere (`lca(data = df, formula = f, k = 2)`). Missing
 #' responses are handled as
-#' without covariates. The fit runs in R (no staged restarts).
+#' without covariates. Every start runs to convergence (no staged
+#' restarts); the threads go over the starts (the same result for any
+#' `threads`).
 #' @section Sampling weights:
 #' With `weights`, `lca()` maximizes the weighted log-likelihood
 #' \eqn{\sum_i w_i \log P(y_i)} (a pseudo-likelihood: Skinner 1989;

@@ -44,38 +44,12 @@
 namespace aspectr {
 namespace nmf {
 
+// The kernels of KL coordinate descent: a side of the problem solved column
+// by column (solve_side), one column (solve) and its passes (pass). The
+// rule that alternates them, for a matrix in memory and for pieces of it,
+// is nmf/piece.h's PieceKLCD.
 class KLCD {
  public:
-  // sweeps: passes over the k coordinates of a column per half-step;
-  // newton: Newton steps per coordinate and pass (fewer when it converges)
-  KLCD(Penalty p, int sweeps = 1, int newton = 1)
-      : pen_(p), mu_(p, 0.0), sweeps_(sweeps), newton_(newton) {}
-  static constexpr bool kLagged = false;
-
-  double step(const Data& X, Model& M, int threads) {
-    // H given W
-    arma::vec c = arma::sum(M.Wt, 1) + pen_.l1h;
-    solve_side(X, false, M.Wt, M.H, c, pen_.l2h, sweeps_, newton_, nullptr, threads);
-    // W given H; the pass also returns sum x log v of the new model
-    c = arma::sum(M.H, 1) + pen_.l1w;
-    double xlogv = 0.0;
-    solve_side(X, true, M.H, M.Wt, c, pen_.l2w, sweeps_, newton_, &xlogv, threads);
-    const double V = arma::dot(arma::sum(M.Wt, 1), arma::sum(M.H, 1));
-    if (!pen_.any() && V > 0.0 && X.total() > 0.0) {
-      // the best scale of the model, a = sum X / sum WH, in closed form:
-      // the objective falls by sum X log a - sum X + sum WH >= 0, and the
-      // fitted totals equal those of X (as after a multiplicative update)
-      const double a = X.total() / V;
-      M.H *= a;
-      return constant(X) - xlogv - X.total() * std::log(a) + X.total();
-    }
-    return constant(X) - xlogv + V + pen_.value(M);
-  }
-  // the objective by a pass over the non-zeros, as for the multiplicative
-  // updates (KLMU holds sum x log x - x, computed once)
-  double loss(const Data& X, const Model& M, int threads) { return mu_.loss(X, M, threads); }
-  double constant(const Data& X) { return mu_.constant(X); }
-
   // Solves every column of Out (k x d) given the fixed factor Ft (k x d':
   // Wt, or H when by_row, i.e. when the columns of Out are the rows of X),
   // with c = the row sums of Ft + l1. xlogv (optional) += sum x log v of
@@ -261,10 +235,6 @@ class KLCD {
     a2 = sa; b1 = s1; b2 = s2;
   }
 
- private:
-  Penalty pen_;
-  KLMU mu_;
-  int sweeps_, newton_;
 };
 
 // KLCD::solve() for every column of H at once, with the passes over the

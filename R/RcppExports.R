@@ -233,6 +233,10 @@ cpp_aspect_pieces_fit <- function(fn, lambda, factors, method, q, term_prior, ma
     .Call(`_aspectr_cpp_aspect_pieces_fit`, fn, lambda, factors, method, q, term_prior, max_iter, tol, threads, hook, want_model)
 }
 
+cpp_foldin_cells <- function(B, doc, val, n_docs, prior, max_iter, tol) {
+    .Call(`_aspectr_cpp_foldin_cells`, B, doc, val, n_docs, prior, max_iter, tol)
+}
+
 cpp_qem_shard_state <- function(idx, val, dims, top, scaled) {
     .Call(`_aspectr_cpp_qem_shard_state`, idx, val, dims, top, scaled)
 }

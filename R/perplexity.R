@@ -179,26 +179,11 @@ foldin_theta <- function(object, d, max_iter, tol, threads, B = NULL) {
 }
 
 # EM fold-in of first-mode slices with the other modes' factors fixed: B
-# holds, per non-zero cell, the product of the fixed factors' entries.
+# holds, per non-zero cell, the product of the fixed factors' entries (the
+# iterations in the core: solvers/foldin.h, fold_in_cells()).
 foldin_nway <- function(d, B, lambda, max_iter, tol) {
-  n_docs <- d$dims[1]
-  doc <- d$idx[1, ] + 1L
-  theta <- matrix(lambda / sum(lambda), n_docs, length(lambda), byrow = TRUE)
-  n_d <- tabulate_weighted(doc, d$val, n_docs)
-  has <- n_d > 0
-  for (it in seq_len(max_iter)) {
-    p <- pmax(rowSums(B * theta[doc, , drop = FALSE]), .Machine$double.xmin)
-    s <- rowsum(B * (d$val / p), doc)
-    S <- matrix(0, n_docs, ncol(B))
-    S[as.integer(rownames(s)), ] <- s
-    new <- theta * S
-    new[has, ] <- new[has, , drop = FALSE] / n_d[has]
-    new[!has, ] <- theta[!has, , drop = FALSE]
-    change <- max(abs(new - theta))
-    theta <- new
-    if (change <= tol) break
-  }
-  theta
+  cpp_foldin_cells(B, d$idx[1, ] + 1L, as.double(d$val), as.integer(d$dims[1]), lambda / sum(lambda),
+                   as.integer(max_iter), tol)
 }
 
 # Document completion for a topicmodels fit (LDA or CTM): P(z | d) from

@@ -911,6 +911,23 @@ BEGIN_RCPP
     return rcpp_result_gen;
 END_RCPP
 }
+// cpp_foldin_cells
+Rcpp::NumericMatrix cpp_foldin_cells(Rcpp::NumericMatrix B, Rcpp::IntegerVector doc, Rcpp::NumericVector val, int n_docs, Rcpp::NumericVector prior, int max_iter, double tol);
+RcppExport SEXP _aspectr_cpp_foldin_cells(SEXP BSEXP, SEXP docSEXP, SEXP valSEXP, SEXP n_docsSEXP, SEXP priorSEXP, SEXP max_iterSEXP, SEXP tolSEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::RNGScope rcpp_rngScope_gen;
+    Rcpp::traits::input_parameter< Rcpp::NumericMatrix >::type B(BSEXP);
+    Rcpp::traits::input_parameter< Rcpp::IntegerVector >::type doc(docSEXP);
+    Rcpp::traits::input_parameter< Rcpp::NumericVector >::type val(valSEXP);
+    Rcpp::traits::input_parameter< int >::type n_docs(n_docsSEXP);
+    Rcpp::traits::input_parameter< Rcpp::NumericVector >::type prior(priorSEXP);
+    Rcpp::traits::input_parameter< int >::type max_iter(max_iterSEXP);
+    Rcpp::traits::input_parameter< double >::type tol(tolSEXP);
+    rcpp_result_gen = Rcpp::wrap(cpp_foldin_cells(B, doc, val, n_docs, prior, max_iter, tol));
+    return rcpp_result_gen;
+END_RCPP
+}
 // cpp_qem_shard_state
 SEXP cpp_qem_shard_state(Rcpp::IntegerMatrix idx, Rcpp::NumericVector val, Rcpp::IntegerVector dims, double top, double scaled);
 RcppExport SEXP _aspectr_cpp_qem_shard_state(SEXP idxSEXP, SEXP valSEXP, SEXP dimsSEXP, SEXP topSEXP, SEXP scaledSEXP) {
@@ -1206,6 +1223,7 @@ static const R_CallMethodDef CallEntries[] = {
     {"_aspectr_cpp_shard_file_summary", (DL_FUNC) &_aspectr_cpp_shard_file_summary, 1},
     {"_aspectr_cpp_shard_buffer_free", (DL_FUNC) &_aspectr_cpp_shard_buffer_free, 1},
     {"_aspectr_cpp_aspect_pieces_fit", (DL_FUNC) &_aspectr_cpp_aspect_pieces_fit, 11},
+    {"_aspectr_cpp_foldin_cells", (DL_FUNC) &_aspectr_cpp_foldin_cells, 7},
     {"_aspectr_cpp_qem_shard_state", (DL_FUNC) &_aspectr_cpp_qem_shard_state, 5},
     {"_aspectr_cpp_qem_shard_file", (DL_FUNC) &_aspectr_cpp_qem_shard_file, 5},
     {"_aspectr_cpp_qem_shard_weights", (DL_FUNC) &_aspectr_cpp_qem_shard_weights, 5},

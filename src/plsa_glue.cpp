@@ -949,3 +949,19 @@ Rcpp::List cpp_aspect_pieces_fit(SEXP fn, Rcpp::NumericVector lambda, Rcpp::List
   add_trace(out, tr);
   return out;
 }
+
+// KL fold-in of the first-mode slices of an N-way tensor (fold_in_cells()):
+// B (cells x k) the fixed factors' products at the cells, doc their slices
+// (1-based), val their counts; theta (n_docs x k).
+// [[Rcpp::export]]
+Rcpp::NumericMatrix cpp_foldin_cells(Rcpp::NumericMatrix B, Rcpp::IntegerVector doc, Rcpp::NumericVector val,
+                                     int n_docs, Rcpp::NumericVector prior, int max_iter, double tol) {
+  std::vector<std::size_t> d(doc.size());
+  for (R_xlen_t s = 0; s < doc.size(); ++s) {
+    if (doc[s] < 1 || doc[s] > n_docs) Rcpp::stop("internal error: a cell outside the slices");
+    d[s] = static_cast<std::size_t>(doc[s] - 1);
+  }
+  return Rcpp::wrap(aspectr::fold_in_cells(Rcpp::as<arma::mat>(B), d, Rcpp::as<arma::vec>(val),
+                                           static_cast<std::size_t>(n_docs), Rcpp::as<arma::vec>(prior),
+                                           max_iter, tol));
+}

@@ -152,6 +152,38 @@ test_that("perplexity() for N-way fits and KL NMF; errors", {
   expect_error(perplexity(l2, x), class = "aspectr_error_unsupported")
 })
 
+test_that("the N-way fold-in (in the core) equals a plain-R EM, and keeps slices without counts at the prior", {
+  ref_foldin <- function(B, doc, val, n_docs, prior, max_iter, tol) {
+    theta <- matrix(prior, n_docs, length(prior), byrow = TRUE)
+    n_d <- tabulate_weighted_ref(doc, val, n_docs)
+    for (it in seq_len(max_iter)) {
+      p <- pmax(rowSums(B * theta[doc, , drop = FALSE]), .Machine$double.xmin)
+      S <- matrix(0, n_docs, ncol(B))
+      for (s in seq_along(doc)) S[doc[s], ] <- S[doc[s], ] + B[s, ] * val[s] / p[s]
+      new <- theta * S / ifelse(n_d > 0, n_d, 1)
+      new[n_d == 0, ] <- theta[n_d == 0, ]
+      change <- max(abs(new - theta))
+      theta <- new
+      if (change <= tol) break
+    }
+    theta
+  }
+  tabulate_weighted_ref <- function(i, w, n) vapply(seq_len(n), function(j) sum(w[i == j]), numeric(1))
+  for (case in 1:5) {
+    set.seed(40 + case)
+    k <- sample(1:4, 1); n_docs <- sample(2:6, 1); n <- sample(5:30, 1)
+    B <- matrix(stats::rexp(n * k), n, k)
+    doc <- sample(seq_len(n_docs - 1), n, replace = TRUE)  # the last slice has no cells
+    val <- stats::rpois(n, 3) + 1
+    prior <- stats::rexp(k); prior <- prior / sum(prior)
+    iters <- c(1L, 5L, 200L)[case %% 3 + 1]
+    got <- aspectr:::cpp_foldin_cells(B, doc, as.double(val), n_docs, prior, iters, 1e-12)
+    expect_equal(got, ref_foldin(B, doc, val, n_docs, prior, iters, 1e-12), tolerance = 1e-12, info = paste("case", case))
+    expect_equal(got[n_docs, ], prior)
+    expect_equal(rowSums(got), rep(1, n_docs), tolerance = 1e-12)
+  }
+})
+
 test_that("default_threads() respects the option, then OMP_THREAD_LIMIT and OMP_NUM_THREADS", {
   old_env <- Sys.getenv(c("OMP_THREAD_LIMIT", "OMP_NUM_THREADS", "_R_CHECK_LIMIT_CORES_"), unset = NA)
   old_opt <- options(aspectr.threads = NULL)

@@ -13,6 +13,11 @@
 #ifndef ASPECTR_SOLVERS_FOLDIN_H
 #define ASPECTR_SOLVERS_FOLDIN_H
 
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <stdexcept>
+#include <vector>
 #include "../loss.h"
 #include "../simplex.h"
 #include "normalize.h"
@@ -86,6 +91,49 @@ inline arma::mat fold_in(const FoldinData& D, const arma::mat& V, const arma::ve
       theta.col(d) = th;
     }
   });
+  return theta;
+}
+
+// KL fold-in of the first-mode slices of an N-way tensor with the other
+// modes' factors fixed: B (cells x k) holds, per non-zero cell, the product
+// of the fixed factors' entries, doc (cells) the cell's slice (0-based) and
+// val its count. EM on every slice's theta (n_docs x k) at once, from the
+// weights `prior` (summing to one), until the largest change of an entry
+// is at most tol; a slice without counts keeps the prior.
+inline arma::mat fold_in_cells(const arma::mat& B, const std::vector<std::size_t>& doc, const arma::vec& val,
+                               std::size_t n_docs, const arma::vec& prior, int max_iter, double tol) {
+  const arma::uword k = B.n_cols, n = B.n_rows;
+  if (doc.size() != n || val.n_elem != n || prior.n_elem != k)
+    throw std::invalid_argument("fold_in_cells: inputs of different sizes");
+  arma::mat theta(n_docs, k);
+  for (std::size_t d = 0; d < n_docs; ++d) theta.row(d) = prior.t();
+  arma::vec nd(n_docs, arma::fill::zeros);
+  for (arma::uword s = 0; s < n; ++s) {
+    if (doc[s] >= n_docs) throw std::invalid_argument("fold_in_cells: a cell outside the slices");
+    nd[doc[s]] += val[s];
+  }
+  arma::mat S(n_docs, k);
+  for (int it = 0; it < max_iter; ++it) {
+    S.zeros();
+    for (arma::uword s = 0; s < n; ++s) {
+      const std::size_t d = doc[s];
+      double p = 0.0;
+      for (arma::uword r = 0; r < k; ++r) p += B(s, r) * theta(d, r);
+      p = std::max(p, std::numeric_limits<double>::min());
+      const double w = val[s] / p;
+      for (arma::uword r = 0; r < k; ++r) S(d, r) += B(s, r) * w;
+    }
+    double change = 0.0;
+    for (std::size_t d = 0; d < n_docs; ++d) {
+      if (!(nd[d] > 0.0)) continue;
+      for (arma::uword r = 0; r < k; ++r) {
+        const double nw = theta(d, r) * S(d, r) / nd[d];
+        change = std::max(change, std::fabs(nw - theta(d, r)));
+        theta(d, r) = nw;
+      }
+    }
+    if (change <= tol) break;
+  }
   return theta;
 }
 

@@ -51,3 +51,61 @@ test_that("every refusal of the capability table is a classed error with its rea
   fit <- suppressMessages(ntf(sh, 2, loss = "kl", seed = 1, max_iter = 3, tol = 0))
   expect_identical(fit$method, "mu")
 })
+
+test_that("every allowed method gives the in-memory fit on every backend: shards in memory, .shard and .rds files, PSOCK and mirai clusters", {
+  tab <- aspectr:::shard_capabilities()
+  ok <- tab[tab$ok & is.na(tab$option), ]
+  x <- shard_counts(22, 13, seed = 11)
+  parts <- split_rows(x, c(8L, 15L))
+  rds_dir <- shard_tempdir()
+  rds <- file.path(rds_dir, paste0("p", 1:3, ".rds"))
+  for (i in 1:3) saveRDS(parts[[i]], rds[i])
+  backends <- list(memory = list(data = shards(parts)),
+                   shard_files = list(data = write_shards(parts, shard_tempdir())),
+                   rds_files = list(data = shards(rds)))
+  cl <- psock_cluster()
+  on.exit(parallel::stopCluster(cl), add = TRUE)
+  backends$psock <- list(data = shards(parts), cluster = cl)
+  if (requireNamespace("mirai", quietly = TRUE)) {
+    cm <- mirai_cluster()
+    on.exit(parallel::stopCluster(cm), add = TRUE)
+    backends$mirai <- list(data = shards(parts), cluster = cm)
+  }
+  # a three-way tensor for the families that take one (plsa, ntf)
+  y <- array(stats::rpois(12 * 5 * 4, 2), c(12, 5, 4))
+  y[, 1, 1] <- y[, 1, 1] + 1
+  yparts <- split_rows(y, 5L)
+  for (i in seq_len(nrow(ok))) {
+    r <- ok[i, ]
+    extra <- list(seed = 2, max_iter = 5, tol = 0)
+    if (r$loss == "tsallis") extra$q <- 0.7
+    if (r$family == "nmf") extra$init <- "random"
+    fit <- function(data, ...) {
+      suppressMessages(suppressWarnings(do.call(r$family, c(list(data, 2, loss = r$loss, method = r$method),
+                                                           extra, list(...)))))
+    }
+    ref <- fit(x)
+    for (b in names(backends)) {
+      what <- paste(r$family, r$loss, r$method, b)
+      got <- do.call(fit, backends[[b]])
+      expect_equal(got$objective, ref$objective, tolerance = 1e-10, info = what)
+      expect_identical(got$iterations, ref$iterations, info = what)
+      if (r$family == "nmf") {
+        expect_equal(got$W, ref$W, tolerance = 1e-10, info = what)
+        expect_equal(got$H, ref$H, tolerance = 1e-10, info = what)
+      } else {
+        expect_equal(got$lambda, ref$lambda, tolerance = 1e-10, info = what)
+        for (n in seq_along(ref$factors)) {
+          expect_equal(unname(as.matrix(got$factors[[n]])), unname(as.matrix(ref$factors[[n]])),
+                       tolerance = 1e-10, info = paste(what, "factor", n))
+        }
+      }
+    }
+    if (r$family != "nmf") {
+      ref3 <- fit(y)
+      got3 <- fit(shards(yparts))
+      expect_equal(got3$objective, ref3$objective, tolerance = 1e-10, info = paste(r$family, r$loss, "3-way"))
+      expect_equal(got3$lambda, ref3$lambda, tolerance = 1e-10, info = paste(r$family, r$loss, "3-way"))
+    }
+  }
+})

@@ -306,15 +306,7 @@ anova.aspectr_lca_groups <- function(object, ...) {
                   "argument", arg = "...")
     }
   }
-  if (length(fits) < 2) {
-    abort_input("{.fn anova} of multiple-group latent class fits needs at least 2 fits of the same data, not {length(fits)}.",
-                "argument", arg = "...")
-  }
-  if (any(vapply(fits, function(f) !is.null(f$sampling_weights), logical(1)))) {
-    abort_unsupported("{.fn anova} of fits with sampling weights",
-                      "the ratio of weighted pseudo-likelihoods is not chi-squared distributed.",
-                      "Compare them by their information criteria.")
-  }
+  anova_lca_common(fits, "multiple-group latent class fits")
   gfits <- fits[grouped]
   f1 <- gfits[[1]]
   same <- vapply(gfits, function(f) identical(f$Ng, f1$Ng) && identical(f$variables, f1$variables) &&

@@ -234,6 +234,21 @@ lca_prob_table <- function(object) {
   out
 }
 
+# What anova() asks of every set of latent class fits: at least two, and
+# none with sampling weights.
+anova_lca_common <- function(fits, what, call = rlang::caller_env()) {
+  if (length(fits) < 2) {
+    abort_input("{.fn anova} of {what} needs at least 2 fits of the same data, not {length(fits)}.",
+                "argument", arg = "...", call = call)
+  }
+  if (any(vapply(fits, function(f) !is.null(f$sampling_weights), logical(1)))) {
+    abort_unsupported("{.fn anova} of fits with sampling weights",
+                      "the ratio of weighted pseudo-likelihoods is not chi-squared distributed.",
+                      "Compare them by their information criteria, or by a design-based (Rao-Scott) test.",
+                      call = call)
+  }
+}
+
 #' @rdname coef.aspectr_lca
 #' @export
 anova.aspectr_lca <- function(object, ...) {
@@ -247,15 +262,7 @@ anova.aspectr_lca <- function(object, ...) {
     abort_input("Every argument of {.fn anova} must be an {.cls aspectr_lca} fit; argument {which(!ok)[1]} is {describe(fits[[which(!ok)[1]]])}.",
                 "type", arg = "...")
   }
-  if (length(fits) < 2) {
-    abort_input("{.fn anova} of latent class fits needs at least 2 fits of the same data, not {length(fits)}.",
-                "argument", arg = "...")
-  }
-  if (any(vapply(fits, function(f) !is.null(f$sampling_weights), logical(1)))) {
-    abort_unsupported("{.fn anova} of fits with sampling weights",
-                      "the ratio of weighted pseudo-likelihoods is not chi-squared distributed.",
-                      "Compare them by their information criteria, or by a design-based (Rao-Scott) test.")
-  }
+  anova_lca_common(fits, "latent class fits")
   same <- vapply(fits, function(f) identical(f$N, fits[[1]]$N) && identical(f$variables, fits[[1]]$variables) &&
                    identical(lapply(f$probs, colnames), lapply(fits[[1]]$probs, colnames)), logical(1))
   if (!all(same)) {

@@ -114,15 +114,9 @@ perplexity.aspectr_plsa <- function(object, newdata, foldin = NULL, max_iter = 1
   }
   # cells the model gives probability zero under every topic (terms absent
   # from the training data) are unknown terms too
-  B <- Reduce(`*`, lapply(2:N, function(n) object$factors[[n]][d$idx[n, ] + 1L, , drop = FALSE]))
-  keep <- rowSums(B) > 0
-  d$idx <- d$idx[, keep, drop = FALSE]
-  d$val <- d$val[keep]
-  B <- B[keep, , drop = FALSE]
-  if (sum(d$val) == 0) {
-    abort_input("{.arg newdata} has no counts of terms the fit knows: there is nothing to score.",
-                "empty", arg = "newdata")
-  }
+  kc <- known_cells(d, Reduce(`*`, lapply(2:N, function(n) object$factors[[n]][d$idx[n, ] + 1L, , drop = FALSE])))
+  d <- kc$d
+  B <- kc$B
   if (!is.null(foldin)) {
     # proportions from other counts of the same documents
     fd <- if (N == 2) match_newdata(object, foldin) else as_aspect_data(foldin, "foldin")
@@ -186,6 +180,21 @@ foldin_nway <- function(d, B, lambda, max_iter, tol) {
                    as.integer(max_iter), tol)
 }
 
+# The cells of `d` the model gives a positive probability under some topic
+# (B: per cell, the fixed factors' products), with their rows of B; cells
+# of terms absent from the training data are left out, and newdata with no
+# such count is refused.
+known_cells <- function(d, B, call = rlang::caller_env()) {
+  keep <- rowSums(B) > 0
+  d$idx <- d$idx[, keep, drop = FALSE]
+  d$val <- d$val[keep]
+  if (sum(d$val) == 0) {
+    abort_input("{.arg newdata} has no counts of terms the fit knows: there is nothing to score.",
+                "empty", arg = "newdata", call = call)
+  }
+  list(d = d, B = B[keep, , drop = FALSE])
+}
+
 # Document completion for a topicmodels fit (LDA or CTM): P(z | d) from
 # topicmodels::posterior() of `foldin`, P(w | z) from the fit, the tokens
 # of `newdata` scored as perplexity.aspectr_plsa() scores them.
@@ -203,15 +212,9 @@ completion_topicmodels <- function(object, newdata, foldin, ...) {
   }
   offered <- d$total %||% 0
   phi <- t(exp(object@beta))  # terms x k
-  B <- phi[d$idx[2, ] + 1L, , drop = FALSE]
-  keep <- rowSums(B) > 0
-  d$idx <- d$idx[, keep, drop = FALSE]
-  d$val <- d$val[keep]
-  B <- B[keep, , drop = FALSE]
-  if (sum(d$val) == 0) {
-    abort_input("{.arg newdata} has no counts of terms the fit knows: there is nothing to score.",
-                "empty", arg = "newdata")
-  }
+  kc <- known_cells(d, phi[d$idx[2, ] + 1L, , drop = FALSE])
+  d <- kc$d
+  B <- kc$B
   # the fold-in part as the fit's own document-term matrix (documents
   # without tokens there get the posterior of an empty document)
   stm <- slam::simple_triplet_matrix(i = fd$idx[1, ] + 1L, j = fd$idx[2, ] + 1L, v = fd$val,

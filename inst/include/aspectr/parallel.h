@@ -9,6 +9,7 @@
 
 #include <armadillo>
 #include <atomic>
+#include <exception>
 #include <vector>
 #ifdef _OPENMP
 #include <omp.h>
@@ -62,6 +63,29 @@ inline void parallel_chunks(std::size_t n, int threads, Body body) {
 #else
   body(0, std::size_t(0), n);
 #endif
+}
+
+// Runs f(j) for every j in [0, m) on `threads` threads, one index at a
+// time (dynamic schedule: tasks of uneven length, such as the random starts
+// of a fit); the first exception a task throws is rethrown here, after the
+// others have run.
+template <class F>
+inline void parallel_each(int m, int threads, F f) {
+  std::exception_ptr err = nullptr;
+#ifdef _OPENMP
+#pragma omp parallel for num_threads(threads) schedule(dynamic, 1)
+#endif
+  for (int j = 0; j < m; ++j) {
+    try {
+      f(j);
+    } catch (...) {
+#ifdef _OPENMP
+#pragma omp critical(aspectr_parallel_each_err)
+#endif
+      if (!err) err = std::current_exception();
+    }
+  }
+  if (err) std::rethrow_exception(err);
 }
 
 // Per-thread copies of a set of accumulator matrices (thread 0 writes into

@@ -229,21 +229,7 @@ std::vector<RegressionRun> regression_multistart(const RegressionData& d, std::v
       if (T <= 1) {
         for (std::size_t a = b; a < e; ++a) regression_advance(d, runs[active[a]], ctl, round);
       } else {
-        std::exception_ptr err = nullptr;
-#ifdef _OPENMP
-#pragma omp parallel for num_threads(T) schedule(dynamic, 1)
-#endif
-        for (int j = 0; j < m; ++j) {
-          try {
-            regression_advance(d, runs[active[b + j]], ctl, round);
-          } catch (...) {
-#ifdef _OPENMP
-#pragma omp critical(aspectr_regression_err)
-#endif
-            if (!err) err = std::current_exception();
-          }
-        }
-        if (err) std::rethrow_exception(err);
+        parallel_each(m, T, [&](int j) { regression_advance(d, runs[active[b + j]], ctl, round); });
       }
       report();
     }

@@ -86,21 +86,7 @@ void advance_all(RuleOf& rule_of, const SparseTensor& G, std::vector<StartRun>& 
     for (std::size_t a : active) advance_start(rule_of(a), G, runs[a], n, ctl, inner_threads);
     return;
   }
-  std::exception_ptr err = nullptr;
-#ifdef _OPENMP
-#pragma omp parallel for num_threads(T) schedule(dynamic, 1)
-#endif
-  for (int j = 0; j < m; ++j) {
-    try {
-      advance_start(rule_of(active[j]), G, runs[active[j]], n, ctl, 1);
-    } catch (...) {
-#ifdef _OPENMP
-#pragma omp critical(aspectr_multistart_err)
-#endif
-      if (!err) err = std::current_exception();
-    }
-  }
-  if (err) std::rethrow_exception(err);
+  parallel_each(m, T, [&](int j) { advance_start(rule_of(active[j]), G, runs[active[j]], n, ctl, 1); });
 }
 
 }  // namespace detail

@@ -258,6 +258,14 @@ test_that("KL coordinate descent over shards takes the steps of the in-memory so
   two <- quiet_nmf(shards(split_rows(x, 13L)), 3, loss = "kl", seed = 3, max_iter = 25, tol = 0, L2 = c(0, 0.01))
   expect_same_nmf(two, mem)
   expect_true(all(diff(two$objective) <= 1e-9 * abs(two$objective[-1])))
+  # a shard without counts adds nothing to the passes (kept in memory, and
+  # in a file)
+  x[14:17, ] <- 0
+  p3 <- split_rows(x, c(13L, 17L))
+  mem0 <- ref_nmf(x, 3, loss = "kl", seed = 4, max_iter = 10, tol = 0)
+  expect_same_nmf(quiet_nmf(shards(p3), 3, loss = "kl", seed = 4, max_iter = 10, tol = 0), mem0)
+  expect_same_nmf(quiet_nmf(write_shards(p3, shard_tempdir()), 3, loss = "kl", seed = 4, max_iter = 10, tol = 0),
+                  mem0)
   # the default method of loss = "kl" is coordinate descent, on shards too
   x <- shard_counts(30, 16, seed = 8)
   fit <- quiet_nmf(shards(split_rows(x, 11L)), 2, loss = "kl", seed = 3, max_iter = 40)

@@ -106,6 +106,10 @@ class MemoryCells : public Cells {
   void kcd_pass(const arma::mat& Wt, const arma::mat& hv, arma::mat& v, bool reset, const int* rd, const int* rn,
                 const double* d, arma::mat& out, int threads) override {
     if (X_.dense()) throw std::logic_error("passes of KL coordinate descent need sparse cells");
+    if (X_.S().nnz == 0) {  // a piece without cells adds nothing (and has no v)
+      out.zeros(3, X_.S().n_cols);
+      return;
+    }
     if (!keep_v_) {
       kl_cd_pass(X_, Wt, hv, nullptr, true, rd, rn, d, out, threads);
       return;

@@ -104,6 +104,10 @@ run_part <- function(name, p) {
 ## --vanilla drops R_LIBS_USER but keeps R_LIBS: the children see the
 ## libraries this process sees
 Sys.setenv(R_LIBS = paste(.libPaths(), collapse = ":"))
+## --vanilla also drops the site profile, where R's CRAN repository is set:
+## the children get this process's, to install missing peers
+if (!identical(unname(getOption("repos")["CRAN"] %||% "@CRAN@"), "@CRAN@"))
+  Sys.setenv(ASPECTR_BENCH_REPOS = getOption("repos")[["CRAN"]])
 results <- list()
 for (nm in names(parts)) results[[nm]] <- run_part(nm, parts[[nm]])
 

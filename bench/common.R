@@ -6,7 +6,11 @@
 `%||%` <- function(a, b) if (is.null(a)) b else a
 quick <- nzchar(Sys.getenv("ASPECTR_BENCH_QUICK"))
 options(width = 200)
-# packages come from the CRAN repository R is configured with
+# packages come from the CRAN repository R is configured with; a child that
+# bench/readme.R starts with --vanilla (no site profile, so no repository)
+# gets its parent's through ASPECTR_BENCH_REPOS
+if (nzchar(Sys.getenv("ASPECTR_BENCH_REPOS")) && identical(unname(getOption("repos")["CRAN"]), "@CRAN@"))
+  options(repos = c(CRAN = Sys.getenv("ASPECTR_BENCH_REPOS")))
 
 heading <- function(...) {
   txt <- paste0(...)

@@ -46,10 +46,12 @@ scale_frac <- as.numeric(Sys.getenv("ASPECTR_BENCH_SCALE", "0.1"))
 parts_re <- Sys.getenv("ASPECTR_BENCH_PARTS", "")
 
 raw <- file(raw_file, "w")
+## (web addresses in the scripts' messages, e.g. of a failed install, are
+## not written to the raw file)
 say <- function(...) {
   txt <- paste0(...)
   cat(txt)
-  cat(txt, file = raw)
+  cat(gsub("[a-z]+://[^[:space:]'\"]+", "<address>", txt), file = raw)
 }
 say(sprintf("bench/readme.R, %s UTC\n", format(Sys.time(), "%Y-%m-%d %H:%M", tz = "UTC")))
 say(sprintf("aspectr %s; R %s; BLAS: %s; cores: %d; load average at start: %s\n",
@@ -104,6 +106,10 @@ run_part <- function(name, p) {
 ## --vanilla drops R_LIBS_USER but keeps R_LIBS: the children see the
 ## libraries this process sees
 Sys.setenv(R_LIBS = paste(.libPaths(), collapse = ":"))
+## --vanilla also drops the site profile, where R's CRAN repository is set:
+## the children get this process's, to install missing peers
+if (!identical(unname(getOption("repos")["CRAN"] %||% "@CRAN@"), "@CRAN@"))
+  Sys.setenv(ASPECTR_BENCH_REPOS = getOption("repos")[["CRAN"]])
 results <- list()
 for (nm in names(parts)) results[[nm]] <- run_part(nm, parts[[nm]])
 
@@ -186,7 +192,7 @@ if (!is.null(syn)) {
   peer <- if (is.na(f1)) paste0("fastTopics: ", no_peer) else
     sprintf("fastTopics scd %s s (%sx; 2 threads %s s)", if (is.finite(tt[f1])) sig(tt[f1]) else tb$time_to_target_s[f1],
             if (is.finite(tt[f1])) sig(tt[f1] / tt[a1]) else tb$ratio_to_aspectr_t1[f1],
-            if (!is.na(f2)) tb$time_to_target_s[f2] else "NA")
+            if (is.na(f2)) "NA" else if (is.finite(tt[f2])) sig(tt[f2]) else tb$time_to_target_s[f2])
   emit("pLSA (KL, coordinate descent), k = 20",
        sprintf("synthetic %d x %d (`bench/plsa.R`)", dd[1], dd[2]),
        sprintf("%s s to fastTopics' objective after its %s iterations (2 threads %s s)", sig(tt[a1]),

@@ -254,6 +254,7 @@ class RPieces : public aspectr::Pieces {
  public:
   explicit RPieces(SEXP fn) : fn_(fn) {}
   aspectr::Stats map(const aspectr::Request& r) const override {
+    if (!r.refs.empty()) throw std::logic_error("request '" + r.op + "' by reference through R");
     Rcpp::List in;
     for (const auto& kv : r.in) in[kv.first] = Rcpp::wrap(kv.second);
     return stats_from_r(fn_(r.op, in));

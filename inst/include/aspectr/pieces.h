@@ -75,6 +75,7 @@ struct Stats {
 struct Request {
   std::string op;
   std::map<std::string, arma::mat> in;
+  std::map<std::string, arma::mat*> refs;  // ref()
 
   Request() = default;
   explicit Request(std::string o) : op(std::move(o)) {}
@@ -91,6 +92,21 @@ struct Request {
     x(0, 0) = v;
     in[name] = std::move(x);
     return *this;
+  }
+  // `v` itself, which the piece reads and may change in place (a factor it
+  // clips, a product it adds to): only for a Pieces that runs requests on
+  // one piece in this process (Pieces::in_place()); elsewhere the rule
+  // sends its inputs by view() or with() and takes the results from the
+  // Stats. Not among `in` (a request that must reach other processes
+  // never carries one).
+  Request& ref(const std::string& name, arma::mat& v) {
+    refs[name] = &v;
+    return *this;
+  }
+  // the matrix given by ref(), or nullptr
+  arma::mat* target(const std::string& name) const {
+    auto it = refs.find(name);
+    return it == refs.end() ? nullptr : it->second;
   }
   bool has(const std::string& name) const { return in.count(name) > 0; }
   const arma::mat& mat(const std::string& name) const {
@@ -110,6 +126,9 @@ class Pieces {
  public:
   virtual ~Pieces() = default;
   virtual Stats map(const Request& r) const = 0;
+  // whether every request runs on one piece in this process, which may
+  // then read and write the matrices the request carries by ref()
+  virtual bool in_place() const { return false; }
 };
 
 // Pieces held in this process: `Piece` is a type with
@@ -120,6 +139,8 @@ class LocalPieces : public Pieces {
  public:
   LocalPieces(std::vector<Piece*> pieces, int threads) : pieces_(std::move(pieces)), threads_(threads) {}
   Stats map(const Request& r) const override {
+    if (!r.refs.empty() && !in_place()) throw std::logic_error("request '" + r.op + "' by reference to several pieces");
+    if (pieces_.size() == 1) return pieces_[0]->run(r, threads_);
     Stats out;
     for (std::size_t i = 0; i < pieces_.size(); ++i) {
       if (i == 0) out = pieces_[i]->run(r, threads_);
@@ -127,6 +148,7 @@ class LocalPieces : public Pieces {
     }
     return out;
   }
+  bool in_place() const override { return pieces_.size() == 1; }
 
  private:
   std::vector<Piece*> pieces_;

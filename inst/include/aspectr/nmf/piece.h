@@ -377,8 +377,8 @@ class Piece {
       w_sums(out, threads, false);
     } else if (op == "her_init") {
       // the iterate's products: W'X, (X H')' (slot PH), W's sums; the
-      // previous W is the iterate
-      slot("Wo") = Wt_;
+      // previous W is the iterate (slot Wo empty: see "her_wy")
+      slots_["Wo"].reset();
       X_.XHt(r.mat("H"), slot("PH"), threads);
       arma::mat C;
       X_.WtX(Wt_, C, threads);
@@ -390,9 +390,12 @@ class Piece {
       out.set("colnnz", X_.column_counts());
     } else if (op == "her_wy") {
       // Wy = W + b (W - W_prev) in slot Wn, and the sums that decide which
-      // of its rows are projected (project_extrapolated())
-      arma::mat& Wn = slot("Wn");
-      Wn = extrapolated(Wt_, slot("Wo"), r.num("b", 0.0), threads);
+      // of its rows are projected (project_extrapolated()). W_prev is slot
+      // Wo, or W itself when Wo is empty (at the start and after a
+      // rejected step: the same numbers as a copy of W, without the copy)
+      const arma::mat& Wo = slots_["Wo"];
+      arma::mat& Wn = slots_["Wn"];
+      Wn = extrapolated(Wt_, Wo.n_elem ? Wo : Wt_, r.num("b", 0.0), threads);
       arma::mat proj(Wt_.n_rows, 1, arma::fill::zeros), full(Wt_.n_rows, 1, arma::fill::zeros);
       for (arma::uword c = 0; c < Wn.n_cols; ++c) {
         const double* y = Wn.colptr(c);
@@ -410,16 +413,29 @@ class Piece {
       out.set("work", X_.clip_work(Wn, keep, true));
     } else if (op == "her_wproj") {
       // Wy projected: rows not kept are the iterate's; the clipped entries'
-      // correction of W'X (or, `recompute`, the whole product) returned
+      // correction of W'X (or, `recompute`, the whole product) returned, or
+      // made in the rule's Wy'X itself when it comes by reference ("Cy")
       arma::mat& Wn = slot("Wn");
       const std::vector<char> keep = keep_of(r.mat("keep"), Wn);
       for (arma::uword q = 0; q < Wn.n_rows; ++q) if (!keep[q]) Wn.row(q) = Wt_.row(q);
+      arma::mat* Cy = r.target("Cy");
       if (r.num("recompute", 0.0) != 0.0) {
         for (arma::uword c = 0; c < Wn.n_cols; ++c)
           for (arma::uword q = 0; q < Wn.n_rows; ++q) if (keep[q] && Wn(q, c) < 0.0) Wn(q, c) = 0.0;
-        arma::mat C;
-        X_.WtX(Wn, C, threads);
-        out.set("C", std::move(C));
+        if (Cy) {
+          X_.WtX(Wn, *Cy, threads);
+        } else {
+          arma::mat C;
+          X_.WtX(Wn, C, threads);
+          out.set("C", std::move(C));
+        }
+      } else if (Cy) {
+        // summed apart and then added, as the pieces' corrections are (in
+        // a buffer kept for the fit)
+        arma::mat& corr = slots_["corr"];
+        corr.zeros(Wn.n_rows, Cy->n_cols);
+        X_.clip_correct(Wn, corr, keep, true, threads);
+        *Cy += corr;
       } else {
         arma::mat corr(Wn.n_rows, static_cast<arma::uword>(r.num("n", 0.0)), arma::fill::zeros);
         X_.clip_correct(Wn, corr, keep, true, threads);
@@ -428,21 +444,22 @@ class Piece {
       out.set("WW", gram(Wn, threads));
     } else if (op == "her_w") {
       // (X Hn')' (slot Pn); Ay = Pn + b (Pn - PH), projected as Hy (rows
-      // not kept: Pn's; clipped entries corrected, or the product with the
-      // projected Hy recomputed); then the first block update of Wn
-      // given Ay and Hy Hy'
+      // not kept: Pn's; the product with Hy recomputed, `recompute`: Hy
+      // comes projected; or Ay corrected by Hy's clipped entries: Hy comes
+      // with them, and is clipped in place when it comes by reference);
+      // then the first block update of Wn given Ay and Hy Hy'
       arma::mat& Pn = slot("Pn");
       X_.XHt(r.mat("Hn"), Pn, threads);
       arma::mat& Ay = slot("Ay");
       Ay = extrapolated(Pn, slot("PH"), r.num("b", 0.0), threads);
-      arma::mat Hy = r.mat("Hy");
       const std::vector<char> keep = keep_of(r.mat("keep"), Wt_);
       for (arma::uword q = 0; q < Ay.n_rows; ++q) if (!keep[q]) Ay.row(q) = Pn.row(q);
       if (r.num("recompute", 0.0) != 0.0) {
-        for (arma::uword c = 0; c < Hy.n_cols; ++c)
-          for (arma::uword q = 0; q < Hy.n_rows; ++q) if (keep[q] && Hy(q, c) < 0.0) Hy(q, c) = 0.0;
-        X_.XHt(Hy, Ay, threads);
+        X_.XHt(r.mat("Hy"), Ay, threads);
+      } else if (arma::mat* Hr = r.target("Hy")) {
+        X_.clip_correct(*Hr, Ay, keep, false, threads);
       } else {
+        arma::mat Hy = r.mat("Hy");
         X_.clip_correct(Hy, Ay, keep, false, threads);
       }
       arma::mat& Wn = slot("Wn");
@@ -467,11 +484,15 @@ class Piece {
       out.set("s2", arma::accu(arma::square(Wn)));
       out.set("wsum", arma::mat(arma::sum(Wn, 1)));
     } else if (op == "her_accept") {
-      slot("Wo") = Wt_;
-      Wt_ = slot("Wn");
+      // the candidate Wn becomes the iterate, the iterate the previous W
+      // (Wo takes Wn's memory, then W and Wo swap their entries)
+      arma::mat& Wo = slots_["Wo"];
+      Wo.swap(slots_["Wn"]);
+      if (Wo.n_rows != Wt_.n_rows || Wo.n_cols != Wt_.n_cols) throw std::logic_error("a candidate W never made");
+      std::swap_ranges(Wt_.memptr(), Wt_.memptr() + Wt_.n_elem, Wo.memptr());
       slots_["PH"].swap(slots_["Pn"]);
     } else if (op == "her_reject") {
-      slot("Wo") = Wt_;
+      slots_["Wo"].reset();  // the previous W is the iterate
     } else if (op == "gather") {
       out.set("@Wt", arma::mat(Wt_));
       if (r.has("sv")) {
@@ -806,7 +827,8 @@ class PieceHER {
     if (!init_) start(P, M, threads);
     const double k = static_cast<double>(H_.n_rows), n = static_cast<double>(H_.n_cols);
     const double pass = nnz_ * k;
-    Attempt c = attempt(P, beta_, Hy_, pass, n, k, threads);
+    // (the last extrapolated H is the warm start: moved, not copied)
+    Attempt c = attempt(P, beta_, std::move(Hy_), pass, n, k, threads);
     if (beta_ > 0.0 && lost_component(c)) c = attempt(P, 0.0, H_, pass, n, k, threads);
     cand_ = c.f;
     if (cand_ < f_) {
@@ -821,7 +843,8 @@ class PieceHER {
       output(M);
     } else {
       P.map(Request("her_reject"));
-      Co_ = CW_; Hy_ = H_;
+      Co_.reset();  // the previous W is the iterate
+      Hy_ = H_;
       bbar_ = beta_;
       beta_ /= hp_.eta;
     }
@@ -844,7 +867,7 @@ class PieceHER {
     Hy_ = H_;
     Stats e = P.map(Request("her_init").view("H", H_));
     CW_ = e.take("C");
-    Co_ = CW_;
+    Co_.reset();
     xnorm2_ = e.num("xnorm2");
     nnz_ = e.num("nnz");
     colnnz_ = e.mat("colnnz");
@@ -881,23 +904,30 @@ class PieceHER {
     }
     return kp;
   }
-  Attempt attempt(const Pieces& P, double b, const arma::mat& Hwarm, double pass, double n, double k,
-                  int threads) {
+  // (Hwarm: the warm start of H, taken)
+  Attempt attempt(const Pieces& P, double b, arma::mat Hwarm, double pass, double n, double k, int threads) {
     Attempt a;
+    // one piece in this process: it works on the rule's Wy'X and Hy itself
+    const bool own = P.in_place();
     // W side: Wy (the pieces'), its projection decided from sums over all
     // pieces, Wy'X from the iterates' products and the clipped entries
     const Stats wy = P.map(Request("her_wy").with("b", b));
     arma::mat keepW;
     const std::vector<char> kw = keep_rows(wy.mat("proj"), wy.mat("full"), keepW);
-    arma::mat Cy = extrapolated(CW_, Co_, b, threads);
+    // (Co_ empty: the previous W'X is the iterate's)
+    arma::mat Cy = extrapolated(CW_, Co_.n_elem ? Co_ : CW_, b, threads);
     for (arma::uword r = 0; r < Cy.n_rows; ++r) if (!kw[r]) Cy.row(r) = CW_.row(r);
     const double work = P.map(Request("her_wwork").with("keep", keepW)).num("work");
     const bool recompute = work > 0.05 * nnz_ * k;
-    Stats wp = P.map(Request("her_wproj").with("keep", keepW).with("recompute", recompute ? 1.0 : 0.0)
-                               .with("n", n));
-    if (recompute) Cy = wp.take("C"); else Cy += wp.mat("corr");
+    Request wq("her_wproj");
+    wq.with("keep", keepW).with("recompute", recompute ? 1.0 : 0.0).with("n", n);
+    if (own) wq.ref("Cy", Cy);
+    Stats wp = P.map(wq);
+    if (!own) {
+      if (recompute) Cy = wp.take("C"); else Cy += wp.mat("corr");
+    }
     // H given Wy
-    a.Hn = Hwarm;
+    a.Hn = std::move(Hwarm);
     if (kAnls) FrobeniusANLS::solve_all(a.Hn, Cy, wp.mat("WW"), pen_.l1h, pen_.l2h, threads);
     else FrobeniusHALS::sweeps(a.Hn, Cy, wp.mat("WW"), pen_.l1h, pen_.l2h,
                                FrobeniusHALS::max_sweeps(pass + m_ * k * k, n, k), threads);
@@ -917,22 +947,44 @@ class PieceHER {
       keepH(r, 0) = kh[r] ? 1.0 : 0.0;
       if (!kh[r]) a.Hy.row(r) = a.Hn.row(r);
     }
+    // The clipped entries (negative, in kept rows): their work, as the
+    // pieces count it, decides between correcting (X Hy')' by them and
+    // recomputing it; while it can still be a correction, where they are
+    // and their values are noted (the pieces' correction reads them)
+    const double limit = 0.05 * nnz_ * k;
     double hwork = 0.0;
+    bool noted = true;
+    std::vector<arma::uword> at;
+    std::vector<double> neg;
     for (arma::uword c = 0; c < a.Hy.n_cols; ++c) {
       arma::uword nc = 0;
-      for (arma::uword r = 0; r < H_.n_rows; ++r) nc += kh[r] && a.Hy(r, c) < 0.0;
+      const double* y = a.Hy.colptr(c);
+      for (arma::uword r = 0; r < H_.n_rows; ++r) {
+        if (!(kh[r] && y[r] < 0.0)) continue;
+        ++nc;
+        if (noted) { at.push_back(c * H_.n_rows + r); neg.push_back(y[r]); }
+      }
       hwork += colnnz_(c, 0) * static_cast<double>(nc);
+      if (noted && hwork > limit) { noted = false; at.clear(); neg.clear(); }
     }
-    const bool hre = hwork > 0.05 * nnz_ * k;
-    const arma::mat Hy_raw = a.Hy;
-    for (arma::uword c = 0; c < a.Hy.n_cols; ++c)
-      for (arma::uword r = 0; r < H_.n_rows; ++r) if (kh[r] && a.Hy(r, c) < 0.0) a.Hy(r, c) = 0.0;
+    const bool hre = hwork > limit;
+    if (hre) {
+      for (arma::uword c = 0; c < a.Hy.n_cols; ++c)
+        for (arma::uword r = 0; r < H_.n_rows; ++r) if (kh[r] && a.Hy(r, c) < 0.0) a.Hy(r, c) = 0.0;
+    } else {
+      for (arma::uword i = 0; i < at.size(); ++i) a.Hy[at[i]] = 0.0;
+    }
     const arma::mat HHy = gram(a.Hy, threads);
-    // W given Hy, warm start at Wy: the pieces' block updates
+    // W given Hy, warm start at Wy: the pieces' block updates. Hy goes
+    // projected for a recomputed product, else with its clipped entries
+    // (clipped again by the piece that takes it by reference, else here)
     Request wr("her_w");
-    wr.view("Hn", a.Hn).view("Hy", Hy_raw).with("keep", keepH).with("recompute", hre ? 1.0 : 0.0)
+    if (!hre) for (arma::uword i = 0; i < at.size(); ++i) a.Hy[at[i]] = neg[i];
+    if (!hre && own) wr.ref("Hy", a.Hy); else wr.view("Hy", a.Hy);
+    wr.view("Hn", a.Hn).with("keep", keepH).with("recompute", hre ? 1.0 : 0.0)
       .with("b", b).view("HH", HHy).with("l1", pen_.l1w).with("l2", pen_.l2w).with("anls", kAnls ? 1.0 : 0.0);
     const double first = P.map(wr).num("change", 0.0);
+    if (!hre && !own) for (arma::uword i = 0; i < at.size(); ++i) a.Hy[at[i]] = 0.0;
     if (!kAnls) {
       const int ms = FrobeniusHALS::max_sweeps(pass + n * k * k, m_, k);
       for (int sw = 1; sw < ms; ++sw) {

@@ -239,6 +239,25 @@ class FileCells : public Cells {
 // of a matrix in memory).
 using Slots = std::map<std::string, arma::mat>;
 
+// The sums that decide which rows of an extrapolated factor Y (k x d) are
+// projected (project_extrapolated()): proj[r] = sum of Y(r, c)^2 over its
+// positive entries, full[r] = sum of base(r, c)^2, each summed in the
+// order of the columns (a zero added for the other entries: the same sums,
+// without a branch per entry or a reload of Y's size per store)
+inline void projection_sums(const arma::mat& Y, const arma::mat& base, double* __restrict proj,
+                            double* __restrict full) {
+  const arma::uword k = Y.n_rows;
+  for (arma::uword r = 0; r < k; ++r) proj[r] = full[r] = 0.0;
+  for (arma::uword c = 0; c < Y.n_cols; ++c) {
+    const double* __restrict y = Y.colptr(c);
+    const double* __restrict b = base.colptr(c);
+    for (arma::uword r = 0; r < k; ++r) {
+      proj[r] += y[r] > 0.0 ? y[r] * y[r] : 0.0;
+      full[r] += b[r] * b[r];
+    }
+  }
+}
+
 // One piece: its cells, its rows of W (a view of the holder's memory,
 // k x m_s, written in place) and its slots.
 //
@@ -396,15 +415,8 @@ class Piece {
       const arma::mat& Wo = slots_["Wo"];
       arma::mat& Wn = slots_["Wn"];
       Wn = extrapolated(Wt_, Wo.n_elem ? Wo : Wt_, r.num("b", 0.0), threads);
-      arma::mat proj(Wt_.n_rows, 1, arma::fill::zeros), full(Wt_.n_rows, 1, arma::fill::zeros);
-      for (arma::uword c = 0; c < Wn.n_cols; ++c) {
-        const double* y = Wn.colptr(c);
-        const double* b = Wt_.colptr(c);
-        for (arma::uword q = 0; q < Wn.n_rows; ++q) {
-          if (y[q] > 0.0) proj(q, 0) += y[q] * y[q];
-          full(q, 0) += b[q] * b[q];
-        }
-      }
+      arma::mat proj(Wt_.n_rows, 1), full(Wt_.n_rows, 1);
+      projection_sums(Wn, Wt_, proj.memptr(), full.memptr());
       out.set("proj", std::move(proj));
       out.set("full", std::move(full));
     } else if (op == "her_wwork") {
@@ -420,8 +432,10 @@ class Piece {
       for (arma::uword q = 0; q < Wn.n_rows; ++q) if (!keep[q]) Wn.row(q) = Wt_.row(q);
       arma::mat* Cy = r.target("Cy");
       if (r.num("recompute", 0.0) != 0.0) {
-        for (arma::uword c = 0; c < Wn.n_cols; ++c)
-          for (arma::uword q = 0; q < Wn.n_rows; ++q) if (keep[q] && Wn(q, c) < 0.0) Wn(q, c) = 0.0;
+        for (arma::uword c = 0; c < Wn.n_cols; ++c) {
+          double* y = Wn.colptr(c);
+          for (arma::uword q = 0; q < Wn.n_rows; ++q) if (keep[q] && y[q] < 0.0) y[q] = 0.0;
+        }
         if (Cy) {
           X_.WtX(Wn, *Cy, threads);
         } else {
@@ -891,8 +905,11 @@ class PieceHER {
       const double nr = std::sqrt(wsq_[r]);
       s(r, 0) = nr > 0.0 && std::isfinite(nr) ? nr : 1.0;
     }
-    for (arma::uword j = 0; j < M.H.n_cols; ++j)
-      for (arma::uword r = 0; r < s.n_rows; ++r) M.H(r, j) *= s(r, 0);
+    const double* sp = s.memptr();
+    for (arma::uword j = 0; j < M.H.n_cols; ++j) {
+      double* h = M.H.colptr(j);
+      for (arma::uword r = 0; r < s.n_rows; ++r) h[r] *= sp[r];
+    }
     M.view = s;
   }
   static std::vector<char> keep_rows(const arma::mat& proj, const arma::mat& full, arma::mat& keep) {
@@ -933,13 +950,8 @@ class PieceHER {
                                FrobeniusHALS::max_sweeps(pass + m_ * k * k, n, k), threads);
     // Hy and its projection (the rule's; the pieces correct their (X Hy')')
     a.Hy = extrapolated(a.Hn, H_, b, threads);
-    std::vector<double> proj(H_.n_rows, 0.0), full(H_.n_rows, 0.0);
-    for (arma::uword c = 0; c < a.Hy.n_cols; ++c)
-      for (arma::uword r = 0; r < H_.n_rows; ++r) {
-        const double y = a.Hy(r, c), h = a.Hn(r, c);
-        if (y > 0.0) proj[r] += y * y;
-        full[r] += h * h;
-      }
+    std::vector<double> proj(H_.n_rows), full(H_.n_rows);
+    projection_sums(a.Hy, a.Hn, proj.data(), full.data());
     arma::mat keepH(H_.n_rows, 1);
     std::vector<char> kh(H_.n_rows);
     for (arma::uword r = 0; r < H_.n_rows; ++r) {
@@ -956,21 +968,24 @@ class PieceHER {
     bool noted = true;
     std::vector<arma::uword> at;
     std::vector<double> neg;
+    const arma::uword kk = H_.n_rows;
+    const char* khp = kh.data();
     for (arma::uword c = 0; c < a.Hy.n_cols; ++c) {
-      arma::uword nc = 0;
       const double* y = a.Hy.colptr(c);
-      for (arma::uword r = 0; r < H_.n_rows; ++r) {
-        if (!(kh[r] && y[r] < 0.0)) continue;
-        ++nc;
-        if (noted) { at.push_back(c * H_.n_rows + r); neg.push_back(y[r]); }
-      }
+      arma::uword nc = 0;
+      for (arma::uword r = 0; r < kk; ++r) nc += static_cast<arma::uword>(khp[r] != 0 && y[r] < 0.0);
       hwork += colnnz_(c, 0) * static_cast<double>(nc);
+      if (noted && nc > 0)
+        for (arma::uword r = 0; r < kk; ++r)
+          if (khp[r] && y[r] < 0.0) { at.push_back(c * kk + r); neg.push_back(y[r]); }
       if (noted && hwork > limit) { noted = false; at.clear(); neg.clear(); }
     }
     const bool hre = hwork > limit;
     if (hre) {
-      for (arma::uword c = 0; c < a.Hy.n_cols; ++c)
-        for (arma::uword r = 0; r < H_.n_rows; ++r) if (kh[r] && a.Hy(r, c) < 0.0) a.Hy(r, c) = 0.0;
+      for (arma::uword c = 0; c < a.Hy.n_cols; ++c) {
+        double* y = a.Hy.colptr(c);
+        for (arma::uword r = 0; r < kk; ++r) if (khp[r] && y[r] < 0.0) y[r] = 0.0;
+      }
     } else {
       for (arma::uword i = 0; i < at.size(); ++i) a.Hy[at[i]] = 0.0;
     }

@@ -385,6 +385,20 @@ plsa <- function(x, k, loss = c("kl", "tsallis", "l2"), method = NULL, q = 0.5, 
                      f
                    })
 
+  # KL coordinate descent of a matrix without a prior is nmf()'s (see
+  # plsa_nmf_data()); with a prior, and for N-way data, the rule of
+  # solvers/cd.h
+  cd_nmf <- loss == "kl" && method == "cd" && N == 2 && is.null(pr)
+  if (cd_nmf) {
+    nd <- plsa_nmf_data(data)
+    hook <- fit_hook(callback, verbose, "plsa()", model = function(raw) {
+      f <- plsa_from_nmf(raw$W, raw$H)$factors
+      for (n in 1:2) dimnames(f[[n]]) <- list(data$dimnames[[n]], paste0("topic_", seq_len(k)))
+      names(f) <- mode_names(data$dimnames, N)
+      f
+    })
+  }
+
   start <- proc.time()[["elapsed"]]
   if (loss == "kl" && k == 1 && is.null(first) && is.null(pr)) {
     res <- plsa_rank1(data, threads)
@@ -393,6 +407,12 @@ plsa <- function(x, k, loss = c("kl", "tsallis", "l2"), method = NULL, q = 0.5, 
     inits <- with_seed(seed, lapply(seq_len(nrun), function(i) plsa_seeded_start(random_start(data$dims, k), pr)))
     if (!is.null(first)) inits[[1]] <- first
     fit_one <- function(init, iters) {
+      if (cd_nmf) {
+        W0 <- init$factors[[1]] / rep(plsa_nmf_scales(init$lambda, nd$T, nd$a), each = data$dims[1])
+        r <- cpp_plsa_kl_cd(nmf_ptr(nd), W0, t(init$factors[[2]]) / nd$a, iters, tol, threads, verbose,
+                            hook, !is.null(callback))
+        return(plsa_from_nmf_run(r, r$total))
+      }
       res <- if (!is.null(data$p)) {
         cpp_plsa_tsallis_csc(data$i, data$p, data$val, data$dims, init$lambda, init$factors, q,
                              iters, tol, threads, verbose, hook, !is.null(callback), method,
@@ -434,20 +454,95 @@ plsa_fields <- function(fit, normalize, method, count_data) {
   fit
 }
 
-# The algorithm of a plsa() fit, the default first: KL has coordinate
+# The algorithms of a plsa() fit, the default first: KL has coordinate
 # descent ("cd"), EM ("em") and EM extrapolated by SQUAREM ("squarem", the
 # default with tempering, where coordinate descent does not apply); q-EM
 # ("em") and its SQUAREM ("squarem", the default) for Tsallis; block
 # updates for L2.
+plsa_methods <- function(loss, tempering) {
+  switch(loss, kl = if (tempering == 1) c("cd", "em", "squarem") else c("squarem", "em"),
+         tsallis = c("squarem", "em"), l2 = "blocks")
+}
+
 plsa_method <- function(method, loss, tempering, call = rlang::caller_env()) {
-  choices <- switch(loss, kl = if (tempering == 1) c("cd", "em", "squarem") else c("squarem", "em"),
-                    tsallis = c("squarem", "em"), l2 = "blocks")
+  choices <- plsa_methods(loss, tempering)
   if (is.null(method)) return(choices[1])
   if (loss == "kl" && tempering != 1 && identical(method, "cd")) {
     abort_input("{.arg tempering} < 1 is tempered EM: use {.code method = \"squarem\"} or {.code \"em\"} (or leave {.arg method} unset), not {.val cd}.",
                 "argument", arg = "method", call = call)
   }
   match_option(method, choices, "method", call = call)
+}
+
+# plsa(loss = "kl", method = "cd") of a matrix runs nmf()'s KL coordinate
+# descent (the rule PieceKLCD of nmf/piece.h, Hsieh and Dhillon 2011, the
+# one that runs nmf(loss = "kl", method = "cd") and every sharded fit) on
+# the counts X: the aspect model P(d, w) = sum_z lambda_z U_dz V_wz is the
+# NMF W H with W = U diag(lambda) sum(X), H = V', and every NMF model with
+# positive column sums of W and row sums of H is such a model normalized
+# (P(d | z) = W's columns, P(w | z) = H's rows on the simplex, lambda
+# proportional to colSums(W) * rowSums(H)). With sum(W H) = sum(X), which
+# the rule's closed-form rescaling restores after every iteration, the
+# generalized divergence sum x log(x / v) - x + v is sum(X) D(G || P): the
+# same objective, minimized by the same steps; the trace is divided by
+# sum(X). Not for a prior (its penalty is on the normalized factors, whose
+# normalizers couple the rows of W and of H: no penalty of W and H
+# separately, which is all the rule takes; solvers/cd.h majorizes it) nor
+# for N-way data (the rule is one of matrices): those run solvers/cd.h.
+#
+# The data of that fit (as nmf_data(), by column with the rows kept, which
+# the rule's update of W reads), divided by the largest count as nmf()
+# divides them; T: their total, a: the square root of the divisor (the
+# start's factors share it, as nmf()'s)
+plsa_nmf_data <- function(data) {
+  idx <- data$idx
+  dims <- data$dims
+  i <- idx[1, ]; j <- idx[2, ]; v <- data$val
+  if (is.unsorted(j * as.numeric(dims[1]) + i, strictly = TRUE)) {
+    ord <- order(j, i, method = "radix")
+    i <- i[ord]; j <- j[ord]; v <- v[ord]
+  }
+  s <- max(v)
+  list(dense = NULL, i = as.integer(i), p = as.integer(c(0L, cumsum(tabulate(j + 1L, nbins = dims[2])))),
+       x = as.numeric(v), dims = as.integer(dims), div = s, rows = TRUE,
+       T = data$total / s, a = sqrt(s))
+}
+
+# The start of that fit: W's column r is U's divided by these (Piece's
+# "scale" request divides a piece's rows of W the same way): W = U diag(lambda)
+# T / a, so that sum(W H) = T with H = V' / a
+plsa_nmf_scales <- function(lambda, T, a) a / (as.numeric(lambda) * T)
+
+# The aspect model of an NMF model (W m x k, H k x n; `ws` the column sums
+# of W when W itself is not at hand): lambda and the factors on the simplex.
+# A topic whose W column or H row has no mass gets weight 0 and a uniform
+# column.
+plsa_from_nmf <- function(W, H, ws = colSums(W)) {
+  hs <- rowSums(H)
+  mass <- ws * hs
+  lambda <- mass / sum(mass)
+  norm <- function(F, s) {
+    ok <- s > 0 & is.finite(s)
+    F <- F / rep(ifelse(ok, s, 1), each = nrow(F))
+    if (!all(ok)) F[, !ok] <- 1 / nrow(F)
+    F
+  }
+  U <- if (is.matrix(W)) norm(W, ws) else W
+  list(lambda = lambda, factors = list(U, norm(t(H), hs)))
+}
+
+# A plsa() run from a fit of plsa_nmf_data() (cpp_plsa_kl_cd() or a
+# sharded fit: W, H, the trace on pLSA's scale, the generalized divergence
+# of the final model): the aspect model, the trace, D(G || P) of the final
+# model (with v = W H, V = sum(v): sum x log(x / v) = divergence + T - V and
+# D(G || P) = that / T + log(V / T)). `T`: sum(X) as the fit's rule took it.
+plsa_from_nmf_run <- function(r, T) {
+  ws <- if (is.matrix(r$W)) colSums(r$W) else r$W$sums
+  m <- plsa_from_nmf(r$W, r$H, ws)
+  V <- sum(ws * rowSums(r$H))
+  list(lambda = m$lambda, factors = m$factors, objective = as.numeric(r$objective), initial = r$initial,
+       iterations = r$iterations, converged = r$converged, stopped = r$stopped,
+       kl = (r$divergence + T - V) / T + log(V / T), wsum = ws, gathered = if (is.matrix(r$W)) TRUE)
 }
 
 mode_names <- function(dn, N) {

@@ -8,18 +8,29 @@
 #'
 #' @section Losses and algorithms:
 #' * `"kl"`: maximum likelihood, i.e. minimization of \eqn{D(G \| P)}. The
-#'   default `method = "cd"` cycles over the modes (documents, then terms,
-#'   and the further modes of N-way data); with the other modes fixed, the
-#'   weights and one mode's factor are the solution of independent
-#'   non-negative problems, one per row, the row subproblems of CP-APR (Chi
-#'   and Kolda 2012), solved by the coordinate Newton steps of Hsieh and
-#'   Dhillon (2011); the result is renormalized onto the simplex after every
-#'   mode. `method = "em"` is the EM algorithm of Hofmann (1999). Both never
+#'   default `method = "cd"` is coordinate descent with the coordinate
+#'   Newton steps of Hsieh and Dhillon (2011). On a matrix it is the KL
+#'   coordinate descent of [nmf()] (`loss = "kl"`, `method = "cd"`, the
+#'   same code): the aspect model is the non-negative factorization
+#'   \eqn{X \approx W H} with \eqn{W = \mathrm{sum}(x) U
+#'   \mathrm{diag}(\lambda)} and \eqn{H = V^\top}, and every iteration
+#'   solves H given W, then W given H, then rescales the model so that
+#'   \eqn{\mathrm{sum}(WH) = \mathrm{sum}(x)}, where the generalized
+#'   divergence \eqn{\sum x \log(x / v) - x + v} is \eqn{\mathrm{sum}(x)
+#'   D(G \| P)}; the fit returned is that factorization normalized
+#'   (\eqn{P(d \mid z)} and \eqn{P(w \mid z)} the columns of W and the
+#'   rows of H on the simplex, \eqn{P(z)} proportional to their products'
+#'   totals), and the trace is \eqn{D(G \| P)} after every iteration. With
+#'   a `prior` (see Priors and guided topics) and for N-way data it cycles
+#'   over the modes instead (documents, then terms, and the further modes);
+#'   with the other modes fixed, the weights and one mode's factor are the
+#'   solution of independent non-negative problems, one per row, the row
+#'   subproblems of CP-APR (Chi and Kolda 2012), solved by the same Newton
+#'   steps, renormalized onto the simplex after every mode.
+#'   `method = "em"` is the EM algorithm of Hofmann (1999). Both never
 #'   increase \eqn{D(G \| P)} and have the same fixed points; coordinate
-#'   descent costs about three times as much per iteration but needs far fewer
-#'   iterations (on the AssociatedPress corpus with 20 topics, 18 iterations
-#'   reach a divergence that EM does not reach in 400). From the same start
-#'   the two may end in different local optima. With `k = 1` the solution is the product
+#'   descent needs far fewer iterations to the same divergence. From the
+#'   same start the two may end in different local optima. With `k = 1` the solution is the product
 #'   of the marginals of `x` (Huang and Sidiropoulos, Theorem 2) and no
 #'   iterations are run. `tempering = beta < 1` gives tempered EM (posteriors
 #'   raised to the power `beta` and renormalized); its iterations need not
@@ -69,7 +80,8 @@
 #' @param k Number of topics, a whole number between 1 and `min(dim(x))`
 #'   (for N-way data, at most the number of non-zero cells).
 #' @param loss `"kl"` (default), `"tsallis"` or `"l2"`.
-#' @param method The algorithm. For `loss = "kl"`: `"cd"` (the default),
+#' @param method The algorithm. For `loss = "kl"`: `"cd"` (the default;
+#'   on a matrix without a prior, [nmf()]'s KL coordinate descent),
 #'   `"em"` (Hofmann's EM) or `"squarem"` (EM extrapolated by SQUAREM); with
 #'   `tempering < 1`, `"squarem"` (the default) or `"em"`. For `"tsallis"`:
 #'   `"squarem"` (the default) or `"em"` (plain q-EM). For `"l2"`:
@@ -184,7 +196,9 @@
 #' its row problems, with the pseudo-counts as extra observed cells and the
 #' normalizers of the proportions bounded by their tangents (a
 #' majorization), and the same fixed points as MAP EM. Sharded data
-#' ([shards()]) give the same fit as in memory. A fit with a prior keeps it
+#' ([shards()]) are fitted by MAP EM (coordinate descent with a prior needs
+#' every row of a term at once), the same fit as in memory with `method =
+#' "em"`. A fit with a prior keeps it
 #' in `prior` (in the fit's topic order), and [predict()] and
 #' [perplexity()] fold new documents in with the same pseudo-counts on
 #' \eqn{P(z \mid d)}. The prior applies to `loss = "kl"` with `tempering =
@@ -209,13 +223,18 @@
 #' dropped with a warning (an error if a topic keeps none).
 #'
 #' @section Sharded data:
-#' `x` may be data split by rows with [shards()]. The fit is then EM (plain
-#' or tempered, `loss = "kl"`) or q-EM (`loss = "tsallis"`), with
-#' `method = "em"`, computed shard by shard and equal, up to rounding, to
-#' the in-memory fit with `method = "em"` and the same seed; the document
-#' factors are gathered at the end. q-EM updates its blocks one after
-#' another, so a sharded q-EM iteration passes over the shards once per
-#' mode (EM: once). With
+#' `x` may be data split by rows with [shards()]. The fit is computed shard
+#' by shard and equal, up to rounding, to the in-memory fit with the same
+#' arguments and seed; the document factors are gathered at the end. Under
+#' `loss = "kl"` a matrix is fitted by its default coordinate descent
+#' (`method = "cd"`, that of [nmf()] on shards: the terms' factor is solved
+#' on this process in passes over the shards, the documents' rows where
+#' their shard is) or by EM (`method = "em"`, plain or tempered); with a
+#' `prior` or `seeds`, with `tempering < 1` and for N-way data the default
+#' is EM, and `method = "cd"` there is refused (it needs every cell of a
+#' term at once). `loss = "tsallis"` is fitted by q-EM (`method = "em"`),
+#' which updates its blocks one after another, so a sharded q-EM
+#' iteration passes over the shards once per mode (EM: once). With
 #' `cluster =` the shards are spread over the workers. A failing shard or
 #' worker ends the fit with an error of class `aspectr_error_shard` (naming
 #' the shard) or `aspectr_error_cluster`.
@@ -492,8 +511,11 @@ plsa_method <- function(method, loss, tempering, call = rlang::caller_env()) {
 #
 # The data of that fit (as nmf_data(), by column with the rows kept, which
 # the rule's update of W reads), divided by the largest count as nmf()
-# divides them; T: their total, a: the square root of the divisor (the
-# start's factors share it, as nmf()'s)
+# divides them; T: their total; a: how the start's scale is split between
+# W and H (1: W carries it, see plsa_nmf_scales(); the steps are
+# equivariant under W D, D^-1 H, and with any other split of a scale of
+# the data, as nmf()'s square root of it, counts near the ends of the range
+# of doubles would put squares of the factors' entries outside it)
 plsa_nmf_data <- function(data) {
   idx <- data$idx
   dims <- data$dims
@@ -503,15 +525,20 @@ plsa_nmf_data <- function(data) {
     i <- i[ord]; j <- j[ord]; v <- v[ord]
   }
   s <- max(v)
+  div <- s
+  # (counts below the normal range, where 1 / s overflows: divided here)
+  if (!is.finite(1 / s)) { v <- v / s; div <- 1 }
   list(dense = NULL, i = as.integer(i), p = as.integer(c(0L, cumsum(tabulate(j + 1L, nbins = dims[2])))),
-       x = as.numeric(v), dims = as.integer(dims), div = s, rows = TRUE,
-       T = data$total / s, a = sqrt(s))
+       x = as.numeric(v), dims = as.integer(dims), div = div, rows = TRUE,
+       T = data$total / s, a = 1)
 }
 
 # The start of that fit: W's column r is U's divided by these (Piece's
-# "scale" request divides a piece's rows of W the same way): W = U diag(lambda)
-# T / a, so that sum(W H) = T with H = V' / a
-plsa_nmf_scales <- function(lambda, T, a) a / (as.numeric(lambda) * T)
+# "scale" request divides a piece's rows of W the same way): W = U
+# diag(lambda) T a and H = V' / a, so that sum(W H) = T (nmf()'s start
+# W = U diag(lambda) sum(x), H = V' in the units of the data divided by
+# their largest count)
+plsa_nmf_scales <- function(lambda, T, a) 1 / (as.numeric(lambda) * T * a)
 
 # The aspect model of an NMF model (W m x k, H k x n; `ws` the column sums
 # of W when W itself is not at hand): lambda and the factors on the simplex.

@@ -56,9 +56,8 @@ check_shard_capability <- function(family, loss, method, options = NULL, default
   tab <- shard_capabilities()
   tab <- tab[tab$family == family, , drop = FALSE]
   active <- names(options)[vapply(options, isTRUE, logical(1))]
-  refusal <- function(m) {
-    tab[!is.na(tab$option) & tab$option %in% active & tab$loss == loss & tab$method %in% m, , drop = FALSE]
-  }
+  opts <- tab[!is.na(tab$option) & tab$option %in% active & tab$loss == loss, , drop = FALSE]
+  refusal <- function(m) opts[opts$method %in% m, , drop = FALSE]
   row <- refusal(method)
   if (nrow(row)) {
     opt <- row$option[1]

@@ -21,7 +21,7 @@
 #' `cluster =` each worker reads its own shards once and keeps them.
 #'
 #' @section Memory out of core:
-#' EM ([plsa()] with `loss = "kl"`, [ntf()] with `loss = "kl"`) reads a
+#' EM ([plsa()] with `loss = "kl"` and `method = "em"`, [ntf()] with `loss = "kl"`) reads a
 #' `.shard` file a chunk of cells at a time, 65536 by default, and writes
 #' each step's statistics over the documents' factor in place: during the
 #' fit its memory is then the factors, their working copies and one chunk,
@@ -31,7 +31,9 @@
 #' of cells); it changes the memory and the speed, not the fit. [nmf()]
 #' reads its products (\eqn{W'X} and \eqn{XH'}, or the passes of the KL
 #' multiplicative updates or of KL coordinate descent) from the files the
-#' same way and updates each shard's rows of \eqn{W} in place; HALS also
+#' same way and updates each shard's rows of \eqn{W} in place (and so does
+#' [plsa()]'s default KL coordinate descent of a matrix, which is
+#' [nmf()]'s); HALS also
 #' keeps \eqn{XH'} of every shard, a matrix the size of \eqn{W}, for its
 #' sweeps, and KL coordinate descent gathers one shard's rows at a time for
 #' the update of \eqn{W} (12 bytes per non-zero of that shard, read in two
@@ -102,7 +104,7 @@
 #' parts
 #' dim(parts)
 #'
-#' # the same fit as plsa(x, ...) with method = "em"
+#' # the same fit as plsa(x, ...)
 #' fit <- plsa(parts, k = 4, seed = 1, max_iter = 30)
 #'
 #' # from files, one shard in memory at a time
@@ -1248,7 +1250,7 @@ shard_em_session <- function(x, cluster, threads, tempering, call, q = NULL, fil
 plsa_cd_shard_session <- function(x, cluster, threads, call, files = NULL) {
   s <- max(vapply(x$meta, function(m) m$top, numeric(1)))
   T <- shard_total(x) / s
-  a <- sqrt(s)
+  a <- 1  # (as plsa_nmf_data())
   session <- nmf_shard_session(x, cluster, threads, "kl", "cd", s, c(0, 0), c(0, 0), 0, call, files)
   fit <- function(init, iters, tol, hook, exact) {
     sw <- plsa_nmf_scales(init$lambda, T, a)

@@ -32,13 +32,13 @@ nmf_shard_data <- function(x, loss, method, accelerate, init, init_missing, call
 # `fit(init, iters, tol, hook, exact)` runs one start (the fields of
 # cpp_nmf_fit()'s answer), `close()` clears the workers.
 nmf_shard_session <- function(x, cluster, threads, loss, method, s, L1s, L2s, eps, call, files = NULL,
-                              accelerate = FALSE) {
+                              accelerate = FALSE, total = NULL) {
   eng <- shard_engine(x, cluster, threads, call)
   eng$set_files(files)
   tryCatch(eng$load(), error = function(e) { eng$drop(); stop(e) })
   global <- list(dims = x$dims, s = s, kl = loss == "kl", method = method, accelerate = accelerate,
                  l1 = L1s[1], l2 = L2s[1],
-                 eps = eps, threads = threads, total = shard_total(x) / s,
+                 eps = eps, threads = threads, total = total %||% (shard_total(x) / s),
                  chunk = if (is.null(cluster) && shard_files_streamed(x)) shard_chunk(call))
   # `fit_from(begin, H, ...)`: a start whose W the caller puts on the
   # stores, `begin(eng, run)` (plsa()'s coordinate descent converts its

@@ -528,9 +528,10 @@ plsa_nmf_data <- function(data) {
   div <- s
   # (counts below the normal range, where 1 / s overflows: divided here)
   if (!is.finite(1 / s)) { v <- v / s; div <- 1 }
+  # (the total of the divided counts: sum(x) itself may overflow)
+  T <- if (div == 1) sum(v) else sum(v / s)
   list(dense = NULL, i = as.integer(i), p = as.integer(c(0L, cumsum(tabulate(j + 1L, nbins = dims[2])))),
-       x = as.numeric(v), dims = as.integer(dims), div = div, rows = TRUE,
-       T = data$total / s, a = 1)
+       x = as.numeric(v), dims = as.integer(dims), div = div, rows = TRUE, T = T, a = 1)
 }
 
 # The start of that fit: W's column r is U's divided by these (Piece's

@@ -1249,9 +1249,11 @@ shard_em_session <- function(x, cluster, threads, tempering, call, q = NULL, fil
 # `fit()` returns a run as plsa_from_nmf_run(); T: the data's scaled total.
 plsa_cd_shard_session <- function(x, cluster, threads, call, files = NULL) {
   s <- max(vapply(x$meta, function(m) m$top, numeric(1)))
-  T <- shard_total(x) / s
+  # (the total of the divided counts, from each shard's sum of its counts
+  # divided by its largest: sum(x) itself may overflow)
+  T <- sum(vapply(x$meta, function(m) m$scaled * (m$top / s), numeric(1)))
   a <- 1  # (as plsa_nmf_data())
-  session <- nmf_shard_session(x, cluster, threads, "kl", "cd", s, c(0, 0), c(0, 0), 0, call, files)
+  session <- nmf_shard_session(x, cluster, threads, "kl", "cd", s, c(0, 0), c(0, 0), 0, call, files, total = T)
   fit <- function(init, iters, tol, hook, exact) {
     sw <- plsa_nmf_scales(init$lambda, T, a)
     H <- t(init$factors[[2]]) / a

@@ -22,13 +22,15 @@
 ## iterations it needs to reach the target (tol = 0), whole calls
 ## (input conversion included), each in a fresh R process, the methods
 ## interleaved, `REPS` rounds; the minimum is reported (the machine may be
-## shared). Threads: 1.
+## shared). Threads: ASPECTR_BENCH_THREADS (default 1); ASPECTR_BENCH_LONG,
+## ASPECTR_BENCH_AT and ASPECTR_BENCH_REPS set LONG, AT and REPS.
 
 args <- commandArgs(trailingOnly = TRUE)
 `%||%` <- function(a, b) if (is.null(a)) b else a
 LONG <- as.integer(Sys.getenv("ASPECTR_BENCH_LONG", "120"))
 AT <- as.integer(Sys.getenv("ASPECTR_BENCH_AT", "60"))
 REPS <- as.integer(Sys.getenv("ASPECTR_BENCH_REPS", "3"))
+THREADS <- as.integer(Sys.getenv("ASPECTR_BENCH_THREADS", "1"))
 K <- 20L
 
 ## ---- worker: one fit in this process, printed as one line ------------------
@@ -40,11 +42,11 @@ if (length(args) && args[1] == "--worker") {
   S <- sum(x)
   t <- system.time({
     if (method == "nmf") {
-      f <- nmf(x, K, loss = "kl", method = "cd", max_iter = iters, tol = 0, threads = 1,
+      f <- nmf(x, K, loss = "kl", method = "cd", max_iter = iters, tol = 0, threads = THREADS,
                init = list(W = st$factors[[1]] * rep(st$lambda * S, each = nrow(x)), H = t(st$factors[[2]])))
       obj <- f$objective / S
     } else {
-      f <- plsa(x, K, init = st, max_iter = iters, tol = 0, threads = 1)
+      f <- plsa(x, K, init = st, max_iter = iters, tol = 0, threads = THREADS)
       obj <- f$objective
     }
   })[["elapsed"]]
@@ -65,6 +67,7 @@ ver <- function(lib) {
   out[length(out)]
 }
 for (m in names(libs)) if (!is.null(libs[[m]])) cat(m, ": aspectr", ver(libs[[m]]), "\n")
+cat("threads:", THREADS, "; LONG =", LONG, "; AT =", AT, "; REPS =", REPS, "\n")
 cat(sprintf("load average at start: %s\n", paste(readLines("/proc/loadavg"), collapse = " ")))
 
 ## the corpora (documents x terms, sparse counts)

@@ -205,6 +205,10 @@ cpp_orthonormalize <- function(Y, threads) {
     .Call(`_aspectr_cpp_orthonormalize`, Y, threads)
 }
 
+cpp_plsa_kl_cd <- function(data, W0, H0, max_iter, tol, threads, verbose, hook = NULL, want_model = FALSE) {
+    .Call(`_aspectr_cpp_plsa_kl_cd`, data, W0, H0, max_iter, tol, threads, verbose, hook, want_model)
+}
+
 cpp_nmf_solvers <- function() {
     .Call(`_aspectr_cpp_nmf_solvers`)
 }

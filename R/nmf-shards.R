@@ -32,38 +32,45 @@ nmf_shard_data <- function(x, loss, method, accelerate, init, init_missing, call
 # `fit(init, iters, tol, hook, exact)` runs one start (the fields of
 # cpp_nmf_fit()'s answer), `close()` clears the workers.
 nmf_shard_session <- function(x, cluster, threads, loss, method, s, L1s, L2s, eps, call, files = NULL,
-                              accelerate = FALSE) {
+                              accelerate = FALSE, total = NULL) {
   eng <- shard_engine(x, cluster, threads, call)
   eng$set_files(files)
   tryCatch(eng$load(), error = function(e) { eng$drop(); stop(e) })
   global <- list(dims = x$dims, s = s, kl = loss == "kl", method = method, accelerate = accelerate,
                  l1 = L1s[1], l2 = L2s[1],
-                 eps = eps, threads = threads, total = shard_total(x) / s,
+                 eps = eps, threads = threads, total = total %||% (shard_total(x) / s),
                  chunk = if (is.null(cluster) && shard_files_streamed(x)) shard_chunk(call))
+  # `fit_from(begin, H, ...)`: a start whose W the caller puts on the
+  # stores, `begin(eng, run)` (plsa()'s coordinate descent converts its
+  # start there, see plsa_cd_shard_session())
+  fit_from <- function(begin, H, iters, tol, hook, exact) {
+    run <- function(op, args = list()) {
+      eng$reduce(eng$run(op, c(list(global = global), args)), "stats")
+    }
+    begin(eng, run)
+    shard_gc(8 * nrow(H) * x$dims[1], full = TRUE)  # the blocks sent: memory of the documents' size
+    nmf_pieces_fit(eng, run, H, global, L1s, L2s, iters, tol, hook, exact)
+  }
   list(fit = function(init, iters, tol, hook, exact) {
-    nmf_shard_fit(eng, init, global, L1s, L2s, iters, tol, hook, exact)
-  }, close = eng$drop, finalize = eng$finalize, discard = eng$discard)
+    nmf_shard_fit(fit_from, init, iters, tol, hook, exact)
+  }, fit_from = fit_from, close = eng$drop, finalize = eng$finalize, discard = eng$discard)
 }
 
-nmf_shard_fit <- function(eng, init, global, L1s, L2s, max_iter, tol, hook, exact) {
-  x <- eng$x
+nmf_shard_fit <- function(fit_from, init, max_iter, tol, hook, exact) {
   if (!is.null(init$state)) {
     # nmf_init()'s draws: W's by the stores, a column at a time; then H's
     k <- init$k
-    eng$begin(draw = list(kind = "nmf", state = init$state, k = k, m = init$m, scale = init$scale))
+    begin <- function(eng, run) {
+      eng$begin(draw = list(kind = "nmf", state = init$state, k = k, m = init$m, scale = init$scale))
+    }
     H <- shard_draws_after(init$state, init$m * k, function() {
       matrix(stats::runif(k * init$n), k, init$n) * init$scale
     })
   } else {
-    k <- nrow(init$H)
-    eng$begin(init$W)
+    begin <- function(eng, run) eng$begin(init$W)
     H <- init$H
   }
-  shard_gc(8 * k * x$dims[1], full = TRUE)  # the blocks sent: memory of the documents' size
-  run <- function(op, args = list()) {
-    eng$reduce(eng$run(op, c(list(global = global), args)), "stats")
-  }
-  nmf_pieces_fit(eng, run, H, global, L1s, L2s, max_iter, tol, hook, exact)
+  fit_from(begin, H, max_iter, tol, hook, exact)
 }
 
 # A fit whose rule is written against pieces (aspectr/nmf/piece.h): the

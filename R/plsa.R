@@ -8,18 +8,29 @@
 #'
 #' @section Losses and algorithms:
 #' * `"kl"`: maximum likelihood, i.e. minimization of \eqn{D(G \| P)}. The
-#'   default `method = "cd"` cycles over the modes (documents, then terms,
-#'   and the further modes of N-way data); with the other modes fixed, the
-#'   weights and one mode's factor are the solution of independent
-#'   non-negative problems, one per row, the row subproblems of CP-APR (Chi
-#'   and Kolda 2012), solved by the coordinate Newton steps of Hsieh and
-#'   Dhillon (2011); the result is renormalized onto the simplex after every
-#'   mode. `method = "em"` is the EM algorithm of Hofmann (1999). Both never
+#'   default `method = "cd"` is coordinate descent with the coordinate
+#'   Newton steps of Hsieh and Dhillon (2011). On a matrix it is the KL
+#'   coordinate descent of [nmf()] (`loss = "kl"`, `method = "cd"`, the
+#'   same code): the aspect model is the non-negative factorization
+#'   \eqn{X \approx W H} with \eqn{W = \mathrm{sum}(x) U
+#'   \mathrm{diag}(\lambda)} and \eqn{H = V^\top}, and every iteration
+#'   solves H given W, then W given H, then rescales the model so that
+#'   \eqn{\mathrm{sum}(WH) = \mathrm{sum}(x)}, where the generalized
+#'   divergence \eqn{\sum x \log(x / v) - x + v} is \eqn{\mathrm{sum}(x)
+#'   D(G \| P)}; the fit returned is that factorization normalized
+#'   (\eqn{P(d \mid z)} and \eqn{P(w \mid z)} the columns of W and the
+#'   rows of H on the simplex, \eqn{P(z)} proportional to their products'
+#'   totals), and the trace is \eqn{D(G \| P)} after every iteration. With
+#'   a `prior` (see Priors and guided topics) and for N-way data it cycles
+#'   over the modes instead (documents, then terms, and the further modes);
+#'   with the other modes fixed, the weights and one mode's factor are the
+#'   solution of independent non-negative problems, one per row, the row
+#'   subproblems of CP-APR (Chi and Kolda 2012), solved by the same Newton
+#'   steps, renormalized onto the simplex after every mode.
+#'   `method = "em"` is the EM algorithm of Hofmann (1999). Both never
 #'   increase \eqn{D(G \| P)} and have the same fixed points; coordinate
-#'   descent costs about three times as much per iteration but needs far fewer
-#'   iterations (on the AssociatedPress corpus with 20 topics, 18 iterations
-#'   reach a divergence that EM does not reach in 400). From the same start
-#'   the two may end in different local optima. With `k = 1` the solution is the product
+#'   descent needs far fewer iterations to the same divergence. From the
+#'   same start the two may end in different local optima. With `k = 1` the solution is the product
 #'   of the marginals of `x` (Huang and Sidiropoulos, Theorem 2) and no
 #'   iterations are run. `tempering = beta < 1` gives tempered EM (posteriors
 #'   raised to the power `beta` and renormalized); its iterations need not
@@ -69,7 +80,8 @@
 #' @param k Number of topics, a whole number between 1 and `min(dim(x))`
 #'   (for N-way data, at most the number of non-zero cells).
 #' @param loss `"kl"` (default), `"tsallis"` or `"l2"`.
-#' @param method The algorithm. For `loss = "kl"`: `"cd"` (the default),
+#' @param method The algorithm. For `loss = "kl"`: `"cd"` (the default;
+#'   on a matrix without a prior, [nmf()]'s KL coordinate descent),
 #'   `"em"` (Hofmann's EM) or `"squarem"` (EM extrapolated by SQUAREM); with
 #'   `tempering < 1`, `"squarem"` (the default) or `"em"`. For `"tsallis"`:
 #'   `"squarem"` (the default) or `"em"` (plain q-EM). For `"l2"`:
@@ -184,7 +196,9 @@
 #' its row problems, with the pseudo-counts as extra observed cells and the
 #' normalizers of the proportions bounded by their tangents (a
 #' majorization), and the same fixed points as MAP EM. Sharded data
-#' ([shards()]) give the same fit as in memory. A fit with a prior keeps it
+#' ([shards()]) are fitted by MAP EM (coordinate descent with a prior needs
+#' every row of a term at once), the same fit as in memory with `method =
+#' "em"`. A fit with a prior keeps it
 #' in `prior` (in the fit's topic order), and [predict()] and
 #' [perplexity()] fold new documents in with the same pseudo-counts on
 #' \eqn{P(z \mid d)}. The prior applies to `loss = "kl"` with `tempering =
@@ -209,13 +223,18 @@
 #' dropped with a warning (an error if a topic keeps none).
 #'
 #' @section Sharded data:
-#' `x` may be data split by rows with [shards()]. The fit is then EM (plain
-#' or tempered, `loss = "kl"`) or q-EM (`loss = "tsallis"`), with
-#' `method = "em"`, computed shard by shard and equal, up to rounding, to
-#' the in-memory fit with `method = "em"` and the same seed; the document
-#' factors are gathered at the end. q-EM updates its blocks one after
-#' another, so a sharded q-EM iteration passes over the shards once per
-#' mode (EM: once). With
+#' `x` may be data split by rows with [shards()]. The fit is computed shard
+#' by shard and equal, up to rounding, to the in-memory fit with the same
+#' arguments and seed; the document factors are gathered at the end. Under
+#' `loss = "kl"` a matrix is fitted by its default coordinate descent
+#' (`method = "cd"`, that of [nmf()] on shards: the terms' factor is solved
+#' on this process in passes over the shards, the documents' rows where
+#' their shard is) or by EM (`method = "em"`, plain or tempered); with a
+#' `prior` or `seeds`, with `tempering < 1` and for N-way data the default
+#' is EM, and `method = "cd"` there is refused (it needs every cell of a
+#' term at once). `loss = "tsallis"` is fitted by q-EM (`method = "em"`),
+#' which updates its blocks one after another, so a sharded q-EM
+#' iteration passes over the shards once per mode (EM: once). With
 #' `cluster =` the shards are spread over the workers. A failing shard or
 #' worker ends the fit with an error of class `aspectr_error_shard` (naming
 #' the shard) or `aspectr_error_cluster`.
@@ -385,6 +404,20 @@ plsa <- function(x, k, loss = c("kl", "tsallis", "l2"), method = NULL, q = 0.5, 
                      f
                    })
 
+  # KL coordinate descent of a matrix without a prior is nmf()'s (see
+  # plsa_nmf_data()); with a prior, and for N-way data, the rule of
+  # solvers/cd.h
+  cd_nmf <- loss == "kl" && method == "cd" && N == 2 && is.null(pr)
+  if (cd_nmf) {
+    nd <- plsa_nmf_data(data)
+    hook <- fit_hook(callback, verbose, "plsa()", model = function(raw) {
+      f <- plsa_from_nmf(raw$W, raw$H)$factors
+      for (n in 1:2) dimnames(f[[n]]) <- list(data$dimnames[[n]], paste0("topic_", seq_len(k)))
+      names(f) <- mode_names(data$dimnames, N)
+      f
+    })
+  }
+
   start <- proc.time()[["elapsed"]]
   if (loss == "kl" && k == 1 && is.null(first) && is.null(pr)) {
     res <- plsa_rank1(data, threads)
@@ -393,6 +426,12 @@ plsa <- function(x, k, loss = c("kl", "tsallis", "l2"), method = NULL, q = 0.5, 
     inits <- with_seed(seed, lapply(seq_len(nrun), function(i) plsa_seeded_start(random_start(data$dims, k), pr)))
     if (!is.null(first)) inits[[1]] <- first
     fit_one <- function(init, iters) {
+      if (cd_nmf) {
+        W0 <- init$factors[[1]] / rep(plsa_nmf_scales(init$lambda, nd$T, nd$a), each = data$dims[1])
+        r <- cpp_plsa_kl_cd(nmf_ptr(nd), W0, t(init$factors[[2]]) / nd$a, iters, tol, threads, verbose,
+                            hook, !is.null(callback))
+        return(plsa_from_nmf_run(r, r$total))
+      }
       res <- if (!is.null(data$p)) {
         cpp_plsa_tsallis_csc(data$i, data$p, data$val, data$dims, init$lambda, init$factors, q,
                              iters, tol, threads, verbose, hook, !is.null(callback), method,
@@ -434,20 +473,104 @@ plsa_fields <- function(fit, normalize, method, count_data) {
   fit
 }
 
-# The algorithm of a plsa() fit, the default first: KL has coordinate
+# The algorithms of a plsa() fit, the default first: KL has coordinate
 # descent ("cd"), EM ("em") and EM extrapolated by SQUAREM ("squarem", the
 # default with tempering, where coordinate descent does not apply); q-EM
 # ("em") and its SQUAREM ("squarem", the default) for Tsallis; block
 # updates for L2.
+plsa_methods <- function(loss, tempering) {
+  switch(loss, kl = if (tempering == 1) c("cd", "em", "squarem") else c("squarem", "em"),
+         tsallis = c("squarem", "em"), l2 = "blocks")
+}
+
 plsa_method <- function(method, loss, tempering, call = rlang::caller_env()) {
-  choices <- switch(loss, kl = if (tempering == 1) c("cd", "em", "squarem") else c("squarem", "em"),
-                    tsallis = c("squarem", "em"), l2 = "blocks")
+  choices <- plsa_methods(loss, tempering)
   if (is.null(method)) return(choices[1])
   if (loss == "kl" && tempering != 1 && identical(method, "cd")) {
     abort_input("{.arg tempering} < 1 is tempered EM: use {.code method = \"squarem\"} or {.code \"em\"} (or leave {.arg method} unset), not {.val cd}.",
                 "argument", arg = "method", call = call)
   }
   match_option(method, choices, "method", call = call)
+}
+
+# plsa(loss = "kl", method = "cd") of a matrix runs nmf()'s KL coordinate
+# descent (the rule PieceKLCD of nmf/piece.h, Hsieh and Dhillon 2011, the
+# one that runs nmf(loss = "kl", method = "cd") and every sharded fit) on
+# the counts X: the aspect model P(d, w) = sum_z lambda_z U_dz V_wz is the
+# NMF W H with W = U diag(lambda) sum(X), H = V', and every NMF model with
+# positive column sums of W and row sums of H is such a model normalized
+# (P(d | z) = W's columns, P(w | z) = H's rows on the simplex, lambda
+# proportional to colSums(W) * rowSums(H)). With sum(W H) = sum(X), which
+# the rule's closed-form rescaling restores after every iteration, the
+# generalized divergence sum x log(x / v) - x + v is sum(X) D(G || P): the
+# same objective, minimized by the same steps; the trace is divided by
+# sum(X). Not for a prior (its penalty is on the normalized factors, whose
+# normalizers couple the rows of W and of H: no penalty of W and H
+# separately, which is all the rule takes; solvers/cd.h majorizes it) nor
+# for N-way data (the rule is one of matrices): those run solvers/cd.h.
+#
+# The data of that fit (as nmf_data(), by column with the rows kept, which
+# the rule's update of W reads), divided by the largest count as nmf()
+# divides them; T: their total; a: how the start's scale is split between
+# W and H (1: W carries it, see plsa_nmf_scales(); the steps are
+# equivariant under W D, D^-1 H, and with any other split of a scale of
+# the data, as nmf()'s square root of it, counts near the ends of the range
+# of doubles would put squares of the factors' entries outside it)
+plsa_nmf_data <- function(data) {
+  idx <- data$idx
+  dims <- data$dims
+  i <- idx[1, ]; j <- idx[2, ]; v <- data$val
+  if (is.unsorted(j * as.numeric(dims[1]) + i, strictly = TRUE)) {
+    ord <- order(j, i, method = "radix")
+    i <- i[ord]; j <- j[ord]; v <- v[ord]
+  }
+  s <- max(v)
+  div <- s
+  # (counts below the normal range, where 1 / s overflows: divided here)
+  if (!is.finite(1 / s)) { v <- v / s; div <- 1 }
+  # (the total of the divided counts: sum(x) itself may overflow)
+  T <- if (div == 1) sum(v) else sum(v / s)
+  list(dense = NULL, i = as.integer(i), p = as.integer(c(0L, cumsum(tabulate(j + 1L, nbins = dims[2])))),
+       x = as.numeric(v), dims = as.integer(dims), div = div, rows = TRUE, T = T, a = 1)
+}
+
+# The start of that fit: W's column r is U's divided by these (Piece's
+# "scale" request divides a piece's rows of W the same way): W = U
+# diag(lambda) T a and H = V' / a, so that sum(W H) = T (nmf()'s start
+# W = U diag(lambda) sum(x), H = V' in the units of the data divided by
+# their largest count)
+plsa_nmf_scales <- function(lambda, T, a) 1 / (as.numeric(lambda) * T * a)
+
+# The aspect model of an NMF model (W m x k, H k x n; `ws` the column sums
+# of W when W itself is not at hand): lambda and the factors on the simplex.
+# A topic whose W column or H row has no mass gets weight 0 and a uniform
+# column.
+plsa_from_nmf <- function(W, H, ws = colSums(W)) {
+  hs <- rowSums(H)
+  mass <- ws * hs
+  lambda <- mass / sum(mass)
+  norm <- function(F, s) {
+    ok <- s > 0 & is.finite(s)
+    F <- F / rep(ifelse(ok, s, 1), each = nrow(F))
+    if (!all(ok)) F[, !ok] <- 1 / nrow(F)
+    F
+  }
+  U <- if (is.matrix(W)) norm(W, ws) else W
+  list(lambda = lambda, factors = list(U, norm(t(H), hs)))
+}
+
+# A plsa() run from a fit of plsa_nmf_data() (cpp_plsa_kl_cd() or a
+# sharded fit: W, H, the trace on pLSA's scale, the generalized divergence
+# of the final model): the aspect model, the trace, D(G || P) of the final
+# model (with v = W H, V = sum(v): sum x log(x / v) = divergence + T - V and
+# D(G || P) = that / T + log(V / T)). `T`: sum(X) as the fit's rule took it.
+plsa_from_nmf_run <- function(r, T) {
+  ws <- if (is.matrix(r$W)) colSums(r$W) else r$W$sums
+  m <- plsa_from_nmf(r$W, r$H, ws)
+  V <- sum(ws * rowSums(r$H))
+  list(lambda = m$lambda, factors = m$factors, objective = as.numeric(r$objective), initial = r$initial,
+       iterations = r$iterations, converged = r$converged, stopped = r$stopped,
+       kl = (r$divergence + T - V) / T + log(V / T), wsum = ws, gathered = if (is.matrix(r$W)) TRUE)
 }
 
 mode_names <- function(dn, N) {

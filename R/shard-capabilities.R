@@ -14,9 +14,15 @@ shard_capabilities <- function() {
     cap("nmf", "kl", c("cd", "mu"), TRUE),
     cap("nmf", "kl", "mu", FALSE, "the extrapolated KL updates are fitted in one object", option = "accelerate"),
     cap("nmf", "beta", "mu", FALSE, "the beta-divergence updates are fitted in one object"),
-    cap("plsa", "kl", "em", TRUE),
-    cap("plsa", "kl", c("cd", "squarem"), FALSE,
-        "coordinate descent needs every row of a term at once, and SQUAREM's extrapolation is fitted in one object"),
+    # (coordinate descent of a matrix is nmf()'s rule, which runs on pieces;
+    # with a prior and for N-way data it is that of solvers/cd.h, which
+    # needs every cell of a term at once)
+    cap("plsa", "kl", c("cd", "em"), TRUE),
+    cap("plsa", "kl", "squarem", FALSE, "SQUAREM's extrapolation is fitted in one object"),
+    cap("plsa", "kl", "cd", FALSE, "coordinate descent with a prior needs every row of a term at once",
+        option = "prior"),
+    cap("plsa", "kl", "cd", FALSE, "coordinate descent of N-way data needs every slice of a mode at once",
+        option = "tensor"),
     cap("plsa", "tsallis", "em", TRUE),
     cap("plsa", "tsallis", "squarem", FALSE, "SQUAREM's extrapolation is fitted in one object"),
     cap("plsa", "l2", "blocks", FALSE, "the L2 loss is fitted in one object"),
@@ -39,20 +45,34 @@ shard_runs <- function(family, loss = NULL) {
 }
 
 # Refuses a fit of data in shards that the table does not allow: the loss
-# and method asked for (method NULL: the default on shards, the first the
-# table allows for the loss), with `options` (named flags: those TRUE are
-# checked against the table's refusals of options). Returns the method to
-# run.
-check_shard_capability <- function(family, loss, method, options = NULL, call = rlang::caller_env()) {
+# and method asked for (method NULL: the default on shards, the first of
+# `default`, the family's own order of methods, that runs on shards with
+# `options`, else the first the table allows for the loss), with `options`
+# (named flags of the fit: those TRUE are checked against the table's
+# refusals of options: "accelerate" is an argument, "prior" a prior or
+# guided topics, "tensor" N-way data). Returns the method to run.
+check_shard_capability <- function(family, loss, method, options = NULL, default = NULL,
+                                   call = rlang::caller_env()) {
   tab <- shard_capabilities()
   tab <- tab[tab$family == family, , drop = FALSE]
-  for (opt in names(options)[vapply(options, isTRUE, logical(1))]) {
-    row <- tab[!is.na(tab$option) & tab$option == opt & tab$loss == loss & tab$method %in% method, , drop = FALSE]
-    if (nrow(row)) {
+  active <- names(options)[vapply(options, isTRUE, logical(1))]
+  opts <- tab[!is.na(tab$option) & tab$option %in% active & tab$loss == loss, , drop = FALSE]
+  refusal <- function(m) opts[opts$method %in% m, , drop = FALSE]
+  row <- refusal(method)
+  if (nrow(row)) {
+    opt <- row$option[1]
+    if (opt == "accelerate") {
       abort_input(paste0("{.arg ", opt, "} must be {.code NULL} or {.code FALSE} for {.code loss = \"{loss}\"} with {.code method = \"{method}\"} and data in {.fn shards}, not {.code TRUE}: ",
                          row$why[1], "."),
                   "argument", arg = opt, call = call)
     }
+    runs <- tab$method[is.na(tab$option) & tab$ok & tab$loss == loss]
+    runs <- runs[vapply(runs, function(m) !nrow(refusal(m)), logical(1))]
+    with_what <- switch(opt, prior = "with {.arg prior} or {.arg seeds} and data in {.fn shards}",
+                        tensor = "with N-way data in {.fn shards}")
+    abort_input(paste0("{.arg method} must be ", paste0("{.val ", runs, "}", collapse = " or "),
+                       " for {.code loss = \"{loss}\"} ", with_what, ", not {.val {method}}: ", row$why[1], "."),
+                "argument", arg = "method", call = call)
   }
   tab <- tab[is.na(tab$option), , drop = FALSE]
   if (!loss %in% tab$loss[tab$ok]) {
@@ -63,7 +83,11 @@ check_shard_capability <- function(family, loss, method, options = NULL, call = 
                 "argument", arg = "loss", call = call)
   }
   runs <- tab$method[tab$loss == loss & tab$ok]
-  if (is.null(method)) return(runs[1])
+  if (is.null(method)) {
+    free <- runs[vapply(runs, function(m) !nrow(refusal(m)), logical(1))]
+    pref <- intersect(default, free)
+    return(if (length(pref)) pref[1] else free[1])
+  }
   if (!(is.character(method) && length(method) == 1 && !is.na(method) && method %in% runs)) {
     row <- tab[tab$loss == loss & !tab$ok & tab$method %in% method, , drop = FALSE]
     why <- if (nrow(row)) row$why[1] else NA_character_

@@ -21,7 +21,7 @@
 #' `cluster =` each worker reads its own shards once and keeps them.
 #'
 #' @section Memory out of core:
-#' EM ([plsa()] with `loss = "kl"`, [ntf()] with `loss = "kl"`) reads a
+#' EM ([plsa()] with `loss = "kl"` and `method = "em"`, [ntf()] with `loss = "kl"`) reads a
 #' `.shard` file a chunk of cells at a time, 65536 by default, and writes
 #' each step's statistics over the documents' factor in place: during the
 #' fit its memory is then the factors, their working copies and one chunk,
@@ -31,7 +31,9 @@
 #' of cells); it changes the memory and the speed, not the fit. [nmf()]
 #' reads its products (\eqn{W'X} and \eqn{XH'}, or the passes of the KL
 #' multiplicative updates or of KL coordinate descent) from the files the
-#' same way and updates each shard's rows of \eqn{W} in place; HALS also
+#' same way and updates each shard's rows of \eqn{W} in place (and so does
+#' [plsa()]'s default KL coordinate descent of a matrix, which is
+#' [nmf()]'s); HALS also
 #' keeps \eqn{XH'} of every shard, a matrix the size of \eqn{W}, for its
 #' sweeps, and KL coordinate descent gathers one shard's rows at a time for
 #' the update of \eqn{W} (12 bytes per non-zero of that shard, read in two
@@ -102,7 +104,7 @@
 #' parts
 #' dim(parts)
 #'
-#' # the same fit as plsa(x, ...) with method = "em"
+#' # the same fit as plsa(x, ...)
 #' fit <- plsa(parts, k = 4, seed = 1, max_iter = 30)
 #'
 #' # from files, one shard in memory at a time
@@ -1113,13 +1115,17 @@ shard_progress <- function(hook, verbose, name, max_iter) {
 # plsa() of shards: EM (plain or tempered) over the shards.
 plsa_shards <- function(x, k, loss, method, q, tempering, init, nrun, stg, max_iter, tol, seed, threads,
                         verbose, callback, cluster, call, files = NULL, prior = NULL) {
-  method <- check_shard_capability("plsa", loss, method, call = call)
+  # the in-memory default when it runs on shards (KL coordinate descent of
+  # a matrix without a prior), else the first that does
+  N <- length(x$dims)
+  if (!is.null(method) && tempering != 1 && loss == "kl") method <- plsa_method(method, loss, tempering, call)
+  method <- check_shard_capability("plsa", loss, method, options = list(prior = !is.null(prior), tensor = N > 2),
+                                   default = plsa_methods(loss, tempering), call = call)
   if (tempering != 1 && loss != "kl") {
     abort_input("{.arg tempering} applies to {.code loss = \"kl\"} only; use {.code tempering = 1} with {.code loss = \"{loss}\"}.",
                 "argument", arg = "tempering", call = call)
   }
   check_tensor_shards(x, "plsa", call)
-  N <- length(x$dims)
   k <- check_whole(k, "k", min = 1, max = if (N == 2) min(x$dims) else x$nnz,
                    what = if (N == 2) "at most the smaller dimension of `x`" else "at most the number of non-zero cells of `x`",
                    call = call)
@@ -1136,12 +1142,28 @@ plsa_shards <- function(x, k, loss, method, q, tempering, init, nrun, stg, max_i
                      names(f) <- mode_names(x$dimnames, N)
                      f
                    })
-  hook <- shard_progress(hook, verbose, if (loss == "tsallis") "plsa (sharded q-EM)" else "plsa (sharded EM)", max_iter)
+  rank1 <- loss == "kl" && k == 1 && is.null(first) && is.null(prior)
+  cd <- method == "cd" && !rank1
+  if (cd) {
+    # nmf()'s KL coordinate descent on the shards (plsa_cd_shard_session())
+    session <- plsa_cd_shard_session(x, cluster, threads, call, files)
+    hook <- fit_hook(callback, verbose, "plsa()", value = function(v) v / session$T,
+                     model = function(raw) {
+                       f <- plsa_from_nmf(raw$W, raw$H)$factors
+                       for (n in 1:2) dimnames(f[[n]]) <- list(x$dimnames[[n]], paste0("topic_", seq_len(k)))
+                       names(f) <- mode_names(x$dimnames, N)
+                       f
+                     })
+  }
+  hook <- shard_progress(hook, verbose, if (loss == "tsallis") "plsa (sharded q-EM)" else
+    if (cd) "plsa (sharded KL CD)" else "plsa (sharded EM)", max_iter)
   start <- proc.time()[["elapsed"]]
-  session <- shard_em_session(x, cluster, threads, tempering, call, q = if (loss == "tsallis") q, files = files,
-                              prior = prior)
+  if (!cd) {
+    session <- shard_em_session(x, cluster, threads, tempering, call, q = if (loss == "tsallis") q, files = files,
+                                prior = prior)
+  }
   on.exit(session$close(), add = TRUE)
-  if (loss == "kl" && k == 1 && is.null(first) && is.null(prior)) {
+  if (rank1) {
     # the product of the marginals (as plsa_rank1()), its divergence in one pass
     runs <- list(session$rank1())
   } else {
@@ -1159,7 +1181,8 @@ plsa_shards <- function(x, k, loss, method, q, tempering, init, nrun, stg, max_i
   if (!is.null(files)) {
     # the best run's factor written in the fit's order, the runs' removed
     ord <- plsa_order(res$lambda)
-    res$factors[[1]] <- session$finalize(res$factors[[1]], ord, NULL,
+    # (coordinate descent's run holds W: its columns normalized on the way)
+    res$factors[[1]] <- session$finalize(res$factors[[1]], ord, if (cd) ifelse(res$wsum[ord] > 0, 1 / res$wsum[ord], 0),
                                          list(x$dimnames[[1]], paste0("topic_", seq_len(k))),
                                          mode = mode_names(x$dimnames, N)[1], lambda = as.numeric(res$lambda)[ord])
   }
@@ -1215,6 +1238,38 @@ shard_em_session <- function(x, cluster, threads, tempering, call, q = NULL, fil
     shard_em_fit(eng, init, global, iters, tol, hook, exact, term_prior = prior$term)
   },
        rank1 = rank1, close = eng$drop, finalize = eng$finalize, discard = eng$discard)
+}
+
+# plsa()'s KL coordinate descent of a matrix in shards: nmf()'s session
+# (nmf_shard_session(): the rule PieceKLCD on the shards where they are)
+# with plsa()'s start and result converted as in memory (plsa_nmf_data()):
+# the same scale of the data (the largest count), the stores' rows of the
+# documents' factor (drawn, sent or resumed from a run's files, as for EM)
+# scaled by Piece's "scale" request into W, the fit's W and H normalized.
+# `fit()` returns a run as plsa_from_nmf_run(); T: the data's scaled total.
+plsa_cd_shard_session <- function(x, cluster, threads, call, files = NULL) {
+  s <- max(vapply(x$meta, function(m) m$top, numeric(1)))
+  # (the total of the divided counts, from each shard's sum of its counts
+  # divided by its largest: sum(x) itself may overflow)
+  T <- sum(vapply(x$meta, function(m) m$scaled * (m$top / s), numeric(1)))
+  a <- 1  # (as plsa_nmf_data())
+  session <- nmf_shard_session(x, cluster, threads, "kl", "cd", s, c(0, 0), c(0, 0), 0, call, files, total = T)
+  fit <- function(init, iters, tol, hook, exact) {
+    sw <- plsa_nmf_scales(init$lambda, T, a)
+    H <- t(init$factors[[2]]) / a
+    F0 <- init$factors[[1]]
+    # (a run's files hold W itself: its columns' sums divided out too)
+    if (inherits(F0, "aspectr_shard_run")) sw <- sw * F0$sums
+    rm(F0)
+    r <- session$fit_from(function(eng, run) {
+      shard_begin(eng, init)
+      run("nmf_piece", list(req = "scale", input = list(s = matrix(sw, ncol = 1))))
+    }, H, iters, tol, hook, exact)
+    r$objective <- r$objective / T
+    r$initial <- r$initial / T
+    plsa_from_nmf_run(r, T)
+  }
+  list(fit = fit, T = T, close = session$close, finalize = session$finalize, discard = session$discard)
 }
 
 # What the fitters read of sharded data in place of as_aspect_data()'s

@@ -800,6 +800,25 @@ BEGIN_RCPP
     return rcpp_result_gen;
 END_RCPP
 }
+// cpp_plsa_kl_cd
+Rcpp::List cpp_plsa_kl_cd(SEXP data, Rcpp::NumericMatrix W0, Rcpp::NumericMatrix H0, int max_iter, double tol, int threads, bool verbose, SEXP hook, bool want_model);
+RcppExport SEXP _aspectr_cpp_plsa_kl_cd(SEXP dataSEXP, SEXP W0SEXP, SEXP H0SEXP, SEXP max_iterSEXP, SEXP tolSEXP, SEXP threadsSEXP, SEXP verboseSEXP, SEXP hookSEXP, SEXP want_modelSEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::RNGScope rcpp_rngScope_gen;
+    Rcpp::traits::input_parameter< SEXP >::type data(dataSEXP);
+    Rcpp::traits::input_parameter< Rcpp::NumericMatrix >::type W0(W0SEXP);
+    Rcpp::traits::input_parameter< Rcpp::NumericMatrix >::type H0(H0SEXP);
+    Rcpp::traits::input_parameter< int >::type max_iter(max_iterSEXP);
+    Rcpp::traits::input_parameter< double >::type tol(tolSEXP);
+    Rcpp::traits::input_parameter< int >::type threads(threadsSEXP);
+    Rcpp::traits::input_parameter< bool >::type verbose(verboseSEXP);
+    Rcpp::traits::input_parameter< SEXP >::type hook(hookSEXP);
+    Rcpp::traits::input_parameter< bool >::type want_model(want_modelSEXP);
+    rcpp_result_gen = Rcpp::wrap(cpp_plsa_kl_cd(data, W0, H0, max_iter, tol, threads, verbose, hook, want_model));
+    return rcpp_result_gen;
+END_RCPP
+}
 // cpp_nmf_solvers
 Rcpp::List cpp_nmf_solvers();
 RcppExport SEXP _aspectr_cpp_nmf_solvers() {
@@ -1216,6 +1235,7 @@ static const R_CallMethodDef CallEntries[] = {
     {"_aspectr_cpp_nmf_product", (DL_FUNC) &_aspectr_cpp_nmf_product, 4},
     {"_aspectr_cpp_nmf_range_svd", (DL_FUNC) &_aspectr_cpp_nmf_range_svd, 5},
     {"_aspectr_cpp_orthonormalize", (DL_FUNC) &_aspectr_cpp_orthonormalize, 2},
+    {"_aspectr_cpp_plsa_kl_cd", (DL_FUNC) &_aspectr_cpp_plsa_kl_cd, 9},
     {"_aspectr_cpp_nmf_solvers", (DL_FUNC) &_aspectr_cpp_nmf_solvers, 0},
     {"_aspectr_cpp_nmf_fit", (DL_FUNC) &_aspectr_cpp_nmf_fit, 16},
     {"_aspectr_cpp_nmf_project", (DL_FUNC) &_aspectr_cpp_nmf_project, 10},

@@ -631,9 +631,9 @@ aspectr::FitTrace run_rule(Rule& rule, const aspectr::nmf::Data& X, aspectr::nmf
 }
 // A rule of nmf/piece.h on the matrix as one piece: the rule that shards,
 // shard files and clusters run too
-template <class Rule>
+template <class Rule, class Callback>
 aspectr::FitTrace run_one_piece(Rule& rule, const aspectr::nmf::Data& X, aspectr::nmf::Model& M,
-                                const aspectr::Control& ctl, RCallback& cb) {
+                                const aspectr::Control& ctl, Callback& cb) {
   using namespace aspectr::nmf;
   MemoryCells cells(X);
   Slots slots;
@@ -688,6 +688,18 @@ const NmfSolver* find_nmf_solver(const std::string& loss, const std::string& met
     if (loss == s.loss && method == s.method) return &s;
   return nullptr;
 }
+
+// The callback of a plsa() fit run by nmf()'s rule: the objective shown and
+// handed on is the generalized divergence divided by `total` (sum X), which
+// is D(G || P) of the normalized model when sum(W H) = sum X (see
+// cpp_plsa_kl_cd())
+struct PlsaScaledCallback {
+  RCallback& cb;
+  double total;
+  bool exact() const { return cb.exact(); }
+  template <class ModelT>
+  bool operator()(int it, double obj, const ModelT& M) { return cb(it, obj / total, M); }
+};
 
 // The one table of nmf()'s losses: what fit and predict need besides the
 // solver. `divergence` is the loss of a model without penalties (reported
@@ -749,6 +761,48 @@ const NmfLoss& find_nmf_loss(const std::string& loss) {
   Rcpp::stop("unknown nmf() loss '" + loss + "'");
 }
 }  // namespace
+
+// plsa(loss = "kl", method = "cd") of a matrix: nmf()'s KL coordinate
+// descent (PieceKLCD, the rule of nmf(loss = "kl", method = "cd") and of
+// sharded fits) on cpp_nmf_data()'s data X, from W0 (m x k) and H0
+// (k x n) with sum(W0 H0) = sum X. The pLSA model is the NMF model
+// normalized (R's plsa_from_nmf()); after every iteration the rule's
+// closed-form rescaling makes sum(W H) = sum X, where the generalized
+// divergence sum x log(x / v) - x + v is sum X times D(G || P): the trace
+// (`objective`, `initial`) is reported on pLSA's scale, D(G || P), and so is
+// the progress. `divergence` is the generalized divergence of the final
+// model, `wh` its total sum(W H).
+// [[Rcpp::export]]
+Rcpp::List cpp_plsa_kl_cd(SEXP data, Rcpp::NumericMatrix W0, Rcpp::NumericMatrix H0, int max_iter, double tol,
+                          int threads, bool verbose, SEXP hook = R_NilValue, bool want_model = false) {
+  using namespace aspectr::nmf;
+  const Data& X = nmf_data_of(data);
+  if (X.triangle() || X.dense()) Rcpp::stop("internal error: plsa's coordinate descent needs sparse data");
+  if (static_cast<arma::uword>(W0.nrow()) != X.n_rows() || static_cast<arma::uword>(H0.ncol()) != X.n_cols() ||
+      W0.ncol() != H0.nrow())
+    Rcpp::stop("internal error: the start does not match the data");
+  const double total = X.total();
+  if (!(total > 0.0)) Rcpp::stop("internal error: data without counts");
+  Model M;
+  M.Wt = Rcpp::as<arma::mat>(W0).t();
+  M.H = Rcpp::as<arma::mat>(H0);
+  aspectr::Control ctl;
+  ctl.max_iter = max_iter; ctl.tol = tol; ctl.threads = threads;
+  RCallback cb(verbose, max_iter, "plsa (kl, cd)", hook, want_model);
+  PlsaScaledCallback scb{cb, total};
+  PieceKLCD rule(Penalty(), total);
+  aspectr::FitTrace tr = run_one_piece(rule, X, M, ctl, scb);
+  for (double& v : tr.objective) v /= total;
+  tr.initial /= total;
+  const double divergence = find_nmf_loss("kl").divergence(X, M, 1.0, 0.0, threads);
+  const double wh = arma::dot(arma::vec(arma::sum(M.Wt, 1)), arma::vec(arma::sum(M.H, 1)));
+  Rcpp::List out = Rcpp::List::create(
+      Rcpp::Named("W") = Rcpp::wrap(arma::mat(M.Wt.t())), Rcpp::Named("H") = Rcpp::wrap(M.H),
+      Rcpp::Named("divergence") = divergence, Rcpp::Named("wh") = wh, Rcpp::Named("total") = total);
+  add_trace(out, tr);
+  return out;
+}
+
 
 // nmf()'s solver table for the R side: loss, method, default.
 // [[Rcpp::export]]

@@ -30,7 +30,7 @@ test_that("plsa() writes the documents' factor of the in-memory fit beside each 
     f <- file.path(dir, paste0("part", seq_along(parts), ".rds"))
     for (i in seq_along(parts)) saveRDS(parts[[i]], f[i])
     ref <- plsa(x, 3, method = "em", seed = 2, max_iter = 12, tol = 0)
-    fit <- plsa(shards(f), 3, seed = 2, max_iter = 12, tol = 0, factor_dir = TRUE)
+    fit <- plsa(shards(f), 3, method = "em", seed = 2, max_iter = 12, tol = 0, factor_dir = TRUE)
     expect_s3_class(fit$factors$documents, "aspectr_factor_files")
     expect_identical(dim(fit$factors$documents), c(45L, 3L))
     expect_identical(dimnames(fit$factors$documents), dimnames(ref$factors$documents))
@@ -61,7 +61,7 @@ test_that("every sharded family and method writes the fit's factor (objects into
   expect_files_fit(plsa(shards(parts), 2, tempering = 0.8, seed = 3, max_iter = 10, tol = 0, factor_dir = dir), ref)
   # the rank-1 closed form
   ref <- plsa(x, 1, seed = 1)
-  expect_files_fit(plsa(shards(parts), 1, seed = 1, factor_dir = dir), ref)
+  expect_files_fit(plsa(shards(parts), 1, method = "em", seed = 1, factor_dir = dir), ref)
   expect_dir_files(dir, paste0("shard", 1:3, ".documents.rds"))
   # nmf: W in the units of x (HALS: unit-norm columns; the others scaled)
   for (a in list(c("frobenius", "hals"), c("frobenius", "mu"), c("kl", "cd"), c("kl", "mu"))) {
@@ -100,7 +100,7 @@ test_that("restarts and staged starts keep only the best run's factor", {
   parts <- split_rows(x, 18L)
   dir <- shard_tempdir()
   ref <- plsa(x, 3, method = "em", seed = 6, nrun = 4, short_iter = 3, short_keep = 2, max_iter = 12, tol = 0)
-  fit <- plsa(shards(parts), 3, seed = 6, nrun = 4, short_iter = 3, short_keep = 2, max_iter = 12, tol = 0,
+  fit <- plsa(shards(parts), 3, method = "em", seed = 6, nrun = 4, short_iter = 3, short_keep = 2, max_iter = 12, tol = 0,
               factor_dir = dir)
   expect_identical(fit$run, ref$run)
   expect_equal(fit$run_values, ref$run_values, tolerance = 1e-10)
@@ -121,33 +121,33 @@ test_that("a fit that fails leaves no runs' files; bad factor_dir values are cla
   dir <- shard_tempdir()
   # a failure while the fit's files are written (after every run's are)
   trace("shard_write_final", quote(stop("disk full")), print = FALSE, where = asNamespace("aspectr"))
-  expect_error(plsa(shards(parts), 2, seed = 1, nrun = 2, max_iter = 5, factor_dir = dir), "disk full")
+  expect_error(plsa(shards(parts), 2, method = "em", seed = 1, nrun = 2, max_iter = 5, factor_dir = dir), "disk full")
   untrace("shard_write_final", where = asNamespace("aspectr"))
   expect_identical(list.files(dir), character(0))
   # not sharded, not files, not a path, with a callback
   expect_error(plsa(x, 2, factor_dir = dir), class = "aspectr_error_input_argument", regexp = "shards")
   expect_error(nmf(x, 2, factor_dir = dir), class = "aspectr_error_input_argument")
-  expect_error(plsa(shards(parts), 2, factor_dir = TRUE), class = "aspectr_error_input_argument",
+  expect_error(plsa(shards(parts), 2, method = "em", factor_dir = TRUE), class = "aspectr_error_input_argument",
                regexp = "shard 1 is an object")
-  expect_error(plsa(shards(parts), 2, factor_dir = 3), class = "aspectr_error_input_type", regexp = "factor_dir")
-  expect_error(plsa(shards(parts), 2, factor_dir = c(dir, dir)), class = "aspectr_error_input_type")
-  expect_error(plsa(shards(parts), 2, factor_dir = dir, callback = function(...) TRUE),
+  expect_error(plsa(shards(parts), 2, method = "em", factor_dir = 3), class = "aspectr_error_input_type", regexp = "factor_dir")
+  expect_error(plsa(shards(parts), 2, method = "em", factor_dir = c(dir, dir)), class = "aspectr_error_input_type")
+  expect_error(plsa(shards(parts), 2, method = "em", factor_dir = dir, callback = function(...) TRUE),
                class = "aspectr_error_input_argument", regexp = "callback")
   # two shard files of one name in one directory
   d1 <- file.path(dir, "a"); d2 <- file.path(dir, "b")
   dir.create(d1); dir.create(d2)
   saveRDS(parts[[1]], file.path(d1, "p.rds")); saveRDS(parts[[2]], file.path(d2, "p.rds"))
   sh <- shards(file.path(c(d1, d2), "p.rds"))
-  expect_error(plsa(sh, 2, factor_dir = dir), class = "aspectr_error_input_value", regexp = "p\\.documents\\.rds")
+  expect_error(plsa(sh, 2, method = "em", factor_dir = dir), class = "aspectr_error_input_value", regexp = "p\\.documents\\.rds")
   # a shard file the factor would be written over
   saveRDS(parts[[1]], file.path(d1, "q.rds")); saveRDS(parts[[2]], file.path(d1, "q.documents.rds"))
-  expect_error(plsa(shards(file.path(d1, c("q.rds", "q.documents.rds"))), 2, factor_dir = TRUE),
+  expect_error(plsa(shards(file.path(d1, c("q.rds", "q.documents.rds"))), 2, method = "em", factor_dir = TRUE),
                class = "aspectr_error_input_value", regexp = "written over")
-  fit <- plsa(sh, 2, seed = 1, max_iter = 5, factor_dir = TRUE)
+  fit <- plsa(sh, 2, method = "em", seed = 1, max_iter = 5, factor_dir = TRUE)
   expect_true(all(file.exists(file.path(c(d1, d2), "p.documents.rds"))))
   # a directory that does not exist: found when the shards are loaded,
   # before any iteration
-  expect_error(plsa(shards(parts), 2, seed = 1, factor_dir = file.path(dir, "none"),
+  expect_error(plsa(shards(parts), 2, method = "em", seed = 1, factor_dir = file.path(dir, "none"),
                     callback = NULL), class = "aspectr_error_shard", regexp = "cannot write")
   expect_false(dir.exists(file.path(dir, "none")))
 })
@@ -156,12 +156,12 @@ test_that("a failure while the fit's files are written leaves an earlier fit's f
   x <- shard_counts(30, 20, seed = 6)
   parts <- split_rows(x, 15L)
   dir <- shard_tempdir()
-  first <- plsa(shards(parts), 2, seed = 1, max_iter = 5, factor_dir = dir)
+  first <- plsa(shards(parts), 2, method = "em", seed = 1, max_iter = 5, factor_dir = dir)
   before <- lapply(first$factors$documents$paths, readRDS)
   # the second shard's file cannot be made: nothing is renamed
   trace("shard_read_block", quote(if (grepl("shard2", path)) stop("disk full")), print = FALSE,
         where = asNamespace("aspectr"))
-  expect_error(plsa(shards(parts), 2, seed = 2, max_iter = 5, factor_dir = dir), "disk full")
+  expect_error(plsa(shards(parts), 2, method = "em", seed = 2, max_iter = 5, factor_dir = dir), "disk full")
   untrace("shard_read_block", where = asNamespace("aspectr"))
   expect_identical(lapply(first$factors$documents$paths, readRDS), before)
   expect_equal(as.matrix(first$factors$documents), gather_factors(first)$factors$documents)
@@ -177,7 +177,7 @@ test_that("several starts keep the files of the best start so far only; staged o
                                         list(e = seen)), print = FALSE, where = asNamespace("aspectr"))
   on.exit(untrace("shard_write_final", where = asNamespace("aspectr")), add = TRUE)
   ref <- plsa(x, 2, method = "em", seed = 3, nrun = 4, max_iter = 6, tol = 0)
-  fit <- plsa(shards(parts), 2, seed = 3, nrun = 4, max_iter = 6, tol = 0, factor_dir = dir)
+  fit <- plsa(shards(parts), 2, method = "em", seed = 3, nrun = 4, max_iter = 6, tol = 0, factor_dir = dir)
   expect_files_fit(fit, ref)
   runs <- grep("\\.run[0-9]+$", seen$files, value = TRUE)
   expect_length(runs, 3)  # one start's, one file per shard
@@ -194,7 +194,7 @@ test_that("several starts keep the files of the best start so far only; staged o
 test_that("a file of the factor that changes or disappears is detected when read", {
   x <- shard_counts(30, 20, seed = 4)
   dir <- shard_tempdir()
-  fit <- plsa(shards(split_rows(x, 15L)), 2, seed = 1, max_iter = 5, factor_dir = dir)
+  fit <- plsa(shards(split_rows(x, 15L)), 2, method = "em", seed = 1, max_iter = 5, factor_dir = dir)
   f <- fit$factors$documents
   expect_error(as.matrix(f, shards = 3), class = "aspectr_error_input_value", regexp = "1 to 2")
   Sys.sleep(1.1)
@@ -214,7 +214,7 @@ test_that("a fit with its factor in files: each method works as on the gathered 
   dir <- shard_tempdir()
   new <- x[1:4, ]
   fits <- list(
-    plsa = plsa(shards(parts), 3, seed = 1, max_iter = 10, factor_dir = dir),
+    plsa = plsa(shards(parts), 3, method = "em", seed = 1, max_iter = 10, factor_dir = dir),
     nmf = nmf(shards(parts), 3, loss = "kl", init = "random", seed = 1, max_iter = 10, factor_dir = dir),
     ntf = ntf(shards(parts), 3, loss = "kl", seed = 1, max_iter = 10, factor_dir = dir))
   calls <- list(
@@ -271,7 +271,7 @@ test_that("an N-way plsa() fit names its files after the first mode and predicts
   dimnames(X) <- list(users = paste0("u", 1:20), items = NULL, days = NULL)
   dir <- shard_tempdir()
   ref <- plsa(X, 2, method = "em", seed = 2, max_iter = 10, tol = 0)
-  fit <- plsa(shards(split_rows(X, c(7L, 14L))), 2, seed = 2, max_iter = 10, tol = 0, factor_dir = dir)
+  fit <- plsa(shards(split_rows(X, c(7L, 14L))), 2, method = "em", seed = 2, max_iter = 10, tol = 0, factor_dir = dir)
   expect_files_fit(fit, ref)
   expect_identical(names(fit$factors), names(ref$factors))
   expect_dir_files(dir, paste0("shard", 1:3, ".users.rds"))
@@ -304,13 +304,13 @@ test_that("on a 2-worker PSOCK cluster each worker writes its shards' factor; th
   on.exit(untrace("shard_random_blocks", where = asNamespace("aspectr")), add = TRUE)
   assign("drawn", FALSE, envir = globalenv())
   on.exit(rm("drawn", envir = globalenv()), add = TRUE)
-  fit <- plsa(shards(f), 3, seed = 3, nrun = 2, max_iter = 15, tol = 0, cluster = cl, factor_dir = TRUE)
+  fit <- plsa(shards(f), 3, method = "em", seed = 3, nrun = 2, max_iter = 15, tol = 0, cluster = cl, factor_dir = TRUE)
   expect_false(get("drawn", envir = globalenv()))
   expect_files_fit(fit, ref)
   expect_identical(fit$run, ref$run)
   expect_dir_files(dir, c(basename(f), paste0("p", 1:3, ".documents.rds")))
   # without files the cluster's start is drawn on the workers too, the same
-  expect_equal(plsa(shards(f), 3, seed = 3, nrun = 2, max_iter = 15, tol = 0, cluster = cl)$factors,
+  expect_equal(plsa(shards(f), 3, method = "em", seed = 3, nrun = 2, max_iter = 15, tol = 0, cluster = cl)$factors,
                ref$factors, tolerance = 1e-10)
   ref <- nmf(shards(f), 2, init = "random", seed = 5, max_iter = 8, tol = 0)
   expect_files_fit(nmf(shards(f), 2, init = "random", seed = 5, max_iter = 8, tol = 0, cluster = cl,
@@ -327,7 +327,7 @@ test_that("a mirai cluster (calls not pinned to workers) writes the same factor"
   cl <- mirai_cluster()
   on.exit(parallel::stopCluster(cl), add = TRUE)
   dir <- shard_tempdir()
-  fit <- plsa(shards(split_rows(x, c(10L, 20L))), 2, seed = 1, max_iter = 10, tol = 0, cluster = cl,
+  fit <- plsa(shards(split_rows(x, c(10L, 20L))), 2, method = "em", seed = 1, max_iter = 10, tol = 0, cluster = cl,
               factor_dir = dir)
   expect_files_fit(fit, ref)
   expect_dir_files(dir, paste0("shard", 1:3, ".documents.rds"))

@@ -366,7 +366,7 @@ test_that("every operation that changes a store gives the same answer when deliv
                     ref_nmf(x, 3, loss = cs[1], method = cs[2], seed = 1, max_iter = 25))
   }
   ref <- plsa(x, 3, method = "em", seed = 2, max_iter = 10, tol = 0)
-  fit <- plsa(sh, 3, seed = 2, max_iter = 10, tol = 0, cluster = cl)
+  fit <- plsa(sh, 3, method = "em", seed = 2, max_iter = 10, tol = 0, cluster = cl)
   expect_equal(fit$factors, ref$factors, tolerance = 1e-10)
   expect_equal(fit$objective, ref$objective, tolerance = 1e-10)
   X <- array(stats::rpois(15 * 4 * 3, 2), c(15, 4, 3)); X[, 1, 1] <- 1

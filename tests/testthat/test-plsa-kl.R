@@ -215,11 +215,16 @@ test_that("the count-data fast path of the KL trace agrees with the exact diverg
 })
 
 test_that("coordinate descent matches a plain-R reference from the same start (matrices and 3-way)", {
+  # a matrix: KL-NMF coordinate descent (Hsieh and Dhillon 2011) from
+  # W = U diag(lambda) sum(x), H = V', its model normalized, its
+  # generalized divergence divided by sum(x)
   x <- tiny_counts()
   fit <- plsa(x, 3, method = "cd", seed = 11, max_iter = 8, tol = 0, threads = 1)
-  ref <- ref_plsa_cd(x, ref_start(x, 3, 11), 8)
-  expect_equal(fit_model(fit), ref$model, tolerance = 1e-10, ignore_attr = TRUE)
-  expect_equal(fit$objective, ref$objective, tolerance = 1e-10)
+  st <- ref_start(x, 3, 11)
+  ref <- ref_kl_cd(x, st$factors[[1]] * rep(st$lambda * sum(x), each = nrow(x)), t(st$factors[[2]]), 8)
+  V <- ref$W %*% ref$H
+  expect_equal(fit_model(fit), V / sum(V), tolerance = 1e-10, ignore_attr = TRUE)
+  expect_equal(fit$objective, ref$objective / sum(x), tolerance = 1e-10)
   expect_gt(ref$halved, 0)  # the step-halving branch was exercised
   set.seed(5)
   y <- array(rpois(6 * 5 * 4, 2), c(6, 5, 4))
@@ -246,6 +251,44 @@ test_that("coordinate descent is the default, monotone, exact in its constraints
   em <- plsa(x, 4, method = "em", seed = 1, max_iter = 200, tol = 0, threads = 1)
   expect_identical(em$method, "em")
   expect_lte(fit$value, em$value + 1e-12)
+})
+
+test_that("coordinate descent of a matrix is nmf()'s KL coordinate descent, normalized", {
+  # from the same start, plsa()'s fit is nmf(loss = "kl", method = "cd")'s
+  # normalized: P(d | z) = W's columns and P(w | z) = H's rows on the
+  # simplex, P(z) proportional to colSums(W) * rowSums(H); the objective
+  # is nmf()'s divided by sum(x)
+  x <- tiny_counts(7, 40, 30, 4)
+  x[3, ] <- 0  # a document without counts
+  for (k in c(2, 4)) {
+    fit <- plsa(x, k, seed = 5, max_iter = 25, tol = 0)
+    st <- ref_start(x, k, 5)
+    nm <- nmf(x, k, loss = "kl", method = "cd", max_iter = 25, tol = 0,
+              init = list(W = st$factors[[1]] * rep(st$lambda * sum(x), each = nrow(x)), H = t(st$factors[[2]])))
+    ws <- colSums(nm$W); hs <- rowSums(nm$H)
+    ord <- order(ws * hs, decreasing = TRUE)
+    expect_equal(unname(fit$lambda), unname(ws * hs / sum(ws * hs))[ord], tolerance = 1e-10)
+    expect_equal(unname(fit$factors$documents), unname(t(t(nm$W) / ws))[, ord], tolerance = 1e-10)
+    expect_equal(unname(fit$factors$terms), unname(t(nm$H / hs))[, ord], tolerance = 1e-10)
+    expect_equal(fit$objective, nm$objective / sum(x), tolerance = 1e-10)
+    expect_equal(fit$initial, nm$initial / sum(x), tolerance = 1e-10)
+    expect_identical(fit$iterations, nm$iterations)
+    # the objective never rises, and is D(G || P) of the model after every
+    # iteration (the rescaling keeps sum(W H) = sum(x))
+    expect_true(all(diff(c(fit$initial, fit$objective)) <= 0))
+    for (it in c(1, 3, 25)) {
+      short <- plsa(x, k, seed = 5, max_iter = it, tol = 0)
+      G <- x / sum(x); P <- fit_model(short)
+      expect_equal(fit$objective[it], sum(G[G > 0] * log(G[G > 0] / P[G > 0])), tolerance = 1e-10)
+    }
+    expect_equal(fit$kl, fit$value, tolerance = 1e-12)
+  }
+  # staged restarts continue the kept start as if uninterrupted
+  staged <- plsa(x, 3, seed = 2, nrun = 3, short_iter = 4, short_keep = 1, max_iter = 12, tol = 0)
+  starts <- aspectr:::with_seed(2, lapply(1:3, function(i) aspectr:::random_start(dim(x), 3)))
+  full <- plsa(x, 3, init = starts[[staged$run]], max_iter = 12, tol = 0)
+  expect_equal(staged$value, full$value, tolerance = 1e-10)
+  expect_equal(staged$factors, full$factors, tolerance = 1e-8)
 })
 
 test_that("a converged coordinate-descent fit is a fixed point of EM (a stationary point)", {

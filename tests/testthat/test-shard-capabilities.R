@@ -33,11 +33,19 @@ test_that("every refusal of the capability table is a classed error with its rea
   no <- tab[!tab$ok, ]
   expect_gt(nrow(no), 5)
   sh <- shards(split_rows(shard_counts(20, 12, seed = 6), 9L))
+  y <- array(stats::rpois(10 * 4 * 3, 2) + 1, c(10, 4, 3))
+  # an option of the table as the arguments of a fit that has it
+  option_args <- list(accelerate = list(accelerate = TRUE), prior = list(prior = 0.1),
+                      tensor = list(shards(split_rows(y, 5L))))
   for (i in seq_len(nrow(no))) {
     r <- no[i, ]
     what <- paste(r$family, r$loss, r$method, r$option)
     args <- list(sh, 2, loss = r$loss, method = r$method)
-    if (!is.na(r$option)) args[[r$option]] <- TRUE
+    if (!is.na(r$option)) {
+      expect_true(r$option %in% names(option_args), info = what)
+      oa <- option_args[[r$option]]
+      if (is.null(names(oa))) args[[1]] <- oa[[1]] else args[names(oa)] <- oa
+    }
     if (r$loss == "beta") args$beta <- 0.5
     err <- tryCatch(do.call(r$family, args), error = function(e) e)
     expect_s3_class(err, "aspectr_error_input_argument")
@@ -45,8 +53,15 @@ test_that("every refusal of the capability table is a classed error with its rea
     msg <- gsub("\\s+", " ", cli::ansi_strip(conditionMessage(err)))
     expect_true(grepl(r$why, msg, fixed = TRUE), info = paste(what, msg))
   }
-  # the default method on shards is the first the table allows
+  # the default method on shards is the in-memory default where the table
+  # allows it (KL coordinate descent of a matrix), else the first it allows
   fit <- suppressMessages(plsa(sh, 2, seed = 1, max_iter = 3, tol = 0))
+  expect_identical(fit$method, "cd")
+  fit <- suppressMessages(plsa(sh, 2, seed = 1, max_iter = 3, tol = 0, prior = 0.1))
+  expect_identical(fit$method, "em")
+  fit <- suppressMessages(plsa(sh, 2, seed = 1, max_iter = 3, tol = 0, tempering = 0.9))
+  expect_identical(fit$method, "em")
+  fit <- suppressMessages(plsa(shards(split_rows(y, 5L)), 2, seed = 1, max_iter = 3, tol = 0))
   expect_identical(fit$method, "em")
   fit <- suppressMessages(ntf(sh, 2, loss = "kl", seed = 1, max_iter = 3, tol = 0))
   expect_identical(fit$method, "mu")
@@ -101,11 +116,56 @@ test_that("every allowed method gives the in-memory fit on every backend: shards
         }
       }
     }
-    if (r$family != "nmf") {
+    # (N-way data where the table allows the method on them)
+    nway <- !any(tab$family == r$family & tab$loss == r$loss & tab$method == r$method & !tab$ok &
+                   tab$option %in% "tensor")
+    if (r$family != "nmf" && nway) {
       ref3 <- fit(y)
       got3 <- fit(shards(yparts))
       expect_equal(got3$objective, ref3$objective, tolerance = 1e-10, info = paste(r$family, r$loss, "3-way"))
       expect_equal(got3$lambda, ref3$lambda, tolerance = 1e-10, info = paste(r$family, r$loss, "3-way"))
     }
+  }
+})
+
+test_that("plsa()'s default on shards is the in-memory default: the same fit on every backend", {
+  x <- shard_counts(26, 15, seed = 12)
+  parts <- split_rows(x, c(9L, 17L))
+  fit <- function(data, ...) suppressMessages(plsa(data, 3, seed = 4, max_iter = 15, tol = 0, ...))
+  ref <- fit(x)
+  expect_identical(ref$method, "cd")
+  cl <- psock_cluster()
+  on.exit(parallel::stopCluster(cl), add = TRUE)
+  backends <- list(memory = list(shards(parts)), shard_files = list(write_shards(parts, shard_tempdir())),
+                   psock = list(shards(parts), cluster = cl))
+  for (b in names(backends)) {
+    got <- do.call(fit, backends[[b]])
+    expect_identical(got$method, "cd", info = b)
+    expect_equal(got$objective, ref$objective, tolerance = 1e-10, info = b)
+    expect_equal(got$initial, ref$initial, tolerance = 1e-10, info = b)
+    expect_equal(got$kl, ref$kl, tolerance = 1e-10, info = b)
+    expect_identical(got$iterations, ref$iterations, info = b)
+    expect_equal(got$lambda, ref$lambda, tolerance = 1e-10, info = b)
+    for (n in 1:2) expect_equal(got$factors[[n]], ref$factors[[n]], tolerance = 1e-10, info = paste(b, n))
+  }
+  # the rows' factor written to files, staged restarts (a run resumed from
+  # its files) and the callback's objective and factors
+  dir <- shard_tempdir()
+  got <- fit(shards(parts), factor_dir = dir)
+  expect_equal(unname(as.matrix(got$factors$documents)), unname(ref$factors$documents), tolerance = 1e-10)
+  expect_equal(got$objective, ref$objective, tolerance = 1e-10)
+  st_ref <- fit(x, nrun = 3, short_iter = 4, short_keep = 2)
+  st <- fit(shards(parts), nrun = 3, short_iter = 4, short_keep = 2, factor_dir = shard_tempdir())
+  expect_identical(st$run, st_ref$run)
+  expect_equal(st$run_values, st_ref$run_values, tolerance = 1e-10)
+  expect_equal(unname(as.matrix(st$factors$documents)), unname(st_ref$factors$documents), tolerance = 1e-10)
+  seen <- list(); seen_ref <- list()
+  fit(x, callback = function(it, obj, f) { seen_ref[[it]] <<- list(obj, f); it < 5 })
+  fit(shards(parts), callback = function(it, obj, f) { seen[[it]] <<- list(obj, f); it < 5 })
+  expect_length(seen, 5)
+  for (i in 1:5) {
+    expect_equal(seen[[i]][[1]], seen_ref[[i]][[1]], tolerance = 1e-10)
+    expect_equal(seen[[i]][[1]], ref$objective[i], tolerance = 1e-10)
+    expect_equal(seen[[i]][[2]], seen_ref[[i]][[2]], tolerance = 1e-10)
   }
 })

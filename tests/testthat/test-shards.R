@@ -75,7 +75,7 @@ test_that("plsa() of 1, 2 and 3 shards equals the in-memory EM fit", {
   x <- shard_counts()
   ref <- plsa(x, 3, method = "em", seed = 7, max_iter = 60, tol = 1e-9)
   for (cuts in list(integer(0), 17L, c(9L, 30L))) {
-    fit <- plsa(shards(split_rows(x, cuts)), 3, seed = 7, max_iter = 60, tol = 1e-9)
+    fit <- plsa(shards(split_rows(x, cuts)), 3, method = "em", seed = 7, max_iter = 60, tol = 1e-9)
     expect_same_fit(fit, ref)
     expect_equal(fit$kl, ref$kl, tolerance = 1e-10)
     expect_equal(fit$neg_entropy, ref$neg_entropy, tolerance = 1e-12)
@@ -87,7 +87,7 @@ test_that("plsa() of 1, 2 and 3 shards equals the in-memory EM fit", {
   }
   # to convergence: the same stopping iteration
   ref <- plsa(x, 3, method = "em", seed = 2, max_iter = 2000, tol = 1e-7)
-  fit <- plsa(shards(split_rows(x, c(5L, 20L))), 3, seed = 2, max_iter = 2000, tol = 1e-7)
+  fit <- plsa(shards(split_rows(x, c(5L, 20L))), 3, method = "em", seed = 2, max_iter = 2000, tol = 1e-7)
   expect_true(ref$converged)
   expect_same_fit(fit, ref)
 })
@@ -102,7 +102,7 @@ test_that("tempered EM, N-way data, ntf() and restarts are exact over shards", {
   X[, 1, 1] <- X[, 1, 1] + 1
   p3 <- split_rows(X, c(7L, 12L))
   ref <- plsa(X, 3, method = "em", seed = 4, max_iter = 40, tol = 0)
-  expect_same_fit(plsa(shards(p3), 3, seed = 4, max_iter = 40, tol = 0), ref)
+  expect_same_fit(plsa(shards(p3), 3, method = "em", seed = 4, max_iter = 40, tol = 0), ref)
   ref <- ntf(X, 3, loss = "kl", method = "mu", seed = 4, max_iter = 40, tol = 0)
   fit <- ntf(shards(p3), 3, loss = "kl", seed = 4, max_iter = 40, tol = 0)
   expect_same_fit(fit, ref)
@@ -111,17 +111,17 @@ test_that("tempered EM, N-way data, ntf() and restarts are exact over shards", {
 
   # several starts, staged restarts, a warm start
   ref <- plsa(x, 3, method = "em", seed = 5, nrun = 4, short_iter = 5, short_keep = 2, max_iter = 50, tol = 1e-9)
-  fit <- plsa(shards(parts), 3, seed = 5, nrun = 4, short_iter = 5, short_keep = 2, max_iter = 50, tol = 1e-9)
+  fit <- plsa(shards(parts), 3, method = "em", seed = 5, nrun = 4, short_iter = 5, short_keep = 2, max_iter = 50, tol = 1e-9)
   expect_identical(fit$run, ref$run)
   expect_equal(fit$run_values, ref$run_values, tolerance = 1e-10)
   expect_same_fit(fit, ref)
   warm_ref <- plsa(x, 3, method = "em", init = ref, max_iter = 10, tol = 0)
-  warm <- plsa(shards(parts), 3, init = fit, max_iter = 10, tol = 0)
+  warm <- plsa(shards(parts), 3, method = "em", init = fit, max_iter = 10, tol = 0)
   expect_same_fit(warm, warm_ref)
   expect_lte(warm$value, fit$value + 1e-12)
   # same seed, same result
-  expect_identical(plsa(shards(parts), 3, seed = 9, max_iter = 15)$factors,
-                   plsa(shards(parts), 3, seed = 9, max_iter = 15)$factors)
+  expect_identical(plsa(shards(parts), 3, method = "em", seed = 9, max_iter = 15)$factors,
+                   plsa(shards(parts), 3, method = "em", seed = 9, max_iter = 15)$factors)
 })
 
 test_that("Tsallis q-EM over shards equals the in-memory q-EM fit, on matrices and N-way data", {
@@ -180,7 +180,7 @@ test_that("the callback sees the in-memory fit's iterations over shards and can 
   x <- shard_counts(30, 20, seed = 8)
   parts <- split_rows(x, 12L)
   seen <- list(); seen_ref <- list()
-  fit <- plsa(shards(parts), 3, seed = 1, max_iter = 20, tol = 0,
+  fit <- plsa(shards(parts), 3, method = "em", seed = 1, max_iter = 20, tol = 0,
               callback = function(it, obj, f) { seen[[it]] <<- list(obj, f); it < 6 })
   ref <- plsa(x, 3, method = "em", seed = 1, max_iter = 20, tol = 0,
               callback = function(it, obj, f) { seen_ref[[it]] <<- list(obj, f); it < 6 })
@@ -195,7 +195,7 @@ test_that("the callback sees the in-memory fit's iterations over shards and can 
   # progress messages in a non-interactive session
   old <- options(aspectr.progress_interval = 0)
   on.exit(options(old))
-  expect_message(plsa(shards(parts), 2, seed = 1, max_iter = 3, tol = 0, verbose = TRUE),
+  expect_message(plsa(shards(parts), 2, method = "em", seed = 1, max_iter = 3, tol = 0, verbose = TRUE),
                  class = "aspectr_message_progress")
 })
 
@@ -232,7 +232,7 @@ test_that("shards in .rds, .mtx, .tns and .h5 files give the in-memory fit", {
   for (kind in names(files)) {
     sh <- shards(files[[kind]])
     expect_identical(dim(sh), dim(x), info = kind)
-    fit <- plsa(sh, 3, seed = 2, max_iter = 40, tol = 0)
+    fit <- plsa(sh, 3, method = "em", seed = 2, max_iter = 40, tol = 0)
     expect_same_fit(fit, ref, names = kind %in% c("rds", "h5"))
   }
   # a .tns shard whose last columns are empty takes the shared size of the others
@@ -250,7 +250,7 @@ test_that("a shard file that changes or disappears during a fit is an error nami
   for (i in 1:3) saveRDS(p[[i]], f[i])
   sh <- shards(f)
   # rewritten while the fit runs (after its second iteration)
-  expect_error(plsa(sh, 2, seed = 1, max_iter = 10, tol = 0,
+  expect_error(plsa(sh, 2, method = "em", seed = 1, max_iter = 10, tol = 0,
                     callback = function(it, obj, fac) {
                       if (it == 2) saveRDS(p[[2]][1:5, ], f[2])
                       TRUE
@@ -258,7 +258,7 @@ test_that("a shard file that changes or disappears during a fit is an error nami
                class = "aspectr_error_shard", regexp = "b\\.rds.*changed")
   sh <- shards(f)
   file.remove(f[3])
-  expect_error(plsa(sh, 2, seed = 1, max_iter = 5), class = "aspectr_error_shard",
+  expect_error(plsa(sh, 2, method = "em", seed = 1, max_iter = 5), class = "aspectr_error_shard",
                regexp = "c\\.rds.*disappeared")
 })
 
@@ -269,7 +269,14 @@ test_that("sharded fits refuse what they cannot do exactly", {
   expect_error(plsa(sh, 2, loss = "tsallis", method = "squarem"), class = "aspectr_error_input_argument")
   expect_error(plsa(sh, 2, loss = "tsallis", q = 1), class = "aspectr_error_input")
   expect_error(plsa(sh, 2, loss = "l2"), class = "aspectr_error_input_argument")
-  expect_error(plsa(sh, 2, method = "cd"), class = "aspectr_error_input_argument", regexp = "EM")
+  # coordinate descent runs on shards, but not with a prior nor on N-way data
+  expect_error(plsa(sh, 2, method = "cd", prior = 0.1), class = "aspectr_error_input_argument",
+               regexp = "prior")
+  y <- array(stats::rpois(10 * 4 * 3, 2) + 1, c(10, 4, 3))
+  expect_error(plsa(shards(split_rows(y, 5L)), 2, method = "cd"), class = "aspectr_error_input_argument",
+               regexp = "N-way")
+  expect_error(plsa(sh, 2, tempering = 0.9, method = "cd"), class = "aspectr_error_input_argument",
+               regexp = "tempering")
   expect_error(plsa(sh, 2, method = "squarem"), class = "aspectr_error_input_argument")
   expect_error(plsa(sh, 0), class = "aspectr_error_input")
   expect_error(plsa(sh, 26), class = "aspectr_error_input")
@@ -278,8 +285,8 @@ test_that("sharded fits refuse what they cannot do exactly", {
   expect_error(ntf(sh, 2, loss = "kl", method = "cd"), class = "aspectr_error_input_argument")
   expect_error(plsa(x, 2, cluster = "localhost"), class = "aspectr_error_input_type")
   cl <- structure(list(), class = c("SOCKcluster", "cluster"))
-  expect_error(plsa(sh, 2, cluster = cl), class = "aspectr_error_input_value", regexp = "no workers")
-  expect_warning(plsa(shards(list(x / 2)), 2, seed = 1, max_iter = 3), class = "aspectr_warning_noncount")
+  expect_error(plsa(sh, 2, method = "em", cluster = cl), class = "aspectr_error_input_value", regexp = "no workers")
+  expect_warning(plsa(shards(list(x / 2)), 2, method = "em", seed = 1, max_iter = 3), class = "aspectr_warning_noncount")
 })
 
 test_that("a 2-worker PSOCK cluster gives the in-memory fit and leaves its workers clean", {
@@ -293,7 +300,7 @@ test_that("a 2-worker PSOCK cluster gives the in-memory fit and leaves its worke
   f <- file.path(dir, paste0("p", 1:3, ".rds"))
   for (i in 1:3) saveRDS(parts[[i]], f[i])
   for (sh in list(shards(parts), shards(f), shards(split_rows(x, 20L)), shards(list(x)))) {
-    fit <- plsa(sh, 3, seed = 3, max_iter = 15, tol = 0, cluster = cl)
+    fit <- plsa(sh, 3, method = "em", seed = 3, max_iter = 15, tol = 0, cluster = cl)
     expect_same_fit(fit, ref)
   }
   # tempered, several starts
@@ -314,7 +321,7 @@ test_that("a 2-worker PSOCK cluster gives the in-memory fit and leaves its worke
   sh <- shards(f)
   Sys.sleep(1.1)
   saveRDS(parts[[3]][1:4, ], f[3])
-  expect_error(plsa(sh, 2, seed = 1, max_iter = 5, cluster = cl), class = "aspectr_error_shard",
+  expect_error(plsa(sh, 2, method = "em", seed = 1, max_iter = 5, cluster = cl), class = "aspectr_error_shard",
                regexp = "p3\\.rds.*changed.*worker 2")
   expect_identical(stores(), c(0L, 0L))
   # and the cluster still works
@@ -331,7 +338,7 @@ test_that("a worker that dies ends the fit with a classed error, without hanging
   pids <- unlist(parallel::clusterCall(cl, Sys.getpid))
   x <- shard_counts(40, 20, seed = 2)
   t0 <- proc.time()[["elapsed"]]
-  expect_error(plsa(shards(split_rows(x, 20L)), 2, seed = 1, max_iter = 50, tol = 0, cluster = cl,
+  expect_error(plsa(shards(split_rows(x, 20L)), 2, method = "em", seed = 1, max_iter = 50, tol = 0, cluster = cl,
                     callback = function(it, obj, f) {
                       if (it == 2) tools::pskill(pids[2], tools::SIGKILL)
                       TRUE
@@ -358,9 +365,11 @@ test_that("random splits of random data give the in-memory fit (property)", {
     })
     info <- sprintf("case %d: dims %s, %d shards, k = %d, tempering %g, loss %s (q %.3f)", i,
                     paste(dims, collapse = "x"), ns, k, beta, loss, q)
-    ref <- plsa(X, k, loss = loss, q = q, method = "em", tempering = beta, seed = seed, max_iter = 25, tol = 1e-10)
-    fit <- plsa(shards(split_rows(X, cuts)), k, loss = loss, q = q, tempering = beta, seed = seed, max_iter = 25,
-                tol = 1e-10)
+    # (a matrix under plain KL: its default coordinate descent; else EM)
+    m <- if (N == 2 && beta == 1 && loss == "kl") "cd" else "em"
+    ref <- plsa(X, k, loss = loss, q = q, method = m, tempering = beta, seed = seed, max_iter = 25, tol = 1e-10)
+    fit <- plsa(shards(split_rows(X, cuts)), k, loss = loss, q = q, method = m, tempering = beta, seed = seed,
+                max_iter = 25, tol = 1e-10)
     expect_equal(fit$factors, ref$factors, tolerance = 1e-10, info = info)
     expect_equal(fit$objective, ref$objective, tolerance = 1e-10, info = info)
     expect_identical(fit$iterations, ref$iterations, info = info)
@@ -386,14 +395,14 @@ test_that("a mirai cluster, which does not pin calls to workers, gives the in-me
   parts <- split_rows(x, c(10L, 22L, 37L))
   ref <- plsa(x, 3, method = "em", seed = 6, max_iter = 10, tol = 0)
   for (i in 1:3) {
-    expect_same_fit(plsa(shards(parts), 3, seed = 6, max_iter = 10, tol = 0, cluster = cl), ref)
+    expect_same_fit(plsa(shards(parts), 3, method = "em", seed = 6, max_iter = 10, tol = 0, cluster = cl), ref)
   }
   X <- array(stats::rpois(24 * 5 * 4, 2), c(24, 5, 4)); X[, 1, 1] <- 1
   expect_same_fit(plsa(shards(split_rows(X, c(6L, 13L, 19L))), 2, loss = "tsallis", seed = 2, max_iter = 12, tol = 0,
                        cluster = cl),
                   plsa(X, 2, loss = "tsallis", method = "em", seed = 2, max_iter = 12, tol = 0))
   ref <- plsa(x, 2, method = "em", seed = 1, nrun = 3, max_iter = 15, tol = 0)
-  expect_same_fit(plsa(shards(parts[1:2 + 2]), 2, seed = 1, nrun = 3, max_iter = 15, tol = 0, cluster = cl),
+  expect_same_fit(plsa(shards(parts[1:2 + 2]), 2, method = "em", seed = 1, nrun = 3, max_iter = 15, tol = 0, cluster = cl),
                   plsa(do.call(rbind, parts[3:4]), 2, method = "em", seed = 1, nrun = 3, max_iter = 15, tol = 0))
 })
 
@@ -403,7 +412,7 @@ test_that("an interrupt stops a cluster fit and leaves the workers clean and usa
   on.exit(parallel::stopCluster(cl), add = TRUE)
   x <- shard_counts(40, 20, seed = 5)
   sh <- shards(split_rows(x, 20L))
-  got <- tryCatch(plsa(sh, 2, seed = 1, max_iter = 50, tol = 0, cluster = cl,
+  got <- tryCatch(plsa(sh, 2, method = "em", seed = 1, max_iter = 50, tol = 0, cluster = cl,
                        callback = function(it, obj, f) {
                          if (it == 3) rlang::interrupt()
                          TRUE
@@ -413,7 +422,7 @@ test_that("an interrupt stops a cluster fit and leaves the workers clean and usa
   expect_identical(unlist(parallel::clusterEvalQ(cl, length(ls(asNamespace("aspectr")$shard_stores)))), c(0L, 0L))
   # the next fit on the same cluster is exact
   ref <- plsa(x, 2, method = "em", seed = 1, max_iter = 10, tol = 0)
-  expect_same_fit(plsa(sh, 2, seed = 1, max_iter = 10, tol = 0, cluster = cl), ref)
+  expect_same_fit(plsa(sh, 2, method = "em", seed = 1, max_iter = 10, tol = 0, cluster = cl), ref)
 })
 
 test_that("write_shards() writes .shard files that fit as the in-memory data", {
@@ -431,7 +440,7 @@ test_that("write_shards() writes .shard files that fit as the in-memory data", {
   expect_identical(sum(rows), 37)
   expect_true(all(rows > 0))
   ref <- plsa(x, 3, method = "em", seed = 4, max_iter = 30, tol = 1e-10)
-  fit <- plsa(sh, 3, seed = 4, max_iter = 30, tol = 1e-10)
+  fit <- plsa(sh, 3, method = "em", seed = 4, max_iter = 30, tol = 1e-10)
   expect_same_fit(fit, ref)
   expect_equal(fit$neg_entropy, ref$neg_entropy, tolerance = 1e-12)
   expect_equal(fit$doc_totals, ref$doc_totals)
@@ -447,7 +456,7 @@ test_that("write_shards() writes .shard files that fit as the in-memory data", {
   X <- array(stats::rpois(12 * 5 * 4, 2), c(12, 5, 4)); X[, 1, 1] <- 1
   sh3 <- write_shards(split_rows(X, c(4L, 9L)), shard_tempdir(), prefix = "t")
   expect_identical(dim(sh3), dim(X))
-  expect_same_fit(plsa(sh3, 2, seed = 1, max_iter = 20, tol = 0),
+  expect_same_fit(plsa(sh3, 2, method = "em", seed = 1, max_iter = 20, tol = 0),
                   plsa(X, 2, method = "em", seed = 1, max_iter = 20, tol = 0))
   expect_same_fit(ntf(sh3, 2, loss = "kl", seed = 1, max_iter = 20, tol = 0),
                   ntf(X, 2, loss = "kl", method = "mu", seed = 1, max_iter = 20, tol = 0))
@@ -471,7 +480,7 @@ test_that("write_shards() refuses bad arguments, and bad .shard files are shard 
   sh <- write_shards(x, dir, n = 2)
   f <- unclass(sh)$sources[[2]]$path
   # truncated while a fit runs
-  expect_error(plsa(sh, 2, seed = 1, max_iter = 5, tol = 0,
+  expect_error(plsa(sh, 2, method = "em", seed = 1, max_iter = 5, tol = 0,
                     callback = function(it, obj, fac) {
                       if (it == 2) writeBin(readBin(f, "raw", 100), f)
                       TRUE
@@ -491,17 +500,17 @@ test_that("a component without mass keeps its factors over shards, as in memory"
                                  factors = list(matrix(stats::runif(90), 30, 3), matrix(stats::runif(36), 12, 3))))
   ref <- plsa(x, 3, method = "em", init = init, max_iter = 10, tol = 0)
   expect_identical(unname(ref$lambda[3]), 0)
-  expect_same_fit(plsa(shards(split_rows(x, 10L)), 3, init = init, max_iter = 10, tol = 0), ref)
+  expect_same_fit(plsa(shards(split_rows(x, 10L)), 3, method = "em", init = init, max_iter = 10, tol = 0), ref)
   # out of core, where the step writes over the documents' factor: a
   # component without mass anywhere, and one without mass in one shard only
   sh <- write_shards(split_rows(x, 10L), shard_tempdir())
-  expect_same_fit(plsa(sh, 3, init = init, max_iter = 10, tol = 0), ref)
+  expect_same_fit(plsa(sh, 3, method = "em", init = init, max_iter = 10, tol = 0), ref)
   init2 <- init
   init2$lambda <- c(0.4, 0.3, 0.3)
   init2$factors[[1]][1:10, 2] <- 0
   ref2 <- plsa(x, 3, method = "em", init = init2, max_iter = 10, tol = 0)
-  expect_same_fit(plsa(sh, 3, init = init2, max_iter = 10, tol = 0), ref2)
-  expect_same_fit(plsa(shards(split_rows(x, 10L)), 3, init = init2, max_iter = 10, tol = 0), ref2)
+  expect_same_fit(plsa(sh, 3, method = "em", init = init2, max_iter = 10, tol = 0), ref2)
+  expect_same_fit(plsa(shards(split_rows(x, 10L)), 3, method = "em", init = init2, max_iter = 10, tol = 0), ref2)
 })
 
 test_that("a FORK cluster gives the in-memory fit", {
@@ -511,7 +520,7 @@ test_that("a FORK cluster gives the in-memory fit", {
   on.exit(parallel::stopCluster(cl), add = TRUE)
   x <- shard_counts(30, 16, seed = 21)
   ref <- plsa(x, 2, method = "em", seed = 8, max_iter = 10, tol = 0)
-  expect_same_fit(plsa(shards(split_rows(x, c(8L, 19L))), 2, seed = 8, max_iter = 10, tol = 0, cluster = cl), ref)
+  expect_same_fit(plsa(shards(split_rows(x, c(8L, 19L))), 2, method = "em", seed = 8, max_iter = 10, tol = 0, cluster = cl), ref)
 })
 
 test_that("shards of values at the ends of the double range give the in-memory fit", {
@@ -524,11 +533,11 @@ test_that("shards of values at the ends of the double range give the in-memory f
     ref <- suppressWarnings(plsa(y, 2, method = "em", seed = 3, max_iter = 25, tol = 0))
     refx <- plsa(x, 2, method = "em", seed = 3, max_iter = 25, tol = 0)
     expect_equal(ref$factors, refx$factors, tolerance = 1e-10)
-    fit <- suppressWarnings(plsa(shards(split_rows(y, c(11L, 20L))), 2, seed = 3, max_iter = 25, tol = 0))
+    fit <- suppressWarnings(plsa(shards(split_rows(y, c(11L, 20L))), 2, method = "em", seed = 3, max_iter = 25, tol = 0))
     expect_same_fit(fit, ref)
     dir <- shard_tempdir()
     sh <- suppressWarnings(write_shards(y, dir, n = 2))
-    fit <- suppressWarnings(plsa(sh, 2, seed = 3, max_iter = 25, tol = 0))
+    fit <- suppressWarnings(plsa(sh, 2, method = "em", seed = 3, max_iter = 25, tol = 0))
     expect_same_fit(fit, ref)
     refq <- suppressWarnings(plsa(y, 2, loss = "tsallis", method = "em", seed = 3, max_iter = 15, tol = 0))
     fitq <- suppressWarnings(plsa(sh, 2, loss = "tsallis", seed = 3, max_iter = 15, tol = 0))
@@ -548,10 +557,10 @@ test_that("out of core, EM reads a shard file a chunk at a time and gives the in
   ref3 <- plsa(x, 3, method = "em", seed = 5, nrun = 3, max_iter = 20, tol = 0)
   for (chunk in c(1, 5, 64, 1e6)) {
     options(aspectr.shard_chunk = chunk)
-    expect_same_fit(plsa(sh, 3, seed = 2, max_iter = 25, tol = 0), ref)
+    expect_same_fit(plsa(sh, 3, method = "em", seed = 2, max_iter = 25, tol = 0), ref)
     expect_same_fit(plsa(sh, 3, tempering = 0.85, seed = 2, max_iter = 25, tol = 0), reft)
     # restarts: the best run's documents' factor is put in order in place
-    fit3 <- plsa(sh, 3, seed = 5, nrun = 3, max_iter = 20, tol = 0)
+    fit3 <- plsa(sh, 3, method = "em", seed = 5, nrun = 3, max_iter = 20, tol = 0)
     expect_same_fit(fit3, ref3)
     expect_equal(fit3$run_values, ref3$run_values, tolerance = 1e-10)
     expect_false(is.unsorted(rev(fit3$lambda)))
@@ -563,7 +572,7 @@ test_that("out of core, EM reads a shard file a chunk at a time and gives the in
     X <- array(stats::rpois(prod(d), 1.5), d)
     X[cbind(seq_len(d[1]), matrix(1, d[1], length(d) - 1))] <- 1
     shN <- write_shards(split_rows(X, c(5L, 9L)), shard_tempdir(), prefix = "t")
-    expect_same_fit(plsa(shN, 2, seed = 1, max_iter = 15, tol = 0),
+    expect_same_fit(plsa(shN, 2, method = "em", seed = 1, max_iter = 15, tol = 0),
                     plsa(X, 2, method = "em", seed = 1, max_iter = 15, tol = 0))
   }
 })
@@ -579,7 +588,7 @@ test_that("chunks of whole and of fractional values give the in-memory objective
     y[rows, ] <- y[rows, ] * 0.37
     ref <- suppressWarnings(plsa(y, 2, method = "em", seed = 6, max_iter = 20, tol = 0))
     sh <- write_shards(y, shard_tempdir(), n = 2)
-    fit <- suppressWarnings(plsa(sh, 2, seed = 6, max_iter = 20, tol = 0))
+    fit <- suppressWarnings(plsa(sh, 2, method = "em", seed = 6, max_iter = 20, tol = 0))
     expect_same_fit(fit, ref)
     expect_equal(fit$kl, ref$kl, tolerance = 1e-10)
   }
@@ -589,7 +598,7 @@ test_that("the chunk option of out-of-core fits is checked", {
   sh <- write_shards(shard_counts(12, 6, seed = 2), shard_tempdir(), n = 2)
   for (bad in list(0, -1, 2.5, "a", NA_real_, c(1, 2))) {
     old <- options(aspectr.shard_chunk = bad)
-    expect_error(plsa(sh, 2, max_iter = 2), class = "aspectr_error_input_argument", regexp = "aspectr.shard_chunk")
+    expect_error(plsa(sh, 2, method = "em", max_iter = 2), class = "aspectr_error_input_argument", regexp = "aspectr.shard_chunk")
     options(old)
   }
 })
@@ -604,8 +613,8 @@ test_that("threads over chunks and over kept shards give the in-memory fit", {
   x[, 1] <- x[, 1] + 1
   ref <- plsa(x, 4, method = "em", seed = 3, max_iter = 12, tol = 0, threads = 1)
   sh <- write_shards(x, shard_tempdir(), n = 2)
-  expect_same_fit(plsa(sh, 4, seed = 3, max_iter = 12, tol = 0, threads = 2), ref, names = FALSE)
-  expect_same_fit(plsa(shards(split_rows(x, 150L)), 4, seed = 3, max_iter = 12, tol = 0, threads = 2),
+  expect_same_fit(plsa(sh, 4, method = "em", seed = 3, max_iter = 12, tol = 0, threads = 2), ref, names = FALSE)
+  expect_same_fit(plsa(shards(split_rows(x, 150L)), 4, method = "em", seed = 3, max_iter = 12, tol = 0, threads = 2),
                   ref, names = FALSE)
   reft <- plsa(x, 4, method = "em", tempering = 0.9, seed = 3, max_iter = 12, tol = 0, threads = 1)
   expect_same_fit(plsa(sh, 4, tempering = 0.9, seed = 3, max_iter = 12, tol = 0, threads = 2), reft,
@@ -616,7 +625,7 @@ test_that("a sharded fit draws from the session's random numbers as the in-memor
   x <- shard_counts(30, 18, seed = 14)
   sh <- shards(split_rows(x, 12L))
   set.seed(31)
-  a <- plsa(sh, 2, seed = NULL, max_iter = 5, tol = 0)
+  a <- plsa(sh, 2, method = "em", seed = NULL, max_iter = 5, tol = 0)
   after_sharded <- stats::runif(3)
   set.seed(31)
   b <- plsa(x, 2, method = "em", seed = NULL, max_iter = 5, tol = 0)
@@ -624,7 +633,7 @@ test_that("a sharded fit draws from the session's random numbers as the in-memor
   expect_equal(a$factors, b$factors, tolerance = 1e-10)
   # with a seed, the session's stream is left as it was
   set.seed(32)
-  invisible(plsa(sh, 2, seed = 4, max_iter = 3, tol = 0))
+  invisible(plsa(sh, 2, method = "em", seed = 4, max_iter = 3, tol = 0))
   u <- stats::runif(2)
   set.seed(32)
   expect_identical(u, stats::runif(2))

@@ -1,0 +1,83 @@
+// R glue of weighted nmf() (missing cells, masks, weights): aspectr/nmf/weighted.h.
+#include "r_adapters.h"
+#include <aspectr/nmf/weighted.h>
+
+bool cpp_nmf_data_alive(SEXP data);
+using aspectr_r::RCallback;
+using aspectr_r::add_trace;
+
+// The fit of X~ = omega o X (cpp_nmf_data()'s data, m x n) under the
+// weights omega_ij = r_i c_j (d + delta_ij), delta given at the cells
+// (ei, ej) (0-based) as ev. wx2 = sum omega x^2, klc = sum x~ (log x - 1),
+// total = sum x~. W0 m x k, H0 k x n. Returns W, H, the trace and the
+// divergence (the loss without penalties) of the result.
+// [[Rcpp::export]]
+Rcpp::List cpp_nmf_weighted_fit(SEXP data, Rcpp::NumericMatrix W0, Rcpp::NumericMatrix H0, std::string loss,
+                                std::string method, double d, Rcpp::NumericVector r, Rcpp::NumericVector c,
+                                Rcpp::IntegerVector ei, Rcpp::IntegerVector ej, Rcpp::NumericVector ev,
+                                double wx2, double klc, double total, Rcpp::NumericVector L1,
+                                Rcpp::NumericVector L2, double eps, int max_iter, double tol, int threads,
+                                bool verbose, SEXP hook = R_NilValue, bool want_model = false) {
+  using namespace aspectr::nmf;
+  if (!cpp_nmf_data_alive(data)) Rcpp::stop("internal error: nmf data are not (or no longer) in memory");
+  const Data& X = *static_cast<Data*>(R_ExternalPtrAddr(data));
+  const arma::uword m = X.n_rows(), n = X.n_cols();
+  if (static_cast<arma::uword>(W0.nrow()) != m || static_cast<arma::uword>(H0.ncol()) != n ||
+      W0.ncol() != H0.nrow())
+    Rcpp::stop("internal error: the start does not match the data");
+  if (static_cast<arma::uword>(r.size()) != m || static_cast<arma::uword>(c.size()) != n ||
+      ei.size() != ej.size() || ei.size() != ev.size())
+    Rcpp::stop("internal error: weights of the wrong size");
+  const bool kl = loss == "kl";
+  if (!kl && loss != "frobenius") Rcpp::stop("internal error: weighted nmf() loss '" + loss + "'");
+  WeightedMethod wm;
+  if (method == "hals" && !kl) wm = WeightedMethod::HALS;
+  else if (method == "anls" && !kl) wm = WeightedMethod::ANLS;
+  else if (method == "mu") wm = WeightedMethod::MU;
+  else if (method == "cd" && kl) wm = WeightedMethod::CD;
+  else Rcpp::stop("internal error: weighted nmf() method '" + method + "' for loss '" + loss + "'");
+  if (kl) X.need_rows();
+  CellWeights w;
+  w.d = d;
+  w.r = Rcpp::as<arma::vec>(r);
+  w.c = Rcpp::as<arma::vec>(c);
+  w.wx2 = wx2;
+  w.klc = klc;
+  w.total = total;
+  {
+    std::vector<arma::uword> I(ei.size()), J(ej.size());
+    for (R_xlen_t s = 0; s < ei.size(); ++s) {
+      if (ei[s] < 0 || ej[s] < 0) Rcpp::stop("internal error: a negative cell index");
+      I[s] = static_cast<arma::uword>(ei[s]);
+      J[s] = static_cast<arma::uword>(ej[s]);
+    }
+    w.set_cells(m, n, I, J, std::vector<double>(ev.begin(), ev.end()));
+  }
+  Model M;
+  M.Wt = Rcpp::as<arma::mat>(W0).t();
+  M.H = Rcpp::as<arma::mat>(H0);
+  Penalty pen;
+  pen.l1w = L1[0]; pen.l1h = L1[1]; pen.l2w = L2[0]; pen.l2h = L2[1];
+  aspectr::Control ctl;
+  ctl.max_iter = max_iter; ctl.tol = tol; ctl.threads = threads;
+  RCallback cb(verbose, max_iter, "nmf (" + loss + ", " + method + ", weighted)", hook, want_model);
+  WeightedPiece piece(X, w, M.Wt.memptr(), M.Wt.n_rows, M.Wt.n_cols);
+  aspectr::LocalPieces<WeightedPiece> P({&piece}, threads);
+  PieceModel PM;
+  PM.H = std::move(M.H);
+  PM.P = &P;
+  WeightedNMF rule(kl, wm, pen, eps, w);
+  const aspectr::FitTrace tr = aspectr::run_solver(rule, P, PM, ctl, cb);
+  const double divergence = rule.divergence(P, PM);
+  // the weighted squared error of the result (its relative error)
+  const double frobenius = kl ? WeightedNMF(false, WeightedMethod::HALS, Penalty(), eps, w).divergence(P, PM)
+                              : divergence;
+  Rcpp::List out = Rcpp::List::create(
+      Rcpp::Named("W") = Rcpp::wrap(arma::mat(M.Wt.t())),
+      Rcpp::Named("divergence") = divergence,
+      Rcpp::Named("H") = Rcpp::wrap(PM.H),
+      Rcpp::Named("xnorm2") = wx2,
+      Rcpp::Named("frobenius") = frobenius);
+  add_trace(out, tr);
+  return out;
+}

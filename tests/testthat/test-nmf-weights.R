@@ -1,0 +1,192 @@
+# nmf() with missing cells, masks and weights against the plain-R
+# references of helper-weighted-reference.R, and their properties.
+
+wt_case <- function(seed, m = 9, n = 7, k = 2, na = 0.2, counts = FALSE) {
+  set.seed(seed)
+  W <- matrix(runif(m * k), m, k); H <- matrix(runif(k * n), k, n)
+  X <- W %*% H + matrix(runif(m * n, 0, 0.2), m, n)
+  if (counts) X <- matrix(rpois(m * n, 3 * X), m, n)
+  X[sample(m * n, round(na * m * n))] <- NA
+  list(X = X, W0 = matrix(runif(m * k), m, k), H0 = matrix(runif(k * n), k, n), k = k)
+}
+
+wt_omega <- function(X, cells = NULL, rows = NULL, cols = NULL) {
+  Om <- matrix(1, nrow(X), ncol(X))
+  if (!is.null(cells)) Om <- cells
+  if (!is.null(rows)) Om <- Om * rows
+  if (!is.null(cols)) Om <- sweep(Om, 2, cols, "*")
+  Om[is.na(X)] <- 0
+  Om
+}
+
+combos <- list(c("frobenius", "hals"), c("frobenius", "anls"), c("frobenius", "mu"),
+               c("kl", "mu"), c("kl", "cd"))
+
+test_that("weighted nmf() equals the plain-R reference for every method", {
+  for (cb in combos) for (seed in 1:3) {
+    cs <- wt_case(seed, counts = cb[1] == "kl")
+    rw <- runif(nrow(cs$X), 0.5, 2); cw <- runif(ncol(cs$X), 0.5, 2)
+    cellw <- matrix(runif(length(cs$X), 0, 2), nrow(cs$X))
+    for (variant in 1:3) {
+      args <- switch(variant,
+        list(),                                            # NA only
+        list(row_weights = rw, col_weights = cw),          # rows and columns
+        list(weights = cellw, row_weights = rw))           # cells and rows
+      Om <- wt_omega(cs$X, cells = args$weights, rows = args$row_weights, cols = args$col_weights)
+      fit <- do.call(nmf, c(list(cs$X, cs$k, loss = cb[1], method = cb[2], init = list(W = cs$W0, H = cs$H0),
+                                 max_iter = 6, tol = 0, eps = 0), args))
+      ref <- wref_nmf(cs$X, Om, cs$W0, cs$H0, cb[1], cb[2], 6)
+      lab <- paste(cb[1], cb[2], seed, variant)
+      expect_equal(unname(fit$W), ref$W, tolerance = 1e-8, label = lab)
+      expect_equal(unname(fit$H), ref$H, tolerance = 1e-8, label = lab)
+      expect_equal(fit$objective, ref$objective, tolerance = 1e-9, label = lab)
+      expect_equal(fit$iterations, 6L)
+    }
+  }
+})
+
+test_that("weighted nmf() with penalties equals the reference", {
+  for (cb in combos) {
+    cs <- wt_case(11, counts = cb[1] == "kl")
+    L1 <- c(0.05, 0.02); L2 <- c(0.1, 0.03)
+    fit <- nmf(cs$X, cs$k, loss = cb[1], method = cb[2], init = list(W = cs$W0, H = cs$H0),
+               max_iter = 5, tol = 0, eps = 0, L1 = L1, L2 = L2)
+    ref <- wref_nmf(cs$X, wt_omega(cs$X), cs$W0, cs$H0, cb[1], cb[2], 5, L1, L2)
+    expect_equal(unname(fit$W), ref$W, tolerance = 1e-8, label = paste(cb, collapse = " "))
+    expect_equal(unname(fit$H), ref$H, tolerance = 1e-8, label = paste(cb, collapse = " "))
+    expect_equal(fit$objective, ref$objective, tolerance = 1e-9, label = paste(cb, collapse = " "))
+  }
+})
+
+test_that("NA cells, a mask and weight 0 give the same fit; dense equals sparse", {
+  cs <- wt_case(3, m = 12, n = 10, na = 0.25)
+  X0 <- cs$X; X0[is.na(X0)] <- 0
+  M <- is.na(cs$X)
+  for (cb in combos) {
+    f <- function(x, ...) nmf(x, 2, loss = cb[1], method = cb[2], init = list(W = cs$W0, H = cs$H0),
+                              max_iter = 8, tol = 0, ...)
+    a <- f(cs$X)
+    b <- f(X0, mask = M)
+    d <- f(Matrix::Matrix(X0, sparse = TRUE), mask = Matrix::Matrix(M, sparse = TRUE))
+    e <- f(X0, weights = 1 - M * 1)
+    lab <- paste(cb, collapse = " ")
+    expect_equal(a$W, b$W, tolerance = 1e-12, label = lab)
+    expect_equal(a$H, d$H, tolerance = 1e-10, label = lab)
+    expect_equal(a$W, d$W, tolerance = 1e-10, label = lab)
+    expect_equal(a$objective, e$objective, tolerance = 1e-10, label = lab)
+  }
+})
+
+test_that("observed cells of sparse data: implicit zeros elsewhere do not count", {
+  set.seed(5)
+  m <- 15; n <- 12
+  Xf <- matrix(runif(m * 2), m) %*% matrix(runif(2 * n), 2)
+  obs <- matrix(runif(m * n) < 0.5, m)
+  Xs <- Matrix::Matrix(Xf * obs, sparse = TRUE)
+  W0 <- matrix(runif(m * 2), m); H0 <- matrix(runif(2 * n), 2)
+  a <- nmf(Xs, 2, observed = Matrix::Matrix(obs, sparse = TRUE), init = list(W = W0, H = H0), method = "anls",
+           max_iter = 5, tol = 0)
+  Xna <- Xf; Xna[!obs] <- NA
+  b <- nmf(Xna, 2, init = list(W = W0, H = H0), method = "anls", max_iter = 5, tol = 0)
+  expect_equal(a$W, b$W, tolerance = 1e-10)
+  expect_equal(a$objective, b$objective, tolerance = 1e-10)
+  ref <- wref_nmf(Xf, obs * 1, W0, H0, "frobenius", "anls", 5)
+  expect_equal(unname(a$H), ref$H, tolerance = 1e-8)
+  # the observed zeros (implicit zeros on observed cells) do count
+  obs2 <- obs; obs2[1, ] <- TRUE
+  c2 <- nmf(Xs, 2, observed = obs2, init = list(W = W0, H = H0), method = "anls", max_iter = 5, tol = 0)
+  ref2 <- wref_nmf(Xf * obs, obs2 * 1, W0, H0, "frobenius", "anls", 5)
+  expect_equal(unname(c2$W), ref2$W, tolerance = 1e-8)
+  # a sparse weights matrix: only its cells count
+  sw <- Matrix::Matrix(obs * 2, sparse = TRUE)
+  d2 <- nmf(Xs, 2, weights = sw, init = list(W = W0, H = H0), method = "anls", max_iter = 5, tol = 0)
+  ref3 <- wref_nmf(Xf, obs * 2, W0, H0, "frobenius", "anls", 5)
+  expect_equal(unname(d2$W), ref3$W, tolerance = 1e-8)
+})
+
+test_that("whole-number row weights equal repeated rows", {
+  cs <- wt_case(7, m = 8, n = 9, na = 0)
+  rw <- c(2, 1, 3, 1, 1, 2, 1, 1)
+  rep_rows <- rep(seq_len(8), rw)
+  for (cb in combos) {
+    a <- nmf(cs$X, 2, loss = cb[1], method = cb[2], row_weights = rw, init = list(W = cs$W0, H = cs$H0),
+             max_iter = 7, tol = 0)
+    b <- nmf(cs$X[rep_rows, ], 2, loss = cb[1], method = cb[2], row_weights = rep(1, length(rep_rows)),
+             init = list(W = cs$W0[rep_rows, ], H = cs$H0), max_iter = 7, tol = 0)
+    lab <- paste(cb, collapse = " ")
+    expect_equal(a$H, b$H, tolerance = 1e-9, label = lab)
+    expect_equal(unname(a$W), unname(b$W[!duplicated(rep_rows), ]), tolerance = 1e-9, label = lab)
+    expect_equal(a$objective, b$objective, tolerance = 1e-10, label = lab)
+  }
+})
+
+test_that("trivial weights give the unweighted KL coordinate descent", {
+  cs <- wt_case(8, m = 20, n = 15, na = 0, counts = TRUE)
+  W0 <- matrix(runif(40), 20); H0 <- matrix(runif(30), 2)
+  a <- nmf(cs$X, 2, loss = "kl", method = "cd", init = list(W = W0, H = H0), max_iter = 10, tol = 0)
+  b <- nmf(cs$X, 2, loss = "kl", method = "cd", init = list(W = W0, H = H0), max_iter = 10, tol = 0,
+           row_weights = rep(1, 20))
+  expect_equal(a$W, b$W, tolerance = 1e-10)
+  expect_equal(a$objective, b$objective, tolerance = 1e-12)
+  expect_equal(a$divergence, b$divergence, tolerance = 1e-12)
+})
+
+test_that("weighted objectives never rise (random cases)", {
+  reps <- as.integer(Sys.getenv("ASPECTR_PROPERTY_REPS", "8"))
+  for (rep in seq_len(reps)) {
+    set.seed(100 + rep)
+    m <- sample(5:25, 1); n <- sample(5:25, 1); k <- sample(1:min(4, m, n), 1)
+    X <- matrix(rpois(m * n, 2), m)
+    X[sample(m * n, sample(0:(m * n %/% 3), 1))] <- NA
+    if (all(is.na(X) | X == 0)) next
+    cb <- combos[[sample(length(combos), 1)]]
+    w <- if (runif(1) < 0.5) list(row_weights = runif(m, 0, 3)) else list(weights = matrix(runif(m * n), m))
+    pen <- if (runif(1) < 0.3) list(L1 = runif(2, 0, 0.1), L2 = runif(2, 0, 0.1)) else list()
+    fit <- do.call(nmf, c(list(X, k, loss = cb[1], method = cb[2], init = "random", seed = rep, max_iter = 30,
+                               tol = 0), w, pen))
+    o <- c(fit$initial, fit$objective)
+    expect_true(all(diff(o) <= 1e-9 * abs(o[-length(o)]) + 1e-12), label = paste(cb, collapse = " "))
+    expect_true(all(is.finite(fit$W)) && all(is.finite(fit$H)) && all(fit$W >= 0) && all(fit$H >= 0))
+  }
+})
+
+test_that("a fit with missing cells imputes them; augment() marks them", {
+  set.seed(21)
+  m <- 60; n <- 40
+  Wt <- matrix(runif(m * 3), m); Ht <- matrix(runif(3 * n), 3)
+  X <- Wt %*% Ht
+  Xn <- X + matrix(runif(m * n, 0, 0.02), m)
+  miss <- sample(m * n, 0.2 * m * n)
+  Xm <- Xn; Xm[miss] <- NA
+  fit <- nmf(Xm, 3, method = "anls", seed = 1, tol = 1e-8, max_iter = 2000)
+  expect_true(fit$converged)
+  imp <- fitted(fit)[miss]
+  expect_lt(sqrt(mean((imp - X[miss])^2)) / sqrt(mean(X^2)), 0.03)
+  # a zero-filled fit (the missing cells taken as zeros) imputes far worse
+  X0 <- Xm; X0[miss] <- 0
+  f0 <- nmf(X0, 3, method = "anls", seed = 1, tol = 1e-8, max_iter = 2000)
+  expect_gt(sqrt(mean((fitted(f0)[miss] - X[miss])^2)) / sqrt(mean(X^2)), 0.2)
+  expect_equal(sum(fit$weighting$left_out), length(miss))
+  au <- augment(fit)
+  expect_true("observed" %in% names(au))
+  expect_equal(sum(!au$observed), length(miss))
+})
+
+test_that("bad weighting arguments are classed input errors", {
+  X <- matrix(runif(20), 5)
+  expect_error(nmf(X, 2, mask = matrix(TRUE, 4, 4)), class = "aspectr_error_input_value")
+  expect_error(nmf(X, 2, mask = "a"), class = "aspectr_error_input_type")
+  mm <- matrix(FALSE, 5, 4); mm[1] <- NA
+  expect_error(nmf(X, 2, mask = mm), class = "aspectr_error_input_value")
+  expect_error(nmf(X, 2, weights = -X), class = "aspectr_error_input_value")
+  expect_error(nmf(X, 2, row_weights = c(1, 2)), class = "aspectr_error_input_value")
+  expect_error(nmf(X, 2, col_weights = c(1, NA, 1, 1)), class = "aspectr_error_input_value")
+  expect_error(nmf(X, 2, mask = X > 2, loss = "beta", beta = 0.5), class = "aspectr_error_input_argument")
+  expect_error(nmf(X, 2, mask = X > 2, method = "als"), class = "aspectr_error_input_argument")
+  expect_error(nmf(X, 2, mask = X > 2, accelerate = TRUE), class = "aspectr_error_input_argument")
+  expect_error(nmf(X, 2, mask = matrix(TRUE, 5, 4)), class = "aspectr_error_input_value")
+  Xn <- X; Xn[1, 1] <- -1; Xn[2, 2] <- NA
+  expect_error(nmf(Xn, 2), class = "aspectr_error_input_value")
+  sh <- shards(list(X[1:2, ], X[3:5, ]))
+  expect_error(nmf(sh, 2, mask = X > 2), class = "aspectr_error_input_argument")
+})

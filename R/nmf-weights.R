@@ -231,3 +231,27 @@ nmf_augment_weighted <- function(x, data) {
                  value = val, observed = obs, .fitted = rowSums(p),
                  .component = max.col(p, ties.method = "first"))
 }
+
+# nmf_fold() for x with NA cells: the weighted projection (the cells left
+# out), on x / s with B / w as nmf_fold() scales
+nmf_fold_missing <- function(object, x, B, l1, l2, max_iter, tol, threads) {
+  if (!object$loss %in% c("frobenius", "kl")) {
+    abort_input("{.arg newdata} with missing values can be folded into Frobenius and KL fits, not into a {.code loss = \"{object$loss}\"} fit.",
+                "newdata", arg = "newdata")
+  }
+  wd <- nmf_weighted_data(x, NULL, NULL, NULL, NULL, NULL)
+  s <- if (length(wd$tv)) max(wd$tv) else 1
+  xt <- wd$xt / s
+  nd <- nmf_data(xt, "newdata")
+  nd$rows <- object$loss == "kl"
+  B <- unname(B)
+  w <- max(B)
+  if (!(w > 0)) w <- 1
+  b <- object$beta
+  l1 <- if (l1 > 0) l1 * exp((1 - b) * log(s) - log(w)) else 0
+  l2 <- if (l2 > 0) l2 * exp((2 - b) * log(s) - 2 * log(w)) else 0
+  C0 <- matrix(1, ncol(B), ncol(xt))
+  C <- cpp_nmf_weighted_project(nmf_ptr(nd), B / w, C0, object$loss, wd$d, wd$r, wd$c, wd$ei, wd$ej, wd$ev,
+                                l1, l2, object$eps, max_iter, tol, threads)
+  C * (s / w)
+}

@@ -81,3 +81,48 @@ Rcpp::List cpp_nmf_weighted_fit(SEXP data, Rcpp::NumericMatrix W0, Rcpp::Numeric
   add_trace(out, tr);
   return out;
 }
+
+// Columns of weighted data fitted with the basis fixed: C (k x n) given
+// B (m x k) for X~ (cpp_nmf_data()'s data, m x n) under the weights (as
+// cpp_nmf_weighted_fit()), each column by `method` ("anls": exact NNLS, once;
+// KL "cd": coordinate Newton sweeps) until no coefficient moves by more than
+// tol times the largest, at most max_iter sweeps; from C0.
+// [[Rcpp::export]]
+Rcpp::NumericMatrix cpp_nmf_weighted_project(SEXP data, Rcpp::NumericMatrix B, Rcpp::NumericMatrix C0,
+                                             std::string loss, double d, Rcpp::NumericVector r,
+                                             Rcpp::NumericVector c, Rcpp::IntegerVector ei,
+                                             Rcpp::IntegerVector ej, Rcpp::NumericVector ev, double l1,
+                                             double l2, double eps, int max_iter, double tol, int threads) {
+  using namespace aspectr::nmf;
+  if (!cpp_nmf_data_alive(data)) Rcpp::stop("internal error: nmf data are not (or no longer) in memory");
+  const Data& X = *static_cast<Data*>(R_ExternalPtrAddr(data));
+  const arma::uword m = X.n_rows(), n = X.n_cols();
+  if (static_cast<arma::uword>(B.nrow()) != m || static_cast<arma::uword>(C0.ncol()) != n || B.ncol() != C0.nrow())
+    Rcpp::stop("internal error: the basis does not match the data");
+  const bool kl = loss == "kl";
+  CellWeights w;
+  w.d = d;
+  w.r = Rcpp::as<arma::vec>(r);
+  w.c = Rcpp::as<arma::vec>(c);
+  {
+    std::vector<arma::uword> I(ei.size()), J(ej.size());
+    for (R_xlen_t s = 0; s < ei.size(); ++s) { I[s] = ei[s]; J[s] = ej[s]; }
+    w.set_cells(m, n, I, J, std::vector<double>(ev.begin(), ev.end()));
+  }
+  arma::mat Wt = Rcpp::as<arma::mat>(B).t();
+  WeightedPiece piece(X, w, Wt.memptr(), Wt.n_rows, Wt.n_cols);
+  arma::mat C = Rcpp::as<arma::mat>(C0);
+  const int sweeps = kl ? max_iter : 1;
+  for (int it = 0; it < sweeps; ++it) {
+    aspectr::Request req("wcol");
+    req.view("H", C).with("loss", kl ? 1.0 : 0.0)
+        .with("method", static_cast<double>(kl ? WeightedMethod::CD : WeightedMethod::ANLS))
+        .with("l1", l1).with("l2", l2).with("eps", eps);
+    arma::mat Cn = piece.run(req, threads).take("H");
+    const double change = arma::abs(Cn - C).max();
+    C = std::move(Cn);
+    if (change <= tol * std::max(C.max(), 1e-300)) break;
+    Rcpp::checkUserInterrupt();
+  }
+  return Rcpp::wrap(C);
+}

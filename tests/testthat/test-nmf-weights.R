@@ -190,3 +190,55 @@ test_that("bad weighting arguments are classed input errors", {
   sh <- shards(list(X[1:2, ], X[3:5, ]))
   expect_error(nmf(sh, 2, mask = X > 2), class = "aspectr_error_input_argument")
 })
+
+test_that("predict() folds rows and columns with missing cells in from their observed cells", {
+  set.seed(31)
+  m <- 30; n <- 20
+  X <- matrix(runif(m * 3), m) %*% matrix(runif(3 * n), 3)
+  for (loss in c("frobenius", "kl")) {
+    # (not counts: the KL fit's likelihood warning is beside the point here)
+    fit <- suppressWarnings(nmf(X, 3, loss = loss, seed = 1, tol = 1e-10, max_iter = 3000))
+    new <- X[1:4, ]
+    new[cbind(1:4, c(2, 5, 7, 11))] <- NA
+    Wn <- predict(fit, new, tol = 1e-12, max_iter = 5000)
+    # the same as the fold-in of each row's observed cells alone
+    for (i in 1:4) {
+      o <- !is.na(new[i, ])
+      sub <- fit
+      sub$H <- fit$H[, o, drop = FALSE]
+      sub$dims <- c(nrow(fit$W), sum(o))
+      w1 <- predict(sub, new[i, o, drop = FALSE], tol = 1e-12, max_iter = 5000)
+      expect_equal(unname(Wn[i, ]), unname(w1[1, ]), tolerance = 1e-6, label = paste(loss, i))
+    }
+    # and the imputation of the missing cells is close to the data
+    imp <- (Wn %*% fit$H)[is.na(new)]
+    expect_lt(max(abs(imp - X[1:4, ][is.na(new)]) / X[1:4, ][is.na(new)]), 0.05)
+    Hn <- predict(fit, t(t(X[, 1:3])), margin = "columns")
+    Xc <- X[, 1:3]; Xc[c(1, 40, 77)] <- NA
+    Hm <- predict(fit, Xc, margin = "columns", tol = 1e-12, max_iter = 5000)
+    expect_equal(dim(Hm), c(3L, 3L))
+    expect_true(all(is.finite(Hm)))
+  }
+})
+
+test_that("nmf_rank(method = \"mask\") finds a planted rank, dense and sparse", {
+  set.seed(41)
+  m <- 60; n <- 50
+  X <- matrix(runif(m * 3), m) %*% matrix(runif(3 * n), 3) + matrix(runif(m * n, 0, 0.02), m)
+  r <- nmf_rank(X, k = 1:5, method = "mask", nrun = 2, seed = 1, method_nmf = "anls", tol = 1e-5,
+                max_iter = 3000)
+  expect_s3_class(r, "aspectr_nmf_rank")
+  expect_equal(r$best, 3L)
+  expect_equal(nrow(r$details), 10L)
+  expect_true(all(r$table$test_error[r$table$k != 3] > r$table$test_error[r$table$k == 3]))
+  expect_output(print(r), "masked cells")
+  # sparse counts of a planted rank-4 Poisson model
+  W <- matrix(rgamma(120 * 4, 0.3), 120); H <- matrix(rgamma(4 * 80, 0.3), 4)
+  C <- matrix(rpois(120 * 80, 3 * W %*% H), 120)
+  Cs <- Matrix::Matrix(C, sparse = TRUE)
+  r2 <- nmf_rank(Cs, k = 2:6, method = "mask", nrun = 2, seed = 2, loss = "kl", tol = 1e-6, max_iter = 500)
+  expect_equal(r2$best, 4L)
+  # the same cells are held out for the same seed: reproducible
+  r3 <- nmf_rank(Cs, k = 2:6, method = "mask", nrun = 2, seed = 2, loss = "kl", tol = 1e-6, max_iter = 500)
+  expect_identical(r2$table, r3$table)
+})

@@ -140,7 +140,7 @@ residuals.aspectr_nmf <- function(object, x, ...) {
 #' the fit's method. `NA` cells of `newdata` are left out of the loss (as
 #' `nmf()` leaves out missing cells; Frobenius and KL fits), so that rows
 #' with missing values get their coefficients from their observed cells,
-#' and `fitted values` \eqn{W_{new} H} impute the rest.
+#' and \eqn{W_{new} H} imputes the rest.
 #'
 #' @param object An `aspectr_nmf` fit.
 #' @param newdata A matrix (any form [nmf()] accepts). For `margin =

@@ -170,7 +170,7 @@ nmf_weighted_data <- function(x, mask, observed, weights, row_weights, col_weigh
     Matrix::sparseMatrix(i = zero[, 1], j = zero[, 2], dims = dims, dimnames = dimnames(x)) else NULL
   type <- c(if (!is.null(xx$na)) "missing", if (!is.null(mask)) "mask", if (!is.null(observed)) "observed",
             if (!is.null(weights)) "cells", if (!is.null(row_weights)) "rows", if (!is.null(col_weights)) "columns")
-  list(xt = xt, d = d, r = r, c = cw, ei = as.integer(ij[, 1] - 1L), ej = as.integer(ij[, 2] - 1L),
+  list(xt = xt, x0 = x, d = d, r = r, c = cw, ei = as.integer(ij[, 1] - 1L), ej = as.integer(ij[, 2] - 1L),
        ev = as.numeric(delta), xv = xv, tv = tv, left_out = left_out, type = type,
        observed_cells = sum(tv > 0), zero_cells = if (is.null(zero)) NA_real_ else nrow(zero))
 }
@@ -254,4 +254,13 @@ nmf_fold_missing <- function(object, x, B, l1, l2, max_iter, tol, threads) {
   C <- cpp_nmf_weighted_project(nmf_ptr(nd), B / w, C0, object$loss, wd$d, wd$r, wd$c, wd$ei, wd$ej, wd$ev,
                                 l1, l2, object$eps, max_iter, tol, threads)
   C * (s / w)
+}
+
+# The weights of every cell, a dense m x n matrix (the beta divergence's
+# updates)
+nmf_weight_matrix <- function(wd) {
+  dims <- dim(wd$x0)
+  f <- matrix(wd$d, dims[1], dims[2])
+  f[cbind(wd$ei + 1L, wd$ej + 1L)] <- wd$d + wd$ev
+  f * outer(wd$r, wd$c)
 }

@@ -160,9 +160,10 @@
 #' own Gram matrix: one sweep of exact coordinate updates (`"hals"`), the
 #' exact non-negative least-squares solution (`"anls"`), the multiplicative
 #' update (`"mu"`), or KL coordinate descent and multiplicative updates with
-#' their linear terms. Every method keeps its objective from rising. The
-#' extrapolation (`accelerate`), `method = "als"` and `loss = "beta"` are
-#' not available with weights, nor are [shards()].
+#' their linear terms; under `loss = "beta"` the multiplicative updates
+#' with every cell's terms weighted (dense data). Every method keeps its
+#' objective from rising. The extrapolation (`accelerate`) and
+#' `method = "als"` are not available with weights, nor are [shards()].
 #'
 #' [fitted()] then gives the model's values on every cell, those of the
 #' left-out cells included (an imputation), and [augment()] marks which
@@ -347,10 +348,6 @@ nmf <- function(x, k, loss = c("frobenius", "kl", "beta"), beta = 2,
                 "argument", arg = "mask")
   }
   if (weighted) {
-    if (loss == "beta") {
-      abort_input("Missing cells, masks and weights are available for {.code loss = \"frobenius\"} and {.code \"kl\"}, not {.code loss = \"beta\"} with {.code beta = {beta}}.",
-                  "argument", arg = "loss")
-    }
     if (method == "als") {
       abort_input("Missing cells, masks and weights are available for {.arg method} {.or {.val {c('hals', 'anls', 'mu', 'cd')}}}, not {.val als} (a projection, not a minimizer of the weighted loss).",
                   "argument", arg = "method")
@@ -365,7 +362,8 @@ nmf <- function(x, k, loss = c("frobenius", "kl", "beta"), beta = 2,
       abort_input("{.arg x} has no positive value in a cell of positive weight: there is nothing to fit.",
                   "value", arg = "x")
     }
-    x <- wd$xt
+    # (the beta divergence's updates read x itself and the weights)
+    x <- if (loss == "beta") wd$x0 else wd$xt
   }
   if (sharded) {
     nd <- nmf_shard_data(x, loss, method, accelerate, init, missing(init), call = environment())
@@ -475,7 +473,13 @@ nmf <- function(x, k, loss = c("frobenius", "kl", "beta"), beta = 2,
     cpp_nmf_fit(nmf_ptr(nd), s$W, s$H, loss, method, beta,
                 L1s, L2s, eps, iters, tol, threads, verbose, accelerate, hook, !is.null(callback))
   }
-  if (weighted) {
+  if (weighted && loss == "beta") {
+    omega <- nmf_weight_matrix(wd)
+    fit_start <- function(s, iters) {
+      cpp_nmf_beta_weighted_fit(nmf_ptr(nd), s$W, s$H, beta, omega, L1s, L2s, eps, iters, tol, threads,
+                                verbose, hook, !is.null(callback))
+    }
+  } else if (weighted) {
     wk <- nmf_weighted_constants(wd, sc$s)
     fit_start <- function(s, iters) {
       cpp_nmf_weighted_fit(nmf_ptr(nd), s$W, s$H, loss, method, wd$d, wd$r, wd$c, wd$ei, wd$ej, wd$ev,

@@ -126,3 +126,49 @@ Rcpp::NumericMatrix cpp_nmf_weighted_project(SEXP data, Rcpp::NumericMatrix B, R
   }
   return Rcpp::wrap(C);
 }
+
+// The beta divergence under cell weights: cpp_nmf_data()'s dense data x
+// (m x n, missing cells any value), the weights Om (m x n), W0 m x k, H0
+// k x n; BetaMU with the weights (nmf/rules.h). Returns W, H, the trace,
+// the divergence and the weighted half squared error of the result.
+// [[Rcpp::export]]
+Rcpp::List cpp_nmf_beta_weighted_fit(SEXP data, Rcpp::NumericMatrix W0, Rcpp::NumericMatrix H0, double beta,
+                                     Rcpp::NumericMatrix Om, Rcpp::NumericVector L1, Rcpp::NumericVector L2,
+                                     double eps, int max_iter, double tol, int threads, bool verbose,
+                                     SEXP hook = R_NilValue, bool want_model = false) {
+  using namespace aspectr::nmf;
+  if (!cpp_nmf_data_alive(data)) Rcpp::stop("internal error: nmf data are not (or no longer) in memory");
+  const Data& X = *static_cast<Data*>(R_ExternalPtrAddr(data));
+  if (!X.dense()) Rcpp::stop("internal error: beta-divergence updates need dense data");
+  const arma::uword m = X.n_rows(), n = X.n_cols();
+  if (static_cast<arma::uword>(W0.nrow()) != m || static_cast<arma::uword>(H0.ncol()) != n ||
+      W0.ncol() != H0.nrow() || static_cast<arma::uword>(Om.nrow()) != m || static_cast<arma::uword>(Om.ncol()) != n)
+    Rcpp::stop("internal error: the start or the weights do not match the data");
+  const arma::mat Omega(REAL(Om), m, n, false, true);
+  Model M;
+  M.Wt = Rcpp::as<arma::mat>(W0).t();
+  M.H = Rcpp::as<arma::mat>(H0);
+  Penalty pen;
+  pen.l1w = L1[0]; pen.l1h = L1[1]; pen.l2w = L2[0]; pen.l2h = L2[1];
+  aspectr::Control ctl;
+  ctl.max_iter = max_iter; ctl.tol = tol; ctl.threads = threads;
+  RCallback cb(verbose, max_iter, "nmf (beta, mu, weighted)", hook, want_model);
+  BetaMU rule(beta, pen, eps, &Omega);
+  const aspectr::FitTrace tr = aspectr::run_solver(rule, X, M, ctl, cb);
+  const double divergence = BetaMU(beta, Penalty(), eps, &Omega).loss(X, M, threads);
+  const arma::mat V = M.Wt.t() * M.H;
+  double frob = 0.0, wx2 = 0.0;
+  for (arma::uword j = 0; j < V.n_elem; ++j) {
+    const double e = X.D()[j] - V[j];
+    frob += Omega[j] * e * e;
+    wx2 += Omega[j] * X.D()[j] * X.D()[j];
+  }
+  Rcpp::List out = Rcpp::List::create(
+      Rcpp::Named("W") = Rcpp::wrap(arma::mat(M.Wt.t())),
+      Rcpp::Named("divergence") = divergence,
+      Rcpp::Named("H") = Rcpp::wrap(M.H),
+      Rcpp::Named("xnorm2") = wx2,
+      Rcpp::Named("frobenius") = 0.5 * frob);
+  add_trace(out, tr);
+  return out;
+}

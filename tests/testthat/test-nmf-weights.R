@@ -139,11 +139,13 @@ test_that("weighted objectives never rise (random cases)", {
     X <- matrix(rpois(m * n, 2), m)
     X[sample(m * n, sample(0:(m * n %/% 3), 1))] <- NA
     if (all(is.na(X) | X == 0)) next
-    cb <- combos[[sample(length(combos), 1)]]
+    all_combos <- c(combos, list(c("beta", "mu")))
+    cb <- all_combos[[sample(length(all_combos), 1)]]
     w <- if (runif(1) < 0.5) list(row_weights = runif(m, 0, 3)) else list(weights = matrix(runif(m * n), m))
     pen <- if (runif(1) < 0.3) list(L1 = runif(2, 0, 0.1), L2 = runif(2, 0, 0.1)) else list()
+    if (cb[1] == "beta") pen$L2 <- NULL
     fit <- do.call(nmf, c(list(X, k, loss = cb[1], method = cb[2], init = "random", seed = rep, max_iter = 30,
-                               tol = 0), w, pen))
+                               tol = 0, beta = if (cb[1] == "beta") runif(1, 0.5, 2.5) else 2), w, pen))
     o <- c(fit$initial, fit$objective)
     expect_true(all(diff(o) <= 1e-9 * abs(o[-length(o)]) + 1e-12), label = paste(cb, collapse = " "))
     expect_true(all(is.finite(fit$W)) && all(is.finite(fit$H)) && all(fit$W >= 0) && all(fit$H >= 0))
@@ -181,7 +183,6 @@ test_that("bad weighting arguments are classed input errors", {
   expect_error(nmf(X, 2, weights = -X), class = "aspectr_error_input_value")
   expect_error(nmf(X, 2, row_weights = c(1, 2)), class = "aspectr_error_input_value")
   expect_error(nmf(X, 2, col_weights = c(1, NA, 1, 1)), class = "aspectr_error_input_value")
-  expect_error(nmf(X, 2, mask = X > 2, loss = "beta", beta = 0.5), class = "aspectr_error_input_argument")
   expect_error(nmf(X, 2, mask = X > 2, method = "als"), class = "aspectr_error_input_argument")
   expect_error(nmf(X, 2, mask = X > 2, accelerate = TRUE), class = "aspectr_error_input_argument")
   expect_error(nmf(X, 2, mask = matrix(TRUE, 5, 4)), class = "aspectr_error_input_value")
@@ -241,4 +242,42 @@ test_that("nmf_rank(method = \"mask\") finds a planted rank, dense and sparse", 
   # the same cells are held out for the same seed: reproducible
   r3 <- nmf_rank(Cs, k = 2:6, method = "mask", nrun = 2, seed = 2, loss = "kl", tol = 1e-6, max_iter = 500)
   expect_identical(r2$table, r3$table)
+})
+
+test_that("weighted beta-divergence updates equal the plain-R reference", {
+  ref_beta <- function(X, Om, W, H, b, iters) {
+    g <- if (b < 1) 1 / (2 - b) else if (b > 2) 1 / (b - 1) else 1
+    lo <- exp(-690 / max(1, 2 - b))
+    div <- function(V) {
+      V <- pmax(V, 1e-300)
+      sum(Om * pmax(0, (X^b + (b - 1) * V^b - b * X * V^(b - 1)) / (b * (b - 1))))
+    }
+    obj <- numeric(iters)
+    for (it in seq_len(iters)) {
+      V <- pmax(W %*% H, lo)
+      W <- W * (pmax((Om * X * V^(b - 2)) %*% t(H), 0) / ((Om * V^(b - 1)) %*% t(H)))^g
+      V <- pmax(W %*% H, lo)
+      H <- H * (pmax(t(W) %*% (Om * X * V^(b - 2)), 0) / (t(W) %*% (Om * V^(b - 1))))^g
+      obj[it] <- div(W %*% H)
+    }
+    list(W = W, H = H, objective = obj)
+  }
+  for (b in c(0.5, 1.5, 3)) {
+    cs <- wt_case(50 + 10 * b, m = 8, n = 6, na = 0.2)
+    rw <- runif(8, 0.5, 2)
+    Om <- wt_omega(cs$X, rows = rw)
+    X0 <- cs$X; X0[is.na(X0)] <- 0
+    fit <- nmf(cs$X, 2, loss = "beta", beta = b, init = list(W = cs$W0[1:8, ], H = cs$H0[, 1:6]), max_iter = 5,
+               tol = 0, eps = 0, row_weights = rw)
+    ref <- ref_beta(X0, Om, cs$W0[1:8, ], cs$H0[, 1:6], b, 5)
+    expect_equal(unname(fit$W), ref$W, tolerance = 1e-8, label = paste("beta", b))
+    expect_equal(unname(fit$H), ref$H, tolerance = 1e-8, label = paste("beta", b))
+    expect_equal(fit$objective, ref$objective, tolerance = 1e-9, label = paste("beta", b))
+    # and the unweighted updates are those with every weight 1
+    f1 <- nmf(X0, 2, loss = "beta", beta = b, init = list(W = cs$W0[1:8, ], H = cs$H0[, 1:6]), max_iter = 5,
+              tol = 0, eps = 0)
+    f2 <- nmf(X0, 2, loss = "beta", beta = b, init = list(W = cs$W0[1:8, ], H = cs$H0[, 1:6]), max_iter = 5,
+              tol = 0, eps = 0, row_weights = rep(1, 8))
+    expect_equal(f1$W, f2$W, tolerance = 1e-13)
+  }
 })

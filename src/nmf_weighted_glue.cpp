@@ -6,6 +6,22 @@ bool cpp_nmf_data_alive(SEXP data);
 using aspectr_r::RCallback;
 using aspectr_r::add_trace;
 
+namespace {
+// the start (W0 m x k, H0 k x n), the penalties and the controls of a fit
+struct FitSetup {
+  aspectr::nmf::Model M;
+  aspectr::nmf::Penalty pen;
+  aspectr::Control ctl;
+  FitSetup(const Rcpp::NumericMatrix& W0, const Rcpp::NumericMatrix& H0, const Rcpp::NumericVector& L1,
+           const Rcpp::NumericVector& L2, int max_iter, double tol, int threads) {
+    M.Wt = Rcpp::as<arma::mat>(W0).t();
+    M.H = Rcpp::as<arma::mat>(H0);
+    pen.l1w = L1[0]; pen.l1h = L1[1]; pen.l2w = L2[0]; pen.l2h = L2[1];
+    ctl.max_iter = max_iter; ctl.tol = tol; ctl.threads = threads;
+  }
+};
+}  // namespace
+
 // The fit of X~ = omega o X (cpp_nmf_data()'s data, m x n) under the
 // weights omega_ij = r_i c_j (d + delta_ij), delta given at the cells
 // (ei, ej) (0-based) as ev. wx2 = sum omega x^2, klc = sum x~ (log x - 1),
@@ -53,21 +69,16 @@ Rcpp::List cpp_nmf_weighted_fit(SEXP data, Rcpp::NumericMatrix W0, Rcpp::Numeric
     }
     w.set_cells(m, n, I, J, std::vector<double>(ev.begin(), ev.end()));
   }
-  Model M;
-  M.Wt = Rcpp::as<arma::mat>(W0).t();
-  M.H = Rcpp::as<arma::mat>(H0);
-  Penalty pen;
-  pen.l1w = L1[0]; pen.l1h = L1[1]; pen.l2w = L2[0]; pen.l2h = L2[1];
-  aspectr::Control ctl;
-  ctl.max_iter = max_iter; ctl.tol = tol; ctl.threads = threads;
+  FitSetup f(W0, H0, L1, L2, max_iter, tol, threads);
+  Model& M = f.M;
   RCallback cb(verbose, max_iter, "nmf (" + loss + ", " + method + ", weighted)", hook, want_model);
   WeightedPiece piece(X, w, M.Wt.memptr(), M.Wt.n_rows, M.Wt.n_cols);
   aspectr::LocalPieces<WeightedPiece> P({&piece}, threads);
   PieceModel PM;
   PM.H = std::move(M.H);
   PM.P = &P;
-  WeightedNMF rule(kl, wm, pen, eps, w);
-  const aspectr::FitTrace tr = aspectr::run_solver(rule, P, PM, ctl, cb);
+  WeightedNMF rule(kl, wm, f.pen, eps, w);
+  const aspectr::FitTrace tr = aspectr::run_solver(rule, P, PM, f.ctl, cb);
   const double divergence = rule.divergence(P, PM);
   // the weighted squared error of the result (its relative error)
   const double frobenius = kl ? WeightedNMF(false, WeightedMethod::HALS, Penalty(), eps, w).divergence(P, PM)
@@ -145,16 +156,11 @@ Rcpp::List cpp_nmf_beta_weighted_fit(SEXP data, Rcpp::NumericMatrix W0, Rcpp::Nu
       W0.ncol() != H0.nrow() || static_cast<arma::uword>(Om.nrow()) != m || static_cast<arma::uword>(Om.ncol()) != n)
     Rcpp::stop("internal error: the start or the weights do not match the data");
   const arma::mat Omega(REAL(Om), m, n, false, true);
-  Model M;
-  M.Wt = Rcpp::as<arma::mat>(W0).t();
-  M.H = Rcpp::as<arma::mat>(H0);
-  Penalty pen;
-  pen.l1w = L1[0]; pen.l1h = L1[1]; pen.l2w = L2[0]; pen.l2h = L2[1];
-  aspectr::Control ctl;
-  ctl.max_iter = max_iter; ctl.tol = tol; ctl.threads = threads;
+  FitSetup f(W0, H0, L1, L2, max_iter, tol, threads);
+  Model& M = f.M;
   RCallback cb(verbose, max_iter, "nmf (beta, mu, weighted)", hook, want_model);
-  BetaMU rule(beta, pen, eps, &Omega);
-  const aspectr::FitTrace tr = aspectr::run_solver(rule, X, M, ctl, cb);
+  BetaMU rule(beta, f.pen, eps, &Omega);
+  const aspectr::FitTrace tr = aspectr::run_solver(rule, X, M, f.ctl, cb);
   const double divergence = BetaMU(beta, Penalty(), eps, &Omega).loss(X, M, threads);
   const arma::mat V = M.Wt.t() * M.H;
   double frob = 0.0, wx2 = 0.0;

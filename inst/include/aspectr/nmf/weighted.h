@@ -156,10 +156,11 @@ struct WeightedSide {
   }
 
   // Frobenius: every column f_o of F given A (k x p: the data's part) by
-  // `method` (HALS sweep, ANLS, MU) with its own Gram; returns the
-  // objective's part  sum_o (-a_o'f_o + 1/2 f_o'Q_o f_o)  after the update.
+  // `method` (HALS sweep, ANLS, MU) with its own Gram (update = false: F as
+  // it is); returns the objective's part  sum_o (-a_o'f_o + 1/2 f_o'Q_o f_o)
+  // after the update.
   double frobenius(WeightedMethod method, arma::mat& F, const arma::mat& A, const arma::mat& G, double l1,
-                   double l2, double eps, int threads) const {
+                   double l2, double eps, int threads, bool update = true) const {
     const arma::uword k = F.n_rows, pc = F.n_cols;
     arma::mat Gc;
     arma::vec gc;
@@ -175,7 +176,7 @@ struct WeightedSide {
         gram_of(o, G, Gc, Q);
         double* f = F.colptr(o);
         const double* a = A.colptr(o);
-        switch (method) {
+        if (update) switch (method) {
           case WeightedMethod::HALS:
             for (arma::uword r = 0; r < k; ++r) {
               double s = a[r] - l1;
@@ -204,33 +205,6 @@ struct WeightedSide {
           default:
             throw std::logic_error("weighted Frobenius: unknown method");
         }
-        double v = 0.0;
-        for (arma::uword r = 0; r < k; ++r) {
-          double s = 0.0;
-          for (arma::uword t = 0; t < k; ++t) s += Q(r, t) * f[t];
-          v += f[r] * (0.5 * s - a[r]);
-        }
-        part[o] = v;
-      }
-    });
-    double out = 0.0;
-    for (double v : part) out += v;
-    return out;
-  }
-  // the same part for F as it is (no update)
-  double frobenius_value(const arma::mat& F, const arma::mat& A, const arma::mat& G, int threads) const {
-    const arma::uword k = F.n_rows, pc = F.n_cols;
-    arma::mat Gc;
-    arma::vec gc;
-    common(G, Gc, gc, threads);
-    std::vector<double> part(pc, 0.0);
-    const int T = effective_threads(threads, pc * k * k);
-    dense::parallel_blocks(pc, T, 16, [&](std::size_t b, std::size_t e) {
-      arma::mat Q(k, k);
-      for (std::size_t o = b; o < e; ++o) {
-        gram_of(o, G, Gc, Q);
-        const double* f = F.colptr(o);
-        const double* a = A.colptr(o);
         double v = 0.0;
         for (arma::uword r = 0; r < k; ++r) {
           double s = 0.0;
@@ -287,8 +261,7 @@ class WeightedPiece {
       if (!kl) {
         arma::mat A;
         X_.XHt(H, A, threads);
-        out.set("part", update ? side.frobenius(method, Wt_, A, H, l1, l2, eps, threads)
-                               : side.frobenius_value(Wt_, A, H, threads));
+        out.set("part", side.frobenius(method, Wt_, A, H, l1, l2, eps, threads, update));
       } else {
         arma::mat Dl = side.linear(H, Wt_.n_cols, threads);
         double xlogv = 0.0;

@@ -154,8 +154,11 @@
 #' and Boutros (2020)): the products with the weighted data
 #' \eqn{\omega \circ x} as in the unweighted fit (a pass over the non-zeros),
 #' and for each row of `W` and column of `H` its own Gram matrix (Frobenius)
-#' or linear term (KL) from the weights, which costs \eqn{k^2} (or \eqn{k})
-#' per left-out or reweighted cell on top of the unweighted step. Each row
+#' or linear term (KL) from the weights, applied through the model's values
+#' at the left-out or reweighted cells: \eqn{k} operations per such cell on
+#' top of the unweighted step (\eqn{k^2} for `"anls"`, which solves with the
+#' Gram matrix itself), so a fit of the observed cells of sparse data costs
+#' \eqn{O(\mathrm{cells} \times k)} per iteration. Each row
 #' of `W` (column of `H`) then gets the unweighted method's update with its
 #' own Gram matrix: one sweep of exact coordinate updates (`"hals"`), the
 #' exact non-negative least-squares solution (`"anls"`), the multiplicative

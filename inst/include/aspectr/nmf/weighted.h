@@ -161,63 +161,105 @@ struct WeightedSide {
   // after the update.
   double frobenius(WeightedMethod method, arma::mat& F, const arma::mat& A, const arma::mat& G, double l1,
                    double l2, double eps, int threads, bool update = true) const {
+    // Q_o f = own_o (d Gc f + sum_s e_s u_s g_s) with u_s = g_s'f the model
+    // at the deviating cells s of column o (e_s = delta_s other_j): HALS and
+    // MU keep u (and Gc f) up to date instead of forming Q_o, O(k^2 +
+    // |E_o| k) per column; ANLS needs Q_o itself (O(|E_o| k^2)).
     const arma::uword k = F.n_rows, pc = F.n_cols;
     arma::mat Gc;
     arma::vec gc;
     common(G, Gc, gc, threads);
     std::vector<double> part(pc, 0.0);
-    const double work = static_cast<double>(pc) * k * k + static_cast<double>(idx.size()) * k * k;
+    const bool gram = update && method == WeightedMethod::ANLS;
+    const double work = static_cast<double>(pc) * k * k + static_cast<double>(idx.size()) * k * (gram ? k : 1);
     const int T = effective_threads(threads, static_cast<std::size_t>(work / 4));
     dense::parallel_blocks(pc, T, 16, [&](std::size_t b, std::size_t e) {
-      arma::mat Q(k, k);
-      std::vector<double> c(k), g(k), qf(k);
+      arma::mat Q(gram ? k : 0, gram ? k : 0);
+      std::vector<double> c(k), g(k), gf(k), u, qf(k);
       BppWork w(k);
       for (std::size_t o = b; o < e; ++o) {
-        gram_of(o, G, Gc, Q);
         double* f = F.colptr(o);
         const double* a = A.colptr(o);
-        if (update) switch (method) {
-          case WeightedMethod::HALS:
-            for (arma::uword r = 0; r < k; ++r) {
-              double s = a[r] - l1;
-              const double* q = Q.colptr(r);
-              for (arma::uword t = 0; t < k; ++t) if (t != r) s -= q[t] * f[t];
-              const double den = Q(r, r) + l2;
-              f[r] = den > 0.0 ? std::max(0.0, s / den) : (s < 0.0 ? 0.0 : f[r]);
-            }
-            break;
-          case WeightedMethod::ANLS: {
-            arma::mat Ql = Q;
-            Ql.diag() += l2;
-            for (arma::uword r = 0; r < k; ++r) c[r] = a[r] - l1;
-            nnls_exact(Ql, c.data(), f, k, w, g.data());
-            break;
+        const arma::uword s0 = p[o], s1 = p[o + 1], ne = s1 - s0;
+        const double own_o = own[o];
+        // Gc f and u at the current f
+        auto model = [&]() {
+          for (arma::uword r = 0; r < k; ++r) {
+            double t = 0.0;
+            for (arma::uword q = 0; q < k; ++q) t += Gc(r, q) * f[q];
+            gf[r] = t;
           }
-          case WeightedMethod::MU: {
-            for (arma::uword r = 0; r < k; ++r) {
-              double s = 0.0;
-              for (arma::uword t = 0; t < k; ++t) s += Q(r, t) * f[t];
-              qf[r] = s;
-            }
-            for (arma::uword r = 0; r < k; ++r) f[r] *= std::max(a[r], eps) / (qf[r] + l1 + l2 * f[r] + eps);
-            break;
+          u.resize(ne);
+          for (arma::uword s = 0; s < ne; ++s) {
+            const double* gj = G.colptr(idx[s0 + s]);
+            double t = 0.0;
+            for (arma::uword q = 0; q < k; ++q) t += gj[q] * f[q];
+            u[s] = t;
           }
-          default:
-            throw std::logic_error("weighted Frobenius: unknown method");
+        };
+        bool fresh = false;  // Gc f and u are those of f
+        if (update) {
+          switch (method) {
+            case WeightedMethod::HALS: {
+              model();
+              fresh = true;
+              for (arma::uword r = 0; r < k; ++r) {
+                double qr = d * gf[r], qrr = d * Gc(r, r);
+                for (arma::uword s = 0; s < ne; ++s) {
+                  const double es = val[s0 + s] * other[idx[s0 + s]], gr = G(r, idx[s0 + s]);
+                  qr += es * u[s] * gr;
+                  qrr += es * gr * gr;
+                }
+                qr *= own_o;
+                qrr *= own_o;
+                const double num = a[r] - l1 - (qr - qrr * f[r]);
+                const double den = qrr + l2;
+                const double nw = den > 0.0 ? std::max(0.0, num / den) : (num < 0.0 ? 0.0 : f[r]);
+                const double dlt = nw - f[r];
+                if (dlt != 0.0) {
+                  f[r] = nw;
+                  for (arma::uword q = 0; q < k; ++q) gf[q] += dlt * Gc(q, r);
+                  for (arma::uword s = 0; s < ne; ++s) u[s] += dlt * G(r, idx[s0 + s]);
+                }
+              }
+              break;
+            }
+            case WeightedMethod::ANLS: {
+              gram_of(o, G, Gc, Q);
+              Q.diag() += l2;
+              for (arma::uword r = 0; r < k; ++r) c[r] = a[r] - l1;
+              nnls_exact(Q, c.data(), f, k, w, g.data());
+              break;
+            }
+            case WeightedMethod::MU: {
+              model();
+              for (arma::uword r = 0; r < k; ++r) qf[r] = d * gf[r];
+              for (arma::uword s = 0; s < ne; ++s) {
+                const double* gj = G.colptr(idx[s0 + s]);
+                const double eu = val[s0 + s] * other[idx[s0 + s]] * u[s];
+                for (arma::uword r = 0; r < k; ++r) qf[r] += eu * gj[r];
+              }
+              for (arma::uword r = 0; r < k; ++r)
+                f[r] *= std::max(a[r], eps) / (own_o * qf[r] + l1 + l2 * f[r] + eps);
+              break;
+            }
+            default:
+              throw std::logic_error("weighted Frobenius: unknown method");
+          }
         }
-        double v = 0.0;
-        for (arma::uword r = 0; r < k; ++r) {
-          double s = 0.0;
-          for (arma::uword t = 0; t < k; ++t) s += Q(r, t) * f[t];
-          v += f[r] * (0.5 * s - a[r]);
-        }
-        part[o] = v;
+        // -a'f + 1/2 f'Q f = -a'f + 1/2 own_o (d f'Gc f + sum_s e_s u_s^2)
+        if (!fresh) model();
+        double quad = 0.0, lin = 0.0;
+        for (arma::uword r = 0; r < k; ++r) { quad += d * f[r] * gf[r]; lin += a[r] * f[r]; }
+        for (arma::uword s = 0; s < ne; ++s) quad += val[s0 + s] * other[idx[s0 + s]] * u[s] * u[s];
+        part[o] = 0.5 * own_o * quad - lin;
       }
     });
     double out = 0.0;
     for (double v : part) out += v;
     return out;
   }
+
 };
 
 // The one piece of a weighted fit: the weighted data X~ (m x n), the

@@ -264,3 +264,57 @@ nmf_weight_matrix <- function(wd) {
   f[cbind(wd$ei + 1L, wd$ej + 1L)] <- wd$d + wd$ev
   f * outer(wd$r, wd$c)
 }
+
+# plsa() with missing cells or weights: nmf()'s weighted KL coordinate
+# descent, normalized as as_plsa() does; the value is D(G_o || P_o) over the
+# cells that count (both shares normalized over them): with T = sum x~, the
+# weighted divergence D and S = sum omega v, (D + T - S) / T + log(S / T)
+plsa_weighted <- function(x, k, loss, method, init, nrun, max_iter, tol, seed, threads, verbose, given, wargs,
+                          call) {
+  if (loss != "kl") {
+    abort_input("Missing cells, masks and weights are available in {.fn plsa} for {.code loss = \"kl\"}, not {.code loss = \"{loss}\"}.",
+                "argument", arg = "loss")
+  }
+  if (inherits(x, "aspectr_shards")) {
+    abort_input("Missing cells, masks and weights are available in {.fn plsa} for a matrix in memory, not for {.fn shards}.",
+                "argument", arg = "mask")
+  }
+  if (length(dim(x)) > 2) {
+    abort_input("Missing cells, masks and weights are available in {.fn plsa} for matrices, not for {length(dim(x))}-way arrays (see {.fn ntf}).",
+                "argument", arg = "x")
+  }
+  if (!is.null(method) && !identical(method, "cd")) {
+    abort_input("{.arg method} must be {.val cd} (or {.code NULL}) with missing cells, masks or weights, not {describe(method)}.",
+                "argument", arg = "method")
+  }
+  bad <- names(given)[unlist(given)]
+  if (length(bad)) {
+    arg <- bad[1]
+    abort_input("{.arg {arg}} cannot be used with missing cells, masks or weights in {.fn plsa}.",
+                "argument", arg = arg)
+  }
+  if (!(identical(init, "random") || is.list(init))) {
+    abort_input("{.arg init} must be {.val random} or a list of starting factors with missing cells, masks or weights, not {describe(init)}.",
+                "argument", arg = "init")
+  }
+  nmf_init <- "random"
+  if (is.list(init) && !inherits(init, "aspectr_fit")) {
+    # pLSA factors (documents, terms, weights) as W = P(d|z) diag(lambda), H = P(w|z)'
+    f <- init$factors %||% list(init[[1]], init[[2]])
+    lam <- init$lambda %||% rep(1 / k, k)
+    nmf_init <- list(W = sweep(as.matrix(f[[1]]), 2, lam, "*"), H = t(as.matrix(f[[2]])))
+  }
+  fit <- do.call(nmf, c(list(x, k, loss = "kl", method = "cd", init = nmf_init, nrun = nrun, max_iter = max_iter,
+                             tol = tol, seed = seed, threads = threads, verbose = verbose), wargs))
+  out <- as_plsa(fit)
+  tot <- fit$total; D <- fit$divergence; S <- fit$weighting$mass
+  out$value <- out$kl <- (D + tot - S) / tot + log(S / tot)
+  # the trace: coordinate descent rescales the model to S = T every
+  # iteration, so each value is D / T
+  out$objective <- fit$objective / tot
+  out$initial <- NA_real_
+  out$method <- "cd"
+  out$weighting <- fit$weighting
+  out$call <- call
+  out
+}

@@ -343,14 +343,9 @@ nmf <- function(x, k, loss = c("frobenius", "kl", "beta"), beta = 2,
   start <- proc.time()[["elapsed"]]  # the time includes the input conversion
   # missing cells, masks and weights (see "Missing values and weights"):
   # the fit reads the weighted data x~ = omega o x in place of x
-  weighted <- !sharded && nmf_is_weighted(x, mask, observed, weights, row_weights, col_weights)
+  weighted <- nmf_is_weighted(if (!sharded) x, mask, observed, weights, row_weights, col_weights)
   wd <- NULL
-  if (sharded && !all(vapply(list(mask, observed, weights, row_weights, col_weights), is.null, logical(1)))) {
-    abort_input(c("{.arg mask}, {.arg observed} and the weights are available for a matrix in memory, not for {.fn shards}.",
-                  i = "Fit the matrix itself, or leave the cells out of the shards."),
-                "argument", arg = "mask")
-  }
-  if (weighted) {
+  if (weighted && !sharded) {
     if (method == "als") {
       abort_input("Missing cells, masks and weights are available for {.arg method} {.or {.val {c('hals', 'anls', 'mu', 'cd')}}}, not {.val als} (a projection, not a minimizer of the weighted loss).",
                   "argument", arg = "method")
@@ -369,7 +364,7 @@ nmf <- function(x, k, loss = c("frobenius", "kl", "beta"), beta = 2,
     x <- if (loss == "beta") wd$x0 else wd$xt
   }
   if (sharded) {
-    nd <- nmf_shard_data(x, loss, method, accelerate, init, missing(init), call = environment())
+    nd <- nmf_shard_data(x, loss, method, accelerate, init, missing(init), weighted, call = environment())
     count_data <- shard_count_data(x, "nmf", likelihood = loss == "kl")
   } else {
     nd <- nmf_data(x, "x", dense = loss == "beta")
@@ -594,6 +589,7 @@ nmf <- function(x, k, loss = c("frobenius", "kl", "beta"), beta = 2,
   if (sharded) fit$shards <- length(x$sources)
   if (weighted) {
     fit$weighting <- list(type = wd$type, base = wd$d, left_out = wd$left_out,
+                          mass = if (loss == "kl") unscale(res$mass),
                           observed = if (wd$d == 0) nmf_observed_pattern(wd, nd$dims, nd$dimnames))
   }
   finish_progress(fit, verbose, "nmf()", max_iter, tol)

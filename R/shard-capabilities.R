@@ -22,7 +22,13 @@ shard_capabilities <- function() {
     cap("plsa", "l2", "blocks", FALSE, "the L2 loss is fitted in one object"),
     cap("ntf", "kl", "mu", TRUE),
     cap("ntf", "kl", "cd", FALSE, "coordinate descent needs every slice of a mode at once"),
-    cap("ntf", "frobenius", c("hals", "mu"), FALSE, "the Frobenius updates of ntf() are fitted in one object")
+    cap("ntf", "frobenius", c("hals", "mu"), FALSE, "the Frobenius updates of ntf() are fitted in one object"),
+    # missing cells, masks and weights: the weights' part of each row's
+    # Gram matrix is not yet split by shards
+    cap("nmf", "frobenius", c("hals", "anls", "mu", "als"), FALSE,
+        "the weighted updates of nmf() are fitted in one object", option = "mask"),
+    cap("nmf", "kl", c("cd", "mu"), FALSE, "the weighted updates of nmf() are fitted in one object", option = "mask"),
+    cap("nmf", "beta", "mu", FALSE, "the weighted updates of nmf() are fitted in one object", option = "mask")
   )
 }
 
@@ -49,7 +55,7 @@ check_shard_capability <- function(family, loss, method, options = NULL, call = 
   for (opt in names(options)[vapply(options, isTRUE, logical(1))]) {
     row <- tab[!is.na(tab$option) & tab$option == opt & tab$loss == loss & tab$method %in% method, , drop = FALSE]
     if (nrow(row)) {
-      abort_input(paste0("{.arg ", opt, "} must be {.code NULL} or {.code FALSE} for {.code loss = \"{loss}\"} with {.code method = \"{method}\"} and data in {.fn shards}, not {.code TRUE}: ",
+      abort_input(paste0("{.arg ", opt, "} cannot be used with {.code loss = \"{loss}\"}, {.code method = \"{method}\"} and data in {.fn shards}: ",
                          row$why[1], "."),
                   "argument", arg = opt, call = call)
     }

@@ -79,7 +79,8 @@ Rcpp::List cpp_nmf_weighted_fit(SEXP data, Rcpp::NumericMatrix W0, Rcpp::Numeric
   PM.P = &P;
   WeightedNMF rule(kl, wm, f.pen, eps, w);
   const aspectr::FitTrace tr = aspectr::run_solver(rule, P, PM, f.ctl, cb);
-  const double divergence = rule.divergence(P, PM);
+  double mass = 0.0;
+  const double divergence = rule.divergence(P, PM, &mass);
   // the weighted squared error of the result (its relative error)
   const double frobenius = kl ? WeightedNMF(false, WeightedMethod::HALS, Penalty(), eps, w).divergence(P, PM)
                               : divergence;
@@ -88,7 +89,8 @@ Rcpp::List cpp_nmf_weighted_fit(SEXP data, Rcpp::NumericMatrix W0, Rcpp::Numeric
       Rcpp::Named("divergence") = divergence,
       Rcpp::Named("H") = Rcpp::wrap(PM.H),
       Rcpp::Named("xnorm2") = wx2,
-      Rcpp::Named("frobenius") = frobenius);
+      Rcpp::Named("frobenius") = frobenius,
+      Rcpp::Named("mass") = mass);
   add_trace(out, tr);
   return out;
 }

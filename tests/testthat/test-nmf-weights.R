@@ -281,3 +281,30 @@ test_that("weighted beta-divergence updates equal the plain-R reference", {
     expect_equal(f1$W, f2$W, tolerance = 1e-13)
   }
 })
+
+test_that("plsa() with missing cells is the normalized weighted KL fit, valued on the observed cells", {
+  set.seed(61)
+  m <- 25; n <- 18
+  X <- matrix(rpois(m * n, 4 * (matrix(runif(m * 2), m) %*% matrix(runif(2 * n), 2))), m)
+  X[sample(m * n, 60)] <- NA
+  p <- plsa(X, 2, seed = 3, max_iter = 200, tol = 1e-9)
+  f <- nmf(X, 2, loss = "kl", method = "cd", init = "random", seed = 3, max_iter = 200, tol = 1e-9)
+  q <- as_plsa(f)
+  expect_equal(p$factors, q$factors, tolerance = 1e-12)
+  expect_equal(as.numeric(p$lambda), as.numeric(q$lambda), tolerance = 1e-12)
+  # the value: D(G_o || P_o) over the observed cells
+  P <- p$factors[[1]] %*% diag(as.numeric(p$lambda)) %*% t(p$factors[[2]])
+  o <- !is.na(X)
+  G <- X[o] / sum(X[o]); Po <- P[o] / sum(P[o])
+  expect_equal(p$value, sum(ifelse(G > 0, G * log(G / Po), 0)), tolerance = 1e-9)
+  expect_equal(p$objective[length(p$objective)], p$value, tolerance = 1e-9)
+  expect_true(all(diff(p$objective) <= 1e-12))
+  # the same with a mask on the zero-filled data
+  X0 <- X; X0[!o] <- 0
+  p2 <- plsa(X0, 2, mask = !o, seed = 3, max_iter = 200, tol = 1e-9)
+  expect_equal(p2$factors, p$factors, tolerance = 1e-12)
+  expect_error(plsa(X, 2, loss = "tsallis"), class = "aspectr_error_input_argument")
+  expect_error(plsa(X, 2, tempering = 0.8), class = "aspectr_error_input_argument")
+  expect_error(plsa(X, 2, method = "em"), class = "aspectr_error_input_argument")
+  expect_error(plsa(X, 2, callback = function(...) TRUE), class = "aspectr_error_input_argument")
+})

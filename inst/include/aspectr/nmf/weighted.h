@@ -384,9 +384,11 @@ class WeightedNMF {
   double loss(const Pieces& P, PieceModel& M, int) {
     return value(P.map(base("weval", M.H)), M.H);
   }
-  // the objective without penalties (the fit's divergence)
-  double divergence(const Pieces& P, PieceModel& M) {
+  // the objective without penalties (the fit's divergence); mass (KL):
+  // sum omega v
+  double divergence(const Pieces& P, PieceModel& M, double* mass = nullptr) {
     const Stats s = P.map(base("weval", M.H));
+    if (mass) *mass = kl_ ? s.num("V") : 0.0;
     return kl_ ? w_.klc + s.num("part") : 0.5 * w_.wx2 + s.num("part");
   }
 

@@ -101,6 +101,14 @@ nmf_rank <- function(x, k = 2:10, method = c("cv", "mask", "consensus"), nrun = 
   if (!is.null(method_nmf)) method_nmf <- match_option(method_nmf, unique(nmf_solvers()$method), "method_nmf")
   max_iter <- check_whole(max_iter, "max_iter")
   tol <- check_number(tol, "tol", 0, Inf)
+  # masked cross-validation takes NA cells (left out of every fit, never
+  # held out); the other methods need every cell
+  na_cells <- NULL
+  if (method == "mask" && (is.matrix(x) || methods::is(x, "Matrix")) && anyNA(x)) {
+    xx <- nmf_weighted_x(x, rlang::current_env())
+    na_cells <- xx$na
+    x <- xx$x
+  }
   nd <- nmf_data(x, "x", dense = method == "cv")
   if (!is.numeric(k) || is.object(k) || !length(k) || anyNA(k)) {
     abort_input("{.arg k} must be a non-empty vector of whole-number ranks, not {describe(k)}.", "argument", arg = "k")
@@ -134,7 +142,7 @@ nmf_rank <- function(x, k = 2:10, method = c("cv", "mask", "consensus"), nrun = 
   if (method %in% c("cv", "mask")) {
     res <- if (method == "cv") map_runs(tasks, function(tk) cv_one(X, tk, holdout, fit_args, quality)) else {
       xin <- if (!is.null(X)) X else nmf_sparse(nd)
-      map_runs(tasks, function(tk) cv_mask_one(xin, tk, holdout, fit_args, quality))
+      map_runs(tasks, function(tk) cv_mask_one(xin, tk, holdout, fit_args, quality, na_cells))
     }
     details <- do.call(rbind, lapply(res, as.data.frame))
     tab <- do.call(rbind, lapply(split(details, details$k), function(d) {
@@ -238,28 +246,10 @@ cv_one <- function(X, tk, holdout, fit_args, quality) {
 
 # One (rank, repetition) of method = "mask": the held-out cells left out of
 # the fit by a mask (stratified over non-zeros and zeros for sparse x)
-cv_mask_one <- function(x, tk, holdout, fit_args, quality) {
-  dims <- dim(x)
-  cells <- prod(as.numeric(dims))
-  held <- with_seed(tk$seed, {
-    if (methods::is(x, "sparseMatrix")) {
-      s <- Matrix::summary(x)
-      nz <- (s$j - 1) * dims[1] + s$i
-      a <- nz[sample.int(length(nz), max(1L, round(holdout * length(nz))))]
-      nzero <- cells - length(nz)
-      want <- round(holdout * nzero)
-      z <- numeric(0)
-      while (length(z) < want) {
-        cand <- unique(floor(stats::runif(2 * (want - length(z)) + 10) * cells) + 1)
-        z <- unique(c(z, cand[!cand %in% nz]))
-      }
-      c(a, z[seq_len(want)])
-    } else {
-      sample.int(cells, max(1L, round(holdout * cells)))
-    }
-  })
-  ij <- arrayInd(held, dims)
-  M <- Matrix::sparseMatrix(i = ij[, 1], j = ij[, 2], dims = dims)
+cv_mask_one <- function(x, tk, holdout, fit_args, quality, na_cells = NULL) {
+  ij <- with_seed(tk$seed, held_cells(x, holdout, na_cells))
+  left <- rbind(ij, na_cells)
+  M <- Matrix::sparseMatrix(i = left[, 1], j = left[, 2], dims = dim(x))
   fit <- do.call(nmf, c(list(x, tk$k, mask = M, init = "nndsvda", seed = tk$seed), fit_args))
   xv <- as.numeric(x[ij])
   v <- rowSums(fit$W[ij[, 1], , drop = FALSE] * t(fit$H)[ij[, 2], , drop = FALSE])
@@ -368,4 +358,31 @@ silhouette_widths <- function(d, cl) {
   w <- ifelse(n_own > 0, (b - a) / pmax(a, b), 0)
   w[!is.finite(w)] <- 0
   w
+}
+
+# A random `holdout` share of the cells of a matrix, as (i, j): for sparse
+# x the same share of its non-zeros and of its zeros (drawn apart), so that
+# both are held out; for dense x of all cells
+held_cells <- function(x, holdout, na_cells = NULL) {
+  dims <- dim(x)
+  cells <- prod(as.numeric(dims))
+  # (cells already missing, as (i, j), are never drawn: they are zeros of x
+  # here, and stay out of the zeros' share)
+  na <- if (is.null(na_cells)) numeric(0) else (na_cells[, 2] - 1) * dims[1] + na_cells[, 1]
+  held <- if (methods::is(x, "sparseMatrix")) {
+    s <- Matrix::summary(x)
+    nz <- (s$j - 1) * dims[1] + s$i
+    a <- nz[sample.int(length(nz), max(1L, round(holdout * length(nz))))]
+    want <- round(holdout * (cells - length(nz) - length(na)))
+    z <- numeric(0)
+    while (length(z) < want) {
+      cand <- unique(floor(stats::runif(2 * (want - length(z)) + 10) * cells) + 1)
+      z <- unique(c(z, cand[!cand %in% nz & !cand %in% na]))
+    }
+    c(a, z[seq_len(want)])
+  } else {
+    pool <- if (length(na)) setdiff(seq_len(cells), na) else seq_len(cells)
+    pool[sample.int(length(pool), max(1L, round(holdout * length(pool))))]
+  }
+  arrayInd(held, dims)
 }

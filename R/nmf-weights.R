@@ -89,6 +89,9 @@ nmf_weighted_data <- function(x, mask, observed, weights, row_weights, col_weigh
   d <- 1
   f_keys <- numeric(0); f_vals <- numeric(0)
   set <- function(keys, values) {
+    # (a cell given twice, e.g. NA and in the mask, is set once: the last)
+    last <- !duplicated(keys, fromLast = TRUE)
+    keys <- keys[last]; values <- values[last]
     pos <- match(keys, f_keys)
     new <- is.na(pos)
     f_vals[pos[!new]] <<- values[!new]
@@ -234,12 +237,16 @@ nmf_augment_weighted <- function(x, data) {
 
 # nmf_fold() for x with NA cells: the weighted projection (the cells left
 # out), on x / s with B / w as nmf_fold() scales
-nmf_fold_missing <- function(object, x, B, l1, l2, max_iter, tol, threads) {
+nmf_fold_missing <- function(object, x, B, l1, l2, max_iter, tol, threads, call = rlang::caller_env(2)) {
   if (!object$loss %in% c("frobenius", "kl")) {
     abort_input("{.arg newdata} with missing values can be folded into Frobenius and KL fits, not into a {.code loss = \"{object$loss}\"} fit.",
-                "newdata", arg = "newdata")
+                "newdata", arg = "newdata", call = call)
   }
-  wd <- nmf_weighted_data(x, NULL, NULL, NULL, NULL, NULL)
+  wd <- nmf_weighted_data(x, NULL, NULL, NULL, NULL, NULL, call = call)
+  if (wd$observed_cells == 0) {
+    abort_input("{.arg newdata} has no positive value in an observed cell: there is nothing to fold in.",
+                "newdata", arg = "newdata", call = call)
+  }
   s <- if (length(wd$tv)) max(wd$tv) else 1
   xt <- wd$xt / s
   nd <- nmf_data(xt, "newdata")

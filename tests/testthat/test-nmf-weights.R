@@ -308,3 +308,37 @@ test_that("plsa() with missing cells is the normalized weighted KL fit, valued o
   expect_error(plsa(X, 2, method = "em"), class = "aspectr_error_input_argument")
   expect_error(plsa(X, 2, callback = function(...) TRUE), class = "aspectr_error_input_argument")
 })
+
+test_that("a cell both NA and masked is left out once", {
+  set.seed(42)
+  m <- 30; n <- 20
+  x <- pmax(matrix(rexp(m * 3), m) %*% matrix(rexp(3 * n), 3) + matrix(rnorm(m * n, sd = .3), m), 0)
+  gone <- matrix(runif(m * n) < 0.2, m)
+  x_na <- replace(x, gone, NA)
+  a <- nmf(x_na, 3, seed = 1, max_iter = 30, tol = 0)
+  b <- nmf(x_na, 3, seed = 1, max_iter = 30, tol = 0, mask = gone)
+  d <- nmf(replace(x, gone, 0), 3, seed = 1, max_iter = 30, tol = 0, mask = gone)
+  expect_equal(fitted(a), fitted(b), tolerance = 1e-12)
+  expect_equal(fitted(a), fitted(d), tolerance = 1e-12)
+  expect_equal(sum(b$weighting$left_out), sum(gone))
+})
+
+test_that("masked cross-validation takes NA cells; plsa_rank() holds out cells", {
+  set.seed(43)
+  m <- 50; n <- 40
+  X <- matrix(runif(m * 3), m) %*% matrix(runif(3 * n), 3) + matrix(runif(m * n, 0, 0.02), m)
+  Xna <- X; Xna[sample(m * n, 200)] <- NA
+  r <- nmf_rank(Xna, k = 2:4, method = "mask", nrun = 1, seed = 1, method_nmf = "anls", tol = 1e-5,
+                max_iter = 2000)
+  expect_equal(r$best, 3L)
+  expect_error(nmf_rank(Xna, k = 2:3, method = "cv"), class = "aspectr_error_input")
+  # pLSA by held-out cells of planted counts
+  W <- matrix(rgamma(80 * 3, 2), 80) * rep(c(1, 0.05), c(40, 40)); H <- matrix(rgamma(3 * 60, 2), 3)
+  W[cbind(1:80, rep(1:3, length.out = 80))] <- W[cbind(1:80, rep(1:3, length.out = 80))] * 8
+  C <- Matrix::Matrix(matrix(rpois(80 * 60, W %*% H), 80), sparse = TRUE)
+  pr <- plsa_rank(C, k = 1:5, split = "cells", seed = 1, tol = 1e-6, max_iter = 500)
+  expect_s3_class(pr, "aspectr_plsa_rank")
+  expect_equal(pr$best, 3L)
+  expect_true(all(c("k", "perplexity", "iterations") %in% names(pr$table)))
+  expect_error(plsa_rank(C, k = 2:3, split = "cells", criterion = "BIC"), class = "aspectr_error_input_argument")
+})

@@ -277,32 +277,32 @@ nmf_weight_matrix <- function(wd) {
 # cells that count (both shares normalized over them): with T = sum x~, the
 # weighted divergence D and S = sum omega v, (D + T - S) / T + log(S / T)
 plsa_weighted <- function(x, k, loss, method, init, nrun, max_iter, tol, seed, threads, verbose, given, wargs,
-                          call) {
+                          call, env = rlang::caller_env()) {
   if (loss != "kl") {
-    abort_input("Missing cells, masks and weights are available in {.fn plsa} for {.code loss = \"kl\"}, not {.code loss = \"{loss}\"}.",
-                "argument", arg = "loss")
+    abort_input("{.arg loss} must be {.val kl} with missing cells, masks or weights in {.fn plsa}, not {.val {loss}}.",
+                "argument", arg = "loss", call = env)
   }
   if (inherits(x, "aspectr_shards")) {
     abort_input("Missing cells, masks and weights are available in {.fn plsa} for a matrix in memory, not for {.fn shards}.",
-                "argument", arg = "mask")
+                "argument", arg = "mask", call = env)
   }
   if (length(dim(x)) > 2) {
     abort_input("Missing cells, masks and weights are available in {.fn plsa} for matrices, not for {length(dim(x))}-way arrays (see {.fn ntf}).",
-                "argument", arg = "x")
+                "argument", arg = "x", call = env)
   }
   if (!is.null(method) && !identical(method, "cd")) {
     abort_input("{.arg method} must be {.val cd} (or {.code NULL}) with missing cells, masks or weights, not {describe(method)}.",
-                "argument", arg = "method")
+                "argument", arg = "method", call = env)
   }
   bad <- names(given)[unlist(given)]
   if (length(bad)) {
     arg <- bad[1]
     abort_input("{.arg {arg}} cannot be used with missing cells, masks or weights in {.fn plsa}.",
-                "argument", arg = arg)
+                "argument", arg = arg, call = env)
   }
   if (!(identical(init, "random") || is.list(init))) {
     abort_input("{.arg init} must be {.val random} or a list of starting factors with missing cells, masks or weights, not {describe(init)}.",
-                "argument", arg = "init")
+                "argument", arg = "init", call = env)
   }
   nmf_init <- "random"
   if (is.list(init) && !inherits(init, "aspectr_fit")) {

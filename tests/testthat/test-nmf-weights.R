@@ -342,3 +342,17 @@ test_that("masked cross-validation takes NA cells; plsa_rank() holds out cells",
   expect_true(all(c("k", "perplexity", "iterations") %in% names(pr$table)))
   expect_error(plsa_rank(C, k = 2:3, split = "cells", criterion = "BIC"), class = "aspectr_error_input_argument")
 })
+
+test_that("weighted fits are the same for any thread count and seed-reproducible", {
+  set.seed(71)
+  # (large enough for two threads to share every pass)
+  X <- matrix(rpois(300 * 200, 3), 300)
+  X[sample(length(X), 6000)] <- NA
+  cw <- runif(200)
+  for (cb in combos) {
+    a <- nmf(X, 8, loss = cb[1], method = cb[2], seed = 5, max_iter = 10, tol = 0, threads = 1, col_weights = cw)
+    b <- nmf(X, 8, loss = cb[1], method = cb[2], seed = 5, max_iter = 10, tol = 0, threads = 2, col_weights = cw)
+    expect_identical(a$W, b$W, label = paste(cb, collapse = " "))
+    expect_identical(a$objective, b$objective, label = paste(cb, collapse = " "))
+  }
+})

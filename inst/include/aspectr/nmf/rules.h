@@ -775,15 +775,17 @@ class KLMU {
     if (!accumulate) {}
     else if (by_row) acc.zeros(m, k); else num.set_size(k, n);
     const int T = effective_threads(threads, m * nb);
-    std::vector<double> parts(T, 0.0);
+    // (the objective's part of each column, summed in column order: the
+    // same for any thread count)
+    std::vector<double> parts(obj ? n : 0, 0.0);
     for (arma::uword b0 = 0; b0 < n; b0 += nb) {
       const arma::uword w = std::min(nb, n - b0);
       for (arma::uword j = 0; j < w; ++j)
         for (arma::uword r = 0; r < k; ++r) Ht(j, r) = H(r, b0 + j);
       dense::nn(W.memptr(), m, m, k, Ht.memptr(), nb, w, V.memptr(), threads);  // V(:, 0..w) = W H_b
-      parallel_chunks(w, T, [&](int tid, std::size_t jb, std::size_t je) {
-        LogSum ls;
+      parallel_chunks(w, T, [&](int, std::size_t jb, std::size_t je) {
         for (std::size_t j = jb; j < je; ++j) {
+          LogSum ls;
           const double* x = D.colptr(b0 + j);
           double* v = V.colptr(j);
           for (arma::uword i = 0; i < m; ++i) {
@@ -795,8 +797,8 @@ class KLMU {
               v[i] = 0.0;
             }
           }
+          if (obj) parts[b0 + j] = ls.value();
         }
-        if (obj) parts[tid] += ls.value();
       });
       if (!accumulate) continue;
       if (by_row)

@@ -175,13 +175,23 @@ struct WeightedSide {
     const int T = effective_threads(threads, static_cast<std::size_t>(work / 4));
     dense::parallel_blocks(pc, T, 16, [&](std::size_t b, std::size_t e) {
       arma::mat Q(gram ? k : 0, gram ? k : 0);
-      std::vector<double> c(k), g(k), gf(k), u, qf(k);
+      std::vector<double> c(k), g(k), gf(k), u, qf(k), gs, es;
       BppWork w(k);
       for (std::size_t o = b; o < e; ++o) {
         double* f = F.colptr(o);
         const double* a = A.colptr(o);
         const arma::uword s0 = p[o], s1 = p[o + 1], ne = s1 - s0;
         const double own_o = own[o];
+        // the fixed factor at the column's deviating cells, gathered once
+        // (gs[r * ne + s] = G(r, j_s): each coordinate's values contiguous),
+        // and their coefficients es[s] = delta_s other_j
+        gs.resize(ne * k);
+        es.resize(ne);
+        for (arma::uword s = 0; s < ne; ++s) {
+          const double* gj = G.colptr(idx[s0 + s]);
+          for (arma::uword r = 0; r < k; ++r) gs[r * ne + s] = gj[r];
+          es[s] = val[s0 + s] * other[idx[s0 + s]];
+        }
         // Gc f and u at the current f
         auto model = [&]() {
           for (arma::uword r = 0; r < k; ++r) {
@@ -189,12 +199,11 @@ struct WeightedSide {
             for (arma::uword q = 0; q < k; ++q) t += Gc(r, q) * f[q];
             gf[r] = t;
           }
-          u.resize(ne);
-          for (arma::uword s = 0; s < ne; ++s) {
-            const double* gj = G.colptr(idx[s0 + s]);
-            double t = 0.0;
-            for (arma::uword q = 0; q < k; ++q) t += gj[q] * f[q];
-            u[s] = t;
+          u.assign(ne, 0.0);
+          for (arma::uword q = 0; q < k; ++q) {
+            const double fq = f[q];
+            const double* gq = gs.data() + q * ne;
+            for (arma::uword s = 0; s < ne; ++s) u[s] += gq[s] * fq;
           }
         };
         bool fresh = false;  // Gc f and u are those of f
@@ -204,14 +213,14 @@ struct WeightedSide {
               model();
               fresh = true;
               for (arma::uword r = 0; r < k; ++r) {
-                double qr = d * gf[r], qrr = d * Gc(r, r);
+                const double* gr = gs.data() + r * ne;
+                double eu = 0.0, egg = 0.0;
                 for (arma::uword s = 0; s < ne; ++s) {
-                  const double es = val[s0 + s] * other[idx[s0 + s]], gr = G(r, idx[s0 + s]);
-                  qr += es * u[s] * gr;
-                  qrr += es * gr * gr;
+                  const double eg = es[s] * gr[s];
+                  eu += eg * u[s];
+                  egg += eg * gr[s];
                 }
-                qr *= own_o;
-                qrr *= own_o;
+                const double qr = own_o * (d * gf[r] + eu), qrr = own_o * (d * Gc(r, r) + egg);
                 const double num = a[r] - l1 - (qr - qrr * f[r]);
                 const double den = qrr + l2;
                 const double nw = den > 0.0 ? std::max(0.0, num / den) : (num < 0.0 ? 0.0 : f[r]);
@@ -219,7 +228,7 @@ struct WeightedSide {
                 if (dlt != 0.0) {
                   f[r] = nw;
                   for (arma::uword q = 0; q < k; ++q) gf[q] += dlt * Gc(q, r);
-                  for (arma::uword s = 0; s < ne; ++s) u[s] += dlt * G(r, idx[s0 + s]);
+                  for (arma::uword s = 0; s < ne; ++s) u[s] += dlt * gr[s];
                 }
               }
               break;
@@ -233,11 +242,11 @@ struct WeightedSide {
             }
             case WeightedMethod::MU: {
               model();
-              for (arma::uword r = 0; r < k; ++r) qf[r] = d * gf[r];
-              for (arma::uword s = 0; s < ne; ++s) {
-                const double* gj = G.colptr(idx[s0 + s]);
-                const double eu = val[s0 + s] * other[idx[s0 + s]] * u[s];
-                for (arma::uword r = 0; r < k; ++r) qf[r] += eu * gj[r];
+              for (arma::uword r = 0; r < k; ++r) {
+                const double* gr = gs.data() + r * ne;
+                double t = 0.0;
+                for (arma::uword s = 0; s < ne; ++s) t += es[s] * u[s] * gr[s];
+                qf[r] = d * gf[r] + t;
               }
               for (arma::uword r = 0; r < k; ++r)
                 f[r] *= std::max(a[r], eps) / (own_o * qf[r] + l1 + l2 * f[r] + eps);
@@ -251,7 +260,7 @@ struct WeightedSide {
         if (!fresh) model();
         double quad = 0.0, lin = 0.0;
         for (arma::uword r = 0; r < k; ++r) { quad += d * f[r] * gf[r]; lin += a[r] * f[r]; }
-        for (arma::uword s = 0; s < ne; ++s) quad += val[s0 + s] * other[idx[s0 + s]] * u[s] * u[s];
+        for (arma::uword s = 0; s < ne; ++s) quad += es[s] * u[s] * u[s];
         part[o] = 0.5 * own_o * quad - lin;
       }
     });

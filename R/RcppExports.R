@@ -129,6 +129,18 @@ cpp_nmf_pieces_fit <- function(fn, H0, m, loss, method, L1, L2, eps, accelerate,
     .Call(`_aspectr_cpp_nmf_pieces_fit`, fn, H0, m, loss, method, L1, L2, eps, accelerate, total, max_iter, tol, threads, hook, want_model)
 }
 
+cpp_nmf_weighted_fit <- function(data, W0, H0, loss, method, d, r, c, ei, ej, ev, wx2, klc, total, L1, L2, eps, max_iter, tol, threads, verbose, hook = NULL, want_model = FALSE) {
+    .Call(`_aspectr_cpp_nmf_weighted_fit`, data, W0, H0, loss, method, d, r, c, ei, ej, ev, wx2, klc, total, L1, L2, eps, max_iter, tol, threads, verbose, hook, want_model)
+}
+
+cpp_nmf_weighted_project <- function(data, B, C0, loss, d, r, c, ei, ej, ev, l1, l2, eps, max_iter, tol, threads) {
+    .Call(`_aspectr_cpp_nmf_weighted_project`, data, B, C0, loss, d, r, c, ei, ej, ev, l1, l2, eps, max_iter, tol, threads)
+}
+
+cpp_nmf_beta_weighted_fit <- function(data, W0, H0, beta, Om, L1, L2, eps, max_iter, tol, threads, verbose, hook = NULL, want_model = FALSE) {
+    .Call(`_aspectr_cpp_nmf_beta_weighted_fit`, data, W0, H0, beta, Om, L1, L2, eps, max_iter, tol, threads, verbose, hook, want_model)
+}
+
 cpp_plsa_fit <- function(idx, val, dims, lambda, factors, loss, q, tempering, max_iter, tol, threads, verbose, free_weights = FALSE, hook = NULL, want_model = FALSE, method = "em", squarem_bound = 1.0, prior_doc = NULL, prior_term = NULL) {
     .Call(`_aspectr_cpp_plsa_fit`, idx, val, dims, lambda, factors, loss, q, tempering, max_iter, tol, threads, verbose, free_weights, hook, want_model, method, squarem_bound, prior_doc, prior_term)
 }

@@ -259,7 +259,7 @@ autoplot.aspectr_nmf_rank <- function(object, type = c("stability", "consensus")
                       tracks = cm$tracks))
   }
   tab <- object$table
-  d <- if (object$method == "cv") {
+  d <- if (object$method %in% c("cv", "mask")) {
     rbind(data.frame(k = tab$k, value = tab$test_error, curve = "held out"),
           data.frame(k = tab$k, value = tab$train_error, curve = "training"))
   } else {
@@ -267,5 +267,5 @@ autoplot.aspectr_nmf_rank <- function(object, type = c("stability", "consensus")
           data.frame(k = tab$k, value = tab$cophenetic, curve = "cophenetic"),
           data.frame(k = tab$k, value = tab$dispersion, curve = "dispersion"))
   }
-  rank_plot(d, object$best, if (object$method == "cv") "relative error" else "stability", "NMF rank")
+  rank_plot(d, object$best, if (object$method %in% c("cv", "mask")) "relative error" else "stability", "NMF rank")
 }

@@ -522,6 +522,7 @@ augment.aspectr_plsa <- function(x, data, ...) {
 augment.aspectr_nmf <- function(x, data, ...) {
   check_dots_empty(...)
   need_rows(x, "{.fn augment}")
+  if (!is.null(x$weighting)) return(nmf_augment_weighted(x, if (!missing(data)) data))
   if (!missing(data) && is.data.frame(data)) {
     return(augment_long(data, unname(x$W), t(unname(x$H)), rep(1, x$k),
                         rownames(x$W) %||% as.character(seq_len(x$dims[1])),
@@ -743,7 +744,7 @@ summary.aspectr_nmf_rank <- function(object, ...) {
 print.summary.aspectr_nmf_rank <- function(x, ...) {
   check_dots_empty(...)
   cat(sprintf("NMF rank selection by %s (%s start%s per k): chosen k = %s\n\n",
-              if (x$method == "cv") "cross-validation" else "consensus clustering",
+              switch(x$method, cv = "cross-validation", mask = "masked cross-validation", "consensus clustering"),
               format(x$nrun), if (identical(x$nrun, 1)) "" else "s", format(x$best)))
   print(as.data.frame(x$table), row.names = FALSE, digits = 4)
   invisible(x)

@@ -137,7 +137,10 @@ residuals.aspectr_nmf <- function(object, x, ...) {
 #' coordinate Newton steps (as in `nmf(method = "cd")`) to convergence for
 #' KL, and multiplicative updates to convergence for beta divergences. Each
 #' new row or column is a convex problem, so the result does not depend on
-#' the fit's method.
+#' the fit's method. `NA` cells of `newdata` are left out of the loss (as
+#' `nmf()` leaves out missing cells; Frobenius and KL fits), so that rows
+#' with missing values get their coefficients from their observed cells,
+#' and \eqn{W_{new} H} imputes the rest.
 #'
 #' @param object An `aspectr_nmf` fit.
 #' @param newdata A matrix (any form [nmf()] accepts). For `margin =
@@ -228,6 +231,9 @@ predict.aspectr_nmf <- function(object, newdata, type = c("coef", "class"),
 # scaled problem, whose penalties on C are l1 s^(1-b) / w and
 # l2 s^(2-b) / w^2.
 nmf_fold <- function(object, x, B, l1, l2, max_iter, tol, threads) {
+  if ((is.matrix(x) || methods::is(x, "Matrix")) && anyNA(x)) {
+    return(nmf_fold_missing(object, x, B, l1, l2, max_iter, tol, threads))
+  }
   nd <- nmf_data(x, "newdata", dense = object$loss == "beta")
   sc <- nmf_scale(nd)
   nd <- sc$nd

@@ -6,6 +6,15 @@
 #'   the fit is repeated from a warm start, which never increases the loss on
 #'   the observed cells), and the relative error on the masked cells is
 #'   recorded. The rank with the smallest mean held-out error is suggested.
+#' * `method = "mask"`: the same held-out cells, but every fit leaves them
+#'   out of its loss (`nmf(mask = )`, see "Missing values and weights" in
+#'   [nmf()]) instead of imputing and refitting, so one fit per rank and
+#'   repetition suffices and sparse `x` stays sparse. For sparse `x` the
+#'   cells are drawn separately among the non-zeros and the zeros (the same
+#'   `holdout` fraction of each), so that held-out error measures both.
+#'   The error is the relative error of the held-out cells' imputation,
+#'   \eqn{\sqrt{\sum (x - v)^2 / \sum x^2}} over them, and the training error
+#'   the fit's relative error on the cells it saw.
 #' * `method = "consensus"` (Brunet et al. 2004): `nrun` fits from random
 #'   starts per rank; each assigns every column to its largest coefficient;
 #'   the consensus matrix is the share of fits in which two columns share a
@@ -35,12 +44,13 @@
 #'
 #' @param x A non-negative matrix (as for [nmf()]). Cross-validation works
 #'   on the dense matrix (refused beyond `getOption("aspectr.max_cells",
-#'   1e8)` cells); consensus clusters the columns.
+#'   1e8)` cells), `"mask"` on `x` as it is stored; consensus clusters the
+#'   columns.
 #' @param k Ranks to compare.
-#' @param method `"cv"` or `"consensus"`.
+#' @param method `"cv"`, `"mask"` or `"consensus"`.
 #' @param nrun Repetitions per rank (held-out masks for `"cv"`, random starts
 #'   for `"consensus"`).
-#' @param holdout Fraction of cells held out (`"cv"`).
+#' @param holdout Fraction of cells held out (`"cv"`, `"mask"`).
 #' @param loss,method_nmf Passed to [nmf()] as `loss` and `method`.
 #' @param max_iter,tol Passed to [nmf()].
 #' @param seed Seed for the masks and starts (`NULL`: R's RNG).
@@ -56,7 +66,7 @@
 #'   per rank), `method`, `best` (the suggested rank), `details`, `nrun`
 #'   and `annotation` (the samples' annotations of a container, or
 #'   `NULL`); it has `print`, `plot` and `autoplot` methods. `details` holds
-#'   the per-run errors for `"cv"`; for `"consensus"` a list of lists named
+#'   the per-run errors for `"cv"` and `"mask"`; for `"consensus"` a list of lists named
 #'   by rank: `consensus` (the columns x columns consensus matrices),
 #'   `hclust` (their average-linkage clusterings), `cluster` (the consensus
 #'   clusters) and `labels` (runs x columns: each run's cluster of every
@@ -79,18 +89,26 @@
 #' r
 #' plot(r)
 #' @export
-nmf_rank <- function(x, k = 2:10, method = c("cv", "consensus"), nrun = NULL, holdout = 0.1,
+nmf_rank <- function(x, k = 2:10, method = c("cv", "mask", "consensus"), nrun = NULL, holdout = 0.1,
                      loss = "frobenius", method_nmf = NULL, max_iter = 500, tol = 1e-5,
                      seed = NULL, threads = NULL, n_top = 10, assay = NULL, ...) {
   check_dots_empty(...)
   check_required(x, "a non-negative matrix")
   container <- container_input(x, assay, "columns")
   if (!is.null(container)) x <- container$x
-  method <- match_option(method, c("cv", "consensus"), "method")
+  method <- match_option(method, c("cv", "mask", "consensus"), "method")
   loss <- match_option(loss, unique(nmf_solvers()$loss), "loss")
   if (!is.null(method_nmf)) method_nmf <- match_option(method_nmf, unique(nmf_solvers()$method), "method_nmf")
   max_iter <- check_whole(max_iter, "max_iter")
   tol <- check_number(tol, "tol", 0, Inf)
+  # masked cross-validation takes NA cells (left out of every fit, never
+  # held out); the other methods need every cell
+  na_cells <- NULL
+  if (method == "mask" && (is.matrix(x) || methods::is(x, "Matrix")) && anyNA(x)) {
+    xx <- nmf_weighted_x(x, rlang::current_env())
+    na_cells <- xx$na
+    x <- xx$x
+  }
   nd <- nmf_data(x, "x", dense = method == "cv")
   if (!is.numeric(k) || is.object(k) || !length(k) || anyNA(k)) {
     abort_input("{.arg k} must be a non-empty vector of whole-number ranks, not {describe(k)}.", "argument", arg = "k")
@@ -99,7 +117,7 @@ nmf_rank <- function(x, k = 2:10, method = c("cv", "consensus"), nrun = NULL, ho
               what = "at most the smaller dimension of `x`")
   check_k_distinct(k)
   k <- sort(k)
-  if (is.null(nrun)) nrun <- if (method == "cv") 3L else 10L
+  if (is.null(nrun)) nrun <- if (method %in% c("cv", "mask")) 3L else 10L
   nrun <- check_whole(nrun, "nrun")
   holdout <- check_number(holdout, "holdout", 0, 0.5, lower_open = TRUE)
   seed <- check_seed(seed)
@@ -121,8 +139,11 @@ nmf_rank <- function(x, k = 2:10, method = c("cv", "consensus"), nrun = NULL, ho
     if (nd$dims[2] < 2) return(c(umass = NA_real_, npmi = NA_real_, exclusivity = NA_real_, frex = NA_real_))
     quality_means(quality_table(topic_form(fit, "{.fn nmf_rank}"), corpus, n_top, 1, 0.7))
   }
-  if (method == "cv") {
-    res <- map_runs(tasks, function(tk) cv_one(X, tk, holdout, fit_args, quality))
+  if (method %in% c("cv", "mask")) {
+    res <- if (method == "cv") map_runs(tasks, function(tk) cv_one(X, tk, holdout, fit_args, quality)) else {
+      xin <- if (!is.null(X)) X else nmf_sparse(nd)
+      map_runs(tasks, function(tk) cv_mask_one(xin, tk, holdout, fit_args, quality, na_cells))
+    }
     details <- do.call(rbind, lapply(res, as.data.frame))
     tab <- do.call(rbind, lapply(split(details, details$k), function(d) {
       data.frame(k = d$k[1], test_error = mean(d$test_error), test_sd = stats::sd(d$test_error),
@@ -223,11 +244,27 @@ cv_one <- function(X, tk, holdout, fit_args, quality) {
     as.list(quality(fit)))
 }
 
+# One (rank, repetition) of method = "mask": the held-out cells left out of
+# the fit by a mask (stratified over non-zeros and zeros for sparse x)
+cv_mask_one <- function(x, tk, holdout, fit_args, quality, na_cells = NULL) {
+  ij <- with_seed(tk$seed, held_cells(x, holdout, na_cells))
+  left <- rbind(ij, na_cells)
+  M <- Matrix::sparseMatrix(i = left[, 1], j = left[, 2], dims = dim(x))
+  fit <- do.call(nmf, c(list(x, tk$k, mask = M, init = "nndsvda", seed = tk$seed), fit_args))
+  xv <- as.numeric(x[ij])
+  v <- rowSums(fit$W[ij[, 1], , drop = FALSE] * t(fit$H)[ij[, 2], , drop = FALSE])
+  c(list(k = tk$k, run = tk$run,
+         test_error = sqrt(sum((xv - v)^2) / max(sum(xv^2), 1e-300)),
+         train_error = fit$rel_error[length(fit$rel_error)]),
+    as.list(quality(fit)))
+}
+
 #' @export
 print.aspectr_nmf_rank <- function(x, ...) {
   check_dots_empty(...)
   cat(sprintf("NMF rank selection by %s (%d run%s per rank); suggested rank: %d\n\n",
-              if (x$method == "cv") "cross-validation on held-out cells" else "consensus clustering",
+              switch(x$method, cv = "cross-validation on held-out cells",
+                     mask = "cross-validation on masked cells", "consensus clustering"),
               x$nrun, if (x$nrun == 1) "" else "s", x$best))
   tab <- x$table
   num <- vapply(tab, is.double, logical(1))
@@ -274,7 +311,7 @@ plot.aspectr_nmf_rank <- function(x, type = c("stability", "consensus"), k = NUL
     return(invisible(x))
   }
   tab <- x$table
-  if (x$method == "cv") {
+  if (x$method %in% c("cv", "mask")) {
     yl <- range(c(tab$test_error - tab$test_sd, tab$test_error + tab$test_sd, tab$train_error), na.rm = TRUE)
     graphics::plot(tab$k, tab$test_error, type = "b", pch = 19, ylim = yl, xlab = "rank k",
                    ylab = "relative error", main = "Held-out error by rank", xaxt = "n", ...)
@@ -321,4 +358,31 @@ silhouette_widths <- function(d, cl) {
   w <- ifelse(n_own > 0, (b - a) / pmax(a, b), 0)
   w[!is.finite(w)] <- 0
   w
+}
+
+# A random `holdout` share of the cells of a matrix, as (i, j): for sparse
+# x the same share of its non-zeros and of its zeros (drawn apart), so that
+# both are held out; for dense x of all cells
+held_cells <- function(x, holdout, na_cells = NULL) {
+  dims <- dim(x)
+  cells <- prod(as.numeric(dims))
+  # (cells already missing, as (i, j), are never drawn: they are zeros of x
+  # here, and stay out of the zeros' share)
+  na <- if (is.null(na_cells)) numeric(0) else (na_cells[, 2] - 1) * dims[1] + na_cells[, 1]
+  held <- if (methods::is(x, "sparseMatrix")) {
+    s <- Matrix::summary(x)
+    nz <- (s$j - 1) * dims[1] + s$i
+    a <- nz[sample.int(length(nz), max(1L, round(holdout * length(nz))))]
+    want <- round(holdout * (cells - length(nz) - length(na)))
+    z <- numeric(0)
+    while (length(z) < want) {
+      cand <- unique(floor(stats::runif(2 * (want - length(z)) + 10) * cells) + 1)
+      z <- unique(c(z, cand[!cand %in% nz & !cand %in% na]))
+    }
+    c(a, z[seq_len(want)])
+  } else {
+    pool <- if (length(na)) setdiff(seq_len(cells), na) else seq_len(cells)
+    pool[sample.int(length(pool), max(1L, round(holdout * length(pool))))]
+  }
+  arrayInd(held, dims)
 }

@@ -7,14 +7,14 @@
 
 # What nmf() needs of sharded data in place of nmf_data()'s form, after
 # checking that the fit asked for can run on shards.
-nmf_shard_data <- function(x, loss, method, accelerate, init, init_missing, call) {
+nmf_shard_data <- function(x, loss, method, accelerate, init, init_missing, weighted, call) {
   check_tensor_shards(x, "nmf", call)
   if (length(x$dims) != 2) {
     abort_input("{.arg x} must be a matrix split into {.fn shards} for {.fn nmf}, not {length(x$dims)}-way data (see {.fn ntf}).",
                 "value", arg = "x", call = call)
   }
   if (x$nnz == 0) abort_input("{.arg x} has no non-zero cells.", "empty", arg = "x", call = call)
-  check_shard_capability("nmf", loss, method, options = list(accelerate = accelerate), call = call)
+  check_shard_capability("nmf", loss, method, options = list(accelerate = accelerate, mask = weighted), call = call)
   if (is.character(init) && !init_missing && !identical(init, "random")) {
     abort_input("{.arg init} must be {.val random}, a list of factors or an earlier fit for data in {.fn shards}, not {.val {init}}: NNDSVD needs the singular vectors of the whole matrix.",
                 "argument", arg = "init", call = call)

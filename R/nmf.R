@@ -125,7 +125,55 @@
 #'   of `W`, the samples in the columns of `H`), says so in a message, and
 #'   keeps the samples' annotations in the fit's `annotation` for the
 #'   heatmaps of [plot()][plot.aspectr_nmf()]. `NULL` for other data.
+#' @param mask Cells left out of the loss (missing or held out): a logical
+#'   matrix of the dimensions of `x` (base, or a dense or sparse `Matrix`),
+#'   `TRUE` where a cell is left out. `NA` cells of `x` are left out too, without
+#'   a mask. For sparse `x` the cells not stored are observed zeros unless
+#'   the mask (or `observed`) says otherwise. See "Missing values and weights".
+#' @param observed For data where only some cells were observed (ratings,
+#'   counts of a sample of cells): a logical matrix like `mask` whose `TRUE`
+#'   cells are the only ones that count; every other cell, a zero of sparse
+#'   `x` included, is treated as missing. `mask` then leaves out some of them.
+#' @param weights Non-negative weights per cell: a numeric matrix of the
+#'   dimensions of `x`, or a sparse `Matrix`, whose unlisted cells then weigh
+#'   0 (only its cells count). Weight 0 is a missing cell.
+#' @param row_weights,col_weights Non-negative weights per row and per column
+#'   of `x` (vectors); a cell weighs the product of its row's, its column's
+#'   and its own weight. Whole-number row weights give the fit of `x` with
+#'   each row repeated that many times.
 #' @inheritParams plsa
+#'
+#' @section Missing values and weights:
+#' With `NA` in `x`, `mask`, `observed` or weights the loss sums over the
+#' cells with their weights \eqn{\omega_{ij}}:
+#' \eqn{\frac12\sum \omega (x - v)^2} or
+#' \eqn{\sum \omega (x \log(x/v) - x + v)}, \eqn{v = (WH)_{ij}}; a left-out
+#' cell has weight 0 and plays no part in the fit. The updates use the
+#' weighted sufficient statistics (no imputation inside the loop, as in the
+#' weighted updates of Ho (2008) and the masked coordinate descent of Lin
+#' and Boutros (2020)): the products with the weighted data
+#' \eqn{\omega \circ x} as in the unweighted fit (a pass over the non-zeros),
+#' and for each row of `W` and column of `H` its own Gram matrix (Frobenius)
+#' or linear term (KL) from the weights, applied through the model's values
+#' at the left-out or reweighted cells: \eqn{k} operations per such cell on
+#' top of the unweighted step (\eqn{k^2} for `"anls"`, which solves with the
+#' Gram matrix itself), so a fit of the observed cells of sparse data costs
+#' \eqn{O(\mathrm{cells} \times k)} per iteration. Each row
+#' of `W` (column of `H`) then gets the unweighted method's update with its
+#' own Gram matrix: one sweep of exact coordinate updates (`"hals"`), the
+#' exact non-negative least-squares solution (`"anls"`), the multiplicative
+#' update (`"mu"`), or KL coordinate descent and multiplicative updates with
+#' their linear terms; under `loss = "beta"` the multiplicative updates
+#' with every cell's terms weighted (dense data). Every method keeps its
+#' objective from rising. The extrapolation (`accelerate`) and
+#' `method = "als"` are not available with weights, nor are [shards()].
+#'
+#' [fitted()] then gives the model's values on every cell, those of the
+#' left-out cells included (an imputation), and [augment()] marks which
+#' cells were observed. [nmf_rank()] with `method = "mask"` chooses the rank
+#' by leaving out random cells and measuring the error of their imputation.
+#' The relative error (`rel_error`) and `divergence` are those of the
+#' weighted loss.
 #'
 #' @section Memory:
 #' A `dgCMatrix` is read in place: its values are not copied (the fit's
@@ -231,6 +279,12 @@
 #'
 #'   Gemulla, R. and Miettinen, P. (2013). Non-negative matrix
 #'   factorization. Lecture notes, Max Planck Institute for Informatics.
+#'
+#'   Ho, N.-D. (2008). *Nonnegative matrix factorization algorithms and
+#'   applications*. PhD thesis, Universite catholique de Louvain.
+#'
+#'   Lin, X. and Boutros, P. C. (2020). Optimization and expansion of
+#'   non-negative matrix factorization. *BMC Bioinformatics* 21, 7.
 #' @seealso [predict.aspectr_nmf()], [as_plsa()], [nmf_rank()].
 #' @examples
 #' fit <- nmf(sotu_dtm, 5, seed = 1, max_iter = 100)
@@ -245,7 +299,8 @@ nmf <- function(x, k, loss = c("frobenius", "kl", "beta"), beta = 2,
                 short_iter = 0, short_keep = NULL,
                 L1 = c(0, 0), L2 = c(0, 0), max_iter = 1000, tol = 1e-6, eps = 1e-16,
                 accelerate = NULL, seed = NULL, threads = NULL, verbose = FALSE, callback = NULL,
-                cluster = NULL, factor_dir = NULL, assay = NULL, ...) {
+                cluster = NULL, factor_dir = NULL, assay = NULL, mask = NULL, observed = NULL,
+                weights = NULL, row_weights = NULL, col_weights = NULL, ...) {
   if (isNamespaceLoaded("NMF") && !isTRUE(nmf_state$from_nmf) &&
       is_nmf_pkg_call(if (!missing(x)) x, if (!missing(k)) k, if (!missing(loss)) loss,
                       if (!missing(method)) method, seed, names(match.call(expand.dots = FALSE)$...))) {
@@ -286,13 +341,36 @@ nmf <- function(x, k, loss = c("frobenius", "kl", "beta"), beta = 2,
   files <- factor_paths(factor_dir, x, "W", callback)
   sharded <- inherits(x, "aspectr_shards")
   start <- proc.time()[["elapsed"]]  # the time includes the input conversion
+  # missing cells, masks and weights (see "Missing values and weights"):
+  # the fit reads the weighted data x~ = omega o x in place of x
+  weighted <- nmf_is_weighted(if (!sharded) x, mask, observed, weights, row_weights, col_weights)
+  wd <- NULL
+  if (weighted && !sharded) {
+    if (method == "als") {
+      abort_input("Missing cells, masks and weights are available for {.arg method} {.or {.val {c('hals', 'anls', 'mu', 'cd')}}}, not {.val als} (a projection, not a minimizer of the weighted loss).",
+                  "argument", arg = "method")
+    }
+    if (isTRUE(accelerate)) {
+      abort_input("{.code accelerate = TRUE} is not available with missing cells, masks or weights: the extrapolated updates need the unweighted products.",
+                  "argument", arg = "accelerate")
+    }
+    accelerate <- FALSE
+    wd <- nmf_weighted_data(x, mask, observed, weights, row_weights, col_weights)
+    if (wd$observed_cells == 0) {
+      abort_input("{.arg x} has no positive value in a cell of positive weight: there is nothing to fit.",
+                  "value", arg = "x")
+    }
+    # (the beta divergence's updates read x itself and the weights)
+    x <- if (loss == "beta") wd$x0 else wd$xt
+  }
   if (sharded) {
-    nd <- nmf_shard_data(x, loss, method, accelerate, init, missing(init), call = environment())
+    nd <- nmf_shard_data(x, loss, method, accelerate, init, missing(init), weighted, call = environment())
     count_data <- shard_count_data(x, "nmf", likelihood = loss == "kl")
   } else {
     nd <- nmf_data(x, "x", dense = loss == "beta")
-    count_data <- check_count_data(x, if (is.null(nd$dense)) nd$x else nd$dense, "nmf",
-                                   likelihood = loss == "kl")
+    # (a weighted fit has no likelihood: no check of counts)
+    count_data <- !weighted && check_count_data(x, if (is.null(nd$dense)) nd$x else nd$dense, "nmf",
+                                                likelihood = loss == "kl")
   }
   k <- check_whole(k, "k", min = 1, max = min(nd$dims), what = "at most the smaller dimension of `x`")
   eps <- check_number(eps, "eps", 0, Inf)
@@ -301,7 +379,7 @@ nmf <- function(x, k, loss = c("frobenius", "kl", "beta"), beta = 2,
   # is that of x scaled. Penalties are rescaled so that the problem solved is
   # exactly the one asked for.
   # the Poisson log-likelihood's data term, sum(x log x - x - log x!)
-  loglik_const <- if (loss != "kl") NA_real_ else if (sharded) nd$loglik_const else
+  loglik_const <- if (loss != "kl" || weighted) NA_real_ else if (sharded) nd$loglik_const else
     if (is.null(nd$dense)) cpp_csc_scan(nd$x, nd$i, nd$dims[1], 1, TRUE)$loglik_const else {
       v <- nd$dense[nd$dense > 0]
       sum(v * log(v) - v - lgamma(v + 1))
@@ -393,6 +471,20 @@ nmf <- function(x, k, loss = c("frobenius", "kl", "beta"), beta = 2,
     cpp_nmf_fit(nmf_ptr(nd), s$W, s$H, loss, method, beta,
                 L1s, L2s, eps, iters, tol, threads, verbose, accelerate, hook, !is.null(callback))
   }
+  if (weighted && loss == "beta") {
+    omega <- nmf_weight_matrix(wd)
+    fit_start <- function(s, iters) {
+      cpp_nmf_beta_weighted_fit(nmf_ptr(nd), s$W, s$H, beta, omega, L1s, L2s, eps, iters, tol, threads,
+                                verbose, hook, !is.null(callback))
+    }
+  } else if (weighted) {
+    wk <- nmf_weighted_constants(wd, sc$s)
+    fit_start <- function(s, iters) {
+      cpp_nmf_weighted_fit(nmf_ptr(nd), s$W, s$H, loss, method, wd$d, wd$r, wd$c, wd$ei, wd$ej, wd$ev,
+                           wk$wx2, wk$klc, wk$total, L1s, L2s, eps, iters, tol, threads, verbose,
+                           hook, !is.null(callback))
+    }
+  }
   stg <- check_staging(short_iter, short_keep, nrun)
   resume <- function(r) list(W = r$W, H = r$H)
   if (sharded) {
@@ -415,7 +507,7 @@ nmf <- function(x, k, loss = c("frobenius", "kl", "beta"), beta = 2,
   penalized <- any(L1 > 0) || any(L2 > 0)
   # unpenalized HALS and the extrapolated updates return W with unit-norm
   # columns, H carrying the scale (see below)
-  unit_w <- loss == "frobenius" && !penalized && (method == "hals" || (method == "anls" && accelerate))
+  unit_w <- !weighted && loss == "frobenius" && !penalized && (method == "hals" || (method == "anls" && accelerate))
   # W's column sums in the scaled problem (W written to files: its run's)
   wsum <- if (is.null(files)) colSums(W) else W$sums
   # (a sharded fit's W, gathered from the shards, is named in place: only
@@ -430,7 +522,8 @@ nmf <- function(x, k, loss = c("frobenius", "kl", "beta"), beta = 2,
   dimnames(H) <- list(comp, nd$dimnames[[2]])
   xnorm <- sqrt(res$xnorm2)
   # relative error: scale-free, from the scaled problem
-  rel <- if (loss == "frobenius" && !penalized) sqrt(2 * pmax(res$objective, 0)) / xnorm else
+  rel <- if (weighted) sqrt(2 * pmax(if (loss == "frobenius" && !penalized) res$objective else res$frobenius, 0)) / xnorm else
+    if (loss == "frobenius" && !penalized) sqrt(2 * pmax(res$objective, 0)) / xnorm else
     sqrt(max(res$xnorm2 - 2 * (res$wtxh %||% sum(nmf_WtX(nd, W, threads) * H)) +
                sum((res$WW %||% crossprod(W)) * tcrossprod(H)), 0)) / xnorm
   # a model that vanishes on non-zero data (W H = 0) is a stationary point
@@ -494,6 +587,11 @@ nmf <- function(x, k, loss = c("frobenius", "kl", "beta"), beta = 2,
                                        accelerate = accelerate))
   fit$count_data <- count_data
   if (sharded) fit$shards <- length(x$sources)
+  if (weighted) {
+    fit$weighting <- list(type = wd$type, base = wd$d, left_out = wd$left_out,
+                          mass = if (loss == "kl") unscale(res$mass),
+                          observed = if (wd$d == 0) nmf_observed_pattern(wd, nd$dims, nd$dimnames))
+  }
   finish_progress(fit, verbose, "nmf()", max_iter, tol)
 }
 

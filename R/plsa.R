@@ -170,7 +170,23 @@
 #'   each guided topic: a term gets `100 * seeds_weight` times its count in
 #'   `x` (the default 0.01: as many pseudo-counts as it has tokens), as in
 #'   \pkg{seededlda} (version 1.4 and later). A positive number.
+#' @param mask,observed,weights,row_weights,col_weights Missing cells, masks
+#'   and weights, as in [nmf()] (`NA` cells of `x` are missing too): see
+#'   "Missing cells and weights".
 #' @param ... Must be empty; an unknown argument is an error.
+#'
+#' @section Missing cells and weights:
+#' With `NA` in `x`, `mask`, `observed` or weights (matrices, `loss =
+#' "kl"`), the model is fitted to the cells that count, with their weights:
+#' maximum likelihood of the observed cells under the Poisson form of the
+#' aspect model, i.e. the weighted KL fit of [nmf()] (coordinate descent)
+#' normalized as [as_plsa()] does, so that \eqn{P(d, w)} covers every cell
+#' (the left-out cells get the model's probability: an imputation). The
+#' value reported is the divergence of the observed cells' share of the
+#' counts from the model's share of them, \eqn{D(G_o \| P_o)} with both
+#' normalized over the cells that count. `prior`, `seeds`, `tempering`,
+#' `callback` and [shards()] are not available with missing cells or weights,
+#' nor are the Tsallis and L2 losses.
 #'
 #' @section Priors and guided topics:
 #' With `prior`, a KL fit of a documents x terms matrix is the maximum a
@@ -316,12 +332,23 @@
 plsa <- function(x, k, loss = c("kl", "tsallis", "l2"), method = NULL, q = 0.5, tempering = 1, normalize = TRUE,
                  init = "random", nrun = 1, short_iter = 0, short_keep = NULL, max_iter = 1000, tol = 1e-6, seed = NULL, threads = NULL,
                  verbose = FALSE, callback = NULL, cluster = NULL, factor_dir = NULL, assay = NULL,
-                 prior = NULL, seeds = NULL, seeds_weight = 0.01, ...) {
+                 prior = NULL, seeds = NULL, seeds_weight = 0.01, mask = NULL, observed = NULL,
+                 weights = NULL, row_weights = NULL, col_weights = NULL, ...) {
   call <- match.call()
   check_dots_empty(...)
   container <- if (!missing(x)) container_input(x, assay, "rows")
   if (!is.null(container)) x <- container$x
   loss <- match_option(loss, c("kl", "tsallis", "l2"), "loss")
+  if (!missing(x) && nmf_is_weighted(if (!inherits(x, "aspectr_shards")) x, mask, observed, weights,
+                                     row_weights, col_weights)) {
+    # missing cells and weights: the weighted KL fit of nmf(), normalized
+    return(plsa_weighted(x, k, loss, method, init, nrun, max_iter, tol, seed, threads, verbose,
+                         list(tempering = tempering != 1, prior = !is.null(prior), seeds = !is.null(seeds),
+                              callback = !is.null(callback), cluster = !is.null(cluster),
+                              factor_dir = !is.null(factor_dir)),
+                         list(mask = mask, observed = observed, weights = weights, row_weights = row_weights,
+                              col_weights = col_weights), call))
+  }
   if (!missing(x)) cluster <- check_cluster(cluster, x)
   if (!is.null(factor_dir) && !missing(x)) {
     # (named after the first mode: the documents of a matrix)

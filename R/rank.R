@@ -22,10 +22,26 @@
 #' their restarts) run in parallel through `future.apply` when a parallel
 #' [future::plan()] is set, with the same results as sequentially.
 #'
+#' With `split = "cells"` (matrices) a random `holdout` share of the cells
+#' is held out instead (for sparse counts the same share of the non-zeros
+#' and of the zeros, drawn apart), every fit sees all documents with those
+#' cells left out of its likelihood (`plsa(mask = )`, see "Missing cells
+#' and weights" in [plsa()]), and the perplexity is that of the held-out
+#' cells' counts under the model's probabilities of those cells,
+#' \eqn{\exp(-\sum_h x_h \log(P_h / \sum_h P_h) / \sum_h x_h)}. The table
+#' then has no likelihood columns (the fits do not see every cell), and the
+#' criterion is the perplexity. A held-out count in a cell to which the
+#' model gives probability 0 (KL fits of sparse data have exact zeros in
+#' their factors) makes the perplexity infinite: that rank then predicts
+#' some held-out counts as impossible.
+#'
 #' @param x Counts, as for [plsa()]: documents x terms (or an N-way
 #'   tensor).
 #' @param k Candidate numbers of topics (whole numbers, at least 1).
-#' @param holdout Share of the documents held out, in (0, 0.5].
+#' @param holdout Share of the documents (or of the cells, `split =
+#'   "cells"`) held out, in (0, 0.5].
+#' @param split `"documents"` (default: held-out documents, completed) or
+#'   `"cells"` (held-out cells of a matrix).
 #' @param criterion `"perplexity"` (held out, default), `"BIC"` or `"AIC"`
 #'   (of the training fit).
 #' @param nrun Random starts per `k` (the best is kept).
@@ -49,10 +65,14 @@
 #' @export
 plsa_rank <- function(x, k = 2:10, holdout = 0.2, criterion = c("perplexity", "BIC", "AIC"),
                       nrun = 1, max_iter = 1000, tol = 1e-6, seed = NULL, threads = NULL,
-                      n_top = 10, ...) {
+                      n_top = 10, split = c("documents", "cells"), ...) {
   call <- match.call()
   check_required(x, "a count matrix or tensor")
   criterion <- match_option(criterion, c("perplexity", "BIC", "AIC"), "criterion")
+  split <- match_option(split, c("documents", "cells"), "split")
+  if (split == "cells") {
+    return(plsa_rank_cells(x, k, holdout, criterion, nrun, max_iter, tol, seed, threads, n_top, call, ...))
+  }
   holdout <- check_number(holdout, "holdout", 0, 0.5, lower_open = TRUE)
   nrun <- check_whole(nrun, "nrun")
   max_iter <- check_whole(max_iter, "max_iter")
@@ -297,4 +317,56 @@ plot.aspectr_rank <- function(x, ...) {
   graphics::abline(v = x$best, lty = 3)
   graphics::points(x$best, y[tab$k == x$best], pch = 21, cex = 2)
   invisible(x)
+}
+
+# plsa_rank(split = "cells"): held-out cells left out of every fit
+plsa_rank_cells <- function(x, k, holdout, criterion, nrun, max_iter, tol, seed, threads, n_top, call, ...) {
+  if (criterion != "perplexity") {
+    abort_input("{.arg criterion} must be {.val perplexity} with {.code split = \"cells\"} (the fits do not see every cell), not {.val {criterion}}.",
+                "argument", arg = "criterion")
+  }
+  if (!(is.matrix(x) || methods::is(x, "Matrix")) || length(dim(x)) != 2) {
+    abort_input("{.arg x} must be a matrix (base or {.cls Matrix}) with {.code split = \"cells\"}, not {describe(x)}.",
+                "type", arg = "x")
+  }
+  holdout <- check_number(holdout, "holdout", 0, 0.5, lower_open = TRUE)
+  nrun <- check_whole(nrun, "nrun")
+  max_iter <- check_whole(max_iter, "max_iter")
+  tol <- check_number(tol, "tol", 0, Inf)
+  seed <- check_seed(seed)
+  threads <- resolve_threads(threads)
+  n_top <- check_whole(n_top, "n_top", min = 2)
+  k <- check_k_vector(k, max = min(dim(x)), what = "at most the smaller dimension of `x`")
+  ij <- with_seed(seed, held_cells(x, holdout))
+  M <- Matrix::sparseMatrix(i = ij[, 1], j = ij[, 2], dims = dim(x))
+  xh <- as.numeric(x[ij])
+  seeds <- with_seed(if (is.null(seed)) NULL else seed + 1L, sample.int(.Machine$integer.max, length(k)))
+  quality <- ncol(x) >= 2
+  if (quality) {
+    n_top <- min(n_top, ncol(x))
+    xt <- x
+    xt[ij] <- 0
+    train_data <- as_aspect_data(xt, "x")
+  }
+  res <- map_runs(seq_along(k), function(i) {
+    fit <- plsa(x, k[i], mask = M, nrun = nrun, max_iter = max_iter, tol = tol, seed = seeds[i],
+                threads = threads, ...)
+    U <- fit$factors[[1]]; V <- fit$factors[[2]]
+    P <- rowSums((U[ij[, 1], , drop = FALSE] * V[ij[, 2], , drop = FALSE]) %*% diag(as.numeric(fit$lambda),
+                                                                                     length(fit$lambda)))
+    P <- P / sum(P)
+    pos <- xh > 0
+    out <- data.frame(k = k[i], perplexity = exp(-sum(xh[pos] * log(P[pos])) / sum(xh)))
+    if (quality) {
+      q <- quality_means(quality_table(topic_form(fit, "{.fn plsa_rank}"), train_data, n_top, 1, 0.7))
+      out <- cbind(out, as.data.frame(as.list(q)))
+    }
+    cbind(out, data.frame(iterations = fit$iterations, converged = fit$converged))
+  })
+  tab <- do.call(rbind, res)
+  rownames(tab) <- NULL
+  best <- tab$k[which.min(tab$perplexity)]
+  structure(list(table = tab, best = best, criterion = "perplexity", heldout = ij, call = call,
+                 what = "topics", split = "cells"),
+            class = c("aspectr_plsa_rank", "aspectr_rank"))
 }

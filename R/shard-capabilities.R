@@ -28,7 +28,13 @@ shard_capabilities <- function() {
     cap("plsa", "l2", "blocks", FALSE, "the L2 loss is fitted in one object"),
     cap("ntf", "kl", "mu", TRUE),
     cap("ntf", "kl", "cd", FALSE, "coordinate descent needs every slice of a mode at once"),
-    cap("ntf", "frobenius", c("hals", "mu"), FALSE, "the Frobenius updates of ntf() are fitted in one object")
+    cap("ntf", "frobenius", c("hals", "mu"), FALSE, "the Frobenius updates of ntf() are fitted in one object"),
+    # missing cells, masks and weights: the weights' part of each row's
+    # Gram matrix is not yet split by shards
+    cap("nmf", "frobenius", c("hals", "anls", "mu", "als"), FALSE,
+        "the weighted updates of nmf() are fitted in one object", option = "mask"),
+    cap("nmf", "kl", c("cd", "mu"), FALSE, "the weighted updates of nmf() are fitted in one object", option = "mask"),
+    cap("nmf", "beta", "mu", FALSE, "the weighted updates of nmf() are fitted in one object", option = "mask")
   )
 }
 
@@ -61,6 +67,12 @@ check_shard_capability <- function(family, loss, method, options = NULL, default
   row <- refusal(method)
   if (nrow(row)) {
     opt <- row$option[1]
+    if (opt == "mask") {
+      # (masks and weights: no method of the loss takes them on shards)
+      abort_input(paste0("{.arg ", opt, "} cannot be used with {.code loss = \"{loss}\"}, {.code method = \"{method}\"} and data in {.fn shards}: ",
+                         row$why[1], "."),
+                  "argument", arg = opt, call = call)
+    }
     if (opt == "accelerate") {
       abort_input(paste0("{.arg ", opt, "} must be {.code NULL} or {.code FALSE} for {.code loss = \"{loss}\"} with {.code method = \"{method}\"} and data in {.fn shards}, not {.code TRUE}: ",
                          row$why[1], "."),

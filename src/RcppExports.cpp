@@ -471,6 +471,89 @@ BEGIN_RCPP
     return rcpp_result_gen;
 END_RCPP
 }
+// cpp_nmf_weighted_fit
+Rcpp::List cpp_nmf_weighted_fit(SEXP data, Rcpp::NumericMatrix W0, Rcpp::NumericMatrix H0, std::string loss, std::string method, double d, Rcpp::NumericVector r, Rcpp::NumericVector c, Rcpp::IntegerVector ei, Rcpp::IntegerVector ej, Rcpp::NumericVector ev, double wx2, double klc, double total, Rcpp::NumericVector L1, Rcpp::NumericVector L2, double eps, int max_iter, double tol, int threads, bool verbose, SEXP hook, bool want_model);
+RcppExport SEXP _aspectr_cpp_nmf_weighted_fit(SEXP dataSEXP, SEXP W0SEXP, SEXP H0SEXP, SEXP lossSEXP, SEXP methodSEXP, SEXP dSEXP, SEXP rSEXP, SEXP cSEXP, SEXP eiSEXP, SEXP ejSEXP, SEXP evSEXP, SEXP wx2SEXP, SEXP klcSEXP, SEXP totalSEXP, SEXP L1SEXP, SEXP L2SEXP, SEXP epsSEXP, SEXP max_iterSEXP, SEXP tolSEXP, SEXP threadsSEXP, SEXP verboseSEXP, SEXP hookSEXP, SEXP want_modelSEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::RNGScope rcpp_rngScope_gen;
+    Rcpp::traits::input_parameter< SEXP >::type data(dataSEXP);
+    Rcpp::traits::input_parameter< Rcpp::NumericMatrix >::type W0(W0SEXP);
+    Rcpp::traits::input_parameter< Rcpp::NumericMatrix >::type H0(H0SEXP);
+    Rcpp::traits::input_parameter< std::string >::type loss(lossSEXP);
+    Rcpp::traits::input_parameter< std::string >::type method(methodSEXP);
+    Rcpp::traits::input_parameter< double >::type d(dSEXP);
+    Rcpp::traits::input_parameter< Rcpp::NumericVector >::type r(rSEXP);
+    Rcpp::traits::input_parameter< Rcpp::NumericVector >::type c(cSEXP);
+    Rcpp::traits::input_parameter< Rcpp::IntegerVector >::type ei(eiSEXP);
+    Rcpp::traits::input_parameter< Rcpp::IntegerVector >::type ej(ejSEXP);
+    Rcpp::traits::input_parameter< Rcpp::NumericVector >::type ev(evSEXP);
+    Rcpp::traits::input_parameter< double >::type wx2(wx2SEXP);
+    Rcpp::traits::input_parameter< double >::type klc(klcSEXP);
+    Rcpp::traits::input_parameter< double >::type total(totalSEXP);
+    Rcpp::traits::input_parameter< Rcpp::NumericVector >::type L1(L1SEXP);
+    Rcpp::traits::input_parameter< Rcpp::NumericVector >::type L2(L2SEXP);
+    Rcpp::traits::input_parameter< double >::type eps(epsSEXP);
+    Rcpp::traits::input_parameter< int >::type max_iter(max_iterSEXP);
+    Rcpp::traits::input_parameter< double >::type tol(tolSEXP);
+    Rcpp::traits::input_parameter< int >::type threads(threadsSEXP);
+    Rcpp::traits::input_parameter< bool >::type verbose(verboseSEXP);
+    Rcpp::traits::input_parameter< SEXP >::type hook(hookSEXP);
+    Rcpp::traits::input_parameter< bool >::type want_model(want_modelSEXP);
+    rcpp_result_gen = Rcpp::wrap(cpp_nmf_weighted_fit(data, W0, H0, loss, method, d, r, c, ei, ej, ev, wx2, klc, total, L1, L2, eps, max_iter, tol, threads, verbose, hook, want_model));
+    return rcpp_result_gen;
+END_RCPP
+}
+// cpp_nmf_weighted_project
+Rcpp::NumericMatrix cpp_nmf_weighted_project(SEXP data, Rcpp::NumericMatrix B, Rcpp::NumericMatrix C0, std::string loss, double d, Rcpp::NumericVector r, Rcpp::NumericVector c, Rcpp::IntegerVector ei, Rcpp::IntegerVector ej, Rcpp::NumericVector ev, double l1, double l2, double eps, int max_iter, double tol, int threads);
+RcppExport SEXP _aspectr_cpp_nmf_weighted_project(SEXP dataSEXP, SEXP BSEXP, SEXP C0SEXP, SEXP lossSEXP, SEXP dSEXP, SEXP rSEXP, SEXP cSEXP, SEXP eiSEXP, SEXP ejSEXP, SEXP evSEXP, SEXP l1SEXP, SEXP l2SEXP, SEXP epsSEXP, SEXP max_iterSEXP, SEXP tolSEXP, SEXP threadsSEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::RNGScope rcpp_rngScope_gen;
+    Rcpp::traits::input_parameter< SEXP >::type data(dataSEXP);
+    Rcpp::traits::input_parameter< Rcpp::NumericMatrix >::type B(BSEXP);
+    Rcpp::traits::input_parameter< Rcpp::NumericMatrix >::type C0(C0SEXP);
+    Rcpp::traits::input_parameter< std::string >::type loss(lossSEXP);
+    Rcpp::traits::input_parameter< double >::type d(dSEXP);
+    Rcpp::traits::input_parameter< Rcpp::NumericVector >::type r(rSEXP);
+    Rcpp::traits::input_parameter< Rcpp::NumericVector >::type c(cSEXP);
+    Rcpp::traits::input_parameter< Rcpp::IntegerVector >::type ei(eiSEXP);
+    Rcpp::traits::input_parameter< Rcpp::IntegerVector >::type ej(ejSEXP);
+    Rcpp::traits::input_parameter< Rcpp::NumericVector >::type ev(evSEXP);
+    Rcpp::traits::input_parameter< double >::type l1(l1SEXP);
+    Rcpp::traits::input_parameter< double >::type l2(l2SEXP);
+    Rcpp::traits::input_parameter< double >::type eps(epsSEXP);
+    Rcpp::traits::input_parameter< int >::type max_iter(max_iterSEXP);
+    Rcpp::traits::input_parameter< double >::type tol(tolSEXP);
+    Rcpp::traits::input_parameter< int >::type threads(threadsSEXP);
+    rcpp_result_gen = Rcpp::wrap(cpp_nmf_weighted_project(data, B, C0, loss, d, r, c, ei, ej, ev, l1, l2, eps, max_iter, tol, threads));
+    return rcpp_result_gen;
+END_RCPP
+}
+// cpp_nmf_beta_weighted_fit
+Rcpp::List cpp_nmf_beta_weighted_fit(SEXP data, Rcpp::NumericMatrix W0, Rcpp::NumericMatrix H0, double beta, Rcpp::NumericMatrix Om, Rcpp::NumericVector L1, Rcpp::NumericVector L2, double eps, int max_iter, double tol, int threads, bool verbose, SEXP hook, bool want_model);
+RcppExport SEXP _aspectr_cpp_nmf_beta_weighted_fit(SEXP dataSEXP, SEXP W0SEXP, SEXP H0SEXP, SEXP betaSEXP, SEXP OmSEXP, SEXP L1SEXP, SEXP L2SEXP, SEXP epsSEXP, SEXP max_iterSEXP, SEXP tolSEXP, SEXP threadsSEXP, SEXP verboseSEXP, SEXP hookSEXP, SEXP want_modelSEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::RNGScope rcpp_rngScope_gen;
+    Rcpp::traits::input_parameter< SEXP >::type data(dataSEXP);
+    Rcpp::traits::input_parameter< Rcpp::NumericMatrix >::type W0(W0SEXP);
+    Rcpp::traits::input_parameter< Rcpp::NumericMatrix >::type H0(H0SEXP);
+    Rcpp::traits::input_parameter< double >::type beta(betaSEXP);
+    Rcpp::traits::input_parameter< Rcpp::NumericMatrix >::type Om(OmSEXP);
+    Rcpp::traits::input_parameter< Rcpp::NumericVector >::type L1(L1SEXP);
+    Rcpp::traits::input_parameter< Rcpp::NumericVector >::type L2(L2SEXP);
+    Rcpp::traits::input_parameter< double >::type eps(epsSEXP);
+    Rcpp::traits::input_parameter< int >::type max_iter(max_iterSEXP);
+    Rcpp::traits::input_parameter< double >::type tol(tolSEXP);
+    Rcpp::traits::input_parameter< int >::type threads(threadsSEXP);
+    Rcpp::traits::input_parameter< bool >::type verbose(verboseSEXP);
+    Rcpp::traits::input_parameter< SEXP >::type hook(hookSEXP);
+    Rcpp::traits::input_parameter< bool >::type want_model(want_modelSEXP);
+    rcpp_result_gen = Rcpp::wrap(cpp_nmf_beta_weighted_fit(data, W0, H0, beta, Om, L1, L2, eps, max_iter, tol, threads, verbose, hook, want_model));
+    return rcpp_result_gen;
+END_RCPP
+}
 // cpp_plsa_fit
 Rcpp::List cpp_plsa_fit(Rcpp::IntegerMatrix idx, Rcpp::NumericVector val, Rcpp::IntegerVector dims, Rcpp::NumericVector lambda, Rcpp::List factors, std::string loss, double q, double tempering, int max_iter, double tol, int threads, bool verbose, bool free_weights, SEXP hook, bool want_model, std::string method, double squarem_bound, SEXP prior_doc, SEXP prior_term);
 RcppExport SEXP _aspectr_cpp_plsa_fit(SEXP idxSEXP, SEXP valSEXP, SEXP dimsSEXP, SEXP lambdaSEXP, SEXP factorsSEXP, SEXP lossSEXP, SEXP qSEXP, SEXP temperingSEXP, SEXP max_iterSEXP, SEXP tolSEXP, SEXP threadsSEXP, SEXP verboseSEXP, SEXP free_weightsSEXP, SEXP hookSEXP, SEXP want_modelSEXP, SEXP methodSEXP, SEXP squarem_boundSEXP, SEXP prior_docSEXP, SEXP prior_termSEXP) {
@@ -1216,6 +1299,9 @@ static const R_CallMethodDef CallEntries[] = {
     {"_aspectr_cpp_piece_slots", (DL_FUNC) &_aspectr_cpp_piece_slots, 0},
     {"_aspectr_cpp_nmf_piece_run", (DL_FUNC) &_aspectr_cpp_nmf_piece_run, 8},
     {"_aspectr_cpp_nmf_pieces_fit", (DL_FUNC) &_aspectr_cpp_nmf_pieces_fit, 15},
+    {"_aspectr_cpp_nmf_weighted_fit", (DL_FUNC) &_aspectr_cpp_nmf_weighted_fit, 23},
+    {"_aspectr_cpp_nmf_weighted_project", (DL_FUNC) &_aspectr_cpp_nmf_weighted_project, 16},
+    {"_aspectr_cpp_nmf_beta_weighted_fit", (DL_FUNC) &_aspectr_cpp_nmf_beta_weighted_fit, 14},
     {"_aspectr_cpp_plsa_fit", (DL_FUNC) &_aspectr_cpp_plsa_fit, 19},
     {"_aspectr_cpp_plsa_tsallis_csc", (DL_FUNC) &_aspectr_cpp_plsa_tsallis_csc, 15},
     {"_aspectr_cpp_em_shard", (DL_FUNC) &_aspectr_cpp_em_shard, 14},

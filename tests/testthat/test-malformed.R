@@ -119,7 +119,7 @@ cases <- list(
   mal(plsa(x, 2, maxiter = 10), "maxiter", "argument", "10"),
   mal(plsa(x, 2, max_iter = 5, 7), "loss", "argument", "7"),
   mal(plsa(neg, 2), "x", "value", "-2"),
-  mal(plsa(na, 2), "x", "value"),
+  mal(plsa(na, 2, loss = "tsallis"), "loss", "argument"),
   mal(plsa(inf, 2), "x", "value"),
   mal(plsa(x[0, ], 2), "x", "empty"),
   mal(plsa(x * 0, 2), "x", "empty"),

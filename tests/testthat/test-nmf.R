@@ -244,8 +244,11 @@ test_that("a dgCMatrix is used through its slots, as the general path would read
   expect_identical(aspectr:::nmf_data(z, "x")$nnz, fast$nnz - 1L)
   z@x[1] <- -1
   expect_error(nmf(z, 2), class = "aspectr_error_input_value")
+  # NA: a missing cell, left out of the loss
   z@x[1] <- NA
-  expect_error(nmf(z, 2), class = "aspectr_error_input_value")
+  fz <- nmf(z, 2, seed = 1, max_iter = 20)
+  expect_identical(fz$weighting$type, "missing")
+  expect_equal(sum(fz$weighting$left_out), 1)
 })
 
 test_that("a dgCMatrix is read in place: its slots unscaled and unchanged, products divided on use", {
@@ -377,8 +380,9 @@ test_that("dense fits equal sparse fits and do not depend on the thread count", 
   expect_error(nmf(x, 3), class = "aspectr_error_input_value")
   x[5, 5] <- Inf
   expect_error(nmf(x, 3), class = "aspectr_error_input_value")
+  # NaN, as NA, is a missing cell
   x[5, 5] <- NaN
-  expect_error(nmf(x, 3), class = "aspectr_error_input_value")
+  expect_true(nmf(x, 3, max_iter = 20)$weighting$left_out[5, 5])
 })
 
 test_that("sparse fits without the transposed copy equal those with it and dense fits", {
@@ -600,7 +604,7 @@ test_that("bad NMF input gives classed errors", {
   neg <- x; neg[1] <- -1
   na <- x; na[2] <- NA
   expect_error(nmf(neg, 2), class = "aspectr_error_input_value")
-  expect_error(nmf(na, 2), class = "aspectr_error_input_value")
+  expect_identical(nmf(na, 2, max_iter = 20)$weighting$type, "missing")
   expect_error(nmf(x, 0), class = "aspectr_error_input_argument")
   expect_error(nmf(x, 100), class = "aspectr_error_input_argument")
   expect_error(nmf(x, 2, loss = "kl", method = "hals"), class = "aspectr_error_input_argument")

@@ -52,11 +52,14 @@ class KLCD {
  public:
   // Solves every column of Out (k x d) given the fixed factor Ft (k x d':
   // Wt, or H when by_row, i.e. when the columns of Out are the rows of X),
-  // with c = the row sums of Ft + l1. xlogv (optional) += sum x log v of
-  // the result.
+  // with c = the row sums of Ft + l1 (or, cper given, column o's own
+  // linear coefficients cper(:, o), k x d: a weighted loss, nmf/weighted.h).
+  // xlogv (optional) += sum x log v of the result.
   static void solve_side(const Data& X, bool by_row, const arma::mat& Ft, arma::mat& Out,
                          const arma::vec& c, double l2, int sweeps, int newton, double* xlogv,
-                         int threads) {
+                         int threads, const arma::mat* cper = nullptr) {
+    if (cper && (cper->n_rows != Out.n_rows || cper->n_cols != Out.n_cols))
+      throw std::logic_error("KLCD: per-column coefficients of the wrong size");
     const std::size_t k = Out.n_rows, d = Out.n_cols;
     const bool dense = X.dense();
     if (by_row) X.need_rows();
@@ -107,7 +110,7 @@ class KLCD {
             x = xbuf.data();
           }
         }
-        solve(G, ld, nz, x, Out.colptr(o), k, c.memptr(), l2, v.data(), sweeps, newton);
+        solve(G, ld, nz, x, Out.colptr(o), k, cper ? cper->colptr(o) : c.memptr(), l2, v.data(), sweeps, newton);
         if (xlogv) {
           LogSum ls;
           for (std::size_t s = 0; s < nz; ++s)

@@ -775,15 +775,17 @@ class KLMU {
     if (!accumulate) {}
     else if (by_row) acc.zeros(m, k); else num.set_size(k, n);
     const int T = effective_threads(threads, m * nb);
-    std::vector<double> parts(T, 0.0);
+    // (the objective's part of each column, summed in column order: the
+    // same for any thread count)
+    std::vector<double> parts(obj ? n : 0, 0.0);
     for (arma::uword b0 = 0; b0 < n; b0 += nb) {
       const arma::uword w = std::min(nb, n - b0);
       for (arma::uword j = 0; j < w; ++j)
         for (arma::uword r = 0; r < k; ++r) Ht(j, r) = H(r, b0 + j);
       dense::nn(W.memptr(), m, m, k, Ht.memptr(), nb, w, V.memptr(), threads);  // V(:, 0..w) = W H_b
-      parallel_chunks(w, T, [&](int tid, std::size_t jb, std::size_t je) {
-        LogSum ls;
+      parallel_chunks(w, T, [&](int, std::size_t jb, std::size_t je) {
         for (std::size_t j = jb; j < je; ++j) {
+          LogSum ls;
           const double* x = D.colptr(b0 + j);
           double* v = V.colptr(j);
           for (arma::uword i = 0; i < m; ++i) {
@@ -795,8 +797,8 @@ class KLMU {
               v[i] = 0.0;
             }
           }
+          if (obj) parts[b0 + j] = ls.value();
         }
-        if (obj) parts[tid] += ls.value();
       });
       if (!accumulate) continue;
       if (by_row)
@@ -907,9 +909,12 @@ class KLHER {
 // 1/2, 1/4, ...; R is a descent direction there) until the objective does not
 // rise, and a block with no such step is left unchanged. At t = 1 (every
 // ordinary fit) the iterates are those of the plain updates.
+// With cell weights Om (m x n, optional; nmf/weighted.h's omega) the
+// divergence is sum omega d(x, v) and the updates weigh P and Q by omega
+// (the same majorization, term by term: still monotone).
 class BetaMU {
  public:
-  BetaMU(double beta, Penalty p, double eps) : b_(beta), pen_(p), eps_(eps) {
+  BetaMU(double beta, Penalty p, double eps, const arma::mat* Om = nullptr) : b_(beta), pen_(p), eps_(eps), Om_(Om) {
     gamma_ = b_ < 1.0 ? 1.0 / (2.0 - b_) : (b_ > 2.0 ? 1.0 / (b_ - 1.0) : 1.0);
   }
   static constexpr bool kLagged = false;
@@ -933,15 +938,18 @@ class BetaMU {
   double divergence(const arma::mat& X, const arma::mat& V) const {
     double s = 0.0;
     for (arma::uword j = 0; j < X.n_elem; ++j) {
+      const double w = Om_ ? (*Om_)[j] : 1.0;
+      if (w == 0.0) continue;
       const double x = X[j], v = std::max(V[j], 1e-300);
-      if (b_ == 0.0) s += x / v - std::log(x / v) - 1.0;
-      else if (b_ == 1.0) s += (x > 0 ? x * std::log(x / v) : 0.0) - x + v;
+      double t;
+      if (b_ == 0.0) t = x / v - std::log(x / v) - 1.0;
+      else if (b_ == 1.0) t = (x > 0 ? x * std::log(x / v) : 0.0) - x + v;
       // (each term is >= 0; the max removes rounding below 0)
       else {
         const double vb1 = std::pow(v, b_ - 1.0);
-        s += std::max(0.0, (std::pow(x, b_) + (b_ - 1.0) * v * vb1 - b_ * x * vb1) /
-                               (b_ * (b_ - 1.0)));
+        t = std::max(0.0, (std::pow(x, b_) + (b_ - 1.0) * v * vb1 - b_ * x * vb1) / (b_ * (b_ - 1.0)));
       }
+      s += Om_ ? w * t : t;
     }
     return s;
   }
@@ -958,6 +966,7 @@ class BetaMU {
       const double q = std::pow(v, b_ - 1.0);
       Q[j] = q;
       P[j] = q / v * D[j];
+      if (Om_) { Q[j] *= (*Om_)[j]; P[j] *= (*Om_)[j]; }
     }
   }
   arma::mat ratios(const arma::mat& F, const arma::mat& num, const arma::mat& den,
@@ -989,6 +998,7 @@ class BetaMU {
   double b_, gamma_;
   Penalty pen_;
   double eps_;
+  const arma::mat* Om_;
   bool have_ = false;
   double f_ = 0.0;
   arma::mat V_;

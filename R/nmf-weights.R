@@ -1,0 +1,327 @@
+# Missing cells, masks and weights of nmf() (the core: nmf/weighted.h).
+#
+# The loss's weights are omega_ij = r_i c_j (d + delta_ij): row weights,
+# column weights, a base d (1: every cell counts; 0: only listed cells) and
+# deviations delta on a sparse set of cells. nmf_weighted_data() turns the
+# user's x, mask, observed, weights, row_weights and col_weights into that
+# form and the weighted data x~ = omega o x, which the fit reads in place of
+# x.
+
+# Whether the call asks for a weighted fit: a weighting argument, or NA in x.
+nmf_is_weighted <- function(x, mask, observed, weights, row_weights, col_weights) {
+  !is.null(mask) || !is.null(observed) || !is.null(weights) || !is.null(row_weights) ||
+    !is.null(col_weights) || ((is.matrix(x) || methods::is(x, "Matrix")) && anyNA(x))
+}
+
+# x as a dense matrix or a dgCMatrix with its NA cells (as (i, j), 1-based)
+# set aside and replaced by 0
+nmf_weighted_x <- function(x, call) {
+  if (methods::is(x, "sparseMatrix")) {
+    x <- methods::as(methods::as(methods::as(x, "CsparseMatrix"), "generalMatrix"), "dMatrix")
+    na <- which(is.na(x@x))
+    cells <- NULL
+    if (length(na)) {
+      j <- rep(seq_len(ncol(x)), diff(x@p))
+      cells <- cbind(x@i[na] + 1L, j[na])
+      x@x[na] <- 0
+      x <- Matrix::drop0(x)
+    }
+    return(list(x = x, na = cells, dense = FALSE))
+  }
+  if (!is.matrix(x) || !(is.numeric(x) || is.logical(x))) {
+    abort_input("{.arg x} must be a numeric matrix or a sparse {.cls Matrix} when {.arg mask}, {.arg observed} or weights are given, or when it has missing values, not {describe(x)}.",
+                "type", arg = "x", call = call)
+  }
+  storage.mode(x) <- "double"
+  cells <- which(is.na(x), arr.ind = TRUE)
+  if (nrow(cells)) x[cells] <- 0 else cells <- NULL
+  list(x = x, na = cells, dense = TRUE)
+}
+
+# A logical matrix argument (mask, observed) as the (i, j) of its TRUE cells
+nmf_cells_arg <- function(m, dims, arg, call) {
+  ok <- (is.matrix(m) && is.logical(m)) || methods::is(m, "lMatrix") || methods::is(m, "nMatrix")
+  if (!ok) {
+    abort_input("{.arg {arg}} must be a logical matrix (base or {.cls Matrix}, dense or sparse) of the dimensions of {.arg x}, not {describe(m)}.",
+                "type", arg = arg, call = call)
+  }
+  if (!identical(as.integer(dim(m)), as.integer(dims))) {
+    abort_input("{.arg {arg}} must have the dimensions of {.arg x}, {dims[1]} x {dims[2]}, not {paste(dim(m), collapse = ' x ')}.",
+                "value", arg = arg, call = call)
+  }
+  if (anyNA(m)) {
+    abort_input("{.arg {arg}} must not have missing values (TRUE or FALSE for every cell).",
+                "value", arg = arg, call = call)
+  }
+  if (is.matrix(m)) return(which(m, arr.ind = TRUE))
+  s <- Matrix::summary(methods::as(methods::as(m, "CsparseMatrix"), "generalMatrix"))
+  if (!is.null(s$x)) s <- s[s$x, , drop = FALSE]
+  cbind(as.integer(s$i), as.integer(s$j))
+}
+
+nmf_weight_vector <- function(v, len, arg, what, call) {
+  if (is.null(v)) return(rep(1, len))
+  if (!is.numeric(v) || length(v) != len || anyNA(v) || any(!is.finite(v)) || any(v < 0)) {
+    abort_input("{.arg {arg}} must be a vector of {len} finite non-negative weights, one per {what} of {.arg x}, not {describe(v)}.",
+                "value", arg = arg, call = call)
+  }
+  as.numeric(v)
+}
+
+# -> list(xt (the weighted data: matrix or dgCMatrix), d, r, c, ei, ej, ev
+#    (0-based cells and their deviations), xv, tv (x and x~ at the cells
+#    where x~ > 0), left_out (the cells of weight 0 as an ngCMatrix, for
+#    augment(); NULL when only listed cells count), type)
+nmf_weighted_data <- function(x, mask, observed, weights, row_weights, col_weights,
+                              call = rlang::caller_env()) {
+  xx <- nmf_weighted_x(x, call)
+  x <- xx$x
+  dims <- as.integer(dim(x))
+  m <- dims[1]; n <- dims[2]
+  vals <- if (xx$dense) x else x@x
+  if (any(vals < 0) || any(!is.finite(vals))) {
+    abort_input("{.arg x} must be non-negative and finite where it is not missing.", "value", arg = "x", call = call)
+  }
+  r <- nmf_weight_vector(row_weights, m, "row_weights", "row", call)
+  cw <- nmf_weight_vector(col_weights, n, "col_weights", "column", call)
+  key <- function(ij) (ij[, 2] - 1) * m + ij[, 1]  # a cell's position, column-major (exact in doubles)
+  # the cells' factors f_ij = d + delta_ij: a named vector by key
+  d <- 1
+  f_keys <- numeric(0); f_vals <- numeric(0)
+  set <- function(keys, values) {
+    # (a cell given twice, e.g. NA and in the mask, is set once: the last)
+    last <- !duplicated(keys, fromLast = TRUE)
+    keys <- keys[last]; values <- values[last]
+    pos <- match(keys, f_keys)
+    new <- is.na(pos)
+    f_vals[pos[!new]] <<- values[!new]
+    f_keys <<- c(f_keys, keys[new]); f_vals <<- c(f_vals, values[new])
+  }
+  if (!is.null(observed)) {
+    obs <- nmf_cells_arg(observed, dims, "observed", call)
+    d <- 0
+    set(key(obs), rep(1, nrow(obs)))
+  }
+  if (!is.null(weights)) {
+    if (methods::is(weights, "sparseMatrix")) {
+      w <- Matrix::summary(methods::as(methods::as(weights, "CsparseMatrix"), "generalMatrix"))
+      wij <- cbind(as.integer(w$i), as.integer(w$j)); wv <- as.numeric(w$x)
+    } else if (is.matrix(weights) && is.numeric(weights)) {
+      wij <- NULL; wv <- NULL
+    } else {
+      abort_input("{.arg weights} must be a numeric matrix (base or sparse {.cls Matrix}) of non-negative weights per cell, not {describe(weights)}.",
+                  "type", arg = "weights", call = call)
+    }
+    if (!identical(as.integer(dim(weights)), dims)) {
+      abort_input("{.arg weights} must have the dimensions of {.arg x}, {m} x {n}, not {paste(dim(weights), collapse = ' x ')}.",
+                  "value", arg = "weights", call = call)
+    }
+    allv <- if (is.null(wv)) as.numeric(weights) else wv
+    if (anyNA(allv) || any(!is.finite(allv)) || any(allv < 0)) {
+      abort_input("{.arg weights} must be finite and non-negative in every cell.", "value", arg = "weights", call = call)
+    }
+    if (is.null(wij)) {
+      # dense: every cell's weight; with `observed`, on its cells only
+      if (d == 1) {
+        ij <- which(weights != 1, arr.ind = TRUE)
+        set(key(ij), weights[ij])
+      } else {
+        ij <- arrayInd(f_keys, dims)
+        f_vals <- weights[ij]
+      }
+    } else if (d == 1) {
+      # sparse weights: only the cells listed count
+      d <- 0
+      set(key(wij), wv)
+    } else {
+      pos <- match(f_keys, key(wij))
+      f_vals <- ifelse(is.na(pos), 0, wv[pos])
+    }
+  }
+  left <- NULL
+  if (!is.null(mask)) left <- nmf_cells_arg(mask, dims, "mask", call)
+  if (!is.null(xx$na)) left <- rbind(left, xx$na)
+  if (!is.null(left)) set(key(left), rep(0, nrow(left)))
+  delta <- f_vals - d
+  keep <- delta != 0
+  f_keys <- f_keys[keep]; delta <- delta[keep]
+  ij <- arrayInd(f_keys, dims)
+  # the weighted data: x r_i c_j f_ij
+  if (xx$dense) {
+    f <- matrix(d, m, n)
+    f[ij] <- d + delta
+    xt <- x * f * outer(r, cw)
+    pos <- which(xt > 0)
+    xv <- x[pos]; tv <- xt[pos]
+  } else {
+    s <- Matrix::summary(x)
+    kx <- (s$j - 1) * m + s$i
+    pos <- match(kx, f_keys)
+    fx <- ifelse(is.na(pos), d, d + delta[pos])
+    tvall <- s$x * fx * r[s$i] * cw[s$j]
+    xt <- Matrix::sparseMatrix(i = s$i, j = s$j, x = tvall, dims = dims)
+    xt <- Matrix::drop0(xt)
+    xt <- methods::as(xt, "dgCMatrix")
+    pos <- tvall > 0
+    xv <- s$x[pos]; tv <- tvall[pos]
+  }
+  dimnames(xt) <- dimnames(x)
+  # the cells of weight 0 (for augment() and imputation): with d = 1 the
+  # listed cells of factor 0 and rows/columns of weight 0
+  zero <- if (d == 1) ij[delta == -1, , drop = FALSE] else NULL
+  left_out <- if (!is.null(zero))
+    Matrix::sparseMatrix(i = zero[, 1], j = zero[, 2], dims = dims, dimnames = dimnames(x)) else NULL
+  type <- c(if (!is.null(xx$na)) "missing", if (!is.null(mask)) "mask", if (!is.null(observed)) "observed",
+            if (!is.null(weights)) "cells", if (!is.null(row_weights)) "rows", if (!is.null(col_weights)) "columns")
+  list(xt = xt, x0 = x, d = d, r = r, c = cw, ei = as.integer(ij[, 1] - 1L), ej = as.integer(ij[, 2] - 1L),
+       ev = as.numeric(delta), xv = xv, tv = tv, left_out = left_out, type = type,
+       observed_cells = sum(tv > 0), zero_cells = if (is.null(zero)) NA_real_ else nrow(zero))
+}
+
+# The weighted loss's constants for the fit on x / s: sum omega x^2,
+# sum x~ (log x - 1) and sum x~ (all on the scaled data)
+nmf_weighted_constants <- function(wd, s) {
+  xv <- wd$xv / s; tv <- wd$tv / s
+  list(wx2 = sum(tv * xv), klc = sum(tv * (log(xv) - 1)), total = sum(tv))
+}
+
+# The cells of positive weight when only listed cells count (base 0), as an
+# ngCMatrix
+nmf_observed_pattern <- function(wd, dims, dimnames) {
+  pos <- wd$ev > 0 & wd$r[wd$ei + 1L] > 0 & wd$c[wd$ej + 1L] > 0
+  Matrix::sparseMatrix(i = wd$ei[pos] + 1L, j = wd$ej[pos] + 1L, dims = dims, dimnames = dimnames)
+}
+
+# augment() of a weighted fit: a row per cell, with `observed` (whether the
+# cell took part in the fit) and the model's value (an imputation where it
+# did not): the cells left out, and the observed cells of `data` (its
+# non-zero cells, or with `observed =` the observed cells) when given
+nmf_augment_weighted <- function(x, data) {
+  dims <- x$dims
+  ij <- matrix(integer(0), 0, 2); val <- numeric(0); obs <- logical(0)
+  lo <- x$weighting$left_out
+  if (!is.null(lo)) {
+    s <- Matrix::summary(lo)
+    ij <- rbind(ij, cbind(as.integer(s$i), as.integer(s$j)))
+    val <- c(val, rep(NA_real_, nrow(s))); obs <- c(obs, rep(FALSE, nrow(s)))
+  }
+  pat <- x$weighting$observed
+  if (!is.null(data)) {
+    if (!identical(as.integer(dim(data)), as.integer(dims))) {
+      abort_input("{.arg data} must have the dimensions of the fitted data ({paste(dims, collapse = ' x ')}), not {paste(dim(data), collapse = ' x ')}.",
+                  "newdata", arg = "data")
+    }
+    if (!is.null(pat)) {
+      s <- Matrix::summary(pat)
+      cells <- cbind(as.integer(s$i), as.integer(s$j))
+    } else {
+      dd <- if (methods::is(data, "sparseMatrix")) Matrix::summary(methods::as(data, "CsparseMatrix")) else NULL
+      cells <- if (is.null(dd)) which(!is.na(data) & data != 0, arr.ind = TRUE) else {
+        dd <- dd[!is.na(dd$x) & dd$x != 0, , drop = FALSE]
+        cbind(as.integer(dd$i), as.integer(dd$j))
+      }
+      if (!is.null(lo) && nrow(cells)) cells <- cells[!as.logical(lo[cells]), , drop = FALSE]
+    }
+    v <- if (nrow(cells)) as.numeric(data[cells]) else numeric(0)
+    ij <- rbind(ij, unname(cells)); val <- c(val, v); obs <- c(obs, rep(TRUE, nrow(cells)))
+  }
+  ord <- order(ij[, 2], ij[, 1])
+  ij <- ij[ord, , drop = FALSE]; val <- val[ord]; obs <- obs[ord]
+  p <- x$W[ij[, 1], , drop = FALSE] * t(x$H)[ij[, 2], , drop = FALSE]
+  rn <- rownames(x$W); cn <- colnames(x$H)
+  tibble::tibble(row = if (is.null(rn)) ij[, 1] else rn[ij[, 1]],
+                 column = if (is.null(cn)) ij[, 2] else cn[ij[, 2]],
+                 value = val, observed = obs, .fitted = rowSums(p),
+                 .component = max.col(p, ties.method = "first"))
+}
+
+# nmf_fold() for x with NA cells: the weighted projection (the cells left
+# out), on x / s with B / w as nmf_fold() scales
+nmf_fold_missing <- function(object, x, B, l1, l2, max_iter, tol, threads, call = rlang::caller_env(2)) {
+  if (!object$loss %in% c("frobenius", "kl")) {
+    abort_input("{.arg newdata} with missing values can be folded into Frobenius and KL fits, not into a {.code loss = \"{object$loss}\"} fit.",
+                "newdata", arg = "newdata", call = call)
+  }
+  wd <- nmf_weighted_data(x, NULL, NULL, NULL, NULL, NULL, call = call)
+  if (wd$observed_cells == 0) {
+    abort_input("{.arg newdata} has no positive value in an observed cell: there is nothing to fold in.",
+                "newdata", arg = "newdata", call = call)
+  }
+  s <- if (length(wd$tv)) max(wd$tv) else 1
+  xt <- wd$xt / s
+  nd <- nmf_data(xt, "newdata")
+  nd$rows <- object$loss == "kl"
+  B <- unname(B)
+  w <- max(B)
+  if (!(w > 0)) w <- 1
+  b <- object$beta
+  l1 <- if (l1 > 0) l1 * exp((1 - b) * log(s) - log(w)) else 0
+  l2 <- if (l2 > 0) l2 * exp((2 - b) * log(s) - 2 * log(w)) else 0
+  C0 <- matrix(1, ncol(B), ncol(xt))
+  C <- cpp_nmf_weighted_project(nmf_ptr(nd), B / w, C0, object$loss, wd$d, wd$r, wd$c, wd$ei, wd$ej, wd$ev,
+                                l1, l2, object$eps, max_iter, tol, threads)
+  C * (s / w)
+}
+
+# The weights of every cell, a dense m x n matrix (the beta divergence's
+# updates)
+nmf_weight_matrix <- function(wd) {
+  dims <- dim(wd$x0)
+  f <- matrix(wd$d, dims[1], dims[2])
+  f[cbind(wd$ei + 1L, wd$ej + 1L)] <- wd$d + wd$ev
+  f * outer(wd$r, wd$c)
+}
+
+# plsa() with missing cells or weights: nmf()'s weighted KL coordinate
+# descent, normalized as as_plsa() does; the value is D(G_o || P_o) over the
+# cells that count (both shares normalized over them): with T = sum x~, the
+# weighted divergence D and S = sum omega v, (D + T - S) / T + log(S / T)
+plsa_weighted <- function(x, k, loss, method, init, nrun, max_iter, tol, seed, threads, verbose, given, wargs,
+                          call, env = rlang::caller_env()) {
+  if (loss != "kl") {
+    abort_input("{.arg loss} must be {.val kl} with missing cells, masks or weights in {.fn plsa}, not {.val {loss}}.",
+                "argument", arg = "loss", call = env)
+  }
+  if (inherits(x, "aspectr_shards")) {
+    abort_input("Missing cells, masks and weights are available in {.fn plsa} for a matrix in memory, not for {.fn shards}.",
+                "argument", arg = "mask", call = env)
+  }
+  if (length(dim(x)) > 2) {
+    abort_input("Missing cells, masks and weights are available in {.fn plsa} for matrices, not for {length(dim(x))}-way arrays (see {.fn ntf}).",
+                "argument", arg = "x", call = env)
+  }
+  if (!is.null(method) && !identical(method, "cd")) {
+    abort_input("{.arg method} must be {.val cd} (or {.code NULL}) with missing cells, masks or weights, not {describe(method)}.",
+                "argument", arg = "method", call = env)
+  }
+  bad <- names(given)[unlist(given)]
+  if (length(bad)) {
+    arg <- bad[1]
+    abort_input("{.arg {arg}} cannot be used with missing cells, masks or weights in {.fn plsa}.",
+                "argument", arg = arg, call = env)
+  }
+  if (!(identical(init, "random") || is.list(init))) {
+    abort_input("{.arg init} must be {.val random} or a list of starting factors with missing cells, masks or weights, not {describe(init)}.",
+                "argument", arg = "init", call = env)
+  }
+  nmf_init <- "random"
+  if (is.list(init) && !inherits(init, "aspectr_fit")) {
+    # pLSA factors (documents, terms, weights) as W = P(d|z) diag(lambda), H = P(w|z)'
+    f <- init$factors %||% list(init[[1]], init[[2]])
+    lam <- init$lambda %||% rep(1 / k, k)
+    nmf_init <- list(W = sweep(as.matrix(f[[1]]), 2, lam, "*"), H = t(as.matrix(f[[2]])))
+  }
+  fit <- do.call(nmf, c(list(x, k, loss = "kl", method = "cd", init = nmf_init, nrun = nrun, max_iter = max_iter,
+                             tol = tol, seed = seed, threads = threads, verbose = verbose), wargs))
+  out <- as_plsa(fit)
+  tot <- fit$total; D <- fit$divergence; S <- fit$weighting$mass
+  out$value <- out$kl <- (D + tot - S) / tot + log(S / tot)
+  # the trace: coordinate descent rescales the model to S = T every
+  # iteration, so each value is D / T
+  out$objective <- fit$objective / tot
+  out$initial <- NA_real_
+  out$method <- "cd"
+  out$weighting <- fit$weighting
+  out$call <- call
+  out
+}

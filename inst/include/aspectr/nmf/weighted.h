@@ -1,0 +1,424 @@
+// aspectr/nmf/weighted.h — NMF under a weighted loss: missing cells, masks
+// and weights per cell, row and column.
+//
+// The loss sums over the cells with weights omega_ij >= 0 (0: a missing or
+// masked cell),
+//   Frobenius  1/2 sum omega (x - v)^2,
+//   KL         sum omega (x log(x / v) - x + v),      v = (WH)_ij,
+// with omega_ij = r_i c_j (d + delta_ij): row and column weights, a base
+// weight d (1: every cell counts; 0: only listed cells do) and deviations
+// delta from it on a sparse set E of cells (a missing cell of d = 1 has
+// delta = -1; an observed cell of d = 0 its weight). Everything the updates
+// need comes from two parts:
+//  * the data weighted, X~ = omega o X, through the unweighted kernels
+//    (products X~ H', W'X~; ratios x~ / v at its non-zeros): no pass over
+//    the unobserved cells, O(nnz k);
+//  * the weights' part of the Gram matrices (Frobenius) and of the linear
+//    terms (KL), per row i of W:
+//      B_i = r_i (d H diag(c) H' + sum_{j in E_i} delta_ij c_j h_j h_j'),
+//      D_i = r_i (d H c        + sum_{j in E_i} delta_ij c_j h_j),
+//    the common part once per update and O(|E| k^2) (O(|E| k)) on top;
+//    and the same for the columns of H with the roles swapped.
+// Each row of W (column of H) then solves its own problem
+//   Frobenius: min 1/2 w'B_i w - a_i'w (+ penalties), a_i = (X~ H')_i,
+//   KL:        min D_i'w - sum_j x~_ij log v_ij (+ penalties),
+// by the rules of the unweighted fit with its own B_i or D_i: one HALS
+// sweep of exact coordinate updates, exact NNLS (ANLS), the multiplicative
+// update (Lee and Seung's, whose weighted form is monotone with B_i w_i in
+// the denominator), or KL coordinate descent / multiplicative updates
+// (KLCD::solve() and KLMU's majorizer with D_i in place of the column sums).
+// The objective comes from the same sums:
+//   Frobenius: 1/2 (sum omega x^2 - 2 sum a_i'w_i + sum w_i'B_i w_i),
+//   KL:        sum x~ (log x - 1) - sum x~ log v + sum D_i'w_i.
+// With all weights 1 these are the unweighted problems.
+//
+// The fit is one piece holding every row (WeightedPiece: its operations
+// "wrow", "wcol" and "weval"); the rule (WeightedNMF) asks for them through
+// a Pieces, as the unweighted rules of piece.h do.
+#ifndef ASPECTR_NMF_WEIGHTED_H
+#define ASPECTR_NMF_WEIGHTED_H
+
+#include <algorithm>
+#include <cmath>
+#include <stdexcept>
+#include <vector>
+#include "../pieces.h"
+#include "data.h"
+#include "kl_cd.h"
+#include "piece.h"
+#include "rules.h"
+
+namespace aspectr {
+namespace nmf {
+
+enum class WeightedMethod { HALS = 0, ANLS = 1, MU = 2, CD = 3 };
+
+// The weights of a piece of m rows (of n columns): r (m), c (n), the base d
+// and E by rows (rp: m + 1 offsets into rj/rv) and by columns (cp, ci, cv),
+// indices 0-based, deviations non-zero. wx2 = sum omega x^2, klc = sum x~
+// (log x - 1) over x > 0, total = sum x~.
+struct CellWeights {
+  double d = 1.0;
+  arma::vec r, c;
+  std::vector<arma::uword> rp, rj, cp, ci;
+  std::vector<double> rv, cv;
+  double wx2 = 0.0, klc = 0.0, total = 0.0;
+
+  // from the cells (i, j, delta) of E, in any order
+  void set_cells(arma::uword m, arma::uword n, const std::vector<arma::uword>& I,
+                 const std::vector<arma::uword>& J, const std::vector<double>& V) {
+    if (I.size() != J.size() || I.size() != V.size()) throw std::invalid_argument("weights: cells of unequal lengths");
+    compress(m, I, J, V, rp, rj, rv);
+    compress(n, J, I, V, cp, ci, cv);
+  }
+
+ private:
+  // by the first index, the second ascending within it (a counting sort,
+  // stable: cells of the same first index keep the order of the second)
+  static void compress(arma::uword d, const std::vector<arma::uword>& A, const std::vector<arma::uword>& B,
+                       const std::vector<double>& V, std::vector<arma::uword>& p, std::vector<arma::uword>& idx,
+                       std::vector<double>& val) {
+    const std::size_t n = A.size();
+    std::vector<std::size_t> order(n);
+    for (std::size_t s = 0; s < n; ++s) order[s] = s;
+    std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return B[a] < B[b]; });
+    p.assign(d + 1, 0);
+    for (std::size_t s = 0; s < n; ++s) {
+      if (A[s] >= d) throw std::invalid_argument("weights: a cell outside the matrix");
+      ++p[A[s] + 1];
+    }
+    for (arma::uword a = 0; a < d; ++a) p[a + 1] += p[a];
+    idx.resize(n);
+    val.resize(n);
+    std::vector<arma::uword> next(p.begin(), p.end() - 1);
+    for (std::size_t t = 0; t < n; ++t) {
+      const std::size_t s = order[t];
+      idx[next[A[s]]] = B[s];
+      val[next[A[s]]] = V[s];
+      ++next[A[s]];
+    }
+  }
+};
+
+// One side of the problem: the factor F (k x p) whose columns are solved,
+// given the fixed factor G (k x q); own weights (p), other weights (q), the
+// deviations by F's index (p + 1 offsets into idx/val, idx indexing G).
+struct WeightedSide {
+  const arma::vec& own;
+  const arma::vec& other;
+  const std::vector<arma::uword>& p;
+  const std::vector<arma::uword>& idx;
+  const std::vector<double>& val;
+  double d;
+
+  // G diag(other) G' (k x k) and G other (k)
+  void common(const arma::mat& G, arma::mat& Gc, arma::vec& gc, int threads) const {
+    arma::mat Gs = G;
+    for (arma::uword j = 0; j < G.n_cols; ++j) Gs.col(j) *= std::sqrt(other[j]);
+    Gc = gram(Gs, threads);
+    gc = G * other;
+  }
+  // column o's Gram matrix: own_o (d Gc + sum delta other_j g_j g_j')
+  void gram_of(arma::uword o, const arma::mat& G, const arma::mat& Gc, arma::mat& Q) const {
+    const arma::uword k = G.n_rows;
+    Q = Gc * d;
+    for (arma::uword s = p[o]; s < p[o + 1]; ++s) {
+      const double f = val[s] * other[idx[s]];
+      const double* g = G.colptr(idx[s]);
+      for (arma::uword b = 0; b < k; ++b) {
+        const double fb = f * g[b];
+        double* q = Q.colptr(b);
+        for (arma::uword a = 0; a < k; ++a) q[a] += fb * g[a];
+      }
+    }
+    Q *= own[o];
+  }
+  // column o's linear term: own_o (d gc + sum delta other_j g_j)
+  void linear_of(arma::uword o, const arma::mat& G, const arma::vec& gc, double* out) const {
+    const arma::uword k = G.n_rows;
+    for (arma::uword a = 0; a < k; ++a) out[a] = d * gc[a];
+    for (arma::uword s = p[o]; s < p[o + 1]; ++s) {
+      const double f = val[s] * other[idx[s]];
+      const double* g = G.colptr(idx[s]);
+      for (arma::uword a = 0; a < k; ++a) out[a] += f * g[a];
+    }
+    for (arma::uword a = 0; a < k; ++a) out[a] *= own[o];
+  }
+  // every column's linear term (k x p)
+  arma::mat linear(const arma::mat& G, arma::uword pcols, int threads) const {
+    const arma::vec gc = G * other;
+    arma::mat L(G.n_rows, pcols);
+    const int T = effective_threads(threads, pcols * G.n_rows * 4);
+    dense::parallel_blocks(pcols, T, 64, [&](std::size_t b, std::size_t e) {
+      for (std::size_t o = b; o < e; ++o) linear_of(o, G, gc, L.colptr(o));
+    });
+    return L;
+  }
+
+  // Frobenius: every column f_o of F given A (k x p: the data's part) by
+  // `method` (HALS sweep, ANLS, MU) with its own Gram (update = false: F as
+  // it is); returns the objective's part  sum_o (-a_o'f_o + 1/2 f_o'Q_o f_o)
+  // after the update.
+  double frobenius(WeightedMethod method, arma::mat& F, const arma::mat& A, const arma::mat& G, double l1,
+                   double l2, double eps, int threads, bool update = true) const {
+    // Q_o f = own_o (d Gc f + sum_s e_s u_s g_s) with u_s = g_s'f the model
+    // at the deviating cells s of column o (e_s = delta_s other_j): HALS and
+    // MU keep u (and Gc f) up to date instead of forming Q_o, O(k^2 +
+    // |E_o| k) per column; ANLS needs Q_o itself (O(|E_o| k^2)).
+    const arma::uword k = F.n_rows, pc = F.n_cols;
+    arma::mat Gc;
+    arma::vec gc;
+    common(G, Gc, gc, threads);
+    std::vector<double> part(pc, 0.0);
+    const bool gram = update && method == WeightedMethod::ANLS;
+    const double work = static_cast<double>(pc) * k * k + static_cast<double>(idx.size()) * k * (gram ? k : 1);
+    const int T = effective_threads(threads, static_cast<std::size_t>(work / 4));
+    dense::parallel_blocks(pc, T, 16, [&](std::size_t b, std::size_t e) {
+      arma::mat Q(gram ? k : 0, gram ? k : 0);
+      std::vector<double> c(k), g(k), gf(k), u, qf(k), gs, es;
+      BppWork w(k);
+      for (std::size_t o = b; o < e; ++o) {
+        double* f = F.colptr(o);
+        const double* a = A.colptr(o);
+        const arma::uword s0 = p[o], s1 = p[o + 1], ne = s1 - s0;
+        const double own_o = own[o];
+        // the fixed factor at the column's deviating cells, gathered once
+        // (gs[r * ne + s] = G(r, j_s): each coordinate's values contiguous),
+        // and their coefficients es[s] = delta_s other_j
+        gs.resize(ne * k);
+        es.resize(ne);
+        for (arma::uword s = 0; s < ne; ++s) {
+          const double* gj = G.colptr(idx[s0 + s]);
+          for (arma::uword r = 0; r < k; ++r) gs[r * ne + s] = gj[r];
+          es[s] = val[s0 + s] * other[idx[s0 + s]];
+        }
+        // Gc f and u at the current f
+        auto model = [&]() {
+          for (arma::uword r = 0; r < k; ++r) {
+            double t = 0.0;
+            for (arma::uword q = 0; q < k; ++q) t += Gc(r, q) * f[q];
+            gf[r] = t;
+          }
+          u.assign(ne, 0.0);
+          for (arma::uword q = 0; q < k; ++q) {
+            const double fq = f[q];
+            const double* gq = gs.data() + q * ne;
+            for (arma::uword s = 0; s < ne; ++s) u[s] += gq[s] * fq;
+          }
+        };
+        bool fresh = false;  // Gc f and u are those of f
+        if (update) {
+          switch (method) {
+            case WeightedMethod::HALS: {
+              model();
+              fresh = true;
+              for (arma::uword r = 0; r < k; ++r) {
+                const double* gr = gs.data() + r * ne;
+                double eu = 0.0, egg = 0.0;
+                for (arma::uword s = 0; s < ne; ++s) {
+                  const double eg = es[s] * gr[s];
+                  eu += eg * u[s];
+                  egg += eg * gr[s];
+                }
+                const double qr = own_o * (d * gf[r] + eu), qrr = own_o * (d * Gc(r, r) + egg);
+                const double num = a[r] - l1 - (qr - qrr * f[r]);
+                const double den = qrr + l2;
+                const double nw = den > 0.0 ? std::max(0.0, num / den) : (num < 0.0 ? 0.0 : f[r]);
+                const double dlt = nw - f[r];
+                if (dlt != 0.0) {
+                  f[r] = nw;
+                  for (arma::uword q = 0; q < k; ++q) gf[q] += dlt * Gc(q, r);
+                  for (arma::uword s = 0; s < ne; ++s) u[s] += dlt * gr[s];
+                }
+              }
+              break;
+            }
+            case WeightedMethod::ANLS: {
+              gram_of(o, G, Gc, Q);
+              Q.diag() += l2;
+              for (arma::uword r = 0; r < k; ++r) c[r] = a[r] - l1;
+              nnls_exact(Q, c.data(), f, k, w, g.data());
+              break;
+            }
+            case WeightedMethod::MU: {
+              model();
+              for (arma::uword r = 0; r < k; ++r) {
+                const double* gr = gs.data() + r * ne;
+                double t = 0.0;
+                for (arma::uword s = 0; s < ne; ++s) t += es[s] * u[s] * gr[s];
+                qf[r] = d * gf[r] + t;
+              }
+              for (arma::uword r = 0; r < k; ++r)
+                f[r] *= std::max(a[r], eps) / (own_o * qf[r] + l1 + l2 * f[r] + eps);
+              break;
+            }
+            default:
+              throw std::logic_error("weighted Frobenius: unknown method");
+          }
+        }
+        // -a'f + 1/2 f'Q f = -a'f + 1/2 own_o (d f'Gc f + sum_s e_s u_s^2)
+        if (!fresh) model();
+        double quad = 0.0, lin = 0.0;
+        for (arma::uword r = 0; r < k; ++r) { quad += d * f[r] * gf[r]; lin += a[r] * f[r]; }
+        for (arma::uword s = 0; s < ne; ++s) quad += es[s] * u[s] * u[s];
+        part[o] = 0.5 * own_o * quad - lin;
+      }
+    });
+    double out = 0.0;
+    for (double v : part) out += v;
+    return out;
+  }
+
+};
+
+// The one piece of a weighted fit: the weighted data X~ (m x n), the
+// weights and W (a view of the holder's k x m memory).
+//   "wcol" H, loss (0 Frobenius, 1 KL), method, l1, l2, eps
+//                  -> H: every column solved given W (the piece holds every row)
+//   "wrow" H, loss, method, l1, l2, eps
+//                  -> W given H; then the objective's data part of the new
+//                     model: "part" (Frobenius: sum -a'w + 1/2 w'Bw; KL:
+//                     sum D'w - x~ log v), "V" (KL: sum D'w), s1, s2
+//   "weval" H, loss -> part, V, s1, s2 of the model as it is
+//   "gather"       -> @Wt
+class WeightedPiece {
+ public:
+  WeightedPiece(const Data& X, const CellWeights& w, double* Wt, arma::uword k, arma::uword m)
+      : X_(X), w_(w), Wt_(Wt, k, m, false, true) {}
+  arma::mat& Wt() { return Wt_; }
+
+  Stats run(const Request& r, int threads) {
+    Stats out;
+    const bool kl = r.num("loss", 0.0) != 0.0;
+    const WeightedMethod method = static_cast<WeightedMethod>(static_cast<int>(r.num("method", 0.0)));
+    const double l1 = r.num("l1", 0.0), l2 = r.num("l2", 0.0), eps = r.num("eps", 0.0);
+    const std::string& op = r.op;
+    if (op == "wcol") {
+      arma::mat H = r.mat("H");
+      const WeightedSide side{w_.c, w_.r, w_.cp, w_.ci, w_.cv, w_.d};
+      if (!kl) {
+        arma::mat C;
+        X_.WtX(Wt_, C, threads);
+        side.frobenius(method, H, C, Wt_, l1, l2, eps, threads);
+      } else {
+        arma::mat Dl = side.linear(Wt_, H.n_cols, threads);
+        kl_update(method, X_, false, Wt_, H, Dl, l1, l2, eps, nullptr, threads);
+      }
+      out.set("H", std::move(H));
+    } else if (op == "wrow" || op == "weval") {
+      const arma::mat& H = r.mat("H");
+      const WeightedSide side{w_.r, w_.c, w_.rp, w_.rj, w_.rv, w_.d};
+      const bool update = op == "wrow";
+      if (!kl) {
+        arma::mat A;
+        X_.XHt(H, A, threads);
+        out.set("part", side.frobenius(method, Wt_, A, H, l1, l2, eps, threads, update));
+      } else {
+        arma::mat Dl = side.linear(H, Wt_.n_cols, threads);
+        double xlogv = 0.0;
+        if (update) kl_update(method, X_, true, H, Wt_, Dl, l1, l2, eps, &xlogv, threads);
+        else kl_xlogv(X_, Wt_, H, xlogv, threads);
+        const double V = arma::accu(Dl % Wt_);
+        out.set("V", V);
+        out.set("part", V - xlogv);
+        out.set("xlogv", xlogv);
+      }
+      out.set("s1", arma::accu(Wt_));
+      out.set("s2", arma::accu(arma::square(Wt_)));
+    } else if (op == "gather") {
+      out.set("@Wt", arma::mat(Wt_));
+    } else {
+      throw std::logic_error("unknown weighted piece operation '" + op + "'");
+    }
+    return out;
+  }
+
+  // KL: every column of Out (k x p) given Ft, with linear terms Dl (k x p,
+  // without l1), by coordinate descent or the multiplicative update;
+  // xlogv (by_row only) gets sum x~ log v of the result.
+  static void kl_update(WeightedMethod method, const Data& X, bool by_row, const arma::mat& Ft, arma::mat& Out,
+                        const arma::mat& Dl, double l1, double l2, double eps, double* xlogv, int threads) {
+    if (method == WeightedMethod::CD) {
+      const arma::mat cper = Dl + l1;
+      const arma::vec none(Out.n_rows, arma::fill::zeros);
+      KLCD::solve_side(X, by_row, Ft, Out, none, l2, 1, 1, xlogv, threads, &cper);
+      return;
+    }
+    if (method != WeightedMethod::MU) throw std::logic_error("weighted KL: unknown method");
+    arma::mat num;
+    if (by_row) KLMU::ratio_pass(X, Out, Ft, num, nullptr, true, threads);
+    else KLMU::ratio_pass(X, Ft, Out, num, nullptr, false, threads);
+    KLMU mu(Penalty(), eps);
+    for (arma::uword o = 0; o < Out.n_cols; ++o)
+      for (arma::uword r = 0; r < Out.n_rows; ++r)
+        Out(r, o) = mu.mm_root(num(r, o) * Out(r, o), Dl(r, o) + l1, l2);
+    if (xlogv) kl_xlogv(X, Out, Ft, *xlogv, threads);
+  }
+  // sum x~ log v for the model (Wt, H)
+  static void kl_xlogv(const Data& X, const arma::mat& Wt, const arma::mat& H, double& xlogv, int threads) {
+    arma::mat none;
+    double v = 0.0;
+    KLMU::ratio_pass(X, Wt, H, none, &v, true, threads, false);
+    xlogv = v;
+  }
+
+ private:
+  const Data& X_;
+  const CellWeights& w_;
+  arma::mat Wt_;
+};
+
+// The rule: H given W, then W given H, by `method`; under KL without
+// penalties coordinate descent ends with the best scale of the model, as
+// the unweighted rule does (H <- a H, a = sum x~ / sum omega v).
+class WeightedNMF {
+ public:
+  WeightedNMF(bool kl, WeightedMethod method, Penalty p, double eps, const CellWeights& w)
+      : kl_(kl), method_(method), pen_(p), eps_(eps), w_(w) {}
+  static constexpr bool kLagged = false;
+
+  double step(const Pieces& P, PieceModel& M, int) {
+    M.H = P.map(base("wcol", M.H).with("l1", pen_.l1h).with("l2", pen_.l2h)).take("H");
+    const Stats s = P.map(base("wrow", M.H).with("l1", pen_.l1w).with("l2", pen_.l2w));
+    if (kl_ && method_ == WeightedMethod::CD && !pen_.any()) {
+      const double V = s.num("V"), T = w_.total;
+      if (V > 0.0 && T > 0.0) {
+        const double a = T / V;
+        M.H *= a;
+        return w_.klc - s.num("xlogv") - T * std::log(a) + T;
+      }
+    }
+    return value(s, M.H);
+  }
+  double loss(const Pieces& P, PieceModel& M, int) {
+    return value(P.map(base("weval", M.H)), M.H);
+  }
+  // the objective without penalties (the fit's divergence); mass (KL):
+  // sum omega v
+  double divergence(const Pieces& P, PieceModel& M, double* mass = nullptr) {
+    const Stats s = P.map(base("weval", M.H));
+    if (mass) *mass = kl_ ? s.num("V") : 0.0;
+    return kl_ ? w_.klc + s.num("part") : 0.5 * w_.wx2 + s.num("part");
+  }
+
+ private:
+  Request base(const char* op, const arma::mat& H) const {
+    Request r(op);
+    r.view("H", H).with("loss", kl_ ? 1.0 : 0.0).with("method", static_cast<double>(method_)).with("eps", eps_);
+    return r;
+  }
+  double value(const Stats& s, const arma::mat& H) const {
+    const double data = kl_ ? w_.klc + s.num("part") : std::max(0.5 * w_.wx2 + s.num("part"), 0.0);
+    return data + piece_penalty(pen_, s, H);
+  }
+  bool kl_;
+  WeightedMethod method_;
+  Penalty pen_;
+  double eps_;
+  const CellWeights& w_;
+};
+
+}  // namespace nmf
+}  // namespace aspectr
+
+#endif

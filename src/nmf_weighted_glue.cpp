@@ -1,0 +1,182 @@
+// R glue of weighted nmf() (missing cells, masks, weights): aspectr/nmf/weighted.h.
+#include "r_adapters.h"
+#include <aspectr/nmf/weighted.h>
+
+bool cpp_nmf_data_alive(SEXP data);
+using aspectr_r::RCallback;
+using aspectr_r::add_trace;
+
+namespace {
+// the start (W0 m x k, H0 k x n), the penalties and the controls of a fit
+struct FitSetup {
+  aspectr::nmf::Model M;
+  aspectr::nmf::Penalty pen;
+  aspectr::Control ctl;
+  FitSetup(const Rcpp::NumericMatrix& W0, const Rcpp::NumericMatrix& H0, const Rcpp::NumericVector& L1,
+           const Rcpp::NumericVector& L2, int max_iter, double tol, int threads) {
+    M.Wt = Rcpp::as<arma::mat>(W0).t();
+    M.H = Rcpp::as<arma::mat>(H0);
+    pen.l1w = L1[0]; pen.l1h = L1[1]; pen.l2w = L2[0]; pen.l2h = L2[1];
+    ctl.max_iter = max_iter; ctl.tol = tol; ctl.threads = threads;
+  }
+};
+}  // namespace
+
+// The fit of X~ = omega o X (cpp_nmf_data()'s data, m x n) under the
+// weights omega_ij = r_i c_j (d + delta_ij), delta given at the cells
+// (ei, ej) (0-based) as ev. wx2 = sum omega x^2, klc = sum x~ (log x - 1),
+// total = sum x~. W0 m x k, H0 k x n. Returns W, H, the trace and the
+// divergence (the loss without penalties) of the result.
+// [[Rcpp::export]]
+Rcpp::List cpp_nmf_weighted_fit(SEXP data, Rcpp::NumericMatrix W0, Rcpp::NumericMatrix H0, std::string loss,
+                                std::string method, double d, Rcpp::NumericVector r, Rcpp::NumericVector c,
+                                Rcpp::IntegerVector ei, Rcpp::IntegerVector ej, Rcpp::NumericVector ev,
+                                double wx2, double klc, double total, Rcpp::NumericVector L1,
+                                Rcpp::NumericVector L2, double eps, int max_iter, double tol, int threads,
+                                bool verbose, SEXP hook = R_NilValue, bool want_model = false) {
+  using namespace aspectr::nmf;
+  if (!cpp_nmf_data_alive(data)) Rcpp::stop("internal error: nmf data are not (or no longer) in memory");
+  const Data& X = *static_cast<Data*>(R_ExternalPtrAddr(data));
+  const arma::uword m = X.n_rows(), n = X.n_cols();
+  if (static_cast<arma::uword>(W0.nrow()) != m || static_cast<arma::uword>(H0.ncol()) != n ||
+      W0.ncol() != H0.nrow())
+    Rcpp::stop("internal error: the start does not match the data");
+  if (static_cast<arma::uword>(r.size()) != m || static_cast<arma::uword>(c.size()) != n ||
+      ei.size() != ej.size() || ei.size() != ev.size())
+    Rcpp::stop("internal error: weights of the wrong size");
+  const bool kl = loss == "kl";
+  if (!kl && loss != "frobenius") Rcpp::stop("internal error: weighted nmf() loss '" + loss + "'");
+  WeightedMethod wm;
+  if (method == "hals" && !kl) wm = WeightedMethod::HALS;
+  else if (method == "anls" && !kl) wm = WeightedMethod::ANLS;
+  else if (method == "mu") wm = WeightedMethod::MU;
+  else if (method == "cd" && kl) wm = WeightedMethod::CD;
+  else Rcpp::stop("internal error: weighted nmf() method '" + method + "' for loss '" + loss + "'");
+  if (kl) X.need_rows();
+  CellWeights w;
+  w.d = d;
+  w.r = Rcpp::as<arma::vec>(r);
+  w.c = Rcpp::as<arma::vec>(c);
+  w.wx2 = wx2;
+  w.klc = klc;
+  w.total = total;
+  {
+    std::vector<arma::uword> I(ei.size()), J(ej.size());
+    for (R_xlen_t s = 0; s < ei.size(); ++s) {
+      if (ei[s] < 0 || ej[s] < 0) Rcpp::stop("internal error: a negative cell index");
+      I[s] = static_cast<arma::uword>(ei[s]);
+      J[s] = static_cast<arma::uword>(ej[s]);
+    }
+    w.set_cells(m, n, I, J, std::vector<double>(ev.begin(), ev.end()));
+  }
+  FitSetup f(W0, H0, L1, L2, max_iter, tol, threads);
+  Model& M = f.M;
+  RCallback cb(verbose, max_iter, "nmf (" + loss + ", " + method + ", weighted)", hook, want_model);
+  WeightedPiece piece(X, w, M.Wt.memptr(), M.Wt.n_rows, M.Wt.n_cols);
+  aspectr::LocalPieces<WeightedPiece> P({&piece}, threads);
+  PieceModel PM;
+  PM.H = std::move(M.H);
+  PM.P = &P;
+  WeightedNMF rule(kl, wm, f.pen, eps, w);
+  const aspectr::FitTrace tr = aspectr::run_solver(rule, P, PM, f.ctl, cb);
+  double mass = 0.0;
+  const double divergence = rule.divergence(P, PM, &mass);
+  // the weighted squared error of the result (its relative error)
+  const double frobenius = kl ? WeightedNMF(false, WeightedMethod::HALS, Penalty(), eps, w).divergence(P, PM)
+                              : divergence;
+  Rcpp::List out = Rcpp::List::create(
+      Rcpp::Named("W") = Rcpp::wrap(arma::mat(M.Wt.t())),
+      Rcpp::Named("divergence") = divergence,
+      Rcpp::Named("H") = Rcpp::wrap(PM.H),
+      Rcpp::Named("xnorm2") = wx2,
+      Rcpp::Named("frobenius") = frobenius,
+      Rcpp::Named("mass") = mass);
+  add_trace(out, tr);
+  return out;
+}
+
+// Columns of weighted data fitted with the basis fixed: C (k x n) given
+// B (m x k) for X~ (cpp_nmf_data()'s data, m x n) under the weights (as
+// cpp_nmf_weighted_fit()), each column by `method` ("anls": exact NNLS, once;
+// KL "cd": coordinate Newton sweeps) until no coefficient moves by more than
+// tol times the largest, at most max_iter sweeps; from C0.
+// [[Rcpp::export]]
+Rcpp::NumericMatrix cpp_nmf_weighted_project(SEXP data, Rcpp::NumericMatrix B, Rcpp::NumericMatrix C0,
+                                             std::string loss, double d, Rcpp::NumericVector r,
+                                             Rcpp::NumericVector c, Rcpp::IntegerVector ei,
+                                             Rcpp::IntegerVector ej, Rcpp::NumericVector ev, double l1,
+                                             double l2, double eps, int max_iter, double tol, int threads) {
+  using namespace aspectr::nmf;
+  if (!cpp_nmf_data_alive(data)) Rcpp::stop("internal error: nmf data are not (or no longer) in memory");
+  const Data& X = *static_cast<Data*>(R_ExternalPtrAddr(data));
+  const arma::uword m = X.n_rows(), n = X.n_cols();
+  if (static_cast<arma::uword>(B.nrow()) != m || static_cast<arma::uword>(C0.ncol()) != n || B.ncol() != C0.nrow())
+    Rcpp::stop("internal error: the basis does not match the data");
+  const bool kl = loss == "kl";
+  CellWeights w;
+  w.d = d;
+  w.r = Rcpp::as<arma::vec>(r);
+  w.c = Rcpp::as<arma::vec>(c);
+  {
+    std::vector<arma::uword> I(ei.size()), J(ej.size());
+    for (R_xlen_t s = 0; s < ei.size(); ++s) { I[s] = ei[s]; J[s] = ej[s]; }
+    w.set_cells(m, n, I, J, std::vector<double>(ev.begin(), ev.end()));
+  }
+  arma::mat Wt = Rcpp::as<arma::mat>(B).t();
+  WeightedPiece piece(X, w, Wt.memptr(), Wt.n_rows, Wt.n_cols);
+  arma::mat C = Rcpp::as<arma::mat>(C0);
+  const int sweeps = kl ? max_iter : 1;
+  for (int it = 0; it < sweeps; ++it) {
+    aspectr::Request req("wcol");
+    req.view("H", C).with("loss", kl ? 1.0 : 0.0)
+        .with("method", static_cast<double>(kl ? WeightedMethod::CD : WeightedMethod::ANLS))
+        .with("l1", l1).with("l2", l2).with("eps", eps);
+    arma::mat Cn = piece.run(req, threads).take("H");
+    const double change = arma::abs(Cn - C).max();
+    C = std::move(Cn);
+    if (change <= tol * std::max(C.max(), 1e-300)) break;
+    Rcpp::checkUserInterrupt();
+  }
+  return Rcpp::wrap(C);
+}
+
+// The beta divergence under cell weights: cpp_nmf_data()'s dense data x
+// (m x n, missing cells any value), the weights Om (m x n), W0 m x k, H0
+// k x n; BetaMU with the weights (nmf/rules.h). Returns W, H, the trace,
+// the divergence and the weighted half squared error of the result.
+// [[Rcpp::export]]
+Rcpp::List cpp_nmf_beta_weighted_fit(SEXP data, Rcpp::NumericMatrix W0, Rcpp::NumericMatrix H0, double beta,
+                                     Rcpp::NumericMatrix Om, Rcpp::NumericVector L1, Rcpp::NumericVector L2,
+                                     double eps, int max_iter, double tol, int threads, bool verbose,
+                                     SEXP hook = R_NilValue, bool want_model = false) {
+  using namespace aspectr::nmf;
+  if (!cpp_nmf_data_alive(data)) Rcpp::stop("internal error: nmf data are not (or no longer) in memory");
+  const Data& X = *static_cast<Data*>(R_ExternalPtrAddr(data));
+  if (!X.dense()) Rcpp::stop("internal error: beta-divergence updates need dense data");
+  const arma::uword m = X.n_rows(), n = X.n_cols();
+  if (static_cast<arma::uword>(W0.nrow()) != m || static_cast<arma::uword>(H0.ncol()) != n ||
+      W0.ncol() != H0.nrow() || static_cast<arma::uword>(Om.nrow()) != m || static_cast<arma::uword>(Om.ncol()) != n)
+    Rcpp::stop("internal error: the start or the weights do not match the data");
+  const arma::mat Omega(REAL(Om), m, n, false, true);
+  FitSetup f(W0, H0, L1, L2, max_iter, tol, threads);
+  Model& M = f.M;
+  RCallback cb(verbose, max_iter, "nmf (beta, mu, weighted)", hook, want_model);
+  BetaMU rule(beta, f.pen, eps, &Omega);
+  const aspectr::FitTrace tr = aspectr::run_solver(rule, X, M, f.ctl, cb);
+  const double divergence = BetaMU(beta, Penalty(), eps, &Omega).loss(X, M, threads);
+  const arma::mat V = M.Wt.t() * M.H;
+  double frob = 0.0, wx2 = 0.0;
+  for (arma::uword j = 0; j < V.n_elem; ++j) {
+    const double e = X.D()[j] - V[j];
+    frob += Omega[j] * e * e;
+    wx2 += Omega[j] * X.D()[j] * X.D()[j];
+  }
+  Rcpp::List out = Rcpp::List::create(
+      Rcpp::Named("W") = Rcpp::wrap(arma::mat(M.Wt.t())),
+      Rcpp::Named("divergence") = divergence,
+      Rcpp::Named("H") = Rcpp::wrap(M.H),
+      Rcpp::Named("xnorm2") = wx2,
+      Rcpp::Named("frobenius") = 0.5 * frob);
+  add_trace(out, tr);
+  return out;
+}

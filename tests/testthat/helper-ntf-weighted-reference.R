@@ -4,7 +4,8 @@
 # iteration updates the modes in turn, every index of a mode by its own
 # problem over the cells of that index (the row updates of
 # helper-weighted-reference.R with the other modes' products in the rows
-# of F); KL coordinate descent ends each mode with the best scale,
+# of F); KL coordinate descent starts and ends each mode with the best
+# scale,
 # Frobenius balances the column norms across modes after each iteration.
 
 # every cell's 1-based indices (column-major)
@@ -48,6 +49,13 @@ ntfref_fit <- function(X, Om, A, loss, method, iters) {
     for (n in seq_len(N)) {
       Z <- 1
       for (m in seq_len(N)[-n]) Z <- Z * A[[m]][cells[, m], , drop = FALSE]
+      if (loss == "kl" && method == "cd") {
+        # from the best scale of the model
+        V <- sum(om * ntfref_model(A, cells)); Tt <- sum(om * x)
+        if (V > 0 && Tt > 0) A[[n]] <- A[[n]] * (Tt / V)
+        Z <- 1
+        for (m in seq_len(N)[-n]) Z <- Z * A[[m]][cells[, m], , drop = FALSE]
+      }
       for (i in seq_len(dims[n])) {
         sel <- cells[, n] == i
         F <- Z[sel, , drop = FALSE]

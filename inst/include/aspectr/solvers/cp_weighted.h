@@ -31,9 +31,11 @@
 // coordinate Newton steps (nmf::KLCD::solve(), as the KL aspect model's
 // coordinate descent, solvers/cd.h) or the multiplicative update
 // a <- a o (sum x~ z / m) / D_i (Lee and Seung's for KL). Under KL
-// coordinate descent each mode ends with the best scale of the model
-// (A_n <- A_n sum x~ / sum omega m), which with all weights 1 is the
-// renormalization of the aspect model's coordinate descent. The modes are
+// coordinate descent each mode starts and ends with the best scale of the
+// model (A_n <- A_n sum x~ / sum omega m), which with all weights 1 is the
+// normalization of the aspect model's coordinate descent (whose Newton
+// steps, invariant to the scale of each coordinate, then take the same
+// path). The modes are
 // updated in turn; every update never increases its problem, so the
 // objective never increases. The objective comes from the same sums:
 //   Frobenius: sum omega x^2 + sum_i (a_i'B_i a_i - 2 t_i'a_i)  (last mode),
@@ -299,6 +301,12 @@ class CPWeightedRule {
     const arma::uword k = M.rank(), dn = X.dims[n];
     const arma::mat D = linear_terms(M, n, threads);
     arma::mat& A = M.F[n];
+    if (update && method_ == CPWeightedMethod::CD) {
+      // the Newton steps start from the best scale of the model (the
+      // entering model has it after the first mode)
+      const double V0 = arma::accu(D % A);
+      if (V0 > 0.0 && w_.total > 0.0) A *= w_.total / V0;
+    }
     if (update && method_ == CPWeightedMethod::MU) {
       std::vector<const arma::mat*> Fp(N);
       for (std::size_t m = 0; m < N; ++m) Fp[m] = &M.F[m];

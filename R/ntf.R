@@ -101,6 +101,12 @@
 #' fit <- ntf(X, 3, seed = 1)
 #' fit
 #' fit_kl <- ntf(as_sptensor(round(10 * X)), 3, loss = "kl", seed = 1)
+#' # 10% of the cells missing: the fit leaves them out, fitted() imputes them
+#' Xm <- X
+#' Xm[sample(length(X), 300)] <- NA
+#' fit_na <- ntf(Xm, 3, seed = 1)
+#' miss <- is.na(Xm)
+#' cor(fitted(fit_na)[miss], X[miss])
 #' @export
 ntf <- function(x, k, loss = c("frobenius", "kl"), method = NULL, nrun = 1,
                 short_iter = 0, short_keep = NULL,

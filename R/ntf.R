@@ -349,6 +349,13 @@ print.aspectr_ntf <- function(x, ...) {
   cat(sprintf("data: %d-way %s (%s), %s non-zeros\n", length(x$dims),
               paste(x$dims, collapse = " x "), paste(names(x$factors), collapse = ", "),
               format(x$nnz, big.mark = ",")))
+  if (!is.null(x$weighting)) {
+    what <- c(missing = "missing cells", mask = "a mask", observed = "observed cells", cells = "weights per cell",
+              modes = "weights per mode")[x$weighting$type]
+    left <- x$weighting$left_out
+    cat(sprintf("weighted loss: %s%s\n", paste(what, collapse = ", "),
+                if (!is.na(left) && left > 0) sprintf(" (%s cells left out)", format(left, big.mark = ",")) else ""))
+  }
   cat(sprintf("objective: %s after %d iteration%s (%s)\n", format(signif(x$value, 7)),
               x$iterations, if (x$iterations == 1) "" else "s",
               if (x$converged) "converged" else "not converged"))

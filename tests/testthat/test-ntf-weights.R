@@ -208,6 +208,20 @@ test_that("a masked slice keeps its start; fitted() imputes masked cells", {
   }
 })
 
+test_that("a weighted fit prints its weighting, has no likelihood and tidies", {
+  cs <- ntfw_case(10)
+  Xc <- round(10 * cs$X)
+  Xc[c(2, 9)] <- NA
+  fit <- ntf(Xc, 2, loss = "kl", seed = 1, max_iter = 20, tol = 0)
+  expect_output(print(fit), "weighted loss: missing cells \\(2 cells left out\\)")
+  expect_error(logLik(fit), class = "aspectr_error_unsupported")
+  gl <- glance(fit)
+  expect_true(is.na(gl$logLik))
+  expect_equal(gl$objective, fit$value)
+  expect_equal(fitted(fit), ntf_model_array(fit), tolerance = 1e-12, ignore_attr = TRUE)
+  expect_false(anyNA(fitted(fit)))
+})
+
 test_that("the callback sees each iteration's objective and model; it can stop the fit", {
   cs <- ntfw_case(9)
   M <- array(FALSE, cs$dims); M[c(1, 8, 30)] <- TRUE

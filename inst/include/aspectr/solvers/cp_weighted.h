@@ -308,14 +308,32 @@ class CPWeightedRule {
       if (V0 > 0.0 && w_.total > 0.0) A *= w_.total / V0;
     }
     if (update && method_ == CPWeightedMethod::MU) {
-      std::vector<const arma::mat*> Fp(N);
-      for (std::size_t m = 0; m < N; ++m) Fp[m] = &M.F[m];
-      arma::vec mv;
-      model_at_nonzeros(X, M, mv, threads);
-      arma::vec ratio(X.nnz());
-      for (std::size_t s = 0; s < X.nnz(); ++s) ratio[s] = X.value(s) / std::max(mv[s], kTiny);
-      arma::mat num;
-      mttkrp(X, Fp, n, num, threads, ratio.memptr());
+      // num(:, i) = sum_{c: i_n = i} (x~_c / m_c) z_c, in one pass over
+      // the non-zeros (m_c = a_i'z_c)
+      std::vector<arma::mat> target(1);
+      target[0].zeros(k, dn);
+      const int Tn = effective_threads(threads, X.nnz());
+      ThreadAccumulators acc(target, Tn);
+      parallel_chunks(X.nnz(), Tn, [&](int tid, std::size_t b, std::size_t e) {
+        arma::mat& Nm = acc.get(tid, 0);
+        std::vector<double> z(k);
+        X.cells(b, e, [&](std::size_t s, const index_t* ix) {
+          for (arma::uword r = 0; r < k; ++r) z[r] = 1.0;
+          for (std::size_t m = 0; m < N; ++m) {
+            if (m == n) continue;
+            const double* f = M.F[m].colptr(ix[m]);
+            for (arma::uword r = 0; r < k; ++r) z[r] *= f[r];
+          }
+          const double* a = A.colptr(ix[n]);
+          double mv = 0.0;
+          for (arma::uword r = 0; r < k; ++r) mv += a[r] * z[r];
+          const double q = X.value(s) / std::max(mv, kTiny);
+          double* o = Nm.colptr(ix[n]);
+          for (arma::uword r = 0; r < k; ++r) o[r] += q * z[r];
+        });
+      });
+      acc.reduce();
+      const arma::mat& num = target[0];
       for (arma::uword i = 0; i < dn; ++i)
         for (arma::uword r = 0; r < k; ++r)
           if (D(r, i) > 0.0) A(r, i) *= num(r, i) / D(r, i);

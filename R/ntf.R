@@ -71,13 +71,14 @@
 #' row of a factor by its own problem: one sweep of exact coordinate
 #' updates (`"hals"`), the multiplicative update of Lee and Seung (2001)
 #' with its own Gram matrix (Frobenius `"mu"`), one sweep of coordinate
-#' Newton steps ending with the best scale of the model (KL `"cd"`, the row
+#' Newton steps from and to the best scale of the model (KL `"cd"`, the row
 #' subproblems of Chi and Kolda 2012), or Lee and Seung's KL multiplicative
 #' update with its own linear term (KL `"mu"`: with weights the modes are
 #' updated one after another, not all from one E-step as the unweighted
-#' fit's EM-equivalent updates are). With all weights 1, HALS, the Frobenius
-#' multiplicative updates and KL coordinate descent give the unweighted
-#' fit. Every method keeps its objective from rising. The objective is that
+#' fit's EM-equivalent updates are, and an iteration passes over the
+#' non-zeros once per mode and once for the objective). With all weights
+#' 1, HALS, the Frobenius multiplicative updates and KL coordinate descent
+#' give the unweighted fit. Every method keeps its objective from rising. The objective is that
 #' of the weighted loss (no log-likelihood: [logLik()] refuses the fit);
 #' [fitted()] gives the model's values on every cell, those of the
 #' left-out cells included (an imputation). The fit's `weighting` says

@@ -78,8 +78,9 @@
 #' fit's EM-equivalent updates are, and an iteration passes over the
 #' non-zeros once per mode and once for the objective). With all weights
 #' 1, HALS, the Frobenius multiplicative updates and KL coordinate descent
-#' give the unweighted fit. Every method keeps its objective from rising. The objective is that
-#' of the weighted loss (no log-likelihood: [logLik()] refuses the fit);
+#' give the unweighted fit. Every method keeps its objective from rising.
+#' The objective is that of the weighted loss (no log-likelihood:
+#' [logLik()] refuses the fit);
 #' [fitted()] gives the model's values on every cell, those of the
 #' left-out cells included (an imputation). The fit's `weighting` says
 #' which weights were given. [shards()] are not available with weights.

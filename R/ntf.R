@@ -123,7 +123,10 @@ ntf <- function(x, k, loss = c("frobenius", "kl"), method = NULL, nrun = 1,
   sharded <- inherits(x, "aspectr_shards")
   wargs <- list(mask = mask, observed = observed, weights = weights, mode_weights = mode_weights)
   if (sharded && !all(vapply(wargs, is.null, logical(1)))) {
+    # refused by the capability table, naming the argument given
     given <- names(wargs)[!vapply(wargs, is.null, logical(1))][1]
+    m <- if (is.character(method) && length(method) == 1) method else if (loss == "kl") "mu" else "hals"
+    check_shard_capability("ntf", loss, m, options = list(mask = TRUE), option_args = c(mask = given))
     abort_input(c("{.arg {given}} is available for data in memory, not for {.fn shards}: missing cells, masks and weights are not fitted shard by shard.",
                   i = "Fit the array itself, or leave the cells out of the shards."),
                 "argument", arg = given)

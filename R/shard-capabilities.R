@@ -28,7 +28,10 @@ shard_capabilities <- function() {
     cap("nmf", "frobenius", c("hals", "anls", "mu", "als"), FALSE,
         "the weighted updates of nmf() are fitted in one object", option = "mask"),
     cap("nmf", "kl", c("cd", "mu"), FALSE, "the weighted updates of nmf() are fitted in one object", option = "mask"),
-    cap("nmf", "beta", "mu", FALSE, "the weighted updates of nmf() are fitted in one object", option = "mask")
+    cap("nmf", "beta", "mu", FALSE, "the weighted updates of nmf() are fitted in one object", option = "mask"),
+    cap("ntf", "kl", c("mu", "cd"), FALSE, "the weighted updates of ntf() are fitted in one object", option = "mask"),
+    cap("ntf", "frobenius", c("hals", "mu"), FALSE, "the weighted updates of ntf() are fitted in one object",
+        option = "mask")
   )
 }
 
@@ -47,17 +50,20 @@ shard_runs <- function(family, loss = NULL) {
 # Refuses a fit of data in shards that the table does not allow: the loss
 # and method asked for (method NULL: the default on shards, the first the
 # table allows for the loss), with `options` (named flags: those TRUE are
-# checked against the table's refusals of options). Returns the method to
-# run.
-check_shard_capability <- function(family, loss, method, options = NULL, call = rlang::caller_env()) {
+# checked against the table's refusals of options; `option_args`, a named
+# character vector, names the argument the user gave for an option, when
+# it is not the option's own name). Returns the method to run.
+check_shard_capability <- function(family, loss, method, options = NULL, call = rlang::caller_env(),
+                                   option_args = NULL) {
   tab <- shard_capabilities()
   tab <- tab[tab$family == family, , drop = FALSE]
   for (opt in names(options)[vapply(options, isTRUE, logical(1))]) {
     row <- tab[!is.na(tab$option) & tab$option == opt & tab$loss == loss & tab$method %in% method, , drop = FALSE]
     if (nrow(row)) {
-      abort_input(paste0("{.arg ", opt, "} cannot be used with {.code loss = \"{loss}\"}, {.code method = \"{method}\"} and data in {.fn shards}: ",
+      a <- if (opt %in% names(option_args)) option_args[[opt]] else opt
+      abort_input(paste0("{.arg ", a, "} cannot be used with {.code loss = \"{loss}\"}, {.code method = \"{method}\"} and data in {.fn shards}: ",
                          row$why[1], "."),
-                  "argument", arg = opt, call = call)
+                  "argument", arg = a, call = call)
     }
   }
   tab <- tab[is.na(tab$option), , drop = FALSE]

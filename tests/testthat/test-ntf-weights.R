@@ -264,6 +264,11 @@ test_that("bad weighting arguments are classed input errors naming the argument"
   err <- tryCatch(ntf(sh, 2, loss = "kl", mask = array(FALSE, cs$dims)), error = identity)
   expect_s3_class(err, "aspectr_error_input_argument")
   expect_identical(err$arg, "mask")
-  expect_error(ntf(sh, 2, loss = "kl", mode_weights = list(NULL, NULL, NULL)),
-               class = "aspectr_error_input_argument")
+  expect_match(conditionMessage(err), "fitted in one object")
+  for (lm in ntfw_methods) {
+    err <- tryCatch(ntf(sh, 2, loss = lm[1], method = lm[2], mode_weights = list(NULL, NULL, NULL)),
+                    error = identity)
+    expect_s3_class(err, "aspectr_error_input_argument")
+    expect_identical(err$arg, "mode_weights")
+  }
 })

@@ -141,6 +141,10 @@ cpp_nmf_beta_weighted_fit <- function(data, W0, H0, beta, Om, L1, L2, eps, max_i
     .Call(`_aspectr_cpp_nmf_beta_weighted_fit`, data, W0, H0, beta, Om, L1, L2, eps, max_iter, tol, threads, verbose, hook, want_model)
 }
 
+cpp_ntf_weighted_fit <- function(idx, val, dims, factors, loss, method, d, v, eidx, ev, wx2, klc, total, max_iter, tol, threads, verbose, hook = NULL, want_model = FALSE) {
+    .Call(`_aspectr_cpp_ntf_weighted_fit`, idx, val, dims, factors, loss, method, d, v, eidx, ev, wx2, klc, total, max_iter, tol, threads, verbose, hook, want_model)
+}
+
 cpp_plsa_fit <- function(idx, val, dims, lambda, factors, loss, q, tempering, max_iter, tol, threads, verbose, free_weights = FALSE, hook = NULL, want_model = FALSE, method = "em", squarem_bound = 1.0, prior_doc = NULL, prior_term = NULL) {
     .Call(`_aspectr_cpp_plsa_fit`, idx, val, dims, lambda, factors, loss, q, tempering, max_iter, tol, threads, verbose, free_weights, hook, want_model, method, squarem_bound, prior_doc, prior_term)
 }

@@ -35,6 +35,56 @@
 #' @param loss `"frobenius"` (default) or `"kl"`.
 #' @param method For Frobenius `"hals"` (default) or `"mu"`; for KL `"cd"`
 #'   (default) or `"mu"`. `NULL` picks the default.
+#' @param mask Cells left out of the loss (missing or held out): a logical
+#'   array of the dimensions of `x` (`TRUE` where a cell is left out; for a
+#'   matrix also a logical `Matrix`), a sparse tensor ([sptensor()]) of those
+#'   dimensions whose stored cells are left out, or an index matrix (one
+#'   column per mode, one row per cell, 1-based). `NA` cells of an array are
+#'   left out too, without a mask. The cells a sparse `x` does not store are
+#'   observed zeros unless `observed` says otherwise. See "Missing values and
+#'   weights".
+#' @param observed For data where only some cells were observed: cells in
+#'   any of the forms of `mask`, the only ones that count; every other cell,
+#'   an unstored zero of a sparse tensor included, is treated as missing.
+#'   `mask` then leaves out some of them.
+#' @param weights Non-negative weights per cell: a numeric array of the
+#'   dimensions of `x`, or a sparse tensor (for a matrix also a sparse
+#'   `Matrix`) whose unlisted cells weigh 0 (only its cells count, as with
+#'   `observed`). Weight 0 is a missing cell.
+#' @param mode_weights Non-negative weights per index of each mode: a list
+#'   with one entry per mode, `NULL` or a vector of that mode's size. A cell
+#'   weighs the product of its indices' weights and its own weight;
+#'   whole-number weights of one mode give the fit of `x` with each slice of
+#'   that mode repeated that many times.
+#'
+#' @section Missing values and weights:
+#' With `NA` in `x`, `mask`, `observed` or weights the loss sums over the
+#' cells with their weights \eqn{\omega}: \eqn{\frac12\sum \omega (x - m)^2}
+#' or \eqn{\sum \omega (x \log(x/m) - x + m)} with \eqn{m} the model; a
+#' left-out cell has weight 0 and plays no part in the fit. The updates use
+#' the weighted sufficient statistics (no imputation inside the loop): the
+#' contractions (MTTKRP) of the weighted data \eqn{\omega \circ x} as in the
+#' unweighted fit (a pass over its non-zeros), and for each row of each
+#' factor its own Gram matrix (Frobenius) or linear term (KL) from the
+#' weights, which costs \eqn{k^2} (or \eqn{k}) per left-out or reweighted
+#' cell on top of the unweighted step. The modes are updated in turn, each
+#' row of a factor by its own problem: one sweep of exact coordinate
+#' updates (`"hals"`), the multiplicative update of Lee and Seung (2001)
+#' with its own Gram matrix (Frobenius `"mu"`), one sweep of coordinate
+#' Newton steps from and to the best scale of the model (KL `"cd"`, the row
+#' subproblems of Chi and Kolda 2012), or Lee and Seung's KL multiplicative
+#' update with its own linear term (KL `"mu"`: with weights the modes are
+#' updated one after another, not all from one E-step as the unweighted
+#' fit's EM-equivalent updates are, and an iteration passes over the
+#' non-zeros once per mode and once for the objective). With all weights
+#' 1, HALS, the Frobenius multiplicative updates and KL coordinate descent
+#' give the unweighted fit. Every method keeps its objective from rising.
+#' The objective is that of the weighted loss (no log-likelihood:
+#' [logLik()] refuses the fit);
+#' [fitted()] gives the model's values on every cell, those of the
+#' left-out cells included (an imputation). The fit's `weighting` says
+#' which weights were given. [shards()] are not available with weights.
+#'
 #' @return An object of class `c("aspectr_ntf", "aspectr_fit")`: `weights`
 #'   (decreasing), `factors` (one d_n x k matrix per mode, with dimnames),
 #'   `loss`, `method`, `objective` (the loss after each iteration), `value`,
@@ -53,17 +103,37 @@
 #' fit <- ntf(X, 3, seed = 1)
 #' fit
 #' fit_kl <- ntf(as_sptensor(round(10 * X)), 3, loss = "kl", seed = 1)
+#' # 10% of the cells missing: the fit leaves them out, fitted() imputes them
+#' Xm <- X
+#' Xm[sample(length(X), 300)] <- NA
+#' fit_na <- ntf(Xm, 3, seed = 1)
+#' miss <- is.na(Xm)
+#' cor(fitted(fit_na)[miss], X[miss])
 #' @export
 ntf <- function(x, k, loss = c("frobenius", "kl"), method = NULL, nrun = 1,
                 short_iter = 0, short_keep = NULL,
                 max_iter = 1000, tol = 1e-6, seed = NULL, threads = NULL, verbose = FALSE,
-                callback = NULL, init = "random", cluster = NULL, factor_dir = NULL, ...) {
+                callback = NULL, init = "random", cluster = NULL, factor_dir = NULL,
+                mask = NULL, observed = NULL, weights = NULL, mode_weights = NULL, ...) {
   call <- match.call()
   check_dots_empty(...)
   check_required(x, "a non-negative matrix or array")
   loss <- match_option(loss, c("frobenius", "kl"), "loss")
   cluster <- check_cluster(cluster, x)
   sharded <- inherits(x, "aspectr_shards")
+  wargs <- list(mask = mask, observed = observed, weights = weights, mode_weights = mode_weights)
+  if (sharded && !all(vapply(wargs, is.null, logical(1)))) {
+    # refused by the capability table, naming the argument given
+    given <- names(wargs)[!vapply(wargs, is.null, logical(1))][1]
+    m <- if (is.character(method) && length(method) == 1) method else if (loss == "kl") "mu" else "hals"
+    check_shard_capability("ntf", loss, m, options = list(mask = TRUE), option_args = c(mask = given))
+    abort_input(c("{.arg {given}} is available for data in memory, not for {.fn shards}: missing cells, masks and weights are not fitted shard by shard.",
+                  i = "Fit the array itself, or leave the cells out of the shards."),
+                "argument", arg = given)
+  }
+  # missing cells, masks and weights (see "Missing values and weights"): the
+  # fit reads the weighted data x~ = omega o x in place of x
+  weighted <- !sharded && ntf_is_weighted(x, mask, observed, weights, mode_weights)
   # (the name of the factor's files: the first mode's)
   fmode <- if (sharded && length(x$dims) > 2) mode_names(x$dimnames, length(x$dims))[1] else "rows"
   files <- factor_paths(factor_dir, x, fmode, callback)
@@ -83,11 +153,25 @@ ntf <- function(x, k, loss = c("frobenius", "kl"), method = NULL, nrun = 1,
     method <- match_option(method, choices, "method")
   }
   if (inherits(x, "aspectr_tensor")) validate_sptensor(x, "x")
-  data <- if (sharded) shard_as_data(x) else as_aspect_data(x, "x")
-  count_data <- if (sharded) shard_count_data(x, "ntf") else check_count_data(x, data$val, "ntf", likelihood = loss == "kl")
-  nnz_x <- if (sharded) x$nnz else length(data$val)
+  wd <- NULL
+  if (weighted) {
+    wd <- ntf_weighted_data(x, mask, observed, weights, mode_weights)
+    if (!length(wd$tv)) {
+      abort_input("{.arg x} has no positive value in a cell of positive weight: there is nothing to fit.",
+                  "value", arg = "x")
+    }
+    data <- list(idx = wd$idx, val = wd$tv, dims = wd$dims, dimnames = wd$dimnames, total = sum(wd$tv))
+    # (a weighted fit has no likelihood)
+    count_data <- FALSE
+    nnz_x <- length(wd$tv)
+  } else {
+    data <- if (sharded) shard_as_data(x) else as_aspect_data(x, "x")
+    count_data <- if (sharded) shard_count_data(x, "ntf") else check_count_data(x, data$val, "ntf", likelihood = loss == "kl")
+    nnz_x <- if (sharded) x$nnz else length(data$val)
+  }
   k <- check_whole(k, "k", min = 1, max = nnz_x,
-                   what = "at most the number of non-zeros of `x`")
+                   what = if (weighted) "at most the number of non-zeros of `x` of positive weight" else
+                     "at most the number of non-zeros of `x`")
   ctl <- check_fit_controls(nrun, max_iter, tol, seed, threads, verbose)
   nrun <- ctl$nrun; max_iter <- ctl$max_iter; tol <- ctl$tol
   seed <- ctl$seed; threads <- ctl$threads; verbose <- ctl$verbose
@@ -134,7 +218,10 @@ ntf <- function(x, k, loss = c("frobenius", "kl"), method = NULL, nrun = 1,
   } else {
     match_option(init, "random", "init")
   }
-  if (loss == "kl") {
+  if (weighted) {
+    runs <- ntf_weighted_runs(wd, k, loss, method, nrun, first, seed, max_iter, tol, threads, verbose,
+                              callback, stg, name_factors)
+  } else if (loss == "kl") {
     hook <- fit_hook(callback, verbose, "ntf()", value = function(v) v * total,
                      model = function(raw) {
                        f <- raw$factors
@@ -239,7 +326,7 @@ ntf <- function(x, k, loss = c("frobenius", "kl"), method = NULL, nrun = 1,
   })
   names(factors) <- mode_names(data$dimnames, length(data$dims))
   if (length(data$dims) == 2) names(factors) <- c("rows", "columns")
-  loglik_const <- if (loss != "kl") NA_real_ else if (sharded) data$loglik_const else
+  loglik_const <- if (loss != "kl" || weighted) NA_real_ else if (sharded) data$loglik_const else
     cpp_csc_scan(data$val, integer(0), 0L, 1, TRUE)$loglik_const  # (no temporaries)
   fit <- structure(list(
     weights = stats::setNames(res$weights[ord], comp),
@@ -253,6 +340,9 @@ ntf <- function(x, k, loss = c("frobenius", "kl"), method = NULL, nrun = 1,
   fit <- contract_fields(fit, "ntf", factors = factors, weights = fit$weights,
                          params = list(method = method))
   fit$count_data <- count_data
+  if (weighted) {
+    fit$weighting <- list(type = wd$type, base = wd$d, left_out = wd$left_out)
+  }
   finish_progress(fit, verbose, "ntf()", max_iter, tol)
 }
 
@@ -264,6 +354,13 @@ print.aspectr_ntf <- function(x, ...) {
   cat(sprintf("data: %d-way %s (%s), %s non-zeros\n", length(x$dims),
               paste(x$dims, collapse = " x "), paste(names(x$factors), collapse = ", "),
               format(x$nnz, big.mark = ",")))
+  if (!is.null(x$weighting)) {
+    what <- c(missing = "missing cells", mask = "a mask", observed = "observed cells", cells = "weights per cell",
+              modes = "weights per mode")[x$weighting$type]
+    left <- x$weighting$left_out
+    cat(sprintf("weighted loss: %s%s\n", paste(what, collapse = ", "),
+                if (!is.na(left) && left > 0) sprintf(" (%s cells left out)", format(left, big.mark = ",")) else ""))
+  }
   cat(sprintf("objective: %s after %d iteration%s (%s)\n", format(signif(x$value, 7)),
               x$iterations, if (x$iterations == 1) "" else "s",
               if (x$converged) "converged" else "not converged"))

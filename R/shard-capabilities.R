@@ -34,7 +34,10 @@ shard_capabilities <- function() {
     cap("nmf", "frobenius", c("hals", "anls", "mu", "als"), FALSE,
         "the weighted updates of nmf() are fitted in one object", option = "mask"),
     cap("nmf", "kl", c("cd", "mu"), FALSE, "the weighted updates of nmf() are fitted in one object", option = "mask"),
-    cap("nmf", "beta", "mu", FALSE, "the weighted updates of nmf() are fitted in one object", option = "mask")
+    cap("nmf", "beta", "mu", FALSE, "the weighted updates of nmf() are fitted in one object", option = "mask"),
+    cap("ntf", "kl", c("mu", "cd"), FALSE, "the weighted updates of ntf() are fitted in one object", option = "mask"),
+    cap("ntf", "frobenius", c("hals", "mu"), FALSE, "the weighted updates of ntf() are fitted in one object",
+        option = "mask")
   )
 }
 
@@ -56,9 +59,12 @@ shard_runs <- function(family, loss = NULL) {
 # `options`, else the first the table allows for the loss), with `options`
 # (named flags of the fit: those TRUE are checked against the table's
 # refusals of options: "accelerate" is an argument, "prior" a prior or
-# guided topics, "tensor" N-way data). Returns the method to run.
+# guided topics, "tensor" N-way data, "mask" missing cells, masks or
+# weights; `option_args`, a named character vector, names the argument the
+# user gave for an option when it is not the option's own name). Returns
+# the method to run.
 check_shard_capability <- function(family, loss, method, options = NULL, default = NULL,
-                                   call = rlang::caller_env()) {
+                                   call = rlang::caller_env(), option_args = NULL) {
   tab <- shard_capabilities()
   tab <- tab[tab$family == family, , drop = FALSE]
   active <- names(options)[vapply(options, isTRUE, logical(1))]
@@ -69,9 +75,10 @@ check_shard_capability <- function(family, loss, method, options = NULL, default
     opt <- row$option[1]
     if (opt == "mask") {
       # (masks and weights: no method of the loss takes them on shards)
-      abort_input(paste0("{.arg ", opt, "} cannot be used with {.code loss = \"{loss}\"}, {.code method = \"{method}\"} and data in {.fn shards}: ",
+      a <- if (opt %in% names(option_args)) option_args[[opt]] else opt
+      abort_input(paste0("{.arg ", a, "} cannot be used with {.code loss = \"{loss}\"}, {.code method = \"{method}\"} and data in {.fn shards}: ",
                          row$why[1], "."),
-                  "argument", arg = opt, call = call)
+                  "argument", arg = a, call = call)
     }
     if (opt == "accelerate") {
       abort_input(paste0("{.arg ", opt, "} must be {.code NULL} or {.code FALSE} for {.code loss = \"{loss}\"} with {.code method = \"{method}\"} and data in {.fn shards}, not {.code TRUE}: ",

@@ -554,6 +554,35 @@ BEGIN_RCPP
     return rcpp_result_gen;
 END_RCPP
 }
+// cpp_ntf_weighted_fit
+Rcpp::List cpp_ntf_weighted_fit(Rcpp::IntegerMatrix idx, Rcpp::NumericVector val, Rcpp::IntegerVector dims, Rcpp::List factors, std::string loss, std::string method, double d, Rcpp::List v, Rcpp::IntegerMatrix eidx, Rcpp::NumericVector ev, double wx2, double klc, double total, int max_iter, double tol, int threads, bool verbose, SEXP hook, bool want_model);
+RcppExport SEXP _aspectr_cpp_ntf_weighted_fit(SEXP idxSEXP, SEXP valSEXP, SEXP dimsSEXP, SEXP factorsSEXP, SEXP lossSEXP, SEXP methodSEXP, SEXP dSEXP, SEXP vSEXP, SEXP eidxSEXP, SEXP evSEXP, SEXP wx2SEXP, SEXP klcSEXP, SEXP totalSEXP, SEXP max_iterSEXP, SEXP tolSEXP, SEXP threadsSEXP, SEXP verboseSEXP, SEXP hookSEXP, SEXP want_modelSEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::RNGScope rcpp_rngScope_gen;
+    Rcpp::traits::input_parameter< Rcpp::IntegerMatrix >::type idx(idxSEXP);
+    Rcpp::traits::input_parameter< Rcpp::NumericVector >::type val(valSEXP);
+    Rcpp::traits::input_parameter< Rcpp::IntegerVector >::type dims(dimsSEXP);
+    Rcpp::traits::input_parameter< Rcpp::List >::type factors(factorsSEXP);
+    Rcpp::traits::input_parameter< std::string >::type loss(lossSEXP);
+    Rcpp::traits::input_parameter< std::string >::type method(methodSEXP);
+    Rcpp::traits::input_parameter< double >::type d(dSEXP);
+    Rcpp::traits::input_parameter< Rcpp::List >::type v(vSEXP);
+    Rcpp::traits::input_parameter< Rcpp::IntegerMatrix >::type eidx(eidxSEXP);
+    Rcpp::traits::input_parameter< Rcpp::NumericVector >::type ev(evSEXP);
+    Rcpp::traits::input_parameter< double >::type wx2(wx2SEXP);
+    Rcpp::traits::input_parameter< double >::type klc(klcSEXP);
+    Rcpp::traits::input_parameter< double >::type total(totalSEXP);
+    Rcpp::traits::input_parameter< int >::type max_iter(max_iterSEXP);
+    Rcpp::traits::input_parameter< double >::type tol(tolSEXP);
+    Rcpp::traits::input_parameter< int >::type threads(threadsSEXP);
+    Rcpp::traits::input_parameter< bool >::type verbose(verboseSEXP);
+    Rcpp::traits::input_parameter< SEXP >::type hook(hookSEXP);
+    Rcpp::traits::input_parameter< bool >::type want_model(want_modelSEXP);
+    rcpp_result_gen = Rcpp::wrap(cpp_ntf_weighted_fit(idx, val, dims, factors, loss, method, d, v, eidx, ev, wx2, klc, total, max_iter, tol, threads, verbose, hook, want_model));
+    return rcpp_result_gen;
+END_RCPP
+}
 // cpp_plsa_fit
 Rcpp::List cpp_plsa_fit(Rcpp::IntegerMatrix idx, Rcpp::NumericVector val, Rcpp::IntegerVector dims, Rcpp::NumericVector lambda, Rcpp::List factors, std::string loss, double q, double tempering, int max_iter, double tol, int threads, bool verbose, bool free_weights, SEXP hook, bool want_model, std::string method, double squarem_bound, SEXP prior_doc, SEXP prior_term);
 RcppExport SEXP _aspectr_cpp_plsa_fit(SEXP idxSEXP, SEXP valSEXP, SEXP dimsSEXP, SEXP lambdaSEXP, SEXP factorsSEXP, SEXP lossSEXP, SEXP qSEXP, SEXP temperingSEXP, SEXP max_iterSEXP, SEXP tolSEXP, SEXP threadsSEXP, SEXP verboseSEXP, SEXP free_weightsSEXP, SEXP hookSEXP, SEXP want_modelSEXP, SEXP methodSEXP, SEXP squarem_boundSEXP, SEXP prior_docSEXP, SEXP prior_termSEXP) {
@@ -1302,6 +1331,7 @@ static const R_CallMethodDef CallEntries[] = {
     {"_aspectr_cpp_nmf_weighted_fit", (DL_FUNC) &_aspectr_cpp_nmf_weighted_fit, 23},
     {"_aspectr_cpp_nmf_weighted_project", (DL_FUNC) &_aspectr_cpp_nmf_weighted_project, 16},
     {"_aspectr_cpp_nmf_beta_weighted_fit", (DL_FUNC) &_aspectr_cpp_nmf_beta_weighted_fit, 14},
+    {"_aspectr_cpp_ntf_weighted_fit", (DL_FUNC) &_aspectr_cpp_ntf_weighted_fit, 19},
     {"_aspectr_cpp_plsa_fit", (DL_FUNC) &_aspectr_cpp_plsa_fit, 19},
     {"_aspectr_cpp_plsa_tsallis_csc", (DL_FUNC) &_aspectr_cpp_plsa_tsallis_csc, 15},
     {"_aspectr_cpp_em_shard", (DL_FUNC) &_aspectr_cpp_em_shard, 14},

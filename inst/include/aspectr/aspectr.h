@@ -35,5 +35,6 @@
 #include "sym/sntf.h"
 #include "sym/symnmf.h"
 #include "sym/hypergraph.h"
+#include "solvers/cp_weighted.h"
 
 #endif

@@ -1,0 +1,392 @@
+// aspectr/solvers/cp_weighted.h — non-negative CP (ntf()) under a weighted
+// loss: missing cells, masks, observed cells and weights per cell and per
+// index of each mode.
+//
+// The model is m_c = sum_r prod_n A_n(i_n, r) (factors stored k x d_n, the
+// core's layout; lambda stays 1). The loss sums over the cells c with
+// weights omega_c >= 0 (0: a missing or masked cell),
+//   Frobenius  sum omega (x - m)^2,
+//   KL         sum omega (x log(x / m) - x + m),
+// with omega_c = prod_n v_n(i_n) (d + delta_c): weights per index of each
+// mode v_n, a base weight d (1: every cell counts; 0: only listed cells
+// do) and deviations delta from it on a sparse set E of cells (a masked
+// cell of d = 1 has delta = -1; an observed cell of d = 0 its weight).
+// The updates need two parts:
+//  * the data weighted, X~ = omega o X, through the unweighted kernels
+//    (MTTKRP of X~; ratios x~ / m at its non-zeros): O(nnz k) per mode;
+//  * the weights' part of each factor row's Gram matrix (Frobenius) or
+//    linear term (KL). With z_c = hadamard_{m != n} A_m(i_m, :) and
+//    u_c = prod_{m != n} v_m(i_m), row i of mode n has
+//      B_i = v_n(i) (d hadamard_{m != n} A_m' diag(v_m) A_m + sum_{c in E_i} delta_c u_c z_c z_c'),
+//      D_i = v_n(i) (d hadamard_{m != n} A_m' v_m         + sum_{c in E_i} delta_c u_c z_c),
+//    the common part once per mode and O(|E| k^2) (O(|E| k)) on top.
+// Each row a_i of mode n then solves its own problem with the other modes
+// fixed,
+//   Frobenius: min a'B_i a - 2 t_i'a, t_i = MTTKRP(X~)_i,
+//   KL:        min D_i'a - sum_{c: i_n = i} x~_c log(z_c'a),
+// by one sweep of exact coordinate updates (HALS: with all weights 1 the
+// update of CPHALSRule, row by row instead of column by column), the
+// multiplicative update a <- a o max(t, eps) / (B_i a + eps) (Lee and
+// Seung; monotone as B_i has non-negative entries), one sweep of
+// coordinate Newton steps (nmf::KLCD::solve(), as the KL aspect model's
+// coordinate descent, solvers/cd.h) or the multiplicative update
+// a <- a o (sum x~ z / m) / D_i (Lee and Seung's for KL). Under KL
+// coordinate descent each mode starts and ends with the best scale of the
+// model (A_n <- A_n sum x~ / sum omega m), which with all weights 1 is the
+// normalization of the aspect model's coordinate descent (whose Newton
+// steps, invariant to the scale of each coordinate, then take the same
+// path). The modes are
+// updated in turn; every update never increases its problem, so the
+// objective never increases. The objective comes from the same sums:
+//   Frobenius: sum omega x^2 + sum_i (a_i'B_i a_i - 2 t_i'a_i)  (last mode),
+//   KL:        sum x~ (log x - 1) - sum x~ log m + sum_i D_i'a_i.
+// Rows are solved independently (in parallel), each from its own sums.
+// Rounding can leave a row's B_i or D_i a tiny non-zero where the weights
+// of its cells cancel (a slice entirely masked): coefficients below 1e-12
+// of the sums they come from count as 0 (such a row is kept as it is).
+#ifndef ASPECTR_SOLVERS_CP_WEIGHTED_H
+#define ASPECTR_SOLVERS_CP_WEIGHTED_H
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <stdexcept>
+#include <vector>
+#include "../loss.h"
+#include "../nmf/kl_cd.h"
+#include "cp.h"
+
+namespace aspectr {
+
+enum class CPWeightedMethod { HALS = 0, MU = 1, CD = 2 };
+
+// Cells of a list (N indices each) grouped by their index in one mode:
+// those of index i at pos[ptr[i]] .. pos[ptr[i + 1] - 1] (stable: in the
+// list's order within an index).
+struct CellGroups {
+  std::vector<std::size_t> ptr, pos;
+  std::size_t maxnz = 0;
+  void build(const index_t* ix, std::size_t N, std::size_t ncell, std::size_t mode, arma::uword d) {
+    ptr.assign(d + 1, 0);
+    for (std::size_t s = 0; s < ncell; ++s) {
+      const index_t i = ix[s * N + mode];
+      if (i >= d) throw std::invalid_argument("weighted CP: a cell outside the tensor");
+      ++ptr[i + 1];
+    }
+    maxnz = 0;
+    for (arma::uword i = 0; i < d; ++i) {
+      maxnz = std::max(maxnz, ptr[i + 1]);
+      ptr[i + 1] += ptr[i];
+    }
+    pos.resize(ncell);
+    std::vector<std::size_t> next(ptr.begin(), ptr.end() - 1);
+    for (std::size_t s = 0; s < ncell; ++s) pos[next[ix[s * N + mode]]++] = s;
+  }
+};
+
+// The weights: d, v (one vector per mode, all 1 when not given), the
+// deviations (cells in idx, N 0-based indices each, values in delta) and
+// the data's constants (on the data the fit reads): wx2 = sum omega x^2,
+// klc = sum x~ (log x - 1) over x > 0, total = sum x~.
+struct CPWeights {
+  double d = 1.0;
+  std::vector<arma::vec> v;
+  std::vector<index_t> idx;
+  std::vector<double> delta;
+  double wx2 = 0.0, klc = 0.0, total = 0.0;
+  std::vector<CellGroups> groups;  // E by mode (prepare())
+
+  std::size_t cells() const { return delta.size(); }
+  void prepare(const std::vector<arma::uword>& dims) {
+    const std::size_t N = dims.size();
+    if (v.size() != N) throw std::invalid_argument("weighted CP: one weight vector per mode needed");
+    for (std::size_t n = 0; n < N; ++n)
+      if (v[n].n_elem != dims[n]) throw std::invalid_argument("weighted CP: a mode's weights have the wrong length");
+    if (idx.size() != N * delta.size()) throw std::invalid_argument("weighted CP: cells and deviations disagree");
+    groups.assign(N, CellGroups());
+    for (std::size_t n = 0; n < N; ++n) groups[n].build(idx.data(), N, delta.size(), n, dims[n]);
+  }
+};
+
+class CPWeightedRule {
+ public:
+  CPWeightedRule(bool kl, CPWeightedMethod method, const CPWeights& w, double eps = 1e-16)
+      : kl_(kl), method_(method), w_(w), eps_(eps) {
+    if (kl && method == CPWeightedMethod::HALS) throw std::invalid_argument("weighted CP: HALS is a Frobenius method");
+    if (!kl && method == CPWeightedMethod::CD) throw std::invalid_argument("weighted CP: coordinate descent is a KL method");
+  }
+  static constexpr bool kLagged = false;
+
+  double step(const SparseTensor& X, AspectModel& M, int threads) {
+    return step(X, M, threads, std::numeric_limits<double>::quiet_NaN());
+  }
+  // `prev`: the loss of M entering the step; under KL coordinate descent a
+  // step that rounding made worse (at an exact fit) is undone, as the
+  // unweighted rule does.
+  double step(const SparseTensor& X, AspectModel& M, int threads, double prev) {
+    prepare(X);
+    const std::size_t N = M.order();
+    if (!kl_) {
+      double part = 0.0;
+      for (std::size_t n = 0; n < N; ++n) part = frobenius_mode(X, M, n, true, n + 1 == N, threads);
+      const double f = std::max(w_.wx2 + part, 0.0);
+      detail::balance_norms(M.F);
+      return f;
+    }
+    const bool guard = method_ == CPWeightedMethod::CD && std::isfinite(prev);
+    AspectModel entering;
+    if (guard) entering = M;
+    double value = 0.0;
+    for (std::size_t n = 0; n < N; ++n) {
+      const double V = kl_mode(X, M, n, true, threads);
+      if (n + 1 == N) value = w_.klc - xlogv(X, M, threads) + V;
+    }
+    if (guard && value > prev) {
+      M = std::move(entering);
+      value = prev;
+    }
+    return value;
+  }
+
+  double loss(const SparseTensor& X, const AspectModel& M, int threads) {
+    prepare(X);
+    const std::size_t N = M.order();
+    AspectModel& Mm = const_cast<AspectModel&>(M);  // (not changed: update = false)
+    if (!kl_) return std::max(w_.wx2 + frobenius_mode(X, Mm, N - 1, false, true, threads), 0.0);
+    return w_.klc - xlogv(X, M, threads) + kl_mode(X, Mm, N - 1, false, threads);
+  }
+
+ private:
+  void prepare(const SparseTensor& X) {
+    if (prepared_) return;
+    prepared_ = true;
+    if (X.has_missing()) throw std::invalid_argument("weighted CP: cells with a missing index are not supported");
+    if (w_.groups.size() != X.order()) throw std::logic_error("weighted CP: the weights are not prepared");
+    if (kl_ && method_ == CPWeightedMethod::CD) {
+      xg_.assign(X.order(), CellGroups());
+      for (std::size_t n = 0; n < X.order(); ++n) xg_[n].build(X.indices(), X.order(), X.nnz(), n, X.dims[n]);
+    }
+  }
+
+  // the other modes' product z (k) and weight u of deviation cell e
+  void deviation(const AspectModel& M, std::size_t n, std::size_t e, double* z, double& u) const {
+    const std::size_t N = M.order();
+    const arma::uword k = M.rank();
+    const index_t* ix = w_.idx.data() + e * N;
+    for (arma::uword r = 0; r < k; ++r) z[r] = 1.0;
+    u = 1.0;
+    for (std::size_t m = 0; m < N; ++m) {
+      if (m == n) continue;
+      const double* f = M.F[m].colptr(ix[m]);
+      for (arma::uword r = 0; r < k; ++r) z[r] *= f[r];
+      u *= w_.v[m][ix[m]];
+    }
+  }
+
+  // Frobenius, mode n: every row updated (update) by the method; returns
+  // sum_i (a_i'B_i a_i - 2 t_i'a_i) when `value`, else 0.
+  double frobenius_mode(const SparseTensor& X, AspectModel& M, std::size_t n, bool update, bool value,
+                        int threads) const {
+    const std::size_t N = M.order();
+    const arma::uword k = M.rank(), dn = X.dims[n];
+    std::vector<const arma::mat*> Fp(N);
+    for (std::size_t m = 0; m < N; ++m) Fp[m] = &M.F[m];
+    arma::mat T;
+    mttkrp(X, Fp, n, T, threads, nullptr);
+    // d hadamard_{m != n} A_m' diag(v_m) A_m
+    arma::mat G(k, k, arma::fill::ones);
+    for (std::size_t m = 0; m < N; ++m) {
+      if (m == n) continue;
+      arma::mat Fv = M.F[m];
+      Fv.each_row() %= w_.v[m].t();
+      G %= Fv * M.F[m].t();
+    }
+    G *= w_.d;
+    const CellGroups& eg = w_.groups[n];
+    arma::mat& A = M.F[n];
+    std::vector<double> part(dn, 0.0);
+    const double work = static_cast<double>(dn) * k * k + static_cast<double>(w_.cells()) * k * k;
+    const int Tn = effective_threads(threads, static_cast<std::size_t>(work / 4));
+    nmf::dense::parallel_blocks(dn, Tn, 16, [&](std::size_t b, std::size_t e) {
+      arma::mat Q(k, k);
+      std::vector<double> z(k), ref(k), qf(k);
+      for (std::size_t i = b; i < e; ++i) {
+        const double vi = w_.v[n][i];
+        Q = G;
+        for (arma::uword r = 0; r < k; ++r) ref[r] = std::fabs(G(r, r));
+        for (std::size_t s = eg.ptr[i]; s < eg.ptr[i + 1]; ++s) {
+          const std::size_t c = eg.pos[s];
+          double u;
+          deviation(M, n, c, z.data(), u);
+          const double f = w_.delta[c] * u;
+          for (arma::uword bb = 0; bb < k; ++bb) {
+            const double fb = f * z[bb];
+            double* q = Q.colptr(bb);
+            for (arma::uword a = 0; a < k; ++a) q[a] += fb * z[a];
+            ref[bb] += std::fabs(fb * z[bb]);
+          }
+        }
+        Q *= vi;
+        double* a = A.colptr(i);
+        const double* t = T.colptr(i);
+        if (update) {
+          if (method_ == CPWeightedMethod::HALS) {
+            for (arma::uword r = 0; r < k; ++r) {
+              const double den = Q(r, r);
+              if (!(den > 1e-12 * vi * ref[r])) continue;  // no weight on this coordinate
+              double s = t[r];
+              const double* q = Q.colptr(r);
+              for (arma::uword j = 0; j < k; ++j) if (j != r) s -= q[j] * a[j];
+              a[r] = std::max(0.0, s / den);
+            }
+          } else {
+            for (arma::uword r = 0; r < k; ++r) {
+              double s = 0.0;
+              for (arma::uword j = 0; j < k; ++j) s += Q(r, j) * a[j];
+              qf[r] = std::max(s, 0.0);
+            }
+            for (arma::uword r = 0; r < k; ++r) a[r] *= std::max(t[r], eps_) / (qf[r] + eps_);
+          }
+        }
+        if (value) {
+          double v = 0.0;
+          for (arma::uword r = 0; r < k; ++r) {
+            double s = 0.0;
+            for (arma::uword j = 0; j < k; ++j) s += Q(r, j) * a[j];
+            v += a[r] * (s - 2.0 * t[r]);
+          }
+          part[i] = v;
+        }
+      }
+    });
+    double out = 0.0;
+    for (double v : part) out += v;
+    return out;
+  }
+
+  // KL, mode n: the rows' linear terms D (k x d_n), with coefficients below
+  // 1e-12 of their sums set to 0
+  arma::mat linear_terms(const AspectModel& M, std::size_t n, int threads) const {
+    const std::size_t N = M.order();
+    const arma::uword k = M.rank(), dn = M.F[n].n_cols;
+    arma::vec g(k, arma::fill::ones);
+    for (std::size_t m = 0; m < N; ++m) if (m != n) g %= M.F[m] * w_.v[m];
+    g *= w_.d;
+    const CellGroups& eg = w_.groups[n];
+    arma::mat D(k, dn);
+    const int Tn = effective_threads(threads, (dn + w_.cells()) * k);
+    nmf::dense::parallel_blocks(dn, Tn, 64, [&](std::size_t b, std::size_t e) {
+      std::vector<double> z(k), ref(k);
+      for (std::size_t i = b; i < e; ++i) {
+        double* o = D.colptr(i);
+        for (arma::uword r = 0; r < k; ++r) { o[r] = g[r]; ref[r] = std::fabs(g[r]); }
+        for (std::size_t s = eg.ptr[i]; s < eg.ptr[i + 1]; ++s) {
+          const std::size_t c = eg.pos[s];
+          double u;
+          deviation(M, n, c, z.data(), u);
+          const double f = w_.delta[c] * u;
+          for (arma::uword r = 0; r < k; ++r) { o[r] += f * z[r]; ref[r] += std::fabs(f * z[r]); }
+        }
+        const double vi = w_.v[n][i];
+        for (arma::uword r = 0; r < k; ++r) o[r] = o[r] > 1e-12 * ref[r] ? o[r] * vi : 0.0;
+      }
+    });
+    return D;
+  }
+
+  // KL, mode n: every row updated (update); returns sum_i D_i'a_i (= sum
+  // omega m) of the result
+  double kl_mode(const SparseTensor& X, AspectModel& M, std::size_t n, bool update, int threads) const {
+    const std::size_t N = M.order();
+    const arma::uword k = M.rank(), dn = X.dims[n];
+    const arma::mat D = linear_terms(M, n, threads);
+    arma::mat& A = M.F[n];
+    if (update && method_ == CPWeightedMethod::CD) {
+      // the Newton steps start from the best scale of the model (the
+      // entering model has it after the first mode)
+      const double V0 = arma::accu(D % A);
+      if (V0 > 0.0 && w_.total > 0.0) A *= w_.total / V0;
+    }
+    if (update && method_ == CPWeightedMethod::MU) {
+      // num(:, i) = sum_{c: i_n = i} (x~_c / m_c) z_c, in one pass over
+      // the non-zeros (m_c = a_i'z_c)
+      std::vector<arma::mat> target(1);
+      target[0].zeros(k, dn);
+      const int Tn = effective_threads(threads, X.nnz());
+      ThreadAccumulators acc(target, Tn);
+      parallel_chunks(X.nnz(), Tn, [&](int tid, std::size_t b, std::size_t e) {
+        arma::mat& Nm = acc.get(tid, 0);
+        std::vector<double> z(k);
+        X.cells(b, e, [&](std::size_t s, const index_t* ix) {
+          for (arma::uword r = 0; r < k; ++r) z[r] = 1.0;
+          for (std::size_t m = 0; m < N; ++m) {
+            if (m == n) continue;
+            const double* f = M.F[m].colptr(ix[m]);
+            for (arma::uword r = 0; r < k; ++r) z[r] *= f[r];
+          }
+          const double* a = A.colptr(ix[n]);
+          double mv = 0.0;
+          for (arma::uword r = 0; r < k; ++r) mv += a[r] * z[r];
+          const double q = X.value(s) / std::max(mv, kTiny);
+          double* o = Nm.colptr(ix[n]);
+          for (arma::uword r = 0; r < k; ++r) o[r] += q * z[r];
+        });
+      });
+      acc.reduce();
+      const arma::mat& num = target[0];
+      for (arma::uword i = 0; i < dn; ++i)
+        for (arma::uword r = 0; r < k; ++r)
+          if (D(r, i) > 0.0) A(r, i) *= num(r, i) / D(r, i);
+    } else if (update) {  // coordinate descent
+      const CellGroups& xg = xg_[n];
+      const index_t* ix0 = X.indices();
+      const int Tn = effective_threads(threads, X.nnz() * k / 8 + dn);
+      nmf::dense::parallel_blocks(dn, Tn, 4, [&](std::size_t b, std::size_t e) {
+        std::vector<double> gb(std::max<std::size_t>(xg.maxnz, 1) * k), xs(std::max<std::size_t>(xg.maxnz, 1)),
+            v(std::max<std::size_t>(xg.maxnz, 1));
+        for (std::size_t i = b; i < e; ++i) {
+          const std::size_t p0 = xg.ptr[i], nz = xg.ptr[i + 1] - p0;
+          for (std::size_t t = 0; t < nz; ++t) {
+            const std::size_t c = xg.pos[p0 + t];
+            const index_t* ix = ix0 + c * N;
+            xs[t] = X.value(c);
+            for (arma::uword r = 0; r < k; ++r) gb[t + r * nz] = 1.0;
+            for (std::size_t m = 0; m < N; ++m) {
+              if (m == n) continue;
+              const double* f = M.F[m].colptr(ix[m]);
+              for (arma::uword r = 0; r < k; ++r) gb[t + r * nz] *= f[r];
+            }
+          }
+          nmf::KLCD::solve(gb.data(), nz, nz, xs.data(), A.colptr(i), k, D.colptr(i), 0.0, v.data(), 1, 1);
+        }
+      });
+    }
+    double V = arma::accu(D % A);
+    if (update && method_ == CPWeightedMethod::CD && V > 0.0 && w_.total > 0.0) {
+      // the best scale of the model
+      A *= w_.total / V;
+      V = arma::accu(D % A);
+    }
+    return V;
+  }
+
+  // sum x~ log m over the non-zeros of X~
+  static double xlogv(const SparseTensor& X, const AspectModel& M, int threads) {
+    arma::vec mv;
+    model_at_nonzeros(X, M, mv, threads);
+    double s = 0.0;
+    for (std::size_t t = 0; t < X.nnz(); ++t) s += X.value(t) * std::log(std::max(mv[t], kTiny));
+    return s;
+  }
+
+  bool kl_;
+  CPWeightedMethod method_;
+  const CPWeights& w_;
+  double eps_;
+  bool prepared_ = false;
+  std::vector<CellGroups> xg_;  // X~'s non-zeros by mode (coordinate descent)
+};
+
+}  // namespace aspectr
+
+#endif

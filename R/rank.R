@@ -109,11 +109,7 @@ plsa_rank <- function(x, k = 2:10, holdout = 0.2, criterion = c("perplexity", "B
                                                                     threads = threads)),
                       logLik = as.numeric(ll), df = attr(ll, "df"), AIC = stats::AIC(fit),
                       BIC = stats::BIC(fit))
-    if (quality) {
-      q <- quality_means(quality_table(topic_form(fit, "{.fn plsa_rank}"), train_data, n_top, 1, 0.7))
-      out <- cbind(out, as.data.frame(as.list(q)))
-    }
-    cbind(out, data.frame(iterations = fit$iterations, converged = fit$converged))
+    rank_row(out, fit, if (quality) train_data, n_top)
   })
   tab <- do.call(rbind, res)
   rownames(tab) <- NULL
@@ -357,11 +353,7 @@ plsa_rank_cells <- function(x, k, holdout, criterion, nrun, max_iter, tol, seed,
     P <- P / sum(P)
     pos <- xh > 0
     out <- data.frame(k = k[i], perplexity = exp(-sum(xh[pos] * log(P[pos])) / sum(xh)))
-    if (quality) {
-      q <- quality_means(quality_table(topic_form(fit, "{.fn plsa_rank}"), train_data, n_top, 1, 0.7))
-      out <- cbind(out, as.data.frame(as.list(q)))
-    }
-    cbind(out, data.frame(iterations = fit$iterations, converged = fit$converged))
+    rank_row(out, fit, if (quality) train_data, n_top)
   })
   tab <- do.call(rbind, res)
   rownames(tab) <- NULL
@@ -369,4 +361,14 @@ plsa_rank_cells <- function(x, k, holdout, criterion, nrun, max_iter, tol, seed,
   structure(list(table = tab, best = best, criterion = "perplexity", heldout = ij, call = call,
                  what = "topics", split = "cells"),
             class = c("aspectr_plsa_rank", "aspectr_rank"))
+}
+
+# A row of plsa_rank()'s table completed: the means of the topic quality
+# measures on `train_data` (when given) and the fit's iterations
+rank_row <- function(out, fit, train_data, n_top) {
+  if (!is.null(train_data)) {
+    q <- quality_means(quality_table(topic_form(fit, "{.fn plsa_rank}"), train_data, n_top, 1, 0.7))
+    out <- cbind(out, as.data.frame(as.list(q)))
+  }
+  cbind(out, data.frame(iterations = fit$iterations, converged = fit$converged))
 }

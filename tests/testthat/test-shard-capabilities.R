@@ -36,7 +36,7 @@ test_that("every refusal of the capability table is a classed error with its rea
   y <- array(stats::rpois(10 * 4 * 3, 2) + 1, c(10, 4, 3))
   # an option of the table as the arguments of a fit that has it
   option_args <- list(accelerate = list(accelerate = TRUE), prior = list(prior = 0.1),
-                      tensor = list(shards(split_rows(y, 5L))))
+                      tensor = list(shards(split_rows(y, 5L))), mask = list(mask = TRUE))
   for (i in seq_len(nrow(no))) {
     r <- no[i, ]
     what <- paste(r$family, r$loss, r$method, r$option)

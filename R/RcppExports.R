@@ -141,6 +141,26 @@ cpp_nmf_beta_weighted_fit <- function(data, W0, H0, beta, Om, L1, L2, eps, max_i
     .Call(`_aspectr_cpp_nmf_beta_weighted_fit`, data, W0, H0, beta, Om, L1, L2, eps, max_iter, tol, threads, verbose, hook, want_model)
 }
 
+cpp_nmf_wshard_sums <- function(idx, val, dims, d, r, c, ei, ej, ev) {
+    .Call(`_aspectr_cpp_nmf_wshard_sums`, idx, val, dims, d, r, c, ei, ej, ev)
+}
+
+cpp_nmf_wshard_state <- function(idx, val, dims, scale, d, r, c, ei, ej, ev) {
+    .Call(`_aspectr_cpp_nmf_wshard_state`, idx, val, dims, scale, d, r, c, ei, ej, ev)
+}
+
+cpp_nmf_wpiece_run <- function(state, Wt, slots, op, input, threads, kept) {
+    .Call(`_aspectr_cpp_nmf_wpiece_run`, state, Wt, slots, op, input, threads, kept)
+}
+
+cpp_nmf_wshard_release <- function(state) {
+    invisible(.Call(`_aspectr_cpp_nmf_wshard_release`, state))
+}
+
+cpp_nmf_weighted_pieces_fit <- function(fn, H0, loss, method, d, c, wx2, klc, total, L1, L2, eps, max_iter, tol, threads, hook = NULL, want_model = FALSE) {
+    .Call(`_aspectr_cpp_nmf_weighted_pieces_fit`, fn, H0, loss, method, d, c, wx2, klc, total, L1, L2, eps, max_iter, tol, threads, hook, want_model)
+}
+
 cpp_ntf_weighted_fit <- function(idx, val, dims, factors, loss, method, d, v, eidx, ev, wx2, klc, total, max_iter, tol, threads, verbose, hook = NULL, want_model = FALSE) {
     .Call(`_aspectr_cpp_ntf_weighted_fit`, idx, val, dims, factors, loss, method, d, v, eidx, ev, wx2, klc, total, max_iter, tol, threads, verbose, hook, want_model)
 }

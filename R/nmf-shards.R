@@ -49,11 +49,51 @@ nmf_shard_session <- function(x, cluster, threads, loss, method, s, L1s, L2s, ep
     }
     begin(eng, run)
     shard_gc(8 * nrow(H) * x$dims[1], full = TRUE)  # the blocks sent: memory of the documents' size
-    nmf_pieces_fit(eng, run, H, global, L1s, L2s, iters, tol, hook, exact)
+    nmf_pieces_fit(eng, run, H, global, L1s, L2s, iters, tol, hook, exact, wconf)
   }
+  # A weighted fit (missing cells, masks, weights; nmf_weight_cells()'s
+  # `wc`): each shard gets the weights of its rows; returns the sums of the
+  # weighted data (nmf_shard_weights()), from which the fit's scale comes
+  # (set with configure()), as in memory from the weighted matrix.
+  weigh <- function(wc) {
+    parts <- nmf_shard_weight_parts(x, wc)
+    res <- eng$each("nmf_wset", function(g) list(ids = g, w = parts[g]))
+    sums <- list()
+    for (a in res) for (j in seq_along(a$ids)) sums[[a$ids[j]]] <- a$sums[[j]]
+    global$weighted <<- TRUE
+    list(sx2 = sum(vapply(sums, `[[`, numeric(1), "sx2")), sxl = sum(vapply(sums, `[[`, numeric(1), "sxl")),
+         st = sum(vapply(sums, `[[`, numeric(1), "st")), top = max(vapply(sums, `[[`, numeric(1), "top")),
+         sxlx = sum(vapply(sums, `[[`, numeric(1), "sxlx")),
+         rowtot = unlist(lapply(sums, `[[`, "rowtot"), use.names = FALSE))
+  }
+  # the fit's scale and penalties (and the weighted loss's constants), when
+  # they come after the session (a weighted fit: from weigh())
+  configure <- function(s, L1s, L2s, eps, accelerate, threads, wfit = NULL) {
+    global$s <<- s; global$l1 <<- L1s[1]; global$l2 <<- L2s[1]; global$eps <<- eps
+    global$threads <<- threads
+    global$accelerate <<- accelerate
+    L1s <<- L1s; L2s <<- L2s
+    wconf <<- wfit
+    invisible()
+  }
+  wconf <- NULL
   list(fit = function(init, iters, tol, hook, exact) {
     nmf_shard_fit(fit_from, init, iters, tol, hook, exact)
-  }, fit_from = fit_from, close = eng$drop, finalize = eng$finalize, discard = eng$discard)
+  }, fit_from = fit_from, close = eng$drop, finalize = eng$finalize, discard = eng$discard,
+  weigh = weigh, configure = configure)
+}
+
+# Each shard's part of the weights `wc` (nmf_weight_cells()): its rows'
+# weights, the columns' and its deviating cells (rows counted in the shard)
+nmf_shard_weight_parts <- function(x, wc) {
+  ri <- wc$ei + 1L
+  lapply(seq_along(x$rows), function(i) {
+    rows <- shard_rows(x, i)
+    sel <- ri >= rows[1] & ri <= rows[length(rows)]
+    if (!length(rows)) sel <- rep(FALSE, length(ri))
+    list(d = wc$d, r = wc$r[rows], c = wc$c, ei = as.integer(ri[sel] - rows[1]), ej = wc$ej[sel],
+         ev = wc$ev[sel])
+  })
 }
 
 nmf_shard_fit <- function(fit_from, init, max_iter, tol, hook, exact) {
@@ -77,7 +117,7 @@ nmf_shard_fit <- function(fit_from, init, max_iter, tol, hook, exact) {
 # loop, the stopping rule and the rule run in the core; each request goes
 # to every shard where it is (run("nmf_piece")) and the added statistics
 # go back.
-nmf_pieces_fit <- function(eng, run, H, global, L1s, L2s, max_iter, tol, hook, exact) {
+nmf_pieces_fit <- function(eng, run, H, global, L1s, L2s, max_iter, tol, hook, exact, wconf = NULL) {
   k <- nrow(H)
   last_W <- NULL
   fn <- function(op, input) {
@@ -96,7 +136,17 @@ nmf_pieces_fit <- function(eng, run, H, global, L1s, L2s, max_iter, tol, hook, e
     if (!is.null(model)) model$W <- last_W
     if (is.null(hook)) TRUE else hook(it, value, model)
   }
-  r <- cpp_nmf_pieces_fit(fn, H, as.numeric(eng$x$dims[1]), if (global$kl) "kl" else "frobenius", global$method,
+  loss <- if (global$kl) "kl" else "frobenius"
+  if (!is.null(wconf)) {
+    # the weighted rule (nmf/weighted.h), its divergence from the core
+    r <- cpp_nmf_weighted_pieces_fit(fn, H, loss, global$method, wconf$d, wconf$c, wconf$wx2, wconf$klc,
+                                     wconf$total, L1s, L2s, global$eps, as.integer(max_iter), tol, global$threads,
+                                     cb, exact)
+    return(list(W = eng$gather(last = TRUE), H = r$H, objective = r$objective, initial = r$initial,
+                iterations = r$iterations, converged = r$converged, stopped = r$stopped, xnorm2 = r$xnorm2,
+                divergence = r$divergence, frobenius = r$frobenius, mass = r$mass))
+  }
+  r <- cpp_nmf_pieces_fit(fn, H, as.numeric(eng$x$dims[1]), loss, global$method,
                           L1s, L2s, global$eps, isTRUE(global$accelerate), global$total,
                           as.integer(max_iter), tol, global$threads, cb, exact)
   H <- r$H
@@ -124,8 +174,10 @@ nmf_pieces_fit <- function(eng, run, H, global, L1s, L2s, max_iter, tol, hook, e
 # W gathers the file's rows, 12 bytes per non-zero); kept shards and other
 # files use the NMF data of nmf_shard_state().
 shard_nmf_op <- function(st, held, op, args) {
+  if (op == "nmf_wset") return(shard_nmf_wset(st, held, args))
   if (op != "nmf_piece") stop("unknown operation ", op)
   g <- args$global
+  if (isTRUE(g$weighted)) return(shard_nmf_wop(st, held, args))
   # (a request that reads the cells)
   need_data <- args$req %in% c("eval", "wtx", "block", "klmu", "kleval", "her_init", "her_wwork", "her_wproj",
                                "her_w", "her_fin", "kcd_pass", "kcd_cols", "kcd_rows") ||
@@ -172,4 +224,65 @@ nmf_shard_state <- function(st, key, g) {
     st$shards[[key]]$data <- NULL
   }
   X
+}
+
+# A weighted fit's weights to the store's shards among `args$ids` (their
+# parts of nmf_shard_weight_parts()); returns each one's sums of its
+# weighted data (cpp_nmf_wshard_sums(), unscaled)
+shard_nmf_wset <- function(st, held, args) {
+  mine <- args$ids %in% held
+  ids <- args$ids[mine]
+  w <- args$w[mine]
+  sums <- vector("list", length(ids))
+  for (j in seq_along(ids)) {
+    key <- as.character(ids[j])
+    h <- st$shards[[key]]
+    fail <- function(e) abort_shard(h$source, "failed: {conditionMessage(e)}")
+    st$shards[[key]]$w <- w[[j]]
+    st$shards[[key]]$wnmf <- NULL
+    d <- if (h$keep) h$data else shard_data(h$source)
+    sums[[j]] <- tryCatch(cpp_nmf_wshard_sums(d$idx, d$val, as.integer(c(d$dims[1], length(w[[j]]$c))), w[[j]]$d,
+                                              w[[j]]$r, w[[j]]$c, w[[j]]$ei, w[[j]]$ej, w[[j]]$ev),
+                          error = fail)
+  }
+  list(ids = ids, sums = sums)
+}
+
+# A request of a weighted fit (WeightedPiece, nmf/weighted.h) on the store's
+# shards: each shard's weighted data made once for a shard kept in memory,
+# read and weighted again for each request from a file (one shard at a
+# time)
+shard_nmf_wop <- function(st, held, args) {
+  g <- args$global
+  reads <- !args$req %in% c("gather", "scale")
+  parts <- NULL
+  for (key in names(st$shards)) {
+    h <- st$shards[[key]]
+    fail <- function(e) abort_shard(h$source, "failed: {conditionMessage(e)}")
+    S <- if (reads) nmf_wshard_state(st, key, g) else NULL
+    if (is.null(h$slots)) st$shards[[key]]$slots <- h$slots <- cpp_piece_slots()
+    r <- tryCatch(cpp_nmf_wpiece_run(S, h$F0, h$slots, args$req, args$input, g$threads, isTRUE(h$keep)),
+                  error = fail)
+    if (!h$keep && !is.null(S)) cpp_nmf_wshard_release(S)
+    rm(S)
+    parts <- if (is.null(parts)) r else shard_add(parts, r)
+  }
+  list(ids = held, stats = parts)
+}
+
+nmf_wshard_state <- function(st, key, g) {
+  h <- st$shards[[key]]
+  if (!is.null(h$wnmf)) return(h$wnmf)
+  w <- h$w
+  if (is.null(w)) stop("internal error: a shard of a weighted fit without its weights")
+  fail <- function(e) abort_shard(h$source, "failed: {conditionMessage(e)}")
+  d <- if (h$keep) h$data else shard_data(h$source)
+  S <- tryCatch(cpp_nmf_wshard_state(d$idx, d$val, as.integer(c(d$dims[1], g$dims[2])), g$s, w$d, w$r, w$c,
+                                     w$ei, w$ej, w$ev),
+                error = fail)
+  if (h$keep) {
+    st$shards[[key]]$wnmf <- S
+    st$shards[[key]]$data <- NULL
+  }
+  S
 }

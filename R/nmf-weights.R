@@ -82,6 +82,41 @@ nmf_weighted_data <- function(x, mask, observed, weights, row_weights, col_weigh
   if (any(vals < 0) || any(!is.finite(vals))) {
     abort_input("{.arg x} must be non-negative and finite where it is not missing.", "value", arg = "x", call = call)
   }
+  wc <- nmf_weight_cells(dims, dimnames(x), xx$na, mask, observed, weights, row_weights, col_weights, call)
+  d <- wc$d; r <- wc$r; cw <- wc$c; ij <- wc$ij; delta <- wc$ev
+  # the weighted data: x r_i c_j f_ij
+  if (xx$dense) {
+    f <- matrix(d, m, n)
+    f[ij] <- d + delta
+    xt <- x * f * outer(r, cw)
+    pos <- which(xt > 0)
+    xv <- x[pos]; tv <- xt[pos]
+  } else {
+    s <- Matrix::summary(x)
+    kx <- (s$j - 1) * m + s$i
+    pos <- match(kx, (ij[, 2] - 1) * m + ij[, 1])
+    fx <- ifelse(is.na(pos), d, d + delta[pos])
+    tvall <- s$x * fx * r[s$i] * cw[s$j]
+    xt <- Matrix::sparseMatrix(i = s$i, j = s$j, x = tvall, dims = dims)
+    xt <- Matrix::drop0(xt)
+    xt <- methods::as(xt, "dgCMatrix")
+    pos <- tvall > 0
+    xv <- s$x[pos]; tv <- tvall[pos]
+  }
+  dimnames(xt) <- dimnames(x)
+  c(wc[c("d", "r", "c", "ei", "ej", "ev", "left_out", "type", "zero_cells")],
+    list(xt = xt, x0 = x, xv = xv, tv = tv, observed_cells = sum(tv > 0)))
+}
+
+# The weights of the cells of an m x n matrix (dims) from the arguments of
+# nmf() (`na`: the (i, j) of its missing cells, or NULL): -> list(d, r, c,
+# ij (1-based), ei, ej, ev (0-based cells and their deviations), left_out
+# (the cells of weight 0 as an ngCMatrix, for augment(); NULL when only
+# listed cells count), type, zero_cells)
+nmf_weight_cells <- function(dims, dimnames, na, mask, observed, weights, row_weights, col_weights,
+                             call = rlang::caller_env()) {
+  dims <- as.integer(dims)
+  m <- dims[1]; n <- dims[2]
   r <- nmf_weight_vector(row_weights, m, "row_weights", "row", call)
   cw <- nmf_weight_vector(col_weights, n, "col_weights", "column", call)
   key <- function(ij) (ij[, 2] - 1) * m + ij[, 1]  # a cell's position, column-major (exact in doubles)
@@ -140,42 +175,22 @@ nmf_weighted_data <- function(x, mask, observed, weights, row_weights, col_weigh
   }
   left <- NULL
   if (!is.null(mask)) left <- nmf_cells_arg(mask, dims, "mask", call)
-  if (!is.null(xx$na)) left <- rbind(left, xx$na)
+  if (!is.null(na)) left <- rbind(left, na)
   if (!is.null(left)) set(key(left), rep(0, nrow(left)))
   delta <- f_vals - d
   keep <- delta != 0
   f_keys <- f_keys[keep]; delta <- delta[keep]
   ij <- arrayInd(f_keys, dims)
-  # the weighted data: x r_i c_j f_ij
-  if (xx$dense) {
-    f <- matrix(d, m, n)
-    f[ij] <- d + delta
-    xt <- x * f * outer(r, cw)
-    pos <- which(xt > 0)
-    xv <- x[pos]; tv <- xt[pos]
-  } else {
-    s <- Matrix::summary(x)
-    kx <- (s$j - 1) * m + s$i
-    pos <- match(kx, f_keys)
-    fx <- ifelse(is.na(pos), d, d + delta[pos])
-    tvall <- s$x * fx * r[s$i] * cw[s$j]
-    xt <- Matrix::sparseMatrix(i = s$i, j = s$j, x = tvall, dims = dims)
-    xt <- Matrix::drop0(xt)
-    xt <- methods::as(xt, "dgCMatrix")
-    pos <- tvall > 0
-    xv <- s$x[pos]; tv <- tvall[pos]
-  }
-  dimnames(xt) <- dimnames(x)
   # the cells of weight 0 (for augment() and imputation): with d = 1 the
   # listed cells of factor 0 and rows/columns of weight 0
   zero <- if (d == 1) ij[delta == -1, , drop = FALSE] else NULL
   left_out <- if (!is.null(zero))
-    Matrix::sparseMatrix(i = zero[, 1], j = zero[, 2], dims = dims, dimnames = dimnames(x)) else NULL
-  type <- c(if (!is.null(xx$na)) "missing", if (!is.null(mask)) "mask", if (!is.null(observed)) "observed",
+    Matrix::sparseMatrix(i = zero[, 1], j = zero[, 2], dims = dims, dimnames = dimnames) else NULL
+  type <- c(if (!is.null(na)) "missing", if (!is.null(mask)) "mask", if (!is.null(observed)) "observed",
             if (!is.null(weights)) "cells", if (!is.null(row_weights)) "rows", if (!is.null(col_weights)) "columns")
-  list(xt = xt, x0 = x, d = d, r = r, c = cw, ei = as.integer(ij[, 1] - 1L), ej = as.integer(ij[, 2] - 1L),
-       ev = as.numeric(delta), xv = xv, tv = tv, left_out = left_out, type = type,
-       observed_cells = sum(tv > 0), zero_cells = if (is.null(zero)) NA_real_ else nrow(zero))
+  list(d = d, r = r, c = cw, ij = ij, ei = as.integer(ij[, 1] - 1L), ej = as.integer(ij[, 2] - 1L),
+       ev = as.numeric(delta), left_out = left_out, type = type,
+       zero_cells = if (is.null(zero)) NA_real_ else nrow(zero))
 }
 
 # The weighted loss's constants for the fit on x / s: sum omega x^2,

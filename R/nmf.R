@@ -166,7 +166,17 @@
 #' their linear terms; under `loss = "beta"` the multiplicative updates
 #' with every cell's terms weighted (dense data). Every method keeps its
 #' objective from rising. The extrapolation (`accelerate`) and
-#' `method = "als"` are not available with weights, nor are [shards()].
+#' `method = "als"` are not available with weights.
+#'
+#' With [shards()] (in memory, in files or on a cluster) the same arguments
+#' give the in-memory fit (tested to 1e-10) for `loss = "frobenius"` and
+#' `"kl"`: `mask`, `observed` and `weights` are matrices of the whole data
+#' (sparse ones need no memory of its size), each shard receives its rows'
+#' part and weighs its own cells, the rows of `W` are solved where they are,
+#' and each column of `H` from the added parts of its Gram matrix or linear
+#' term (\eqn{k^2} numbers per column with left-out cells under Frobenius).
+#' Shards in files other than `.shard` files, and `.shard` files read out of
+#' core, are read whole, one shard at a time, for every request of the fit.
 #'
 #' [fitted()] then gives the model's values on every cell, those of the
 #' left-out cells included (an imputation), and [augment()] marks which
@@ -345,7 +355,7 @@ nmf <- function(x, k, loss = c("frobenius", "kl", "beta"), beta = 2,
   # the fit reads the weighted data x~ = omega o x in place of x
   weighted <- nmf_is_weighted(if (!sharded) x, mask, observed, weights, row_weights, col_weights)
   wd <- NULL
-  if (weighted && !sharded) {
+  if (weighted) {
     if (method == "als") {
       abort_input("Missing cells, masks and weights are available for {.arg method} {.or {.val {c('hals', 'anls', 'mu', 'cd')}}}, not {.val als} (a projection, not a minimizer of the weighted loss).",
                   "argument", arg = "method")
@@ -355,6 +365,8 @@ nmf <- function(x, k, loss = c("frobenius", "kl", "beta"), beta = 2,
                   "argument", arg = "accelerate")
     }
     accelerate <- FALSE
+  }
+  if (weighted && !sharded) {
     wd <- nmf_weighted_data(x, mask, observed, weights, row_weights, col_weights)
     if (wd$observed_cells == 0) {
       abort_input("{.arg x} has no positive value in a cell of positive weight: there is nothing to fit.",
@@ -365,7 +377,10 @@ nmf <- function(x, k, loss = c("frobenius", "kl", "beta"), beta = 2,
   }
   if (sharded) {
     nd <- nmf_shard_data(x, loss, method, accelerate, init, missing(init), weighted, call = environment())
-    count_data <- shard_count_data(x, "nmf", likelihood = loss == "kl")
+    count_data <- !weighted && shard_count_data(x, "nmf", likelihood = loss == "kl")
+    # (shards have no missing cells: their weights come from the arguments;
+    # the weighted data are made by each shard, see nmf_shard_session())
+    if (weighted) wd <- nmf_weight_cells(x$dims, x$dimnames, NULL, mask, observed, weights, row_weights, col_weights)
   } else {
     nd <- nmf_data(x, "x", dense = loss == "beta")
     # (a weighted fit has no likelihood: no check of counts)
@@ -384,6 +399,24 @@ nmf <- function(x, k, loss = c("frobenius", "kl", "beta"), beta = 2,
       v <- nd$dense[nd$dense > 0]
       sum(v * log(v) - v - lgamma(v + 1))
     }
+  session <- NULL
+  if (sharded && weighted) {
+    # the shards' weighted data: the fit's scale and data fields come from
+    # them, as in memory from the weighted matrix
+    session <- nmf_shard_session(x, cluster, threads, loss, method, NA_real_, c(0, 0), c(0, 0), eps, call, files)
+    on.exit(session$close(), add = TRUE)
+    ws <- session$weigh(wd)
+    if (!(ws$st > 0)) {
+      abort_input("{.arg x} has no positive value in a cell of positive weight: there is nothing to fit.",
+                  "value", arg = "x")
+    }
+    s <- ws$top
+    nd$scale <- list(s = s, a = sqrt(s))
+    nd$total <- ws$st / s
+    nd$row_totals <- ws$rowtot / s
+    nd$neg_entropy <- ws$sxlx / ws$st - log(ws$st)
+    wk <- list(wx2 = ws$sx2 / s^2, klc = (ws$sxl - ws$st * log(s) - ws$st) / s, total = ws$st / s)
+  }
   if (sharded) {
     sc <- nd$scale
   } else {
@@ -477,7 +510,7 @@ nmf <- function(x, k, loss = c("frobenius", "kl", "beta"), beta = 2,
       cpp_nmf_beta_weighted_fit(nmf_ptr(nd), s$W, s$H, beta, omega, L1s, L2s, eps, iters, tol, threads,
                                 verbose, hook, !is.null(callback))
     }
-  } else if (weighted) {
+  } else if (weighted && !sharded) {
     wk <- nmf_weighted_constants(wd, sc$s)
     fit_start <- function(s, iters) {
       cpp_nmf_weighted_fit(nmf_ptr(nd), s$W, s$H, loss, method, wd$d, wd$r, wd$c, wd$ei, wd$ej, wd$ev,
@@ -488,8 +521,12 @@ nmf <- function(x, k, loss = c("frobenius", "kl", "beta"), beta = 2,
   stg <- check_staging(short_iter, short_keep, nrun)
   resume <- function(r) list(W = r$W, H = r$H)
   if (sharded) {
-    session <- nmf_shard_session(x, cluster, threads, loss, method, sc$s, L1s, L2s, eps, call, files, accelerate)
-    on.exit(session$close(), add = TRUE)
+    if (is.null(session)) {
+      session <- nmf_shard_session(x, cluster, threads, loss, method, sc$s, L1s, L2s, eps, call, files, accelerate)
+      on.exit(session$close(), add = TRUE)
+    } else {
+      session$configure(sc$s, L1s, L2s, eps, accelerate, threads, c(wk, list(d = wd$d, c = wd$c)))
+    }
     hook <- shard_progress(hook, verbose, paste0("nmf (", loss, ", ", method, ", sharded)"), max_iter)
     fit_start <- function(s, iters) session$fit(s, iters, tol, hook, exact = !is.null(callback))
     if (!is.null(files) && !starts_staged(nrun, max_iter, stg$short_iter, stg$short_keep)) {

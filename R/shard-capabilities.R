@@ -29,12 +29,8 @@ shard_capabilities <- function() {
     cap("ntf", "kl", "mu", TRUE),
     cap("ntf", "kl", "cd", FALSE, "coordinate descent needs every slice of a mode at once"),
     cap("ntf", "frobenius", c("hals", "mu"), FALSE, "the Frobenius updates of ntf() are fitted in one object"),
-    # missing cells, masks and weights: the weights' part of each row's
-    # Gram matrix is not yet split by shards
-    cap("nmf", "frobenius", c("hals", "anls", "mu", "als"), FALSE,
-        "the weighted updates of nmf() are fitted in one object", option = "mask"),
-    cap("nmf", "kl", c("cd", "mu"), FALSE, "the weighted updates of nmf() are fitted in one object", option = "mask"),
-    cap("nmf", "beta", "mu", FALSE, "the weighted updates of nmf() are fitted in one object", option = "mask"),
+    # missing cells, masks and weights: nmf()'s weighted rule runs on pieces
+    # (nmf/weighted.h); ntf()'s needs every slice of a mode at once
     cap("ntf", "kl", c("mu", "cd"), FALSE, "the weighted updates of ntf() are fitted in one object", option = "mask"),
     cap("ntf", "frobenius", c("hals", "mu"), FALSE, "the weighted updates of ntf() are fitted in one object",
         option = "mask")

@@ -765,7 +765,12 @@ shard_add <- function(a, b) {
   if (is.numeric(a)) return(a + b)
   if (is.list(a)) {
     out <- a
-    for (nm in seq_along(a)) out[[nm]] <- shard_add(a[[nm]], b[[nm]])
+    # (a piece's statistics named "@...": concatenated by columns, as the
+    # core's Stats::add does)
+    cat_by <- startsWith(names(a) %||% rep("", length(a)), "@")
+    for (nm in seq_along(a)) {
+      out[[nm]] <- if (cat_by[nm]) cbind(a[[nm]], b[[nm]]) else shard_add(a[[nm]], b[[nm]])
+    }
     return(out)
   }
   a

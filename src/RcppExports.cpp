@@ -554,6 +554,99 @@ BEGIN_RCPP
     return rcpp_result_gen;
 END_RCPP
 }
+// cpp_nmf_wshard_sums
+Rcpp::List cpp_nmf_wshard_sums(Rcpp::IntegerMatrix idx, Rcpp::NumericVector val, Rcpp::IntegerVector dims, double d, Rcpp::NumericVector r, Rcpp::NumericVector c, Rcpp::IntegerVector ei, Rcpp::IntegerVector ej, Rcpp::NumericVector ev);
+RcppExport SEXP _aspectr_cpp_nmf_wshard_sums(SEXP idxSEXP, SEXP valSEXP, SEXP dimsSEXP, SEXP dSEXP, SEXP rSEXP, SEXP cSEXP, SEXP eiSEXP, SEXP ejSEXP, SEXP evSEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::RNGScope rcpp_rngScope_gen;
+    Rcpp::traits::input_parameter< Rcpp::IntegerMatrix >::type idx(idxSEXP);
+    Rcpp::traits::input_parameter< Rcpp::NumericVector >::type val(valSEXP);
+    Rcpp::traits::input_parameter< Rcpp::IntegerVector >::type dims(dimsSEXP);
+    Rcpp::traits::input_parameter< double >::type d(dSEXP);
+    Rcpp::traits::input_parameter< Rcpp::NumericVector >::type r(rSEXP);
+    Rcpp::traits::input_parameter< Rcpp::NumericVector >::type c(cSEXP);
+    Rcpp::traits::input_parameter< Rcpp::IntegerVector >::type ei(eiSEXP);
+    Rcpp::traits::input_parameter< Rcpp::IntegerVector >::type ej(ejSEXP);
+    Rcpp::traits::input_parameter< Rcpp::NumericVector >::type ev(evSEXP);
+    rcpp_result_gen = Rcpp::wrap(cpp_nmf_wshard_sums(idx, val, dims, d, r, c, ei, ej, ev));
+    return rcpp_result_gen;
+END_RCPP
+}
+// cpp_nmf_wshard_state
+SEXP cpp_nmf_wshard_state(Rcpp::IntegerMatrix idx, Rcpp::NumericVector val, Rcpp::IntegerVector dims, double scale, double d, Rcpp::NumericVector r, Rcpp::NumericVector c, Rcpp::IntegerVector ei, Rcpp::IntegerVector ej, Rcpp::NumericVector ev);
+RcppExport SEXP _aspectr_cpp_nmf_wshard_state(SEXP idxSEXP, SEXP valSEXP, SEXP dimsSEXP, SEXP scaleSEXP, SEXP dSEXP, SEXP rSEXP, SEXP cSEXP, SEXP eiSEXP, SEXP ejSEXP, SEXP evSEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::RNGScope rcpp_rngScope_gen;
+    Rcpp::traits::input_parameter< Rcpp::IntegerMatrix >::type idx(idxSEXP);
+    Rcpp::traits::input_parameter< Rcpp::NumericVector >::type val(valSEXP);
+    Rcpp::traits::input_parameter< Rcpp::IntegerVector >::type dims(dimsSEXP);
+    Rcpp::traits::input_parameter< double >::type scale(scaleSEXP);
+    Rcpp::traits::input_parameter< double >::type d(dSEXP);
+    Rcpp::traits::input_parameter< Rcpp::NumericVector >::type r(rSEXP);
+    Rcpp::traits::input_parameter< Rcpp::NumericVector >::type c(cSEXP);
+    Rcpp::traits::input_parameter< Rcpp::IntegerVector >::type ei(eiSEXP);
+    Rcpp::traits::input_parameter< Rcpp::IntegerVector >::type ej(ejSEXP);
+    Rcpp::traits::input_parameter< Rcpp::NumericVector >::type ev(evSEXP);
+    rcpp_result_gen = Rcpp::wrap(cpp_nmf_wshard_state(idx, val, dims, scale, d, r, c, ei, ej, ev));
+    return rcpp_result_gen;
+END_RCPP
+}
+// cpp_nmf_wpiece_run
+Rcpp::List cpp_nmf_wpiece_run(SEXP state, SEXP Wt, SEXP slots, std::string op, SEXP input, int threads, bool kept);
+RcppExport SEXP _aspectr_cpp_nmf_wpiece_run(SEXP stateSEXP, SEXP WtSEXP, SEXP slotsSEXP, SEXP opSEXP, SEXP inputSEXP, SEXP threadsSEXP, SEXP keptSEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::RNGScope rcpp_rngScope_gen;
+    Rcpp::traits::input_parameter< SEXP >::type state(stateSEXP);
+    Rcpp::traits::input_parameter< SEXP >::type Wt(WtSEXP);
+    Rcpp::traits::input_parameter< SEXP >::type slots(slotsSEXP);
+    Rcpp::traits::input_parameter< std::string >::type op(opSEXP);
+    Rcpp::traits::input_parameter< SEXP >::type input(inputSEXP);
+    Rcpp::traits::input_parameter< int >::type threads(threadsSEXP);
+    Rcpp::traits::input_parameter< bool >::type kept(keptSEXP);
+    rcpp_result_gen = Rcpp::wrap(cpp_nmf_wpiece_run(state, Wt, slots, op, input, threads, kept));
+    return rcpp_result_gen;
+END_RCPP
+}
+// cpp_nmf_wshard_release
+void cpp_nmf_wshard_release(SEXP state);
+RcppExport SEXP _aspectr_cpp_nmf_wshard_release(SEXP stateSEXP) {
+BEGIN_RCPP
+    Rcpp::RNGScope rcpp_rngScope_gen;
+    Rcpp::traits::input_parameter< SEXP >::type state(stateSEXP);
+    cpp_nmf_wshard_release(state);
+    return R_NilValue;
+END_RCPP
+}
+// cpp_nmf_weighted_pieces_fit
+Rcpp::List cpp_nmf_weighted_pieces_fit(SEXP fn, Rcpp::NumericMatrix H0, std::string loss, std::string method, double d, Rcpp::NumericVector c, double wx2, double klc, double total, Rcpp::NumericVector L1, Rcpp::NumericVector L2, double eps, int max_iter, double tol, int threads, SEXP hook, bool want_model);
+RcppExport SEXP _aspectr_cpp_nmf_weighted_pieces_fit(SEXP fnSEXP, SEXP H0SEXP, SEXP lossSEXP, SEXP methodSEXP, SEXP dSEXP, SEXP cSEXP, SEXP wx2SEXP, SEXP klcSEXP, SEXP totalSEXP, SEXP L1SEXP, SEXP L2SEXP, SEXP epsSEXP, SEXP max_iterSEXP, SEXP tolSEXP, SEXP threadsSEXP, SEXP hookSEXP, SEXP want_modelSEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::RNGScope rcpp_rngScope_gen;
+    Rcpp::traits::input_parameter< SEXP >::type fn(fnSEXP);
+    Rcpp::traits::input_parameter< Rcpp::NumericMatrix >::type H0(H0SEXP);
+    Rcpp::traits::input_parameter< std::string >::type loss(lossSEXP);
+    Rcpp::traits::input_parameter< std::string >::type method(methodSEXP);
+    Rcpp::traits::input_parameter< double >::type d(dSEXP);
+    Rcpp::traits::input_parameter< Rcpp::NumericVector >::type c(cSEXP);
+    Rcpp::traits::input_parameter< double >::type wx2(wx2SEXP);
+    Rcpp::traits::input_parameter< double >::type klc(klcSEXP);
+    Rcpp::traits::input_parameter< double >::type total(totalSEXP);
+    Rcpp::traits::input_parameter< Rcpp::NumericVector >::type L1(L1SEXP);
+    Rcpp::traits::input_parameter< Rcpp::NumericVector >::type L2(L2SEXP);
+    Rcpp::traits::input_parameter< double >::type eps(epsSEXP);
+    Rcpp::traits::input_parameter< int >::type max_iter(max_iterSEXP);
+    Rcpp::traits::input_parameter< double >::type tol(tolSEXP);
+    Rcpp::traits::input_parameter< int >::type threads(threadsSEXP);
+    Rcpp::traits::input_parameter< SEXP >::type hook(hookSEXP);
+    Rcpp::traits::input_parameter< bool >::type want_model(want_modelSEXP);
+    rcpp_result_gen = Rcpp::wrap(cpp_nmf_weighted_pieces_fit(fn, H0, loss, method, d, c, wx2, klc, total, L1, L2, eps, max_iter, tol, threads, hook, want_model));
+    return rcpp_result_gen;
+END_RCPP
+}
 // cpp_ntf_weighted_fit
 Rcpp::List cpp_ntf_weighted_fit(Rcpp::IntegerMatrix idx, Rcpp::NumericVector val, Rcpp::IntegerVector dims, Rcpp::List factors, std::string loss, std::string method, double d, Rcpp::List v, Rcpp::IntegerMatrix eidx, Rcpp::NumericVector ev, double wx2, double klc, double total, int max_iter, double tol, int threads, bool verbose, SEXP hook, bool want_model);
 RcppExport SEXP _aspectr_cpp_ntf_weighted_fit(SEXP idxSEXP, SEXP valSEXP, SEXP dimsSEXP, SEXP factorsSEXP, SEXP lossSEXP, SEXP methodSEXP, SEXP dSEXP, SEXP vSEXP, SEXP eidxSEXP, SEXP evSEXP, SEXP wx2SEXP, SEXP klcSEXP, SEXP totalSEXP, SEXP max_iterSEXP, SEXP tolSEXP, SEXP threadsSEXP, SEXP verboseSEXP, SEXP hookSEXP, SEXP want_modelSEXP) {
@@ -1331,6 +1424,11 @@ static const R_CallMethodDef CallEntries[] = {
     {"_aspectr_cpp_nmf_weighted_fit", (DL_FUNC) &_aspectr_cpp_nmf_weighted_fit, 23},
     {"_aspectr_cpp_nmf_weighted_project", (DL_FUNC) &_aspectr_cpp_nmf_weighted_project, 16},
     {"_aspectr_cpp_nmf_beta_weighted_fit", (DL_FUNC) &_aspectr_cpp_nmf_beta_weighted_fit, 14},
+    {"_aspectr_cpp_nmf_wshard_sums", (DL_FUNC) &_aspectr_cpp_nmf_wshard_sums, 9},
+    {"_aspectr_cpp_nmf_wshard_state", (DL_FUNC) &_aspectr_cpp_nmf_wshard_state, 10},
+    {"_aspectr_cpp_nmf_wpiece_run", (DL_FUNC) &_aspectr_cpp_nmf_wpiece_run, 7},
+    {"_aspectr_cpp_nmf_wshard_release", (DL_FUNC) &_aspectr_cpp_nmf_wshard_release, 1},
+    {"_aspectr_cpp_nmf_weighted_pieces_fit", (DL_FUNC) &_aspectr_cpp_nmf_weighted_pieces_fit, 17},
     {"_aspectr_cpp_ntf_weighted_fit", (DL_FUNC) &_aspectr_cpp_ntf_weighted_fit, 19},
     {"_aspectr_cpp_plsa_fit", (DL_FUNC) &_aspectr_cpp_plsa_fit, 19},
     {"_aspectr_cpp_plsa_tsallis_csc", (DL_FUNC) &_aspectr_cpp_plsa_tsallis_csc, 15},

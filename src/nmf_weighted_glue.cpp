@@ -180,3 +180,167 @@ Rcpp::List cpp_nmf_beta_weighted_fit(SEXP data, Rcpp::NumericMatrix W0, Rcpp::Nu
   add_trace(out, tr);
   return out;
 }
+
+// ---- weighted fits of shards (several pieces) ----------------------------
+namespace {
+// A shard of a weighted fit: its weights (its rows' r, the columns' c, the
+// deviating cells of its rows) and its weighted data X~_s, kept by its store
+struct WeightedShard {
+  aspectr::nmf::CellWeights w;
+  aspectr::nmf::Data X;
+};
+
+aspectr::nmf::CellWeights shard_weights(int m, int n, double d, const Rcpp::NumericVector& r,
+                                        const Rcpp::NumericVector& c, const Rcpp::IntegerVector& ei,
+                                        const Rcpp::IntegerVector& ej, const Rcpp::NumericVector& ev) {
+  if (r.size() != m || c.size() != n || ei.size() != ej.size() || ei.size() != ev.size())
+    Rcpp::stop("internal error: a shard's weights of the wrong size");
+  aspectr::nmf::CellWeights w;
+  w.d = d;
+  w.r = Rcpp::as<arma::vec>(r);
+  w.c = Rcpp::as<arma::vec>(c);
+  std::vector<arma::uword> I(ei.size()), J(ej.size());
+  for (R_xlen_t s = 0; s < ei.size(); ++s) {
+    if (ei[s] < 0 || ej[s] < 0) Rcpp::stop("internal error: a negative cell index");
+    I[s] = static_cast<arma::uword>(ei[s]);
+    J[s] = static_cast<arma::uword>(ej[s]);
+  }
+  w.set_cells(m, n, I, J, std::vector<double>(ev.begin(), ev.end()));
+  return w;
+}
+
+void shard_cells(const Rcpp::IntegerMatrix& idx, const Rcpp::NumericVector& val, std::vector<int>& row,
+                 std::vector<int>& col) {
+  if (idx.nrow() != 2 || idx.ncol() != val.size()) Rcpp::stop("internal error: a shard of nmf() must be a matrix");
+  const std::size_t nnz = val.size();
+  row.resize(nnz);
+  col.resize(nnz);
+  const int* ix = idx.begin();
+  for (std::size_t t = 0; t < nnz; ++t) { row[t] = ix[2 * t]; col[t] = ix[2 * t + 1]; }
+}
+}  // namespace
+
+// A shard's sums under the weights, unscaled: sum x~ x, sum x~ log x,
+// sum x~, max x~, sum x~ log x~ and its rows' sums of x~ (cells with x~ > 0)
+// [[Rcpp::export]]
+Rcpp::List cpp_nmf_wshard_sums(Rcpp::IntegerMatrix idx, Rcpp::NumericVector val, Rcpp::IntegerVector dims, double d,
+                               Rcpp::NumericVector r, Rcpp::NumericVector c, Rcpp::IntegerVector ei,
+                               Rcpp::IntegerVector ej, Rcpp::NumericVector ev) {
+  std::vector<int> row, col;
+  shard_cells(idx, val, row, col);
+  const aspectr::nmf::CellWeights w = shard_weights(dims[0], dims[1], d, r, c, ei, ej, ev);
+  const std::vector<double> xt = aspectr::nmf::weighted_values(w, row.data(), col.data(), val.begin(), row.size());
+  double sx2 = 0.0, sxl = 0.0, st = 0.0, top = 0.0, sxlx = 0.0;
+  Rcpp::NumericVector rowtot(dims[0]);
+  for (std::size_t t = 0; t < xt.size(); ++t) {
+    const double v = xt[t], x = val[t];
+    if (!(v > 0.0)) continue;
+    sx2 += v * x;
+    sxl += v * std::log(x);
+    st += v;
+    top = std::max(top, v);
+    sxlx += v * std::log(v);
+    rowtot[row[t]] += v;
+  }
+  return Rcpp::List::create(Rcpp::Named("sx2") = sx2, Rcpp::Named("sxl") = sxl, Rcpp::Named("st") = st,
+                            Rcpp::Named("top") = top, Rcpp::Named("sxlx") = sxlx, Rcpp::Named("rowtot") = rowtot);
+}
+
+// A shard's state for a weighted fit: its weights and X~_s / scale (both
+// orientations: the rows' updates of KL read them)
+// [[Rcpp::export]]
+SEXP cpp_nmf_wshard_state(Rcpp::IntegerMatrix idx, Rcpp::NumericVector val, Rcpp::IntegerVector dims, double scale,
+                          double d, Rcpp::NumericVector r, Rcpp::NumericVector c, Rcpp::IntegerVector ei,
+                          Rcpp::IntegerVector ej, Rcpp::NumericVector ev) {
+  std::vector<int> row, col;
+  shard_cells(idx, val, row, col);
+  aspectr::nmf::CellWeights w = shard_weights(dims[0], dims[1], d, r, c, ei, ej, ev);
+  std::vector<double> xt = aspectr::nmf::weighted_values(w, row.data(), col.data(), val.begin(), row.size());
+  // (cells of weight 0 dropped)
+  std::size_t nz = 0;
+  for (std::size_t t = 0; t < xt.size(); ++t) {
+    if (xt[t] > 0.0) { row[nz] = row[t]; col[nz] = col[t]; xt[nz] = xt[t]; ++nz; }
+  }
+  auto* S = new WeightedShard{std::move(w), aspectr::nmf::shard_data(row.data(), col.data(), xt.data(), nz, dims[0],
+                                                                     dims[1], scale)};
+  return Rcpp::XPtr<WeightedShard>(S, true);
+}
+
+// One shard's answer to a request of a weighted fit in pieces (WeightedPiece,
+// nmf/weighted.h): `state` (cpp_nmf_wshard_state()), or NULL for requests
+// that read no cells ("gather", "scale"); its rows of W (Wt, k x m_s)
+// written in place; its slots kept.
+// [[Rcpp::export]]
+Rcpp::List cpp_nmf_wpiece_run(SEXP state, SEXP Wt, SEXP slots, std::string op, SEXP input, int threads, bool kept) {
+  using namespace aspectr::nmf;
+  if (!Rf_isReal(Wt) || !Rf_isMatrix(Wt)) Rcpp::stop("internal error: W must be a matrix of doubles");
+  arma::mat W(REAL(Wt), Rf_nrows(Wt), Rf_ncols(Wt), false, true);
+  Rcpp::XPtr<Slots> sl(slots);
+  aspectr::Request r(op);
+  r.in = aspectr_r::stats_from_r(input).m;
+  if (Rf_isNull(state)) {
+    if (op != "gather" && op != "scale") Rcpp::stop("internal error: a weighted piece's cells read without data");
+    static const arma::mat empty;
+    static const Data none(empty);
+    static const CellWeights nw;
+    WeightedPiece piece(none, nw, W.memptr(), W.n_rows, W.n_cols, sl.get(), kept);
+    return aspectr_r::stats_to_r(piece.run(r, threads));
+  }
+  Rcpp::XPtr<WeightedShard> S(state);
+  WeightedPiece piece(S->X, S->w, W.memptr(), W.n_rows, W.n_cols, sl.get(), kept);
+  return aspectr_r::stats_to_r(piece.run(r, threads));
+}
+
+// Lets a weighted shard's state go now (see cpp_nmf_shard_release())
+// [[Rcpp::export]]
+void cpp_nmf_wshard_release(SEXP state) {
+  Rcpp::XPtr<WeightedShard> S(state);
+  S.release();
+}
+
+// A weighted fit in pieces reached through R (RPieces): WeightedNMF in the
+// core's driver; the pieces hold W and their weights. c: the column
+// weights, d the base, wx2 / klc / total the loss's constants (scaled).
+// Returns H, the trace, the divergence, the weighted half squared error and
+// the mass sum omega v (KL) of the result.
+// [[Rcpp::export]]
+Rcpp::List cpp_nmf_weighted_pieces_fit(SEXP fn, Rcpp::NumericMatrix H0, std::string loss, std::string method,
+                                       double d, Rcpp::NumericVector c, double wx2, double klc, double total,
+                                       Rcpp::NumericVector L1, Rcpp::NumericVector L2, double eps, int max_iter,
+                                       double tol, int threads, SEXP hook = R_NilValue, bool want_model = false) {
+  using namespace aspectr::nmf;
+  const bool kl = loss == "kl";
+  WeightedMethod wm;
+  if (method == "hals" && !kl) wm = WeightedMethod::HALS;
+  else if (method == "anls" && !kl) wm = WeightedMethod::ANLS;
+  else if (method == "mu") wm = WeightedMethod::MU;
+  else if (method == "cd" && kl) wm = WeightedMethod::CD;
+  else Rcpp::stop("internal error: weighted nmf() method '" + method + "' for loss '" + loss + "'");
+  if (c.size() != H0.ncol()) Rcpp::stop("internal error: column weights of the wrong size");
+  CellWeights w;
+  w.d = d;
+  w.c = Rcpp::as<arma::vec>(c);
+  w.wx2 = wx2;
+  w.klc = klc;
+  w.total = total;
+  aspectr_r::RPieces P(fn);
+  PieceModel M;
+  M.H = Rcpp::as<arma::mat>(H0);
+  M.P = &P;
+  Penalty pen;
+  pen.l1w = L1[0]; pen.l1h = L1[1]; pen.l2w = L2[0]; pen.l2h = L2[1];
+  aspectr::Control ctl;
+  ctl.max_iter = max_iter; ctl.tol = tol; ctl.threads = threads;
+  RCallback cb(false, max_iter, "nmf (" + loss + ", " + method + ", weighted)", hook, want_model);
+  WeightedNMF rule(kl, wm, pen, eps, w);
+  const aspectr::FitTrace tr = aspectr::run_solver(rule, P, M, ctl, cb);
+  double mass = 0.0;
+  const double divergence = rule.divergence(P, M, &mass);
+  const double frobenius = kl ? WeightedNMF(false, WeightedMethod::HALS, Penalty(), eps, w).divergence(P, M)
+                              : divergence;
+  Rcpp::List out = Rcpp::List::create(Rcpp::Named("H") = Rcpp::wrap(M.H), Rcpp::Named("divergence") = divergence,
+                                      Rcpp::Named("frobenius") = frobenius, Rcpp::Named("mass") = mass,
+                                      Rcpp::Named("xnorm2") = wx2);
+  add_trace(out, tr);
+  return out;
+}

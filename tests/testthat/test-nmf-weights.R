@@ -188,8 +188,10 @@ test_that("bad weighting arguments are classed input errors", {
   expect_error(nmf(X, 2, mask = matrix(TRUE, 5, 4)), class = "aspectr_error_input_value")
   Xn <- X; Xn[1, 1] <- -1; Xn[2, 2] <- NA
   expect_error(nmf(Xn, 2), class = "aspectr_error_input_value")
+  # (on shards: the same checks; see test-nmf-shards-weights.R)
   sh <- shards(list(X[1:2, ], X[3:5, ]))
-  expect_error(nmf(sh, 2, mask = X > 2), class = "aspectr_error_input_argument")
+  expect_error(nmf(sh, 2, mask = X > 2, method = "als"), class = "aspectr_error_input_argument")
+  expect_error(nmf(sh, 2, col_weights = c(1, NA, 1, 1)), class = "aspectr_error_input_value")
 })
 
 test_that("predict() folds rows and columns with missing cells in from their observed cells", {

@@ -262,6 +262,14 @@ class KLCDColumns {
     if (c.n_elem != H.n_rows || sweeps < 1 || newton < 1)
       throw std::invalid_argument("KLCDColumns: bad sizes or counts");
   }
+  // each column j with its own linear coefficients cper(:, j) (k x n: a
+  // weighted loss, nmf/weighted.h), as KLCD::solve_side() with cper
+  KLCDColumns(const arma::mat& H, const arma::mat& cper, double l2, int sweeps, int newton)
+      : H_(H), hv_(H), cper_(cper), l2_(l2), sweeps_(sweeps), newton_(newton), col_(H.n_cols),
+        rd(H.n_cols, 0), rn(H.n_cols, 0), d(H.n_cols, 0.0) {
+    if (cper.n_rows != H.n_rows || cper.n_cols != H.n_cols || sweeps < 1 || newton < 1)
+      throw std::invalid_argument("KLCDColumns: bad sizes or counts");
+  }
   // The sums of the pass asked for (nullptr before the first pass); sets
   // rd, rn, d and reset for the next one and returns false when every
   // column is solved.
@@ -323,7 +331,7 @@ class KLCDColumns {
   void begin(std::size_t j) {
     Col& s = col_[j];
     const std::size_t r = s.q % k();
-    s.grad = c_[r] + l2_ * H_(r, j) - s.b1;
+    s.grad = (cper_.n_elem ? cper_(r, j) : c_[r]) + l2_ * H_(r, j) - s.b1;
     s.hess = l2_ + s.b2;
     s.t = 0;
     s.next_ready = false;
@@ -417,6 +425,7 @@ class KLCDColumns {
 
   arma::mat H_, hv_;
   arma::vec c_;
+  arma::mat cper_;
   double l2_;
   int sweeps_, newton_;
   std::vector<Col> col_;

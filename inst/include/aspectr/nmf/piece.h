@@ -747,6 +747,28 @@ class PieceKLMU {
   double const_ = 0.0;
 };
 
+// KLCDColumns driven to the end by passes over the pieces ("kcd_pass"),
+// each adding their parts of the columns' sums. nokeep: whether the pieces
+// keep no v, so that every pass sends the coefficients (learnt at the
+// first pass, kept for the fit).
+inline void kcd_columns_on_pieces(const Pieces& P, KLCDColumns& solver, bool& nokeep) {
+  const arma::uword n = solver.H().n_cols;
+  arma::mat rd(1, n), rn(1, n);
+  bool more = solver.next(nullptr, nullptr, nullptr);
+  while (more) {
+    for (arma::uword j = 0; j < n; ++j) { rd[j] = solver.rd[j]; rn[j] = solver.rn[j]; }
+    Request r("kcd_pass");
+    r.view("rd", rd).view("rn", rn).with("d", arma::mat(solver.d.data(), 1, n))
+        .with("reset", solver.reset ? 1.0 : 0.0);
+    if (solver.reset || nokeep) r.view("hv", solver.hv());
+    Stats s = P.map(r);
+    if (solver.reset) nokeep = s.num("nokeep", 0.0) > 0.0;
+    const arma::mat St = s.mat("sums").t();  // n x 3: a2, b1, b2 as columns
+    if (St.n_rows != n || St.n_cols != 3) throw std::logic_error("a pass's sums of the wrong size");
+    more = solver.next(St.colptr(0), St.colptr(1), St.colptr(2));
+  }
+}
+
 // Generalized-KL coordinate descent (kl_cd.h, Hsieh and Dhillon 2011) on
 // pieces. H given W: with one piece holding every row, each column of H is
 // solved whole where the cells are (KLCD::solve_side()); otherwise the
@@ -770,21 +792,7 @@ class PieceKLCD {
       M.H = P.map(Request("kcd_cols").view("H", M.H).view("c", c).with("l2", pen_.l2h)).take("H");
     } else {
       KLCDColumns solver(M.H, arma::vec(c), pen_.l2h, 1, 1);
-      const arma::uword n = M.H.n_cols;
-      arma::mat rd(1, n), rn(1, n);
-      bool more = solver.next(nullptr, nullptr, nullptr);
-      while (more) {
-        for (arma::uword j = 0; j < n; ++j) { rd[j] = solver.rd[j]; rn[j] = solver.rn[j]; }
-        Request r("kcd_pass");
-        r.view("rd", rd).view("rn", rn).with("d", arma::mat(solver.d.data(), 1, n))
-            .with("reset", solver.reset ? 1.0 : 0.0);
-        if (solver.reset || nokeep_) r.view("hv", solver.hv());
-        Stats s = P.map(r);
-        if (solver.reset) nokeep_ = s.num("nokeep", 0.0) > 0.0;
-        const arma::mat St = s.mat("sums").t();  // n x 3: a2, b1, b2 as columns
-        if (St.n_rows != n || St.n_cols != 3) throw std::logic_error("a pass's sums of the wrong size");
-        more = solver.next(St.colptr(0), St.colptr(1), St.colptr(2));
-      }
+      kcd_columns_on_pieces(P, solver, nokeep_);
       M.H = solver.H();
     }
     // W given H; the pass also returns sum x log v of the new model

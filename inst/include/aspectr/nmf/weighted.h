@@ -100,6 +100,28 @@ struct CellWeights {
   }
 };
 
+// d + delta_ij of cell (i, j) (E's row i searched)
+inline double cell_factor(const CellWeights& w, arma::uword i, arma::uword j) {
+  const auto b = w.rj.begin() + w.rp[i], e = w.rj.begin() + w.rp[i + 1];
+  const auto it = std::lower_bound(b, e, j);
+  return it != e && *it == j ? w.d + w.rv[it - w.rj.begin()] : w.d;
+}
+
+// The weighted values r_i c_j (d + delta_ij) x_ij of the cells (row[t],
+// col[t], val[t]) of a piece (0-based; its rows those of w.r)
+inline std::vector<double> weighted_values(const CellWeights& w, const int* row, const int* col, const double* val,
+                                           std::size_t nnz) {
+  std::vector<double> out(nnz);
+  const arma::uword m = w.r.n_elem, n = w.c.n_elem;
+  for (std::size_t t = 0; t < nnz; ++t) {
+    if (row[t] < 0 || col[t] < 0 || static_cast<arma::uword>(row[t]) >= m || static_cast<arma::uword>(col[t]) >= n)
+      throw std::invalid_argument("weights: a cell outside the piece");
+    const arma::uword i = row[t], j = col[t];
+    out[t] = val[t] * cell_factor(w, i, j) * w.r[i] * w.c[j];
+  }
+  return out;
+}
+
 // One side of the problem: the factor F (k x p) whose columns are solved,
 // given the fixed factor G (k x q); own weights (p), other weights (q), the
 // deviations by F's index (p + 1 offsets into idx/val, idx indexing G).
@@ -269,6 +291,73 @@ struct WeightedSide {
     return out;
   }
 
+  // Frobenius, the columns of F (k x p) given A (k x p) and explicit Gram
+  // matrices: column o's is own_o (d Gc + sum of the blocks of Bg (k^2 x t)
+  // whose column in bcol is o): the update of frobenius() with Q_o formed
+  // (the fit of several pieces, whose deviating cells of a column are
+  // spread over them).
+  static void frobenius_gram(WeightedMethod method, arma::mat& F, const arma::mat& A, const arma::mat& Gc,
+                             const arma::vec& own, double d, const arma::mat& bcol, const arma::mat& Bg, double l1,
+                             double l2, double eps, int threads) {
+    const arma::uword k = F.n_rows, pc = F.n_cols;
+    // the blocks by column, in their order
+    std::vector<arma::uword> bp(pc + 1, 0), bi(bcol.n_elem);
+    for (arma::uword t = 0; t < bcol.n_elem; ++t) {
+      const double o = bcol[t];
+      if (!(o >= 0.0) || o >= static_cast<double>(pc)) throw std::logic_error("a Gram block of no column");
+      ++bp[static_cast<arma::uword>(o) + 1];
+    }
+    for (arma::uword o = 0; o < pc; ++o) bp[o + 1] += bp[o];
+    {
+      std::vector<arma::uword> next(bp.begin(), bp.end() - 1);
+      for (arma::uword t = 0; t < bcol.n_elem; ++t) bi[next[static_cast<arma::uword>(bcol[t])]++] = t;
+    }
+    const int T = effective_threads(threads, static_cast<std::size_t>(pc) * k * k + bcol.n_elem * k * k);
+    dense::parallel_blocks(pc, T, 16, [&](std::size_t b, std::size_t e) {
+      arma::mat Q(k, k);
+      std::vector<double> c(k), g(k), qf(k);
+      BppWork w(k);
+      for (std::size_t o = b; o < e; ++o) {
+        Q = Gc * d;
+        for (arma::uword s = bp[o]; s < bp[o + 1]; ++s) {
+          const double* q = Bg.colptr(bi[s]);
+          for (arma::uword a = 0; a < k * k; ++a) Q[a] += q[a];
+        }
+        Q *= own[o];
+        double* f = F.colptr(o);
+        const double* a = A.colptr(o);
+        for (arma::uword r = 0; r < k; ++r) {
+          double t = 0.0;
+          for (arma::uword q = 0; q < k; ++q) t += Q(r, q) * f[q];
+          qf[r] = t;
+        }
+        switch (method) {
+          case WeightedMethod::HALS:
+            for (arma::uword r = 0; r < k; ++r) {
+              const double num = a[r] - l1 - (qf[r] - Q(r, r) * f[r]);
+              const double den = Q(r, r) + l2;
+              const double nw = den > 0.0 ? std::max(0.0, num / den) : (num < 0.0 ? 0.0 : f[r]);
+              const double dlt = nw - f[r];
+              if (dlt != 0.0) {
+                f[r] = nw;
+                for (arma::uword q = 0; q < k; ++q) qf[q] += dlt * Q(q, r);
+              }
+            }
+            break;
+          case WeightedMethod::ANLS:
+            Q.diag() += l2;
+            for (arma::uword r = 0; r < k; ++r) c[r] = a[r] - l1;
+            nnls_exact(Q, c.data(), f, k, w, g.data());
+            break;
+          case WeightedMethod::MU:
+            for (arma::uword r = 0; r < k; ++r) f[r] *= std::max(a[r], eps) / (qf[r] + l1 + l2 * f[r] + eps);
+            break;
+          default:
+            throw std::logic_error("weighted Frobenius: unknown method");
+        }
+      }
+    });
+  }
 };
 
 // The one piece of a weighted fit: the weighted data X~ (m x n), the
@@ -283,8 +372,11 @@ struct WeightedSide {
 //   "gather"       -> @Wt
 class WeightedPiece {
  public:
-  WeightedPiece(const Data& X, const CellWeights& w, double* Wt, arma::uword k, arma::uword m)
-      : X_(X), w_(w), Wt_(Wt, k, m, false, true) {}
+  // slots (for "kcd_pass": v kept between passes when keep_v) only for a
+  // piece of several
+  WeightedPiece(const Data& X, const CellWeights& w, double* Wt, arma::uword k, arma::uword m,
+                Slots* slots = nullptr, bool keep_v = true)
+      : X_(X), w_(w), Wt_(Wt, k, m, false, true), slots_(slots), keep_v_(keep_v) {}
   arma::mat& Wt() { return Wt_; }
 
   Stats run(const Request& r, int threads) {
@@ -325,8 +417,69 @@ class WeightedPiece {
       }
       out.set("s1", arma::accu(Wt_));
       out.set("s2", arma::accu(arma::square(Wt_)));
+    } else if (op == "wcstat") {
+      // the piece's part of the columns' problems (a fit of several pieces):
+      // Frobenius: C = W_s'X~_s, G = W_s' diag(r_s) W_s, and for each column
+      // o with deviating cells here (@bcol) the block sum delta r_i w_i w_i'
+      // (@bgram, k^2); KL: wr = W_s' r_s and Ddev (k x n) = sum delta r_i w_i
+      // per column, and with H (multiplicative updates) H's numerators num
+      const WeightedSide side{w_.c, w_.r, w_.cp, w_.ci, w_.cv, w_.d};
+      const arma::uword k = Wt_.n_rows, n = w_.c.n_elem;
+      if (!kl) {
+        arma::mat C;
+        X_.WtX(Wt_, C, threads);
+        out.set("C", std::move(C));
+        arma::mat Gc;
+        arma::vec gc;
+        side.common(Wt_, Gc, gc, threads);
+        out.set("G", std::move(Gc));
+        arma::uword t = 0;
+        for (arma::uword o = 0; o < n; ++o) t += w_.cp[o + 1] > w_.cp[o] ? 1 : 0;
+        arma::mat bcol(1, t), Bg(k * k, t, arma::fill::zeros);
+        t = 0;
+        for (arma::uword o = 0; o < n; ++o) {
+          if (w_.cp[o + 1] == w_.cp[o]) continue;
+          bcol[t] = static_cast<double>(o);
+          double* q = Bg.colptr(t);
+          for (arma::uword s = w_.cp[o]; s < w_.cp[o + 1]; ++s) {
+            const double f = w_.cv[s] * w_.r[w_.ci[s]];
+            const double* g = Wt_.colptr(w_.ci[s]);
+            for (arma::uword b = 0; b < k; ++b) {
+              const double fb = f * g[b];
+              for (arma::uword a = 0; a < k; ++a) q[b * k + a] += fb * g[a];
+            }
+          }
+          ++t;
+        }
+        out.set("@bcol", std::move(bcol));
+        out.set("@bgram", std::move(Bg));
+      } else {
+        out.set("wr", arma::mat(Wt_ * w_.r));
+        arma::mat Dd(k, n, arma::fill::zeros);
+        for (arma::uword o = 0; o < n; ++o) {
+          double* q = Dd.colptr(o);
+          for (arma::uword s = w_.cp[o]; s < w_.cp[o + 1]; ++s) {
+            const double f = w_.cv[s] * w_.r[w_.ci[s]];
+            const double* g = Wt_.colptr(w_.ci[s]);
+            for (arma::uword a = 0; a < k; ++a) q[a] += f * g[a];
+          }
+        }
+        out.set("Ddev", std::move(Dd));
+        if (r.has("H")) {
+          arma::mat num;
+          KLMU::ratio_pass(X_, Wt_, r.mat("H"), num, nullptr, false, threads);
+          out.set("num", std::move(num));
+        }
+      }
+    } else if (op == "kcd_pass") {
+      if (!slots_) throw std::logic_error("a pass of KL coordinate descent on a piece without slots");
+      MemoryCells cells(X_, keep_v_);
+      Piece piece(cells, Wt_.memptr(), Wt_.n_rows, Wt_.n_cols, *slots_);
+      return piece.run(r, threads);
     } else if (op == "gather") {
       out.set("@Wt", arma::mat(Wt_));
+    } else if (op == "scale") {
+      // (nothing to rescale: the weighted rules keep W as it is)
     } else {
       throw std::logic_error("unknown weighted piece operation '" + op + "'");
     }
@@ -366,6 +519,8 @@ class WeightedPiece {
   const Data& X_;
   const CellWeights& w_;
   arma::mat Wt_;
+  Slots* slots_;
+  bool keep_v_;
 };
 
 // The rule: H given W, then W given H, by `method`; under KL without
@@ -377,8 +532,12 @@ class WeightedNMF {
       : kl_(kl), method_(method), pen_(p), eps_(eps), w_(w) {}
   static constexpr bool kLagged = false;
 
-  double step(const Pieces& P, PieceModel& M, int) {
-    M.H = P.map(base("wcol", M.H).with("l1", pen_.l1h).with("l2", pen_.l2h)).take("H");
+  double step(const Pieces& P, PieceModel& M, int threads) {
+    if (P.in_place()) {
+      M.H = P.map(base("wcol", M.H).with("l1", pen_.l1h).with("l2", pen_.l2h)).take("H");
+    } else {
+      columns(P, M, threads);
+    }
     const Stats s = P.map(base("wrow", M.H).with("l1", pen_.l1w).with("l2", pen_.l2w));
     if (kl_ && method_ == WeightedMethod::CD && !pen_.any()) {
       const double V = s.num("V"), T = w_.total;
@@ -402,6 +561,43 @@ class WeightedNMF {
   }
 
  private:
+  // H given W from the pieces' parts (several pieces: a column's cells and
+  // its deviating cells spread over them): the same update as "wcol", with
+  // each column's Gram matrix (Frobenius) or linear term (KL) added up
+  void columns(const Pieces& P, PieceModel& M, int threads) {
+    const arma::uword k = M.H.n_rows, n = M.H.n_cols;
+    if (w_.c.n_elem != n) throw std::logic_error("column weights of the wrong size");
+    if (!kl_) {
+      Request r = base("wcstat", M.H);
+      r.in.erase("H");
+      Stats s = P.map(r);
+      const arma::mat C = s.take("C");
+      WeightedSide::frobenius_gram(method_, M.H, C, s.mat("G"), w_.c, w_.d, s.mat("@bcol"), s.mat("@bgram"),
+                                   pen_.l1h, pen_.l2h, eps_, threads);
+      return;
+    }
+    Request r = base("wcstat", M.H);
+    if (method_ != WeightedMethod::MU) r.in.erase("H");  // (the numerators only for MU)
+    Stats s = P.map(r);
+    // the linear terms D(:, o) = c_o (d W'r + Ddev(:, o)), plus l1
+    const arma::vec wr = arma::vec(s.mat("wr"));
+    arma::mat D = s.take("Ddev");
+    if (D.n_rows != k || D.n_cols != n) throw std::logic_error("linear terms of the wrong size");
+    for (arma::uword o = 0; o < n; ++o)
+      for (arma::uword a = 0; a < k; ++a) D(a, o) = w_.c[o] * (w_.d * wr[a] + D(a, o));
+    if (method_ == WeightedMethod::MU) {
+      const arma::mat& num = s.mat("num");
+      KLMU mu(Penalty(), eps_);
+      for (arma::uword o = 0; o < n; ++o)
+        for (arma::uword a = 0; a < k; ++a) M.H(a, o) = mu.mm_root(num(a, o) * M.H(a, o), D(a, o) + pen_.l1h, pen_.l2h);
+      return;
+    }
+    if (method_ != WeightedMethod::CD) throw std::logic_error("weighted KL: unknown method");
+    D += pen_.l1h;
+    KLCDColumns solver(M.H, D, pen_.l2h, 1, 1);
+    kcd_columns_on_pieces(P, solver, nokeep_);
+    M.H = solver.H();
+  }
   Request base(const char* op, const arma::mat& H) const {
     Request r(op);
     r.view("H", H).with("loss", kl_ ? 1.0 : 0.0).with("method", static_cast<double>(method_)).with("eps", eps_);
@@ -416,6 +612,7 @@ class WeightedNMF {
   Penalty pen_;
   double eps_;
   const CellWeights& w_;
+  bool nokeep_ = false;
 };
 
 }  // namespace nmf

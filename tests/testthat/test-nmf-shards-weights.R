@@ -1,0 +1,183 @@
+# nmf() of data in shards() with missing cells, masks and weights: the same
+# call gives the in-memory fit (the weighted rule of nmf/weighted.h runs on
+# the pieces: each shard its rows' weights and weighted data, the columns'
+# problems from the added parts), in memory, from files and on a cluster.
+
+expect_same_wnmf <- function(fit, ref, tol = 1e-10, info = NULL) {
+  expect_equal(fit$W, ref$W, tolerance = tol, info = info)
+  expect_equal(fit$H, ref$H, tolerance = tol, info = info)
+  expect_equal(fit$objective, ref$objective, tolerance = tol, info = info)
+  expect_equal(fit$value, ref$value, tolerance = tol, info = info)
+  expect_equal(fit$divergence, ref$divergence, tolerance = tol, info = info)
+  expect_equal(fit$rel_error, ref$rel_error, tolerance = tol, info = info)
+  expect_equal(fit$weights, ref$weights, tolerance = tol, info = info)
+  expect_identical(fit$iterations, ref$iterations, info = info)
+  expect_identical(fit$converged, ref$converged, info = info)
+  for (f in c("total", "row_totals", "neg_entropy", "scale", "count_data")) {
+    expect_equal(fit[[f]], ref[[f]], tolerance = 1e-12, info = paste(info, f))
+  }
+  expect_equal(fit$weighting$mass, ref$weighting$mass, tolerance = tol, info = info)
+  expect_identical(fit$weighting$type, ref$weighting$type, info = info)
+  expect_identical(fit$weighting$base, ref$weighting$base, info = info)
+  expect_equal(fit$weighting$left_out, ref$weighting$left_out, info = info)
+  expect_equal(fit$weighting$observed, ref$weighting$observed, info = info)
+}
+quiet_nmf <- function(...) suppressMessages(nmf(...))
+
+# a mask of about `frac` of the cells (an lgCMatrix), from the seed
+random_mask <- function(x, frac, seed) {
+  set.seed(seed)
+  cells <- sample(length(x), round(frac * length(x)))
+  Matrix::sparseMatrix(i = (cells - 1) %% nrow(x) + 1, j = (cells - 1) %/% nrow(x) + 1, x = TRUE,
+                       dims = dim(x), dimnames = dimnames(x))
+}
+
+methods_grid <- list(c("frobenius", "hals"), c("frobenius", "anls"), c("frobenius", "mu"), c("kl", "cd"),
+                     c("kl", "mu"))
+
+test_that("masked and weighted nmf() of 1, 2 and 3 shards equals the in-memory fit for every method", {
+  x <- shard_counts(40, 25, seed = 3) * 3
+  mask <- random_mask(x, 0.15, 1)
+  set.seed(2)
+  rw <- stats::runif(nrow(x), 0.5, 2); cw <- stats::runif(ncol(x), 0.5, 2)
+  splits <- list(integer(0), 17L, c(9L, 26L))
+  for (cs in methods_grid) {
+    for (pen in list(c(0, 0), c(0.05, 0.1))) {
+      args <- list(loss = cs[1], method = cs[2], init = "random", seed = 2, max_iter = 60, tol = 1e-7,
+                   L1 = pen, L2 = rev(pen), mask = mask, row_weights = rw, col_weights = cw)
+      ref <- do.call(quiet_nmf, c(list(x, 3), args))
+      for (cuts in splits) {
+        info <- paste(cs[1], cs[2], "penalty", pen[1], "shards", length(cuts) + 1)
+        fit <- do.call(quiet_nmf, c(list(shards(split_rows(x, cuts)), 3), args))
+        expect_same_wnmf(fit, ref, info = info)
+        expect_identical(fit$shards, length(cuts) + 1L)
+      }
+    }
+  }
+})
+
+test_that("observed cells, sparse and dense cell weights over shards equal the in-memory fit", {
+  x <- shard_counts(36, 22, seed = 5)
+  sh <- shards(split_rows(x, c(11L, 20L)))
+  obs <- methods::as(x != 0, "lMatrix") | random_mask(x, 0.2, 3)
+  set.seed(4)
+  wdense <- matrix(stats::runif(length(x), 0, 2), nrow(x), ncol(x))
+  wdense[sample(length(x), 50)] <- 0
+  wsparse <- Matrix::drop0(Matrix::Matrix(wdense * (stats::runif(length(x)) < 0.4), sparse = TRUE))
+  W0 <- matrix(seq(0.1, 2, length.out = 36 * 2), 36, 2)
+  H0 <- matrix(seq(2, 0.2, length.out = 2 * 22), 2, 22)
+  for (cs in methods_grid) {
+    for (wa in list(list(observed = obs), list(weights = wdense), list(weights = wsparse),
+                    list(weights = wdense, observed = obs))) {
+      args <- c(list(loss = cs[1], method = cs[2], init = list(W = W0, H = H0), max_iter = 25, tol = 0), wa)
+      info <- paste(cs[1], cs[2], paste(names(wa), collapse = "+"))
+      expect_same_wnmf(do.call(quiet_nmf, c(list(sh, 2), args)), do.call(quiet_nmf, c(list(x, 2), args)),
+                       info = info)
+    }
+  }
+})
+
+test_that("weighted fits of shard files (out of core) equal the in-memory fit; restarts and the callback too", {
+  x <- shard_counts(41, 23, seed = 7)
+  mask <- random_mask(x, 0.1, 5)
+  rw <- rep(c(1, 2, 0.5), length.out = nrow(x))
+  sh <- write_shards(x, shard_tempdir(), n = 3)
+  dir <- shard_tempdir()
+  f <- file.path(dir, c("a.rds", "b.rds"))
+  p <- split_rows(x, 20L)
+  for (i in 1:2) saveRDS(p[[i]], f[i])
+  for (cs in methods_grid) {
+    args <- list(loss = cs[1], method = cs[2], init = "random", seed = 1, max_iter = 40, mask = mask,
+                 row_weights = rw)
+    ref <- do.call(quiet_nmf, c(list(x, 3), args))
+    expect_same_wnmf(do.call(quiet_nmf, c(list(sh, 3), args)), ref, info = paste(cs, collapse = " "))
+    expect_same_wnmf(do.call(quiet_nmf, c(list(shards(f), 3), args)), ref, info = paste(cs, collapse = " "))
+  }
+  # several starts, staged; the callback sees the same objective and factors
+  for (cs in list(c("frobenius", "hals"), c("kl", "cd"))) {
+    args <- list(loss = cs[1], method = cs[2], init = "random", seed = 9, nrun = 3, short_iter = 5,
+                 short_keep = 1, max_iter = 30, mask = mask)
+    fit <- do.call(quiet_nmf, c(list(sh, 3), args))
+    ref <- do.call(quiet_nmf, c(list(x, 3), args))
+    expect_same_wnmf(fit, ref)
+    expect_equal(fit$run_values, ref$run_values, tolerance = 1e-10)
+    seen <- list(); seen_ref <- list()
+    fit <- quiet_nmf(sh, 2, loss = cs[1], method = cs[2], init = "random", seed = 4, max_iter = 20, tol = 0,
+                     mask = mask, callback = function(it, obj, fac) { seen[[it]] <<- list(obj, fac); it < 4 })
+    ref <- quiet_nmf(x, 2, loss = cs[1], method = cs[2], init = "random", seed = 4, max_iter = 20, tol = 0,
+                     mask = mask, callback = function(it, obj, fac) { seen_ref[[it]] <<- list(obj, fac); it < 4 })
+    expect_true(fit$stopped)
+    expect_length(seen, 4)
+    for (i in 1:4) {
+      expect_equal(seen[[i]][[1]], seen_ref[[i]][[1]], tolerance = 1e-10)
+      expect_equal(seen[[i]][[2]], seen_ref[[i]][[2]], tolerance = 1e-10)
+    }
+  }
+  # imputation and augment() of the sharded fit are those of the in-memory one
+  fit <- quiet_nmf(sh, 3, init = "random", seed = 1, max_iter = 30, mask = mask)
+  ref <- quiet_nmf(x, 3, init = "random", seed = 1, max_iter = 30, mask = mask)
+  expect_equal(fitted(fit), fitted(ref), tolerance = 1e-10)
+  expect_equal(augment(fit), augment(ref), tolerance = 1e-10)
+})
+
+test_that("weighted nmf() of shards on a PSOCK and a mirai cluster equals the in-memory fit", {
+  skip_on_cran()
+  x <- shard_counts(45, 24, seed = 11)
+  parts <- split_rows(x, c(12L, 30L))
+  mask <- random_mask(x, 0.12, 7)
+  cw <- rep(c(1, 3), length.out = ncol(x))
+  cl <- psock_cluster()
+  on.exit(parallel::stopCluster(cl), add = TRUE)
+  for (cs in methods_grid) {
+    args <- list(loss = cs[1], method = cs[2], init = "random", seed = 3, nrun = 2, max_iter = 30, mask = mask,
+                 col_weights = cw)
+    expect_same_wnmf(do.call(quiet_nmf, c(list(shards(parts), 3, cluster = cl), args)),
+                     do.call(quiet_nmf, c(list(x, 3), args)), info = paste(cs, collapse = " "))
+  }
+  stores <- function(cl) unlist(parallel::clusterEvalQ(cl, length(ls(asNamespace("aspectr")$shard_stores))))
+  expect_identical(stores(cl), c(0L, 0L))
+  skip_if_not_installed("mirai")
+  cm <- mirai::make_cluster(2)
+  on.exit(parallel::stopCluster(cm), add = TRUE)
+  set_worker_libs(cm)
+  for (cs in list(c("frobenius", "hals"), c("kl", "cd"))) {
+    args <- list(loss = cs[1], method = cs[2], init = "random", seed = 5, max_iter = 25, mask = mask)
+    expect_same_wnmf(do.call(quiet_nmf, c(list(shards(parts), 3, cluster = cm), args)),
+                     do.call(quiet_nmf, c(list(x, 3), args)))
+  }
+})
+
+test_that("random splits, masks and weights give the in-memory weighted fit (property)", {
+  n_cases <- prop_n_cases(6)
+  for (i in seq_len(n_cases)) {
+    prop_with_seed(930000L + i, {
+      m <- sample(8:40, 1); n <- sample(5:20, 1); k <- sample(1:min(4, m, n), 1)
+      x <- matrix(stats::rpois(m * n, stats::runif(1, 0.3, 4)), m, n) * stats::runif(1, 1e-3, 1e3)
+      x[cbind(seq_len(m), sample(n, m, replace = TRUE))] <- 1
+      cuts <- sort(sample(m - 1, sample(0:min(4, m - 1), 1)))
+      cs <- methods_grid[[sample(length(methods_grid), 1)]]
+      mask <- matrix(stats::runif(m * n) < stats::runif(1, 0, 0.3), m, n)
+      mask[cbind(seq_len(m), sample(n, m, replace = TRUE))] <- FALSE
+      pen <- if (stats::runif(1) < 0.5) c(0, 0) else stats::runif(2, 0, 0.1)
+      args <- list(loss = cs[1], method = cs[2], init = "random", seed = i, max_iter = 40, L1 = pen, mask = mask,
+                   row_weights = stats::runif(m, 0.2, 3))
+      ref <- do.call(quiet_nmf, c(list(x, k), args))
+      fit <- do.call(quiet_nmf, c(list(shards(split_rows(x, cuts)), k), args))
+      expect_same_wnmf(fit, ref, tol = 1e-9, info = paste(cs, collapse = " "))
+    })
+  }
+})
+
+test_that("weighted nmf() of shards checks its weights and refuses what it cannot do", {
+  x <- shard_counts()
+  sh <- shards(split_rows(x, 20L))
+  expect_error(nmf(sh, 2, mask = matrix(TRUE, 3, 3)), class = "aspectr_error_input_value", regexp = "mask")
+  expect_error(nmf(sh, 2, row_weights = rep(-1, nrow(x))), class = "aspectr_error_input_value",
+               regexp = "row_weights")
+  expect_error(nmf(sh, 2, method = "als", mask = x > 5), class = "aspectr_error_input_argument", regexp = "als")
+  expect_error(nmf(sh, 2, accelerate = TRUE, mask = x > 5), class = "aspectr_error_input_argument",
+               regexp = "accelerate")
+  expect_error(nmf(sh, 2, weights = matrix(0, nrow(x), ncol(x))), class = "aspectr_error_input_value",
+               regexp = "nothing to fit")
+  expect_error(nmf(sh, 2, loss = "beta", beta = 0.5, mask = x > 5), class = "aspectr_error_input_argument")
+})

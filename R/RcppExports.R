@@ -145,12 +145,16 @@ cpp_nmf_wshard_sums <- function(idx, val, dims, d, r, c, ei, ej, ev) {
     .Call(`_aspectr_cpp_nmf_wshard_sums`, idx, val, dims, d, r, c, ei, ej, ev)
 }
 
+cpp_nmf_wshard_values <- function(idx, val, dims, d, r, c, ei, ej, ev) {
+    .Call(`_aspectr_cpp_nmf_wshard_values`, idx, val, dims, d, r, c, ei, ej, ev)
+}
+
 cpp_nmf_wshard_state <- function(idx, val, dims, scale, d, r, c, ei, ej, ev) {
     .Call(`_aspectr_cpp_nmf_wshard_state`, idx, val, dims, scale, d, r, c, ei, ej, ev)
 }
 
-cpp_nmf_wpiece_run <- function(state, Wt, slots, op, input, threads, kept) {
-    .Call(`_aspectr_cpp_nmf_wpiece_run`, state, Wt, slots, op, input, threads, kept)
+cpp_nmf_wpiece_run <- function(state, file, Wt, slots, op, input, threads, kept) {
+    .Call(`_aspectr_cpp_nmf_wpiece_run`, state, file, Wt, slots, op, input, threads, kept)
 }
 
 cpp_nmf_wshard_release <- function(state) {

@@ -241,9 +241,24 @@ shard_nmf_wset <- function(st, held, args) {
     st$shards[[key]]$w <- w[[j]]
     st$shards[[key]]$wnmf <- NULL
     d <- if (h$keep) h$data else shard_data(h$source)
-    sums[[j]] <- tryCatch(cpp_nmf_wshard_sums(d$idx, d$val, as.integer(c(d$dims[1], length(w[[j]]$c))), w[[j]]$d,
-                                              w[[j]]$r, w[[j]]$c, w[[j]]$ei, w[[j]]$ej, w[[j]]$ev),
+    dims <- as.integer(c(d$dims[1], length(w[[j]]$c)))
+    sums[[j]] <- tryCatch(cpp_nmf_wshard_sums(d$idx, d$val, dims, w[[j]]$d, w[[j]]$r, w[[j]]$c, w[[j]]$ei,
+                                              w[[j]]$ej, w[[j]]$ev),
                           error = fail)
+    if (!h$keep && shard_streamable(h$source)) {
+      # a shard streamed out of core: its weighted cells written once to a
+      # .shard file of their own, read a chunk at a time as unweighted
+      # shards are (removed when the store is dropped)
+      xt <- tryCatch(cpp_nmf_wshard_values(d$idx, d$val, dims, w[[j]]$d, w[[j]]$r, w[[j]]$c, w[[j]]$ei,
+                                           w[[j]]$ej, w[[j]]$ev), error = fail)
+      pos <- xt > 0
+      path <- tempfile("aspectr_weighted_", fileext = ".shard")
+      st$wfiles <- c(st$wfiles, path)
+      tryCatch(write_shard_bin(list(idx = d$idx[, pos, drop = FALSE], val = xt[pos], dims = dims,
+                                    dimnames = list(NULL, NULL)), path), error = fail)
+      st$shards[[key]]$wfile <- path
+    }
+    rm(d)
   }
   list(ids = ids, sums = sums)
 }
@@ -259,28 +274,39 @@ shard_nmf_wop <- function(st, held, args) {
   for (key in names(st$shards)) {
     h <- st$shards[[key]]
     fail <- function(e) abort_shard(h$source, "failed: {conditionMessage(e)}")
-    S <- if (reads) nmf_wshard_state(st, key, g) else NULL
+    streamed <- reads && !h$keep && !is.null(h$wfile)
+    S <- if (reads) nmf_wshard_state(st, key, g, streamed) else NULL
+    file <- NULL
+    if (streamed) {
+      if (is.null(st$buffer)) st$buffer <- cpp_shard_buffer()
+      file <- list(buffer = st$buffer, path = h$wfile, dims = as.integer(c(h$rows, g$dims[2])), scale = g$s,
+                   chunk = g$chunk %||% 65536)
+    }
     if (is.null(h$slots)) st$shards[[key]]$slots <- h$slots <- cpp_piece_slots()
-    r <- tryCatch(cpp_nmf_wpiece_run(S, h$F0, h$slots, args$req, args$input, g$threads, isTRUE(h$keep)),
+    r <- tryCatch(cpp_nmf_wpiece_run(S, file, h$F0, h$slots, args$req, args$input, g$threads, isTRUE(h$keep)),
                   error = fail)
-    if (!h$keep && !is.null(S)) cpp_nmf_wshard_release(S)
+    if (!h$keep && !streamed && !is.null(S)) cpp_nmf_wshard_release(S)
     rm(S)
     parts <- if (is.null(parts)) r else shard_add(parts, r)
   }
   list(ids = held, stats = parts)
 }
 
-nmf_wshard_state <- function(st, key, g) {
+# A shard's state of a weighted fit (cpp_nmf_wshard_state()): its weights
+# and weighted cells, made once for a shard kept in memory; its weights
+# alone for one `streamed` from its weighted file (made once); made again
+# for each request otherwise
+nmf_wshard_state <- function(st, key, g, streamed = FALSE) {
   h <- st$shards[[key]]
   if (!is.null(h$wnmf)) return(h$wnmf)
   w <- h$w
   if (is.null(w)) stop("internal error: a shard of a weighted fit without its weights")
   fail <- function(e) abort_shard(h$source, "failed: {conditionMessage(e)}")
-  d <- if (h$keep) h$data else shard_data(h$source)
+  d <- if (streamed) list(dims = h$rows) else if (h$keep) h$data else shard_data(h$source)
   S <- tryCatch(cpp_nmf_wshard_state(d$idx, d$val, as.integer(c(d$dims[1], g$dims[2])), g$s, w$d, w$r, w$c,
                                      w$ei, w$ej, w$ev),
                 error = fail)
-  if (h$keep) {
+  if (h$keep || streamed) {
     st$shards[[key]]$wnmf <- S
     st$shards[[key]]$data <- NULL
   }

@@ -175,8 +175,9 @@
 #' part and weighs its own cells, the rows of `W` are solved where they are,
 #' and each column of `H` from the added parts of its Gram matrix or linear
 #' term (\eqn{k^2} numbers per column with left-out cells under Frobenius).
-#' Shards in files other than `.shard` files, and `.shard` files read out of
-#' core, are read whole, one shard at a time, for every request of the fit.
+#' Out of core, each shard's weighted cells are written once to a temporary
+#' `.shard` file (one shard in memory at a time; removed when the fit ends)
+#' and read from it a chunk at a time, as unweighted shards are.
 #'
 #' [fitted()] then gives the model's values on every cell, those of the
 #' left-out cells included (an imputation), and [augment()] marks which

@@ -553,8 +553,9 @@ shard_op_run <- function(id, op, seq, args) {
   held <- if (is.null(st)) integer(0) else vapply(st$shards, function(h) h$id, numeric(1))
   if (op == "drop") {
     if (!is.null(st)) {
-      # the runs' files of the rows' factor not made into the fit's
-      unlink(unlist(st$written))
+      # the runs' files of the rows' factor not made into the fit's, and
+      # the weighted copies of streamed shards (a weighted nmf())
+      unlink(c(unlist(st$written), st$wfiles))
       rm(list = id, envir = shard_stores)
     }
     return(list(ids = held))
@@ -766,10 +767,16 @@ shard_add <- function(a, b) {
   if (is.list(a)) {
     out <- a
     # (a piece's statistics named "@...": concatenated by columns, as the
-    # core's Stats::add does)
+    # core's Stats::add does, in the order of the parts)
     cat_by <- startsWith(names(a) %||% rep("", length(a)), "@")
     for (nm in seq_along(a)) {
-      out[[nm]] <- if (cat_by[nm]) cbind(a[[nm]], b[[nm]]) else shard_add(a[[nm]], b[[nm]])
+      out[[nm]] <- if (cat_by[nm]) {
+        # (kept as a list of the parts, joined once by the core, see
+        # stats_from_r(): no copies of a growing matrix)
+        c(if (is.list(a[[nm]])) a[[nm]] else list(a[[nm]]), if (is.list(b[[nm]])) b[[nm]] else list(b[[nm]]))
+      } else {
+        shard_add(a[[nm]], b[[nm]])
+      }
     }
     return(out)
   }

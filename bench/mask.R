@@ -6,7 +6,7 @@
 ## Run from the package root:   Rscript bench/mask.R
 ## (ASPECTR_BENCH_QUICK=1 runs a small version; ASPECTR_BENCH_ONLY, a
 ## regular expression, runs only the sections it matches: "cost", "rcppml",
-## "cv".) aspectr must be installed. RcppML and topicmodels are installed by
+## "cv", "shards".) aspectr must be installed. RcppML and topicmodels are installed by
 ## this script when missing (as root on Debian the r-cran-* packages first);
 ## they are bench-only, not dependencies of aspectr.
 ##
@@ -67,6 +67,12 @@
 ##    random held-out cells, 3 repetitions, its defaults otherwise). Held-out
 ##    error = sqrt(sum (x - v)^2 / sum x^2) over the held-out cells (as
 ##    nmf_rank() reports it); the rank each picks is the smallest error.
+##  shards: AssociatedPress (or the synthetic sparse data) with a mask of 1%
+##    of the cells, k = 10, the same start: time per iteration of the masked
+##    fit of the matrix, of shards() of 4 row blocks in memory and of the
+##    same blocks in .shard files (read whole, one at a time, for every
+##    request of a weighted fit), interleaved rounds, minima; and the
+##    relative difference of the objective from the matrix's (the same fit).
 ##
 ## The BLAS is left as configured (the reference BLAS here); timings on a
 ## shared machine are noisy: the 1-minute load average is printed.
@@ -108,6 +114,15 @@ per_iteration <- function(run) {
 }
 fmt_s <- function(s) ifelse(is.na(s), "NA", formatC(s, format = "g", digits = 3))
 
+## topicmodels' AssociatedPress as a dgCMatrix without empty rows or columns
+associated_press <- function() {
+  e <- new.env()
+  utils::data("AssociatedPress", package = "topicmodels", envir = e)
+  ap <- e$AssociatedPress
+  X <- Matrix::sparseMatrix(i = ap$i, j = ap$j, x = as.numeric(ap$v), dims = c(ap$nrow, ap$ncol))
+  X[Matrix::rowSums(X) > 0, Matrix::colSums(X) > 0]
+}
+
 ## ---------------------------------------------------------------------------
 ## cost: masked vs unmasked time per iteration
 ## ---------------------------------------------------------------------------
@@ -116,11 +131,7 @@ if (bench_want("cost")) {
   set.seed(20261128)
   sets <- list()
   if (have_tm && !quick) {
-    e <- new.env()
-    utils::data("AssociatedPress", package = "topicmodels", envir = e)
-    ap <- e$AssociatedPress
-    X <- Matrix::sparseMatrix(i = ap$i, j = ap$j, x = as.numeric(ap$v), dims = c(ap$nrow, ap$ncol))
-    X <- X[Matrix::rowSums(X) > 0, Matrix::colSums(X) > 0]
+    X <- associated_press()
     sets$sparse <- list(name = sprintf("AssociatedPress %d x %d, %d non-zeros (sparse)", nrow(X), ncol(X),
                                        length(X@x)), X = X)
   } else {
@@ -361,6 +372,58 @@ if (bench_want("cv")) {
   print(sel)
   cat(sprintf("nmf_rank(method = \"mask\"): %.1f s for %d ranks x %d repetitions; picked %d (planted: 5)\n",
               t_sel, length(ks), sel$nrun, sel$best))
+}
+
+## ---------------------------------------------------------------------------
+## shards: a masked fit of shards (in memory, in .shard files) vs the matrix
+## ---------------------------------------------------------------------------
+if (bench_want("shards")) {
+  heading("shards: masked fits of shards() vs the same masked fit of the matrix (1% mask, k = 10, 1 thread)")
+  set.seed(20261129)
+  if (have_tm && !quick) {
+    X <- associated_press()
+    name <- sprintf("AssociatedPress %d x %d, %d non-zeros", nrow(X), ncol(X), length(X@x))
+  } else {
+    X <- Matrix::rsparsematrix(1000L, 400L, 0.05, rand.x = function(k) stats::rpois(k, 2) + 1)
+    name <- sprintf("synthetic sparse %d x %d", nrow(X), ncol(X))
+  }
+  m <- nrow(X); n <- ncol(X); k <- 10L
+  ij <- arrayInd(sample.int(as.numeric(m) * n, round(0.01 * m * n)), c(m, n))
+  M <- Matrix::sparseMatrix(i = ij[, 1], j = ij[, 2], dims = c(m, n))
+  st <- list(W = matrix(stats::runif(m * k), m, k), H = matrix(stats::runif(k * n), k, n))
+  cuts <- round(seq(0, m, length.out = 5))
+  parts <- lapply(1:4, function(i) X[(cuts[i] + 1):cuts[i + 1], , drop = FALSE])
+  dir <- tempfile("maskshards"); dir.create(dir)
+  backends <- list(matrix = X, `shards (memory, 4)` = aspectr::shards(parts),
+                   `shards (.shard files, 4)` = aspectr::write_shards(parts, dir))
+  iters <- if (quick) 4L else 6L
+  rounds <- if (quick) 1L else 2L
+  subheading(name, sprintf("; %d masked cells, %d iterations per fit, %d interleaved rounds", nrow(ij), iters, rounds))
+  meths <- list(c("frobenius", "hals"), c("frobenius", "anls"), c("frobenius", "mu"), c("kl", "cd"), c("kl", "mu"))
+  cfg <- expand.grid(b = seq_along(backends), meth = seq_along(meths))
+  best <- rep(Inf, nrow(cfg)); obj <- rep(NA_real_, nrow(cfg))
+  for (r in seq_len(rounds)) {
+    for (ci in seq_len(nrow(cfg))) {
+      lm <- meths[[cfg$meth[ci]]]
+      res <- tryCatch(per_iteration(function(cb) suppressMessages(aspectr::nmf(
+        backends[[cfg$b[ci]]], k, loss = lm[1], method = lm[2], init = st, max_iter = iters, tol = 0,
+        mask = M, threads = 1L, callback = cb))),
+        error = function(e) { note(paste(lm, collapse = " "), " failed: ", conditionMessage(e)); NULL })
+      if (is.null(res)) next
+      best[ci] <- min(best[ci], res$per_iter)
+      obj[ci] <- res$fit$value
+    }
+  }
+  tab <- data.frame(loss = vapply(cfg$meth, function(i) meths[[i]][1], ""),
+                    method = vapply(cfg$meth, function(i) meths[[i]][2], ""),
+                    data = names(backends)[cfg$b], s_per_iter = fmt_s(best),
+                    ratio = formatC(best / best[cfg$b == 1][cfg$meth], format = "f", digits = 2),
+                    objective_rel_diff = formatC(abs(obj / obj[cfg$b == 1][cfg$meth] - 1), format = "e", digits = 1),
+                    stringsAsFactors = FALSE)
+  print(tab, row.names = FALSE)
+  cat("ratio: time per iteration / that of the matrix (same method, mask and start); objective_rel_diff: |value / matrix's - 1|\n")
+  cat(sprintf("load average (1 min): %s\n", loadavg()))
+  unlink(dir, recursive = TRUE)
 }
 
 cat(sprintf("\nload average (1 min) at the end: %s; total %.0f s\n", loadavg(),

@@ -573,14 +573,33 @@ BEGIN_RCPP
     return rcpp_result_gen;
 END_RCPP
 }
-// cpp_nmf_wshard_state
-SEXP cpp_nmf_wshard_state(Rcpp::IntegerMatrix idx, Rcpp::NumericVector val, Rcpp::IntegerVector dims, double scale, double d, Rcpp::NumericVector r, Rcpp::NumericVector c, Rcpp::IntegerVector ei, Rcpp::IntegerVector ej, Rcpp::NumericVector ev);
-RcppExport SEXP _aspectr_cpp_nmf_wshard_state(SEXP idxSEXP, SEXP valSEXP, SEXP dimsSEXP, SEXP scaleSEXP, SEXP dSEXP, SEXP rSEXP, SEXP cSEXP, SEXP eiSEXP, SEXP ejSEXP, SEXP evSEXP) {
+// cpp_nmf_wshard_values
+Rcpp::NumericVector cpp_nmf_wshard_values(Rcpp::IntegerMatrix idx, Rcpp::NumericVector val, Rcpp::IntegerVector dims, double d, Rcpp::NumericVector r, Rcpp::NumericVector c, Rcpp::IntegerVector ei, Rcpp::IntegerVector ej, Rcpp::NumericVector ev);
+RcppExport SEXP _aspectr_cpp_nmf_wshard_values(SEXP idxSEXP, SEXP valSEXP, SEXP dimsSEXP, SEXP dSEXP, SEXP rSEXP, SEXP cSEXP, SEXP eiSEXP, SEXP ejSEXP, SEXP evSEXP) {
 BEGIN_RCPP
     Rcpp::RObject rcpp_result_gen;
     Rcpp::RNGScope rcpp_rngScope_gen;
     Rcpp::traits::input_parameter< Rcpp::IntegerMatrix >::type idx(idxSEXP);
     Rcpp::traits::input_parameter< Rcpp::NumericVector >::type val(valSEXP);
+    Rcpp::traits::input_parameter< Rcpp::IntegerVector >::type dims(dimsSEXP);
+    Rcpp::traits::input_parameter< double >::type d(dSEXP);
+    Rcpp::traits::input_parameter< Rcpp::NumericVector >::type r(rSEXP);
+    Rcpp::traits::input_parameter< Rcpp::NumericVector >::type c(cSEXP);
+    Rcpp::traits::input_parameter< Rcpp::IntegerVector >::type ei(eiSEXP);
+    Rcpp::traits::input_parameter< Rcpp::IntegerVector >::type ej(ejSEXP);
+    Rcpp::traits::input_parameter< Rcpp::NumericVector >::type ev(evSEXP);
+    rcpp_result_gen = Rcpp::wrap(cpp_nmf_wshard_values(idx, val, dims, d, r, c, ei, ej, ev));
+    return rcpp_result_gen;
+END_RCPP
+}
+// cpp_nmf_wshard_state
+SEXP cpp_nmf_wshard_state(SEXP idx, SEXP val, Rcpp::IntegerVector dims, double scale, double d, Rcpp::NumericVector r, Rcpp::NumericVector c, Rcpp::IntegerVector ei, Rcpp::IntegerVector ej, Rcpp::NumericVector ev);
+RcppExport SEXP _aspectr_cpp_nmf_wshard_state(SEXP idxSEXP, SEXP valSEXP, SEXP dimsSEXP, SEXP scaleSEXP, SEXP dSEXP, SEXP rSEXP, SEXP cSEXP, SEXP eiSEXP, SEXP ejSEXP, SEXP evSEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::RNGScope rcpp_rngScope_gen;
+    Rcpp::traits::input_parameter< SEXP >::type idx(idxSEXP);
+    Rcpp::traits::input_parameter< SEXP >::type val(valSEXP);
     Rcpp::traits::input_parameter< Rcpp::IntegerVector >::type dims(dimsSEXP);
     Rcpp::traits::input_parameter< double >::type scale(scaleSEXP);
     Rcpp::traits::input_parameter< double >::type d(dSEXP);
@@ -594,19 +613,20 @@ BEGIN_RCPP
 END_RCPP
 }
 // cpp_nmf_wpiece_run
-Rcpp::List cpp_nmf_wpiece_run(SEXP state, SEXP Wt, SEXP slots, std::string op, SEXP input, int threads, bool kept);
-RcppExport SEXP _aspectr_cpp_nmf_wpiece_run(SEXP stateSEXP, SEXP WtSEXP, SEXP slotsSEXP, SEXP opSEXP, SEXP inputSEXP, SEXP threadsSEXP, SEXP keptSEXP) {
+Rcpp::List cpp_nmf_wpiece_run(SEXP state, SEXP file, SEXP Wt, SEXP slots, std::string op, SEXP input, int threads, bool kept);
+RcppExport SEXP _aspectr_cpp_nmf_wpiece_run(SEXP stateSEXP, SEXP fileSEXP, SEXP WtSEXP, SEXP slotsSEXP, SEXP opSEXP, SEXP inputSEXP, SEXP threadsSEXP, SEXP keptSEXP) {
 BEGIN_RCPP
     Rcpp::RObject rcpp_result_gen;
     Rcpp::RNGScope rcpp_rngScope_gen;
     Rcpp::traits::input_parameter< SEXP >::type state(stateSEXP);
+    Rcpp::traits::input_parameter< SEXP >::type file(fileSEXP);
     Rcpp::traits::input_parameter< SEXP >::type Wt(WtSEXP);
     Rcpp::traits::input_parameter< SEXP >::type slots(slotsSEXP);
     Rcpp::traits::input_parameter< std::string >::type op(opSEXP);
     Rcpp::traits::input_parameter< SEXP >::type input(inputSEXP);
     Rcpp::traits::input_parameter< int >::type threads(threadsSEXP);
     Rcpp::traits::input_parameter< bool >::type kept(keptSEXP);
-    rcpp_result_gen = Rcpp::wrap(cpp_nmf_wpiece_run(state, Wt, slots, op, input, threads, kept));
+    rcpp_result_gen = Rcpp::wrap(cpp_nmf_wpiece_run(state, file, Wt, slots, op, input, threads, kept));
     return rcpp_result_gen;
 END_RCPP
 }
@@ -1425,8 +1445,9 @@ static const R_CallMethodDef CallEntries[] = {
     {"_aspectr_cpp_nmf_weighted_project", (DL_FUNC) &_aspectr_cpp_nmf_weighted_project, 16},
     {"_aspectr_cpp_nmf_beta_weighted_fit", (DL_FUNC) &_aspectr_cpp_nmf_beta_weighted_fit, 14},
     {"_aspectr_cpp_nmf_wshard_sums", (DL_FUNC) &_aspectr_cpp_nmf_wshard_sums, 9},
+    {"_aspectr_cpp_nmf_wshard_values", (DL_FUNC) &_aspectr_cpp_nmf_wshard_values, 9},
     {"_aspectr_cpp_nmf_wshard_state", (DL_FUNC) &_aspectr_cpp_nmf_wshard_state, 10},
-    {"_aspectr_cpp_nmf_wpiece_run", (DL_FUNC) &_aspectr_cpp_nmf_wpiece_run, 7},
+    {"_aspectr_cpp_nmf_wpiece_run", (DL_FUNC) &_aspectr_cpp_nmf_wpiece_run, 8},
     {"_aspectr_cpp_nmf_wshard_release", (DL_FUNC) &_aspectr_cpp_nmf_wshard_release, 1},
     {"_aspectr_cpp_nmf_weighted_pieces_fit", (DL_FUNC) &_aspectr_cpp_nmf_weighted_pieces_fit, 17},
     {"_aspectr_cpp_ntf_weighted_fit", (DL_FUNC) &_aspectr_cpp_ntf_weighted_fit, 19},

@@ -59,10 +59,6 @@ void check_nmf_shard(const aspectr::ShardReader& reader, const Rcpp::IntegerVect
       static_cast<int>(reader.dims()[1]) > dims[1])
     Rcpp::stop("its sizes differ from those shards() recorded");
 }
-std::size_t chunk_cells(double chunk) {
-  if (!(chunk >= 1.0)) Rcpp::stop("internal error: chunks of fewer than one cell");
-  return chunk < 1e15 ? static_cast<std::size_t>(chunk) : static_cast<std::size_t>(1e15);
-}
 }  // namespace
 
 // For the tests: H's columns solved by the solver with the passes of one
@@ -137,7 +133,10 @@ class NoCells : public aspectr::nmf::Cells {
   bool whole_columns() const override { return false; }
   void kcd_pass(const arma::mat&, const arma::mat&, arma::mat&, bool, const int*, const int*, const double*,
                 arma::mat&, int) override { fail(); }
-  double kcd_rows(arma::mat&, const arma::mat&, double, double, int) override { fail(); return 0.0; }
+  double kcd_rows(arma::mat&, const arma::mat&, double, double, int, const arma::mat*) override {
+    fail();
+    return 0.0;
+  }
   bool kcd_columns(arma::mat&, const arma::mat&, const arma::vec&, double, int) override { fail(); return false; }
 
  private:
@@ -202,10 +201,8 @@ Rcpp::List cpp_nmf_pieces_fit(SEXP fn, Rcpp::NumericMatrix H0, double m, std::st
   PieceModel M;
   M.H = Rcpp::as<arma::mat>(H0);
   M.P = &P;
-  Penalty pen;
-  pen.l1w = L1[0]; pen.l1h = L1[1]; pen.l2w = L2[0]; pen.l2h = L2[1];
-  aspectr::Control ctl;
-  ctl.max_iter = max_iter; ctl.tol = tol; ctl.threads = threads;
+  const Penalty pen = nmf_penalty(L1, L2);
+  const aspectr::Control ctl = fit_control(max_iter, tol, threads);
   RCallback cb(false, max_iter, "nmf (" + loss + ", " + method + ")", hook, want_model);
   aspectr::FitTrace tr;
   if (loss == "frobenius" && accelerate && (method == "hals" || method == "anls")) {

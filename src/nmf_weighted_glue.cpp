@@ -16,10 +16,31 @@ struct FitSetup {
            const Rcpp::NumericVector& L2, int max_iter, double tol, int threads) {
     M.Wt = Rcpp::as<arma::mat>(W0).t();
     M.H = Rcpp::as<arma::mat>(H0);
-    pen.l1w = L1[0]; pen.l1h = L1[1]; pen.l2w = L2[0]; pen.l2h = L2[1];
-    ctl.max_iter = max_iter; ctl.tol = tol; ctl.threads = threads;
+    pen = aspectr_r::nmf_penalty(L1, L2);
+    ctl = aspectr_r::fit_control(max_iter, tol, threads);
   }
 };
+
+// The weights r (m), c (n), base d and deviations ev at the cells (ei, ej)
+// (0-based) of an m x n matrix
+aspectr::nmf::CellWeights cell_weights(int m, int n, double d, const Rcpp::NumericVector& r,
+                                       const Rcpp::NumericVector& c, const Rcpp::IntegerVector& ei,
+                                       const Rcpp::IntegerVector& ej, const Rcpp::NumericVector& ev) {
+  if (r.size() != m || c.size() != n || ei.size() != ej.size() || ei.size() != ev.size())
+    Rcpp::stop("internal error: weights of the wrong size");
+  aspectr::nmf::CellWeights w;
+  w.d = d;
+  w.r = Rcpp::as<arma::vec>(r);
+  w.c = Rcpp::as<arma::vec>(c);
+  std::vector<arma::uword> I(ei.size()), J(ej.size());
+  for (R_xlen_t s = 0; s < ei.size(); ++s) {
+    if (ei[s] < 0 || ej[s] < 0) Rcpp::stop("internal error: a negative cell index");
+    I[s] = static_cast<arma::uword>(ei[s]);
+    J[s] = static_cast<arma::uword>(ej[s]);
+  }
+  w.set_cells(m, n, I, J, std::vector<double>(ev.begin(), ev.end()));
+  return w;
+}
 }  // namespace
 
 // The fit of X~ = omega o X (cpp_nmf_data()'s data, m x n) under the
@@ -41,9 +62,6 @@ Rcpp::List cpp_nmf_weighted_fit(SEXP data, Rcpp::NumericMatrix W0, Rcpp::Numeric
   if (static_cast<arma::uword>(W0.nrow()) != m || static_cast<arma::uword>(H0.ncol()) != n ||
       W0.ncol() != H0.nrow())
     Rcpp::stop("internal error: the start does not match the data");
-  if (static_cast<arma::uword>(r.size()) != m || static_cast<arma::uword>(c.size()) != n ||
-      ei.size() != ej.size() || ei.size() != ev.size())
-    Rcpp::stop("internal error: weights of the wrong size");
   const bool kl = loss == "kl";
   if (!kl && loss != "frobenius") Rcpp::stop("internal error: weighted nmf() loss '" + loss + "'");
   WeightedMethod wm;
@@ -53,26 +71,15 @@ Rcpp::List cpp_nmf_weighted_fit(SEXP data, Rcpp::NumericMatrix W0, Rcpp::Numeric
   else if (method == "cd" && kl) wm = WeightedMethod::CD;
   else Rcpp::stop("internal error: weighted nmf() method '" + method + "' for loss '" + loss + "'");
   if (kl) X.need_rows();
-  CellWeights w;
-  w.d = d;
-  w.r = Rcpp::as<arma::vec>(r);
-  w.c = Rcpp::as<arma::vec>(c);
+  CellWeights w = cell_weights(m, n, d, r, c, ei, ej, ev);
   w.wx2 = wx2;
   w.klc = klc;
   w.total = total;
-  {
-    std::vector<arma::uword> I(ei.size()), J(ej.size());
-    for (R_xlen_t s = 0; s < ei.size(); ++s) {
-      if (ei[s] < 0 || ej[s] < 0) Rcpp::stop("internal error: a negative cell index");
-      I[s] = static_cast<arma::uword>(ei[s]);
-      J[s] = static_cast<arma::uword>(ej[s]);
-    }
-    w.set_cells(m, n, I, J, std::vector<double>(ev.begin(), ev.end()));
-  }
   FitSetup f(W0, H0, L1, L2, max_iter, tol, threads);
   Model& M = f.M;
   RCallback cb(verbose, max_iter, "nmf (" + loss + ", " + method + ", weighted)", hook, want_model);
-  WeightedPiece piece(X, w, M.Wt.memptr(), M.Wt.n_rows, M.Wt.n_cols);
+  MemoryCells cells(X);
+  WeightedPiece piece(cells, w, M.Wt.memptr(), M.Wt.n_rows, M.Wt.n_cols);
   aspectr::LocalPieces<WeightedPiece> P({&piece}, threads);
   PieceModel PM;
   PM.H = std::move(M.H);
@@ -113,17 +120,10 @@ Rcpp::NumericMatrix cpp_nmf_weighted_project(SEXP data, Rcpp::NumericMatrix B, R
   if (static_cast<arma::uword>(B.nrow()) != m || static_cast<arma::uword>(C0.ncol()) != n || B.ncol() != C0.nrow())
     Rcpp::stop("internal error: the basis does not match the data");
   const bool kl = loss == "kl";
-  CellWeights w;
-  w.d = d;
-  w.r = Rcpp::as<arma::vec>(r);
-  w.c = Rcpp::as<arma::vec>(c);
-  {
-    std::vector<arma::uword> I(ei.size()), J(ej.size());
-    for (R_xlen_t s = 0; s < ei.size(); ++s) { I[s] = ei[s]; J[s] = ej[s]; }
-    w.set_cells(m, n, I, J, std::vector<double>(ev.begin(), ev.end()));
-  }
+  const CellWeights w = cell_weights(m, n, d, r, c, ei, ej, ev);
   arma::mat Wt = Rcpp::as<arma::mat>(B).t();
-  WeightedPiece piece(X, w, Wt.memptr(), Wt.n_rows, Wt.n_cols);
+  MemoryCells cells(X);
+  WeightedPiece piece(cells, w, Wt.memptr(), Wt.n_rows, Wt.n_cols);
   arma::mat C = Rcpp::as<arma::mat>(C0);
   const int sweeps = kl ? max_iter : 1;
   for (int it = 0; it < sweeps; ++it) {
@@ -185,29 +185,11 @@ Rcpp::List cpp_nmf_beta_weighted_fit(SEXP data, Rcpp::NumericMatrix W0, Rcpp::Nu
 namespace {
 // A shard of a weighted fit: its weights (its rows' r, the columns' c, the
 // deviating cells of its rows) and its weighted data X~_s, kept by its store
+// (X: none for a shard whose weighted cells are in a file, streamed)
 struct WeightedShard {
   aspectr::nmf::CellWeights w;
-  aspectr::nmf::Data X;
+  std::unique_ptr<aspectr::nmf::Data> X;
 };
-
-aspectr::nmf::CellWeights shard_weights(int m, int n, double d, const Rcpp::NumericVector& r,
-                                        const Rcpp::NumericVector& c, const Rcpp::IntegerVector& ei,
-                                        const Rcpp::IntegerVector& ej, const Rcpp::NumericVector& ev) {
-  if (r.size() != m || c.size() != n || ei.size() != ej.size() || ei.size() != ev.size())
-    Rcpp::stop("internal error: a shard's weights of the wrong size");
-  aspectr::nmf::CellWeights w;
-  w.d = d;
-  w.r = Rcpp::as<arma::vec>(r);
-  w.c = Rcpp::as<arma::vec>(c);
-  std::vector<arma::uword> I(ei.size()), J(ej.size());
-  for (R_xlen_t s = 0; s < ei.size(); ++s) {
-    if (ei[s] < 0 || ej[s] < 0) Rcpp::stop("internal error: a negative cell index");
-    I[s] = static_cast<arma::uword>(ei[s]);
-    J[s] = static_cast<arma::uword>(ej[s]);
-  }
-  w.set_cells(m, n, I, J, std::vector<double>(ev.begin(), ev.end()));
-  return w;
-}
 
 void shard_cells(const Rcpp::IntegerMatrix& idx, const Rcpp::NumericVector& val, std::vector<int>& row,
                  std::vector<int>& col) {
@@ -228,7 +210,7 @@ Rcpp::List cpp_nmf_wshard_sums(Rcpp::IntegerMatrix idx, Rcpp::NumericVector val,
                                Rcpp::IntegerVector ej, Rcpp::NumericVector ev) {
   std::vector<int> row, col;
   shard_cells(idx, val, row, col);
-  const aspectr::nmf::CellWeights w = shard_weights(dims[0], dims[1], d, r, c, ei, ej, ev);
+  const aspectr::nmf::CellWeights w = cell_weights(dims[0], dims[1], d, r, c, ei, ej, ev);
   const std::vector<double> xt = aspectr::nmf::weighted_values(w, row.data(), col.data(), val.begin(), row.size());
   double sx2 = 0.0, sxl = 0.0, st = 0.0, top = 0.0, sxlx = 0.0;
   Rcpp::NumericVector rowtot(dims[0]);
@@ -246,32 +228,53 @@ Rcpp::List cpp_nmf_wshard_sums(Rcpp::IntegerMatrix idx, Rcpp::NumericVector val,
                             Rcpp::Named("top") = top, Rcpp::Named("sxlx") = sxlx, Rcpp::Named("rowtot") = rowtot);
 }
 
-// A shard's state for a weighted fit: its weights and X~_s / scale (both
-// orientations: the rows' updates of KL read them)
+// The weighted values of a shard's cells (x~ = r_i c_j (d + delta_ij) x,
+// unscaled), for its weighted copy in a .shard file
 // [[Rcpp::export]]
-SEXP cpp_nmf_wshard_state(Rcpp::IntegerMatrix idx, Rcpp::NumericVector val, Rcpp::IntegerVector dims, double scale,
-                          double d, Rcpp::NumericVector r, Rcpp::NumericVector c, Rcpp::IntegerVector ei,
-                          Rcpp::IntegerVector ej, Rcpp::NumericVector ev) {
+Rcpp::NumericVector cpp_nmf_wshard_values(Rcpp::IntegerMatrix idx, Rcpp::NumericVector val, Rcpp::IntegerVector dims,
+                                          double d, Rcpp::NumericVector r, Rcpp::NumericVector c,
+                                          Rcpp::IntegerVector ei, Rcpp::IntegerVector ej, Rcpp::NumericVector ev) {
   std::vector<int> row, col;
   shard_cells(idx, val, row, col);
-  aspectr::nmf::CellWeights w = shard_weights(dims[0], dims[1], d, r, c, ei, ej, ev);
-  std::vector<double> xt = aspectr::nmf::weighted_values(w, row.data(), col.data(), val.begin(), row.size());
+  const aspectr::nmf::CellWeights w = cell_weights(dims[0], dims[1], d, r, c, ei, ej, ev);
+  const std::vector<double> xt = aspectr::nmf::weighted_values(w, row.data(), col.data(), val.begin(), row.size());
+  return Rcpp::NumericVector(xt.begin(), xt.end());
+}
+
+// A shard's state for a weighted fit: its weights and, given its cells
+// (idx, val; NULL: its weighted cells are in a file), X~_s / scale (both
+// orientations: the rows' updates of KL read them)
+// [[Rcpp::export]]
+SEXP cpp_nmf_wshard_state(SEXP idx, SEXP val, Rcpp::IntegerVector dims, double scale, double d,
+                          Rcpp::NumericVector r, Rcpp::NumericVector c, Rcpp::IntegerVector ei,
+                          Rcpp::IntegerVector ej, Rcpp::NumericVector ev) {
+  auto* S = new WeightedShard{cell_weights(dims[0], dims[1], d, r, c, ei, ej, ev), nullptr};
+  Rcpp::XPtr<WeightedShard> out(S, true);
+  if (Rf_isNull(idx)) return out;
+  std::vector<int> row, col;
+  const Rcpp::NumericVector v(val);
+  shard_cells(Rcpp::IntegerMatrix(idx), v, row, col);
+  std::vector<double> xt = aspectr::nmf::weighted_values(S->w, row.data(), col.data(), v.begin(), row.size());
   // (cells of weight 0 dropped)
   std::size_t nz = 0;
   for (std::size_t t = 0; t < xt.size(); ++t) {
     if (xt[t] > 0.0) { row[nz] = row[t]; col[nz] = col[t]; xt[nz] = xt[t]; ++nz; }
   }
-  auto* S = new WeightedShard{std::move(w), aspectr::nmf::shard_data(row.data(), col.data(), xt.data(), nz, dims[0],
-                                                                     dims[1], scale)};
-  return Rcpp::XPtr<WeightedShard>(S, true);
+  S->X.reset(new aspectr::nmf::Data(
+      aspectr::nmf::shard_data(row.data(), col.data(), xt.data(), nz, dims[0], dims[1], scale)));
+  return out;
 }
 
 // One shard's answer to a request of a weighted fit in pieces (WeightedPiece,
-// nmf/weighted.h): `state` (cpp_nmf_wshard_state()), or NULL for requests
-// that read no cells ("gather", "scale"); its rows of W (Wt, k x m_s)
-// written in place; its slots kept.
+// nmf/weighted.h): `state` (cpp_nmf_wshard_state()) with its weighted cells
+// in memory, or in the .shard file `file` (list(buffer, path, dims, scale,
+// chunk), read a chunk at a time), or NULL for requests that read no cells
+// ("gather", "scale"); its rows of W (Wt, k x m_s) written in place; its
+// slots kept. `kept`: the cells stay in memory for the fit (so may its v of
+// KL coordinate descent).
 // [[Rcpp::export]]
-Rcpp::List cpp_nmf_wpiece_run(SEXP state, SEXP Wt, SEXP slots, std::string op, SEXP input, int threads, bool kept) {
+Rcpp::List cpp_nmf_wpiece_run(SEXP state, SEXP file, SEXP Wt, SEXP slots, std::string op, SEXP input, int threads,
+                              bool kept) {
   using namespace aspectr::nmf;
   if (!Rf_isReal(Wt) || !Rf_isMatrix(Wt)) Rcpp::stop("internal error: W must be a matrix of doubles");
   arma::mat W(REAL(Wt), Rf_nrows(Wt), Rf_ncols(Wt), false, true);
@@ -283,11 +286,24 @@ Rcpp::List cpp_nmf_wpiece_run(SEXP state, SEXP Wt, SEXP slots, std::string op, S
     static const arma::mat empty;
     static const Data none(empty);
     static const CellWeights nw;
-    WeightedPiece piece(none, nw, W.memptr(), W.n_rows, W.n_cols, sl.get(), kept);
+    MemoryCells cells(none);
+    WeightedPiece piece(cells, nw, W.memptr(), W.n_rows, W.n_cols, sl.get());
     return aspectr_r::stats_to_r(piece.run(r, threads));
   }
   Rcpp::XPtr<WeightedShard> S(state);
-  WeightedPiece piece(S->X, S->w, W.memptr(), W.n_rows, W.n_cols, sl.get(), kept);
+  if (S->X) {
+    MemoryCells cells(*S->X, kept);
+    WeightedPiece piece(cells, S->w, W.memptr(), W.n_rows, W.n_cols, sl.get());
+    return aspectr_r::stats_to_r(piece.run(r, threads));
+  }
+  if (Rf_isNull(file)) Rcpp::stop("internal error: a weighted shard without its cells");
+  Rcpp::List f(file);
+  SEXP bufx = f["buffer"];
+  Rcpp::XPtr<aspectr::ShardBuffer> buf(bufx);
+  const Rcpp::IntegerVector dims = f["dims"];
+  FileCells cells(Rcpp::as<std::string>(f["path"]), *buf, aspectr_r::chunk_cells(Rcpp::as<double>(f["chunk"])),
+                  Rcpp::as<double>(f["scale"]), dims[1]);
+  WeightedPiece piece(cells, S->w, W.memptr(), W.n_rows, W.n_cols, sl.get());
   return aspectr_r::stats_to_r(piece.run(r, threads));
 }
 
@@ -327,10 +343,8 @@ Rcpp::List cpp_nmf_weighted_pieces_fit(SEXP fn, Rcpp::NumericMatrix H0, std::str
   PieceModel M;
   M.H = Rcpp::as<arma::mat>(H0);
   M.P = &P;
-  Penalty pen;
-  pen.l1w = L1[0]; pen.l1h = L1[1]; pen.l2w = L2[0]; pen.l2h = L2[1];
-  aspectr::Control ctl;
-  ctl.max_iter = max_iter; ctl.tol = tol; ctl.threads = threads;
+  const Penalty pen = aspectr_r::nmf_penalty(L1, L2);
+  const aspectr::Control ctl = aspectr_r::fit_control(max_iter, tol, threads);
   RCallback cb(false, max_iter, "nmf (" + loss + ", " + method + ", weighted)", hook, want_model);
   WeightedNMF rule(kl, wm, pen, eps, w);
   const aspectr::FitTrace tr = aspectr::run_solver(rule, P, M, ctl, cb);

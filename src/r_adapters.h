@@ -9,6 +9,7 @@
 #if defined(__GLIBC__)
 #include <malloc.h>
 #endif
+#include <algorithm>
 #include <memory>
 #include <string>
 
@@ -239,6 +240,27 @@ inline aspectr::Stats stats_from_r(SEXP x) {
   Rcpp::CharacterVector nm = l.names();
   for (R_xlen_t i = 0; i < l.size(); ++i) {
     SEXP v = l[i];
+    if (TYPEOF(v) == VECSXP) {
+      // a statistic in parts (R's shard_add() of "@" names): joined by columns
+      arma::uword rows = 0, cols = 0;
+      for (R_xlen_t p = 0; p < Rf_xlength(v); ++p) {
+        SEXP q = VECTOR_ELT(v, p);
+        if (!Rf_isReal(q) || !Rf_isMatrix(q) || (p > 0 && static_cast<arma::uword>(Rf_nrows(q)) != rows))
+          Rcpp::stop("internal error: the parts of a piece's statistic '%s' differ", std::string(nm[i]).c_str());
+        rows = Rf_nrows(q);
+        cols += Rf_ncols(q);
+      }
+      arma::mat out(rows, cols);
+      arma::uword at = 0;
+      for (R_xlen_t p = 0; p < Rf_xlength(v); ++p) {
+        SEXP q = VECTOR_ELT(v, p);
+        const arma::uword c = Rf_ncols(q);
+        if (c) std::copy(REAL(q), REAL(q) + static_cast<std::size_t>(rows) * c, out.colptr(at));
+        at += c;
+      }
+      s.m[std::string(nm[i])] = std::move(out);
+      continue;
+    }
     if (!Rf_isReal(v)) Rcpp::stop("internal error: a piece's statistic '%s' is not numeric",
                                   std::string(nm[i]).c_str());
     const arma::uword r = Rf_isMatrix(v) ? Rf_nrows(v) : Rf_length(v), c = Rf_isMatrix(v) ? Rf_ncols(v) : 1;
@@ -263,6 +285,24 @@ class RPieces : public aspectr::Pieces {
  private:
   Rcpp::Function fn_;
 };
+
+// The cells read at a time from a shard file (R's chunk option)
+inline std::size_t chunk_cells(double chunk) {
+  if (!(chunk >= 1.0)) Rcpp::stop("internal error: chunks of fewer than one cell");
+  return chunk < 1e15 ? static_cast<std::size_t>(chunk) : static_cast<std::size_t>(1e15);
+}
+
+// nmf()'s penalties (L1, L2: for W and H) and a fit's controls, from R
+inline aspectr::nmf::Penalty nmf_penalty(const Rcpp::NumericVector& L1, const Rcpp::NumericVector& L2) {
+  aspectr::nmf::Penalty pen;
+  pen.l1w = L1[0]; pen.l1h = L1[1]; pen.l2w = L2[0]; pen.l2h = L2[1];
+  return pen;
+}
+inline aspectr::Control fit_control(int max_iter, double tol, int threads) {
+  aspectr::Control ctl;
+  ctl.max_iter = max_iter; ctl.tol = tol; ctl.threads = threads;
+  return ctl;
+}
 
 // The trace of a fit in the list every fitter's glue returns.
 inline void add_trace(Rcpp::List& out, const aspectr::FitTrace& tr) {

@@ -86,12 +86,21 @@ test_that("weighted fits of shard files (out of core) equal the in-memory fit; r
   f <- file.path(dir, c("a.rds", "b.rds"))
   p <- split_rows(x, 20L)
   for (i in 1:2) saveRDS(p[[i]], f[i])
+  weighted_copies <- function() list.files(tempdir(), "^aspectr_weighted_")
+  before <- weighted_copies()
   for (cs in methods_grid) {
     args <- list(loss = cs[1], method = cs[2], init = "random", seed = 1, max_iter = 40, mask = mask,
                  row_weights = rw)
     ref <- do.call(quiet_nmf, c(list(x, 3), args))
-    expect_same_wnmf(do.call(quiet_nmf, c(list(sh, 3), args)), ref, info = paste(cs, collapse = " "))
-    expect_same_wnmf(do.call(quiet_nmf, c(list(shards(f), 3), args)), ref, info = paste(cs, collapse = " "))
+    info <- paste(cs, collapse = " ")
+    # (streamed: each shard's weighted cells in a .shard file of their own)
+    expect_same_wnmf(do.call(quiet_nmf, c(list(sh, 3), args)), ref, info = info)
+    expect_same_wnmf(do.call(quiet_nmf, c(list(shards(f), 3), args)), ref, info = info)
+    # (other files without the cache: read whole, one at a time, for every request)
+    old <- options(aspectr.shard_cache = FALSE)
+    expect_same_wnmf(do.call(quiet_nmf, c(list(shards(f), 3), args)), ref, info = paste(info, "no cache"))
+    options(old)
+    expect_identical(weighted_copies(), before)
   }
   # several starts, staged; the callback sees the same objective and factors
   for (cs in list(c("frobenius", "hals"), c("kl", "cd"))) {

@@ -66,7 +66,10 @@ class Cells {
   virtual bool whole_columns() const = 0;
   virtual void kcd_pass(const arma::mat& Wt, const arma::mat& hv, arma::mat& v, bool reset, const int* rd,
                         const int* rn, const double* d, arma::mat& out, int threads) = 0;
-  virtual double kcd_rows(arma::mat& Wt, const arma::mat& H, double l1, double l2, int threads) = 0;
+  // (cper: the rows' own linear coefficients, k x m_s, in place of the
+  // column sums of H + l1: a weighted loss, nmf/weighted.h)
+  virtual double kcd_rows(arma::mat& Wt, const arma::mat& H, double l1, double l2, int threads,
+                          const arma::mat* cper = nullptr) = 0;
   virtual bool kcd_columns(arma::mat& H, const arma::mat& Wt, const arma::vec& c, double l2, int threads) = 0;
 };
 
@@ -120,8 +123,9 @@ class MemoryCells : public Cells {
     }
     kl_cd_pass(X_, Wt, hv, v.memptr(), reset, rd, rn, d, out, threads);
   }
-  double kcd_rows(arma::mat& Wt, const arma::mat& H, double l1, double l2, int threads) override {
-    return kl_cd_rows(X_, Wt, H, l1, l2, false, threads);
+  double kcd_rows(arma::mat& Wt, const arma::mat& H, double l1, double l2, int threads,
+                  const arma::mat* cper = nullptr) override {
+    return kl_cd_rows(X_, Wt, H, l1, l2, false, threads, cper);
   }
   bool kcd_columns(arma::mat& H, const arma::mat& Wt, const arma::vec& c, double l2, int threads) override {
     KLCD::solve_side(X_, false, Wt, H, c, l2, 1, 1, nullptr, threads);
@@ -211,9 +215,10 @@ class FileCells : public Cells {
     stream_kl_cd_pass(reader, buf_, cells_, scale_, Wt, hv, rd, rn, out, threads);
   }
   // the rows gathered in two passes over the file (12 bytes per non-zero)
-  double kcd_rows(arma::mat& Wt, const arma::mat& H, double l1, double l2, int threads) override {
+  double kcd_rows(arma::mat& Wt, const arma::mat& H, double l1, double l2, int threads,
+                  const arma::mat* cper = nullptr) override {
     const Data rows(stream_rows_csc(path_, buf_, cells_, scale_, m_, n_));
-    return kl_cd_rows(rows, Wt, H, l1, l2, true, threads);
+    return kl_cd_rows(rows, Wt, H, l1, l2, true, threads, cper);
   }
   bool kcd_columns(arma::mat&, const arma::mat&, const arma::vec&, double, int) override { return false; }
   double kl_constant() override {

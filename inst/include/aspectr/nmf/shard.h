@@ -470,11 +470,13 @@ inline Csc stream_rows_csc(const std::string& path, ShardBuffer& buf, std::size_
 // KLCD::step): written over Wt; returns the shard's part of sum x log v of
 // the new model. `transposed`: X holds the transposed shard (n x m_s, its
 // columns the shard's rows) and nothing else.
+// (cper: each row's own linear coefficients, k x m_s, in place of the
+// column sums of H + l1w: a weighted loss, nmf/weighted.h)
 inline double kl_cd_rows(const Data& X, arma::mat& Wt, const arma::mat& H, double l1w, double l2w,
-                         bool transposed, int threads) {
-  const arma::vec c = arma::sum(H, 1) + l1w;
+                         bool transposed, int threads, const arma::mat* cper = nullptr) {
+  const arma::vec c = cper ? arma::vec(H.n_rows, arma::fill::zeros) : arma::vec(arma::sum(H, 1) + l1w);
   double xlogv = 0.0;
-  KLCD::solve_side(X, !transposed, H, Wt, c, l2w, 1, 1, &xlogv, threads);
+  KLCD::solve_side(X, !transposed, H, Wt, c, l2w, 1, 1, &xlogv, threads, cper);
   return xlogv;
 }
 

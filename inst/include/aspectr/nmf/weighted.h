@@ -372,11 +372,10 @@ struct WeightedSide {
 //   "gather"       -> @Wt
 class WeightedPiece {
  public:
-  // slots (for "kcd_pass": v kept between passes when keep_v) only for a
-  // piece of several
-  WeightedPiece(const Data& X, const CellWeights& w, double* Wt, arma::uword k, arma::uword m,
-                Slots* slots = nullptr, bool keep_v = true)
-      : X_(X), w_(w), Wt_(Wt, k, m, false, true), slots_(slots), keep_v_(keep_v) {}
+  // X: the weighted data's cells (MemoryCells, or FileCells of a .shard file
+  // of them); slots (for "kcd_pass") only for a piece of several
+  WeightedPiece(Cells& X, const CellWeights& w, double* Wt, arma::uword k, arma::uword m, Slots* slots = nullptr)
+      : X_(X), w_(w), Wt_(Wt, k, m, false, true), slots_(slots) {}
   arma::mat& Wt() { return Wt_; }
 
   Stats run(const Request& r, int threads) {
@@ -394,7 +393,16 @@ class WeightedPiece {
         side.frobenius(method, H, C, Wt_, l1, l2, eps, threads);
       } else {
         arma::mat Dl = side.linear(Wt_, H.n_cols, threads);
-        kl_update(method, X_, false, Wt_, H, Dl, l1, l2, eps, nullptr, threads);
+        if (method == WeightedMethod::CD) {
+          // (whole columns: the one piece of a matrix in memory)
+          auto* mem = dynamic_cast<MemoryCells*>(&X_);
+          if (!mem) throw std::logic_error("whole columns of weighted cells not in memory");
+          const arma::mat cper = Dl + l1;
+          const arma::vec none(H.n_rows, arma::fill::zeros);
+          KLCD::solve_side(mem->data(), false, Wt_, H, none, l2, 1, 1, nullptr, threads, &cper);
+        } else {
+          kl_update(method, X_, false, Wt_, H, Dl, l1, l2, eps, nullptr, threads);
+        }
       }
       out.set("H", std::move(H));
     } else if (op == "wrow" || op == "weval") {
@@ -409,7 +417,7 @@ class WeightedPiece {
         arma::mat Dl = side.linear(H, Wt_.n_cols, threads);
         double xlogv = 0.0;
         if (update) kl_update(method, X_, true, H, Wt_, Dl, l1, l2, eps, &xlogv, threads);
-        else kl_xlogv(X_, Wt_, H, xlogv, threads);
+        else X_.kl_rows(Wt_, H, nullptr, &xlogv, threads);
         const double V = arma::accu(Dl % Wt_);
         out.set("V", V);
         out.set("part", V - xlogv);
@@ -467,14 +475,13 @@ class WeightedPiece {
         out.set("Ddev", std::move(Dd));
         if (r.has("H")) {
           arma::mat num;
-          KLMU::ratio_pass(X_, Wt_, r.mat("H"), num, nullptr, false, threads);
+          X_.kl_cols(Wt_, r.mat("H"), num, threads);
           out.set("num", std::move(num));
         }
       }
     } else if (op == "kcd_pass") {
       if (!slots_) throw std::logic_error("a pass of KL coordinate descent on a piece without slots");
-      MemoryCells cells(X_, keep_v_);
-      Piece piece(cells, Wt_.memptr(), Wt_.n_rows, Wt_.n_cols, *slots_);
+      Piece piece(X_, Wt_.memptr(), Wt_.n_rows, Wt_.n_cols, *slots_);
       return piece.run(r, threads);
     } else if (op == "gather") {
       out.set("@Wt", arma::mat(Wt_));
@@ -487,40 +494,38 @@ class WeightedPiece {
   }
 
   // KL: every column of Out (k x p) given Ft, with linear terms Dl (k x p,
-  // without l1), by coordinate descent or the multiplicative update;
-  // xlogv (by_row only) gets sum x~ log v of the result.
-  static void kl_update(WeightedMethod method, const Data& X, bool by_row, const arma::mat& Ft, arma::mat& Out,
+  // without l1), by coordinate descent (by_row only: the rows of W) or the
+  // multiplicative update; xlogv (by_row only) gets sum x~ log v of the
+  // result.
+  static void kl_update(WeightedMethod method, Cells& X, bool by_row, const arma::mat& Ft, arma::mat& Out,
                         const arma::mat& Dl, double l1, double l2, double eps, double* xlogv, int threads) {
     if (method == WeightedMethod::CD) {
+      if (!by_row) throw std::logic_error("weighted KL coordinate descent of columns by rows");
       const arma::mat cper = Dl + l1;
-      const arma::vec none(Out.n_rows, arma::fill::zeros);
-      KLCD::solve_side(X, by_row, Ft, Out, none, l2, 1, 1, xlogv, threads, &cper);
+      const double v = X.kcd_rows(Out, Ft, l1, l2, threads, &cper);
+      if (xlogv) *xlogv += v;
       return;
     }
     if (method != WeightedMethod::MU) throw std::logic_error("weighted KL: unknown method");
     arma::mat num;
-    if (by_row) KLMU::ratio_pass(X, Out, Ft, num, nullptr, true, threads);
-    else KLMU::ratio_pass(X, Ft, Out, num, nullptr, false, threads);
+    if (by_row) X.kl_rows(Out, Ft, &num, nullptr, threads);
+    else X.kl_cols(Ft, Out, num, threads);
     KLMU mu(Penalty(), eps);
     for (arma::uword o = 0; o < Out.n_cols; ++o)
       for (arma::uword r = 0; r < Out.n_rows; ++r)
         Out(r, o) = mu.mm_root(num(r, o) * Out(r, o), Dl(r, o) + l1, l2);
-    if (xlogv) kl_xlogv(X, Out, Ft, *xlogv, threads);
-  }
-  // sum x~ log v for the model (Wt, H)
-  static void kl_xlogv(const Data& X, const arma::mat& Wt, const arma::mat& H, double& xlogv, int threads) {
-    arma::mat none;
-    double v = 0.0;
-    KLMU::ratio_pass(X, Wt, H, none, &v, true, threads, false);
-    xlogv = v;
+    if (xlogv) {
+      double v = 0.0;
+      X.kl_rows(Out, Ft, nullptr, &v, threads);
+      *xlogv = v;
+    }
   }
 
  private:
-  const Data& X_;
+  Cells& X_;
   const CellWeights& w_;
   arma::mat Wt_;
   Slots* slots_;
-  bool keep_v_;
 };
 
 // The rule: H given W, then W given H, by `method`; under KL without

@@ -267,5 +267,6 @@ autoplot.aspectr_nmf_rank <- function(object, type = c("stability", "consensus")
           data.frame(k = tab$k, value = tab$cophenetic, curve = "cophenetic"),
           data.frame(k = tab$k, value = tab$dispersion, curve = "dispersion"))
   }
-  rank_plot(d, object$best, if (object$method %in% c("cv", "mask")) "relative error" else "stability", "NMF rank")
+  rank_plot(d, object$best, if (object$method %in% c("cv", "mask")) "relative error" else "stability",
+            if (identical(object$family, "ntf")) "CP (ntf) rank" else "NMF rank")
 }

@@ -262,7 +262,8 @@ cv_mask_one <- function(x, tk, holdout, fit_args, quality, na_cells = NULL) {
 #' @export
 print.aspectr_nmf_rank <- function(x, ...) {
   check_dots_empty(...)
-  cat(sprintf("NMF rank selection by %s (%d run%s per rank); suggested rank: %d\n\n",
+  cat(sprintf("%s rank selection by %s (%d run%s per rank); suggested rank: %d\n\n",
+              if (identical(x$family, "ntf")) "CP (ntf)" else "NMF",
               switch(x$method, cv = "cross-validation on held-out cells",
                      mask = "cross-validation on masked cells", "consensus clustering"),
               x$nrun, if (x$nrun == 1) "" else "s", x$best))

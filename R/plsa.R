@@ -341,8 +341,8 @@ plsa <- function(x, k, loss = c("kl", "tsallis", "l2"), method = NULL, q = 0.5, 
   loss <- match_option(loss, c("kl", "tsallis", "l2"), "loss")
   if (!missing(x) && nmf_is_weighted(if (!inherits(x, "aspectr_shards")) x, mask, observed, weights,
                                      row_weights, col_weights)) {
-    # missing cells and weights: the weighted KL fit of nmf(), normalized
-    return(plsa_weighted(x, k, loss, method, init, nrun, max_iter, tol, seed, threads, verbose,
+    # missing cells and weights (R/plsa-weights.R)
+    return(plsa_weighted(x, k, loss, method, q, normalize, init, nrun, max_iter, tol, seed, threads, verbose,
                          list(tempering = tempering != 1, prior = !is.null(prior), seeds = !is.null(seeds),
                               callback = !is.null(callback), cluster = !is.null(cluster),
                               factor_dir = !is.null(factor_dir)),

@@ -44,6 +44,13 @@ ref_power_simplex <- function(a, b, q, x) {
   f <- function(mu) log(sum(((1 - q) * a[P] / (b[P] + mu))^(1 / q)))
   lo <- max((1 - q) * a[P] - b[P])
   hi <- (1 - q) * sum(a[P]^(1 / q))^q - min(b[P])
+  # (at lo itself rounding may leave some b + mu <= 0: the first point
+  # above it where f is defined)
+  if (!is.finite(f(lo))) {
+    cand <- lo + (hi - lo) * 2^-(80:1)
+    ok <- vapply(cand, function(m) all(b[P] + m > 0) && is.finite(f(m)), logical(1))
+    lo <- cand[which(ok)[1]]
+  }
   mu <- if (f(lo) <= 0) lo else if (f(hi) >= 0) hi else
     uniroot(f, c(lo, hi), tol = .Machine$double.eps, maxiter = 5000)$root
   Z <- !P

@@ -80,6 +80,27 @@ test_that("a row or column left out entirely takes the mass its factor's column 
   }
 })
 
+test_that("a q-EM column step with entries far below their linear costs stays finite and exact", {
+  # (a case where the root search's starting point rounds onto a pole:
+  # entries of U near 0 whose rows have small but positive weights)
+  set.seed(1008)
+  m <- sample(5:14, 1); n <- sample(4:12, 1); k <- sample(1:3, 1)
+  x <- matrix(rpois(m * n, runif(1, 0.5, 5)), m, n)
+  x[1, 1] <- x[1, 1] + 1
+  sample(6, 1)
+  rw <- rexp(m); cw <- rexp(n); q <- runif(1, 0.05, 0.95)
+  g <- plsa(x, k, seed = 8, max_iter = 29, tol = 0, loss = "tsallis", method = "em", q = q,
+            row_weights = rw, col_weights = cw)
+  expect_lt(min(g$factors[[1]][g$factors[[1]] > 0]), 1e-30)
+  st <- list(lambda = as.numeric(g$lambda), factors = lapply(g$factors, unname))
+  h <- plsa(x, k, init = st, max_iter = 3, tol = 0, loss = "tsallis", method = "em", q = q,
+            row_weights = rw, col_weights = cw)
+  r <- ref_plsa_weighted(x, ref_omega(x, row_weights = rw, col_weights = cw), "tsallis", st$lambda,
+                         st$factors[[1]], st$factors[[2]], 3, q = q)
+  expect_model_equal(h, r, 1e-8)
+  expect_true(all(is.finite(h$objective)) && all(diff(c(h$initial, h$objective)) <= 1e-15))
+})
+
 test_that("all weights 1 give the unweighted fit", {
   x <- tiny_counts(4)
   for (loss in c("tsallis", "l2")) {

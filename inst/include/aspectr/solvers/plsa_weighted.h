@@ -71,7 +71,8 @@
 //     mu the root of sum_i u_i(mu) = 1, found by Newton's method on
 //     log sum_i u_i(mu), convex and decreasing in mu, from a point left of
 //     the root (every term at most 1 there), so that the iterates rise
-//     monotonically to it. Entries with a_i = 0 are 0, unless their
+//     monotonically to it (safeguarded by bisection of a bracket of the
+//     root where rounding leaves the logarithm undefined). Entries with a_i = 0 are 0, unless their
 //     linear cost (1-q) lambda_r h_i is below -mu at that root: then mu is
 //     raised to minus the smallest such cost and those entries of least
 //     cost share the rest of the mass evenly (a row left out, h_i = 0).
@@ -207,20 +208,33 @@ inline void power_qp_simplex(const std::vector<double>& a, const std::vector<dou
     if (a[i] > 0.0) P.push_back(i); else zmin = std::min(zmin, b[i]);
   }
   if (P.empty()) return;
-  // (1 - q) a_i and log of it
+  // (1 - q) a_i and log of it; the bracket [L, R] of the root: at
+  // L = max_i ((1 - q) a_i - b_i) every term is at most 1 and one is 1 (the
+  // sum >= 1); at R = (1 - q) ||a||_(1/q) - min_i b_i every term is at most
+  // a_i^(1/q) / sum a^(1/q) (the sum <= 1)
+  const double inf = std::numeric_limits<double>::infinity();
   std::vector<double> la(P.size());
-  double mu = -std::numeric_limits<double>::infinity();
+  double L = -inf, amax = 0.0, bmin = inf;
   for (std::size_t t = 0; t < P.size(); ++t) {
     const double ca = (1.0 - q) * a[P[t]];
     la[t] = std::log(ca);
-    mu = std::max(mu, ca - b[P[t]]);  // every term <= 1, one = 1: the sum >= 1
+    L = std::max(L, ca - b[P[t]]);
+    amax = std::max(amax, a[P[t]]);
+    bmin = std::min(bmin, b[P[t]]);
   }
-  // psi(mu) = log sum_i exp(p (la_i - log(b_i + mu))), convex decreasing
+  double sp = 0.0;
+  for (std::size_t t = 0; t < P.size(); ++t) sp += std::pow(a[P[t]] / amax, p);
+  double R = (1.0 - q) * amax * std::pow(sp, q) - bmin;
+  // psi(mu) = log sum_i exp(p (la_i - log(b_i + mu))), convex decreasing;
+  // +inf where some b_i + mu <= 0 (rounding, at L itself when a_i is far
+  // below b_i)
+  std::vector<double> lt(P.size());
   auto psi = [&](double m, double* dpsi) {
-    double mx = -std::numeric_limits<double>::infinity();
-    std::vector<double> lt(P.size());
+    double mx = -inf;
     for (std::size_t t = 0; t < P.size(); ++t) {
-      lt[t] = p * (la[t] - std::log(b[P[t]] + m));
+      const double den = b[P[t]] + m;
+      if (!(den > 0.0)) return inf;
+      lt[t] = p * (la[t] - std::log(den));
       mx = std::max(mx, lt[t]);
     }
     double s = 0.0, ds = 0.0;
@@ -232,13 +246,23 @@ inline void power_qp_simplex(const std::vector<double>& a, const std::vector<dou
     *dpsi = -p * ds / s;
     return mx + std::log(s);
   };
-  for (int it = 0; it < 200; ++it) {
-    double dpsi = 0.0;
-    const double v = psi(mu, &dpsi);
-    if (!(v > 1e-15) || !(dpsi < 0.0)) break;
-    const double next = mu - v / dpsi;
-    if (!(next > mu)) break;
-    mu = next;
+  // Newton's method from L (from the left of the root of a convex
+  // decreasing function its iterates rise to the root), bisection of the
+  // bracket wherever psi is not finite or a step leaves the bracket
+  double dpsi = 0.0;
+  double mu = R;
+  if (R > L && !(psi(R, &dpsi) >= 0.0)) {
+    mu = L;
+    for (int it = 0; it < 400; ++it) {
+      const double v = psi(mu, &dpsi);
+      if (std::isfinite(v) && std::abs(v) <= 1e-15) break;
+      if (v > 0.0) L = mu; else R = mu;
+      double next = std::isfinite(v) && dpsi < 0.0 ? mu - v / dpsi : L - 1.0;
+      if (!(next > L && next < R)) next = L + 0.5 * (R - L);
+      if (next == mu || !(next > L && next < R)) break;
+      mu = next;
+    }
+    if (!std::isfinite(psi(mu, &dpsi))) mu = R;
   }
   const bool spread = zmin < std::numeric_limits<double>::infinity() && mu < -zmin;
   if (spread) mu = -zmin;

@@ -184,7 +184,7 @@
 #' imputation). The updates use the weighted sums of the observed cells (no
 #' imputation inside the loop) and cost, per iteration, a pass over the
 #' observed non-zeros plus \eqn{k} operations per left-out or reweighted
-#' cell.
+#' cell (\eqn{k^2} under `"l2"`).
 #' * `"kl"`: maximum likelihood of the observed cells under the Poisson
 #'   form of the aspect model, i.e. the weighted KL fit of [nmf()]
 #'   (coordinate descent) normalized as [as_plsa()] does. The value

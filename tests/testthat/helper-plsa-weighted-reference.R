@@ -92,6 +92,13 @@ ref_diag_simplex <- function(alpha, beta, x) {
   out
 }
 
+# the column problem's solution, kept when it does not raise the problem
+ref_keep_better <- function(a, b, q, old) {
+  x <- ref_power_simplex(a, b, q, old)
+  f <- function(z) sum(b * z - ifelse(z > 0, a * z^(1 - q), 0))
+  if (f(x) <= f(old)) x else old
+}
+
 # min 1/2 l'Ql - c'l on the simplex (or the orthant): every support tried
 ref_qp <- function(Q, c, simplex) {
   k <- length(c)
@@ -170,7 +177,7 @@ ref_tsallis_step <- function(G, Om, lambda, U, V, q) {
   for (r in seq_len(k)) {
     if (!(lam[r] > 0)) next
     a <- lam0[r]^q * lam[r]^(1 - q) * U0[, r]^q * B[, r]
-    U[, r] <- ref_power_simplex(a, (1 - q) * lam[r] * hU[, r], q, U[, r])
+    U[, r] <- ref_keep_better(a, (1 - q) * lam[r] * hU[, r], q, U[, r])
   }
   Mix <- U0^q * U^(1 - q)
   B1 <- t(Tm) %*% Mix
@@ -178,7 +185,7 @@ ref_tsallis_step <- function(G, Om, lambda, U, V, q) {
   for (r in seq_len(k)) {
     if (!(lam[r] > 0)) next
     a <- lam0[r]^q * lam[r]^(1 - q) * V0[, r]^q * B1[, r]
-    V[, r] <- ref_power_simplex(a, (1 - q) * lam[r] * hV[, r], q, V[, r])
+    V[, r] <- ref_keep_better(a, (1 - q) * lam[r] * hV[, r], q, V[, r])
   }
   list(lambda = lam / sum(lam), U = U, V = V)
 }

@@ -72,7 +72,14 @@
 //     log sum_i u_i(mu), convex and decreasing in mu, from a point left of
 //     the root (every term at most 1 there), so that the iterates rise
 //     monotonically to it (safeguarded by bisection of a bracket of the
-//     root where rounding leaves the logarithm undefined). Entries with a_i = 0 are 0, unless their
+//     root where rounding leaves the logarithm undefined). Where the root
+//     lies within rounding of an entry's pole mu = -b_i (a_i far below the
+//     resolution of b_i + mu, e.g. a row whose weight against the column
+//     is tiny, or left as rounding noise by the weights' cancellation),
+//     that entry's value cannot be resolved through mu: it takes the mass
+//     the others leave, the solution in the limit. A column whose
+//     solution (so computed) would raise its problem keeps its values (the
+//     monotonicity argument needs no more than a step that does not rise). Entries with a_i = 0 are 0, unless their
 //     linear cost (1-q) lambda_r h_i is below -mu at that root: then mu is
 //     raised to minus the smallest such cost and those entries of least
 //     cost share the rest of the mass evenly (a row left out, h_i = 0).
@@ -262,7 +269,10 @@ inline void power_qp_simplex(const std::vector<double>& a, const std::vector<dou
       if (next == mu || !(next > L && next < R)) break;
       mu = next;
     }
-    if (!std::isfinite(psi(mu, &dpsi))) mu = R;
+    // (not converged: the root lies within rounding of the pole of an
+    // entry, see below; R has a sum of at most 1)
+    const double v = psi(mu, &dpsi);
+    if (!(std::isfinite(v) && std::abs(v) <= 1e-12)) mu = R;
   }
   const bool spread = zmin < std::numeric_limits<double>::infinity() && mu < -zmin;
   if (spread) mu = -zmin;
@@ -278,6 +288,19 @@ inline void power_qp_simplex(const std::vector<double>& a, const std::vector<dou
     for (std::size_t i = 0; i < dn; ++i) if (!(a[i] > 0.0) && b[i] <= zmin) ++nz;
     const double each = std::max(0.0, 1.0 - used) / static_cast<double>(nz);
     for (std::size_t i = 0; i < dn; ++i) if (!(a[i] > 0.0) && b[i] <= zmin) x[i] = each;
+  } else if (used < 1.0 - 1e-12) {
+    // The root is within rounding of the pole -b_i of one entry (an entry
+    // whose a_i is far below the resolution of b_i + mu: its value jumps
+    // between neighbouring doubles of mu, the others' do not): that entry
+    // takes the rest of the mass, the solution in the limit.
+    std::size_t best = P[0];
+    double near = inf;
+    for (std::size_t t = 0; t < P.size(); ++t) {
+      const std::size_t i = P[t];
+      const double rel = (b[i] + mu) / (std::abs(b[i]) + std::abs(mu));
+      if (rel < near) { near = rel; best = i; }
+    }
+    x[best] += 1.0 - used;
   } else if (used > 0.0) {
     for (std::size_t t = 0; t < P.size(); ++t) x[P[t]] /= used;
   }
@@ -469,6 +492,15 @@ class WeightedQEMRule {
         col[i] = F(r, i);
       }
       power_qp_simplex(a, b, q, col.data(), dn);
+      // (kept only when it does not raise the column's problem: rounding
+      // near a pole can leave the root search short of the minimizer, and
+      // the bound needs no more than a step that does not rise)
+      double fnew = 0.0, fold = 0.0;
+      for (arma::uword i = 0; i < dn; ++i) {
+        fnew += b[i] * col[i] - (col[i] > 0.0 ? a[i] * std::pow(col[i], 1.0 - q) : 0.0);
+        fold += b[i] * F(r, i) - (F(r, i) > 0.0 ? a[i] * std::pow(F(r, i), 1.0 - q) : 0.0);
+      }
+      if (!(fnew <= fold)) continue;
       for (arma::uword i = 0; i < dn; ++i) F(r, i) = col[i];
     }
   }

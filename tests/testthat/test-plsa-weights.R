@@ -229,7 +229,11 @@ pw_check_case <- function(rep, max_iter = 40) {
     tr <- c(f$initial, f$objective)
     info <- paste("case", rep, cs$kind, spec$loss, spec$method %||% spec$normalize)
     expect_true(all(is.finite(tr)), info = info)
-    expect_true(all(diff(tr) <= 1e-12 * pmax(abs(tr[-length(tr)]), 1e-300)), info = info)
+    # (rounding: J = (1 - A S^(q - 1)) / (1 - q) is a difference of
+    # numbers near 1, the L2 value one of sums near its initial value's
+    # size: near a perfect fit both are noise of that absolute size)
+    slack <- if (spec$loss == "tsallis") 1e-14 else 1e-13 * max(abs(tr))
+    expect_true(all(diff(tr) <= 1e-12 * abs(tr[-length(tr)]) + slack), info = info)
     expect_true(all(f$factors[[1]] >= 0) && all(abs(colSums(f$factors[[1]]) - 1) < 1e-9), info = info)
     expect_true(all(f$factors[[2]] >= 0) && all(abs(colSums(f$factors[[2]]) - 1) < 1e-9), info = info)
     if (!isFALSE(spec$normalize)) expect_equal(sum(f$lambda), 1, tolerance = 1e-12, info = info)
@@ -240,9 +244,10 @@ test_that("the objective never rises (random cases)", {
   reps <- as.integer(Sys.getenv("ASPECTR_PROPERTY_REPS", "6"))
   for (rep in seq_len(reps)) pw_check_case(rep)
   # cases that once rose: a root search started on a pole by rounding (8,
-  # 9, 26), and a root within rounding of a pole (244: a row whose weight
-  # against a topic is left as rounding noise by the mask's cancellation)
-  for (rep in c(8, 9, 26, 244)) pw_check_case(rep)
+  # 9, 26), and a root within rounding of a pole (244, 413, 513, 562, 567,
+  # 581, 583: e.g. a row whose weight against a topic is left as rounding
+  # noise by the mask's cancellation)
+  for (rep in c(8, 9, 26, 244, 413, 513, 562, 567, 581, 583)) pw_check_case(rep)
 })
 
 test_that("bad weights and refused combinations give classed errors", {

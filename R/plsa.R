@@ -206,7 +206,10 @@
 #'   closed form, each column of the factors by a one-dimensional root
 #'   search, as its normalizer's weights now differ between rows), so the
 #'   divergence never rises; `method = "squarem"` (the default)
-#'   extrapolates it with the same safeguard as without weights.
+#'   extrapolates it with the same safeguard as without weights. On very
+#'   sparse data a topic may put much of its mass on left-out cells (where
+#'   its rank-one shape completes counts seen in their row and column), and
+#'   [fitted()] shows it there.
 #' * `"l2"`: \eqn{\frac12 \sum \omega (g - p)^2} with \eqn{G = x} divided
 #'   by the total of `x` over the counted cells (so that multiplying every
 #'   weight by a constant leaves the fit as it is) and \eqn{P} on the

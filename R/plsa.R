@@ -176,17 +176,60 @@
 #' @param ... Must be empty; an unknown argument is an error.
 #'
 #' @section Missing cells and weights:
-#' With `NA` in `x`, `mask`, `observed` or weights (matrices, `loss =
-#' "kl"`), the model is fitted to the cells that count, with their weights:
-#' maximum likelihood of the observed cells under the Poisson form of the
-#' aspect model, i.e. the weighted KL fit of [nmf()] (coordinate descent)
-#' normalized as [as_plsa()] does, so that \eqn{P(d, w)} covers every cell
-#' (the left-out cells get the model's probability: an imputation). The
-#' value reported is the divergence of the observed cells' share of the
-#' counts from the model's share of them, \eqn{D(G_o \| P_o)} with both
-#' normalized over the cells that count. `prior`, `seeds`, `tempering`,
-#' `callback` and [shards()] are not available with missing cells or weights,
-#' nor are the Tsallis and L2 losses.
+#' With `NA` in `x`, `mask`, `observed` or weights (matrices in memory,
+#' dense or sparse; the weights \eqn{\omega_{ij}} are those of [nmf()]: per
+#' cell, row and column, 0 for a left-out cell), the model is fitted to the
+#' cells that count, with their weights, and \eqn{P(d, w)} still covers
+#' every cell: [fitted()] gives the left-out cells the model's value (an
+#' imputation). The updates use the weighted sums of the observed cells (no
+#' imputation inside the loop) and cost, per iteration, a pass over the
+#' observed non-zeros plus \eqn{k} operations per left-out or reweighted
+#' cell (\eqn{k^2} under `"l2"`).
+#' * `"kl"`: maximum likelihood of the observed cells under the Poisson
+#'   form of the aspect model, i.e. the weighted KL fit of [nmf()]
+#'   (coordinate descent) normalized as [as_plsa()] does. The value
+#'   reported is the divergence of the observed cells' share of the counts
+#'   from the model's share of them, \eqn{D(G_o \| P_o)}, both normalized
+#'   over the cells that count with their weights.
+#' * `"tsallis"`: likewise \eqn{D_q(G_o \| P_o) = (1 - \sum \omega
+#'   g^q p^{1-q} / (\sum \omega p)^{1-q}) / (1 - q)} with \eqn{G = x /
+#'   \sum \omega x}, the weighted Tsallis divergence of the counted cells'
+#'   shares (with every weight 1, \eqn{D_q(G \| P)}). It is the weighted
+#'   divergence \eqn{\sum \omega (q g + (1 - q) p - g^q p^{1-q}) / (1 - q)}
+#'   at the model's best scale: its term \eqn{\sum \omega p}, the model's
+#'   weighted mass on the counted cells, replaces the constant
+#'   \eqn{\sum p = 1} of the unweighted objective, so that the left-out
+#'   cells' share is left to the model. q-EM (Hazan, Haroon and Shashua)
+#'   with the E-step statistics weighted by \eqn{\omega} and that mass as
+#'   the normalizer: each step rescales the model to its best scale and
+#'   minimizes the q-EM bound exactly, block by block (the weights in
+#'   closed form, each column of the factors by a one-dimensional root
+#'   search, as its normalizer's weights now differ between rows), so the
+#'   divergence never rises; `method = "squarem"` (the default)
+#'   extrapolates it with the same safeguard as without weights. On very
+#'   sparse data a topic may put much of its mass on left-out cells (where
+#'   its rank-one shape completes counts seen in their row and column), and
+#'   [fitted()] shows it there.
+#' * `"l2"`: \eqn{\frac12 \sum \omega (g - p)^2} with \eqn{G = x} divided
+#'   by the total of `x` over the counted cells (so that multiplying every
+#'   weight by a constant leaves the fit as it is) and \eqn{P} on the
+#'   simplex (or free weights with `normalize = FALSE`), by the block
+#'   updates of Hazan and Shashua (2007) with the weights: each factor
+#'   column solves a least-squares problem on the simplex whose Hessian is
+#'   diagonal (one weight per row), solved exactly by sorting (the weighted
+#'   form of the simplex projection), and the topic weights solve their
+#'   simplex- (or sign-) constrained least-squares problem exactly, so the
+#'   objective never rises.
+#'
+#' With all weights 1 the Tsallis and L2 steps are those of the unweighted
+#' fit. Whole-number row weights give the objective of the data with each
+#' row repeated that many times (at the model whose copies of a row are
+#' equal) under `"kl"` and `"tsallis"`, and under `"l2"` with `normalize =
+#' FALSE` in the units of the counts; not under `"l2"` with `normalize =
+#' TRUE`, whose model of the repeated data would have to sum to 1 over the
+#' copies. `prior`, `seeds`, `tempering`, `callback`, `cluster`,
+#' `factor_dir`, N-way data and [shards()] are not available with missing
+#' cells or weights.
 #'
 #' @section Priors and guided topics:
 #' With `prior`, a KL fit of a documents x terms matrix is the maximum a
@@ -341,8 +384,8 @@ plsa <- function(x, k, loss = c("kl", "tsallis", "l2"), method = NULL, q = 0.5, 
   loss <- match_option(loss, c("kl", "tsallis", "l2"), "loss")
   if (!missing(x) && nmf_is_weighted(if (!inherits(x, "aspectr_shards")) x, mask, observed, weights,
                                      row_weights, col_weights)) {
-    # missing cells and weights: the weighted KL fit of nmf(), normalized
-    return(plsa_weighted(x, k, loss, method, init, nrun, max_iter, tol, seed, threads, verbose,
+    # missing cells and weights (R/plsa-weights.R)
+    return(plsa_weighted(x, k, loss, method, q, normalize, init, nrun, max_iter, tol, seed, threads, verbose,
                          list(tempering = tempering != 1, prior = !is.null(prior), seeds = !is.null(seeds),
                               callback = !is.null(callback), cluster = !is.null(cluster),
                               factor_dir = !is.null(factor_dir)),

@@ -5,10 +5,12 @@ test_that("bad data give classed errors naming the argument", {
   nan <- x; nan[2, 2] <- NaN
   inf <- x; inf[3, 3] <- Inf
   expect_error(plsa(neg, 2), class = "aspectr_error_input_value")
-  # NA and NaN are missing cells of a KL fit; other losses refuse them
+  # NA and NaN are missing cells (every loss); what cannot take them refuses
   expect_identical(plsa(na, 2, max_iter = 5)$weighting$type, "missing")
   expect_identical(plsa(nan, 2, max_iter = 5)$weighting$type, "missing")
-  expect_error(plsa(na, 2, loss = "l2"), class = "aspectr_error_input_argument")
+  expect_identical(plsa(na, 2, loss = "l2", max_iter = 5)$weighting$type, "missing")
+  expect_identical(plsa(nan, 2, loss = "tsallis", max_iter = 5)$weighting$type, "missing")
+  expect_error(plsa(na, 2, loss = "l2", prior = 0.1), class = "aspectr_error_input_argument")
   expect_error(plsa(inf, 2), class = "aspectr_error_input_value")
   expect_error(plsa(x * 0, 2), class = "aspectr_error_input_empty")
   expect_error(plsa(x[0, ], 2), class = "aspectr_error_input_empty")
@@ -16,7 +18,7 @@ test_that("bad data give classed errors naming the argument", {
   expect_error(plsa(as.data.frame(x), 2), class = "aspectr_error_input_type")
   expect_error(plsa(Matrix::Matrix(neg, sparse = TRUE), 2), class = "aspectr_error_input")
   expect_snapshot(plsa(neg, 2), error = TRUE)
-  expect_snapshot(plsa(na, 2, loss = "tsallis"), error = TRUE)
+  expect_snapshot(plsa(na, 2, loss = "tsallis", tempering = 0.5), error = TRUE)
   expect_snapshot(plsa(x * 0, 2), error = TRUE)
   expect_snapshot(plsa(as.data.frame(x), 2), error = TRUE)
 })

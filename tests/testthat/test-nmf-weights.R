@@ -305,7 +305,7 @@ test_that("plsa() with missing cells is the normalized weighted KL fit, valued o
   X0 <- X; X0[!o] <- 0
   p2 <- plsa(X0, 2, mask = !o, seed = 3, max_iter = 200, tol = 1e-9)
   expect_equal(p2$factors, p$factors, tolerance = 1e-12)
-  expect_error(plsa(X, 2, loss = "tsallis"), class = "aspectr_error_input_argument")
+  expect_error(plsa(X, 2, loss = "tsallis", tempering = 0.8), class = "aspectr_error_input_argument")
   expect_error(plsa(X, 2, tempering = 0.8), class = "aspectr_error_input_argument")
   expect_error(plsa(X, 2, method = "em"), class = "aspectr_error_input_argument")
   expect_error(plsa(X, 2, callback = function(...) TRUE), class = "aspectr_error_input_argument")

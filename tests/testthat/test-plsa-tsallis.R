@@ -191,10 +191,13 @@ test_that("q-EM of a dgCMatrix: stored zeros, huge values and bad values", {
   fx <- plsa(x, 3, loss = "tsallis", max_iter = 10, tol = 0, seed = 1)
   expect_equal(fh$factors, fx$factors, tolerance = 1e-10)
   expect_equal(fh$objective, fx$objective, tolerance = 1e-10)
-  # a negative or missing value is named, as for every input
+  # a negative value is named, as for every input; a missing one is a
+  # missing cell (as in a dense matrix)
   bad <- x
   bad@x[2] <- -1
   expect_error(plsa(bad, 3, loss = "tsallis"), class = "aspectr_error_input")
   bad@x[2] <- NA
-  expect_error(plsa(bad, 3, loss = "tsallis"), class = "aspectr_error_input")
+  fb <- plsa(bad, 3, loss = "tsallis", max_iter = 5, tol = 0, seed = 1)
+  expect_identical(fb$weighting$type, "missing")
+  expect_equal(sum(fb$weighting$left_out), 1)
 })

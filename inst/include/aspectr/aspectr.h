@@ -36,5 +36,6 @@
 #include "sym/symnmf.h"
 #include "sym/hypergraph.h"
 #include "solvers/cp_weighted.h"
+#include "solvers/plsa_weighted.h"
 
 #endif

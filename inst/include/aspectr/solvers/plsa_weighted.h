@@ -1,0 +1,513 @@
+// aspectr/solvers/plsa_weighted.h — the aspect model of a matrix under the
+// Tsallis and L2 losses with weights per cell: missing cells, masks,
+// observed cells and weights per cell, row and column (plsa() with `NA`,
+// mask, observed, weights, row_weights, col_weights).
+//
+// Model P = U diag(lambda) V' (factors stored k x d, the core's layout),
+// every column of U and V on the probability simplex. The weights are
+// omega_ij = r_i c_j (d + delta_ij) (as nmf/weighted.h and
+// solvers/cp_weighted.h: row and column weights, a base d, deviations delta
+// on a sparse set E of cells; 0 for a cell left out). The data G are given
+// at the cells where omega x > 0, with omega there (PlsaWeights::omega).
+// Omega times a factor, (Omega V)_ir = sum_j omega_ij V_jr, costs
+// O((m + n) k + |E| k): r_i (d sum_j c_j V_jr + sum_{j in E_i} delta_ij c_j V_jr).
+//
+// L2 (pNMF, Hazan and Shashua 2007), G = x / sum of x over the cells that
+// count: minimize f = 1/2 sum_ij omega_ij (g_ij - p_ij)^2 by exact block
+// updates, as PPSRule (pps.h). Column r of U with everything else fixed:
+//   f = sum_i (1/2 alpha_i u_i^2 - beta_i u_i) + const,
+//   alpha_i = lambda_r^2 sum_j omega_ij V_jr^2,
+//   beta_i  = lambda_r (sum_j omega_ij g_ij V_jr
+//                       - sum_{s != r} lambda_s U_is sum_j omega_ij V_js V_jr),
+// separable with a diagonal Hessian (with omega = 1, alpha_i = lambda_r^2
+// ||v_r||^2 for every i, and the solution is PPSRule's projection). Its
+// exact minimizer on the simplex: u_i = max(0, (beta_i - mu) / alpha_i)
+// with mu the root of the piecewise linear sum_i u_i(mu) = 1, found by
+// sorting (the weighted form of the simplex projection); rows of
+// alpha_i = 0 (no weight against v_r, e.g. a row left out, where beta_i = 0
+// too) cost nothing, so they take the mass the others leave (evenly) when
+// the root is below 0 (their KKT condition is mu >= 0) and none otherwise.
+// The weights: min 1/2 lambda'Q lambda - c'lambda on the simplex (or the
+// orthant with free weights, the unnormalized model), with
+//   Q = d (U' D_r U) o (V' D_c V) + sum_E delta r c (u_i o v_j)(u_i o v_j)',
+//   c = sum_cells omega g (u_i o v_j),
+// simplex_qp() / nonneg_qp(). Every block step is an exact minimization,
+// so f never increases. Per sweep: two weighted MTTKRPs over the cells,
+// O((m + n) k^2 + |E| k^2).
+//
+// Tsallis (q-EM, Hazan, Haroon and Shashua), G = x / sum(omega x), so that
+// sum omega g = 1. The objective is D_q of the observed share of the data
+// from the model's share of the same cells (both normalized over them with
+// their weights, as the KL fit's D(G_o || P_o)):
+//   J(P) = (1 - A S^(q - 1)) / (1 - q),  A = sum omega g^q p^(1-q),
+//                                        S = sum_ij omega_ij p_ij,
+// invariant to the scale of P (with omega = 1, S = 1 and J = D_q(G || P)).
+// It is the scale-profiled form of the weighted alpha-divergence
+//   F(P) = q + (1 - q) S(P) - A(P) = sum omega (q g + (1-q) p - g^q p^(1-q)),
+// a sum of non-negative cell terms (the weighted mean inequality), whose
+// normalizer term (1 - q) sum omega p is what the cells left out need: the
+// constant sum p = 1 of the unweighted objective becomes the weighted mass
+// of the model on the cells that count. min_s F(s P) = q (1 - (A S^(q-1))^(1/q))
+// is increasing in J, at s* = (A / S)^(1/q).
+// One step, the model entering it normalized:
+//  1. t_ij = omega_ij (g_ij / p_ij)^q at the cells, A and S, the value J;
+//     the model rescaled to s* (lambda <- s* lambda, t <- t s*^(-q)), where
+//     F(s* P) = min_s F(s P).
+//  2. The q-EM bound with the posteriors w_r = lambda_r U_ir V_jr / p_ij of
+//     that model (the concavity of p^(1-q)), p^(1-q) >= sum_r w_r^q p_r^(1-q):
+//       F <= M = q + (1-q) sum_r lambda_r sum_ij omega_ij U_ir V_jr
+//                - sum_r sum_cells t (lambda0 U0 V0)_r^q (lambda U V)_r^(1-q),
+//     equal at the model entering. M is minimized block by block, each
+//     exactly, the other blocks at their newest values:
+//     lambda (free, non-negative: the scale is free in F):
+//       lambda_r = (a_r / H_r)^(1/q), a_r = lambda0_r^q sum_i U0_ir B_ir,
+//       H_r = sum_ij omega_ij U_ir V_jr, B = MTTKRP_rows(t, V0);
+//     U's column r on the simplex: min sum_i ((1-q) lambda_r h_i u_i - a_i u_i^(1-q)),
+//       h = Omega v_r, a_i = lambda0_r^q lambda_r^(1-q) U0_ir^q B_ir;
+//     V's column r the same with h = Omega' u_r (new U) and B the MTTKRP
+//       of t with U0^q o U^(1-q) (qem.h's mixing of updated modes).
+//     The column problem is strictly convex; its KKT conditions give
+//       u_i = ((1-q) a_i / ((1-q) lambda_r h_i + mu))^(1/q)   (a_i > 0),
+//     mu the root of sum_i u_i(mu) = 1, found by Newton's method on
+//     log sum_i u_i(mu), convex and decreasing in mu, from a point left of
+//     the root (every term at most 1 there), so that the iterates rise
+//     monotonically to it (safeguarded by bisection of a bracket of the
+//     root where rounding leaves the logarithm undefined). Where the root
+//     lies within rounding of an entry's pole mu = -b_i (a_i far below the
+//     resolution of b_i + mu, e.g. a row whose weight against the column
+//     is tiny, or left as rounding noise by the weights' cancellation),
+//     that entry's value cannot be resolved through mu: it takes the mass
+//     the others leave, the solution in the limit. A column whose
+//     solution (so computed) would raise its problem keeps its values (the
+//     monotonicity argument needs no more than a step that does not rise). Entries with a_i = 0 are 0, unless their
+//     linear cost (1-q) lambda_r h_i is below -mu at that root: then mu is
+//     raised to minus the smallest such cost and those entries of least
+//     cost share the rest of the mass evenly (a row left out, h_i = 0).
+//     With omega = 1, h_i = 1 for every i and H_r = 1, and the steps are
+//     q-EM's (qem.h) up to the scale of lambda.
+//  3. lambda renormalized onto the simplex (J is scale invariant).
+// Then J(P_new) <= J(P_old): F(P_new) <= M(P_new) <= M(s* P_old) =
+// F(s* P_old) = min_s F(s P_old), and min_s F(s P_new) <= F(P_new).
+// Per step: two MTTKRPs over the cells, O((m + n) k + |E| k) for the
+// weighted sums and O(d) root searches of a few Newton steps per column.
+#ifndef ASPECTR_SOLVERS_PLSA_WEIGHTED_H
+#define ASPECTR_SOLVERS_PLSA_WEIGHTED_H
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <numeric>
+#include <stdexcept>
+#include <vector>
+#include "../loss.h"
+#include "../simplex.h"
+
+namespace aspectr {
+
+// The weights of a matrix's cells (see above): d, r (m), c (n), the
+// deviations (0-based cells ei, ej and their delta) and omega at the data's
+// cells (in the data's order).
+struct PlsaWeights {
+  double d = 1.0;
+  arma::vec r, c;
+  std::vector<arma::uword> ei, ej;
+  std::vector<double> delta;
+  arma::vec omega;
+  // E grouped by row (mode 0) and by column (mode 1)
+  std::vector<std::size_t> ptr[2], pos[2];
+
+  std::size_t cells() const { return delta.size(); }
+  const arma::vec& mode_weights(int n) const { return n == 0 ? r : c; }
+  arma::uword index(int n, std::size_t e) const { return n == 0 ? ei[e] : ej[e]; }
+
+  void prepare(arma::uword m, arma::uword n, std::size_t nnz) {
+    if (r.n_elem != m || c.n_elem != n) throw std::invalid_argument("weighted pLSA: row or column weights of the wrong length");
+    if (ei.size() != delta.size() || ej.size() != delta.size())
+      throw std::invalid_argument("weighted pLSA: cells and deviations disagree");
+    if (omega.n_elem != nnz) throw std::invalid_argument("weighted pLSA: one weight per data cell needed");
+    const arma::uword dims[2] = {m, n};
+    for (int md = 0; md < 2; ++md) {
+      ptr[md].assign(dims[md] + 1, 0);
+      for (std::size_t e = 0; e < delta.size(); ++e) {
+        if (ei[e] >= m || ej[e] >= n) throw std::invalid_argument("weighted pLSA: a cell outside the matrix");
+        ++ptr[md][index(md, e) + 1];
+      }
+      for (arma::uword i = 0; i < dims[md]; ++i) ptr[md][i + 1] += ptr[md][i];
+      pos[md].resize(delta.size());
+      std::vector<std::size_t> next(ptr[md].begin(), ptr[md].end() - 1);
+      for (std::size_t e = 0; e < delta.size(); ++e) pos[md][next[index(md, e)]++] = e;
+    }
+  }
+
+  // out(:, i) = sum_o omega_io B(:, o) for the indices i of mode n (B: the
+  // other mode's factor, k x d_other)
+  void times(int n, const arma::mat& B, arma::mat& out, arma::uword dn) const {
+    const arma::vec& wa = mode_weights(n);
+    const arma::vec& wb = mode_weights(1 - n);
+    const arma::vec base = d * (B * wb);
+    out.set_size(B.n_rows, dn);
+    for (arma::uword i = 0; i < dn; ++i) {
+      arma::vec col = base;
+      for (std::size_t t = ptr[n][i]; t < ptr[n][i + 1]; ++t) {
+        const std::size_t e = pos[n][t];
+        col += (delta[e] * wb[index(1 - n, e)]) * B.col(index(1 - n, e));
+      }
+      out.col(i) = wa[i] * col;
+    }
+  }
+
+  // sum_ij omega_ij p_ij of the model
+  double model_mass(const AspectModel& M) const {
+    arma::mat h;
+    times(0, M.F[1], h, M.F[0].n_cols);
+    return arma::dot(M.lambda, arma::sum(M.F[0] % h, 1));
+  }
+
+  // Q of the L2 weights' problem (see above)
+  arma::mat weight_gram(const AspectModel& M) const {
+    const arma::mat& U = M.F[0];
+    const arma::mat& V = M.F[1];
+    arma::mat Q = d * ((U.each_row() % r.t()) * U.t()) % ((V.each_row() % c.t()) * V.t());
+    for (std::size_t e = 0; e < delta.size(); ++e) {
+      const arma::vec z = U.col(ei[e]) % V.col(ej[e]);
+      Q += (delta[e] * r[ei[e]] * c[ej[e]]) * (z * z.t());
+    }
+    return Q;
+  }
+};
+
+// min sum_i (1/2 alpha_i x_i^2 - beta_i x_i) over the simplex (alpha >= 0;
+// entries of alpha_i = 0 have beta_i = 0, see above). x: the current point
+// on entry, the minimizer on exit (kept when every alpha_i is 0).
+inline void diag_qp_simplex(const std::vector<double>& alpha, const std::vector<double>& beta, double* x,
+                            std::size_t dn) {
+  std::vector<std::size_t> P, Z;
+  for (std::size_t i = 0; i < dn; ++i) (alpha[i] > 0.0 ? P : Z).push_back(i);
+  if (P.empty()) return;
+  std::sort(P.begin(), P.end(), [&](std::size_t a, std::size_t b) { return beta[a] > beta[b]; });
+  double sb = 0.0, sa = 0.0, mu = 0.0;
+  for (std::size_t t = 0; t < P.size(); ++t) {
+    const std::size_t i = P[t];
+    sb += beta[i] / alpha[i];
+    sa += 1.0 / alpha[i];
+    const double m = (sb - 1.0) / sa;
+    if (beta[i] - m > 0.0) mu = m;
+  }
+  const bool spread = !Z.empty() && mu < 0.0;
+  if (spread) mu = 0.0;
+  double used = 0.0;
+  for (std::size_t i : P) {
+    x[i] = std::max(0.0, (beta[i] - mu) / alpha[i]);
+    used += x[i];
+  }
+  for (std::size_t i : Z) x[i] = spread ? std::max(0.0, 1.0 - used) / static_cast<double>(Z.size()) : 0.0;
+}
+
+// min sum_i (b_i x_i - a_i x_i^(1-q)) over the simplex (a, b >= 0), see
+// above. x: the current point on entry, the minimizer on exit (kept when
+// every a_i is 0).
+inline void power_qp_simplex(const std::vector<double>& a, const std::vector<double>& b, double q, double* x,
+                             std::size_t dn) {
+  const double p = 1.0 / q;
+  std::vector<std::size_t> P;
+  double zmin = std::numeric_limits<double>::infinity();
+  for (std::size_t i = 0; i < dn; ++i) {
+    if (a[i] > 0.0) P.push_back(i); else zmin = std::min(zmin, b[i]);
+  }
+  if (P.empty()) return;
+  // (1 - q) a_i and log of it; the bracket [L, R] of the root: at
+  // L = max_i ((1 - q) a_i - b_i) every term is at most 1 and one is 1 (the
+  // sum >= 1); at R = (1 - q) ||a||_(1/q) - min_i b_i every term is at most
+  // a_i^(1/q) / sum a^(1/q) (the sum <= 1)
+  const double inf = std::numeric_limits<double>::infinity();
+  std::vector<double> la(P.size());
+  double L = -inf, amax = 0.0, bmin = inf;
+  for (std::size_t t = 0; t < P.size(); ++t) {
+    const double ca = (1.0 - q) * a[P[t]];
+    la[t] = std::log(ca);
+    L = std::max(L, ca - b[P[t]]);
+    amax = std::max(amax, a[P[t]]);
+    bmin = std::min(bmin, b[P[t]]);
+  }
+  double sp = 0.0;
+  for (std::size_t t = 0; t < P.size(); ++t) sp += std::pow(a[P[t]] / amax, p);
+  double R = (1.0 - q) * amax * std::pow(sp, q) - bmin;
+  // psi(mu) = log sum_i exp(p (la_i - log(b_i + mu))), convex decreasing;
+  // +inf where some b_i + mu <= 0 (rounding, at L itself when a_i is far
+  // below b_i)
+  std::vector<double> lt(P.size());
+  auto psi = [&](double m, double* dpsi) {
+    double mx = -inf;
+    for (std::size_t t = 0; t < P.size(); ++t) {
+      const double den = b[P[t]] + m;
+      if (!(den > 0.0)) return inf;
+      lt[t] = p * (la[t] - std::log(den));
+      mx = std::max(mx, lt[t]);
+    }
+    double s = 0.0, ds = 0.0;
+    for (std::size_t t = 0; t < P.size(); ++t) {
+      const double w = std::exp(lt[t] - mx);
+      s += w;
+      ds += w / (b[P[t]] + m);
+    }
+    *dpsi = -p * ds / s;
+    return mx + std::log(s);
+  };
+  // Newton's method from L (from the left of the root of a convex
+  // decreasing function its iterates rise to the root), bisection of the
+  // bracket wherever psi is not finite or a step leaves the bracket
+  double dpsi = 0.0;
+  double mu = R;
+  if (R > L && !(psi(R, &dpsi) >= 0.0)) {
+    mu = L;
+    for (int it = 0; it < 400; ++it) {
+      const double v = psi(mu, &dpsi);
+      if (std::isfinite(v) && std::abs(v) <= 1e-15) break;
+      if (v > 0.0) L = mu; else R = mu;
+      double next = std::isfinite(v) && dpsi < 0.0 ? mu - v / dpsi : L - 1.0;
+      if (!(next > L && next < R)) next = L + 0.5 * (R - L);
+      if (next == mu || !(next > L && next < R)) break;
+      mu = next;
+    }
+    // (not converged: the root lies within rounding of the pole of an
+    // entry, see below; R has a sum of at most 1)
+    const double v = psi(mu, &dpsi);
+    if (!(std::isfinite(v) && std::abs(v) <= 1e-12)) mu = R;
+  }
+  const bool spread = zmin < std::numeric_limits<double>::infinity() && mu < -zmin;
+  if (spread) mu = -zmin;
+  double used = 0.0;
+  for (std::size_t i = 0; i < dn; ++i) x[i] = 0.0;
+  for (std::size_t t = 0; t < P.size(); ++t) {
+    const std::size_t i = P[t];
+    x[i] = std::exp(p * (la[t] - std::log(b[i] + mu)));
+    used += x[i];
+  }
+  if (spread) {
+    std::size_t nz = 0;
+    for (std::size_t i = 0; i < dn; ++i) if (!(a[i] > 0.0) && b[i] <= zmin) ++nz;
+    const double each = std::max(0.0, 1.0 - used) / static_cast<double>(nz);
+    for (std::size_t i = 0; i < dn; ++i) if (!(a[i] > 0.0) && b[i] <= zmin) x[i] = each;
+  } else if (used < 1.0 - 1e-12) {
+    // The root is within rounding of the pole -b_i of one entry (an entry
+    // whose a_i is far below the resolution of b_i + mu: its value jumps
+    // between neighbouring doubles of mu, the others' do not): that entry
+    // takes the rest of the mass, the solution in the limit.
+    std::size_t best = P[0];
+    double near = inf;
+    for (std::size_t t = 0; t < P.size(); ++t) {
+      const std::size_t i = P[t];
+      const double rel = (b[i] + mu) / (std::abs(b[i]) + std::abs(mu));
+      if (rel < near) { near = rel; best = i; }
+    }
+    x[best] += 1.0 - used;
+  } else if (used > 0.0) {
+    for (std::size_t t = 0; t < P.size(); ++t) x[P[t]] /= used;
+  }
+}
+
+// Weighted L2 (pNMF) of a matrix: see above. free_weights: lambda only
+// non-negative. The loss reported is 1/2 sum omega (g - p)^2.
+class WeightedPPSRule {
+ public:
+  static constexpr bool kLagged = false;
+  WeightedPPSRule(const PlsaWeights& w, bool free_weights) : w_(&w), free_weights_(free_weights) {}
+
+  double step(const SparseTensor& G, AspectModel& M, int threads) {
+    const PlsaWeights& W = *w_;
+    const arma::uword k = M.rank();
+    wg(G);
+    std::vector<const arma::mat*> Fp = {&M.F[0], &M.F[1]};
+    arma::mat Y;
+    for (int n = 0; n < 2; ++n) {
+      arma::mat& A = M.F[n];
+      const arma::mat& B = M.F[1 - n];
+      const arma::uword dn = A.n_cols;
+      const arma::vec& wa = W.mode_weights(n);
+      const arma::vec& wb = W.mode_weights(1 - n);
+      mttkrp(G, Fp, n, Y, threads, wg_.memptr());
+      const arma::mat Gam = W.d * ((B.each_row() % wb.t()) * B.t());
+      // the model at the deviations' cells
+      std::vector<double> pE(W.cells());
+      for (std::size_t e = 0; e < W.cells(); ++e)
+        pE[e] = arma::dot(M.lambda, A.col(W.index(n, e)) % B.col(W.index(1 - n, e)));
+      std::vector<double> alpha(dn), beta(dn), col(dn);
+      for (arma::uword r = 0; r < k; ++r) {
+        const double lam = M.lambda[r];
+        if (!(lam > 0.0)) continue;  // a zero-weight component does not enter the loss
+        arma::vec coef = M.lambda % Gam.col(r);
+        coef[r] = 0.0;
+        const arma::rowvec cross = coef.t() * A;  // sum_{s != r} lambda_s U_is d (B D B')_sr
+        const double b2 = W.d * arma::dot(wb, arma::square(B.row(r).t()));
+        for (arma::uword i = 0; i < dn; ++i) {
+          double sq = b2, sqabs = b2, cr = cross[i];
+          for (std::size_t t = W.ptr[n][i]; t < W.ptr[n][i + 1]; ++t) {
+            const std::size_t e = W.pos[n][t];
+            const arma::uword o = W.index(1 - n, e);
+            const double dv = W.delta[e] * wb[o] * B(r, o);
+            sq += dv * B(r, o);
+            sqabs += std::abs(dv * B(r, o));
+            cr += dv * (pE[e] - lam * A(r, i) * B(r, o));
+          }
+          if (!(wa[i] > 0.0) || !(sq > 1e-12 * sqabs)) {
+            alpha[i] = 0.0; beta[i] = 0.0;  // no weight against this component
+          } else {
+            alpha[i] = lam * lam * wa[i] * sq;
+            beta[i] = lam * (Y(r, i) - wa[i] * cr);
+          }
+          col[i] = A(r, i);
+        }
+        diag_qp_simplex(alpha, beta, col.data(), dn);
+        for (std::size_t e = 0; e < W.cells(); ++e) {
+          const arma::uword i = W.index(n, e);
+          pE[e] += lam * (col[i] - A(r, i)) * B(r, W.index(1 - n, e));
+        }
+        for (arma::uword i = 0; i < dn; ++i) A(r, i) = col[i];
+      }
+    }
+    // the weights; Y is the columns' MTTKRP with the new U
+    const arma::mat Q = W.weight_gram(M);
+    const arma::vec cv = arma::sum(Y % M.F[1], 1);
+    if (free_weights_) nonneg_qp(Q, cv, M.lambda); else simplex_qp(Q, cv, M.lambda);
+    return 0.5 * (wg2(G) + arma::as_scalar(M.lambda.t() * Q * M.lambda) - 2.0 * arma::dot(cv, M.lambda));
+  }
+
+  double loss(const SparseTensor& G, const AspectModel& M, int threads) {
+    (void)threads;
+    const PlsaWeights& W = *w_;
+    wg(G);
+    double cross = 0.0;
+    for (std::size_t s = 0; s < G.nnz(); ++s) cross += wg_[s] * M.cell(G.at(s));
+    const arma::mat Q = W.weight_gram(M);
+    return 0.5 * (wg2(G) + arma::as_scalar(M.lambda.t() * Q * M.lambda) - 2.0 * cross);
+  }
+
+ private:
+  void wg(const SparseTensor& G) {
+    if (wg_.n_elem == G.nnz() && G.nnz() > 0) return;
+    wg_.set_size(G.nnz());
+    for (std::size_t s = 0; s < G.nnz(); ++s) wg_[s] = w_->omega[s] * G.value(s);
+  }
+  double wg2(const SparseTensor& G) {
+    if (wg2_ < 0.0) {
+      wg2_ = 0.0;
+      for (std::size_t s = 0; s < G.nnz(); ++s) wg2_ += wg_[s] * G.value(s);
+    }
+    return wg2_;
+  }
+  const PlsaWeights* w_;
+  bool free_weights_;
+  arma::vec wg_;
+  double wg2_ = -1.0;
+};
+
+// Weighted q-EM of a matrix: see above. The loss reported is J.
+class WeightedQEMRule {
+ public:
+  static constexpr bool kLagged = true;
+  WeightedQEMRule(const PlsaWeights& w, double q) : w_(&w), q_(q) {}
+
+  double step(const SparseTensor& G, AspectModel& M, int threads) {
+    const PlsaWeights& W = *w_;
+    const double q = q_;
+    const arma::uword k = M.rank();
+    const arma::uword m = M.F[0].n_cols, n = M.F[1].n_cols;
+    // 1. t, A, S and J; the model at its best scale
+    arma::vec t(G.nnz());
+    double A = 0.0;
+    for (std::size_t s = 0; s < G.nnz(); ++s) {
+      const double g = G.value(s);
+      const double p = std::max(M.cell(G.at(s)), kTiny);
+      const double ts = W.omega[s] * std::pow(g / p, q);
+      t[s] = ts;
+      A += ts * p;
+    }
+    arma::mat h;
+    W.times(0, M.F[1], h, m);
+    const arma::vec H = arma::sum(M.F[0] % h, 1);
+    const double S = arma::dot(M.lambda, H);
+    const double before = value(A, S);
+    if (!(A > 0.0) || !(S > 0.0)) return before;
+    const double sc = std::pow(A / S, 1.0 / q);
+    M.lambda *= sc;
+    t *= std::pow(sc, -q);
+    const arma::vec lam0 = M.lambda;
+    const arma::mat U0 = M.F[0], V0 = M.F[1];
+    // 2. lambda, U, V
+    std::vector<const arma::mat*> Fp = {&U0, &V0};
+    arma::mat B;
+    mttkrp(G, Fp, 0, B, threads, t.memptr());
+    for (arma::uword r = 0; r < k; ++r) {
+      const double a = std::pow(lam0[r], q) * arma::dot(U0.row(r), B.row(r));
+      if (H[r] > 0.0) M.lambda[r] = a > 0.0 ? std::pow(a / H[r], 1.0 / q) : 0.0;
+    }
+    column_steps(M.F[0], U0, B, h, lam0, M.lambda);
+    const arma::mat Mix = arma::pow(U0, q) % arma::pow(M.F[0], 1.0 - q);
+    Fp[0] = &Mix;
+    mttkrp(G, Fp, 1, B, threads, t.memptr());
+    W.times(1, M.F[0], h, n);
+    column_steps(M.F[1], V0, B, h, lam0, M.lambda);
+    // 3. back onto the simplex
+    const double tot = arma::accu(M.lambda);
+    if (tot > 0.0 && std::isfinite(tot)) M.lambda /= tot; else M.lambda = lam0 / arma::accu(lam0);
+    return before;
+  }
+
+  // the step and J of the model entering it (SQUAREM's merit, squarem.h)
+  double step_merit(const SparseTensor& G, AspectModel& M, int threads, double* merit) {
+    const double v = step(G, M, threads);
+    if (merit != nullptr) *merit = v;
+    return v;
+  }
+
+  double loss(const SparseTensor& G, const AspectModel& M, int threads) const {
+    (void)threads;
+    double A = 0.0;
+    for (std::size_t s = 0; s < G.nnz(); ++s) {
+      const double g = G.value(s);
+      const double p = std::max(M.cell(G.at(s)), kTiny);
+      A += w_->omega[s] * g * std::pow(p / g, 1.0 - q_);
+    }
+    return value(A, w_->model_mass(M));
+  }
+
+ private:
+  double value(double A, double S) const {
+    if (!(S > 0.0)) return 1.0 / (1.0 - q_);
+    return (1.0 - A * std::pow(S, q_ - 1.0)) / (1.0 - q_);
+  }
+  // every column r of F (k x d): the problem above with a_i =
+  // lam0_r^q lam_r^(1-q) F0_ri^q B_ri and linear costs (1-q) lam_r h_ri
+  void column_steps(arma::mat& F, const arma::mat& F0, const arma::mat& B, const arma::mat& h,
+                    const arma::vec& lam0, const arma::vec& lam) const {
+    const double q = q_;
+    const arma::uword k = F.n_rows, dn = F.n_cols;
+    std::vector<double> a(dn), b(dn), col(dn);
+    for (arma::uword r = 0; r < k; ++r) {
+      if (!(lam[r] > 0.0)) continue;
+      const double f = std::pow(lam0[r], q) * std::pow(lam[r], 1.0 - q);
+      for (arma::uword i = 0; i < dn; ++i) {
+        a[i] = F0(r, i) > 0.0 && B(r, i) > 0.0 ? f * std::pow(F0(r, i), q) * B(r, i) : 0.0;
+        b[i] = (1.0 - q) * lam[r] * std::max(h(r, i), 0.0);
+        col[i] = F(r, i);
+      }
+      power_qp_simplex(a, b, q, col.data(), dn);
+      // (kept only when it does not raise the column's problem: rounding
+      // near a pole can leave the root search short of the minimizer, and
+      // the bound needs no more than a step that does not rise)
+      double fnew = 0.0, fold = 0.0;
+      for (arma::uword i = 0; i < dn; ++i) {
+        fnew += b[i] * col[i] - (col[i] > 0.0 ? a[i] * std::pow(col[i], 1.0 - q) : 0.0);
+        fold += b[i] * F(r, i) - (F(r, i) > 0.0 ? a[i] * std::pow(F(r, i), 1.0 - q) : 0.0);
+      }
+      if (!(fnew <= fold)) continue;
+      for (arma::uword i = 0; i < dn; ++i) F(r, i) = col[i];
+    }
+  }
+  const PlsaWeights* w_;
+  double q_;
+};
+
+}  // namespace aspectr
+
+#endif

@@ -1,14 +1,15 @@
-# plsa() with missing cells, masks or weights (matrices in memory): KL by
-# nmf()'s weighted coordinate descent, normalized as as_plsa() does;
+# plsa() with missing cells, masks or weights (matrices in memory, and for
+# KL shards()): KL by nmf()'s weighted coordinate descent, normalized as
+# as_plsa() does;
 # Tsallis and L2 by the weighted rules of solvers/plsa_weighted.h. The
 # weights are nmf()'s (nmf_weighted_data(), R/nmf-weights.R).
 
 # The checks every loss shares, then the fit of the loss.
 plsa_weighted <- function(x, k, loss, method, q, normalize, init, nrun, max_iter, tol, seed, threads, verbose,
-                          given, wargs, call, env = rlang::caller_env()) {
-  if (inherits(x, "aspectr_shards")) {
-    abort_input("Missing cells, masks and weights are available in {.fn plsa} for a matrix in memory, not for {.fn shards}.",
-                "argument", arg = "mask", call = env)
+                          given, wargs, call, env = rlang::caller_env(), cluster = NULL) {
+  if (inherits(x, "aspectr_shards") && loss != "kl") {
+    abort_input("Missing cells, masks and weights are available in {.fn plsa} for {.fn shards} with {.code loss = \"kl\"}, not {.val {loss}} (its weighted rules are fitted in one object).",
+                "argument", arg = "loss", call = env)
   }
   if (length(dim(x)) > 2) {
     abort_input("Missing cells, masks and weights are available in {.fn plsa} for matrices, not for {length(dim(x))}-way arrays (see {.fn ntf}).",
@@ -26,6 +27,8 @@ plsa_weighted <- function(x, k, loss, method, q, normalize, init, nrun, max_iter
                 "argument", arg = "normalize", call = env)
   }
   if (loss == "kl") {
+    # (shards: nmf()'s weighted fit of shards, on `cluster` when given)
+    if (inherits(x, "aspectr_shards")) wargs$cluster <- check_cluster(cluster, x)
     return(plsa_weighted_kl(x, k, method, init, nrun, max_iter, tol, seed, threads, verbose, wargs, call, env))
   }
   plsa_weighted_fit(x, k, loss, method, q, normalize, init, nrun, max_iter, tol, seed, threads, verbose,

@@ -227,9 +227,12 @@
 #' equal) under `"kl"` and `"tsallis"`, and under `"l2"` with `normalize =
 #' FALSE` in the units of the counts; not under `"l2"` with `normalize =
 #' TRUE`, whose model of the repeated data would have to sum to 1 over the
-#' copies. `prior`, `seeds`, `tempering`, `callback`, `cluster`,
-#' `factor_dir`, N-way data and [shards()] are not available with missing
-#' cells or weights.
+#' copies. Under `loss = "kl"` the same arguments apply to a matrix in
+#' [shards()] (in memory, in files, or on the workers of `cluster`): the fit
+#' is [nmf()]'s weighted fit of the shards, equal to the in-memory one.
+#' `prior`, `seeds`, `tempering`, `callback`, `factor_dir`, N-way data,
+#' and [shards()] under the Tsallis and L2 losses are not available with
+#' missing cells or weights.
 #'
 #' @section Priors and guided topics:
 #' With `prior`, a KL fit of a documents x terms matrix is the maximum a
@@ -387,10 +390,11 @@ plsa <- function(x, k, loss = c("kl", "tsallis", "l2"), method = NULL, q = 0.5, 
     # missing cells and weights (R/plsa-weights.R)
     return(plsa_weighted(x, k, loss, method, q, normalize, init, nrun, max_iter, tol, seed, threads, verbose,
                          list(tempering = tempering != 1, prior = !is.null(prior), seeds = !is.null(seeds),
-                              callback = !is.null(callback), cluster = !is.null(cluster),
+                              callback = !is.null(callback),
+                              cluster = !is.null(cluster) && !inherits(x, "aspectr_shards"),
                               factor_dir = !is.null(factor_dir)),
                          list(mask = mask, observed = observed, weights = weights, row_weights = row_weights,
-                              col_weights = col_weights), call))
+                              col_weights = col_weights), call, cluster = cluster))
   }
   if (!missing(x)) cluster <- check_cluster(cluster, x)
   if (!is.null(factor_dir) && !missing(x)) {

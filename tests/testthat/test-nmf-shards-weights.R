@@ -190,3 +190,27 @@ test_that("weighted nmf() of shards checks its weights and refuses what it canno
                regexp = "nothing to fit")
   expect_error(nmf(sh, 2, loss = "beta", beta = 0.5, mask = x > 5), class = "aspectr_error_input_argument")
 })
+
+test_that("plsa(loss = \"kl\") of shards with a mask or weights equals the in-memory fit", {
+  x <- shard_counts(40, 25, seed = 13)
+  mask <- random_mask(x, 0.1, 2)
+  rw <- rep(c(1, 2), length.out = nrow(x))
+  for (sh in list(shards(split_rows(x, c(14L, 27L))), write_shards(x, shard_tempdir(), n = 2))) {
+    fit <- suppressMessages(plsa(sh, 3, mask = mask, row_weights = rw, seed = 3, max_iter = 40))
+    ref <- suppressMessages(plsa(x, 3, mask = mask, row_weights = rw, seed = 3, max_iter = 40))
+    expect_equal(fit$factors, ref$factors, tolerance = 1e-10)
+    expect_equal(fit$lambda, ref$lambda, tolerance = 1e-10)
+    expect_equal(fit$value, ref$value, tolerance = 1e-10)
+    expect_equal(fit$objective, ref$objective, tolerance = 1e-10)
+    expect_identical(fit$iterations, ref$iterations)
+  }
+  expect_error(plsa(shards(split_rows(x, 20L)), 2, loss = "tsallis", mask = mask),
+               class = "aspectr_error_input_argument", regexp = "kl")
+  skip_on_cran()
+  cl <- psock_cluster()
+  on.exit(parallel::stopCluster(cl), add = TRUE)
+  fit <- suppressMessages(plsa(shards(split_rows(x, 20L)), 3, mask = mask, seed = 3, max_iter = 30, cluster = cl))
+  ref <- suppressMessages(plsa(x, 3, mask = mask, seed = 3, max_iter = 30))
+  expect_equal(fit$factors, ref$factors, tolerance = 1e-10)
+  expect_equal(fit$value, ref$value, tolerance = 1e-10)
+})

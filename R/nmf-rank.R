@@ -361,6 +361,19 @@ silhouette_widths <- function(d, cl) {
   w
 }
 
+# A fraction of the non-zero cells `nz` and, apart, of the zero cells
+# (linear positions among `cells`), never the missing ones `na`
+held_stratified <- function(nz, na, cells, holdout) {
+  a <- nz[sample.int(length(nz), max(1L, round(holdout * length(nz))))]
+  want <- round(holdout * (cells - length(nz) - length(na)))
+  z <- numeric(0)
+  while (length(z) < want) {
+    cand <- unique(floor(stats::runif(2 * (want - length(z)) + 10) * cells) + 1)
+    z <- unique(c(z, cand[!cand %in% nz & !cand %in% na]))
+  }
+  c(a, z[seq_len(want)])
+}
+
 # A random `holdout` share of the cells of a matrix, as (i, j): for sparse
 # x the same share of its non-zeros and of its zeros (drawn apart), so that
 # both are held out; for dense x of all cells
@@ -373,14 +386,7 @@ held_cells <- function(x, holdout, na_cells = NULL) {
   held <- if (methods::is(x, "sparseMatrix")) {
     s <- Matrix::summary(x)
     nz <- (s$j - 1) * dims[1] + s$i
-    a <- nz[sample.int(length(nz), max(1L, round(holdout * length(nz))))]
-    want <- round(holdout * (cells - length(nz) - length(na)))
-    z <- numeric(0)
-    while (length(z) < want) {
-      cand <- unique(floor(stats::runif(2 * (want - length(z)) + 10) * cells) + 1)
-      z <- unique(c(z, cand[!cand %in% nz & !cand %in% na]))
-    }
-    c(a, z[seq_len(want)])
+    held_stratified(nz, na, cells, holdout)
   } else {
     pool <- if (length(na)) setdiff(seq_len(cells), na) else seq_len(cells)
     pool[sample.int(length(pool), max(1L, round(holdout * length(pool))))]

@@ -72,12 +72,9 @@ ntf_rank <- function(x, k = 1:6, holdout = 0.1, nrun = 3, loss = c("frobenius", 
   }
   k <- sort(vapply(k, check_whole, integer(1), arg = "k", min = 1))
   check_k_distinct(k)
-  holdout <- check_number(holdout, "holdout", 0, 0.5, lower_open = TRUE)
-  nrun <- check_whole(nrun, "nrun")
-  max_iter <- check_whole(max_iter, "max_iter")
-  tol <- check_number(tol, "tol", 0, Inf)
-  seed <- check_seed(seed)
-  threads <- resolve_threads(threads)
+  ctl <- check_rank_controls(holdout, nrun, max_iter, tol, seed, threads)
+  holdout <- ctl$holdout; nrun <- ctl$nrun; max_iter <- ctl$max_iter
+  tol <- ctl$tol; seed <- ctl$seed; threads <- ctl$threads
   # the cells as linear (column-major) positions, exact in doubles
   strides <- cumprod(c(1, dims[-length(dims)]))
   linear <- function(idx0) drop(crossprod(strides, idx0)) + 1  # idx0: N x cells, 0-based
@@ -125,14 +122,7 @@ ntf_held_cells <- function(nz, na, cells, holdout, dense) {
     pool <- if (length(na)) setdiff(seq_len(cells), na) else seq_len(cells)
     return(pool[sample.int(length(pool), max(1L, round(holdout * length(pool))))])
   }
-  a <- nz[sample.int(length(nz), max(1L, round(holdout * length(nz))))]
-  want <- round(holdout * (cells - length(nz) - length(na)))
-  z <- numeric(0)
-  while (length(z) < want) {
-    cand <- unique(floor(stats::runif(2 * (want - length(z)) + 10) * cells) + 1)
-    z <- unique(c(z, cand[!cand %in% nz & !cand %in% na]))
-  }
-  c(a, z[seq_len(want)])
+  held_stratified(nz, na, cells, holdout)
 }
 
 # x at the cells `at` (linear positions): its values where they are

@@ -73,12 +73,9 @@ plsa_rank <- function(x, k = 2:10, holdout = 0.2, criterion = c("perplexity", "B
   if (split == "cells") {
     return(plsa_rank_cells(x, k, holdout, criterion, nrun, max_iter, tol, seed, threads, n_top, call, ...))
   }
-  holdout <- check_number(holdout, "holdout", 0, 0.5, lower_open = TRUE)
-  nrun <- check_whole(nrun, "nrun")
-  max_iter <- check_whole(max_iter, "max_iter")
-  tol <- check_number(tol, "tol", 0, Inf)
-  seed <- check_seed(seed)
-  threads <- resolve_threads(threads)
+  ctl <- check_rank_controls(holdout, nrun, max_iter, tol, seed, threads)
+  holdout <- ctl$holdout; nrun <- ctl$nrun; max_iter <- ctl$max_iter
+  tol <- ctl$tol; seed <- ctl$seed; threads <- ctl$threads
   d <- as_aspect_data(x, "x")
   n_docs <- d$dims[1]
   n_test <- round(holdout * n_docs)
@@ -215,6 +212,15 @@ check_k_vector <- function(k, max, what = NULL, call = rlang::caller_env()) {
 
 # A rank sweep's ranks each once (a repeated rank would be fitted and
 # reported twice, or silently merged).
+# The controls a rank selection by held-out data shares: the held-out
+# fraction (in (0, 0.5]), repetitions, each fit's limits, seed and threads
+check_rank_controls <- function(holdout, nrun, max_iter, tol, seed, threads, call = rlang::caller_env()) {
+  list(holdout = check_number(holdout, "holdout", 0, 0.5, lower_open = TRUE, call = call),
+       nrun = check_whole(nrun, "nrun", call = call), max_iter = check_whole(max_iter, "max_iter", call = call),
+       tol = check_number(tol, "tol", 0, Inf, call = call), seed = check_seed(seed, call = call),
+       threads = resolve_threads(threads, call = call))
+}
+
 check_k_distinct <- function(k, call = rlang::caller_env()) {
   dup <- unique(k[duplicated(k)])
   if (length(dup)) {
@@ -325,12 +331,9 @@ plsa_rank_cells <- function(x, k, holdout, criterion, nrun, max_iter, tol, seed,
     abort_input("{.arg x} must be a matrix (base or {.cls Matrix}) with {.code split = \"cells\"}, not {describe(x)}.",
                 "type", arg = "x")
   }
-  holdout <- check_number(holdout, "holdout", 0, 0.5, lower_open = TRUE)
-  nrun <- check_whole(nrun, "nrun")
-  max_iter <- check_whole(max_iter, "max_iter")
-  tol <- check_number(tol, "tol", 0, Inf)
-  seed <- check_seed(seed)
-  threads <- resolve_threads(threads)
+  ctl <- check_rank_controls(holdout, nrun, max_iter, tol, seed, threads)
+  holdout <- ctl$holdout; nrun <- ctl$nrun; max_iter <- ctl$max_iter
+  tol <- ctl$tol; seed <- ctl$seed; threads <- ctl$threads
   n_top <- check_whole(n_top, "n_top", min = 2)
   k <- check_k_vector(k, max = min(dim(x)), what = "at most the smaller dimension of `x`")
   ij <- with_seed(seed, held_cells(x, holdout))

@@ -21,6 +21,18 @@ struct FitSetup {
   }
 };
 
+// A weighted fit's method for its loss
+aspectr::nmf::WeightedMethod weighted_method(const std::string& loss, const std::string& method) {
+  using aspectr::nmf::WeightedMethod;
+  const bool kl = loss == "kl";
+  if (!kl && loss != "frobenius") Rcpp::stop("internal error: weighted nmf() loss '" + loss + "'");
+  if (method == "hals" && !kl) return WeightedMethod::HALS;
+  if (method == "anls" && !kl) return WeightedMethod::ANLS;
+  if (method == "mu") return WeightedMethod::MU;
+  if (method == "cd" && kl) return WeightedMethod::CD;
+  Rcpp::stop("internal error: weighted nmf() method '" + method + "' for loss '" + loss + "'");
+}
+
 // The weights r (m), c (n), base d and deviations ev at the cells (ei, ej)
 // (0-based) of an m x n matrix
 aspectr::nmf::CellWeights cell_weights(int m, int n, double d, const Rcpp::NumericVector& r,
@@ -63,13 +75,7 @@ Rcpp::List cpp_nmf_weighted_fit(SEXP data, Rcpp::NumericMatrix W0, Rcpp::Numeric
       W0.ncol() != H0.nrow())
     Rcpp::stop("internal error: the start does not match the data");
   const bool kl = loss == "kl";
-  if (!kl && loss != "frobenius") Rcpp::stop("internal error: weighted nmf() loss '" + loss + "'");
-  WeightedMethod wm;
-  if (method == "hals" && !kl) wm = WeightedMethod::HALS;
-  else if (method == "anls" && !kl) wm = WeightedMethod::ANLS;
-  else if (method == "mu") wm = WeightedMethod::MU;
-  else if (method == "cd" && kl) wm = WeightedMethod::CD;
-  else Rcpp::stop("internal error: weighted nmf() method '" + method + "' for loss '" + loss + "'");
+  const WeightedMethod wm = weighted_method(loss, method);
   if (kl) X.need_rows();
   CellWeights w = cell_weights(m, n, d, r, c, ei, ej, ev);
   w.wx2 = wx2;
@@ -326,12 +332,7 @@ Rcpp::List cpp_nmf_weighted_pieces_fit(SEXP fn, Rcpp::NumericMatrix H0, std::str
                                        double tol, int threads, SEXP hook = R_NilValue, bool want_model = false) {
   using namespace aspectr::nmf;
   const bool kl = loss == "kl";
-  WeightedMethod wm;
-  if (method == "hals" && !kl) wm = WeightedMethod::HALS;
-  else if (method == "anls" && !kl) wm = WeightedMethod::ANLS;
-  else if (method == "mu") wm = WeightedMethod::MU;
-  else if (method == "cd" && kl) wm = WeightedMethod::CD;
-  else Rcpp::stop("internal error: weighted nmf() method '" + method + "' for loss '" + loss + "'");
+  const WeightedMethod wm = weighted_method(loss, method);
   if (c.size() != H0.ncol()) Rcpp::stop("internal error: column weights of the wrong size");
   CellWeights w;
   w.d = d;

@@ -9,6 +9,25 @@ using aspectr_r::make_model;
 using aspectr_r::make_tensor;
 using aspectr_r::model_to_r;
 
+namespace {
+// The weights of a weighted fit of G (omega: the weights at its cells)
+aspectr::PlsaWeights plsa_weights(const aspectr::SparseTensor& G, const Rcpp::NumericVector& omega, double d,
+                                  const Rcpp::NumericVector& r, const Rcpp::NumericVector& c,
+                                  const Rcpp::IntegerVector& ei, const Rcpp::IntegerVector& ej,
+                                  const Rcpp::NumericVector& ev) {
+  aspectr::PlsaWeights W;
+  W.d = d;
+  W.r = Rcpp::as<arma::vec>(r);
+  W.c = Rcpp::as<arma::vec>(c);
+  W.ei.assign(ei.begin(), ei.end());
+  W.ej.assign(ej.begin(), ej.end());
+  W.delta.assign(ev.begin(), ev.end());
+  W.omega = Rcpp::as<arma::vec>(omega);
+  W.prepare(G.dims[0], G.dims[1], G.nnz());
+  return W;
+}
+}  // namespace
+
 // The fit of G (idx: 2 x nnz 0-based cells, g: their values, the cells
 // where omega x > 0; omega: the weights there) under the weights
 // omega_ij = r_i c_j (d + delta_ij), delta given at the cells (ei, ej),
@@ -25,15 +44,7 @@ Rcpp::List cpp_plsa_weighted_fit(Rcpp::IntegerMatrix idx, Rcpp::NumericVector g,
                                  std::string method = "em", double squarem_bound = 1.0) {
   if (dims.size() != 2) Rcpp::stop("internal error: weighted pLSA takes a matrix");
   const aspectr::SparseTensor G = make_tensor(idx, g, dims, true);
-  aspectr::PlsaWeights W;
-  W.d = d;
-  W.r = Rcpp::as<arma::vec>(r);
-  W.c = Rcpp::as<arma::vec>(c);
-  W.ei.assign(ei.begin(), ei.end());
-  W.ej.assign(ej.begin(), ej.end());
-  W.delta.assign(ev.begin(), ev.end());
-  W.omega = Rcpp::as<arma::vec>(omega);
-  W.prepare(G.dims[0], G.dims[1], G.nnz());
+  aspectr::PlsaWeights W = plsa_weights(G, omega, d, r, c, ei, ej, ev);
   aspectr::AspectModel M = make_model(lambda, factors);
   if (M.order() != 2 || M.F[0].n_cols != G.dims[0] || M.F[1].n_cols != G.dims[1])
     Rcpp::stop("internal error: the start does not match the data");
@@ -70,15 +81,7 @@ double cpp_plsa_weighted_value(Rcpp::IntegerMatrix idx, Rcpp::NumericVector g, R
                                Rcpp::IntegerVector ei, Rcpp::IntegerVector ej, Rcpp::NumericVector ev,
                                Rcpp::NumericVector lambda, Rcpp::List factors, std::string loss, double q) {
   const aspectr::SparseTensor G = make_tensor(idx, g, dims, true);
-  aspectr::PlsaWeights W;
-  W.d = d;
-  W.r = Rcpp::as<arma::vec>(r);
-  W.c = Rcpp::as<arma::vec>(c);
-  W.ei.assign(ei.begin(), ei.end());
-  W.ej.assign(ej.begin(), ej.end());
-  W.delta.assign(ev.begin(), ev.end());
-  W.omega = Rcpp::as<arma::vec>(omega);
-  W.prepare(G.dims[0], G.dims[1], G.nnz());
+  aspectr::PlsaWeights W = plsa_weights(G, omega, d, r, c, ei, ej, ev);
   const aspectr::AspectModel M = make_model(lambda, factors);
   if (loss == "l2") {
     aspectr::WeightedPPSRule rule(W, false);

@@ -119,7 +119,7 @@ cases <- list(
   mal(plsa(x, 2, maxiter = 10), "maxiter", "argument", "10"),
   mal(plsa(x, 2, max_iter = 5, 7), "loss", "argument", "7"),
   mal(plsa(neg, 2), "x", "value", "-2"),
-  mal(plsa(na, 2, loss = "tsallis"), "loss", "argument"),
+  mal(plsa(na, 2, loss = "tsallis", tempering = 0.8), "tempering", "argument"),
   mal(plsa(inf, 2), "x", "value"),
   mal(plsa(x[0, ], 2), "x", "empty"),
   mal(plsa(x * 0, 2), "x", "empty"),
@@ -287,6 +287,15 @@ cases <- list(
   mal(print(fmw, foo = 1), "foo", "argument"),
   mal(plot(fmw, data = pts[-1, ]), "data", "argument", "11 x 2"),
   mal(hypergraph_affinity(pts, model = "line", dim = 1), "dim", "argument", "1"),
+  # ntf_rank
+  mal(ntf_rank(), "x", "argument"),
+  mal(ntf_rank(arr, k = numeric(0)), "k", "argument"),
+  mal(ntf_rank(arr, k = c(2, 2)), "k", "argument"),
+  mal(ntf_rank(-arr, k = 2), "x", "value"),
+  mal(ntf_rank(arr, k = 2, holdout = 0.9), "holdout", "argument", "0.9"),
+  mal(ntf_rank(arr, k = 2, nrun = 0), "nrun", "argument", "0"),
+  mal(ntf_rank(arr, k = 2, loss = "l1"), "loss", "argument", '"l1"'),
+  mal(ntf_rank(shards(list(arr)), k = 2), "x", "type"),
   # nmf_rank
   mal(nmf_rank(), "x", "argument"),
   mal(nmf_rank(x, k = numeric(0)), "k", "argument", "empty"),
@@ -619,7 +628,8 @@ test_that("the list of malformed calls is long and covers every export", {
                "as_sptensor", "read_tns", "write_tns", "symtensor", "as_symtensor", "nnz",
                "adjusted_rand_index", "default_threads", "topics", "basis", "predict",
                "summary", "terms", "tidy", "glance", "plot", "print", "fitted", "residuals",
-               "gather_factors", "explore", "lca_blrt", "lca_distal", "lca_covariates", "lca_invariance")
+               "gather_factors", "explore", "lca_blrt", "lca_distal", "lca_covariates", "lca_invariance",
+               "ntf_rank")
   expect_setequal(setdiff(exports, called), character(0))
   expect_true(all(getNamespaceExports("aspectr") %in% c(called, "sotu_dtm")))
 })

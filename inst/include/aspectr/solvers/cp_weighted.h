@@ -19,7 +19,11 @@
 //    u_c = prod_{m != n} v_m(i_m), row i of mode n has
 //      B_i = v_n(i) (d hadamard_{m != n} A_m' diag(v_m) A_m + sum_{c in E_i} delta_c u_c z_c z_c'),
 //      D_i = v_n(i) (d hadamard_{m != n} A_m' v_m         + sum_{c in E_i} delta_c u_c z_c),
-//    the common part once per mode and O(|E| k^2) (O(|E| k)) on top.
+//    the common part once per mode. Frobenius never forms B_i: B_i a_i
+//    comes from the common part times a_i and the model's values z_c'a_i at the row's
+//    deviating cells, kept up to date through the HALS sweep (as
+//    nmf/weighted.h's WeightedSide::frobenius()): O(k^2 + |E_i| k) per
+//    row, O(|E_i| k) for D_i.
 // Each row a_i of mode n then solves its own problem with the other modes
 // fixed,
 //   Frobenius: min a'B_i a - 2 t_i'a, t_i = MTTKRP(X~)_i,
@@ -110,8 +114,11 @@ struct CPWeights {
 
 class CPWeightedRule {
  public:
-  CPWeightedRule(bool kl, CPWeightedMethod method, const CPWeights& w, double eps = 1e-16)
-      : kl_(kl), method_(method), w_(w), eps_(eps) {
+  // gram: Frobenius rows with their Gram matrices formed (the rule before
+  // the model's values at the deviating cells were used; equal up to
+  // rounding, kept to check that)
+  CPWeightedRule(bool kl, CPWeightedMethod method, const CPWeights& w, double eps = 1e-16, bool gram = false)
+      : kl_(kl), method_(method), w_(w), eps_(eps), gram_(gram) {
     if (kl && method == CPWeightedMethod::HALS) throw std::invalid_argument("weighted CP: HALS is a Frobenius method");
     if (!kl && method == CPWeightedMethod::CD) throw std::invalid_argument("weighted CP: coordinate descent is a KL method");
   }
@@ -185,15 +192,116 @@ class CPWeightedRule {
 
   // Frobenius, mode n: every row updated (update) by the method; returns
   // sum_i (a_i'B_i a_i - 2 t_i'a_i) when `value`, else 0.
+  //
+  // B_i a = v_n(i) (G a + sum_{c in E_i} e_c y_c z_c) with G = d hadamard_{m
+  // != n} A_m' diag(v_m) A_m, e_c = delta_c u_c and y_c = z_c'a the model's
+  // values at the row's deviating cells (z_c the other modes' product at
+  // cell c): HALS keeps G a and y up to date through its sweep, the
+  // multiplicative update and the objective take B_i a from them, O(k^2 +
+  // |E_i| k) per row instead of forming B_i (O(|E_i| k^2)). With gram_
+  // (an internal check) B_i is formed as before the rewrite.
   double frobenius_mode(const SparseTensor& X, AspectModel& M, std::size_t n, bool update, bool value,
                         int threads) const {
+    if (gram_) return frobenius_mode_gram(X, M, n, update, value, threads);
     const std::size_t N = M.order();
     const arma::uword k = M.rank(), dn = X.dims[n];
     std::vector<const arma::mat*> Fp(N);
     for (std::size_t m = 0; m < N; ++m) Fp[m] = &M.F[m];
     arma::mat T;
     mttkrp(X, Fp, n, T, threads, nullptr);
-    // d hadamard_{m != n} A_m' diag(v_m) A_m
+    const arma::mat G = common_gram(M, n);
+    const CellGroups& eg = w_.groups[n];
+    arma::mat& A = M.F[n];
+    std::vector<double> part(dn, 0.0);
+    const double work = static_cast<double>(dn) * k * k + static_cast<double>(w_.cells()) * k * (N + 2);
+    const int Tn = effective_threads(threads, static_cast<std::size_t>(work / 4));
+    nmf::dense::parallel_blocks(dn, Tn, 16, [&](std::size_t b, std::size_t e) {
+      std::vector<double> z(k), gf(k), qf(k), zs, es, y;
+      for (std::size_t i = b; i < e; ++i) {
+        const double vi = w_.v[n][i];
+        const std::size_t s0 = eg.ptr[i], ne = eg.ptr[i + 1] - s0;
+        // the other modes' products at the row's deviating cells, gathered
+        // once (zs[r * ne + s]: each coordinate's values contiguous), and
+        // their coefficients es[s] = delta_c u_c
+        zs.resize(ne * k);
+        es.resize(ne);
+        for (std::size_t s = 0; s < ne; ++s) {
+          double u;
+          deviation(M, n, eg.pos[s0 + s], z.data(), u);
+          for (arma::uword r = 0; r < k; ++r) zs[r * ne + s] = z[r];
+          es[s] = w_.delta[eg.pos[s0 + s]] * u;
+        }
+        double* a = A.colptr(i);
+        const double* t = T.colptr(i);
+        // G a and y at the current a
+        auto model = [&]() {
+          for (arma::uword r = 0; r < k; ++r) {
+            double v = 0.0;
+            for (arma::uword q = 0; q < k; ++q) v += G(r, q) * a[q];
+            gf[r] = v;
+          }
+          y.assign(ne, 0.0);
+          for (arma::uword q = 0; q < k; ++q) {
+            const double aq = a[q];
+            const double* zq = zs.data() + q * ne;
+            for (std::size_t s = 0; s < ne; ++s) y[s] += zq[s] * aq;
+          }
+        };
+        bool fresh = false;  // G a and y are those of a
+        if (update) {
+          model();
+          if (method_ == CPWeightedMethod::HALS) {
+            fresh = true;
+            for (arma::uword r = 0; r < k; ++r) {
+              const double* zr = zs.data() + r * ne;
+              double ey = 0.0, ezz = 0.0, ref = std::fabs(G(r, r));
+              for (std::size_t s = 0; s < ne; ++s) {
+                const double ez = es[s] * zr[s];
+                ey += ez * y[s];
+                ezz += ez * zr[s];
+                ref += std::fabs(ez * zr[s]);
+              }
+              const double qrr = vi * (G(r, r) + ezz);
+              if (!(qrr > 1e-12 * vi * ref)) continue;  // no weight on this coordinate
+              const double qr = vi * (gf[r] + ey);
+              const double nw = std::max(0.0, (t[r] - (qr - qrr * a[r])) / qrr);
+              const double dlt = nw - a[r];
+              if (dlt != 0.0) {
+                a[r] = nw;
+                const double* gr = G.colptr(r);
+                for (arma::uword q = 0; q < k; ++q) gf[q] += dlt * gr[q];
+                for (std::size_t s = 0; s < ne; ++s) y[s] += dlt * zr[s];
+              }
+            }
+          } else {
+            for (arma::uword r = 0; r < k; ++r) {
+              const double* zr = zs.data() + r * ne;
+              double ey = 0.0;
+              for (std::size_t s = 0; s < ne; ++s) ey += es[s] * y[s] * zr[s];
+              qf[r] = std::max(vi * (gf[r] + ey), 0.0);
+            }
+            for (arma::uword r = 0; r < k; ++r) a[r] *= std::max(t[r], eps_) / (qf[r] + eps_);
+          }
+        }
+        if (value) {
+          // a'B_i a - 2 t'a = v_n(i) (a'G a + sum e_c y_c^2) - 2 t'a
+          if (!fresh) model();
+          double quad = 0.0, lin = 0.0;
+          for (arma::uword r = 0; r < k; ++r) { quad += a[r] * gf[r]; lin += t[r] * a[r]; }
+          for (std::size_t s = 0; s < ne; ++s) quad += es[s] * y[s] * y[s];
+          part[i] = vi * quad - 2.0 * lin;
+        }
+      }
+    });
+    double out = 0.0;
+    for (double v : part) out += v;
+    return out;
+  }
+
+  // d hadamard_{m != n} A_m' diag(v_m) A_m
+  arma::mat common_gram(const AspectModel& M, std::size_t n) const {
+    const std::size_t N = M.order();
+    const arma::uword k = M.rank();
     arma::mat G(k, k, arma::fill::ones);
     for (std::size_t m = 0; m < N; ++m) {
       if (m == n) continue;
@@ -202,6 +310,19 @@ class CPWeightedRule {
       G %= Fv * M.F[m].t();
     }
     G *= w_.d;
+    return G;
+  }
+
+  // frobenius_mode() with each row's B_i formed (O(|E_i| k^2) per row)
+  double frobenius_mode_gram(const SparseTensor& X, AspectModel& M, std::size_t n, bool update, bool value,
+                             int threads) const {
+    const std::size_t N = M.order();
+    const arma::uword k = M.rank(), dn = X.dims[n];
+    std::vector<const arma::mat*> Fp(N);
+    for (std::size_t m = 0; m < N; ++m) Fp[m] = &M.F[m];
+    arma::mat T;
+    mttkrp(X, Fp, n, T, threads, nullptr);
+    const arma::mat G = common_gram(M, n);
     const CellGroups& eg = w_.groups[n];
     arma::mat& A = M.F[n];
     std::vector<double> part(dn, 0.0);
@@ -383,6 +504,7 @@ class CPWeightedRule {
   CPWeightedMethod method_;
   const CPWeights& w_;
   double eps_;
+  bool gram_;
   bool prepared_ = false;
   std::vector<CellGroups> xg_;  // X~'s non-zeros by mode (coordinate descent)
 };

@@ -47,7 +47,9 @@
 // Rows are solved independently (in parallel), each from its own sums.
 // Rounding can leave a row's B_i or D_i a tiny non-zero where the weights
 // of its cells cancel (a slice entirely masked): coefficients below 1e-12
-// of the sums they come from count as 0 (such a row is kept as it is).
+// of the sums they come from count as 0 (such a row is kept as it is; for
+// B_i: a coordinate whose diagonal entry is below that, which has no
+// weight at any cell, is kept by HALS and the multiplicative update).
 #ifndef ASPECTR_SOLVERS_CP_WEIGHTED_H
 #define ASPECTR_SOLVERS_CP_WEIGHTED_H
 
@@ -216,20 +218,31 @@ class CPWeightedRule {
     const double work = static_cast<double>(dn) * k * k + static_cast<double>(w_.cells()) * k * (N + 2);
     const int Tn = effective_threads(threads, static_cast<std::size_t>(work / 4));
     nmf::dense::parallel_blocks(dn, Tn, 16, [&](std::size_t b, std::size_t e) {
-      std::vector<double> z(k), gf(k), qf(k), zs, es, y;
+      std::vector<double> z(k), gf(k), qf(k), ezz(k), ref(k), zs, ezs, es, y;
       for (std::size_t i = b; i < e; ++i) {
         const double vi = w_.v[n][i];
         const std::size_t s0 = eg.ptr[i], ne = eg.ptr[i + 1] - s0;
         // the other modes' products at the row's deviating cells, gathered
-        // once (zs[r * ne + s]: each coordinate's values contiguous), and
-        // their coefficients es[s] = delta_c u_c
+        // once (zs[r * ne + s]: each coordinate's values contiguous), their
+        // coefficients es[s] = delta_c u_c, ezs = es z, and per coordinate
+        // the deviations' part of B_i's diagonal, ezz[r] = sum es z_r^2, and
+        // ref[r] = |G(r, r)| + sum |es| z_r^2 (the scale of B_i(r, r))
         zs.resize(ne * k);
+        ezs.resize(ne * k);
         es.resize(ne);
+        for (arma::uword r = 0; r < k; ++r) { ezz[r] = 0.0; ref[r] = std::fabs(G(r, r)); }
         for (std::size_t s = 0; s < ne; ++s) {
           double u;
           deviation(M, n, eg.pos[s0 + s], z.data(), u);
-          for (arma::uword r = 0; r < k; ++r) zs[r * ne + s] = z[r];
-          es[s] = w_.delta[eg.pos[s0 + s]] * u;
+          const double f = w_.delta[eg.pos[s0 + s]] * u;
+          es[s] = f;
+          for (arma::uword r = 0; r < k; ++r) {
+            const double fz = f * z[r];
+            zs[r * ne + s] = z[r];
+            ezs[r * ne + s] = fz;
+            ezz[r] += fz * z[r];
+            ref[r] += std::fabs(fz * z[r]);
+          }
         }
         double* a = A.colptr(i);
         const double* t = T.colptr(i);
@@ -253,16 +266,12 @@ class CPWeightedRule {
           if (method_ == CPWeightedMethod::HALS) {
             fresh = true;
             for (arma::uword r = 0; r < k; ++r) {
+              const double qrr = vi * (G(r, r) + ezz[r]);
+              if (!(qrr > 1e-12 * vi * ref[r])) continue;  // no weight on this coordinate
               const double* zr = zs.data() + r * ne;
-              double ey = 0.0, ezz = 0.0, ref = std::fabs(G(r, r));
-              for (std::size_t s = 0; s < ne; ++s) {
-                const double ez = es[s] * zr[s];
-                ey += ez * y[s];
-                ezz += ez * zr[s];
-                ref += std::fabs(ez * zr[s]);
-              }
-              const double qrr = vi * (G(r, r) + ezz);
-              if (!(qrr > 1e-12 * vi * ref)) continue;  // no weight on this coordinate
+              const double* ezr = ezs.data() + r * ne;
+              double ey = 0.0;
+              for (std::size_t s = 0; s < ne; ++s) ey += ezr[s] * y[s];
               const double qr = vi * (gf[r] + ey);
               const double nw = std::max(0.0, (t[r] - (qr - qrr * a[r])) / qrr);
               const double dlt = nw - a[r];
@@ -275,9 +284,13 @@ class CPWeightedRule {
             }
           } else {
             for (arma::uword r = 0; r < k; ++r) {
-              const double* zr = zs.data() + r * ne;
+              if (!(vi * (G(r, r) + ezz[r]) > 1e-12 * vi * ref[r])) {
+                qf[r] = 0.0;  // no weight on this coordinate (t_r = 0: kept)
+                continue;
+              }
+              const double* ezr = ezs.data() + r * ne;
               double ey = 0.0;
-              for (std::size_t s = 0; s < ne; ++s) ey += es[s] * y[s] * zr[s];
+              for (std::size_t s = 0; s < ne; ++s) ey += ezr[s] * y[s];
               qf[r] = std::max(vi * (gf[r] + ey), 0.0);
             }
             for (arma::uword r = 0; r < k; ++r) a[r] *= std::max(t[r], eps_) / (qf[r] + eps_);
@@ -362,6 +375,10 @@ class CPWeightedRule {
             }
           } else {
             for (arma::uword r = 0; r < k; ++r) {
+              if (!(Q(r, r) > 1e-12 * vi * ref[r])) {
+                qf[r] = 0.0;  // no weight on this coordinate (t_r = 0: kept)
+                continue;
+              }
               double s = 0.0;
               for (arma::uword j = 0; j < k; ++j) s += Q(r, j) * a[j];
               qf[r] = std::max(s, 0.0);

@@ -101,6 +101,11 @@ struct CPWeights {
   std::vector<double> delta;
   double wx2 = 0.0, klc = 0.0, total = 0.0;
   std::vector<CellGroups> groups;  // E by mode (prepare())
+  // E in each mode's group order (prepare()): cell p of mode n's order has
+  // indices gidx[n][p * N ..] and deviation gdelta[n][p] (the row updates
+  // read a row's cells contiguously)
+  std::vector<std::vector<index_t>> gidx;
+  std::vector<std::vector<double>> gdelta;
 
   std::size_t cells() const { return delta.size(); }
   void prepare(const std::vector<arma::uword>& dims) {
@@ -111,6 +116,17 @@ struct CPWeights {
     if (idx.size() != N * delta.size()) throw std::invalid_argument("weighted CP: cells and deviations disagree");
     groups.assign(N, CellGroups());
     for (std::size_t n = 0; n < N; ++n) groups[n].build(idx.data(), N, delta.size(), n, dims[n]);
+    gidx.assign(N, std::vector<index_t>());
+    gdelta.assign(N, std::vector<double>());
+    for (std::size_t n = 0; n < N; ++n) {
+      const std::vector<std::size_t>& pos = groups[n].pos;
+      gidx[n].resize(idx.size());
+      gdelta[n].resize(delta.size());
+      for (std::size_t p = 0; p < pos.size(); ++p) {
+        std::copy(idx.begin() + pos[p] * N, idx.begin() + (pos[p] + 1) * N, gidx[n].begin() + p * N);
+        gdelta[n][p] = delta[pos[p]];
+      }
+    }
   }
 };
 
@@ -177,11 +193,13 @@ class CPWeightedRule {
     }
   }
 
-  // the other modes' product z (k) and weight u of deviation cell e
-  void deviation(const AspectModel& M, std::size_t n, std::size_t e, double* z, double& u) const {
+  // the other modes' product z (k) and weight u of deviation cell e (of
+  // the cells' order; grouped: of mode n's group order)
+  void deviation(const AspectModel& M, std::size_t n, std::size_t e, double* z, double& u,
+                 bool grouped = false) const {
     const std::size_t N = M.order();
     const arma::uword k = M.rank();
-    const index_t* ix = w_.idx.data() + e * N;
+    const index_t* ix = (grouped ? w_.gidx[n].data() : w_.idx.data()) + e * N;
     for (arma::uword r = 0; r < k; ++r) z[r] = 1.0;
     u = 1.0;
     for (std::size_t m = 0; m < N; ++m) {
@@ -204,7 +222,7 @@ class CPWeightedRule {
   // (an internal check) B_i is formed as before the rewrite.
   double frobenius_mode(const SparseTensor& X, AspectModel& M, std::size_t n, bool update, bool value,
                         int threads) const {
-    if (gram_) return frobenius_mode_gram(X, M, n, update, value, threads);
+    if (gram_ || M.order() < 2) return frobenius_mode_gram(X, M, n, update, value, threads);
     const std::size_t N = M.order();
     const arma::uword k = M.rank(), dn = X.dims[n];
     std::vector<const arma::mat*> Fp(N);
@@ -213,6 +231,8 @@ class CPWeightedRule {
     mttkrp(X, Fp, n, T, threads, nullptr);
     const arma::mat G = common_gram(M, n);
     const CellGroups& eg = w_.groups[n];
+    std::vector<std::size_t> om;  // the other modes
+    for (std::size_t m = 0; m < N; ++m) if (m != n) om.push_back(m);
     arma::mat& A = M.F[n];
     std::vector<double> part(dn, 0.0);
     const double work = static_cast<double>(dn) * k * k + static_cast<double>(w_.cells()) * k * (N + 2);
@@ -230,19 +250,41 @@ class CPWeightedRule {
         zs.resize(ne * k);
         ezs.resize(ne * k);
         es.resize(ne);
-        for (arma::uword r = 0; r < k; ++r) { ezz[r] = 0.0; ref[r] = std::fabs(G(r, r)); }
         for (std::size_t s = 0; s < ne; ++s) {
-          double u;
-          deviation(M, n, eg.pos[s0 + s], z.data(), u);
-          const double f = w_.delta[eg.pos[s0 + s]] * u;
+          // z = the product of the other modes' rows (as deviation())
+          const index_t* ix = w_.gidx[n].data() + (s0 + s) * N;
+          const double* f0 = M.F[om[0]].colptr(ix[om[0]]);
+          double u = w_.v[om[0]][ix[om[0]]];
+          if (om.size() == 1) {
+            for (arma::uword r = 0; r < k; ++r) z[r] = f0[r];
+          } else {
+            const double* f1 = M.F[om[1]].colptr(ix[om[1]]);
+            u *= w_.v[om[1]][ix[om[1]]];
+            for (arma::uword r = 0; r < k; ++r) z[r] = f0[r] * f1[r];
+            for (std::size_t j = 2; j < om.size(); ++j) {
+              const double* fj = M.F[om[j]].colptr(ix[om[j]]);
+              u *= w_.v[om[j]][ix[om[j]]];
+              for (arma::uword r = 0; r < k; ++r) z[r] *= fj[r];
+            }
+          }
+          const double f = w_.gdelta[n][s0 + s] * u;
           es[s] = f;
           for (arma::uword r = 0; r < k; ++r) {
-            const double fz = f * z[r];
             zs[r * ne + s] = z[r];
-            ezs[r * ne + s] = fz;
-            ezz[r] += fz * z[r];
-            ref[r] += std::fabs(fz * z[r]);
+            ezs[r * ne + s] = f * z[r];
           }
+        }
+        for (arma::uword r = 0; r < k; ++r) {
+          const double* zr = zs.data() + r * ne;
+          const double* ezr = ezs.data() + r * ne;
+          double sz = 0.0, sa = 0.0;
+          for (std::size_t s = 0; s < ne; ++s) {
+            const double q = ezr[s] * zr[s];
+            sz += q;
+            sa += std::fabs(q);
+          }
+          ezz[r] = sz;
+          ref[r] = std::fabs(G(r, r)) + sa;
         }
         double* a = A.colptr(i);
         const double* t = T.colptr(i);

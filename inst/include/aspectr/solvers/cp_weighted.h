@@ -461,10 +461,9 @@ class CPWeightedRule {
         double* o = D.colptr(i);
         for (arma::uword r = 0; r < k; ++r) { o[r] = g[r]; ref[r] = std::fabs(g[r]); }
         for (std::size_t s = eg.ptr[i]; s < eg.ptr[i + 1]; ++s) {
-          const std::size_t c = eg.pos[s];
           double u;
-          deviation(M, n, c, z.data(), u);
-          const double f = w_.delta[c] * u;
+          deviation(M, n, s, z.data(), u, true);
+          const double f = w_.gdelta[n][s] * u;
           for (arma::uword r = 0; r < k; ++r) { o[r] += f * z[r]; ref[r] += std::fabs(f * z[r]); }
         }
         const double vi = w_.v[n][i];

@@ -22,7 +22,9 @@
 ## Gaussian noise, clipped at 0); masks of 1% and 10% of the cells drawn
 ## uniformly over all cells (on the sparse tensor mostly zeros). k = 10,
 ## 1 thread, tol = 0, the same random start for every fit of a data set, a
-## fixed number of iterations. Time per iteration = (time at the last
+## fixed number of iterations (on the sparse tensor also k = 20, where the
+## Gram matrices cost four times as much and the model's values twice).
+## Time per iteration = (time at the last
 ## callback - time at the first) / (iterations - 1); every configuration
 ## runs `rounds` times, interleaved (all once, then all again), minima
 ## kept. gram/model = the speed-up; model/none = the cost of the mask now.
@@ -56,7 +58,6 @@ per_iteration <- function(run) {
 fmt_s <- function(s) ifelse(is.na(s), "NA", formatC(s, format = "g", digits = 3))
 
 set.seed(20261128)
-k <- 10L
 sets <- list()
 local({
   dims <- if (quick) c(80L, 60L, 20L) else c(200L, 150L, 40L)
@@ -65,7 +66,7 @@ local({
   idx <- arrayInd(sample.int(cells, nnz), dims)
   X <- aspectr::sptensor(idx, stats::rpois(nnz, 2) + 1, dims = dims)
   sets$sparse <<- list(name = sprintf("sparse %s, %d non-zeros (2%%)", paste(dims, collapse = " x "), nnz),
-                       X = X, dims = dims)
+                       X = X, dims = dims, ks = c(10L, 20L))
 })
 local({
   dims <- if (quick) c(50L, 40L, 20L) else c(100L, 80L, 40L)
@@ -74,15 +75,15 @@ local({
   m <- rowSums(A[[1]][ij[, 1], ] * A[[2]][ij[, 2], ] * A[[3]][ij[, 3], ])
   X <- array(pmax(m + stats::rnorm(length(m), sd = sd(m) / 10), 0), dims)
   sets$dense <<- list(name = sprintf("dense %s (rank 10 + noise)", paste(dims, collapse = " x ")),
-                      X = X, dims = dims)
+                      X = X, dims = dims, ks = 10L)
 })
 
 methods_b <- c("hals", "mu")
 fracs <- c(0.01, 0.10)
-budget <- if (quick) 4L else 10L
-rounds <- if (quick) 1L else 3L
+budget <- if (quick) 4L else 20L
+rounds <- if (quick) 1L else 5L
 all_rows <- list()
-for (dn in names(sets)) {
+for (dn in names(sets)) for (k in sets[[dn]]$ks) {
   d <- sets[[dn]]
   dims <- d$dims
   cells <- prod(as.numeric(dims))
@@ -115,7 +116,7 @@ for (dn in names(sets)) {
       g <- cfg$meth == mi & cfg$f == fi & cfg$form == "gram"
       m <- cfg$meth == mi & cfg$f == fi & cfg$form == "model"
       rows[[length(rows) + 1]] <- data.frame(
-        data = dn, method = methods_b[mi], mask = sprintf("%g%%", 100 * fracs[fi]),
+        data = dn, k = k, method = methods_b[mi], mask = sprintf("%g%%", 100 * fracs[fi]),
         masked_cells = nrow(masks[[fi]]), none_s = none, gram_s = best[g], model_s = best[m],
         "gram/model" = best[g] / best[m], "gram/none" = best[g] / none, "model/none" = best[m] / none,
         objective_reldiff = abs(obj[g] - obj[m]) / abs(obj[g]), check.names = FALSE)
@@ -126,13 +127,13 @@ for (dn in names(sets)) {
   for (cn in c("none_s", "gram_s", "model_s")) out[[cn]] <- fmt_s(out[[cn]])
   for (cn in c("gram/model", "gram/none", "model/none")) out[[cn]] <- formatC(out[[cn]], format = "f", digits = 2)
   out$objective_reldiff <- formatC(out$objective_reldiff, format = "e", digits = 1)
-  print(out[, -1], row.names = FALSE)
+  print(out[, -(1:2)], row.names = FALSE)
   cat(sprintf("load average (1 min): %s\n", loadavg()))
-  all_rows[[dn]] <- tab
+  all_rows[[paste(dn, k)]] <- tab
 }
 
-cat("\nSummary: seconds per iteration (minima), k = 10, 1 thread\n")
+cat("\nSummary: ratios of seconds per iteration (minima), 1 thread\n")
 sm <- do.call(rbind, all_rows)
-sm <- sm[, c("data", "method", "mask", "gram/model", "gram/none", "model/none")]
+sm <- sm[, c("data", "k", "method", "mask", "gram/model", "gram/none", "model/none")]
 print(sm, row.names = FALSE, digits = 3)
 cat(sprintf("\nload average (1 min) at the end: %s; total %.0f s\n", loadavg(), proc.time()[["elapsed"]] - t_script))

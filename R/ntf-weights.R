@@ -309,8 +309,11 @@ ntf_weighted_runs <- function(wd, k, loss, method, nrun, first, seed, max_iter, 
                      f[[1]] <- f[[1]] * s
                      name_factors(f)
                    })
+  # (internal check: option aspectr.ntf_gram = TRUE forms each row's Gram
+  # matrix in the Frobenius updates, the earlier form of the same rule)
+  cmethod <- if (!kl && isTRUE(getOption("aspectr.ntf_gram"))) paste0(method, ":gram") else method
   runs <- run_starts(inits, function(init, iters) {
-    cpp_ntf_weighted_fit(wd$idx, tv, wd$dims, init, loss, method, wd$d, wd$v, wd$eidx, wd$ev,
+    cpp_ntf_weighted_fit(wd$idx, tv, wd$dims, init, loss, cmethod, wd$d, wd$v, wd$eidx, wd$ev,
                          wx2, klc, total, iters, tol, threads, verbose, hook, !is.null(callback))
   }, function(r) r$factors, hook, max_iter, stg$short_iter, stg$short_keep)
   lapply(runs, function(res) {

@@ -28,6 +28,15 @@ Rcpp::List cpp_ntf_weighted_fit(Rcpp::IntegerMatrix idx, Rcpp::NumericVector val
     Rcpp::stop("internal error: one factor and one weight vector per mode needed");
   const bool kl = loss == "kl";
   if (!kl && loss != "frobenius") Rcpp::stop("internal error: weighted ntf() loss '" + loss + "'");
+  // "<method>:gram" (an internal check, Frobenius): each row's Gram matrix
+  // formed, the rule's earlier form
+  bool gram = false;
+  const std::string::size_type colon = method.find(':');
+  if (colon != std::string::npos) {
+    if (method.substr(colon) != ":gram" || kl) Rcpp::stop("internal error: weighted ntf() method '" + method + "'");
+    gram = true;
+    method = method.substr(0, colon);
+  }
   CPWeightedMethod wm;
   if (method == "hals" && !kl) wm = CPWeightedMethod::HALS;
   else if (method == "mu") wm = CPWeightedMethod::MU;
@@ -62,7 +71,7 @@ Rcpp::List cpp_ntf_weighted_fit(Rcpp::IntegerMatrix idx, Rcpp::NumericVector val
   ctl.tol = tol;
   ctl.threads = threads;
   RCallback cb(verbose, max_iter, "ntf (" + loss + ", " + method + ", weighted)", hook, want_model);
-  aspectr::CPWeightedRule rule(kl, wm, w);
+  aspectr::CPWeightedRule rule(kl, wm, w, 1e-16, gram);
   const aspectr::FitTrace tr = aspectr::run_solver(rule, X, M, ctl, cb);
   Rcpp::List out = model_to_r(M);
   add_trace(out, tr);

@@ -272,3 +272,53 @@ test_that("bad weighting arguments are classed input errors naming the argument"
     expect_identical(err$arg, "mode_weights")
   }
 })
+
+test_that("Frobenius HALS and MU through the model's values equal the Gram-forming updates (random cases)", {
+  # the rule applies each row's Gram matrix through the model's values at
+  # its left-out or reweighted cells; option aspectr.ntf_gram forms the
+  # matrices instead (the same updates up to rounding)
+  reps <- as.integer(Sys.getenv("ASPECTR_PROPERTY_REPS", "4"))
+  for (rep in seq_len(reps)) {
+    set.seed(200 + rep)
+    dims <- sample(3:7, sample(2:4, 1), replace = TRUE)
+    k <- sample(1:4, 1)
+    X <- array(stats::rexp(prod(dims)), dims)
+    X[sample(prod(dims), prod(dims) %/% 4)] <- 0
+    M <- array(stats::runif(prod(dims)) < 0.2, dims)
+    M[ntfref_cells(dims)[, 1] == 1] <- TRUE  # (index 1 of mode 1 never observed)
+    W <- array(stats::runif(prod(dims), 0.2, 3), dims)
+    mw <- lapply(dims, function(d) if (stats::runif(1) < 0.5) stats::runif(d, 0.5, 2))
+    obs <- array(stats::runif(prod(dims)) < 0.6, dims)
+    start <- lapply(dims, function(d) matrix(stats::runif(d * k, 0.2, 1), d, k))
+    for (m in c("hals", "mu")) {
+      for (form in 1:2) {
+        args <- list(X, k, method = m, init = start, max_iter = 8, tol = 0, weights = W, mode_weights = mw)
+        args <- if (form == 1) c(args, list(mask = M)) else c(args, list(observed = obs))
+        a <- do.call(ntf, args)
+        op <- options(aspectr.ntf_gram = TRUE)
+        b <- tryCatch(do.call(ntf, args), finally = options(op))
+        info <- paste(m, form, rep)
+        expect_equal(a$objective, b$objective, tolerance = 1e-10, info = info)
+        expect_equal(ntf_model_array(a), ntf_model_array(b), tolerance = 1e-10, info = info)
+      }
+    }
+  }
+})
+
+test_that("Frobenius HALS and MU equal the plain-R reference on a larger masked and weighted case", {
+  set.seed(31)
+  dims <- c(9, 7, 6); k <- 4
+  A <- lapply(dims, function(d) matrix(stats::runif(d * k), d, k))
+  X <- array(ntfref_model(A, ntfref_cells(dims)), dims) + array(stats::runif(prod(dims), 0, 0.2), dims)
+  M <- array(stats::runif(prod(dims)) < 0.3, dims)
+  M[2, , ] <- TRUE  # index 2 of mode 1 never observed: its row is kept (up to the balancing)
+  W <- array(stats::runif(prod(dims), 0.3, 3), dims)
+  Om <- W; Om[M] <- 0
+  start <- lapply(dims, function(d) matrix(stats::runif(d * k, 0.2, 1), d, k))
+  for (m in c("hals", "mu")) {
+    fit <- ntf(X, k, method = m, init = start, max_iter = 10, tol = 0, mask = M, weights = W)
+    ref <- ntfref_fit(X, Om, start, "frobenius", m, 10)
+    expect_equal(fit$objective, ref$objective, tolerance = 1e-8, info = m)
+    expect_equal(ntf_model_array(fit), ref$model, tolerance = 1e-8, info = m)
+  }
+})

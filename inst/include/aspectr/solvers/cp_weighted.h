@@ -19,7 +19,11 @@
 //    u_c = prod_{m != n} v_m(i_m), row i of mode n has
 //      B_i = v_n(i) (d hadamard_{m != n} A_m' diag(v_m) A_m + sum_{c in E_i} delta_c u_c z_c z_c'),
 //      D_i = v_n(i) (d hadamard_{m != n} A_m' v_m         + sum_{c in E_i} delta_c u_c z_c),
-//    the common part once per mode and O(|E| k^2) (O(|E| k)) on top.
+//    the common part once per mode. Frobenius never forms B_i: B_i a_i
+//    comes from the common part times a_i and the model's values z_c'a_i at the row's
+//    deviating cells, kept up to date through the HALS sweep (as
+//    nmf/weighted.h's WeightedSide::frobenius()): O(k^2 + |E_i| k) per
+//    row, O(|E_i| k) for D_i.
 // Each row a_i of mode n then solves its own problem with the other modes
 // fixed,
 //   Frobenius: min a'B_i a - 2 t_i'a, t_i = MTTKRP(X~)_i,
@@ -43,7 +47,9 @@
 // Rows are solved independently (in parallel), each from its own sums.
 // Rounding can leave a row's B_i or D_i a tiny non-zero where the weights
 // of its cells cancel (a slice entirely masked): coefficients below 1e-12
-// of the sums they come from count as 0 (such a row is kept as it is).
+// of the sums they come from count as 0 (such a row is kept as it is; for
+// B_i: a coordinate whose diagonal entry is below that, which has no
+// weight at any cell, is kept by HALS and the multiplicative update).
 #ifndef ASPECTR_SOLVERS_CP_WEIGHTED_H
 #define ASPECTR_SOLVERS_CP_WEIGHTED_H
 
@@ -95,6 +101,11 @@ struct CPWeights {
   std::vector<double> delta;
   double wx2 = 0.0, klc = 0.0, total = 0.0;
   std::vector<CellGroups> groups;  // E by mode (prepare())
+  // E in each mode's group order (prepare()): cell p of mode n's order has
+  // indices gidx[n][p * N ..] and deviation gdelta[n][p] (the row updates
+  // read a row's cells contiguously)
+  std::vector<std::vector<index_t>> gidx;
+  std::vector<std::vector<double>> gdelta;
 
   std::size_t cells() const { return delta.size(); }
   void prepare(const std::vector<arma::uword>& dims) {
@@ -105,13 +116,27 @@ struct CPWeights {
     if (idx.size() != N * delta.size()) throw std::invalid_argument("weighted CP: cells and deviations disagree");
     groups.assign(N, CellGroups());
     for (std::size_t n = 0; n < N; ++n) groups[n].build(idx.data(), N, delta.size(), n, dims[n]);
+    gidx.assign(N, std::vector<index_t>());
+    gdelta.assign(N, std::vector<double>());
+    for (std::size_t n = 0; n < N; ++n) {
+      const std::vector<std::size_t>& pos = groups[n].pos;
+      gidx[n].resize(idx.size());
+      gdelta[n].resize(delta.size());
+      for (std::size_t p = 0; p < pos.size(); ++p) {
+        std::copy(idx.begin() + pos[p] * N, idx.begin() + (pos[p] + 1) * N, gidx[n].begin() + p * N);
+        gdelta[n][p] = delta[pos[p]];
+      }
+    }
   }
 };
 
 class CPWeightedRule {
  public:
-  CPWeightedRule(bool kl, CPWeightedMethod method, const CPWeights& w, double eps = 1e-16)
-      : kl_(kl), method_(method), w_(w), eps_(eps) {
+  // gram: Frobenius rows with their Gram matrices formed (the rule before
+  // the model's values at the deviating cells were used; equal up to
+  // rounding, kept to check that)
+  CPWeightedRule(bool kl, CPWeightedMethod method, const CPWeights& w, double eps = 1e-16, bool gram = false)
+      : kl_(kl), method_(method), w_(w), eps_(eps), gram_(gram) {
     if (kl && method == CPWeightedMethod::HALS) throw std::invalid_argument("weighted CP: HALS is a Frobenius method");
     if (!kl && method == CPWeightedMethod::CD) throw std::invalid_argument("weighted CP: coordinate descent is a KL method");
   }
@@ -168,11 +193,13 @@ class CPWeightedRule {
     }
   }
 
-  // the other modes' product z (k) and weight u of deviation cell e
-  void deviation(const AspectModel& M, std::size_t n, std::size_t e, double* z, double& u) const {
+  // the other modes' product z (k) and weight u of deviation cell e (of
+  // the cells' order; grouped: of mode n's group order)
+  void deviation(const AspectModel& M, std::size_t n, std::size_t e, double* z, double& u,
+                 bool grouped = false) const {
     const std::size_t N = M.order();
     const arma::uword k = M.rank();
-    const index_t* ix = w_.idx.data() + e * N;
+    const index_t* ix = (grouped ? w_.gidx[n].data() : w_.idx.data()) + e * N;
     for (arma::uword r = 0; r < k; ++r) z[r] = 1.0;
     u = 1.0;
     for (std::size_t m = 0; m < N; ++m) {
@@ -185,15 +212,151 @@ class CPWeightedRule {
 
   // Frobenius, mode n: every row updated (update) by the method; returns
   // sum_i (a_i'B_i a_i - 2 t_i'a_i) when `value`, else 0.
+  //
+  // B_i a = v_n(i) (G a + sum_{c in E_i} e_c y_c z_c) with G = d hadamard_{m
+  // != n} A_m' diag(v_m) A_m, e_c = delta_c u_c and y_c = z_c'a the model's
+  // values at the row's deviating cells (z_c the other modes' product at
+  // cell c): HALS keeps G a and y up to date through its sweep, the
+  // multiplicative update and the objective take B_i a from them, O(k^2 +
+  // |E_i| k) per row instead of forming B_i (O(|E_i| k^2)). With gram_
+  // (an internal check) B_i is formed as before the rewrite.
   double frobenius_mode(const SparseTensor& X, AspectModel& M, std::size_t n, bool update, bool value,
                         int threads) const {
+    if (gram_ || M.order() < 2) return frobenius_mode_gram(X, M, n, update, value, threads);
     const std::size_t N = M.order();
     const arma::uword k = M.rank(), dn = X.dims[n];
     std::vector<const arma::mat*> Fp(N);
     for (std::size_t m = 0; m < N; ++m) Fp[m] = &M.F[m];
     arma::mat T;
     mttkrp(X, Fp, n, T, threads, nullptr);
-    // d hadamard_{m != n} A_m' diag(v_m) A_m
+    const arma::mat G = common_gram(M, n);
+    const CellGroups& eg = w_.groups[n];
+    std::vector<std::size_t> om;  // the other modes
+    for (std::size_t m = 0; m < N; ++m) if (m != n) om.push_back(m);
+    arma::mat& A = M.F[n];
+    std::vector<double> part(dn, 0.0);
+    const double work = static_cast<double>(dn) * k * k + static_cast<double>(w_.cells()) * k * (N + 2);
+    const int Tn = effective_threads(threads, static_cast<std::size_t>(work / 4));
+    nmf::dense::parallel_blocks(dn, Tn, 16, [&](std::size_t b, std::size_t e) {
+      std::vector<double> z(k), gf(k), qf(k), ezz(k), ref(k), zs, ezs, es, y;
+      for (std::size_t i = b; i < e; ++i) {
+        const double vi = w_.v[n][i];
+        const std::size_t s0 = eg.ptr[i], ne = eg.ptr[i + 1] - s0;
+        // the other modes' products at the row's deviating cells, gathered
+        // once (zs[r * ne + s]: each coordinate's values contiguous), their
+        // coefficients es[s] = delta_c u_c, ezs = es z, and per coordinate
+        // the deviations' part of B_i's diagonal, ezz[r] = sum es z_r^2, and
+        // ref[r] = |G(r, r)| + sum |es| z_r^2 (the scale of B_i(r, r))
+        zs.resize(ne * k);
+        ezs.resize(ne * k);
+        es.resize(ne);
+        for (std::size_t s = 0; s < ne; ++s) {
+          // z = the product of the other modes' rows (as deviation())
+          const index_t* ix = w_.gidx[n].data() + (s0 + s) * N;
+          const double* f0 = M.F[om[0]].colptr(ix[om[0]]);
+          double u = w_.v[om[0]][ix[om[0]]];
+          if (om.size() == 1) {
+            for (arma::uword r = 0; r < k; ++r) z[r] = f0[r];
+          } else {
+            const double* f1 = M.F[om[1]].colptr(ix[om[1]]);
+            u *= w_.v[om[1]][ix[om[1]]];
+            for (arma::uword r = 0; r < k; ++r) z[r] = f0[r] * f1[r];
+            for (std::size_t j = 2; j < om.size(); ++j) {
+              const double* fj = M.F[om[j]].colptr(ix[om[j]]);
+              u *= w_.v[om[j]][ix[om[j]]];
+              for (arma::uword r = 0; r < k; ++r) z[r] *= fj[r];
+            }
+          }
+          const double f = w_.gdelta[n][s0 + s] * u;
+          es[s] = f;
+          for (arma::uword r = 0; r < k; ++r) {
+            zs[r * ne + s] = z[r];
+            ezs[r * ne + s] = f * z[r];
+          }
+        }
+        for (arma::uword r = 0; r < k; ++r) {
+          const double* zr = zs.data() + r * ne;
+          const double* ezr = ezs.data() + r * ne;
+          double sz = 0.0, sa = 0.0;
+          for (std::size_t s = 0; s < ne; ++s) {
+            const double q = ezr[s] * zr[s];
+            sz += q;
+            sa += std::fabs(q);
+          }
+          ezz[r] = sz;
+          ref[r] = std::fabs(G(r, r)) + sa;
+        }
+        double* a = A.colptr(i);
+        const double* t = T.colptr(i);
+        // G a and y at the current a
+        auto model = [&]() {
+          for (arma::uword r = 0; r < k; ++r) {
+            double v = 0.0;
+            for (arma::uword q = 0; q < k; ++q) v += G(r, q) * a[q];
+            gf[r] = v;
+          }
+          y.assign(ne, 0.0);
+          for (arma::uword q = 0; q < k; ++q) {
+            const double aq = a[q];
+            const double* zq = zs.data() + q * ne;
+            for (std::size_t s = 0; s < ne; ++s) y[s] += zq[s] * aq;
+          }
+        };
+        bool fresh = false;  // G a and y are those of a
+        if (update) {
+          model();
+          if (method_ == CPWeightedMethod::HALS) {
+            fresh = true;
+            for (arma::uword r = 0; r < k; ++r) {
+              const double qrr = vi * (G(r, r) + ezz[r]);
+              if (!(qrr > 1e-12 * vi * ref[r])) continue;  // no weight on this coordinate
+              const double* zr = zs.data() + r * ne;
+              const double* ezr = ezs.data() + r * ne;
+              double ey = 0.0;
+              for (std::size_t s = 0; s < ne; ++s) ey += ezr[s] * y[s];
+              const double qr = vi * (gf[r] + ey);
+              const double nw = std::max(0.0, (t[r] - (qr - qrr * a[r])) / qrr);
+              const double dlt = nw - a[r];
+              if (dlt != 0.0) {
+                a[r] = nw;
+                const double* gr = G.colptr(r);
+                for (arma::uword q = 0; q < k; ++q) gf[q] += dlt * gr[q];
+                for (std::size_t s = 0; s < ne; ++s) y[s] += dlt * zr[s];
+              }
+            }
+          } else {
+            for (arma::uword r = 0; r < k; ++r) {
+              if (!(vi * (G(r, r) + ezz[r]) > 1e-12 * vi * ref[r])) {
+                qf[r] = 0.0;  // no weight on this coordinate (t_r = 0: kept)
+                continue;
+              }
+              const double* ezr = ezs.data() + r * ne;
+              double ey = 0.0;
+              for (std::size_t s = 0; s < ne; ++s) ey += ezr[s] * y[s];
+              qf[r] = std::max(vi * (gf[r] + ey), 0.0);
+            }
+            for (arma::uword r = 0; r < k; ++r) a[r] *= std::max(t[r], eps_) / (qf[r] + eps_);
+          }
+        }
+        if (value) {
+          // a'B_i a - 2 t'a = v_n(i) (a'G a + sum e_c y_c^2) - 2 t'a
+          if (!fresh) model();
+          double quad = 0.0, lin = 0.0;
+          for (arma::uword r = 0; r < k; ++r) { quad += a[r] * gf[r]; lin += t[r] * a[r]; }
+          for (std::size_t s = 0; s < ne; ++s) quad += es[s] * y[s] * y[s];
+          part[i] = vi * quad - 2.0 * lin;
+        }
+      }
+    });
+    double out = 0.0;
+    for (double v : part) out += v;
+    return out;
+  }
+
+  // d hadamard_{m != n} A_m' diag(v_m) A_m
+  arma::mat common_gram(const AspectModel& M, std::size_t n) const {
+    const std::size_t N = M.order();
+    const arma::uword k = M.rank();
     arma::mat G(k, k, arma::fill::ones);
     for (std::size_t m = 0; m < N; ++m) {
       if (m == n) continue;
@@ -202,6 +365,19 @@ class CPWeightedRule {
       G %= Fv * M.F[m].t();
     }
     G *= w_.d;
+    return G;
+  }
+
+  // frobenius_mode() with each row's B_i formed (O(|E_i| k^2) per row)
+  double frobenius_mode_gram(const SparseTensor& X, AspectModel& M, std::size_t n, bool update, bool value,
+                             int threads) const {
+    const std::size_t N = M.order();
+    const arma::uword k = M.rank(), dn = X.dims[n];
+    std::vector<const arma::mat*> Fp(N);
+    for (std::size_t m = 0; m < N; ++m) Fp[m] = &M.F[m];
+    arma::mat T;
+    mttkrp(X, Fp, n, T, threads, nullptr);
+    const arma::mat G = common_gram(M, n);
     const CellGroups& eg = w_.groups[n];
     arma::mat& A = M.F[n];
     std::vector<double> part(dn, 0.0);
@@ -241,6 +417,10 @@ class CPWeightedRule {
             }
           } else {
             for (arma::uword r = 0; r < k; ++r) {
+              if (!(Q(r, r) > 1e-12 * vi * ref[r])) {
+                qf[r] = 0.0;  // no weight on this coordinate (t_r = 0: kept)
+                continue;
+              }
               double s = 0.0;
               for (arma::uword j = 0; j < k; ++j) s += Q(r, j) * a[j];
               qf[r] = std::max(s, 0.0);
@@ -281,10 +461,9 @@ class CPWeightedRule {
         double* o = D.colptr(i);
         for (arma::uword r = 0; r < k; ++r) { o[r] = g[r]; ref[r] = std::fabs(g[r]); }
         for (std::size_t s = eg.ptr[i]; s < eg.ptr[i + 1]; ++s) {
-          const std::size_t c = eg.pos[s];
           double u;
-          deviation(M, n, c, z.data(), u);
-          const double f = w_.delta[c] * u;
+          deviation(M, n, s, z.data(), u, true);
+          const double f = w_.gdelta[n][s] * u;
           for (arma::uword r = 0; r < k; ++r) { o[r] += f * z[r]; ref[r] += std::fabs(f * z[r]); }
         }
         const double vi = w_.v[n][i];
@@ -383,6 +562,7 @@ class CPWeightedRule {
   CPWeightedMethod method_;
   const CPWeights& w_;
   double eps_;
+  bool gram_;
   bool prepared_ = false;
   std::vector<CellGroups> xg_;  // X~'s non-zeros by mode (coordinate descent)
 };

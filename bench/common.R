@@ -154,3 +154,22 @@ child_peak_mb <- function(x, setup, code) {
   if (!length(line)) return(NA_real_)
   suppressWarnings(as.numeric(strsplit(line[1], " ")[[1]][2]))
 }
+
+## Seconds per iteration of a fit from callback time stamps; `run(cb)`
+## calls the fitter with callback = cb (the time between the first and last
+## callbacks over the iterations between them; setup = the rest of the call).
+per_iteration <- function(run) {
+  stamps <- numeric(0)
+  cb <- function(iteration, objective, factors) {
+    stamps[length(stamps) + 1L] <<- proc.time()[["elapsed"]]
+    TRUE
+  }
+  gc(FALSE)
+  t0 <- proc.time()[["elapsed"]]
+  fit <- run(cb)
+  total <- proc.time()[["elapsed"]] - t0
+  n <- length(stamps)
+  it <- (stamps[n] - stamps[1]) / (n - 1)
+  list(per_iter = it, total = total, setup = total - n * it, iters = n, fit = fit)
+}
+fmt_s <- function(s) ifelse(is.na(s), "NA", formatC(s, format = "g", digits = 3))

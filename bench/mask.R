@@ -77,7 +77,7 @@
 ## The BLAS is left as configured (the reference BLAS here); timings on a
 ## shared machine are noisy: the 1-minute load average is printed.
 
-source("bench/common.R")  # %||%, quick, heading, note, ensure_peer, print_environment, bench_want
+source("bench/common.R")  # %||%, quick, heading, note, ensure_peer, print_environment, bench_want, per_iteration, fmt_s
 options(warn = 1)
 t_script <- proc.time()[["elapsed"]]
 heading("aspectr masks, missing cells and masked cross-validation (bench/mask.R)", if (quick) "  [QUICK]" else "")
@@ -96,23 +96,6 @@ if (have_ml) {
               if (length(cv_fun)) paste(cv_fun, collapse = ", ") else "none in this version"))
 }
 
-## Seconds per iteration of a fit from callback time stamps; `run(cb)`
-## calls nmf() with callback = cb.
-per_iteration <- function(run) {
-  stamps <- numeric(0)
-  cb <- function(iteration, objective, factors) {
-    stamps[length(stamps) + 1L] <<- proc.time()[["elapsed"]]
-    TRUE
-  }
-  gc(FALSE)
-  t0 <- proc.time()[["elapsed"]]
-  fit <- run(cb)
-  total <- proc.time()[["elapsed"]] - t0
-  n <- length(stamps)
-  it <- (stamps[n] - stamps[1]) / (n - 1)
-  list(per_iter = it, total = total, setup = total - n * it, iters = n, fit = fit)
-}
-fmt_s <- function(s) ifelse(is.na(s), "NA", formatC(s, format = "g", digits = 3))
 
 ## topicmodels' AssociatedPress as a dgCMatrix without empty rows or columns
 associated_press <- function() {

@@ -32,7 +32,7 @@
 ## (relative difference: rounding only). Timings on a shared machine are
 ## noisy: the 1-minute load average is printed.
 
-source("bench/common.R")  # %||%, quick, heading, note, print_environment
+source("bench/common.R")  # %||%, quick, heading, note, print_environment, per_iteration, fmt_s
 options(warn = 1)
 t_script <- proc.time()[["elapsed"]]
 heading("aspectr ntf() with masks: Frobenius HALS and MU, Gram matrices formed vs the model's values (bench/ntf-mask.R)",
@@ -40,22 +40,6 @@ heading("aspectr ntf() with masks: Frobenius HALS and MU, Gram matrices formed v
 if (!requireNamespace("aspectr", quietly = TRUE)) stop("aspectr must be installed")
 print_environment(c("aspectr"))
 
-## Seconds per iteration of a fit from callback time stamps; `run(cb)`
-## calls ntf() with callback = cb.
-per_iteration <- function(run) {
-  stamps <- numeric(0)
-  cb <- function(iteration, objective, factors) {
-    stamps[length(stamps) + 1L] <<- proc.time()[["elapsed"]]
-    TRUE
-  }
-  gc(FALSE)
-  t0 <- proc.time()[["elapsed"]]
-  fit <- run(cb)
-  total <- proc.time()[["elapsed"]] - t0
-  n <- length(stamps)
-  list(per_iter = (stamps[n] - stamps[1]) / (n - 1), iters = n, fit = fit)
-}
-fmt_s <- function(s) ifelse(is.na(s), "NA", formatC(s, format = "g", digits = 3))
 
 set.seed(20261128)
 sets <- list()

@@ -26,7 +26,7 @@
 #' @param threads Threads of each fit.
 #' @param ... Not used.
 #' @return An `aspectr_nmf_rank` object (printed, plotted and
-#'   [autoplot()]ed as [nmf_rank()]'s): `table` with, per rank, the mean
+#'   `autoplot()`ed, with ggplot2, as [nmf_rank()]'s): `table` with, per rank, the mean
 #'   held-out relative error `test_error` (the root of the sum of squared
 #'   errors over the held-out cells divided by the root of their sum of
 #'   squares), its standard deviation over the repetitions `test_sd`, and the

@@ -237,8 +237,8 @@ cpp_nmf_product <- function(data, F, which, threads) {
     .Call(`_aspectr_cpp_nmf_product`, data, F, which, threads)
 }
 
-cpp_nmf_range_svd <- function(data, Omega, power, k, threads) {
-    .Call(`_aspectr_cpp_nmf_range_svd`, data, Omega, power, k, threads)
+cpp_nmf_range_svd <- function(data, Omega, power, k, threads, dims = NULL) {
+    .Call(`_aspectr_cpp_nmf_range_svd`, data, Omega, power, k, threads, dims)
 }
 
 cpp_orthonormalize <- function(Y, threads) {

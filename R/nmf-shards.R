@@ -7,7 +7,7 @@
 
 # What nmf() needs of sharded data in place of nmf_data()'s form, after
 # checking that the fit asked for can run on shards.
-nmf_shard_data <- function(x, loss, method, accelerate, init, init_missing, weighted, call) {
+nmf_shard_data <- function(x, loss, method, accelerate, weighted, call) {
   check_tensor_shards(x, "nmf", call)
   if (length(x$dims) != 2) {
     abort_input("{.arg x} must be a matrix split into {.fn shards} for {.fn nmf}, not {length(x$dims)}-way data (see {.fn ntf}).",
@@ -15,17 +15,65 @@ nmf_shard_data <- function(x, loss, method, accelerate, init, init_missing, weig
   }
   if (x$nnz == 0) abort_input("{.arg x} has no non-zero cells.", "empty", arg = "x", call = call)
   check_shard_capability("nmf", loss, method, options = list(accelerate = accelerate, mask = weighted), call = call)
-  if (is.character(init) && !init_missing && !identical(init, "random")) {
-    abort_input("{.arg init} must be {.val random}, a list of factors or an earlier fit for data in {.fn shards}, not {.val {init}}: NNDSVD needs the singular vectors of the whole matrix.",
-                "argument", arg = "init", call = call)
-  }
   s <- max(vapply(x$meta, function(m) m$top, numeric(1)))
   total <- shard_total(x)
   list(dense = NULL, dims = x$dims, dimnames = x$dimnames, nnz = x$nnz, total = total / s,
        neg_entropy = shard_summary(x)$neg_entropy,
        row_totals = unlist(lapply(x$meta, function(m) m$doc_totals), use.names = FALSE) / s,
        loglik_const = sum(vapply(x$meta, function(m) m$loglik_const, numeric(1))),
-       scale = list(s = s, a = sqrt(s)))
+       scale = list(s = s, a = sqrt(s)), shards = x)
+}
+
+# NNDSVD's SVD of data in shards (nmf_svd()), read here a shard at a time:
+# each shard's NMF data (its weighted data in a weighted fit, nd$wcells),
+# divided by the fit's scale, as nmf_data() makes the matrix's.
+shard_nmf_each <- function(nd, f) {
+  x <- nd$shards
+  parts <- if (!is.null(nd$wcells)) nmf_shard_weight_parts(x, nd$wcells)
+  for (i in seq_along(x$rows)) {
+    src <- unclass(x)$sources[[i]]
+    d <- shard_data(src)
+    dims <- as.integer(c(d$dims[1], x$dims[2]))
+    if (!is.null(parts)) {
+      w <- parts[[i]]
+      v <- tryCatch(cpp_nmf_wshard_values(d$idx, d$val, dims, w$d, w$r, w$c, w$ei, w$ej, w$ev),
+                    error = function(e) abort_shard(src, "failed: {conditionMessage(e)}"))
+      d$idx <- d$idx[, v > 0, drop = FALSE]
+      d$val <- v[v > 0]
+    }
+    f(i, d, dims)
+  }
+}
+
+# small data: the dense matrix
+shard_nmf_dense <- function(nd) {
+  X <- matrix(0, nd$dims[1], nd$dims[2])
+  shard_nmf_each(nd, function(i, d, dims) {
+    rows <- shard_rows(nd$shards, i)
+    X[cbind(rows[1] + d$idx[1, ], d$idx[2, ] + 1L)] <<- d$val / nd$scale$s
+  })
+  X
+}
+
+# otherwise their products for the range finder (cpp_nmf_range_svd()):
+# (X H')' for Ht (l x n), Q'X for Qt (l x m), added over the shards
+shard_nmf_products <- function(nd, threads) {
+  function(which, F) {
+    out <- if (which == "XHt") matrix(0, nrow(F), nd$dims[1]) else matrix(0, nrow(F), nd$dims[2])
+    Ft <- if (which == "XHt") t(F)
+    shard_nmf_each(nd, function(i, d, dims) {
+      rows <- shard_rows(nd$shards, i)
+      if (!length(rows)) return()
+      S <- cpp_nmf_shard_state(d$idx, d$val, dims, nd$scale$s)
+      if (which == "XHt") {
+        out[, rows] <<- t(cpp_nmf_product(S, Ft, "XZ", threads))
+      } else {
+        out <<- out + cpp_nmf_product(S, t(F[, rows, drop = FALSE]), "WtX", threads)
+      }
+      cpp_nmf_shard_release(S)
+    })
+    out
+  }
 }
 
 # The sharded NMF of one fit: shards loaded (or described for streaming);
@@ -180,7 +228,8 @@ shard_nmf_op <- function(st, held, op, args) {
   if (isTRUE(g$weighted)) return(shard_nmf_wop(st, held, args))
   # (a request that reads the cells)
   need_data <- args$req %in% c("eval", "wtx", "block", "klmu", "kleval", "her_init", "her_wwork", "her_wproj",
-                               "her_w", "her_fin", "kcd_pass", "kcd_cols", "kcd_rows") ||
+                               "her_w", "her_fin", "kcd_pass", "kcd_cols", "kcd_rows", "klher_init", "klher_h",
+                               "klher_w") ||
     (args$req == "sweep" && !is.null(args$input$H))
   parts <- NULL
   for (key in names(st$shards)) {

@@ -211,10 +211,10 @@
 #' `loss = "frobenius"` with `method = "hals"`, `"anls"` (both extrapolated
 #' by default, as in memory: the projections of the extrapolated factors are
 #' decided from sums over all shards), `"mu"` or `"als"`, and for
-#' `loss = "kl"` with `method = "cd"` or `"mu"` (not extrapolated: the
-#' extrapolated KL updates need the data in one object). The Frobenius
-#' rules and the KL multiplicative updates are the very code that fits a
-#' matrix in memory, run on each shard where it is. KL coordinate descent solves the columns of `H` on the master
+#' `loss = "kl"` with `method = "cd"` or `"mu"` (extrapolated with
+#' `accelerate = TRUE`, as in memory). The Frobenius rules and the KL
+#' multiplicative updates, extrapolated or not, are the very code that fits
+#' a matrix in memory, run on each shard where it is. KL coordinate descent solves the columns of `H` on the master
 #' in passes over the shards: each Newton step needs the sums of a whole
 #' column, and the columns advance together, so an iteration takes k + 1
 #' passes, and more when a step of some column is halved. Each pass moves
@@ -226,10 +226,11 @@
 #' time, read in two passes a chunk at a time); other files are read whole
 #' for every pass. The multiplicative updates pass over the data once per
 #' iteration.
-#' The start is `init = "random"` (the default for shards; NNDSVD needs the
-#' singular vectors of the whole matrix), given factors, or an earlier fit;
-#' the in-memory fit with `init = "random"` and the same seed is the same
-#' fit. Out of core, `.shard` files are read a chunk
+#' Every start works as in memory, with the same default: NNDSVD's
+#' singular vectors come from the shards read one at a time on the master
+#' (the exact SVD of small data, otherwise the randomized range finder's
+#' six passes over the shards), and a random start is drawn where the
+#' shards are. With the same `init` and seed the fit is the in-memory fit. Out of core, `.shard` files are read a chunk
 #' of cells at a time (see [shards()], "Memory out of core"). `W` is
 #' gathered at the end. A failing shard or
 #' worker ends the fit with an error of class `aspectr_error_shard` (naming
@@ -377,11 +378,14 @@ nmf <- function(x, k, loss = c("frobenius", "kl", "beta"), beta = 2,
     x <- if (loss == "beta") wd$x0 else wd$xt
   }
   if (sharded) {
-    nd <- nmf_shard_data(x, loss, method, accelerate, init, missing(init), weighted, call = environment())
+    nd <- nmf_shard_data(x, loss, method, accelerate, weighted, call = environment())
     count_data <- !weighted && shard_count_data(x, "nmf", likelihood = loss == "kl")
     # (shards have no missing cells: their weights come from the arguments;
     # the weighted data are made by each shard, see nmf_shard_session())
-    if (weighted) wd <- nmf_weight_cells(x$dims, x$dimnames, NULL, mask, observed, weights, row_weights, col_weights)
+    if (weighted) {
+      wd <- nmf_weight_cells(x$dims, x$dimnames, NULL, mask, observed, weights, row_weights, col_weights)
+      nd$wcells <- wd  # (NNDSVD's SVD: of the weighted data, as in memory)
+    }
   } else {
     nd <- nmf_data(x, "x", dense = loss == "beta")
     # (a weighted fit has no likelihood: no check of counts)
@@ -444,8 +448,6 @@ nmf <- function(x, k, loss = c("frobenius", "kl", "beta"), beta = 2,
   if (is.list(init)) {
     init <- check_init_list(init, nd$dims, k)
     init <- lapply(init, function(f) f / sc$a)
-  } else if (missing(init) && sharded) {
-    init <- "random"  # NNDSVD needs the whole matrix
   } else if (missing(init) && (method == "mu" || loss == "kl")) {
     # NNDSVD's exact zeros would stay zero under multiplicative updates, and
     # a zero model value at a non-zero count has an infinite KL divergence
@@ -785,17 +787,21 @@ nmf_WtX <- function(nd, W, threads = 1L) {
 # (seeded from its own stream so that it does not depend on nrun).
 nmf_svd <- function(nd, k, threads = 1L) {
   dense <- !is.null(nd$dense)
+  sharded <- !is.null(nd$shards)
   # small data: the exact SVD, of the dense form also for sparse storage, so
   # that dense and sparse storage of the same matrix give the same start
+  # (and data in shards, read into that form, too)
   if (min(nd$dims) <= 400 && prod(as.numeric(nd$dims)) <= 4e6) {
-    s <- svd(if (dense) nd$dense else as.matrix(nmf_sparse(nd)), nu = k, nv = k)
+    X <- if (sharded) shard_nmf_dense(nd) else if (dense) nd$dense else as.matrix(nmf_sparse(nd))
+    s <- svd(X, nu = k, nv = k)
     return(list(d = s$d[seq_len(k)], u = s$u, v = s$v))
   }
   # the range finder in C++ (with the package's kernels: R's reference BLAS
   # is several times slower; sparse data are read in place), with two power
-  # iterations
+  # iterations; data in shards through their products, a shard at a time
   l <- min(k + 10, min(nd$dims))
   omega <- with_seed(20240601L, matrix(stats::rnorm(nd$dims[2] * l), nd$dims[2], l))
+  if (sharded) return(cpp_nmf_range_svd(shard_nmf_products(nd, threads), omega, 2L, k, threads, nd$dims))
   cpp_nmf_range_svd(nmf_ptr(nd), omega, 2L, k, threads)
 }
 

@@ -12,7 +12,6 @@ shard_capabilities <- function() {
   rbind(
     cap("nmf", "frobenius", c("hals", "anls", "mu", "als"), TRUE),
     cap("nmf", "kl", c("cd", "mu"), TRUE),
-    cap("nmf", "kl", "mu", FALSE, "the extrapolated KL updates are fitted in one object", option = "accelerate"),
     cap("nmf", "beta", "mu", FALSE, "the beta-divergence updates are fitted in one object"),
     # (coordinate descent of a matrix is nmf()'s rule, which runs on pieces;
     # with a prior and for N-way data it is that of solvers/cd.h, which
@@ -54,7 +53,7 @@ shard_runs <- function(family, loss = NULL) {
 # `default`, the family's own order of methods, that runs on shards with
 # `options`, else the first the table allows for the loss), with `options`
 # (named flags of the fit: those TRUE are checked against the table's
-# refusals of options: "accelerate" is an argument, "prior" a prior or
+# refusals of options: "prior" a prior or
 # guided topics, "tensor" N-way data, "mask" missing cells, masks or
 # weights; `option_args`, a named character vector, names the argument the
 # user gave for an option when it is not the option's own name). Returns
@@ -75,11 +74,6 @@ check_shard_capability <- function(family, loss, method, options = NULL, default
       abort_input(paste0("{.arg ", a, "} cannot be used with {.code loss = \"{loss}\"}, {.code method = \"{method}\"} and data in {.fn shards}: ",
                          row$why[1], "."),
                   "argument", arg = a, call = call)
-    }
-    if (opt == "accelerate") {
-      abort_input(paste0("{.arg ", opt, "} must be {.code NULL} or {.code FALSE} for {.code loss = \"{loss}\"} with {.code method = \"{method}\"} and data in {.fn shards}, not {.code TRUE}: ",
-                         row$why[1], "."),
-                  "argument", arg = opt, call = call)
     }
     runs <- tab$method[is.na(tab$option) & tab$ok & tab$loss == loss]
     runs <- runs[vapply(runs, function(m) !nrow(refusal(m)), logical(1))]

@@ -999,8 +999,8 @@ BEGIN_RCPP
 END_RCPP
 }
 // cpp_nmf_range_svd
-Rcpp::List cpp_nmf_range_svd(SEXP data, Rcpp::NumericMatrix Omega, int power, int k, int threads);
-RcppExport SEXP _aspectr_cpp_nmf_range_svd(SEXP dataSEXP, SEXP OmegaSEXP, SEXP powerSEXP, SEXP kSEXP, SEXP threadsSEXP) {
+Rcpp::List cpp_nmf_range_svd(SEXP data, Rcpp::NumericMatrix Omega, int power, int k, int threads, Rcpp::Nullable<Rcpp::NumericVector> dims);
+RcppExport SEXP _aspectr_cpp_nmf_range_svd(SEXP dataSEXP, SEXP OmegaSEXP, SEXP powerSEXP, SEXP kSEXP, SEXP threadsSEXP, SEXP dimsSEXP) {
 BEGIN_RCPP
     Rcpp::RObject rcpp_result_gen;
     Rcpp::RNGScope rcpp_rngScope_gen;
@@ -1009,7 +1009,8 @@ BEGIN_RCPP
     Rcpp::traits::input_parameter< int >::type power(powerSEXP);
     Rcpp::traits::input_parameter< int >::type k(kSEXP);
     Rcpp::traits::input_parameter< int >::type threads(threadsSEXP);
-    rcpp_result_gen = Rcpp::wrap(cpp_nmf_range_svd(data, Omega, power, k, threads));
+    Rcpp::traits::input_parameter< Rcpp::Nullable<Rcpp::NumericVector> >::type dims(dimsSEXP);
+    rcpp_result_gen = Rcpp::wrap(cpp_nmf_range_svd(data, Omega, power, k, threads, dims));
     return rcpp_result_gen;
 END_RCPP
 }
@@ -1523,7 +1524,7 @@ static const R_CallMethodDef CallEntries[] = {
     {"_aspectr_cpp_nmf_data", (DL_FUNC) &_aspectr_cpp_nmf_data, 9},
     {"_aspectr_cpp_nmf_data_alive", (DL_FUNC) &_aspectr_cpp_nmf_data_alive, 1},
     {"_aspectr_cpp_nmf_product", (DL_FUNC) &_aspectr_cpp_nmf_product, 4},
-    {"_aspectr_cpp_nmf_range_svd", (DL_FUNC) &_aspectr_cpp_nmf_range_svd, 5},
+    {"_aspectr_cpp_nmf_range_svd", (DL_FUNC) &_aspectr_cpp_nmf_range_svd, 6},
     {"_aspectr_cpp_orthonormalize", (DL_FUNC) &_aspectr_cpp_orthonormalize, 2},
     {"_aspectr_cpp_plsa_kl_cd", (DL_FUNC) &_aspectr_cpp_plsa_kl_cd, 9},
     {"_aspectr_cpp_nmf_solvers", (DL_FUNC) &_aspectr_cpp_nmf_solvers, 0},

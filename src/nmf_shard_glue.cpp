@@ -42,7 +42,8 @@ SEXP cpp_nmf_shard_state(Rcpp::IntegerMatrix idx, Rcpp::NumericVector val, Rcpp:
   } else {
     X = new Data(shard_csc(col.data(), row.data(), val.begin(), nnz, dims[1], dims[0], scale));
   }
-  return Rcpp::XPtr<Data>(X, true);
+  // (tagged as nmf()'s data: its products for R, cpp_nmf_product())
+  return Rcpp::XPtr<Data>(X, true, Rf_install("aspectr_nmf_data"));
 }
 
 namespace {
@@ -218,8 +219,13 @@ Rcpp::List cpp_nmf_pieces_fit(SEXP fn, Rcpp::NumericMatrix H0, double m, std::st
     tr = aspectr::run_solver(rule, P, M, ctl, cb);
   } else if (loss == "kl") {
     if (method != "mu") Rcpp::stop("internal error: no KL rule in pieces for '%s'", method.c_str());
-    PieceKLMU rule(pen, eps);
-    tr = aspectr::run_solver(rule, P, M, ctl, cb);
+    if (accelerate) {
+      PieceKLHER rule(pen, eps, HerParams());
+      tr = aspectr::run_solver(rule, P, M, ctl, cb);
+    } else {
+      PieceKLMU rule(pen, eps);
+      tr = aspectr::run_solver(rule, P, M, ctl, cb);
+    }
   } else if (method == "hals") {
     PieceHALS rule(pen, m, static_cast<double>(M.H.n_cols));
     tr = aspectr::run_solver(rule, P, M, ctl, cb);

@@ -589,19 +589,53 @@ Rcpp::NumericMatrix cpp_nmf_product(SEXP data, Rcpp::NumericMatrix F, std::strin
   return res;
 }
 
+// The products of data in pieces for the range finder, added over the
+// pieces by R: fn("XHt", Ht) gives (X H')' (l x m) for Ht (l x n) and
+// fn("WtX", Qt) gives Q' X (l x n) for Qt (l x m).
+namespace {
+struct RRangeProducts {
+  SEXP fn;
+  arma::uword m, n;
+  void call(const char* which, const arma::mat& F, arma::mat& out, arma::uword cols) const {
+    Rcpp::Function f(fn);
+    Rcpp::NumericMatrix arg(F.n_rows, F.n_cols);
+    std::copy(F.begin(), F.end(), arg.begin());
+    SEXP r = f(Rcpp::CharacterVector::create(which), arg);
+    if (!Rf_isReal(r) || !Rf_isMatrix(r) || static_cast<arma::uword>(Rf_nrows(r)) != F.n_rows ||
+        static_cast<arma::uword>(Rf_ncols(r)) != cols)
+      Rcpp::stop("internal error: a product of the pieces has the wrong size");
+    out = arma::mat(REAL(r), Rf_nrows(r), Rf_ncols(r));
+    if (!out.is_finite()) Rcpp::stop("the data's products are not finite");
+  }
+  void XHt(const arma::mat& Ht, arma::mat& Yt, int) const { call("XHt", Ht, Yt, m); }
+  void WtX(const arma::mat& Qt, arma::mat& B, int) const { call("WtX", Qt, B, n); }
+};
+}  // namespace
+
 // The leading k singular triplets of nmf()'s data by the randomized range
 // finder (aspectr/nmf/range.h) from the n x l test matrix Omega: d, u
-// (m x k), v (n x k).
+// (m x k), v (n x k). `data`: nmf()'s data, or for data in pieces an R
+// function of their products (RRangeProducts) with `dims` (m, n).
 // [[Rcpp::export]]
-Rcpp::List cpp_nmf_range_svd(SEXP data, Rcpp::NumericMatrix Omega, int power, int k, int threads) {
-  const aspectr::nmf::Data& X = nmf_data_of(data);
-  if (static_cast<arma::uword>(Omega.nrow()) != X.n_cols() || k > Omega.ncol())
-    Rcpp::stop("internal error: non-conformable arguments");
+Rcpp::List cpp_nmf_range_svd(SEXP data, Rcpp::NumericMatrix Omega, int power, int k, int threads,
+                             Rcpp::Nullable<Rcpp::NumericVector> dims = R_NilValue) {
+  const arma::mat Om(REAL(Omega), Omega.nrow(), Omega.ncol(), false, true);
   arma::vec d;
   arma::mat u, v;
-  if (!aspectr::nmf::range_svd(X, arma::mat(REAL(Omega), Omega.nrow(), Omega.ncol(), false, true), power, k,
-                               threads, d, u, v))
-    Rcpp::stop("the SVD of the data's range failed");
+  bool ok;
+  if (Rf_isFunction(data)) {
+    const Rcpp::NumericVector dm(dims.get());
+    RRangeProducts P{data, static_cast<arma::uword>(dm[0]), static_cast<arma::uword>(dm[1])};
+    if (static_cast<arma::uword>(Omega.nrow()) != P.n || k > Omega.ncol())
+      Rcpp::stop("internal error: non-conformable arguments");
+    ok = aspectr::nmf::range_svd(P, Om, power, k, threads, d, u, v);
+  } else {
+    const aspectr::nmf::Data& X = nmf_data_of(data);
+    if (static_cast<arma::uword>(Omega.nrow()) != X.n_cols() || k > Omega.ncol())
+      Rcpp::stop("internal error: non-conformable arguments");
+    ok = aspectr::nmf::range_svd(X, Om, power, k, threads, d, u, v);
+  }
+  if (!ok) Rcpp::stop("the SVD of the data's range failed");
   return Rcpp::List::create(Rcpp::Named("d") = Rcpp::NumericVector(d.begin(), d.end()),
                             Rcpp::Named("u") = u, Rcpp::Named("v") = v);
 }
@@ -678,7 +712,7 @@ const NmfSolver kNmfSolvers[] = {
   {"kl", "cd", true, [](const Data& X, Model& M, const aspectr::Control& c, RCallback& cb, const NmfArgs& a) {
      PieceKLCD r(a.pen, X.total()); return run_one_piece(r, X, M, c, cb); }},
   {"kl", "mu", false, [](const Data& X, Model& M, const aspectr::Control& c, RCallback& cb, const NmfArgs& a) {
-     if (a.accelerate) { KLHER r(a.pen, a.eps, HerParams()); return run_rule(r, X, M, c, cb); }
+     if (a.accelerate) { PieceKLHER r(a.pen, a.eps, HerParams()); return run_one_piece(r, X, M, c, cb); }
      PieceKLMU r(a.pen, a.eps); return run_one_piece(r, X, M, c, cb); }},
   {"beta", "mu", true, [](const Data& X, Model& M, const aspectr::Control& c, RCallback& cb, const NmfArgs& a) {
      BetaMU r(a.beta, a.pen, a.eps); return run_rule(r, X, M, c, cb); }},

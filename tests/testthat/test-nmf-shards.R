@@ -1,6 +1,6 @@
-# nmf() of data in shards(): the same call gives the in-memory fit from the
-# same start (init = "random" or given factors; the same defaults, the
-# extrapolated HALS and ANLS included) for every method that runs on shards,
+# nmf() of data in shards(): the same call gives the in-memory fit (the
+# same defaults, NNDSVD's start and the extrapolated HALS and ANLS
+# included) for every method that runs on shards,
 # from memory, from files (out of core) and on clusters; what cannot run on
 # shards is refused.
 
@@ -18,11 +18,9 @@ expect_same_nmf <- function(fit, ref, tol = 1e-10) {
   expect_identical(fit$run, ref$run)
 }
 
-# in memory: the same call with the sharded fit's start (messages of fits
-# cut short by max_iter are silenced)
-ref_nmf <- function(x, k, init = "random", ...) {
-  suppressMessages(nmf(x, k, init = init, ...))
-}
+# in memory: the same call (messages of fits cut short by max_iter are
+# silenced)
+ref_nmf <- function(x, k, ...) suppressMessages(nmf(x, k, ...))
 quiet_nmf <- function(...) suppressMessages(nmf(...))
 
 test_that("nmf() of 1, 2 and 3 shards equals the in-memory fit for every method", {
@@ -31,6 +29,7 @@ test_that("nmf() of 1, 2 and 3 shards equals the in-memory fit for every method"
   cases <- list(list("frobenius", "hals", NULL), list("frobenius", "hals", FALSE), list("frobenius", "hals", TRUE),
                 list("frobenius", "mu", NULL), list("frobenius", "anls", NULL), list("frobenius", "anls", FALSE),
                 list("frobenius", "anls", TRUE), list("frobenius", "als", NULL), list("kl", "mu", NULL),
+                list("kl", "mu", TRUE),
                 list("kl", "cd", NULL))
   for (cs in cases) {
     for (pen in list(c(0, 0), c(0.05, 0.1))) {
@@ -273,13 +272,47 @@ test_that("KL coordinate descent over shards takes the steps of the in-memory so
   expect_same_nmf(fit, ref_nmf(x, 2, loss = "kl", seed = 3, max_iter = 40))
 })
 
+test_that("NNDSVD starts of shards are the in-memory starts, by the exact SVD and by the range finder", {
+  # small data: the exact SVD of the shards read into one matrix
+  x <- shard_counts(40, 25, seed = 6) * 2
+  parts <- split_rows(x, c(11L, 30L))
+  for (init in c("nndsvd", "nndsvda", "nndsvdar")) {
+    for (loss in c("frobenius", "kl")) {
+      args <- list(init = init, loss = loss, seed = 4, max_iter = 25)
+      ref <- do.call(ref_nmf, c(list(x, 3), args))
+      expect_same_nmf(do.call(quiet_nmf, c(list(shards(parts), 3), args)), ref)
+      # out of core
+      expect_same_nmf(do.call(quiet_nmf, c(list(write_shards(parts, shard_tempdir()), 3), args)), ref)
+    }
+  }
+  # the default start is NNDSVD on shards too: one iteration from it
+  one <- quiet_nmf(shards(parts), 3, max_iter = 1)
+  expect_equal(one$initial, ref_nmf(x, 3, init = "nndsvd", max_iter = 1)$initial, tolerance = 1e-10)
+  expect_false(isTRUE(all.equal(one$initial, ref_nmf(x, 3, init = "random", seed = 1, max_iter = 1)$initial)))
+  # larger data: the randomized range finder, its products added over the
+  # shards (a shard without counts among them)
+  set.seed(12)
+  X <- Matrix::rsparsematrix(430, 405, 0.02, rand.x = function(n) stats::rpois(n, 3) + 1)
+  X[201:210, ] <- 0
+  X <- Matrix::drop0(X)
+  nd <- list(shards = shards(list(X[1:200, ], X[201:210, ], X[211:430, ])), dims = dim(X),
+             scale = list(s = max(X)))
+  omega <- matrix(stats::rnorm(405 * 8), 405, 8)
+  ref <- aspectr:::cpp_nmf_range_svd(aspectr:::nmf_ptr(aspectr:::nmf_scale(aspectr:::nmf_data(X, "x"))$nd), omega, 2L, 3L, 1L)
+  got <- aspectr:::cpp_nmf_range_svd(aspectr:::shard_nmf_products(nd, 1L), omega, 2L, 3L, 1L, nd$dims)
+  expect_equal(got$d, ref$d, tolerance = 1e-10)
+  expect_equal(abs(crossprod(got$u, ref$u)), diag(3), tolerance = 1e-8)
+  expect_equal(abs(crossprod(got$v, ref$v)), diag(3), tolerance = 1e-8)
+  for (loss in c("frobenius", "kl")) {
+    ref <- ref_nmf(X, 3, loss = loss, max_iter = 8)
+    expect_same_nmf(quiet_nmf(nd$shards, 3, loss = loss, max_iter = 8), ref)
+  }
+})
+
 test_that("nmf() of shards refuses what it cannot do exactly", {
   x <- shard_counts()
   sh <- shards(split_rows(x, 20L))
   expect_error(nmf(sh, 2, loss = "beta", beta = 0.5), class = "aspectr_error_input_argument", regexp = "cd")
-  expect_error(nmf(sh, 2, loss = "kl", method = "mu", accelerate = TRUE), class = "aspectr_error_input_argument",
-               regexp = "accelerate")
-  expect_error(nmf(sh, 2, init = "nndsvd"), class = "aspectr_error_input_argument", regexp = "NNDSVD")
   expect_error(nmf(sh, 2, accelerate = "yes"), class = "aspectr_error_input")
   expect_error(nmf(sh, 0), class = "aspectr_error_input")
   expect_error(nmf(sh, 26), class = "aspectr_error_input")

@@ -3,8 +3,9 @@
 // the range of X Omega after `power` subspace iterations, and B = Q' X, whose
 // exact SVD gives X's leading singular triplets (u = Q u_B, range_svd()). Everything
 // stays in C++, so that the iterations' m x l matrices are freed as soon as
-// they are replaced, and the data are read through Data's products (in place
-// for a dgCMatrix).
+// they are replaced, and the data are read through their products alone:
+// Data's (in place for a dgCMatrix), or those of data in pieces added over
+// the pieces (any type with Data's XHt() and WtX()).
 #ifndef ASPECTR_NMF_RANGE_H
 #define ASPECTR_NMF_RANGE_H
 
@@ -70,7 +71,8 @@ struct Range {
 };
 
 // Omega is n x l.
-inline Range range_finder(const Data& X, const arma::mat& Omega, int power, int threads) {
+template <class Products>
+Range range_finder(const Products& X, const arma::mat& Omega, int power, int threads) {
   arma::mat Yt;
   X.XHt(arma::mat(Omega.t()), Yt, threads);  // (X Omega)': l x m
   Range r;
@@ -87,7 +89,8 @@ inline Range range_finder(const Data& X, const arma::mat& Omega, int power, int 
 
 // The leading k singular triplets of X from the range finder: B = U S V'
 // (B is l x n, small), u = Q U. False when the SVD of B fails.
-inline bool range_svd(const Data& X, const arma::mat& Omega, int power, int k, int threads,
+template <class Products>
+bool range_svd(const Products& X, const arma::mat& Omega, int power, int k, int threads,
                       arma::vec& d, arma::mat& u, arma::mat& v) {
   Range r = range_finder(X, Omega, power, threads);
   arma::mat Ub, Vb;

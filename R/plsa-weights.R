@@ -143,8 +143,7 @@ plsa_weighted_kl_nway <- function(x, k, init, nrun, max_iter, tol, seed, threads
     abort_input("{.arg x} has no positive value in a cell of positive weight: there is nothing to fit.",
                 "empty", arg = "x", call = env)
   }
-  k <- check_whole(k, "k", min = 1, max = length(wd$tv),
-                   what = "at most the number of non-zeros of `x` of positive weight", call = env)
+  k <- plsa_weighted_k(k, wd$dims, length(wd$tv), env)
   ctl <- check_fit_controls(nrun, max_iter, tol, seed, threads, verbose, call = env)
   count_data <- check_count_data(x, wd$xv, "plsa", likelihood = FALSE, call = env)
   first <- plsa_init(init, "plsa", wd$dims, k, call = env)
@@ -177,6 +176,17 @@ plsa_weighted_kl_nway <- function(x, k, init, nrun, max_iter, tol, seed, threads
   out$value <- kl
   out$weighting <- list(type = wd$type, base = wd$d, left_out = wd$left_out, mass = S)
   finish_progress(plsa_fields(out, TRUE, "cd", count_data), FALSE, "plsa()", ctl$max_iter, ctl$tol)
+}
+
+# k of a weighted fit: as without weights, at most the smaller dimension
+# of a matrix (a 2-way sparse tensor too) and at most the number of
+# non-zeros (here: of positive weight) of N-way data
+plsa_weighted_k <- function(k, dims, nnz, call) {
+  if (length(dims) == 2) {
+    return(check_whole(k, "k", min = 1, max = min(dims), what = "at most the smaller dimension of `x`", call = call))
+  }
+  check_whole(k, "k", min = 1, max = nnz, what = "at most the number of non-zeros of `x` of positive weight",
+              call = call)
 }
 
 # sum_c omega_c m_c of the model m = sum_r w_r prod_n F_n(i_n, r) under the
@@ -255,12 +265,7 @@ plsa_weighted_fit <- function(x, k, loss, method, q, normalize, init, nrun, max_
   dat <- plsa_weighted_data(x, loss, wargs, env, nway)
   wd <- dat$wd
   dims <- dat$dims
-  k <- if (nway) {
-    check_whole(k, "k", min = 1, max = length(dat$x),
-                what = "at most the number of non-zeros of `x` of positive weight", call = env)
-  } else {
-    check_whole(k, "k", min = 1, max = min(dims), what = "at most the smaller dimension of `x`", call = env)
-  }
+  k <- plsa_weighted_k(k, dims, length(dat$x), env)
   count_data <- check_count_data(x, dat$x, "plsa", likelihood = FALSE, call = env)
   first <- plsa_init(init, "plsa", dims, k, call = env)
   start <- proc.time()[["elapsed"]]

@@ -238,6 +238,42 @@ test_that("a 3-way array of one slice gives the matrix fit", {
   }
 })
 
+test_that("a slice left out entirely: the reference's steps, its factor rows take the mass left", {
+  x <- pwn_data(12, c(5, 4, 3))
+  x[, 2, ] <- NA
+  x[4, , 3] <- NA
+  st <- pwn_start(dim(x), 2, seed = 13)
+  Om <- pwn_omega(x)
+  for (loss in c("tsallis", "l2")) {
+    f <- plsa(x, 2, loss = loss, method = if (loss == "tsallis") "em", init = st, max_iter = 5, tol = 0)
+    expect_nway_model(f, pwn_reference(x, Om, loss, st, 5), 1e-8)
+    for (n in 1:3) expect_true(all(abs(colSums(f$factors[[n]]) - 1) < 1e-12))
+    expect_true(all(diff(c(f$initial, f$objective)) <= 1e-14))
+  }
+})
+
+test_that("a 2-way sparse tensor with a mask gives the matrix fit; a fit continues from a fit", {
+  x <- pwn_matrix(6)
+  mask <- matrix(FALSE, nrow(x), ncol(x)); mask[1, 2] <- TRUE; mask[4, 5] <- TRUE
+  for (spec in list(list(loss = "tsallis", method = "em"), list(loss = "l2"))) {
+    a <- do.call(plsa, c(list(x, 2, seed = 3, max_iter = 10, tol = 0, mask = mask), spec))
+    b <- do.call(plsa, c(list(as_sptensor(x), 2, seed = 3, max_iter = 10, tol = 0, mask = which(mask, arr.ind = TRUE)),
+                         spec))
+    for (n in 1:2) expect_equal(unname(b$factors[[n]]), unname(a$factors[[n]]), tolerance = 1e-12)
+    expect_equal(b$objective, a$objective, tolerance = 1e-12)
+  }
+  expect_error(plsa(as_sptensor(x), 6, loss = "l2", mask = which(mask, arr.ind = TRUE)),
+               class = "aspectr_error_input_argument")
+  # a warm start from a weighted N-way fit never ends worse than that fit
+  x3 <- pwn_data(7)
+  m3 <- array(runif(length(x3)) < 0.2, dim(x3))
+  for (loss in c("kl", "tsallis", "l2")) {
+    a <- plsa(x3, 2, loss = loss, mask = m3, seed = 1, max_iter = 20, tol = 0)
+    b <- plsa(x3, 2, loss = loss, mask = m3, init = a, max_iter = 5, tol = 0)
+    expect_lte(b$value, a$value * (1 + 1e-12))
+  }
+})
+
 test_that("the KL fit is ntf()'s weighted KL fit normalized; its value is D(G_o || P_o)", {
   x <- pwn_data(3, c(6, 5, 4))
   dims <- dim(x)

@@ -281,12 +281,12 @@ cpp_foldin_cells <- function(B, doc, val, n_docs, prior, max_iter, tol) {
     .Call(`_aspectr_cpp_foldin_cells`, B, doc, val, n_docs, prior, max_iter, tol)
 }
 
-cpp_plsa_weighted_fit <- function(idx, g, omega, dims, d, r, c, ei, ej, ev, lambda, factors, loss, q, max_iter, tol, threads, verbose, free_weights = FALSE, method = "em", squarem_bound = 1.0) {
-    .Call(`_aspectr_cpp_plsa_weighted_fit`, idx, g, omega, dims, d, r, c, ei, ej, ev, lambda, factors, loss, q, max_iter, tol, threads, verbose, free_weights, method, squarem_bound)
+cpp_plsa_weighted_fit <- function(idx, g, omega, dims, d, v, eidx, ev, lambda, factors, loss, q, max_iter, tol, threads, verbose, free_weights = FALSE, method = "em", squarem_bound = 1.0) {
+    .Call(`_aspectr_cpp_plsa_weighted_fit`, idx, g, omega, dims, d, v, eidx, ev, lambda, factors, loss, q, max_iter, tol, threads, verbose, free_weights, method, squarem_bound)
 }
 
-cpp_plsa_weighted_value <- function(idx, g, omega, dims, d, r, c, ei, ej, ev, lambda, factors, loss, q) {
-    .Call(`_aspectr_cpp_plsa_weighted_value`, idx, g, omega, dims, d, r, c, ei, ej, ev, lambda, factors, loss, q)
+cpp_plsa_weighted_value <- function(idx, g, omega, dims, d, v, eidx, ev, lambda, factors, loss, q) {
+    .Call(`_aspectr_cpp_plsa_weighted_value`, idx, g, omega, dims, d, v, eidx, ev, lambda, factors, loss, q)
 }
 
 cpp_qem_shard_state <- function(idx, val, dims, top, scaled) {

@@ -184,8 +184,8 @@ ntf_mode_weights <- function(mw, dims, call) {
   })
 }
 
-# -> list(idx (N x nnz, 0-based: the cells of x~ > 0), xv, tv (x and x~
-#    there), dims, dimnames, d, v (per mode), eidx (N x |E|, 0-based), ev
+# -> list(idx (N x nnz, 0-based: the cells of x~ > 0), xv, tv, omega (x,
+#    x~ and the weights there), dims, dimnames, d, v (per mode), eidx (N x |E|, 0-based), ev
 #    (deviations), total_weight (the sum of all weights), type, left_out
 #    (number of cells of weight 0 for base 1))
 ntf_weighted_data <- function(x, mask, observed, weights, mode_weights, call = rlang::caller_env()) {
@@ -245,7 +245,8 @@ ntf_weighted_data <- function(x, mask, observed, weights, mode_weights, call = r
     for (n in seq_len(N)) out <- out * v[[n]][ij[, n]]
     out
   }
-  tv <- xx$v * f * vprod(xx$ij)
+  vp <- vprod(xx$ij)
+  tv <- xx$v * f * vp
   pos <- tv > 0
   ij <- xx$ij[pos, , drop = FALSE]
   idx <- t(ij) - 1L
@@ -255,7 +256,7 @@ ntf_weighted_data <- function(x, mask, observed, weights, mode_weights, call = r
   total_weight <- d * prod(vapply(v, sum, numeric(1))) + sum(delta * vprod(eij))
   type <- c(if (!is.null(xx$na)) "missing", if (!is.null(mask)) "mask", if (!is.null(observed)) "observed",
             if (!is.null(weights)) "cells", if (!is.null(mode_weights)) "modes")
-  list(idx = idx, xv = xx$v[pos], tv = tv[pos], dims = dims, dimnames = xx$dimnames, d = d, v = v,
+  list(idx = idx, xv = xx$v[pos], tv = tv[pos], omega = (f * vp)[pos], dims = dims, dimnames = xx$dimnames, d = d, v = v,
        eidx = eidx, ev = as.numeric(delta), total_weight = total_weight, type = type,
        left_out = if (d == 1) sum(delta == -1) else NA_real_)
 }

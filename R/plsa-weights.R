@@ -4,6 +4,16 @@
 # Tsallis and L2 by the weighted rules of solvers/plsa_weighted.h. The
 # weights are nmf()'s (nmf_weighted_data(), R/nmf-weights.R).
 
+# N-way data (arrays of 3 or more modes, sparse tensors): KL by ntf()'s
+# weighted KL coordinate descent, normalized the same way; Tsallis and L2 by
+# the same rules over N modes (the weights ntf_weighted_data()'s, R/ntf-weights.R).
+
+# Whether x is fitted as N-way data (the weights of ntf()): an array of 3 or
+# more modes or a sparse tensor
+plsa_weighted_nway <- function(x) {
+  inherits(x, "aspectr_tensor") || (is.array(x) && length(dim(x)) > 2)
+}
+
 # The checks every loss shares, then the fit of the loss.
 plsa_weighted <- function(x, k, loss, method, q, normalize, init, nrun, max_iter, tol, seed, threads, verbose,
                           given, wargs, call, env = rlang::caller_env(), cluster = NULL) {
@@ -11,10 +21,8 @@ plsa_weighted <- function(x, k, loss, method, q, normalize, init, nrun, max_iter
     abort_input("Missing cells, masks and weights are available in {.fn plsa} for {.fn shards} with {.code loss = \"kl\"}, not {.val {loss}} (its weighted rules are fitted in one object).",
                 "argument", arg = "loss", call = env)
   }
-  if (length(dim(x)) > 2) {
-    abort_input("Missing cells, masks and weights are available in {.fn plsa} for matrices, not for {length(dim(x))}-way arrays (see {.fn ntf}).",
-                "argument", arg = "x", call = env)
-  }
+  nway <- !inherits(x, "aspectr_shards") && plsa_weighted_nway(x)
+  wargs <- plsa_mode_weights(x, wargs, nway, env)
   bad <- names(given)[unlist(given)]
   if (length(bad)) {
     arg <- bad[1]
@@ -29,17 +37,64 @@ plsa_weighted <- function(x, k, loss, method, q, normalize, init, nrun, max_iter
   if (loss == "kl") {
     # (shards: nmf()'s weighted fit of shards, on `cluster` when given)
     if (inherits(x, "aspectr_shards")) wargs$cluster <- check_cluster(cluster, x)
-    return(plsa_weighted_kl(x, k, method, init, nrun, max_iter, tol, seed, threads, verbose, wargs, call, env))
+    return(plsa_weighted_kl(x, k, method, init, nrun, max_iter, tol, seed, threads, verbose, wargs, call, env,
+                            nway))
   }
   plsa_weighted_fit(x, k, loss, method, q, normalize, init, nrun, max_iter, tol, seed, threads, verbose,
-                    wargs, call, env)
+                    wargs, call, env, nway)
 }
 
-# KL: nmf()'s weighted KL coordinate descent, normalized as as_plsa() does;
-# the value is D(G_o || P_o) over the cells that count (both shares
-# normalized over them): with T = sum x~, the weighted divergence D and
-# S = sum omega v, (D + T - S) / T + log(S / T)
-plsa_weighted_kl <- function(x, k, method, init, nrun, max_iter, tol, seed, threads, verbose, wargs, call, env) {
+# The weights per index of each mode: `mode_weights` (a list, one entry per
+# mode), or row_weights and col_weights, the weights of the first two modes
+# (not both forms). -> the weighting arguments of nmf() (matrices:
+# mask, observed, weights, row_weights, col_weights) or of ntf() (N-way:
+# mask, observed, weights, mode_weights)
+plsa_mode_weights <- function(x, wargs, nway, call) {
+  mw <- wargs$mode_weights
+  wargs$mode_weights <- NULL
+  rc <- c("row_weights", "col_weights")
+  if (!is.null(mw) && !all(vapply(wargs[rc], is.null, logical(1)))) {
+    arg <- rc[!vapply(wargs[rc], is.null, logical(1))][1]
+    abort_input("{.arg mode_weights} and {.arg {arg}} cannot both be given: {.arg mode_weights} holds the weights of every mode.",
+                "argument", arg = "mode_weights", call = call)
+  }
+  if (inherits(x, "aspectr_shards")) {
+    if (!is.null(mw)) {
+      if (!is.list(mw) || length(mw) != 2) {
+        abort_input("{.arg mode_weights} must be a list with one entry per mode of {.arg x} (2), not {describe(mw)}.",
+                    "type", arg = "mode_weights", call = call)
+      }
+      wargs["row_weights"] <- list(mw[[1]]); wargs["col_weights"] <- list(mw[[2]])
+    }
+    return(wargs)
+  }
+  dims <- as.integer(dim(x))
+  if (!nway) {
+    if (!is.null(mw)) {
+      if (length(dims) != 2) return(wargs)  # (x itself is refused by the fit)
+      ntf_mode_weights(mw, dims, call)
+      wargs["row_weights"] <- list(mw[[1]]); wargs["col_weights"] <- list(mw[[2]])
+    }
+    return(wargs)
+  }
+  if (is.null(mw) && !all(vapply(wargs[rc], is.null, logical(1)))) {
+    mw <- vector("list", length(dims))
+    what <- c("index of the first mode", "index of the second mode")
+    for (a in 1:2) {
+      if (!is.null(wargs[[rc[a]]])) mw[[a]] <- nmf_weight_vector(wargs[[rc[a]]], dims[a], rc[a], what[a], call)
+    }
+  }
+  wargs[rc] <- NULL
+  wargs["mode_weights"] <- list(mw)
+  wargs
+}
+
+# KL: nmf()'s (N-way: ntf()'s) weighted KL coordinate descent, normalized
+# as as_plsa() does; the value is D(G_o || P_o) over the cells that count
+# (both shares normalized over them): with T = sum x~, the weighted
+# divergence D and S = sum omega v, (D + T - S) / T + log(S / T)
+plsa_weighted_kl <- function(x, k, method, init, nrun, max_iter, tol, seed, threads, verbose, wargs, call, env,
+                             nway = FALSE) {
   if (!is.null(method) && !identical(method, "cd")) {
     abort_input("{.arg method} must be {.val cd} (or {.code NULL}) with missing cells, masks or weights, not {describe(method)}.",
                 "argument", arg = "method", call = env)
@@ -48,6 +103,7 @@ plsa_weighted_kl <- function(x, k, method, init, nrun, max_iter, tol, seed, thre
     abort_input("{.arg init} must be {.val random} or a list of starting factors with missing cells, masks or weights, not {describe(init)}.",
                 "argument", arg = "init", call = env)
   }
+  if (nway) return(plsa_weighted_kl_nway(x, k, init, nrun, max_iter, tol, seed, threads, verbose, wargs, call, env))
   nmf_init <- "random"
   if (is.list(init) && !inherits(init, "aspectr_fit")) {
     # pLSA factors (documents, terms, weights) as W = P(d|z) diag(lambda), H = P(w|z)'
@@ -55,8 +111,9 @@ plsa_weighted_kl <- function(x, k, method, init, nrun, max_iter, tol, seed, thre
     lam <- init$lambda %||% rep(1 / k, k)
     nmf_init <- list(W = sweep(as.matrix(f[[1]]), 2, lam, "*"), H = t(as.matrix(f[[2]])))
   }
-  fit <- do.call(nmf, c(list(x, k, loss = "kl", method = "cd", init = nmf_init, nrun = nrun, max_iter = max_iter,
-                             tol = tol, seed = seed, threads = threads, verbose = verbose), wargs))
+  fit <- plsa_quiet_convergence(do.call(nmf, c(list(x, k, loss = "kl", method = "cd", init = nmf_init, nrun = nrun,
+                                                    max_iter = max_iter, tol = tol, seed = seed, threads = threads,
+                                                    verbose = verbose), wargs)))
   out <- as_plsa(fit)
   tot <- fit$total; D <- fit$divergence; S <- fit$weighting$mass
   out$value <- out$kl <- (D + tot - S) / tot + log(S / tot)
@@ -67,15 +124,114 @@ plsa_weighted_kl <- function(x, k, method, init, nrun, max_iter, tol, seed, thre
   out$method <- "cd"
   out$weighting <- fit$weighting
   out$call <- call
-  out
+  finish_progress(out, FALSE, "plsa()", max_iter, tol)
+}
+
+# The fit of nmf() or ntf() in a plsa() call: its message that it did not
+# converge held back (plsa() says it, finish_progress())
+plsa_quiet_convergence <- function(expr) {
+  withCallingHandlers(expr, aspectr_message_not_converged = function(m) invokeRestart("muffleMessage"))
+}
+
+# The N-way KL fit: ntf()'s weighted KL coordinate descent (its factors'
+# columns sum to 1, the components' masses in its weights), as the aspect
+# model: lambda the weights on the simplex (a component of no mass: weight 0
+# and uniform columns); the value and trace as the matrix's
+plsa_weighted_kl_nway <- function(x, k, init, nrun, max_iter, tol, seed, threads, verbose, wargs, call, env) {
+  wd <- do.call(ntf_weighted_data, c(list(x), wargs, list(call = env)))
+  if (!length(wd$tv)) {
+    abort_input("{.arg x} has no positive value in a cell of positive weight: there is nothing to fit.",
+                "empty", arg = "x", call = env)
+  }
+  k <- plsa_weighted_k(k, wd$dims, length(wd$tv), env)
+  ctl <- check_fit_controls(nrun, max_iter, tol, seed, threads, verbose, call = env)
+  count_data <- check_count_data(x, wd$xv, "plsa", likelihood = FALSE, call = env)
+  first <- plsa_init(init, "plsa", wd$dims, k, call = env)
+  ntf_init <- "random"
+  if (!is.null(first)) {
+    ntf_init <- lapply(first$factors, as.matrix)
+    ntf_init[[1]] <- sweep(ntf_init[[1]], 2, as.numeric(first$lambda), "*")
+  }
+  fit <- plsa_quiet_convergence(do.call(ntf, c(list(x, k, loss = "kl", method = "cd", init = ntf_init,
+                                                    nrun = ctl$nrun, max_iter = ctl$max_iter, tol = ctl$tol,
+                                                    seed = ctl$seed, threads = ctl$threads, verbose = ctl$verbose),
+                                               wargs)))
+  w <- as.numeric(fit$weights)
+  factors <- lapply(fit$factors, function(f) {
+    f <- unname(as.matrix(f))
+    empty <- !(colSums(f) > 0)
+    if (any(empty)) f[, empty] <- 1 / nrow(f)
+    f
+  })
+  lambda <- w / sum(w)
+  tot <- fit$total
+  S <- plsa_weighted_mass(wd, w, factors)
+  kl <- (fit$value + tot - S) / tot + log(S / tot)
+  res <- list(lambda = lambda, factors = factors, objective = fit$objective / tot, initial = NA_real_,
+              iterations = fit$iterations, converged = fit$converged, stopped = fit$stopped, kl = kl)
+  data <- list(dims = wd$dims, dimnames = wd$dimnames, total = tot, idx = wd$idx, val = wd$xv)
+  out <- new_plsa(res, data, k = k, loss = "kl", q = NA_real_, tempering = 1, run = fit$run,
+                  values = fit$run_values / tot, time = fit$time,
+                  threads = ctl$threads, seed = ctl$seed, call = call)
+  out$value <- kl
+  out$weighting <- list(type = wd$type, base = wd$d, left_out = wd$left_out, mass = S)
+  finish_progress(plsa_fields(out, TRUE, "cd", count_data), FALSE, "plsa()", ctl$max_iter, ctl$tol)
+}
+
+# k of a weighted fit: as without weights, at most the smaller dimension
+# of a matrix (a 2-way sparse tensor too) and at most the number of
+# non-zeros (here: of positive weight) of N-way data
+plsa_weighted_k <- function(k, dims, nnz, call) {
+  if (length(dims) == 2) {
+    return(check_whole(k, "k", min = 1, max = min(dims), what = "at most the smaller dimension of `x`", call = call))
+  }
+  check_whole(k, "k", min = 1, max = nnz, what = "at most the number of non-zeros of `x` of positive weight",
+              call = call)
+}
+
+# sum_c omega_c m_c of the model m = sum_r w_r prod_n F_n(i_n, r) under the
+# weights of ntf_weighted_data() (d times the weighted margins' product, plus
+# the deviations at their cells)
+plsa_weighted_mass <- function(wd, w, factors) {
+  N <- length(factors)
+  marg <- Reduce(`*`, lapply(seq_len(N), function(n) colSums(wd$v[[n]] * factors[[n]])))
+  S <- wd$d * sum(w * marg)
+  if (length(wd$ev)) {
+    e <- t(wd$eidx) + 1L
+    p <- matrix(w, nrow(e), length(w), byrow = TRUE)
+    u <- wd$ev
+    for (n in seq_len(N)) {
+      p <- p * factors[[n]][e[, n], , drop = FALSE]
+      u <- u * wd$v[[n]][e[, n]]
+    }
+    S <- S + sum(u * rowSums(p))
+  }
+  S
 }
 
 # The data of a weighted Tsallis or L2 fit: the cells where omega x > 0
-# (idx: 2 x nnz, 0-based; x, omega there) and the weights' parts for the
-# C++ rules, with G = x / T: Tsallis T = sum omega x (so that sum omega g =
-# 1), L2 T = sum x over those cells (the counted cells' total, so that the
-# fit does not change when every weight is multiplied by a constant).
-plsa_weighted_data <- function(x, loss, wargs, call) {
+# (idx: N x nnz, 0-based; x, omega there), the weights' parts for the C++
+# rules (d, v: one weight vector per mode, eidx: N x |E| 0-based cells of
+# the deviations ev) and G = x / T: Tsallis T = sum omega x (so that sum
+# omega g = 1), L2 T = sum x over those cells (the counted cells' total, so
+# that the fit does not change when every weight is multiplied by a
+# constant). Matrices take nmf()'s weights (nmf_weighted_data()), N-way
+# data ntf()'s (ntf_weighted_data()).
+plsa_weighted_data <- function(x, loss, wargs, call, nway = FALSE) {
+  empty <- function() {
+    abort_input("{.arg x} has no positive value in a cell of positive weight: there is nothing to fit.",
+                "empty", arg = "x", call = call)
+  }
+  if (nway) {
+    wd <- do.call(ntf_weighted_data, c(list(x), wargs, list(call = call)))
+    if (!length(wd$tv)) empty()
+    xv <- wd$xv
+    om <- wd$omega
+    T <- if (loss == "tsallis") sum(om * xv) else sum(xv)
+    N <- length(wd$dims)
+    return(list(wd = wd, idx = wd$idx, x = xv, g = xv / T, omega = om, T = T, dims = wd$dims,
+                dimnames = wd$dimnames %||% vector("list", N), d = wd$d, v = wd$v, eidx = wd$eidx, ev = wd$ev))
+  }
   wd <- do.call(nmf_weighted_data, c(list(x), wargs, list(call = call)))
   m <- nrow(wd$x0)
   ij <- if (is.matrix(wd$xt)) which(wd$xt > 0, arr.ind = TRUE) else {
@@ -83,18 +239,17 @@ plsa_weighted_data <- function(x, loss, wargs, call) {
     s <- s[s$x > 0, , drop = FALSE]
     cbind(as.integer(s$i), as.integer(s$j))
   }
-  if (!nrow(ij)) {
-    abort_input("{.arg x} has no positive value in a cell of positive weight: there is nothing to fit.",
-                "empty", arg = "x", call = call)
-  }
+  if (!nrow(ij)) empty()
   xv <- as.numeric(wd$x0[ij])
   # omega at those cells: r_i c_j (d + delta_ij)
   pos <- match((ij[, 2] - 1) * m + ij[, 1], wd$ej * as.numeric(m) + wd$ei + 1)
   f <- ifelse(is.na(pos), wd$d, wd$d + wd$ev[pos])
   om <- wd$r[ij[, 1]] * wd$c[ij[, 2]] * f
   T <- if (loss == "tsallis") sum(om * xv) else sum(xv)
+  eidx <- rbind(as.integer(wd$ei), as.integer(wd$ej))
   list(wd = wd, idx = rbind(ij[, 1] - 1L, ij[, 2] - 1L), x = xv, g = xv / T, omega = om, T = T,
-       dims = as.integer(dim(wd$x0)), dimnames = dimnames(wd$x0) %||% list(NULL, NULL))
+       dims = as.integer(dim(wd$x0)), dimnames = dimnames(wd$x0) %||% list(NULL, NULL),
+       d = wd$d, v = list(wd$r, wd$c), eidx = eidx, ev = wd$ev)
 }
 
 # Tsallis and L2 with missing cells, masks or weights: the weighted q-EM and
@@ -103,21 +258,21 @@ plsa_weighted_data <- function(x, loss, wargs, call) {
 # the model's share of them, both normalized over them with their weights;
 # for L2, 1/2 sum omega (g - p)^2 with P on the simplex)
 plsa_weighted_fit <- function(x, k, loss, method, q, normalize, init, nrun, max_iter, tol, seed, threads, verbose,
-                              wargs, call, env) {
+                              wargs, call, env, nway = FALSE) {
   method <- match_option(method %||% plsa_methods(loss, 1)[1], plsa_methods(loss, 1), "method", call = env)
   q <- check_number(q, "q", 0, 1, lower_open = TRUE, upper_open = TRUE, call = env)
   ctl <- check_fit_controls(nrun, max_iter, tol, seed, threads, verbose, call = env)
-  dat <- plsa_weighted_data(x, loss, wargs, env)
+  dat <- plsa_weighted_data(x, loss, wargs, env, nway)
   wd <- dat$wd
   dims <- dat$dims
-  k <- check_whole(k, "k", min = 1, max = min(dims), what = "at most the smaller dimension of `x`", call = env)
+  k <- plsa_weighted_k(k, dims, length(dat$x), env)
   count_data <- check_count_data(x, dat$x, "plsa", likelihood = FALSE, call = env)
   first <- plsa_init(init, "plsa", dims, k, call = env)
   start <- proc.time()[["elapsed"]]
   inits <- with_seed(ctl$seed, lapply(seq_len(ctl$nrun), function(i) random_start(dims, k)))
   if (!is.null(first)) inits[[1]] <- first
   runs <- lapply(inits, function(init) {
-    cpp_plsa_weighted_fit(dat$idx, dat$g, dat$omega, dims, wd$d, wd$r, wd$c, wd$ei, wd$ej, wd$ev,
+    cpp_plsa_weighted_fit(dat$idx, dat$g, dat$omega, dims, dat$d, dat$v, dat$eidx, dat$ev,
                           as.numeric(init$lambda), lapply(init$factors, as.matrix), loss,
                           if (loss == "tsallis") q else 0.5, ctl$max_iter, ctl$tol, ctl$threads, ctl$verbose,
                           !normalize, method, init$squarem_bound %||% 1)
@@ -126,12 +281,12 @@ plsa_weighted_fit <- function(x, k, loss, method, q, normalize, init, nrun, max_
   best <- best_run(values, "plsa() fit")
   res <- runs[[best]]
   # D(G_o || P_o): the counted cells' shares of the data and of the model,
-  # both with their weights
+  # both with their weights (mass: sum omega p of the model)
   lam <- as.numeric(res$lambda)
-  U <- res$factors[[1]]; V <- res$factors[[2]]
-  i <- dat$idx[1, ] + 1L; j <- dat$idx[2, ] + 1L
-  p <- rowSums(U[i, , drop = FALSE] * rep(lam, each = length(i)) * V[j, , drop = FALSE])
-  mass <- sum(wd$r * (plsa_omega_times(wd, V %*% diag(lam, length(lam))) * U))
+  p <- res$factors[[1]][dat$idx[1, ] + 1L, , drop = FALSE] * rep(lam, each = ncol(dat$idx))
+  for (n in seq_along(dims)[-1]) p <- p * res$factors[[n]][dat$idx[n, ] + 1L, , drop = FALSE]
+  p <- rowSums(p)
+  mass <- res$mass
   go <- dat$omega * dat$x / sum(dat$omega * dat$x)
   res$kl <- sum(go * log(go / pmax(dat$omega * p / mass, .Machine$double.xmin)))
   # counts: the model times the counted cells' total (Tsallis: scaled so
@@ -142,21 +297,8 @@ plsa_weighted_fit <- function(x, k, loss, method, q, normalize, init, nrun, max_
   fit <- new_plsa(res, data, k = k, loss = loss, q = if (loss == "tsallis") q else NA_real_,
                   tempering = 1, run = best, values = values, time = proc.time()[["elapsed"]] - start,
                   threads = ctl$threads, seed = ctl$seed, call = call)
-  fit$weighting <- list(type = wd$type, base = wd$d, left_out = wd$left_out,
-                        observed = if (wd$d == 0) nmf_observed_pattern(wd, dims, dat$dimnames))
+  fit$weighting <- if (nway) list(type = wd$type, base = wd$d, left_out = wd$left_out) else
+    list(type = wd$type, base = wd$d, left_out = wd$left_out,
+         observed = if (wd$d == 0) nmf_observed_pattern(wd, dims, dat$dimnames))
   finish_progress(plsa_fields(fit, normalize, method, count_data), ctl$verbose, "plsa()", ctl$max_iter, ctl$tol)
-}
-
-# (Omega B)_i. = sum_j omega_ij B_j. without the row weights r_i (B: n x k):
-# d c'B plus the deviations' part
-plsa_omega_times <- function(wd, B) {
-  m <- length(wd$r)
-  out <- matrix(wd$d * colSums(wd$c * B), m, ncol(B), byrow = TRUE)
-  if (length(wd$ev)) {
-    add <- (wd$ev * wd$c[wd$ej + 1L]) * B[wd$ej + 1L, , drop = FALSE]
-    s <- rowsum(add, wd$ei + 1L)
-    rows <- as.integer(rownames(s))
-    out[rows, ] <- out[rows, ] + s
-  }
-  out
 }

@@ -171,23 +171,34 @@
 #'   `x` (the default 0.01: as many pseudo-counts as it has tokens), as in
 #'   \pkg{seededlda} (version 1.4 and later). A positive number.
 #' @param mask,observed,weights,row_weights,col_weights Missing cells, masks
-#'   and weights, as in [nmf()] (`NA` cells of `x` are missing too): see
-#'   "Missing cells and weights".
+#'   and weights, as in [nmf()] for a matrix and as in [ntf()] for N-way
+#'   data (`NA` cells of `x` are missing too): see "Missing cells and
+#'   weights". For N-way data `row_weights` and `col_weights` weigh the
+#'   indices of the first two modes.
+#' @param mode_weights Non-negative weights per index of each mode, as in
+#'   [ntf()]: a list with one entry per mode of `x`, `NULL` or a vector of
+#'   that mode's size (for a matrix, the same as `row_weights` and
+#'   `col_weights`; not with them).
 #' @param ... Must be empty; an unknown argument is an error.
 #'
 #' @section Missing cells and weights:
 #' With `NA` in `x`, `mask`, `observed` or weights (matrices in memory,
-#' dense or sparse; the weights \eqn{\omega_{ij}} are those of [nmf()]: per
-#' cell, row and column, 0 for a left-out cell), the model is fitted to the
+#' dense or sparse, whose weights \eqn{\omega_{ij}} are those of [nmf()]: per
+#' cell, row and column, 0 for a left-out cell; and N-way data in memory,
+#' arrays or sparse tensors, whose weights are those of [ntf()]: per cell
+#' and per index of each mode, `mode_weights`), the model is fitted to the
 #' cells that count, with their weights, and \eqn{P(d, w)} still covers
 #' every cell: [fitted()] gives the left-out cells the model's value (an
 #' imputation). The updates use the weighted sums of the observed cells (no
 #' imputation inside the loop) and cost, per iteration, a pass over the
 #' observed non-zeros plus \eqn{k} operations per left-out or reweighted
-#' cell (\eqn{k^2} under `"l2"`).
+#' cell (\eqn{k^2} under `"l2"`), per mode for N-way data.
 #' * `"kl"`: maximum likelihood of the observed cells under the Poisson
 #'   form of the aspect model, i.e. the weighted KL fit of [nmf()]
-#'   (coordinate descent) normalized as [as_plsa()] does. The value
+#'   (coordinate descent; for N-way data that of [ntf()], `loss = "kl"`,
+#'   `method = "cd"`) normalized as [as_plsa()] does (\eqn{\lambda} the
+#'   components' masses on the simplex, every factor column on the
+#'   simplex). The value
 #'   reported is the divergence of the observed cells' share of the counts
 #'   from the model's share of them, \eqn{D(G_o \| P_o)}, both normalized
 #'   over the cells that count with their weights.
@@ -221,18 +232,23 @@
 #'   simplex- (or sign-) constrained least-squares problem exactly, so the
 #'   objective never rises.
 #'
+#' For N-way data the Tsallis and L2 steps update the weights, then each
+#' mode in turn with the others fixed, by the same exact column problems
+#' (the other modes' product in place of the terms' factor), so their
+#' objectives never rise either.
+#'
 #' With all weights 1 the Tsallis and L2 steps are those of the unweighted
-#' fit. Whole-number row weights give the objective of the data with each
-#' row repeated that many times (at the model whose copies of a row are
-#' equal) under `"kl"` and `"tsallis"`, and under `"l2"` with `normalize =
+#' fit. Whole-number row weights (for N-way data, the weights of any mode)
+#' give the objective of the data with each row (slice) repeated that many
+#' times (at the model whose copies of a row are equal) under `"kl"` and `"tsallis"`, and under `"l2"` with `normalize =
 #' FALSE` in the units of the counts; not under `"l2"` with `normalize =
 #' TRUE`, whose model of the repeated data would have to sum to 1 over the
 #' copies. Under `loss = "kl"` the same arguments apply to a matrix in
 #' [shards()] (in memory, in files, or on the workers of `cluster`): the fit
 #' is [nmf()]'s weighted fit of the shards, equal to the in-memory one.
-#' `prior`, `seeds`, `tempering`, `callback`, `factor_dir`, N-way data,
-#' and [shards()] under the Tsallis and L2 losses are not available with
-#' missing cells or weights.
+#' `prior`, `seeds`, `tempering`, `callback`, `factor_dir`, and [shards()]
+#' under the Tsallis and L2 losses (or of N-way data) are not available
+#' with missing cells or weights.
 #'
 #' @section Priors and guided topics:
 #' With `prior`, a KL fit of a documents x terms matrix is the maximum a
@@ -379,14 +395,15 @@ plsa <- function(x, k, loss = c("kl", "tsallis", "l2"), method = NULL, q = 0.5, 
                  init = "random", nrun = 1, short_iter = 0, short_keep = NULL, max_iter = 1000, tol = 1e-6, seed = NULL, threads = NULL,
                  verbose = FALSE, callback = NULL, cluster = NULL, factor_dir = NULL, assay = NULL,
                  prior = NULL, seeds = NULL, seeds_weight = 0.01, mask = NULL, observed = NULL,
-                 weights = NULL, row_weights = NULL, col_weights = NULL, ...) {
+                 weights = NULL, row_weights = NULL, col_weights = NULL, mode_weights = NULL, ...) {
   call <- match.call()
   check_dots_empty(...)
   container <- if (!missing(x)) container_input(x, assay, "rows")
   if (!is.null(container)) x <- container$x
   loss <- match_option(loss, c("kl", "tsallis", "l2"), "loss")
-  if (!missing(x) && nmf_is_weighted(if (!inherits(x, "aspectr_shards")) x, mask, observed, weights,
-                                     row_weights, col_weights)) {
+  if (!missing(x) && (nmf_is_weighted(if (!inherits(x, "aspectr_shards")) x, mask, observed, weights,
+                                      row_weights, col_weights) || !is.null(mode_weights) ||
+                      (is.array(x) && length(dim(x)) > 2 && ntf_is_weighted(x, NULL, NULL, NULL, NULL)))) {
     # missing cells and weights (R/plsa-weights.R)
     return(plsa_weighted(x, k, loss, method, q, normalize, init, nrun, max_iter, tol, seed, threads, verbose,
                          list(tempering = tempering != 1, prior = !is.null(prior), seeds = !is.null(seeds),
@@ -394,7 +411,7 @@ plsa <- function(x, k, loss = c("kl", "tsallis", "l2"), method = NULL, q = 0.5, 
                               cluster = !is.null(cluster) && !inherits(x, "aspectr_shards"),
                               factor_dir = !is.null(factor_dir)),
                          list(mask = mask, observed = observed, weights = weights, row_weights = row_weights,
-                              col_weights = col_weights), call, cluster = cluster))
+                              col_weights = col_weights, mode_weights = mode_weights), call, cluster = cluster))
   }
   if (!missing(x)) cluster <- check_cluster(cluster, x)
   if (!is.null(factor_dir) && !missing(x)) {

@@ -1174,8 +1174,8 @@ BEGIN_RCPP
 END_RCPP
 }
 // cpp_plsa_weighted_fit
-Rcpp::List cpp_plsa_weighted_fit(Rcpp::IntegerMatrix idx, Rcpp::NumericVector g, Rcpp::NumericVector omega, Rcpp::IntegerVector dims, double d, Rcpp::NumericVector r, Rcpp::NumericVector c, Rcpp::IntegerVector ei, Rcpp::IntegerVector ej, Rcpp::NumericVector ev, Rcpp::NumericVector lambda, Rcpp::List factors, std::string loss, double q, int max_iter, double tol, int threads, bool verbose, bool free_weights, std::string method, double squarem_bound);
-RcppExport SEXP _aspectr_cpp_plsa_weighted_fit(SEXP idxSEXP, SEXP gSEXP, SEXP omegaSEXP, SEXP dimsSEXP, SEXP dSEXP, SEXP rSEXP, SEXP cSEXP, SEXP eiSEXP, SEXP ejSEXP, SEXP evSEXP, SEXP lambdaSEXP, SEXP factorsSEXP, SEXP lossSEXP, SEXP qSEXP, SEXP max_iterSEXP, SEXP tolSEXP, SEXP threadsSEXP, SEXP verboseSEXP, SEXP free_weightsSEXP, SEXP methodSEXP, SEXP squarem_boundSEXP) {
+Rcpp::List cpp_plsa_weighted_fit(Rcpp::IntegerMatrix idx, Rcpp::NumericVector g, Rcpp::NumericVector omega, Rcpp::IntegerVector dims, double d, Rcpp::List v, Rcpp::IntegerMatrix eidx, Rcpp::NumericVector ev, Rcpp::NumericVector lambda, Rcpp::List factors, std::string loss, double q, int max_iter, double tol, int threads, bool verbose, bool free_weights, std::string method, double squarem_bound);
+RcppExport SEXP _aspectr_cpp_plsa_weighted_fit(SEXP idxSEXP, SEXP gSEXP, SEXP omegaSEXP, SEXP dimsSEXP, SEXP dSEXP, SEXP vSEXP, SEXP eidxSEXP, SEXP evSEXP, SEXP lambdaSEXP, SEXP factorsSEXP, SEXP lossSEXP, SEXP qSEXP, SEXP max_iterSEXP, SEXP tolSEXP, SEXP threadsSEXP, SEXP verboseSEXP, SEXP free_weightsSEXP, SEXP methodSEXP, SEXP squarem_boundSEXP) {
 BEGIN_RCPP
     Rcpp::RObject rcpp_result_gen;
     Rcpp::RNGScope rcpp_rngScope_gen;
@@ -1184,10 +1184,8 @@ BEGIN_RCPP
     Rcpp::traits::input_parameter< Rcpp::NumericVector >::type omega(omegaSEXP);
     Rcpp::traits::input_parameter< Rcpp::IntegerVector >::type dims(dimsSEXP);
     Rcpp::traits::input_parameter< double >::type d(dSEXP);
-    Rcpp::traits::input_parameter< Rcpp::NumericVector >::type r(rSEXP);
-    Rcpp::traits::input_parameter< Rcpp::NumericVector >::type c(cSEXP);
-    Rcpp::traits::input_parameter< Rcpp::IntegerVector >::type ei(eiSEXP);
-    Rcpp::traits::input_parameter< Rcpp::IntegerVector >::type ej(ejSEXP);
+    Rcpp::traits::input_parameter< Rcpp::List >::type v(vSEXP);
+    Rcpp::traits::input_parameter< Rcpp::IntegerMatrix >::type eidx(eidxSEXP);
     Rcpp::traits::input_parameter< Rcpp::NumericVector >::type ev(evSEXP);
     Rcpp::traits::input_parameter< Rcpp::NumericVector >::type lambda(lambdaSEXP);
     Rcpp::traits::input_parameter< Rcpp::List >::type factors(factorsSEXP);
@@ -1200,13 +1198,13 @@ BEGIN_RCPP
     Rcpp::traits::input_parameter< bool >::type free_weights(free_weightsSEXP);
     Rcpp::traits::input_parameter< std::string >::type method(methodSEXP);
     Rcpp::traits::input_parameter< double >::type squarem_bound(squarem_boundSEXP);
-    rcpp_result_gen = Rcpp::wrap(cpp_plsa_weighted_fit(idx, g, omega, dims, d, r, c, ei, ej, ev, lambda, factors, loss, q, max_iter, tol, threads, verbose, free_weights, method, squarem_bound));
+    rcpp_result_gen = Rcpp::wrap(cpp_plsa_weighted_fit(idx, g, omega, dims, d, v, eidx, ev, lambda, factors, loss, q, max_iter, tol, threads, verbose, free_weights, method, squarem_bound));
     return rcpp_result_gen;
 END_RCPP
 }
 // cpp_plsa_weighted_value
-double cpp_plsa_weighted_value(Rcpp::IntegerMatrix idx, Rcpp::NumericVector g, Rcpp::NumericVector omega, Rcpp::IntegerVector dims, double d, Rcpp::NumericVector r, Rcpp::NumericVector c, Rcpp::IntegerVector ei, Rcpp::IntegerVector ej, Rcpp::NumericVector ev, Rcpp::NumericVector lambda, Rcpp::List factors, std::string loss, double q);
-RcppExport SEXP _aspectr_cpp_plsa_weighted_value(SEXP idxSEXP, SEXP gSEXP, SEXP omegaSEXP, SEXP dimsSEXP, SEXP dSEXP, SEXP rSEXP, SEXP cSEXP, SEXP eiSEXP, SEXP ejSEXP, SEXP evSEXP, SEXP lambdaSEXP, SEXP factorsSEXP, SEXP lossSEXP, SEXP qSEXP) {
+double cpp_plsa_weighted_value(Rcpp::IntegerMatrix idx, Rcpp::NumericVector g, Rcpp::NumericVector omega, Rcpp::IntegerVector dims, double d, Rcpp::List v, Rcpp::IntegerMatrix eidx, Rcpp::NumericVector ev, Rcpp::NumericVector lambda, Rcpp::List factors, std::string loss, double q);
+RcppExport SEXP _aspectr_cpp_plsa_weighted_value(SEXP idxSEXP, SEXP gSEXP, SEXP omegaSEXP, SEXP dimsSEXP, SEXP dSEXP, SEXP vSEXP, SEXP eidxSEXP, SEXP evSEXP, SEXP lambdaSEXP, SEXP factorsSEXP, SEXP lossSEXP, SEXP qSEXP) {
 BEGIN_RCPP
     Rcpp::RObject rcpp_result_gen;
     Rcpp::RNGScope rcpp_rngScope_gen;
@@ -1215,16 +1213,14 @@ BEGIN_RCPP
     Rcpp::traits::input_parameter< Rcpp::NumericVector >::type omega(omegaSEXP);
     Rcpp::traits::input_parameter< Rcpp::IntegerVector >::type dims(dimsSEXP);
     Rcpp::traits::input_parameter< double >::type d(dSEXP);
-    Rcpp::traits::input_parameter< Rcpp::NumericVector >::type r(rSEXP);
-    Rcpp::traits::input_parameter< Rcpp::NumericVector >::type c(cSEXP);
-    Rcpp::traits::input_parameter< Rcpp::IntegerVector >::type ei(eiSEXP);
-    Rcpp::traits::input_parameter< Rcpp::IntegerVector >::type ej(ejSEXP);
+    Rcpp::traits::input_parameter< Rcpp::List >::type v(vSEXP);
+    Rcpp::traits::input_parameter< Rcpp::IntegerMatrix >::type eidx(eidxSEXP);
     Rcpp::traits::input_parameter< Rcpp::NumericVector >::type ev(evSEXP);
     Rcpp::traits::input_parameter< Rcpp::NumericVector >::type lambda(lambdaSEXP);
     Rcpp::traits::input_parameter< Rcpp::List >::type factors(factorsSEXP);
     Rcpp::traits::input_parameter< std::string >::type loss(lossSEXP);
     Rcpp::traits::input_parameter< double >::type q(qSEXP);
-    rcpp_result_gen = Rcpp::wrap(cpp_plsa_weighted_value(idx, g, omega, dims, d, r, c, ei, ej, ev, lambda, factors, loss, q));
+    rcpp_result_gen = Rcpp::wrap(cpp_plsa_weighted_value(idx, g, omega, dims, d, v, eidx, ev, lambda, factors, loss, q));
     return rcpp_result_gen;
 END_RCPP
 }
@@ -1535,8 +1531,8 @@ static const R_CallMethodDef CallEntries[] = {
     {"_aspectr_cpp_shard_buffer_free", (DL_FUNC) &_aspectr_cpp_shard_buffer_free, 1},
     {"_aspectr_cpp_aspect_pieces_fit", (DL_FUNC) &_aspectr_cpp_aspect_pieces_fit, 11},
     {"_aspectr_cpp_foldin_cells", (DL_FUNC) &_aspectr_cpp_foldin_cells, 7},
-    {"_aspectr_cpp_plsa_weighted_fit", (DL_FUNC) &_aspectr_cpp_plsa_weighted_fit, 21},
-    {"_aspectr_cpp_plsa_weighted_value", (DL_FUNC) &_aspectr_cpp_plsa_weighted_value, 14},
+    {"_aspectr_cpp_plsa_weighted_fit", (DL_FUNC) &_aspectr_cpp_plsa_weighted_fit, 19},
+    {"_aspectr_cpp_plsa_weighted_value", (DL_FUNC) &_aspectr_cpp_plsa_weighted_value, 12},
     {"_aspectr_cpp_qem_shard_state", (DL_FUNC) &_aspectr_cpp_qem_shard_state, 5},
     {"_aspectr_cpp_qem_shard_file", (DL_FUNC) &_aspectr_cpp_qem_shard_file, 5},
     {"_aspectr_cpp_qem_shard_weights", (DL_FUNC) &_aspectr_cpp_qem_shard_weights, 5},

@@ -10,44 +10,55 @@ using aspectr_r::make_tensor;
 using aspectr_r::model_to_r;
 
 namespace {
-// The weights of a weighted fit of G (omega: the weights at its cells)
+// The weights of a weighted fit of G (omega: the weights at its cells;
+// v: one weight vector per mode; eidx: N x |E| 0-based cells of the
+// deviations ev)
 aspectr::PlsaWeights plsa_weights(const aspectr::SparseTensor& G, const Rcpp::NumericVector& omega, double d,
-                                  const Rcpp::NumericVector& r, const Rcpp::NumericVector& c,
-                                  const Rcpp::IntegerVector& ei, const Rcpp::IntegerVector& ej,
+                                  const Rcpp::List& v, const Rcpp::IntegerMatrix& eidx,
                                   const Rcpp::NumericVector& ev) {
+  const std::size_t N = G.order();
+  if (static_cast<std::size_t>(v.size()) != N) Rcpp::stop("internal error: one weight vector per mode needed");
+  if (static_cast<std::size_t>(eidx.nrow()) != N || eidx.ncol() != ev.size())
+    Rcpp::stop("internal error: deviation cells of the wrong shape");
   aspectr::PlsaWeights W;
-  W.d = d;
-  W.r = Rcpp::as<arma::vec>(r);
-  W.c = Rcpp::as<arma::vec>(c);
-  W.ei.assign(ei.begin(), ei.end());
-  W.ej.assign(ej.begin(), ej.end());
-  W.delta.assign(ev.begin(), ev.end());
+  W.w.d = d;
+  for (std::size_t n = 0; n < N; ++n) W.w.v.push_back(Rcpp::as<arma::vec>(v[n]));
+  W.w.idx.resize(static_cast<std::size_t>(eidx.size()));
+  for (R_xlen_t s = 0; s < eidx.size(); ++s) {
+    if (eidx[s] < 0) Rcpp::stop("internal error: a negative cell index");
+    W.w.idx[s] = static_cast<aspectr::index_t>(eidx[s]);
+  }
+  W.w.delta.assign(ev.begin(), ev.end());
   W.omega = Rcpp::as<arma::vec>(omega);
-  W.prepare(G.dims[0], G.dims[1], G.nnz());
+  try {
+    W.prepare(G.dims, G.nnz());
+  } catch (const std::invalid_argument& e) {
+    Rcpp::stop(std::string("internal error: ") + e.what());
+  }
   return W;
 }
 }  // namespace
 
-// The fit of G (idx: 2 x nnz 0-based cells, g: their values, the cells
+// The fit of G (idx: N x nnz 0-based cells, g: their values, the cells
 // where omega x > 0; omega: the weights there) under the weights
-// omega_ij = r_i c_j (d + delta_ij), delta given at the cells (ei, ej),
-// 0-based. lambda, factors: the start (factors m x k and n x k). loss
-// "tsallis" (method "em" or "squarem") or "l2" (free_weights: lambda only
-// non-negative). Returns the model and the trace (Tsallis: J; L2: one half
-// of the weighted sum of squares).
+// omega_c = prod_n v_n(i_n) (d + delta_c), delta given at the cells eidx
+// (N x |E|, 0-based) as ev. lambda, factors: the start (one d_n x k matrix
+// per mode). loss "tsallis" (method "em" or "squarem") or "l2"
+// (free_weights: lambda only non-negative). Returns the model, the trace
+// (Tsallis: J; L2: one half of the weighted sum of squares) and `mass`,
+// sum omega p of the model at the end.
 // [[Rcpp::export]]
 Rcpp::List cpp_plsa_weighted_fit(Rcpp::IntegerMatrix idx, Rcpp::NumericVector g, Rcpp::NumericVector omega,
-                                 Rcpp::IntegerVector dims, double d, Rcpp::NumericVector r, Rcpp::NumericVector c,
-                                 Rcpp::IntegerVector ei, Rcpp::IntegerVector ej, Rcpp::NumericVector ev,
-                                 Rcpp::NumericVector lambda, Rcpp::List factors, std::string loss, double q,
-                                 int max_iter, double tol, int threads, bool verbose, bool free_weights = false,
-                                 std::string method = "em", double squarem_bound = 1.0) {
-  if (dims.size() != 2) Rcpp::stop("internal error: weighted pLSA takes a matrix");
+                                 Rcpp::IntegerVector dims, double d, Rcpp::List v, Rcpp::IntegerMatrix eidx,
+                                 Rcpp::NumericVector ev, Rcpp::NumericVector lambda, Rcpp::List factors,
+                                 std::string loss, double q, int max_iter, double tol, int threads, bool verbose,
+                                 bool free_weights = false, std::string method = "em", double squarem_bound = 1.0) {
   const aspectr::SparseTensor G = make_tensor(idx, g, dims, true);
-  aspectr::PlsaWeights W = plsa_weights(G, omega, d, r, c, ei, ej, ev);
+  aspectr::PlsaWeights W = plsa_weights(G, omega, d, v, eidx, ev);
   aspectr::AspectModel M = make_model(lambda, factors);
-  if (M.order() != 2 || M.F[0].n_cols != G.dims[0] || M.F[1].n_cols != G.dims[1])
-    Rcpp::stop("internal error: the start does not match the data");
+  bool ok = M.order() == G.order();
+  for (std::size_t n = 0; ok && n < G.order(); ++n) ok = M.F[n].n_cols == G.dims[n];
+  if (!ok) Rcpp::stop("internal error: the start does not match the data");
   const aspectr::Control ctl{max_iter, tol, threads};
   RCallback cb(verbose, max_iter, "plsa (" + loss + (loss != "l2" ? ", " + method : std::string()) + ", weighted)");
   aspectr::FitTrace tr;
@@ -70,18 +81,19 @@ Rcpp::List cpp_plsa_weighted_fit(Rcpp::IntegerMatrix idx, Rcpp::NumericVector g,
   Rcpp::List out = model_to_r(M);
   add_trace(out, tr);
   if (method == "squarem") out["squarem_bound"] = squarem_bound;
+  out["mass"] = W.model_mass(M, threads);
   return out;
 }
 
-// The objective of a model (lambda, factors m x k and n x k) under the
+// The objective of a model (lambda, one d_n x k factor per mode) under the
 // weights, as cpp_plsa_weighted_fit() reports it.
 // [[Rcpp::export]]
 double cpp_plsa_weighted_value(Rcpp::IntegerMatrix idx, Rcpp::NumericVector g, Rcpp::NumericVector omega,
-                               Rcpp::IntegerVector dims, double d, Rcpp::NumericVector r, Rcpp::NumericVector c,
-                               Rcpp::IntegerVector ei, Rcpp::IntegerVector ej, Rcpp::NumericVector ev,
-                               Rcpp::NumericVector lambda, Rcpp::List factors, std::string loss, double q) {
+                               Rcpp::IntegerVector dims, double d, Rcpp::List v, Rcpp::IntegerMatrix eidx,
+                               Rcpp::NumericVector ev, Rcpp::NumericVector lambda, Rcpp::List factors,
+                               std::string loss, double q) {
   const aspectr::SparseTensor G = make_tensor(idx, g, dims, true);
-  aspectr::PlsaWeights W = plsa_weights(G, omega, d, r, c, ei, ej, ev);
+  aspectr::PlsaWeights W = plsa_weights(G, omega, d, v, eidx, ev);
   const aspectr::AspectModel M = make_model(lambda, factors);
   if (loss == "l2") {
     aspectr::WeightedPPSRule rule(W, false);

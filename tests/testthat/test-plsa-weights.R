@@ -267,7 +267,10 @@ test_that("bad weights and refused combinations give classed errors", {
     expect_error(plsa(x, 2, loss = loss, row_weights = rep(1, m), method = "cd"), class = "aspectr_error_input_argument")
     expect_error(plsa(x, 50, loss = loss, row_weights = rep(1, m)), class = "aspectr_error_input_argument")
     x3 <- array(rpois(24, 3) + 1, c(2, 3, 4))
-    expect_error(plsa(x3, 2, loss = loss, row_weights = 1:2), class = "aspectr_error_input_argument")
+    # (N-way data: row_weights weigh the first mode, see test-plsa-weights-nway.R)
+    f3 <- plsa(x3, 2, loss = loss, row_weights = 1:2, seed = 1, max_iter = 5, tol = 0)
+    expect_length(f3$factors, 3)
+    expect_identical(f3$weighting$type, "modes")
   }
   expect_error(plsa(x, 2, loss = "tsallis", q = 1.5, row_weights = rep(1, m)), class = "aspectr_error_input_argument")
   expect_error(plsa(x, 2, loss = "tsallis", normalize = FALSE, row_weights = rep(1, m)),

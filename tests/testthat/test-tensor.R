@@ -125,7 +125,10 @@ test_that("bad tensors give classed errors", {
   expect_error(sptensor(matrix(c(0, 2), 1), 1), class = "aspectr_error_input_value")
   expect_error(sptensor(matrix(c(1, 2), 1), 1:2), class = "aspectr_error_input_type")
   expect_error(sptensor(matrix(c(1, 5), 1), 1, dims = c(2, 2)), class = "aspectr_error_input_value")
+  # (an NA cell is missing: left out of the fit, see test-plsa-weights-nway.R)
   a <- array(1, c(2, 2, 2)); a[1] <- NA
+  expect_identical(plsa(a, 2, seed = 1, max_iter = 5, tol = 0)$weighting$type, "missing")
+  a[1] <- -1
   expect_error(plsa(a, 2), class = "aspectr_error_input_value")
   expect_error(plsa(array(0, c(2, 2, 2)), 1), class = "aspectr_error_input_empty")
   expect_error(plsa(array(1, c(2, 2, 2)), 9), class = "aspectr_error_input_argument")

@@ -128,6 +128,62 @@ struct CPWeights {
       }
     }
   }
+
+  // Omega times the other modes' Khatri-Rao product: column i of the
+  // result (k x d_n) is sum_{c: i_n = i} omega_c z_c, z_c = hadamard_{m !=
+  // n} F_m(:, i_m) (F: one k x d_m factor per mode; F[n] is not read), the
+  // KL rows' linear terms D_i (see above), O(d_n k + |E| k N). cutoff:
+  // coefficients below 1e-12 of the sums they come from count as 0.
+  arma::mat times(const std::vector<arma::mat>& F, std::size_t n, int threads, bool cutoff) const {
+    const std::size_t N = F.size();
+    const arma::uword k = F[n].n_rows, dn = F[n].n_cols;
+    arma::vec g(k, arma::fill::ones);
+    for (std::size_t m = 0; m < N; ++m) if (m != n) g %= F[m] * v[m];
+    g *= d;
+    const CellGroups& eg = groups[n];
+    arma::mat D(k, dn);
+    const int Tn = effective_threads(threads, (dn + cells()) * k);
+    nmf::dense::parallel_blocks(dn, Tn, 64, [&](std::size_t b, std::size_t e) {
+      std::vector<double> z(k), ref(k);
+      for (std::size_t i = b; i < e; ++i) {
+        double* o = D.colptr(i);
+        for (arma::uword r = 0; r < k; ++r) { o[r] = g[r]; ref[r] = std::fabs(g[r]); }
+        for (std::size_t s = eg.ptr[i]; s < eg.ptr[i + 1]; ++s) {
+          // the other modes' product z and weight u of the cell
+          const index_t* ix = gidx[n].data() + s * N;
+          for (arma::uword r = 0; r < k; ++r) z[r] = 1.0;
+          double u = 1.0;
+          for (std::size_t m = 0; m < N; ++m) {
+            if (m == n) continue;
+            const double* f = F[m].colptr(ix[m]);
+            for (arma::uword r = 0; r < k; ++r) z[r] *= f[r];
+            u *= v[m][ix[m]];
+          }
+          const double f = gdelta[n][s] * u;
+          for (arma::uword r = 0; r < k; ++r) { o[r] += f * z[r]; ref[r] += std::fabs(f * z[r]); }
+        }
+        const double vi = v[n][i];
+        for (arma::uword r = 0; r < k; ++r) o[r] = !cutoff || o[r] > 1e-12 * ref[r] ? o[r] * vi : 0.0;
+      }
+    });
+    return D;
+  }
+
+  // d hadamard_{m != n} F_m diag(v_m) F_m' (the common part of the rows'
+  // Gram matrices, see above)
+  arma::mat gram(const std::vector<arma::mat>& F, std::size_t n) const {
+    const std::size_t N = F.size();
+    const arma::uword k = F[n].n_rows;
+    arma::mat G(k, k, arma::fill::ones);
+    for (std::size_t m = 0; m < N; ++m) {
+      if (m == n) continue;
+      arma::mat Fv = F[m];
+      Fv.each_row() %= v[m].t();
+      G %= Fv * F[m].t();
+    }
+    G *= d;
+    return G;
+  }
 };
 
 class CPWeightedRule {
@@ -354,19 +410,7 @@ class CPWeightedRule {
   }
 
   // d hadamard_{m != n} A_m' diag(v_m) A_m
-  arma::mat common_gram(const AspectModel& M, std::size_t n) const {
-    const std::size_t N = M.order();
-    const arma::uword k = M.rank();
-    arma::mat G(k, k, arma::fill::ones);
-    for (std::size_t m = 0; m < N; ++m) {
-      if (m == n) continue;
-      arma::mat Fv = M.F[m];
-      Fv.each_row() %= w_.v[m].t();
-      G %= Fv * M.F[m].t();
-    }
-    G *= w_.d;
-    return G;
-  }
+  arma::mat common_gram(const AspectModel& M, std::size_t n) const { return w_.gram(M.F, n); }
 
   // frobenius_mode() with each row's B_i formed (O(|E_i| k^2) per row)
   double frobenius_mode_gram(const SparseTensor& X, AspectModel& M, std::size_t n, bool update, bool value,
@@ -447,30 +491,7 @@ class CPWeightedRule {
   // KL, mode n: the rows' linear terms D (k x d_n), with coefficients below
   // 1e-12 of their sums set to 0
   arma::mat linear_terms(const AspectModel& M, std::size_t n, int threads) const {
-    const std::size_t N = M.order();
-    const arma::uword k = M.rank(), dn = M.F[n].n_cols;
-    arma::vec g(k, arma::fill::ones);
-    for (std::size_t m = 0; m < N; ++m) if (m != n) g %= M.F[m] * w_.v[m];
-    g *= w_.d;
-    const CellGroups& eg = w_.groups[n];
-    arma::mat D(k, dn);
-    const int Tn = effective_threads(threads, (dn + w_.cells()) * k);
-    nmf::dense::parallel_blocks(dn, Tn, 64, [&](std::size_t b, std::size_t e) {
-      std::vector<double> z(k), ref(k);
-      for (std::size_t i = b; i < e; ++i) {
-        double* o = D.colptr(i);
-        for (arma::uword r = 0; r < k; ++r) { o[r] = g[r]; ref[r] = std::fabs(g[r]); }
-        for (std::size_t s = eg.ptr[i]; s < eg.ptr[i + 1]; ++s) {
-          double u;
-          deviation(M, n, s, z.data(), u, true);
-          const double f = w_.gdelta[n][s] * u;
-          for (arma::uword r = 0; r < k; ++r) { o[r] += f * z[r]; ref[r] += std::fabs(f * z[r]); }
-        }
-        const double vi = w_.v[n][i];
-        for (arma::uword r = 0; r < k; ++r) o[r] = o[r] > 1e-12 * ref[r] ? o[r] * vi : 0.0;
-      }
-    });
-    return D;
+    return w_.times(M.F, n, threads, true);
   }
 
   // KL, mode n: every row updated (update); returns sum_i D_i'a_i (= sum

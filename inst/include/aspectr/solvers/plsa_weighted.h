@@ -1,7 +1,8 @@
-// aspectr/solvers/plsa_weighted.h — the aspect model of a matrix under the
-// Tsallis and L2 losses with weights per cell: missing cells, masks,
-// observed cells and weights per cell, row and column (plsa() with `NA`,
-// mask, observed, weights, row_weights, col_weights).
+// aspectr/solvers/plsa_weighted.h — the aspect model of a matrix or an
+// N-way tensor under the Tsallis and L2 losses with weights per cell:
+// missing cells, masks, observed cells and weights per cell and per index
+// of each mode (plsa() with `NA`, mask, observed, weights, row_weights,
+// col_weights, mode_weights).
 //
 // Model P = U diag(lambda) V' (factors stored k x d, the core's layout),
 // every column of U and V on the probability simplex. The weights are
@@ -11,6 +12,18 @@
 // at the cells where omega x > 0, with omega there (PlsaWeights::omega).
 // Omega times a factor, (Omega V)_ir = sum_j omega_ij V_jr, costs
 // O((m + n) k + |E| k): r_i (d sum_j c_j V_jr + sum_{j in E_i} delta_ij c_j V_jr).
+//
+// N-way data: P = sum_r lambda_r F_1(:, r) o ... o F_N(:, r) and omega_c =
+// prod_n v_n(i_n) (d + delta_c), cp_weighted.h's CPWeights (which the
+// weights hold: its Omega times the other modes' Khatri-Rao product,
+// CPWeights::times(), is the "Omega V" below, and CPWeights::gram() the
+// common part of the Gram matrices). Everything below holds mode by mode
+// with U the factor of the mode updated and V_j. replaced by z_c, the
+// product of the other modes' rows at cell c (the rows of the modes
+// updated before, new; of the others, old): the L2 sweep and the q-EM
+// steps update lambda, then the modes in turn, each by the same exact
+// column problems, and the weights' Q of L2 is d hadamard_n F_n' D_n F_n
+// plus the deviations' terms. With N = 2 the steps are those of the matrix.
 //
 // L2 (pNMF, Hazan and Shashua 2007), G = x / sum of x over the cells that
 // count: minimize f = 1/2 sum_ij omega_ij (g_ij - p_ij)^2 by exact block
@@ -101,76 +114,55 @@
 #include <vector>
 #include "../loss.h"
 #include "../simplex.h"
+#include "cp_weighted.h"
 
 namespace aspectr {
 
-// The weights of a matrix's cells (see above): d, r (m), c (n), the
-// deviations (0-based cells ei, ej and their delta) and omega at the data's
-// cells (in the data's order).
+// The weights of the cells (see above): those of weighted CP (w: d, the
+// weights per index of each mode, the deviations' cells and delta, see
+// cp_weighted.h; prepare() groups the deviations by mode) and omega at the
+// data's cells (in the data's order).
 struct PlsaWeights {
-  double d = 1.0;
-  arma::vec r, c;
-  std::vector<arma::uword> ei, ej;
-  std::vector<double> delta;
+  CPWeights w;
   arma::vec omega;
-  // E grouped by row (mode 0) and by column (mode 1)
-  std::vector<std::size_t> ptr[2], pos[2];
 
-  std::size_t cells() const { return delta.size(); }
-  const arma::vec& mode_weights(int n) const { return n == 0 ? r : c; }
-  arma::uword index(int n, std::size_t e) const { return n == 0 ? ei[e] : ej[e]; }
+  std::size_t order() const { return w.v.size(); }
+  std::size_t cells() const { return w.cells(); }
 
-  void prepare(arma::uword m, arma::uword n, std::size_t nnz) {
-    if (r.n_elem != m || c.n_elem != n) throw std::invalid_argument("weighted pLSA: row or column weights of the wrong length");
-    if (ei.size() != delta.size() || ej.size() != delta.size())
-      throw std::invalid_argument("weighted pLSA: cells and deviations disagree");
+  void prepare(const std::vector<arma::uword>& dims, std::size_t nnz) {
     if (omega.n_elem != nnz) throw std::invalid_argument("weighted pLSA: one weight per data cell needed");
-    const arma::uword dims[2] = {m, n};
-    for (int md = 0; md < 2; ++md) {
-      ptr[md].assign(dims[md] + 1, 0);
-      for (std::size_t e = 0; e < delta.size(); ++e) {
-        if (ei[e] >= m || ej[e] >= n) throw std::invalid_argument("weighted pLSA: a cell outside the matrix");
-        ++ptr[md][index(md, e) + 1];
-      }
-      for (arma::uword i = 0; i < dims[md]; ++i) ptr[md][i + 1] += ptr[md][i];
-      pos[md].resize(delta.size());
-      std::vector<std::size_t> next(ptr[md].begin(), ptr[md].end() - 1);
-      for (std::size_t e = 0; e < delta.size(); ++e) pos[md][next[index(md, e)]++] = e;
-    }
+    w.prepare(dims);
   }
 
-  // out(:, i) = sum_o omega_io B(:, o) for the indices i of mode n (B: the
-  // other mode's factor, k x d_other)
-  void times(int n, const arma::mat& B, arma::mat& out, arma::uword dn) const {
-    const arma::vec& wa = mode_weights(n);
-    const arma::vec& wb = mode_weights(1 - n);
-    const arma::vec base = d * (B * wb);
-    out.set_size(B.n_rows, dn);
-    for (arma::uword i = 0; i < dn; ++i) {
-      arma::vec col = base;
-      for (std::size_t t = ptr[n][i]; t < ptr[n][i + 1]; ++t) {
-        const std::size_t e = pos[n][t];
-        col += (delta[e] * wb[index(1 - n, e)]) * B.col(index(1 - n, e));
-      }
-      out.col(i) = wa[i] * col;
-    }
+  // out(:, i) = sum_{c: i_n = i} omega_c z_c for the indices i of mode n,
+  // z_c the product of the other modes' columns at the cell's indices
+  // (F: the factors, k x d_m; F[n] is not read)
+  void times(std::size_t n, const std::vector<arma::mat>& F, arma::mat& out, int threads = 1) const {
+    out = w.times(F, n, threads, false);
   }
 
-  // sum_ij omega_ij p_ij of the model
-  double model_mass(const AspectModel& M) const {
+  // sum_c omega_c p_c of the model
+  double model_mass(const AspectModel& M, int threads = 1) const {
     arma::mat h;
-    times(0, M.F[1], h, M.F[0].n_cols);
+    times(0, M.F, h, threads);
     return arma::dot(M.lambda, arma::sum(M.F[0] % h, 1));
   }
 
-  // Q of the L2 weights' problem (see above)
+  // Q of the L2 weights' problem (see above): d hadamard_n F_n diag(v_n)
+  // F_n' plus the deviations' rank-one terms
   arma::mat weight_gram(const AspectModel& M) const {
-    const arma::mat& U = M.F[0];
-    const arma::mat& V = M.F[1];
-    arma::mat Q = d * ((U.each_row() % r.t()) * U.t()) % ((V.each_row() % c.t()) * V.t());
-    for (std::size_t e = 0; e < delta.size(); ++e) {
-      const arma::vec z = U.col(ei[e]) % V.col(ej[e]);
-      Q += (delta[e] * r[ei[e]] * c[ej[e]]) * (z * z.t());
+    const std::size_t N = M.order();
+    arma::mat Q = w.d * ((M.F[0].each_row() % w.v[0].t()) * M.F[0].t());
+    for (std::size_t n = 1; n < N; ++n) Q %= (M.F[n].each_row() % w.v[n].t()) * M.F[n].t();
+    for (std::size_t e = 0; e < w.cells(); ++e) {
+      const index_t* ix = w.idx.data() + e * N;
+      arma::vec z = M.F[0].col(ix[0]);
+      double f = w.delta[e] * w.v[0][ix[0]];
+      for (std::size_t n = 1; n < N; ++n) {
+        z %= M.F[n].col(ix[n]);
+        f *= w.v[n][ix[n]];
+      }
+      Q += f * (z * z.t());
     }
     return Q;
   }
@@ -306,48 +298,78 @@ inline void power_qp_simplex(const std::vector<double>& a, const std::vector<dou
   }
 }
 
-// Weighted L2 (pNMF) of a matrix: see above. free_weights: lambda only
-// non-negative. The loss reported is 1/2 sum omega (g - p)^2.
+// Weighted L2 (pNMF, pNTF) of a matrix or tensor: see above.
+// free_weights: lambda only non-negative. The loss reported is 1/2 sum
+// omega (g - p)^2.
 class WeightedPPSRule {
  public:
   static constexpr bool kLagged = false;
   WeightedPPSRule(const PlsaWeights& w, bool free_weights) : w_(&w), free_weights_(free_weights) {}
 
   double step(const SparseTensor& G, AspectModel& M, int threads) {
-    const PlsaWeights& W = *w_;
+    const CPWeights& W = w_->w;
+    const std::size_t N = M.order();
     const arma::uword k = M.rank();
     wg(G);
-    std::vector<const arma::mat*> Fp = {&M.F[0], &M.F[1]};
-    arma::mat Y;
-    for (int n = 0; n < 2; ++n) {
+    std::vector<const arma::mat*> Fp(N);
+    for (std::size_t m = 0; m < N; ++m) Fp[m] = &M.F[m];
+    arma::mat Y, Z;
+    std::vector<double> pE(W.cells()), uE(W.cells());
+    for (std::size_t n = 0; n < N; ++n) {
       arma::mat& A = M.F[n];
-      const arma::mat& B = M.F[1 - n];
       const arma::uword dn = A.n_cols;
-      const arma::vec& wa = W.mode_weights(n);
-      const arma::vec& wb = W.mode_weights(1 - n);
+      const arma::vec& wa = W.v[n];
       mttkrp(G, Fp, n, Y, threads, wg_.memptr());
-      const arma::mat Gam = W.d * ((B.each_row() % wb.t()) * B.t());
-      // the model at the deviations' cells
-      std::vector<double> pE(W.cells());
-      for (std::size_t e = 0; e < W.cells(); ++e)
-        pE[e] = arma::dot(M.lambda, A.col(W.index(n, e)) % B.col(W.index(1 - n, e)));
+      const arma::mat Gam = W.gram(M.F, n);
+      // the deviations' cells in mode n's order: the other modes' product
+      // z (Z's columns) and weight u, and the model there
+      const std::vector<index_t>& gx = W.gidx[n];
+      const std::vector<std::size_t>& ptr = W.groups[n].ptr;
+      Z.set_size(k, W.cells());
+      for (std::size_t e = 0; e < W.cells(); ++e) {
+        const index_t* ix = gx.data() + e * N;
+        double* z = Z.colptr(e);
+        double u = 1.0;
+        bool first = true;
+        for (std::size_t m = 0; m < N; ++m) {
+          if (m == n) continue;
+          const double* f = M.F[m].colptr(ix[m]);
+          if (first) {
+            for (arma::uword r = 0; r < k; ++r) z[r] = f[r];
+            u = W.v[m][ix[m]];
+            first = false;
+          } else {
+            for (arma::uword r = 0; r < k; ++r) z[r] *= f[r];
+            u *= W.v[m][ix[m]];
+          }
+        }
+        uE[e] = u;
+        pE[e] = arma::dot(M.lambda, A.col(ix[n]) % Z.col(e));
+      }
       std::vector<double> alpha(dn), beta(dn), col(dn);
       for (arma::uword r = 0; r < k; ++r) {
         const double lam = M.lambda[r];
         if (!(lam > 0.0)) continue;  // a zero-weight component does not enter the loss
         arma::vec coef = M.lambda % Gam.col(r);
         coef[r] = 0.0;
-        const arma::rowvec cross = coef.t() * A;  // sum_{s != r} lambda_s U_is d (B D B')_sr
-        const double b2 = W.d * arma::dot(wb, arma::square(B.row(r).t()));
+        const arma::rowvec cross = coef.t() * A;  // sum_{s != r} lambda_s A_is Gam_sr
+        double b2 = 1.0;
+        bool first = true;
+        for (std::size_t m = 0; m < N; ++m) {
+          if (m == n) continue;
+          const double s2 = arma::dot(W.v[m], arma::square(M.F[m].row(r).t()));
+          b2 = first ? s2 : b2 * s2;
+          first = false;
+        }
+        b2 = W.d * b2;
         for (arma::uword i = 0; i < dn; ++i) {
           double sq = b2, sqabs = b2, cr = cross[i];
-          for (std::size_t t = W.ptr[n][i]; t < W.ptr[n][i + 1]; ++t) {
-            const std::size_t e = W.pos[n][t];
-            const arma::uword o = W.index(1 - n, e);
-            const double dv = W.delta[e] * wb[o] * B(r, o);
-            sq += dv * B(r, o);
-            sqabs += std::abs(dv * B(r, o));
-            cr += dv * (pE[e] - lam * A(r, i) * B(r, o));
+          for (std::size_t e = ptr[i]; e < ptr[i + 1]; ++e) {
+            const double ze = Z(r, e);
+            const double dv = W.gdelta[n][e] * uE[e] * ze;
+            sq += dv * ze;
+            sqabs += std::abs(dv * ze);
+            cr += dv * (pE[e] - lam * A(r, i) * ze);
           }
           if (!(wa[i] > 0.0) || !(sq > 1e-12 * sqabs)) {
             alpha[i] = 0.0; beta[i] = 0.0;  // no weight against this component
@@ -359,26 +381,25 @@ class WeightedPPSRule {
         }
         diag_qp_simplex(alpha, beta, col.data(), dn);
         for (std::size_t e = 0; e < W.cells(); ++e) {
-          const arma::uword i = W.index(n, e);
-          pE[e] += lam * (col[i] - A(r, i)) * B(r, W.index(1 - n, e));
+          const arma::uword i = gx[e * N + n];
+          pE[e] += lam * (col[i] - A(r, i)) * Z(r, e);
         }
         for (arma::uword i = 0; i < dn; ++i) A(r, i) = col[i];
       }
     }
-    // the weights; Y is the columns' MTTKRP with the new U
-    const arma::mat Q = W.weight_gram(M);
-    const arma::vec cv = arma::sum(Y % M.F[1], 1);
+    // the weights; Y is the last mode's MTTKRP with the others' new factors
+    const arma::mat Q = w_->weight_gram(M);
+    const arma::vec cv = arma::sum(Y % M.F[N - 1], 1);
     if (free_weights_) nonneg_qp(Q, cv, M.lambda); else simplex_qp(Q, cv, M.lambda);
     return 0.5 * (wg2(G) + arma::as_scalar(M.lambda.t() * Q * M.lambda) - 2.0 * arma::dot(cv, M.lambda));
   }
 
   double loss(const SparseTensor& G, const AspectModel& M, int threads) {
     (void)threads;
-    const PlsaWeights& W = *w_;
     wg(G);
     double cross = 0.0;
     for (std::size_t s = 0; s < G.nnz(); ++s) cross += wg_[s] * M.cell(G.at(s));
-    const arma::mat Q = W.weight_gram(M);
+    const arma::mat Q = w_->weight_gram(M);
     return 0.5 * (wg2(G) + arma::as_scalar(M.lambda.t() * Q * M.lambda) - 2.0 * cross);
   }
 
@@ -410,8 +431,8 @@ class WeightedQEMRule {
   double step(const SparseTensor& G, AspectModel& M, int threads) {
     const PlsaWeights& W = *w_;
     const double q = q_;
+    const std::size_t N = M.order();
     const arma::uword k = M.rank();
-    const arma::uword m = M.F[0].n_cols, n = M.F[1].n_cols;
     // 1. t, A, S and J; the model at its best scale
     arma::vec t(G.nnz());
     double A = 0.0;
@@ -423,7 +444,7 @@ class WeightedQEMRule {
       A += ts * p;
     }
     arma::mat h;
-    W.times(0, M.F[1], h, m);
+    W.times(0, M.F, h, threads);
     const arma::vec H = arma::sum(M.F[0] % h, 1);
     const double S = arma::dot(M.lambda, H);
     const double before = value(A, S);
@@ -432,21 +453,26 @@ class WeightedQEMRule {
     M.lambda *= sc;
     t *= std::pow(sc, -q);
     const arma::vec lam0 = M.lambda;
-    const arma::mat U0 = M.F[0], V0 = M.F[1];
-    // 2. lambda, U, V
-    std::vector<const arma::mat*> Fp = {&U0, &V0};
+    const std::vector<arma::mat> F0 = M.F;
+    // 2. lambda, then the modes in turn (the modes updated before mode n
+    // enter its MTTKRP as F0^q o F^(1-q))
+    std::vector<const arma::mat*> Fp(N);
+    for (std::size_t m = 0; m < N; ++m) Fp[m] = &F0[m];
     arma::mat B;
     mttkrp(G, Fp, 0, B, threads, t.memptr());
     for (arma::uword r = 0; r < k; ++r) {
-      const double a = std::pow(lam0[r], q) * arma::dot(U0.row(r), B.row(r));
+      const double a = std::pow(lam0[r], q) * arma::dot(F0[0].row(r), B.row(r));
       if (H[r] > 0.0) M.lambda[r] = a > 0.0 ? std::pow(a / H[r], 1.0 / q) : 0.0;
     }
-    column_steps(M.F[0], U0, B, h, lam0, M.lambda);
-    const arma::mat Mix = arma::pow(U0, q) % arma::pow(M.F[0], 1.0 - q);
-    Fp[0] = &Mix;
-    mttkrp(G, Fp, 1, B, threads, t.memptr());
-    W.times(1, M.F[0], h, n);
-    column_steps(M.F[1], V0, B, h, lam0, M.lambda);
+    column_steps(M.F[0], F0[0], B, h, lam0, M.lambda);
+    std::vector<arma::mat> Mix(N);
+    for (std::size_t n = 1; n < N; ++n) {
+      Mix[n - 1] = arma::pow(F0[n - 1], q) % arma::pow(M.F[n - 1], 1.0 - q);
+      Fp[n - 1] = &Mix[n - 1];
+      mttkrp(G, Fp, n, B, threads, t.memptr());
+      W.times(n, M.F, h, threads);
+      column_steps(M.F[n], F0[n], B, h, lam0, M.lambda);
+    }
     // 3. back onto the simplex
     const double tot = arma::accu(M.lambda);
     if (tot > 0.0 && std::isfinite(tot)) M.lambda /= tot; else M.lambda = lam0 / arma::accu(lam0);
@@ -461,14 +487,13 @@ class WeightedQEMRule {
   }
 
   double loss(const SparseTensor& G, const AspectModel& M, int threads) const {
-    (void)threads;
     double A = 0.0;
     for (std::size_t s = 0; s < G.nnz(); ++s) {
       const double g = G.value(s);
       const double p = std::max(M.cell(G.at(s)), kTiny);
       A += w_->omega[s] * g * std::pow(p / g, 1.0 - q_);
     }
-    return value(A, w_->model_mass(M));
+    return value(A, w_->model_mass(M, threads));
   }
 
  private:

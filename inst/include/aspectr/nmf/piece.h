@@ -364,12 +364,7 @@ class Piece {
       // the iterate's objective terms (as "kleval") and its largest entry;
       // the previous W is the iterate (slot Wo empty)
       slots_["Wo"].reset();
-      w_sums(out, threads, false);
-      out.set("wsum", arma::mat(arma::sum(Wt_, 1)));
-      double xlogv = 0.0;
-      X_.kl_rows(Wt_, r.mat("H"), nullptr, &xlogv, threads);
-      out.set("xlogv", xlogv);
-      out.set("constant", X_.kl_constant());
+      kl_eval(out, r.mat("H"), threads);
       out.set("@wmax", arma::mat(1, 1, arma::fill::value(Wt_.n_elem ? Wt_.max() : 0.0)));
     } else if (op == "klher_h") {
       // Wy = W + b (W - W_prev) (slot Wy; W_prev: slot Wo, or W itself when
@@ -413,12 +408,7 @@ class Piece {
     } else if (op == "klher_reject") {
       slots_["Wo"].reset();
     } else if (op == "kleval") {
-      w_sums(out, threads, false);
-      out.set("wsum", arma::mat(arma::sum(Wt_, 1)));
-      double xlogv = 0.0;
-      X_.kl_rows(Wt_, r.mat("H"), nullptr, &xlogv, threads);
-      out.set("xlogv", xlogv);
-      out.set("constant", X_.kl_constant());
+      kl_eval(out, r.mat("H"), threads);
       out.set("pieces", 1.0);
       out.set("whole", X_.whole_columns() ? 1.0 : 0.0);
     } else if (op == "kcd_pass") {
@@ -599,6 +589,15 @@ class Piece {
       double* w = Wt_.colptr(i);
       for (arma::uword q = 0; q < Wt_.n_rows; ++q) w[q] /= s[q];
     }
+  }
+  // the KL objective's terms of (W_s, H): s1, s2, wsum, xlogv, constant
+  void kl_eval(Stats& out, const arma::mat& H, int threads) {
+    w_sums(out, threads, false);
+    out.set("wsum", arma::mat(arma::sum(Wt_, 1)));
+    double xlogv = 0.0;
+    X_.kl_rows(Wt_, H, nullptr, &xlogv, threads);
+    out.set("xlogv", xlogv);
+    out.set("constant", X_.kl_constant());
   }
   void w_sums(Stats& out, int threads, bool with_gram = true) {
     if (with_gram) out.set("WW", gram(Wt_, threads));

@@ -285,6 +285,10 @@ test_that("NNDSVD starts of shards are the in-memory starts, by the exact SVD an
       expect_same_nmf(do.call(quiet_nmf, c(list(write_shards(parts, shard_tempdir()), 3), args)), ref)
     }
   }
+  # the extrapolated KL updates out of core, penalized
+  args <- list(loss = "kl", method = "mu", accelerate = TRUE, L2 = 0.01, max_iter = 60)
+  ref <- do.call(ref_nmf, c(list(x, 3), args))
+  expect_same_nmf(do.call(quiet_nmf, c(list(write_shards(parts, shard_tempdir()), 3), args)), ref)
   # the default start is NNDSVD on shards too: one iteration from it
   one <- quiet_nmf(shards(parts), 3, max_iter = 1)
   expect_equal(one$initial, ref_nmf(x, 3, init = "nndsvd", max_iter = 1)$initial, tolerance = 1e-10)
@@ -337,6 +341,10 @@ test_that("nmf() of shards on a PSOCK and a mirai cluster equals the in-memory f
     expect_same_nmf(quiet_nmf(shards(parts), 3, loss = cs[1], method = cs[2], seed = 3, nrun = 2,
                         max_iter = 40, cluster = cl), ref)
   }
+  # the extrapolated KL updates, with the default NNDSVD start
+  expect_same_nmf(quiet_nmf(shards(parts), 3, loss = "kl", method = "mu", accelerate = TRUE, max_iter = 40,
+                            cluster = cl),
+                  ref_nmf(x, 3, loss = "kl", method = "mu", accelerate = TRUE, max_iter = 40))
   stores <- function(cl) unlist(parallel::clusterEvalQ(cl, length(ls(asNamespace("aspectr")$shard_stores))))
   expect_identical(stores(cl), c(0L, 0L))
   skip_if_not_installed("mirai")

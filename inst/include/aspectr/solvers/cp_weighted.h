@@ -447,30 +447,100 @@ class CPWeightedRule {
   // KL, mode n: the rows' linear terms D (k x d_n), with coefficients below
   // 1e-12 of their sums set to 0
   arma::mat linear_terms(const AspectModel& M, std::size_t n, int threads) const {
-    const std::size_t N = M.order();
+    const arma::vec g = common_linear(M, n);
+    const arma::uword dn = M.F[n].n_cols;
+    arma::mat D(g.n_elem, dn), ref(g.n_elem, dn);
+    D.each_col() = g;
+    ref.each_col() = arma::abs(g);
+    add_deviations(M, n, D, ref, threads);
+    finish_linear(w_.v[n], D, ref);
+    return D;
+  }
+
+  // the common part of mode n's linear terms, d prod_{m != n} A_m v_m
+  arma::vec common_linear(const AspectModel& M, std::size_t n) const {
+    std::vector<arma::vec> fv(M.order());
+    for (std::size_t m = 0; m < M.order(); ++m) if (m != n) fv[m] = M.F[m] * w_.v[m];
+    return combine_linear(fv, n, w_.d);
+  }
+  // d prod_{m != n} fv[m], fv[m] = A_m v_m (k each; fv[n] not read)
+  static arma::vec combine_linear(const std::vector<arma::vec>& fv, std::size_t n, double d) {
+    arma::vec g(fv[n == 0 ? 1 : 0].n_elem, arma::fill::ones);
+    for (std::size_t m = 0; m < fv.size(); ++m) if (m != n) g %= fv[m];
+    g *= d;
+    return g;
+  }
+
+  // adds the deviating cells' parts sum_{c in E_i} delta_c u_c z_c of mode
+  // n's linear terms to D (k x d_n) and their absolute values to ref
+  void add_deviations(const AspectModel& M, std::size_t n, arma::mat& D, arma::mat& ref, int threads) const {
     const arma::uword k = M.rank(), dn = M.F[n].n_cols;
-    arma::vec g(k, arma::fill::ones);
-    for (std::size_t m = 0; m < N; ++m) if (m != n) g %= M.F[m] * w_.v[m];
-    g *= w_.d;
     const CellGroups& eg = w_.groups[n];
-    arma::mat D(k, dn);
     const int Tn = effective_threads(threads, (dn + w_.cells()) * k);
     nmf::dense::parallel_blocks(dn, Tn, 64, [&](std::size_t b, std::size_t e) {
-      std::vector<double> z(k), ref(k);
+      std::vector<double> z(k);
       for (std::size_t i = b; i < e; ++i) {
         double* o = D.colptr(i);
-        for (arma::uword r = 0; r < k; ++r) { o[r] = g[r]; ref[r] = std::fabs(g[r]); }
+        double* rf = ref.colptr(i);
         for (std::size_t s = eg.ptr[i]; s < eg.ptr[i + 1]; ++s) {
           double u;
           deviation(M, n, s, z.data(), u, true);
           const double f = w_.gdelta[n][s] * u;
-          for (arma::uword r = 0; r < k; ++r) { o[r] += f * z[r]; ref[r] += std::fabs(f * z[r]); }
+          for (arma::uword r = 0; r < k; ++r) { o[r] += f * z[r]; rf[r] += std::fabs(f * z[r]); }
         }
-        const double vi = w_.v[n][i];
-        for (arma::uword r = 0; r < k; ++r) o[r] = o[r] > 1e-12 * ref[r] ? o[r] * vi : 0.0;
       }
     });
-    return D;
+  }
+
+  // the linear terms from their sums (D, ref: see add_deviations()): each
+  // row's times v_n(i), coefficients below 1e-12 of their sums set to 0
+  static void finish_linear(const arma::vec& vn, arma::mat& D, const arma::mat& ref) {
+    for (arma::uword i = 0; i < D.n_cols; ++i) {
+      const double vi = vn[i];
+      double* o = D.colptr(i);
+      const double* rf = ref.colptr(i);
+      for (arma::uword r = 0; r < D.n_rows; ++r) o[r] = o[r] > 1e-12 * rf[r] ? o[r] * vi : 0.0;
+    }
+  }
+
+  // KL multiplicative update, mode n: num(:, i) = sum_{c: i_n = i} (x~_c /
+  // m_c) z_c, in one pass over the non-zeros (m_c = a_i'z_c)
+  static void kl_numerators(const SparseTensor& X, const AspectModel& M, std::size_t n, arma::mat& num,
+                            int threads) {
+    const std::size_t N = M.order();
+    const arma::uword k = M.rank(), dn = X.dims[n];
+    const arma::mat& A = M.F[n];
+    std::vector<arma::mat> target(1);
+    target[0].zeros(k, dn);
+    const int Tn = effective_threads(threads, X.nnz());
+    ThreadAccumulators acc(target, Tn);
+    parallel_chunks(X.nnz(), Tn, [&](int tid, std::size_t b, std::size_t e) {
+      arma::mat& Nm = acc.get(tid, 0);
+      std::vector<double> z(k);
+      X.cells(b, e, [&](std::size_t s, const index_t* ix) {
+        for (arma::uword r = 0; r < k; ++r) z[r] = 1.0;
+        for (std::size_t m = 0; m < N; ++m) {
+          if (m == n) continue;
+          const double* f = M.F[m].colptr(ix[m]);
+          for (arma::uword r = 0; r < k; ++r) z[r] *= f[r];
+        }
+        const double* a = A.colptr(ix[n]);
+        double mv = 0.0;
+        for (arma::uword r = 0; r < k; ++r) mv += a[r] * z[r];
+        const double q = X.value(s) / std::max(mv, kTiny);
+        double* o = Nm.colptr(ix[n]);
+        for (arma::uword r = 0; r < k; ++r) o[r] += q * z[r];
+      });
+    });
+    acc.reduce();
+    num = std::move(target[0]);
+  }
+
+  // the multiplicative update of A (k x d_n) from its numerators and linear terms
+  static void kl_mu_apply(arma::mat& A, const arma::mat& num, const arma::mat& D) {
+    for (arma::uword i = 0; i < A.n_cols; ++i)
+      for (arma::uword r = 0; r < A.n_rows; ++r)
+        if (D(r, i) > 0.0) A(r, i) *= num(r, i) / D(r, i);
   }
 
   // KL, mode n: every row updated (update); returns sum_i D_i'a_i (= sum
@@ -487,35 +557,9 @@ class CPWeightedRule {
       if (V0 > 0.0 && w_.total > 0.0) A *= w_.total / V0;
     }
     if (update && method_ == CPWeightedMethod::MU) {
-      // num(:, i) = sum_{c: i_n = i} (x~_c / m_c) z_c, in one pass over
-      // the non-zeros (m_c = a_i'z_c)
-      std::vector<arma::mat> target(1);
-      target[0].zeros(k, dn);
-      const int Tn = effective_threads(threads, X.nnz());
-      ThreadAccumulators acc(target, Tn);
-      parallel_chunks(X.nnz(), Tn, [&](int tid, std::size_t b, std::size_t e) {
-        arma::mat& Nm = acc.get(tid, 0);
-        std::vector<double> z(k);
-        X.cells(b, e, [&](std::size_t s, const index_t* ix) {
-          for (arma::uword r = 0; r < k; ++r) z[r] = 1.0;
-          for (std::size_t m = 0; m < N; ++m) {
-            if (m == n) continue;
-            const double* f = M.F[m].colptr(ix[m]);
-            for (arma::uword r = 0; r < k; ++r) z[r] *= f[r];
-          }
-          const double* a = A.colptr(ix[n]);
-          double mv = 0.0;
-          for (arma::uword r = 0; r < k; ++r) mv += a[r] * z[r];
-          const double q = X.value(s) / std::max(mv, kTiny);
-          double* o = Nm.colptr(ix[n]);
-          for (arma::uword r = 0; r < k; ++r) o[r] += q * z[r];
-        });
-      });
-      acc.reduce();
-      const arma::mat& num = target[0];
-      for (arma::uword i = 0; i < dn; ++i)
-        for (arma::uword r = 0; r < k; ++r)
-          if (D(r, i) > 0.0) A(r, i) *= num(r, i) / D(r, i);
+      arma::mat num;
+      kl_numerators(X, M, n, num, threads);
+      kl_mu_apply(A, num, D);
     } else if (update) {  // coordinate descent
       const CellGroups& xg = xg_[n];
       const index_t* ix0 = X.indices();
@@ -557,6 +601,10 @@ class CPWeightedRule {
     for (std::size_t t = 0; t < X.nnz(); ++t) s += X.value(t) * std::log(std::max(mv[t], kTiny));
     return s;
   }
+
+  // (the pieces' form of the KL multiplicative updates, cp_weighted_pieces.h)
+  friend class CPWeightedPiece;
+  friend class CPWeightedPiecesMU;
 
   bool kl_;
   CPWeightedMethod method_;

@@ -121,6 +121,9 @@ SEXP cpp_ntf_wshard_state(Rcpp::IntegerMatrix idx, Rcpp::NumericVector val, Rcpp
   auto* S = new NtfWeightedShard();
   Rcpp::XPtr<NtfWeightedShard> out(S, true);
   S->X = make_tensor(idx, val, dims, true);
+  // (the indices owned: make_tensor() reads R's, which the state outlives)
+  S->X.idx.assign(S->X.view, S->X.view + S->X.index_count());
+  S->X.view = nullptr;
   set_cp_weights(S->w, S->X.dims, d, v, eidx, ev);
   return out;
 }

@@ -10,10 +10,12 @@
 # The session of one fit: shards loaded; `weigh(wc)` gives each shard its
 # part of the weights `wc` (ntf_weight_cells()) and returns the sums of the
 # weighted data; `configure(s, klc, threads)` the fit's scale; `fit(init, iters,
-# tol, hook, exact)` runs one start (factors d_n x k); `close()` clears the
-# workers.
-ntf_wshard_session <- function(x, cluster, call) {
+# tol, hook, exact)` runs one start (factors d_n x k; with `files`, the
+# first mode's written beside the shards, an aspectr_shard_run); `close()`
+# clears the workers.
+ntf_wshard_session <- function(x, cluster, call, files = NULL) {
   eng <- shard_engine(x, cluster, 1L, call)
+  eng$set_files(files)
   tryCatch(eng$load(), error = function(e) { eng$drop(); stop(e) })
   global <- list(dims = x$dims, threads = 1L, s = NA_real_)
   wc <- NULL
@@ -42,7 +44,7 @@ ntf_wshard_session <- function(x, cluster, call) {
       run("ntf_wpiece", list(req = op, input = input))
     }
     cb <- function(it, value, model) {
-      shard_iteration_gc(eng, ncol(init[[1]]), exact)
+      shard_iteration_gc(eng, ncol(init[[2]]), exact)
       if (is.null(hook)) TRUE else hook(it, value, model)
     }
     r <- cpp_ntf_weighted_pieces_fit(fn, init[-1], wc$d, wc$v, klc, as.integer(iters), tol, global$threads, cb,
@@ -50,7 +52,8 @@ ntf_wshard_session <- function(x, cluster, call) {
     list(factors = c(list(eng$gather(last = TRUE)), r$shared), objective = r$objective, initial = r$initial,
          iterations = r$iterations, converged = r$converged, stopped = r$stopped)
   }
-  list(weigh = weigh, configure = configure, fit = fit, close = eng$drop)
+  list(weigh = weigh, configure = configure, fit = fit, close = eng$drop, finalize = eng$finalize,
+       discard = eng$discard, files = !is.null(files))
 }
 
 # Each shard's part of the weights `wc` (ntf_weight_cells()): its rows'

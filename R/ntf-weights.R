@@ -348,7 +348,12 @@ ntf_weighted_runs <- function(wd, k, loss, method, nrun, first, seed, max_iter, 
     }
   } else {
     session$configure(s, klc, threads)
-    function(init, iters) session$fit(init, iters, tol, hook, exact = !is.null(callback))
+    fit_one <- function(init, iters) session$fit(init, iters, tol, hook, exact = !is.null(callback))
+    # (the first mode's factor in files: only the best run's kept)
+    if (session$files && !starts_staged(nrun, max_iter, stg$short_iter, stg$short_keep)) {
+      fit_one <- keep_best_run(fit_one, function(r) session$discard(r$factors[[1]]))
+    }
+    fit_one
   }
   runs <- run_starts(inits, fit_start, function(r) r$factors,
                      if (is.null(session)) hook else hook %||% function(...) TRUE, max_iter,
@@ -363,13 +368,19 @@ ntf_weighted_runs <- function(wd, k, loss, method, nrun, first, seed, max_iter, 
       res$objective <- 0.5 * rescale_value(res$objective, s, 2)
       res$initial <- 0.5 * rescale_value(res$initial, s, 2)
     }
-    # unit-norm (Frobenius) or unit-sum (KL) columns, their scale in the weights
-    nrm <- vapply(res$factors, function(f) if (kl) colSums(f) else sqrt(colSums(f^2)), numeric(k))
+    # unit-norm (Frobenius) or unit-sum (KL) columns, their scale in the
+    # weights (a first factor in files, see ntf_wshard_session(): its
+    # column sums, the columns divided as they are written, `scale1`)
+    nrm <- vapply(res$factors, function(f) {
+      if (inherits(f, "aspectr_shard_run")) f$sums else if (kl) colSums(f) else sqrt(colSums(f^2))
+    }, numeric(k))
     nrm <- matrix(nrm, nrow = k)
+    sc <- nrm
+    sc[sc == 0] <- 1
+    if (inherits(res$factors[[1]], "aspectr_shard_run")) res$scale1 <- 1 / sc[, 1]
     res$factors <- lapply(seq_along(res$factors), function(n) {
-      sc <- nrm[, n]
-      sc[sc == 0] <- 1
-      sweep(res$factors[[n]], 2, sc, "/")
+      if (inherits(res$factors[[n]], "aspectr_shard_run")) return(res$factors[[n]])
+      sweep(res$factors[[n]], 2, sc[, n], "/")
     })
     res$weights <- apply(nrm, 1, prod) * s
     res

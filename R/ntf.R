@@ -98,7 +98,7 @@
 #' the first and one for the objective. Shards hold no missing cells: give
 #' them with `mask`. Shards in files of another kind than `.shard` and
 #' streamed `.shard` files are read again for every pass (one shard in
-#' memory at a time); `factor_dir` is not available with weights.
+#' memory at a time).
 #'
 #' @return An object of class `c("aspectr_ntf", "aspectr_fit")`: `weights`
 #'   (decreasing), `factors` (one d_n x k matrix per mode, with dimnames),
@@ -154,10 +154,6 @@ ntf <- function(x, k, loss = c("frobenius", "kl"), method = NULL, nrun = 1,
   if (sharded) {
     check_tensor_shards(x, "ntf")
     method <- check_shard_capability("ntf", loss, method)
-    if (weighted && !is.null(files)) {
-      abort_input("{.arg factor_dir} must be {.code NULL} for data in {.fn shards} with {.arg {given}}: the weighted fit gathers the first mode's factor into the fit.",
-                  "argument", arg = "factor_dir")
-    }
   }
   choices <- if (loss == "kl") c("cd", "mu") else c("hals", "mu")
   if (is.null(method)) {
@@ -177,7 +173,7 @@ ntf <- function(x, k, loss = c("frobenius", "kl"), method = NULL, nrun = 1,
     # each shard weighs its cells where it is; the fit's scale and sums
     # come from theirs
     wc <- ntf_weight_cells(x$dims, NULL, mask, observed, weights, mode_weights)
-    wsession <- ntf_wshard_session(x, cluster, call)
+    wsession <- ntf_wshard_session(x, cluster, call, files)
     on.exit(wsession$close(), add = TRUE)
     sums <- wsession$weigh(wc)
     wd <- c(wc, sums, list(dims = x$dims, dimnames = x$dimnames))
@@ -350,7 +346,12 @@ ntf <- function(x, k, loss = c("frobenius", "kl"), method = NULL, nrun = 1,
   ord <- order(res$weights, decreasing = TRUE)
   comp <- paste0("component_", seq_len(k))
   if (!is.null(files)) {
-    res$factors[[1]] <- session$finalize(res$factors[[1]], ord, NULL, list(data$dimnames[[1]], comp), fmode)
+    # (a weighted fit's columns to unit sum as they are written)
+    res$factors[[1]] <- if (weighted) {
+      wsession$finalize(res$factors[[1]], ord, res$scale1[ord], list(data$dimnames[[1]], comp), fmode)
+    } else {
+      session$finalize(res$factors[[1]], ord, NULL, list(data$dimnames[[1]], comp), fmode)
+    }
   }
   factors <- lapply(seq_along(res$factors), function(n) {
     if (inherits(res$factors[[n]], "aspectr_factor_files")) return(res$factors[[n]])

@@ -140,6 +140,36 @@ test_that("weighted ntf() of shard files (.shard, other kinds) equals the in-mem
   }
 })
 
+test_that("the first mode's factor written to files (factor_dir) is the in-memory fit's", {
+  X <- ntfsw_counts(seed = 8)
+  cases <- ntfsw_args(X)
+  parts <- split_rows(X, c(5L, 9L))
+  dir <- shard_tempdir()
+  f <- file.path(dir, paste0("part", 1:3, ".rds"))
+  for (i in 1:3) saveRDS(parts[[i]], f[i])
+  for (nrun in c(1, 3)) {
+    args <- c(list(loss = "kl", method = "mu", seed = 2, nrun = nrun, max_iter = 25, tol = 0), cases$all)
+    ref <- do.call(quiet_ntf, c(list(X, 2), args))
+    fit <- do.call(quiet_ntf, c(list(shards(f), 2, factor_dir = TRUE), args))
+    expect_s3_class(fit$factors[[1]], "aspectr_factor_files")
+    got <- gather_factors(fit)
+    expect_equal(got$factors, ref$factors, tolerance = 1e-10)
+    expect_equal(got$weights, ref$weights, tolerance = 1e-10)
+    expect_equal(got$objective, ref$objective, tolerance = 1e-10)
+    expect_equal(got$run_values, ref$run_values, tolerance = 1e-10)
+    # (only the fit's files remain)
+    expect_setequal(list.files(dir), c(basename(f), paste0("part", 1:3, ".", names(fit$factors)[1], ".rds")))
+  }
+  # staged starts: the best run's factor resumed from its files
+  args <- c(list(loss = "kl", method = "mu", seed = 4, nrun = 3, short_iter = 4, short_keep = 1, max_iter = 20),
+            cases$mask)
+  ref <- do.call(quiet_ntf, c(list(X, 2), args))
+  got <- gather_factors(do.call(quiet_ntf, c(list(shards(f), 2, factor_dir = TRUE), args)))
+  expect_equal(got$factors, ref$factors, tolerance = 1e-10)
+  expect_equal(got$objective, ref$objective, tolerance = 1e-10)
+  expect_identical(got$iterations, ref$iterations)
+})
+
 test_that("weighted ntf() of shards on a PSOCK and a mirai cluster equals the in-memory fit", {
   skip_on_cran()
   X <- ntfsw_counts(seed = 6)
@@ -179,6 +209,4 @@ test_that("weighted ntf() of shards checks its weights and refuses what it canno
   err <- tryCatch(ntf(sh, 2, mask = array(FALSE, dim(X))), error = identity)
   expect_s3_class(err, "aspectr_error_input_argument")
   expect_identical(err$arg, "mask")
-  expect_error(ntf(sh, 2, loss = "kl", mask = array(FALSE, dim(X)), factor_dir = shard_tempdir()),
-               class = "aspectr_error_input_argument", regexp = "factor_dir")
 })

@@ -173,8 +173,8 @@ cpp_ntf_wshard_state <- function(idx, val, dims, d, v, eidx, ev) {
     .Call(`_aspectr_cpp_ntf_wshard_state`, idx, val, dims, d, v, eidx, ev)
 }
 
-cpp_ntf_wpiece_run <- function(state, F0, op, input, threads) {
-    .Call(`_aspectr_cpp_ntf_wpiece_run`, state, F0, op, input, threads)
+cpp_ntf_wpiece_run <- function(state, file, F0, op, input, threads) {
+    .Call(`_aspectr_cpp_ntf_wpiece_run`, state, file, F0, op, input, threads)
 }
 
 cpp_ntf_wshard_release <- function(state) {

@@ -17,7 +17,8 @@ ntf_wshard_session <- function(x, cluster, call, files = NULL) {
   eng <- shard_engine(x, cluster, 1L, call)
   eng$set_files(files)
   tryCatch(eng$load(), error = function(e) { eng$drop(); stop(e) })
-  global <- list(dims = x$dims, threads = 1L, s = NA_real_)
+  global <- list(dims = x$dims, threads = 1L, s = NA_real_,
+                 chunk = if (is.null(cluster) && shard_files_streamed(x)) shard_chunk(call))
   wc <- NULL
   klc <- NA_real_
   weigh <- function(w) {
@@ -69,7 +70,11 @@ ntf_shard_weight_parts <- function(x, wc) {
 
 # The operations of the weighted fit on a store (see shard_op_run()):
 # "ntf_wset" (the shards' weights) and "ntf_wpiece" (a request of
-# CPWeightedPiece, added over the store's shards).
+# CPWeightedPiece, added over the store's shards). A shard kept in memory
+# has its weighted cells made once; one streamed from a .shard file has
+# them written once to a .shard file of their own, read a chunk at a time
+# for each request; another file is read and weighed again for each
+# request (one shard at a time).
 shard_ntf_op <- function(st, held, op, args) {
   if (op == "ntf_wset") return(shard_ntf_wset(st, held, args))
   if (op != "ntf_wpiece") stop("unknown operation ", op)
@@ -78,10 +83,16 @@ shard_ntf_op <- function(st, held, op, args) {
   for (key in names(st$shards)) {
     h <- st$shards[[key]]
     fail <- function(e) abort_shard(h$source, "failed: {conditionMessage(e)}")
-    S <- ntf_wshard_state(st, key, g)
-    r <- tryCatch(cpp_ntf_wpiece_run(S, h$F0, args$req, args$input, g$threads), error = fail)
+    streamed <- !h$keep && !is.null(h$wfile)
+    S <- ntf_wshard_state(st, key, g, streamed)
+    file <- NULL
+    if (streamed) {
+      if (is.null(st$buffer)) st$buffer <- cpp_shard_buffer()
+      file <- list(buffer = st$buffer, path = h$wfile, scale = g$s, chunk = g$chunk %||% 65536)
+    }
+    r <- tryCatch(cpp_ntf_wpiece_run(S, file, h$F0, args$req, args$input, g$threads), error = fail)
     # a shard read for this operation only is let go at once
-    if (!h$keep) cpp_ntf_wshard_release(S)
+    if (!h$keep && !streamed) cpp_ntf_wshard_release(S)
     rm(S)
     parts <- if (is.null(parts)) r else shard_add(parts, r)
   }
@@ -100,7 +111,9 @@ ntf_wshard_cells <- function(d, w, rows) {
 }
 
 # The weights of the store's shards among `args$ids`; returns each one's
-# sums of its weighted data (unscaled)
+# sums of its weighted data (unscaled). A shard streamed out of core gets
+# its weighted cells written to a .shard file of their own (removed when
+# the store is dropped).
 shard_ntf_wset <- function(st, held, args) {
   mine <- args$ids %in% held
   ids <- args$ids[mine]
@@ -109,12 +122,21 @@ shard_ntf_wset <- function(st, held, args) {
   for (j in seq_along(ids)) {
     key <- as.character(ids[j])
     h <- st$shards[[key]]
+    fail <- function(e) abort_shard(h$source, "failed: {conditionMessage(e)}")
     st$shards[[key]]$w <- w[[j]]
     st$shards[[key]]$wntf <- NULL
     d <- if (h$keep) h$data else shard_data(h$source)
-    wd <- tryCatch(ntf_wshard_cells(d, w[[j]], h$rows), error = function(e) abort_shard(h$source, "failed: {conditionMessage(e)}"))
+    wd <- tryCatch(ntf_wshard_cells(d, w[[j]], h$rows), error = fail)
     sums[[j]] <- list(nnz = length(wd$tv), st = sum(wd$tv), stl = sum(wd$tv * log(wd$xv)),
                       sx2 = sum(wd$tv * wd$xv), top = if (length(wd$xv)) max(wd$xv) else 0)
+    if (!h$keep && shard_streamable(h$source)) {
+      path <- tempfile("aspectr_weighted_", fileext = ".shard")
+      st$wfiles <- c(st$wfiles, path)
+      tryCatch(write_shard_bin(list(idx = wd$idx, val = wd$tv, dims = wd$dims,
+                                    dimnames = vector("list", length(wd$dims))), path),
+               error = fail)
+      st$shards[[key]]$wfile <- path
+    }
     rm(d, wd)
   }
   list(ids = ids, sums = sums)
@@ -122,19 +144,24 @@ shard_ntf_wset <- function(st, held, args) {
 
 # A shard's state of the weighted fit (cpp_ntf_wshard_state(), its cells
 # divided by the fit's scale g$s): made once for a shard kept in memory,
-# again for each request from a file
-ntf_wshard_state <- function(st, key, g) {
+# its weights alone (made once) for one `streamed` from its weighted file,
+# made again for each request from another file
+ntf_wshard_state <- function(st, key, g, streamed = FALSE) {
   h <- st$shards[[key]]
   if (!is.null(h$wntf)) return(h$wntf)
   w <- h$w
   if (is.null(w)) stop("internal error: a shard of a weighted fit without its weights")
   fail <- function(e) abort_shard(h$source, "failed: {conditionMessage(e)}")
-  d <- if (h$keep) h$data else shard_data(h$source)
   S <- tryCatch({
-    wd <- ntf_wshard_cells(d, w, h$rows)
-    cpp_ntf_wshard_state(wd$idx, wd$tv / g$s, wd$dims, w$d, w$v, w$eidx, w$ev)
+    if (streamed) {
+      cpp_ntf_wshard_state(NULL, NULL, as.integer(c(h$rows, g$dims[-1])), w$d, w$v, w$eidx, w$ev)
+    } else {
+      d <- if (h$keep) h$data else shard_data(h$source)
+      wd <- ntf_wshard_cells(d, w, h$rows)
+      cpp_ntf_wshard_state(wd$idx, wd$tv / g$s, wd$dims, w$d, w$v, w$eidx, w$ev)
+    }
   }, error = fail)
-  if (h$keep) {
+  if (h$keep || streamed) {
     st$shards[[key]]$wntf <- S
     st$shards[[key]]$data <- NULL
   }

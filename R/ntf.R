@@ -96,9 +96,10 @@
 #' memory, so the fit equals the in-memory fit from the same start up to
 #' rounding. An iteration makes one pass over the shards per mode after
 #' the first and one for the objective. Shards hold no missing cells: give
-#' them with `mask`. Shards in files of another kind than `.shard` and
-#' streamed `.shard` files are read again for every pass (one shard in
-#' memory at a time).
+#' them with `mask`. Out of core, each shard's weighted cells are written
+#' once to a temporary `.shard` file (one shard in memory at a time;
+#' removed when the fit ends) and read from it a chunk of cells at a time
+#' in every pass, as unweighted shards are.
 #'
 #' @return An object of class `c("aspectr_ntf", "aspectr_fit")`: `weights`
 #'   (decreasing), `factors` (one d_n x k matrix per mode, with dimnames),

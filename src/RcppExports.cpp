@@ -697,13 +697,13 @@ BEGIN_RCPP
 END_RCPP
 }
 // cpp_ntf_wshard_state
-SEXP cpp_ntf_wshard_state(Rcpp::IntegerMatrix idx, Rcpp::NumericVector val, Rcpp::IntegerVector dims, double d, Rcpp::List v, Rcpp::IntegerMatrix eidx, Rcpp::NumericVector ev);
+SEXP cpp_ntf_wshard_state(SEXP idx, SEXP val, Rcpp::IntegerVector dims, double d, Rcpp::List v, Rcpp::IntegerMatrix eidx, Rcpp::NumericVector ev);
 RcppExport SEXP _aspectr_cpp_ntf_wshard_state(SEXP idxSEXP, SEXP valSEXP, SEXP dimsSEXP, SEXP dSEXP, SEXP vSEXP, SEXP eidxSEXP, SEXP evSEXP) {
 BEGIN_RCPP
     Rcpp::RObject rcpp_result_gen;
     Rcpp::RNGScope rcpp_rngScope_gen;
-    Rcpp::traits::input_parameter< Rcpp::IntegerMatrix >::type idx(idxSEXP);
-    Rcpp::traits::input_parameter< Rcpp::NumericVector >::type val(valSEXP);
+    Rcpp::traits::input_parameter< SEXP >::type idx(idxSEXP);
+    Rcpp::traits::input_parameter< SEXP >::type val(valSEXP);
     Rcpp::traits::input_parameter< Rcpp::IntegerVector >::type dims(dimsSEXP);
     Rcpp::traits::input_parameter< double >::type d(dSEXP);
     Rcpp::traits::input_parameter< Rcpp::List >::type v(vSEXP);
@@ -714,17 +714,18 @@ BEGIN_RCPP
 END_RCPP
 }
 // cpp_ntf_wpiece_run
-Rcpp::List cpp_ntf_wpiece_run(SEXP state, SEXP F0, std::string op, SEXP input, int threads);
-RcppExport SEXP _aspectr_cpp_ntf_wpiece_run(SEXP stateSEXP, SEXP F0SEXP, SEXP opSEXP, SEXP inputSEXP, SEXP threadsSEXP) {
+Rcpp::List cpp_ntf_wpiece_run(SEXP state, SEXP file, SEXP F0, std::string op, SEXP input, int threads);
+RcppExport SEXP _aspectr_cpp_ntf_wpiece_run(SEXP stateSEXP, SEXP fileSEXP, SEXP F0SEXP, SEXP opSEXP, SEXP inputSEXP, SEXP threadsSEXP) {
 BEGIN_RCPP
     Rcpp::RObject rcpp_result_gen;
     Rcpp::RNGScope rcpp_rngScope_gen;
     Rcpp::traits::input_parameter< SEXP >::type state(stateSEXP);
+    Rcpp::traits::input_parameter< SEXP >::type file(fileSEXP);
     Rcpp::traits::input_parameter< SEXP >::type F0(F0SEXP);
     Rcpp::traits::input_parameter< std::string >::type op(opSEXP);
     Rcpp::traits::input_parameter< SEXP >::type input(inputSEXP);
     Rcpp::traits::input_parameter< int >::type threads(threadsSEXP);
-    rcpp_result_gen = Rcpp::wrap(cpp_ntf_wpiece_run(state, F0, op, input, threads));
+    rcpp_result_gen = Rcpp::wrap(cpp_ntf_wpiece_run(state, file, F0, op, input, threads));
     return rcpp_result_gen;
 END_RCPP
 }
@@ -1569,7 +1570,7 @@ static const R_CallMethodDef CallEntries[] = {
     {"_aspectr_cpp_nmf_weighted_pieces_fit", (DL_FUNC) &_aspectr_cpp_nmf_weighted_pieces_fit, 17},
     {"_aspectr_cpp_ntf_weighted_fit", (DL_FUNC) &_aspectr_cpp_ntf_weighted_fit, 19},
     {"_aspectr_cpp_ntf_wshard_state", (DL_FUNC) &_aspectr_cpp_ntf_wshard_state, 7},
-    {"_aspectr_cpp_ntf_wpiece_run", (DL_FUNC) &_aspectr_cpp_ntf_wpiece_run, 5},
+    {"_aspectr_cpp_ntf_wpiece_run", (DL_FUNC) &_aspectr_cpp_ntf_wpiece_run, 6},
     {"_aspectr_cpp_ntf_wshard_release", (DL_FUNC) &_aspectr_cpp_ntf_wshard_release, 1},
     {"_aspectr_cpp_ntf_weighted_pieces_fit", (DL_FUNC) &_aspectr_cpp_ntf_weighted_pieces_fit, 10},
     {"_aspectr_cpp_plsa_fit", (DL_FUNC) &_aspectr_cpp_plsa_fit, 19},

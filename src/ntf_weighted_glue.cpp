@@ -114,31 +114,50 @@ void set_cp_weights(aspectr::CPWeights& w, const std::vector<arma::uword>& dims,
 }  // namespace
 
 // A shard's state: its weighted cells (idx: N x nnz 0-based, first index
-// local; val: x~ / s > 0) and its part of the weights.
+// local; val: x~ / s > 0), or with idx NULL none (read from a file for each
+// request: cpp_ntf_wpiece_run()'s `file`), and its part of the weights
+// (dims: the shard's).
 // [[Rcpp::export]]
-SEXP cpp_ntf_wshard_state(Rcpp::IntegerMatrix idx, Rcpp::NumericVector val, Rcpp::IntegerVector dims, double d,
-                          Rcpp::List v, Rcpp::IntegerMatrix eidx, Rcpp::NumericVector ev) {
+SEXP cpp_ntf_wshard_state(SEXP idx, SEXP val, Rcpp::IntegerVector dims, double d, Rcpp::List v,
+                          Rcpp::IntegerMatrix eidx, Rcpp::NumericVector ev) {
   auto* S = new NtfWeightedShard();
   Rcpp::XPtr<NtfWeightedShard> out(S, true);
-  S->X = make_tensor(idx, val, dims, true);
-  // (the indices owned: make_tensor() reads R's, which the state outlives)
-  S->X.idx.assign(S->X.view, S->X.view + S->X.index_count());
-  S->X.view = nullptr;
+  if (Rf_isNull(idx)) {
+    S->X.dims.assign(dims.begin(), dims.end());
+  } else {
+    S->X = make_tensor(Rcpp::IntegerMatrix(idx), Rcpp::NumericVector(val), dims, true);
+    // (the indices owned: make_tensor() reads R's, which the state outlives)
+    S->X.idx.assign(S->X.view, S->X.view + S->X.index_count());
+    S->X.view = nullptr;
+  }
   set_cp_weights(S->w, S->X.dims, d, v, eidx, ev);
   return out;
 }
 
-// A request of the weighted fit (CPWeightedPiece) on one shard; F0: its
-// rows of the first factor (k x rows), updated in place.
+// A request of the weighted fit (CPWeightedPiece) on one shard: its cells
+// those of the state or, with `file` (list(buffer, path, scale, chunk)),
+// those of a .shard file of x~ read a chunk at a time; F0: its rows of the
+// first factor (k x rows), updated in place.
 // [[Rcpp::export]]
-Rcpp::List cpp_ntf_wpiece_run(SEXP state, SEXP F0, std::string op, SEXP input, int threads) {
+Rcpp::List cpp_ntf_wpiece_run(SEXP state, SEXP file, SEXP F0, std::string op, SEXP input, int threads) {
   if (!Rf_isReal(F0) || !Rf_isMatrix(F0)) Rcpp::stop("internal error: the first factor must be a matrix of doubles");
   Rcpp::XPtr<NtfWeightedShard> S(state);
   if (static_cast<arma::uword>(Rf_ncols(F0)) != S->X.dims[0])
     Rcpp::stop("internal error: the first factor does not match the shard");
   aspectr::Request r(op);
   r.in = aspectr_r::stats_from_r(input).m;
-  aspectr::CPWeightedPiece piece(S->X, S->w, REAL(F0), Rf_nrows(F0), Rf_ncols(F0));
+  std::unique_ptr<aspectr::CPCells> cells;
+  if (Rf_isNull(file)) {
+    cells.reset(new aspectr::MemoryCPCells(S->X));
+  } else {
+    Rcpp::List f(file);
+    SEXP bufx = f["buffer"];
+    Rcpp::XPtr<aspectr::ShardBuffer> buf(bufx);
+    cells.reset(new aspectr::FileCPCells(Rcpp::as<std::string>(f["path"]), *buf,
+                                         aspectr_r::chunk_cells(Rcpp::as<double>(f["chunk"])),
+                                         Rcpp::as<double>(f["scale"]), S->X.dims));
+  }
+  aspectr::CPWeightedPiece piece(*cells, S->w, REAL(F0), Rf_nrows(F0), Rf_ncols(F0));
   return aspectr_r::stats_to_r(piece.run(r, threads));
 }
 

@@ -117,10 +117,18 @@ test_that("weighted ntf() of shard files (.shard, other kinds) equals the in-mem
   f <- file.path(dir, c("a.rds", "b.rds"))
   p <- split_rows(X, 6L)
   for (i in 1:2) saveRDS(p[[i]], f[i])
+  weighted_copies <- function() list.files(tempdir(), "^aspectr_weighted_")
+  before <- weighted_copies()
   for (nm in c("mask", "all")) {
     args <- c(list(loss = "kl", method = "mu", seed = 2, max_iter = 30), cases[[nm]])
     ref <- do.call(quiet_ntf, c(list(X, 2), args))
+    # (streamed: each shard's weighted cells in a .shard file of their own,
+    # read a chunk at a time)
     expect_same_wntf(do.call(quiet_ntf, c(list(sh, 2), args)), ref, info = paste(nm, ".shard"))
+    old <- options(aspectr.shard_chunk = 7)
+    expect_same_wntf(do.call(quiet_ntf, c(list(sh, 2), args)), ref, info = paste(nm, ".shard, chunks of 7"))
+    options(old)
+    expect_identical(weighted_copies(), before)
     expect_same_wntf(do.call(quiet_ntf, c(list(shards(f), 2), args)), ref, info = paste(nm, ".rds"))
     old <- options(aspectr.shard_cache = FALSE)
     expect_same_wntf(do.call(quiet_ntf, c(list(shards(f), 2), args)), ref, info = paste(nm, "no cache"))

@@ -17,7 +17,8 @@
 // iteration asks the pieces once per shared mode (the first of these
 // requests updates the pieces' rows first) and once for sum x~ log m of
 // the result, the objective's data part; so a fit in pieces equals the
-// in-memory fit up to rounding.
+// in-memory fit up to rounding. A piece's cells are read in chunks where
+// they are in a file (the passes over them are sums).
 //
 // Requests (inputs: F1 .. F{N-1}, the shared modes' factors k x d_n):
 //   "ntf_wmode" mode n (>= 1), update (1: the piece's rows of mode 1
@@ -29,12 +30,57 @@
 #ifndef ASPECTR_SOLVERS_CP_WEIGHTED_PIECES_H
 #define ASPECTR_SOLVERS_CP_WEIGHTED_PIECES_H
 
+#include <functional>
 #include <string>
+#include <utility>
 #include <vector>
 #include "../pieces.h"
+#include "../shard_file.h"
 #include "cp_weighted.h"
 
 namespace aspectr {
+
+// The cells of a piece's X~, visited as tensors of consecutive cells (the
+// passes over them are sums): all at once in memory, or a chunk at a time
+// from a shard file.
+class CPCells {
+ public:
+  virtual ~CPCells() = default;
+  virtual void each(const std::function<void(const SparseTensor&)>& f) = 0;
+};
+
+class MemoryCPCells : public CPCells {
+ public:
+  explicit MemoryCPCells(const SparseTensor& X) : X_(X) {}
+  void each(const std::function<void(const SparseTensor&)>& f) override { f(X_); }
+
+ private:
+  const SparseTensor& X_;
+};
+
+// A .shard file of X~ (its values divided by `scale` as they are read, a
+// power of 2: exact), `chunk` cells at a time into `buf`; dims: the
+// piece's.
+class FileCPCells : public CPCells {
+ public:
+  FileCPCells(std::string path, ShardBuffer& buf, std::size_t chunk, double scale, std::vector<arma::uword> dims)
+      : path_(std::move(path)), buf_(buf), chunk_(chunk), scale_(scale), dims_(std::move(dims)) {}
+  void each(const std::function<void(const SparseTensor&)>& f) override {
+    ShardReader rd(path_);
+    if (rd.dims() != dims_) throw std::runtime_error("shard file " + path_ + " has changed since the fit wrote it");
+    while (rd.next(buf_, chunk_)) {
+      const SparseTensor t = shard_tensor(buf_, dims_, scale_, 1.0);
+      f(t);
+    }
+  }
+
+ private:
+  std::string path_;
+  ShardBuffer& buf_;
+  std::size_t chunk_;
+  double scale_;
+  std::vector<arma::uword> dims_;
+};
 
 // One piece: its cells of X~ (first index local to the piece), its
 // weights (v[0] its rows', deviating cells with a local first index,
@@ -42,7 +88,7 @@ namespace aspectr {
 // rows, the caller's memory, updated in place).
 class CPWeightedPiece {
  public:
-  CPWeightedPiece(const SparseTensor& X, const CPWeights& w, double* A0, arma::uword k, arma::uword rows)
+  CPWeightedPiece(CPCells& X, const CPWeights& w, double* A0, arma::uword k, arma::uword rows)
       : X_(X), w_(w), A0_(A0, k, rows, false, true) {}
 
   Stats run(const Request& r, int threads) {
@@ -53,9 +99,8 @@ class CPWeightedPiece {
     }
     AspectModel M = model(r);
     CPWeightedRule rule(true, CPWeightedMethod::MU, w_);
-    rule.prepare(X_);
     if (r.op == "ntf_wxlogv") {
-      out.set("xlogv", CPWeightedRule::xlogv(X_, M, threads));
+      out.set("xlogv", xlogv(rule, M, threads));
       return out;
     }
     if (r.op != "ntf_wmode") throw std::logic_error("unknown weighted CP piece operation '" + r.op + "'");
@@ -63,7 +108,10 @@ class CPWeightedPiece {
     if (n < 1 || n >= M.order()) throw std::logic_error("weighted CP piece: a mode out of range");
     if (r.num("update", 0.0) != 0.0) {
       // the rows of the first mode, by the in-memory rule's update
-      rule.kl_mode(X_, M, 0, true, threads);
+      // (CPWeightedRule::kl_mode(), its numerators summed over the chunks)
+      const arma::mat D = rule.linear_terms(M, 0, threads);
+      const arma::mat num = numerators(rule, M, 0, threads);
+      CPWeightedRule::kl_mu_apply(M.F[0], num, D);
       A0_ = M.F[0];
     }
     out.set("f0v", arma::mat(M.F[0] * w_.v[0]));
@@ -71,12 +119,8 @@ class CPWeightedPiece {
     rule.add_deviations(M, n, Dd, Da, threads);
     out.set("Ddev", std::move(Dd));
     out.set("Dabs", std::move(Da));
-    if (r.num("num", 0.0) != 0.0) {
-      arma::mat num;
-      CPWeightedRule::kl_numerators(X_, M, n, num, threads);
-      out.set("num", std::move(num));
-    }
-    if (r.num("xlogv", 0.0) != 0.0) out.set("xlogv", CPWeightedRule::xlogv(X_, M, threads));
+    if (r.num("num", 0.0) != 0.0) out.set("num", numerators(rule, M, n, threads));
+    if (r.num("xlogv", 0.0) != 0.0) out.set("xlogv", xlogv(rule, M, threads));
     return out;
   }
 
@@ -85,19 +129,38 @@ class CPWeightedPiece {
   // shared modes given
   AspectModel model(const Request& r) const {
     AspectModel M;
-    const std::size_t N = X_.order();
+    const std::size_t N = w_.v.size();
     M.lambda.ones(A0_.n_rows);
     M.F.resize(N);
     M.F[0] = A0_;
     for (std::size_t n = 1; n < N; ++n) {
       M.F[n] = r.mat("F" + std::to_string(n));
-      if (M.F[n].n_rows != A0_.n_rows || M.F[n].n_cols != X_.dims[n])
+      if (M.F[n].n_rows != A0_.n_rows || M.F[n].n_cols != w_.v[n].n_elem)
         throw std::logic_error("weighted CP piece: a shared factor of the wrong size");
     }
     return M;
   }
+  // mode n's numerators (k x d_n) over the piece's cells
+  arma::mat numerators(CPWeightedRule& rule, const AspectModel& M, std::size_t n, int threads) {
+    arma::mat num(M.rank(), M.F[n].n_cols, arma::fill::zeros);
+    X_.each([&](const SparseTensor& X) {
+      rule.prepare(X);
+      arma::mat part;
+      CPWeightedRule::kl_numerators(X, M, n, part, threads);
+      num += part;
+    });
+    return num;
+  }
+  double xlogv(CPWeightedRule& rule, const AspectModel& M, int threads) {
+    double v = 0.0;
+    X_.each([&](const SparseTensor& X) {
+      rule.prepare(X);
+      v += CPWeightedRule::xlogv(X, M, threads);
+    });
+    return v;
+  }
 
-  const SparseTensor& X_;
+  CPCells& X_;
   const CPWeights& w_;
   arma::mat A0_;
 };

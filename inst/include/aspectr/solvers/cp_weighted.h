@@ -50,6 +50,9 @@
 // of the sums they come from count as 0 (such a row is kept as it is; for
 // B_i: a coordinate whose diagonal entry is below that, which has no
 // weight at any cell, is kept by HALS and the multiplicative update).
+// The KL multiplicative updates' parts (the linear terms' common and
+// deviating parts, the numerators, the update) serve the same rule on data
+// in pieces too (cp_weighted_pieces.h).
 #ifndef ASPECTR_SOLVERS_CP_WEIGHTED_H
 #define ASPECTR_SOLVERS_CP_WEIGHTED_H
 

@@ -201,6 +201,30 @@ test_that("weighted ntf() of shards on a PSOCK and a mirai cluster equals the in
                    do.call(quiet_ntf, c(list(X, 2), args)))
 })
 
+test_that("random splits, shapes, masks and weights give the in-memory weighted fit (property)", {
+  n_cases <- prop_n_cases(6)
+  for (i in seq_len(n_cases)) {
+    prop_with_seed(940000L + i, {
+      N <- sample(2:4, 1)
+      dims <- c(sample(4:20, 1), sample(2:6, N - 1, replace = TRUE))
+      k <- sample(1:3, 1)
+      X <- array(stats::rpois(prod(dims), stats::runif(1, 0.5, 4)), dims) * stats::runif(1, 1e-3, 1e3)
+      X[cbind(seq_len(dims[1]), matrix(1L, dims[1], N - 1))] <- 1
+      cuts <- sort(sample(dims[1] - 1, sample(0:min(3, dims[1] - 1), 1)))
+      mask <- array(stats::runif(prod(dims)) < stats::runif(1, 0, 0.3), dims)
+      mask[cbind(seq_len(dims[1]), matrix(1L, dims[1], N - 1))] <- FALSE
+      W <- if (stats::runif(1) < 0.5) array(stats::runif(prod(dims), 0.2, 3), dims)
+      mw <- lapply(dims, function(d) if (stats::runif(1) < 0.5) stats::runif(d, 0.2, 3))
+      args <- list(loss = "kl", method = "mu", seed = i, max_iter = 30, mask = mask, weights = W,
+                   mode_weights = if (any(!vapply(mw, is.null, logical(1)))) mw)
+      ref <- do.call(quiet_ntf, c(list(X, k), args))
+      fit <- do.call(quiet_ntf, c(list(shards(split_rows(X, cuts)), k), args))
+      info <- paste("dims", paste(dims, collapse = "x"), "k", k, "cuts", paste(cuts, collapse = ","))
+      expect_same_wntf(fit, ref, tol = 1e-9, info = info)
+    })
+  }
+})
+
 test_that("weighted ntf() of shards checks its weights and refuses what it cannot do", {
   X <- ntfsw_counts()
   sh <- shards(split_rows(X, 6L))

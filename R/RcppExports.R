@@ -169,6 +169,22 @@ cpp_ntf_weighted_fit <- function(idx, val, dims, factors, loss, method, d, v, ei
     .Call(`_aspectr_cpp_ntf_weighted_fit`, idx, val, dims, factors, loss, method, d, v, eidx, ev, wx2, klc, total, max_iter, tol, threads, verbose, hook, want_model)
 }
 
+cpp_ntf_wshard_state <- function(idx, val, dims, d, v, eidx, ev) {
+    .Call(`_aspectr_cpp_ntf_wshard_state`, idx, val, dims, d, v, eidx, ev)
+}
+
+cpp_ntf_wpiece_run <- function(state, file, F0, op, input, threads) {
+    .Call(`_aspectr_cpp_ntf_wpiece_run`, state, file, F0, op, input, threads)
+}
+
+cpp_ntf_wshard_release <- function(state) {
+    invisible(.Call(`_aspectr_cpp_ntf_wshard_release`, state))
+}
+
+cpp_ntf_weighted_pieces_fit <- function(fn, shared, d, v, klc, max_iter, tol, threads, hook = NULL, want_model = FALSE) {
+    .Call(`_aspectr_cpp_ntf_weighted_pieces_fit`, fn, shared, d, v, klc, max_iter, tol, threads, hook, want_model)
+}
+
 cpp_plsa_fit <- function(idx, val, dims, lambda, factors, loss, q, tempering, max_iter, tol, threads, verbose, free_weights = FALSE, hook = NULL, want_model = FALSE, method = "em", squarem_bound = 1.0, prior_doc = NULL, prior_term = NULL) {
     .Call(`_aspectr_cpp_plsa_fit`, idx, val, dims, lambda, factors, loss, q, tempering, max_iter, tol, threads, verbose, free_weights, hook, want_model, method, squarem_bound, prior_doc, prior_term)
 }

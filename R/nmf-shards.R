@@ -135,12 +135,19 @@ nmf_shard_session <- function(x, cluster, threads, loss, method, s, L1s, L2s, ep
 # weights, the columns' and its deviating cells (rows counted in the shard)
 nmf_shard_weight_parts <- function(x, wc) {
   ri <- wc$ei + 1L
+  lapply(shard_cell_split(x, ri), function(p) {
+    list(d = wc$d, r = wc$r[p$rows], c = wc$c, ei = as.integer(ri[p$sel] - p$rows[1]), ej = wc$ej[p$sel],
+         ev = wc$ev[p$sel])
+  })
+}
+
+# Cells split by the shards holding their rows (`ri`, 1-based rows of the
+# first mode): for each shard its rows and which cells lie in them
+shard_cell_split <- function(x, ri) {
   lapply(seq_along(x$rows), function(i) {
     rows <- shard_rows(x, i)
-    sel <- ri >= rows[1] & ri <= rows[length(rows)]
-    if (!length(rows)) sel <- rep(FALSE, length(ri))
-    list(d = wc$d, r = wc$r[rows], c = wc$c, ei = as.integer(ri[sel] - rows[1]), ej = wc$ej[sel],
-         ev = wc$ev[sel])
+    sel <- if (length(rows)) ri >= rows[1] & ri <= rows[length(rows)] else rep(FALSE, length(ri))
+    list(rows = rows, sel = sel)
   })
 }
 

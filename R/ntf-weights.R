@@ -191,10 +191,27 @@ ntf_mode_weights <- function(mw, dims, call) {
 ntf_weighted_data <- function(x, mask, observed, weights, mode_weights, call = rlang::caller_env()) {
   xx <- ntf_weighted_x(x, call)
   dims <- xx$dims
-  N <- length(dims)
   if (any(xx$v < 0) || any(!is.finite(xx$v))) {
     abort_input("{.arg x} must be non-negative and finite where it is not missing.", "value", arg = "x", call = call)
   }
+  wc <- ntf_weight_cells(dims, xx$na, mask, observed, weights, mode_weights, call)
+  tv <- ntf_weigh_values(xx$ij, xx$v, dims, wc)
+  pos <- tv > 0
+  ij <- xx$ij[pos, , drop = FALSE]
+  idx <- t(ij) - 1L
+  storage.mode(idx) <- "integer"
+  # (omega at those cells: the weights of plsa()'s N-way rules)
+  c(list(idx = idx, xv = xx$v[pos], tv = tv[pos], omega = ntf_weigh_values(ij, 1, dims, wc), dims = dims,
+         dimnames = xx$dimnames),
+    wc[c("d", "v", "eidx", "ev", "total_weight", "type", "left_out")])
+}
+
+# The weights of a fit from the arguments (and the cells `na` of x that are
+# missing, 1-based, or NULL): list(d, v (per mode), ek (keys of the
+# deviating cells), eidx (N x |E|, 0-based), ev (deviations), total_weight,
+# type, left_out); no cell of x is needed (data in shards).
+ntf_weight_cells <- function(dims, na, mask, observed, weights, mode_weights, call = rlang::caller_env()) {
+  N <- length(dims)
   v <- ntf_mode_weights(mode_weights, dims, call)
   keys <- list(); fs <- list()  # the cells' factors f = d + delta; later entries win
   add <- function(k, f) { keys[[length(keys) + 1]] <<- k; fs[[length(fs) + 1]] <<- f }
@@ -227,7 +244,7 @@ ntf_weighted_data <- function(x, mask, observed, weights, mode_weights, call = r
   }
   left <- NULL
   if (!is.null(mask)) left <- ntf_cells_arg(mask, dims, "mask", call)
-  if (!is.null(xx$na)) left <- rbind(left, xx$na)
+  if (!is.null(na)) left <- rbind(left, na)
   if (!is.null(left)) add(ntf_cell_keys(left, dims), rep(0, nrow(left)))
   ek <- unlist(keys); ef <- unlist(fs)
   if (is.null(ek)) { ek <- numeric(0); ef <- numeric(0) }
@@ -237,28 +254,29 @@ ntf_weighted_data <- function(x, mask, observed, weights, mode_weights, call = r
   keep <- delta != 0
   ek <- ek[keep]; delta <- delta[keep]
   eij <- ntf_key_cells(ek, dims)
-  # the data weighted: x omega, omega = prod v_n(i_n) (d + delta)
-  pos <- match(ntf_cell_keys(xx$ij, dims), ek)
-  f <- ifelse(is.na(pos), d, d + delta[pos])
-  vprod <- function(ij) {
-    out <- rep(1, nrow(ij))
-    for (n in seq_len(N)) out <- out * v[[n]][ij[, n]]
-    out
-  }
-  vp <- vprod(xx$ij)
-  tv <- xx$v * f * vp
-  pos <- tv > 0
-  ij <- xx$ij[pos, , drop = FALSE]
-  idx <- t(ij) - 1L
-  storage.mode(idx) <- "integer"
   eidx <- t(eij) - 1L
   storage.mode(eidx) <- "integer"
-  total_weight <- d * prod(vapply(v, sum, numeric(1))) + sum(delta * vprod(eij))
-  type <- c(if (!is.null(xx$na)) "missing", if (!is.null(mask)) "mask", if (!is.null(observed)) "observed",
+  total_weight <- d * prod(vapply(v, sum, numeric(1))) + sum(delta * ntf_index_weights(eij, v))
+  type <- c(if (!is.null(na)) "missing", if (!is.null(mask)) "mask", if (!is.null(observed)) "observed",
             if (!is.null(weights)) "cells", if (!is.null(mode_weights)) "modes")
-  list(idx = idx, xv = xx$v[pos], tv = tv[pos], omega = (f * vp)[pos], dims = dims, dimnames = xx$dimnames, d = d, v = v,
-       eidx = eidx, ev = as.numeric(delta), total_weight = total_weight, type = type,
+  list(d = d, v = v, ek = ek, eidx = eidx, ev = as.numeric(delta), total_weight = total_weight, type = type,
        left_out = if (d == 1) sum(delta == -1) else NA_real_)
+}
+
+# the product of the cells' (1-based ij) weights per index, prod_n v_n(i_n)
+ntf_index_weights <- function(ij, v) {
+  out <- rep(1, nrow(ij))
+  for (n in seq_along(v)) out <- out * v[[n]][ij[, n]]
+  out
+}
+
+# The data weighted, x omega with omega = prod_n v_n(i_n) (d + delta), at
+# the cells ij (1-based, one row per cell) of values xv; `wc` as from
+# ntf_weight_cells() (its `ek` the keys of its cells in `dims`).
+ntf_weigh_values <- function(ij, xv, dims, wc) {
+  pos <- match(ntf_cell_keys(ij, dims), wc$ek)
+  f <- ifelse(is.na(pos), wc$d, wc$d + wc$ev[pos])
+  xv * f * ntf_index_weights(ij, wc$v)
 }
 
 # the 1-based indices of cells from their keys
@@ -279,15 +297,27 @@ ntf_key_cells <- function(k, dims) {
 # x, `objective` and `initial` in those of the loss, weights of the
 # components). The fit runs on x / s with s a power of 2 (exact) near the
 # largest value, as the unweighted Frobenius fit; `first`: a start given
-# (factors in the units of x).
+# (factors in the units of x). With `session` (data in shards,
+# ntf_wshard_session(), which has weighed them: `wd` then holds the
+# weights and the weighted data's sums, see its weigh()) each start runs
+# on the shards.
 ntf_weighted_runs <- function(wd, k, loss, method, nrun, first, seed, max_iter, tol, threads, verbose,
-                              callback, stg, name_factors) {
+                              callback, stg, name_factors, session = NULL) {
   N <- length(wd$dims)
-  s <- pow2_scale(wd$xv)
-  xv <- wd$xv / s; tv <- wd$tv / s
-  wx2 <- sum(tv * xv)
-  klc <- sum(tv * (log(xv) - 1))
-  total <- sum(tv)
+  if (is.null(session)) {
+    s <- pow2_scale(wd$xv)
+    xv <- wd$xv / s; tv <- wd$tv / s
+    wx2 <- sum(tv * xv)
+    klc <- sum(tv * (log(xv) - 1))
+    total <- sum(tv)
+  } else {
+    # (the sums of the shards' weighted data: st = sum x~, stl = sum x~
+    # log x, sx2 = sum x~ x, top the largest x where x~ > 0)
+    s <- pow2_scale(wd$top)
+    wx2 <- wd$sx2 / s / s
+    klc <- (wd$stl - wd$st * (log(s) + 1)) / s
+    total <- wd$st / s
+  }
   if (!is.finite(wx2) || !is.finite(klc) || !is.finite(total)) {
     abort_input("The weighted values of {.arg x} sum to more than the largest double: the weighted loss cannot be computed.",
                 "value", arg = "weights")
@@ -313,10 +343,23 @@ ntf_weighted_runs <- function(wd, k, loss, method, nrun, first, seed, max_iter, 
   # (internal check: option aspectr.ntf_gram = TRUE forms each row's Gram
   # matrix in the Frobenius updates, the earlier form of the same rule)
   cmethod <- if (!kl && isTRUE(getOption("aspectr.ntf_gram"))) paste0(method, ":gram") else method
-  runs <- run_starts(inits, function(init, iters) {
-    cpp_ntf_weighted_fit(wd$idx, tv, wd$dims, init, loss, cmethod, wd$d, wd$v, wd$eidx, wd$ev,
-                         wx2, klc, total, iters, tol, threads, verbose, hook, !is.null(callback))
-  }, function(r) r$factors, hook, max_iter, stg$short_iter, stg$short_keep)
+  fit_start <- if (is.null(session)) {
+    function(init, iters) {
+      cpp_ntf_weighted_fit(wd$idx, tv, wd$dims, init, loss, cmethod, wd$d, wd$v, wd$eidx, wd$ev,
+                           wx2, klc, total, iters, tol, threads, verbose, hook, !is.null(callback))
+    }
+  } else {
+    session$configure(s, klc, threads)
+    fit_one <- function(init, iters) session$fit(init, iters, tol, hook, exact = !is.null(callback))
+    # (the first mode's factor in files: only the best run's kept)
+    if (session$files && !starts_staged(nrun, max_iter, stg$short_iter, stg$short_keep)) {
+      fit_one <- keep_best_run(fit_one, function(r) session$discard(r$factors[[1]]))
+    }
+    fit_one
+  }
+  runs <- run_starts(inits, fit_start, function(r) r$factors,
+                     if (is.null(session)) hook else hook %||% function(...) TRUE, max_iter,
+                     stg$short_iter, stg$short_keep)
   lapply(runs, function(res) {
     res$scaled_value <- run_value(res)
     if (kl) {
@@ -327,13 +370,19 @@ ntf_weighted_runs <- function(wd, k, loss, method, nrun, first, seed, max_iter, 
       res$objective <- 0.5 * rescale_value(res$objective, s, 2)
       res$initial <- 0.5 * rescale_value(res$initial, s, 2)
     }
-    # unit-norm (Frobenius) or unit-sum (KL) columns, their scale in the weights
-    nrm <- vapply(res$factors, function(f) if (kl) colSums(f) else sqrt(colSums(f^2)), numeric(k))
+    # unit-norm (Frobenius) or unit-sum (KL) columns, their scale in the
+    # weights (a first factor in files, see ntf_wshard_session(): its
+    # column sums, the columns divided as they are written, `scale1`)
+    nrm <- vapply(res$factors, function(f) {
+      if (inherits(f, "aspectr_shard_run")) f$sums else if (kl) colSums(f) else sqrt(colSums(f^2))
+    }, numeric(k))
     nrm <- matrix(nrm, nrow = k)
+    sc <- nrm
+    sc[sc == 0] <- 1
+    if (inherits(res$factors[[1]], "aspectr_shard_run")) res$scale1 <- 1 / sc[, 1]
     res$factors <- lapply(seq_along(res$factors), function(n) {
-      sc <- nrm[, n]
-      sc[sc == 0] <- 1
-      sweep(res$factors[[n]], 2, sc, "/")
+      if (inherits(res$factors[[n]], "aspectr_shard_run")) return(res$factors[[n]])
+      sweep(res$factors[[n]], 2, sc[, n], "/")
     })
     res$weights <- apply(nrm, 1, prod) * s
     res

@@ -29,8 +29,9 @@
 #'   ([sptensor()]), or a matrix (dense or sparse); or data split along the
 #'   first mode with [shards()], fitted with `loss = "kl"` by the
 #'   multiplicative updates (`method = "mu"`, shard by shard, equal up to
-#'   rounding to the in-memory fit with the same method and seed), in this
-#'   process or on the workers of `cluster`.
+#'   rounding to the in-memory fit with the same method and seed; with
+#'   weights too, see "Missing values and weights"), in this process or on
+#'   the workers of `cluster`.
 #' @param k Rank, a positive whole number (at most the number of non-zeros).
 #' @param loss `"frobenius"` (default) or `"kl"`.
 #' @param method For Frobenius `"hals"` (default) or `"mu"`; for KL `"cd"`
@@ -83,7 +84,22 @@
 #' [logLik()] refuses the fit);
 #' [fitted()] gives the model's values on every cell, those of the
 #' left-out cells included (an imputation). The fit's `weighting` says
-#' which weights were given. [shards()] are not available with weights.
+#' which weights were given.
+#'
+#' Data split along the first mode with [shards()] take the same arguments
+#' with `loss = "kl"` and `method = "mu"` (the default on shards), in this
+#' process, from files or on the workers of `cluster`: each shard receives
+#' its rows' part of the weights (those of `mask`, `observed` and `weights`
+#' in its rows, its part of the first mode's `mode_weights`) and updates
+#' its rows of the first factor itself; the other modes are updated in
+#' turn from sums over the shards (k values per index of the mode), as in
+#' memory, so the fit equals the in-memory fit from the same start up to
+#' rounding. An iteration makes one pass over the shards per mode after
+#' the first and one for the objective. Shards hold no missing cells: give
+#' them with `mask`. Out of core, each shard's weighted cells are written
+#' once to a temporary `.shard` file (one shard in memory at a time;
+#' removed when the fit ends) and read from it a chunk of cells at a time
+#' in every pass, as unweighted shards are.
 #'
 #' @return An object of class `c("aspectr_ntf", "aspectr_fit")`: `weights`
 #'   (decreasing), `factors` (one d_n x k matrix per mode, with dimnames),
@@ -122,18 +138,17 @@ ntf <- function(x, k, loss = c("frobenius", "kl"), method = NULL, nrun = 1,
   cluster <- check_cluster(cluster, x)
   sharded <- inherits(x, "aspectr_shards")
   wargs <- list(mask = mask, observed = observed, weights = weights, mode_weights = mode_weights)
-  if (sharded && !all(vapply(wargs, is.null, logical(1)))) {
-    # refused by the capability table, naming the argument given
+  # missing cells, masks and weights (see "Missing values and weights"): the
+  # fit reads the weighted data x~ = omega o x in place of x; on shards
+  # (which have no missing cells) only the arguments weigh
+  weighted <- if (sharded) !all(vapply(wargs, is.null, logical(1))) else
+    ntf_is_weighted(x, mask, observed, weights, mode_weights)
+  if (sharded && weighted) {
+    # (the capability table's refusals name the argument given)
     given <- names(wargs)[!vapply(wargs, is.null, logical(1))][1]
     m <- if (is.character(method) && length(method) == 1) method else if (loss == "kl") "mu" else "hals"
     check_shard_capability("ntf", loss, m, options = list(mask = TRUE), option_args = c(mask = given))
-    abort_input(c("{.arg {given}} is available for data in memory, not for {.fn shards}: missing cells, masks and weights are not fitted shard by shard.",
-                  i = "Fit the array itself, or leave the cells out of the shards."),
-                "argument", arg = given)
   }
-  # missing cells, masks and weights (see "Missing values and weights"): the
-  # fit reads the weighted data x~ = omega o x in place of x
-  weighted <- !sharded && ntf_is_weighted(x, mask, observed, weights, mode_weights)
   # (the name of the factor's files: the first mode's)
   fmode <- if (sharded && length(x$dims) > 2) mode_names(x$dimnames, length(x$dims))[1] else "rows"
   files <- factor_paths(factor_dir, x, fmode, callback)
@@ -154,7 +169,23 @@ ntf <- function(x, k, loss = c("frobenius", "kl"), method = NULL, nrun = 1,
   }
   if (inherits(x, "aspectr_tensor")) validate_sptensor(x, "x")
   wd <- NULL
-  if (weighted) {
+  wsession <- NULL
+  if (weighted && sharded) {
+    # each shard weighs its cells where it is; the fit's scale and sums
+    # come from theirs
+    wc <- ntf_weight_cells(x$dims, NULL, mask, observed, weights, mode_weights)
+    wsession <- ntf_wshard_session(x, cluster, call, files)
+    on.exit(wsession$close(), add = TRUE)
+    sums <- wsession$weigh(wc)
+    wd <- c(wc, sums, list(dims = x$dims, dimnames = x$dimnames))
+    if (!(sums$nnz > 0)) {
+      abort_input("{.arg x} has no positive value in a cell of positive weight: there is nothing to fit.",
+                  "value", arg = "x")
+    }
+    data <- list(dims = x$dims, dimnames = x$dimnames, total = sums$st)
+    count_data <- FALSE
+    nnz_x <- sums$nnz
+  } else if (weighted) {
     wd <- ntf_weighted_data(x, mask, observed, weights, mode_weights)
     if (!length(wd$tv)) {
       abort_input("{.arg x} has no positive value in a cell of positive weight: there is nothing to fit.",
@@ -220,7 +251,7 @@ ntf <- function(x, k, loss = c("frobenius", "kl"), method = NULL, nrun = 1,
   }
   if (weighted) {
     runs <- ntf_weighted_runs(wd, k, loss, method, nrun, first, seed, max_iter, tol, threads, verbose,
-                              callback, stg, name_factors)
+                              callback, stg, name_factors, session = wsession)
   } else if (loss == "kl") {
     hook <- fit_hook(callback, verbose, "ntf()", value = function(v) v * total,
                      model = function(raw) {
@@ -316,7 +347,12 @@ ntf <- function(x, k, loss = c("frobenius", "kl"), method = NULL, nrun = 1,
   ord <- order(res$weights, decreasing = TRUE)
   comp <- paste0("component_", seq_len(k))
   if (!is.null(files)) {
-    res$factors[[1]] <- session$finalize(res$factors[[1]], ord, NULL, list(data$dimnames[[1]], comp), fmode)
+    # (a weighted fit's columns to unit sum as they are written)
+    res$factors[[1]] <- if (weighted) {
+      wsession$finalize(res$factors[[1]], ord, res$scale1[ord], list(data$dimnames[[1]], comp), fmode)
+    } else {
+      session$finalize(res$factors[[1]], ord, NULL, list(data$dimnames[[1]], comp), fmode)
+    }
   }
   factors <- lapply(seq_along(res$factors), function(n) {
     if (inherits(res$factors[[n]], "aspectr_factor_files")) return(res$factors[[n]])

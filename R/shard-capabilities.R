@@ -29,8 +29,10 @@ shard_capabilities <- function() {
     cap("ntf", "kl", "cd", FALSE, "coordinate descent needs every slice of a mode at once"),
     cap("ntf", "frobenius", c("hals", "mu"), FALSE, "the Frobenius updates of ntf() are fitted in one object"),
     # missing cells, masks and weights: nmf()'s weighted rule runs on pieces
-    # (nmf/weighted.h); ntf()'s needs every slice of a mode at once
-    cap("ntf", "kl", c("mu", "cd"), FALSE, "the weighted updates of ntf() are fitted in one object", option = "mask"),
+    # (nmf/weighted.h), and ntf()'s KL multiplicative updates
+    # (solvers/cp_weighted_pieces.h); its coordinate descent needs every
+    # slice of a mode at once
+    cap("ntf", "kl", "cd", FALSE, "coordinate descent needs every slice of a mode at once", option = "mask"),
     cap("ntf", "frobenius", c("hals", "mu"), FALSE, "the weighted updates of ntf() are fitted in one object",
         option = "mask")
   )

@@ -517,12 +517,13 @@ shard_fits <- new.env(parent = emptyenv())
 
 # the operations that change a store's state (answered from the cache when
 # delivered twice)
-shard_steps <- c("step", "nmf_piece", "qem_docs", "qem_norm")
+shard_steps <- c("step", "nmf_piece", "ntf_wpiece", "qem_docs", "qem_norm")
 
 # The operations on a store, run on the master or on a worker: "load",
-# "start", "step", "loss", "gather", "drop", nmf()'s (shard_nmf_op()) and
-# q-EM's (shard_qem_op()). Errors are returned as values
-# (raised, classed, on the master), naming the shard.
+# "start", "step", "loss", "gather", "drop", nmf()'s (shard_nmf_op()),
+# weighted ntf()'s (shard_ntf_op()) and q-EM's (shard_qem_op()). Errors
+# are returned as values (raised, classed, on the master), naming the
+# shard.
 shard_op <- function(id, op, seq = 0, args = list()) {
   tryCatch(shard_op_run(id, op, seq, args),
            error = function(e) {
@@ -603,6 +604,7 @@ shard_op_run <- function(id, op, seq, args) {
     out
   }
   if (startsWith(op, "nmf_")) return(answer(shard_nmf_op(st, held, op, args)))
+  if (startsWith(op, "ntf_")) return(answer(shard_ntf_op(st, held, op, args)))
   # the row sums that normalize the documents' factors of the last step
   # (with the operation after it; every shard is normalized during that
   # operation, see shard_normalize())

@@ -696,6 +696,69 @@ BEGIN_RCPP
     return rcpp_result_gen;
 END_RCPP
 }
+// cpp_ntf_wshard_state
+SEXP cpp_ntf_wshard_state(SEXP idx, SEXP val, Rcpp::IntegerVector dims, double d, Rcpp::List v, Rcpp::IntegerMatrix eidx, Rcpp::NumericVector ev);
+RcppExport SEXP _aspectr_cpp_ntf_wshard_state(SEXP idxSEXP, SEXP valSEXP, SEXP dimsSEXP, SEXP dSEXP, SEXP vSEXP, SEXP eidxSEXP, SEXP evSEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::RNGScope rcpp_rngScope_gen;
+    Rcpp::traits::input_parameter< SEXP >::type idx(idxSEXP);
+    Rcpp::traits::input_parameter< SEXP >::type val(valSEXP);
+    Rcpp::traits::input_parameter< Rcpp::IntegerVector >::type dims(dimsSEXP);
+    Rcpp::traits::input_parameter< double >::type d(dSEXP);
+    Rcpp::traits::input_parameter< Rcpp::List >::type v(vSEXP);
+    Rcpp::traits::input_parameter< Rcpp::IntegerMatrix >::type eidx(eidxSEXP);
+    Rcpp::traits::input_parameter< Rcpp::NumericVector >::type ev(evSEXP);
+    rcpp_result_gen = Rcpp::wrap(cpp_ntf_wshard_state(idx, val, dims, d, v, eidx, ev));
+    return rcpp_result_gen;
+END_RCPP
+}
+// cpp_ntf_wpiece_run
+Rcpp::List cpp_ntf_wpiece_run(SEXP state, SEXP file, SEXP F0, std::string op, SEXP input, int threads);
+RcppExport SEXP _aspectr_cpp_ntf_wpiece_run(SEXP stateSEXP, SEXP fileSEXP, SEXP F0SEXP, SEXP opSEXP, SEXP inputSEXP, SEXP threadsSEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::RNGScope rcpp_rngScope_gen;
+    Rcpp::traits::input_parameter< SEXP >::type state(stateSEXP);
+    Rcpp::traits::input_parameter< SEXP >::type file(fileSEXP);
+    Rcpp::traits::input_parameter< SEXP >::type F0(F0SEXP);
+    Rcpp::traits::input_parameter< std::string >::type op(opSEXP);
+    Rcpp::traits::input_parameter< SEXP >::type input(inputSEXP);
+    Rcpp::traits::input_parameter< int >::type threads(threadsSEXP);
+    rcpp_result_gen = Rcpp::wrap(cpp_ntf_wpiece_run(state, file, F0, op, input, threads));
+    return rcpp_result_gen;
+END_RCPP
+}
+// cpp_ntf_wshard_release
+void cpp_ntf_wshard_release(SEXP state);
+RcppExport SEXP _aspectr_cpp_ntf_wshard_release(SEXP stateSEXP) {
+BEGIN_RCPP
+    Rcpp::RNGScope rcpp_rngScope_gen;
+    Rcpp::traits::input_parameter< SEXP >::type state(stateSEXP);
+    cpp_ntf_wshard_release(state);
+    return R_NilValue;
+END_RCPP
+}
+// cpp_ntf_weighted_pieces_fit
+Rcpp::List cpp_ntf_weighted_pieces_fit(SEXP fn, Rcpp::List shared, double d, Rcpp::List v, double klc, int max_iter, double tol, int threads, SEXP hook, bool want_model);
+RcppExport SEXP _aspectr_cpp_ntf_weighted_pieces_fit(SEXP fnSEXP, SEXP sharedSEXP, SEXP dSEXP, SEXP vSEXP, SEXP klcSEXP, SEXP max_iterSEXP, SEXP tolSEXP, SEXP threadsSEXP, SEXP hookSEXP, SEXP want_modelSEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::RNGScope rcpp_rngScope_gen;
+    Rcpp::traits::input_parameter< SEXP >::type fn(fnSEXP);
+    Rcpp::traits::input_parameter< Rcpp::List >::type shared(sharedSEXP);
+    Rcpp::traits::input_parameter< double >::type d(dSEXP);
+    Rcpp::traits::input_parameter< Rcpp::List >::type v(vSEXP);
+    Rcpp::traits::input_parameter< double >::type klc(klcSEXP);
+    Rcpp::traits::input_parameter< int >::type max_iter(max_iterSEXP);
+    Rcpp::traits::input_parameter< double >::type tol(tolSEXP);
+    Rcpp::traits::input_parameter< int >::type threads(threadsSEXP);
+    Rcpp::traits::input_parameter< SEXP >::type hook(hookSEXP);
+    Rcpp::traits::input_parameter< bool >::type want_model(want_modelSEXP);
+    rcpp_result_gen = Rcpp::wrap(cpp_ntf_weighted_pieces_fit(fn, shared, d, v, klc, max_iter, tol, threads, hook, want_model));
+    return rcpp_result_gen;
+END_RCPP
+}
 // cpp_plsa_fit
 Rcpp::List cpp_plsa_fit(Rcpp::IntegerMatrix idx, Rcpp::NumericVector val, Rcpp::IntegerVector dims, Rcpp::NumericVector lambda, Rcpp::List factors, std::string loss, double q, double tempering, int max_iter, double tol, int threads, bool verbose, bool free_weights, SEXP hook, bool want_model, std::string method, double squarem_bound, SEXP prior_doc, SEXP prior_term);
 RcppExport SEXP _aspectr_cpp_plsa_fit(SEXP idxSEXP, SEXP valSEXP, SEXP dimsSEXP, SEXP lambdaSEXP, SEXP factorsSEXP, SEXP lossSEXP, SEXP qSEXP, SEXP temperingSEXP, SEXP max_iterSEXP, SEXP tolSEXP, SEXP threadsSEXP, SEXP verboseSEXP, SEXP free_weightsSEXP, SEXP hookSEXP, SEXP want_modelSEXP, SEXP methodSEXP, SEXP squarem_boundSEXP, SEXP prior_docSEXP, SEXP prior_termSEXP) {
@@ -1503,6 +1566,10 @@ static const R_CallMethodDef CallEntries[] = {
     {"_aspectr_cpp_nmf_wshard_release", (DL_FUNC) &_aspectr_cpp_nmf_wshard_release, 1},
     {"_aspectr_cpp_nmf_weighted_pieces_fit", (DL_FUNC) &_aspectr_cpp_nmf_weighted_pieces_fit, 17},
     {"_aspectr_cpp_ntf_weighted_fit", (DL_FUNC) &_aspectr_cpp_ntf_weighted_fit, 19},
+    {"_aspectr_cpp_ntf_wshard_state", (DL_FUNC) &_aspectr_cpp_ntf_wshard_state, 7},
+    {"_aspectr_cpp_ntf_wpiece_run", (DL_FUNC) &_aspectr_cpp_ntf_wpiece_run, 6},
+    {"_aspectr_cpp_ntf_wshard_release", (DL_FUNC) &_aspectr_cpp_ntf_wshard_release, 1},
+    {"_aspectr_cpp_ntf_weighted_pieces_fit", (DL_FUNC) &_aspectr_cpp_ntf_weighted_pieces_fit, 10},
     {"_aspectr_cpp_plsa_fit", (DL_FUNC) &_aspectr_cpp_plsa_fit, 19},
     {"_aspectr_cpp_plsa_tsallis_csc", (DL_FUNC) &_aspectr_cpp_plsa_tsallis_csc, 15},
     {"_aspectr_cpp_em_shard", (DL_FUNC) &_aspectr_cpp_em_shard, 14},

@@ -77,3 +77,127 @@ Rcpp::List cpp_ntf_weighted_fit(Rcpp::IntegerMatrix idx, Rcpp::NumericVector val
   add_trace(out, tr);
   return out;
 }
+
+// ---- weighted KL multiplicative updates on shards (solvers/cp_weighted_pieces.h)
+
+namespace {
+// A shard of a weighted fit: its cells of X~ / s (first index local) and
+// its weights
+struct NtfWeightedShard {
+  aspectr::SparseTensor X;
+  aspectr::CPWeights w;
+};
+
+// weights d, v (one vector per mode), deviations at eidx (N x |E|, 0-based)
+// as ev, prepared for dims
+void set_cp_weights(aspectr::CPWeights& w, const std::vector<arma::uword>& dims, double d, const Rcpp::List& v,
+                    const Rcpp::IntegerMatrix& eidx, const Rcpp::NumericVector& ev) {
+  const std::size_t N = dims.size();
+  if (static_cast<std::size_t>(v.size()) != N) Rcpp::stop("internal error: one weight vector per mode needed");
+  w.d = d;
+  w.v.clear();
+  for (std::size_t n = 0; n < N; ++n) w.v.push_back(Rcpp::as<arma::vec>(v[n]));
+  if (static_cast<std::size_t>(eidx.nrow()) != N || eidx.ncol() != ev.size())
+    Rcpp::stop("internal error: deviation cells of the wrong shape");
+  w.idx.resize(static_cast<std::size_t>(eidx.size()));
+  for (R_xlen_t s = 0; s < eidx.size(); ++s) {
+    if (eidx[s] < 0) Rcpp::stop("internal error: a negative cell index");
+    w.idx[s] = static_cast<aspectr::index_t>(eidx[s]);
+  }
+  w.delta.assign(ev.begin(), ev.end());
+  try {
+    w.prepare(dims);
+  } catch (const std::invalid_argument& e) {
+    Rcpp::stop(std::string("internal error: ") + e.what());
+  }
+}
+}  // namespace
+
+// A shard's state: its weighted cells (idx: N x nnz 0-based, first index
+// local; val: x~ / s > 0), or with idx NULL none (read from a file for each
+// request: cpp_ntf_wpiece_run()'s `file`), and its part of the weights
+// (dims: the shard's).
+// [[Rcpp::export]]
+SEXP cpp_ntf_wshard_state(SEXP idx, SEXP val, Rcpp::IntegerVector dims, double d, Rcpp::List v,
+                          Rcpp::IntegerMatrix eidx, Rcpp::NumericVector ev) {
+  auto* S = new NtfWeightedShard();
+  Rcpp::XPtr<NtfWeightedShard> out(S, true);
+  if (Rf_isNull(idx)) {
+    S->X.dims.assign(dims.begin(), dims.end());
+  } else {
+    S->X = make_tensor(Rcpp::IntegerMatrix(idx), Rcpp::NumericVector(val), dims, true);
+    // (the indices owned: make_tensor() reads R's, which the state outlives)
+    S->X.idx.assign(S->X.view, S->X.view + S->X.index_count());
+    S->X.view = nullptr;
+  }
+  set_cp_weights(S->w, S->X.dims, d, v, eidx, ev);
+  return out;
+}
+
+// A request of the weighted fit (CPWeightedPiece) on one shard: its cells
+// those of the state or, with `file` (list(buffer, path, scale, chunk)),
+// those of a .shard file of x~ read a chunk at a time; F0: its rows of the
+// first factor (k x rows), updated in place.
+// [[Rcpp::export]]
+Rcpp::List cpp_ntf_wpiece_run(SEXP state, SEXP file, SEXP F0, std::string op, SEXP input, int threads) {
+  if (!Rf_isReal(F0) || !Rf_isMatrix(F0)) Rcpp::stop("internal error: the first factor must be a matrix of doubles");
+  Rcpp::XPtr<NtfWeightedShard> S(state);
+  if (static_cast<arma::uword>(Rf_ncols(F0)) != S->X.dims[0])
+    Rcpp::stop("internal error: the first factor does not match the shard");
+  aspectr::Request r(op);
+  r.in = aspectr_r::stats_from_r(input).m;
+  std::unique_ptr<aspectr::CPCells> cells;
+  if (Rf_isNull(file)) {
+    cells.reset(new aspectr::MemoryCPCells(S->X));
+  } else {
+    Rcpp::List f(file);
+    SEXP bufx = f["buffer"];
+    Rcpp::XPtr<aspectr::ShardBuffer> buf(bufx);
+    cells.reset(new aspectr::FileCPCells(Rcpp::as<std::string>(f["path"]), *buf,
+                                         aspectr_r::chunk_cells(Rcpp::as<double>(f["chunk"])),
+                                         Rcpp::as<double>(f["scale"]), S->X.dims));
+  }
+  aspectr::CPWeightedPiece piece(*cells, S->w, REAL(F0), Rf_nrows(F0), Rf_ncols(F0));
+  return aspectr_r::stats_to_r(piece.run(r, threads));
+}
+
+// [[Rcpp::export]]
+void cpp_ntf_wshard_release(SEXP state) {
+  Rcpp::XPtr<NtfWeightedShard> S(state);
+  S.release();
+}
+
+// The weighted KL multiplicative updates on pieces (fn(op, input): the
+// pieces' added statistics): shared, the start of modes 2 .. N (d_n x k);
+// the weights of the whole data d, v, and klc = sum x~ (log x - 1) (on x
+// / s). Returns the shared factors (d_n x k) and the trace.
+// [[Rcpp::export]]
+Rcpp::List cpp_ntf_weighted_pieces_fit(SEXP fn, Rcpp::List shared, double d, Rcpp::List v, double klc, int max_iter,
+                                       double tol, int threads, SEXP hook = R_NilValue, bool want_model = false) {
+  aspectr::CPWeights w;
+  w.d = d;
+  w.klc = klc;
+  for (R_xlen_t n = 0; n < v.size(); ++n) w.v.push_back(Rcpp::as<arma::vec>(v[n]));
+  if (static_cast<std::size_t>(shared.size()) + 1 != w.v.size())
+    Rcpp::stop("internal error: one weight vector per mode needed");
+  aspectr_r::RPieces P(fn);
+  aspectr::CPPieceModel M;
+  for (R_xlen_t n = 0; n < shared.size(); ++n) {
+    const Rcpp::NumericMatrix U(shared[n]);
+    if (static_cast<arma::uword>(U.nrow()) != w.v[n + 1].n_elem) Rcpp::stop("internal error: the start does not match the data");
+    M.F.push_back(arma::mat(const_cast<double*>(U.begin()), U.nrow(), U.ncol(), false, true).t());
+  }
+  M.P = &P;
+  aspectr::Control ctl;
+  ctl.max_iter = max_iter;
+  ctl.tol = tol;
+  ctl.threads = threads;
+  RCallback cb(false, max_iter, "ntf (kl, mu, weighted, sharded)", hook, want_model);
+  aspectr::CPWeightedPiecesMU rule(w);
+  const aspectr::FitTrace tr = aspectr::run_solver(rule, P, M, ctl, cb);
+  Rcpp::List f(M.F.size());
+  for (std::size_t n = 0; n < M.F.size(); ++n) f[n] = Rcpp::wrap(arma::mat(M.F[n].t()));
+  Rcpp::List out = Rcpp::List::create(Rcpp::Named("shared") = f);
+  add_trace(out, tr);
+  return out;
+}

@@ -36,6 +36,7 @@
 #include "sym/symnmf.h"
 #include "sym/hypergraph.h"
 #include "solvers/cp_weighted.h"
+#include "solvers/cp_weighted_pieces.h"
 #include "solvers/plsa_weighted.h"
 
 #endif

@@ -50,6 +50,9 @@
 // of the sums they come from count as 0 (such a row is kept as it is; for
 // B_i: a coordinate whose diagonal entry is below that, which has no
 // weight at any cell, is kept by HALS and the multiplicative update).
+// The KL multiplicative updates' parts (the linear terms' common and
+// deviating parts, the numerators, the update) serve the same rule on data
+// in pieces too (cp_weighted_pieces.h).
 #ifndef ASPECTR_SOLVERS_CP_WEIGHTED_H
 #define ASPECTR_SOLVERS_CP_WEIGHTED_H
 
@@ -135,19 +138,40 @@ struct CPWeights {
   // KL rows' linear terms D_i (see above), O(d_n k + |E| k N). cutoff:
   // coefficients below 1e-12 of the sums they come from count as 0.
   arma::mat times(const std::vector<arma::mat>& F, std::size_t n, int threads, bool cutoff) const {
+    std::vector<arma::vec> fv(F.size());
+    for (std::size_t m = 0; m < F.size(); ++m) if (m != n) fv[m] = F[m] * v[m];
+    const arma::vec g = combine(fv, n, d);
+    const arma::uword dn = F[n].n_cols;
+    arma::mat D(g.n_elem, dn), ref(g.n_elem, dn);
+    D.each_col() = g;
+    ref.each_col() = arma::abs(g);
+    add_deviations(F, n, D, ref, threads);
+    finish(v[n], D, ref, cutoff);
+    return D;
+  }
+  // its parts (also those of the rule on pieces, where the first mode's
+  // A_0 v_0 is a sum over the pieces and each piece adds its own cells'
+  // deviations): the common part d prod_{m != n} fv[m], fv[m] = F_m v_m
+  // (k each; fv[n] not read)
+  static arma::vec combine(const std::vector<arma::vec>& fv, std::size_t n, double d) {
+    arma::vec g(fv[n == 0 ? 1 : 0].n_elem, arma::fill::ones);
+    for (std::size_t m = 0; m < fv.size(); ++m) if (m != n) g %= fv[m];
+    g *= d;
+    return g;
+  }
+  // the deviating cells' parts sum_{c in E_i} delta_c u_c z_c added to D
+  // (k x d_n) and their absolute values to ref
+  void add_deviations(const std::vector<arma::mat>& F, std::size_t n, arma::mat& D, arma::mat& ref,
+                      int threads) const {
     const std::size_t N = F.size();
     const arma::uword k = F[n].n_rows, dn = F[n].n_cols;
-    arma::vec g(k, arma::fill::ones);
-    for (std::size_t m = 0; m < N; ++m) if (m != n) g %= F[m] * v[m];
-    g *= d;
     const CellGroups& eg = groups[n];
-    arma::mat D(k, dn);
     const int Tn = effective_threads(threads, (dn + cells()) * k);
     nmf::dense::parallel_blocks(dn, Tn, 64, [&](std::size_t b, std::size_t e) {
-      std::vector<double> z(k), ref(k);
+      std::vector<double> z(k);
       for (std::size_t i = b; i < e; ++i) {
         double* o = D.colptr(i);
-        for (arma::uword r = 0; r < k; ++r) { o[r] = g[r]; ref[r] = std::fabs(g[r]); }
+        double* rf = ref.colptr(i);
         for (std::size_t s = eg.ptr[i]; s < eg.ptr[i + 1]; ++s) {
           // the other modes' product z and weight u of the cell
           const index_t* ix = gidx[n].data() + s * N;
@@ -160,13 +184,20 @@ struct CPWeights {
             u *= v[m][ix[m]];
           }
           const double f = gdelta[n][s] * u;
-          for (arma::uword r = 0; r < k; ++r) { o[r] += f * z[r]; ref[r] += std::fabs(f * z[r]); }
+          for (arma::uword r = 0; r < k; ++r) { o[r] += f * z[r]; rf[r] += std::fabs(f * z[r]); }
         }
-        const double vi = v[n][i];
-        for (arma::uword r = 0; r < k; ++r) o[r] = !cutoff || o[r] > 1e-12 * ref[r] ? o[r] * vi : 0.0;
       }
     });
-    return D;
+  }
+  // each row's sum times v_n(i); with `cutoff`, coefficients below 1e-12 of
+  // their sums of absolute values set to 0
+  static void finish(const arma::vec& vn, arma::mat& D, const arma::mat& ref, bool cutoff) {
+    for (arma::uword i = 0; i < D.n_cols; ++i) {
+      const double vi = vn[i];
+      double* o = D.colptr(i);
+      const double* rf = ref.colptr(i);
+      for (arma::uword r = 0; r < D.n_rows; ++r) o[r] = !cutoff || o[r] > 1e-12 * rf[r] ? o[r] * vi : 0.0;
+    }
   }
 
   // d hadamard_{m != n} F_m diag(v_m) F_m' (the common part of the rows'
@@ -494,6 +525,58 @@ class CPWeightedRule {
     return w_.times(M.F, n, threads, true);
   }
 
+  // linear_terms()'s parts, for the rule on pieces (cp_weighted_pieces.h):
+  // CPWeights's
+  static arma::vec combine_linear(const std::vector<arma::vec>& fv, std::size_t n, double d) {
+    return CPWeights::combine(fv, n, d);
+  }
+  void add_deviations(const AspectModel& M, std::size_t n, arma::mat& D, arma::mat& ref, int threads) const {
+    w_.add_deviations(M.F, n, D, ref, threads);
+  }
+  static void finish_linear(const arma::vec& vn, arma::mat& D, const arma::mat& ref) {
+    CPWeights::finish(vn, D, ref, true);
+  }
+
+  // KL multiplicative update, mode n: num(:, i) = sum_{c: i_n = i} (x~_c /
+  // m_c) z_c, in one pass over the non-zeros (m_c = a_i'z_c)
+  static void kl_numerators(const SparseTensor& X, const AspectModel& M, std::size_t n, arma::mat& num,
+                            int threads) {
+    const std::size_t N = M.order();
+    const arma::uword k = M.rank(), dn = X.dims[n];
+    const arma::mat& A = M.F[n];
+    std::vector<arma::mat> target(1);
+    target[0].zeros(k, dn);
+    const int Tn = effective_threads(threads, X.nnz());
+    ThreadAccumulators acc(target, Tn);
+    parallel_chunks(X.nnz(), Tn, [&](int tid, std::size_t b, std::size_t e) {
+      arma::mat& Nm = acc.get(tid, 0);
+      std::vector<double> z(k);
+      X.cells(b, e, [&](std::size_t s, const index_t* ix) {
+        for (arma::uword r = 0; r < k; ++r) z[r] = 1.0;
+        for (std::size_t m = 0; m < N; ++m) {
+          if (m == n) continue;
+          const double* f = M.F[m].colptr(ix[m]);
+          for (arma::uword r = 0; r < k; ++r) z[r] *= f[r];
+        }
+        const double* a = A.colptr(ix[n]);
+        double mv = 0.0;
+        for (arma::uword r = 0; r < k; ++r) mv += a[r] * z[r];
+        const double q = X.value(s) / std::max(mv, kTiny);
+        double* o = Nm.colptr(ix[n]);
+        for (arma::uword r = 0; r < k; ++r) o[r] += q * z[r];
+      });
+    });
+    acc.reduce();
+    num = std::move(target[0]);
+  }
+
+  // the multiplicative update of A (k x d_n) from its numerators and linear terms
+  static void kl_mu_apply(arma::mat& A, const arma::mat& num, const arma::mat& D) {
+    for (arma::uword i = 0; i < A.n_cols; ++i)
+      for (arma::uword r = 0; r < A.n_rows; ++r)
+        if (D(r, i) > 0.0) A(r, i) *= num(r, i) / D(r, i);
+  }
+
   // KL, mode n: every row updated (update); returns sum_i D_i'a_i (= sum
   // omega m) of the result
   double kl_mode(const SparseTensor& X, AspectModel& M, std::size_t n, bool update, int threads) const {
@@ -508,35 +591,9 @@ class CPWeightedRule {
       if (V0 > 0.0 && w_.total > 0.0) A *= w_.total / V0;
     }
     if (update && method_ == CPWeightedMethod::MU) {
-      // num(:, i) = sum_{c: i_n = i} (x~_c / m_c) z_c, in one pass over
-      // the non-zeros (m_c = a_i'z_c)
-      std::vector<arma::mat> target(1);
-      target[0].zeros(k, dn);
-      const int Tn = effective_threads(threads, X.nnz());
-      ThreadAccumulators acc(target, Tn);
-      parallel_chunks(X.nnz(), Tn, [&](int tid, std::size_t b, std::size_t e) {
-        arma::mat& Nm = acc.get(tid, 0);
-        std::vector<double> z(k);
-        X.cells(b, e, [&](std::size_t s, const index_t* ix) {
-          for (arma::uword r = 0; r < k; ++r) z[r] = 1.0;
-          for (std::size_t m = 0; m < N; ++m) {
-            if (m == n) continue;
-            const double* f = M.F[m].colptr(ix[m]);
-            for (arma::uword r = 0; r < k; ++r) z[r] *= f[r];
-          }
-          const double* a = A.colptr(ix[n]);
-          double mv = 0.0;
-          for (arma::uword r = 0; r < k; ++r) mv += a[r] * z[r];
-          const double q = X.value(s) / std::max(mv, kTiny);
-          double* o = Nm.colptr(ix[n]);
-          for (arma::uword r = 0; r < k; ++r) o[r] += q * z[r];
-        });
-      });
-      acc.reduce();
-      const arma::mat& num = target[0];
-      for (arma::uword i = 0; i < dn; ++i)
-        for (arma::uword r = 0; r < k; ++r)
-          if (D(r, i) > 0.0) A(r, i) *= num(r, i) / D(r, i);
+      arma::mat num;
+      kl_numerators(X, M, n, num, threads);
+      kl_mu_apply(A, num, D);
     } else if (update) {  // coordinate descent
       const CellGroups& xg = xg_[n];
       const index_t* ix0 = X.indices();
@@ -578,6 +635,10 @@ class CPWeightedRule {
     for (std::size_t t = 0; t < X.nnz(); ++t) s += X.value(t) * std::log(std::max(mv[t], kTiny));
     return s;
   }
+
+  // (the pieces' form of the KL multiplicative updates, cp_weighted_pieces.h)
+  friend class CPWeightedPiece;
+  friend class CPWeightedPiecesMU;
 
   bool kl_;
   CPWeightedMethod method_;

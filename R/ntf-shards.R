@@ -1,0 +1,169 @@
+# ntf(loss = "kl", method = "mu") of data in shards() with missing cells,
+# masks or weights: the weighted multiplicative updates of the in-memory
+# fit (solvers/cp_weighted.h) on pieces (solvers/cp_weighted_pieces.h).
+# The first mode's rows belong to the shards, which update them in place
+# (in this process, read from files, or on the workers of a cluster); the
+# other modes are updated on the master from k x d_n sums over the shards,
+# mode after mode as in memory, so the fit equals the in-memory fit with
+# the same start up to rounding.
+
+# The session of one fit: shards loaded; `weigh(wc)` gives each shard its
+# part of the weights `wc` (ntf_weight_cells()) and returns the sums of the
+# weighted data; `configure(s, klc, threads)` the fit's scale; `fit(init, iters,
+# tol, hook, exact)` runs one start (factors d_n x k; with `files`, the
+# first mode's written beside the shards, an aspectr_shard_run); `close()`
+# clears the workers.
+ntf_wshard_session <- function(x, cluster, call, files = NULL) {
+  eng <- shard_engine(x, cluster, 1L, call)
+  eng$set_files(files)
+  tryCatch(eng$load(), error = function(e) { eng$drop(); stop(e) })
+  global <- list(dims = x$dims, threads = 1L, s = NA_real_,
+                 chunk = if (is.null(cluster) && shard_files_streamed(x)) shard_chunk(call))
+  wc <- NULL
+  klc <- NA_real_
+  weigh <- function(w) {
+    wc <<- w
+    parts <- ntf_shard_weight_parts(x, w)
+    res <- eng$each("ntf_wset", function(g) list(ids = g, w = parts[g]))
+    sums <- list()
+    for (a in res) for (j in seq_along(a$ids)) sums[[a$ids[j]]] <- a$sums[[j]]
+    field <- function(f) vapply(sums, `[[`, numeric(1), f)
+    list(nnz = sum(field("nnz")), st = sum(field("st")), stl = sum(field("stl")), sx2 = sum(field("sx2")),
+         top = max(field("top")))
+  }
+  configure <- function(s, constant, threads) {
+    global$s <<- s
+    global$threads <<- threads
+    klc <<- constant
+    invisible()
+  }
+  fit <- function(init, iters, tol, hook, exact) {
+    run <- function(op, args = list()) eng$reduce(eng$run(op, c(list(global = global), args)), "stats")
+    eng$begin(F0 = init[[1]])
+    fn <- function(op, input) {
+      if (op == "gather") return(list(`@F0` = t(eng$gather())))
+      run("ntf_wpiece", list(req = op, input = input))
+    }
+    cb <- function(it, value, model) {
+      shard_iteration_gc(eng, ncol(init[[2]]), exact)
+      if (is.null(hook)) TRUE else hook(it, value, model)
+    }
+    r <- cpp_ntf_weighted_pieces_fit(fn, init[-1], wc$d, wc$v, klc, as.integer(iters), tol, global$threads, cb,
+                                     exact)
+    list(factors = c(list(eng$gather(last = TRUE)), r$shared), objective = r$objective, initial = r$initial,
+         iterations = r$iterations, converged = r$converged, stopped = r$stopped)
+  }
+  list(weigh = weigh, configure = configure, fit = fit, close = eng$drop, finalize = eng$finalize,
+       discard = eng$discard, files = !is.null(files))
+}
+
+# Each shard's part of the weights `wc` (ntf_weight_cells()): its rows'
+# weights of the first mode, the other modes' and its deviating cells
+# (their first index counted in the shard)
+ntf_shard_weight_parts <- function(x, wc) {
+  lapply(shard_cell_split(x, wc$eidx[1, ] + 1L), function(p) {
+    e <- wc$eidx[, p$sel, drop = FALSE]
+    if (ncol(e)) e[1, ] <- e[1, ] - (p$rows[1] - 1L)
+    list(d = wc$d, v = c(list(wc$v[[1]][p$rows]), wc$v[-1]), eidx = e, ev = wc$ev[p$sel])
+  })
+}
+
+# The operations of the weighted fit on a store (see shard_op_run()):
+# "ntf_wset" (the shards' weights) and "ntf_wpiece" (a request of
+# CPWeightedPiece, added over the store's shards). A shard kept in memory
+# has its weighted cells made once; one streamed from a .shard file has
+# them written once to a .shard file of their own, read a chunk at a time
+# for each request; another file is read and weighed again for each
+# request (one shard at a time).
+shard_ntf_op <- function(st, held, op, args) {
+  if (op == "ntf_wset") return(shard_ntf_wset(st, held, args))
+  if (op != "ntf_wpiece") stop("unknown operation ", op)
+  g <- args$global
+  parts <- NULL
+  for (key in names(st$shards)) {
+    h <- st$shards[[key]]
+    fail <- function(e) abort_shard(h$source, "failed: {conditionMessage(e)}")
+    streamed <- !h$keep && !is.null(h$wfile)
+    S <- ntf_wshard_state(st, key, g, streamed)
+    file <- NULL
+    if (streamed) {
+      if (is.null(st$buffer)) st$buffer <- cpp_shard_buffer()
+      file <- list(buffer = st$buffer, path = h$wfile, scale = g$s, chunk = g$chunk %||% 65536)
+    }
+    r <- tryCatch(cpp_ntf_wpiece_run(S, file, h$F0, args$req, args$input, g$threads), error = fail)
+    # a shard read for this operation only is let go at once
+    if (!h$keep && !streamed) cpp_ntf_wshard_release(S)
+    rm(S)
+    parts <- if (is.null(parts)) r else shard_add(parts, r)
+  }
+  list(ids = held, stats = parts)
+}
+
+# A shard's weighted cells: x~ = omega x at its cells where x~ > 0, from
+# its data and its part of the weights (ntf_shard_weight_parts())
+ntf_wshard_cells <- function(d, w, rows) {
+  dims <- as.integer(c(rows, d$dims[-1]))
+  ij <- t(d$idx) + 1L
+  wc <- list(d = w$d, v = w$v, ev = w$ev, ek = ntf_cell_keys(t(w$eidx) + 1L, dims))
+  tv <- ntf_weigh_values(ij, d$val, dims, wc)
+  pos <- tv > 0
+  list(idx = d$idx[, pos, drop = FALSE], xv = d$val[pos], tv = tv[pos], dims = dims)
+}
+
+# The weights of the store's shards among `args$ids`; returns each one's
+# sums of its weighted data (unscaled). A shard streamed out of core gets
+# its weighted cells written to a .shard file of their own (removed when
+# the store is dropped).
+shard_ntf_wset <- function(st, held, args) {
+  mine <- args$ids %in% held
+  ids <- args$ids[mine]
+  w <- args$w[mine]
+  sums <- vector("list", length(ids))
+  for (j in seq_along(ids)) {
+    key <- as.character(ids[j])
+    h <- st$shards[[key]]
+    fail <- function(e) abort_shard(h$source, "failed: {conditionMessage(e)}")
+    st$shards[[key]]$w <- w[[j]]
+    st$shards[[key]]$wntf <- NULL
+    d <- if (h$keep) h$data else shard_data(h$source)
+    wd <- tryCatch(ntf_wshard_cells(d, w[[j]], h$rows), error = fail)
+    sums[[j]] <- list(nnz = length(wd$tv), st = sum(wd$tv), stl = sum(wd$tv * log(wd$xv)),
+                      sx2 = sum(wd$tv * wd$xv), top = if (length(wd$xv)) max(wd$xv) else 0)
+    if (!h$keep && shard_streamable(h$source)) {
+      path <- tempfile("aspectr_weighted_", fileext = ".shard")
+      st$wfiles <- c(st$wfiles, path)
+      tryCatch(write_shard_bin(list(idx = wd$idx, val = wd$tv, dims = wd$dims,
+                                    dimnames = vector("list", length(wd$dims))), path),
+               error = fail)
+      st$shards[[key]]$wfile <- path
+    }
+    rm(d, wd)
+  }
+  list(ids = ids, sums = sums)
+}
+
+# A shard's state of the weighted fit (cpp_ntf_wshard_state(), its cells
+# divided by the fit's scale g$s): made once for a shard kept in memory,
+# its weights alone (made once) for one `streamed` from its weighted file,
+# made again for each request from another file
+ntf_wshard_state <- function(st, key, g, streamed = FALSE) {
+  h <- st$shards[[key]]
+  if (!is.null(h$wntf)) return(h$wntf)
+  w <- h$w
+  if (is.null(w)) stop("internal error: a shard of a weighted fit without its weights")
+  fail <- function(e) abort_shard(h$source, "failed: {conditionMessage(e)}")
+  S <- tryCatch({
+    if (streamed) {
+      cpp_ntf_wshard_state(NULL, NULL, as.integer(c(h$rows, g$dims[-1])), w$d, w$v, w$eidx, w$ev)
+    } else {
+      d <- if (h$keep) h$data else shard_data(h$source)
+      wd <- ntf_wshard_cells(d, w, h$rows)
+      cpp_ntf_wshard_state(wd$idx, wd$tv / g$s, wd$dims, w$d, w$v, w$eidx, w$ev)
+    }
+  }, error = fail)
+  if (h$keep || streamed) {
+    st$shards[[key]]$wntf <- S
+    st$shards[[key]]$data <- NULL
+  }
+  S
+}

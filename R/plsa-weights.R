@@ -17,6 +17,13 @@ plsa_weighted_nway <- function(x) {
 # The checks every loss shares, then the fit of the loss.
 plsa_weighted <- function(x, k, loss, method, q, normalize, init, nrun, max_iter, tol, seed, threads, verbose,
                           given, wargs, call, env = rlang::caller_env(), cluster = NULL) {
+  if (inherits(x, "aspectr_shards") && length(x$dims) > 2) {
+    # (the weighted KL fit of N-way data is ntf()'s coordinate descent,
+    # which needs every slice of a mode at once)
+    abort_input(c("Missing cells, masks and weights of {length(x$dims)}-way data in {.fn shards} are not available in {.fn plsa}: its weighted fit of N-way data is coordinate descent, which needs every slice of a mode at once.",
+                  i = "Use {.code ntf(x, k, loss = \"kl\", method = \"mu\")} with the same arguments on the shards (the same model, its factors not normalized), or fit the array in memory."),
+                "argument", arg = "x", call = env)
+  }
   if (inherits(x, "aspectr_shards") && loss != "kl") {
     abort_input("Missing cells, masks and weights are available in {.fn plsa} for {.fn shards} with {.code loss = \"kl\"}, not {.val {loss}} (its weighted rules are fitted in one object).",
                 "argument", arg = "loss", call = env)

@@ -375,7 +375,7 @@ if (!is.null(scl$scale_res)) {
   sz <- sprintf("%d x %d, %s non-zeros in %d `.shard` files (%.0f MB)%s", as.integer(scl$n_shards * scl$docs),
                 as.integer(scl$terms), sub("e[+]0?", "e", formatC(scl$nnz_total, format = "e", digits = 1)), as.integer(scl$n_shards),
                 scl$total_mb, if (scl$scale < 1) sprintf("; %s of `bench/scale.R`'s full size", format(scl$scale)) else "")
-  lab <- c(plsa = "pLSA (KL, EM) of sharded data, k = 20", nmf = "NMF (Frobenius HALS) of the same shards, k = 20",
+  lab <- c(plsa = "pLSA (KL, its default coordinate descent) of sharded data, k = 20", nmf = "NMF (Frobenius HALS, the defaults) of the same shards, k = 20",
            kl = "NMF (KL coordinate descent) of the same shards, k = 20")
   first <- TRUE
   for (s in names(lab)) {

@@ -517,7 +517,7 @@ shard_fits <- new.env(parent = emptyenv())
 
 # the operations that change a store's state (answered from the cache when
 # delivered twice)
-shard_steps <- c("step", "nmf_piece", "qem_docs", "qem_norm")
+shard_steps <- c("step", "nmf_piece", "qem_docs", "qem_norm", "wq_piece")
 
 # The operations on a store, run on the master or on a worker: "load",
 # "start", "step", "loss", "gather", "drop", nmf()'s (shard_nmf_op()) and
@@ -603,6 +603,8 @@ shard_op_run <- function(id, op, seq, args) {
     out
   }
   if (startsWith(op, "nmf_")) return(answer(shard_nmf_op(st, held, op, args)))
+  # the weighted q-EM's (shard_wqem_op(), R/plsa-weights-shards.R)
+  if (startsWith(op, "wq_")) return(answer(shard_wqem_op(st, held, op, args)))
   # the row sums that normalize the documents' factors of the last step
   # (with the operation after it; every shard is normalized during that
   # operation, see shard_normalize())

@@ -37,5 +37,6 @@
 #include "sym/hypergraph.h"
 #include "solvers/cp_weighted.h"
 #include "solvers/plsa_weighted.h"
+#include "solvers/plsa_weighted_pieces.h"
 
 #endif

@@ -29,7 +29,8 @@
 //            by weighted_qem_columns(), as in memory.
 //  "wq_loss" the parts of A and H of a model (J).
 // So the iterates equal the in-memory fit's up to rounding (the sums'
-// order).
+// order). The in-memory fit (WeightedQEMRule, below) is this rule on one
+// piece, the whole data.
 #ifndef ASPECTR_SOLVERS_PLSA_WEIGHTED_PIECES_H
 #define ASPECTR_SOLVERS_PLSA_WEIGHTED_PIECES_H
 
@@ -429,6 +430,52 @@ class PieceWeightedQEM {
     for (arma::uword r = 0; r < k; ++r) if (act[r] > 0.0 && fnew[r] <= fold[r]) keep[r] = 1.0;
     return keep;
   }
+  double q_;
+};
+
+// Weighted q-EM of a matrix or tensor in memory (plsa_weighted.h): the
+// rule in pieces on one piece holding the whole data, so that every
+// backend runs one implementation. The loss reported is J.
+class WeightedQEMRule {
+ public:
+  static constexpr bool kLagged = true;
+  WeightedQEMRule(const PlsaWeights& w, double q) : w_(&w), q_(q) {}
+
+  double step(const SparseTensor& G, AspectModel& M, int threads) {
+    WeightedQEMPiece piece(G, *w_, M.F[0], q_, 0.0);
+    LocalPieces<WeightedQEMPiece> P({&piece}, threads);
+    AspectPieceModel PM = shared(M, P);
+    PieceWeightedQEM rule(q_);
+    const double before = rule.step(P, PM, threads);
+    M.lambda = PM.lambda;
+    for (std::size_t n = 0; n < PM.F.size(); ++n) M.F[n + 1] = std::move(PM.F[n]);
+    return before;
+  }
+
+  // the step and J of the model entering it (SQUAREM's merit, squarem.h)
+  double step_merit(const SparseTensor& G, AspectModel& M, int threads, double* merit) {
+    const double v = step(G, M, threads);
+    if (merit != nullptr) *merit = v;
+    return v;
+  }
+
+  double loss(const SparseTensor& G, const AspectModel& M, int threads) const {
+    arma::mat F0 = M.F[0];
+    WeightedQEMPiece piece(G, *w_, F0, q_, 0.0);
+    LocalPieces<WeightedQEMPiece> P({&piece}, threads);
+    AspectPieceModel PM = shared(M, P);
+    return PieceWeightedQEM(q_).loss(P, PM, threads);
+  }
+
+ private:
+  static AspectPieceModel shared(const AspectModel& M, const Pieces& P) {
+    AspectPieceModel PM;
+    PM.lambda = M.lambda;
+    PM.F.assign(M.F.begin() + 1, M.F.end());
+    PM.P = &P;
+    return PM;
+  }
+  const PlsaWeights* w_;
   double q_;
 };
 

@@ -77,9 +77,8 @@ plsa_weighted_shards <- function(x, k, method, q, init, nrun, max_iter, tol, see
     H <- t(r$factors[[1]])
     # sum omega p of the model and the parts of D(G_o || P_o)
     ls <- run("wq_loss", list(lambda = matrix(lam), F1 = r$factors[[1]]))
-    mass <- sum(lam * ls$H)
-    kl <- Reduce(`+`, lapply(eng$run("wq_kl", list(global = global, lambda = lam, H = H, mass = mass)),
-                             function(a) a$kl))
+    mass <- sum(lam * as.numeric(ls$H))
+    kl <- as.numeric(run("wq_kl", list(lambda = matrix(lam), F1 = r$factors[[1]], mass = mass))$kl)
     list(lambda = lam, factors = list(gather(), H), objective = r$objective, initial = r$initial,
          iterations = r$iterations, converged = r$converged, stopped = r$stopped, mass = mass, kl = kl)
   })
@@ -105,8 +104,7 @@ plsa_weighted_shards <- function(x, k, method, q, init, nrun, max_iter, tol, see
 #  "wq_start"  a start's rows of the documents' factor;
 #  "wq_piece"  a request of the rule (WeightedQEMPiece), added over the
 #              store's shards;
-#  "wq_gather" the shards' rows of the documents' factor (k x rows);
-#  "wq_kl"     the parts of D(G_o || P_o) of the final model.
+#  "wq_gather" the shards' rows of the documents' factor (k x rows).
 shard_wqem_op <- function(st, held, op, args) {
   if (op %in% c("wq_set", "wq_start")) {
     mine <- args$ids %in% held
@@ -134,19 +132,6 @@ shard_wqem_op <- function(st, held, op, args) {
   if (op == "wq_gather") {
     return(list(ids = held, F0 = lapply(st$shards, function(h) cpp_wqem_piece_factor(h$wq$state))))
   }
-  if (op == "wq_kl") {
-    kl <- 0
-    for (h in st$shards) {
-      cw <- h$wq
-      if (!length(cw$x)) next
-      F0 <- t(cpp_wqem_piece_factor(cw$state))
-      p <- rowSums(F0[cw$idx[1, ] + 1L, , drop = FALSE] * rep(args$lambda, each = length(cw$x)) *
-                     args$H[cw$idx[2, ] + 1L, , drop = FALSE])
-      go <- cw$omega * cw$x / g$T
-      kl <- kl + sum(go * log(go / pmax(cw$omega * p / args$mass, .Machine$double.xmin)))
-    }
-    return(list(ids = held, kl = kl))
-  }
   if (op != "wq_piece") stop("unknown operation ", op)
   parts <- NULL
   for (key in names(st$shards)) {
@@ -172,6 +157,8 @@ wqem_state <- function(st, key, g) {
                          list(w$r, w$c), rbind(w$ei, w$ej), w$ev, cw$q, cw$offset),
     error = function(e) abort_shard(h$source, "failed: {conditionMessage(e)}"))
   st$shards[[key]]$wq$state <- S
+  # (the piece holds its cells: R's copies let go)
+  st$shards[[key]]$wq[c("idx", "x", "omega")] <- NULL
   S
 }
 

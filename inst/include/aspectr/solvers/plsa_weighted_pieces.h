@@ -27,7 +27,8 @@
 //            the first such request) the parts of mode n's MTTKRP and
 //            Omega-times, with which the master updates the shared mode
 //            by weighted_qem_columns(), as in memory.
-//  "wq_loss" the parts of A and H of a model (J).
+//  "wq_loss" the parts of A and H of a model (J);
+//  "wq_kl"   (mass: sum omega p of the model) the parts of D(G_o || P_o).
 // So the iterates equal the in-memory fit's up to rounding (the sums'
 // order). The in-memory fit (WeightedQEMRule, below) is this rule on one
 // piece, the whole data.
@@ -236,6 +237,20 @@ class WeightedQEMPiece {
       W_->times(n, M.F, h, threads);
       out.set("B", B);
       out.set("h", h);
+      return out;
+    }
+    if (r.op == "wq_kl") {
+      // the part of D(G_o || P_o), G_o = omega g (sum omega g = 1) and
+      // P_o = omega p / mass
+      const AspectModel M = model(r);
+      const double mass = r.num("mass", 1.0);
+      double kl = 0.0;
+      for (std::size_t s = 0; s < G_->nnz(); ++s) {
+        const double go = W_->omega[s] * G_->value(s);
+        const double po = std::max(W_->omega[s] * M.cell(G_->at(s)) / mass, std::numeric_limits<double>::min());
+        kl += go * std::log(go / po);
+      }
+      out.set("kl", kl);
       return out;
     }
     if (r.op == "gather") {

@@ -305,6 +305,22 @@ cpp_plsa_weighted_value <- function(idx, g, omega, dims, d, v, eidx, ev, lambda,
     .Call(`_aspectr_cpp_plsa_weighted_value`, idx, g, omega, dims, d, v, eidx, ev, lambda, factors, loss, q)
 }
 
+cpp_wqem_piece_state <- function(idx, g, omega, dims, d, v, eidx, ev, q, offset) {
+    .Call(`_aspectr_cpp_wqem_piece_state`, idx, g, omega, dims, d, v, eidx, ev, q, offset)
+}
+
+cpp_wqem_piece_factor <- function(state, F0 = NULL) {
+    .Call(`_aspectr_cpp_wqem_piece_factor`, state, F0)
+}
+
+cpp_wqem_piece_run <- function(state, op, input, threads) {
+    .Call(`_aspectr_cpp_wqem_piece_run`, state, op, input, threads)
+}
+
+cpp_wqem_pieces_fit <- function(fn, lambda, factors, q, max_iter, tol, threads, hook = NULL, want_model = FALSE) {
+    .Call(`_aspectr_cpp_wqem_pieces_fit`, fn, lambda, factors, q, max_iter, tol, threads, hook, want_model)
+}
+
 cpp_qem_shard_state <- function(idx, val, dims, top, scaled) {
     .Call(`_aspectr_cpp_qem_shard_state`, idx, val, dims, top, scaled)
 }

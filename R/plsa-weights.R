@@ -17,15 +17,15 @@ plsa_weighted_nway <- function(x) {
 # The checks every loss shares, then the fit of the loss.
 plsa_weighted <- function(x, k, loss, method, q, normalize, init, nrun, max_iter, tol, seed, threads, verbose,
                           given, wargs, call, env = rlang::caller_env(), cluster = NULL) {
-  if (inherits(x, "aspectr_shards") && length(x$dims) > 2) {
+  if (inherits(x, "aspectr_shards") && length(x$dims) > 2 && loss == "kl") {
     # (the weighted KL fit of N-way data is ntf()'s coordinate descent,
     # which needs every slice of a mode at once)
-    abort_input(c("Missing cells, masks and weights of {length(x$dims)}-way data in {.fn shards} are not available in {.fn plsa}: its weighted fit of N-way data is coordinate descent, which needs every slice of a mode at once.",
+    abort_input(c("Missing cells, masks and weights of {length(x$dims)}-way data in {.fn shards} are not available in {.fn plsa} with {.code loss = \"kl\"}: its weighted fit of N-way data is coordinate descent, which needs every slice of a mode at once.",
                   i = "Use {.code ntf(x, k, loss = \"kl\", method = \"mu\")} with the same arguments on the shards (the same model, its factors not normalized), or fit the array in memory."),
                 "argument", arg = "x", call = env)
   }
-  if (inherits(x, "aspectr_shards") && loss != "kl") {
-    abort_input("Missing cells, masks and weights are available in {.fn plsa} for {.fn shards} with {.code loss = \"kl\"}, not {.val {loss}} (its weighted rules are fitted in one object).",
+  if (inherits(x, "aspectr_shards") && loss == "l2") {
+    abort_input("Missing cells, masks and weights are available in {.fn plsa} for {.fn shards} with {.code loss = \"kl\"} or {.val tsallis}, not {.val {loss}} (the L2 loss is fitted in one object).",
                 "argument", arg = "loss", call = env)
   }
   nway <- !inherits(x, "aspectr_shards") && plsa_weighted_nway(x)
@@ -40,6 +40,11 @@ plsa_weighted <- function(x, k, loss, method, q, normalize, init, nrun, max_iter
   if (!normalize && loss != "l2") {
     abort_input("{.arg normalize} = FALSE applies to {.code loss = \"l2\"} only; KL and Tsallis fits are probability models of {.code x / sum(x)}.",
                 "argument", arg = "normalize", call = env)
+  }
+  if (inherits(x, "aspectr_shards") && loss == "tsallis") {
+    # the weighted q-EM on the shards where they are (R/plsa-weights-shards.R)
+    return(plsa_weighted_shards(x, k, method, q, init, nrun, max_iter, tol, seed, threads, verbose, wargs, call,
+                                env, cluster))
   }
   if (loss == "kl") {
     # (shards: nmf()'s weighted fit of shards, on `cluster` when given)

@@ -243,12 +243,18 @@
 #' times (at the model whose copies of a row are equal) under `"kl"` and `"tsallis"`, and under `"l2"` with `normalize =
 #' FALSE` in the units of the counts; not under `"l2"` with `normalize =
 #' TRUE`, whose model of the repeated data would have to sum to 1 over the
-#' copies. Under `loss = "kl"` the same arguments apply to a matrix in
-#' [shards()] (in memory, in files, or on the workers of `cluster`): the fit
-#' is [nmf()]'s weighted fit of the shards, equal to the in-memory one.
-#' `prior`, `seeds`, `tempering`, `callback`, `factor_dir`, and [shards()]
-#' under the Tsallis and L2 losses (or of N-way data) are not available
-#' with missing cells or weights.
+#' copies. Under `loss = "kl"` and `"tsallis"` the same arguments apply to
+#' a matrix in [shards()] (in memory, in files, or on the workers of
+#' `cluster`; a shard has no `NA`: its missing cells are given by `mask`),
+#' and the fit equals the in-memory one up to rounding: under `"kl"` it is
+#' [nmf()]'s weighted fit of the shards; under `"tsallis"` the weighted
+#' q-EM (`method = "em"`) runs on the shards where they are, each keeping
+#' its cells, their weights and its rows of the documents' factor, and only
+#' statistics of the size of k or of the terms travel (the documents'
+#' columns' root search adds its sums over the shards, one pass per Newton
+#' step for all columns together). `prior`, `seeds`, `tempering`,
+#' `callback`, `factor_dir`, and [shards()] under the L2 loss (or of N-way
+#' data) are not available with missing cells or weights.
 #'
 #' @section Priors and guided topics:
 #' With `prior`, a KL fit of a documents x terms matrix is the maximum a

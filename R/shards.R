@@ -517,11 +517,12 @@ shard_fits <- new.env(parent = emptyenv())
 
 # the operations that change a store's state (answered from the cache when
 # delivered twice)
-shard_steps <- c("step", "nmf_piece", "ntf_wpiece", "qem_docs", "qem_norm")
+shard_steps <- c("step", "nmf_piece", "ntf_wpiece", "qem_docs", "qem_norm", "wq_piece")
 
 # The operations on a store, run on the master or on a worker: "load",
 # "start", "step", "loss", "gather", "drop", nmf()'s (shard_nmf_op()),
-# weighted ntf()'s (shard_ntf_op()) and q-EM's (shard_qem_op()). Errors
+# weighted ntf()'s (shard_ntf_op()), q-EM's (shard_qem_op()) and the
+# weighted q-EM's (shard_wqem_op()). Errors
 # are returned as values (raised, classed, on the master), naming the
 # shard.
 shard_op <- function(id, op, seq = 0, args = list()) {
@@ -605,6 +606,8 @@ shard_op_run <- function(id, op, seq, args) {
   }
   if (startsWith(op, "nmf_")) return(answer(shard_nmf_op(st, held, op, args)))
   if (startsWith(op, "ntf_")) return(answer(shard_ntf_op(st, held, op, args)))
+  # the weighted q-EM's (shard_wqem_op(), R/plsa-weights-shards.R)
+  if (startsWith(op, "wq_")) return(answer(shard_wqem_op(st, held, op, args)))
   # the row sums that normalize the documents' factors of the last step
   # (with the operation after it; every shard is normalized during that
   # operation, see shard_normalize())

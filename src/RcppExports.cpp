@@ -1287,6 +1287,71 @@ BEGIN_RCPP
     return rcpp_result_gen;
 END_RCPP
 }
+// cpp_wqem_piece_state
+SEXP cpp_wqem_piece_state(Rcpp::IntegerMatrix idx, Rcpp::NumericVector g, Rcpp::NumericVector omega, Rcpp::IntegerVector dims, double d, Rcpp::List v, Rcpp::IntegerMatrix eidx, Rcpp::NumericVector ev, double q, double offset);
+RcppExport SEXP _aspectr_cpp_wqem_piece_state(SEXP idxSEXP, SEXP gSEXP, SEXP omegaSEXP, SEXP dimsSEXP, SEXP dSEXP, SEXP vSEXP, SEXP eidxSEXP, SEXP evSEXP, SEXP qSEXP, SEXP offsetSEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::RNGScope rcpp_rngScope_gen;
+    Rcpp::traits::input_parameter< Rcpp::IntegerMatrix >::type idx(idxSEXP);
+    Rcpp::traits::input_parameter< Rcpp::NumericVector >::type g(gSEXP);
+    Rcpp::traits::input_parameter< Rcpp::NumericVector >::type omega(omegaSEXP);
+    Rcpp::traits::input_parameter< Rcpp::IntegerVector >::type dims(dimsSEXP);
+    Rcpp::traits::input_parameter< double >::type d(dSEXP);
+    Rcpp::traits::input_parameter< Rcpp::List >::type v(vSEXP);
+    Rcpp::traits::input_parameter< Rcpp::IntegerMatrix >::type eidx(eidxSEXP);
+    Rcpp::traits::input_parameter< Rcpp::NumericVector >::type ev(evSEXP);
+    Rcpp::traits::input_parameter< double >::type q(qSEXP);
+    Rcpp::traits::input_parameter< double >::type offset(offsetSEXP);
+    rcpp_result_gen = Rcpp::wrap(cpp_wqem_piece_state(idx, g, omega, dims, d, v, eidx, ev, q, offset));
+    return rcpp_result_gen;
+END_RCPP
+}
+// cpp_wqem_piece_factor
+Rcpp::NumericMatrix cpp_wqem_piece_factor(SEXP state, SEXP F0);
+RcppExport SEXP _aspectr_cpp_wqem_piece_factor(SEXP stateSEXP, SEXP F0SEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::RNGScope rcpp_rngScope_gen;
+    Rcpp::traits::input_parameter< SEXP >::type state(stateSEXP);
+    Rcpp::traits::input_parameter< SEXP >::type F0(F0SEXP);
+    rcpp_result_gen = Rcpp::wrap(cpp_wqem_piece_factor(state, F0));
+    return rcpp_result_gen;
+END_RCPP
+}
+// cpp_wqem_piece_run
+Rcpp::List cpp_wqem_piece_run(SEXP state, std::string op, SEXP input, int threads);
+RcppExport SEXP _aspectr_cpp_wqem_piece_run(SEXP stateSEXP, SEXP opSEXP, SEXP inputSEXP, SEXP threadsSEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::RNGScope rcpp_rngScope_gen;
+    Rcpp::traits::input_parameter< SEXP >::type state(stateSEXP);
+    Rcpp::traits::input_parameter< std::string >::type op(opSEXP);
+    Rcpp::traits::input_parameter< SEXP >::type input(inputSEXP);
+    Rcpp::traits::input_parameter< int >::type threads(threadsSEXP);
+    rcpp_result_gen = Rcpp::wrap(cpp_wqem_piece_run(state, op, input, threads));
+    return rcpp_result_gen;
+END_RCPP
+}
+// cpp_wqem_pieces_fit
+Rcpp::List cpp_wqem_pieces_fit(SEXP fn, Rcpp::NumericVector lambda, Rcpp::List factors, double q, int max_iter, double tol, int threads, SEXP hook, bool want_model);
+RcppExport SEXP _aspectr_cpp_wqem_pieces_fit(SEXP fnSEXP, SEXP lambdaSEXP, SEXP factorsSEXP, SEXP qSEXP, SEXP max_iterSEXP, SEXP tolSEXP, SEXP threadsSEXP, SEXP hookSEXP, SEXP want_modelSEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::RNGScope rcpp_rngScope_gen;
+    Rcpp::traits::input_parameter< SEXP >::type fn(fnSEXP);
+    Rcpp::traits::input_parameter< Rcpp::NumericVector >::type lambda(lambdaSEXP);
+    Rcpp::traits::input_parameter< Rcpp::List >::type factors(factorsSEXP);
+    Rcpp::traits::input_parameter< double >::type q(qSEXP);
+    Rcpp::traits::input_parameter< int >::type max_iter(max_iterSEXP);
+    Rcpp::traits::input_parameter< double >::type tol(tolSEXP);
+    Rcpp::traits::input_parameter< int >::type threads(threadsSEXP);
+    Rcpp::traits::input_parameter< SEXP >::type hook(hookSEXP);
+    Rcpp::traits::input_parameter< bool >::type want_model(want_modelSEXP);
+    rcpp_result_gen = Rcpp::wrap(cpp_wqem_pieces_fit(fn, lambda, factors, q, max_iter, tol, threads, hook, want_model));
+    return rcpp_result_gen;
+END_RCPP
+}
 // cpp_qem_shard_state
 SEXP cpp_qem_shard_state(Rcpp::IntegerMatrix idx, Rcpp::NumericVector val, Rcpp::IntegerVector dims, double top, double scaled);
 RcppExport SEXP _aspectr_cpp_qem_shard_state(SEXP idxSEXP, SEXP valSEXP, SEXP dimsSEXP, SEXP topSEXP, SEXP scaledSEXP) {
@@ -1600,6 +1665,10 @@ static const R_CallMethodDef CallEntries[] = {
     {"_aspectr_cpp_foldin_cells", (DL_FUNC) &_aspectr_cpp_foldin_cells, 7},
     {"_aspectr_cpp_plsa_weighted_fit", (DL_FUNC) &_aspectr_cpp_plsa_weighted_fit, 19},
     {"_aspectr_cpp_plsa_weighted_value", (DL_FUNC) &_aspectr_cpp_plsa_weighted_value, 12},
+    {"_aspectr_cpp_wqem_piece_state", (DL_FUNC) &_aspectr_cpp_wqem_piece_state, 10},
+    {"_aspectr_cpp_wqem_piece_factor", (DL_FUNC) &_aspectr_cpp_wqem_piece_factor, 2},
+    {"_aspectr_cpp_wqem_piece_run", (DL_FUNC) &_aspectr_cpp_wqem_piece_run, 4},
+    {"_aspectr_cpp_wqem_pieces_fit", (DL_FUNC) &_aspectr_cpp_wqem_pieces_fit, 9},
     {"_aspectr_cpp_qem_shard_state", (DL_FUNC) &_aspectr_cpp_qem_shard_state, 5},
     {"_aspectr_cpp_qem_shard_file", (DL_FUNC) &_aspectr_cpp_qem_shard_file, 5},
     {"_aspectr_cpp_qem_shard_weights", (DL_FUNC) &_aspectr_cpp_qem_shard_weights, 5},

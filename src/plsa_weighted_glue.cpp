@@ -2,6 +2,7 @@
 // masks and weights: aspectr/solvers/plsa_weighted.h.
 #include "r_adapters.h"
 #include <aspectr/solvers/plsa_weighted.h>
+#include <aspectr/solvers/plsa_weighted_pieces.h>
 
 using aspectr_r::RCallback;
 using aspectr_r::add_trace;
@@ -101,4 +102,84 @@ double cpp_plsa_weighted_value(Rcpp::IntegerMatrix idx, Rcpp::NumericVector g, R
   }
   aspectr::WeightedQEMRule rule(W, q);
   return rule.loss(G, M, 1);
+}
+
+// ---- the weighted q-EM in pieces (solvers/plsa_weighted_pieces.h) ------
+namespace {
+// A piece of a weighted Tsallis fit of shards: its cells (rows counted in
+// the piece, owned), its weights, its rows of the documents' factor
+// (k x rows) and the piece's operations
+struct WqemPiece {
+  aspectr::SparseTensor G;
+  aspectr::PlsaWeights W;
+  arma::mat F0;
+  std::unique_ptr<aspectr::WeightedQEMPiece> piece;
+};
+}  // namespace
+
+// A piece's state: its cells (idx: N x nnz 0-based, its rows counted in the
+// piece; g: their values x / T; omega: their weights), its weights as in
+// cpp_plsa_weighted_fit() (v[[1]]: its rows'), q, the global index of its
+// first row (0-based).
+// [[Rcpp::export]]
+SEXP cpp_wqem_piece_state(Rcpp::IntegerMatrix idx, Rcpp::NumericVector g, Rcpp::NumericVector omega,
+                          Rcpp::IntegerVector dims, double d, Rcpp::List v, Rcpp::IntegerMatrix eidx,
+                          Rcpp::NumericVector ev, double q, double offset) {
+  std::unique_ptr<WqemPiece> s(new WqemPiece());
+  s->G = make_tensor(idx, g, dims, true);
+  s->G.idx.assign(s->G.view, s->G.view + s->G.index_count());
+  s->G.view = nullptr;
+  s->W = plsa_weights(s->G, omega, d, v, eidx, ev);
+  s->piece.reset(new aspectr::WeightedQEMPiece(s->G, s->W, s->F0, q, offset));
+  return Rcpp::XPtr<WqemPiece>(s.release(), true);
+}
+
+// A start's rows of the documents' factor (k x rows) for the piece, or
+// (F0 NULL) the piece's current rows
+// [[Rcpp::export]]
+Rcpp::NumericMatrix cpp_wqem_piece_factor(SEXP state, SEXP F0 = R_NilValue) {
+  Rcpp::XPtr<WqemPiece> s(state);
+  if (!Rf_isNull(F0)) {
+    arma::mat f = Rcpp::as<arma::mat>(F0);
+    if (f.n_cols != s->G.dims[0]) Rcpp::stop("internal error: a start of the wrong size for its piece");
+    s->F0 = f;
+  }
+  return Rcpp::wrap(s->F0);
+}
+
+// One request on the piece (its name and inputs: a named list of numeric
+// matrices); its statistics as a named list
+// [[Rcpp::export]]
+Rcpp::List cpp_wqem_piece_run(SEXP state, std::string op, SEXP input, int threads) {
+  Rcpp::XPtr<WqemPiece> s(state);
+  aspectr::Request r(op);
+  r.in = aspectr_r::stats_from_r(input).m;
+  return aspectr_r::stats_to_r(s->piece->run(r, threads));
+}
+
+// The weighted Tsallis fit in pieces reached through R (RPieces): the rule
+// PieceWeightedQEM in the core's driver; lambda and factors (the shared
+// modes', k x d_n) start it (the pieces hold the documents' rows). Returns
+// lambda, the shared factors (k x d_n), the trace.
+// [[Rcpp::export]]
+Rcpp::List cpp_wqem_pieces_fit(SEXP fn, Rcpp::NumericVector lambda, Rcpp::List factors, double q, int max_iter,
+                               double tol, int threads, SEXP hook = R_NilValue, bool want_model = false) {
+  aspectr_r::RPieces P(fn);
+  aspectr::AspectPieceModel M;
+  M.lambda = Rcpp::as<arma::vec>(lambda);
+  for (R_xlen_t n = 0; n < factors.size(); ++n) {
+    M.F.push_back(Rcpp::as<arma::mat>(factors[n]));
+    if (M.F.back().n_rows != M.lambda.n_elem) Rcpp::stop("internal error: a factor of the wrong size");
+  }
+  M.P = &P;
+  const aspectr::Control ctl{max_iter, tol, threads};
+  RCallback cb(false, max_iter, "plsa (tsallis, em, weighted)", hook, want_model);
+  aspectr::PieceWeightedQEM rule(q);
+  const aspectr::FitTrace tr = aspectr::run_solver(rule, P, M, ctl, cb);
+  Rcpp::List F(M.F.size());
+  for (std::size_t n = 0; n < M.F.size(); ++n) F[n] = Rcpp::wrap(M.F[n]);
+  Rcpp::List out = Rcpp::List::create(Rcpp::Named("lambda") = Rcpp::NumericVector(M.lambda.begin(), M.lambda.end()),
+                                      Rcpp::Named("factors") = F);
+  add_trace(out, tr);
+  return out;
 }

@@ -460,10 +460,10 @@ test_that("N-way shards with weights are refused with the reason and what to use
   y <- array(stats::rpois(10 * 4 * 3, 2) + 1, c(10, 4, 3))
   sh <- shards(list(y[1:5, , ], y[6:10, , ]))
   M <- array(FALSE, dim(y)); M[1, 1, 1] <- TRUE
-  for (loss in c("kl", "tsallis")) {
-    expect_error(plsa(sh, 2, loss = loss, mask = M), class = "aspectr_error_input_argument",
-                 regexp = "3-way data in .*shards.*ntf")
-  }
+  expect_error(plsa(sh, 2, mask = M), class = "aspectr_error_input_argument",
+               regexp = "3-way data in .*shards.*coordinate descent.*ntf")
+  expect_error(plsa(sh, 2, loss = "tsallis", mask = M), class = "aspectr_error_input_value",
+               regexp = "matrix in .*shards.*3-way")
   # what it points to fits them
   fit <- suppressMessages(ntf(sh, 2, loss = "kl", method = "mu", mask = M, max_iter = 5, seed = 1))
   expect_s3_class(fit, "aspectr_ntf")

@@ -38,5 +38,6 @@
 #include "solvers/cp_weighted.h"
 #include "solvers/cp_weighted_pieces.h"
 #include "solvers/plsa_weighted.h"
+#include "solvers/plsa_weighted_pieces.h"
 
 #endif

@@ -195,6 +195,38 @@ inline void diag_qp_simplex(const std::vector<double>& alpha, const std::vector<
   for (std::size_t i : Z) x[i] = spread ? std::max(0.0, 1.0 - used) / static_cast<double>(Z.size()) : 0.0;
 }
 
+// The root search of power_qp_simplex() as a state machine, so that a fit
+// in pieces (plsa_weighted_pieces.h) runs the same iterates with psi's sums
+// added over its pieces: start() with the bracket [L, R] and whether to
+// search (else the root is R); while active(), feed() psi and its
+// derivative at mu. Newton's method from L, bisection wherever psi is not
+// finite or a step leaves the bracket; not converged (the root within
+// rounding of an entry's pole): R, whose sum is at most 1.
+struct PowerRoot {
+  double L = 0.0, R = 0.0, mu = 0.0;
+  int it = 0;
+  int phase = 0;  // 0 done, 1 Newton, 2 the last value after 400 steps
+  void start(double L0, double R0, bool search) {
+    L = L0; R = R0; it = 0;
+    if (search) { mu = L; phase = 1; } else { mu = R; phase = 0; }
+  }
+  bool active() const { return phase != 0; }
+  void feed(double v, double dpsi) {
+    if (phase == 2 || (std::isfinite(v) && std::abs(v) <= 1e-15)) { finish(v); return; }
+    if (v > 0.0) L = mu; else R = mu;
+    double next = std::isfinite(v) && dpsi < 0.0 ? mu - v / dpsi : L - 1.0;
+    if (!(next > L && next < R)) next = L + 0.5 * (R - L);
+    if (next == mu || !(next > L && next < R)) { finish(v); return; }
+    mu = next;
+    if (++it >= 400) phase = 2;
+  }
+ private:
+  void finish(double v) {
+    if (!(std::isfinite(v) && std::abs(v) <= 1e-12)) mu = R;
+    phase = 0;
+  }
+};
+
 // min sum_i (b_i x_i - a_i x_i^(1-q)) over the simplex (a, b >= 0), see
 // above. x: the current point on entry, the minimizer on exit (kept when
 // every a_i is 0).
@@ -248,24 +280,15 @@ inline void power_qp_simplex(const std::vector<double>& a, const std::vector<dou
   // Newton's method from L (from the left of the root of a convex
   // decreasing function its iterates rise to the root), bisection of the
   // bracket wherever psi is not finite or a step leaves the bracket
+  // (PowerRoot, which the fit in pieces shares)
   double dpsi = 0.0;
-  double mu = R;
-  if (R > L && !(psi(R, &dpsi) >= 0.0)) {
-    mu = L;
-    for (int it = 0; it < 400; ++it) {
-      const double v = psi(mu, &dpsi);
-      if (std::isfinite(v) && std::abs(v) <= 1e-15) break;
-      if (v > 0.0) L = mu; else R = mu;
-      double next = std::isfinite(v) && dpsi < 0.0 ? mu - v / dpsi : L - 1.0;
-      if (!(next > L && next < R)) next = L + 0.5 * (R - L);
-      if (next == mu || !(next > L && next < R)) break;
-      mu = next;
-    }
-    // (not converged: the root lies within rounding of the pole of an
-    // entry, see below; R has a sum of at most 1)
-    const double v = psi(mu, &dpsi);
-    if (!(std::isfinite(v) && std::abs(v) <= 1e-12)) mu = R;
+  PowerRoot root;
+  root.start(L, R, R > L && !(psi(R, &dpsi) >= 0.0));
+  while (root.active()) {
+    const double v = psi(root.mu, &dpsi);
+    root.feed(v, dpsi);
   }
+  double mu = root.mu;
   const bool spread = zmin < std::numeric_limits<double>::infinity() && mu < -zmin;
   if (spread) mu = -zmin;
   double used = 0.0;
@@ -422,116 +445,54 @@ class WeightedPPSRule {
   double wg2_ = -1.0;
 };
 
-// Weighted q-EM of a matrix: see above. The loss reported is J.
-class WeightedQEMRule {
- public:
-  static constexpr bool kLagged = true;
-  WeightedQEMRule(const PlsaWeights& w, double q) : w_(&w), q_(q) {}
+// The q-EM column problem of column r of a factor (see above): a_i =
+// f F0_ri^q B_ri (f = lam0_r^q lam_r^(1-q)) and the linear costs
+// b_i = (1-q) lam_r h_ri, for the entries i in [0, dn)
+inline void weighted_qem_coefs(const arma::mat& F0, const arma::mat& B, const arma::mat& h, arma::uword r,
+                               double lam0, double lam, double q, double* a, double* b) {
+  const double f = std::pow(lam0, q) * std::pow(lam, 1.0 - q);
+  for (arma::uword i = 0; i < F0.n_cols; ++i) {
+    a[i] = F0(r, i) > 0.0 && B(r, i) > 0.0 ? f * std::pow(F0(r, i), q) * B(r, i) : 0.0;
+    b[i] = (1.0 - q) * lam * std::max(h(r, i), 0.0);
+  }
+}
 
-  double step(const SparseTensor& G, AspectModel& M, int threads) {
-    const PlsaWeights& W = *w_;
-    const double q = q_;
-    const std::size_t N = M.order();
-    const arma::uword k = M.rank();
-    // 1. t, A, S and J; the model at its best scale
-    arma::vec t(G.nnz());
-    double A = 0.0;
-    for (std::size_t s = 0; s < G.nnz(); ++s) {
-      const double g = G.value(s);
-      const double p = std::max(M.cell(G.at(s)), kTiny);
-      const double ts = W.omega[s] * std::pow(g / p, q);
-      t[s] = ts;
-      A += ts * p;
-    }
-    arma::mat h;
-    W.times(0, M.F, h, threads);
-    const arma::vec H = arma::sum(M.F[0] % h, 1);
-    const double S = arma::dot(M.lambda, H);
-    const double before = value(A, S);
-    if (!(A > 0.0) || !(S > 0.0)) return before;
-    const double sc = std::pow(A / S, 1.0 / q);
-    M.lambda *= sc;
-    t *= std::pow(sc, -q);
-    const arma::vec lam0 = M.lambda;
-    const std::vector<arma::mat> F0 = M.F;
-    // 2. lambda, then the modes in turn (the modes updated before mode n
-    // enter its MTTKRP as F0^q o F^(1-q))
-    std::vector<const arma::mat*> Fp(N);
-    for (std::size_t m = 0; m < N; ++m) Fp[m] = &F0[m];
-    arma::mat B;
-    mttkrp(G, Fp, 0, B, threads, t.memptr());
-    for (arma::uword r = 0; r < k; ++r) {
-      const double a = std::pow(lam0[r], q) * arma::dot(F0[0].row(r), B.row(r));
-      if (H[r] > 0.0) M.lambda[r] = a > 0.0 ? std::pow(a / H[r], 1.0 / q) : 0.0;
-    }
-    column_steps(M.F[0], F0[0], B, h, lam0, M.lambda);
-    std::vector<arma::mat> Mix(N);
-    for (std::size_t n = 1; n < N; ++n) {
-      Mix[n - 1] = arma::pow(F0[n - 1], q) % arma::pow(M.F[n - 1], 1.0 - q);
-      Fp[n - 1] = &Mix[n - 1];
-      mttkrp(G, Fp, n, B, threads, t.memptr());
-      W.times(n, M.F, h, threads);
-      column_steps(M.F[n], F0[n], B, h, lam0, M.lambda);
-    }
-    // 3. back onto the simplex
-    const double tot = arma::accu(M.lambda);
-    if (tot > 0.0 && std::isfinite(tot)) M.lambda /= tot; else M.lambda = lam0 / arma::accu(lam0);
-    return before;
-  }
+// sum_i (b_i x_i - a_i x_i^(1-q)), the column problem's value at x
+inline double power_problem_value(const double* a, const double* b, double q, const double* x, std::size_t dn) {
+  double f = 0.0;
+  for (std::size_t i = 0; i < dn; ++i) f += b[i] * x[i] - (x[i] > 0.0 ? a[i] * std::pow(x[i], 1.0 - q) : 0.0);
+  return f;
+}
 
-  // the step and J of the model entering it (SQUAREM's merit, squarem.h)
-  double step_merit(const SparseTensor& G, AspectModel& M, int threads, double* merit) {
-    const double v = step(G, M, threads);
-    if (merit != nullptr) *merit = v;
-    return v;
-  }
+// J from A and S (see above)
+inline double weighted_qem_value(double A, double S, double q) {
+  if (!(S > 0.0)) return 1.0 / (1.0 - q);
+  return (1.0 - A * std::pow(S, q - 1.0)) / (1.0 - q);
+}
 
-  double loss(const SparseTensor& G, const AspectModel& M, int threads) const {
-    double A = 0.0;
-    for (std::size_t s = 0; s < G.nnz(); ++s) {
-      const double g = G.value(s);
-      const double p = std::max(M.cell(G.at(s)), kTiny);
-      A += w_->omega[s] * g * std::pow(p / g, 1.0 - q_);
-    }
-    return value(A, w_->model_mass(M, threads));
+// every column r of F (k x d): the problem above with a_i =
+// lam0_r^q lam_r^(1-q) F0_ri^q B_ri and linear costs (1-q) lam_r h_ri;
+// kept only when it does not raise the column's problem (rounding near a
+// pole can leave the root search short of the minimizer, and the bound
+// needs no more than a step that does not rise)
+inline void weighted_qem_columns(arma::mat& F, const arma::mat& F0, const arma::mat& B, const arma::mat& h,
+                                 const arma::vec& lam0, const arma::vec& lam, double q) {
+  const arma::uword k = F.n_rows, dn = F.n_cols;
+  std::vector<double> a(dn), b(dn), col(dn), old(dn);
+  for (arma::uword r = 0; r < k; ++r) {
+    if (!(lam[r] > 0.0)) continue;
+    weighted_qem_coefs(F0, B, h, r, lam0[r], lam[r], q, a.data(), b.data());
+    for (arma::uword i = 0; i < dn; ++i) old[i] = col[i] = F(r, i);
+    power_qp_simplex(a, b, q, col.data(), dn);
+    const double fnew = power_problem_value(a.data(), b.data(), q, col.data(), dn);
+    const double fold = power_problem_value(a.data(), b.data(), q, old.data(), dn);
+    if (!(fnew <= fold)) continue;
+    for (arma::uword i = 0; i < dn; ++i) F(r, i) = col[i];
   }
+}
 
- private:
-  double value(double A, double S) const {
-    if (!(S > 0.0)) return 1.0 / (1.0 - q_);
-    return (1.0 - A * std::pow(S, q_ - 1.0)) / (1.0 - q_);
-  }
-  // every column r of F (k x d): the problem above with a_i =
-  // lam0_r^q lam_r^(1-q) F0_ri^q B_ri and linear costs (1-q) lam_r h_ri
-  void column_steps(arma::mat& F, const arma::mat& F0, const arma::mat& B, const arma::mat& h,
-                    const arma::vec& lam0, const arma::vec& lam) const {
-    const double q = q_;
-    const arma::uword k = F.n_rows, dn = F.n_cols;
-    std::vector<double> a(dn), b(dn), col(dn);
-    for (arma::uword r = 0; r < k; ++r) {
-      if (!(lam[r] > 0.0)) continue;
-      const double f = std::pow(lam0[r], q) * std::pow(lam[r], 1.0 - q);
-      for (arma::uword i = 0; i < dn; ++i) {
-        a[i] = F0(r, i) > 0.0 && B(r, i) > 0.0 ? f * std::pow(F0(r, i), q) * B(r, i) : 0.0;
-        b[i] = (1.0 - q) * lam[r] * std::max(h(r, i), 0.0);
-        col[i] = F(r, i);
-      }
-      power_qp_simplex(a, b, q, col.data(), dn);
-      // (kept only when it does not raise the column's problem: rounding
-      // near a pole can leave the root search short of the minimizer, and
-      // the bound needs no more than a step that does not rise)
-      double fnew = 0.0, fold = 0.0;
-      for (arma::uword i = 0; i < dn; ++i) {
-        fnew += b[i] * col[i] - (col[i] > 0.0 ? a[i] * std::pow(col[i], 1.0 - q) : 0.0);
-        fold += b[i] * F(r, i) - (F(r, i) > 0.0 ? a[i] * std::pow(F(r, i), 1.0 - q) : 0.0);
-      }
-      if (!(fnew <= fold)) continue;
-      for (arma::uword i = 0; i < dn; ++i) F(r, i) = col[i];
-    }
-  }
-  const PlsaWeights* w_;
-  double q_;
-};
+// (The weighted q-EM rule, WeightedQEMRule, is that in pieces on one piece:
+// plsa_weighted_pieces.h.)
 
 }  // namespace aspectr
 

@@ -1,0 +1,180 @@
+# plsa(loss = "tsallis") of a matrix in shards() with missing cells, masks
+# or weights: the weighted q-EM of solvers/plsa_weighted.h written against
+# pieces (solvers/plsa_weighted_pieces.h, PieceWeightedQEM): each shard
+# keeps its cells, their weights and its rows of the documents' factor;
+# only k-sized and k x n statistics travel (the documents' columns' root
+# search runs on the master, one request per Newton step for all columns).
+# The weights are nmf()'s on shards (nmf_weight_cells(), each shard's part
+# by nmf_shard_weight_parts()), the fit's start and result as in memory
+# (plsa_weighted_fit()), so the fit equals the in-memory weighted fit of
+# the same data and start up to rounding.
+
+plsa_weighted_shards <- function(x, k, method, q, init, nrun, max_iter, tol, seed, threads, verbose, wargs, call,
+                                 env, cluster) {
+  N <- length(x$dims)
+  check_tensor_shards(x, "plsa", env)
+  method <- check_shard_capability("plsa", "tsallis", method, options = list(tensor = N > 2),
+                                   default = plsa_methods("tsallis", 1), call = env)
+  if (N != 2) {
+    abort_input("Missing cells, masks and weights with {.code loss = \"tsallis\"} need a matrix in {.fn shards}, not {N}-way data.",
+                "value", arg = "x", call = env)
+  }
+  q <- check_number(q, "q", 0, 1, lower_open = TRUE, upper_open = TRUE, call = env)
+  ctl <- check_fit_controls(nrun, max_iter, tol, seed, threads, verbose, call = env)
+  cluster <- check_cluster(cluster, x, call = env)
+  wc <- do.call(nmf_weight_cells, c(list(x$dims, x$dimnames, NULL), wargs[c("mask", "observed", "weights",
+                                                                             "row_weights", "col_weights")],
+                                   list(call = env)))
+  parts <- nmf_shard_weight_parts(x, wc)
+  offsets <- cumsum(c(0, x$rows))[seq_along(x$rows)]
+  eng <- shard_engine(x, cluster, ctl$threads, call)
+  on.exit(eng$drop(), add = TRUE)
+  eng$load()
+  # each shard's cells of positive weight and value (kept by its store),
+  # their weighted total
+  res <- eng$each("wq_set", function(g) list(ids = g, w = parts[g], offset = offsets[g], q = q))
+  sums <- numeric(0); cells <- 0
+  for (a in res) {
+    sums <- c(sums, a$sums)
+    cells <- cells + sum(a$cells)
+  }
+  T <- sum(sums)
+  if (!(cells > 0) || !(T > 0)) {
+    abort_input("{.arg x} has no positive value in a cell of positive weight: there is nothing to fit.",
+                "empty", arg = "x", call = env)
+  }
+  k <- plsa_weighted_k(k, x$dims, cells, env)
+  count_data <- shard_count_data(x, "plsa", likelihood = FALSE, call = env)
+  first <- plsa_init(init, "plsa", x$dims, k, call = env)
+  start <- proc.time()[["elapsed"]]
+  # (the starts as in memory: the documents' factor drawn whole here)
+  inits <- with_seed(ctl$seed, lapply(seq_len(ctl$nrun), function(i) random_start(x$dims, k)))
+  if (!is.null(first)) inits[[1]] <- first
+  global <- list(T = T, q = q, threads = ctl$threads)
+  run <- function(op, input = list()) {
+    eng$reduce(eng$run("wq_piece", list(req = op, input = input, global = global)), "stats")
+  }
+  gather <- function() {
+    out <- matrix(0, x$dims[1], k)
+    for (a in eng$run("wq_gather", list(global = global))) {
+      for (j in seq_along(a$ids)) out[shard_rows(x, a$ids[j]), ] <- t(a$F0[[j]])
+    }
+    out
+  }
+  hook <- shard_progress(NULL, ctl$verbose, "plsa (sharded weighted q-EM)", ctl$max_iter)
+  fn <- function(op, input) {
+    if (op == "gather") return(list(F0 = gather()))
+    run(op, input)
+  }
+  runs <- lapply(inits, function(init) {
+    F0 <- as.matrix(init$factors[[1]])
+    eng$each("wq_start", function(g) {
+      list(ids = g, global = global, F0 = lapply(g, function(i) t(F0[shard_rows(x, i), , drop = FALSE])))
+    })
+    r <- cpp_wqem_pieces_fit(fn, as.numeric(init$lambda), list(t(as.matrix(init$factors[[2]]))), q,
+                             as.integer(ctl$max_iter), ctl$tol, ctl$threads, hook, FALSE)
+    lam <- as.numeric(r$lambda)
+    H <- t(r$factors[[1]])
+    # sum omega p of the model and the parts of D(G_o || P_o)
+    ls <- run("wq_loss", list(lambda = matrix(lam), F1 = r$factors[[1]]))
+    mass <- sum(lam * as.numeric(ls$H))
+    kl <- as.numeric(run("wq_kl", list(lambda = matrix(lam), F1 = r$factors[[1]], mass = mass))$kl)
+    list(lambda = lam, factors = list(gather(), H), objective = r$objective, initial = r$initial,
+         iterations = r$iterations, converged = r$converged, stopped = r$stopped, mass = mass, kl = kl)
+  })
+  values <- vapply(runs, run_value, numeric(1))
+  best <- best_run(values, "plsa() fit")
+  res <- runs[[best]]
+  eng$drop()
+  fit <- new_plsa(res, list(dims = x$dims, dimnames = x$dimnames, total = T / res$mass, nnz = cells),
+                  k = k, loss = "tsallis", q = q, tempering = 1, run = best, values = values,
+                  time = proc.time()[["elapsed"]] - start, threads = ctl$threads, seed = ctl$seed, call = call,
+                  summary = shard_summary(x))
+  fit$weighting <- list(type = wc$type, base = wc$d, left_out = wc$left_out,
+                        observed = if (wc$d == 0) nmf_observed_pattern(wc, x$dims, x$dimnames))
+  fit <- plsa_fields(fit, TRUE, method, count_data)
+  fit$shards <- length(x$sources)
+  finish_progress(fit, ctl$verbose, "plsa()", ctl$max_iter, ctl$tol)
+}
+
+# The weighted q-EM's operations on a store (shard_op_run()):
+#  "wq_set"    each shard's cells of positive weight and value, their
+#              weights (omega = r c (d + delta), as plsa_weighted_data())
+#              and their weighted total;
+#  "wq_start"  a start's rows of the documents' factor;
+#  "wq_piece"  a request of the rule (WeightedQEMPiece), added over the
+#              store's shards;
+#  "wq_gather" the shards' rows of the documents' factor (k x rows).
+shard_wqem_op <- function(st, held, op, args) {
+  if (op %in% c("wq_set", "wq_start")) {
+    mine <- args$ids %in% held
+    ids <- args$ids[mine]
+    out <- list(ids = ids)
+    for (j in seq_along(ids)) {
+      key <- as.character(ids[j])
+      h <- st$shards[[key]]
+      fail <- function(e) abort_shard(h$source, "failed: {conditionMessage(e)}")
+      if (op == "wq_start") {
+        cpp_wqem_piece_factor(wqem_state(st, key, args$global), args$F0[mine][[j]])
+        next
+      }
+      w <- args$w[mine][[j]]
+      d <- if (h$keep) h$data else shard_data(h$source)
+      cw <- tryCatch(wqem_shard_cells(d, w), error = fail)
+      st$shards[[key]]$wq <- c(cw, list(w = w, offset = args$offset[mine][j], q = args$q, state = NULL))
+      out$sums <- c(out$sums, sum(cw$omega * cw$x))
+      out$cells <- c(out$cells, length(cw$x))
+      rm(d)
+    }
+    return(out)
+  }
+  g <- args$global
+  if (op == "wq_gather") {
+    return(list(ids = held, F0 = lapply(st$shards, function(h) cpp_wqem_piece_factor(h$wq$state))))
+  }
+  if (op != "wq_piece") stop("unknown operation ", op)
+  parts <- NULL
+  for (key in names(st$shards)) {
+    h <- st$shards[[key]]
+    cw <- h$wq
+    cw$state <- wqem_state(st, key, g)
+    r <- tryCatch(cpp_wqem_piece_run(cw$state, args$req, args$input, g$threads),
+                  error = function(e) abort_shard(h$source, "failed: {conditionMessage(e)}"))
+    parts <- if (is.null(parts)) r else shard_add(parts, r)
+  }
+  list(ids = held, stats = parts)
+}
+
+# A shard's piece (made once per fit): its cells as shares of the weighted
+# total (G = x / T), their weights and its rows of the documents' factor
+wqem_state <- function(st, key, g) {
+  h <- st$shards[[key]]
+  cw <- h$wq
+  if (!is.null(cw$state)) return(cw$state)
+  w <- cw$w
+  S <- tryCatch(
+    cpp_wqem_piece_state(cw$idx, cw$x / g$T, cw$omega, as.integer(c(h$rows, length(w$c))), w$d,
+                         list(w$r, w$c), rbind(w$ei, w$ej), w$ev, cw$q, cw$offset),
+    error = function(e) abort_shard(h$source, "failed: {conditionMessage(e)}"))
+  st$shards[[key]]$wq$state <- S
+  # (the piece holds its cells: R's copies let go)
+  st$shards[[key]]$wq[c("idx", "x", "omega")] <- NULL
+  S
+}
+
+# A shard's cells where omega x > 0 (idx: 2 x cells, 0-based, rows counted
+# in the shard), their values x and weights omega = r_i c_j (d + delta_ij)
+# (w: the shard's part of the weights, nmf_shard_weight_parts())
+wqem_shard_cells <- function(d, w) {
+  idx <- d$idx
+  x <- as.numeric(d$val)
+  m <- length(w$r)
+  f <- rep(w$d, length(x))
+  if (length(w$ev) && length(x)) {
+    pos <- match(as.numeric(idx[2, ]) * m + idx[1, ], as.numeric(w$ej) * m + w$ei)
+    f[!is.na(pos)] <- w$d + w$ev[pos[!is.na(pos)]]
+  }
+  om <- w$r[idx[1, ] + 1L] * w$c[idx[2, ] + 1L] * f
+  keep <- om * x > 0
+  list(idx = idx[, keep, drop = FALSE], x = x[keep], omega = om[keep])
+}

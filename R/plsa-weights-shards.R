@@ -1,5 +1,5 @@
-# plsa(loss = "tsallis") of a matrix in shards() with missing cells, masks
-# or weights: the weighted q-EM of solvers/plsa_weighted.h written against
+# plsa(loss = "tsallis") of a matrix or N-way data in shards() with missing
+# cells, masks or weights: the weighted q-EM of solvers/plsa_weighted.h written against
 # pieces (solvers/plsa_weighted_pieces.h, PieceWeightedQEM): each shard
 # keeps its cells, their weights and its rows of the documents' factor;
 # only k-sized and k x n statistics travel (the documents' columns' root
@@ -15,17 +15,23 @@ plsa_weighted_shards <- function(x, k, method, q, init, nrun, max_iter, tol, see
   check_tensor_shards(x, "plsa", env)
   method <- check_shard_capability("plsa", "tsallis", method, options = list(tensor = N > 2),
                                    default = plsa_methods("tsallis", 1), call = env)
-  if (N != 2) {
-    abort_input("Missing cells, masks and weights with {.code loss = \"tsallis\"} need a matrix in {.fn shards}, not {N}-way data.",
-                "value", arg = "x", call = env)
-  }
   q <- check_number(q, "q", 0, 1, lower_open = TRUE, upper_open = TRUE, call = env)
   ctl <- check_fit_controls(nrun, max_iter, tol, seed, threads, verbose, call = env)
   cluster <- check_cluster(cluster, x, call = env)
-  wc <- do.call(nmf_weight_cells, c(list(x$dims, x$dimnames, NULL), wargs[c("mask", "observed", "weights",
-                                                                             "row_weights", "col_weights")],
-                                   list(call = env)))
-  parts <- nmf_shard_weight_parts(x, wc)
+  # the weights (matrices: nmf()'s; N-way data: ntf()'s, as in memory) and
+  # each shard's part of them, in one form: d, v (per mode), eidx (N x |E|,
+  # 0-based, rows counted in the shard) and ev
+  if (N == 2) {
+    wc <- do.call(nmf_weight_cells, c(list(x$dims, x$dimnames, NULL), wargs[c("mask", "observed", "weights",
+                                                                               "row_weights", "col_weights")],
+                                     list(call = env)))
+    parts <- lapply(nmf_shard_weight_parts(x, wc), function(w) {
+      list(d = w$d, v = list(w$r, w$c), eidx = rbind(as.integer(w$ei), as.integer(w$ej)), ev = w$ev)
+    })
+  } else {
+    wc <- ntf_weight_cells(x$dims, NULL, wargs$mask, wargs$observed, wargs$weights, wargs$mode_weights, env)
+    parts <- ntf_shard_weight_parts(x, wc)
+  }
   offsets <- cumsum(c(0, x$rows))[seq_along(x$rows)]
   eng <- shard_engine(x, cluster, ctl$threads, call)
   on.exit(eng$drop(), add = TRUE)
@@ -50,7 +56,7 @@ plsa_weighted_shards <- function(x, k, method, q, init, nrun, max_iter, tol, see
   # (the starts as in memory: the documents' factor drawn whole here)
   inits <- with_seed(ctl$seed, lapply(seq_len(ctl$nrun), function(i) random_start(x$dims, k)))
   if (!is.null(first)) inits[[1]] <- first
-  global <- list(T = T, q = q, threads = ctl$threads)
+  global <- list(T = T, q = q, threads = ctl$threads, dims = x$dims)
   run <- function(op, input = list()) {
     eng$reduce(eng$run("wq_piece", list(req = op, input = input, global = global)), "stats")
   }
@@ -71,15 +77,15 @@ plsa_weighted_shards <- function(x, k, method, q, init, nrun, max_iter, tol, see
     eng$each("wq_start", function(g) {
       list(ids = g, global = global, F0 = lapply(g, function(i) t(F0[shard_rows(x, i), , drop = FALSE])))
     })
-    r <- cpp_wqem_pieces_fit(fn, as.numeric(init$lambda), list(t(as.matrix(init$factors[[2]]))), q,
+    r <- cpp_wqem_pieces_fit(fn, as.numeric(init$lambda), lapply(init$factors[-1], function(f) t(as.matrix(f))), q,
                              as.integer(ctl$max_iter), ctl$tol, ctl$threads, hook, FALSE)
     lam <- as.numeric(r$lambda)
-    H <- t(r$factors[[1]])
     # sum omega p of the model and the parts of D(G_o || P_o)
-    ls <- run("wq_loss", list(lambda = matrix(lam), F1 = r$factors[[1]]))
+    model <- c(list(lambda = matrix(lam)), stats::setNames(r$factors, paste0("F", seq_along(r$factors))))
+    ls <- run("wq_loss", model)
     mass <- sum(lam * as.numeric(ls$H))
-    kl <- as.numeric(run("wq_kl", list(lambda = matrix(lam), F1 = r$factors[[1]], mass = mass))$kl)
-    list(lambda = lam, factors = list(gather(), H), objective = r$objective, initial = r$initial,
+    kl <- as.numeric(run("wq_kl", c(model, list(mass = mass)))$kl)
+    list(lambda = lam, factors = c(list(gather()), lapply(r$factors, t)), objective = r$objective, initial = r$initial,
          iterations = r$iterations, converged = r$converged, stopped = r$stopped, mass = mass, kl = kl)
   })
   values <- vapply(runs, run_value, numeric(1))
@@ -153,8 +159,8 @@ wqem_state <- function(st, key, g) {
   if (!is.null(cw$state)) return(cw$state)
   w <- cw$w
   S <- tryCatch(
-    cpp_wqem_piece_state(cw$idx, cw$x / g$T, cw$omega, as.integer(c(h$rows, length(w$c))), w$d,
-                         list(w$r, w$c), rbind(w$ei, w$ej), w$ev, cw$q, cw$offset),
+    cpp_wqem_piece_state(cw$idx, cw$x / g$T, cw$omega, as.integer(c(h$rows, g$dims[-1])), w$d, w$v, w$eidx,
+                         w$ev, cw$q, cw$offset),
     error = function(e) abort_shard(h$source, "failed: {conditionMessage(e)}"))
   st$shards[[key]]$wq$state <- S
   # (the piece holds its cells: R's copies let go)
@@ -162,19 +168,29 @@ wqem_state <- function(st, key, g) {
   S
 }
 
-# A shard's cells where omega x > 0 (idx: 2 x cells, 0-based, rows counted
-# in the shard), their values x and weights omega = r_i c_j (d + delta_ij)
-# (w: the shard's part of the weights, nmf_shard_weight_parts())
+# A shard's cells where omega x > 0 (idx: N x cells, 0-based, rows counted
+# in the shard), their values x and weights omega = prod_n v_n(i_n)
+# (d + delta) (w: the shard's part of the weights, plsa_weighted_shards())
+# as in memory: matrices as plsa_weighted_data(), N-way data as
+# ntf_weighted_data()
 wqem_shard_cells <- function(d, w) {
   idx <- d$idx
   x <- as.numeric(d$val)
-  m <- length(w$r)
-  f <- rep(w$d, length(x))
-  if (length(w$ev) && length(x)) {
-    pos <- match(as.numeric(idx[2, ]) * m + idx[1, ], as.numeric(w$ej) * m + w$ei)
-    f[!is.na(pos)] <- w$d + w$ev[pos[!is.na(pos)]]
+  if (length(w$v) == 2) {
+    r <- w$v[[1]]; cw <- w$v[[2]]
+    m <- length(r)
+    f <- rep(w$d, length(x))
+    if (length(w$ev) && length(x)) {
+      pos <- match(as.numeric(idx[2, ]) * m + idx[1, ], as.numeric(w$eidx[2, ]) * m + w$eidx[1, ])
+      f[!is.na(pos)] <- w$d + w$ev[pos[!is.na(pos)]]
+    }
+    om <- r[idx[1, ] + 1L] * cw[idx[2, ] + 1L] * f
+  } else {
+    dims <- as.integer(vapply(w$v, length, integer(1)))
+    ij <- t(idx) + 1L
+    ek <- ntf_cell_keys(t(w$eidx) + 1L, dims)
+    om <- ntf_weigh_values(ij, rep(1, nrow(ij)), dims, list(d = w$d, v = w$v, ek = ek, ev = w$ev))
   }
-  om <- w$r[idx[1, ] + 1L] * w$c[idx[2, ] + 1L] * f
   keep <- om * x > 0
   list(idx = idx[, keep, drop = FALSE], x = x[keep], omega = om[keep])
 }

@@ -70,7 +70,8 @@ plsa_mode_weights <- function(x, wargs, nway, call) {
     abort_input("{.arg mode_weights} and {.arg {arg}} cannot both be given: {.arg mode_weights} holds the weights of every mode.",
                 "argument", arg = "mode_weights", call = call)
   }
-  if (inherits(x, "aspectr_shards")) {
+  shards <- inherits(x, "aspectr_shards")
+  if (shards && length(x$dims) == 2) {
     if (!is.null(mw)) {
       if (!is.list(mw) || length(mw) != 2) {
         abort_input("{.arg mode_weights} must be a list with one entry per mode of {.arg x} (2), not {describe(mw)}.",
@@ -80,7 +81,9 @@ plsa_mode_weights <- function(x, wargs, nway, call) {
     }
     return(wargs)
   }
-  dims <- as.integer(dim(x))
+  # (N-way shards: ntf()'s weights, as N-way data in memory)
+  nway <- nway || shards
+  dims <- as.integer(if (shards) x$dims else dim(x))
   if (!nway) {
     if (!is.null(mw)) {
       if (length(dims) != 2) return(wargs)  # (x itself is refused by the fit)

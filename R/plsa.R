@@ -246,6 +246,7 @@
 #' copies. Under `loss = "kl"` and `"tsallis"` the same arguments apply to
 #' a matrix in [shards()] (in memory, in files, or on the workers of
 #' `cluster`; a shard has no `NA`: its missing cells are given by `mask`),
+#' and under `"tsallis"` to N-way data in shards too,
 #' and the fit equals the in-memory one up to rounding: under `"kl"` it is
 #' [nmf()]'s weighted fit of the shards; under `"tsallis"` the weighted
 #' q-EM (`method = "em"`) runs on the shards where they are, each keeping
@@ -254,7 +255,9 @@
 #' columns' root search adds its sums over the shards, one pass per Newton
 #' step for all columns together). `prior`, `seeds`, `tempering`,
 #' `callback`, `factor_dir`, and [shards()] under the L2 loss (or of N-way
-#' data) are not available with missing cells or weights.
+#' data under `"kl"`, whose weighted fit is coordinate descent: there
+#' `ntf(loss = "kl", method = "mu")` fits the shards with the same
+#' arguments) are not available with missing cells or weights.
 #'
 #' @section Priors and guided topics:
 #' With `prior`, a KL fit of a documents x terms matrix is the maximum a

@@ -147,6 +147,32 @@ test_that("shard files (.shard and others) and PSOCK and mirai clusters give the
                  info = "mirai")
 })
 
+test_that("N-way data in shards with masks and weights give the in-memory weighted Tsallis fit", {
+  set.seed(3)
+  y <- array(stats::rpois(12 * 5 * 4, 2), c(12, 5, 4))
+  y[1, 1, 1] <- 3
+  M <- array(stats::runif(length(y)) < 0.1, dim(y))
+  W <- array(stats::runif(length(y), 0.2, 2), dim(y))
+  mw <- list(NULL, c(1, 2, 1, 0.5, 1), NULL)
+  cases <- list(list(mask = M), list(mask = M, mode_weights = mw), list(weights = W),
+                list(mask = M, row_weights = stats::runif(12, 0.5, 2)))
+  for (i in seq_along(cases)) {
+    args <- c(list(loss = "tsallis", method = "em", q = 0.7, seed = 2, max_iter = 300, tol = 1e-7), cases[[i]])
+    ref <- do.call(plsa, c(list(y, 3), args))
+    for (cuts in list(5L, c(3L, 9L))) {
+      parts <- split_rows(y, cuts)
+      info <- paste("case", i, "shards", length(cuts) + 1)
+      fit <- do.call(plsa, c(list(shards(parts), 3), args))
+      expect_same_wq(fit, ref, info = info)
+      expect_equal(unname(fit$factors[[3]]), unname(ref$factors[[3]]), tolerance = 1e-10, info = info)
+      expect_true(all(diff(fit$objective) <= 1e-12 * abs(fit$objective[-1])), info = info)
+    }
+  }
+  # from files, out of core
+  fit <- do.call(plsa, c(list(write_shards(split_rows(y, 6L), shard_tempdir()), 3), args))
+  expect_same_wq(fit, ref)
+})
+
 test_that("what weighted Tsallis fits of shards refuse is refused, naming the argument", {
   x <- shard_counts(20, 10, seed = 2)
   sh <- shards(split_rows(x, 10L))

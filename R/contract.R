@@ -468,6 +468,11 @@ glance.aspectr_sntf <- function(x, ...) {
 #'   `.fitted` (the model's value at the cell) and `.topic` (pLSA) or
 #'   `.component` (NMF, NTF): the component that contributes most to the
 #'   cell, i.e. the largest posterior \eqn{P(z \mid d, w)}.
+#' * pLSA and NMF of a matrix with missing cells, masks or weights: one row
+#'   per cell left out of the loss (its `count` or `value` `NA`, `observed`
+#'   `FALSE`, `.fitted` the model's imputation) and, when `data` is given,
+#'   per observed cell of it (its non-zero cells, or with `observed =` the
+#'   cells listed there; `observed` `TRUE`).
 #' * pLSA and NMF with `data` a long table, one row per (document, term)
 #'   pair with columns `document` and `term` (as `tidytext::tidy()` of a
 #'   document-term matrix or `tidytext::unnest_tokens()` and
@@ -502,6 +507,10 @@ glance.aspectr_sntf <- function(x, ...) {
 augment.aspectr_plsa <- function(x, data, ...) {
   check_dots_empty(...)
   need_rows(x, "{.fn augment}")
+  if (!is.null(x$weighting) && length(x$dims) == 2 && !(!missing(data) && is.data.frame(data))) {
+    # (missing cells, masks, weights: the cells left out too, imputed)
+    return(plsa_augment_weighted(x, if (!missing(data)) data))
+  }
   if (!missing(data) && is.data.frame(data)) {
     if (length(x$dims) != 2) {
       abort_input("{.arg data} must be the fitted tensor for an N-way fit, not a data frame.",

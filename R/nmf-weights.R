@@ -212,19 +212,33 @@ nmf_observed_pattern <- function(wd, dims, dimnames) {
 # did not): the cells left out, and the observed cells of `data` (its
 # non-zero cells, or with `observed =` the observed cells) when given
 nmf_augment_weighted <- function(x, data) {
-  dims <- x$dims
+  cl <- weighted_cells(x$weighting, x$dims, data)
+  ij <- cl$ij
+  p <- x$W[ij[, 1], , drop = FALSE] * t(x$H)[ij[, 2], , drop = FALSE]
+  rn <- rownames(x$W); cn <- colnames(x$H)
+  tibble::tibble(row = if (is.null(rn)) ij[, 1] else rn[ij[, 1]],
+                 column = if (is.null(cn)) ij[, 2] else cn[ij[, 2]],
+                 value = cl$value, observed = cl$observed, .fitted = unname(rowSums(p)),
+                 .component = max.col(p, ties.method = "first"))
+}
+
+# The cells augment() lists for a weighted fit of a matrix (`weighting`:
+# the fit's, with the pattern of the cells left out and, with `observed =`,
+# of the observed cells): ij (1-based, by column), their values in `data`
+# (NA where left out) and whether each took part in the fit
+weighted_cells <- function(weighting, dims, data, call = rlang::caller_env(2)) {
   ij <- matrix(integer(0), 0, 2); val <- numeric(0); obs <- logical(0)
-  lo <- x$weighting$left_out
+  lo <- weighting$left_out
   if (!is.null(lo)) {
     s <- Matrix::summary(lo)
     ij <- rbind(ij, cbind(as.integer(s$i), as.integer(s$j)))
     val <- c(val, rep(NA_real_, nrow(s))); obs <- c(obs, rep(FALSE, nrow(s)))
   }
-  pat <- x$weighting$observed
+  pat <- weighting$observed
   if (!is.null(data)) {
     if (!identical(as.integer(dim(data)), as.integer(dims))) {
       abort_input("{.arg data} must have the dimensions of the fitted data ({paste(dims, collapse = ' x ')}), not {paste(dim(data), collapse = ' x ')}.",
-                  "newdata", arg = "data")
+                  "newdata", arg = "data", call = call)
     }
     if (!is.null(pat)) {
       s <- Matrix::summary(pat)
@@ -241,13 +255,7 @@ nmf_augment_weighted <- function(x, data) {
     ij <- rbind(ij, unname(cells)); val <- c(val, v); obs <- c(obs, rep(TRUE, nrow(cells)))
   }
   ord <- order(ij[, 2], ij[, 1])
-  ij <- ij[ord, , drop = FALSE]; val <- val[ord]; obs <- obs[ord]
-  p <- x$W[ij[, 1], , drop = FALSE] * t(x$H)[ij[, 2], , drop = FALSE]
-  rn <- rownames(x$W); cn <- colnames(x$H)
-  tibble::tibble(row = if (is.null(rn)) ij[, 1] else rn[ij[, 1]],
-                 column = if (is.null(cn)) ij[, 2] else cn[ij[, 2]],
-                 value = val, observed = obs, .fitted = rowSums(p),
-                 .component = max.col(p, ties.method = "first"))
+  list(ij = ij[ord, , drop = FALSE], value = val[ord], observed = obs[ord])
 }
 
 # nmf_fold() for x with NA cells: the weighted projection (the cells left

@@ -317,3 +317,20 @@ plsa_weighted_fit <- function(x, k, loss, method, q, normalize, init, nrun, max_
          observed = if (wd$d == 0) nmf_observed_pattern(wd, dims, dat$dimnames))
   finish_progress(plsa_fields(fit, normalize, method, count_data), ctl$verbose, "plsa()", ctl$max_iter, ctl$tol)
 }
+
+# augment() of a weighted fit of a matrix: a row per cell left out and per
+# observed cell of `data` (weighted_cells()), `observed` marking which took
+# part in the fit, `.fitted` the model's count there (an imputation where
+# the cell was left out)
+plsa_augment_weighted <- function(x, data) {
+  cl <- weighted_cells(x$weighting, x$dims, data)
+  ij <- cl$ij
+  lam <- as.numeric(x$lambda)
+  p <- x$factors[[1]][ij[, 1], , drop = FALSE] * rep(lam, each = nrow(ij)) * x$factors[[2]][ij[, 2], , drop = FALSE]
+  dn <- doc_names(x); tn <- term_names(x)
+  tibble::tibble(document = if (is.null(dn)) ij[, 1] else dn[ij[, 1]],
+                 term = if (is.null(tn)) ij[, 2] else tn[ij[, 2]],
+                 count = cl$value, observed = cl$observed, .fitted = unname(rowSums(p)) * x$total,
+                 .topic = max.col(p, ties.method = "first"))
+}
+

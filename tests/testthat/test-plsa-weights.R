@@ -279,3 +279,28 @@ test_that("bad weights and refused combinations give classed errors", {
                class = "aspectr_error_input_argument")
   expect_snapshot(plsa(x, 2, loss = "l2", mask = matrix(TRUE, m, n)), error = TRUE)
 })
+
+test_that("augment() of a weighted pLSA fit lists the cells left out, imputed, and the observed ones", {
+  set.seed(11)
+  x <- matrix(stats::rpois(60, 3) + 1, 12, 5, dimnames = list(paste0("d", 1:12), paste0("t", 1:5)))
+  gone <- cbind(c(1, 4, 7), c(2, 3, 5))
+  xn <- x; xn[gone] <- NA
+  for (loss in c("kl", "tsallis", "l2")) {
+    fit <- suppressMessages(plsa(xn, 2, loss = loss, seed = 1, max_iter = 30))
+    a <- augment(fit)
+    expect_identical(nrow(a), 3L)
+    expect_false(any(a$observed))
+    expect_true(all(is.na(a$count)))
+    expect_identical(paste(a$document, a$term), paste(rownames(x)[gone[order(gone[, 2]), 1]],
+                                                      colnames(x)[sort(gone[, 2])]))
+    # the imputation is the model's value there, fitted()'s
+    expect_equal(a$.fitted, fitted(fit)[gone[order(gone[, 2]), ]], tolerance = 1e-12, info = loss)
+    b <- augment(fit, data = xn)
+    expect_identical(sum(b$observed), length(x) - 3L)
+    ob <- b[b$observed, ]
+    expect_equal(ob$count, x[cbind(match(ob$document, rownames(x)), match(ob$term, colnames(x)))])
+    expect_equal(ob$.fitted, fitted(fit)[cbind(match(ob$document, rownames(x)), match(ob$term, colnames(x)))],
+                 tolerance = 1e-12)
+    expect_error(augment(fit, data = xn[-1, ]), class = "aspectr_error_input_newdata")
+  }
+})

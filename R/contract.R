@@ -468,11 +468,11 @@ glance.aspectr_sntf <- function(x, ...) {
 #'   `.fitted` (the model's value at the cell) and `.topic` (pLSA) or
 #'   `.component` (NMF, NTF): the component that contributes most to the
 #'   cell, i.e. the largest posterior \eqn{P(z \mid d, w)}.
-#' * pLSA and NMF of a matrix with missing cells, masks or weights: one row
-#'   per cell left out of the loss (its `count` or `value` `NA`, `observed`
-#'   `FALSE`, `.fitted` the model's imputation) and, when `data` is given,
-#'   per observed cell of it (its non-zero cells, or with `observed =` the
-#'   cells listed there; `observed` `TRUE`).
+#' * pLSA, NMF and NTF with missing cells, masks or weights: one row per
+#'   cell left out of the loss (its `count` or `value` `NA`, `observed`
+#'   `FALSE`, `.fitted` the model's imputation) and, when `data` is given
+#'   (with its `NA`), per observed cell of it (its non-zero cells, or with
+#'   `observed =` the cells listed there; `observed` `TRUE`).
 #' * pLSA and NMF with `data` a long table, one row per (document, term)
 #'   pair with columns `document` and `term` (as `tidytext::tidy()` of a
 #'   document-term matrix or `tidytext::unnest_tokens()` and
@@ -507,9 +507,10 @@ glance.aspectr_sntf <- function(x, ...) {
 augment.aspectr_plsa <- function(x, data, ...) {
   check_dots_empty(...)
   need_rows(x, "{.fn augment}")
-  if (!is.null(x$weighting) && length(x$dims) == 2 && !(!missing(data) && is.data.frame(data))) {
+  if (!is.null(x$weighting) && !(!missing(data) && is.data.frame(data))) {
     # (missing cells, masks, weights: the cells left out too, imputed)
-    return(plsa_augment_weighted(x, if (!missing(data)) data))
+    if (length(x$dims) == 2) return(plsa_augment_weighted(x, if (!missing(data)) data))
+    return(nway_augment_weighted(x, if (!missing(data)) data, as.numeric(x$lambda) * x$total, "count", ".topic"))
   }
   if (!missing(data) && is.data.frame(data)) {
     if (length(x$dims) != 2) {
@@ -549,6 +550,7 @@ augment.aspectr_nmf <- function(x, data, ...) {
 augment.aspectr_ntf <- function(x, data, ...) {
   check_dots_empty(...)
   need_rows(x, "{.fn augment}")
+  if (!is.null(x$weighting)) return(nway_augment_weighted(x, if (!missing(data)) data, as.numeric(x$weights)))
   d <- fitted_data(x, data)
   p <- cell_terms(x$factors, as.numeric(x$weights), d)
   cols <- cell_index_columns(d, names(x$factors))

@@ -388,3 +388,80 @@ ntf_weighted_runs <- function(wd, k, loss, method, nrun, first, seed, max_iter, 
     res
   })
 }
+
+# A weighted N-way fit's `weighting` (ntf_weighted_data()'s wd): type, base,
+# left_out (the number of cells of weight 0 for base 1) and `cells`, the
+# cells augment() lists (1-based, a row each): `left`, those of weight 0
+# (base 1), and `observed`, those of positive weight (base 0: the only
+# cells that count)
+ntf_weighting <- function(wd) {
+  f <- wd$d + wd$ev
+  cells <- function(sel) {
+    out <- t(wd$eidx[, sel, drop = FALSE]) + 1L
+    storage.mode(out) <- "integer"
+    unname(out)
+  }
+  list(type = wd$type, base = wd$d, left_out = wd$left_out,
+       cells = list(left = if (wd$d == 1) cells(f == 0), observed = if (wd$d == 0) cells(f > 0)))
+}
+
+# augment() of a weighted N-way fit: a row per cell left out (`value` NA,
+# `observed` FALSE, `.fitted` the model's imputation) and, with `data` (an
+# array, `NA` where missing, or a sparse tensor), per observed cell of it:
+# its non-zero cells other than those left out, or with `observed =` the
+# cells listed there. `weights`: the components' weights of the model
+# (factors' columns times weights is the model); `names_n` the modes'
+# column names; `value`, `comp` the names of the value and component
+# columns.
+nway_augment_weighted <- function(x, data, weights, value = "value", comp = ".component",
+                                  call = rlang::caller_env()) {
+  dims <- as.integer(x$dims)
+  N <- length(dims)
+  cl <- x$weighting$cells
+  ij <- if (is.null(cl$left)) matrix(integer(0), 0, N) else cl$left
+  val <- rep(NA_real_, nrow(ij)); obs <- rep(FALSE, nrow(ij))
+  if (!is.null(data)) {
+    dd <- if (inherits(data, "aspectr_tensor")) as.integer(data$dims) else as.integer(dim(data))
+    if (!identical(dd, dims)) {
+      abort_input("{.arg data} must have the dimensions of the fitted data ({paste(dims, collapse = ' x ')}), not {paste(dd, collapse = ' x ')}.",
+                  "newdata", arg = "data", call = call)
+    }
+    if (!is.null(cl$observed)) {
+      cells <- cl$observed
+      v <- if (inherits(data, "aspectr_tensor")) {
+        d <- as_aspect_data(data, "data", call = call)
+        pos <- match(ntf_cell_keys(cells, dims), ntf_cell_keys(t(d$idx) + 1L, dims))
+        ifelse(is.na(pos), 0, d$val[pos])
+      } else as.numeric(data[cells])
+    } else {
+      if (inherits(data, "aspectr_tensor")) {
+        d <- as_aspect_data(data, "data", call = call)
+        cells <- t(d$idx) + 1L; v <- d$val
+        keep <- v != 0
+        cells <- cells[keep, , drop = FALSE]; v <- v[keep]
+      } else {
+        cells <- which(!is.na(data) & data != 0, arr.ind = TRUE)
+        v <- as.numeric(data[cells])
+      }
+      if (nrow(ij) && nrow(cells)) {
+        out <- ntf_cell_keys(cells, dims) %in% ntf_cell_keys(ij, dims)
+        cells <- cells[!out, , drop = FALSE]; v <- v[!out]
+      }
+    }
+    ij <- rbind(ij, unname(cells)); val <- c(val, v); obs <- c(obs, rep(TRUE, nrow(cells)))
+  }
+  storage.mode(ij) <- "integer"
+  ord <- do.call(order, rev(lapply(seq_len(N), function(n) ij[, n])))
+  ij <- ij[ord, , drop = FALSE]; val <- val[ord]; obs <- obs[ord]
+  p <- matrix(weights, nrow(ij), length(weights), byrow = TRUE)
+  for (n in seq_len(N)) p <- p * x$factors[[n]][ij[, n], , drop = FALSE]
+  cols <- lapply(seq_len(N), function(n) {
+    dn <- x$dimnames[[n]]
+    if (is.null(dn)) ij[, n] else dn[ij[, n]]
+  })
+  names(cols) <- names(x$factors)
+  out <- c(cols, stats::setNames(list(val, obs, unname(rowSums(p)), max.col(p, ties.method = "first")),
+                                 c(value, "observed", ".fitted", comp)))
+  tibble::as_tibble(out)
+}
+

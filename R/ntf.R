@@ -377,7 +377,7 @@ ntf <- function(x, k, loss = c("frobenius", "kl"), method = NULL, nrun = 1,
                          params = list(method = method))
   fit$count_data <- count_data
   if (weighted) {
-    fit$weighting <- list(type = wd$type, base = wd$d, left_out = wd$left_out)
+    fit$weighting <- ntf_weighting(wd)
   }
   finish_progress(fit, verbose, "ntf()", max_iter, tol)
 }

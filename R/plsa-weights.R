@@ -189,7 +189,7 @@ plsa_weighted_kl_nway <- function(x, k, init, nrun, max_iter, tol, seed, threads
                   values = fit$run_values / tot, time = fit$time,
                   threads = ctl$threads, seed = ctl$seed, call = call)
   out$value <- kl
-  out$weighting <- list(type = wd$type, base = wd$d, left_out = wd$left_out, mass = S)
+  out$weighting <- c(ntf_weighting(wd), list(mass = S))
   finish_progress(plsa_fields(out, TRUE, "cd", count_data), FALSE, "plsa()", ctl$max_iter, ctl$tol)
 }
 
@@ -312,7 +312,7 @@ plsa_weighted_fit <- function(x, k, loss, method, q, normalize, init, nrun, max_
   fit <- new_plsa(res, data, k = k, loss = loss, q = if (loss == "tsallis") q else NA_real_,
                   tempering = 1, run = best, values = values, time = proc.time()[["elapsed"]] - start,
                   threads = ctl$threads, seed = ctl$seed, call = call)
-  fit$weighting <- if (nway) list(type = wd$type, base = wd$d, left_out = wd$left_out) else
+  fit$weighting <- if (nway) ntf_weighting(wd) else
     list(type = wd$type, base = wd$d, left_out = wd$left_out,
          observed = if (wd$d == 0) nmf_observed_pattern(wd, dims, dat$dimnames))
   finish_progress(plsa_fields(fit, normalize, method, count_data), ctl$verbose, "plsa()", ctl$max_iter, ctl$tol)

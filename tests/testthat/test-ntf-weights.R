@@ -326,3 +326,33 @@ test_that("Frobenius HALS and MU equal the plain-R reference on a larger masked 
     expect_equal(ntf_model_array(fit), ref$model, tolerance = 1e-8, info = m)
   }
 })
+
+test_that("augment() of a weighted ntf() fit lists the cells left out, imputed, and the observed ones", {
+  set.seed(21)
+  y <- array(stats::rpois(60, 3) + 1, c(5, 4, 3), dimnames = list(letters[1:5], LETTERS[1:4], NULL))
+  gone <- rbind(c(2, 1, 1), c(1, 2, 3), c(5, 4, 2))
+  yn <- y; yn[gone] <- NA
+  for (loss in c("kl", "frobenius")) {
+    fit <- suppressMessages(ntf(yn, 2, loss = loss, seed = 1, max_iter = 20))
+    a <- augment(fit)
+    expect_identical(nrow(a), 3L)
+    expect_false(any(a$observed))
+    expect_true(all(is.na(a$value)))
+    ord <- gone[order(gone[, 3], gone[, 2], gone[, 1]), ]
+    expect_identical(a$mode_1, letters[ord[, 1]])
+    expect_equal(a$.fitted, fitted(fit)[ord], tolerance = 1e-12, info = loss)
+    b <- augment(fit, data = yn)
+    expect_identical(sum(b$observed), length(y) - 3L)
+    ob <- b[b$observed, ]
+    expect_equal(ob$value, y[cbind(match(ob$mode_1, letters), match(ob$mode_2, LETTERS), ob$mode_3)])
+    expect_error(augment(fit, data = yn[-1, , ]), class = "aspectr_error_input_newdata")
+  }
+  # only the observed cells count: augment() lists them
+  obs <- rbind(c(1, 1, 1), c(2, 2, 2), c(3, 3, 3), c(4, 4, 1), c(5, 1, 2), c(1, 3, 3))
+  fit <- suppressMessages(ntf(y, 2, loss = "kl", observed = obs, seed = 1, max_iter = 10))
+  expect_identical(nrow(augment(fit)), 0L)
+  b <- augment(fit, data = y)
+  expect_identical(nrow(b), nrow(obs))
+  expect_true(all(b$observed))
+  expect_equal(sort(b$value), sort(y[obs]))
+})

@@ -456,15 +456,31 @@ test_that("bad input of a weighted N-way fit gives classed errors", {
   expect_error(plsa(xm, 2, mode_weights = list(1:6)), class = "aspectr_error_input_type")
 })
 
-test_that("N-way shards with weights are refused with the reason and what to use", {
+test_that("N-way shards with weights under KL are refused with the reason and what to use", {
   y <- array(stats::rpois(10 * 4 * 3, 2) + 1, c(10, 4, 3))
   sh <- shards(list(y[1:5, , ], y[6:10, , ]))
   M <- array(FALSE, dim(y)); M[1, 1, 1] <- TRUE
   expect_error(plsa(sh, 2, mask = M), class = "aspectr_error_input_argument",
                regexp = "3-way data in .*shards.*coordinate descent.*ntf")
-  expect_error(plsa(sh, 2, loss = "tsallis", mask = M), class = "aspectr_error_input_value",
-               regexp = "matrix in .*shards.*3-way")
+  # (Tsallis fits them: test-plsa-shards-weights.R)
   # what it points to fits them
   fit <- suppressMessages(ntf(sh, 2, loss = "kl", method = "mu", mask = M, max_iter = 5, seed = 1))
   expect_s3_class(fit, "aspectr_ntf")
+})
+
+test_that("augment() of a weighted N-way pLSA fit lists the cells left out, imputed", {
+  set.seed(4)
+  y <- array(stats::rpois(60, 3) + 1, c(5, 4, 3))
+  gone <- rbind(c(2, 1, 1), c(1, 2, 3))
+  yn <- y; yn[gone] <- NA
+  for (loss in c("kl", "tsallis", "l2")) {
+    fit <- suppressMessages(plsa(yn, 2, loss = loss, seed = 1, max_iter = 20))
+    a <- augment(fit)
+    expect_identical(nrow(a), 2L)
+    expect_false(any(a$observed))
+    expect_equal(a$.fitted, fitted(fit)[gone[order(gone[, 3]), ]], tolerance = 1e-12, info = loss)
+    b <- augment(fit, data = yn)
+    expect_identical(sum(b$observed), length(y) - 2L)
+    expect_true(all(b$.topic %in% 1:2))
+  }
 })

@@ -204,7 +204,7 @@ static Rcpp::List em_shard_reply(aspectr::EMRule& rule, std::vector<arma::mat>& 
       continue;
     }
     Rcpp::NumericMatrix out(static_cast<int>(Y[n].n_rows), static_cast<int>(Y[n].n_cols));
-    std::memcpy(out.begin(), Y[n].memptr(), sizeof(double) * Y[n].n_elem);
+    if (Y[n].n_elem) std::memcpy(out.begin(), Y[n].memptr(), sizeof(double) * Y[n].n_elem);
     Y[n].reset();
     y[n] = out;
   }
@@ -411,7 +411,8 @@ Rcpp::List cpp_read_shard_file(std::string path) {
   aspectr::read_shard_file(path, buf);
   const std::size_t N = buf.dims.size();
   Rcpp::IntegerMatrix idx(static_cast<int>(N), static_cast<int>(buf.nnz));
-  std::memcpy(idx.begin(), buf.idx.data(), sizeof(int) * buf.idx.size());
+  // (a shard without cells has no indices: memcpy of nothing from a null pointer is undefined)
+  if (!buf.idx.empty()) std::memcpy(idx.begin(), buf.idx.data(), sizeof(int) * buf.idx.size());
   Rcpp::IntegerVector dims(N);
   for (std::size_t n = 0; n < N; ++n) dims[n] = static_cast<int>(buf.dims[n]);
   return Rcpp::List::create(Rcpp::Named("idx") = idx,

@@ -9,6 +9,32 @@ using aspectr_r::make_model;
 using aspectr_r::make_tensor;
 using aspectr_r::model_to_r;
 
+namespace {
+// weights d, v (one vector per mode), deviations at eidx (N x |E|, 0-based)
+// as ev, prepared for dims
+void set_cp_weights(aspectr::CPWeights& w, const std::vector<arma::uword>& dims, double d, const Rcpp::List& v,
+                    const Rcpp::IntegerMatrix& eidx, const Rcpp::NumericVector& ev) {
+  const std::size_t N = dims.size();
+  if (static_cast<std::size_t>(v.size()) != N) Rcpp::stop("internal error: one weight vector per mode needed");
+  w.d = d;
+  w.v.clear();
+  for (std::size_t n = 0; n < N; ++n) w.v.push_back(Rcpp::as<arma::vec>(v[n]));
+  if (static_cast<std::size_t>(eidx.nrow()) != N || eidx.ncol() != ev.size())
+    Rcpp::stop("internal error: deviation cells of the wrong shape");
+  w.idx.resize(static_cast<std::size_t>(eidx.size()));
+  for (R_xlen_t s = 0; s < eidx.size(); ++s) {
+    if (eidx[s] < 0) Rcpp::stop("internal error: a negative cell index");
+    w.idx[s] = static_cast<aspectr::index_t>(eidx[s]);
+  }
+  w.delta.assign(ev.begin(), ev.end());
+  try {
+    w.prepare(dims);
+  } catch (const std::invalid_argument& e) {
+    Rcpp::stop(std::string("internal error: ") + e.what());
+  }
+}
+}  // namespace
+
 // The fit of X~ = omega o X (idx: N x nnz 0-based indices, val: x~ > 0)
 // under the weights omega_c = prod_n v_n(i_n) (d + delta_c), delta given at
 // the cells eidx (N x |E|, 0-based) as ev. wx2 = sum omega x^2, klc = sum
@@ -43,24 +69,10 @@ Rcpp::List cpp_ntf_weighted_fit(Rcpp::IntegerMatrix idx, Rcpp::NumericVector val
   else if (method == "cd" && kl) wm = CPWeightedMethod::CD;
   else Rcpp::stop("internal error: weighted ntf() method '" + method + "' for loss '" + loss + "'");
   aspectr::CPWeights w;
-  w.d = d;
   w.wx2 = wx2;
   w.klc = klc;
   w.total = total;
-  for (std::size_t n = 0; n < N; ++n) w.v.push_back(Rcpp::as<arma::vec>(v[n]));
-  if (static_cast<std::size_t>(eidx.nrow()) != N || eidx.ncol() != ev.size())
-    Rcpp::stop("internal error: deviation cells of the wrong shape");
-  w.idx.resize(static_cast<std::size_t>(eidx.size()));
-  for (R_xlen_t s = 0; s < eidx.size(); ++s) {
-    if (eidx[s] < 0) Rcpp::stop("internal error: a negative cell index");
-    w.idx[s] = static_cast<aspectr::index_t>(eidx[s]);
-  }
-  w.delta.assign(ev.begin(), ev.end());
-  try {
-    w.prepare(X.dims);
-  } catch (const std::invalid_argument& e) {
-    Rcpp::stop(std::string("internal error: ") + e.what());
-  }
+  set_cp_weights(w, X.dims, d, v, eidx, ev);
   Rcpp::NumericVector ones(Rcpp::as<Rcpp::NumericMatrix>(factors[0]).ncol(), 1.0);
   aspectr::AspectModel M = make_model(ones, factors);
   for (std::size_t n = 0; n < N; ++n)
@@ -87,30 +99,6 @@ struct NtfWeightedShard {
   aspectr::SparseTensor X;
   aspectr::CPWeights w;
 };
-
-// weights d, v (one vector per mode), deviations at eidx (N x |E|, 0-based)
-// as ev, prepared for dims
-void set_cp_weights(aspectr::CPWeights& w, const std::vector<arma::uword>& dims, double d, const Rcpp::List& v,
-                    const Rcpp::IntegerMatrix& eidx, const Rcpp::NumericVector& ev) {
-  const std::size_t N = dims.size();
-  if (static_cast<std::size_t>(v.size()) != N) Rcpp::stop("internal error: one weight vector per mode needed");
-  w.d = d;
-  w.v.clear();
-  for (std::size_t n = 0; n < N; ++n) w.v.push_back(Rcpp::as<arma::vec>(v[n]));
-  if (static_cast<std::size_t>(eidx.nrow()) != N || eidx.ncol() != ev.size())
-    Rcpp::stop("internal error: deviation cells of the wrong shape");
-  w.idx.resize(static_cast<std::size_t>(eidx.size()));
-  for (R_xlen_t s = 0; s < eidx.size(); ++s) {
-    if (eidx[s] < 0) Rcpp::stop("internal error: a negative cell index");
-    w.idx[s] = static_cast<aspectr::index_t>(eidx[s]);
-  }
-  w.delta.assign(ev.begin(), ev.end());
-  try {
-    w.prepare(dims);
-  } catch (const std::invalid_argument& e) {
-    Rcpp::stop(std::string("internal error: ") + e.what());
-  }
-}
 }  // namespace
 
 // A shard's state: its weighted cells (idx: N x nnz 0-based, first index

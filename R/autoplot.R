@@ -152,7 +152,7 @@ autoplot_lca <- function(object) {
 autoplot.aspectr_ntf <- function(object, ...) {
   check_dots_empty(...)
   check_ggplot2()
-  need_rows(object, "{.fn autoplot}")
+  object <- rows_in_memory(object)
   modes <- names(object$factors) %||% paste("mode", seq_along(object$factors))
   d <- do.call(rbind, lapply(seq_along(object$factors), function(n) {
     f <- object$factors[[n]]

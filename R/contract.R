@@ -211,7 +211,7 @@ residuals.aspectr_symnmf <- function(object, x, ...) {
 #' @export
 residuals.aspectr_plsa <- function(object, x, ...) {
   check_dots_empty(...)
-  need_rows(object, "{.fn residuals}")
+  object <- rows_in_memory(object)
   d <- fitted_data(object, x)
   arr <- array(0, d$dims)
   arr[t(d$idx + 1L)] <- d$val
@@ -225,7 +225,7 @@ residuals.aspectr_plsa <- function(object, x, ...) {
 #' @export
 residuals.aspectr_ntf <- function(object, x, ...) {
   check_dots_empty(...)
-  need_rows(object, "{.fn residuals}")
+  object <- rows_in_memory(object)
   d <- fitted_data(object, x)
   arr <- array(0, d$dims)
   arr[t(d$idx + 1L)] <- d$val
@@ -316,7 +316,7 @@ residuals.aspectr_lca <- function(object, ...) {
 #' @export
 tidy.aspectr_ntf <- function(x, ...) {
   check_dots_empty(...)
-  need_rows(x, "{.fn tidy}")
+  x <- rows_in_memory(x)
   rows <- lapply(seq_along(x$factors), function(n) {
     f <- x$factors[[n]]
     idx <- rownames(f) %||% as.character(seq_len(nrow(f)))
@@ -506,7 +506,7 @@ glance.aspectr_sntf <- function(x, ...) {
 #' @export
 augment.aspectr_plsa <- function(x, data, ...) {
   check_dots_empty(...)
-  need_rows(x, "{.fn augment}")
+  x <- rows_in_memory(x)
   if (!is.null(x$weighting) && !(!missing(data) && is.data.frame(data))) {
     # (missing cells, masks, weights: the cells left out too, imputed)
     if (length(x$dims) == 2) return(plsa_augment_weighted(x, if (!missing(data)) data))
@@ -531,7 +531,7 @@ augment.aspectr_plsa <- function(x, data, ...) {
 #' @export
 augment.aspectr_nmf <- function(x, data, ...) {
   check_dots_empty(...)
-  need_rows(x, "{.fn augment}")
+  x <- rows_in_memory(x)
   if (!is.null(x$weighting)) return(nmf_augment_weighted(x, if (!missing(data)) data))
   if (!missing(data) && is.data.frame(data)) {
     return(augment_long(data, unname(x$W), t(unname(x$H)), rep(1, x$k),
@@ -549,7 +549,7 @@ augment.aspectr_nmf <- function(x, data, ...) {
 #' @export
 augment.aspectr_ntf <- function(x, data, ...) {
   check_dots_empty(...)
-  need_rows(x, "{.fn augment}")
+  x <- rows_in_memory(x)
   if (!is.null(x$weighting)) return(nway_augment_weighted(x, if (!missing(data)) data, as.numeric(x$weights)))
   d <- fitted_data(x, data)
   p <- cell_terms(x$factors, as.numeric(x$weights), d)
@@ -663,7 +663,7 @@ predict.aspectr_ntf <- function(object, newdata, type = c("coef", "class"), max_
   threads <- resolve_threads(threads)
   comp <- names(object$weights) %||% paste0("component_", seq_len(object$k))
   if (missing(newdata) || is.null(newdata)) {
-    need_rows(object, "{.fn predict} without {.arg newdata}")
+    object <- rows_in_memory(object)
     coef <- sweep(object$factors[[1]], 2, object$weights, "*")
   } else {
     d <- as_aspect_data(newdata, "newdata")

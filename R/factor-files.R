@@ -192,15 +192,17 @@ new_factor_files <- function(paths, rows, k, names, info, mode, labels) {
 #'
 #' `as.matrix()` reads the files (all of them, or the shards `shards`) and
 #' binds their rows; `gather_factors()` reads them into the fit, which is
-#' then an ordinary fit. The methods of a fit that need its whole rows'
-#' factor (such as [topics()], [augment()], [fitted()], [tidy()] of it or a
-#' plot of it, a warm start, and every method of a KL [nmf()] fit that goes
-#' through [as_plsa()]) refuse a fit whose factor is in files with an error
-#' of class `aspectr_error_unsupported`. The others work as usual:
-#' [print()], [summary()] and [terms()] (reading one file at a time where
-#' they list rows), [glance()], [logLik()], the [perplexity()] of a
-#' [plsa()] fit, and [predict()] of new documents (or, for N-way data, of
-#' cells: only the files holding their rows are read). A file that has
+#' then an ordinary fit. Every method of the fit works as on the gathered
+#' fit. Those that need only the terms' factor, or the rows one shard at a
+#' time, read no more than that: [print()], [summary()] and [terms()]
+#' (reading one file at a time where they list rows), [glance()],
+#' [logLik()], the [perplexity()] of a [plsa()] fit, and [predict()] of new
+#' documents (or, for N-way data, of cells: only the files holding their
+#' rows are read). Those that need the whole rows' factor (such as
+#' [topics()], [augment()], [fitted()], [tidy()] of it or a plot of it, a
+#' warm start, and every method of a KL [nmf()] fit that goes through
+#' [as_plsa()]) read the files first, as `gather_factors()` does (the
+#' factor must then fit in memory). A file that has
 #' changed since the fit wrote it is an error of class
 #' `aspectr_error_shard`.
 #'
@@ -323,14 +325,11 @@ in_files <- function(object) {
     inherits(object$W, "aspectr_factor_files")
 }
 
-# A method that needs the rows' factor, refused for a fit whose factor is
-# in files
-need_rows <- function(object, what, call = rlang::caller_env()) {
-  if (!in_files(object)) return(invisible())
-  abort_unsupported(what, "the rows' factor of this fit is in files ({.arg factor_dir}).",
-                    "Read it into the fit with {.code fit <- gather_factors(fit)} if it fits in memory.",
-                    call = call)
-}
+# The accessor of a fit's factors for the methods that need its whole rows'
+# factor: a fit whose rows' factor is in files (factor_dir) is returned with
+# its factors read (gather_factors()), so that every method answers as for
+# the fit gathered; any other fit as it is
+rows_in_memory <- function(object) if (in_files(object)) gather_factors(object) else object
 
 # `fit_one` of a sharded fit whose rows' factor is written to files,
 # keeping the files of the best start so far only (the first of equal

@@ -284,7 +284,7 @@ factor_map_data <- function(m, n) {
 # its rows) with its tracks: the annotation given (or, for "H", the fit's
 # own: the samples of a container) and each item's dominant factor.
 nmf_map <- function(x, type, n, annotation, call = rlang::caller_env()) {
-  if (type == "W") need_rows(x, "{.code plot(type = \"W\")}", call = call)
+  if (type == "W") x <- rows_in_memory(x)
   m <- if (type == "W") x$W else t(x$H)
   what <- if (type == "W") "row of the data" else "column of the data"
   if (is.null(annotation) && type == "H") annotation <- x$annotation

@@ -82,7 +82,7 @@ register_old_classes <- function(where) {
 
 # NMF's model of an aspectr fit (for NMF's heatmaps)
 as_nmf_model <- function(object) {
-  need_rows(object, "NMF's heatmaps")
+  object <- rows_in_memory(object)
   model <- get("nmfModel", envir = asNamespace("NMF"))
   model(W = as.matrix(object$W), H = object$H)
 }

@@ -44,7 +44,7 @@ register_topicmodels_methods <- function(...) {
 # documents x topics P(z | d)), of new documents when `newdata` is given.
 posterior_plsa <- function(object, newdata, ...) {
   terms <- t(object$factors[[length(object$dims)]])
-  if (missing(newdata) || is.null(newdata)) need_rows(object, "{.fn posterior} without {.arg newdata}")
+  if (missing(newdata) || is.null(newdata)) object <- rows_in_memory(object)
   theta <- if (missing(newdata) || is.null(newdata)) topics(object) else predict(object, newdata, ...)
   list(terms = terms, topics = theta)
 }

@@ -70,7 +70,7 @@ basis <- function(object, ...) UseMethod("basis")
 #' @export
 basis.aspectr_nmf <- function(object, ...) {
   check_dots_empty(...)
-  need_rows(object, "{.fn basis}")
+  object <- rows_in_memory(object)
   object$W
 }
 
@@ -102,7 +102,7 @@ coef.aspectr_nmf <- function(object, ...) {
 #' @export
 fitted.aspectr_nmf <- function(object, ...) {
   check_dots_empty(...)
-  need_rows(object, "{.fn fitted}")
+  object <- rows_in_memory(object)
   check_size(prod(as.numeric(object$dims)), "The fitted matrix would have {size} cells.")
   object$W %*% object$H
 }
@@ -112,7 +112,7 @@ fitted.aspectr_nmf <- function(object, ...) {
 #' @export
 residuals.aspectr_nmf <- function(object, x, ...) {
   check_dots_empty(...)
-  need_rows(object, "{.fn residuals}")
+  object <- rows_in_memory(object)
   if (missing(x)) {
     abort_input("{.arg x} is missing: {.fn residuals} needs the fitted data, a {object$dims[1]} x {object$dims[2]} matrix ({.code residuals(fit, x)}).", "argument", arg = "x")
   }
@@ -173,7 +173,7 @@ predict.aspectr_nmf <- function(object, newdata, type = c("coef", "class"),
   threads <- resolve_threads(threads)
   rows <- margin == "rows"
   if (missing(newdata) || is.null(newdata)) {
-    if (rows) need_rows(object, "{.fn predict} of the rows without {.arg newdata}")
+    if (rows) object <- rows_in_memory(object)
     out <- if (rows) object$W else object$H
   } else if (rows) {
     # new rows x ~ W_new H: the columns of t(x) projected onto t(H)
@@ -212,7 +212,7 @@ predict.aspectr_nmf <- function(object, newdata, type = c("coef", "class"),
       abort_input("{.arg newdata} must have {nrow(object$W)} rows like the fitted data, not {NROW(newdata)}.",
                   "newdata", arg = "newdata")
     }
-    need_rows(object, "{.fn predict} of new columns")
+    object <- rows_in_memory(object)
     out <- nmf_fold(object, newdata, object$W, object$L1[2], object$L2[2], max_iter, tol, threads)
     dimnames(out) <- list(colnames(object$W), colnames(newdata))
   }
@@ -271,7 +271,7 @@ as_plsa <- function(fit) {
     abort_input("{.arg fit} must be an {.cls aspectr_nmf} fit with {.code loss = \"kl\"}, not {if (inherits(fit, 'aspectr_nmf')) paste0('one with loss = \"', fit$loss, '\"') else describe(fit)}.",
                 "argument", arg = "fit")
   }
-  need_rows(fit, "{.fn as_plsa}")
+  fit <- rows_in_memory(fit)
   W <- unname(fit$W); H <- unname(fit$H)
   cw <- colSums(W); rh <- rowSums(H)
   keep <- cw > 0 & rh > 0
@@ -322,7 +322,7 @@ tidy.aspectr_nmf <- function(x, matrix = c("beta", "gamma", "W", "H"), lambda = 
                           gamma = as.vector(g)))
   }
   if (matrix == "W") {
-    need_rows(x, "{.fn tidy} of {.code W}")
+    x <- rows_in_memory(x)
     rn <- rownames(x$W); if (is.null(rn)) rn <- as.character(seq_len(nrow(x$W)))
     tibble::tibble(row = rep(rn, times = x$k), factor = rep(seq_len(x$k), each = nrow(x$W)),
                    value = as.vector(x$W))

@@ -458,7 +458,7 @@ plot.aspectr_ntf <- function(x, type = c("factors", "convergence"), ...) {
                    ylab = "objective", main = "Convergence", ...)
     return(invisible(x))
   }
-  need_rows(x, "{.code plot(type = \"factors\")}")
+  x <- rows_in_memory(x)
   N <- length(x$factors)
   nc <- min(N, 3)
   op <- graphics::par(mfrow = c(ceiling(N / nc), nc), mar = c(5, 4, 2, 1))
@@ -489,7 +489,7 @@ plot.aspectr_ntf <- function(x, type = c("factors", "convergence"), ...) {
 #' @export
 fitted.aspectr_ntf <- function(object, ...) {
   check_dots_empty(...)
-  need_rows(object, "{.fn fitted}")
+  object <- rows_in_memory(object)
   check_size(prod(as.numeric(object$dims)), "The fitted array would have {size} cells.")
   p <- array(0, object$dims)
   for (r in seq_len(object$k)) {

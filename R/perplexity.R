@@ -139,7 +139,7 @@ perplexity.aspectr_nmf <- function(object, newdata, ...) {
                       "only a KL fit is a topic model.",
                       "Fit {.code nmf(x, k, loss = \"kl\")} or {.fn plsa}.")
   }
-  need_rows(object, "{.fn perplexity} of an NMF")
+  object <- rows_in_memory(object)
   perplexity(as_plsa(object), newdata, ...)
 }
 

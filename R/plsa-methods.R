@@ -156,7 +156,7 @@ topics.default <- function(object, ...) {
 topics.aspectr_plsa <- function(object, mode = 1, ...) {
   check_dots_empty(...)
   mode <- check_whole(mode, "mode", max = length(object$dims))
-  if (mode == 1) need_rows(object, "{.fn topics} of the documents")
+  if (mode == 1) object <- rows_in_memory(object)
   topic_weights(object$factors[[mode]], object$lambda)
 }
 
@@ -210,11 +210,8 @@ terms.aspectr_plsa <- function(x, n = 10, mode = length(x$dims), lambda = 1, ...
   n <- min(n, nrow(v))
   tn <- rownames(v)
   if (is.null(tn)) tn <- as.character(seq_len(nrow(v)))
-  if (lambda < 1 && inherits(v, "aspectr_factor_files")) {
-    abort_unsupported("{.fn terms} by relevance of a factor in files",
-                      "the marginal needs the whole factor.",
-                      "Read it into the fit with {.code fit <- gather_factors(fit)} if it fits in memory.")
-  }
+  # (the relevance needs the whole factor's marginal: a factor in files is read)
+  if (lambda < 1 && inherits(v, "aspectr_factor_files")) v <- as.matrix(v)
   # (a factor in files: read a shard at a time)
   out <- if (inherits(v, "aspectr_factor_files")) unlist(lapply(factor_top_rows(v, n), function(i) tn[i])) else
     if (lambda < 1) tn[top_term_index(v, n, relevance_matrix(v, as.numeric(x$lambda), lambda))] else
@@ -280,7 +277,7 @@ predict.aspectr_plsa <- function(object, newdata, type = c("topics", "class"), l
   tol <- check_number(tol, "tol", 0, Inf)
   threads <- resolve_threads(threads)
   if (missing(newdata) || is.null(newdata)) {
-    need_rows(object, "{.fn predict} without {.arg newdata}")
+    object <- rows_in_memory(object)
     theta <- topics(object)
   } else if (length(object$dims) > 2) {
     theta <- cell_posterior(object, newdata)
@@ -415,7 +412,7 @@ abort_newdata_cols <- function(got, want, call) {
 fitted.aspectr_plsa <- function(object, type = c("counts", "probability"), ...) {
   check_dots_empty(...)
   type <- match_option(type, c("counts", "probability"), "type")
-  need_rows(object, "{.fn fitted}")
+  object <- rows_in_memory(object)
   check_size(prod(as.numeric(object$dims)), "The fitted matrix would have {size} cells.")
   if (length(object$dims) == 2) {
     p <- object$factors[[1]] %*% (object$lambda * t(object$factors[[2]]))
@@ -526,7 +523,7 @@ tidy.aspectr_plsa <- function(x, matrix = c("beta", "gamma"), lambda = NULL, n =
     tidy_beta(x$factors[[length(x$dims)]], term_names(x), as.numeric(x$lambda), lambda, n)
   } else {
     check_beta_only(lambda, n)
-    need_rows(x, "{.fn tidy} of {.code gamma}")
+    x <- rows_in_memory(x)
     g <- topics(x)
     tibble::tibble(document = rep(doc_names(x), times = x$k),
                    topic = rep(seq_len(x$k), each = nrow(g)),

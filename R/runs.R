@@ -107,7 +107,7 @@ finish_progress <- function(fit, verbose, name, max_iter, tol) {
 # A warm start: `init` an earlier fit of the same family, rank and data
 # shape (classed input errors otherwise); returns the fit.
 warm_start <- function(init, family, k, dims, call = rlang::caller_env()) {
-  need_rows(init, "A warm start from this fit", call = call)
+  init <- rows_in_memory(init)
   got <- init$family %||% sub("^aspectr_", "", class(init)[1])
   if (!identical(got, family)) {
     abort_input("{.arg init} is a {.fn {got}} fit; a warm start needs a {.fn {family}} fit.",

@@ -22,7 +22,7 @@ topic_form <- function(fit, what, call = rlang::caller_env()) {
                 terms = term_names(fit), docs = function() doc_names(fit),
                 dims = fit$dims, dimnames = fit$dimnames,
                 gamma = function() {
-                  need_rows(fit, what, call = call)
+                  fit <- rows_in_memory(fit)
                   unname(topic_weights(fit$factors[[1]], fit$lambda))
                 }))
   }
@@ -33,7 +33,7 @@ topic_form <- function(fit, what, call = rlang::caller_env()) {
     beta <- t(H / ifelse(rh > 0, rh, 1))
     terms <- colnames(fit$H) %||% as.character(seq_len(ncol(H)))
     # (the topic sizes need the column sums of W)
-    need_rows(fit, what, call = call)
+    fit <- rows_in_memory(fit)
     cw <- colSums(fit$W)
     mass <- unname(cw * rh)
     lambda <- if (sum(mass) > 0) mass / sum(mass) else rep(1 / k, k)
@@ -41,7 +41,7 @@ topic_form <- function(fit, what, call = rlang::caller_env()) {
                 docs = function() rownames(fit$W) %||% as.character(seq_len(fit$dims[1])),
                 dims = fit$dims, dimnames = fit$dimnames,
                 gamma = function() {
-                  need_rows(fit, what, call = call)
+                  fit <- rows_in_memory(fit)
                   unname(topic_weights(sweep(unname(fit$W), 2, ifelse(cw > 0, cw, 1), "/"), lambda))
                 }))
   }

@@ -429,16 +429,30 @@ nmf <- function(x, k, loss = c("frobenius", "kl", "beta"), beta = 2,
     nd <- sc$nd
   }
   bpow <- if (loss == "beta") beta else c(frobenius = 2, kl = 1)[[loss]]
-  if (loss == "beta" && beta <= 0 && any(nd$dense <= 0)) {
+  # (shards: the updates read each shard's rows as a dense block)
+  if (sharded && loss == "beta") {
+    check_size(max(x$rows) * as.numeric(nd$dims[2]),
+               paste0("The beta divergence's updates need each shard's rows as a dense block: the largest is ",
+                      max(x$rows), " x ", nd$dims[2], " ({size} cells)."))
+  }
+  # cells of the scaled x raised to `floor` (0: none)
+  floor <- 0
+  if (loss == "beta" && beta <= 0 && (if (sharded) nd$nnz < prod(as.numeric(nd$dims)) else any(nd$dense <= 0))) {
     # the divergence is infinite at a zero of x: the zeros become the
     # epsilon guard of the multiplicative updates (in units of the scaled x)
     if (!(eps > 0)) {
       abort_input("{.arg eps} must be a positive number when {.code beta = {beta}} and {.arg x} has zero entries (it replaces the zeros), not {eps}.",
                   "argument", arg = "eps")
     }
-    nd$dense[nd$dense < eps] <- eps
-    nd <- nmf_restat(nd)
-    nd$nnz <- length(nd$dense)
+    if (sharded) {
+      # (each shard raises its cells where it is; the data's sums come with
+      # the fit, see below)
+      floor <- eps
+    } else {
+      nd$dense[nd$dense < eps] <- eps
+      nd <- nmf_restat(nd)
+      nd$nnz <- length(nd$dense)
+    }
   }
   if (inherits(init, "aspectr_fit")) {
     # a warm start: the factors of an earlier nmf() fit
@@ -525,7 +539,8 @@ nmf <- function(x, k, loss = c("frobenius", "kl", "beta"), beta = 2,
   resume <- function(r) list(W = r$W, H = r$H)
   if (sharded) {
     if (is.null(session)) {
-      session <- nmf_shard_session(x, cluster, threads, loss, method, sc$s, L1s, L2s, eps, call, files, accelerate)
+      session <- nmf_shard_session(x, cluster, threads, loss, method, sc$s, L1s, L2s, eps, call, files, accelerate,
+                                   beta = beta, floor = floor)
       on.exit(session$close(), add = TRUE)
     } else {
       session$configure(sc$s, L1s, L2s, eps, accelerate, threads, c(wk, list(d = wd$d, c = wd$c)))
@@ -542,6 +557,14 @@ nmf <- function(x, k, loss = c("frobenius", "kl", "beta"), beta = 2,
   values <- vapply(runs, function(r) r$objective[length(r$objective)], numeric(1))
   best <- best_run(values, "nmf() fit")
   res <- runs[[best]]
+  if (!is.null(res$restat)) {
+    # the sums of shards whose zeros were raised to `floor`, as nmf_restat()
+    # makes those of the matrix
+    nd$total <- res$restat$total
+    nd$neg_entropy <- res$restat$xlogx / res$restat$total - log(res$restat$total)
+    nd$row_totals <- res$restat$row_totals
+    nd$nnz <- prod(nd$dims)
+  }
   W <- res$W; H <- res$H
   comp <- paste0("factor_", seq_len(k))
   penalized <- any(L1 > 0) || any(L2 > 0)

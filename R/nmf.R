@@ -170,7 +170,7 @@
 #'
 #' With [shards()] (in memory, in files or on a cluster) the same arguments
 #' give the in-memory fit (tested to 1e-10) for `loss = "frobenius"` and
-#' `"kl"`: `mask`, `observed` and `weights` are matrices of the whole data
+#' `"kl"` (weighted beta-divergence fits run in memory only): `mask`, `observed` and `weights` are matrices of the whole data
 #' (sparse ones need no memory of its size), each shard receives its rows'
 #' part and weighs its own cells, the rows of `W` are solved where they are,
 #' and each column of `H` from the added parts of its Gram matrix or linear
@@ -212,9 +212,16 @@
 #' by default, as in memory: the projections of the extrapolated factors are
 #' decided from sums over all shards), `"mu"` or `"als"`, and for
 #' `loss = "kl"` with `method = "cd"` or `"mu"` (extrapolated with
-#' `accelerate = TRUE`, as in memory). The Frobenius rules and the KL
+#' `accelerate = TRUE`, as in memory), and for `loss = "beta"` (any
+#' `beta`, with `L1` penalties, zeros raised to `eps` when `beta <= 0` as in
+#' memory). The Frobenius rules, the KL and the beta-divergence
 #' multiplicative updates, extrapolated or not, are the very code that fits
-#' a matrix in memory, run on each shard where it is. KL coordinate descent solves the columns of `H` on the master
+#' a matrix in memory, run on each shard where it is. The beta-divergence
+#' updates raise the model to powers at every cell, zeros included: each
+#' shard's rows are made a dense block (rows x columns of `x`, refused above
+#' `getOption("aspectr.max_cells", 1e8)` cells) for each of the two passes of
+#' an iteration, and each block's step is checked against the objective
+#' summed over all shards, as in memory. KL coordinate descent solves the columns of `H` on the master
 #' in passes over the shards: each Newton step needs the sums of a whole
 #' column, and the columns advance together, so an iteration takes k + 1
 #' passes, and more when a step of some column is halved. Each pass moves

@@ -141,3 +141,42 @@ test_that("beta-divergence updates of shards on a 2-worker PSOCK cluster equal t
   stores <- function(cl) unlist(parallel::clusterEvalQ(cl, length(ls(asNamespace("aspectr")$shard_stores))))
   expect_identical(stores(cl), c(0L, 0L))
 })
+
+test_that("beta-divergence fits of shard files do not depend on the chunk, and the callback and factor_dir are exact", {
+  x <- shard_counts(26, 12, seed = 17)
+  parts <- split_rows(x, c(6L, 15L))
+  files <- write_shards(parts, shard_tempdir())
+  old <- options(aspectr.shard_chunk = NULL)
+  on.exit(options(old), add = TRUE)
+  fits <- lapply(c(1, 7, 1e6), function(ch) {
+    options(aspectr.shard_chunk = ch)
+    beta_fit(files, beta = 1.5, seed = 6, max_iter = 15, tol = 0)
+  })
+  options(aspectr.shard_chunk = NULL)
+  # (each shard's dense block is the same whatever the chunk)
+  for (f in fits[-1]) {
+    expect_identical(f$W, fits[[1]]$W)
+    expect_identical(f$H, fits[[1]]$H)
+    expect_identical(f$objective, fits[[1]]$objective)
+  }
+  # the callback sees the in-memory objective and factors at every iteration
+  seen <- function(data) {
+    v <- list()
+    beta_fit(data, beta = 0.5, seed = 6, max_iter = 6, tol = 0,
+             callback = function(it, value, model) { v[[it]] <<- list(value = value, W = model$W); TRUE })
+    v
+  }
+  ref <- seen(x)
+  got <- seen(shards(parts))
+  expect_length(got, 6)
+  for (i in seq_along(ref)) {
+    expect_equal(got[[i]]$value, ref[[i]]$value, tolerance = 1e-10)
+    expect_equal(got[[i]]$W, ref[[i]]$W, tolerance = 1e-10)
+  }
+  # W written to files by the processes holding the shards
+  fd <- beta_fit(files, beta = 0.5, seed = 6, max_iter = 10, tol = 0, factor_dir = shard_tempdir())
+  mem <- beta_fit(x, beta = 0.5, seed = 6, max_iter = 10, tol = 0)
+  expect_s3_class(fd$W, "aspectr_factor_files")
+  expect_equal(unname(as.matrix(fd$W)), unname(mem$W), tolerance = 1e-10)
+  expect_equal(fd$objective, mem$objective, tolerance = 1e-10)
+})

@@ -78,13 +78,15 @@ shard_nmf_products <- function(nd, threads) {
 
 # The sharded NMF of one fit: shards loaded (or described for streaming);
 # `fit(init, iters, tol, hook, exact)` runs one start (the fields of
-# cpp_nmf_fit()'s answer), `close()` clears the workers.
+# cpp_nmf_fit()'s answer), `close()` clears the workers. `beta`: that of
+# loss = "beta"; `x_floor`: its cells (of the scaled data) below it raised
+# to it (beta <= 0 with zeros in x, as nmf() raises a matrix's).
 nmf_shard_session <- function(x, cluster, threads, loss, method, s, L1s, L2s, eps, call, files = NULL,
-                              accelerate = FALSE, total = NULL, beta = 2, floor = 0) {
+                              accelerate = FALSE, total = NULL, beta = 2, x_floor = 0) {
   eng <- shard_engine(x, cluster, threads, call)
   eng$set_files(files)
   tryCatch(eng$load(), error = function(e) { eng$drop(); stop(e) })
-  global <- list(dims = x$dims, s = s, kl = loss == "kl", loss = loss, beta = beta, floor = floor,
+  global <- list(dims = x$dims, s = s, kl = loss == "kl", loss = loss, beta = beta, floor = x_floor,
                  method = method, accelerate = accelerate,
                  l1 = L1s[1], l2 = L2s[1],
                  eps = eps, threads = threads, total = total %||% (shard_total(x) / s),

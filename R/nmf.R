@@ -442,8 +442,8 @@ nmf <- function(x, k, loss = c("frobenius", "kl", "beta"), beta = 2,
                paste0("The beta divergence's updates need each shard's rows as a dense block: the largest is ",
                       max(x$rows), " x ", nd$dims[2], " ({size} cells)."))
   }
-  # cells of the scaled x raised to `floor` (0: none)
-  floor <- 0
+  # cells of the scaled x raised to `x_floor` (0: none)
+  x_floor <- 0
   if (loss == "beta" && beta <= 0 && (if (sharded) nd$nnz < prod(as.numeric(nd$dims)) else any(nd$dense <= 0))) {
     # the divergence is infinite at a zero of x: the zeros become the
     # epsilon guard of the multiplicative updates (in units of the scaled x)
@@ -454,7 +454,7 @@ nmf <- function(x, k, loss = c("frobenius", "kl", "beta"), beta = 2,
     if (sharded) {
       # (each shard raises its cells where it is; the data's sums come with
       # the fit, see below)
-      floor <- eps
+      x_floor <- eps
     } else {
       nd$dense[nd$dense < eps] <- eps
       nd <- nmf_restat(nd)
@@ -547,7 +547,7 @@ nmf <- function(x, k, loss = c("frobenius", "kl", "beta"), beta = 2,
   if (sharded) {
     if (is.null(session)) {
       session <- nmf_shard_session(x, cluster, threads, loss, method, sc$s, L1s, L2s, eps, call, files, accelerate,
-                                   beta = beta, floor = floor)
+                                   beta = beta, x_floor = x_floor)
       on.exit(session$close(), add = TRUE)
     } else {
       session$configure(sc$s, L1s, L2s, eps, accelerate, threads, c(wk, list(d = wd$d, c = wd$c)))
@@ -565,7 +565,7 @@ nmf <- function(x, k, loss = c("frobenius", "kl", "beta"), beta = 2,
   best <- best_run(values, "nmf() fit")
   res <- runs[[best]]
   if (!is.null(res$restat)) {
-    # the sums of shards whose zeros were raised to `floor`, as nmf_restat()
+    # the sums of shards whose zeros were raised to `x_floor`, as nmf_restat()
     # makes those of the matrix
     nd$total <- res$restat$total
     nd$neg_entropy <- res$restat$xlogx / res$restat$total - log(res$restat$total)

@@ -125,8 +125,8 @@ cpp_nmf_piece_run <- function(state, file, Wt, slots, op, input, threads, kept) 
     .Call(`_aspectr_cpp_nmf_piece_run`, state, file, Wt, slots, op, input, threads, kept)
 }
 
-cpp_nmf_pieces_fit <- function(fn, H0, m, loss, method, L1, L2, eps, accelerate, total, max_iter, tol, threads, hook = NULL, want_model = FALSE) {
-    .Call(`_aspectr_cpp_nmf_pieces_fit`, fn, H0, m, loss, method, L1, L2, eps, accelerate, total, max_iter, tol, threads, hook, want_model)
+cpp_nmf_pieces_fit <- function(fn, H0, m, loss, method, L1, L2, eps, accelerate, total, max_iter, tol, threads, hook = NULL, want_model = FALSE, beta = 2.0, floor = 0.0) {
+    .Call(`_aspectr_cpp_nmf_pieces_fit`, fn, H0, m, loss, method, L1, L2, eps, accelerate, total, max_iter, tol, threads, hook, want_model, beta, floor)
 }
 
 cpp_nmf_weighted_fit <- function(data, W0, H0, loss, method, d, r, c, ei, ej, ev, wx2, klc, total, L1, L2, eps, max_iter, tol, threads, verbose, hook = NULL, want_model = FALSE) {

@@ -78,13 +78,16 @@ shard_nmf_products <- function(nd, threads) {
 
 # The sharded NMF of one fit: shards loaded (or described for streaming);
 # `fit(init, iters, tol, hook, exact)` runs one start (the fields of
-# cpp_nmf_fit()'s answer), `close()` clears the workers.
+# cpp_nmf_fit()'s answer), `close()` clears the workers. `beta`: that of
+# loss = "beta"; `x_floor`: its cells (of the scaled data) below it raised
+# to it (beta <= 0 with zeros in x, as nmf() raises a matrix's).
 nmf_shard_session <- function(x, cluster, threads, loss, method, s, L1s, L2s, eps, call, files = NULL,
-                              accelerate = FALSE, total = NULL) {
+                              accelerate = FALSE, total = NULL, beta = 2, x_floor = 0) {
   eng <- shard_engine(x, cluster, threads, call)
   eng$set_files(files)
   tryCatch(eng$load(), error = function(e) { eng$drop(); stop(e) })
-  global <- list(dims = x$dims, s = s, kl = loss == "kl", method = method, accelerate = accelerate,
+  global <- list(dims = x$dims, s = s, kl = loss == "kl", loss = loss, beta = beta, floor = x_floor,
+                 method = method, accelerate = accelerate,
                  l1 = L1s[1], l2 = L2s[1],
                  eps = eps, threads = threads, total = total %||% (shard_total(x) / s),
                  chunk = if (is.null(cluster) && shard_files_streamed(x)) shard_chunk(call))
@@ -201,10 +204,24 @@ nmf_pieces_fit <- function(eng, run, H, global, L1s, L2s, max_iter, tol, hook, e
                 iterations = r$iterations, converged = r$converged, stopped = r$stopped, xnorm2 = r$xnorm2,
                 divergence = r$divergence, frobenius = r$frobenius, mass = r$mass))
   }
+  if (identical(global$loss, "beta")) loss <- "beta"
   r <- cpp_nmf_pieces_fit(fn, H, as.numeric(eng$x$dims[1]), loss, global$method,
                           L1s, L2s, global$eps, isTRUE(global$accelerate), global$total,
-                          as.integer(max_iter), tol, global$threads, cb, exact)
+                          as.integer(max_iter), tol, global$threads, cb, exact, global$beta %||% 2,
+                          global$floor %||% 0)
   H <- r$H
+  if (loss == "beta") {
+    # the divergence of the data the fit read (zeros raised to the floor),
+    # term by term as in memory, and the products of the relative error
+    last <- fn("beta_final", list(H = H, b = global$beta, eps = global$eps, floor = global$floor))
+    xnorm2 <- drop(last$xnorm2)
+    restat <- if (global$floor > 0) {
+      list(total = drop(last$total), xlogx = drop(last$xlogx), row_totals = unlist(lapply(rt <- last$`@rowtot`, as.numeric)))
+    }
+    return(list(W = eng$gather(last = TRUE), H = H, objective = r$objective, initial = r$initial,
+                iterations = r$iterations, converged = r$converged, stopped = r$stopped, xnorm2 = xnorm2,
+                divergence = drop(last$div), wtxh = sum(last$C * H), WW = last$WW, restat = restat))
+  }
   # the final model's divergence without the penalties, W'X . H and W'W
   # for the relative error
   last <- fn("eval", list())
@@ -236,7 +253,7 @@ shard_nmf_op <- function(st, held, op, args) {
   # (a request that reads the cells)
   need_data <- args$req %in% c("eval", "wtx", "block", "klmu", "kleval", "her_init", "her_wwork", "her_wproj",
                                "her_w", "her_fin", "kcd_pass", "kcd_cols", "kcd_rows", "klher_init", "klher_h",
-                               "klher_w") ||
+                               "klher_w", "beta_w", "beta_wkeep", "beta_h", "beta_eval", "beta_final") ||
     (args$req == "sweep" && !is.null(args$input$H))
   parts <- NULL
   for (key in names(st$shards)) {

@@ -170,7 +170,7 @@
 #'
 #' With [shards()] (in memory, in files or on a cluster) the same arguments
 #' give the in-memory fit (tested to 1e-10) for `loss = "frobenius"` and
-#' `"kl"`: `mask`, `observed` and `weights` are matrices of the whole data
+#' `"kl"` (weighted beta-divergence fits run in memory only): `mask`, `observed` and `weights` are matrices of the whole data
 #' (sparse ones need no memory of its size), each shard receives its rows'
 #' part and weighs its own cells, the rows of `W` are solved where they are,
 #' and each column of `H` from the added parts of its Gram matrix or linear
@@ -212,9 +212,16 @@
 #' by default, as in memory: the projections of the extrapolated factors are
 #' decided from sums over all shards), `"mu"` or `"als"`, and for
 #' `loss = "kl"` with `method = "cd"` or `"mu"` (extrapolated with
-#' `accelerate = TRUE`, as in memory). The Frobenius rules and the KL
+#' `accelerate = TRUE`, as in memory), and for `loss = "beta"` (any
+#' `beta`, with `L1` penalties, zeros raised to `eps` when `beta <= 0` as in
+#' memory). The Frobenius rules, the KL and the beta-divergence
 #' multiplicative updates, extrapolated or not, are the very code that fits
-#' a matrix in memory, run on each shard where it is. KL coordinate descent solves the columns of `H` on the master
+#' a matrix in memory, run on each shard where it is. The beta-divergence
+#' updates raise the model to powers at every cell, zeros included: each
+#' shard's rows are made a dense block (rows x columns of `x`, refused above
+#' `getOption("aspectr.max_cells", 1e8)` cells) for each of the two passes of
+#' an iteration, and each block's step is checked against the objective
+#' summed over all shards, as in memory. KL coordinate descent solves the columns of `H` on the master
 #' in passes over the shards: each Newton step needs the sums of a whole
 #' column, and the columns advance together, so an iteration takes k + 1
 #' passes, and more when a step of some column is halved. Each pass moves
@@ -429,16 +436,30 @@ nmf <- function(x, k, loss = c("frobenius", "kl", "beta"), beta = 2,
     nd <- sc$nd
   }
   bpow <- if (loss == "beta") beta else c(frobenius = 2, kl = 1)[[loss]]
-  if (loss == "beta" && beta <= 0 && any(nd$dense <= 0)) {
+  # (shards: the updates read each shard's rows as a dense block)
+  if (sharded && loss == "beta") {
+    check_size(max(x$rows) * as.numeric(nd$dims[2]),
+               paste0("The beta divergence's updates need each shard's rows as a dense block: the largest is ",
+                      max(x$rows), " x ", nd$dims[2], " ({size} cells)."))
+  }
+  # cells of the scaled x raised to `x_floor` (0: none)
+  x_floor <- 0
+  if (loss == "beta" && beta <= 0 && (if (sharded) nd$nnz < prod(as.numeric(nd$dims)) else any(nd$dense <= 0))) {
     # the divergence is infinite at a zero of x: the zeros become the
     # epsilon guard of the multiplicative updates (in units of the scaled x)
     if (!(eps > 0)) {
       abort_input("{.arg eps} must be a positive number when {.code beta = {beta}} and {.arg x} has zero entries (it replaces the zeros), not {eps}.",
                   "argument", arg = "eps")
     }
-    nd$dense[nd$dense < eps] <- eps
-    nd <- nmf_restat(nd)
-    nd$nnz <- length(nd$dense)
+    if (sharded) {
+      # (each shard raises its cells where it is; the data's sums come with
+      # the fit, see below)
+      x_floor <- eps
+    } else {
+      nd$dense[nd$dense < eps] <- eps
+      nd <- nmf_restat(nd)
+      nd$nnz <- length(nd$dense)
+    }
   }
   if (inherits(init, "aspectr_fit")) {
     # a warm start: the factors of an earlier nmf() fit
@@ -525,7 +546,8 @@ nmf <- function(x, k, loss = c("frobenius", "kl", "beta"), beta = 2,
   resume <- function(r) list(W = r$W, H = r$H)
   if (sharded) {
     if (is.null(session)) {
-      session <- nmf_shard_session(x, cluster, threads, loss, method, sc$s, L1s, L2s, eps, call, files, accelerate)
+      session <- nmf_shard_session(x, cluster, threads, loss, method, sc$s, L1s, L2s, eps, call, files, accelerate,
+                                   beta = beta, x_floor = x_floor)
       on.exit(session$close(), add = TRUE)
     } else {
       session$configure(sc$s, L1s, L2s, eps, accelerate, threads, c(wk, list(d = wd$d, c = wd$c)))
@@ -542,6 +564,14 @@ nmf <- function(x, k, loss = c("frobenius", "kl", "beta"), beta = 2,
   values <- vapply(runs, function(r) r$objective[length(r$objective)], numeric(1))
   best <- best_run(values, "nmf() fit")
   res <- runs[[best]]
+  if (!is.null(res$restat)) {
+    # the sums of shards whose zeros were raised to `x_floor`, as nmf_restat()
+    # makes those of the matrix
+    nd$total <- res$restat$total
+    nd$neg_entropy <- res$restat$xlogx / res$restat$total - log(res$restat$total)
+    nd$row_totals <- res$restat$row_totals
+    nd$nnz <- prod(nd$dims)
+  }
   W <- res$W; H <- res$H
   comp <- paste0("factor_", seq_len(k))
   penalized <- any(L1 > 0) || any(L2 > 0)

@@ -12,7 +12,7 @@ shard_capabilities <- function() {
   rbind(
     cap("nmf", "frobenius", c("hals", "anls", "mu", "als"), TRUE),
     cap("nmf", "kl", c("cd", "mu"), TRUE),
-    cap("nmf", "beta", "mu", FALSE, "the beta-divergence updates are fitted in one object"),
+    cap("nmf", "beta", "mu", TRUE),
     # (coordinate descent of a matrix is nmf()'s rule, which runs on pieces;
     # with a prior and for N-way data it is that of solvers/cd.h, which
     # needs every cell of a term at once)
@@ -32,6 +32,8 @@ shard_capabilities <- function() {
     # (nmf/weighted.h), and ntf()'s KL multiplicative updates
     # (solvers/cp_weighted_pieces.h); its coordinate descent needs every
     # slice of a mode at once
+    cap("nmf", "beta", "mu", FALSE, "the weighted beta-divergence updates are fitted in one object",
+        option = "mask"),
     cap("ntf", "kl", "cd", FALSE, "coordinate descent needs every slice of a mode at once", option = "mask"),
     cap("ntf", "frobenius", c("hals", "mu"), FALSE, "the weighted updates of ntf() are fitted in one object",
         option = "mask")

@@ -139,6 +139,7 @@ class NoCells : public aspectr::nmf::Cells {
     return 0.0;
   }
   bool kcd_columns(arma::mat&, const arma::mat&, const arma::vec&, double, int) override { fail(); return false; }
+  const arma::mat& dense(arma::mat&) override { fail(); }
 
  private:
   [[noreturn]] static void fail() { throw std::logic_error("internal error: a piece's cells read without data"); }
@@ -190,13 +191,14 @@ Rcpp::List cpp_nmf_piece_run(SEXP state, SEXP file, SEXP Wt, SEXP slots, std::st
 }
 
 // A fit in pieces reached through R (see RPieces): the rule's loop in the
-// core's driver. H0: k x n, m: the rows of X. Returns H and the trace; W
+// core's driver. H0: k x n, m: the rows of X; `beta` and `floor` (cells
+// below it raised to it) of loss = "beta". Returns H and the trace; W
 // stays with the pieces, rescaled to the returned model.
 // [[Rcpp::export]]
 Rcpp::List cpp_nmf_pieces_fit(SEXP fn, Rcpp::NumericMatrix H0, double m, std::string loss, std::string method,
                               Rcpp::NumericVector L1, Rcpp::NumericVector L2, double eps, bool accelerate,
                               double total, int max_iter, double tol, int threads, SEXP hook = R_NilValue,
-                              bool want_model = false) {
+                              bool want_model = false, double beta = 2.0, double floor = 0.0) {
   using namespace aspectr::nmf;
   RPieces P(fn);
   PieceModel M;
@@ -214,6 +216,10 @@ Rcpp::List cpp_nmf_pieces_fit(SEXP fn, Rcpp::NumericMatrix H0, double m, std::st
       PieceHER<true> rule(pen, HerParams(), m);
       tr = aspectr::run_solver(rule, P, M, ctl, cb);
     }
+  } else if (loss == "beta") {
+    if (method != "mu") Rcpp::stop("internal error: no beta-divergence rule in pieces for '%s'", method.c_str());
+    PieceBetaMU rule(beta, pen, eps, floor);
+    tr = aspectr::run_solver(rule, P, M, ctl, cb);
   } else if (loss == "kl" && method == "cd") {
     PieceKLCD rule(pen, total);
     tr = aspectr::run_solver(rule, P, M, ctl, cb);

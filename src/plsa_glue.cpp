@@ -659,11 +659,6 @@ struct NmfArgs {
   double beta, eps;
   bool accelerate;
 };
-template <class Rule>
-aspectr::FitTrace run_rule(Rule& rule, const aspectr::nmf::Data& X, aspectr::nmf::Model& M,
-                           const aspectr::Control& ctl, RCallback& cb) {
-  return aspectr::run_solver(rule, X, M, ctl, cb);
-}
 // A rule of nmf/piece.h on the matrix as one piece: the rule that shards,
 // shard files and clusters run too
 template <class Rule, class Callback>
@@ -716,7 +711,7 @@ const NmfSolver kNmfSolvers[] = {
      if (a.accelerate) { PieceKLHER r(a.pen, a.eps, HerParams()); return run_one_piece(r, X, M, c, cb); }
      PieceKLMU r(a.pen, a.eps); return run_one_piece(r, X, M, c, cb); }},
   {"beta", "mu", true, [](const Data& X, Model& M, const aspectr::Control& c, RCallback& cb, const NmfArgs& a) {
-     BetaMU r(a.beta, a.pen, a.eps); return run_rule(r, X, M, c, cb); }},
+     PieceBetaMU r(a.beta, a.pen, a.eps); return run_one_piece(r, X, M, c, cb); }},
 };
 const NmfSolver* find_nmf_solver(const std::string& loss, const std::string& method) {
   for (const NmfSolver& s : kNmfSolvers)

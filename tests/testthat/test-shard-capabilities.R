@@ -17,6 +17,7 @@ test_that("every method the capability table allows runs on shards as in memory"
     r <- ok[i, ]
     what <- paste(r$family, r$loss, r$method)
     extra <- if (r$loss == "tsallis") list(q = 0.8) else list()
+    if (r$loss == "beta") extra$beta <- 0.5
     # (NNDSVD, nmf()'s default start of a matrix, needs the whole matrix's
     # singular vectors: shards start at random, as nmf(init = "random"))
     if (r$family == "nmf") extra$init <- "random"
@@ -94,6 +95,7 @@ test_that("every allowed method gives the in-memory fit on every backend: shards
     r <- ok[i, ]
     extra <- list(seed = 2, max_iter = 5, tol = 0)
     if (r$loss == "tsallis") extra$q <- 0.7
+    if (r$loss == "beta") extra$beta <- 1.5
     if (r$family == "nmf") extra$init <- "random"
     fit <- function(data, ...) {
       suppressMessages(suppressWarnings(do.call(r$family, c(list(data, 2, loss = r$loss, method = r$method),

@@ -71,6 +71,11 @@ class Cells {
   virtual double kcd_rows(arma::mat& Wt, const arma::mat& H, double l1, double l2, int threads,
                           const arma::mat* cper = nullptr) = 0;
   virtual bool kcd_columns(arma::mat& H, const arma::mat& Wt, const arma::vec& c, double l2, int threads) = 0;
+  // The cells as a dense m_s x n matrix (the beta divergence's updates read
+  // every cell, zeros too): the matrix itself when it is dense, else
+  // written to `buf` (zeros, then each cell; a file read a chunk at a time)
+  // and returned.
+  virtual const arma::mat& dense(arma::mat& buf) = 0;
 };
 
 // A matrix in memory (not owned). keep_v: whether passes of KL coordinate
@@ -130,6 +135,16 @@ class MemoryCells : public Cells {
   bool kcd_columns(arma::mat& H, const arma::mat& Wt, const arma::vec& c, double l2, int threads) override {
     KLCD::solve_side(X_, false, Wt, H, c, l2, 1, 1, nullptr, threads);
     return true;
+  }
+  const arma::mat& dense(arma::mat& buf) override {
+    if (X_.dense()) return X_.D();
+    const Csc& S = X_.S();
+    buf.zeros(S.n_rows, S.n_cols);
+    for (arma::uword j = 0; j < S.n_cols; ++j) {
+      double* col = buf.colptr(j);
+      for (std::size_t t = S.p[j]; t < S.p[j + 1]; ++t) col[S.i[t]] += S.val(t);
+    }
+    return buf;
   }
   const Data& data() const { return X_; }
 
@@ -221,6 +236,17 @@ class FileCells : public Cells {
     return kl_cd_rows(rows, Wt, H, l1, l2, true, threads, cper);
   }
   bool kcd_columns(arma::mat&, const arma::mat&, const arma::vec&, double, int) override { return false; }
+  const arma::mat& dense(arma::mat& buf) override {
+    ShardReader reader(path_);
+    buf.zeros(m_, n_);
+    double x2 = 0.0;
+    while (reader.next(buf_, cells_)) {
+      const index_t* ix = buf_.idx.data();
+      const double* xv = scale_chunk(buf_, m_, n_, scale_, x2, nullptr);
+      for (std::size_t t = 0; t < buf_.nnz; ++t) buf(ix[2 * t], ix[2 * t + 1]) += xv[t];
+    }
+    return buf;
+  }
   double kl_constant() override {
     ShardReader reader(path_);
     double c = 0.0;
@@ -293,6 +319,7 @@ inline void projection_sums(const arma::mat& Y, const arma::mat& base, double* _
 //                         the new model, wsum, s1, s2
 //   "her_*"            the parts of an extrapolated step (PieceHER)
 //   "klher_*"          the parts of an extrapolated KL step (PieceKLHER)
+//   "beta_*"           the parts of a beta-divergence step (PieceBetaMU)
 //   "gather" s?, sv?   -> @Wt (W_s, concatenated over the pieces; sv: the
 //                         copy's rows divided by sv, W_s untouched)
 //   "scale"  s         -> nothing (the rescaling alone)
@@ -555,6 +582,92 @@ class Piece {
       slots_["PH"].swap(slots_["Pn"]);
     } else if (op == "her_reject") {
       slots_["Wo"].reset();  // the previous W is the iterate
+    } else if (op == "beta_w") {
+      // W_s given H by the beta-divergence update (BetaMU::step's W block):
+      // the ratios R from the numerators and denominators H P', H Q' of the
+      // model entering the step (slots NW, DW when `ready`: made by the
+      // last "beta_h" or "beta_eval" for this W_s and H), W_s0 (slot W0)
+      // and R kept; `retry`: R and W_s0 of the last first try. W_s = W_s0 o
+      // R^(gamma t); then the divergence of the new model, W_s's sums and
+      // H's numerators and denominators W_s P, W_s Q given the new W_s
+      const BetaMU bm = beta_rule(r);
+      arma::mat buf;
+      const arma::mat& D = beta_cells(buf, r.num("floor", 0.0));
+      const arma::mat& H = r.mat("H");
+      arma::mat& W0 = slots_["W0"];
+      arma::mat& R = slots_["R"];
+      arma::mat P, Q;
+      if (r.num("retry", 0.0) == 0.0) {
+        arma::mat& NW = slots_["NW"];
+        arma::mat& DW = slots_["DW"];
+        if (r.num("ready", 0.0) == 0.0 || NW.n_rows != Wt_.n_rows || NW.n_cols != Wt_.n_cols) {
+          bm.powers(arma::mat(Wt_.t() * H), D, P, Q);
+          NW = H * P.t();
+          DW = H * Q.t();
+        }
+        R = bm.ratios(Wt_, NW, DW, r.num("l1", 0.0), r.num("l2", 0.0));
+        W0 = Wt_;
+      } else if (W0.n_rows != Wt_.n_rows || W0.n_cols != Wt_.n_cols) {
+        throw std::logic_error("a retried beta step never begun");
+      }
+      const double g = bm.gamma() * r.num("t", 1.0);
+      for (arma::uword j = 0; j < Wt_.n_elem; ++j) Wt_[j] = W0[j] * (g == 1.0 ? R[j] : std::pow(R[j], g));
+      const arma::mat V = Wt_.t() * H;
+      out.set("div", bm.divergence(D, V));
+      w_sums(out, threads, false);
+      bm.powers(V, D, P, Q);
+      out.set("num", arma::mat(Wt_ * P));
+      out.set("den", arma::mat(Wt_ * Q));
+    } else if (op == "beta_wkeep") {
+      // no step of W_s lowered the objective: W_s0 again, and H's
+      // numerators and denominators given it
+      const arma::mat& W0 = slots_["W0"];
+      if (W0.n_rows != Wt_.n_rows || W0.n_cols != Wt_.n_cols) throw std::logic_error("a beta step never begun");
+      Wt_ = W0;
+      const BetaMU bm = beta_rule(r);
+      arma::mat buf, P, Q;
+      const arma::mat& D = beta_cells(buf, r.num("floor", 0.0));
+      bm.powers(arma::mat(Wt_.t() * r.mat("H")), D, P, Q);
+      out.set("num", arma::mat(Wt_ * P));
+      out.set("den", arma::mat(Wt_ * Q));
+    } else if (op == "beta_h" || op == "beta_eval") {
+      // the divergence of (W_s, H) (H: a candidate of the H block, or the
+      // model), and the numerators and denominators of the next update of
+      // W_s given H (slots NW, DW); "beta_eval" adds W_s's sums
+      const BetaMU bm = beta_rule(r);
+      arma::mat buf, P, Q;
+      const arma::mat& D = beta_cells(buf, r.num("floor", 0.0));
+      const arma::mat& H = r.mat("H");
+      const arma::mat V = Wt_.t() * H;
+      out.set("div", bm.divergence(D, V));
+      bm.powers(V, D, P, Q);
+      slots_["NW"] = H * P.t();
+      slots_["DW"] = H * Q.t();
+      if (op == "beta_eval") w_sums(out, threads, false);
+    } else if (op == "beta_final") {
+      // the final model's terms as nmf() reports them: the divergence of
+      // (W_s, H), W'X, W'W and the sums of the data the fit read (with
+      // zeros raised to `floor`): sum x^2, sum x, sum x log x, row sums
+      const BetaMU bm = beta_rule(r);
+      arma::mat buf;
+      const arma::mat& D = beta_cells(buf, r.num("floor", 0.0));
+      out.set("div", bm.divergence(D, arma::mat(Wt_.t() * r.mat("H"))));
+      out.set("C", arma::mat(Wt_ * D));
+      w_sums(out, threads);
+      double x2 = 0.0, tot = 0.0, xlx = 0.0;
+      arma::mat rowtot(1, D.n_rows, arma::fill::zeros);
+      for (arma::uword j = 0; j < D.n_cols; ++j)
+        for (arma::uword i = 0; i < D.n_rows; ++i) {
+          const double x = D(i, j);
+          x2 += x * x;
+          tot += x;
+          if (x > 0.0) xlx += x * std::log(x);
+          rowtot(0, i) += x;
+        }
+      out.set("xnorm2", x2);
+      out.set("total", tot);
+      out.set("xlogx", xlx);
+      out.set("@rowtot", std::move(rowtot));
     } else if (op == "gather") {
       out.set("@Wt", arma::mat(Wt_));
       if (r.has("sv")) {
@@ -572,6 +685,18 @@ class Piece {
   }
 
  private:
+  // the beta-divergence rule's arithmetic (BetaMU) for a request's b, eps
+  static BetaMU beta_rule(const Request& r) { return BetaMU(r.num("b", 2.0), Penalty(), r.num("eps", 0.0)); }
+  // the cells, dense, with entries below `floor` raised to it (nmf() with
+  // beta <= 0 and zeros in x: in memory the data come raised)
+  const arma::mat& beta_cells(arma::mat& buf, double floor) {
+    const arma::mat& D = X_.dense(buf);
+    if (!(floor > 0.0)) return D;
+    if (&D != &buf) buf = D;
+    for (arma::uword j = 0; j < buf.n_elem; ++j)
+      if (buf[j] < floor) buf[j] = floor;
+    return buf;
+  }
   static std::vector<char> keep_of(const arma::mat& keep, const arma::mat& W) {
     if (keep.n_elem != W.n_rows) throw std::logic_error("a projection's rows of the wrong size");
     std::vector<char> out(keep.n_elem);
@@ -802,6 +927,97 @@ class PieceKLMU {
   double eps_;
   bool have_const_ = false;
   double const_ = 0.0;
+};
+
+// Beta-divergence multiplicative updates (rules.h, BetaMU: Fevotte and
+// Idier 2011, safeguarded) on pieces: W_s given H where each piece is (its
+// numerators H P' and denominators H Q', P = x v^(b-2), Q = v^(b-1) over
+// every cell, zeros included), then H given W from the added W_s P and
+// W_s Q; each block's step F o R^(gamma t) is tried at t = 1, 1/2, ...
+// against the objective summed over the pieces, as in memory, and a block
+// with no such step stays. The divergence is BetaMU's, term by term on
+// every piece's dense cells; `floor` raises the cells below it (nmf()'s
+// guard of zeros when beta <= 0). A piece keeps, between requests, only
+// k x m_s matrices (W_s0, R, the next update's sums): the m_s x n model
+// is made for each request.
+class PieceBetaMU {
+ public:
+  PieceBetaMU(double beta, Penalty p, double eps, double floor = 0.0)
+      : b_(beta), pen_(p), eps_(eps), floor_(floor), gamma_(BetaMU(beta, Penalty(), eps).gamma()) {}
+  static constexpr bool kLagged = false;
+
+  double step(const Pieces& P, PieceModel& M, int threads) {
+    if (!have_) loss(P, M, threads);
+    // W given H
+    Stats w;
+    bool moved = false;
+    double t = 1.0;
+    for (int tries = 0; tries < 60; ++tries, t *= 0.5) {
+      Request r = base("beta_w");
+      r.view("H", M.H).with("l1", pen_.l1w).with("l2", pen_.l2w).with("t", t)
+          .with("ready", ready_ ? 1.0 : 0.0).with("retry", tries ? 1.0 : 0.0);
+      w = P.map(r);
+      const double f = w.num("div") + piece_penalty(pen_, w, M.H);
+      if (f <= f_) {
+        f_ = f;
+        ws_.set("s1", w.num("s1"));
+        ws_.set("s2", w.num("s2"));
+        moved = true;
+        break;
+      }
+    }
+    ready_ = false;
+    if (!moved) {
+      Request r = base("beta_wkeep");
+      r.view("H", M.H);
+      w = P.map(r);
+    }
+    // H given W
+    const arma::mat R = BetaMU(b_, Penalty(), eps_).ratios(M.H, w.mat("num"), w.mat("den"), pen_.l1h, pen_.l2h);
+    w = Stats();
+    const arma::mat H0 = M.H;
+    t = 1.0;
+    for (int tries = 0; tries < 60; ++tries, t *= 0.5) {
+      const double g = gamma_ * t;
+      for (arma::uword j = 0; j < M.H.n_elem; ++j) M.H[j] = H0[j] * (g == 1.0 ? R[j] : std::pow(R[j], g));
+      Request r = base("beta_h");
+      r.view("H", M.H);
+      const double f = P.map(r).num("div") + piece_penalty(pen_, ws_, M.H);
+      if (f <= f_) {
+        f_ = f;
+        ready_ = true;
+        return f_;
+      }
+    }
+    M.H = H0;  // no step lowers the objective: H stays
+    return f_;
+  }
+
+  double loss(const Pieces& P, PieceModel& M, int) {
+    Request r = base("beta_eval");
+    r.view("H", M.H);
+    const Stats e = P.map(r);
+    ws_.set("s1", e.num("s1"));
+    ws_.set("s2", e.num("s2"));
+    f_ = e.num("div") + piece_penalty(pen_, e, M.H);
+    have_ = true;
+    ready_ = true;
+    return f_;
+  }
+
+ private:
+  Request base(const char* op) const {
+    Request r(op);
+    r.with("b", b_).with("eps", eps_);
+    if (floor_ > 0.0) r.with("floor", floor_);
+    return r;
+  }
+  double b_;
+  Penalty pen_;
+  double eps_, floor_, gamma_;
+  bool have_ = false, ready_ = false;
+  double f_ = 0.0;
+  Stats ws_;
 };
 
 // Extrapolated KL multiplicative updates (HER of Ang and Gillis 2019, as

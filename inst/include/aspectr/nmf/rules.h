@@ -870,7 +870,9 @@ class BetaMU {
     return s;
   }
   int shortened() const { return shortened_; }
- private:
+  double gamma() const { return gamma_; }
+  // (the parts below are those of the rule on pieces too, PieceBetaMU in
+  // nmf/piece.h: the same arithmetic on every piece)
   // Q = v^(b-1) and P = x v^(b-2) with the model v floored at eps (the floor
   // keeps v^(b-2) below about 1e300 also when eps = 0): one power per cell
   void powers(const arma::mat& V, const arma::mat& D, arma::mat& P, arma::mat& Q) const {
@@ -892,6 +894,7 @@ class BetaMU {
       R[j] = std::max(num[j], eps_) / (den[j] + l1 + l2 * F[j] + eps_);
     return R;
   }
+ private:
   void safeguarded(const arma::mat& D, Model& M, arma::mat& F, const arma::mat& R) {
     const arma::mat F0 = F;
     double t = 1.0;

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Installs what building, checking and testing aspectr needs on a Debian
 # machine with R: Debian's prebuilt r-cran-* packages where they exist (fast),
-# CRAN for anything still missing, plus pandoc (vignettes) and qpdf
-# (R CMD check --as-cran). Safe to run repeatedly; does nothing when all is
+# CRAN for anything still missing, plus pandoc and pngquant (vignettes) and
+# qpdf (R CMD check --as-cran). Safe to run repeatedly; does nothing when all is
 # present. Needs root (or sudo) for apt-get.
 set -euo pipefail
 
@@ -17,6 +17,9 @@ missing_bioc=$(Rscript --vanilla -e 'p <- commandArgs(TRUE); cat(p[!vapply(p, re
 need_sys=()
 command -v pandoc >/dev/null 2>&1 || need_sys+=(pandoc)
 command -v qpdf >/dev/null 2>&1 || need_sys+=(qpdf)
+# (pngquant stores the vignettes' figures with 256 colours: without it the
+# built vignettes are about 230 KB larger and R CMD check notes the size)
+command -v pngquant >/dev/null 2>&1 || need_sys+=(pngquant)
 # (a real headless browser for the test of explore()'s page)
 command -v chromium >/dev/null 2>&1 || need_sys+=(chromium)
 

@@ -28,7 +28,9 @@ top_bars <- function(m, n, labels, value_label, facet_label, title) {
     ggplot2::facet_wrap(ggplot2::vars(.data$component), scales = "free_y") +
     ggplot2::scale_y_discrete(labels = function(b) lab[b]) +
     ggplot2::labs(x = value_label, y = NULL, title = title) +
-    ggplot2::theme_minimal()
+    ggplot2::theme_minimal() +
+    # (room on the right for the last facet's last tick label)
+    ggplot2::theme(plot.margin = ggplot2::margin(5.5, 16, 5.5, 5.5))
 }
 
 #' ggplot2 pictures of aspectr fits

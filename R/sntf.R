@@ -438,9 +438,10 @@ plot.aspectr_sntf <- function(x, type = c("membership", "convergence"), ...) {
   ord <- order(x$cluster, -apply(m, 1, max, na.rm = TRUE), na.last = TRUE)
   mm <- m[ord, , drop = FALSE]
   mm[is.na(mm)] <- 0
+  # (the clusters' names label the axis: no axis title beside them to overlap)
   graphics::image(seq_len(nrow(mm)), seq_len(ncol(mm)), mm, col = grDevices::hcl.colors(50, "YlOrRd", rev = TRUE),
-                  xlab = "point (ordered by cluster)", ylab = "cluster", main = "Soft memberships",
-                  axes = FALSE, ...)
+                  xlab = "point (ordered by cluster)", ylab = if (is.null(colnames(mm))) "cluster" else "",
+                  main = "Soft memberships", axes = FALSE, ...)
   graphics::axis(2, at = seq_len(ncol(mm)), labels = colnames(mm), las = 1, cex.axis = 0.7)
   graphics::box()
   invisible(x)

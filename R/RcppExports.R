@@ -289,8 +289,16 @@ cpp_shard_buffer_free <- function(buffer) {
     invisible(.Call(`_aspectr_cpp_shard_buffer_free`, buffer))
 }
 
-cpp_aspect_pieces_fit <- function(fn, lambda, factors, method, q, term_prior, max_iter, tol, threads, hook = NULL, want_model = FALSE) {
-    .Call(`_aspectr_cpp_aspect_pieces_fit`, fn, lambda, factors, method, q, term_prior, max_iter, tol, threads, hook, want_model)
+cpp_aspect_pieces_fit <- function(fn, lambda, factors, method, q, term_prior, max_iter, tol, threads, hook = NULL, want_model = FALSE, squarem = FALSE, squarem_bound = 1.0) {
+    .Call(`_aspectr_cpp_aspect_pieces_fit`, fn, lambda, factors, method, q, term_prior, max_iter, tol, threads, hook, want_model, squarem, squarem_bound)
+}
+
+cpp_squarem_piece_norms <- function(t0, t1, t2) {
+    .Call(`_aspectr_cpp_squarem_piece_norms`, t0, t1, t2)
+}
+
+cpp_squarem_piece_extrapolate <- function(t0, t1, t2, a) {
+    .Call(`_aspectr_cpp_squarem_piece_extrapolate`, t0, t1, t2, a)
 }
 
 cpp_foldin_cells <- function(B, doc, val, n_docs, prior, max_iter, tol) {

@@ -13,8 +13,11 @@ plsa_weighted_shards <- function(x, k, method, q, init, nrun, max_iter, tol, see
                                  env, cluster) {
   N <- length(x$dims)
   check_tensor_shards(x, "plsa", env)
-  method <- check_shard_capability("plsa", "tsallis", method, options = list(tensor = N > 2),
-                                   default = plsa_methods("tsallis", 1), call = env)
+  # (the capability table's refusals name the argument given)
+  given <- names(wargs)[!vapply(wargs, is.null, logical(1))][1]
+  method <- check_shard_capability("plsa", "tsallis", method, options = list(tensor = N > 2, mask = TRUE),
+                                   default = plsa_methods("tsallis", 1), call = env,
+                                   option_args = if (!is.na(given)) c(mask = given))
   q <- check_number(q, "q", 0, 1, lower_open = TRUE, upper_open = TRUE, call = env)
   ctl <- check_fit_controls(nrun, max_iter, tol, seed, threads, verbose, call = env)
   cluster <- check_cluster(cluster, x, call = env)

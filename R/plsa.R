@@ -283,9 +283,9 @@
 #' its row problems, with the pseudo-counts as extra observed cells and the
 #' normalizers of the proportions bounded by their tangents (a
 #' majorization), and the same fixed points as MAP EM. Sharded data
-#' ([shards()]) are fitted by MAP EM (coordinate descent with a prior needs
-#' every row of a term at once), the same fit as in memory with `method =
-#' "em"`. A fit with a prior keeps it
+#' ([shards()]) are fitted by MAP EM or its SQUAREM (coordinate descent
+#' with a prior needs every row of a term at once), the same fit as in
+#' memory with `method = "em"` or `"squarem"`. A fit with a prior keeps it
 #' in `prior` (in the fit's topic order), and [predict()] and
 #' [perplexity()] fold new documents in with the same pseudo-counts on
 #' \eqn{P(z \mid d)}. The prior applies to `loss = "kl"` with `tempering =
@@ -316,12 +316,18 @@
 #' `loss = "kl"` a matrix is fitted by its default coordinate descent
 #' (`method = "cd"`, that of [nmf()] on shards: the terms' factor is solved
 #' on this process in passes over the shards, the documents' rows where
-#' their shard is) or by EM (`method = "em"`, plain or tempered); with a
-#' `prior` or `seeds`, with `tempering < 1` and for N-way data the default
-#' is EM, and `method = "cd"` there is refused (it needs every cell of a
-#' term at once). `loss = "tsallis"` is fitted by q-EM (`method = "em"`),
-#' which updates its blocks one after another, so a sharded q-EM
-#' iteration passes over the shards once per mode (EM: once). With
+#' their shard is), by EM (`method = "em"`, plain or tempered) or by EM
+#' extrapolated by SQUAREM (`method = "squarem"`: the weights and the
+#' shared modes' factors are extrapolated on this process, each shard's
+#' rows of the documents' factor where the shard is, which keeps three
+#' copies of them, the iterates the extrapolation reads); with `tempering
+#' < 1` the default is SQUAREM, as in memory; with a `prior` or `seeds`
+#' and for N-way data `method = "cd"` is refused (it needs every cell of a
+#' term at once) and the default is EM. `loss = "tsallis"` is fitted by
+#' q-EM extrapolated by SQUAREM (the default, as in memory) or by q-EM
+#' (`method = "em"`), which updates its blocks one after another, so a
+#' sharded q-EM iteration passes over the shards once per mode (EM: once;
+#' SQUAREM: up to three q-EM or EM iterations per iteration). With
 #' `cluster =` the shards are spread over the workers. A failing shard or
 #' worker ends the fit with an error of class `aspectr_error_shard` (naming
 #' the shard) or `aspectr_error_cluster`.

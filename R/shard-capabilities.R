@@ -16,14 +16,16 @@ shard_capabilities <- function() {
     # (coordinate descent of a matrix is nmf()'s rule, which runs on pieces;
     # with a prior and for N-way data it is that of solvers/cd.h, which
     # needs every cell of a term at once)
-    cap("plsa", "kl", c("cd", "em"), TRUE),
-    cap("plsa", "kl", "squarem", FALSE, "SQUAREM's extrapolation is fitted in one object"),
+    cap("plsa", "kl", c("cd", "em", "squarem"), TRUE),
     cap("plsa", "kl", "cd", FALSE, "coordinate descent with a prior needs every row of a term at once",
         option = "prior"),
     cap("plsa", "kl", "cd", FALSE, "coordinate descent of N-way data needs every slice of a mode at once",
         option = "tensor"),
-    cap("plsa", "tsallis", "em", TRUE),
-    cap("plsa", "tsallis", "squarem", FALSE, "SQUAREM's extrapolation is fitted in one object"),
+    cap("plsa", "tsallis", c("squarem", "em"), TRUE),
+    # (missing cells, masks and weights: the weighted q-EM runs on pieces,
+    # solvers/plsa_weighted_pieces.h, without SQUAREM)
+    cap("plsa", "tsallis", "squarem", FALSE, "SQUAREM of the weighted q-EM is fitted in one object",
+        option = "mask"),
     cap("plsa", "l2", "blocks", FALSE, "the L2 loss is fitted in one object"),
     cap("ntf", "kl", "mu", TRUE),
     cap("ntf", "kl", "cd", FALSE, "coordinate descent needs every slice of a mode at once"),

@@ -21,7 +21,7 @@
 #' `cluster =` each worker reads its own shards once and keeps them.
 #'
 #' @section Memory out of core:
-#' EM ([plsa()] with `loss = "kl"` and `method = "em"`, [ntf()] with `loss = "kl"`) reads a
+#' EM ([plsa()] with `loss = "kl"` and `method = "em"` or `"squarem"`, [ntf()] with `loss = "kl"`) reads a
 #' `.shard` file a chunk of cells at a time, 65536 by default, and writes
 #' each step's statistics over the documents' factor in place: during the
 #' fit its memory is then the factors, their working copies and one chunk,
@@ -519,12 +519,13 @@ shard_fits <- new.env(parent = emptyenv())
 
 # the operations that change a store's state (answered from the cache when
 # delivered twice)
-shard_steps <- c("step", "nmf_piece", "ntf_wpiece", "qem_docs", "qem_norm", "wq_piece")
+shard_steps <- c("step", "nmf_piece", "ntf_wpiece", "qem_docs", "qem_norm", "wq_piece",
+                 "sq_save", "sq_norms", "sq_extrapolate", "sq_restore")
 
 # The operations on a store, run on the master or on a worker: "load",
 # "start", "step", "loss", "gather", "drop", nmf()'s (shard_nmf_op()),
-# weighted ntf()'s (shard_ntf_op()), q-EM's (shard_qem_op()) and the
-# weighted q-EM's (shard_wqem_op()). Errors
+# weighted ntf()'s (shard_ntf_op()), q-EM's (shard_qem_op()), the
+# weighted q-EM's (shard_wqem_op()) and SQUAREM's (shard_squarem_op()). Errors
 # are returned as values (raised, classed, on the master), naming the
 # shard.
 shard_op <- function(id, op, seq = 0, args = list()) {
@@ -618,17 +619,24 @@ shard_op_run <- function(id, op, seq, args) {
     shard_normalize(st)
     return(answer(shard_qem_op(st, held, op, args)))
   }
+  if (startsWith(op, "sq_")) {
+    shard_normalize(st)
+    return(answer(shard_squarem_op(st, held, op, args)))
+  }
   if (op == "gather") {
     if (isTRUE(args$last)) {
       if (!is.null(st$buffer)) cpp_shard_buffer_free(st$buffer)
       st$buffer <- NULL
       # nmf()'s (X H')' of the shards, not needed after the last operation
       # and their W H at the cells (KL coordinate descent)
-      a_bytes <- sum(vapply(st$shards, function(h) 8 * (length(h$A) + length(h$v)), numeric(1)))
+      # and SQUAREM's iterates of the documents' factor
+      a_bytes <- sum(vapply(st$shards, function(h) 8 * (length(h$A) + length(h$v) + length(unlist(h$sq))),
+                            numeric(1)))
       if (a_bytes > 0) {
         for (key in names(st$shards)) {
           st$shards[[key]]$A <- NULL
           st$shards[[key]]$v <- NULL
+          st$shards[[key]]$sq <- NULL
         }
         shard_gc(a_bytes, full = TRUE)
       }
@@ -998,7 +1006,10 @@ shard_op_payload <- function(payload, id, op) shard_op(id, op, 0, payload)
 # statistics get them (in the core's units) before they are normalized,
 # and the objective the prior's penalty of the terms (the documents' comes
 # with the shards' values).
-shard_em_fit <- function(eng, init, global, max_iter, tol, hook, exact, term_prior = NULL) {
+# With `squarem`, the rule is extrapolated by SQUAREM (PieceSquarem,
+# solvers/pieces_squarem.h: the shards keep their rows of its iterates,
+# shard_squarem_op()), from the step bound `init$squarem_bound`.
+shard_em_fit <- function(eng, init, global, max_iter, tol, hook, exact, term_prior = NULL, squarem = FALSE) {
   x <- eng$x
   nF <- length(x$dims) - 1L
   shard_begin(eng, init)
@@ -1022,11 +1033,21 @@ shard_em_fit <- function(eng, init, global, max_iter, tol, hook, exact, term_pri
       qem_norm = list(global = g, mx = drop(input$mx)),
       qem_mode = list(global = g, mode = as.integer(input$mode),
                       V = lapply(seq_len(nF), function(n) input[[paste0("V", n)]])),
+      # (SQUAREM's requests need no model; the rejected step's pending
+      # row sums are dropped with it)
+      sq_save = list(colsum = colsum, slot = as.integer(input$slot)),
+      sq_extrapolate = list(colsum = colsum, a = drop(input$a)),
+      sq_restore = list(),
+      sq_norms = list(colsum = colsum),
       list(global = g, colsum = colsum))
     res <- eng$run(op, args)
     colsum <<- NULL
     if (op == "loss") {
       return(list(value = eng$reduce(res, "value"), penalty = as.double(eng$reduce(res, "penalty") %||% 0)))
+    }
+    if (startsWith(op, "sq_")) {
+      st <- eng$reduce(res, "stats")
+      return(if (is.null(st)) list() else lapply(st, as.double))
     }
     st <- eng$reduce(res, "stats")
     rm(res)
@@ -1036,6 +1057,7 @@ shard_em_fit <- function(eng, init, global, max_iter, tol, hook, exact, term_pri
       for (n in seq_len(nF)) out[[paste0("y", n)]] <- st$y[[n]]
       out$lam <- st$lam
       out$value <- st$value
+      out$merit <- st$merit
     } else {
       for (nm in names(st)) out[[nm]] <- as.double(unclass(st[[nm]]))
       for (nm in c("B", "a")) if (is.matrix(st[[nm]])) out[[nm]] <- st[[nm]]
@@ -1050,7 +1072,7 @@ shard_em_fit <- function(eng, init, global, max_iter, tol, hook, exact, term_pri
   b <- if (!is.null(term_prior)) term_prior / global$total
   r <- cpp_aspect_pieces_fit(fn, as.numeric(init$lambda), lapply(init$factors[-1], t),
                              if (is.null(q)) "em" else "qem", q %||% 1, b, as.integer(max_iter), tol,
-                             global$threads, hook, exact)
+                             global$threads, hook, exact, squarem, init$squarem_bound %||% 1)
   if (!is.null(r$colsum)) colsum <- drop(r$colsum)
   kl <- r$kl
   if (!is.null(q)) {
@@ -1064,7 +1086,7 @@ shard_em_fit <- function(eng, init, global, max_iter, tol, hook, exact, term_pri
   F0 <- eng$gather(colsum, last = TRUE)
   list(lambda = r$lambda, factors = c(list(F0), lapply(r$factors, t)), objective = r$objective,
        initial = r$initial, iterations = r$iterations, converged = r$converged, stopped = r$stopped, kl = kl,
-       gathered = TRUE)
+       gathered = TRUE, squarem_bound = r$squarem_bound)
 }
 
 # `cluster` checked, and given only with data in shards()
@@ -1131,7 +1153,8 @@ shard_progress <- function(hook, verbose, name, max_iter) {
   }
 }
 
-# plsa() of shards: EM (plain or tempered) over the shards.
+# plsa() of shards: KL coordinate descent, EM (plain or tempered) or q-EM
+# over the shards, or SQUAREM of EM or q-EM.
 plsa_shards <- function(x, k, loss, method, q, tempering, init, nrun, stg, max_iter, tol, seed, threads,
                         verbose, callback, cluster, call, files = NULL, prior = NULL) {
   # the in-memory default when it runs on shards (KL coordinate descent of
@@ -1174,12 +1197,12 @@ plsa_shards <- function(x, k, loss, method, q, tempering, init, nrun, stg, max_i
                        f
                      })
   }
-  hook <- shard_progress(hook, verbose, if (loss == "tsallis") "plsa (sharded q-EM)" else
-    if (cd) "plsa (sharded KL CD)" else "plsa (sharded EM)", max_iter)
+  hook <- shard_progress(hook, verbose, paste0(if (loss == "tsallis") "plsa (sharded q-EM" else
+    if (cd) "plsa (sharded KL CD" else "plsa (sharded EM", if (method == "squarem") ", SQUAREM", ")"), max_iter)
   start <- proc.time()[["elapsed"]]
   if (!cd) {
     session <- shard_em_session(x, cluster, threads, tempering, call, q = if (loss == "tsallis") q, files = files,
-                                prior = prior)
+                                prior = prior, squarem = method == "squarem")
   }
   on.exit(session$close(), add = TRUE)
   if (rank1) {
@@ -1227,7 +1250,8 @@ plsa_shards <- function(x, k, loss, method, q, tempering, init, nrun, stg, max_i
 # `prior` (plsa_prior()): the documents' pseudo-counts go to every shard's
 # E-step (each turns its documents' statistics into their MAP joint, see
 # prior.h), the terms' are added once, to the sums, by shard_em_fit().
-shard_em_session <- function(x, cluster, threads, tempering, call, q = NULL, files = NULL, prior = NULL) {
+shard_em_session <- function(x, cluster, threads, tempering, call, q = NULL, files = NULL, prior = NULL,
+                             squarem = FALSE) {
   top <- max(vapply(x$meta, function(m) m$top, numeric(1)))
   global <- list(dims = x$dims, tempering = tempering, threads = threads,
                  total = shard_total(x), top = top,
@@ -1254,7 +1278,7 @@ shard_em_session <- function(x, cluster, threads, tempering, call, q = NULL, fil
          value = kl, iterations = 0L, converged = TRUE, kl = kl)
   }
   list(fit = function(init, iters, tol, hook, exact) {
-    shard_em_fit(eng, init, global, iters, tol, hook, exact, term_prior = prior$term)
+    shard_em_fit(eng, init, global, iters, tol, hook, exact, term_prior = prior$term, squarem = squarem)
   },
        rank1 = rank1, close = eng$drop, finalize = eng$finalize, discard = eng$discard)
 }

@@ -1201,8 +1201,8 @@ BEGIN_RCPP
 END_RCPP
 }
 // cpp_aspect_pieces_fit
-Rcpp::List cpp_aspect_pieces_fit(SEXP fn, Rcpp::NumericVector lambda, Rcpp::List factors, std::string method, double q, SEXP term_prior, int max_iter, double tol, int threads, SEXP hook, bool want_model);
-RcppExport SEXP _aspectr_cpp_aspect_pieces_fit(SEXP fnSEXP, SEXP lambdaSEXP, SEXP factorsSEXP, SEXP methodSEXP, SEXP qSEXP, SEXP term_priorSEXP, SEXP max_iterSEXP, SEXP tolSEXP, SEXP threadsSEXP, SEXP hookSEXP, SEXP want_modelSEXP) {
+Rcpp::List cpp_aspect_pieces_fit(SEXP fn, Rcpp::NumericVector lambda, Rcpp::List factors, std::string method, double q, SEXP term_prior, int max_iter, double tol, int threads, SEXP hook, bool want_model, bool squarem, double squarem_bound);
+RcppExport SEXP _aspectr_cpp_aspect_pieces_fit(SEXP fnSEXP, SEXP lambdaSEXP, SEXP factorsSEXP, SEXP methodSEXP, SEXP qSEXP, SEXP term_priorSEXP, SEXP max_iterSEXP, SEXP tolSEXP, SEXP threadsSEXP, SEXP hookSEXP, SEXP want_modelSEXP, SEXP squaremSEXP, SEXP squarem_boundSEXP) {
 BEGIN_RCPP
     Rcpp::RObject rcpp_result_gen;
     Rcpp::RNGScope rcpp_rngScope_gen;
@@ -1217,7 +1217,36 @@ BEGIN_RCPP
     Rcpp::traits::input_parameter< int >::type threads(threadsSEXP);
     Rcpp::traits::input_parameter< SEXP >::type hook(hookSEXP);
     Rcpp::traits::input_parameter< bool >::type want_model(want_modelSEXP);
-    rcpp_result_gen = Rcpp::wrap(cpp_aspect_pieces_fit(fn, lambda, factors, method, q, term_prior, max_iter, tol, threads, hook, want_model));
+    Rcpp::traits::input_parameter< bool >::type squarem(squaremSEXP);
+    Rcpp::traits::input_parameter< double >::type squarem_bound(squarem_boundSEXP);
+    rcpp_result_gen = Rcpp::wrap(cpp_aspect_pieces_fit(fn, lambda, factors, method, q, term_prior, max_iter, tol, threads, hook, want_model, squarem, squarem_bound));
+    return rcpp_result_gen;
+END_RCPP
+}
+// cpp_squarem_piece_norms
+Rcpp::NumericVector cpp_squarem_piece_norms(Rcpp::NumericMatrix t0, Rcpp::NumericMatrix t1, Rcpp::NumericMatrix t2);
+RcppExport SEXP _aspectr_cpp_squarem_piece_norms(SEXP t0SEXP, SEXP t1SEXP, SEXP t2SEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::RNGScope rcpp_rngScope_gen;
+    Rcpp::traits::input_parameter< Rcpp::NumericMatrix >::type t0(t0SEXP);
+    Rcpp::traits::input_parameter< Rcpp::NumericMatrix >::type t1(t1SEXP);
+    Rcpp::traits::input_parameter< Rcpp::NumericMatrix >::type t2(t2SEXP);
+    rcpp_result_gen = Rcpp::wrap(cpp_squarem_piece_norms(t0, t1, t2));
+    return rcpp_result_gen;
+END_RCPP
+}
+// cpp_squarem_piece_extrapolate
+Rcpp::List cpp_squarem_piece_extrapolate(Rcpp::NumericMatrix t0, Rcpp::NumericMatrix t1, Rcpp::NumericMatrix t2, double a);
+RcppExport SEXP _aspectr_cpp_squarem_piece_extrapolate(SEXP t0SEXP, SEXP t1SEXP, SEXP t2SEXP, SEXP aSEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::RNGScope rcpp_rngScope_gen;
+    Rcpp::traits::input_parameter< Rcpp::NumericMatrix >::type t0(t0SEXP);
+    Rcpp::traits::input_parameter< Rcpp::NumericMatrix >::type t1(t1SEXP);
+    Rcpp::traits::input_parameter< Rcpp::NumericMatrix >::type t2(t2SEXP);
+    Rcpp::traits::input_parameter< double >::type a(aSEXP);
+    rcpp_result_gen = Rcpp::wrap(cpp_squarem_piece_extrapolate(t0, t1, t2, a));
     return rcpp_result_gen;
 END_RCPP
 }
@@ -1663,7 +1692,9 @@ static const R_CallMethodDef CallEntries[] = {
     {"_aspectr_cpp_shard_summary", (DL_FUNC) &_aspectr_cpp_shard_summary, 3},
     {"_aspectr_cpp_shard_file_summary", (DL_FUNC) &_aspectr_cpp_shard_file_summary, 1},
     {"_aspectr_cpp_shard_buffer_free", (DL_FUNC) &_aspectr_cpp_shard_buffer_free, 1},
-    {"_aspectr_cpp_aspect_pieces_fit", (DL_FUNC) &_aspectr_cpp_aspect_pieces_fit, 11},
+    {"_aspectr_cpp_aspect_pieces_fit", (DL_FUNC) &_aspectr_cpp_aspect_pieces_fit, 13},
+    {"_aspectr_cpp_squarem_piece_norms", (DL_FUNC) &_aspectr_cpp_squarem_piece_norms, 3},
+    {"_aspectr_cpp_squarem_piece_extrapolate", (DL_FUNC) &_aspectr_cpp_squarem_piece_extrapolate, 4},
     {"_aspectr_cpp_foldin_cells", (DL_FUNC) &_aspectr_cpp_foldin_cells, 7},
     {"_aspectr_cpp_plsa_weighted_fit", (DL_FUNC) &_aspectr_cpp_plsa_weighted_fit, 19},
     {"_aspectr_cpp_plsa_weighted_value", (DL_FUNC) &_aspectr_cpp_plsa_weighted_value, 12},

@@ -998,10 +998,13 @@ void cpp_shard_buffer_free(SEXP buffer) {
 // pseudo-counts in the core's units (k x d_1) or NULL. Returns lambda, the
 // shared modes' factors (core layout), the trace and (EM) `kl`, the
 // divergence of the final model without the prior's penalty.
+// With `squarem`, the rule extrapolated by SQUAREM (PieceSquarem, from the
+// step bound `squarem_bound`; the bound it ends with is returned).
 // [[Rcpp::export]]
 Rcpp::List cpp_aspect_pieces_fit(SEXP fn, Rcpp::NumericVector lambda, Rcpp::List factors, std::string method,
                                  double q, SEXP term_prior, int max_iter, double tol, int threads,
-                                 SEXP hook = R_NilValue, bool want_model = false) {
+                                 SEXP hook = R_NilValue, bool want_model = false, bool squarem = false,
+                                 double squarem_bound = 1.0) {
   RPieces P(fn);
   aspectr::AspectPieceModel M;
   M.lambda = Rcpp::as<arma::vec>(lambda);
@@ -1015,12 +1018,21 @@ Rcpp::List cpp_aspect_pieces_fit(SEXP fn, Rcpp::NumericVector lambda, Rcpp::List
   RCallback cb(false, max_iter, "plsa (" + method + ")", hook, want_model);
   aspectr::FitTrace tr;
   double kl = NA_REAL;
+  // the base rule, or SQUAREM of it
+  auto run = [&](auto& base) {
+    if (!squarem) return aspectr::run_solver(base, P, M, ctl, cb);
+    aspectr::PieceSquarem<std::remove_reference_t<decltype(base)>> rule(base);
+    rule.set_step_bound(squarem_bound);
+    const aspectr::FitTrace t = aspectr::run_solver(rule, P, M, ctl, cb);
+    squarem_bound = rule.step_bound();
+    return t;
+  };
   if (method == "qem") {
     aspectr::PieceQEM rule(q);
-    tr = aspectr::run_solver(rule, P, M, ctl, cb);
+    tr = run(rule);
   } else if (method == "em") {
     aspectr::PieceEM rule(Rf_isNull(term_prior) ? arma::mat() : Rcpp::as<arma::mat>(term_prior));
-    tr = aspectr::run_solver(rule, P, M, ctl, cb);
+    tr = run(rule);
     kl = rule.kl();
   } else {
     Rcpp::stop("internal error: no aspect rule in pieces for '%s'", method.c_str());
@@ -1031,7 +1043,44 @@ Rcpp::List cpp_aspect_pieces_fit(SEXP fn, Rcpp::NumericVector lambda, Rcpp::List
                                       Rcpp::Named("factors") = F, Rcpp::Named("kl") = kl,
                                       Rcpp::Named("colsum") = M.colsum.n_elem ? Rcpp::wrap(M.colsum) : R_NilValue);
   add_trace(out, tr);
+  if (squarem) out["squarem_bound"] = squarem_bound;
   return out;
+}
+
+// A piece's part of SQUAREM's norms (solvers/pieces_squarem.h, "sq_norms"):
+// ||r||^2 and ||v||^2 over its rows of the documents' factor, theta0,
+// theta1 and theta2 (k x rows).
+// [[Rcpp::export]]
+Rcpp::NumericVector cpp_squarem_piece_norms(Rcpp::NumericMatrix t0, Rcpp::NumericMatrix t1, Rcpp::NumericMatrix t2) {
+  const arma::mat a0(t0.begin(), t0.nrow(), t0.ncol(), false, true), a1(t1.begin(), t1.nrow(), t1.ncol(), false, true),
+      a2(t2.begin(), t2.nrow(), t2.ncol(), false, true);
+  if (a1.n_elem != a0.n_elem || a2.n_elem != a0.n_elem) Rcpp::stop("internal error: SQUAREM's iterates differ in size");
+  double rr = 0.0, vv = 0.0;
+  aspectr::squarem_norms(a0, a1, a2, rr, vv);
+  return Rcpp::NumericVector::create(rr, vv);
+}
+
+// A piece's extrapolated rows ("sq_extrapolate"): theta0 + 2 a r + a^2 v
+// floored at a tenth of theta2's entries (`x`, k x rows) and its row sums
+// (`sum`), which added over the pieces normalize it.
+// [[Rcpp::export]]
+Rcpp::List cpp_squarem_piece_extrapolate(Rcpp::NumericMatrix t0, Rcpp::NumericMatrix t1, Rcpp::NumericMatrix t2,
+                                         double a) {
+  const arma::mat a0(t0.begin(), t0.nrow(), t0.ncol(), false, true), a1(t1.begin(), t1.nrow(), t1.ncol(), false, true),
+      a2(t2.begin(), t2.nrow(), t2.ncol(), false, true);
+  if (a1.n_elem != a0.n_elem || a2.n_elem != a0.n_elem) Rcpp::stop("internal error: SQUAREM's iterates differ in size");
+  Rcpp::NumericMatrix x(t0.nrow(), t0.ncol());
+  arma::mat out;
+  aspectr::squarem_entries(a0, a1, a2, a, out);
+  if (out.n_elem) std::copy(out.begin(), out.end(), x.begin());
+  Rcpp::NumericVector sum(t0.nrow());
+  // (summed as normalize_rows() sums a row)
+  for (arma::uword r = 0; r < out.n_rows; ++r) {
+    double tot = 0.0;
+    for (arma::uword i = 0; i < out.n_cols; ++i) tot += out(r, i);
+    sum[r] = tot;
+  }
+  return Rcpp::List::create(Rcpp::Named("x") = x, Rcpp::Named("sum") = sum);
 }
 
 // KL fold-in of the first-mode slices of an N-way tensor (fold_in_cells()):

@@ -53,12 +53,15 @@ test_that("every sharded family and method writes the fit's factor (objects into
   x <- shard_counts(40, 22, seed = 8)
   parts <- split_rows(x, c(15L, 27L))
   dir <- shard_tempdir()
-  # q-EM, tempered EM
-  ref <- plsa(x, 3, loss = "tsallis", q = 0.6, method = "em", seed = 1, max_iter = 10, tol = 0)
+  # SQUAREM of q-EM and of tempered EM (their default), plain q-EM
+  ref <- plsa(x, 3, loss = "tsallis", q = 0.6, seed = 1, max_iter = 10, tol = 0)
   expect_files_fit(plsa(shards(parts), 3, loss = "tsallis", q = 0.6, seed = 1, max_iter = 10, tol = 0,
                         factor_dir = dir), ref)
-  ref <- plsa(x, 2, method = "em", tempering = 0.8, seed = 3, max_iter = 10, tol = 0)
+  ref <- plsa(x, 2, tempering = 0.8, seed = 3, max_iter = 10, tol = 0)
   expect_files_fit(plsa(shards(parts), 2, tempering = 0.8, seed = 3, max_iter = 10, tol = 0, factor_dir = dir), ref)
+  ref <- plsa(x, 3, loss = "tsallis", q = 0.6, method = "em", seed = 1, max_iter = 10, tol = 0)
+  expect_files_fit(plsa(shards(parts), 3, loss = "tsallis", q = 0.6, method = "em", seed = 1, max_iter = 10, tol = 0,
+                        factor_dir = dir), ref)
   # the rank-1 closed form
   ref <- plsa(x, 1, seed = 1)
   expect_files_fit(plsa(shards(parts), 1, method = "em", seed = 1, factor_dir = dir), ref)

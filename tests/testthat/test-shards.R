@@ -96,7 +96,7 @@ test_that("tempered EM, N-way data, ntf() and restarts are exact over shards", {
   x <- shard_counts(30, 20, seed = 3)
   parts <- split_rows(x, c(11L, 19L))
   ref <- plsa(x, 2, method = "em", tempering = 0.8, seed = 3, max_iter = 40, tol = 0)
-  expect_same_fit(plsa(shards(parts), 2, tempering = 0.8, seed = 3, max_iter = 40, tol = 0), ref)
+  expect_same_fit(plsa(shards(parts), 2, method = "em", tempering = 0.8, seed = 3, max_iter = 40, tol = 0), ref)
 
   X <- array(stats::rpois(20 * 6 * 5, 2), c(20, 6, 5))
   X[, 1, 1] <- X[, 1, 1] + 1
@@ -124,10 +124,10 @@ test_that("tempered EM, N-way data, ntf() and restarts are exact over shards", {
                    plsa(shards(parts), 3, method = "em", seed = 9, max_iter = 15)$factors)
 })
 
-test_that("Tsallis q-EM over shards equals the in-memory q-EM fit, on matrices and N-way data", {
+test_that("Tsallis fits over shards (SQUAREM of q-EM, the default) equal the in-memory fit, on matrices and N-way data", {
   x <- shard_counts(34, 21, seed = 21)
   for (q in c(0.3, 0.8)) {
-    ref <- plsa(x, 3, loss = "tsallis", q = q, method = "em", seed = 2, max_iter = 3000, tol = 1e-7)
+    ref <- plsa(x, 3, loss = "tsallis", q = q, seed = 2, max_iter = 3000, tol = 1e-7)
     for (cuts in list(integer(0), 15L, c(6L, 22L))) {
       fit <- plsa(shards(split_rows(x, cuts)), 3, loss = "tsallis", q = q, seed = 2, max_iter = 3000, tol = 1e-7)
       expect_same_fit(fit, ref)
@@ -142,25 +142,25 @@ test_that("Tsallis q-EM over shards equals the in-memory q-EM fit, on matrices a
     X <- array(stats::rpois(prod(d), 2), d)
     X[cbind(seq_len(d[1]), matrix(1L, d[1], length(d) - 1))] <- 1
     cuts <- c(5L, 11L)
-    ref <- plsa(X, 2, loss = "tsallis", q = 0.5, method = "em", seed = 6, max_iter = 30, tol = 0)
+    ref <- plsa(X, 2, loss = "tsallis", q = 0.5, seed = 6, max_iter = 30, tol = 0)
     expect_same_fit(plsa(shards(split_rows(X, cuts)), 2, loss = "tsallis", q = 0.5, seed = 6, max_iter = 30, tol = 0),
                     ref)
   }
   # restarts, a warm start, a given start with k = 1, the callback
-  ref <- plsa(x, 2, loss = "tsallis", method = "em", seed = 5, nrun = 3, short_iter = 4, short_keep = 1,
+  ref <- plsa(x, 2, loss = "tsallis", seed = 5, nrun = 3, short_iter = 4, short_keep = 1,
               max_iter = 40, tol = 1e-9)
   fit <- plsa(shards(split_rows(x, 12L)), 2, loss = "tsallis", seed = 5, nrun = 3, short_iter = 4, short_keep = 1,
               max_iter = 40, tol = 1e-9)
   expect_same_fit(fit, ref)
   expect_equal(fit$run_values, ref$run_values, tolerance = 1e-10)
   expect_same_fit(plsa(shards(split_rows(x, 12L)), 2, loss = "tsallis", init = fit, max_iter = 5, tol = 0),
-                  plsa(x, 2, loss = "tsallis", method = "em", init = ref, max_iter = 5, tol = 0))
+                  plsa(x, 2, loss = "tsallis", init = ref, max_iter = 5, tol = 0))
   expect_same_fit(plsa(shards(split_rows(x, 12L)), 1, loss = "tsallis", seed = 1, max_iter = 5, tol = 0),
-                  plsa(x, 1, loss = "tsallis", method = "em", seed = 1, max_iter = 5, tol = 0))
+                  plsa(x, 1, loss = "tsallis", seed = 1, max_iter = 5, tol = 0))
   seen <- list(); seen_ref <- list()
   fit <- plsa(shards(split_rows(x, 12L)), 2, loss = "tsallis", seed = 3, max_iter = 20, tol = 0,
               callback = function(it, obj, f) { seen[[it]] <<- list(obj, f); it < 4 })
-  ref <- plsa(x, 2, loss = "tsallis", method = "em", seed = 3, max_iter = 20, tol = 0,
+  ref <- plsa(x, 2, loss = "tsallis", seed = 3, max_iter = 20, tol = 0,
               callback = function(it, obj, f) { seen_ref[[it]] <<- list(obj, f); it < 4 })
   expect_true(fit$stopped)
   expect_equal(seen, seen_ref, tolerance = 1e-10)
@@ -168,7 +168,7 @@ test_that("Tsallis q-EM over shards equals the in-memory q-EM fit, on matrices a
   # out of core, from .shard and .rds files
   dir <- shard_tempdir()
   sh <- write_shards(x, dir, n = 3)
-  ref <- plsa(x, 3, loss = "tsallis", q = 0.4, method = "em", seed = 8, max_iter = 25, tol = 0)
+  ref <- plsa(x, 3, loss = "tsallis", q = 0.4, seed = 8, max_iter = 25, tol = 0)
   expect_same_fit(plsa(sh, 3, loss = "tsallis", q = 0.4, seed = 8, max_iter = 25, tol = 0), ref)
   f <- file.path(dir, c("a.rds", "b.rds"))
   p <- split_rows(x, 17L)
@@ -266,7 +266,6 @@ test_that("sharded fits refuse what they cannot do exactly", {
   x <- shard_counts()
   sh <- shards(split_rows(x, 20L))
   expect_error(plsa(sh, 2, loss = "tsallis", tempering = 0.9), class = "aspectr_error_input_argument", regexp = "tempering")
-  expect_error(plsa(sh, 2, loss = "tsallis", method = "squarem"), class = "aspectr_error_input_argument")
   expect_error(plsa(sh, 2, loss = "tsallis", q = 1), class = "aspectr_error_input")
   expect_error(plsa(sh, 2, loss = "l2"), class = "aspectr_error_input_argument")
   # coordinate descent runs on shards, but not with a prior nor on N-way data
@@ -277,7 +276,6 @@ test_that("sharded fits refuse what they cannot do exactly", {
                regexp = "N-way")
   expect_error(plsa(sh, 2, tempering = 0.9, method = "cd"), class = "aspectr_error_input_argument",
                regexp = "tempering")
-  expect_error(plsa(sh, 2, method = "squarem"), class = "aspectr_error_input_argument")
   expect_error(plsa(sh, 0), class = "aspectr_error_input")
   expect_error(plsa(sh, 26), class = "aspectr_error_input")
   expect_error(plsa(sh, 2, tempering = 2), class = "aspectr_error_input")
@@ -304,12 +302,12 @@ test_that("a 2-worker PSOCK cluster gives the in-memory fit and leaves its worke
     expect_same_fit(fit, ref)
   }
   # tempered, several starts
-  ref <- plsa(x, 2, method = "em", tempering = 0.9, seed = 4, nrun = 2, max_iter = 8, tol = 0)
+  ref <- plsa(x, 2, tempering = 0.9, seed = 4, nrun = 2, max_iter = 8, tol = 0)
   fit <- plsa(shards(f), 2, tempering = 0.9, seed = 4, nrun = 2, max_iter = 8, tol = 0, cluster = cl)
   expect_same_fit(fit, ref)
   expect_identical(fit$run, ref$run)
   # Tsallis q-EM
-  ref <- plsa(x, 3, loss = "tsallis", q = 0.7, method = "em", seed = 2, max_iter = 15, tol = 0)
+  ref <- plsa(x, 3, loss = "tsallis", q = 0.7, seed = 2, max_iter = 15, tol = 0)
   expect_same_fit(plsa(shards(f), 3, loss = "tsallis", q = 0.7, seed = 2, max_iter = 15, tol = 0, cluster = cl), ref)
   # ntf on 3-way shards
   X <- array(stats::rpois(18 * 5 * 4, 2), c(18, 5, 4)); X[, 1, 1] <- 1
@@ -400,7 +398,7 @@ test_that("a mirai cluster, which does not pin calls to workers, gives the in-me
   X <- array(stats::rpois(24 * 5 * 4, 2), c(24, 5, 4)); X[, 1, 1] <- 1
   expect_same_fit(plsa(shards(split_rows(X, c(6L, 13L, 19L))), 2, loss = "tsallis", seed = 2, max_iter = 12, tol = 0,
                        cluster = cl),
-                  plsa(X, 2, loss = "tsallis", method = "em", seed = 2, max_iter = 12, tol = 0))
+                  plsa(X, 2, loss = "tsallis", seed = 2, max_iter = 12, tol = 0))
   ref <- plsa(x, 2, method = "em", seed = 1, nrun = 3, max_iter = 15, tol = 0)
   expect_same_fit(plsa(shards(parts[1:2 + 2]), 2, method = "em", seed = 1, nrun = 3, max_iter = 15, tol = 0, cluster = cl),
                   plsa(do.call(rbind, parts[3:4]), 2, method = "em", seed = 1, nrun = 3, max_iter = 15, tol = 0))
@@ -539,7 +537,7 @@ test_that("shards of values at the ends of the double range give the in-memory f
     sh <- suppressWarnings(write_shards(y, dir, n = 2))
     fit <- suppressWarnings(plsa(sh, 2, method = "em", seed = 3, max_iter = 25, tol = 0))
     expect_same_fit(fit, ref)
-    refq <- suppressWarnings(plsa(y, 2, loss = "tsallis", method = "em", seed = 3, max_iter = 15, tol = 0))
+    refq <- suppressWarnings(plsa(y, 2, loss = "tsallis", seed = 3, max_iter = 15, tol = 0))
     fitq <- suppressWarnings(plsa(sh, 2, loss = "tsallis", seed = 3, max_iter = 15, tol = 0))
     expect_same_fit(fitq, refq)
   }
@@ -553,7 +551,7 @@ test_that("out of core, EM reads a shard file a chunk at a time and gives the in
   x <- shard_counts(37, 21, seed = 17)
   sh <- write_shards(x, shard_tempdir(), n = 3)
   ref <- plsa(x, 3, method = "em", seed = 2, max_iter = 25, tol = 0)
-  reft <- plsa(x, 3, method = "em", tempering = 0.85, seed = 2, max_iter = 25, tol = 0)
+  reft <- plsa(x, 3, tempering = 0.85, seed = 2, max_iter = 25, tol = 0)
   ref3 <- plsa(x, 3, method = "em", seed = 5, nrun = 3, max_iter = 20, tol = 0)
   for (chunk in c(1, 5, 64, 1e6)) {
     options(aspectr.shard_chunk = chunk)
@@ -616,7 +614,7 @@ test_that("threads over chunks and over kept shards give the in-memory fit", {
   expect_same_fit(plsa(sh, 4, method = "em", seed = 3, max_iter = 12, tol = 0, threads = 2), ref, names = FALSE)
   expect_same_fit(plsa(shards(split_rows(x, 150L)), 4, method = "em", seed = 3, max_iter = 12, tol = 0, threads = 2),
                   ref, names = FALSE)
-  reft <- plsa(x, 4, method = "em", tempering = 0.9, seed = 3, max_iter = 12, tol = 0, threads = 1)
+  reft <- plsa(x, 4, tempering = 0.9, seed = 3, max_iter = 12, tol = 0, threads = 1)
   expect_same_fit(plsa(sh, 4, tempering = 0.9, seed = 3, max_iter = 12, tol = 0, threads = 2), reft,
                   names = FALSE)
 })

@@ -31,6 +31,7 @@
 #include "pieces.h"
 #include "nmf/piece.h"
 #include "solvers/pieces_em.h"
+#include "solvers/pieces_squarem.h"
 #include "sym/symtensor.h"
 #include "sym/sntf.h"
 #include "sym/symnmf.h"

@@ -16,7 +16,9 @@
 // factors k x d_n, of the model the request is about; colsum when the
 // rule normalizes the documents' factor itself):
 //   "step"     -> y1 .. y{N-1} (the shared modes' statistics), lam, value
-//                 (the objective's part of the model entering the step)
+//                 (the objective's part of the model entering the step),
+//                 merit (its part of the function the step decreases:
+//                 value, or the tempered free energy)
 //   "loss"     -> value, penalty (the documents' prior's part of value)
 //   "qem_docs" -> tsum, a, mx (row maxima over the pieces, see qem_shard.h)
 //   "qem_norm" mx -> tot, B
@@ -71,9 +73,16 @@ class PieceEM {
   explicit PieceEM(arma::mat term_prior = arma::mat()) { prior_.term = std::move(term_prior); }
   static constexpr bool kLagged = true;
 
-  double step(const Pieces& P, AspectPieceModel& M, int) {
+  double step(const Pieces& P, AspectPieceModel& M, int threads) { return step_merit(P, M, threads, nullptr); }
+  // the step, also giving (merit not null) the value of the model entering
+  // it of the function the step never increases (EMRule::step_merit(): the
+  // divergence with the prior's penalty, or the tempered free energy; the
+  // pieces' "merit", added over them)
+  double step_merit(const Pieces& P, AspectPieceModel& M, int, double* merit) {
     Stats s = P.map(M.request("step"));
-    const double before = s.num("value") + terms_penalty(M);
+    const double pen = terms_penalty(M);
+    const double before = s.num("value") + pen;
+    if (merit != nullptr) *merit = s.num("merit") + pen;
     for (std::size_t n = 0; n < M.F.size(); ++n) {
       arma::mat Y = s.take("y" + std::to_string(n + 1));
       if (Y.n_rows != M.F[n].n_rows || Y.n_cols != M.F[n].n_cols)
@@ -113,7 +122,9 @@ class PieceQEM {
   explicit PieceQEM(double q) : q_(q) {}
   static constexpr bool kLagged = true;
 
-  double step(const Pieces& P, AspectPieceModel& M, int) {
+  double step(const Pieces& P, AspectPieceModel& M, int threads) { return step_merit(P, M, threads, nullptr); }
+  // (the merit, SQUAREM's, is the loss: q-EM never increases it)
+  double step_merit(const Pieces& P, AspectPieceModel& M, int, double* merit) {
     const arma::vec lambda0 = M.lambda;
     const std::vector<arma::mat> F0 = M.F;
     // the requests are about the model entering the step
@@ -123,6 +134,7 @@ class PieceQEM {
     Request dr = M.request("qem_docs");
     const Stats docs = P.map(dr);
     const double before = (1.0 - docs.num("tsum")) / (1.0 - q_);
+    if (merit != nullptr) *merit = before;
     {
       const arma::vec a = arma::vectorise(docs.mat("a"));
       arma::vec av(a.n_elem);

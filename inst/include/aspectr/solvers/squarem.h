@@ -35,6 +35,55 @@
 
 namespace aspectr {
 
+// The arithmetic of a SQUAREM step, block by block (a block: lambda or a
+// factor, or a piece's rows of the documents' factor, see
+// pieces_squarem.h): the same for every model held in one object or in
+// pieces.
+constexpr double kSquaremGrow = 4.0;     // the bound's factor
+constexpr double kSquaremFloor = 0.1;    // entries kept >= this times theta2's
+constexpr double kSquaremMinStep = 1.0 + 1e-3;  // shorter: theta2 itself
+
+// ||r||^2 and ||v||^2 of one block added to rr and vv (r = a1 - a0,
+// v = a2 - 2 a1 + a0)
+inline void squarem_norms(const arma::mat& a0, const arma::mat& a1, const arma::mat& a2, double& rr, double& vv) {
+  const double* p0 = a0.memptr();
+  const double* p1 = a1.memptr();
+  const double* p2 = a2.memptr();
+  for (arma::uword j = 0; j < a0.n_elem; ++j) {
+    const double r = p1[j] - p0[j], v = p2[j] - 2.0 * p1[j] + p0[j];
+    rr += r * r;
+    vv += v * v;
+  }
+}
+
+// theta0 + 2 a r + a^2 v of one block into `out`, every entry kept at
+// least kSquaremFloor times theta2's (before the renormalization)
+inline void squarem_entries(const arma::mat& a0, const arma::mat& a1, const arma::mat& a2, double a,
+                            arma::mat& out) {
+  const double c1 = 2.0 * a, c2 = a * a;
+  out.set_size(a0.n_rows, a0.n_cols);
+  const double* p0 = a0.memptr();
+  const double* p1 = a1.memptr();
+  const double* p2 = a2.memptr();
+  double* o = out.memptr();
+  for (arma::uword j = 0; j < a0.n_elem; ++j) {
+    const double x = p0[j] + c1 * (p1[j] - p0[j]) + c2 * (p2[j] - 2.0 * p1[j] + p0[j]);
+    const double lo = p2[j] * kSquaremFloor;
+    o[j] = x > lo ? x : lo;  // (NaN: lo)
+  }
+}
+
+// the weights extrapolated and renormalized into `out`; false when they
+// cannot be (no mass, or not finite)
+inline bool squarem_weights(const arma::vec& l0, const arma::vec& l1, const arma::vec& l2, double a, arma::vec& out) {
+  arma::mat l;
+  squarem_entries(l0, l1, l2, a, l);
+  const double s = arma::accu(l);
+  if (!(s > 0.0) || !std::isfinite(s)) return false;
+  out = arma::vec(l.memptr(), l.n_elem) / s;
+  return true;
+}
+
 template <class Base>
 class SquaremRule {
  public:
@@ -64,22 +113,12 @@ class SquaremRule {
     M1 = M;
     base_->step_merit(G, M, threads, nullptr);                // M = theta2
     double rr = 0.0, vv = 0.0;
-    auto norms = [&](const arma::mat& a0, const arma::mat& a1, const arma::mat& a2) {
-      const double* p0 = a0.memptr();
-      const double* p1 = a1.memptr();
-      const double* p2 = a2.memptr();
-      for (arma::uword j = 0; j < a0.n_elem; ++j) {
-        const double r = p1[j] - p0[j], v = p2[j] - 2.0 * p1[j] + p0[j];
-        rr += r * r;
-        vv += v * v;
-      }
-    };
-    norms(M0.lambda, M1.lambda, M.lambda);
-    for (std::size_t n = 0; n < M.order(); ++n) norms(M0.F[n], M1.F[n], M.F[n]);
+    squarem_norms(M0.lambda, M1.lambda, M.lambda, rr, vv);
+    for (std::size_t n = 0; n < M.order(); ++n) squarem_norms(M0.F[n], M1.F[n], M.F[n], rr, vv);
     if (!(vv > 0.0) || !std::isfinite(rr) || !std::isfinite(vv)) return v0;
     const double len = std::min(std::sqrt(rr / vv), step_max_);
     const bool longest = len == step_max_;
-    if (!(len > 1.0 + 1e-3)) {  // theta' would be theta2
+    if (!(len > kMinStep)) {  // theta' would be theta2
       if (longest) step_max_ *= kGrow;
       return v0;
     }
@@ -105,27 +144,10 @@ class SquaremRule {
   // weights cannot be renormalized
   static bool extrapolate(const AspectModel& M0, const AspectModel& M1, const AspectModel& M2, double a,
                           AspectModel& M) {
-    const double c1 = 2.0 * a, c2 = a * a;
-    auto one = [&](const arma::mat& a0, const arma::mat& a1, const arma::mat& a2, arma::mat& out) {
-      out.set_size(a0.n_rows, a0.n_cols);
-      const double* p0 = a0.memptr();
-      const double* p1 = a1.memptr();
-      const double* p2 = a2.memptr();
-      double* o = out.memptr();
-      for (arma::uword j = 0; j < a0.n_elem; ++j) {
-        const double x = p0[j] + c1 * (p1[j] - p0[j]) + c2 * (p2[j] - 2.0 * p1[j] + p0[j]);
-        const double lo = p2[j] * kFloor;
-        o[j] = x > lo ? x : lo;  // (NaN: lo)
-      }
-    };
-    arma::mat l;
-    one(M0.lambda, M1.lambda, M2.lambda, l);
-    const double s = arma::accu(l);
-    if (!(s > 0.0) || !std::isfinite(s)) return false;
-    M.lambda = arma::vec(l.memptr(), l.n_elem) / s;
+    if (!squarem_weights(M0.lambda, M1.lambda, M2.lambda, a, M.lambda)) return false;
     M.F.resize(M0.F.size());
     for (std::size_t n = 0; n < M0.F.size(); ++n) {
-      one(M0.F[n], M1.F[n], M2.F[n], M.F[n]);
+      squarem_entries(M0.F[n], M1.F[n], M2.F[n], a, M.F[n]);
       // rows are components, each a distribution over the mode's indices;
       // a row can lack mass only where theta2's does (a dead component,
       // the floor keeps every other one), and keeps theta2's
@@ -138,8 +160,8 @@ class SquaremRule {
   Base* base_;
   double step_max_ = 1.0;
   AspectModel m0_, m1_, m2_;  // theta0, theta1, theta2 of the current step
-  static constexpr double kGrow = 4.0;
-  static constexpr double kFloor = 0.1;
+  static constexpr double kGrow = kSquaremGrow;
+  static constexpr double kMinStep = kSquaremMinStep;
 };
 
 }  // namespace aspectr

@@ -1,0 +1,106 @@
+// aspectr/solvers/pieces_squarem.h — SQUAREM (squarem.h) of EM, tempered
+// EM or q-EM on data in pieces (pieces_em.h: PieceEM, PieceQEM).
+//
+// The step of SquaremRule, with its arithmetic (squarem.h's
+// squarem_norms(), squarem_entries(), squarem_weights()) on the global
+// part of the model (lambda and the shared modes' factors) in the rule
+// and on the documents' factor in the pieces, which keep theta0, theta1
+// and theta2 of their rows:
+//   "sq_save" slot   the pieces' rows of the documents' factor (normalized
+//                    by the pending row sums) kept as theta0 (slot 0) or
+//                    theta1 (slot 1)
+//   "sq_norms"       kept as theta2 -> rr, vv (the pieces' parts of
+//                    ||r||^2 and ||v||^2, added over them)
+//   "sq_extrapolate" a -> sum (k: the row sums over the pieces of
+//                    theta0 + 2 a r + a^2 v floored at 1/10 of theta2's
+//                    entries; the pieces normalize their rows by them
+//                    with the next request, a row without mass taking
+//                    theta2's, as normalize_rows() does in one object)
+//   "sq_restore"     theta2 again (the extrapolated step rejected)
+// The norms are SquaremRule's, over all of theta (lambda, the documents'
+// factor, the shared modes' factors), so that a fit in pieces is the
+// in-memory fit up to rounding: the same step lengths, the same accepted
+// steps, the same step bound.
+#ifndef ASPECTR_SOLVERS_PIECES_SQUAREM_H
+#define ASPECTR_SOLVERS_PIECES_SQUAREM_H
+
+#include <algorithm>
+#include <cmath>
+#include <vector>
+#include "pieces_em.h"
+#include "squarem.h"
+
+namespace aspectr {
+
+template <class Base>
+class PieceSquarem {
+ public:
+  explicit PieceSquarem(Base& base) : base_(&base) {}
+  static constexpr bool kLagged = true;
+
+  // the step-length bound a_max (SquaremRule::step_bound())
+  double step_bound() const { return step_max_; }
+  void set_step_bound(double a) { step_max_ = std::isfinite(a) && a >= 1.0 ? a : 1.0; }
+
+  double step(const Pieces& P, AspectPieceModel& M, int threads) {
+    P.map(M.request("sq_save").with("slot", 0.0));
+    lam0_ = M.lambda;
+    F0_ = M.F;
+    double f0 = 0.0, fx = 0.0;
+    const double v0 = base_->step_merit(P, M, threads, &f0);  // theta1, f0 = f(theta0)
+    P.map(M.request("sq_save").with("slot", 1.0));
+    lam1_ = M.lambda;
+    F1_ = M.F;
+    base_->step_merit(P, M, threads, nullptr);                // theta2
+    const Stats nrm = P.map(M.request("sq_norms"));
+    // (in the order of SquaremRule: lambda, the documents', the others)
+    double rr = 0.0, vv = 0.0;
+    squarem_norms(lam0_, lam1_, M.lambda, rr, vv);
+    rr += nrm.num("rr");
+    vv += nrm.num("vv");
+    for (std::size_t n = 0; n < M.F.size(); ++n) squarem_norms(F0_[n], F1_[n], M.F[n], rr, vv);
+    if (!(vv > 0.0) || !std::isfinite(rr) || !std::isfinite(vv)) return v0;
+    const double len = std::min(std::sqrt(rr / vv), step_max_);
+    const bool longest = len == step_max_;
+    if (!(len > kSquaremMinStep)) {  // theta' would be theta2
+      if (longest) step_max_ *= kSquaremGrow;
+      return v0;
+    }
+    lam2_ = M.lambda;
+    F2_ = M.F;
+    // (weights that cannot be renormalized: theta2, which the pieces hold)
+    if (!squarem_weights(lam0_, lam1_, lam2_, len, M.lambda)) {
+      if (longest) step_max_ = std::max(1.0, step_max_ / kSquaremGrow);
+      return v0;
+    }
+    for (std::size_t n = 0; n < M.F.size(); ++n) {
+      squarem_entries(F0_[n], F1_[n], F2_[n], len, M.F[n]);
+      normalize_rows(M.F[n], F2_[n]);
+    }
+    const Stats ex = P.map(M.request("sq_extrapolate").with("a", len));
+    M.colsum = arma::mat(arma::vectorise(ex.mat("sum")));
+    base_->step_merit(P, M, threads, &fx);  // F(theta'), fx = f(theta')
+    const bool accept = fx <= f0;          // (false when fx is not finite)
+    if (!accept) {
+      M.lambda = lam2_;
+      M.F = F2_;
+      M.colsum.reset();
+      P.map(M.request("sq_restore"));
+    }
+    if (longest) step_max_ = accept ? step_max_ * kSquaremGrow : std::max(1.0, step_max_ / kSquaremGrow);
+    return v0;
+  }
+
+  double loss(const Pieces& P, AspectPieceModel& M, int threads) { return base_->loss(P, M, threads); }
+
+ private:
+  Base* base_;
+  double step_max_ = 1.0;
+  // theta0, theta1, theta2's global parts of the current step
+  arma::vec lam0_, lam1_, lam2_;
+  std::vector<arma::mat> F0_, F1_, F2_;
+};
+
+}  // namespace aspectr
+
+#endif

@@ -517,7 +517,7 @@ shard_fits <- new.env(parent = emptyenv())
 
 # the operations that change a store's state (answered from the cache when
 # delivered twice)
-shard_steps <- c("step", "nmf_piece", "ntf_wpiece", "qem_docs", "qem_norm", "wq_piece")
+shard_steps <- c("step", "nmf_piece", "ntf_wpiece", "ntf_fpiece", "qem_docs", "qem_norm", "wq_piece")
 
 # The operations on a store, run on the master or on a worker: "load",
 # "start", "step", "loss", "gather", "drop", nmf()'s (shard_nmf_op()),

@@ -190,7 +190,13 @@ ntf_fshard_session <- function(x, cluster, threads, s, call, files = NULL) {
                  chunk = if (is.null(cluster) && shard_files_streamed(x)) shard_chunk(call))
   fit <- function(init, iters, method, tol, hook, exact) {
     run <- function(op, args = list()) eng$reduce(eng$run(op, c(list(global = global), args)), "stats")
-    eng$begin(F0 = init[[1]])
+    f0 <- init[[1]]
+    if (inherits(f0, "ntf_lazy_start")) {
+      eng$begin(draw = list(kind = "nmf", state = f0$state, k = f0$k, m = f0$m, scale = f0$scale))
+    } else {
+      eng$begin(F0 = f0)
+    }
+    rm(f0)
     gram <- NULL
     fn <- function(op, input) {
       if (op == "gather") {
@@ -215,6 +221,28 @@ ntf_fshard_session <- function(x, cluster, threads, s, call, files = NULL) {
          iterations = r$iterations, converged = r$converged, stopped = r$stopped, norm1 = norm1)
   }
   list(fit = fit, close = eng$drop, finalize = eng$finalize, discard = eng$discard)
+}
+
+# The random start of the Frobenius fit (ntf()'s: d_n x k uniforms times
+# `scale`, mode after mode) with the first mode's factor kept as the
+# generator's state before its draws (drawn again a column at a time by
+# the shards' stores, see shard_start_column(): no matrix of the first
+# mode's size outside the shards); the stream moves on as the in-memory
+# draws move it.
+ntf_lazy_random <- function(dims, k, scale) {
+  state <- get0(".Random.seed", envir = globalenv(), inherits = FALSE)
+  if (is.null(state)) {
+    return(lapply(dims, function(d) matrix(stats::runif(as.numeric(d) * k), d, k) * scale))
+  }
+  m <- as.numeric(dims[1])
+  left <- m * k
+  while (left > 0) {
+    d <- min(left, 2^20)
+    stats::runif(d)
+    left <- left - d
+  }
+  c(list(structure(list(state = state, k = k, m = m, scale = scale), class = "ntf_lazy_start")),
+    lapply(dims[-1], function(d) matrix(stats::runif(as.numeric(d) * k), d, k) * scale))
 }
 
 # "ntf_fpiece": a request of CPFrobPiece (args$req, args$input), added over

@@ -27,11 +27,11 @@
 #'   shape and k (a warm start). It is the first of the `nrun` starts.
 #' @param x A non-negative N-way array or `table`, a sparse tensor
 #'   ([sptensor()]), or a matrix (dense or sparse); or data split along the
-#'   first mode with [shards()], fitted with `loss = "kl"` by the
-#'   multiplicative updates (`method = "mu"`, shard by shard, equal up to
-#'   rounding to the in-memory fit with the same method and seed; with
-#'   weights too, see "Missing values and weights"), in this process or on
-#'   the workers of `cluster`.
+#'   first mode with [shards()], fitted shard by shard (see "Data in
+#'   shards"), in this process, from files or on the workers of `cluster`:
+#'   Frobenius HALS and multiplicative updates, and KL multiplicative
+#'   updates (`method = "mu"`; with weights too, see "Missing values and
+#'   weights").
 #' @param k Rank, a positive whole number (at most the number of non-zeros).
 #' @param loss `"frobenius"` (default) or `"kl"`.
 #' @param method For Frobenius `"hals"` (default) or `"mu"`; for KL `"cd"`
@@ -57,6 +57,23 @@
 #'   weighs the product of its indices' weights and its own weight;
 #'   whole-number weights of one mode give the fit of `x` with each slice of
 #'   that mode repeated that many times.
+#'
+#' @section Data in shards:
+#' Data split along the first mode with [shards()] are fitted where they
+#' are, and the fit equals the in-memory fit with the same arguments and
+#' seed up to rounding (factors, weights, objective trace and iterations).
+#' Each shard updates its own rows of the first mode's factor; the other
+#' modes are updated in turn from sums over the shards (k values per index
+#' of the mode, and k x k Gram matrices). Under the Frobenius loss (HALS,
+#' the default, or `method = "mu"`) an iteration passes over the shards'
+#' cells once per mode after the first: the shards update their rows given
+#' the Hadamard product of the other modes' Gram matrices and return, in
+#' the same pass, their rows' Gram matrix and their part of the second
+#' mode's contraction; the squared norm of the data is summed over the
+#' shards once. Under KL only the multiplicative updates run on shards
+#' (coordinate descent needs every slice of a mode at once), by the EM
+#' passes of [plsa()]. The random start's first factor is drawn by the
+#' process that holds each shard.
 #'
 #' @section Missing values and weights:
 #' With `NA` in `x`, `mask`, `observed` or weights the loss sums over the
@@ -308,7 +325,9 @@ ntf <- function(x, k, loss = c("frobenius", "kl"), method = NULL, nrun = 1,
       cpp_csc_scan(data$val, integer(0), 0L, s, FALSE)$total
     }
     scale <- (total_s / prod(as.numeric(data$dims)))^(1 / length(data$dims))
+    # (sharded: the first mode's factor drawn by the shards' stores)
     inits <- with_seed(seed, lapply(seq_len(nrun), function(i) {
+      if (sharded) return(ntf_lazy_random(data$dims, k, scale))
       lapply(data$dims, function(d) matrix(stats::runif(as.numeric(d) * k), d, k) * scale)
     }))
     if (!is.null(first)) {

@@ -37,7 +37,9 @@
 #' keeps \eqn{XH'} of every shard, a matrix the size of \eqn{W}, for its
 #' sweeps, and KL coordinate descent gathers one shard's rows at a time for
 #' the update of \eqn{W} (12 bytes per non-zero of that shard, read in two
-#' passes a chunk at a time). The random starts
+#' passes a chunk at a time). [ntf()] under the Frobenius loss (HALS and
+#' multiplicative updates) reads its contractions from the files the same
+#' way and updates each shard's rows of the first factor in place. The random starts
 #' of [plsa()], [ntf()] and [nmf()] are drawn shard by shard, by the process
 #' that holds the shard (the numbers of the in-memory start), never as a
 #' whole documents' factor. Other fits read a

@@ -72,8 +72,9 @@
 #' mode's contraction; the squared norm of the data is summed over the
 #' shards once. Under KL only the multiplicative updates run on shards
 #' (coordinate descent needs every slice of a mode at once), by the EM
-#' passes of [plsa()]. The random start's first factor is drawn by the
-#' process that holds each shard.
+#' passes of [plsa()]. Without weights, the random start's first factor
+#' is drawn by the process that holds each shard (the numbers of the
+#' in-memory start), never as a whole.
 #'
 #' @section Missing values and weights:
 #' With `NA` in `x`, `mask`, `observed` or weights the loss sums over the

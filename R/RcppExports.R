@@ -165,6 +165,22 @@ cpp_nmf_weighted_pieces_fit <- function(fn, H0, loss, method, d, c, wx2, klc, to
     .Call(`_aspectr_cpp_nmf_weighted_pieces_fit`, fn, H0, loss, method, d, c, wx2, klc, total, L1, L2, eps, max_iter, tol, threads, hook, want_model)
 }
 
+cpp_ntf_fshard_state <- function(idx, val, dims, s) {
+    .Call(`_aspectr_cpp_ntf_fshard_state`, idx, val, dims, s)
+}
+
+cpp_ntf_fshard_release <- function(state) {
+    invisible(.Call(`_aspectr_cpp_ntf_fshard_release`, state))
+}
+
+cpp_ntf_fpiece_run <- function(state, file, dims, F0, op, input, threads) {
+    .Call(`_aspectr_cpp_ntf_fpiece_run`, state, file, dims, F0, op, input, threads)
+}
+
+cpp_ntf_pieces_fit <- function(fn, shared, method, max_iter, tol, threads, hook = NULL, want_model = FALSE) {
+    .Call(`_aspectr_cpp_ntf_pieces_fit`, fn, shared, method, max_iter, tol, threads, hook, want_model)
+}
+
 cpp_ntf_weighted_fit <- function(idx, val, dims, factors, loss, method, d, v, eidx, ev, wx2, klc, total, max_iter, tol, threads, verbose, hook = NULL, want_model = FALSE) {
     .Call(`_aspectr_cpp_ntf_weighted_fit`, idx, val, dims, factors, loss, method, d, v, eidx, ev, wx2, klc, total, max_iter, tol, threads, verbose, hook, want_model)
 }

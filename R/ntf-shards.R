@@ -77,6 +77,7 @@ ntf_shard_weight_parts <- function(x, wc) {
 # request (one shard at a time).
 shard_ntf_op <- function(st, held, op, args) {
   if (op == "ntf_wset") return(shard_ntf_wset(st, held, args))
+  if (op == "ntf_fpiece") return(shard_ntf_fop(st, held, args))
   if (op != "ntf_wpiece") stop("unknown operation ", op)
   g <- args$global
   parts <- NULL
@@ -166,4 +167,118 @@ ntf_wshard_state <- function(st, key, g, streamed = FALSE) {
     st$shards[[key]]$data <- NULL
   }
   S
+}
+
+# ntf(loss = "frobenius") of data in shards(): the HALS or multiplicative
+# updates of the in-memory fit (solvers/cp.h) on pieces
+# (solvers/cp_pieces.h). Each shard updates its rows of the first factor
+# itself, from the shared modes' Grams; the other modes are updated on the
+# master from their contractions (k x d_n) summed over the shards, mode
+# after mode as in memory, so the fit equals the in-memory fit from the
+# same start up to rounding.
+
+# The session of one fit on x / s (s a power of 2, the scale of the
+# in-memory fit): `fit(init, iters, method, tol, hook, exact)` runs one
+# start (factors d_n x k of x / s; with `files`, the first mode's written
+# beside the shards, an aspectr_shard_run, whose column norms are then the
+# run's `norm1`); `close()` clears the workers.
+ntf_fshard_session <- function(x, cluster, threads, s, call, files = NULL) {
+  eng <- shard_engine(x, cluster, threads, call)
+  eng$set_files(files)
+  tryCatch(eng$load(), error = function(e) { eng$drop(); stop(e) })
+  global <- list(dims = x$dims, threads = threads, s = s,
+                 chunk = if (is.null(cluster) && shard_files_streamed(x)) shard_chunk(call))
+  fit <- function(init, iters, method, tol, hook, exact) {
+    run <- function(op, args = list()) eng$reduce(eng$run(op, c(list(global = global), args)), "stats")
+    f0 <- init[[1]]
+    if (inherits(f0, "ntf_lazy_start")) {
+      eng$begin(draw = list(kind = "nmf", state = f0$state, k = f0$k, m = f0$m, scale = f0$scale))
+    } else {
+      eng$begin(F0 = f0)
+    }
+    rm(f0)
+    gram <- NULL
+    fn <- function(op, input) {
+      if (op == "gather") {
+        F0 <- t(eng$gather())
+        if (!is.null(input$scale0)) F0 <- F0 * as.vector(input$scale0)
+        return(list(`@F0` = F0))
+      }
+      r <- run("ntf_fpiece", list(req = op, input = input))
+      if (op == "cpf_scale") gram <<- r$gram
+      r
+    }
+    cb <- function(it, value, model) {
+      shard_iteration_gc(eng, ncol(init[[2]]), exact)
+      if (is.null(hook)) TRUE else hook(it, value, model)
+    }
+    r <- cpp_ntf_pieces_fit(fn, init[-1], method, as.integer(iters), tol, threads, cb, exact)
+    # (the column norms of a first factor in files: from the pieces' Gram)
+    if (!is.null(files) && is.null(gram)) gram <- run("ntf_fpiece", list(req = "cpf_scale", input = list()))$gram
+    F0 <- eng$gather(last = TRUE)
+    norm1 <- if (inherits(F0, "aspectr_shard_run")) sqrt(pmax(diag(gram), 0))
+    list(factors = c(list(F0), r$shared), objective = r$objective, initial = r$initial,
+         iterations = r$iterations, converged = r$converged, stopped = r$stopped, norm1 = norm1)
+  }
+  list(fit = fit, close = eng$drop, finalize = eng$finalize, discard = eng$discard)
+}
+
+# The random start of the Frobenius fit (ntf()'s: d_n x k uniforms times
+# `scale`, mode after mode) with the first mode's factor kept as the
+# generator's state before its draws (drawn again a column at a time by
+# the shards' stores, see shard_start_column(): no matrix of the first
+# mode's size outside the shards); the stream moves on as the in-memory
+# draws move it.
+ntf_lazy_random <- function(dims, k, scale) {
+  state <- get0(".Random.seed", envir = globalenv(), inherits = FALSE)
+  if (is.null(state)) {
+    return(lapply(dims, function(d) matrix(stats::runif(as.numeric(d) * k), d, k) * scale))
+  }
+  m <- as.numeric(dims[1])
+  left <- m * k
+  while (left > 0) {
+    d <- min(left, 2^20)
+    stats::runif(d)
+    left <- left - d
+  }
+  c(list(structure(list(state = state, k = k, m = m, scale = scale), class = "ntf_lazy_start")),
+    lapply(dims[-1], function(d) matrix(stats::runif(as.numeric(d) * k), d, k) * scale))
+}
+
+# "ntf_fpiece": a request of CPFrobPiece (args$req, args$input), added over
+# the store's shards. A shard kept in memory has its cells (divided by the
+# fit's scale) made once; one streamed from a .shard file is read a chunk
+# at a time in each request; another file is read again for each request
+# (one shard at a time).
+shard_ntf_fop <- function(st, held, args) {
+  g <- args$global
+  parts <- NULL
+  for (key in names(st$shards)) {
+    h <- st$shards[[key]]
+    fail <- function(e) abort_shard(h$source, "failed: {conditionMessage(e)}")
+    dims <- as.integer(c(h$rows, g$dims[-1]))
+    S <- NULL
+    file <- NULL
+    if (!h$keep && shard_streamable(h$source)) {
+      check_shard_file(h$source)
+      if (is.null(st$buffer)) st$buffer <- cpp_shard_buffer()
+      file <- list(buffer = st$buffer, path = shard_stream_path(h$source), scale = g$s, chunk = g$chunk %||% 65536)
+    } else if (!is.null(h$fntf)) {
+      S <- h$fntf
+    } else {
+      d <- if (h$keep) h$data else shard_data(h$source)
+      S <- tryCatch(cpp_ntf_fshard_state(d$idx, d$val, dims, g$s), error = fail)
+      rm(d)
+      if (h$keep) {
+        st$shards[[key]]$fntf <- S
+        st$shards[[key]]$data <- NULL
+      }
+    }
+    r <- tryCatch(cpp_ntf_fpiece_run(S, file, dims, h$F0, args$req, args$input, g$threads), error = fail)
+    # a shard read for this operation only is let go at once
+    if (!h$keep && !is.null(S)) cpp_ntf_fshard_release(S)
+    rm(S)
+    parts <- if (is.null(parts)) r else shard_add(parts, r)
+  }
+  list(ids = held, stats = parts)
 }

@@ -27,11 +27,11 @@
 #'   shape and k (a warm start). It is the first of the `nrun` starts.
 #' @param x A non-negative N-way array or `table`, a sparse tensor
 #'   ([sptensor()]), or a matrix (dense or sparse); or data split along the
-#'   first mode with [shards()], fitted with `loss = "kl"` by the
-#'   multiplicative updates (`method = "mu"`, shard by shard, equal up to
-#'   rounding to the in-memory fit with the same method and seed; with
-#'   weights too, see "Missing values and weights"), in this process or on
-#'   the workers of `cluster`.
+#'   first mode with [shards()], fitted shard by shard (see "Data in
+#'   shards"), in this process, from files or on the workers of `cluster`:
+#'   Frobenius HALS and multiplicative updates, and KL multiplicative
+#'   updates (`method = "mu"`; with weights too, see "Missing values and
+#'   weights").
 #' @param k Rank, a positive whole number (at most the number of non-zeros).
 #' @param loss `"frobenius"` (default) or `"kl"`.
 #' @param method For Frobenius `"hals"` (default) or `"mu"`; for KL `"cd"`
@@ -57,6 +57,24 @@
 #'   weighs the product of its indices' weights and its own weight;
 #'   whole-number weights of one mode give the fit of `x` with each slice of
 #'   that mode repeated that many times.
+#'
+#' @section Data in shards:
+#' Data split along the first mode with [shards()] are fitted where they
+#' are, and the fit equals the in-memory fit with the same arguments and
+#' seed up to rounding (factors, weights, objective trace and iterations).
+#' Each shard updates its own rows of the first mode's factor; the other
+#' modes are updated in turn from sums over the shards (k values per index
+#' of the mode, and k x k Gram matrices). Under the Frobenius loss (HALS,
+#' the default, or `method = "mu"`) an iteration passes over the shards'
+#' cells once per mode after the first: the shards update their rows given
+#' the Hadamard product of the other modes' Gram matrices and return, in
+#' the same pass, their rows' Gram matrix and their part of the second
+#' mode's contraction; the squared norm of the data is summed over the
+#' shards once. Under KL only the multiplicative updates run on shards
+#' (coordinate descent needs every slice of a mode at once), by the EM
+#' passes of [plsa()]. Without weights, the random start's first factor
+#' is drawn by the process that holds each shard (the numbers of the
+#' in-memory start), never as a whole.
 #'
 #' @section Missing values and weights:
 #' With `NA` in `x`, `mask`, `observed` or weights the loss sums over the
@@ -197,7 +215,7 @@ ntf <- function(x, k, loss = c("frobenius", "kl"), method = NULL, nrun = 1,
     nnz_x <- length(wd$tv)
   } else {
     data <- if (sharded) shard_as_data(x) else as_aspect_data(x, "x")
-    count_data <- if (sharded) shard_count_data(x, "ntf") else check_count_data(x, data$val, "ntf", likelihood = loss == "kl")
+    count_data <- if (sharded) shard_count_data(x, "ntf", likelihood = loss == "kl") else check_count_data(x, data$val, "ntf", likelihood = loss == "kl")
     nnz_x <- if (sharded) x$nnz else length(data$val)
   }
   k <- check_whole(k, "k", min = 1, max = nnz_x,
@@ -297,11 +315,20 @@ ntf <- function(x, k, loss = c("frobenius", "kl"), method = NULL, nrun = 1,
     # The fit runs on x / s with s a power of 2 near max(x) (exact), so that
     # ||x||^2 and the updates neither underflow nor overflow for any scale of
     # x; weights return scaled by s, objectives by s^2.
-    s <- pow2_scale(data$val)  # (the core divides the values as it reads them)
+    # (shards: the largest of their values, and the total of x / s from
+    # each one's total divided by its largest, see shard_meta())
+    tops <- if (sharded) vapply(x$meta, function(m) m$top, numeric(1))
+    s <- pow2_scale(if (sharded) tops else data$val)  # (the core divides the values as it reads them)
     # (the total of x / s: that of x can overflow)
-    total_s <- if (is.finite(total / s)) total / s else cpp_csc_scan(data$val, integer(0), 0L, s, FALSE)$total
+    total_s <- if (is.finite(total / s)) total / s else if (sharded) {
+      sum(vapply(x$meta, function(m) m$scaled, numeric(1)) * (tops / s))
+    } else {
+      cpp_csc_scan(data$val, integer(0), 0L, s, FALSE)$total
+    }
     scale <- (total_s / prod(as.numeric(data$dims)))^(1 / length(data$dims))
+    # (sharded: the first mode's factor drawn by the shards' stores)
     inits <- with_seed(seed, lapply(seq_len(nrun), function(i) {
+      if (sharded) return(ntf_lazy_random(data$dims, k, scale))
       lapply(data$dims, function(d) matrix(stats::runif(as.numeric(d) * k), d, k) * scale)
     }))
     if (!is.null(first)) {
@@ -315,20 +342,43 @@ ntf <- function(x, k, loss = c("frobenius", "kl"), method = NULL, nrun = 1,
                        f[[1]] <- f[[1]] * s
                        name_factors(f)
                      })
-    runs <- run_starts(inits, function(init, iters) {
-      cpp_ntf_fit(data$idx, data$val, data$dims, init, method, iters, tol, threads, verbose, hook,
-                  !is.null(callback), s)
-    }, function(r) r$factors, hook, max_iter, stg$short_iter, stg$short_keep)
+    if (sharded) {
+      # the same updates on the shards where they are (solvers/cp_pieces.h)
+      session <- ntf_fshard_session(x, cluster, threads, s, call, files)
+      on.exit(session$close(), add = TRUE)
+      fit_start <- function(init, iters) session$fit(init, iters, method, tol, hook, exact = !is.null(callback))
+      if (!is.null(files) && !starts_staged(nrun, max_iter, stg$short_iter, stg$short_keep)) {
+        fit_start <- keep_best_run(fit_start, function(r) session$discard(r$factors[[1]]))
+      }
+    } else {
+      fit_start <- function(init, iters) {
+        cpp_ntf_fit(data$idx, data$val, data$dims, init, method, iters, tol, threads, verbose, hook,
+                    !is.null(callback), s)
+      }
+    }
+    runs <- run_starts(inits, fit_start, function(r) r$factors,
+                       if (sharded) hook %||% function(...) TRUE else hook, max_iter,
+                       stg$short_iter, stg$short_keep)
     runs <- lapply(runs, function(res) {
       res$scaled_value <- run_value(res)
       # reported as one half of the squared error, as every Frobenius fit
       res$objective <- 0.5 * rescale_value(res$objective, s, 2)
       res$initial <- 0.5 * rescale_value(res$initial, s, 2)
-      nrm <- vapply(res$factors, function(f) sqrt(colSums(f^2)), numeric(k))
+      # (a first factor in files: its column norms from the fit, the
+      # columns divided as they are written, `scale1`)
+      nrm <- vapply(res$factors, function(f) {
+        if (inherits(f, "aspectr_shard_run")) res$norm1 else sqrt(colSums(f^2))
+      }, numeric(k))
       nrm <- matrix(nrm, nrow = k)
       w <- apply(nrm, 1, prod)
+      if (inherits(res$factors[[1]], "aspectr_shard_run")) {
+        sc <- nrm[, 1]
+        sc[sc == 0] <- 1
+        res$scale1 <- 1 / sc
+      }
       res$factors <- lapply(seq_along(res$factors), function(n) {
         f <- res$factors[[n]]
+        if (inherits(f, "aspectr_shard_run")) return(f)
         sc <- nrm[, n]
         sc[sc == 0] <- 1
         sweep(f, 2, sc, "/")
@@ -351,7 +401,7 @@ ntf <- function(x, k, loss = c("frobenius", "kl"), method = NULL, nrun = 1,
     res$factors[[1]] <- if (weighted) {
       wsession$finalize(res$factors[[1]], ord, res$scale1[ord], list(data$dimnames[[1]], comp), fmode)
     } else {
-      session$finalize(res$factors[[1]], ord, NULL, list(data$dimnames[[1]], comp), fmode)
+      session$finalize(res$factors[[1]], ord, res$scale1[ord], list(data$dimnames[[1]], comp), fmode)
     }
   }
   factors <- lapply(seq_along(res$factors), function(n) {

@@ -29,7 +29,7 @@ shard_capabilities <- function() {
     cap("plsa", "l2", "blocks", FALSE, "the L2 loss is fitted in one object"),
     cap("ntf", "kl", "mu", TRUE),
     cap("ntf", "kl", "cd", FALSE, "coordinate descent needs every slice of a mode at once"),
-    cap("ntf", "frobenius", c("hals", "mu"), FALSE, "the Frobenius updates of ntf() are fitted in one object"),
+    cap("ntf", "frobenius", c("hals", "mu"), TRUE),
     # missing cells, masks and weights: nmf()'s weighted rule runs on pieces
     # (nmf/weighted.h), and ntf()'s KL multiplicative updates
     # (solvers/cp_weighted_pieces.h); its coordinate descent needs every

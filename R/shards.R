@@ -39,7 +39,9 @@
 #' the update of \eqn{W} (12 bytes per non-zero of that shard, read in two
 #' passes a chunk at a time). The beta-divergence updates of [nmf()] read
 #' each shard into a dense block of its rows a chunk at a time, one shard at
-#' a time, twice per iteration. The random starts
+#' a time, twice per iteration. [ntf()] under the Frobenius loss (HALS and
+#' multiplicative updates) reads its contractions from the files the same
+#' way and updates each shard's rows of the first factor in place. The random starts
 #' of [plsa()], [ntf()] and [nmf()] are drawn shard by shard, by the process
 #' that holds the shard (the numbers of the in-memory start), never as a
 #' whole documents' factor. Other fits read a
@@ -519,7 +521,7 @@ shard_fits <- new.env(parent = emptyenv())
 
 # the operations that change a store's state (answered from the cache when
 # delivered twice)
-shard_steps <- c("step", "nmf_piece", "ntf_wpiece", "qem_docs", "qem_norm", "wq_piece",
+shard_steps <- c("step", "nmf_piece", "ntf_wpiece", "ntf_fpiece", "qem_docs", "qem_norm", "wq_piece",
                  "sq_save", "sq_norms", "sq_extrapolate", "sq_restore")
 
 # The operations on a store, run on the master or on a worker: "load",

@@ -669,6 +669,65 @@ BEGIN_RCPP
     return rcpp_result_gen;
 END_RCPP
 }
+// cpp_ntf_fshard_state
+SEXP cpp_ntf_fshard_state(Rcpp::IntegerMatrix idx, Rcpp::NumericVector val, Rcpp::IntegerVector dims, double s);
+RcppExport SEXP _aspectr_cpp_ntf_fshard_state(SEXP idxSEXP, SEXP valSEXP, SEXP dimsSEXP, SEXP sSEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::RNGScope rcpp_rngScope_gen;
+    Rcpp::traits::input_parameter< Rcpp::IntegerMatrix >::type idx(idxSEXP);
+    Rcpp::traits::input_parameter< Rcpp::NumericVector >::type val(valSEXP);
+    Rcpp::traits::input_parameter< Rcpp::IntegerVector >::type dims(dimsSEXP);
+    Rcpp::traits::input_parameter< double >::type s(sSEXP);
+    rcpp_result_gen = Rcpp::wrap(cpp_ntf_fshard_state(idx, val, dims, s));
+    return rcpp_result_gen;
+END_RCPP
+}
+// cpp_ntf_fshard_release
+void cpp_ntf_fshard_release(SEXP state);
+RcppExport SEXP _aspectr_cpp_ntf_fshard_release(SEXP stateSEXP) {
+BEGIN_RCPP
+    Rcpp::RNGScope rcpp_rngScope_gen;
+    Rcpp::traits::input_parameter< SEXP >::type state(stateSEXP);
+    cpp_ntf_fshard_release(state);
+    return R_NilValue;
+END_RCPP
+}
+// cpp_ntf_fpiece_run
+Rcpp::List cpp_ntf_fpiece_run(SEXP state, SEXP file, Rcpp::IntegerVector dims, SEXP F0, std::string op, SEXP input, int threads);
+RcppExport SEXP _aspectr_cpp_ntf_fpiece_run(SEXP stateSEXP, SEXP fileSEXP, SEXP dimsSEXP, SEXP F0SEXP, SEXP opSEXP, SEXP inputSEXP, SEXP threadsSEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::RNGScope rcpp_rngScope_gen;
+    Rcpp::traits::input_parameter< SEXP >::type state(stateSEXP);
+    Rcpp::traits::input_parameter< SEXP >::type file(fileSEXP);
+    Rcpp::traits::input_parameter< Rcpp::IntegerVector >::type dims(dimsSEXP);
+    Rcpp::traits::input_parameter< SEXP >::type F0(F0SEXP);
+    Rcpp::traits::input_parameter< std::string >::type op(opSEXP);
+    Rcpp::traits::input_parameter< SEXP >::type input(inputSEXP);
+    Rcpp::traits::input_parameter< int >::type threads(threadsSEXP);
+    rcpp_result_gen = Rcpp::wrap(cpp_ntf_fpiece_run(state, file, dims, F0, op, input, threads));
+    return rcpp_result_gen;
+END_RCPP
+}
+// cpp_ntf_pieces_fit
+Rcpp::List cpp_ntf_pieces_fit(SEXP fn, Rcpp::List shared, std::string method, int max_iter, double tol, int threads, SEXP hook, bool want_model);
+RcppExport SEXP _aspectr_cpp_ntf_pieces_fit(SEXP fnSEXP, SEXP sharedSEXP, SEXP methodSEXP, SEXP max_iterSEXP, SEXP tolSEXP, SEXP threadsSEXP, SEXP hookSEXP, SEXP want_modelSEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::RNGScope rcpp_rngScope_gen;
+    Rcpp::traits::input_parameter< SEXP >::type fn(fnSEXP);
+    Rcpp::traits::input_parameter< Rcpp::List >::type shared(sharedSEXP);
+    Rcpp::traits::input_parameter< std::string >::type method(methodSEXP);
+    Rcpp::traits::input_parameter< int >::type max_iter(max_iterSEXP);
+    Rcpp::traits::input_parameter< double >::type tol(tolSEXP);
+    Rcpp::traits::input_parameter< int >::type threads(threadsSEXP);
+    Rcpp::traits::input_parameter< SEXP >::type hook(hookSEXP);
+    Rcpp::traits::input_parameter< bool >::type want_model(want_modelSEXP);
+    rcpp_result_gen = Rcpp::wrap(cpp_ntf_pieces_fit(fn, shared, method, max_iter, tol, threads, hook, want_model));
+    return rcpp_result_gen;
+END_RCPP
+}
 // cpp_ntf_weighted_fit
 Rcpp::List cpp_ntf_weighted_fit(Rcpp::IntegerMatrix idx, Rcpp::NumericVector val, Rcpp::IntegerVector dims, Rcpp::List factors, std::string loss, std::string method, double d, Rcpp::List v, Rcpp::IntegerMatrix eidx, Rcpp::NumericVector ev, double wx2, double klc, double total, int max_iter, double tol, int threads, bool verbose, SEXP hook, bool want_model);
 RcppExport SEXP _aspectr_cpp_ntf_weighted_fit(SEXP idxSEXP, SEXP valSEXP, SEXP dimsSEXP, SEXP factorsSEXP, SEXP lossSEXP, SEXP methodSEXP, SEXP dSEXP, SEXP vSEXP, SEXP eidxSEXP, SEXP evSEXP, SEXP wx2SEXP, SEXP klcSEXP, SEXP totalSEXP, SEXP max_iterSEXP, SEXP tolSEXP, SEXP threadsSEXP, SEXP verboseSEXP, SEXP hookSEXP, SEXP want_modelSEXP) {
@@ -1661,6 +1720,10 @@ static const R_CallMethodDef CallEntries[] = {
     {"_aspectr_cpp_nmf_wpiece_run", (DL_FUNC) &_aspectr_cpp_nmf_wpiece_run, 8},
     {"_aspectr_cpp_nmf_wshard_release", (DL_FUNC) &_aspectr_cpp_nmf_wshard_release, 1},
     {"_aspectr_cpp_nmf_weighted_pieces_fit", (DL_FUNC) &_aspectr_cpp_nmf_weighted_pieces_fit, 17},
+    {"_aspectr_cpp_ntf_fshard_state", (DL_FUNC) &_aspectr_cpp_ntf_fshard_state, 4},
+    {"_aspectr_cpp_ntf_fshard_release", (DL_FUNC) &_aspectr_cpp_ntf_fshard_release, 1},
+    {"_aspectr_cpp_ntf_fpiece_run", (DL_FUNC) &_aspectr_cpp_ntf_fpiece_run, 7},
+    {"_aspectr_cpp_ntf_pieces_fit", (DL_FUNC) &_aspectr_cpp_ntf_pieces_fit, 8},
     {"_aspectr_cpp_ntf_weighted_fit", (DL_FUNC) &_aspectr_cpp_ntf_weighted_fit, 19},
     {"_aspectr_cpp_ntf_wshard_state", (DL_FUNC) &_aspectr_cpp_ntf_wshard_state, 7},
     {"_aspectr_cpp_ntf_wpiece_run", (DL_FUNC) &_aspectr_cpp_ntf_wpiece_run, 6},

@@ -279,7 +279,7 @@ test_that("sharded fits refuse what they cannot do exactly", {
   expect_error(plsa(sh, 0), class = "aspectr_error_input")
   expect_error(plsa(sh, 26), class = "aspectr_error_input")
   expect_error(plsa(sh, 2, tempering = 2), class = "aspectr_error_input")
-  expect_error(ntf(sh, 2), class = "aspectr_error_input_argument", regexp = "kl")
+  expect_error(ntf(sh, 2, method = "cd"), class = "aspectr_error_input_argument", regexp = "hals")
   expect_error(ntf(sh, 2, loss = "kl", method = "cd"), class = "aspectr_error_input_argument")
   expect_error(plsa(x, 2, cluster = "localhost"), class = "aspectr_error_input_type")
   cl <- structure(list(), class = c("SOCKcluster", "cluster"))

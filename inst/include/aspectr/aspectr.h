@@ -38,6 +38,7 @@
 #include "sym/hypergraph.h"
 #include "solvers/cp_weighted.h"
 #include "solvers/cp_weighted_pieces.h"
+#include "solvers/cp_pieces.h"
 #include "solvers/plsa_weighted.h"
 #include "solvers/plsa_weighted_pieces.h"
 

@@ -21,23 +21,58 @@ namespace aspectr {
 
 namespace detail {
 
+// The factors balance_norms() multiplies the rows of the modes by, from
+// their norms nrm(r, n) (k x N): each row scaled to the geometric mean of
+// its component's norms, or all 1 for a component with a zero norm.
+inline arma::mat balance_scales(const arma::mat& nrm) {
+  const arma::uword k = nrm.n_rows, N = nrm.n_cols;
+  arma::mat c(k, N, arma::fill::ones);
+  for (arma::uword r = 0; r < k; ++r) {
+    double logprod = 0.0;
+    bool zero = false;
+    for (arma::uword n = 0; n < N; ++n) {
+      if (!(nrm(r, n) > 0.0)) { zero = true; break; }
+      logprod += std::log(nrm(r, n));
+    }
+    if (zero) continue;
+    const double target = std::exp(logprod / static_cast<double>(N));
+    for (arma::uword n = 0; n < N; ++n) c(r, n) = target / nrm(r, n);
+  }
+  return c;
+}
+
 // Rescales the k columns so that every mode carries the same norm.
 inline void balance_norms(std::vector<arma::mat>& F) {
   const std::size_t N = F.size();
   const arma::uword k = F[0].n_rows;
+  arma::mat nrm(k, N);
+  for (arma::uword r = 0; r < k; ++r)
+    for (std::size_t n = 0; n < N; ++n) nrm(r, n) = arma::norm(F[n].row(r), 2);
+  const arma::mat c = balance_scales(nrm);
+  // (a component left as it is is multiplied by 1: exact)
+  for (arma::uword r = 0; r < k; ++r)
+    for (std::size_t n = 0; n < N; ++n) F[n].row(r) *= c(r, n);
+}
+
+// One mode's HALS update (k x d factor A, its MTTKRP Xn and Gamma), column
+// after column.
+inline void cp_hals_update(arma::mat& A, const arma::mat& Xn, const arma::mat& Gam) {
+  const arma::uword k = A.n_rows;
   for (arma::uword r = 0; r < k; ++r) {
-    std::vector<double> nrm(N);
-    double logprod = 0.0;
-    bool zero = false;
-    for (std::size_t n = 0; n < N; ++n) {
-      nrm[n] = arma::norm(F[n].row(r), 2);
-      if (!(nrm[n] > 0.0)) { zero = true; break; }
-      logprod += std::log(nrm[n]);
+    if (!(Gam(r, r) > 0.0)) continue;
+    const arma::rowvec ag = Gam.row(r) * A;   // (A_n Gamma)(:, r) as a row
+    for (arma::uword i = 0; i < A.n_cols; ++i) {
+      const double v = A(r, i) + (Xn(r, i) - ag[i]) / Gam(r, r);
+      A(r, i) = v > 0.0 ? v : 0.0;
     }
-    if (zero) continue;
-    const double target = std::exp(logprod / static_cast<double>(N));
-    for (std::size_t n = 0; n < N; ++n) F[n].row(r) *= target / nrm[n];
   }
+}
+
+// One mode's multiplicative update with its epsilon guards.
+inline void cp_mu_update(arma::mat& A, const arma::mat& Xn, const arma::mat& Gam, double eps) {
+  const arma::mat den = Gam * A;  // k x d: (A_n Gamma)' in core layout
+  for (arma::uword j = 0; j < A.n_elem; ++j)
+    A[j] *= std::max(Xn[j], eps) / (den[j] + eps);
 }
 
 inline double frobenius_after(const SparseTensor& X, const std::vector<arma::mat>& F,
@@ -56,22 +91,12 @@ class CPHALSRule {
   static constexpr bool kLagged = false;
   double step(const SparseTensor& X, AspectModel& M, int threads) {
     const std::size_t N = M.order();
-    const arma::uword k = M.rank();
     std::vector<const arma::mat*> Fp(N);
     for (std::size_t n = 0; n < N; ++n) Fp[n] = &M.F[n];
     arma::mat Xn;
     for (std::size_t n = 0; n < N; ++n) {
       mttkrp(X, Fp, n, Xn, threads);
-      const arma::mat Gam = gram_hadamard(M.F, n);
-      arma::mat& A = M.F[n];
-      for (arma::uword r = 0; r < k; ++r) {
-        if (!(Gam(r, r) > 0.0)) continue;
-        const arma::rowvec ag = Gam.row(r) * A;   // (A_n Gamma)(:, r) as a row
-        for (arma::uword i = 0; i < A.n_cols; ++i) {
-          const double v = A(r, i) + (Xn(r, i) - ag[i]) / Gam(r, r);
-          A(r, i) = v > 0.0 ? v : 0.0;
-        }
-      }
+      detail::cp_hals_update(M.F[n], Xn, gram_hadamard(M.F, n));
     }
     const double f = detail::frobenius_after(X, M.F, Xn, xnorm2(X));
     detail::balance_norms(M.F);
@@ -99,11 +124,7 @@ class CPMURule {
     arma::mat Xn;
     for (std::size_t n = 0; n < N; ++n) {
       mttkrp(X, Fp, n, Xn, threads);
-      const arma::mat Gam = gram_hadamard(M.F, n);
-      arma::mat& A = M.F[n];
-      const arma::mat den = Gam * A;  // k x d: (A_n Gamma)' in core layout
-      for (arma::uword j = 0; j < A.n_elem; ++j)
-        A[j] *= std::max(Xn[j], eps_) / (den[j] + eps_);
+      detail::cp_mu_update(M.F[n], Xn, gram_hadamard(M.F, n), eps_);
     }
     const double f = detail::frobenius_after(X, M.F, Xn, xnorm2(X));
     detail::balance_norms(M.F);

@@ -48,12 +48,7 @@ Rcpp::List cpp_ntf_fpiece_run(SEXP state, SEXP file, Rcpp::IntegerVector dims, S
     if (S->dims != d) Rcpp::stop("internal error: the shard's cells do not match its size");
     cells.reset(new aspectr::MemoryCPCells(*S));
   } else {
-    Rcpp::List f(file);
-    SEXP bufx = f["buffer"];
-    Rcpp::XPtr<aspectr::ShardBuffer> buf(bufx);
-    cells.reset(new aspectr::FileCPCells(Rcpp::as<std::string>(f["path"]), *buf,
-                                         aspectr_r::chunk_cells(Rcpp::as<double>(f["chunk"])),
-                                         Rcpp::as<double>(f["scale"]), d));
+    cells = aspectr_r::file_cp_cells(file, d);
   }
   try {
     aspectr::CPFrobPiece piece(*cells, d, REAL(F0), Rf_nrows(F0), Rf_ncols(F0));

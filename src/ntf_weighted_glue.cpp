@@ -138,12 +138,7 @@ Rcpp::List cpp_ntf_wpiece_run(SEXP state, SEXP file, SEXP F0, std::string op, SE
   if (Rf_isNull(file)) {
     cells.reset(new aspectr::MemoryCPCells(S->X));
   } else {
-    Rcpp::List f(file);
-    SEXP bufx = f["buffer"];
-    Rcpp::XPtr<aspectr::ShardBuffer> buf(bufx);
-    cells.reset(new aspectr::FileCPCells(Rcpp::as<std::string>(f["path"]), *buf,
-                                         aspectr_r::chunk_cells(Rcpp::as<double>(f["chunk"])),
-                                         Rcpp::as<double>(f["scale"]), S->X.dims));
+    cells = aspectr_r::file_cp_cells(file, S->X.dims);
   }
   aspectr::CPWeightedPiece piece(*cells, S->w, REAL(F0), Rf_nrows(F0), Rf_ncols(F0));
   return aspectr_r::stats_to_r(piece.run(r, threads));

@@ -306,6 +306,17 @@ inline std::size_t chunk_cells(double chunk) {
   return chunk < 1e15 ? static_cast<std::size_t>(chunk) : static_cast<std::size_t>(1e15);
 }
 
+// A shard file's cells for the CP rules on pieces, read a chunk at a time:
+// `file` is R's list(buffer, path, chunk, scale) (R/ntf-shards.R)
+inline std::unique_ptr<aspectr::CPCells> file_cp_cells(SEXP file, const std::vector<arma::uword>& dims) {
+  Rcpp::List f(file);
+  SEXP bufx = f["buffer"];
+  Rcpp::XPtr<aspectr::ShardBuffer> buf(bufx);
+  return std::unique_ptr<aspectr::CPCells>(new aspectr::FileCPCells(
+      Rcpp::as<std::string>(f["path"]), *buf, chunk_cells(Rcpp::as<double>(f["chunk"])),
+      Rcpp::as<double>(f["scale"]), dims));
+}
+
 // nmf()'s penalties (L1, L2: for W and H) and a fit's controls, from R
 inline aspectr::nmf::Penalty nmf_penalty(const Rcpp::NumericVector& L1, const Rcpp::NumericVector& L2) {
   aspectr::nmf::Penalty pen;

@@ -61,3 +61,39 @@ mirai_cluster <- function() {
   set_worker_libs(cl)
   cl
 }
+
+# An ntf() of the shards `parts` of X saved as .rds files, with the first
+# mode's factor written to files (factor_dir), equals the in-memory fit
+# with `args` (one start and three) and with `staged` (staged starts: the
+# best run's factor resumed from its files); only the fit's files remain
+expect_ntf_factor_dir <- function(X, parts, args, staged) {
+  quiet <- function(...) suppressMessages(ntf(...))
+  dir <- shard_tempdir()
+  f <- file.path(dir, paste0("part", seq_along(parts), ".rds"))
+  for (i in seq_along(parts)) saveRDS(parts[[i]], f[i])
+  for (nrun in c(1, 3)) {
+    a <- c(args, list(nrun = nrun))
+    ref <- do.call(quiet, c(list(X, 2), a))
+    fit <- do.call(quiet, c(list(shards(f), 2, factor_dir = TRUE), a))
+    expect_s3_class(fit$factors[[1]], "aspectr_factor_files")
+    got <- gather_factors(fit)
+    expect_equal(got$factors, ref$factors, tolerance = 1e-10)
+    expect_equal(got$weights, ref$weights, tolerance = 1e-10)
+    expect_equal(got$objective, ref$objective, tolerance = 1e-10)
+    expect_equal(got$run_values, ref$run_values, tolerance = 1e-10)
+    expect_setequal(list.files(dir), c(basename(f), paste0("part", seq_along(parts), ".", names(fit$factors)[1], ".rds")))
+  }
+  ref <- do.call(quiet, c(list(X, 2), staged))
+  got <- gather_factors(do.call(quiet, c(list(shards(f), 2, factor_dir = TRUE), staged)))
+  expect_equal(got$factors, ref$factors, tolerance = 1e-10)
+  expect_equal(got$objective, ref$objective, tolerance = 1e-10)
+  expect_identical(got$iterations, ref$iterations)
+}
+
+# `fit` equals `ref` in the fields `equal` (to `tol`; with `unname`, their
+# names dropped) and is identical to it in the fields `same`
+expect_same_fields <- function(fit, ref, equal, same = character(), tol = 1e-10, info = NULL, unname = FALSE) {
+  u <- if (unname) base::unname else identity
+  for (f in equal) expect_equal(u(fit[[f]]), u(ref[[f]]), tolerance = tol, info = paste(info, f))
+  for (f in same) expect_identical(fit[[f]], ref[[f]], info = paste(info, f))
+}

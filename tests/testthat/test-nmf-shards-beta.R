@@ -7,18 +7,9 @@ beta_fit <- function(x, k = 3, ...) suppressMessages(nmf(x, k, loss = "beta", ..
 
 # (.mtx files carry no names: the numbers are compared)
 expect_same_beta_fit <- function(fit, ref, what, tol = 1e-10) {
-  expect_equal(unname(fit$W), unname(ref$W), tolerance = tol, info = what)
-  expect_equal(unname(fit$H), unname(ref$H), tolerance = tol, info = what)
-  expect_equal(fit$objective, ref$objective, tolerance = tol, info = what)
-  expect_equal(fit$initial, ref$initial, tolerance = tol, info = what)
-  expect_equal(fit$divergence, ref$divergence, tolerance = tol, info = what)
-  expect_equal(fit$rel_error, ref$rel_error, tolerance = tol, info = what)
-  expect_equal(fit$total, ref$total, tolerance = tol, info = what)
-  expect_equal(fit$neg_entropy, ref$neg_entropy, tolerance = tol, info = what)
-  expect_equal(unname(fit$row_totals), unname(ref$row_totals), tolerance = tol, info = what)
-  expect_equal(fit$nnz, ref$nnz, info = what)
-  expect_identical(fit$iterations, ref$iterations, info = what)
-  expect_identical(fit$converged, ref$converged, info = what)
+  expect_same_fields(fit, ref, c("W", "H", "objective", "initial", "divergence", "rel_error", "total", "neg_entropy",
+                                 "row_totals", "nnz"),
+                     c("iterations", "converged"), tol = tol, info = what, unname = TRUE)
 }
 
 # The plain updates of Fevotte and Idier (2011) in R, W then H, with their

@@ -18,17 +18,9 @@ ntfsw_counts <- function(dims = c(13, 6, 5), seed = 1) {
 }
 
 expect_same_wntf <- function(fit, ref, tol = 1e-10, info = NULL) {
-  expect_equal(fit$factors, ref$factors, tolerance = tol, info = info)
-  expect_equal(fit$weights, ref$weights, tolerance = tol, info = info)
-  expect_equal(fit$objective, ref$objective, tolerance = tol, info = info)
-  expect_equal(fit$value, ref$value, tolerance = tol, info = info)
-  expect_equal(fit$initial, ref$initial, tolerance = tol, info = info)
-  expect_equal(fit$run_values, ref$run_values, tolerance = tol, info = info)
-  expect_identical(fit$iterations, ref$iterations, info = info)
-  expect_identical(fit$converged, ref$converged, info = info)
+  expect_same_fields(fit, ref, c("factors", "weights", "objective", "value", "initial", "run_values", "nnz"),
+                     c("iterations", "converged", "weighting"), tol = tol, info = info)
   expect_equal(fit$total, ref$total, tolerance = 1e-12, info = info)
-  expect_equal(fit$nnz, ref$nnz, info = info)
-  expect_identical(fit$weighting, ref$weighting, info = info)
   expect_identical(fit$method, "mu")
 }
 quiet_ntf <- function(...) suppressMessages(ntf(...))
@@ -151,31 +143,10 @@ test_that("weighted ntf() of shard files (.shard, other kinds) equals the in-mem
 test_that("the first mode's factor written to files (factor_dir) is the in-memory fit's", {
   X <- ntfsw_counts(seed = 8)
   cases <- ntfsw_args(X)
-  parts <- split_rows(X, c(5L, 9L))
-  dir <- shard_tempdir()
-  f <- file.path(dir, paste0("part", 1:3, ".rds"))
-  for (i in 1:3) saveRDS(parts[[i]], f[i])
-  for (nrun in c(1, 3)) {
-    args <- c(list(loss = "kl", method = "mu", seed = 2, nrun = nrun, max_iter = 25, tol = 0), cases$all)
-    ref <- do.call(quiet_ntf, c(list(X, 2), args))
-    fit <- do.call(quiet_ntf, c(list(shards(f), 2, factor_dir = TRUE), args))
-    expect_s3_class(fit$factors[[1]], "aspectr_factor_files")
-    got <- gather_factors(fit)
-    expect_equal(got$factors, ref$factors, tolerance = 1e-10)
-    expect_equal(got$weights, ref$weights, tolerance = 1e-10)
-    expect_equal(got$objective, ref$objective, tolerance = 1e-10)
-    expect_equal(got$run_values, ref$run_values, tolerance = 1e-10)
-    # (only the fit's files remain)
-    expect_setequal(list.files(dir), c(basename(f), paste0("part", 1:3, ".", names(fit$factors)[1], ".rds")))
-  }
-  # staged starts: the best run's factor resumed from its files
-  args <- c(list(loss = "kl", method = "mu", seed = 4, nrun = 3, short_iter = 4, short_keep = 1, max_iter = 20),
-            cases$mask)
-  ref <- do.call(quiet_ntf, c(list(X, 2), args))
-  got <- gather_factors(do.call(quiet_ntf, c(list(shards(f), 2, factor_dir = TRUE), args)))
-  expect_equal(got$factors, ref$factors, tolerance = 1e-10)
-  expect_equal(got$objective, ref$objective, tolerance = 1e-10)
-  expect_identical(got$iterations, ref$iterations)
+  expect_ntf_factor_dir(X, split_rows(X, c(5L, 9L)),
+                        c(list(loss = "kl", method = "mu", seed = 2, max_iter = 25, tol = 0), cases$all),
+                        staged = c(list(loss = "kl", method = "mu", seed = 4, nrun = 3, short_iter = 4, short_keep = 1,
+                                        max_iter = 20), cases$mask))
 })
 
 test_that("weighted ntf() of shards on a PSOCK and a mirai cluster equals the in-memory fit", {

@@ -21,18 +21,8 @@ ntff_array <- function(dims, seed = 1, zeros = 0.3) {
 }
 
 expect_same_ntf <- function(fit, ref, tol = 1e-10, info = NULL) {
-  expect_equal(fit$factors, ref$factors, tolerance = tol, info = info)
-  expect_equal(fit$weights, ref$weights, tolerance = tol, info = info)
-  expect_equal(fit$objective, ref$objective, tolerance = tol, info = info)
-  expect_equal(fit$initial, ref$initial, tolerance = tol, info = info)
-  expect_equal(fit$value, ref$value, tolerance = tol, info = info)
-  expect_equal(fit$run_values, ref$run_values, tolerance = tol, info = info)
-  expect_identical(fit$iterations, ref$iterations, info = info)
-  expect_identical(fit$converged, ref$converged, info = info)
-  expect_identical(fit$run, ref$run, info = info)
-  expect_identical(fit$method, ref$method, info = info)
-  expect_identical(fit$dims, ref$dims, info = info)
-  expect_equal(fit$nnz, ref$nnz, info = info)
+  expect_same_fields(fit, ref, c("factors", "weights", "objective", "initial", "value", "run_values", "nnz"),
+                     c("iterations", "converged", "run", "method", "dims"), tol = tol, info = info)
 }
 quiet_ntf <- function(...) suppressMessages(ntf(...))
 
@@ -129,30 +119,8 @@ test_that("shard files (.shard, chunked, .rds with and without the cache) give t
 
 test_that("the first mode's factor written to files (factor_dir) is the in-memory fit's", {
   X <- ntff_array(c(12, 5, 4), seed = 8)
-  parts <- split_rows(X, c(5L, 9L))
-  dir <- shard_tempdir()
-  f <- file.path(dir, paste0("part", 1:3, ".rds"))
-  for (i in 1:3) saveRDS(parts[[i]], f[i])
-  for (nrun in c(1, 3)) {
-    args <- list(method = "hals", seed = 2, nrun = nrun, max_iter = 25, tol = 0)
-    ref <- do.call(quiet_ntf, c(list(X, 2), args))
-    fit <- do.call(quiet_ntf, c(list(shards(f), 2, factor_dir = TRUE), args))
-    expect_s3_class(fit$factors[[1]], "aspectr_factor_files")
-    got <- gather_factors(fit)
-    expect_equal(got$factors, ref$factors, tolerance = 1e-10)
-    expect_equal(got$weights, ref$weights, tolerance = 1e-10)
-    expect_equal(got$objective, ref$objective, tolerance = 1e-10)
-    expect_equal(got$run_values, ref$run_values, tolerance = 1e-10)
-    # (only the fit's files remain)
-    expect_setequal(list.files(dir), c(basename(f), paste0("part", 1:3, ".", names(fit$factors)[1], ".rds")))
-  }
-  # staged starts: the best run's factor resumed from its files
-  args <- list(method = "mu", seed = 4, nrun = 3, short_iter = 4, short_keep = 1, max_iter = 20)
-  ref <- do.call(quiet_ntf, c(list(X, 2), args))
-  got <- gather_factors(do.call(quiet_ntf, c(list(shards(f), 2, factor_dir = TRUE), args)))
-  expect_equal(got$factors, ref$factors, tolerance = 1e-10)
-  expect_equal(got$objective, ref$objective, tolerance = 1e-10)
-  expect_identical(got$iterations, ref$iterations)
+  expect_ntf_factor_dir(X, split_rows(X, c(5L, 9L)), list(method = "hals", seed = 2, max_iter = 25, tol = 0),
+                        staged = list(method = "mu", seed = 4, nrun = 3, short_iter = 4, short_keep = 1, max_iter = 20))
 })
 
 test_that("Frobenius ntf() of shards on a PSOCK cluster equals the in-memory fit and leaves the workers clean", {

@@ -97,3 +97,18 @@ expect_same_fields <- function(fit, ref, equal, same = character(), tol = 1e-10,
   for (f in equal) expect_equal(u(fit[[f]]), u(ref[[f]]), tolerance = tol, info = paste(info, f))
   for (f in same) expect_identical(fit[[f]], ref[[f]], info = paste(info, f))
 }
+
+# ntf() of `x` and of `ref_x` (with `args`) stopped by a callback after 4
+# iterations: the callback sees the same objective and factors in both;
+# returns the two fits
+expect_same_ntf_callback <- function(x, ref_x, args) {
+  seen <- list(); seen_ref <- list()
+  quiet <- function(...) suppressMessages(ntf(...))
+  fit <- do.call(quiet, c(list(x, 2, callback = function(it, obj, fac) { seen[[it]] <<- list(obj, fac); it < 4 }), args))
+  ref <- do.call(quiet, c(list(ref_x, 2, callback = function(it, obj, fac) { seen_ref[[it]] <<- list(obj, fac); it < 4 }),
+                          args))
+  expect_true(fit$stopped)
+  expect_length(seen, 4)
+  for (i in 1:4) expect_equal(seen[[i]], seen_ref[[i]], tolerance = 1e-10)
+  list(fit = fit, ref = ref)
+}

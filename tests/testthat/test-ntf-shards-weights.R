@@ -127,17 +127,8 @@ test_that("weighted ntf() of shard files (.shard, other kinds) equals the in-mem
     options(old)
   }
   # the callback sees the in-memory fit's objective and factors
-  seen <- list(); seen_ref <- list()
-  fit <- quiet_ntf(sh, 2, loss = "kl", method = "mu", seed = 4, max_iter = 20, tol = 0, mask = cases$mask$mask,
-                   callback = function(it, obj, fac) { seen[[it]] <<- list(obj, fac); it < 4 })
-  ref <- quiet_ntf(X, 2, loss = "kl", method = "mu", seed = 4, max_iter = 20, tol = 0, mask = cases$mask$mask,
-                   callback = function(it, obj, fac) { seen_ref[[it]] <<- list(obj, fac); it < 4 })
-  expect_true(fit$stopped)
-  expect_length(seen, 4)
-  for (i in 1:4) {
-    expect_equal(seen[[i]][[1]], seen_ref[[i]][[1]], tolerance = 1e-10)
-    expect_equal(seen[[i]][[2]], seen_ref[[i]][[2]], tolerance = 1e-10)
-  }
+  expect_same_ntf_callback(sh, X, list(loss = "kl", method = "mu", seed = 4, max_iter = 20, tol = 0,
+                                       mask = cases$mask$mask))
 })
 
 test_that("the first mode's factor written to files (factor_dir) is the in-memory fit's", {

@@ -103,17 +103,8 @@ test_that("shard files (.shard, chunked, .rds with and without the cache) give t
     options(old)
   }
   # the callback sees the in-memory fit's objective and factors
-  seen <- list(); seen_ref <- list()
-  fit <- quiet_ntf(sh, 2, seed = 4, max_iter = 20, tol = 0,
-                   callback = function(it, obj, fac) { seen[[it]] <<- list(obj, fac); it < 4 })
-  ref <- quiet_ntf(X, 2, seed = 4, max_iter = 20, tol = 0,
-                   callback = function(it, obj, fac) { seen_ref[[it]] <<- list(obj, fac); it < 4 })
-  expect_true(fit$stopped)
-  expect_length(seen, 4)
-  for (i in 1:4) {
-    expect_equal(seen[[i]][[1]], seen_ref[[i]][[1]], tolerance = 1e-10)
-    expect_equal(seen[[i]][[2]], seen_ref[[i]][[2]], tolerance = 1e-10)
-  }
+  r <- expect_same_ntf_callback(sh, X, list(seed = 4, max_iter = 20, tol = 0))
+  fit <- r$fit; ref <- r$ref
   expect_same_ntf(fit, ref, info = "stopped by the callback")
 })
 

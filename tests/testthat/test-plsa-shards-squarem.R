@@ -79,7 +79,10 @@ test_that("staged restarts resume SQUAREM's step bound on shards, and the rows' 
   x <- shard_counts(40, 25, seed = 1)
   parts <- split_rows(x, c(12L, 27L))
   for (case in c("kl", "tempered_default", "tsallis_default")) {
-    args <- c(list(k = 3, seed = 3, max_iter = 40, tol = 0), sq_cases[[case]])
+    # (25 iterations: run on further with tol = 0, tempered SQUAREM's step
+    # lengths come to be decided by rounding, which differs between the sums
+    # over shards and over the whole)
+    args <- c(list(k = 3, seed = 3, max_iter = 25, tol = 0), sq_cases[[case]])
     staged <- c(args, list(nrun = 2, short_iter = 6, short_keep = 1))
     ref <- suppressMessages(do.call(plsa, c(list(x), staged)))
     fit <- suppressMessages(do.call(plsa, c(list(shards(parts)), staged)))
@@ -95,8 +98,8 @@ test_that("staged restarts resume SQUAREM's step bound on shards, and the rows' 
     expect_equal(fit$objective, one$objective, tolerance = 1e-10, info = case)
     short <- suppressMessages(do.call(plsa, c(list(shards(parts)), utils::modifyList(args, list(max_iter = 6)))))
     again <- suppressMessages(do.call(plsa, c(list(shards(parts)), utils::modifyList(args, list(
-      seed = NULL, max_iter = 34, init = list(lambda = short$lambda, factors = lapply(short$factors, as.matrix)))))))
-    expect_gt(max(abs(again$objective - one$objective[7:40])), 1e-8)
+      seed = NULL, max_iter = 19, init = list(lambda = short$lambda, factors = lapply(short$factors, as.matrix)))))))
+    expect_gt(max(abs(again$objective - one$objective[7:25])), 1e-8)
   }
 })
 

@@ -209,10 +209,6 @@ cpp_plsa_tsallis_csc <- function(i, p, x, dims, lambda, factors, q, max_iter, to
     .Call(`_aspectr_cpp_plsa_tsallis_csc`, i, p, x, dims, lambda, factors, q, max_iter, tol, threads, verbose, hook, want_model, method, squarem_bound)
 }
 
-cpp_em_shard <- function(idx, val, dims, lambda, factors, tempering, total, top, scaled, threads, loss_only = FALSE, glogg = NA_real_, acc = NULL, doc_prior = NULL) {
-    .Call(`_aspectr_cpp_em_shard`, idx, val, dims, lambda, factors, tempering, total, top, scaled, threads, loss_only, glogg, acc, doc_prior)
-}
-
 cpp_em_shard_state <- function(idx, val, dims, tempering, total, top, scaled, glogg, doc_prior = NULL) {
     .Call(`_aspectr_cpp_em_shard_state`, idx, val, dims, tempering, total, top, scaled, glogg, doc_prior)
 }

@@ -673,30 +673,27 @@ shard_op_run <- function(id, op, seq, args) {
                           chunk = g$chunk %||% 65536, in_place = op == "step",
                           doc_prior = g$doc_prior),
         error = function(e) abort_shard(h$source, "failed: {conditionMessage(e)}"))
-    } else if (h$keep) {
-      # kept in memory: the tensor and the rule are made once per fit
-      if (is.null(h$state)) {
-        d <- h$data
-        h$state <- tryCatch(
+    } else {
+      # the tensor and the rule: made once per fit for a shard kept in
+      # memory, for this request only from a file of another kind
+      state <- h$state
+      if (is.null(state)) {
+        d <- if (h$keep) h$data else shard_data(h$source)
+        state <- tryCatch(
           cpp_em_shard_state(d$idx, d$val, as.integer(c(d$dims[1], g$dims[-1])), g$tempering,
                              g$total, g$top, g$scaled, g$glogg[[h$id]], g$doc_prior),
           error = function(e) abort_shard(h$source, "failed: {conditionMessage(e)}"))
-        st$shards[[key]]$state <- h$state
+        rm(d)
+        if (h$keep) st$shards[[key]]$state <- state
       }
-      # (a step in place, its matrices in memory the store keeps for all its
-      # shards)
-      if (op == "step" && is.null(st$work)) st$work <- cpp_shard_buffer()
-      r <- tryCatch(cpp_em_shard_run(h$state, g$lambda, fac, g$threads, loss_only = op == "loss", acc = acc,
-                                     work = if (op == "step") st$work),
+      # (kept: a step in place, its matrices in memory the store keeps for
+      # all its shards)
+      in_place <- op == "step" && h$keep
+      if (in_place && is.null(st$work)) st$work <- cpp_shard_buffer()
+      r <- tryCatch(cpp_em_shard_run(state, g$lambda, fac, g$threads, loss_only = op == "loss", acc = acc,
+                                     work = if (in_place) st$work),
                     error = function(e) abort_shard(h$source, "failed: {conditionMessage(e)}"))
-    } else {
-      d <- shard_data(h$source)
-      r <- tryCatch(
-        cpp_em_shard(d$idx, d$val, c(d$dims[1], g$dims[-1]), g$lambda, fac, g$tempering,
-                     g$total, g$top, g$scaled, g$threads, loss_only = op == "loss",
-                     glogg = g$glogg[[h$id]], acc = acc, doc_prior = g$doc_prior),
-        error = function(e) abort_shard(h$source, "failed: {conditionMessage(e)}"))
-      rm(d)
+      rm(state)
     }
     if (op == "loss") {
       out$value <- (out$value %||% 0) + r$value

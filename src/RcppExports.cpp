@@ -874,30 +874,6 @@ BEGIN_RCPP
     return rcpp_result_gen;
 END_RCPP
 }
-// cpp_em_shard
-Rcpp::List cpp_em_shard(Rcpp::IntegerMatrix idx, Rcpp::NumericVector val, Rcpp::IntegerVector dims, Rcpp::NumericVector lambda, Rcpp::List factors, double tempering, double total, double top, double scaled, int threads, bool loss_only, double glogg, SEXP acc, SEXP doc_prior);
-RcppExport SEXP _aspectr_cpp_em_shard(SEXP idxSEXP, SEXP valSEXP, SEXP dimsSEXP, SEXP lambdaSEXP, SEXP factorsSEXP, SEXP temperingSEXP, SEXP totalSEXP, SEXP topSEXP, SEXP scaledSEXP, SEXP threadsSEXP, SEXP loss_onlySEXP, SEXP gloggSEXP, SEXP accSEXP, SEXP doc_priorSEXP) {
-BEGIN_RCPP
-    Rcpp::RObject rcpp_result_gen;
-    Rcpp::RNGScope rcpp_rngScope_gen;
-    Rcpp::traits::input_parameter< Rcpp::IntegerMatrix >::type idx(idxSEXP);
-    Rcpp::traits::input_parameter< Rcpp::NumericVector >::type val(valSEXP);
-    Rcpp::traits::input_parameter< Rcpp::IntegerVector >::type dims(dimsSEXP);
-    Rcpp::traits::input_parameter< Rcpp::NumericVector >::type lambda(lambdaSEXP);
-    Rcpp::traits::input_parameter< Rcpp::List >::type factors(factorsSEXP);
-    Rcpp::traits::input_parameter< double >::type tempering(temperingSEXP);
-    Rcpp::traits::input_parameter< double >::type total(totalSEXP);
-    Rcpp::traits::input_parameter< double >::type top(topSEXP);
-    Rcpp::traits::input_parameter< double >::type scaled(scaledSEXP);
-    Rcpp::traits::input_parameter< int >::type threads(threadsSEXP);
-    Rcpp::traits::input_parameter< bool >::type loss_only(loss_onlySEXP);
-    Rcpp::traits::input_parameter< double >::type glogg(gloggSEXP);
-    Rcpp::traits::input_parameter< SEXP >::type acc(accSEXP);
-    Rcpp::traits::input_parameter< SEXP >::type doc_prior(doc_priorSEXP);
-    rcpp_result_gen = Rcpp::wrap(cpp_em_shard(idx, val, dims, lambda, factors, tempering, total, top, scaled, threads, loss_only, glogg, acc, doc_prior));
-    return rcpp_result_gen;
-END_RCPP
-}
 // cpp_em_shard_state
 SEXP cpp_em_shard_state(Rcpp::IntegerMatrix idx, Rcpp::NumericVector val, Rcpp::IntegerVector dims, double tempering, double total, double top, double scaled, double glogg, SEXP doc_prior);
 RcppExport SEXP _aspectr_cpp_em_shard_state(SEXP idxSEXP, SEXP valSEXP, SEXP dimsSEXP, SEXP temperingSEXP, SEXP totalSEXP, SEXP topSEXP, SEXP scaledSEXP, SEXP gloggSEXP, SEXP doc_priorSEXP) {
@@ -1731,7 +1707,6 @@ static const R_CallMethodDef CallEntries[] = {
     {"_aspectr_cpp_ntf_weighted_pieces_fit", (DL_FUNC) &_aspectr_cpp_ntf_weighted_pieces_fit, 10},
     {"_aspectr_cpp_plsa_fit", (DL_FUNC) &_aspectr_cpp_plsa_fit, 19},
     {"_aspectr_cpp_plsa_tsallis_csc", (DL_FUNC) &_aspectr_cpp_plsa_tsallis_csc, 15},
-    {"_aspectr_cpp_em_shard", (DL_FUNC) &_aspectr_cpp_em_shard, 14},
     {"_aspectr_cpp_em_shard_state", (DL_FUNC) &_aspectr_cpp_em_shard_state, 9},
     {"_aspectr_cpp_em_shard_run", (DL_FUNC) &_aspectr_cpp_em_shard_run, 7},
     {"_aspectr_cpp_shard_buffer", (DL_FUNC) &_aspectr_cpp_shard_buffer, 0},

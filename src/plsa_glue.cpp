@@ -152,18 +152,6 @@ static Rcpp::List em_shard_rule(aspectr::EMRule& rule, const aspectr::SparseTens
                                 Rcpp::NumericVector lambda, Rcpp::List factors, int threads,
                                 bool loss_only, SEXP acc);
 
-static Rcpp::List em_shard(const aspectr::SparseTensor& G, const arma::vec& counts,
-                           Rcpp::NumericVector lambda, Rcpp::List factors, double tempering,
-                           double total, int threads, bool loss_only, double glogg, SEXP acc,
-                           SEXP doc_prior) {
-  aspectr::EMRule rule(tempering, &counts, total);
-  // (the documents' pseudo-counts only: the terms' are added to the sums)
-  const aspectr::DirichletPrior prior = make_prior(doc_prior, R_NilValue, total);
-  rule.set_prior(&prior);
-  if (std::isfinite(glogg)) rule.set_glogg(glogg);
-  return em_shard_rule(rule, G, lambda, factors, threads, loss_only, acc);
-}
-
 // The model of a shard's step: R's factors (k x d_n, the core's layout)
 // viewed in place, checked against the shard's sizes.
 static aspectr::AspectModel shard_model(Rcpp::NumericVector lambda, Rcpp::List factors,
@@ -189,7 +177,7 @@ static void add_to_accumulator(Rcpp::NumericMatrix a, const arma::mat& y) {
   for (arma::uword e = 0; e < y.n_elem; ++e) ap[e] += yp[e];
 }
 
-// A shard's E-step statistics as R's reply (see em_shard()).
+// A shard's E-step statistics as R's reply (see em_shard_rule()).
 static Rcpp::List em_shard_reply(aspectr::EMRule& rule, std::vector<arma::mat>& Y, const arma::vec& lam,
                                  double before, double merit, SEXP acc) {
   // `acc`: matrices the caller made for this call, one per shared mode, to
@@ -225,17 +213,6 @@ static Rcpp::List em_shard_rule(aspectr::EMRule& rule, const aspectr::SparseTens
   double merit = 0.0;
   const double before = rule.estep(G, M, threads, &merit, Y, lam);
   return em_shard_reply(rule, Y, lam, before, merit, acc);
-}
-
-// [[Rcpp::export]]
-Rcpp::List cpp_em_shard(Rcpp::IntegerMatrix idx, Rcpp::NumericVector val, Rcpp::IntegerVector dims,
-                        Rcpp::NumericVector lambda, Rcpp::List factors, double tempering,
-                        double total, double top, double scaled, int threads, bool loss_only = false,
-                        double glogg = NA_REAL, SEXP acc = R_NilValue,
-                        SEXP doc_prior = R_NilValue) {
-  const arma::vec counts = r_vector_view(val);
-  const aspectr::SparseTensor G = shard_scaled_tensor(idx, val, dims, top, scaled);
-  return em_shard(G, counts, lambda, factors, tempering, total, threads, loss_only, glogg, acc, doc_prior);
 }
 
 // The end of a step in place (see cpp_em_shard_file()): the documents'
@@ -300,7 +277,7 @@ SEXP cpp_em_shard_state(Rcpp::IntegerMatrix idx, Rcpp::NumericVector val, Rcpp::
   return Rcpp::XPtr<ShardState>(st.release(), true);
 }
 
-// cpp_em_shard() of a kept shard; with `work` (a buffer of the store's,
+// A shard's E-step statistics (or its loss) from its state; with `work` (a buffer of the store's,
 // shared by its shards: cpp_shard_buffer()) a step in place as for
 // cpp_em_shard_file(), its matrices in the buffer's workspace
 // [[Rcpp::export]]
@@ -326,7 +303,7 @@ SEXP cpp_shard_buffer() {
   return Rcpp::XPtr<aspectr::ShardBuffer>(new aspectr::ShardBuffer(), true);
 }
 
-// cpp_em_shard() of a shard file read `chunk` cells at a time into
+// cpp_em_shard_run() of a shard file read `chunk` cells at a time into
 // `buffer` (the pass's sums over the chunks, see EMRule::Pass); `dims` are
 // the sizes the file must have (its rows, then the shared modes), `top`
 // the largest raw value of all the shards, `missing` whether shards()

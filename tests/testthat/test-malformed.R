@@ -352,7 +352,7 @@ cases <- list(
   mal(plsa(sh, 0), "k", "argument", "0"),
   mal(plsa(x, 2, cluster = 1), "cluster", "type", "1"),
   mal(plsa(x, 2, cluster = sh_cl), "cluster", "argument"),
-  mal(ntf(sh, 2), "loss", "argument", "frobenius"),
+  mal(ntf(sh, 2, loss = "kl", method = "cd"), "method", "argument", "\"cd\""),
   mal(ntf(sh, 2, loss = "kl", method = "cd"), "method", "argument", "cd"),
   mal(write_shards(x), "dir", "argument"),
   mal(write_shards(x, 1), "dir", "type", "1"),

@@ -171,20 +171,18 @@ inline SEXP raw_model(const aspectr::AspectPieceModel& M) {
   return Rcpp::List::create(Rcpp::Named("lambda") = Rcpp::NumericVector(M.lambda.begin(), M.lambda.end()),
                             Rcpp::Named("factors") = f);
 }
-inline SEXP raw_model(const aspectr::CPPieceModel& M) {
+// a CP model on pieces (weighted KL, Frobenius): the rows' factor gathered,
+// the weights 1 (they stay in the factors until the fit's end)
+template <class CPModel>
+inline SEXP raw_cp_model(const CPModel& M) {
   Rcpp::List f(M.F.size() + 1);
   f[0] = Rcpp::wrap(arma::mat(M.gather().t()));
   for (std::size_t n = 0; n < M.F.size(); ++n) f[n + 1] = Rcpp::wrap(arma::mat(M.F[n].t()));
   const arma::uword k = M.F.empty() ? 0 : M.F[0].n_rows;
   return Rcpp::List::create(Rcpp::Named("lambda") = Rcpp::NumericVector(k, 1.0), Rcpp::Named("factors") = f);
 }
-inline SEXP raw_model(const aspectr::CPFrobPieceModel& M) {
-  Rcpp::List f(M.F.size() + 1);
-  f[0] = Rcpp::wrap(arma::mat(M.gather().t()));
-  for (std::size_t n = 0; n < M.F.size(); ++n) f[n + 1] = Rcpp::wrap(arma::mat(M.F[n].t()));
-  const arma::uword k = M.F.empty() ? 0 : M.F[0].n_rows;
-  return Rcpp::List::create(Rcpp::Named("lambda") = Rcpp::NumericVector(k, 1.0), Rcpp::Named("factors") = f);
-}
+inline SEXP raw_model(const aspectr::CPPieceModel& M) { return raw_cp_model(M); }
+inline SEXP raw_model(const aspectr::CPFrobPieceModel& M) { return raw_cp_model(M); }
 inline SEXP raw_model(const arma::mat& Gt) { return Rcpp::wrap(arma::mat(Gt.t())); }
 inline SEXP raw_model(const aspectr::sym::SymModel& M) { return Rcpp::wrap(arma::mat(M.Ht.t())); }
 

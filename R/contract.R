@@ -2,23 +2,6 @@
 # generics every family answers (those not written per family in its own
 # file live here, next to the classed error for generics that do not apply).
 
-# Adds the core fields to a family's result list: `family`, `factors` (a
-# named list of matrices, one row per index and one column per component),
-# `weights` (the components' weights), `params` (the loss and method
-# parameters), and `stopped` (whether a callback stopped the fit). The
-# family's own fields stay as they are.
-contract_fields <- function(fit, family, factors, weights, params) {
-  cls <- oldClass(fit)
-  fit <- unclass(fit)  # (assignments without S3 dispatch)
-  fit$family <- family
-  fit$factors <- factors
-  fit$weights <- weights
-  fit$params <- params
-  fit$stopped <- isTRUE(fit$stopped)
-  class(fit) <- cls
-  fit
-}
-
 # A generic that does not apply to a family: a classed error that says why
 # and what to use instead.
 abort_unsupported <- function(what, why, instead = NULL, call = rlang::caller_env(),

@@ -652,7 +652,6 @@ finish_lca <- function(fit, prep, supervised, se = TRUE) {
   fit$supervised <- supervised
   fit$entropy <- lca_entropy(post)
   if (!is.null(dr)) fit <- lca_design_fields(fit, dr)
-  class(fit) <- c("aspectr_lca", "aspectr_plsa", "aspectr_fit")
   if (se && !supervised && k > 1) {
     # without covariates every observation of a response pattern has the
     # same scores: the information is summed over patterns with their counts
@@ -665,8 +664,9 @@ finish_lca <- function(fit, prep, supervised, se = TRUE) {
     fit$se <- lca_standard_errors(pat_codes, matrix(1, nrow(pat_codes), 1), fit, post = pat_post,
                                   w = prep$data$val, design = design)
   }
-  contract_fields(fit, "lca", factors = fit$factors, weights = fit$P,
-                  params = if (is.null(fit[["method"]])) list() else list(method = fit[["method"]]))
+  new_aspectr_fit("lca", fit, factors = fit$factors, weights = fit$P,
+                  params = if (is.null(fit[["method"]])) list() else list(method = fit[["method"]]),
+                  inherit = "plsa")
 }
 
 # Model probability of complete cells (index matrix, 1-based).

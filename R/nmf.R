@@ -634,7 +634,7 @@ nmf <- function(x, k, loss = c("frobenius", "kl", "beta"), beta = 2,
     }
     H <- H * sc$a
   }
-  fit <- structure(list(
+  fit <- list(
     W = W, H = H, loss = loss, beta = if (loss == "beta") beta else c(frobenius = 2, kl = 1)[[loss]],
     method = method, accelerate = accelerate,
     init = if (is.list(init)) "user" else init, k = k,
@@ -650,8 +650,8 @@ nmf <- function(x, k, loss = c("frobenius", "kl", "beta"), beta = 2,
     eps = eps, loglik_const = loglik_const, stopped = isTRUE(res$stopped),
     time = proc.time()[["elapsed"]] - start, threads = threads, seed = seed,
     annotation = container$annotation, call = call
-  ), class = c("aspectr_nmf", "aspectr_fit"))
-  fit <- contract_fields(fit, "nmf", factors = list(W = W, H = t(H)),
+  )
+  fit <- new_aspectr_fit("nmf", fit, factors = list(W = W, H = t(H)),
                          weights = stats::setNames(wsum * rowSums(H), comp),
                          params = list(beta = fit$beta, method = method, L1 = L1, L2 = L2, eps = eps,
                                        accelerate = accelerate))

@@ -414,7 +414,7 @@ ntf <- function(x, k, loss = c("frobenius", "kl"), method = NULL, nrun = 1,
   if (length(data$dims) == 2) names(factors) <- c("rows", "columns")
   loglik_const <- if (loss != "kl" || weighted) NA_real_ else if (sharded) data$loglik_const else
     cpp_csc_scan(data$val, integer(0), 0L, 1, TRUE)$loglik_const  # (no temporaries)
-  fit <- structure(list(
+  fit <- list(
     weights = stats::setNames(res$weights[ord], comp),
     factors = factors, loss = loss, method = method, k = k, loglik_const = loglik_const,
     objective = as.numeric(res$objective), value = run_value(res), initial = res$initial,
@@ -422,8 +422,8 @@ ntf <- function(x, k, loss = c("frobenius", "kl"), method = NULL, nrun = 1,
     run = best, run_values = values, dims = data$dims, dimnames = data$dimnames,
     total = total, nnz = nnz_x, time = proc.time()[["elapsed"]] - start,
     threads = threads, seed = seed, call = call, stopped = isTRUE(res$stopped)
-  ), class = c("aspectr_ntf", "aspectr_fit"))
-  fit <- contract_fields(fit, "ntf", factors = factors, weights = fit$weights,
+  )
+  fit <- new_aspectr_fit("ntf", fit, factors = factors, weights = fit$weights,
                          params = list(method = method))
   fit$count_data <- count_data
   if (weighted) {

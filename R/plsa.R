@@ -812,27 +812,24 @@ new_plsa <- function(res, data, k, loss, q, tempering, run, values, time, thread
   # sum g log g with G = val / total (by way of max(val): the total may
   # overflow) and the totals by first index, in one C++ pass
   summ <- summary %||% cpp_data_summary(data$idx %||% data$i, data$val, data$dims[1])
-  fit <- structure(
-    list(
-      lambda = stats::setNames(lambda[ord], topic_names),
-      factors = factors,
-      loss = loss, q = q, tempering = tempering,
-      objective = as.numeric(res$objective),
-      value = run_value(res),
-      initial = res$initial,
-      iterations = as.integer(res$iterations),
-      converged = isTRUE(res$converged),
-      k = k, run = run, run_values = values,
-      dims = data$dims, dimnames = data$dimnames,
-      total = data$total, nnz = data$nnz %||% length(data$val),
-      neg_entropy = summ$neg_entropy,
-      doc_totals = summ$doc_totals,
-      kl = res$kl,
-      time = time, threads = threads, seed = seed, call = call, stopped = isTRUE(res$stopped)
-    ),
-    class = c("aspectr_plsa", "aspectr_fit")
+  fit <- list(
+    lambda = stats::setNames(lambda[ord], topic_names),
+    factors = factors,
+    loss = loss, q = q, tempering = tempering,
+    objective = as.numeric(res$objective),
+    value = run_value(res),
+    initial = res$initial,
+    iterations = as.integer(res$iterations),
+    converged = isTRUE(res$converged),
+    k = k, run = run, run_values = values,
+    dims = data$dims, dimnames = data$dimnames,
+    total = data$total, nnz = data$nnz %||% length(data$val),
+    neg_entropy = summ$neg_entropy,
+    doc_totals = summ$doc_totals,
+    kl = res$kl,
+    time = time, threads = threads, seed = seed, call = call, stopped = isTRUE(res$stopped)
   )
-  contract_fields(fit, "plsa", factors = fit$factors, weights = fit$lambda,
+  new_aspectr_fit("plsa", fit, factors = fit$factors, weights = fit$lambda,
                   params = list(q = q, tempering = tempering, normalize = TRUE))
 }
 

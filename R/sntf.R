@@ -345,7 +345,7 @@ new_sntf <- function(G, y, k, method, params, res, run, values, rel_error, time,
   cluster <- max.col(G, ties.method = "first")
   cluster[!(rs > 0)] <- NA_integer_
   names(cluster) <- y$names
-  fit <- structure(c(list(
+  fit <- c(list(
     G = G, weights = stats::setNames(w, comp), membership = membership, cluster = cluster,
     method = method,
     loss = switch(method, alpha = "alpha", smart = "dual_kl", beta = "beta", "frobenius")),
@@ -354,9 +354,8 @@ new_sntf <- function(G, y, k, method, params, res, run, values, rel_error, time,
     objective = as.numeric(res$objective), value = values[run], initial = res$initial,
     rel_error = rel_error, iterations = as.integer(res$iterations),
     converged = isTRUE(res$converged), run = run, run_values = values,
-    time = time, threads = threads, seed = seed, call = call, stopped = isTRUE(res$stopped))),
-    class = c("aspectr_sntf", "aspectr_fit"))
-  contract_fields(fit, "sntf", factors = list(G = G), weights = fit$weights,
+    time = time, threads = threads, seed = seed, call = call, stopped = isTRUE(res$stopped)))
+  new_aspectr_fit("sntf", fit, factors = list(G = G), weights = fit$weights,
                   params = c(list(method = method), params))
 }
 

@@ -169,7 +169,7 @@ symnmf <- function(a, k, method = c("anls", "hals", "fpals"), coupling = NULL, L
   cluster <- max.col(H, ties.method = "first")
   cluster[!(rs > 0)] <- NA_integer_
   names(cluster) <- nd$dimnames[[1]]
-  fit <- structure(list(
+  fit <- list(
     H = H, membership = H / ifelse(rs > 0, rs, NA), cluster = cluster, method = method,
     loss = "frobenius",
     coupling = coupling, L1 = L1, omega = omega, k = k, n = n, nnz = nd$nnz,
@@ -178,9 +178,8 @@ symnmf <- function(a, k, method = c("anls", "hals", "fpals"), coupling = NULL, L
     rel_error = rel_error,
     iterations = as.integer(res$iterations), converged = isTRUE(res$converged),
     run = best, run_values = values, time = proc.time()[["elapsed"]] - start,
-    threads = ctl$threads, seed = ctl$seed, call = call, stopped = isTRUE(res$stopped)),
-    class = c("aspectr_symnmf", "aspectr_fit"))
-  fit <- contract_fields(fit, "symnmf", factors = list(H = H),
+    threads = ctl$threads, seed = ctl$seed, call = call, stopped = isTRUE(res$stopped))
+  fit <- new_aspectr_fit("symnmf", fit, factors = list(H = H),
                          weights = stats::setNames(colSums(H)^2, comp),
                          params = list(method = method, coupling = coupling, L1 = L1, omega = omega))
   finish_progress(fit, ctl$verbose, "symnmf()", ctl$max_iter, ctl$tol)

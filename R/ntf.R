@@ -267,8 +267,10 @@ ntf <- function(x, k, loss = c("frobenius", "kl"), method = NULL, nrun = 1,
   } else {
     match_option(init, "random", "init")
   }
+  # (the first mode's factor in files: only the best run's kept)
+  discard_first <- if (!is.null(files)) function(r) session$discard(r$factors[[1]])
   if (weighted) {
-    runs <- ntf_weighted_runs(wd, k, loss, method, nrun, first, seed, max_iter, tol, threads, verbose,
+    out <- ntf_weighted_runs(wd, k, loss, method, nrun, first, seed, max_iter, tol, threads, verbose,
                               callback, stg, name_factors, session = wsession)
   } else if (loss == "kl") {
     hook <- fit_hook(callback, verbose, "ntf()", value = function(v) v * total,
@@ -291,9 +293,6 @@ ntf <- function(x, k, loss = c("frobenius", "kl"), method = NULL, nrun = 1,
       session <- shard_em_session(x, cluster, threads, 1, call, files = files)
       on.exit(session$close(), add = TRUE)
       fit_start <- function(init, iters) session$fit(init, iters, tol, hook, exact = !is.null(callback))
-      if (!is.null(files) && !starts_staged(nrun, max_iter, stg$short_iter, stg$short_keep)) {
-        fit_start <- keep_best_run(fit_start, function(r) session$discard(r$factors[[1]]))
-      }
     } else {
       fit_start <- function(init, iters) {
         cpp_plsa_fit(data$idx, data$val, data$dims, init$lambda, init$factors,
@@ -301,16 +300,16 @@ ntf <- function(x, k, loss = c("frobenius", "kl"), method = NULL, nrun = 1,
                      if (method == "cd") "cd" else "em")
       }
     }
-    runs <- run_starts(inits, fit_start, function(r) list(lambda = r$lambda, factors = r$factors),
-                       if (sharded) hook %||% function(...) TRUE else hook, max_iter,
-                       stg$short_iter, stg$short_keep)
-    runs <- lapply(runs, function(res) {
+    finish_run <- function(res) {
       # D_gKL(X || M) = total * D(G || P) when sum(M) = sum(X)
       res$objective <- res$objective * total
       res$initial <- res$initial * total
       res$weights <- res$lambda * total
       res
-    })
+    }
+    out <- fit_pipeline(inits, fit_start, function(r) list(lambda = r$lambda, factors = r$factors), hook,
+                        ctl, stg, "ntf()", value = ntf_scaled_value, finish_run = finish_run,
+                        sequential = sharded, discard = discard_first)
   } else {
     # The fit runs on x / s with s a power of 2 near max(x) (exact), so that
     # ||x||^2 and the updates neither underflow nor overflow for any scale of
@@ -347,19 +346,13 @@ ntf <- function(x, k, loss = c("frobenius", "kl"), method = NULL, nrun = 1,
       session <- ntf_fshard_session(x, cluster, threads, s, call, files)
       on.exit(session$close(), add = TRUE)
       fit_start <- function(init, iters) session$fit(init, iters, method, tol, hook, exact = !is.null(callback))
-      if (!is.null(files) && !starts_staged(nrun, max_iter, stg$short_iter, stg$short_keep)) {
-        fit_start <- keep_best_run(fit_start, function(r) session$discard(r$factors[[1]]))
-      }
     } else {
       fit_start <- function(init, iters) {
         cpp_ntf_fit(data$idx, data$val, data$dims, init, method, iters, tol, threads, verbose, hook,
                     !is.null(callback), s)
       }
     }
-    runs <- run_starts(inits, fit_start, function(r) r$factors,
-                       if (sharded) hook %||% function(...) TRUE else hook, max_iter,
-                       stg$short_iter, stg$short_keep)
-    runs <- lapply(runs, function(res) {
+    finish_run <- function(res) {
       res$scaled_value <- run_value(res)
       # reported as one half of the squared error, as every Frobenius fit
       res$objective <- 0.5 * rescale_value(res$objective, s, 2)
@@ -385,13 +378,15 @@ ntf <- function(x, k, loss = c("frobenius", "kl"), method = NULL, nrun = 1,
       })
       res$weights <- w * s
       res
-    })
+    }
+    out <- fit_pipeline(inits, fit_start, function(r) r$factors, hook, ctl, stg, "ntf()",
+                        value = ntf_scaled_value, finish_run = finish_run, sequential = sharded,
+                        discard = discard_first)
   }
-  values <- vapply(runs, function(r) if (is.null(r$scaled_value)) run_value(r) else r$scaled_value, numeric(1))
-  best <- best_run(values, "ntf() fit")
-  res <- runs[[best]]
-  scaled <- values
-  values <- vapply(runs, run_value, numeric(1))
+  best <- out$best
+  res <- out$res
+  scaled <- out$values
+  values <- vapply(out$runs, run_value, numeric(1))
   check_objective_range(run_value(res), scaled[best], "ntf() fit",
                         list(initial = res$initial, objective = res$objective, run_values = values))
   ord <- order(res$weights, decreasing = TRUE)
@@ -431,6 +426,10 @@ ntf <- function(x, k, loss = c("frobenius", "kl"), method = NULL, nrun = 1,
   }
   finish_progress(fit, verbose, "ntf()", max_iter, tol)
 }
+
+# a run's objective on the scale its starts are compared (the Frobenius
+# runs': that of x / s)
+ntf_scaled_value <- function(r) if (is.null(r$scaled_value)) run_value(r) else r$scaled_value
 
 #' @export
 print.aspectr_ntf <- function(x, ...) {

@@ -526,8 +526,7 @@ plsa <- function(x, k, loss = c("kl", "tsallis", "l2"), method = NULL, q = 0.5, 
 
   start <- proc.time()[["elapsed"]]
   if (loss == "kl" && k == 1 && is.null(first) && is.null(pr)) {
-    res <- plsa_rank1(data, threads)
-    runs <- list(res)
+    out <- best_of_runs(list(plsa_rank1(data, threads)), "plsa()")
   } else {
     inits <- with_seed(seed, lapply(seq_len(nrun), function(i) plsa_seeded_start(random_start(data$dims, k), pr)))
     if (!is.null(first)) inits[[1]] <- first
@@ -555,11 +554,11 @@ plsa <- function(x, k, loss = c("kl", "tsallis", "l2"), method = NULL, q = 0.5, 
       }
       res
     }
-    runs <- run_starts(inits, fit_one, resume_start, hook, max_iter, stg$short_iter, stg$short_keep)
+    out <- fit_pipeline(inits, fit_one, resume_start, hook, ctl, stg, "plsa()")
   }
-  values <- vapply(runs, run_value, numeric(1))
-  best <- best_run(values, "plsa() fit")
-  res <- runs[[best]]
+  values <- out$values
+  best <- out$best
+  res <- out$res
   fit <- new_plsa(res, data, k = k, loss = loss, q = if (loss == "tsallis") q else NA_real_,
            tempering = tempering, run = best, values = values,
            time = proc.time()[["elapsed"]] - start, threads = threads, seed = seed,

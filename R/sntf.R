@@ -223,11 +223,10 @@ sntf <- function(x, k, method = c("alpha", "smart", "beta", "average", "unfold")
     }
   }
   stg <- check_staging(short_iter, short_keep, ctl$nrun)
-  runs <- run_starts(inits, fit_start, function(r) r$G, hook, ctl$max_iter, stg$short_iter,
-                     stg$short_keep)
-  values <- vapply(runs, function(r) r$objective[length(r$objective)], numeric(1))
-  best <- best_run(values, "sntf() fit")
-  res <- runs[[best]]
+  out <- fit_pipeline(inits, fit_start, function(r) r$G, hook, ctl, stg, "sntf()", value = last_objective)
+  values <- out$values
+  best <- out$best
+  res <- out$res
   G <- res$G
   ynorm2 <- sum(mult * y$values^2)
   frob <- cpp_sntf_loss(idx0, y$values, n, G, "beta", 1, 1, 0, ctl$threads)

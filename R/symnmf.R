@@ -149,11 +149,10 @@ symnmf <- function(a, k, method = c("anls", "hals", "fpals"), coupling = NULL, L
                    isTRUE(nd$triangle))
   }
   stg <- check_staging(short_iter, short_keep, ctl$nrun)
-  runs <- run_starts(inits, fit_start, function(r) r$H, hook, ctl$max_iter, stg$short_iter,
-                     stg$short_keep)
-  values <- vapply(runs, function(r) r$objective[length(r$objective)], numeric(1))
-  best <- best_run(values, "symnmf() fit")
-  res <- runs[[best]]
+  out <- fit_pipeline(inits, fit_start, function(r) r$H, hook, ctl, stg, "symnmf()", value = last_objective)
+  values <- out$values
+  best <- out$best
+  res <- out$res
   rel_error <- sqrt(max(2 * (res$sym_objective - L1_s * sum(res$H)), 0) / res$xnorm2)
   scaled <- values[best]
   values <- rescale_value(values, s, 2)

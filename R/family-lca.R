@@ -894,3 +894,9 @@ plot.aspectr_lca <- function(x, ...) {
                    horiz = TRUE, bty = "n", cex = 0.95, xpd = NA, inset = c(0, 0.005))
   invisible(x)
 }
+
+#' @export
+nobs.aspectr_lca <- function(object, ...) {
+  check_dots_empty(...)
+  object$N
+}

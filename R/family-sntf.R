@@ -492,3 +492,9 @@ fitted.aspectr_sntf <- function(object, ...) {
   }
   out
 }
+
+#' @export
+nobs.aspectr_sntf <- function(object, ...) {
+  check_dots_empty(...)
+  object$n
+}

@@ -300,3 +300,37 @@ scale_nmf_data <- function(nd, s) {
   if (!is.null(nd$total)) nd$total <- nd$total / s
   nd
 }
+
+#' @export
+nobs.aspectr_symnmf <- function(object, ...) {
+  check_dots_empty(...)
+  object$n
+}
+
+#' @export
+summary.aspectr_symnmf <- function(object, ...) {
+  check_dots_empty(...)
+  conf <- apply(object$membership, 1, max)
+  structure(list(
+    k = object$k, n = object$n, method = object$method, value = object$value,
+    rel_error = object$rel_error, iterations = object$iterations, converged = object$converged,
+    clusters = data.frame(cluster = seq_len(object$k),
+                          size = tabulate(object$cluster, object$k),
+                          mean_membership = vapply(seq_len(object$k), function(j) {
+                            in_j <- which(object$cluster == j)
+                            if (length(in_j)) mean(conf[in_j]) else NA_real_
+                          }, numeric(1)))
+  ), class = "summary.aspectr_symnmf")
+}
+
+#' @export
+print.summary.aspectr_symnmf <- function(x, ...) {
+  check_dots_empty(...)
+  cat(sprintf("Symmetric NMF (%s), %d clusters of %s points\n", x$method, x$k,
+              format(x$n, big.mark = ",")))
+  cat(sprintf("objective %s, relative error %.4g; %d iterations, %s\n\n",
+              format(signif(x$value, 7)), x$rel_error, x$iterations,
+              if (x$converged) "converged" else "not converged"))
+  print(x$clusters, row.names = FALSE, digits = 3)
+  invisible(x)
+}

@@ -2,23 +2,6 @@
 # generics every family answers (those not written per family in its own
 # file live here, next to the classed error for generics that do not apply).
 
-# Adds the core fields to a family's result list: `family`, `factors` (a
-# named list of matrices, one row per index and one column per component),
-# `weights` (the components' weights), `params` (the loss and method
-# parameters), and `stopped` (whether a callback stopped the fit). The
-# family's own fields stay as they are.
-contract_fields <- function(fit, family, factors, weights, params) {
-  cls <- oldClass(fit)
-  fit <- unclass(fit)  # (assignments without S3 dispatch)
-  fit$family <- family
-  fit$factors <- factors
-  fit$weights <- weights
-  fit$params <- params
-  fit$stopped <- isTRUE(fit$stopped)
-  class(fit) <- cls
-  fit
-}
-
 # A generic that does not apply to a family: a classed error that says why
 # and what to use instead.
 abort_unsupported <- function(what, why, instead = NULL, call = rlang::caller_env(),
@@ -66,38 +49,6 @@ cell_index_columns <- function(d, names_n) {
   })
   names(cols) <- names_n
   cols
-}
-
-# ---- nobs ------------------------------------------------------------------
-
-#' @export
-nobs.aspectr_nmf <- function(object, ...) {
-  check_dots_empty(...)
-  prod(as.numeric(object$dims))
-}
-
-#' @export
-nobs.aspectr_ntf <- function(object, ...) {
-  check_dots_empty(...)
-  prod(as.numeric(object$dims))
-}
-
-#' @export
-nobs.aspectr_lca <- function(object, ...) {
-  check_dots_empty(...)
-  object$N
-}
-
-#' @export
-nobs.aspectr_symnmf <- function(object, ...) {
-  check_dots_empty(...)
-  object$n
-}
-
-#' @export
-nobs.aspectr_sntf <- function(object, ...) {
-  check_dots_empty(...)
-  object$n
 }
 
 # ---- logLik -------------------------------------------------------------------
@@ -628,138 +579,7 @@ augment.aspectr_sntf <- function(x, data = NULL, ...) {
   augment_clusters(x, data)
 }
 
-# ---- predict for ntf ------------------------------------------------------------
-
-#' Fold new slices into an NTF
-#'
-#' New entries of the first mode (new documents, subjects, ...) given as an
-#' array whose other modes match the fit: their factor rows are fitted with
-#' every other factor fixed, under the fit's loss (exact non-negative least
-#' squares under Frobenius, coordinate descent under KL), on the fit's
-#' scale (the weights folded into the other modes).
-#'
-#' @param object An `aspectr_ntf` fit.
-#' @param newdata An array with dimensions `c(n_new, dim(x)[-1])`, or a
-#'   sparse tensor with those dimensions. Omitted: the fitted first-mode
-#'   factor times the weights.
-#' @param type `"coef"` (the new rows of the first factor, times the
-#'   weights: n_new x k) or `"class"` (the component with the largest
-#'   coefficient).
-#' @param max_iter,tol Iteration limit and tolerance of the fold-in.
-#' @param threads Number of threads; `NULL` uses [default_threads()].
-#' @param ... Must be empty.
-#' @return A matrix or an integer vector.
-#' @examples
-#' y <- array(rpois(4 * 5 * 3, 3), c(4, 5, 3))
-#' fit <- ntf(y, 2, seed = 1)
-#' predict(fit, y[1:2, , , drop = FALSE])
-#' @export
-predict.aspectr_ntf <- function(object, newdata, type = c("coef", "class"), max_iter = 1000,
-                                tol = 1e-8, threads = NULL, ...) {
-  check_dots_empty(...)
-  type <- match_option(type, c("coef", "class"), "type")
-  max_iter <- check_whole(max_iter, "max_iter")
-  tol <- check_number(tol, "tol", 0, Inf)
-  threads <- resolve_threads(threads)
-  comp <- names(object$weights) %||% paste0("component_", seq_len(object$k))
-  if (missing(newdata) || is.null(newdata)) {
-    object <- rows_in_memory(object)
-    coef <- sweep(object$factors[[1]], 2, object$weights, "*")
-  } else {
-    d <- as_aspect_data(newdata, "newdata")
-    if (length(d$dims) != length(object$dims) || !all(d$dims[-1] == object$dims[-1])) {
-      abort_input("{.arg newdata} must have dimensions c(n_new, {paste(object$dims[-1], collapse = ', ')}) like the fitted data, not {paste(d$dims, collapse = ' x ')}.",
-                  "newdata", arg = "newdata")
-    }
-    # the other modes matched by name where both have names
-    for (n in seq_along(d$dims)[-1]) {
-      nn <- d$dimnames[[n]]
-      fn <- object$dimnames[[n]]
-      if (is.null(nn) || is.null(fn)) next
-      check_newdata_names(nn, fn, paste0("mode ", n, " index"))
-      map <- match(nn, fn)
-      if (anyNA(map)) {
-        abort_input("The mode {n} names of {.arg newdata} must be those of the fit; {.val {utils::head(nn[is.na(map)], 3)}} {?is/are} not.",
-                    "newdata", arg = "newdata")
-      }
-      d$idx[n, ] <- as.integer(map[d$idx[n, ] + 1L] - 1L)
-    }
-    # mode-1 unfolding: x_(1) ~ coef t(B), B the Khatri-Rao product of the
-    # other (unit-norm or unit-sum) factors (cells of the other modes x k,
-    # the first of them varying fastest), so coef = the first factor times
-    # the weights
-    others <- object$factors[-1]
-    B <- matrix(1, 1, object$k)
-    for (f in others) B <- do.call(rbind, lapply(seq_len(nrow(f)), function(i) sweep(B, 2, f[i, ], "*")))
-    cells <- prod(d$dims[-1])
-    check_size(cells * object$k, "The fold-in basis would have {size} cells.")
-    lin <- 1 + colSums((d$idx[-1, , drop = FALSE]) * cumprod(c(1, d$dims[-c(1, length(d$dims))])))
-    X <- Matrix::sparseMatrix(i = lin, j = d$idx[1, ] + 1L, x = d$val, dims = c(cells, d$dims[1]))
-    sc <- nmf_scale(nmf_data(X, "newdata"))
-    nd <- sc$nd
-    s <- sc$s
-    w <- max(B)
-    if (!(w > 0)) w <- 1
-    coef <- cpp_nmf_project(nmf_ptr(nd), B / w, object$loss, 2,
-                            c(0, 0), c(0, 0), 1e-16, max_iter, tol, threads)
-    coef <- t(coef) * (s / w)
-    rownames(coef) <- d$dimnames[[1]]
-  }
-  colnames(coef) <- comp
-  if (type == "class") {
-    cls <- max.col(coef, ties.method = "first")
-    names(cls) <- rownames(coef)
-    return(cls)
-  }
-  coef
-}
-
-# ---- summaries of symnmf, nmf_rank and multiway_cluster ------------------------
-
-#' @export
-summary.aspectr_symnmf <- function(object, ...) {
-  check_dots_empty(...)
-  conf <- apply(object$membership, 1, max)
-  structure(list(
-    k = object$k, n = object$n, method = object$method, value = object$value,
-    rel_error = object$rel_error, iterations = object$iterations, converged = object$converged,
-    clusters = data.frame(cluster = seq_len(object$k),
-                          size = tabulate(object$cluster, object$k),
-                          mean_membership = vapply(seq_len(object$k), function(j) {
-                            in_j <- which(object$cluster == j)
-                            if (length(in_j)) mean(conf[in_j]) else NA_real_
-                          }, numeric(1)))
-  ), class = "summary.aspectr_symnmf")
-}
-
-#' @export
-print.summary.aspectr_symnmf <- function(x, ...) {
-  check_dots_empty(...)
-  cat(sprintf("Symmetric NMF (%s), %d clusters of %s points\n", x$method, x$k,
-              format(x$n, big.mark = ",")))
-  cat(sprintf("objective %s, relative error %.4g; %d iterations, %s\n\n",
-              format(signif(x$value, 7)), x$rel_error, x$iterations,
-              if (x$converged) "converged" else "not converged"))
-  print(x$clusters, row.names = FALSE, digits = 3)
-  invisible(x)
-}
-
-#' @export
-summary.aspectr_nmf_rank <- function(object, ...) {
-  check_dots_empty(...)
-  structure(list(method = object$method, best = object$best, table = object$table,
-                 nrun = object$nrun), class = "summary.aspectr_nmf_rank")
-}
-
-#' @export
-print.summary.aspectr_nmf_rank <- function(x, ...) {
-  check_dots_empty(...)
-  cat(sprintf("NMF rank selection by %s (%s start%s per k): chosen k = %s\n\n",
-              switch(x$method, cv = "cross-validation", mask = "masked cross-validation", "consensus clustering"),
-              format(x$nrun), if (identical(x$nrun, 1)) "" else "s", format(x$best)))
-  print(as.data.frame(x$table), row.names = FALSE, digits = 4)
-  invisible(x)
-}
+# ---- summary of multiway_cluster ------------------------------------------------
 
 #' @export
 summary.aspectr_multiway <- function(object, ...) {

@@ -187,3 +187,34 @@ check_staging <- function(short_iter, short_keep, nrun, call = rlang::caller_env
   short_keep <- if (is.null(short_keep)) nrun else check_whole(short_keep, "short_keep", min = 1, call = call)
   list(short_iter = short_iter, short_keep = short_keep)
 }
+
+# The one fit pipeline after the starts are drawn, shared by every family:
+# the starts run (staged restarts, the hook; `sequential` for the shards,
+# whose sessions run one start at a time), each run finished by the
+# family's `finish_run()` (its objective on the reported scale), the best
+# finite run picked by `value()`. `discard(run)` (factors in files) frees a
+# run that can no longer win as soon as a better one ends, when the starts
+# are not staged. Returns the runs, their values, the best run's index and
+# the best run.
+fit_pipeline <- function(inits, fit_start, resume, hook, ctl, stg, what, value = run_value,
+                         finish_run = NULL, sequential = FALSE, discard = NULL,
+                         call = rlang::caller_env()) {
+  if (!is.null(discard) && !starts_staged(ctl$nrun, ctl$max_iter, stg$short_iter, stg$short_keep)) {
+    fit_start <- keep_best_run(fit_start, discard)
+  }
+  if (sequential) hook <- hook %||% function(...) TRUE
+  runs <- run_starts(inits, fit_start, resume, hook, ctl$max_iter, stg$short_iter, stg$short_keep)
+  if (!is.null(finish_run)) runs <- lapply(runs, finish_run)
+  best_of_runs(runs, what, value, call = call)
+}
+
+# The best run of a fit's runs (by `value()`, see best_run()): the runs,
+# their values, the best one's index and the best run.
+best_of_runs <- function(runs, what, value = run_value, call = rlang::caller_env()) {
+  values <- vapply(runs, value, numeric(1))
+  best <- best_run(values, paste(what, "fit"), call = call)
+  list(runs = runs, values = values, best = best, res = runs[[best]])
+}
+
+# a run's final objective
+last_objective <- function(r) r$objective[length(r$objective)]

@@ -1206,19 +1206,18 @@ plsa_shards <- function(x, k, loss, method, q, tempering, init, nrun, stg, max_i
   on.exit(session$close(), add = TRUE)
   if (rank1) {
     # the product of the marginals (as plsa_rank1()), its divergence in one pass
-    runs <- list(session$rank1())
+    out <- best_of_runs(list(session$rank1()), "plsa()")
   } else {
     inits <- with_seed(seed, lapply(seq_len(nrun), function(i) plsa_seeded_start(random_start_lazy(x$dims, k), prior)))
     if (!is.null(first)) inits[[1]] <- first
     fit_one <- function(init, iters) session$fit(init, iters, tol, hook, exact = !is.null(callback))
-    if (!is.null(files) && !starts_staged(nrun, max_iter, stg$short_iter, stg$short_keep)) {
-      fit_one <- keep_best_run(fit_one, function(r) session$discard(r$factors[[1]]))
-    }
-    runs <- run_starts_sequential(inits, fit_one, resume_start, max_iter, stg$short_iter, stg$short_keep)
+    out <- fit_pipeline(inits, fit_one, resume_start, hook, list(nrun = nrun, max_iter = max_iter), stg,
+                        "plsa()", sequential = TRUE,
+                        discard = if (!is.null(files)) function(r) session$discard(r$factors[[1]]))
   }
-  values <- vapply(runs, run_value, numeric(1))
-  best <- best_run(values, "plsa() fit")
-  res <- runs[[best]]
+  values <- out$values
+  best <- out$best
+  res <- out$res
   if (!is.null(files)) {
     # the best run's factor written in the fit's order, the runs' removed
     ord <- plsa_order(res$lambda)
@@ -1425,10 +1424,6 @@ with_rng_state <- function(state, code) {
   on.exit(if (is.null(old)) rm(".Random.seed", envir = env) else assign(".Random.seed", old, envir = env))
   assign(".Random.seed", state, envir = env)
   code
-}
-
-run_starts_sequential <- function(inits, fit_one, resume, max_iter, short_iter, short_keep) {
-  run_starts(inits, fit_one, resume, hook = function(...) TRUE, max_iter, short_iter, short_keep)
 }
 
 # the rows of the whole data held by shard i

@@ -452,3 +452,9 @@ terms.aspectr_nmf <- function(x, n = 10, margin = c("columns", "rows"), lambda =
   }
   matrix(out, nrow = n, dimnames = list(NULL, colnames(x$W)))
 }
+
+#' @export
+nobs.aspectr_nmf <- function(object, ...) {
+  check_dots_empty(...)
+  prod(as.numeric(object$dims))
+}

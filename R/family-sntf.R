@@ -223,11 +223,10 @@ sntf <- function(x, k, method = c("alpha", "smart", "beta", "average", "unfold")
     }
   }
   stg <- check_staging(short_iter, short_keep, ctl$nrun)
-  runs <- run_starts(inits, fit_start, function(r) r$G, hook, ctl$max_iter, stg$short_iter,
-                     stg$short_keep)
-  values <- vapply(runs, function(r) r$objective[length(r$objective)], numeric(1))
-  best <- best_run(values, "sntf() fit")
-  res <- runs[[best]]
+  out <- fit_pipeline(inits, fit_start, function(r) r$G, hook, ctl, stg, "sntf()", value = last_objective)
+  values <- out$values
+  best <- out$best
+  res <- out$res
   G <- res$G
   ynorm2 <- sum(mult * y$values^2)
   frob <- cpp_sntf_loss(idx0, y$values, n, G, "beta", 1, 1, 0, ctl$threads)
@@ -345,7 +344,7 @@ new_sntf <- function(G, y, k, method, params, res, run, values, rel_error, time,
   cluster <- max.col(G, ties.method = "first")
   cluster[!(rs > 0)] <- NA_integer_
   names(cluster) <- y$names
-  fit <- structure(c(list(
+  fit <- c(list(
     G = G, weights = stats::setNames(w, comp), membership = membership, cluster = cluster,
     method = method,
     loss = switch(method, alpha = "alpha", smart = "dual_kl", beta = "beta", "frobenius")),
@@ -354,9 +353,8 @@ new_sntf <- function(G, y, k, method, params, res, run, values, rel_error, time,
     objective = as.numeric(res$objective), value = values[run], initial = res$initial,
     rel_error = rel_error, iterations = as.integer(res$iterations),
     converged = isTRUE(res$converged), run = run, run_values = values,
-    time = time, threads = threads, seed = seed, call = call, stopped = isTRUE(res$stopped))),
-    class = c("aspectr_sntf", "aspectr_fit"))
-  contract_fields(fit, "sntf", factors = list(G = G), weights = fit$weights,
+    time = time, threads = threads, seed = seed, call = call, stopped = isTRUE(res$stopped)))
+  new_aspectr_fit("sntf", fit, factors = list(G = G), weights = fit$weights,
                   params = c(list(method = method), params))
 }
 
@@ -493,4 +491,10 @@ fitted.aspectr_sntf <- function(object, ...) {
     out <- out + term
   }
   out
+}
+
+#' @export
+nobs.aspectr_sntf <- function(object, ...) {
+  check_dots_empty(...)
+  object$n
 }

@@ -267,8 +267,10 @@ ntf <- function(x, k, loss = c("frobenius", "kl"), method = NULL, nrun = 1,
   } else {
     match_option(init, "random", "init")
   }
+  # (the first mode's factor in files: only the best run's kept)
+  discard_first <- if (!is.null(files)) function(r) session$discard(r$factors[[1]])
   if (weighted) {
-    runs <- ntf_weighted_runs(wd, k, loss, method, nrun, first, seed, max_iter, tol, threads, verbose,
+    out <- ntf_weighted_runs(wd, k, loss, method, nrun, first, seed, max_iter, tol, threads, verbose,
                               callback, stg, name_factors, session = wsession)
   } else if (loss == "kl") {
     hook <- fit_hook(callback, verbose, "ntf()", value = function(v) v * total,
@@ -291,9 +293,6 @@ ntf <- function(x, k, loss = c("frobenius", "kl"), method = NULL, nrun = 1,
       session <- shard_em_session(x, cluster, threads, 1, call, files = files)
       on.exit(session$close(), add = TRUE)
       fit_start <- function(init, iters) session$fit(init, iters, tol, hook, exact = !is.null(callback))
-      if (!is.null(files) && !starts_staged(nrun, max_iter, stg$short_iter, stg$short_keep)) {
-        fit_start <- keep_best_run(fit_start, function(r) session$discard(r$factors[[1]]))
-      }
     } else {
       fit_start <- function(init, iters) {
         cpp_plsa_fit(data$idx, data$val, data$dims, init$lambda, init$factors,
@@ -301,16 +300,16 @@ ntf <- function(x, k, loss = c("frobenius", "kl"), method = NULL, nrun = 1,
                      if (method == "cd") "cd" else "em")
       }
     }
-    runs <- run_starts(inits, fit_start, function(r) list(lambda = r$lambda, factors = r$factors),
-                       if (sharded) hook %||% function(...) TRUE else hook, max_iter,
-                       stg$short_iter, stg$short_keep)
-    runs <- lapply(runs, function(res) {
+    finish_run <- function(res) {
       # D_gKL(X || M) = total * D(G || P) when sum(M) = sum(X)
       res$objective <- res$objective * total
       res$initial <- res$initial * total
       res$weights <- res$lambda * total
       res
-    })
+    }
+    out <- fit_pipeline(inits, fit_start, function(r) list(lambda = r$lambda, factors = r$factors), hook,
+                        ctl, stg, "ntf()", value = ntf_scaled_value, finish_run = finish_run,
+                        sequential = sharded, discard = discard_first)
   } else {
     # The fit runs on x / s with s a power of 2 near max(x) (exact), so that
     # ||x||^2 and the updates neither underflow nor overflow for any scale of
@@ -347,19 +346,13 @@ ntf <- function(x, k, loss = c("frobenius", "kl"), method = NULL, nrun = 1,
       session <- ntf_fshard_session(x, cluster, threads, s, call, files)
       on.exit(session$close(), add = TRUE)
       fit_start <- function(init, iters) session$fit(init, iters, method, tol, hook, exact = !is.null(callback))
-      if (!is.null(files) && !starts_staged(nrun, max_iter, stg$short_iter, stg$short_keep)) {
-        fit_start <- keep_best_run(fit_start, function(r) session$discard(r$factors[[1]]))
-      }
     } else {
       fit_start <- function(init, iters) {
         cpp_ntf_fit(data$idx, data$val, data$dims, init, method, iters, tol, threads, verbose, hook,
                     !is.null(callback), s)
       }
     }
-    runs <- run_starts(inits, fit_start, function(r) r$factors,
-                       if (sharded) hook %||% function(...) TRUE else hook, max_iter,
-                       stg$short_iter, stg$short_keep)
-    runs <- lapply(runs, function(res) {
+    finish_run <- function(res) {
       res$scaled_value <- run_value(res)
       # reported as one half of the squared error, as every Frobenius fit
       res$objective <- 0.5 * rescale_value(res$objective, s, 2)
@@ -385,13 +378,15 @@ ntf <- function(x, k, loss = c("frobenius", "kl"), method = NULL, nrun = 1,
       })
       res$weights <- w * s
       res
-    })
+    }
+    out <- fit_pipeline(inits, fit_start, function(r) r$factors, hook, ctl, stg, "ntf()",
+                        value = ntf_scaled_value, finish_run = finish_run, sequential = sharded,
+                        discard = discard_first)
   }
-  values <- vapply(runs, function(r) if (is.null(r$scaled_value)) run_value(r) else r$scaled_value, numeric(1))
-  best <- best_run(values, "ntf() fit")
-  res <- runs[[best]]
-  scaled <- values
-  values <- vapply(runs, run_value, numeric(1))
+  best <- out$best
+  res <- out$res
+  scaled <- out$values
+  values <- vapply(out$runs, run_value, numeric(1))
   check_objective_range(run_value(res), scaled[best], "ntf() fit",
                         list(initial = res$initial, objective = res$objective, run_values = values))
   ord <- order(res$weights, decreasing = TRUE)
@@ -414,7 +409,7 @@ ntf <- function(x, k, loss = c("frobenius", "kl"), method = NULL, nrun = 1,
   if (length(data$dims) == 2) names(factors) <- c("rows", "columns")
   loglik_const <- if (loss != "kl" || weighted) NA_real_ else if (sharded) data$loglik_const else
     cpp_csc_scan(data$val, integer(0), 0L, 1, TRUE)$loglik_const  # (no temporaries)
-  fit <- structure(list(
+  fit <- list(
     weights = stats::setNames(res$weights[ord], comp),
     factors = factors, loss = loss, method = method, k = k, loglik_const = loglik_const,
     objective = as.numeric(res$objective), value = run_value(res), initial = res$initial,
@@ -422,8 +417,8 @@ ntf <- function(x, k, loss = c("frobenius", "kl"), method = NULL, nrun = 1,
     run = best, run_values = values, dims = data$dims, dimnames = data$dimnames,
     total = total, nnz = nnz_x, time = proc.time()[["elapsed"]] - start,
     threads = threads, seed = seed, call = call, stopped = isTRUE(res$stopped)
-  ), class = c("aspectr_ntf", "aspectr_fit"))
-  fit <- contract_fields(fit, "ntf", factors = factors, weights = fit$weights,
+  )
+  fit <- new_aspectr_fit("ntf", fit, factors = factors, weights = fit$weights,
                          params = list(method = method))
   fit$count_data <- count_data
   if (weighted) {
@@ -431,6 +426,10 @@ ntf <- function(x, k, loss = c("frobenius", "kl"), method = NULL, nrun = 1,
   }
   finish_progress(fit, verbose, "ntf()", max_iter, tol)
 }
+
+# a run's objective on the scale its starts are compared (the Frobenius
+# runs': that of x / s)
+ntf_scaled_value <- function(r) if (is.null(r$scaled_value)) run_value(r) else r$scaled_value
 
 #' @export
 print.aspectr_ntf <- function(x, ...) {
@@ -584,4 +583,94 @@ rescale_value <- function(x, s, p) {
   out <- x * 2^(e / 2) * 2^(e / 2)
   out[x == 0] <- 0
   out
+}
+
+#' @export
+nobs.aspectr_ntf <- function(object, ...) {
+  check_dots_empty(...)
+  prod(as.numeric(object$dims))
+}
+
+#' Fold new slices into an NTF
+#'
+#' New entries of the first mode (new documents, subjects, ...) given as an
+#' array whose other modes match the fit: their factor rows are fitted with
+#' every other factor fixed, under the fit's loss (exact non-negative least
+#' squares under Frobenius, coordinate descent under KL), on the fit's
+#' scale (the weights folded into the other modes).
+#'
+#' @param object An `aspectr_ntf` fit.
+#' @param newdata An array with dimensions `c(n_new, dim(x)[-1])`, or a
+#'   sparse tensor with those dimensions. Omitted: the fitted first-mode
+#'   factor times the weights.
+#' @param type `"coef"` (the new rows of the first factor, times the
+#'   weights: n_new x k) or `"class"` (the component with the largest
+#'   coefficient).
+#' @param max_iter,tol Iteration limit and tolerance of the fold-in.
+#' @param threads Number of threads; `NULL` uses [default_threads()].
+#' @param ... Must be empty.
+#' @return A matrix or an integer vector.
+#' @examples
+#' y <- array(rpois(4 * 5 * 3, 3), c(4, 5, 3))
+#' fit <- ntf(y, 2, seed = 1)
+#' predict(fit, y[1:2, , , drop = FALSE])
+#' @export
+predict.aspectr_ntf <- function(object, newdata, type = c("coef", "class"), max_iter = 1000,
+                                tol = 1e-8, threads = NULL, ...) {
+  check_dots_empty(...)
+  type <- match_option(type, c("coef", "class"), "type")
+  max_iter <- check_whole(max_iter, "max_iter")
+  tol <- check_number(tol, "tol", 0, Inf)
+  threads <- resolve_threads(threads)
+  comp <- names(object$weights) %||% paste0("component_", seq_len(object$k))
+  if (missing(newdata) || is.null(newdata)) {
+    object <- rows_in_memory(object)
+    coef <- sweep(object$factors[[1]], 2, object$weights, "*")
+  } else {
+    d <- as_aspect_data(newdata, "newdata")
+    if (length(d$dims) != length(object$dims) || !all(d$dims[-1] == object$dims[-1])) {
+      abort_input("{.arg newdata} must have dimensions c(n_new, {paste(object$dims[-1], collapse = ', ')}) like the fitted data, not {paste(d$dims, collapse = ' x ')}.",
+                  "newdata", arg = "newdata")
+    }
+    # the other modes matched by name where both have names
+    for (n in seq_along(d$dims)[-1]) {
+      nn <- d$dimnames[[n]]
+      fn <- object$dimnames[[n]]
+      if (is.null(nn) || is.null(fn)) next
+      check_newdata_names(nn, fn, paste0("mode ", n, " index"))
+      map <- match(nn, fn)
+      if (anyNA(map)) {
+        abort_input("The mode {n} names of {.arg newdata} must be those of the fit; {.val {utils::head(nn[is.na(map)], 3)}} {?is/are} not.",
+                    "newdata", arg = "newdata")
+      }
+      d$idx[n, ] <- as.integer(map[d$idx[n, ] + 1L] - 1L)
+    }
+    # mode-1 unfolding: x_(1) ~ coef t(B), B the Khatri-Rao product of the
+    # other (unit-norm or unit-sum) factors (cells of the other modes x k,
+    # the first of them varying fastest), so coef = the first factor times
+    # the weights
+    others <- object$factors[-1]
+    B <- matrix(1, 1, object$k)
+    for (f in others) B <- do.call(rbind, lapply(seq_len(nrow(f)), function(i) sweep(B, 2, f[i, ], "*")))
+    cells <- prod(d$dims[-1])
+    check_size(cells * object$k, "The fold-in basis would have {size} cells.")
+    lin <- 1 + colSums((d$idx[-1, , drop = FALSE]) * cumprod(c(1, d$dims[-c(1, length(d$dims))])))
+    X <- Matrix::sparseMatrix(i = lin, j = d$idx[1, ] + 1L, x = d$val, dims = c(cells, d$dims[1]))
+    sc <- nmf_scale(nmf_data(X, "newdata"))
+    nd <- sc$nd
+    s <- sc$s
+    w <- max(B)
+    if (!(w > 0)) w <- 1
+    coef <- cpp_nmf_project(nmf_ptr(nd), B / w, object$loss, 2,
+                            c(0, 0), c(0, 0), 1e-16, max_iter, tol, threads)
+    coef <- t(coef) * (s / w)
+    rownames(coef) <- d$dimnames[[1]]
+  }
+  colnames(coef) <- comp
+  if (type == "class") {
+    cls <- max.col(coef, ties.method = "first")
+    names(cls) <- rownames(coef)
+    return(cls)
+  }
+  coef
 }

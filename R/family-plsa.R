@@ -526,8 +526,7 @@ plsa <- function(x, k, loss = c("kl", "tsallis", "l2"), method = NULL, q = 0.5, 
 
   start <- proc.time()[["elapsed"]]
   if (loss == "kl" && k == 1 && is.null(first) && is.null(pr)) {
-    res <- plsa_rank1(data, threads)
-    runs <- list(res)
+    out <- best_of_runs(list(plsa_rank1(data, threads)), "plsa()")
   } else {
     inits <- with_seed(seed, lapply(seq_len(nrun), function(i) plsa_seeded_start(random_start(data$dims, k), pr)))
     if (!is.null(first)) inits[[1]] <- first
@@ -555,11 +554,11 @@ plsa <- function(x, k, loss = c("kl", "tsallis", "l2"), method = NULL, q = 0.5, 
       }
       res
     }
-    runs <- run_starts(inits, fit_one, resume_start, hook, max_iter, stg$short_iter, stg$short_keep)
+    out <- fit_pipeline(inits, fit_one, resume_start, hook, ctl, stg, "plsa()")
   }
-  values <- vapply(runs, run_value, numeric(1))
-  best <- best_run(values, "plsa() fit")
-  res <- runs[[best]]
+  values <- out$values
+  best <- out$best
+  res <- out$res
   fit <- new_plsa(res, data, k = k, loss = loss, q = if (loss == "tsallis") q else NA_real_,
            tempering = tempering, run = best, values = values,
            time = proc.time()[["elapsed"]] - start, threads = threads, seed = seed,
@@ -812,27 +811,24 @@ new_plsa <- function(res, data, k, loss, q, tempering, run, values, time, thread
   # sum g log g with G = val / total (by way of max(val): the total may
   # overflow) and the totals by first index, in one C++ pass
   summ <- summary %||% cpp_data_summary(data$idx %||% data$i, data$val, data$dims[1])
-  fit <- structure(
-    list(
-      lambda = stats::setNames(lambda[ord], topic_names),
-      factors = factors,
-      loss = loss, q = q, tempering = tempering,
-      objective = as.numeric(res$objective),
-      value = run_value(res),
-      initial = res$initial,
-      iterations = as.integer(res$iterations),
-      converged = isTRUE(res$converged),
-      k = k, run = run, run_values = values,
-      dims = data$dims, dimnames = data$dimnames,
-      total = data$total, nnz = data$nnz %||% length(data$val),
-      neg_entropy = summ$neg_entropy,
-      doc_totals = summ$doc_totals,
-      kl = res$kl,
-      time = time, threads = threads, seed = seed, call = call, stopped = isTRUE(res$stopped)
-    ),
-    class = c("aspectr_plsa", "aspectr_fit")
+  fit <- list(
+    lambda = stats::setNames(lambda[ord], topic_names),
+    factors = factors,
+    loss = loss, q = q, tempering = tempering,
+    objective = as.numeric(res$objective),
+    value = run_value(res),
+    initial = res$initial,
+    iterations = as.integer(res$iterations),
+    converged = isTRUE(res$converged),
+    k = k, run = run, run_values = values,
+    dims = data$dims, dimnames = data$dimnames,
+    total = data$total, nnz = data$nnz %||% length(data$val),
+    neg_entropy = summ$neg_entropy,
+    doc_totals = summ$doc_totals,
+    kl = res$kl,
+    time = time, threads = threads, seed = seed, call = call, stopped = isTRUE(res$stopped)
   )
-  contract_fields(fit, "plsa", factors = fit$factors, weights = fit$lambda,
+  new_aspectr_fit("plsa", fit, factors = fit$factors, weights = fit$lambda,
                   params = list(q = q, tempering = tempering, normalize = TRUE))
 }
 

@@ -149,11 +149,10 @@ symnmf <- function(a, k, method = c("anls", "hals", "fpals"), coupling = NULL, L
                    isTRUE(nd$triangle))
   }
   stg <- check_staging(short_iter, short_keep, ctl$nrun)
-  runs <- run_starts(inits, fit_start, function(r) r$H, hook, ctl$max_iter, stg$short_iter,
-                     stg$short_keep)
-  values <- vapply(runs, function(r) r$objective[length(r$objective)], numeric(1))
-  best <- best_run(values, "symnmf() fit")
-  res <- runs[[best]]
+  out <- fit_pipeline(inits, fit_start, function(r) r$H, hook, ctl, stg, "symnmf()", value = last_objective)
+  values <- out$values
+  best <- out$best
+  res <- out$res
   rel_error <- sqrt(max(2 * (res$sym_objective - L1_s * sum(res$H)), 0) / res$xnorm2)
   scaled <- values[best]
   values <- rescale_value(values, s, 2)
@@ -169,7 +168,7 @@ symnmf <- function(a, k, method = c("anls", "hals", "fpals"), coupling = NULL, L
   cluster <- max.col(H, ties.method = "first")
   cluster[!(rs > 0)] <- NA_integer_
   names(cluster) <- nd$dimnames[[1]]
-  fit <- structure(list(
+  fit <- list(
     H = H, membership = H / ifelse(rs > 0, rs, NA), cluster = cluster, method = method,
     loss = "frobenius",
     coupling = coupling, L1 = L1, omega = omega, k = k, n = n, nnz = nd$nnz,
@@ -178,9 +177,8 @@ symnmf <- function(a, k, method = c("anls", "hals", "fpals"), coupling = NULL, L
     rel_error = rel_error,
     iterations = as.integer(res$iterations), converged = isTRUE(res$converged),
     run = best, run_values = values, time = proc.time()[["elapsed"]] - start,
-    threads = ctl$threads, seed = ctl$seed, call = call, stopped = isTRUE(res$stopped)),
-    class = c("aspectr_symnmf", "aspectr_fit"))
-  fit <- contract_fields(fit, "symnmf", factors = list(H = H),
+    threads = ctl$threads, seed = ctl$seed, call = call, stopped = isTRUE(res$stopped))
+  fit <- new_aspectr_fit("symnmf", fit, factors = list(H = H),
                          weights = stats::setNames(colSums(H)^2, comp),
                          params = list(method = method, coupling = coupling, L1 = L1, omega = omega))
   finish_progress(fit, ctl$verbose, "symnmf()", ctl$max_iter, ctl$tol)
@@ -301,4 +299,38 @@ scale_nmf_data <- function(nd, s) {
   if (!is.null(nd$dense)) nd$dense <- nd$dense / s else nd$div <- (nd$div %||% 1) * s
   if (!is.null(nd$total)) nd$total <- nd$total / s
   nd
+}
+
+#' @export
+nobs.aspectr_symnmf <- function(object, ...) {
+  check_dots_empty(...)
+  object$n
+}
+
+#' @export
+summary.aspectr_symnmf <- function(object, ...) {
+  check_dots_empty(...)
+  conf <- apply(object$membership, 1, max)
+  structure(list(
+    k = object$k, n = object$n, method = object$method, value = object$value,
+    rel_error = object$rel_error, iterations = object$iterations, converged = object$converged,
+    clusters = data.frame(cluster = seq_len(object$k),
+                          size = tabulate(object$cluster, object$k),
+                          mean_membership = vapply(seq_len(object$k), function(j) {
+                            in_j <- which(object$cluster == j)
+                            if (length(in_j)) mean(conf[in_j]) else NA_real_
+                          }, numeric(1)))
+  ), class = "summary.aspectr_symnmf")
+}
+
+#' @export
+print.summary.aspectr_symnmf <- function(x, ...) {
+  check_dots_empty(...)
+  cat(sprintf("Symmetric NMF (%s), %d clusters of %s points\n", x$method, x$k,
+              format(x$n, big.mark = ",")))
+  cat(sprintf("objective %s, relative error %.4g; %d iterations, %s\n\n",
+              format(signif(x$value, 7)), x$rel_error, x$iterations,
+              if (x$converged) "converged" else "not converged"))
+  print(x$clusters, row.names = FALSE, digits = 3)
+  invisible(x)
 }

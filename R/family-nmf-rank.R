@@ -393,3 +393,20 @@ held_cells <- function(x, holdout, na_cells = NULL) {
   }
   arrayInd(held, dims)
 }
+
+#' @export
+summary.aspectr_nmf_rank <- function(object, ...) {
+  check_dots_empty(...)
+  structure(list(method = object$method, best = object$best, table = object$table,
+                 nrun = object$nrun), class = "summary.aspectr_nmf_rank")
+}
+
+#' @export
+print.summary.aspectr_nmf_rank <- function(x, ...) {
+  check_dots_empty(...)
+  cat(sprintf("NMF rank selection by %s (%s start%s per k): chosen k = %s\n\n",
+              switch(x$method, cv = "cross-validation", mask = "masked cross-validation", "consensus clustering"),
+              format(x$nrun), if (identical(x$nrun, 1)) "" else "s", format(x$best)))
+  print(as.data.frame(x$table), row.names = FALSE, digits = 4)
+  invisible(x)
+}

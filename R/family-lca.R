@@ -375,7 +375,7 @@ lca_run <- function(prep, call, k, nrun, max_iter, tol, seed, threads, verbose, 
     f
   })
   if (k == 1) {
-    runs <- list(plsa_rank1(d, threads))
+    out <- best_of_runs(list(plsa_rank1(d, threads)), "lca()", call = env)
   } else if (is.null(callback)) {
     # every start in one call, as blocks (progress messages between rounds
     # of the staged restarts)
@@ -399,13 +399,14 @@ lca_run <- function(prep, call, k, nrun, max_iter, tol, seed, threads, verbose, 
       cpp_plsa_fit(d$idx, d$val, d$dims, init$lambda, init$factors, "kl", 1, 1, iters, tol,
                    threads, verbose, FALSE, hook, TRUE, method, init$squarem_bound %||% 1)
     }
-    runs <- run_starts(inits, fit_one, resume_start, hook, max_iter, short_iter, short_keep)
+    out <- fit_pipeline(inits, fit_one, resume_start, hook, ctl,
+                        list(short_iter = short_iter, short_keep = short_keep), "lca()", call = env)
   }
   if (k == 1 || !is.null(callback)) {
-    values <- vapply(runs, run_value, numeric(1))
-    best <- best_run(values, "lca() fit", call = env)
-    res <- runs[[best]]
-    run_iterations <- vapply(runs, function(r) as.integer(r$iterations), integer(1))
+    values <- out$values
+    best <- out$best
+    res <- out$res
+    run_iterations <- vapply(out$runs, function(r) as.integer(r$iterations), integer(1))
   }
   fit <- new_plsa(res, d, k = k, loss = "kl", q = NA_real_, tempering = 1,
                   run = best, values = values, time = proc.time()[["elapsed"]] - start,
@@ -652,7 +653,6 @@ finish_lca <- function(fit, prep, supervised, se = TRUE) {
   fit$supervised <- supervised
   fit$entropy <- lca_entropy(post)
   if (!is.null(dr)) fit <- lca_design_fields(fit, dr)
-  class(fit) <- c("aspectr_lca", "aspectr_plsa", "aspectr_fit")
   if (se && !supervised && k > 1) {
     # without covariates every observation of a response pattern has the
     # same scores: the information is summed over patterns with their counts
@@ -665,8 +665,9 @@ finish_lca <- function(fit, prep, supervised, se = TRUE) {
     fit$se <- lca_standard_errors(pat_codes, matrix(1, nrow(pat_codes), 1), fit, post = pat_post,
                                   w = prep$data$val, design = design)
   }
-  contract_fields(fit, "lca", factors = fit$factors, weights = fit$P,
-                  params = if (is.null(fit[["method"]])) list() else list(method = fit[["method"]]))
+  new_aspectr_fit("lca", fit, factors = fit$factors, weights = fit$P,
+                  params = if (is.null(fit[["method"]])) list() else list(method = fit[["method"]]),
+                  inherit = "plsa")
 }
 
 # Model probability of complete cells (index matrix, 1-based).
@@ -892,4 +893,10 @@ plot.aspectr_lca <- function(x, ...) {
   graphics::legend("bottom", legend = sprintf("class %d (%.2f)", seq_len(k), x$P), fill = cols, border = NA,
                    horiz = TRUE, bty = "n", cex = 0.95, xpd = NA, inset = c(0, 0.005))
   invisible(x)
+}
+
+#' @export
+nobs.aspectr_lca <- function(object, ...) {
+  check_dots_empty(...)
+  object$N
 }

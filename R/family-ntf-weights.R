@@ -302,7 +302,7 @@ ntf_key_cells <- function(k, dims) {
 # weights and the weighted data's sums, see its weigh()) each start runs
 # on the shards.
 ntf_weighted_runs <- function(wd, k, loss, method, nrun, first, seed, max_iter, tol, threads, verbose,
-                              callback, stg, name_factors, session = NULL) {
+                              callback, stg, name_factors, session = NULL, call = rlang::caller_env()) {
   N <- length(wd$dims)
   if (is.null(session)) {
     s <- pow2_scale(wd$xv)
@@ -350,17 +350,11 @@ ntf_weighted_runs <- function(wd, k, loss, method, nrun, first, seed, max_iter, 
     }
   } else {
     session$configure(s, klc, threads)
-    fit_one <- function(init, iters) session$fit(init, iters, tol, hook, exact = !is.null(callback))
-    # (the first mode's factor in files: only the best run's kept)
-    if (session$files && !starts_staged(nrun, max_iter, stg$short_iter, stg$short_keep)) {
-      fit_one <- keep_best_run(fit_one, function(r) session$discard(r$factors[[1]]))
-    }
-    fit_one
+    function(init, iters) session$fit(init, iters, tol, hook, exact = !is.null(callback))
   }
-  runs <- run_starts(inits, fit_start, function(r) r$factors,
-                     if (is.null(session)) hook else hook %||% function(...) TRUE, max_iter,
-                     stg$short_iter, stg$short_keep)
-  lapply(runs, function(res) {
+  # (the first mode's factor in files: only the best run's kept)
+  discard <- if (!is.null(session) && session$files) function(r) session$discard(r$factors[[1]])
+  finish_run <- function(res) {
     res$scaled_value <- run_value(res)
     if (kl) {
       res$objective <- res$objective * s
@@ -386,7 +380,10 @@ ntf_weighted_runs <- function(wd, k, loss, method, nrun, first, seed, max_iter, 
     })
     res$weights <- apply(nrm, 1, prod) * s
     res
-  })
+  }
+  fit_pipeline(inits, fit_start, function(r) r$factors, hook, list(nrun = nrun, max_iter = max_iter), stg,
+               "ntf()", value = ntf_scaled_value, finish_run = finish_run,
+               sequential = !is.null(session), discard = discard, call = call)
 }
 
 # A weighted N-way fit's `weighting` (ntf_weighted_data()'s wd): type, base,

@@ -272,8 +272,8 @@ lcr_result <- function(res, prep, X, k, rhs, call, ctl, time, dropped, se = TRUE
   gof <- lca_goodness_of_fit(fit, prep)
   fit$Gsq <- gof[["Gsq"]]
   fit$Chisq <- gof[["Chisq"]]
-  class(fit) <- c("aspectr_lca", "aspectr_plsa", "aspectr_fit")
-  contract_fields(fit, "lca", factors = fit$factors, weights = fit$P, params = list(regression = TRUE))
+  new_aspectr_fit("lca", fit, factors = fit$factors, weights = fit$P, params = list(regression = TRUE),
+                  inherit = "plsa")
 }
 
 # Standard errors by the empirical information (the outer product of the

@@ -554,16 +554,13 @@ nmf <- function(x, k, loss = c("frobenius", "kl", "beta"), beta = 2,
     }
     hook <- shard_progress(hook, verbose, paste0("nmf (", loss, ", ", method, ", sharded)"), max_iter)
     fit_start <- function(s, iters) session$fit(s, iters, tol, hook, exact = !is.null(callback))
-    if (!is.null(files) && !starts_staged(nrun, max_iter, stg$short_iter, stg$short_keep)) {
-      fit_start <- keep_best_run(fit_start, function(r) session$discard(r$W))
-    }
-    runs <- run_starts_sequential(inits, fit_start, resume, max_iter, stg$short_iter, stg$short_keep)
-  } else {
-    runs <- run_starts(inits, fit_start, resume, hook, max_iter, stg$short_iter, stg$short_keep)
   }
-  values <- vapply(runs, function(r) r$objective[length(r$objective)], numeric(1))
-  best <- best_run(values, "nmf() fit")
-  res <- runs[[best]]
+  out <- fit_pipeline(inits, fit_start, resume, hook, ctl, stg, "nmf()", value = last_objective,
+                      sequential = sharded,
+                      discard = if (!is.null(files)) function(r) session$discard(r$W))
+  values <- out$values
+  best <- out$best
+  res <- out$res
   if (!is.null(res$restat)) {
     # the sums of shards whose zeros were raised to `x_floor`, as nmf_restat()
     # makes those of the matrix
@@ -634,7 +631,7 @@ nmf <- function(x, k, loss = c("frobenius", "kl", "beta"), beta = 2,
     }
     H <- H * sc$a
   }
-  fit <- structure(list(
+  fit <- list(
     W = W, H = H, loss = loss, beta = if (loss == "beta") beta else c(frobenius = 2, kl = 1)[[loss]],
     method = method, accelerate = accelerate,
     init = if (is.list(init)) "user" else init, k = k,
@@ -650,8 +647,8 @@ nmf <- function(x, k, loss = c("frobenius", "kl", "beta"), beta = 2,
     eps = eps, loglik_const = loglik_const, stopped = isTRUE(res$stopped),
     time = proc.time()[["elapsed"]] - start, threads = threads, seed = seed,
     annotation = container$annotation, call = call
-  ), class = c("aspectr_nmf", "aspectr_fit"))
-  fit <- contract_fields(fit, "nmf", factors = list(W = W, H = t(H)),
+  )
+  fit <- new_aspectr_fit("nmf", fit, factors = list(W = W, H = t(H)),
                          weights = stats::setNames(wsum * rowSums(H), comp),
                          params = list(beta = fit$beta, method = method, L1 = L1, L2 = L2, eps = eps,
                                        accelerate = accelerate))

@@ -308,7 +308,7 @@ prop_gen_sntf <- function() {
   omega <- if (is.null(args$omega)) 1 else args$omega
   list(fun = "sntf", args = args, dense = as_form(alt),
        scale = prop_scale_factor(y$values), scale_kind = "finite",
-       # the divergence sums terms of the size of y^deg (deg as in R/sntf.R:
+       # the divergence sums terms of the size of y^deg (deg as in R/family-sntf.R:
        # 1 for alpha and SMART, beta + 1 for beta, 2 otherwise): its
        # rounding is relative to that sum (SMART on data near 1e-154 ends
        # at -2e-168, far below sum(y^2) but eps sum(y))
@@ -785,7 +785,7 @@ prop_objective_overflows <- function(case, cc = 1) {
     nmf = switch(a$loss, frobenius = 2, kl = 1, beta = max(a$beta, 1)),
     ntf = if (identical(a$loss, "kl")) 1 else 2,
     # sntf's cichocki_beta (0 KL, 1 Frobenius) has an objective of degree
-    # cichocki_beta + 1 in the data (deg in R/sntf.R)
+    # cichocki_beta + 1 in the data (deg in R/family-sntf.R)
     sntf = max(2, if (is.numeric(a$cichocki_beta)) a$cichocki_beta + 1 else 2, if (is.numeric(a$alpha)) a$alpha else 2),
     2)
   # the objective in the data's units is of the order of sum(x^b) (over- or

@@ -211,7 +211,9 @@ run_grid <- function(cells, data, backends, fit_args, k = 2, label = NULL,
     # cluster as a PSOCK one; the plain cells visit every backend)
     if (!is.na(cl$option)) bk <- bk[intersect(names(bk), option_backends)]
     if (inherits(ref, "error")) {
-      # refused in memory: refused on every backend
+      # refused in memory: refused on every backend (with an option, on the
+      # kept shards: the plain cell visits the others)
+      if (!is.na(cl$option)) bk <- bk["memory"]
       expect(inherits(ref, "aspectr_error_input"), paste(info, "memory: not a classed error:", conditionMessage(ref)))
       for (b in names(bk)) {
         got <- tryCatch(quiet(sp$fitter, c(list(bk[[b]]$x, k, cluster = bk[[b]]$cluster), args)),

@@ -232,8 +232,8 @@
 #' blocks of columns made once and reused by later fits (see [shards()],
 #' "Files"): one pass over the data, each block read a chunk at a time
 #' (12 bytes per non-zero of a block of at most the largest shard's
-#' cells). Where `W` is not in this process (`factor_dir`, or when no copy
-#' can be made) each pass reads the `.shard` files a chunk at a time and
+#' cells). With `factor_dir` (`W` in files), or where no copy can be made,
+#' each pass reads the `.shard` files a chunk at a time and
 #' computes \eqn{WH} at each cell again (k times the arithmetic). The
 #' update of `W` gathers each file's rows (12 bytes per non-zero of one
 #' shard at a time, read in two passes a chunk at a time); other files are

@@ -194,6 +194,14 @@ nmf_pieces_fit <- function(eng, run, H, global, L1s, L2s, max_iter, tol, hook, e
     if (!is.null(model)) model$W <- last_W
     if (is.null(hook)) TRUE else hook(it, value, model)
   }
+  # KL coordinate descent of shard files in this process: H updated from
+  # the files' copy by columns (shard_column_copy()), W whole here
+  cols <- NULL
+  if (is.null(wconf) && isTRUE(global$kl) && identical(global$method, "cd") && isTRUE(eng$local) &&
+      !eng$writes_files() && !isTRUE(eng$keep)) {
+    copy <- shard_column_copy(eng$x, global$chunk %||% 65536)
+    if (!is.null(copy)) cols <- function(op, input) run("nmf_cols", list(req = op, input = input, copy = copy))
+  }
   loss <- if (global$kl) "kl" else "frobenius"
   if (!is.null(wconf)) {
     # the weighted rule (nmf/weighted.h), its divergence from the core
@@ -208,7 +216,7 @@ nmf_pieces_fit <- function(eng, run, H, global, L1s, L2s, max_iter, tol, hook, e
   r <- cpp_nmf_pieces_fit(fn, H, as.numeric(eng$x$dims[1]), loss, global$method,
                           L1s, L2s, global$eps, isTRUE(global$accelerate), global$total,
                           as.integer(max_iter), tol, global$threads, cb, exact, global$beta %||% 2,
-                          global$floor %||% 0)
+                          global$floor %||% 0, cols)
   H <- r$H
   if (loss == "beta") {
     # the divergence of the data the fit read (zeros raised to the floor),
@@ -247,6 +255,7 @@ nmf_pieces_fit <- function(eng, run, H, global, L1s, L2s, max_iter, tol, hook, e
 # files use the NMF data of nmf_shard_state().
 shard_nmf_op <- function(st, held, op, args) {
   if (op == "nmf_wset") return(shard_nmf_wset(st, held, args))
+  if (op == "nmf_cols") return(shard_nmf_cols(st, held, args))
   if (op != "nmf_piece") stop("unknown operation ", op)
   g <- args$global
   if (isTRUE(g$weighted)) return(shard_nmf_wop(st, held, args))
@@ -278,6 +287,25 @@ shard_nmf_op <- function(st, held, op, args) {
     parts <- if (is.null(parts)) r else shard_add(parts, r)
   }
   list(ids = held, stats = parts)
+}
+
+# A request to the column pieces (Pieces::map_columns()): every block of
+# the files' copy by columns (shard_column_copy()), read a chunk at a time
+# into the store's buffer, with W whole, from this store's shards (a fit
+# in this process: the store holds them all)
+shard_nmf_cols <- function(st, held, args) {
+  g <- args$global
+  copy <- args$copy
+  ids <- vapply(st$shards, function(h) h$id, numeric(1))
+  if (length(ids) != copy$shards) stop("internal error: column pieces without every shard's rows")
+  Wt <- do.call(cbind, lapply(st$shards[order(ids)], function(h) h$F0))
+  if (is.null(st$buffer)) st$buffer <- cpp_shard_buffer()
+  blocks <- list(paths = copy$paths, start = copy$start, buffer = st$buffer, scale = g$s, chunk = g$chunk %||% 65536)
+  r <- tryCatch(cpp_nmf_columns_run(blocks, Wt, args$req, args$input, g$threads),
+                error = function(e) {
+                  abort_shard(list(kind = "file", path = copy$dir), "(the shards' copy by columns) failed: {conditionMessage(e)}")
+                })
+  list(ids = held, stats = r)
 }
 
 # A shard's data for NMF (divided by the fit's scale): made once per fit

@@ -226,12 +226,18 @@
 #' column, and the columns advance together, so an iteration takes k + 1
 #' passes, and more when a step of some column is halved. Each pass moves
 #' three numbers per column of `H` from every worker. A shard kept in memory
-#' or on a worker keeps \eqn{WH} at its non-zeros between passes; out of
-#' core, each pass reads the `.shard` files a chunk at a time and computes
-#' \eqn{WH} at each cell again (k times the arithmetic), and the update of
-#' `W` gathers each file's rows (12 bytes per non-zero of one shard at a
-#' time, read in two passes a chunk at a time); other files are read whole
-#' for every pass. The multiplicative updates pass over the data once per
+#' or on a worker keeps \eqn{WH} at its non-zeros between passes. Out of
+#' core in this process (files, no cluster, no `factor_dir`), the columns
+#' of `H` are solved whole, as in memory, from a copy of the files by
+#' blocks of columns made once and reused by later fits (see [shards()],
+#' "Files"): one pass over the data, each block read a chunk at a time
+#' (12 bytes per non-zero of a block of at most the largest shard's
+#' cells). With `factor_dir` (`W` in files), or where no copy can be made,
+#' each pass reads the `.shard` files a chunk at a time and
+#' computes \eqn{WH} at each cell again (k times the arithmetic). The
+#' update of `W` gathers each file's rows (12 bytes per non-zero of one
+#' shard at a time, read in two passes a chunk at a time); other files are
+#' read whole for every pass. The multiplicative updates pass over the data once per
 #' iteration.
 #' Every start works as in memory, with the same default: NNDSVD's
 #' singular vectors come from the shards read one at a time on the master

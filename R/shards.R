@@ -91,6 +91,22 @@
 #' shards in memory and read the originals once. [write_shards()] makes
 #' `.shard` files of shards of any kind in a directory of one's choosing.
 #'
+#' KL coordinate descent (the default of [plsa()] and of
+#' `nmf(loss = "kl")`) of shards in files, fitted in this process, also
+#' writes the files' cells once by blocks of columns (every row of each
+#' block), so that each iteration updates the columns' factor from whole
+#' columns, as in memory, instead of passing over every file about k + 1
+#' times (the updates of Hsieh and Dhillon (2011) need every row of a
+#' column). The copy takes about as much disk as `.shard` files of the
+#' data: a directory named `<first file>-columns-<hash>`, beside the first
+#' file (in the cache's directory in the session's temporary directory
+#' when that one cannot be written), or in the directory
+#' `options(aspectr.shard_cache =)` names. Later fits of the same files
+#' reuse it; it is made anew when a file's size or modification time
+#' changes. With `options(aspectr.shard_cache = FALSE)` none is made, and
+#' fits with `factor_dir` or a cluster (whose rows' factor is elsewhere)
+#' pass over the files by rows.
+#'
 #' @param x A list of data objects (matrices, `Matrix` matrices, simple
 #'   triplet matrices, sparse tensors, arrays; or data frames, for [lca()]),
 #'   or a character vector of file paths (see Files; `.rds` files may hold
@@ -212,12 +228,8 @@ shard_cache <- function(src, d) {
   if (is.null(dir)) return(src)
   key <- paste(src$path, format(src$size, scientific = FALSE), format(src$mtime, digits = 17),
                paste(d$dims, collapse = "x"), sep = "|")
-  tmp <- tempfile("key")
-  writeLines(key, tmp)
-  hash <- unname(tools::md5sum(tmp))
-  unlink(tmp)
   stem <- sub("\\.[^.]*$", "", basename(src$path))
-  path <- file.path(dir, paste0(stem, "-", substr(hash, 1, 16), ".shard"))
+  path <- file.path(dir, paste0(stem, "-", shard_cache_hash(key), ".shard"))
   if (!file.exists(path)) {
     # (by row, as write_shards() writes: the same file as it would make)
     if (length(d$dims) == 2 && length(d$val) > 1) {
@@ -248,6 +260,98 @@ shard_stream_path <- function(src) {
     write_shard_bin(d, src$cache)
   }
   src$cache
+}
+
+# a cache file's name for `key` (text): 16 hexadecimal digits of its MD5
+shard_cache_hash <- function(key) {
+  tmp <- tempfile("key")
+  on.exit(unlink(tmp))
+  writeLines(key, tmp)
+  substr(unname(tools::md5sum(tmp)), 1, 16)
+}
+
+# ---------------------------------------------------------------------------
+# The copy by columns of shard files (aspectr/nmf/columns.h). KL coordinate
+# descent out of core updates H from blocks of whole columns, every row in
+# each, with W whole in this process: the arithmetic of the matrix in
+# memory and one pass over the data, instead of about k + 1 passes over
+# the row shards that recompute W H at every cell. Made once, for a fit in
+# this process of shards that are all files streamed as .shard (their own
+# or their conversion, shard_cache()), by the same cache: beside the first
+# file (or, where that directory cannot be written, in the cache's
+# directory; in that of options(aspectr.shard_cache) when it names one;
+# none when it is FALSE), and reused by later fits. The copy's directory
+# is named by the files' paths; its index holds their sizes and
+# modification times as shards() recorded them (and the sizes of the
+# data), and a copy of files changed since is made anew in its place.
+
+# The copy of `x`'s files: list(dir, paths (its blocks' files), start (the
+# blocks' first columns, 0-based, and the number of columns), shards), or
+# NULL where there is none (shards not all streamed files, no cache, or a
+# copy that cannot be written: the fit then passes over the row shards).
+shard_column_copy <- function(x, chunk = 65536) {
+  src <- unclass(x)$sources
+  if (!shard_cache_on() || length(x$dims) != 2 || !(x$nnz > 0)) return(NULL)
+  files <- vapply(src, function(s) identical(s$kind, "file") && shard_streamable(s), logical(1))
+  if (!all(files)) return(NULL)
+  paths <- vapply(src, function(s) s$path, "")
+  key <- c("aspectr copy by columns 1", paste(x$dims, collapse = "x"),
+           vapply(seq_along(src), function(i) {
+             paste(paths[i], format(src[[i]]$size, scientific = FALSE), format(src[[i]]$mtime, digits = 17),
+                   format(x$rows[i], scientific = FALSE), sep = "|")
+           }, ""))
+  name <- paste0(sub("\\.[^.]*$", "", basename(paths[1])), "-columns-", shard_cache_hash(paths))
+  beside <- isTRUE(getOption("aspectr.shard_cache", TRUE))
+  for (where in c("beside", "cache")) {
+    if (where == "beside") {
+      if (!beside || !shard_dir_writable(dirname(paths[1]))) next
+      dir <- dirname(paths[1])
+    } else {
+      dir <- shard_cache_dir()
+      if (is.null(dir)) next
+    }
+    copy <- shard_column_copy_at(file.path(dir, name), key, x, chunk)
+    if (!is.null(copy)) return(copy)
+  }
+  NULL
+}
+
+# whether files can be made in `dir` (a function of its own, which the
+# tests replace: as root, file.access() finds every directory writable)
+shard_dir_writable <- function(dir) isTRUE(file.access(dir, 2) == 0)
+
+# The copy at `path` (a directory): the one there when its index holds
+# `key`, else written there anew (in a directory beside it, then renamed
+# over it)
+shard_column_copy_at <- function(path, key, x, chunk) {
+  n <- length(unclass(x)$sources)
+  found <- function(index) {
+    list(dir = path, paths = file.path(path, index$blocks), start = index$start, shards = n)
+  }
+  index_file <- file.path(path, "index.rds")
+  index <- if (file.exists(index_file)) tryCatch(readRDS(index_file), error = function(e) NULL)
+  if (is.list(index) && identical(index$key, key) && all(file.exists(file.path(path, index$blocks)))) {
+    return(found(index))
+  }
+  # (the files as shards() recorded them, before they are read)
+  for (s in unclass(x)$sources) check_shard_file(s)
+  stream <- vapply(unclass(x)$sources, shard_stream_path, "")
+  part <- paste0(path, ".part", Sys.getpid())
+  unlink(part, recursive = TRUE)
+  if (!suppressWarnings(dir.create(part))) return(NULL)
+  on.exit(unlink(part, recursive = TRUE))
+  # (blocks of at most the largest shard's cells: the fit's memory, as for
+  # the row shards, is of one shard's size)
+  block_cells <- max(1, vapply(x$meta, function(m) as.numeric(m$nnz), numeric(1)))
+  ok <- tryCatch({
+    start <- cpp_kcd_columns_build(stream, as.numeric(x$rows), x$dims[2], block_cells, chunk, part)
+    index <- list(key = key, blocks = paste0("block", seq_len(length(start) - 1), ".shard"), start = start)
+    saveRDS(index, file.path(part, "index.rds"))
+    unlink(path, recursive = TRUE)
+    file.rename(part, path)
+  }, error = function(e) FALSE, warning = function(w) FALSE)
+  if (!isTRUE(ok)) return(NULL)
+  found(index)
 }
 
 shard_file_source <- function(path) {
@@ -848,6 +952,7 @@ shard_engine <- function(x, cluster, threads, call) {
   }
   eng <- list(x = x, groups = groups, keep = keep, local = is.null(cluster))
   eng$set_files <- function(paths) files <<- paths
+  eng$writes_files <- function() !is.null(files)
   eng$load <- function() {
     res <- apply_each("load", lapply(groups, function(g) {
       list(ids = g, sources = x$sources[g], rows = x$rows[g], keep = keep, files = files[g])

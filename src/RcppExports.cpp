@@ -446,9 +446,40 @@ BEGIN_RCPP
     return rcpp_result_gen;
 END_RCPP
 }
+// cpp_nmf_columns_run
+Rcpp::List cpp_nmf_columns_run(SEXP blocks, Rcpp::NumericMatrix Wt, std::string op, SEXP input, int threads);
+RcppExport SEXP _aspectr_cpp_nmf_columns_run(SEXP blocksSEXP, SEXP WtSEXP, SEXP opSEXP, SEXP inputSEXP, SEXP threadsSEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::RNGScope rcpp_rngScope_gen;
+    Rcpp::traits::input_parameter< SEXP >::type blocks(blocksSEXP);
+    Rcpp::traits::input_parameter< Rcpp::NumericMatrix >::type Wt(WtSEXP);
+    Rcpp::traits::input_parameter< std::string >::type op(opSEXP);
+    Rcpp::traits::input_parameter< SEXP >::type input(inputSEXP);
+    Rcpp::traits::input_parameter< int >::type threads(threadsSEXP);
+    rcpp_result_gen = Rcpp::wrap(cpp_nmf_columns_run(blocks, Wt, op, input, threads));
+    return rcpp_result_gen;
+END_RCPP
+}
+// cpp_kcd_columns_build
+Rcpp::NumericVector cpp_kcd_columns_build(Rcpp::CharacterVector paths, Rcpp::NumericVector rows, double n, double block_cells, double chunk, std::string dir);
+RcppExport SEXP _aspectr_cpp_kcd_columns_build(SEXP pathsSEXP, SEXP rowsSEXP, SEXP nSEXP, SEXP block_cellsSEXP, SEXP chunkSEXP, SEXP dirSEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::RNGScope rcpp_rngScope_gen;
+    Rcpp::traits::input_parameter< Rcpp::CharacterVector >::type paths(pathsSEXP);
+    Rcpp::traits::input_parameter< Rcpp::NumericVector >::type rows(rowsSEXP);
+    Rcpp::traits::input_parameter< double >::type n(nSEXP);
+    Rcpp::traits::input_parameter< double >::type block_cells(block_cellsSEXP);
+    Rcpp::traits::input_parameter< double >::type chunk(chunkSEXP);
+    Rcpp::traits::input_parameter< std::string >::type dir(dirSEXP);
+    rcpp_result_gen = Rcpp::wrap(cpp_kcd_columns_build(paths, rows, n, block_cells, chunk, dir));
+    return rcpp_result_gen;
+END_RCPP
+}
 // cpp_nmf_pieces_fit
-Rcpp::List cpp_nmf_pieces_fit(SEXP fn, Rcpp::NumericMatrix H0, double m, std::string loss, std::string method, Rcpp::NumericVector L1, Rcpp::NumericVector L2, double eps, bool accelerate, double total, int max_iter, double tol, int threads, SEXP hook, bool want_model, double beta, double floor);
-RcppExport SEXP _aspectr_cpp_nmf_pieces_fit(SEXP fnSEXP, SEXP H0SEXP, SEXP mSEXP, SEXP lossSEXP, SEXP methodSEXP, SEXP L1SEXP, SEXP L2SEXP, SEXP epsSEXP, SEXP accelerateSEXP, SEXP totalSEXP, SEXP max_iterSEXP, SEXP tolSEXP, SEXP threadsSEXP, SEXP hookSEXP, SEXP want_modelSEXP, SEXP betaSEXP, SEXP floorSEXP) {
+Rcpp::List cpp_nmf_pieces_fit(SEXP fn, Rcpp::NumericMatrix H0, double m, std::string loss, std::string method, Rcpp::NumericVector L1, Rcpp::NumericVector L2, double eps, bool accelerate, double total, int max_iter, double tol, int threads, SEXP hook, bool want_model, double beta, double floor, SEXP cols);
+RcppExport SEXP _aspectr_cpp_nmf_pieces_fit(SEXP fnSEXP, SEXP H0SEXP, SEXP mSEXP, SEXP lossSEXP, SEXP methodSEXP, SEXP L1SEXP, SEXP L2SEXP, SEXP epsSEXP, SEXP accelerateSEXP, SEXP totalSEXP, SEXP max_iterSEXP, SEXP tolSEXP, SEXP threadsSEXP, SEXP hookSEXP, SEXP want_modelSEXP, SEXP betaSEXP, SEXP floorSEXP, SEXP colsSEXP) {
 BEGIN_RCPP
     Rcpp::RObject rcpp_result_gen;
     Rcpp::RNGScope rcpp_rngScope_gen;
@@ -469,7 +500,8 @@ BEGIN_RCPP
     Rcpp::traits::input_parameter< bool >::type want_model(want_modelSEXP);
     Rcpp::traits::input_parameter< double >::type beta(betaSEXP);
     Rcpp::traits::input_parameter< double >::type floor(floorSEXP);
-    rcpp_result_gen = Rcpp::wrap(cpp_nmf_pieces_fit(fn, H0, m, loss, method, L1, L2, eps, accelerate, total, max_iter, tol, threads, hook, want_model, beta, floor));
+    Rcpp::traits::input_parameter< SEXP >::type cols(colsSEXP);
+    rcpp_result_gen = Rcpp::wrap(cpp_nmf_pieces_fit(fn, H0, m, loss, method, L1, L2, eps, accelerate, total, max_iter, tol, threads, hook, want_model, beta, floor, cols));
     return rcpp_result_gen;
 END_RCPP
 }
@@ -1686,7 +1718,9 @@ static const R_CallMethodDef CallEntries[] = {
     {"_aspectr_cpp_nmf_shard_release", (DL_FUNC) &_aspectr_cpp_nmf_shard_release, 1},
     {"_aspectr_cpp_piece_slots", (DL_FUNC) &_aspectr_cpp_piece_slots, 0},
     {"_aspectr_cpp_nmf_piece_run", (DL_FUNC) &_aspectr_cpp_nmf_piece_run, 8},
-    {"_aspectr_cpp_nmf_pieces_fit", (DL_FUNC) &_aspectr_cpp_nmf_pieces_fit, 17},
+    {"_aspectr_cpp_nmf_columns_run", (DL_FUNC) &_aspectr_cpp_nmf_columns_run, 5},
+    {"_aspectr_cpp_kcd_columns_build", (DL_FUNC) &_aspectr_cpp_kcd_columns_build, 6},
+    {"_aspectr_cpp_nmf_pieces_fit", (DL_FUNC) &_aspectr_cpp_nmf_pieces_fit, 18},
     {"_aspectr_cpp_nmf_weighted_fit", (DL_FUNC) &_aspectr_cpp_nmf_weighted_fit, 23},
     {"_aspectr_cpp_nmf_weighted_project", (DL_FUNC) &_aspectr_cpp_nmf_weighted_project, 16},
     {"_aspectr_cpp_nmf_beta_weighted_fit", (DL_FUNC) &_aspectr_cpp_nmf_beta_weighted_fit, 14},

@@ -190,17 +190,66 @@ Rcpp::List cpp_nmf_piece_run(SEXP state, SEXP file, SEXP Wt, SEXP slots, std::st
   return stats_to_r(piece.run(r, threads));
 }
 
+// The column pieces of a fit out of core: the request run on every block
+// of the copy of the shard files by columns (nmf/columns.h), each with the
+// whole W (Wt, k x m); their statistics added. `blocks`: list(paths,
+// start (the blocks' first columns, 0-based, and n), buffer, scale, chunk).
+// [[Rcpp::export]]
+Rcpp::List cpp_nmf_columns_run(SEXP blocks, Rcpp::NumericMatrix Wt, std::string op, SEXP input, int threads) {
+  using namespace aspectr::nmf;
+  Rcpp::List b(blocks);
+  const Rcpp::CharacterVector paths = b["paths"];
+  const Rcpp::NumericVector start = b["start"];
+  if (start.size() != paths.size() + 1) Rcpp::stop("internal error: a copy by columns without its blocks");
+  SEXP bufx = b["buffer"];
+  Rcpp::XPtr<aspectr::ShardBuffer> buf(bufx);
+  const std::size_t chunk = chunk_cells(Rcpp::as<double>(b["chunk"]));
+  const double scale = Rcpp::as<double>(b["scale"]);
+  const arma::mat W(Wt.begin(), Wt.nrow(), Wt.ncol(), false, true);
+  const aspectr::Request r = request_from_r(op, input);
+  aspectr::Stats out;
+  for (R_xlen_t i = 0; i < paths.size(); ++i) {
+    const arma::uword j0 = static_cast<arma::uword>(start[i]), nb = static_cast<arma::uword>(start[i + 1] - start[i]);
+    const Data X(read_column_block(Rcpp::as<std::string>(paths[i]), *buf, chunk, scale, W.n_cols, nb));
+    MemoryCells cells(X, false);
+    ColumnPiece piece(cells, W, j0, nb);
+    if (i == 0) out = piece.run(r, threads);
+    else out.add(piece.run(r, threads));
+  }
+  return stats_to_r(out);
+}
+
+// Writes the copy by columns of the shard files `paths` (rows[s] x n each)
+// in `dir` (nmf/columns.h), in blocks of at most `block_cells` cells;
+// returns the blocks' first columns (0-based) and n.
+// [[Rcpp::export]]
+Rcpp::NumericVector cpp_kcd_columns_build(Rcpp::CharacterVector paths, Rcpp::NumericVector rows, double n,
+                                          double block_cells, double chunk, std::string dir) {
+  std::vector<std::string> p(paths.size());
+  std::vector<arma::uword> r(paths.size());
+  for (R_xlen_t i = 0; i < paths.size(); ++i) {
+    p[i] = Rcpp::as<std::string>(paths[i]);
+    r[i] = static_cast<arma::uword>(rows[i]);
+  }
+  aspectr::ShardBuffer buf;
+  const std::vector<arma::uword> start = aspectr::nmf::build_column_blocks(
+      p, r, static_cast<arma::uword>(n), block_cells, chunk_cells(chunk), dir, buf);
+  return Rcpp::NumericVector(start.begin(), start.end());
+}
+
 // A fit in pieces reached through R (see RPieces): the rule's loop in the
 // core's driver. H0: k x n, m: the rows of X; `beta` and `floor` (cells
-// below it raised to it) of loss = "beta". Returns H and the trace; W
-// stays with the pieces, rescaled to the returned model.
+// below it raised to it) of loss = "beta"; `cols`, when not NULL, the
+// data's column pieces (RPieces). Returns H and the trace; W stays with
+// the pieces, rescaled to the returned model.
 // [[Rcpp::export]]
 Rcpp::List cpp_nmf_pieces_fit(SEXP fn, Rcpp::NumericMatrix H0, double m, std::string loss, std::string method,
                               Rcpp::NumericVector L1, Rcpp::NumericVector L2, double eps, bool accelerate,
                               double total, int max_iter, double tol, int threads, SEXP hook = R_NilValue,
-                              bool want_model = false, double beta = 2.0, double floor = 0.0) {
+                              bool want_model = false, double beta = 2.0, double floor = 0.0,
+                              SEXP cols = R_NilValue) {
   using namespace aspectr::nmf;
-  RPieces P(fn);
+  RPieces P(fn, cols);
   PieceModel M;
   M.H = Rcpp::as<arma::mat>(H0);
   M.P = &P;

@@ -283,19 +283,28 @@ inline aspectr::Stats stats_from_r(SEXP x) {
 
 // Pieces reached through R: map() calls fn(op, input) (R/nmf-shards.R, R/shards.R),
 // which runs the request on every shard where it is (this process, files,
-// the workers of a cluster) and returns the added statistics.
+// the workers of a cluster) and returns the added statistics. `cols`,
+// when not NULL, is the same for the data's column pieces
+// (Pieces::map_columns(): R/nmf-shards.R, shard_nmf_cols()).
 class RPieces : public aspectr::Pieces {
  public:
-  explicit RPieces(SEXP fn) : fn_(fn) {}
-  aspectr::Stats map(const aspectr::Request& r) const override {
-    if (!r.refs.empty()) throw std::logic_error("request '" + r.op + "' by reference through R");
-    Rcpp::List in;
-    for (const auto& kv : r.in) in[kv.first] = Rcpp::wrap(kv.second);
-    return stats_from_r(fn_(r.op, in));
+  explicit RPieces(SEXP fn, SEXP cols = R_NilValue) : fn_(fn), cols_(cols) {}
+  aspectr::Stats map(const aspectr::Request& r) const override { return call(fn_, r); }
+  bool has_columns() const override { return !Rf_isNull(cols_); }
+  aspectr::Stats map_columns(const aspectr::Request& r) const override {
+    if (Rf_isNull(cols_)) return aspectr::Pieces::map_columns(r);
+    return call(Rcpp::Function(cols_), r);
   }
 
  private:
+  static aspectr::Stats call(const Rcpp::Function& f, const aspectr::Request& r) {
+    if (!r.refs.empty()) throw std::logic_error("request '" + r.op + "' by reference through R");
+    Rcpp::List in;
+    for (const auto& kv : r.in) in[kv.first] = Rcpp::wrap(kv.second);
+    return stats_from_r(f(r.op, in));
+  }
   Rcpp::Function fn_;
+  SEXP cols_;
 };
 
 // The cells read at a time from a shard file (R's chunk option)

@@ -30,6 +30,7 @@
 #include "nmf/shard.h"
 #include "pieces.h"
 #include "nmf/piece.h"
+#include "nmf/columns.h"
 #include "solvers/pieces_em.h"
 #include "solvers/pieces_squarem.h"
 #include "sym/symtensor.h"

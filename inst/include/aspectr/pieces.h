@@ -129,6 +129,19 @@ class Pieces {
   // whether every request runs on one piece in this process, which may
   // then read and write the matrices the request carries by ref()
   virtual bool in_place() const { return false; }
+  // The same cells as column pieces, where the backend has them: each
+  // holds every row of a block of columns (a column's cells in the order
+  // of the matrix in memory) with the whole first factor, which is then in
+  // this process (e.g. a copy of shard files by columns, nmf/columns.h).
+  // map_columns() runs the request on each, in the order of their
+  // columns, and adds their statistics (names starting with '@' come back
+  // joined: a factor of the columns, whole). A rule asks has_columns()
+  // first; the column pieces' operations are listed with the rule's
+  // pieces' (e.g. nmf/piece.h, ColumnPiece).
+  virtual bool has_columns() const { return false; }
+  virtual Stats map_columns(const Request& r) const {
+    throw std::logic_error("request '" + r.op + "' to column pieces the data do not have");
+  }
 };
 
 // Pieces held in this process: `Piece` is a type with

@@ -264,6 +264,38 @@ class FileCells : public Cells {
   arma::uword n_, m_ = 0;
 };
 
+// A column piece (Pieces::map_columns()): the cells of X's columns
+// [j0, j0 + nb), every row (m x nb), with the whole W (Wt, k x m, not
+// owned: the fit's, in this process). Operations:
+//   "kcd_cols" H (k x n), c, l2
+//                      -> @H (k x nb): the piece's columns of H solved
+//                         whole given W (Cells::kcd_columns(): the
+//                         arithmetic of the matrix in memory)
+class ColumnPiece {
+ public:
+  ColumnPiece(Cells& X, const arma::mat& Wt, arma::uword j0, arma::uword nb) : X_(X), Wt_(Wt), j0_(j0), nb_(nb) {}
+
+  Stats run(const Request& r, int threads) {
+    Stats out;
+    if (r.op == "kcd_cols") {
+      const arma::mat& H = r.mat("H");
+      if (j0_ + nb_ > H.n_cols || H.n_rows != Wt_.n_rows) throw std::logic_error("a column piece outside H");
+      arma::mat Hb = nb_ ? arma::mat(H.cols(j0_, j0_ + nb_ - 1)) : arma::mat(H.n_rows, 0);
+      if (!X_.kcd_columns(Hb, Wt_, arma::vec(r.mat("c")), r.num("l2", 0.0), threads))
+        throw std::logic_error("a column piece that cannot solve its columns");
+      out.set("@H", std::move(Hb));
+    } else {
+      throw std::logic_error("unknown column piece operation '" + r.op + "'");
+    }
+    return out;
+  }
+
+ private:
+  Cells& X_;
+  const arma::mat& Wt_;
+  arma::uword j0_, nb_;
+};
+
 // What a piece keeps between requests besides its rows of W: matrices of
 // its rows' size by name ("A": (X_s H')' for the sweeps of one update).
 // Its holder owns it for the fit (a store of a shard engine, or the fit
@@ -317,6 +349,7 @@ inline void projection_sums(const arma::mat& Y, const arma::mat& base, double* _
 //                      -> H: every column solved whole (one piece only)
 //   "kcd_rows" H, l1, l2 -> W_s given H by KL coordinate descent: xlogv of
 //                         the new model, wsum, s1, s2
+//                         (a column piece's "kcd_cols": ColumnPiece)
 //   "her_*"            the parts of an extrapolated step (PieceHER)
 //   "klher_*"          the parts of an extrapolated KL step (PieceKLHER)
 //   "beta_*"           the parts of a beta-divergence step (PieceBetaMU)
@@ -1130,10 +1163,12 @@ inline void kcd_columns_on_pieces(const Pieces& P, KLCDColumns& solver, bool& no
 
 // Generalized-KL coordinate descent (kl_cd.h, Hsieh and Dhillon 2011) on
 // pieces. H given W: with one piece holding every row, each column of H is
-// solved whole where the cells are (KLCD::solve_side()); otherwise the
-// rule's KLCDColumns takes every column through the same Newton steps in
-// the same order, each pass over the pieces adding their parts of the
-// columns' sums. W given H: each piece its rows. Then, without penalties,
+// solved whole where the cells are (KLCD::solve_side()); so it is by the
+// column pieces where the data have them (Pieces::map_columns(): shard
+// files copied by columns, W in this process), one pass over the data in
+// place of about k + 1; otherwise the rule's KLCDColumns takes every
+// column through the same Newton steps in the same order, each pass over
+// the pieces adding their parts of the columns' sums. W given H: each piece its rows. Then, without penalties,
 // the best scale of the model in closed form (H <- a H, a = sum X / sum WH),
 // so that the fitted total equals that of X. Every coordinate step lowers
 // the objective, so every iteration does.
@@ -1149,6 +1184,10 @@ class PieceKLCD {
     const arma::mat c = wsum_ + pen_.l1h;
     if (whole_) {
       M.H = P.map(Request("kcd_cols").view("H", M.H).view("c", c).with("l2", pen_.l2h)).take("H");
+    } else if (P.has_columns()) {
+      arma::mat H = P.map_columns(Request("kcd_cols").view("H", M.H).view("c", c).with("l2", pen_.l2h)).take("@H");
+      if (H.n_rows != M.H.n_rows || H.n_cols != M.H.n_cols) throw std::logic_error("column pieces that miss columns");
+      M.H = std::move(H);
     } else {
       KLCDColumns solver(M.H, arma::vec(c), pen_.l2h, 1, 1);
       kcd_columns_on_pieces(P, solver, nokeep_);

@@ -445,7 +445,7 @@ plsa <- function(x, k, loss = c("kl", "tsallis", "l2"), method = NULL, q = 0.5, 
     return(plsa_shards(x, k, loss, method, q, tempering, init, ctl$nrun,
                        check_staging(short_iter, short_keep, ctl$nrun), ctl$max_iter, ctl$tol,
                        ctl$seed, ctl$threads, ctl$verbose, check_callback(callback), cluster, call,
-                       factor_dir, prior = pr))
+                       factor_dir, prior = pr, normalize = normalize))
   }
   # KL fits take a dgCMatrix's cells in its own order, by column, with its
   # own values (no copy): coordinate descent's pass by document visits them

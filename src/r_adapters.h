@@ -185,6 +185,13 @@ inline SEXP raw_model(const aspectr::CPFrobPieceModel& M) {
   const arma::uword k = M.F.empty() ? 0 : M.F[0].n_rows;
   return Rcpp::List::create(Rcpp::Named("lambda") = Rcpp::NumericVector(k, 1.0), Rcpp::Named("factors") = f);
 }
+inline SEXP raw_model(const aspectr::PPSPieceModel& M) {
+  Rcpp::List f(M.F.size() + 1);
+  f[0] = Rcpp::wrap(arma::mat(M.gather().t()));
+  for (std::size_t n = 0; n < M.F.size(); ++n) f[n + 1] = Rcpp::wrap(arma::mat(M.F[n].t()));
+  return Rcpp::List::create(Rcpp::Named("lambda") = Rcpp::NumericVector(M.lambda.begin(), M.lambda.end()),
+                            Rcpp::Named("factors") = f);
+}
 inline SEXP raw_model(const arma::mat& Gt) { return Rcpp::wrap(arma::mat(Gt.t())); }
 inline SEXP raw_model(const aspectr::sym::SymModel& M) { return Rcpp::wrap(arma::mat(M.Ht.t())); }
 

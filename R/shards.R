@@ -41,7 +41,9 @@
 #' each shard into a dense block of its rows a chunk at a time, one shard at
 #' a time, twice per iteration. [ntf()] under the Frobenius loss (HALS and
 #' multiplicative updates) reads its contractions from the files the same
-#' way and updates each shard's rows of the first factor in place. The random starts
+#' way and updates each shard's rows of the first factor in place, and so
+#' does [plsa()] under the L2 loss, which keeps beside them their
+#' contraction with the other modes (a matrix the size of the rows). The random starts
 #' of [plsa()], [ntf()] and [nmf()] are drawn shard by shard, by the process
 #' that holds the shard (the numbers of the in-memory start), never as a
 #' whole documents' factor. Other fits read a

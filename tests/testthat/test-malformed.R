@@ -346,7 +346,7 @@ cases <- list(
   mal(shards(list(x, x[, 1:3])), "x", "value", "12 x 3"),
   mal(shards(list(x, array(1, c(2, 9, 2)))), "x", "value"),
   mal(plsa(sh, 2, normalize = FALSE), "normalize", "argument"),
-  mal(plsa(sh, 2, loss = "l2", normalize = NA), "normalize", "type"),
+  mal(plsa(sh, 2, loss = "l2", normalize = NA), "normalize", "argument", "NA"),
   mal(plsa(sh, 2, method = "blocks"), "method", "argument", "blocks"),
   mal(plsa(sh, 2, loss = "tsallis", method = "squarem", row_weights = rep(1, nrow(x))), "row_weights", "argument", "squarem"),
   mal(plsa(sh, 2, method = "cd", prior = 0.1), "method", "argument", "cd"),

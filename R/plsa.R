@@ -331,10 +331,10 @@
 #' "l2"` (matrices and N-way data, with `normalize = FALSE` too) takes the
 #' in-memory block steps: each shard keeps its rows of the documents'
 #' factor and their contraction with the other modes, and the projection
-#' of a documents' column onto the simplex finds its threshold by
-#' Michelot's (1986) rounds, each a sum and a count over the shards (no
-#' pass over the cells); an iteration passes over the cells once per mode,
-#' as in memory. With
+#' of a documents' column onto the simplex finds its threshold in rounds
+#' of sums and counts over the shards (Michelot's 1986 iteration with a
+#' grid that brackets the threshold; no pass over the cells); an iteration
+#' passes over the cells once per mode, as in memory. With
 #' `cluster =` the shards are spread over the workers. A failing shard or
 #' worker ends the fit with an error of class `aspectr_error_shard` (naming
 #' the shard) or `aspectr_error_cluster`.

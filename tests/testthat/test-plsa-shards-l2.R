@@ -71,21 +71,39 @@ test_that("plsa(loss = 'l2') of N-way shards, with files of the rows' factor, st
 })
 
 test_that("the threshold found from sums over pieces is the sort's projection onto the simplex", {
-  # (Michelot's rounds, as PPSPiecesRule runs them, in plain R: each round
-  # the sum and count of the entries above the last threshold)
-  michelot <- function(b) {
-    count <- length(b)
-    tau <- (sum(b) - 1) / count
+  # (PPSPiecesRule's rounds in plain R: each round the sums and counts of
+  # the entries above Michelot's iterate t and a grid of 16 thresholds up
+  # to a bound above the threshold)
+  threshold <- function(b) {
+    rounds <- 0
+    t <- (sum(b) - 1) / length(b); hi <- max(b); last <- length(b)
     repeat {
-      above <- b > tau
-      if (sum(above) >= count) break
-      count <- sum(above)
-      tau <- (sum(b[above]) - 1) / count
+      rounds <- rounds + 1
+      cand <- t + (hi - t) * (0:15) / 16
+      cs <- vapply(cand, function(u) sum(b[b > u]), numeric(1))
+      cn <- vapply(cand, function(u) sum(b > u), numeric(1))
+      nxt <- (cs[1] - 1) / cn[1]
+      if (cn[1] >= last) return(list(tau = nxt, rounds = rounds))
+      ok <- cn > 0 & cs - cand * cn >= 1
+      a <- max(which(ok), 1)
+      ta <- (cs[a] - 1) / cn[a]
+      if (a < 16) {
+        if (cn[a + 1] == cn[a]) return(list(tau = ta, rounds = rounds))
+        hi <- cand[a + 1]
+      }
+      last <- if (ta >= nxt) cn[a] else cn[1]
+      t <- max(ta, nxt)
     }
-    pmax(b - tau, 0)
   }
   set.seed(4)
-  for (b in list(stats::rnorm(50), stats::rnorm(7, 3), c(5, 0, 0), stats::runif(30) / 100, -stats::rexp(20))) {
-    expect_equal(michelot(b), aspectr:::cpp_project_simplex(b), tolerance = 1e-14)
+  cases <- list(stats::rnorm(50), stats::rnorm(7, 3), c(5, 0, 0), stats::runif(30) / 100, -stats::rexp(20),
+                c(rep(0.2, 10), rep(-1, 5)), stats::rexp(5000)^3, c(stats::rnorm(3000, -1), stats::rnorm(5, 2)))
+  rounds <- numeric(0)
+  for (b in cases) {
+    th <- threshold(b)
+    rounds <- c(rounds, th$rounds)
+    expect_equal(pmax(b - th$tau, 0), aspectr:::cpp_project_simplex(b), tolerance = 1e-14)
   }
+  # (few rounds where plain Michelot takes many)
+  expect_lt(max(rounds), 6)
 })

@@ -148,19 +148,21 @@ class CPFrobPiece {
   // `prev` (>= 0) with the threshold `tau`, then puts the target b of
   // column `row` (>= 0; pps_target() from the piece's MTTKRP and rows, with
   // `coef` and `den`) in its place -> sum, count (of b); row < 0 -> gram.
-  // "pps_count": row, t -> sum, count of the entries of b above t.
+  // (and @max, the largest entry of b). "pps_count": row, t (thresholds,
+  // m x 1) -> sum, count (m x 1) of the entries of b above each.
   Stats pps(const Request& r) {
     Stats out;
     const double row = r.num("row", -1.0);
     if (r.op == "pps_count") {
-      const double t = r.num("t", 0.0);
-      double sum = 0.0, count = 0.0;
+      const arma::mat& t = r.mat("t");
+      arma::mat sum(t.n_elem, 1, arma::fill::zeros), count(t.n_elem, 1, arma::fill::zeros);
       for (arma::uword i = 0; i < A0_.n_cols; ++i) {
         const double b = A0_(static_cast<arma::uword>(row), i);
-        if (b > t) { sum += b; count += 1.0; }
+        for (arma::uword j = 0; j < t.n_elem; ++j)
+          if (b > t[j]) { sum[j] += b; count[j] += 1.0; }
       }
-      out.set("sum", sum);
-      out.set("count", count);
+      out.set("sum", std::move(sum));
+      out.set("count", std::move(count));
       return out;
     }
     const double prev = r.num("prev", -1.0), tau = r.num("tau", 0.0);
@@ -179,6 +181,7 @@ class CPFrobPiece {
     A0_.row(q) = b;
     out.set("sum", arma::accu(b));
     out.set("count", static_cast<double>(b.n_elem));
+    out.set("@max", b.n_elem ? b.max() : -std::numeric_limits<double>::infinity());
     return out;
   }
   AspectModel model(const Request& r) const {
@@ -326,9 +329,9 @@ class CPFrobPiecesRule {
 // in place of the column, and the projection's threshold tau, with the
 // column max(b - tau, 0), is found from sums over the pieces alone: the
 // support S of the projection is {b > tau} with tau = (sum_S b - 1) / |S|,
-// which Michelot's (1986) iteration reaches from S = all entries, each
-// round one sum and count over the pieces of the entries above the last
-// threshold (S only shrinks; it stops when S stays). The same support and
+// which rounds of sums and counts over the pieces of the entries above a
+// few thresholds find (threshold(): Michelot's (1986) iteration from S =
+// all entries, with a grid that brackets tau). The same support and
 // threshold as the sort of project_simplex(), up to the order of the sums.
 // Every other mode and the weights are updated from their MTTKRPs summed
 // over the pieces by pps_update_mode() and pps_weights() themselves, so a
@@ -365,15 +368,7 @@ class PPSPiecesRule {
       if (!pps_coef(Gam, M.lambda, r, coef, den)) continue;
       const Stats s = P.map(Request("pps_col").with("prev", prev).with("tau", tau).with("row", static_cast<double>(r))
                                 .with("coef", arma::mat(coef)).with("den", den));
-      double count = s.num("count");
-      tau = (s.num("sum") - 1.0) / count;
-      for (;;) {
-        const Stats c = P.map(Request("pps_count").with("row", static_cast<double>(r)).with("t", tau));
-        const double n = c.num("count");
-        if (!(n > 0.0) || n >= count) break;
-        count = n;
-        tau = (c.num("sum") - 1.0) / n;
-      }
+      tau = threshold(P, r, s.num("sum"), s.num("count"), s.mat("@max").max());
       prev = static_cast<double>(r);
     }
     G[0] = P.map(Request("pps_col").with("prev", prev).with("tau", tau).with("row", -1.0)).take("gram");
@@ -404,6 +399,42 @@ class PPSPiecesRule {
   }
 
  private:
+  // The threshold of column r's projection (entries b over the pieces:
+  // their sum, count and largest). Michelot's iterate t (from the support
+  // S(t) = {b > t}: (sum_S b - 1) / |S|) never passes the threshold tau,
+  // the root of h(t) = sum_{b > t} (b - t) = 1 (h decreasing); each round
+  // asks for h and S at t and at a grid up to a bound above tau, which
+  // brackets tau between neighbours t_a <= tau < t_b. When no entry lies
+  // between them (equal counts) or Michelot's iterate stays (S(t) keeps
+  // its count), S(t_a) is the support and tau its iterate: exact. (Each
+  // round makes a Michelot step, so the rounds end; the grid makes them
+  // few.)
+  static double threshold(const Pieces& P, arma::uword r, double sum, double count, double top) {
+    const arma::uword m = 16;
+    double t = (sum - 1.0) / count, hi = top, last = count;
+    for (int round = 0; round < 10000; ++round) {
+      arma::mat cand(m, 1);
+      for (arma::uword j = 0; j < m; ++j) cand[j] = t + (hi - t) * static_cast<double>(j) / m;
+      const Stats c = P.map(Request("pps_count").with("row", static_cast<double>(r)).with("t", cand));
+      const arma::mat& cs = c.mat("sum");
+      const arma::mat& cn = c.mat("count");
+      if (!(cn[0] > 0.0)) return t;
+      const double next = (cs[0] - 1.0) / cn[0];
+      if (cn[0] >= last) return next;  // (S(t) as before: t is tau)
+      arma::uword a = 0;
+      for (arma::uword j = 1; j < m; ++j)
+        if (cn[j] > 0.0 && cs[j] - cand[j] * cn[j] >= 1.0) a = j;
+      const double ta = (cs[a] - 1.0) / cn[a];
+      if (a + 1 < m) {
+        if (cn[a + 1] == cn[a]) return ta;
+        hi = cand[a + 1];
+      }
+      // (the larger lower bound, and the count of the support it came from)
+      last = ta >= next ? cn[a] : cn[0];
+      t = std::max(ta, next);
+    }
+    return t;
+  }
   bool free_weights_;
   double xn_ = -1.0;
 };

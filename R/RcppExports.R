@@ -181,8 +181,12 @@ cpp_ntf_fshard_release <- function(state) {
     invisible(.Call(`_aspectr_cpp_ntf_fshard_release`, state))
 }
 
-cpp_ntf_fpiece_run <- function(state, file, dims, F0, op, input, threads) {
-    .Call(`_aspectr_cpp_ntf_fpiece_run`, state, file, dims, F0, op, input, threads)
+cpp_ntf_fpiece_run <- function(state, file, dims, F0, op, input, threads, aux = NULL) {
+    .Call(`_aspectr_cpp_ntf_fpiece_run`, state, file, dims, F0, op, input, threads, aux)
+}
+
+cpp_pps_pieces_fit <- function(fn, lambda, shared, free_weights, max_iter, tol, threads, hook = NULL, want_model = FALSE) {
+    .Call(`_aspectr_cpp_pps_pieces_fit`, fn, lambda, shared, free_weights, max_iter, tol, threads, hook, want_model)
 }
 
 cpp_ntf_pieces_fit <- function(fn, shared, method, max_iter, tol, threads, hook = NULL, want_model = FALSE) {

@@ -259,7 +259,19 @@ shard_ntf_fop <- function(st, held, args) {
     dims <- as.integer(c(h$rows, g$dims[-1]))
     S <- NULL
     file <- NULL
-    if (!h$keep && shard_streamable(h$source)) {
+    # (plsa()'s L2 fit: the numbers a shard keeps beside its rows, and its
+    # rounds of the projection, which do not read the cells)
+    aux <- NULL
+    if (isTRUE(args$aux)) {
+      aux <- h$aux
+      if (is.null(aux) || !identical(dim(aux), dim(h$F0))) {
+        aux <- matrix(0, nrow(h$F0), ncol(h$F0))
+        st$shards[[key]]$aux <- aux
+      }
+    }
+    if (args$req %in% c("pps_col", "pps_count")) {
+      # (no cells)
+    } else if (!h$keep && shard_streamable(h$source)) {
       check_shard_file(h$source)
       if (is.null(st$buffer)) st$buffer <- cpp_shard_buffer()
       file <- list(buffer = st$buffer, path = shard_stream_path(h$source), scale = g$s, chunk = g$chunk %||% 65536)
@@ -274,11 +286,54 @@ shard_ntf_fop <- function(st, held, args) {
         st$shards[[key]]$data <- NULL
       }
     }
-    r <- tryCatch(cpp_ntf_fpiece_run(S, file, dims, h$F0, args$req, args$input, g$threads), error = fail)
+    r <- tryCatch(cpp_ntf_fpiece_run(S, file, dims, h$F0, args$req, args$input, g$threads, aux), error = fail)
+    rm(aux)
     # a shard read for this operation only is let go at once
     if (!h$keep && !is.null(S)) cpp_ntf_fshard_release(S)
     rm(S)
     parts <- if (is.null(parts)) r else shard_add(parts, r)
   }
   list(ids = held, stats = parts)
+}
+
+# plsa(loss = "l2") of data in shards(): the block steps of the in-memory
+# fit (solvers/pps.h) on pieces (PPSPiecesRule, solvers/cp_pieces.h): the
+# shards keep their rows of the documents' factor and, during an
+# iteration, their MTTKRP of it ("ntf_fpiece" with `aux`); each column of
+# the documents' factor is projected onto the simplex with a threshold
+# found from sums over the shards, the other modes and the weights are
+# updated on the master, so the fit equals the in-memory fit from the same
+# start up to rounding. The values are those of the in-memory fit, x /
+# sum(x) (divided by the largest value first).
+# `fit(init, iters, tol, hook, exact, free)` runs one start (lambda and
+# factors d_n x k, the documents' as shard_begin() takes it); `free`: the
+# weights only non-negative (normalize = FALSE).
+plsa_l2_shard_session <- function(x, cluster, threads, call, files = NULL) {
+  top <- max(vapply(x$meta, function(m) m$top, numeric(1)))
+  scaled <- sum(vapply(x$meta, function(m) m$scaled * m$top, numeric(1))) / top
+  eng <- shard_engine(x, cluster, threads, call)
+  eng$set_files(files)
+  tryCatch(eng$load(), error = function(e) { eng$drop(); stop(e) })
+  global <- list(dims = x$dims, threads = threads, s = top * scaled,
+                 chunk = if (is.null(cluster) && shard_files_streamed(x)) shard_chunk(call))
+  fit <- function(init, iters, tol, hook, exact, free = FALSE) {
+    run <- function(op, args = list()) eng$reduce(eng$run(op, c(list(global = global), args)), "stats")
+    lambda <- as.numeric(init$lambda)
+    shared <- init$factors[-1]
+    shard_begin(eng, init)
+    fn <- function(op, input) {
+      if (op == "gather") return(list(`@F0` = t(eng$gather())))
+      run("ntf_fpiece", list(req = op, input = input, aux = TRUE))
+    }
+    cb <- function(it, value, model) {
+      shard_iteration_gc(eng, length(lambda), exact)
+      if (is.null(hook)) TRUE else hook(it, value, model)
+    }
+    r <- cpp_pps_pieces_fit(fn, lambda, shared, free, as.integer(iters), tol, threads, cb, exact)
+    # (one half of the squared error, as in memory)
+    list(lambda = r$lambda, factors = c(list(eng$gather(last = TRUE)), r$shared), objective = 0.5 * r$objective,
+         initial = 0.5 * r$initial, iterations = r$iterations, converged = r$converged, stopped = r$stopped,
+         kl = r$kl)
+  }
+  list(fit = fit, close = eng$drop, finalize = eng$finalize, discard = eng$discard)
 }

@@ -327,7 +327,14 @@
 #' q-EM extrapolated by SQUAREM (the default, as in memory) or by q-EM
 #' (`method = "em"`), which updates its blocks one after another, so a
 #' sharded q-EM iteration passes over the shards once per mode (EM: once;
-#' SQUAREM: up to three q-EM or EM iterations per iteration). With
+#' SQUAREM: up to three q-EM or EM iterations per iteration). `loss =
+#' "l2"` (matrices and N-way data, with `normalize = FALSE` too) takes the
+#' in-memory block steps: each shard keeps its rows of the documents'
+#' factor and their contraction with the other modes, and the projection
+#' of a documents' column onto the simplex finds its threshold in rounds
+#' of sums and counts over the shards (Michelot's 1986 iteration with a
+#' grid that brackets the threshold; no pass over the cells); an iteration
+#' passes over the cells once per mode, as in memory. With
 #' `cluster =` the shards are spread over the workers. A failing shard or
 #' worker ends the fit with an error of class `aspectr_error_shard` (naming
 #' the shard) or `aspectr_error_cluster`.
@@ -382,6 +389,10 @@
 #' Watanabe, K. and Zhou, Y. (2022). Theory-driven analysis of large
 #' corpora: semisupervised topic classification of the UN speeches.
 #' *Social Science Computer Review*, 40(2), 346-366.
+#'
+#' Michelot, C. (1986). A finite algorithm for finding the projection of a
+#' point onto the canonical simplex of R^n. *Journal of Optimization Theory
+#' and Applications*, 50(1), 195-200.
 #'
 #' Varadhan, R. and Roland, C. (2008). Simple and globally convergent
 #' methods for accelerating the convergence of any EM algorithm.
@@ -445,7 +456,7 @@ plsa <- function(x, k, loss = c("kl", "tsallis", "l2"), method = NULL, q = 0.5, 
     return(plsa_shards(x, k, loss, method, q, tempering, init, ctl$nrun,
                        check_staging(short_iter, short_keep, ctl$nrun), ctl$max_iter, ctl$tol,
                        ctl$seed, ctl$threads, ctl$verbose, check_callback(callback), cluster, call,
-                       factor_dir, prior = pr))
+                       factor_dir, prior = pr, normalize = normalize))
   }
   # KL fits take a dgCMatrix's cells in its own order, by column, with its
   # own values (no copy): coordinate descent's pass by document visits them

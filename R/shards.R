@@ -41,7 +41,9 @@
 #' each shard into a dense block of its rows a chunk at a time, one shard at
 #' a time, twice per iteration. [ntf()] under the Frobenius loss (HALS and
 #' multiplicative updates) reads its contractions from the files the same
-#' way and updates each shard's rows of the first factor in place. The random starts
+#' way and updates each shard's rows of the first factor in place, and so
+#' does [plsa()] under the L2 loss, which keeps beside them their
+#' contraction with the other modes (a matrix the size of the rows). The random starts
 #' of [plsa()], [ntf()] and [nmf()] are drawn shard by shard, by the process
 #' that holds the shard (the numbers of the in-memory start), never as a
 #' whole documents' factor. Other fits read a
@@ -736,13 +738,15 @@ shard_op_run <- function(id, op, seq, args) {
       # nmf()'s (X H')' of the shards, not needed after the last operation
       # and their W H at the cells (KL coordinate descent)
       # and SQUAREM's iterates of the documents' factor
-      a_bytes <- sum(vapply(st$shards, function(h) 8 * (length(h$A) + length(h$v) + length(unlist(h$sq))),
-                            numeric(1)))
+      # and the MTTKRPs of plsa()'s L2 fit
+      a_bytes <- sum(vapply(st$shards, function(h) 8 * (length(h$A) + length(h$v) + length(unlist(h$sq)) +
+                                                          length(h$aux)), numeric(1)))
       if (a_bytes > 0) {
         for (key in names(st$shards)) {
           st$shards[[key]]$A <- NULL
           st$shards[[key]]$v <- NULL
           st$shards[[key]]$sq <- NULL
+          st$shards[[key]]$aux <- NULL
         }
         shard_gc(a_bytes, full = TRUE)
       }
@@ -1260,7 +1264,7 @@ shard_progress <- function(hook, verbose, name, max_iter) {
 # plsa() of shards: KL coordinate descent, EM (plain or tempered) or q-EM
 # over the shards, or SQUAREM of EM or q-EM.
 plsa_shards <- function(x, k, loss, method, q, tempering, init, nrun, stg, max_iter, tol, seed, threads,
-                        verbose, callback, cluster, call, files = NULL, prior = NULL) {
+                        verbose, callback, cluster, call, files = NULL, prior = NULL, normalize = TRUE) {
   # the in-memory default when it runs on shards (KL coordinate descent of
   # a matrix without a prior), else the first that does
   N <- length(x$dims)
@@ -1271,6 +1275,11 @@ plsa_shards <- function(x, k, loss, method, q, tempering, init, nrun, stg, max_i
     abort_input("{.arg tempering} applies to {.code loss = \"kl\"} only; use {.code tempering = 1} with {.code loss = \"{loss}\"}.",
                 "argument", arg = "tempering", call = call)
   }
+  normalize <- check_flag(normalize, "normalize", call = call)
+  if (!normalize && loss != "l2") {
+    abort_input("{.arg normalize} = FALSE applies to {.code loss = \"l2\"} only; KL and Tsallis fits are probability models of {.code x / sum(x)}.",
+                "argument", arg = "normalize", call = call)
+  }
   check_tensor_shards(x, "plsa", call)
   k <- check_whole(k, "k", min = 1, max = if (N == 2) min(x$dims) else x$nnz,
                    what = if (N == 2) "at most the smaller dimension of `x`" else "at most the number of non-zero cells of `x`",
@@ -1279,6 +1288,7 @@ plsa_shards <- function(x, k, loss, method, q, tempering, init, nrun, stg, max_i
   whole <- shard_count_data(x, "plsa", likelihood = loss == "kl", call = call)
   first <- plsa_init(init, "plsa", x$dims, k, call = call)
   hook <- fit_hook(callback, verbose, "plsa()",
+                   value = if (loss == "l2") function(v) 0.5 * v else identity,
                    model = function(raw) {
                      f <- lapply(seq_len(N), function(n) {
                        m <- raw$factors[[n]]
@@ -1302,9 +1312,15 @@ plsa_shards <- function(x, k, loss, method, q, tempering, init, nrun, stg, max_i
                      })
   }
   hook <- shard_progress(hook, verbose, paste0(if (loss == "tsallis") "plsa (sharded q-EM" else
+    if (loss == "l2") "plsa (sharded L2" else
     if (cd) "plsa (sharded KL CD" else "plsa (sharded EM", if (method == "squarem") ", SQUAREM", ")"), max_iter)
   start <- proc.time()[["elapsed"]]
-  if (!cd) {
+  if (loss == "l2") {
+    # the block steps on the shards (plsa_l2_shard_session())
+    session <- plsa_l2_shard_session(x, cluster, threads, call, files)
+    l2_fit <- session$fit
+    session$fit <- function(init, iters, tol, hook, exact) l2_fit(init, iters, tol, hook, exact, free = !normalize)
+  } else if (!cd) {
     session <- shard_em_session(x, cluster, threads, tempering, call, q = if (loss == "tsallis") q, files = files,
                                 prior = prior, squarem = method == "squarem")
   }
@@ -1341,7 +1357,7 @@ plsa_shards <- function(x, k, loss, method, q, tempering, init, nrun, stg, max_i
                   run = best, values = values,
                   time = proc.time()[["elapsed"]] - start, threads = threads, seed = seed, call = call,
                   summary = summ)
-  fit <- plsa_fields(fit, TRUE, method, whole)
+  fit <- plsa_fields(fit, normalize, method, whole)
   fit <- plsa_with_prior(fit, prior, res$lambda, k)
   fit$shards <- length(x$sources)
   finish_progress(fit, verbose, "plsa()", max_iter, tol)

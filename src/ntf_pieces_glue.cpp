@@ -32,18 +32,26 @@ void cpp_ntf_fshard_release(SEXP state) {
 // those of the state or, with `file` (list(buffer, path, scale, chunk)),
 // those of a .shard file read a chunk at a time (its values divided by
 // `scale`); dims: the shard's; F0: its rows of the first factor (k x rows),
-// updated in place.
+// updated in place; aux: a matrix of F0's size the piece keeps its own
+// numbers in between requests (plsa()'s L2 fit), or NULL.
 // [[Rcpp::export]]
 Rcpp::List cpp_ntf_fpiece_run(SEXP state, SEXP file, Rcpp::IntegerVector dims, SEXP F0, std::string op, SEXP input,
-                              int threads) {
+                              int threads, SEXP aux = R_NilValue) {
   if (!Rf_isReal(F0) || !Rf_isMatrix(F0)) Rcpp::stop("internal error: the first factor must be a matrix of doubles");
   std::vector<arma::uword> d(dims.begin(), dims.end());
   if (d.empty() || static_cast<arma::uword>(Rf_ncols(F0)) != d[0])
     Rcpp::stop("internal error: the first factor does not match the shard");
+  if (!Rf_isNull(aux) && (!Rf_isReal(aux) || !Rf_isMatrix(aux) || Rf_nrows(aux) != Rf_nrows(F0) ||
+                          Rf_ncols(aux) != Rf_ncols(F0)))
+    Rcpp::stop("internal error: the piece's own numbers do not match its rows");
   aspectr::Request r(op);
   r.in = aspectr_r::stats_from_r(input).m;
   std::unique_ptr<aspectr::CPCells> cells;
-  if (Rf_isNull(file)) {
+  aspectr::SparseTensor none;  // (a request without the cells: neither given)
+  none.dims = d;
+  if (Rf_isNull(file) && Rf_isNull(state)) {
+    cells.reset(new aspectr::MemoryCPCells(none));
+  } else if (Rf_isNull(file)) {
     Rcpp::XPtr<aspectr::SparseTensor> S(state);
     if (S->dims != d) Rcpp::stop("internal error: the shard's cells do not match its size");
     cells.reset(new aspectr::MemoryCPCells(*S));
@@ -51,11 +59,44 @@ Rcpp::List cpp_ntf_fpiece_run(SEXP state, SEXP file, Rcpp::IntegerVector dims, S
     cells = aspectr_r::file_cp_cells(file, d);
   }
   try {
-    aspectr::CPFrobPiece piece(*cells, d, REAL(F0), Rf_nrows(F0), Rf_ncols(F0));
+    aspectr::CPFrobPiece piece(*cells, d, REAL(F0), Rf_nrows(F0), Rf_ncols(F0), Rf_isNull(aux) ? nullptr : REAL(aux));
     return aspectr_r::stats_to_r(piece.run(r, threads));
   } catch (const std::logic_error& e) {
     Rcpp::stop(std::string("internal error: ") + e.what());
   }
+}
+
+// plsa()'s L2 fit on pieces (PPSPiecesRule; fn as below): lambda and
+// shared, the start's weights and modes 2 .. N (d_n x k); free_weights:
+// normalize = FALSE. Returns lambda, the shared factors (d_n x k), kl (the
+// final model's sum of g log(g / p)) and the trace (not halved).
+// [[Rcpp::export]]
+Rcpp::List cpp_pps_pieces_fit(SEXP fn, Rcpp::NumericVector lambda, Rcpp::List shared, bool free_weights, int max_iter,
+                              double tol, int threads, SEXP hook = R_NilValue, bool want_model = false) {
+  aspectr_r::RPieces P(fn);
+  aspectr::PPSPieceModel M;
+  M.lambda = arma::vec(lambda.begin(), lambda.size());
+  for (R_xlen_t n = 0; n < shared.size(); ++n) {
+    const Rcpp::NumericMatrix U(shared[n]);
+    M.F.push_back(arma::mat(const_cast<double*>(U.begin()), U.nrow(), U.ncol(), false, true).t());
+    if (M.F[n].n_rows != M.lambda.n_elem) Rcpp::stop("internal error: the start's factors differ in rank");
+  }
+  if (M.F.empty()) Rcpp::stop("internal error: an aspect model needs at least 2 modes");
+  M.P = &P;
+  aspectr::Control ctl;
+  ctl.max_iter = max_iter;
+  ctl.tol = tol;
+  ctl.threads = threads;
+  RCallback cb(false, max_iter, "plsa (l2, sharded)", hook, want_model);
+  aspectr::PPSPiecesRule rule(free_weights);
+  const aspectr::FitTrace tr = aspectr::run_solver(rule, P, M, ctl, cb);
+  const double kl = P.map(M.request("pps_kl").view("lambda", M.lambda)).num("kl");
+  Rcpp::List f(M.F.size());
+  for (std::size_t n = 0; n < M.F.size(); ++n) f[n] = Rcpp::wrap(arma::mat(M.F[n].t()));
+  Rcpp::List out = Rcpp::List::create(Rcpp::Named("lambda") = Rcpp::wrap(M.lambda), Rcpp::Named("shared") = f,
+                                      Rcpp::Named("kl") = kl);
+  add_trace(out, tr);
+  return out;
 }
 
 // ntf()'s Frobenius updates on pieces (fn(op, input): the pieces' added

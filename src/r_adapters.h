@@ -171,18 +171,23 @@ inline SEXP raw_model(const aspectr::AspectPieceModel& M) {
   return Rcpp::List::create(Rcpp::Named("lambda") = Rcpp::NumericVector(M.lambda.begin(), M.lambda.end()),
                             Rcpp::Named("factors") = f);
 }
-// a CP model on pieces (weighted KL, Frobenius): the rows' factor gathered,
-// the weights 1 (they stay in the factors until the fit's end)
+// a CP model on pieces: the rows' factor gathered, the weights `lambda`
+// (weighted KL, Frobenius: 1, they stay in the factors until the fit's end;
+// the L2 aspect model: its own)
 template <class CPModel>
-inline SEXP raw_cp_model(const CPModel& M) {
+inline SEXP raw_cp_model(const CPModel& M, SEXP lambda = R_NilValue) {
   Rcpp::List f(M.F.size() + 1);
   f[0] = Rcpp::wrap(arma::mat(M.gather().t()));
   for (std::size_t n = 0; n < M.F.size(); ++n) f[n + 1] = Rcpp::wrap(arma::mat(M.F[n].t()));
   const arma::uword k = M.F.empty() ? 0 : M.F[0].n_rows;
-  return Rcpp::List::create(Rcpp::Named("lambda") = Rcpp::NumericVector(k, 1.0), Rcpp::Named("factors") = f);
+  const Rcpp::NumericVector lam = Rf_isNull(lambda) ? Rcpp::NumericVector(k, 1.0) : Rcpp::NumericVector(lambda);
+  return Rcpp::List::create(Rcpp::Named("lambda") = lam, Rcpp::Named("factors") = f);
 }
 inline SEXP raw_model(const aspectr::CPPieceModel& M) { return raw_cp_model(M); }
 inline SEXP raw_model(const aspectr::CPFrobPieceModel& M) { return raw_cp_model(M); }
+inline SEXP raw_model(const aspectr::PPSPieceModel& M) {
+  return raw_cp_model(M, Rcpp::NumericVector(M.lambda.begin(), M.lambda.end()));
+}
 inline SEXP raw_model(const arma::mat& Gt) { return Rcpp::wrap(arma::mat(Gt.t())); }
 inline SEXP raw_model(const aspectr::sym::SymModel& M) { return Rcpp::wrap(arma::mat(M.Ht.t())); }
 

@@ -267,7 +267,8 @@ test_that("sharded fits refuse what they cannot do exactly", {
   sh <- shards(split_rows(x, 20L))
   expect_error(plsa(sh, 2, loss = "tsallis", tempering = 0.9), class = "aspectr_error_input_argument", regexp = "tempering")
   expect_error(plsa(sh, 2, loss = "tsallis", q = 1), class = "aspectr_error_input")
-  expect_error(plsa(sh, 2, loss = "l2"), class = "aspectr_error_input_argument")
+  # (the L2 loss runs on shards; normalize = FALSE is its own, as in memory)
+  expect_error(plsa(sh, 2, normalize = FALSE), class = "aspectr_error_input_argument", regexp = "normalize")
   # coordinate descent runs on shards, but not with a prior nor on N-way data
   expect_error(plsa(sh, 2, method = "cd", prior = 0.1), class = "aspectr_error_input_argument",
                regexp = "prior")

@@ -45,6 +45,7 @@
 #include "../pieces.h"
 #include "cp.h"
 #include "cp_weighted_pieces.h"
+#include "pps.h"
 
 namespace aspectr {
 
@@ -55,9 +56,13 @@ enum class CPFrobMethod { HALS, MU };
 // caller's memory, updated in place).
 class CPFrobPiece {
  public:
-  CPFrobPiece(CPCells& X, std::vector<arma::uword> dims, double* A0, arma::uword k, arma::uword rows)
+  // (aux: k x rows of the piece's own, kept between requests: the L2
+  // fit's MTTKRP of the first mode, or nullptr)
+  CPFrobPiece(CPCells& X, std::vector<arma::uword> dims, double* A0, arma::uword k, arma::uword rows,
+              double* aux = nullptr)
       : X_(X), dims_(std::move(dims)), A0_(A0, k, rows, false, true) {
     if (dims_.size() < 2 || dims_[0] != rows) throw std::logic_error("CP piece: its rows do not match its data");
+    if (aux != nullptr) aux_ = arma::mat(aux, k, rows, false, true);
   }
 
   Stats run(const Request& r, int threads) {
@@ -75,7 +80,19 @@ class CPFrobPiece {
       out.set("gram", arma::mat(A0_ * A0_.t()));
       return out;
     }
+    if (r.op == "pps_col" || r.op == "pps_count") return pps(r);
     AspectModel M = model(r);
+    if (r.op == "pps_mttkrp") {
+      if (aux_.n_rows != A0_.n_rows || aux_.n_cols != A0_.n_cols) throw std::logic_error("CP piece: no room for its MTTKRP");
+      aux_ = mttkrp_sum(M, 0, threads);
+      return out;
+    }
+    if (r.op == "pps_kl") {
+      double kl = 0.0;
+      X_.each([&](const SparseTensor& X) { kl += cell_sum(Loss::KL, 1.0, X, M, threads); });
+      out.set("kl", kl);
+      return out;
+    }
     if (r.op == "cpf_loss") {
       if (scale) apply(M.F[0], *scale);
       double l2 = 0.0, xn = 0.0;
@@ -126,10 +143,51 @@ class CPFrobPiece {
     // (row r times scale[r], as balance_norms() multiplies it)
     for (arma::uword r = 0; r < A.n_rows; ++r) A.row(r) *= scale[r];
   }
+  // the L2 fit's projection of the first mode's column `row` onto the
+  // simplex, in rounds (PPSPiecesRule): "pps_col" finishes the column
+  // `prev` (>= 0) with the threshold `tau`, then puts the target b of
+  // column `row` (>= 0; pps_target() from the piece's MTTKRP and rows, with
+  // `coef` and `den`) in its place -> sum, count (of b); row < 0 -> gram.
+  // (and @max, the largest entry of b). "pps_count": row, t (thresholds,
+  // m x 1) -> sum, count (m x 1) of the entries of b above each.
+  Stats pps(const Request& r) {
+    Stats out;
+    const double row = r.num("row", -1.0);
+    if (r.op == "pps_count") {
+      const arma::mat& t = r.mat("t");
+      arma::mat sum(t.n_elem, 1, arma::fill::zeros), count(t.n_elem, 1, arma::fill::zeros);
+      for (arma::uword i = 0; i < A0_.n_cols; ++i) {
+        const double b = A0_(static_cast<arma::uword>(row), i);
+        for (arma::uword j = 0; j < t.n_elem; ++j)
+          if (b > t[j]) { sum[j] += b; count[j] += 1.0; }
+      }
+      out.set("sum", std::move(sum));
+      out.set("count", std::move(count));
+      return out;
+    }
+    const double prev = r.num("prev", -1.0), tau = r.num("tau", 0.0);
+    if (prev >= 0.0) {
+      const arma::uword p = static_cast<arma::uword>(prev);
+      for (arma::uword i = 0; i < A0_.n_cols; ++i) A0_(p, i) = std::max(A0_(p, i) - tau, 0.0);
+    }
+    if (row < 0.0) {
+      out.set("gram", arma::mat(A0_ * A0_.t()));
+      return out;
+    }
+    if (aux_.n_rows != A0_.n_rows || aux_.n_cols != A0_.n_cols) throw std::logic_error("CP piece: no MTTKRP of its rows");
+    const arma::uword q = static_cast<arma::uword>(row);
+    arma::rowvec b(A0_.n_cols);
+    pps_target(aux_, A0_, arma::vectorise(r.mat("coef")), r.num("den", 1.0), q, b.memptr());
+    A0_.row(q) = b;
+    out.set("sum", arma::accu(b));
+    out.set("count", static_cast<double>(b.n_elem));
+    out.set("@max", b.n_elem ? b.max() : -std::numeric_limits<double>::infinity());
+    return out;
+  }
   AspectModel model(const Request& r) const {
     AspectModel M;
     const std::size_t N = dims_.size();
-    M.lambda.ones(A0_.n_rows);
+    if (r.has("lambda")) M.lambda = arma::vectorise(r.mat("lambda")); else M.lambda.ones(A0_.n_rows);
     M.F.resize(N);
     M.F[0] = A0_;
     for (std::size_t n = 1; n < N; ++n) {
@@ -159,6 +217,7 @@ class CPFrobPiece {
   CPCells& X_;
   std::vector<arma::uword> dims_;
   arma::mat A0_;
+  arma::mat aux_;
 };
 
 // The global part of a CP model fitted in pieces: the shared modes'
@@ -259,6 +318,124 @@ class CPFrobPiecesRule {
  private:
   CPFrobMethod method_;
   double eps_;
+  double xn_ = -1.0;
+};
+
+// pLSA under the L2 loss (PPSRule, solvers/pps.h: block coordinate descent
+// with every column of every mode projected onto the simplex, then the
+// weights) on pieces. The first mode's column r spans the pieces: each
+// piece puts its entries of the target b (from its MTTKRP of the first
+// mode, made once per iteration and kept beside its rows, and its rows)
+// in place of the column, and the projection's threshold tau, with the
+// column max(b - tau, 0), is found from sums over the pieces alone: the
+// support S of the projection is {b > tau} with tau = (sum_S b - 1) / |S|,
+// which rounds of sums and counts over the pieces of the entries above a
+// few thresholds find (threshold(): Michelot's (1986) iteration from S =
+// all entries, with a grid that brackets tau). The same support and
+// threshold as the sort of project_simplex(), up to the order of the sums.
+// Every other mode and the weights are updated from their MTTKRPs summed
+// over the pieces by pps_update_mode() and pps_weights() themselves, so a
+// fit in pieces equals the in-memory fit up to rounding.
+struct PPSPieceModel {
+  arma::vec lambda;
+  std::vector<arma::mat> F;  // modes 2 .. N, k x d_n
+  const Pieces* P = nullptr;
+  Request request(const std::string& op) const {
+    Request r(op);
+    for (std::size_t n = 0; n < F.size(); ++n) r.view("F" + std::to_string(n + 1), F[n]);
+    return r;
+  }
+  arma::mat gather() const { return P->map(request("gather")).mat("@F0"); }
+};
+
+class PPSPiecesRule {
+ public:
+  explicit PPSPiecesRule(bool free_weights) : free_weights_(free_weights) {}
+  static constexpr bool kLagged = false;
+
+  double step(const Pieces& P, PPSPieceModel& M, int) {
+    const std::size_t N = M.F.size() + 1;
+    const arma::uword k = M.lambda.n_elem;
+    if (xn_ < 0.0) xn_ = P.map(M.request("cpf_loss")).num("xnorm");
+    std::vector<arma::mat> G(N);
+    for (std::size_t n = 1; n < N; ++n) G[n] = M.F[n - 1] * M.F[n - 1].t();
+    arma::mat Gam(k, k, arma::fill::ones);
+    for (std::size_t m = 1; m < N; ++m) Gam %= G[m];
+    P.map(M.request("pps_mttkrp"));
+    double prev = -1.0, tau = 0.0, den;
+    arma::vec coef;
+    for (arma::uword r = 0; r < k; ++r) {
+      if (!pps_coef(Gam, M.lambda, r, coef, den)) continue;
+      const Stats s = P.map(Request("pps_col").with("prev", prev).with("tau", tau).with("row", static_cast<double>(r))
+                                .with("coef", arma::mat(coef)).with("den", den));
+      tau = threshold(P, r, s.num("sum"), s.num("count"), s.mat("@max").max());
+      prev = static_cast<double>(r);
+    }
+    G[0] = P.map(Request("pps_col").with("prev", prev).with("tau", tau).with("row", -1.0)).take("gram");
+    arma::mat X;
+    std::vector<double> work;
+    for (std::size_t n = 1; n < N; ++n) {
+      X = P.map(M.request("cpf_mttkrp").with("mode", static_cast<double>(n))).take("mttkrp");
+      arma::mat& U = M.F[n - 1];
+      if (X.n_rows != U.n_rows || X.n_cols != U.n_cols) throw std::logic_error("the pieces' MTTKRP has the wrong size");
+      arma::mat Gn(k, k, arma::fill::ones);
+      for (std::size_t m = 0; m < N; ++m) if (m != n) Gn %= G[m];
+      pps_update_mode(U, X, Gn, M.lambda, work);
+      G[n] = U * U.t();
+    }
+    arma::mat Q(k, k, arma::fill::ones);
+    for (std::size_t m = 0; m < N; ++m) Q %= G[m];
+    return xn_ + pps_weights(Q, arma::sum(X % M.F[N - 2], 1), M.lambda, free_weights_);
+  }
+
+  // ||G - P||^2 as evaluate_loss() computes it
+  double loss(const Pieces& P, PPSPieceModel& M, int) {
+    const std::size_t N = M.F.size() + 1;
+    const Stats s = P.map(M.request("cpf_loss").view("lambda", M.lambda));
+    xn_ = s.num("xnorm");
+    arma::mat Q = s.mat("gram");
+    for (std::size_t n = 1; n < N; ++n) Q %= M.F[n - 1] * M.F[n - 1].t();
+    return s.num("l2") + arma::as_scalar(M.lambda.t() * Q * M.lambda);
+  }
+
+ private:
+  // The threshold of column r's projection (entries b over the pieces:
+  // their sum, count and largest). Michelot's iterate t (from the support
+  // S(t) = {b > t}: (sum_S b - 1) / |S|) never passes the threshold tau,
+  // the root of h(t) = sum_{b > t} (b - t) = 1 (h decreasing); each round
+  // asks for h and S at t and at a grid up to a bound above tau, which
+  // brackets tau between neighbours t_a <= tau < t_b. When no entry lies
+  // between them (equal counts) or Michelot's iterate stays (S(t) keeps
+  // its count), S(t_a) is the support and tau its iterate: exact. (Each
+  // round makes a Michelot step, so the rounds end; the grid makes them
+  // few.)
+  static double threshold(const Pieces& P, arma::uword r, double sum, double count, double top) {
+    const arma::uword m = 16;
+    double t = (sum - 1.0) / count, hi = top, last = count;
+    for (int round = 0; round < 10000; ++round) {
+      arma::mat cand(m, 1);
+      for (arma::uword j = 0; j < m; ++j) cand[j] = t + (hi - t) * static_cast<double>(j) / m;
+      const Stats c = P.map(Request("pps_count").with("row", static_cast<double>(r)).with("t", cand));
+      const arma::mat& cs = c.mat("sum");
+      const arma::mat& cn = c.mat("count");
+      if (!(cn[0] > 0.0)) return t;
+      const double next = (cs[0] - 1.0) / cn[0];
+      if (cn[0] >= last) return next;  // (S(t) as before: t is tau)
+      arma::uword a = 0;
+      for (arma::uword j = 1; j < m; ++j)
+        if (cn[j] > 0.0 && cs[j] - cand[j] * cn[j] >= 1.0) a = j;
+      const double ta = (cs[a] - 1.0) / cn[a];
+      if (a + 1 < m) {
+        if (cn[a + 1] == cn[a]) return ta;
+        hi = cand[a + 1];
+      }
+      // (the larger lower bound, and the count of the support it came from)
+      last = ta >= next ? cn[a] : cn[0];
+      t = std::max(ta, next);
+    }
+    return t;
+  }
+  bool free_weights_;
   double xn_ = -1.0;
 };
 

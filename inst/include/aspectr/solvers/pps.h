@@ -22,6 +22,48 @@
 
 namespace aspectr {
 
+// The column r of a mode's factor U (k x d) in the block step: with
+// `coef` lambda % Gamma(:, r) without its r-th entry and `den` lambda_r
+// Gamma(r, r) (pps_coef(); false: the component does not enter the loss
+// and keeps its column), the target b = (X(r, :) - coef' U) / den, whose
+// projection onto the simplex is the column's update. (U's row r does
+// not enter b.)
+inline bool pps_coef(const arma::mat& Gam, const arma::vec& lambda, arma::uword r, arma::vec& coef, double& den) {
+  den = lambda[r] * Gam(r, r);
+  if (!(den > 0.0)) return false;
+  coef = lambda % Gam.col(r);
+  coef[r] = 0.0;
+  return true;
+}
+inline void pps_target(const arma::mat& X, const arma::mat& U, const arma::vec& coef, double den, arma::uword r,
+                       double* b) {
+  const arma::rowvec cu = coef.t() * U;
+  for (arma::uword i = 0; i < U.n_cols; ++i) b[i] = (X(r, i) - cu[i]) / den;
+}
+
+// A mode's factor U (k x d, all of it at hand) updated column by column
+// from its MTTKRP X (k x d) and Gamma = hadamard_{m != n} U_m'U_m.
+inline void pps_update_mode(arma::mat& U, const arma::mat& X, const arma::mat& Gam, const arma::vec& lambda,
+                            std::vector<double>& work) {
+  const arma::uword d = U.n_cols;
+  arma::vec b(d), coef;
+  double den;
+  for (arma::uword r = 0; r < U.n_rows; ++r) {
+    if (!pps_coef(Gam, lambda, r, coef, den)) continue;
+    pps_target(X, U, coef, den, r, b.memptr());
+    project_simplex(b.memptr(), b.memptr(), d, work);
+    for (arma::uword i = 0; i < d; ++i) U(r, i) = b[i];
+  }
+}
+
+// The weights: min 1/2 l'Ql - c'l on the simplex (or the orthant), with Q
+// = hadamard_n U_n'U_n and c = A'vec(G) (from the last mode's MTTKRP);
+// returns the fit's part of the loss beyond ||G||^2.
+inline double pps_weights(const arma::mat& Q, const arma::vec& c, arma::vec& lambda, bool free_weights) {
+  if (free_weights) nonneg_qp(Q, c, lambda); else simplex_qp(Q, c, lambda);
+  return arma::as_scalar(lambda.t() * Q * lambda) - 2.0 * arma::dot(c, lambda);
+}
+
 // free_weights: the weights are only non-negative (not on the simplex), the
 // unnormalized L2 model of Hazan & Shashua's noise analysis; fitted to
 // G = X / sum(X) it is the fit of X divided by sum(X).
@@ -33,34 +75,15 @@ class PPSRule {
 
   double step(const SparseTensor& G, AspectModel& M, int threads) {
     const std::size_t N = M.order();
-    const arma::uword k = M.rank();
     std::vector<const arma::mat*> Fp(N);
     for (std::size_t n = 0; n < N; ++n) Fp[n] = &M.F[n];
     arma::mat X;
     std::vector<double> work;
     for (std::size_t n = 0; n < N; ++n) {
       mttkrp(G, Fp, n, X, threads);
-      const arma::mat Gam = gram_hadamard(M.F, n);
-      arma::mat& U = M.F[n];
-      const arma::uword d = U.n_cols;
-      arma::vec b(d), x(d);
-      for (arma::uword r = 0; r < k; ++r) {
-        const double den = M.lambda[r] * Gam(r, r);
-        if (!(den > 0.0)) continue;  // a zero-weight component does not enter the loss
-        arma::vec coef = M.lambda % Gam.col(r);
-        coef[r] = 0.0;
-        // b = (X(r, :) - coef' U) / den
-        const arma::rowvec cu = coef.t() * U;
-        for (arma::uword i = 0; i < d; ++i) b[i] = (X(r, i) - cu[i]) / den;
-        project_simplex(b.memptr(), x.memptr(), d, work);
-        for (arma::uword i = 0; i < d; ++i) U(r, i) = x[i];
-      }
+      pps_update_mode(M.F[n], X, gram_hadamard(M.F, n), M.lambda, work);
     }
-    // Weights: min 1/2 l'Ql - c'l on the simplex (or the orthant).
-    const arma::mat Q = gram_hadamard(M.F, N);
-    const arma::vec c = arma::sum(X % M.F[N - 1], 1);
-    if (free_weights_) nonneg_qp(Q, c, M.lambda); else simplex_qp(Q, c, M.lambda);
-    const double fit = arma::as_scalar(M.lambda.t() * Q * M.lambda) - 2.0 * arma::dot(c, M.lambda);
+    const double fit = pps_weights(gram_hadamard(M.F, N), arma::sum(X % M.F[N - 1], 1), M.lambda, free_weights_);
     return gnorm2(G) + fit;
   }
 

@@ -555,9 +555,7 @@ shard_op_run <- function(id, op, seq, args) {
         id = args$ids[j], source = args$sources[[j]], keep = args$keep, rows = args$rows[j],
         data = if (args$keep) shard_by_column(shard_data(args$sources[[j]])) else NULL)
     }
-    # (the store's byte order: the engine's calls then go in the native
-    # binary form when every store shares the master's, shard_cluster_call())
-    return(list(ids = args$ids, endian = .Platform$endian))
+    return(list(ids = args$ids))
   }
   held <- if (is.null(st)) integer(0) else vapply(st$shards, function(h) h$id, numeric(1))
   if (op == "drop") {
@@ -820,9 +818,6 @@ shard_engine <- function(x, cluster, threads, call) {
   # or NULL (gathered into the fit); the runs' files are numbered
   files <- NULL
   run_no <- 0
-  # whether the operations go to the workers in the native binary form
-  # (set by load(), see shard_cluster_call())
-  native <- FALSE
 
   fail <- function(e) {
     cli::cli_abort(c("A worker of {.arg cluster} failed during the sharded fit: {conditionMessage(e)}",
@@ -861,7 +856,6 @@ shard_engine <- function(x, cluster, threads, call) {
     loaded <<- sort(unlist(lapply(res, function(r) if (inherits(r, "aspectr_shard_failure")) NULL else r$ids)))
     if (!length(loaded)) loaded <<- 0L
     check(res)
-    native <<- !is.null(cluster) && all(vapply(res, function(r) identical(r$endian, .Platform$endian), logical(1)))
     invisible()
   }
   # `payload(ids)` to the stores holding the shards `ids`: each group's to
@@ -900,7 +894,7 @@ shard_engine <- function(x, cluster, threads, call) {
     have <- integer(0)
     for (r in seq_len(rounds)) {
       res <- if (is.null(cluster)) list(shard_op(id, op, seq_no, args)) else
-        on_cluster(shard_cluster_call(cluster, native, id, op, seq_no, args))
+        on_cluster(parallel::clusterCall(cluster, shard_op, id, op, seq_no, args))
       for (a in check(res)) {
         if (!length(a$ids) || all(a$ids %in% have)) next
         if (any(a$ids %in% have)) fail(simpleError("two workers answered for the same shard"))
@@ -1001,35 +995,6 @@ shard_engine <- function(x, cluster, threads, call) {
 # (functions of the namespace, so that sending them to a worker does not
 # send the caller's environment)
 shard_op_payload <- function(payload, id, op) shard_op(id, op, 0, payload)
-
-# shard_op() on every worker of `cluster`. With `native` (every store has
-# this process's byte order), the operation's arguments are serialized
-# once here in R's native binary form, a raw vector that the cluster's own
-# serialization sends as it is, and the answers come back the same way:
-# the k x columns matrices of a request and of its answers are then copied,
-# not converted double by double to XDR and back for each worker (a
-# PSOCK cluster's default), the largest part of the master's time per
-# request of a fit on the cluster.
-shard_cluster_call <- function(cluster, native, id, op, seq, args) {
-  if (!native) return(parallel::clusterCall(cluster, shard_op, id, op, seq, args))
-  res <- parallel::clusterCall(cluster, shard_op_native, id, op, seq, serialize(args, NULL, xdr = FALSE),
-                               .Platform$endian)
-  lapply(res, function(r) {
-    if (inherits(r, "aspectr_shard_failure")) return(r)
-    if (!identical(r$endian, .Platform$endian)) stop("a worker answered in another byte order than this process's")
-    unserialize(r$payload)
-  })
-}
-
-shard_op_native <- function(id, op, seq, payload, endian) {
-  if (!identical(endian, .Platform$endian)) {
-    # (a worker that loaded no shard of the fit, of another byte order)
-    return(structure(list(message = "a worker of another byte order than the master's took part in the fit",
-                          shard = NA_character_), class = "aspectr_shard_failure"))
-  }
-  out <- shard_op(id, op, seq, unserialize(payload))
-  list(endian = .Platform$endian, payload = serialize(out, NULL, xdr = FALSE))
-}
 
 # Fits one start (lambda, factors with the document factor whole) by
 # sharded EM (`q` NULL) or q-EM; returns what cpp_plsa_fit returns. The

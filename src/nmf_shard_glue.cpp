@@ -111,10 +111,31 @@ void cpp_nmf_shard_release(SEXP state) {
 
 // ---- pieces (aspectr/pieces.h, aspectr/nmf/piece.h) ----------------------
 namespace {
+// (the inputs' matrices of doubles viewed in R's memory, not copied: R's
+// `input` outlives the request, which only reads them; a request's inputs
+// are the same for every shard, and out of core or on a worker a copy of
+// each k x n matrix per shard would cost as much as a pass's reading)
 aspectr::Request request_from_r(const std::string& op, SEXP input) {
   aspectr::Request r(op);
-  const aspectr::Stats s = stats_from_r(input);
-  r.in = s.m;
+  Rcpp::List l(input);
+  if (l.size() == 0) return r;
+  Rcpp::CharacterVector nm = l.names();
+  for (R_xlen_t i = 0; i < l.size(); ++i) {
+    SEXP v = l[i];
+    if (!Rf_isReal(v)) {
+      // (not all doubles: copied, as the statistics are)
+      r.in = stats_from_r(input).m;
+      return r;
+    }
+  }
+  for (R_xlen_t i = 0; i < l.size(); ++i) {
+    SEXP v = l[i];
+    const arma::uword rows = Rf_isMatrix(v) ? Rf_nrows(v) : Rf_length(v), cols = Rf_isMatrix(v) ? Rf_ncols(v) : 1;
+    const std::string name(nm[i]);
+    r.in.erase(name);
+    r.in.emplace(std::piecewise_construct, std::forward_as_tuple(name),
+                 std::forward_as_tuple(REAL(v), rows, cols, false, true));
+  }
   return r;
 }
 // A piece asked for a request that does not read its cells

@@ -193,11 +193,12 @@ class FileCells : public Cells {
     numH.set_size(Wt.n_rows, n_);
     stream_kl(reader, buf_, cells_, scale_, Wt, H, nullptr, &numH, nullptr, nullptr, nullptr, threads);
   }
-  // (a file's correction is a pass over it either way: the work of a whole
-  // product, so the product is recomputed)
-  double clip_work(const arma::mat&, const std::vector<char>&, bool) override {
-    return std::numeric_limits<double>::infinity();
-  }
+  // (a file's correction is one pass over its cells that does the
+  // product's arithmetic only at the cells of the rows (W) or columns (H)
+  // with clipped entries: never more than recomputing the product, which
+  // is that pass with the arithmetic at every cell; so it is always the
+  // correction)
+  double clip_work(const arma::mat&, const std::vector<char>&, bool) override { return 0.0; }
   arma::mat column_counts() override {
     ShardReader reader(path_);
     arma::mat c(n_, 1, arma::fill::zeros);
@@ -212,14 +213,46 @@ class FileCells : public Cells {
     return c;
   }
   void clip_correct(arma::mat& Y, arma::mat& C, const std::vector<char>& keep, bool is_w, int) override {
-    // C += the clipped part's product: P = max(0, -Y) in the kept rows
-    arma::mat P(Y.n_rows, Y.n_cols, arma::fill::zeros);
-    for (arma::uword c = 0; c < Y.n_cols; ++c)
-      for (arma::uword r = 0; r < Y.n_rows; ++r)
-        if (keep[r] && Y(r, c) < 0.0) { P(r, c) = -Y(r, c); Y(r, c) = 0.0; }
-    arma::mat D;
-    if (is_w) WtX(P, D, 1); else { D.set_size(C.n_rows, C.n_cols); XHt(P, D, 1); }
-    C += D;
+    // C += the clipped part's product, P = max(0, -Y) in the kept rows, at
+    // the cells of the rows (is_w: Y = Wt_s, C = W'X, k x n) or columns
+    // (Y = H, C = (X_s H')', k x m_s) of Y with clipped entries, only for
+    // those entries (ri/dv[beg[c], beg[c + 1]) of column c of Y); each
+    // element of C summed over its cells in the file's order
+    const arma::uword k = Y.n_rows;
+    std::vector<std::size_t> beg(Y.n_cols + 1, 0);
+    std::vector<arma::uword> ri;
+    std::vector<double> dv;
+    for (arma::uword c = 0; c < Y.n_cols; ++c) {
+      double* y = Y.colptr(c);
+      for (arma::uword r = 0; r < k; ++r)
+        if (keep[r] && y[r] < 0.0) { ri.push_back(r); dv.push_back(-y[r]); y[r] = 0.0; }
+      beg[c + 1] = ri.size();
+    }
+    if (ri.empty()) return;
+    ShardReader reader(path_);
+    const std::vector<arma::uword>& dims = reader.dims();
+    if (dims.size() != 2) throw std::runtime_error("a shard of nmf() must be a matrix");
+    const arma::uword m = dims[0], n = dims[1];
+    if (C.n_rows != k || (is_w ? (Y.n_cols != m || C.n_cols < n) : (Y.n_cols < n || C.n_cols != m)))
+      throw std::logic_error("factors of the wrong size for the shard");
+    double* __restrict cp = C.memptr();
+    const std::size_t* bp = beg.data();
+    const arma::uword* rp = ri.data();
+    const double* dp = dv.data();
+    double x2 = 0.0;
+    while (reader.next(buf_, cells_)) {
+      const index_t* ix = buf_.idx.data();
+      const double* xv = scale_chunk(buf_, m, n, scale_, x2, nullptr);
+      for (std::size_t t = 0; t < buf_.nnz; ++t) {
+        const std::size_t i = ix[2 * t], j = ix[2 * t + 1];
+        const std::size_t from = is_w ? i : j;
+        const std::size_t a0 = bp[from], a1 = bp[from + 1];
+        if (a0 == a1) continue;
+        const double x = xv[t];
+        double* o = cp + (is_w ? j : i) * k;
+        for (std::size_t a = a0; a < a1; ++a) o[rp[a]] += x * dp[a];
+      }
+    }
   }
   // (v is not kept: every pass recomputes it at each cell it reads)
   bool keeps_v() const override { return false; }

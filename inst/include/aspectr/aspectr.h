@@ -32,6 +32,7 @@
 #include "nmf/piece.h"
 #include "solvers/pieces_em.h"
 #include "solvers/pieces_squarem.h"
+#include "solvers/pieces_memory.h"
 #include "sym/symtensor.h"
 #include "sym/sntf.h"
 #include "sym/symnmf.h"

@@ -12,8 +12,11 @@ template <class DataT>
 static aspectr::FitTrace tsallis_fit(const DataT& G, aspectr::AspectModel& M, double q,
                                      const aspectr::Control& ctl, RCallback& cb, const std::string& method,
                                      double& squarem_bound) {
+  arma::mat F0 = std::move(M.F[0]);
+  aspectr::AspectMemoryPiece<DataT> piece(G, F0, nullptr, q);
+  aspectr::LocalPieces<aspectr::AspectMemoryPiece<DataT>> P({&piece}, ctl.threads);
   aspectr::PieceQEM rule(q);
-  return aspectr::run_aspect_piece(rule, G, nullptr, q, M, ctl, cb, method == "squarem", squarem_bound);
+  return aspectr::run_aspect_piece(rule, P, F0, M, ctl, cb, method == "squarem", squarem_bound);
 }
 
 // a plsa() fit's result: the model, the trace, D(G || P) and SQUAREM's step
@@ -76,8 +79,11 @@ Rcpp::List cpp_plsa_fit(Rcpp::IntegerMatrix idx, Rcpp::NumericVector val,
         docs.doc = prior.doc;
         aspectr::EMRule em(tempering, &in.counts, in.total);
         em.set_prior(&docs);
+        arma::mat F0 = std::move(M.F[0]);
+        aspectr::AspectMemoryPiece<aspectr::SparseTensor> piece(G, F0, &em, 1.0);
+        aspectr::LocalPieces<aspectr::AspectMemoryPiece<aspectr::SparseTensor>> P({&piece}, ctl.threads);
         aspectr::PieceEM rule(prior.term);
-        tr = aspectr::run_aspect_piece(rule, G, &em, 1.0, M, ctl, cb, method == "squarem", squarem_bound);
+        tr = aspectr::run_aspect_piece(rule, P, F0, M, ctl, cb, method == "squarem", squarem_bound);
       }
       break;
     }

@@ -30,14 +30,95 @@
 
 namespace aspectr {
 
+// What the piece does whatever its cells' form: its documents' factor,
+// SQUAREM's requests and the gathering of the factor, the models of the
+// requests (not a template: compiled once).
+class AspectPieceCommon {
+ public:
+  explicit AspectPieceCommon(arma::mat& F0) : F0_(&F0) {}
+
+ protected:
+  // runs r if it is one of these requests (true), into s
+  bool run_common(const Request& r, Stats& s) {
+    const std::string& op = r.op;
+    if (op == "gather") {
+      s.set("F0", arma::mat(F0_->t()));
+      return true;
+    }
+    if (op == "sq_save") {
+      sq_[r.num("slot", 0.0) == 0.0 ? 0 : 1] = *F0_;
+      return true;
+    }
+    if (op == "sq_norms") {
+      sq_[2] = *F0_;
+      double rr = r.num("rr", 0.0), vv = r.num("vv", 0.0);
+      squarem_norms(sq_[0], sq_[1], sq_[2], rr, vv);
+      s.set("rr", rr);
+      s.set("vv", vv);
+      return true;
+    }
+    if (op == "sq_extrapolate") {
+      squarem_entries(sq_[0], sq_[1], sq_[2], r.num("a", 1.0), *F0_);
+      arma::mat sum(F0_->n_rows, 1);
+      for (arma::uword c = 0; c < F0_->n_rows; ++c) {
+        double tot = 0.0;
+        for (arma::uword i = 0; i < F0_->n_cols; ++i) tot += (*F0_)(c, i);
+        sum(c, 0) = tot;
+      }
+      // (SquaremRule::extrapolate()'s normalization)
+      normalize_rows(*F0_, sq_[2]);
+      s.set("sum", std::move(sum));
+      return true;
+    }
+    if (op == "sq_restore") {
+      *F0_ = sq_[2];
+      return true;
+    }
+    return false;
+  }
+  // the number of shared modes a request carries (F1, F2, ...)
+  static std::size_t shared(const Request& r) {
+    std::size_t n = 0;
+    while (r.has("F" + std::to_string(n + 1))) ++n;
+    return n;
+  }
+  // the request's matrices `name`1, `name`2, ... read in place
+  static std::vector<arma::mat> shared_views(const Request& r, const char* name) {
+    std::vector<arma::mat> out;
+    std::size_t count = 0;
+    while (r.has(name + std::to_string(count + 1))) ++count;
+    out.reserve(count);  // (no reallocation: the views stay views)
+    for (std::size_t n = 1; r.has(name + std::to_string(n)); ++n) {
+      const arma::mat& m = r.mat(name + std::to_string(n));
+      out.emplace_back(const_cast<double*>(m.memptr()), m.n_rows, m.n_cols, false, true);
+    }
+    return out;
+  }
+  // the model of a request, read in place: its weights and shared modes,
+  // with the piece's documents' factor
+  AspectModel view(const Request& r) const {
+    AspectModel M;
+    const arma::mat& l = r.mat("lambda");
+    M.lambda = arma::vec(const_cast<double*>(l.memptr()), l.n_elem, false, true);
+    M.F.reserve(1 + shared(r));
+    M.F.emplace_back(F0_->memptr(), F0_->n_rows, F0_->n_cols, false, true);
+    for (arma::mat& f : shared_views(r, "F")) M.F.emplace_back(f.memptr(), f.n_rows, f.n_cols, false, true);
+    return M;
+  }
+
+  arma::mat* F0_;
+  arma::mat sq_[3];   // SQUAREM's theta0, theta1, theta2 of the documents' factor
+};
+
 // DataT: a SparseTensor (EM, tempered EM, q-EM) or a CscMatrix (q-EM).
 // `em`: the E-step's rule (bound to G's values and counts, with the
 // documents' part of a prior only: the terms' is PieceEM's), or null for
 // q-EM; `q`: q-EM's exponent.
 template <class DataT>
-class AspectMemoryPiece {
+class AspectMemoryPiece : public AspectPieceCommon {
  public:
-  AspectMemoryPiece(const DataT& G, arma::mat& F0, EMRule* em, double q) : G_(&G), F0_(&F0), em_(em), q_(q) {}
+  AspectMemoryPiece(const DataT& G, arma::mat& F0, EMRule* em, double q)
+      : AspectPieceCommon(F0), G_(&G), em_(em), q_(q) {}
 
   Stats run(const Request& r, int threads) {
     Stats s;
@@ -122,91 +203,25 @@ class AspectMemoryPiece {
       s.set("sum", cell_sum(Loss::Tsallis, q_, *G_, view(r), threads));
       return s;
     }
-    if (op == "gather") {
-      s.set("F0", arma::mat(F0_->t()));
-      return s;
-    }
-    if (op == "sq_save") {
-      sq_[r.num("slot", 0.0) == 0.0 ? 0 : 1] = *F0_;
-      return s;
-    }
-    if (op == "sq_norms") {
-      sq_[2] = *F0_;
-      double rr = r.num("rr", 0.0), vv = r.num("vv", 0.0);
-      squarem_norms(sq_[0], sq_[1], sq_[2], rr, vv);
-      s.set("rr", rr);
-      s.set("vv", vv);
-      return s;
-    }
-    if (op == "sq_extrapolate") {
-      squarem_entries(sq_[0], sq_[1], sq_[2], r.num("a", 1.0), *F0_);
-      arma::mat sum(F0_->n_rows, 1);
-      for (arma::uword c = 0; c < F0_->n_rows; ++c) {
-        double tot = 0.0;
-        for (arma::uword i = 0; i < F0_->n_cols; ++i) tot += (*F0_)(c, i);
-        sum(c, 0) = tot;
-      }
-      // (SquaremRule::extrapolate()'s normalization)
-      normalize_rows(*F0_, sq_[2]);
-      s.set("sum", std::move(sum));
-      return s;
-    }
-    if (op == "sq_restore") {
-      *F0_ = sq_[2];
-      return s;
-    }
+    if (run_common(r, s)) return s;
     throw std::logic_error("unknown request '" + op + "' of the aspect model's piece");
   }
 
  private:
-  // the number of shared modes a request carries (F1, F2, ...)
-  static std::size_t shared(const Request& r) {
-    std::size_t n = 0;
-    while (r.has("F" + std::to_string(n + 1))) ++n;
-    return n;
-  }
-  // the request's matrices `name`1, `name`2, ... read in place
-  static std::vector<arma::mat> shared_views(const Request& r, const char* name) {
-    std::vector<arma::mat> out;
-    std::size_t count = 0;
-    while (r.has(name + std::to_string(count + 1))) ++count;
-    out.reserve(count);  // (no reallocation: the views stay views)
-    for (std::size_t n = 1; r.has(name + std::to_string(n)); ++n) {
-      const arma::mat& m = r.mat(name + std::to_string(n));
-      out.emplace_back(const_cast<double*>(m.memptr()), m.n_rows, m.n_cols, false, true);
-    }
-    return out;
-  }
-  // the model of a request, read in place: its weights and shared modes,
-  // with the piece's documents' factor
-  AspectModel view(const Request& r) const {
-    AspectModel M;
-    const arma::mat& l = r.mat("lambda");
-    M.lambda = arma::vec(const_cast<double*>(l.memptr()), l.n_elem, false, true);
-    M.F.reserve(1 + shared(r));
-    M.F.emplace_back(F0_->memptr(), F0_->n_rows, F0_->n_cols, false, true);
-    for (arma::mat& f : shared_views(r, "F")) M.F.emplace_back(f.memptr(), f.n_rows, f.n_cols, false, true);
-    return M;
-  }
-
   const DataT* G_;
-  arma::mat* F0_;
   EMRule* em_;
   double q_;
   arma::vec t_;       // q-EM's weights of the step's model
   arma::mat lg_, V0_;  // q-EM's documents' logs, V_0
-  arma::mat sq_[3];   // SQUAREM's theta0, theta1, theta2 of the documents' factor
 };
 
 // A rule of pieces_em.h (or SQUAREM of it, when `squarem`, from the step
-// bound `bound`, which is updated) on the data in memory as one piece;
-// M's documents' factor is moved to the piece and back.
-template <class Rule, class DataT, class Callback>
-FitTrace run_aspect_piece(Rule& base, const DataT& G, EMRule* em, double q, AspectModel& M, const Control& ctl,
+// bound `bound`, which is updated) on the data in memory as one piece P
+// (an AspectMemoryPiece of the documents' factor F0, M's moved there by
+// the caller: this moves it back).
+template <class Rule, class Callback>
+FitTrace run_aspect_piece(Rule& base, const Pieces& P, arma::mat& F0, AspectModel& M, const Control& ctl,
                           Callback& cb, bool squarem, double& bound) {
-  arma::mat F0 = std::move(M.F[0]);
-  AspectMemoryPiece<DataT> piece(G, F0, em, q);
-  LocalPieces<AspectMemoryPiece<DataT>> P({&piece}, ctl.threads);
   AspectPieceModel PM;
   PM.lambda = std::move(M.lambda);
   PM.F.assign(std::make_move_iterator(M.F.begin() + 1), std::make_move_iterator(M.F.end()));
@@ -215,10 +230,10 @@ FitTrace run_aspect_piece(Rule& base, const DataT& G, EMRule* em, double q, Aspe
   if (squarem) {
     PieceSquarem<Rule> rule(base);
     rule.set_step_bound(bound);
-    tr = run_solver(rule, static_cast<const Pieces&>(P), PM, ctl, cb);
+    tr = run_solver(rule, P, PM, ctl, cb);
     bound = rule.step_bound();
   } else {
-    tr = run_solver(base, static_cast<const Pieces&>(P), PM, ctl, cb);
+    tr = run_solver(base, P, PM, ctl, cb);
   }
   M.lambda = std::move(PM.lambda);
   M.F[0] = std::move(F0);

@@ -7,18 +7,16 @@
 using namespace aspectr_r;
 
 // q-EM (or SQUAREM on it) of plsa(loss = "tsallis") on G, a SparseTensor
-// or a CscMatrix
+// or a CscMatrix: the rule in pieces on the data as one piece
 template <class DataT>
 static aspectr::FitTrace tsallis_fit(const DataT& G, aspectr::AspectModel& M, double q,
                                      const aspectr::Control& ctl, RCallback& cb, const std::string& method,
                                      double& squarem_bound) {
-  aspectr::QEMRule qem(q);
-  if (method != "squarem") return aspectr::run_solver(qem, G, M, ctl, cb);
-  aspectr::SquaremRule<aspectr::QEMRule> rule(qem);
-  rule.set_step_bound(squarem_bound);
-  const aspectr::FitTrace tr = aspectr::run_solver(rule, G, M, ctl, cb);
-  squarem_bound = rule.step_bound();
-  return tr;
+  arma::mat F0 = std::move(M.F[0]);
+  aspectr::AspectMemoryPiece<DataT> piece(G, F0, nullptr, q);
+  aspectr::LocalPieces<aspectr::AspectMemoryPiece<DataT>> P({&piece}, ctl.threads);
+  aspectr::PieceQEM rule(q);
+  return aspectr::run_aspect_piece(rule, P, F0, M, ctl, cb, method == "squarem", squarem_bound);
 }
 
 // a plsa() fit's result: the model, the trace, D(G || P) and SQUAREM's step
@@ -74,17 +72,18 @@ Rcpp::List cpp_plsa_fit(Rcpp::IntegerMatrix idx, Rcpp::NumericVector val,
         aspectr::KLCDRule rule(&in.counts, in.total);
         rule.set_prior(&prior);
         tr = aspectr::run_solver(rule, G, M, ctl, cb);
-      } else if (method == "squarem") {
-        aspectr::EMRule em(tempering, &in.counts, in.total);
-        em.set_prior(&prior);
-        aspectr::SquaremRule<aspectr::EMRule> rule(em);
-        rule.set_step_bound(squarem_bound);
-        tr = aspectr::run_solver(rule, G, M, ctl, cb);
-        squarem_bound = rule.step_bound();
       } else {
-        aspectr::EMRule rule(tempering, &in.counts, in.total);
-        rule.set_prior(&prior);
-        tr = aspectr::run_solver(rule, G, M, ctl, cb);
+        // EM (SQUAREM of it) in pieces on the data as one piece: the piece's
+        // E-step with the documents' pseudo-counts, the rule with the terms'
+        aspectr::DirichletPrior docs;
+        docs.doc = prior.doc;
+        aspectr::EMRule em(tempering, &in.counts, in.total);
+        em.set_prior(&docs);
+        arma::mat F0 = std::move(M.F[0]);
+        aspectr::AspectMemoryPiece<aspectr::SparseTensor> piece(G, F0, &em, 1.0);
+        aspectr::LocalPieces<aspectr::AspectMemoryPiece<aspectr::SparseTensor>> P({&piece}, ctl.threads);
+        aspectr::PieceEM rule(prior.term);
+        tr = aspectr::run_aspect_piece(rule, P, F0, M, ctl, cb, method == "squarem", squarem_bound);
       }
       break;
     }
@@ -456,16 +455,22 @@ Rcpp::List cpp_ntf_fit(Rcpp::IntegerMatrix idx, Rcpp::NumericVector val,
   ctl.tol = tol;
   ctl.threads = threads;
   RCallback cb(verbose, max_iter, "ntf (" + method + ")", hook, want_model);
-  aspectr::FitTrace tr;
-  if (method == "hals") {
-    aspectr::CPHALSRule rule;
-    tr = aspectr::run_solver(rule, X, M, ctl, cb);
-  } else if (method == "mu") {
-    aspectr::CPMURule rule;
-    tr = aspectr::run_solver(rule, X, M, ctl, cb);
-  } else {
-    Rcpp::stop("internal error: unknown method '" + method + "'");
-  }
+  aspectr::CPFrobMethod m;
+  if (method == "hals") m = aspectr::CPFrobMethod::HALS;
+  else if (method == "mu") m = aspectr::CPFrobMethod::MU;
+  else Rcpp::stop("internal error: unknown method '" + method + "'");
+  // the rule of shards (cp_pieces.h) on the data as one piece, which
+  // updates the first factor in place
+  aspectr::MemoryCPCells cells(X);
+  aspectr::CPFrobPiece piece(cells, X.dims, M.F[0].memptr(), M.F[0].n_rows, M.F[0].n_cols);
+  aspectr::LocalPieces<aspectr::CPFrobPiece> P({&piece}, threads);
+  aspectr::CPFrobPieceModel PM;
+  PM.F.assign(std::make_move_iterator(M.F.begin() + 1), std::make_move_iterator(M.F.end()));
+  PM.P = &P;
+  aspectr::CPFrobPiecesRule rule(m);
+  const aspectr::FitTrace tr = aspectr::run_solver(rule, static_cast<const aspectr::Pieces&>(P), PM, ctl, cb);
+  if (!PM.scale0.is_empty()) PM.apply_pending();
+  for (std::size_t n = 0; n < PM.F.size(); ++n) M.F[n + 1] = std::move(PM.F[n]);
   Rcpp::List out = model_to_r(M);
   add_trace(out, tr);
   return out;

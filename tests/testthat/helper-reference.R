@@ -119,14 +119,15 @@ tiny_counts <- function(seed = 1, m = 12, n = 9, k = 3) {
   x
 }
 
-# EM for the KL CP model of a dense N-way array (Huang and Sidiropoulos).
-ref_tensor_em <- function(x, init, iters) {
+# EM for the KL CP model of a dense N-way array (Huang and Sidiropoulos);
+# tempered EM (beta < 1) with posteriors propto (lambda_r prod_n U_n)^beta.
+ref_tensor_em <- function(x, init, iters, beta = 1) {
   G <- x / sum(x)
   lambda <- init$lambda; U <- init$factors
   N <- length(dim(x)); k <- length(lambda)
   comp <- function(r) lambda[r] * Reduce(outer, lapply(U, function(u) u[, r]))
   for (it in seq_len(iters)) {
-    P <- lapply(seq_len(k), comp)
+    P <- lapply(seq_len(k), function(r) comp(r)^beta)
     S <- Reduce(`+`, P)
     Y <- lapply(P, function(p) ifelse(G > 0, G * p / S, 0))
     lambda <- vapply(Y, sum, 0)
@@ -134,6 +135,64 @@ ref_tensor_em <- function(x, init, iters) {
                   rep(lambda, each = dim(x)[n]))
   }
   list(lambda = lambda, U = U, model = Reduce(`+`, lapply(seq_len(k), comp)))
+}
+
+# q-EM of a dense N-way array: ref_qem()'s steps (Hazan, Haroon and Shashua,
+# section 3.2) with the product over the other modes in place of the other
+# matrix factor: W by Bayes rule, lambda from (W G)^q (prod_n u_n)^(1-q),
+# then mode after mode u_n from H^q prod_{m != n} u_m^(1-q) (the modes
+# before n already new), H = W G / lambda_new.
+ref_tensor_qem <- function(x, init, iters, q) {
+  G <- x / sum(x)
+  lambda <- init$lambda; U <- init$factors
+  N <- length(dim(x)); k <- length(lambda)
+  produ <- function(F, r) Reduce(outer, lapply(F, function(u) u[, r]))
+  for (it in seq_len(iters)) {
+    P <- lapply(seq_len(k), function(r) lambda[r] * produ(U, r))
+    S <- Reduce(`+`, P)
+    W <- lapply(P, function(p) p / S)
+    lam <- vapply(seq_len(k), function(r) sum((W[[r]] * G)^q * produ(U, r)^(1 - q))^(1 / q), 0)
+    lambda_new <- lam / sum(lam)
+    for (r in seq_len(k)) {
+      H <- W[[r]] * G / lambda_new[r]
+      for (n in seq_len(N)) {
+        others <- lapply(seq_len(N), function(m) if (m == n) rep(1, dim(x)[m]) else U[[m]][, r]^(1 - q))
+        u <- apply(H^q * Reduce(outer, others), n, sum)^(1 / q)
+        U[[n]][, r] <- u / sum(u)
+      }
+    }
+    lambda <- lambda_new
+  }
+  list(lambda = lambda, U = U, model = Reduce(`+`, lapply(seq_len(k), function(r) lambda[r] * produ(U, r))))
+}
+
+# SQUAREM (ref_squarem_loop()) of tensor EM, tempered EM or q-EM, with the
+# safeguard on the function the base step decreases.
+ref_tensor_squarem <- function(x, init, iters, beta = 1, q = NULL) {
+  G <- x / sum(x)
+  pos <- G > 0
+  k <- length(init$lambda)
+  fstep <- function(th) {
+    r <- if (is.null(q)) ref_tensor_em(x, th, 1, beta = beta) else ref_tensor_qem(x, th, 1, q = q)
+    list(lambda = r$lambda, factors = r$U)
+  }
+  model <- function(th, b = 1) Reduce(`+`, lapply(seq_len(k), function(r)
+    (th$lambda[r] * Reduce(outer, lapply(th$factors, function(u) u[, r])))^b))
+  merit <- function(th) {
+    if (!is.null(q)) return(tsallis_div(G, model(th), q))
+    -sum(G[pos] * log(model(th, beta)[pos])) / beta
+  }
+  extrapolate <- function(th, t1, t2, ext) {
+    lam <- ext(th$lambda, t1$lambda, t2$lambda)
+    F <- lapply(seq_along(th$factors), function(n) {
+      u <- ext(th$factors[[n]], t1$factors[[n]], t2$factors[[n]])
+      sweep(u, 2, colSums(u), "/")
+    })
+    list(lambda = lam / sum(lam), factors = F)
+  }
+  th <- ref_squarem_loop(init[c("lambda", "factors")], iters, fstep, function(th) c(th$lambda, unlist(th$factors)),
+                         extrapolate, function(tx, th) merit(tx) <= merit(th))
+  list(lambda = th$lambda, U = th$factors, model = model(th))
 }
 
 # EM for latent classes with responses missing at random (left out of the

@@ -69,6 +69,28 @@ test_that("KL EM on tensors matches a plain-R reference and dense equals sparse"
   expect_equal(sp$objective, fit$objective, tolerance = 1e-13)
 })
 
+test_that("tensor EM, tempered EM, q-EM and their SQUAREM match plain-R references (orders 3 and 4)", {
+  or <- function(a, b) if (is.null(a)) b else a
+  for (dims in list(c(6, 5, 4), c(4, 3, 3, 2))) {
+    set.seed(length(dims))
+    x <- array(rpois(prod(dims), 2) + 0, dims)
+    for (method in c("em", "squarem")) {
+      for (case in list(list(beta = 1), list(beta = 0.8), list(q = 0.6))) {
+        iters <- if (method == "em") 15 else 8
+        fit <- plsa(x, 2, loss = if (is.null(case$q)) "kl" else "tsallis", q = or(case$q, 0.5),
+                    tempering = or(case$beta, 1), method = method, seed = 5, max_iter = iters, tol = 0, threads = 1)
+        set.seed(5)
+        init <- aspectr:::random_start(dim(x), 2)
+        ref <- if (method == "squarem") ref_tensor_squarem(x, init, iters, beta = or(case$beta, 1), q = case$q)
+               else if (is.null(case$q)) ref_tensor_em(x, init, iters, beta = case$beta)
+               else ref_tensor_qem(x, init, iters, q = case$q)
+        expect_equal(fitted(fit, type = "probability"), ref$model, tolerance = 1e-10, ignore_attr = TRUE)
+        expect_equal(sort(unname(fit$lambda)), sort(ref$lambda), tolerance = 1e-10)
+      }
+    }
+  }
+})
+
 test_that("k = 1 on a tensor is the product of the marginals (Theorem 2)", {
   x <- round(planted_tensor(4)$x / 100)
   fit <- plsa(x, 1)

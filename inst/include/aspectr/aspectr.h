@@ -33,6 +33,7 @@
 #include "nmf/columns.h"
 #include "solvers/pieces_em.h"
 #include "solvers/pieces_squarem.h"
+#include "solvers/pieces_memory.h"
 #include "sym/symtensor.h"
 #include "sym/sntf.h"
 #include "sym/symnmf.h"

@@ -12,6 +12,8 @@
 // balanced across modes, which leaves the model unchanged. The residual is
 // never formed: ||X - M||^2 = ||X||^2 - 2 <X, M> + 1'(hadamard_n A_n'A_n)1.
 // Factors are stored k x d_n as everywhere in the core; lambda stays 1.
+// The updates' code is here; the rule that runs them, in memory (one
+// piece) and on shards alike, is CPFrobPiecesRule (cp_pieces.h).
 #ifndef ASPECTR_SOLVERS_CP_H
 #define ASPECTR_SOLVERS_CP_H
 
@@ -75,72 +77,7 @@ inline void cp_mu_update(arma::mat& A, const arma::mat& Xn, const arma::mat& Gam
     A[j] *= std::max(Xn[j], eps) / (den[j] + eps);
 }
 
-inline double frobenius_after(const SparseTensor& X, const std::vector<arma::mat>& F,
-                              const arma::mat& Xlast, double xnorm2) {
-  const std::size_t N = F.size();
-  const arma::mat Q = gram_hadamard(F, N);
-  const double inner = arma::accu(Xlast % F[N - 1]);
-  // cancellation can leave a tiny negative number at an exact fit
-  return std::max(xnorm2 - 2.0 * inner + arma::accu(Q), 0.0);
-}
-
 }  // namespace detail
-
-class CPHALSRule {
- public:
-  static constexpr bool kLagged = false;
-  double step(const SparseTensor& X, AspectModel& M, int threads) {
-    const std::size_t N = M.order();
-    std::vector<const arma::mat*> Fp(N);
-    for (std::size_t n = 0; n < N; ++n) Fp[n] = &M.F[n];
-    arma::mat Xn;
-    for (std::size_t n = 0; n < N; ++n) {
-      mttkrp(X, Fp, n, Xn, threads);
-      detail::cp_hals_update(M.F[n], Xn, gram_hadamard(M.F, n));
-    }
-    const double f = detail::frobenius_after(X, M.F, Xn, xnorm2(X));
-    detail::balance_norms(M.F);
-    return f;
-  }
-  double loss(const SparseTensor& X, const AspectModel& M, int threads) const {
-    return evaluate_loss(Loss::L2, 1.0, X, M, threads);
-  }
- private:
-  double xnorm2(const SparseTensor& X) {
-    if (xn_ < 0) xn_ = X.sum_sq();
-    return xn_;
-  }
-  double xn_ = -1.0;
-};
-
-class CPMURule {
- public:
-  explicit CPMURule(double eps = 1e-16) : eps_(eps) {}
-  static constexpr bool kLagged = false;
-  double step(const SparseTensor& X, AspectModel& M, int threads) {
-    const std::size_t N = M.order();
-    std::vector<const arma::mat*> Fp(N);
-    for (std::size_t n = 0; n < N; ++n) Fp[n] = &M.F[n];
-    arma::mat Xn;
-    for (std::size_t n = 0; n < N; ++n) {
-      mttkrp(X, Fp, n, Xn, threads);
-      detail::cp_mu_update(M.F[n], Xn, gram_hadamard(M.F, n), eps_);
-    }
-    const double f = detail::frobenius_after(X, M.F, Xn, xnorm2(X));
-    detail::balance_norms(M.F);
-    return f;
-  }
-  double loss(const SparseTensor& X, const AspectModel& M, int threads) const {
-    return evaluate_loss(Loss::L2, 1.0, X, M, threads);
-  }
- private:
-  double xnorm2(const SparseTensor& X) {
-    if (xn_ < 0) xn_ = X.sum_sq();
-    return xn_;
-  }
-  double eps_;
-  double xn_ = -1.0;
-};
 
 }  // namespace aspectr
 

@@ -21,11 +21,9 @@
 //     first mode's rows by factors the pieces apply at the start of the
 //     next iteration (CPFrobPieceModel::scale0: pending; gather() applies
 //     them to what it returns, apply_pending() to the pieces' rows).
-// So an iteration passes over the cells N - 1 times, as in memory N, and a
-// fit in pieces equals the in-memory fit up to rounding. (The in-memory
-// fit keeps cp.h's rules, whose update and balancing code this shares: the
-// same rule on one piece (LocalPieces) gave that fit to 2e-15, but not
-// measurably as fast.)
+// So an iteration passes over the cells N - 1 times, as in one object N,
+// and a fit in pieces equals the fit of the data as one piece (ntf() of
+// data in memory: cpp_ntf_fit()) up to rounding.
 //
 // Requests (inputs: F1 .. F{N-1}, the shared modes' factors k x d_n, and
 // scale0, k x 1, the pending factors of the first mode's rows, if any):
@@ -244,7 +242,7 @@ struct CPFrobPieceModel {
   }
 };
 
-// The rule: CPHALSRule's or CPMURule's updates, mode after mode, on pieces.
+// The rule: HALS or multiplicative updates (cp.h), mode after mode, on pieces.
 class CPFrobPiecesRule {
  public:
   explicit CPFrobPiecesRule(CPFrobMethod method, double eps = 1e-16) : method_(method), eps_(eps) {}
@@ -282,7 +280,7 @@ class CPFrobPiecesRule {
       else detail::cp_mu_update(A, Xn, Gn, eps_);
       G[n] = A * A.t();
     }
-    // the objective, as detail::frobenius_after()
+    // the objective: ||X||^2 - 2 <X_N, A_N> + 1'(hadamard_n A_n'A_n)1
     arma::mat Q(k, k, arma::fill::ones);
     for (std::size_t m = 0; m < N; ++m) Q %= G[m];
     const double inner = arma::accu(Xn % M.F[N - 2]);

@@ -29,7 +29,7 @@
 //   Frobenius: min a'B_i a - 2 t_i'a, t_i = MTTKRP(X~)_i,
 //   KL:        min D_i'a - sum_{c: i_n = i} x~_c log(z_c'a),
 // by one sweep of exact coordinate updates (HALS: with all weights 1 the
-// update of CPHALSRule, row by row instead of column by column), the
+// update of cp.h's HALS, row by row instead of column by column), the
 // multiplicative update a <- a o max(t, eps) / (B_i a + eps) (Lee and
 // Seung; monotone as B_i has non-negative entries), one sweep of
 // coordinate Newton steps (nmf::KLCD::solve(), as the KL aspect model's

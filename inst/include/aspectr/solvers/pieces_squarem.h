@@ -10,7 +10,9 @@
 //                    by the pending row sums) kept as theta0 (slot 0) or
 //                    theta1 (slot 1)
 //   "sq_norms"       kept as theta2 -> rr, vv (the pieces' parts of
-//                    ||r||^2 and ||v||^2, added over them)
+//                    ||r||^2 and ||v||^2, added over them; a piece that
+//                    is the only one, Pieces::in_place(), gets the sums
+//                    so far as rr and vv and returns them continued)
 //   "sq_extrapolate" a -> sum (k: the row sums over the pieces of
 //                    theta0 + 2 a r + a^2 v floored at 1/10 of theta2's
 //                    entries; the pieces normalize their rows by them
@@ -52,12 +54,21 @@ class PieceSquarem {
     lam1_ = M.lambda;
     F1_ = M.F;
     base_->step_merit(P, M, threads, nullptr);                // theta2
-    const Stats nrm = P.map(M.request("sq_norms"));
-    // (in the order of SquaremRule: lambda, the documents', the others)
+    // (in the order of SquaremRule: lambda, the documents', the others;
+    // one piece in this process continues the rule's sums, so that the
+    // norms are SquaremRule's to the last bit, and returns them)
     double rr = 0.0, vv = 0.0;
     squarem_norms(lam0_, lam1_, M.lambda, rr, vv);
-    rr += nrm.num("rr");
-    vv += nrm.num("vv");
+    Request nr = M.request("sq_norms");
+    if (P.in_place()) nr.with("rr", rr).with("vv", vv);
+    const Stats nrm = P.map(nr);
+    if (P.in_place()) {
+      rr = nrm.num("rr");
+      vv = nrm.num("vv");
+    } else {
+      rr += nrm.num("rr");
+      vv += nrm.num("vv");
+    }
     for (std::size_t n = 0; n < M.F.size(); ++n) squarem_norms(F0_[n], F1_[n], M.F[n], rr, vv);
     if (!(vv > 0.0) || !std::isfinite(rr) || !std::isfinite(vv)) return v0;
     const double len = std::min(std::sqrt(rr / vv), step_max_);

@@ -16,11 +16,15 @@
 // never increases. q = 1 gives EM. Cost: N passes of O(nnz * N * k).
 // Seed note: the printed step (b)-(c) leaves the order of blocks open; any
 // order that uses the newest values keeps the monotonicity.
+// The rule is PieceQEM (pieces_em.h), on data in memory as one piece
+// (pieces_memory.h) as on shards; this file keeps its first pass.
 #ifndef ASPECTR_SOLVERS_QEM_H
 #define ASPECTR_SOLVERS_QEM_H
 
+#include <algorithm>
+#include <cmath>
+#include <vector>
 #include "../loss.h"
-#include "normalize.h"
 
 namespace aspectr {
 
@@ -49,63 +53,6 @@ inline double qem_weights(const DataT& G, const AspectModel& M, double q, int th
   for (double p : part) tot += p;
   return tot;
 }
-
-class QEMRule {
- public:
-  explicit QEMRule(double q) : q_(q) {}
-  static constexpr bool kLagged = true;
-
-  // (G: a SparseTensor or a CscMatrix, see data.h)
-  template <class DataT>
-  double step(const DataT& G, AspectModel& M, int threads) {
-    const std::size_t N = M.order();
-    const arma::uword k = M.rank();
-    const double q = q_;
-
-    // Pass 0: weights t_s, the loss of the current model, and B_0.
-    arma::vec t;
-    const double tot = qem_weights(G, M, q, threads, t);
-    const double before = (1.0 - tot) / (1.0 - q);
-
-    std::vector<arma::mat> V(N);
-    std::vector<const arma::mat*> Vp(N);
-    for (std::size_t n = 0; n < N; ++n) { V[n] = M.F[n]; Vp[n] = &V[n]; }
-
-    arma::mat B;
-    for (std::size_t n = 0; n < N; ++n) {
-      mttkrp(G, Vp, n, B, threads, t.memptr());
-      if (n == 0) {
-        // lambda update from the current factors (all modes still old).
-        arma::vec a(k);
-        for (arma::uword r = 0; r < k; ++r)
-          a[r] = std::pow(M.lambda[r], q) * arma::dot(M.F[0].row(r), B.row(r));
-        power_update_vec(M.lambda, a, 1.0 / q);
-      }
-      const arma::mat old = M.F[n];
-      power_update_rows(M.F[n], B, 1.0 / q);
-      // V_n = old^q o new^(1-q) for the following modes.
-      V[n] = arma::pow(old, q) % arma::pow(M.F[n], 1.0 - q);
-    }
-    return before;
-  }
-
-  // the step and the Tsallis divergence of the model entering it, which
-  // the step never increases (for SQUAREM's safeguard, see squarem.h)
-  template <class DataT>
-  double step_merit(const DataT& G, AspectModel& M, int threads, double* merit) {
-    const double v = step(G, M, threads);
-    if (merit != nullptr) *merit = v;
-    return v;
-  }
-
-  template <class DataT>
-  double loss(const DataT& G, const AspectModel& M, int threads) const {
-    return evaluate_loss(Loss::Tsallis, q_, G, M, threads);
-  }
-
- private:
-  double q_;
-};
 
 }  // namespace aspectr
 

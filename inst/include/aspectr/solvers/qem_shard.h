@@ -1,5 +1,5 @@
-// aspectr/solvers/qem_shard.h — one shard's parts of a q-EM iteration
-// (QEMRule::step, qem.h) when the documents (mode 0) are split by rows into
+// aspectr/solvers/qem_shard.h — one piece's parts of a q-EM iteration
+// (PieceQEM, pieces_em.h; qem.h) when the documents (mode 0) are split by rows into
 // shards and every other mode is whole.
 //
 // The step updates the blocks one after another, each from an MTTKRP with
@@ -32,7 +32,9 @@ namespace aspectr {
 // Step 1 for a shard: B_0 from the weights t, the part of a (without the
 // factor lambda_r^q) and lg = log U_0 + (1/q) log B_0 (-inf where either is
 // 0) with its row maxima.
-inline void qem_shard_docs(const SparseTensor& G, const AspectModel& M, const arma::vec& t, double q,
+// (G: a SparseTensor or a CscMatrix)
+template <class DataT>
+inline void qem_shard_docs(const DataT& G, const AspectModel& M, const arma::vec& t, double q,
                            int threads, arma::vec& a, arma::mat& lg, arma::vec& mx) {
   const arma::uword k = M.rank();
   std::vector<const arma::mat*> Vp(M.order());

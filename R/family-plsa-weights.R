@@ -25,8 +25,10 @@ plsa_weighted <- function(x, k, loss, method, q, normalize, init, nrun, max_iter
                 "argument", arg = "x", call = env)
   }
   if (inherits(x, "aspectr_shards") && loss == "l2") {
-    abort_input("Missing cells, masks and weights are available in {.fn plsa} for {.fn shards} with {.code loss = \"kl\"} or {.val tsallis}, not {.val {loss}} (the L2 loss is fitted in one object).",
-                "argument", arg = "loss", call = env)
+    # (the capability table's refusal, naming the argument given)
+    given <- names(wargs)[!vapply(wargs, is.null, logical(1))][1]
+    check_shard_capability("plsa", "l2", method %||% "blocks", options = list(mask = TRUE), call = env,
+                           option_args = if (!is.na(given)) c(mask = given))
   }
   nway <- !inherits(x, "aspectr_shards") && plsa_weighted_nway(x)
   wargs <- plsa_mode_weights(x, wargs, nway, env)

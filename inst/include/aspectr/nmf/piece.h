@@ -222,12 +222,7 @@ class FileCells : public Cells {
     std::vector<std::size_t> beg(Y.n_cols + 1, 0);
     std::vector<arma::uword> ri;
     std::vector<double> dv;
-    for (arma::uword c = 0; c < Y.n_cols; ++c) {
-      double* y = Y.colptr(c);
-      for (arma::uword r = 0; r < k; ++r)
-        if (keep[r] && y[r] < 0.0) { ri.push_back(r); dv.push_back(-y[r]); y[r] = 0.0; }
-      beg[c + 1] = ri.size();
-    }
+    clip_negatives(Y, keep, beg, ri, dv);
     if (ri.empty()) return;
     ShardReader reader(path_);
     const std::vector<arma::uword>& dims = reader.dims();

@@ -110,6 +110,21 @@ inline double projection_work(const Data& X, const arma::mat& Y, const std::vect
   return work;
 }
 
+// The negative entries of Y in the rows r with keep[r] set to 0, listed by
+// column: column c's are rows ri[beg[c] .. beg[c + 1]) with the negated
+// values dv (beg: Y.n_cols + 1 entries, zero on entry).
+template <class Index>
+inline void clip_negatives(arma::mat& Y, const std::vector<char>& keep, std::vector<Index>& beg,
+                           std::vector<arma::uword>& ri, std::vector<double>& dv) {
+  const arma::uword k = Y.n_rows;
+  for (arma::uword c = 0; c < Y.n_cols; ++c) {
+    double* y = Y.colptr(c);
+    for (arma::uword r = 0; r < k; ++r)
+      if (keep[r] && y[r] < 0.0) { ri.push_back(r); dv.push_back(-y[r]); y[r] = 0.0; }
+    beg[c + 1] = ri.size();
+  }
+}
+
 // The negative entries of Y in the rows r with keep[r] set to 0, and C
 // given their negated values times row c of X (Y = Wt) or column c (Y = H).
 inline void projection_correct(const Data& X, arma::mat& Y, arma::mat& C, const std::vector<char>& keep,
@@ -122,12 +137,7 @@ inline void projection_correct(const Data& X, arma::mat& Y, arma::mat& C, const 
     // its non-zeros in ascending rows, the order of the row-wise correction.
     std::vector<arma::uword> beg(Y.n_cols + 1, 0), ri;
     std::vector<double> dv;
-    for (arma::uword c = 0; c < Y.n_cols; ++c) {
-      double* y = Y.colptr(c);
-      for (arma::uword r = 0; r < k; ++r)
-        if (keep[r] && y[r] < 0.0) { ri.push_back(r); dv.push_back(-y[r]); y[r] = 0.0; }
-      beg[c + 1] = ri.size();
-    }
+    clip_negatives(Y, keep, beg, ri, dv);
     if (ri.empty()) return;
     const Csc& A = X.S();
     const int T = effective_threads(threads, A.nnz);

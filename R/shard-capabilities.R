@@ -26,7 +26,7 @@ shard_capabilities <- function() {
     # solvers/plsa_weighted_pieces.h, without SQUAREM)
     cap("plsa", "tsallis", "squarem", FALSE, "SQUAREM of the weighted q-EM is fitted in one object",
         option = "mask"),
-    cap("plsa", "l2", "blocks", FALSE, "the weighted L2 fit is fitted in one object", option = "mask"),
+    cap("plsa", "l2", "blocks", FALSE, "the weighted L2 loss is fitted in one object", option = "mask"),
     cap("plsa", "l2", "blocks", TRUE),
     cap("ntf", "kl", "mu", TRUE),
     cap("ntf", "kl", "cd", FALSE, "coordinate descent needs every slice of a mode at once"),

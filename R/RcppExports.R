@@ -133,8 +133,8 @@ cpp_kcd_columns_build <- function(paths, rows, n, block_cells, chunk, dir) {
     .Call(`_aspectr_cpp_kcd_columns_build`, paths, rows, n, block_cells, chunk, dir)
 }
 
-cpp_nmf_pieces_fit <- function(fn, H0, m, loss, method, L1, L2, eps, accelerate, total, max_iter, tol, threads, hook = NULL, want_model = FALSE, beta = 2.0, floor = 0.0, cols = NULL) {
-    .Call(`_aspectr_cpp_nmf_pieces_fit`, fn, H0, m, loss, method, L1, L2, eps, accelerate, total, max_iter, tol, threads, hook, want_model, beta, floor, cols)
+cpp_nmf_pieces_fit <- function(fn, H0, m, loss, method, L1, L2, eps, accelerate, total, max_iter, tol, threads, hook = NULL, want_model = FALSE, beta = 2.0, floor = 0.0, cols = NULL, local = NULL) {
+    .Call(`_aspectr_cpp_nmf_pieces_fit`, fn, H0, m, loss, method, L1, L2, eps, accelerate, total, max_iter, tol, threads, hook, want_model, beta, floor, cols, local)
 }
 
 cpp_nmf_weighted_fit <- function(data, W0, H0, loss, method, d, r, c, ei, ej, ev, wx2, klc, total, L1, L2, eps, max_iter, tol, threads, verbose, hook = NULL, want_model = FALSE) {

@@ -189,9 +189,11 @@ nmf_pieces_fit <- function(eng, run, H, global, L1s, L2s, max_iter, tol, hook, e
     }
     run("nmf_piece", list(req = op, input = input))
   }
+  # (the shards of this process reached by the core directly, where it can)
+  local <- if (is.null(wconf)) shard_nmf_local(eng, global)
   cb <- function(it, value, model) {
     shard_iteration_gc(eng, k, exact)
-    if (!is.null(model)) model$W <- last_W
+    if (!is.null(model) && is.null(local)) model$W <- last_W
     if (is.null(hook)) TRUE else hook(it, value, model)
   }
   # KL coordinate descent of shard files in this process: H updated from
@@ -216,7 +218,7 @@ nmf_pieces_fit <- function(eng, run, H, global, L1s, L2s, max_iter, tol, hook, e
   r <- cpp_nmf_pieces_fit(fn, H, as.numeric(eng$x$dims[1]), loss, global$method,
                           L1s, L2s, global$eps, isTRUE(global$accelerate), global$total,
                           as.integer(max_iter), tol, global$threads, cb, exact, global$beta %||% 2,
-                          global$floor %||% 0, cols)
+                          global$floor %||% 0, cols, local)
   H <- r$H
   if (loss == "beta") {
     # the divergence of the data the fit read (zeros raised to the floor),
@@ -287,6 +289,33 @@ shard_nmf_op <- function(st, held, op, args) {
     parts <- if (is.null(parts)) r else shard_add(parts, r)
   }
   list(ids = held, stats = parts)
+}
+
+# The shards of a fit in this process as the core's pieces (StorePieces,
+# src/nmf_shard_glue.cpp): each one's NMF data kept in memory or its .shard
+# file (that of another kind's cache) streamed, its rows of W and slots;
+# the core then runs every request on them without a trip through R, as
+# shard_nmf_op() would. NULL where requests go through R: a cluster,
+# factor files, a shard file read whole again for each request.
+shard_nmf_local <- function(eng, g) {
+  if (!isTRUE(eng$local) || eng$writes_files()) return(NULL)
+  st <- eng$store()
+  if (is.null(st) || !length(st$shards)) return(NULL)
+  if (!all(vapply(st$shards, function(h) isTRUE(h$keep) || shard_streamable(h$source), logical(1)))) return(NULL)
+  keys <- names(st$shards)
+  shards <- lapply(keys, function(key) {
+    h <- st$shards[[key]]
+    if (is.null(h$slots)) st$shards[[key]]$slots <- h$slots <- cpp_piece_slots()
+    if (isTRUE(h$keep)) return(list(state = nmf_shard_state(st, key, g), Wt = h$F0, slots = h$slots, kept = TRUE))
+    check_shard_file(h$source)
+    if (is.null(st$buffer)) st$buffer <- cpp_shard_buffer()
+    path <- tryCatch(shard_stream_path(h$source), error = function(e) abort_shard(h$source, "failed: {conditionMessage(e)}"))
+    list(state = NULL, file = list(buffer = st$buffer, path = path, dims = as.integer(c(h$rows, g$dims[2])),
+                                   scale = g$s, chunk = g$chunk %||% 65536),
+         Wt = h$F0, slots = h$slots, kept = FALSE)
+  })
+  fail <- function(i, why) abort_shard(st$shards[[keys[i]]]$source, "failed: {why}")
+  list(shards = shards, fail = fail)
 }
 
 # A request to the column pieces (Pieces::map_columns()): every block of

@@ -955,6 +955,9 @@ shard_engine <- function(x, cluster, threads, call) {
     if (checked) check(res) else res
   }
   eng <- list(x = x, groups = groups, keep = keep, local = is.null(cluster))
+  # (a fit in this process: its one store, whose shards the core may reach
+  # directly, see shard_nmf_local())
+  eng$store <- function() if (is.null(cluster)) get0(id, envir = shard_stores, inherits = FALSE)
   eng$set_files <- function(paths) files <<- paths
   eng$writes_files <- function() !is.null(files)
   eng$load <- function() {

@@ -478,8 +478,8 @@ BEGIN_RCPP
 END_RCPP
 }
 // cpp_nmf_pieces_fit
-Rcpp::List cpp_nmf_pieces_fit(SEXP fn, Rcpp::NumericMatrix H0, double m, std::string loss, std::string method, Rcpp::NumericVector L1, Rcpp::NumericVector L2, double eps, bool accelerate, double total, int max_iter, double tol, int threads, SEXP hook, bool want_model, double beta, double floor, SEXP cols);
-RcppExport SEXP _aspectr_cpp_nmf_pieces_fit(SEXP fnSEXP, SEXP H0SEXP, SEXP mSEXP, SEXP lossSEXP, SEXP methodSEXP, SEXP L1SEXP, SEXP L2SEXP, SEXP epsSEXP, SEXP accelerateSEXP, SEXP totalSEXP, SEXP max_iterSEXP, SEXP tolSEXP, SEXP threadsSEXP, SEXP hookSEXP, SEXP want_modelSEXP, SEXP betaSEXP, SEXP floorSEXP, SEXP colsSEXP) {
+Rcpp::List cpp_nmf_pieces_fit(SEXP fn, Rcpp::NumericMatrix H0, double m, std::string loss, std::string method, Rcpp::NumericVector L1, Rcpp::NumericVector L2, double eps, bool accelerate, double total, int max_iter, double tol, int threads, SEXP hook, bool want_model, double beta, double floor, SEXP cols, SEXP local);
+RcppExport SEXP _aspectr_cpp_nmf_pieces_fit(SEXP fnSEXP, SEXP H0SEXP, SEXP mSEXP, SEXP lossSEXP, SEXP methodSEXP, SEXP L1SEXP, SEXP L2SEXP, SEXP epsSEXP, SEXP accelerateSEXP, SEXP totalSEXP, SEXP max_iterSEXP, SEXP tolSEXP, SEXP threadsSEXP, SEXP hookSEXP, SEXP want_modelSEXP, SEXP betaSEXP, SEXP floorSEXP, SEXP colsSEXP, SEXP localSEXP) {
 BEGIN_RCPP
     Rcpp::RObject rcpp_result_gen;
     Rcpp::RNGScope rcpp_rngScope_gen;
@@ -501,7 +501,8 @@ BEGIN_RCPP
     Rcpp::traits::input_parameter< double >::type beta(betaSEXP);
     Rcpp::traits::input_parameter< double >::type floor(floorSEXP);
     Rcpp::traits::input_parameter< SEXP >::type cols(colsSEXP);
-    rcpp_result_gen = Rcpp::wrap(cpp_nmf_pieces_fit(fn, H0, m, loss, method, L1, L2, eps, accelerate, total, max_iter, tol, threads, hook, want_model, beta, floor, cols));
+    Rcpp::traits::input_parameter< SEXP >::type local(localSEXP);
+    rcpp_result_gen = Rcpp::wrap(cpp_nmf_pieces_fit(fn, H0, m, loss, method, L1, L2, eps, accelerate, total, max_iter, tol, threads, hook, want_model, beta, floor, cols, local));
     return rcpp_result_gen;
 END_RCPP
 }
@@ -1740,7 +1741,7 @@ static const R_CallMethodDef CallEntries[] = {
     {"_aspectr_cpp_nmf_piece_run", (DL_FUNC) &_aspectr_cpp_nmf_piece_run, 8},
     {"_aspectr_cpp_nmf_columns_run", (DL_FUNC) &_aspectr_cpp_nmf_columns_run, 5},
     {"_aspectr_cpp_kcd_columns_build", (DL_FUNC) &_aspectr_cpp_kcd_columns_build, 6},
-    {"_aspectr_cpp_nmf_pieces_fit", (DL_FUNC) &_aspectr_cpp_nmf_pieces_fit, 18},
+    {"_aspectr_cpp_nmf_pieces_fit", (DL_FUNC) &_aspectr_cpp_nmf_pieces_fit, 19},
     {"_aspectr_cpp_nmf_weighted_fit", (DL_FUNC) &_aspectr_cpp_nmf_weighted_fit, 23},
     {"_aspectr_cpp_nmf_weighted_project", (DL_FUNC) &_aspectr_cpp_nmf_weighted_project, 16},
     {"_aspectr_cpp_nmf_beta_weighted_fit", (DL_FUNC) &_aspectr_cpp_nmf_beta_weighted_fit, 14},

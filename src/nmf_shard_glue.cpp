@@ -167,6 +167,88 @@ class NoCells : public aspectr::nmf::Cells {
 };
 }  // namespace
 
+namespace {
+// The shards of a fit in this process as the core's pieces, reached
+// without a trip through R per request (R/family-nmf-shards.R,
+// shard_nmf_local()): each shard's cells (its NMF data kept in memory, or
+// its .shard file read a chunk at a time into the store's buffer), its
+// rows of W (the store's matrix, written in place) and its slots. A
+// request runs on each shard in the store's order and their statistics
+// are added as R's shard_add() adds them (the same sums, bit for bit). A
+// shard's failure goes to R's fail(i, message), which raises the error
+// naming its source. Column pieces, when given, are reached through R.
+class StorePieces : public aspectr::Pieces {
+ public:
+  StorePieces(SEXP local, int threads, SEXP cols) : threads_(threads), cols_(cols) {
+    using namespace aspectr::nmf;
+    Rcpp::List loc(local);
+    fail_ = SEXP(loc["fail"]);
+    Rcpp::List shards = loc["shards"];
+    for (R_xlen_t i = 0; i < shards.size(); ++i) {
+      Rcpp::List s(shards[i]);
+      SEXP state = s["state"];
+      std::string why;
+      try {
+        if (!Rf_isNull(state)) {
+          cells_.emplace_back(new MemoryCells(shard_data(state), Rcpp::as<bool>(s["kept"])));
+        } else {
+          const Rcpp::List f = s["file"];
+          SEXP bufx = f["buffer"];
+          Rcpp::XPtr<aspectr::ShardBuffer> buf(bufx);
+          const std::string path = Rcpp::as<std::string>(f["path"]);
+          const Rcpp::IntegerVector dims = f["dims"];
+          {
+            aspectr::ShardReader reader(path);
+            check_nmf_shard(reader, dims);
+          }
+          cells_.emplace_back(new FileCells(path, *buf, chunk_cells(Rcpp::as<double>(f["chunk"])),
+                                            Rcpp::as<double>(f["scale"]), dims[1]));
+        }
+      } catch (const std::exception& e) {
+        why = e.what();
+      }
+      if (!why.empty()) fail(i, why);
+      arma::mat W = r_view(SEXP(s["Wt"]), "W");
+      SEXP slx = s["slots"];
+      Rcpp::XPtr<Slots> sl(slx);
+      pieces_.emplace_back(new Piece(*cells_.back(), W.memptr(), W.n_rows, W.n_cols, *sl));
+    }
+  }
+  aspectr::Stats map(const aspectr::Request& r) const override {
+    if (!r.refs.empty()) throw std::logic_error("request '" + r.op + "' by reference to several pieces");
+    aspectr::Stats out;
+    for (std::size_t i = 0; i < pieces_.size(); ++i) {
+      std::string why;
+      try {
+        if (i == 0) out = pieces_[i]->run(r, threads_);
+        else out.add(pieces_[i]->run(r, threads_));
+      } catch (const std::exception& e) {
+        why = e.what();
+      }
+      if (!why.empty()) fail(i, why);
+    }
+    return out;
+  }
+  bool has_columns() const override { return !Rf_isNull(cols_); }
+  aspectr::Stats map_columns(const aspectr::Request& r) const override {
+    if (Rf_isNull(cols_)) return aspectr::Pieces::map_columns(r);
+    return RPieces::call(Rcpp::Function(cols_), r);
+  }
+
+ private:
+  [[noreturn]] void fail(std::size_t i, const std::string& why) const {
+    Rcpp::Function f(fail_);
+    f(static_cast<double>(i + 1), why);
+    throw std::logic_error("internal error: a shard's failure not raised: " + why);
+  }
+  int threads_;
+  SEXP cols_;
+  SEXP fail_ = R_NilValue;
+  std::vector<std::unique_ptr<aspectr::nmf::Cells>> cells_;
+  std::vector<std::unique_ptr<aspectr::nmf::Piece>> pieces_;
+};
+}  // namespace
+
 // A shard's slots for a fit in pieces (nmf/piece.h), kept by its store
 // [[Rcpp::export]]
 SEXP cpp_piece_slots() {
@@ -258,19 +340,23 @@ Rcpp::NumericVector cpp_kcd_columns_build(Rcpp::CharacterVector paths, Rcpp::Num
   return Rcpp::NumericVector(start.begin(), start.end());
 }
 
-// A fit in pieces reached through R (see RPieces): the rule's loop in the
-// core's driver. H0: k x n, m: the rows of X; `beta` and `floor` (cells
-// below it raised to it) of loss = "beta"; `cols`, when not NULL, the
-// data's column pieces (RPieces). Returns H and the trace; W stays with
-// the pieces, rescaled to the returned model.
+// A fit in pieces reached through R (see RPieces), or, with `local`, the
+// shards of this process (list(shards, fail): see StorePieces): the
+// rule's loop in the core's driver. H0: k x n, m: the rows of X; `beta`
+// and `floor` (cells below it raised to it) of loss = "beta"; `cols`,
+// when not NULL, the data's column pieces (RPieces). Returns H and the
+// trace; W stays with the pieces, rescaled to the returned model.
 // [[Rcpp::export]]
 Rcpp::List cpp_nmf_pieces_fit(SEXP fn, Rcpp::NumericMatrix H0, double m, std::string loss, std::string method,
                               Rcpp::NumericVector L1, Rcpp::NumericVector L2, double eps, bool accelerate,
                               double total, int max_iter, double tol, int threads, SEXP hook = R_NilValue,
                               bool want_model = false, double beta = 2.0, double floor = 0.0,
-                              SEXP cols = R_NilValue) {
+                              SEXP cols = R_NilValue, SEXP local = R_NilValue) {
   using namespace aspectr::nmf;
-  RPieces P(fn, cols);
+  std::unique_ptr<aspectr::Pieces> data;
+  if (Rf_isNull(local)) data.reset(new RPieces(fn, cols));
+  else data.reset(new StorePieces(local, threads, cols));
+  const aspectr::Pieces& P = *data;
   PieceModel M;
   M.H = Rcpp::as<arma::mat>(H0);
   M.P = &P;

@@ -300,14 +300,15 @@ class RPieces : public aspectr::Pieces {
     if (Rf_isNull(cols_)) return aspectr::Pieces::map_columns(r);
     return call(Rcpp::Function(cols_), r);
   }
-
- private:
+  // the request run by the R function f(op, input), its statistics back
   static aspectr::Stats call(const Rcpp::Function& f, const aspectr::Request& r) {
     if (!r.refs.empty()) throw std::logic_error("request '" + r.op + "' by reference through R");
     Rcpp::List in;
     for (const auto& kv : r.in) in[kv.first] = Rcpp::wrap(kv.second);
     return stats_from_r(f(r.op, in));
   }
+
+ private:
   Rcpp::Function fn_;
   SEXP cols_;
 };

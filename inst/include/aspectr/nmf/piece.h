@@ -168,12 +168,14 @@ class FileCells : public Cells {
   void XHt(const arma::mat& H, arma::mat& A, int) override {
     ShardReader reader(path_);
     if (A.n_rows != H.n_rows || A.n_cols != m_) A.set_size(H.n_rows, m_);
-    x2_ = stream_products(reader, buf_, cells_, scale_, nullptr, nullptr, &H, &A);
+    const double x2 = stream_products(reader, buf_, cells_, scale_, nullptr, nullptr, &H, &A, x2_ < 0.0);
+    if (x2_ < 0.0) x2_ = x2;
   }
   void WtX(const arma::mat& Wt, arma::mat& C, int) override {
     ShardReader reader(path_);
     C.set_size(Wt.n_rows, n_);
-    x2_ = stream_products(reader, buf_, cells_, scale_, &Wt, &C, nullptr, nullptr);
+    const double x2 = stream_products(reader, buf_, cells_, scale_, &Wt, &C, nullptr, nullptr, x2_ < 0.0);
+    if (x2_ < 0.0) x2_ = x2;
   }
   double xnorm2() override {
     if (x2_ < 0.0) {
@@ -234,16 +236,17 @@ class FileCells : public Cells {
     const std::size_t* bp = beg.data();
     const arma::uword* rp = ri.data();
     const double* dp = dv.data();
-    double x2 = 0.0;
     while (reader.next(buf_, cells_)) {
       const index_t* ix = buf_.idx.data();
-      const double* xv = scale_chunk(buf_, m, n, scale_, x2, nullptr);
+      const double* vv = buf_.val.data();
+      // (each value scaled where it is used: most cells are not)
       for (std::size_t t = 0; t < buf_.nnz; ++t) {
         const std::size_t i = ix[2 * t], j = ix[2 * t + 1];
+        if (i >= m || j >= n) throw std::runtime_error("a cell's index is outside the shard's size");
         const std::size_t from = is_w ? i : j;
         const std::size_t a0 = bp[from], a1 = bp[from + 1];
         if (a0 == a1) continue;
-        const double x = xv[t];
+        const double x = vv[t] / scale_;
         double* o = cp + (is_w ? j : i) * k;
         for (std::size_t a = a0; a < a1; ++a) o[rp[a]] += x * dp[a];
       }

@@ -165,10 +165,23 @@ inline double kl_shard_step(const Data& X, arma::mat& Wt, const arma::mat& H, do
 // x = value / scale written to buf.g (returned), sum x^2 added to `x2` and
 // sum x log x - x to *cst when given.
 inline const double* scale_chunk(ShardBuffer& buf, arma::uword m, arma::uword n, double scale, double& x2,
-                                 double* cst) {
+                                 double* cst, bool norm = true) {
   const std::size_t nnz = buf.nnz;
   const index_t* ix = buf.idx.data();
   buf.g.resize(nnz);
+  // (without the squares when the caller has them: their sum is one chain
+  // of additions, a quarter of a product pass's time)
+  if (!norm && cst == nullptr) {
+    const double* __restrict v = buf.val.data();
+    double* __restrict g = buf.g.data();
+    bool out = false;
+    for (std::size_t s = 0; s < nnz; ++s) {
+      out |= (ix[2 * s] >= m) | (ix[2 * s + 1] >= n);
+      g[s] = v[s] / scale;
+    }
+    if (out) throw std::runtime_error("a cell's index is outside the shard's size");
+    return buf.g.data();
+  }
   for (std::size_t s = 0; s < nnz; ++s) {
     if (ix[2 * s] >= m || ix[2 * s + 1] >= n) throw std::runtime_error("a cell's index is outside the shard's size");
     const double x = buf.val[s] / scale;
@@ -179,19 +192,83 @@ inline const double* scale_chunk(ShardBuffer& buf, arma::uword m, arma::uword n,
   return buf.g.data();
 }
 
+// o (k) += sum over the cells [t, e) (all of one column) of x f_i, f_i the
+// column of F (k x rows) of the cell's row: o's rows eight at a time in
+// registers over the cells, in their order (the arithmetic of o[r] += x
+// f[r] per cell; Data::rowwise()'s kernel).
+inline void column_run(const double* __restrict fp, arma::uword k, const index_t* __restrict ix,
+                       const double* __restrict xv, std::size_t t, std::size_t e, double* __restrict o) {
+  using dense::v2;
+  using dense::load;
+  arma::uword r = 0;
+  for (; r + 8 <= k; r += 8) {
+    v2 a0 = load(o + r), a1 = load(o + r + 2), a2 = load(o + r + 4), a3 = load(o + r + 6);
+    for (std::size_t s = t; s < e; ++s) {
+      const v2 x = dense::bcast(xv[s]);
+      const double* f = fp + static_cast<std::size_t>(ix[2 * s]) * k + r;
+      a0 += x * load(f); a1 += x * load(f + 2); a2 += x * load(f + 4); a3 += x * load(f + 6);
+    }
+    dense::store(o + r, a0); dense::store(o + r + 2, a1);
+    dense::store(o + r + 4, a2); dense::store(o + r + 6, a3);
+  }
+  for (; r + 2 <= k; r += 2) {
+    v2 a0 = load(o + r);
+    for (std::size_t s = t; s < e; ++s)
+      a0 += dense::bcast(xv[s]) * load(fp + static_cast<std::size_t>(ix[2 * s]) * k + r);
+    dense::store(o + r, a0);
+  }
+  if (r < k) {
+    double a0 = o[r];
+    for (std::size_t s = t; s < e; ++s) a0 += xv[s] * fp[static_cast<std::size_t>(ix[2 * s]) * k + r];
+    o[r] = a0;
+  }
+}
+
+// For each cell in [t, e) (all of one column, f its column of the other
+// factor, k): column i of `out` (k x rows) += x f, i the cell's row; f's
+// rows eight at a time in registers over the cells.
+inline void row_scatter(const double* __restrict f, arma::uword k, const index_t* __restrict ix,
+                        const double* __restrict xv, std::size_t t, std::size_t e, double* __restrict out) {
+  using dense::v2;
+  using dense::load;
+  using dense::store;
+  arma::uword r = 0;
+  for (; r + 8 <= k; r += 8) {
+    const v2 f0 = load(f + r), f1 = load(f + r + 2), f2 = load(f + r + 4), f3 = load(f + r + 6);
+    for (std::size_t s = t; s < e; ++s) {
+      double* o = out + static_cast<std::size_t>(ix[2 * s]) * k + r;
+      const v2 x = dense::bcast(xv[s]);
+      store(o, load(o) + x * f0); store(o + 2, load(o + 2) + x * f1);
+      store(o + 4, load(o + 4) + x * f2); store(o + 6, load(o + 6) + x * f3);
+    }
+  }
+  for (; r + 2 <= k; r += 2) {
+    const v2 f0 = load(f + r);
+    for (std::size_t s = t; s < e; ++s) {
+      double* o = out + static_cast<std::size_t>(ix[2 * s]) * k + r;
+      store(o, load(o) + dense::bcast(xv[s]) * f0);
+    }
+  }
+  if (r < k) {
+    for (std::size_t s = t; s < e; ++s) out[static_cast<std::size_t>(ix[2 * s]) * k + r] += xv[s] * f[r];
+  }
+}
+
 // A shard file's products, read `cells` cells at a time into `buf` (the
 // shard is never held whole), with x = value / scale:
 //   C = W_s' X_s (k x n)        when C is given (Wt: k x m_s),
 //   A = (X_s H')' (k x m_s)     when A is given (H: k x n),
-// both set to zero first, and returns sum x^2. Every element is summed over
-// its cells in the file's order, o += x f, from zero: for a file in row or
-// in column order (as write_shards() writes them) that is the order of
-// Data's products (rows ascending within a column and columns within a
-// row), so the results are the same to the last bit. One thread: the
-// passes are scattered additions of k-vectors, bound by memory, which
-// threads splitting the outputs made slower (measured), not faster.
+// both set to zero first, and returns sum x^2 (0 without `norm`). Every
+// element is summed over its cells in the file's order, o += x f, from
+// zero: for a file in row or in column order (as write_shards() writes
+// them) that is the order of Data's products (rows ascending within a
+// column and columns within a row), so the results are the same to the
+// last bit. One thread: the passes are scattered additions of k-vectors,
+// bound by memory, which threads splitting the outputs made slower
+// (measured), not faster.
 inline double stream_products(ShardReader& reader, ShardBuffer& buf, std::size_t cells, double scale,
-                              const arma::mat* Wt, arma::mat* C, const arma::mat* H, arma::mat* A) {
+                              const arma::mat* Wt, arma::mat* C, const arma::mat* H, arma::mat* A,
+                              bool norm = true) {
   const std::vector<arma::uword>& dims = reader.dims();
   if (dims.size() != 2) throw std::runtime_error("a shard of nmf() must be a matrix");
   const arma::uword m = dims[0], n = dims[1];
@@ -205,26 +282,21 @@ inline double stream_products(ShardReader& reader, ShardBuffer& buf, std::size_t
   while (reader.next(buf, cells)) {
     const std::size_t nnz = buf.nnz;
     const index_t* ix = buf.idx.data();
-    const double* xv = scale_chunk(buf, m, n, scale, x2, nullptr);
-    if (C != nullptr) {
-      const double* __restrict wp = Wt->memptr();
-      double* __restrict cp = C->memptr();
-      for (std::size_t t = 0; t < nnz; ++t) {
-        const double x = xv[t];
-        const double* w = wp + static_cast<std::size_t>(ix[2 * t]) * k;
-        double* c = cp + static_cast<std::size_t>(ix[2 * t + 1]) * k;
-        for (std::size_t r = 0; r < k; ++r) c[r] += x * w[r];
-      }
-    }
-    if (A != nullptr) {
-      const double* __restrict hp = H->memptr();
-      double* __restrict ap = A->memptr();
-      for (std::size_t t = 0; t < nnz; ++t) {
-        const double x = xv[t];
-        const double* h = hp + static_cast<std::size_t>(ix[2 * t + 1]) * k;
-        double* a = ap + static_cast<std::size_t>(ix[2 * t]) * k;
-        for (std::size_t r = 0; r < k; ++r) a[r] += x * h[r];
-      }
+    const double* xv = scale_chunk(buf, m, n, scale, x2, nullptr, norm);
+    // The cells in runs of one column (a file in column order: one run per
+    // column). C's column of a run is held in registers over the run's
+    // cells, eight rows at a time, and A's rows take H's column held the
+    // same way: the arithmetic of o[r] += x f[r] per cell, in the file's
+    // order, without a store and reload of o (C) or of f (A) per cell.
+    std::size_t t = 0;
+    while (t < nnz) {
+      const arma::uword j = ix[2 * t + 1];
+      std::size_t e = t + 1;
+      while (e < nnz && ix[2 * e + 1] == j) ++e;
+      // (a run cut by the chunk's end goes on from C's column as left)
+      if (C != nullptr) column_run(Wt->memptr(), k, ix, xv, t, e, C->colptr(j));
+      if (A != nullptr) row_scatter(H->colptr(j), k, ix, xv, t, e, A->memptr());
+      t = e;
     }
   }
   return x2;

@@ -185,6 +185,10 @@ cpp_ntf_fpiece_run <- function(state, file, dims, F0, op, input, threads, aux = 
     .Call(`_aspectr_cpp_ntf_fpiece_run`, state, file, dims, F0, op, input, threads, aux)
 }
 
+cpp_ntf_kpiece_run <- function(state, file, dims, F0, op, input, threads, aux) {
+    .Call(`_aspectr_cpp_ntf_kpiece_run`, state, file, dims, F0, op, input, threads, aux)
+}
+
 cpp_pps_pieces_fit <- function(fn, lambda, shared, free_weights, max_iter, tol, threads, hook = NULL, want_model = FALSE) {
     .Call(`_aspectr_cpp_pps_pieces_fit`, fn, lambda, shared, free_weights, max_iter, tol, threads, hook, want_model)
 }

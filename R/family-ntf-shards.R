@@ -78,6 +78,7 @@ ntf_shard_weight_parts <- function(x, wc) {
 shard_ntf_op <- function(st, held, op, args) {
   if (op == "ntf_wset") return(shard_ntf_wset(st, held, args))
   if (op == "ntf_fpiece") return(shard_ntf_fop(st, held, args))
+  if (op == "ntf_kpiece") return(shard_ntf_fop(st, held, args, kcd = TRUE))
   if (op != "ntf_wpiece") stop("unknown operation ", op)
   g <- args$global
   parts <- NULL
@@ -249,8 +250,10 @@ ntf_lazy_random <- function(dims, k, scale) {
 # the store's shards. A shard kept in memory has its cells (divided by the
 # fit's scale) made once; one streamed from a .shard file is read a chunk
 # at a time in each request; another file is read again for each request
-# (one shard at a time).
-shard_ntf_fop <- function(st, held, args) {
+# (one shard at a time). With `kcd` ("ntf_kpiece"): a request of KL
+# coordinate descent (KLCDTensorPiece), the shard keeping the step's start
+# of its rows beside them.
+shard_ntf_fop <- function(st, held, args, kcd = FALSE) {
   g <- args$global
   parts <- NULL
   for (key in names(st$shards)) {
@@ -262,14 +265,14 @@ shard_ntf_fop <- function(st, held, args) {
     # (plsa()'s L2 fit: the numbers a shard keeps beside its rows, and its
     # rounds of the projection, which do not read the cells)
     aux <- NULL
-    if (isTRUE(args$aux)) {
+    if (isTRUE(args$aux) || kcd) {
       aux <- h$aux
       if (is.null(aux) || !identical(dim(aux), dim(h$F0))) {
         aux <- matrix(0, nrow(h$F0), ncol(h$F0))
         st$shards[[key]]$aux <- aux
       }
     }
-    if (args$req %in% c("pps_col", "pps_count")) {
+    if (args$req %in% c("pps_col", "pps_count", "kcd_restore")) {
       # (no cells)
     } else if (!h$keep && shard_streamable(h$source)) {
       check_shard_file(h$source)
@@ -286,7 +289,8 @@ shard_ntf_fop <- function(st, held, args) {
         st$shards[[key]]$data <- NULL
       }
     }
-    r <- tryCatch(cpp_ntf_fpiece_run(S, file, dims, h$F0, args$req, args$input, g$threads, aux), error = fail)
+    r <- tryCatch(if (kcd) cpp_ntf_kpiece_run(S, file, dims, h$F0, args$req, args$input, g$threads, aux) else
+                    cpp_ntf_fpiece_run(S, file, dims, h$F0, args$req, args$input, g$threads, aux), error = fail)
     rm(aux)
     # a shard read for this operation only is let go at once
     if (!h$keep && !is.null(S)) cpp_ntf_fshard_release(S)
@@ -334,6 +338,48 @@ plsa_l2_shard_session <- function(x, cluster, threads, call, files = NULL) {
     list(lambda = r$lambda, factors = c(list(eng$gather(last = TRUE)), r$shared), objective = 0.5 * r$objective,
          initial = 0.5 * r$initial, iterations = r$iterations, converged = r$converged, stopped = r$stopped,
          kl = r$kl)
+  }
+  list(fit = fit, close = eng$drop, finalize = eng$finalize, discard = eng$discard)
+}
+
+# ntf(loss = "kl", method = "cd") and plsa(method = "cd") of N-way data in
+# shards(): the in-memory coordinate descent over the modes (solvers/cd.h)
+# on pieces (solvers/cd_pieces.h). Each shard solves its rows of the first
+# mode itself and keeps them; every other mode's rows are solved on the
+# master, each Newton step from sums over the shards' cells (one pass over
+# the shards per step of all the mode's rows), in the order of the
+# in-memory steps, so the fit equals the in-memory fit from the same start
+# up to rounding. The values are those of the in-memory fit, x / sum(x)
+# (divided by the largest value first).
+# `fit(init, iters, tol, hook, exact)` runs one start (lambda and factors
+# d_n x k, the first mode's as shard_begin() takes it) and returns what
+# shard_em_fit() returns.
+ntf_kshard_session <- function(x, cluster, threads, call, files = NULL) {
+  top <- max(vapply(x$meta, function(m) m$top, numeric(1)))
+  scaled <- sum(vapply(x$meta, function(m) m$scaled * m$top, numeric(1))) / top
+  eng <- shard_engine(x, cluster, threads, call)
+  eng$set_files(files)
+  tryCatch(eng$load(), error = function(e) { eng$drop(); stop(e) })
+  global <- list(dims = x$dims, threads = threads, s = top * scaled,
+                 chunk = if (is.null(cluster) && shard_files_streamed(x)) shard_chunk(call))
+  fit <- function(init, iters, tol, hook, exact) {
+    run <- function(op, args = list()) eng$reduce(eng$run(op, c(list(global = global), args)), "stats")
+    lambda <- as.numeric(init$lambda)
+    shared <- lapply(init$factors[-1], t)
+    shard_begin(eng, init)
+    fn <- function(op, input) {
+      if (op == "gather") return(list(F0 = eng$gather()))
+      run("ntf_kpiece", list(req = op, input = input)) %||% list()
+    }
+    cb <- function(it, value, model) {
+      shard_iteration_gc(eng, length(lambda), exact)
+      if (is.null(hook)) TRUE else hook(it, value, model)
+    }
+    r <- cpp_aspect_pieces_fit(fn, lambda, shared, "kcd", 1, NULL, as.integer(iters), tol, threads, cb, exact)
+    F0 <- eng$gather(last = TRUE)
+    list(lambda = r$lambda, factors = c(list(F0), lapply(r$factors, t)), objective = r$objective,
+         initial = r$initial, iterations = r$iterations, converged = r$converged, stopped = r$stopped, kl = r$kl,
+         gathered = TRUE)
   }
   list(fit = fit, close = eng$drop, finalize = eng$finalize, discard = eng$discard)
 }

@@ -70,9 +70,13 @@
 #' the Hadamard product of the other modes' Gram matrices and return, in
 #' the same pass, their rows' Gram matrix and their part of the second
 #' mode's contraction; the squared norm of the data is summed over the
-#' shards once. Under KL only the multiplicative updates run on shards
-#' (coordinate descent needs every slice of a mode at once), by the EM
-#' passes of [plsa()]. Without weights, the random start's first factor
+#' shards once. Under KL, coordinate descent (the default, as in memory)
+#' has each shard solve its rows of the first mode, and every other mode's
+#' rows take each coordinate Newton step (Hsieh and Dhillon 2011) from sums
+#' over the shards, one pass over the shards per step of all the mode's
+#' rows (about k + 1 passes per mode); the multiplicative updates (`method
+#' = "mu"`) run by the EM passes of [plsa()]. Without weights, the random
+#' start's first factor
 #' is drawn by the process that holds each shard (the numbers of the
 #' in-memory start), never as a whole.
 #'
@@ -105,7 +109,7 @@
 #' which weights were given.
 #'
 #' Data split along the first mode with [shards()] take the same arguments
-#' with `loss = "kl"` and `method = "mu"` (the default on shards), in this
+#' with `loss = "kl"` and `method = "mu"` (their default on shards), in this
 #' process, from files or on the workers of `cluster`: each shard receives
 #' its rows' part of the weights (those of `mask`, `observed` and `weights`
 #' in its rows, its part of the first mode's `mode_weights`) and updates
@@ -172,7 +176,8 @@ ntf <- function(x, k, loss = c("frobenius", "kl"), method = NULL, nrun = 1,
   files <- factor_paths(factor_dir, x, fmode, callback)
   if (sharded) {
     check_tensor_shards(x, "ntf")
-    method <- check_shard_capability("ntf", loss, method)
+    # (with weights, the default is the first method the table allows them)
+    method <- check_shard_capability("ntf", loss, method, options = list(mask = weighted))
   }
   choices <- if (loss == "kl") c("cd", "mu") else c("hals", "mu")
   if (is.null(method)) {
@@ -290,7 +295,9 @@ ntf <- function(x, k, loss = c("frobenius", "kl"), method = NULL, nrun = 1,
                          factors = lapply(first, function(f) f / rep(colSums(f), each = nrow(f))))
     }
     if (sharded) {
-      session <- shard_em_session(x, cluster, threads, 1, call, files = files)
+      # (coordinate descent: solvers/cd_pieces.h; EM: solvers/pieces_em.h)
+      session <- if (method == "cd") ntf_kshard_session(x, cluster, threads, call, files) else
+        shard_em_session(x, cluster, threads, 1, call, files = files)
       on.exit(session$close(), add = TRUE)
       fit_start <- function(init, iters) session$fit(init, iters, tol, hook, exact = !is.null(callback))
     } else {

@@ -322,8 +322,12 @@
 #' rows of the documents' factor where the shard is, which keeps three
 #' copies of them, the iterates the extrapolation reads); with `tempering
 #' < 1` the default is SQUAREM, as in memory; with a `prior` or `seeds`
-#' and for N-way data `method = "cd"` is refused (it needs every cell of a
-#' term at once) and the default is EM. `loss = "tsallis"` is fitted by
+#' `method = "cd"` is refused (it needs every cell of a term at once) and
+#' the default is EM. N-way data are fitted by the default coordinate
+#' descent of [ntf()] on shards (each shard solves its documents' rows;
+#' every other mode's rows take their Newton steps from sums over the
+#' shards, one pass over the shards per step of all the mode's rows), or
+#' by EM or SQUAREM. `loss = "tsallis"` is fitted by
 #' q-EM extrapolated by SQUAREM (the default, as in memory) or by q-EM
 #' (`method = "em"`), which updates its blocks one after another, so a
 #' sharded q-EM iteration passes over the shards once per mode (EM: once;

@@ -13,14 +13,12 @@ shard_capabilities <- function() {
     cap("nmf", "frobenius", c("hals", "anls", "mu", "als"), TRUE),
     cap("nmf", "kl", c("cd", "mu"), TRUE),
     cap("nmf", "beta", "mu", TRUE),
-    # (coordinate descent of a matrix is nmf()'s rule, which runs on pieces;
-    # with a prior and for N-way data it is that of solvers/cd.h, which
-    # needs every cell of a term at once)
+    # (coordinate descent of a matrix is nmf()'s rule, which runs on pieces,
+    # of N-way data solvers/cd_pieces.h; with a prior it is that of
+    # solvers/cd.h, which needs every cell of a term at once)
     cap("plsa", "kl", c("cd", "em", "squarem"), TRUE),
     cap("plsa", "kl", "cd", FALSE, "coordinate descent with a prior needs every row of a term at once",
         option = "prior"),
-    cap("plsa", "kl", "cd", FALSE, "coordinate descent of N-way data needs every slice of a mode at once",
-        option = "tensor"),
     cap("plsa", "tsallis", c("squarem", "em"), TRUE),
     # (missing cells, masks and weights: the weighted q-EM runs on pieces,
     # solvers/plsa_weighted_pieces.h, without SQUAREM)
@@ -28,8 +26,7 @@ shard_capabilities <- function() {
         option = "mask"),
     cap("plsa", "l2", "blocks", FALSE, "the weighted L2 loss is fitted in one object", option = "mask"),
     cap("plsa", "l2", "blocks", TRUE),
-    cap("ntf", "kl", "mu", TRUE),
-    cap("ntf", "kl", "cd", FALSE, "coordinate descent needs every slice of a mode at once"),
+    cap("ntf", "kl", c("cd", "mu"), TRUE),
     cap("ntf", "frobenius", c("hals", "mu"), TRUE),
     # missing cells, masks and weights: nmf()'s weighted rule runs on pieces
     # (nmf/weighted.h), and ntf()'s KL multiplicative updates

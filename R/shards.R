@@ -627,7 +627,7 @@ shard_fits <- new.env(parent = emptyenv())
 
 # the operations that change a store's state (answered from the cache when
 # delivered twice)
-shard_steps <- c("step", "nmf_piece", "ntf_wpiece", "ntf_fpiece", "qem_docs", "qem_norm", "wq_piece",
+shard_steps <- c("step", "nmf_piece", "ntf_wpiece", "ntf_fpiece", "ntf_kpiece", "qem_docs", "qem_norm", "wq_piece",
                  "sq_save", "sq_norms", "sq_extrapolate", "sq_restore")
 
 # The operations on a store, run on the master or on a worker: "load",
@@ -1302,7 +1302,10 @@ plsa_shards <- function(x, k, loss, method, q, tempering, init, nrun, stg, max_i
                      f
                    })
   rank1 <- loss == "kl" && k == 1 && is.null(first) && is.null(prior)
-  cd <- method == "cd" && !rank1
+  # (coordinate descent of a matrix: nmf()'s; of N-way data: that of
+  # solvers/cd_pieces.h, ntf_kshard_session())
+  cd <- method == "cd" && !rank1 && N == 2
+  kcd <- method == "cd" && !rank1 && N > 2
   if (cd) {
     # nmf()'s KL coordinate descent on the shards (plsa_cd_shard_session())
     session <- plsa_cd_shard_session(x, cluster, threads, call, files)
@@ -1316,13 +1319,15 @@ plsa_shards <- function(x, k, loss, method, q, tempering, init, nrun, stg, max_i
   }
   hook <- shard_progress(hook, verbose, paste0(if (loss == "tsallis") "plsa (sharded q-EM" else
     if (loss == "l2") "plsa (sharded L2" else
-    if (cd) "plsa (sharded KL CD" else "plsa (sharded EM", if (method == "squarem") ", SQUAREM", ")"), max_iter)
+    if (cd || kcd) "plsa (sharded KL CD" else "plsa (sharded EM", if (method == "squarem") ", SQUAREM", ")"), max_iter)
   start <- proc.time()[["elapsed"]]
   if (loss == "l2") {
     # the block steps on the shards (plsa_l2_shard_session())
     session <- plsa_l2_shard_session(x, cluster, threads, call, files)
     l2_fit <- session$fit
     session$fit <- function(init, iters, tol, hook, exact) l2_fit(init, iters, tol, hook, exact, free = !normalize)
+  } else if (kcd) {
+    session <- ntf_kshard_session(x, cluster, threads, call, files)
   } else if (!cd) {
     session <- shard_em_session(x, cluster, threads, tempering, call, q = if (loss == "tsallis") q, files = files,
                                 prior = prior, squarem = method == "squarem")

@@ -744,6 +744,24 @@ BEGIN_RCPP
     return rcpp_result_gen;
 END_RCPP
 }
+// cpp_ntf_kpiece_run
+Rcpp::List cpp_ntf_kpiece_run(SEXP state, SEXP file, Rcpp::IntegerVector dims, SEXP F0, std::string op, SEXP input, int threads, SEXP aux);
+RcppExport SEXP _aspectr_cpp_ntf_kpiece_run(SEXP stateSEXP, SEXP fileSEXP, SEXP dimsSEXP, SEXP F0SEXP, SEXP opSEXP, SEXP inputSEXP, SEXP threadsSEXP, SEXP auxSEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::RNGScope rcpp_rngScope_gen;
+    Rcpp::traits::input_parameter< SEXP >::type state(stateSEXP);
+    Rcpp::traits::input_parameter< SEXP >::type file(fileSEXP);
+    Rcpp::traits::input_parameter< Rcpp::IntegerVector >::type dims(dimsSEXP);
+    Rcpp::traits::input_parameter< SEXP >::type F0(F0SEXP);
+    Rcpp::traits::input_parameter< std::string >::type op(opSEXP);
+    Rcpp::traits::input_parameter< SEXP >::type input(inputSEXP);
+    Rcpp::traits::input_parameter< int >::type threads(threadsSEXP);
+    Rcpp::traits::input_parameter< SEXP >::type aux(auxSEXP);
+    rcpp_result_gen = Rcpp::wrap(cpp_ntf_kpiece_run(state, file, dims, F0, op, input, threads, aux));
+    return rcpp_result_gen;
+END_RCPP
+}
 // cpp_pps_pieces_fit
 Rcpp::List cpp_pps_pieces_fit(SEXP fn, Rcpp::NumericVector lambda, Rcpp::List shared, bool free_weights, int max_iter, double tol, int threads, SEXP hook, bool want_model);
 RcppExport SEXP _aspectr_cpp_pps_pieces_fit(SEXP fnSEXP, SEXP lambdaSEXP, SEXP sharedSEXP, SEXP free_weightsSEXP, SEXP max_iterSEXP, SEXP tolSEXP, SEXP threadsSEXP, SEXP hookSEXP, SEXP want_modelSEXP) {
@@ -1754,6 +1772,7 @@ static const R_CallMethodDef CallEntries[] = {
     {"_aspectr_cpp_ntf_fshard_state", (DL_FUNC) &_aspectr_cpp_ntf_fshard_state, 4},
     {"_aspectr_cpp_ntf_fshard_release", (DL_FUNC) &_aspectr_cpp_ntf_fshard_release, 1},
     {"_aspectr_cpp_ntf_fpiece_run", (DL_FUNC) &_aspectr_cpp_ntf_fpiece_run, 8},
+    {"_aspectr_cpp_ntf_kpiece_run", (DL_FUNC) &_aspectr_cpp_ntf_kpiece_run, 8},
     {"_aspectr_cpp_pps_pieces_fit", (DL_FUNC) &_aspectr_cpp_pps_pieces_fit, 9},
     {"_aspectr_cpp_ntf_pieces_fit", (DL_FUNC) &_aspectr_cpp_ntf_pieces_fit, 8},
     {"_aspectr_cpp_ntf_weighted_fit", (DL_FUNC) &_aspectr_cpp_ntf_weighted_fit, 19},

@@ -2,6 +2,7 @@
 // aspectr/solvers/cp_pieces.h.
 #include "r_adapters.h"
 #include <aspectr/solvers/cp_pieces.h>
+#include <aspectr/solvers/cd_pieces.h>
 
 using aspectr_r::RCallback;
 using aspectr_r::add_trace;
@@ -60,6 +61,42 @@ Rcpp::List cpp_ntf_fpiece_run(SEXP state, SEXP file, Rcpp::IntegerVector dims, S
   }
   try {
     aspectr::CPFrobPiece piece(*cells, d, REAL(F0), Rf_nrows(F0), Rf_ncols(F0), Rf_isNull(aux) ? nullptr : REAL(aux));
+    return aspectr_r::stats_to_r(piece.run(r, threads));
+  } catch (const std::logic_error& e) {
+    Rcpp::stop(std::string("internal error: ") + e.what());
+  }
+}
+
+// A request of KL coordinate descent of N-way data (KLCDTensorPiece,
+// solvers/cd_pieces.h) on one shard: its cells as for cpp_ntf_fpiece_run()
+// (values divided by the data's total), F0 its rows of the first factor (k
+// x rows) and aux a matrix of F0's size the piece keeps the step's start
+// in, both changed in place.
+// [[Rcpp::export]]
+Rcpp::List cpp_ntf_kpiece_run(SEXP state, SEXP file, Rcpp::IntegerVector dims, SEXP F0, std::string op, SEXP input,
+                              int threads, SEXP aux) {
+  if (!Rf_isReal(F0) || !Rf_isMatrix(F0)) Rcpp::stop("internal error: the first factor must be a matrix of doubles");
+  std::vector<arma::uword> d(dims.begin(), dims.end());
+  if (d.size() < 2 || static_cast<arma::uword>(Rf_ncols(F0)) != d[0])
+    Rcpp::stop("internal error: the first factor does not match the shard");
+  if (!Rf_isReal(aux) || !Rf_isMatrix(aux) || Rf_nrows(aux) != Rf_nrows(F0) || Rf_ncols(aux) != Rf_ncols(F0))
+    Rcpp::stop("internal error: the piece's own numbers do not match its rows");
+  aspectr::Request r(op);
+  r.in = aspectr_r::stats_from_r(input).m;
+  std::unique_ptr<aspectr::CPCells> cells;
+  aspectr::SparseTensor none;  // (a request without the cells: neither given)
+  none.dims = d;
+  if (Rf_isNull(file) && Rf_isNull(state)) {
+    cells.reset(new aspectr::MemoryCPCells(none));
+  } else if (Rf_isNull(file)) {
+    Rcpp::XPtr<aspectr::SparseTensor> S(state);
+    if (S->dims != d) Rcpp::stop("internal error: the shard's cells do not match its size");
+    cells.reset(new aspectr::MemoryCPCells(*S));
+  } else {
+    cells = aspectr_r::file_cp_cells(file, d);
+  }
+  try {
+    aspectr::KLCDTensorPiece piece(*cells, d, REAL(F0), REAL(aux), Rf_nrows(F0));
     return aspectr_r::stats_to_r(piece.run(r, threads));
   } catch (const std::logic_error& e) {
     Rcpp::stop(std::string("internal error: ") + e.what());

@@ -3,6 +3,7 @@
 // export: std::exception from the core becomes an R error, Rcpp's interrupt
 // exception an R interrupt.
 #include "r_adapters.h"
+#include <aspectr/solvers/cd_pieces.h>
 
 using namespace aspectr_r;
 
@@ -972,7 +973,8 @@ void cpp_shard_buffer_free(SEXP buffer) {
   release_free_memory();
 }
 
-// EM (tempered EM) or q-EM of the aspect model on data in pieces reached
+// EM (tempered EM), q-EM or ("kcd") KL coordinate descent of N-way data
+// (solvers/cd_pieces.h) of the aspect model on data in pieces reached
 // through R (RPieces: fn(op, input) runs a request on every shard where it
 // is and returns the added statistics; see solvers/pieces_em.h): the rule's
 // loop in the core's driver. lambda (k) and factors (the shared modes',
@@ -1016,6 +1018,13 @@ Rcpp::List cpp_aspect_pieces_fit(SEXP fn, Rcpp::NumericVector lambda, Rcpp::List
     aspectr::PieceEM rule(Rf_isNull(term_prior) ? arma::mat() : Rcpp::as<arma::mat>(term_prior));
     tr = run(rule);
     kl = rule.kl();
+  } else if (method == "kcd") {
+    // KL coordinate descent of N-way data (no SQUAREM; its objective is
+    // D(G || P) itself)
+    if (squarem || M.F.empty()) Rcpp::stop("internal error: coordinate descent in pieces without SQUAREM, of 2 modes or more");
+    aspectr::PieceKLCDTensor rule;
+    tr = aspectr::run_solver(rule, P, M, ctl, cb);
+    kl = tr.objective.empty() ? tr.initial : tr.objective.back();
   } else {
     Rcpp::stop("internal error: no aspect rule in pieces for '%s'", method.c_str());
   }

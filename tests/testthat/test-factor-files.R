@@ -87,12 +87,12 @@ test_that("every sharded family and method writes the fit's factor (objects into
                        factor_dir = dir), ref)
   # ntf, 2-way and 3-way
   ref <- ntf(x, 2, loss = "kl", method = "mu", seed = 1, max_iter = 10, tol = 0)
-  expect_files_fit(ntf(shards(parts), 2, loss = "kl", seed = 1, max_iter = 10, tol = 0, factor_dir = dir), ref)
+  expect_files_fit(ntf(shards(parts), 2, loss = "kl", method = "mu", seed = 1, max_iter = 10, tol = 0, factor_dir = dir), ref)
   X <- array(stats::rpois(18 * 5 * 4, 2), c(18, 5, 4)); X[, 1, 1] <- 1
   dimnames(X) <- list(paste0("a", 1:18), NULL, NULL)
   names(dimnames(X)) <- c("users", "items", "days")
   ref <- ntf(X, 2, loss = "kl", method = "mu", seed = 1, max_iter = 10, tol = 0)
-  fit <- ntf(shards(split_rows(X, 9L)), 2, loss = "kl", seed = 1, max_iter = 10, tol = 0, factor_dir = dir)
+  fit <- ntf(shards(split_rows(X, 9L)), 2, loss = "kl", method = "mu", seed = 1, max_iter = 10, tol = 0, factor_dir = dir)
   expect_files_fit(fit, ref)
   expect_true(all(file.exists(file.path(dir, paste0("shard", 1:2, ".", names(fit$factors)[1], ".rds")))))
   expect_false(any(grepl("\\.run|\\.probe", list.files(dir))))

@@ -34,7 +34,7 @@ test_that("the default method on shards is the in-memory default where the table
   sh <- shards(split_rows(shard_counts(20, 12, seed = 6), 9L))
   y <- prop_with_seed(6, array(stats::rpois(10 * 4 * 3, 2) + 1, c(10, 4, 3)))
   fit <- function(x, f = plsa, ...) suppressMessages(f(x, 2, seed = 1, max_iter = 3, tol = 0, ...))$method
-  # (KL coordinate descent of a matrix; EM with a prior or of N-way data,
+  # (KL coordinate descent of a matrix and of N-way data; EM with a prior,
   # where coordinate descent needs every cell of a term at once; SQUAREM
   # when tempered)
   expect_identical(fit(sh), "cd")
@@ -43,8 +43,9 @@ test_that("the default method on shards is the in-memory default where the table
   expect_identical(fit(sh, loss = "tsallis"), "squarem")
   # (the weighted q-EM on shards has no SQUAREM: its default there is "em")
   expect_identical(fit(sh, loss = "tsallis", row_weights = rep(1, 20)), "em")
-  expect_identical(fit(shards(split_rows(y, 5L))), "em")
-  expect_identical(fit(sh, ntf, loss = "kl"), "mu")
+  expect_identical(fit(shards(split_rows(y, 5L))), "cd")
+  expect_identical(fit(sh, ntf, loss = "kl"), "cd")
+  expect_identical(fit(sh, ntf, loss = "kl", observed = matrix(TRUE, 20, 12)), "mu")
 })
 
 test_that("plsa() of shards: the rows' factor in files, staged restarts and the callback as in memory", {

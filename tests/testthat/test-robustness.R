@@ -171,7 +171,7 @@ test_that("a shard without counts is fitted as documents without counts, as in m
       expect_equal(b$H, a$H, tolerance = 1e-10)
     }
     a <- q(ntf(x, 2, loss = "kl", method = "mu", seed = 1, max_iter = 40, tol = 0))
-    b <- q(ntf(sh, 2, loss = "kl", seed = 1, max_iter = 40, tol = 0))
+    b <- q(ntf(sh, 2, loss = "kl", method = "mu", seed = 1, max_iter = 40, tol = 0))
     expect_equal(b$factors, a$factors, tolerance = 1e-10)
   }
   # N-way

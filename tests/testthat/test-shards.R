@@ -104,9 +104,15 @@ test_that("tempered EM, N-way data, ntf() and restarts are exact over shards", {
   ref <- plsa(X, 3, method = "em", seed = 4, max_iter = 40, tol = 0)
   expect_same_fit(plsa(shards(p3), 3, method = "em", seed = 4, max_iter = 40, tol = 0), ref)
   ref <- ntf(X, 3, loss = "kl", method = "mu", seed = 4, max_iter = 40, tol = 0)
-  fit <- ntf(shards(p3), 3, loss = "kl", seed = 4, max_iter = 40, tol = 0)
+  fit <- ntf(shards(p3), 3, loss = "kl", method = "mu", seed = 4, max_iter = 40, tol = 0)
   expect_same_fit(fit, ref)
   expect_equal(fit$loglik_const, ref$loglik_const, tolerance = 1e-12)
+  expect_equal(fit$weights, ref$weights, tolerance = 1e-10)
+  # (the default, coordinate descent, as in memory)
+  ref <- ntf(X, 3, loss = "kl", seed = 4, max_iter = 20, tol = 0)
+  fit <- ntf(shards(p3), 3, loss = "kl", seed = 4, max_iter = 20, tol = 0)
+  expect_identical(fit$method, "cd")
+  expect_same_fit(fit, ref)
   expect_equal(fit$weights, ref$weights, tolerance = 1e-10)
 
   # several starts, staged restarts, a warm start
@@ -269,19 +275,15 @@ test_that("sharded fits refuse what they cannot do exactly", {
   expect_error(plsa(sh, 2, loss = "tsallis", q = 1), class = "aspectr_error_input")
   # (the L2 loss runs on shards; normalize = FALSE is its own, as in memory)
   expect_error(plsa(sh, 2, normalize = FALSE), class = "aspectr_error_input_argument", regexp = "normalize")
-  # coordinate descent runs on shards, but not with a prior nor on N-way data
+  # coordinate descent runs on shards, but not with a prior
   expect_error(plsa(sh, 2, method = "cd", prior = 0.1), class = "aspectr_error_input_argument",
                regexp = "prior")
-  y <- array(stats::rpois(10 * 4 * 3, 2) + 1, c(10, 4, 3))
-  expect_error(plsa(shards(split_rows(y, 5L)), 2, method = "cd"), class = "aspectr_error_input_argument",
-               regexp = "N-way")
   expect_error(plsa(sh, 2, tempering = 0.9, method = "cd"), class = "aspectr_error_input_argument",
                regexp = "tempering")
   expect_error(plsa(sh, 0), class = "aspectr_error_input")
   expect_error(plsa(sh, 26), class = "aspectr_error_input")
   expect_error(plsa(sh, 2, tempering = 2), class = "aspectr_error_input")
   expect_error(ntf(sh, 2, method = "cd"), class = "aspectr_error_input_argument", regexp = "hals")
-  expect_error(ntf(sh, 2, loss = "kl", method = "cd"), class = "aspectr_error_input_argument")
   expect_error(plsa(x, 2, cluster = "localhost"), class = "aspectr_error_input_type")
   cl <- structure(list(), class = c("SOCKcluster", "cluster"))
   expect_error(plsa(sh, 2, method = "em", cluster = cl), class = "aspectr_error_input_value", regexp = "no workers")
@@ -313,7 +315,8 @@ test_that("a 2-worker PSOCK cluster gives the in-memory fit and leaves its worke
   # ntf on 3-way shards
   X <- array(stats::rpois(18 * 5 * 4, 2), c(18, 5, 4)); X[, 1, 1] <- 1
   ref <- ntf(X, 2, loss = "kl", method = "mu", seed = 1, max_iter = 10, tol = 0)
-  expect_same_fit(ntf(shards(split_rows(X, 9L)), 2, loss = "kl", seed = 1, max_iter = 10, tol = 0, cluster = cl), ref)
+  expect_same_fit(ntf(shards(split_rows(X, 9L)), 2, loss = "kl", method = "mu", seed = 1, max_iter = 10, tol = 0,
+                      cluster = cl), ref)
   # the workers hold nothing afterwards, also after an error in a worker
   stores <- function() unlist(parallel::clusterEvalQ(cl, length(ls(asNamespace("aspectr")$shard_stores))))
   expect_identical(stores(), c(0L, 0L))
@@ -457,8 +460,10 @@ test_that("write_shards() writes .shard files that fit as the in-memory data", {
   expect_identical(dim(sh3), dim(X))
   expect_same_fit(plsa(sh3, 2, method = "em", seed = 1, max_iter = 20, tol = 0),
                   plsa(X, 2, method = "em", seed = 1, max_iter = 20, tol = 0))
-  expect_same_fit(ntf(sh3, 2, loss = "kl", seed = 1, max_iter = 20, tol = 0),
+  expect_same_fit(ntf(sh3, 2, loss = "kl", method = "mu", seed = 1, max_iter = 20, tol = 0),
                   ntf(X, 2, loss = "kl", method = "mu", seed = 1, max_iter = 20, tol = 0))
+  expect_same_fit(ntf(sh3, 2, loss = "kl", seed = 1, max_iter = 20, tol = 0),
+                  ntf(X, 2, loss = "kl", seed = 1, max_iter = 20, tol = 0))
   # each row its own shard
   expect_length(write_shards(x[1:4, ], shard_tempdir(), n = 4), 4)
 })

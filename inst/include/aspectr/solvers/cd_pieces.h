@@ -1,0 +1,315 @@
+// aspectr/solvers/cd_pieces.h — the KL aspect model of N-way data by cyclic
+// coordinate descent over the modes (solvers/cd.h, KLCDRule: the row
+// problems of Chi and Kolda 2012, each solved by the coordinate Newton
+// sweeps of Hsieh and Dhillon 2011) on data in pieces (pieces.h): the
+// first mode split by rows, each piece with its rows of the first factor
+// (columns on the simplex over all pieces, k x rows), every other mode
+// whole.
+//
+// An iteration makes the in-memory iteration's steps in its order:
+//  * mode 1: its rows are local to a piece, which solves them with the
+//    in-memory row solver (nmf::KLCD::solve() of a_1 = lambda_r U_1(:, r),
+//    its cells' coefficients the products of the other modes' entries)
+//    and keeps a_1; their row sums over the pieces give the weights, and
+//    the pieces divide a_1 by them with the next request (a component
+//    without mass keeps its old profile, kept by the piece);
+//  * every other mode n: each index's problem needs the cells of all
+//    pieces. The rule takes every index through the Newton steps of
+//    KLCD::solve() in the same order (nmf::KLCDColumns), each pass over
+//    the pieces adding their parts of the indices' sums (3 x d_n); a
+//    piece recomputes v = G h at its cells from the coefficients sent;
+//    then a_n is split into weights and simplex columns as in memory.
+// The value after the iteration, D(G || P) = sum g log g - sum g log v +
+// log T (v the model at the last mode's solution, T its total), comes
+// from one more pass, so a fit in pieces equals the in-memory fit up to
+// rounding; as in memory a step that rounding made worse is undone.
+//
+// Requests (inputs: lambda (k x 1), F1 .. F{N-1} (the shared modes'
+// factors, k x d_n) and, when pending, colsum (the first mode's row sums
+// that divide the pieces' a_1 before the request is answered)):
+//   "kcd_rows"    -> mass (k x 1: the row sums of the piece's new a_1)
+//   "kcd_pass"    mode, rd, rn, d, hv -> sums (3 x d_n: a2, b1, b2)
+//   "kcd_xlogv"   mode, H (k x d_n) -> xlogv (sum g log v, v the model
+//                 with H in mode `mode`), glogg (sum g log g), f0sum (k x
+//                 1: the row sums of the piece's first factor)
+//   "kcd_restore" the first factor of the step's start back
+//   "gather"      -> F0 (rows x k)
+#ifndef ASPECTR_SOLVERS_CD_PIECES_H
+#define ASPECTR_SOLVERS_CD_PIECES_H
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <stdexcept>
+#include <string>
+#include <vector>
+#include "../nmf/kl_cd.h"
+#include "../pieces.h"
+#include "cp_weighted_pieces.h"
+#include "pieces_em.h"
+
+namespace aspectr {
+
+// One piece: its cells (values g = x / sum(x), first index local), its
+// rows of the first factor F0 (k x rows) and a matrix of the same size it
+// keeps the first factor of the step's start in (both the caller's
+// memory, changed in place).
+class KLCDTensorPiece {
+ public:
+  KLCDTensorPiece(CPCells& X, std::vector<arma::uword> dims, double* F0, double* aux, arma::uword k)
+      : X_(X), dims_(std::move(dims)), F0_(F0, k, dims_.at(0), false, true), aux_(aux, k, dims_.at(0), false, true) {}
+
+  Stats run(const Request& r, int) {
+    Stats out;
+    if (r.has("colsum")) normalize(arma::vectorise(r.mat("colsum")));
+    if (r.op == "gather") {
+      out.set("F0", arma::mat(F0_.t()));
+      return out;
+    }
+    if (r.op == "kcd_restore") {
+      F0_ = aux_;
+      return out;
+    }
+    const std::size_t N = dims_.size();
+    std::vector<arma::mat> F(N);  // views: F[0] the piece's, F[n] shared
+    F[0] = arma::mat(F0_.memptr(), F0_.n_rows, F0_.n_cols, false, true);
+    for (std::size_t n = 1; n < N; ++n) {
+      const arma::mat& m = r.mat("F" + std::to_string(n));
+      if (m.n_rows != F0_.n_rows || m.n_cols != dims_[n])
+        throw std::logic_error("coordinate descent piece: a shared factor of the wrong size");
+      F[n] = arma::mat(const_cast<double*>(m.memptr()), m.n_rows, m.n_cols, false, true);
+    }
+    if (r.op == "kcd_rows") {
+      rows(F, arma::vectorise(r.mat("lambda")));
+      out.set("mass", arma::mat(arma::sum(F0_, 1)));
+      return out;
+    }
+    const std::size_t n = static_cast<std::size_t>(r.num("mode", 0.0));
+    if (n < 1 || n >= N) throw std::logic_error("coordinate descent piece: a mode out of range");
+    if (r.op == "kcd_pass") {
+      out.set("sums", pass(F, n, r));
+      return out;
+    }
+    if (r.op == "kcd_xlogv") {
+      const arma::mat& H = r.mat("H");
+      if (H.n_rows != F0_.n_rows || H.n_cols != dims_[n]) throw std::logic_error("coordinate descent piece: bad H");
+      double xl = 0.0, gl = 0.0;
+      const arma::uword k = F0_.n_rows;
+      std::vector<double> gp(k);
+      X_.each([&](const SparseTensor& X) {
+        const index_t* ix0 = X.indices();
+        for (std::size_t s = 0; s < X.nnz(); ++s) {
+          const index_t* ix = ix0 + s * N;
+          const double g = X.value(s);
+          product(F, ix, n, gp.data());
+          const double* h = H.colptr(ix[n]);
+          double v = 0.0;
+          for (arma::uword c = 0; c < k; ++c) v += h[c] * gp[c];
+          xl += g * std::log(std::max(v, 1e-300));
+          if (g > 0.0) gl += g * std::log(g);
+        }
+      });
+      out.set("xlogv", xl);
+      out.set("glogg", gl);
+      out.set("f0sum", arma::mat(arma::sum(F0_, 1)));
+      return out;
+    }
+    throw std::logic_error("unknown request '" + r.op + "' of a coordinate descent piece");
+  }
+
+ private:
+  // the first factor's rows divided by the row sums over all pieces (a
+  // row without mass: the start's profile)
+  void normalize(const arma::vec& mass) {
+    if (mass.n_elem != F0_.n_rows) throw std::logic_error("coordinate descent piece: row sums of the wrong size");
+    for (arma::uword c = 0; c < F0_.n_rows; ++c) {
+      if (mass[c] > 0.0) F0_.row(c) = F0_.row(c) / mass[c];
+      else F0_.row(c) = aux_.row(c);
+    }
+  }
+  // gp = the product of the modes other than n at the cell's indices (in
+  // the modes' order, as KLCDRule forms it)
+  void product(const std::vector<arma::mat>& F, const index_t* ix, std::size_t n, double* gp) const {
+    const arma::uword k = F0_.n_rows;
+    bool first = true;
+    for (std::size_t m = 0; m < F.size(); ++m) {
+      if (m == n) continue;
+      const double* f = F[m].colptr(ix[m]);
+      if (first) {
+        for (arma::uword c = 0; c < k; ++c) gp[c] = f[c];
+        first = false;
+      } else {
+        for (arma::uword c = 0; c < k; ++c) gp[c] *= f[c];
+      }
+    }
+  }
+  // the piece's rows of the first mode: a_1 = lambda_r U_1(:, r), each row
+  // solved with its cells (KLCDRule::step()'s row solver), kept in F0;
+  // the start's profile in aux
+  void rows(const std::vector<arma::mat>& F, const arma::vec& lambda) {
+    const std::size_t N = dims_.size();
+    const arma::uword k = F0_.n_rows, d = F0_.n_cols;
+    if (lambda.n_elem != k) throw std::logic_error("coordinate descent piece: weights of the wrong size");
+    // every cell at once (a file's chunks gathered), grouped by row
+    std::vector<index_t> idx;
+    std::vector<double> val;
+    X_.each([&](const SparseTensor& X) {
+      const index_t* ix0 = X.indices();
+      idx.insert(idx.end(), ix0, ix0 + X.nnz() * N);
+      for (std::size_t s = 0; s < X.nnz(); ++s) val.push_back(X.value(s));
+    });
+    const std::size_t nnz = val.size();
+    std::vector<std::size_t> ptr(d + 1, 0);
+    for (std::size_t s = 0; s < nnz; ++s) {
+      if (idx[s * N] >= d) throw std::logic_error("coordinate descent piece: a row out of range");
+      ++ptr[idx[s * N] + 1];
+    }
+    std::size_t maxnz = 0;
+    for (std::size_t i = 0; i < d; ++i) {
+      maxnz = std::max(maxnz, ptr[i + 1]);
+      ptr[i + 1] += ptr[i];
+    }
+    std::vector<std::size_t> pos(nnz), next(ptr.begin(), ptr.end() - 1);
+    for (std::size_t s = 0; s < nnz; ++s) pos[next[idx[s * N]]++] = s;
+    aux_ = F0_;
+    arma::mat A = F0_;
+    A.each_col() %= lambda;
+    const arma::vec ones(k, arma::fill::ones);
+    std::vector<double> v(maxnz), gb(maxnz * k), xs(maxnz), gp(k);
+    for (std::size_t i = 0; i < d; ++i) {
+      const std::size_t p0 = ptr[i], nz = ptr[i + 1] - p0;
+      for (std::size_t t = 0; t < nz; ++t) {
+        const std::size_t s = pos[p0 + t];
+        xs[t] = val[s];
+        product(F, idx.data() + s * N, 0, gp.data());
+        for (arma::uword c = 0; c < k; ++c) gb[t + c * nz] = gp[c];
+      }
+      nmf::KLCD::solve(gb.data(), nz, nz, xs.data(), A.colptr(i), k, ones.memptr(), 0.0, v.data(), 1, 1);
+    }
+    F0_ = A;
+  }
+  // one pass of KLCDColumns for mode n: the piece's part of every index's
+  // sums (a2, b1, b2), v = G hv recomputed at each cell
+  arma::mat pass(const std::vector<arma::mat>& F, std::size_t n, const Request& r) const {
+    const std::size_t N = dims_.size();
+    const arma::uword k = F0_.n_rows, d = dims_[n];
+    const arma::mat& rdm = r.mat("rd");
+    const arma::mat& rnm = r.mat("rn");
+    const arma::mat& hv = r.mat("hv");
+    if (rdm.n_elem != d || rnm.n_elem != d || hv.n_rows != k || hv.n_cols != d)
+      throw std::logic_error("coordinate descent piece: a pass of the wrong size");
+    std::vector<int> rd(d), rn(d);
+    for (arma::uword j = 0; j < d; ++j) {
+      rd[j] = static_cast<int>(rdm[j]);
+      rn[j] = static_cast<int>(rnm[j]);
+      if (rd[j] >= static_cast<int>(k) || rn[j] >= static_cast<int>(k) || (rd[j] >= 0 && rn[j] < 0))
+        throw std::logic_error("coordinate descent piece: a pass's coordinates out of range");
+    }
+    arma::mat out(3, d, arma::fill::zeros);
+    std::vector<double> gp(k);
+    X_.each([&](const SparseTensor& X) {
+      const index_t* ix0 = X.indices();
+      for (std::size_t s = 0; s < X.nnz(); ++s) {
+        const index_t* ix = ix0 + s * N;
+        const index_t j = ix[n];
+        if (rd[j] < 0) continue;
+        product(F, ix, n, gp.data());
+        const double* h = hv.colptr(j);
+        double v = 0.0;
+        for (arma::uword c = 0; c < k; ++c) v += h[c] * gp[c];
+        double* o = out.colptr(j);
+        nmf::KLCD::add_terms(gp[rd[j]], gp[rn[j]], X.value(s), v, o[0], o[1], o[2]);
+      }
+    });
+    return out;
+  }
+
+  CPCells& X_;
+  std::vector<arma::uword> dims_;
+  arma::mat F0_, aux_;
+};
+
+// The rule (KLCDRule's iteration, one Newton sweep of one step per
+// coordinate) on pieces; the model's first factor stays with the pieces.
+class PieceKLCDTensor {
+ public:
+  static constexpr bool kLagged = false;
+
+  double step(const Pieces& P, AspectPieceModel& M, int threads) {
+    return step(P, M, threads, std::numeric_limits<double>::quiet_NaN());
+  }
+  double step(const Pieces& P, AspectPieceModel& M, int, double prev) {
+    const std::size_t S = M.F.size();
+    const arma::uword k = M.lambda.n_elem;
+    const bool guard = std::isfinite(prev);
+    const arma::vec lambda0 = M.lambda;
+    const std::vector<arma::mat> F0 = M.F;
+    // mode 1, in the pieces; its split pending (colsum, with the next request)
+    arma::vec mass = arma::vectorise(P.map(M.request("kcd_rows")).mat("mass"));
+    double T = total(mass);
+    M.lambda = mass / T;
+    M.colsum = arma::mat(mass);
+    const arma::vec ones(k, arma::fill::ones);
+    arma::mat last;
+    for (std::size_t n = 1; n <= S; ++n) {
+      arma::mat A = M.F[n - 1];
+      A.each_col() %= M.lambda;
+      const arma::uword d = A.n_cols;
+      nmf::KLCDColumns solver(A, ones, 0.0, 1, 1);
+      arma::mat rd(1, d), rn(1, d);
+      bool more = solver.next(nullptr, nullptr, nullptr);
+      while (more) {
+        for (arma::uword j = 0; j < d; ++j) {
+          rd[j] = solver.rd[j];
+          rn[j] = solver.rn[j];
+        }
+        Request r = M.request("kcd_pass");
+        r.with("mode", static_cast<double>(n)).view("rd", rd).view("rn", rn)
+            .with("d", arma::mat(solver.d.data(), 1, d)).view("hv", solver.hv());
+        const arma::mat St = P.map(r).mat("sums").t();
+        if (St.n_rows != d || St.n_cols != 3) throw std::logic_error("a pass's sums of the wrong size");
+        more = solver.next(St.colptr(0), St.colptr(1), St.colptr(2));
+      }
+      A = solver.H();
+      mass = arma::sum(A, 1);
+      T = total(mass);
+      for (arma::uword r = 0; r < k; ++r)
+        if (mass[r] > 0.0) M.F[n - 1].row(r) = A.row(r) / mass[r];
+      M.lambda = mass / T;
+      if (n == S) last = std::move(A);
+    }
+    const Stats e = P.map(M.request("kcd_xlogv").with("mode", static_cast<double>(S)).view("H", last));
+    double value = e.num("glogg") - e.num("xlogv") + std::log(T);
+    if (guard && value > prev) {
+      M.lambda = lambda0;
+      M.F = F0;
+      M.colsum.reset();
+      P.map(Request("kcd_restore"));
+      value = prev;
+    }
+    return value;
+  }
+
+  // D(G || P) of the model
+  double loss(const Pieces& P, AspectPieceModel& M, int) {
+    const std::size_t S = M.F.size();
+    arma::mat H = M.F[S - 1];
+    H.each_col() %= M.lambda;
+    const Stats e = P.map(M.request("kcd_xlogv").with("mode", static_cast<double>(S)).view("H", H));
+    arma::vec tot = arma::vectorise(e.mat("f0sum")) % arma::sum(H, 1);
+    for (std::size_t n = 0; n + 1 < S; ++n) tot %= arma::sum(M.F[n], 1);
+    return e.num("glogg") - e.num("xlogv") + std::log(arma::accu(tot));
+  }
+
+ private:
+  static double total(const arma::vec& mass) {
+    const double T = arma::accu(mass);
+    if (!(T > 0.0) || !std::isfinite(T))
+      throw std::runtime_error("coordinate descent: the model vanished (no positive mass left)");
+    return T;
+  }
+};
+
+}  // namespace aspectr
+
+#endif

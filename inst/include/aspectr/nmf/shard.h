@@ -282,17 +282,29 @@ inline double stream_products(ShardReader& reader, ShardBuffer& buf, std::size_t
   while (reader.next(buf, cells)) {
     const std::size_t nnz = buf.nnz;
     const index_t* ix = buf.idx.data();
-    const double* xv = scale_chunk(buf, m, n, scale, x2, nullptr, norm);
+    const double* vv = buf.val.data();
+    buf.g.resize(nnz);
+    double* xv = buf.g.data();
     // The cells in runs of one column (a file in column order: one run per
-    // column). C's column of a run is held in registers over the run's
-    // cells, eight rows at a time, and A's rows take H's column held the
-    // same way: the arithmetic of o[r] += x f[r] per cell, in the file's
-    // order, without a store and reload of o (C) or of f (A) per cell.
+    // column), each run's values scaled (and checked) as it is found. C's
+    // column of a run is held in registers over the run's cells, eight
+    // rows at a time, and A's rows take H's column held the same way: the
+    // arithmetic of o[r] += x f[r] per cell, in the file's order, without a
+    // store and reload of o (C) or of f (A) per cell.
     std::size_t t = 0;
     while (t < nnz) {
       const arma::uword j = ix[2 * t + 1];
-      std::size_t e = t + 1;
-      while (e < nnz && ix[2 * e + 1] == j) ++e;
+      if (j >= n) throw std::runtime_error("a cell's index is outside the shard's size");
+      std::size_t e = t;
+      bool out = false;
+      do {
+        out |= ix[2 * e] >= m;
+        const double x = vv[e] / scale;
+        xv[e] = x;
+        if (norm) x2 += x * x;
+        ++e;
+      } while (e < nnz && ix[2 * e + 1] == j);
+      if (out) throw std::runtime_error("a cell's index is outside the shard's size");
       // (a run cut by the chunk's end goes on from C's column as left)
       if (C != nullptr) column_run(Wt->memptr(), k, ix, xv, t, e, C->colptr(j));
       if (A != nullptr) row_scatter(H->colptr(j), k, ix, xv, t, e, A->memptr());

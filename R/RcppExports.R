@@ -121,8 +121,8 @@ cpp_piece_slots <- function() {
     .Call(`_aspectr_cpp_piece_slots`)
 }
 
-cpp_nmf_piece_run <- function(state, file, Wt, slots, op, input, threads, kept) {
-    .Call(`_aspectr_cpp_nmf_piece_run`, state, file, Wt, slots, op, input, threads, kept)
+cpp_nmf_piece_run <- function(state, file, Wt, slots, op, input, threads, kept, weights = NULL) {
+    .Call(`_aspectr_cpp_nmf_piece_run`, state, file, Wt, slots, op, input, threads, kept, weights)
 }
 
 cpp_nmf_columns_run <- function(blocks, Wt, op, input, threads) {

@@ -32,11 +32,10 @@ shard_capabilities <- function() {
     cap("ntf", "kl", "cd", FALSE, "coordinate descent needs every slice of a mode at once"),
     cap("ntf", "frobenius", c("hals", "mu"), TRUE),
     # missing cells, masks and weights: nmf()'s weighted rule runs on pieces
-    # (nmf/weighted.h), and ntf()'s KL multiplicative updates
+    # (nmf/weighted.h; the beta divergence's, nmf/piece.h, with each piece's
+    # weights), and ntf()'s KL multiplicative updates
     # (solvers/cp_weighted_pieces.h); its coordinate descent needs every
     # slice of a mode at once
-    cap("nmf", "beta", "mu", FALSE, "the weighted beta-divergence updates are fitted in one object",
-        option = "mask"),
     cap("ntf", "kl", "cd", FALSE, "coordinate descent needs every slice of a mode at once", option = "mask"),
     cap("ntf", "frobenius", c("hals", "mu"), FALSE, "the weighted updates of ntf() are fitted in one object",
         option = "mask")

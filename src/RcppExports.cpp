@@ -429,8 +429,8 @@ BEGIN_RCPP
 END_RCPP
 }
 // cpp_nmf_piece_run
-Rcpp::List cpp_nmf_piece_run(SEXP state, SEXP file, SEXP Wt, SEXP slots, std::string op, SEXP input, int threads, bool kept);
-RcppExport SEXP _aspectr_cpp_nmf_piece_run(SEXP stateSEXP, SEXP fileSEXP, SEXP WtSEXP, SEXP slotsSEXP, SEXP opSEXP, SEXP inputSEXP, SEXP threadsSEXP, SEXP keptSEXP) {
+Rcpp::List cpp_nmf_piece_run(SEXP state, SEXP file, SEXP Wt, SEXP slots, std::string op, SEXP input, int threads, bool kept, SEXP weights);
+RcppExport SEXP _aspectr_cpp_nmf_piece_run(SEXP stateSEXP, SEXP fileSEXP, SEXP WtSEXP, SEXP slotsSEXP, SEXP opSEXP, SEXP inputSEXP, SEXP threadsSEXP, SEXP keptSEXP, SEXP weightsSEXP) {
 BEGIN_RCPP
     Rcpp::RObject rcpp_result_gen;
     Rcpp::RNGScope rcpp_rngScope_gen;
@@ -442,7 +442,8 @@ BEGIN_RCPP
     Rcpp::traits::input_parameter< SEXP >::type input(inputSEXP);
     Rcpp::traits::input_parameter< int >::type threads(threadsSEXP);
     Rcpp::traits::input_parameter< bool >::type kept(keptSEXP);
-    rcpp_result_gen = Rcpp::wrap(cpp_nmf_piece_run(state, file, Wt, slots, op, input, threads, kept));
+    Rcpp::traits::input_parameter< SEXP >::type weights(weightsSEXP);
+    rcpp_result_gen = Rcpp::wrap(cpp_nmf_piece_run(state, file, Wt, slots, op, input, threads, kept, weights));
     return rcpp_result_gen;
 END_RCPP
 }
@@ -1737,7 +1738,7 @@ static const R_CallMethodDef CallEntries[] = {
     {"_aspectr_cpp_nmf_inner", (DL_FUNC) &_aspectr_cpp_nmf_inner, 2},
     {"_aspectr_cpp_nmf_shard_release", (DL_FUNC) &_aspectr_cpp_nmf_shard_release, 1},
     {"_aspectr_cpp_piece_slots", (DL_FUNC) &_aspectr_cpp_piece_slots, 0},
-    {"_aspectr_cpp_nmf_piece_run", (DL_FUNC) &_aspectr_cpp_nmf_piece_run, 8},
+    {"_aspectr_cpp_nmf_piece_run", (DL_FUNC) &_aspectr_cpp_nmf_piece_run, 9},
     {"_aspectr_cpp_nmf_columns_run", (DL_FUNC) &_aspectr_cpp_nmf_columns_run, 5},
     {"_aspectr_cpp_kcd_columns_build", (DL_FUNC) &_aspectr_cpp_kcd_columns_build, 6},
     {"_aspectr_cpp_nmf_pieces_fit", (DL_FUNC) &_aspectr_cpp_nmf_pieces_fit, 18},

@@ -349,8 +349,8 @@ cpp_wqem_piece_run <- function(state, op, input, threads) {
     .Call(`_aspectr_cpp_wqem_piece_run`, state, op, input, threads)
 }
 
-cpp_wqem_pieces_fit <- function(fn, lambda, factors, q, max_iter, tol, threads, hook = NULL, want_model = FALSE) {
-    .Call(`_aspectr_cpp_wqem_pieces_fit`, fn, lambda, factors, q, max_iter, tol, threads, hook, want_model)
+cpp_wqem_pieces_fit <- function(fn, lambda, factors, q, max_iter, tol, threads, hook = NULL, want_model = FALSE, method = "em", squarem_bound = 1.0) {
+    .Call(`_aspectr_cpp_wqem_pieces_fit`, fn, lambda, factors, q, max_iter, tol, threads, hook, want_model, method, squarem_bound)
 }
 
 cpp_qem_shard_state <- function(idx, val, dims, top, scaled) {

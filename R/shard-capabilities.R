@@ -23,9 +23,7 @@ shard_capabilities <- function() {
         option = "tensor"),
     cap("plsa", "tsallis", c("squarem", "em"), TRUE),
     # (missing cells, masks and weights: the weighted q-EM runs on pieces,
-    # solvers/plsa_weighted_pieces.h, without SQUAREM)
-    cap("plsa", "tsallis", "squarem", FALSE, "SQUAREM of the weighted q-EM is fitted in one object",
-        option = "mask"),
+    # solvers/plsa_weighted_pieces.h, and its SQUAREM, pieces_squarem.h)
     cap("plsa", "l2", "blocks", FALSE, "the weighted L2 loss is fitted in one object", option = "mask"),
     cap("plsa", "l2", "blocks", TRUE),
     cap("ntf", "kl", "mu", TRUE),

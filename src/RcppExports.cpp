@@ -1456,8 +1456,8 @@ BEGIN_RCPP
 END_RCPP
 }
 // cpp_wqem_pieces_fit
-Rcpp::List cpp_wqem_pieces_fit(SEXP fn, Rcpp::NumericVector lambda, Rcpp::List factors, double q, int max_iter, double tol, int threads, SEXP hook, bool want_model);
-RcppExport SEXP _aspectr_cpp_wqem_pieces_fit(SEXP fnSEXP, SEXP lambdaSEXP, SEXP factorsSEXP, SEXP qSEXP, SEXP max_iterSEXP, SEXP tolSEXP, SEXP threadsSEXP, SEXP hookSEXP, SEXP want_modelSEXP) {
+Rcpp::List cpp_wqem_pieces_fit(SEXP fn, Rcpp::NumericVector lambda, Rcpp::List factors, double q, int max_iter, double tol, int threads, SEXP hook, bool want_model, std::string method, double squarem_bound);
+RcppExport SEXP _aspectr_cpp_wqem_pieces_fit(SEXP fnSEXP, SEXP lambdaSEXP, SEXP factorsSEXP, SEXP qSEXP, SEXP max_iterSEXP, SEXP tolSEXP, SEXP threadsSEXP, SEXP hookSEXP, SEXP want_modelSEXP, SEXP methodSEXP, SEXP squarem_boundSEXP) {
 BEGIN_RCPP
     Rcpp::RObject rcpp_result_gen;
     Rcpp::RNGScope rcpp_rngScope_gen;
@@ -1470,7 +1470,9 @@ BEGIN_RCPP
     Rcpp::traits::input_parameter< int >::type threads(threadsSEXP);
     Rcpp::traits::input_parameter< SEXP >::type hook(hookSEXP);
     Rcpp::traits::input_parameter< bool >::type want_model(want_modelSEXP);
-    rcpp_result_gen = Rcpp::wrap(cpp_wqem_pieces_fit(fn, lambda, factors, q, max_iter, tol, threads, hook, want_model));
+    Rcpp::traits::input_parameter< std::string >::type method(methodSEXP);
+    Rcpp::traits::input_parameter< double >::type squarem_bound(squarem_boundSEXP);
+    rcpp_result_gen = Rcpp::wrap(cpp_wqem_pieces_fit(fn, lambda, factors, q, max_iter, tol, threads, hook, want_model, method, squarem_bound));
     return rcpp_result_gen;
 END_RCPP
 }
@@ -1798,7 +1800,7 @@ static const R_CallMethodDef CallEntries[] = {
     {"_aspectr_cpp_wqem_piece_state", (DL_FUNC) &_aspectr_cpp_wqem_piece_state, 10},
     {"_aspectr_cpp_wqem_piece_factor", (DL_FUNC) &_aspectr_cpp_wqem_piece_factor, 2},
     {"_aspectr_cpp_wqem_piece_run", (DL_FUNC) &_aspectr_cpp_wqem_piece_run, 4},
-    {"_aspectr_cpp_wqem_pieces_fit", (DL_FUNC) &_aspectr_cpp_wqem_pieces_fit, 9},
+    {"_aspectr_cpp_wqem_pieces_fit", (DL_FUNC) &_aspectr_cpp_wqem_pieces_fit, 11},
     {"_aspectr_cpp_qem_shard_state", (DL_FUNC) &_aspectr_cpp_qem_shard_state, 5},
     {"_aspectr_cpp_qem_shard_file", (DL_FUNC) &_aspectr_cpp_qem_shard_file, 5},
     {"_aspectr_cpp_qem_shard_weights", (DL_FUNC) &_aspectr_cpp_qem_shard_weights, 5},

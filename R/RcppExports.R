@@ -121,8 +121,8 @@ cpp_piece_slots <- function() {
     .Call(`_aspectr_cpp_piece_slots`)
 }
 
-cpp_nmf_piece_run <- function(state, file, Wt, slots, op, input, threads, kept) {
-    .Call(`_aspectr_cpp_nmf_piece_run`, state, file, Wt, slots, op, input, threads, kept)
+cpp_nmf_piece_run <- function(state, file, Wt, slots, op, input, threads, kept, weights = NULL) {
+    .Call(`_aspectr_cpp_nmf_piece_run`, state, file, Wt, slots, op, input, threads, kept, weights)
 }
 
 cpp_nmf_columns_run <- function(blocks, Wt, op, input, threads) {
@@ -213,8 +213,8 @@ cpp_ntf_wshard_release <- function(state) {
     invisible(.Call(`_aspectr_cpp_ntf_wshard_release`, state))
 }
 
-cpp_ntf_weighted_pieces_fit <- function(fn, shared, d, v, klc, max_iter, tol, threads, hook = NULL, want_model = FALSE) {
-    .Call(`_aspectr_cpp_ntf_weighted_pieces_fit`, fn, shared, d, v, klc, max_iter, tol, threads, hook, want_model)
+cpp_ntf_weighted_pieces_fit <- function(fn, shared, d, v, klc, max_iter, tol, threads, hook = NULL, want_model = FALSE, loss = "kl", method = "mu", wx2 = 0.0) {
+    .Call(`_aspectr_cpp_ntf_weighted_pieces_fit`, fn, shared, d, v, klc, max_iter, tol, threads, hook, want_model, loss, method, wx2)
 }
 
 cpp_plsa_fit <- function(idx, val, dims, lambda, factors, loss, q, tempering, max_iter, tol, threads, verbose, free_weights = FALSE, hook = NULL, want_model = FALSE, method = "em", squarem_bound = 1.0, prior_doc = NULL, prior_term = NULL) {
@@ -353,8 +353,8 @@ cpp_wqem_piece_run <- function(state, op, input, threads) {
     .Call(`_aspectr_cpp_wqem_piece_run`, state, op, input, threads)
 }
 
-cpp_wqem_pieces_fit <- function(fn, lambda, factors, q, max_iter, tol, threads, hook = NULL, want_model = FALSE) {
-    .Call(`_aspectr_cpp_wqem_pieces_fit`, fn, lambda, factors, q, max_iter, tol, threads, hook, want_model)
+cpp_wqem_pieces_fit <- function(fn, lambda, factors, q, max_iter, tol, threads, hook = NULL, want_model = FALSE, method = "em", squarem_bound = 1.0) {
+    .Call(`_aspectr_cpp_wqem_pieces_fit`, fn, lambda, factors, q, max_iter, tol, threads, hook, want_model, method, squarem_bound)
 }
 
 cpp_qem_shard_state <- function(idx, val, dims, top, scaled) {

@@ -117,6 +117,15 @@ nmf_shard_session <- function(x, cluster, threads, loss, method, s, L1s, L2s, ep
          sxlx = sum(vapply(sums, `[[`, numeric(1), "sxlx")),
          rowtot = unlist(lapply(sums, `[[`, "rowtot"), use.names = FALSE))
   }
+  # The weights of a weighted beta-divergence fit (nmf_weight_cells()'s
+  # `wc`): each shard keeps those of its cells, which its beta-divergence
+  # operations weigh (the data unweighted, as in memory)
+  weigh_cells <- function(wc) {
+    parts <- nmf_shard_weight_parts(x, wc)
+    eng$each("nmf_wset", function(g) list(ids = g, w = parts[g], only = TRUE))
+    global$wbeta <<- TRUE
+    invisible()
+  }
   # the fit's scale and penalties (and the weighted loss's constants), when
   # they come after the session (a weighted fit: from weigh())
   configure <- function(s, L1s, L2s, eps, accelerate, threads, wfit = NULL) {
@@ -131,7 +140,7 @@ nmf_shard_session <- function(x, cluster, threads, loss, method, s, L1s, L2s, ep
   list(fit = function(init, iters, tol, hook, exact) {
     nmf_shard_fit(fit_from, init, iters, tol, hook, exact)
   }, fit_from = fit_from, close = eng$drop, finalize = eng$finalize, discard = eng$discard,
-  weigh = weigh, configure = configure)
+  weigh = weigh, weigh_cells = weigh_cells, configure = configure)
 }
 
 # Each shard's part of the weights `wc` (nmf_weight_cells()): its rows'
@@ -228,9 +237,11 @@ nmf_pieces_fit <- function(eng, run, H, global, L1s, L2s, max_iter, tol, hook, e
     restat <- if (global$floor > 0) {
       list(total = drop(last$total), xlogx = drop(last$xlogx), row_totals = unlist(lapply(rt <- last$`@rowtot`, as.numeric)))
     }
+    # (weighted: xnorm2 sum omega x^2, and the weighted squared error)
     return(list(W = eng$gather(last = TRUE), H = H, objective = r$objective, initial = r$initial,
                 iterations = r$iterations, converged = r$converged, stopped = r$stopped, xnorm2 = xnorm2,
-                divergence = drop(last$div), wtxh = sum(last$C * H), WW = last$WW, restat = restat))
+                divergence = drop(last$div), wtxh = sum(last$C * H), WW = last$WW, restat = restat,
+                frobenius = if (isTRUE(global$wbeta)) 0.5 * drop(last$frob)))
   }
   # the final model's divergence without the penalties, W'X . H and W'W
   # for the relative error
@@ -281,7 +292,12 @@ shard_nmf_op <- function(st, held, op, args) {
                    scale = g$s, chunk = g$chunk %||% 65536)
     }
     if (is.null(h$slots)) st$shards[[key]]$slots <- h$slots <- cpp_piece_slots()
-    r <- tryCatch(cpp_nmf_piece_run(X, file, h$F0, h$slots, args$req, args$input, g$threads, isTRUE(h$keep)),
+    # (a weighted beta-divergence fit: the shard's weights with its cells)
+    w <- if (isTRUE(g$wbeta) && startsWith(args$req, "beta_")) {
+      if (is.null(h$w)) stop("internal error: a shard of a weighted fit without its weights")
+      h$w
+    }
+    r <- tryCatch(cpp_nmf_piece_run(X, file, h$F0, h$slots, args$req, args$input, g$threads, isTRUE(h$keep), w),
                   error = fail)
     # a shard read for this operation only is let go at once
     if (!h$keep && !is.null(X)) cpp_nmf_shard_release(X)
@@ -358,7 +374,8 @@ nmf_shard_state <- function(st, key, g) {
 
 # A weighted fit's weights to the store's shards among `args$ids` (their
 # parts of nmf_shard_weight_parts()); returns each one's sums of its
-# weighted data (cpp_nmf_wshard_sums(), unscaled)
+# weighted data (cpp_nmf_wshard_sums(), unscaled); `only`: the weights kept,
+# nothing read (a weighted beta-divergence fit)
 shard_nmf_wset <- function(st, held, args) {
   mine <- args$ids %in% held
   ids <- args$ids[mine]
@@ -370,6 +387,7 @@ shard_nmf_wset <- function(st, held, args) {
     fail <- function(e) abort_shard(h$source, "failed: {conditionMessage(e)}")
     st$shards[[key]]$w <- w[[j]]
     st$shards[[key]]$wnmf <- NULL
+    if (isTRUE(args$only)) next
     d <- if (h$keep) h$data else shard_data(h$source)
     dims <- as.integer(c(d$dims[1], length(w[[j]]$c)))
     sums[[j]] <- tryCatch(cpp_nmf_wshard_sums(d$idx, d$val, dims, w[[j]]$d, w[[j]]$r, w[[j]]$c, w[[j]]$ei,

@@ -169,15 +169,17 @@
 #' `method = "als"` are not available with weights.
 #'
 #' With [shards()] (in memory, in files or on a cluster) the same arguments
-#' give the in-memory fit (tested to 1e-10) for `loss = "frobenius"` and
-#' `"kl"` (weighted beta-divergence fits run in memory only): `mask`, `observed` and `weights` are matrices of the whole data
+#' give the in-memory fit (tested to 1e-10) for `loss = "frobenius"`,
+#' `"kl"` and `"beta"`: `mask`, `observed` and `weights` are matrices of the whole data
 #' (sparse ones need no memory of its size), each shard receives its rows'
 #' part and weighs its own cells, the rows of `W` are solved where they are,
 #' and each column of `H` from the added parts of its Gram matrix or linear
 #' term (\eqn{k^2} numbers per column with left-out cells under Frobenius).
 #' Out of core, each shard's weighted cells are written once to a temporary
 #' `.shard` file (one shard in memory at a time; removed when the fit ends)
-#' and read from it a chunk at a time, as unweighted shards are.
+#' and read from it a chunk at a time, as unweighted shards are. Under
+#' `loss = "beta"` each shard reads its own cells, as without weights, and
+#' weighs each cell's terms of the updates.
 #'
 #' [fitted()] then gives the model's values on every cell, those of the
 #' left-out cells included (an imputation), and [augment()] marks which
@@ -397,7 +399,9 @@ nmf <- function(x, k, loss = c("frobenius", "kl", "beta"), beta = 2,
     # the weighted data are made by each shard, see nmf_shard_session())
     if (weighted) {
       wd <- nmf_weight_cells(x$dims, x$dimnames, NULL, mask, observed, weights, row_weights, col_weights)
-      nd$wcells <- wd  # (NNDSVD's SVD: of the weighted data, as in memory)
+      # (NNDSVD's SVD: of the weighted data, as in memory; under the beta
+      # divergence of the data themselves, which its updates read)
+      if (loss != "beta") nd$wcells <- wd
     }
   } else {
     nd <- nmf_data(x, "x", dense = loss == "beta")
@@ -418,9 +422,10 @@ nmf <- function(x, k, loss = c("frobenius", "kl", "beta"), beta = 2,
       sum(v * log(v) - v - lgamma(v + 1))
     }
   session <- NULL
-  if (sharded && weighted) {
+  if (sharded && weighted && loss != "beta") {
     # the shards' weighted data: the fit's scale and data fields come from
-    # them, as in memory from the weighted matrix
+    # them, as in memory from the weighted matrix (the beta divergence's
+    # updates read the data themselves and each shard's weights, see below)
     session <- nmf_shard_session(x, cluster, threads, loss, method, NA_real_, c(0, 0), c(0, 0), eps, call, files)
     on.exit(session$close(), add = TRUE)
     ws <- session$weigh(wd)
@@ -534,7 +539,7 @@ nmf <- function(x, k, loss = c("frobenius", "kl", "beta"), beta = 2,
     cpp_nmf_fit(nmf_ptr(nd), s$W, s$H, loss, method, beta,
                 L1s, L2s, eps, iters, tol, threads, verbose, accelerate, hook, !is.null(callback))
   }
-  if (weighted && loss == "beta") {
+  if (weighted && loss == "beta" && !sharded) {
     omega <- nmf_weight_matrix(wd)
     fit_start <- function(s, iters) {
       cpp_nmf_beta_weighted_fit(nmf_ptr(nd), s$W, s$H, beta, omega, L1s, L2s, eps, iters, tol, threads,
@@ -555,6 +560,8 @@ nmf <- function(x, k, loss = c("frobenius", "kl", "beta"), beta = 2,
       session <- nmf_shard_session(x, cluster, threads, loss, method, sc$s, L1s, L2s, eps, call, files, accelerate,
                                    beta = beta, x_floor = x_floor)
       on.exit(session$close(), add = TRUE)
+      # (weighted beta divergence: each shard gets the weights of its cells)
+      if (weighted) session$weigh_cells(wd)
     } else {
       session$configure(sc$s, L1s, L2s, eps, accelerate, threads, c(wk, list(d = wd$d, c = wd$c)))
     }

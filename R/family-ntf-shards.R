@@ -1,6 +1,7 @@
-# ntf(loss = "kl", method = "mu") of data in shards() with missing cells,
-# masks or weights: the weighted multiplicative updates of the in-memory
-# fit (solvers/cp_weighted.h) on pieces (solvers/cp_weighted_pieces.h).
+# ntf() of data in shards() with missing cells, masks or weights (loss =
+# "kl" with method = "mu"; loss = "frobenius" with "hals" or "mu"): the
+# weighted updates of the in-memory fit (solvers/cp_weighted.h) on pieces
+# (solvers/cp_weighted_pieces.h).
 # The first mode's rows belong to the shards, which update them in place
 # (in this process, read from files, or on the workers of a cluster); the
 # other modes are updated on the master from k x d_n sums over the shards,
@@ -9,7 +10,8 @@
 
 # The session of one fit: shards loaded; `weigh(wc)` gives each shard its
 # part of the weights `wc` (ntf_weight_cells()) and returns the sums of the
-# weighted data; `configure(s, klc, threads)` the fit's scale; `fit(init, iters,
+# weighted data; `configure(s, klc, threads, loss, method, wx2)` the fit's
+# scale, loss and method; `fit(init, iters,
 # tol, hook, exact)` runs one start (factors d_n x k; with `files`, the
 # first mode's written beside the shards, an aspectr_shard_run); `close()`
 # clears the workers.
@@ -31,10 +33,12 @@ ntf_wshard_session <- function(x, cluster, call, files = NULL) {
     list(nnz = sum(field("nnz")), st = sum(field("st")), stl = sum(field("stl")), sx2 = sum(field("sx2")),
          top = max(field("top")))
   }
-  configure <- function(s, constant, threads) {
+  loss <- "kl"; method <- "mu"; wx2 <- 0
+  configure <- function(s, constant, threads, loss_ = "kl", method_ = "mu", wx2_ = 0) {
     global$s <<- s
     global$threads <<- threads
     klc <<- constant
+    loss <<- loss_; method <<- method_; wx2 <<- wx2_
     invisible()
   }
   fit <- function(init, iters, tol, hook, exact) {
@@ -49,7 +53,7 @@ ntf_wshard_session <- function(x, cluster, call, files = NULL) {
       if (is.null(hook)) TRUE else hook(it, value, model)
     }
     r <- cpp_ntf_weighted_pieces_fit(fn, init[-1], wc$d, wc$v, klc, as.integer(iters), tol, global$threads, cb,
-                                     exact)
+                                     exact, loss, method, wx2)
     list(factors = c(list(eng$gather(last = TRUE)), r$shared), objective = r$objective, initial = r$initial,
          iterations = r$iterations, converged = r$converged, stopped = r$stopped)
   }

@@ -1,6 +1,7 @@
 # plsa(loss = "tsallis") of a matrix or N-way data in shards() with missing
 # cells, masks or weights: the weighted q-EM of solvers/plsa_weighted.h written against
-# pieces (solvers/plsa_weighted_pieces.h, PieceWeightedQEM): each shard
+# pieces (solvers/plsa_weighted_pieces.h, PieceWeightedQEM; extrapolated
+# by SQUAREM, solvers/pieces_squarem.h, with method "squarem"): each shard
 # keeps its cells, their weights and its rows of the documents' factor;
 # only k-sized and k x n statistics travel (the documents' columns' root
 # search runs on the master, one request per Newton step for all columns).
@@ -81,7 +82,8 @@ plsa_weighted_shards <- function(x, k, method, q, init, nrun, max_iter, tol, see
       list(ids = g, global = global, F0 = lapply(g, function(i) t(F0[shard_rows(x, i), , drop = FALSE])))
     })
     r <- cpp_wqem_pieces_fit(fn, as.numeric(init$lambda), lapply(init$factors[-1], function(f) t(as.matrix(f))), q,
-                             as.integer(ctl$max_iter), ctl$tol, ctl$threads, hook, FALSE)
+                             as.integer(ctl$max_iter), ctl$tol, ctl$threads, hook, FALSE, method,
+                             init$squarem_bound %||% 1)
     lam <- as.numeric(r$lambda)
     # sum omega p of the model and the parts of D(G_o || P_o)
     model <- c(list(lambda = matrix(lam)), stats::setNames(r$factors, paste0("F", seq_along(r$factors))))
@@ -89,7 +91,8 @@ plsa_weighted_shards <- function(x, k, method, q, init, nrun, max_iter, tol, see
     mass <- sum(lam * as.numeric(ls$H))
     kl <- as.numeric(run("wq_kl", c(model, list(mass = mass)))$kl)
     list(lambda = lam, factors = c(list(gather()), lapply(r$factors, t)), objective = r$objective, initial = r$initial,
-         iterations = r$iterations, converged = r$converged, stopped = r$stopped, mass = mass, kl = kl)
+         iterations = r$iterations, converged = r$converged, stopped = r$stopped, mass = mass, kl = kl,
+         squarem_bound = r$squarem_bound)
   })
   values <- vapply(runs, run_value, numeric(1))
   best <- best_run(values, "plsa() fit")

@@ -249,7 +249,8 @@
 #' and under `"tsallis"` to N-way data in shards too,
 #' and the fit equals the in-memory one up to rounding: under `"kl"` it is
 #' [nmf()]'s weighted fit of the shards; under `"tsallis"` the weighted
-#' q-EM (`method = "em"`) runs on the shards where they are, each keeping
+#' q-EM (`method = "em"`, or extrapolated by SQUAREM, `"squarem"`, the
+#' default as in memory) runs on the shards where they are, each keeping
 #' its cells, their weights and its rows of the documents' factor, and only
 #' statistics of the size of k or of the terms travel (the documents'
 #' columns' root search adds its sums over the shards, one pass per Newton

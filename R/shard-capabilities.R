@@ -21,22 +21,17 @@ shard_capabilities <- function() {
         option = "prior"),
     cap("plsa", "tsallis", c("squarem", "em"), TRUE),
     # (missing cells, masks and weights: the weighted q-EM runs on pieces,
-    # solvers/plsa_weighted_pieces.h, without SQUAREM)
-    cap("plsa", "tsallis", "squarem", FALSE, "SQUAREM of the weighted q-EM is fitted in one object",
-        option = "mask"),
+    # solvers/plsa_weighted_pieces.h, and its SQUAREM, pieces_squarem.h)
     cap("plsa", "l2", "blocks", FALSE, "the weighted L2 loss is fitted in one object", option = "mask"),
     cap("plsa", "l2", "blocks", TRUE),
     cap("ntf", "kl", c("cd", "mu"), TRUE),
     cap("ntf", "frobenius", c("hals", "mu"), TRUE),
     # missing cells, masks and weights: nmf()'s weighted rule runs on pieces
-    # (nmf/weighted.h), and ntf()'s KL multiplicative updates
-    # (solvers/cp_weighted_pieces.h); its coordinate descent needs every
-    # slice of a mode at once
-    cap("nmf", "beta", "mu", FALSE, "the weighted beta-divergence updates are fitted in one object",
-        option = "mask"),
-    cap("ntf", "kl", "cd", FALSE, "coordinate descent needs every slice of a mode at once", option = "mask"),
-    cap("ntf", "frobenius", c("hals", "mu"), FALSE, "the weighted updates of ntf() are fitted in one object",
-        option = "mask")
+    # (nmf/weighted.h; the beta divergence's, nmf/piece.h, with each piece's
+    # weights), and ntf()'s KL multiplicative updates, Frobenius HALS and
+    # multiplicative updates (solvers/cp_weighted_pieces.h); its KL
+    # coordinate descent needs every slice of a mode at once
+    cap("ntf", "kl", "cd", FALSE, "coordinate descent needs every slice of a mode at once", option = "mask")
   )
 }
 

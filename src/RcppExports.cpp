@@ -429,8 +429,8 @@ BEGIN_RCPP
 END_RCPP
 }
 // cpp_nmf_piece_run
-Rcpp::List cpp_nmf_piece_run(SEXP state, SEXP file, SEXP Wt, SEXP slots, std::string op, SEXP input, int threads, bool kept);
-RcppExport SEXP _aspectr_cpp_nmf_piece_run(SEXP stateSEXP, SEXP fileSEXP, SEXP WtSEXP, SEXP slotsSEXP, SEXP opSEXP, SEXP inputSEXP, SEXP threadsSEXP, SEXP keptSEXP) {
+Rcpp::List cpp_nmf_piece_run(SEXP state, SEXP file, SEXP Wt, SEXP slots, std::string op, SEXP input, int threads, bool kept, SEXP weights);
+RcppExport SEXP _aspectr_cpp_nmf_piece_run(SEXP stateSEXP, SEXP fileSEXP, SEXP WtSEXP, SEXP slotsSEXP, SEXP opSEXP, SEXP inputSEXP, SEXP threadsSEXP, SEXP keptSEXP, SEXP weightsSEXP) {
 BEGIN_RCPP
     Rcpp::RObject rcpp_result_gen;
     Rcpp::RNGScope rcpp_rngScope_gen;
@@ -442,7 +442,8 @@ BEGIN_RCPP
     Rcpp::traits::input_parameter< SEXP >::type input(inputSEXP);
     Rcpp::traits::input_parameter< int >::type threads(threadsSEXP);
     Rcpp::traits::input_parameter< bool >::type kept(keptSEXP);
-    rcpp_result_gen = Rcpp::wrap(cpp_nmf_piece_run(state, file, Wt, slots, op, input, threads, kept));
+    Rcpp::traits::input_parameter< SEXP >::type weights(weightsSEXP);
+    rcpp_result_gen = Rcpp::wrap(cpp_nmf_piece_run(state, file, Wt, slots, op, input, threads, kept, weights));
     return rcpp_result_gen;
 END_RCPP
 }
@@ -872,8 +873,8 @@ BEGIN_RCPP
 END_RCPP
 }
 // cpp_ntf_weighted_pieces_fit
-Rcpp::List cpp_ntf_weighted_pieces_fit(SEXP fn, Rcpp::List shared, double d, Rcpp::List v, double klc, int max_iter, double tol, int threads, SEXP hook, bool want_model);
-RcppExport SEXP _aspectr_cpp_ntf_weighted_pieces_fit(SEXP fnSEXP, SEXP sharedSEXP, SEXP dSEXP, SEXP vSEXP, SEXP klcSEXP, SEXP max_iterSEXP, SEXP tolSEXP, SEXP threadsSEXP, SEXP hookSEXP, SEXP want_modelSEXP) {
+Rcpp::List cpp_ntf_weighted_pieces_fit(SEXP fn, Rcpp::List shared, double d, Rcpp::List v, double klc, int max_iter, double tol, int threads, SEXP hook, bool want_model, std::string loss, std::string method, double wx2);
+RcppExport SEXP _aspectr_cpp_ntf_weighted_pieces_fit(SEXP fnSEXP, SEXP sharedSEXP, SEXP dSEXP, SEXP vSEXP, SEXP klcSEXP, SEXP max_iterSEXP, SEXP tolSEXP, SEXP threadsSEXP, SEXP hookSEXP, SEXP want_modelSEXP, SEXP lossSEXP, SEXP methodSEXP, SEXP wx2SEXP) {
 BEGIN_RCPP
     Rcpp::RObject rcpp_result_gen;
     Rcpp::RNGScope rcpp_rngScope_gen;
@@ -887,7 +888,10 @@ BEGIN_RCPP
     Rcpp::traits::input_parameter< int >::type threads(threadsSEXP);
     Rcpp::traits::input_parameter< SEXP >::type hook(hookSEXP);
     Rcpp::traits::input_parameter< bool >::type want_model(want_modelSEXP);
-    rcpp_result_gen = Rcpp::wrap(cpp_ntf_weighted_pieces_fit(fn, shared, d, v, klc, max_iter, tol, threads, hook, want_model));
+    Rcpp::traits::input_parameter< std::string >::type loss(lossSEXP);
+    Rcpp::traits::input_parameter< std::string >::type method(methodSEXP);
+    Rcpp::traits::input_parameter< double >::type wx2(wx2SEXP);
+    rcpp_result_gen = Rcpp::wrap(cpp_ntf_weighted_pieces_fit(fn, shared, d, v, klc, max_iter, tol, threads, hook, want_model, loss, method, wx2));
     return rcpp_result_gen;
 END_RCPP
 }
@@ -1471,8 +1475,8 @@ BEGIN_RCPP
 END_RCPP
 }
 // cpp_wqem_pieces_fit
-Rcpp::List cpp_wqem_pieces_fit(SEXP fn, Rcpp::NumericVector lambda, Rcpp::List factors, double q, int max_iter, double tol, int threads, SEXP hook, bool want_model);
-RcppExport SEXP _aspectr_cpp_wqem_pieces_fit(SEXP fnSEXP, SEXP lambdaSEXP, SEXP factorsSEXP, SEXP qSEXP, SEXP max_iterSEXP, SEXP tolSEXP, SEXP threadsSEXP, SEXP hookSEXP, SEXP want_modelSEXP) {
+Rcpp::List cpp_wqem_pieces_fit(SEXP fn, Rcpp::NumericVector lambda, Rcpp::List factors, double q, int max_iter, double tol, int threads, SEXP hook, bool want_model, std::string method, double squarem_bound);
+RcppExport SEXP _aspectr_cpp_wqem_pieces_fit(SEXP fnSEXP, SEXP lambdaSEXP, SEXP factorsSEXP, SEXP qSEXP, SEXP max_iterSEXP, SEXP tolSEXP, SEXP threadsSEXP, SEXP hookSEXP, SEXP want_modelSEXP, SEXP methodSEXP, SEXP squarem_boundSEXP) {
 BEGIN_RCPP
     Rcpp::RObject rcpp_result_gen;
     Rcpp::RNGScope rcpp_rngScope_gen;
@@ -1485,7 +1489,9 @@ BEGIN_RCPP
     Rcpp::traits::input_parameter< int >::type threads(threadsSEXP);
     Rcpp::traits::input_parameter< SEXP >::type hook(hookSEXP);
     Rcpp::traits::input_parameter< bool >::type want_model(want_modelSEXP);
-    rcpp_result_gen = Rcpp::wrap(cpp_wqem_pieces_fit(fn, lambda, factors, q, max_iter, tol, threads, hook, want_model));
+    Rcpp::traits::input_parameter< std::string >::type method(methodSEXP);
+    Rcpp::traits::input_parameter< double >::type squarem_bound(squarem_boundSEXP);
+    rcpp_result_gen = Rcpp::wrap(cpp_wqem_pieces_fit(fn, lambda, factors, q, max_iter, tol, threads, hook, want_model, method, squarem_bound));
     return rcpp_result_gen;
 END_RCPP
 }
@@ -1756,7 +1762,7 @@ static const R_CallMethodDef CallEntries[] = {
     {"_aspectr_cpp_nmf_inner", (DL_FUNC) &_aspectr_cpp_nmf_inner, 2},
     {"_aspectr_cpp_nmf_shard_release", (DL_FUNC) &_aspectr_cpp_nmf_shard_release, 1},
     {"_aspectr_cpp_piece_slots", (DL_FUNC) &_aspectr_cpp_piece_slots, 0},
-    {"_aspectr_cpp_nmf_piece_run", (DL_FUNC) &_aspectr_cpp_nmf_piece_run, 8},
+    {"_aspectr_cpp_nmf_piece_run", (DL_FUNC) &_aspectr_cpp_nmf_piece_run, 9},
     {"_aspectr_cpp_nmf_columns_run", (DL_FUNC) &_aspectr_cpp_nmf_columns_run, 5},
     {"_aspectr_cpp_kcd_columns_build", (DL_FUNC) &_aspectr_cpp_kcd_columns_build, 6},
     {"_aspectr_cpp_nmf_pieces_fit", (DL_FUNC) &_aspectr_cpp_nmf_pieces_fit, 19},
@@ -1779,7 +1785,7 @@ static const R_CallMethodDef CallEntries[] = {
     {"_aspectr_cpp_ntf_wshard_state", (DL_FUNC) &_aspectr_cpp_ntf_wshard_state, 7},
     {"_aspectr_cpp_ntf_wpiece_run", (DL_FUNC) &_aspectr_cpp_ntf_wpiece_run, 6},
     {"_aspectr_cpp_ntf_wshard_release", (DL_FUNC) &_aspectr_cpp_ntf_wshard_release, 1},
-    {"_aspectr_cpp_ntf_weighted_pieces_fit", (DL_FUNC) &_aspectr_cpp_ntf_weighted_pieces_fit, 10},
+    {"_aspectr_cpp_ntf_weighted_pieces_fit", (DL_FUNC) &_aspectr_cpp_ntf_weighted_pieces_fit, 13},
     {"_aspectr_cpp_plsa_fit", (DL_FUNC) &_aspectr_cpp_plsa_fit, 19},
     {"_aspectr_cpp_plsa_tsallis_csc", (DL_FUNC) &_aspectr_cpp_plsa_tsallis_csc, 15},
     {"_aspectr_cpp_em_shard_state", (DL_FUNC) &_aspectr_cpp_em_shard_state, 9},
@@ -1814,7 +1820,7 @@ static const R_CallMethodDef CallEntries[] = {
     {"_aspectr_cpp_wqem_piece_state", (DL_FUNC) &_aspectr_cpp_wqem_piece_state, 10},
     {"_aspectr_cpp_wqem_piece_factor", (DL_FUNC) &_aspectr_cpp_wqem_piece_factor, 2},
     {"_aspectr_cpp_wqem_piece_run", (DL_FUNC) &_aspectr_cpp_wqem_piece_run, 4},
-    {"_aspectr_cpp_wqem_pieces_fit", (DL_FUNC) &_aspectr_cpp_wqem_pieces_fit, 9},
+    {"_aspectr_cpp_wqem_pieces_fit", (DL_FUNC) &_aspectr_cpp_wqem_pieces_fit, 11},
     {"_aspectr_cpp_qem_shard_state", (DL_FUNC) &_aspectr_cpp_qem_shard_state, 5},
     {"_aspectr_cpp_qem_shard_file", (DL_FUNC) &_aspectr_cpp_qem_shard_file, 5},
     {"_aspectr_cpp_qem_shard_weights", (DL_FUNC) &_aspectr_cpp_qem_shard_weights, 5},

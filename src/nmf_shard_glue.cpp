@@ -261,17 +261,41 @@ SEXP cpp_piece_slots() {
 // time, or none (a request that does not read them); its rows of W (Wt,
 // k x m_s) written in place, its slots (cpp_piece_slots()) kept. `kept`:
 // the shard's data stay in memory for the fit (so may its v of KL
-// coordinate descent).
+// coordinate descent). `weights`: NULL, or the weights of the shard's
+// cells in a weighted beta-divergence fit, list(d, r, c, ei, ej, ev) (its
+// part of nmf_weight_cells(), rows counted in the shard).
 // [[Rcpp::export]]
 Rcpp::List cpp_nmf_piece_run(SEXP state, SEXP file, SEXP Wt, SEXP slots, std::string op, SEXP input,
-                             int threads, bool kept) {
+                             int threads, bool kept, SEXP weights = R_NilValue) {
   using namespace aspectr::nmf;
   arma::mat W = r_view(Wt, "W");
   Rcpp::XPtr<Slots> sl(slots);
   const aspectr::Request r = request_from_r(op, input);
+  // the cells' weights, m_s x n: f_ij (r_i c_j), f_ij = d + delta_ij (as
+  // nmf() weighs a matrix in memory)
+  arma::mat Om;
+  if (!Rf_isNull(weights)) {
+    const Rcpp::List w(weights);
+    const Rcpp::NumericVector rw = w["r"], cw = w["c"], ev = w["ev"];
+    const Rcpp::IntegerVector ei = w["ei"], ej = w["ej"];
+    const double d = Rcpp::as<double>(w["d"]);
+    if (static_cast<arma::uword>(rw.size()) != W.n_cols || ei.size() != ej.size() || ei.size() != ev.size())
+      Rcpp::stop("internal error: a shard's weights of the wrong size");
+    const arma::uword m = W.n_cols, n = cw.size();
+    Om.set_size(m, n);
+    for (arma::uword j = 0; j < n; ++j)
+      for (arma::uword i = 0; i < m; ++i) Om(i, j) = d * (rw[i] * cw[j]);
+    for (R_xlen_t t = 0; t < ei.size(); ++t) {
+      if (ei[t] < 0 || ej[t] < 0 || static_cast<arma::uword>(ei[t]) >= m || static_cast<arma::uword>(ej[t]) >= n)
+        Rcpp::stop("internal error: a weighted cell outside the shard");
+      Om(ei[t], ej[t]) = (d + ev[t]) * (rw[ei[t]] * cw[ej[t]]);
+    }
+  }
+  const arma::mat* om = Rf_isNull(weights) ? nullptr : &Om;
   if (!Rf_isNull(state)) {
     MemoryCells cells(shard_data(state), kept);
     Piece piece(cells, W.memptr(), W.n_rows, W.n_cols, *sl);
+    piece.weigh(om);
     return stats_to_r(piece.run(r, threads));
   }
   if (Rf_isNull(file)) {
@@ -290,6 +314,7 @@ Rcpp::List cpp_nmf_piece_run(SEXP state, SEXP file, SEXP Wt, SEXP slots, std::st
   }
   FileCells cells(path, *buf, chunk_cells(Rcpp::as<double>(f["chunk"])), Rcpp::as<double>(f["scale"]), dims[1]);
   Piece piece(cells, W.memptr(), W.n_rows, W.n_cols, *sl);
+  piece.weigh(om);
   return stats_to_r(piece.run(r, threads));
 }
 

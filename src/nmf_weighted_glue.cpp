@@ -148,8 +148,10 @@ Rcpp::NumericMatrix cpp_nmf_weighted_project(SEXP data, Rcpp::NumericMatrix B, R
 
 // The beta divergence under cell weights: cpp_nmf_data()'s dense data x
 // (m x n, missing cells any value), the weights Om (m x n), W0 m x k, H0
-// k x n; BetaMU with the weights (nmf/rules.h). Returns W, H, the trace,
-// the divergence and the weighted half squared error of the result.
+// k x n; the beta-divergence rule on pieces (PieceBetaMU, nmf/piece.h) on
+// the matrix as one weighted piece: the rule that shards run. Returns W, H,
+// the trace, the divergence and the weighted half squared error of the
+// result.
 // [[Rcpp::export]]
 Rcpp::List cpp_nmf_beta_weighted_fit(SEXP data, Rcpp::NumericMatrix W0, Rcpp::NumericMatrix H0, double beta,
                                      Rcpp::NumericMatrix Om, Rcpp::NumericVector L1, Rcpp::NumericVector L2,
@@ -167,8 +169,20 @@ Rcpp::List cpp_nmf_beta_weighted_fit(SEXP data, Rcpp::NumericMatrix W0, Rcpp::Nu
   FitSetup f(W0, H0, L1, L2, max_iter, tol, threads);
   Model& M = f.M;
   RCallback cb(verbose, max_iter, "nmf (beta, mu, weighted)", hook, want_model);
-  BetaMU rule(beta, f.pen, eps, &Omega);
-  const aspectr::FitTrace tr = aspectr::run_solver(rule, X, M, f.ctl, cb);
+  aspectr::FitTrace tr;
+  {
+    MemoryCells cells(X);
+    Slots slots;
+    Piece piece(cells, M.Wt.memptr(), M.Wt.n_rows, M.Wt.n_cols, slots);
+    piece.weigh(&Omega);
+    aspectr::LocalPieces<Piece> P({&piece}, f.ctl.threads);
+    PieceModel PM;
+    PM.H = std::move(M.H);
+    PM.P = &P;
+    PieceBetaMU rule(beta, f.pen, eps);
+    tr = aspectr::run_solver(rule, P, PM, f.ctl, cb);
+    M.H = std::move(PM.H);
+  }
   const double divergence = BetaMU(beta, Penalty(), eps, &Omega).loss(X, M, threads);
   const arma::mat V = M.Wt.t() * M.H;
   double frob = 0.0, wx2 = 0.0;

@@ -150,16 +150,21 @@ void cpp_ntf_wshard_release(SEXP state) {
   S.release();
 }
 
-// The weighted KL multiplicative updates on pieces (fn(op, input): the
-// pieces' added statistics): shared, the start of modes 2 .. N (d_n x k);
-// the weights of the whole data d, v, and klc = sum x~ (log x - 1) (on x
-// / s). Returns the shared factors (d_n x k) and the trace.
+// The weighted fit on pieces (fn(op, input): the pieces' added
+// statistics): KL multiplicative updates, or under loss = "frobenius" the
+// HALS sweeps or multiplicative updates (method); shared, the start of
+// modes 2 .. N (d_n x k); the weights of the whole data d, v, klc = sum x~
+// (log x - 1) and wx2 = sum omega x^2 (on x / s). Returns the shared
+// factors (d_n x k) and the trace (Frobenius: the sum of squares, not
+// halved).
 // [[Rcpp::export]]
 Rcpp::List cpp_ntf_weighted_pieces_fit(SEXP fn, Rcpp::List shared, double d, Rcpp::List v, double klc, int max_iter,
-                                       double tol, int threads, SEXP hook = R_NilValue, bool want_model = false) {
+                                       double tol, int threads, SEXP hook = R_NilValue, bool want_model = false,
+                                       std::string loss = "kl", std::string method = "mu", double wx2 = 0.0) {
   aspectr::CPWeights w;
   w.d = d;
   w.klc = klc;
+  w.wx2 = wx2;
   for (R_xlen_t n = 0; n < v.size(); ++n) w.v.push_back(Rcpp::as<arma::vec>(v[n]));
   if (static_cast<std::size_t>(shared.size()) + 1 != w.v.size())
     Rcpp::stop("internal error: one weight vector per mode needed");
@@ -175,9 +180,19 @@ Rcpp::List cpp_ntf_weighted_pieces_fit(SEXP fn, Rcpp::List shared, double d, Rcp
   ctl.max_iter = max_iter;
   ctl.tol = tol;
   ctl.threads = threads;
-  RCallback cb(false, max_iter, "ntf (kl, mu, weighted, sharded)", hook, want_model);
-  aspectr::CPWeightedPiecesMU rule(w);
-  const aspectr::FitTrace tr = aspectr::run_solver(rule, P, M, ctl, cb);
+  RCallback cb(false, max_iter, "ntf (" + loss + ", " + method + ", weighted, sharded)", hook, want_model);
+  aspectr::FitTrace tr;
+  if (loss == "kl") {
+    if (method != "mu") Rcpp::stop("internal error: weighted ntf() of shards, method '" + method + "'");
+    aspectr::CPWeightedPiecesMU rule(w);
+    tr = aspectr::run_solver(rule, P, M, ctl, cb);
+  } else {
+    if (loss != "frobenius" || (method != "hals" && method != "mu"))
+      Rcpp::stop("internal error: weighted ntf() of shards, loss '" + loss + "', method '" + method + "'");
+    aspectr::CPWeightedPiecesFrobenius rule(w, method == "hals" ? aspectr::CPWeightedMethod::HALS
+                                                                 : aspectr::CPWeightedMethod::MU);
+    tr = aspectr::run_solver(rule, P, M, ctl, cb);
+  }
   Rcpp::List f(M.F.size());
   for (std::size_t n = 0; n < M.F.size(); ++n) f[n] = Rcpp::wrap(arma::mat(M.F[n].t()));
   Rcpp::List out = Rcpp::List::create(Rcpp::Named("shared") = f);

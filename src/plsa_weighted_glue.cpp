@@ -159,11 +159,14 @@ Rcpp::List cpp_wqem_piece_run(SEXP state, std::string op, SEXP input, int thread
 
 // The weighted Tsallis fit in pieces reached through R (RPieces): the rule
 // PieceWeightedQEM in the core's driver; lambda and factors (the shared
-// modes', k x d_n) start it (the pieces hold the documents' rows). Returns
-// lambda, the shared factors (k x d_n), the trace.
+// modes', k x d_n) start it (the pieces hold the documents' rows); method
+// "squarem": extrapolated by SQUAREM (PieceSquarem) from the step bound
+// squarem_bound. Returns lambda, the shared factors (k x d_n), the trace
+// (and SQUAREM's final bound).
 // [[Rcpp::export]]
 Rcpp::List cpp_wqem_pieces_fit(SEXP fn, Rcpp::NumericVector lambda, Rcpp::List factors, double q, int max_iter,
-                               double tol, int threads, SEXP hook = R_NilValue, bool want_model = false) {
+                               double tol, int threads, SEXP hook = R_NilValue, bool want_model = false,
+                               std::string method = "em", double squarem_bound = 1.0) {
   aspectr_r::RPieces P(fn);
   aspectr::AspectPieceModel M;
   M.lambda = Rcpp::as<arma::vec>(lambda);
@@ -173,13 +176,23 @@ Rcpp::List cpp_wqem_pieces_fit(SEXP fn, Rcpp::NumericVector lambda, Rcpp::List f
   }
   M.P = &P;
   const aspectr::Control ctl{max_iter, tol, threads};
-  RCallback cb(false, max_iter, "plsa (tsallis, em, weighted)", hook, want_model);
-  aspectr::PieceWeightedQEM rule(q);
-  const aspectr::FitTrace tr = aspectr::run_solver(rule, P, M, ctl, cb);
+  RCallback cb(false, max_iter, "plsa (tsallis, " + method + ", weighted)", hook, want_model);
+  aspectr::PieceWeightedQEM qem(q);
+  aspectr::FitTrace tr;
+  if (method == "squarem") {
+    aspectr::PieceSquarem<aspectr::PieceWeightedQEM> rule(qem);
+    rule.set_step_bound(squarem_bound);
+    tr = aspectr::run_solver(rule, P, M, ctl, cb);
+    squarem_bound = rule.step_bound();
+  } else {
+    if (method != "em") Rcpp::stop("internal error: weighted q-EM in pieces, method '" + method + "'");
+    tr = aspectr::run_solver(qem, P, M, ctl, cb);
+  }
   Rcpp::List F(M.F.size());
   for (std::size_t n = 0; n < M.F.size(); ++n) F[n] = Rcpp::wrap(M.F[n]);
   Rcpp::List out = Rcpp::List::create(Rcpp::Named("lambda") = Rcpp::NumericVector(M.lambda.begin(), M.lambda.end()),
                                       Rcpp::Named("factors") = F);
   add_trace(out, tr);
+  if (method == "squarem") out["squarem_bound"] = squarem_bound;
   return out;
 }

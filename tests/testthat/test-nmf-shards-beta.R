@@ -112,9 +112,10 @@ test_that("beta-divergence fits of shards repeat with a seed and refuse what mem
   old <- options(aspectr.max_cells = 50)
   on.exit(options(old))
   expect_error(nmf(sh, 2, loss = "beta", beta = 0.5), class = "aspectr_error_size", regexp = "12 x 10")
-  # masks and weights: the weighted beta updates run in memory only
+  # (with masks and weights too: the weighted updates read the same blocks,
+  # test-nmf-shards-weights.R)
   expect_error(nmf(sh, 2, loss = "beta", beta = 0.5, row_weights = rep(1:2, 10)),
-               class = "aspectr_error_input_argument", regexp = "weighted beta")
+               class = "aspectr_error_size", regexp = "12 x 10")
 })
 
 test_that("beta-divergence updates of shards on a 2-worker PSOCK cluster equal the in-memory fit", {

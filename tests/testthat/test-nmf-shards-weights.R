@@ -188,7 +188,80 @@ test_that("weighted nmf() of shards checks its weights and refuses what it canno
                regexp = "accelerate")
   expect_error(nmf(sh, 2, weights = matrix(0, nrow(x), ncol(x))), class = "aspectr_error_input_value",
                regexp = "nothing to fit")
-  expect_error(nmf(sh, 2, loss = "beta", beta = 0.5, mask = x > 5), class = "aspectr_error_input_argument")
+})
+
+test_that("weighted beta-divergence updates of shards equal the in-memory fit in memory, files and on a cluster", {
+  x <- shard_counts(30, 14, seed = 21)
+  parts <- split_rows(x, c(9L, 20L))
+  rds <- file.path(shard_tempdir(), paste0("p", 1:3, ".rds"))
+  for (i in 1:3) saveRDS(parts[[i]], rds[i])
+  backends <- list(memory = shards(parts), one = shards(list(x)), shard_files = write_shards(parts, shard_tempdir()),
+                   rds_files = shards(rds))
+  old <- options(aspectr.shard_chunk = 7)  # .shard files read 7 cells at a time
+  on.exit(options(old), add = TRUE)
+  mask <- random_mask(x, 0.15, 4)
+  set.seed(5)
+  rw <- stats::runif(nrow(x), 0.5, 2); cw <- stats::runif(ncol(x), 0.5, 2)
+  wdense <- matrix(stats::runif(length(x), 0, 2), nrow(x), ncol(x))
+  wdense[sample(length(x), 40)] <- 0
+  # (beta = 0: the zeros of x raised to eps; beta = 3: the exponent
+  # 1 / (beta - 1))
+  for (b in c(0, 0.5, 1.5, 3)) {
+    for (wa in list(list(mask = mask, row_weights = rw, col_weights = cw), list(weights = wdense))) {
+      args <- c(list(loss = "beta", beta = b, init = "random", seed = 4, max_iter = 25, tol = 0,
+                     L1 = if (b == 1.5) c(0.05, 0.1) else 0), wa)
+      ref <- do.call(quiet_nmf, c(list(x, 3), args))
+      # the objective never rises
+      expect_true(all(diff(c(ref$initial, ref$objective)) <= 1e-12 * ref$initial), info = b)
+      for (nm in names(backends)) {
+        info <- paste("beta", b, paste(names(wa), collapse = "+"), nm)
+        fit <- do.call(quiet_nmf, c(list(backends[[nm]], 3), args))
+        expect_same_wnmf(fit, ref, info = info)
+        expect_equal(fit$initial, ref$initial, tolerance = 1e-10, info = info)
+      }
+    }
+  }
+  # a fit that stops by its tolerance stops at the same iteration
+  args <- list(loss = "beta", beta = 0.5, seed = 2, max_iter = 500, tol = 1e-5, mask = mask)
+  ref <- do.call(quiet_nmf, c(list(x, 3), args))
+  expect_true(ref$converged)
+  expect_same_wnmf(do.call(quiet_nmf, c(list(backends$shard_files, 3), args)), ref, info = "converged")
+  skip_on_cran()
+  cl <- psock_cluster()
+  on.exit(parallel::stopCluster(cl), add = TRUE)
+  args <- list(loss = "beta", beta = 0.5, seed = 3, max_iter = 20, tol = 0, mask = mask, row_weights = rw)
+  ref <- do.call(quiet_nmf, c(list(x, 3), args))
+  for (sh in list(backends$memory, backends$shard_files)) {
+    expect_same_wnmf(do.call(quiet_nmf, c(list(sh, 3, cluster = cl), args)), ref, info = "cluster")
+  }
+})
+
+test_that("weighted beta-divergence updates of shards: weight 2 is a row twice, a masked cell plays no part", {
+  x <- shard_counts(20, 10, seed = 7) + 1
+  W0 <- matrix(seq(0.2, 1.5, length.out = 20 * 2), 20, 2)
+  H0 <- matrix(seq(1.2, 0.3, length.out = 2 * 10), 2, 10)
+  for (b in c(0.5, 1.5)) {
+    # row 4 with weight 2 is the fit of the data with row 4 twice
+    rw <- rep(1, 20); rw[4] <- 2
+    fit <- quiet_nmf(shards(split_rows(x, 8L)), 2, loss = "beta", beta = b, init = list(W = W0, H = H0),
+                     max_iter = 15, tol = 0, row_weights = rw)
+    x2 <- rbind(x, x[4, , drop = FALSE])
+    rep_fit <- quiet_nmf(shards(split_rows(x2, 8L)), 2, loss = "beta", beta = b,
+                         init = list(W = rbind(W0, W0[4, ]), H = H0), max_iter = 15, tol = 0)
+    expect_equal(unname(fit$H), unname(rep_fit$H), tolerance = 1e-9, info = b)
+    expect_equal(unname(fit$W), unname(rep_fit$W[1:20, ]), tolerance = 1e-9, info = b)
+    expect_equal(fit$objective, rep_fit$objective, tolerance = 1e-9, info = b)
+    # a masked cell's value (below the data's largest) changes nothing
+    mask <- matrix(FALSE, 20, 10); mask[c(3, 15), c(2, 7)] <- TRUE
+    y <- x; y[mask] <- c(1, 2, 0.5, 3)
+    f1 <- quiet_nmf(shards(split_rows(x, 11L)), 2, loss = "beta", beta = b, init = list(W = W0, H = H0),
+                    max_iter = 15, tol = 0, mask = mask)
+    f2 <- quiet_nmf(shards(split_rows(y, 11L)), 2, loss = "beta", beta = b, init = list(W = W0, H = H0),
+                    max_iter = 15, tol = 0, mask = mask)
+    expect_equal(f1$W, f2$W, tolerance = 1e-10, info = b)
+    expect_equal(f1$H, f2$H, tolerance = 1e-10, info = b)
+    expect_equal(f1$objective, f2$objective, tolerance = 1e-10, info = b)
+  }
 })
 
 test_that("plsa(loss = \"kl\") of shards with a mask or weights equals the in-memory fit", {

@@ -1,8 +1,9 @@
-# ntf(loss = "kl", method = "mu") of data in shards() with missing cells,
-# masks and weights: the same call gives the in-memory weighted fit (the
-# weighted multiplicative updates of solvers/cp_weighted.h run on the
-# pieces: each shard updates its rows of the first mode, the other modes
-# come from the added parts), in memory, from files and on a cluster.
+# ntf(loss = "kl", method = "mu") and ntf(loss = "frobenius", method =
+# "hals" or "mu") of data in shards() with missing cells, masks and
+# weights: the same call gives the in-memory weighted fit (the weighted
+# updates of solvers/cp_weighted.h run on the pieces: each shard updates
+# its rows of the first mode, the other modes come from the added parts),
+# in memory, from files and on a cluster.
 
 # a 3-way array of counts, rows (mode 1) without empty slices
 ntfsw_counts <- function(dims = c(13, 6, 5), seed = 1) {
@@ -17,11 +18,11 @@ ntfsw_counts <- function(dims = c(13, 6, 5), seed = 1) {
   X
 }
 
-expect_same_wntf <- function(fit, ref, tol = 1e-10, info = NULL) {
+expect_same_wntf <- function(fit, ref, tol = 1e-10, info = NULL, method = "mu") {
   expect_same_fields(fit, ref, c("factors", "weights", "objective", "value", "initial", "run_values", "nnz"),
                      c("iterations", "converged", "weighting"), tol = tol, info = info)
   expect_equal(fit$total, ref$total, tolerance = 1e-12, info = info)
-  expect_identical(fit$method, "mu")
+  expect_identical(fit$method, method)
 }
 quiet_ntf <- function(...) suppressMessages(ntf(...))
 
@@ -200,7 +201,92 @@ test_that("weighted ntf() of shards checks its weights and refuses what it canno
   expect_s3_class(err, "aspectr_error_input_argument")
   expect_identical(err$arg, "observed")
   expect_match(conditionMessage(err), "coordinate descent")
-  err <- tryCatch(ntf(sh, 2, mask = array(FALSE, dim(X))), error = identity)
-  expect_s3_class(err, "aspectr_error_input_argument")
-  expect_identical(err$arg, "mask")
+})
+
+test_that("weighted Frobenius ntf() (HALS, multiplicative updates) of shards equals the in-memory fit", {
+  X <- ntfsw_counts(seed = 9)
+  cases <- ntfsw_args(X)
+  parts <- split_rows(X, c(4L, 9L))
+  f <- file.path(shard_tempdir(), c("a.rds", "b.rds", "c.rds"))
+  for (i in 1:3) saveRDS(parts[[i]], f[i])
+  backends <- list(one = shards(list(X)), memory = shards(parts), shard_files = write_shards(parts, shard_tempdir()),
+                   rds_files = shards(f))
+  old <- options(aspectr.shard_chunk = 7)  # .shard files read 7 cells at a time
+  on.exit(options(old), add = TRUE)
+  for (method in c("hals", "mu")) {
+    for (nm in names(cases)) {
+      args <- c(list(loss = "frobenius", method = method, seed = 3, max_iter = 30, tol = 0), cases[[nm]])
+      ref <- do.call(quiet_ntf, c(list(X, 2), args))
+      # the objective never rises
+      expect_true(all(diff(c(ref$initial, ref$objective)) <= 1e-12 * abs(ref$initial)), info = paste(method, nm))
+      for (b in names(backends)) {
+        fit <- do.call(quiet_ntf, c(list(backends[[b]], 2), args))
+        expect_same_wntf(fit, ref, info = paste(method, nm, b), method = method)
+      }
+    }
+  }
+  # a matrix and 4-way data; a fit that stops by its tolerance
+  M <- X[, , 1]
+  Y <- array(X, c(dim(X), 1))[, , , c(1, 1)] * rep(c(1, 2), each = length(X))
+  for (method in c("hals", "mu")) {
+    mm <- cases$mask$mask[, , 1]
+    args <- list(loss = "frobenius", method = method, seed = 2, max_iter = 25, tol = 0, mask = mm)
+    expect_same_wntf(do.call(quiet_ntf, c(list(shards(split_rows(M, 6L)), 2), args)),
+                     do.call(quiet_ntf, c(list(M, 2), args)), info = paste(method, "matrix"), method = method)
+    args$mask <- array(cases$mask$mask, dim(Y))
+    expect_same_wntf(do.call(quiet_ntf, c(list(shards(split_rows(Y, c(3L, 7L))), 2), args)),
+                     do.call(quiet_ntf, c(list(Y, 2), args)), info = paste(method, "4-way"), method = method)
+    args <- c(list(loss = "frobenius", method = method, seed = 4, max_iter = 2000, tol = 1e-6), cases$all)
+    ref <- do.call(quiet_ntf, c(list(X, 2), args))
+    expect_true(ref$converged)
+    expect_same_wntf(do.call(quiet_ntf, c(list(backends$shard_files, 2), args)), ref, info = paste(method, "tol"),
+                     method = method)
+  }
+  # the default method with weights on shards is the in-memory one, HALS
+  expect_identical(quiet_ntf(backends$memory, 2, seed = 1, max_iter = 3, mask = cases$mask$mask)$method, "hals")
+  skip_on_cran()
+  cl <- psock_cluster()
+  on.exit(parallel::stopCluster(cl), add = TRUE)
+  for (method in c("hals", "mu")) {
+    args <- c(list(loss = "frobenius", method = method, seed = 3, nrun = 2, max_iter = 20), cases$all)
+    ref <- do.call(quiet_ntf, c(list(X, 2), args))
+    for (b in c("memory", "shard_files")) {
+      expect_same_wntf(do.call(quiet_ntf, c(list(backends[[b]], 2, cluster = cl), args)), ref,
+                       info = paste(method, b, "cluster"), method = method)
+    }
+  }
+})
+
+test_that("weighted Frobenius ntf() of shards: weight 2 is a row twice, a masked cell plays no part", {
+  X <- ntfsw_counts(seed = 10)
+  dims <- dim(X)
+  set.seed(4)
+  st <- lapply(dims, function(d) matrix(stats::runif(d * 2, 0.2, 1), d, 2))
+  mask <- array(FALSE, dims); mask[c(2, 9), 3, c(1, 4)] <- TRUE
+  for (method in c("hals", "mu")) {
+    # row 5 of the first mode with weight 2: the fit of the data with row 5 twice
+    mw <- list(replace(rep(1, dims[1]), 5, 2), NULL, NULL)
+    a <- quiet_ntf(shards(split_rows(X, 6L)), 2, loss = "frobenius", method = method, init = st, max_iter = 20,
+                   tol = 0, mode_weights = mw)
+    X2 <- array(0, c(dims[1] + 1, dims[-1]))
+    X2[seq_len(dims[1]), , ] <- X
+    X2[dims[1] + 1, , ] <- X[5, , ]
+    st2 <- st
+    st2[[1]] <- rbind(st[[1]], st[[1]][5, ])
+    # (all weights 1: the weighted rule, whose updates go row by row)
+    b <- quiet_ntf(shards(split_rows(X2, 6L)), 2, loss = "frobenius", method = method, init = st2, max_iter = 20,
+                   tol = 0, mode_weights = list(rep(1, dims[1] + 1), NULL, NULL))
+    expect_equal(a$objective, b$objective, tolerance = 1e-9, info = method)
+    expect_equal(fitted(a), fitted(b)[seq_len(dims[1]), , , drop = FALSE], tolerance = 1e-9, info = method,
+                 ignore_attr = TRUE)
+    # a masked cell's value changes nothing
+    Y <- X
+    Y[mask] <- Y[mask] + c(3, 1, 7, 2)
+    f1 <- quiet_ntf(shards(split_rows(X, 6L)), 2, loss = "frobenius", method = method, init = st, max_iter = 20,
+                    tol = 0, mask = mask)
+    f2 <- quiet_ntf(shards(split_rows(Y, 6L)), 2, loss = "frobenius", method = method, init = st, max_iter = 20,
+                    tol = 0, mask = mask)
+    expect_equal(f1$factors, f2$factors, tolerance = 1e-10, info = method)
+    expect_equal(f1$objective, f2$objective, tolerance = 1e-10, info = method)
+  }
 })

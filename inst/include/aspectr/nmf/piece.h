@@ -394,6 +394,10 @@ class Piece {
   Piece(Cells& X, double* Wt, arma::uword k, arma::uword m, Slots& slots)
       : X_(X), Wt_(Wt, k, m, false, true), slots_(slots) {}
   arma::mat& Wt() { return Wt_; }
+  // The weights of the piece's cells (m_s x n, not owned; nmf/weighted.h's
+  // omega) for the beta-divergence operations: their divergence, P and Q
+  // weighted cell by cell as BetaMU weighs them in memory
+  void weigh(const arma::mat* Om) { Om_ = Om; }
 
   Stats run(const Request& r, int threads) {
     Stats out;
@@ -712,6 +716,7 @@ class Piece {
       // the final model's terms as nmf() reports them: the divergence of
       // (W_s, H), W'X, W'W and the sums of the data the fit read (with
       // zeros raised to `floor`): sum x^2, sum x, sum x log x, row sums
+      // (weighted: sum omega x^2 in place of sum x^2, and frob)
       const BetaMU bm = beta_rule(r);
       arma::mat buf;
       const arma::mat& D = beta_cells(buf, r.num("floor", 0.0));
@@ -728,6 +733,19 @@ class Piece {
           if (x > 0.0) xlx += x * std::log(x);
           rowtot(0, i) += x;
         }
+      if (Om_) {
+        // weighted: sum omega x^2 and sum omega (x - v)^2 (the relative
+        // error of a weighted fit)
+        const arma::mat V = Wt_.t() * r.mat("H");
+        double wx2 = 0.0, we2 = 0.0;
+        for (arma::uword j = 0; j < D.n_elem; ++j) {
+          const double e = D[j] - V[j];
+          we2 += (*Om_)[j] * e * e;
+          wx2 += (*Om_)[j] * D[j] * D[j];
+        }
+        x2 = wx2;
+        out.set("frob", we2);
+      }
       out.set("xnorm2", x2);
       out.set("total", tot);
       out.set("xlogx", xlx);
@@ -750,7 +768,11 @@ class Piece {
 
  private:
   // the beta-divergence rule's arithmetic (BetaMU) for a request's b, eps
-  static BetaMU beta_rule(const Request& r) { return BetaMU(r.num("b", 2.0), Penalty(), r.num("eps", 0.0)); }
+  BetaMU beta_rule(const Request& r) const {
+    if (Om_ && (Om_->n_rows != Wt_.n_cols || (r.has("H") && Om_->n_cols != r.mat("H").n_cols)))
+      throw std::logic_error("a piece's weights of the wrong size");
+    return BetaMU(r.num("b", 2.0), Penalty(), r.num("eps", 0.0), Om_);
+  }
   // the cells, dense, with entries below `floor` raised to it (nmf() with
   // beta <= 0 and zeros in x: in memory the data come raised)
   const arma::mat& beta_cells(arma::mat& buf, double floor) {
@@ -796,6 +818,7 @@ class Piece {
   Cells& X_;
   arma::mat Wt_;
   Slots& slots_;
+  const arma::mat* Om_ = nullptr;
 };
 
 // The global part of a fit in pieces: H (k x n) and the pieces, which hold

@@ -51,8 +51,9 @@
 // B_i: a coordinate whose diagonal entry is below that, which has no
 // weight at any cell, is kept by HALS and the multiplicative update).
 // The KL multiplicative updates' parts (the linear terms' common and
-// deviating parts, the numerators, the update) serve the same rule on data
-// in pieces too (cp_weighted_pieces.h).
+// deviating parts, the numerators, the update) and the Frobenius rows'
+// update (frobenius_rows()) serve the same rule on data in pieces too
+// (cp_weighted_pieces.h).
 #ifndef ASPECTR_SOLVERS_CP_WEIGHTED_H
 #define ASPECTR_SOLVERS_CP_WEIGHTED_H
 
@@ -311,56 +312,87 @@ class CPWeightedRule {
                         int threads) const {
     if (gram_ || M.order() < 2) return frobenius_mode_gram(X, M, n, update, value, threads);
     const std::size_t N = M.order();
-    const arma::uword k = M.rank(), dn = X.dims[n];
     std::vector<const arma::mat*> Fp(N);
     for (std::size_t m = 0; m < N; ++m) Fp[m] = &M.F[m];
     arma::mat T;
     mttkrp(X, Fp, n, T, threads, nullptr);
     const arma::mat G = common_gram(M, n);
-    const CellGroups& eg = w_.groups[n];
+    return frobenius_rows(M.F[n], w_.v[n], T, G, deviation_cells(M, n), w_.cells(), N, update, value, threads);
+  }
+
+  // The deviating cells of the rows of mode n, from the weights' list
+  // (grouped by mode n): cells(i, zs, ezs, es) writes those of row i, the
+  // other modes' products zs[r * ne + s] (each coordinate's values
+  // contiguous), their coefficients es[s] = delta_c u_c and ezs = es z.
+  struct MemoryDeviations {
+    const CPWeights& w;
+    const AspectModel& M;
+    std::size_t n;
     std::vector<std::size_t> om;  // the other modes
-    for (std::size_t m = 0; m < N; ++m) if (m != n) om.push_back(m);
-    arma::mat& A = M.F[n];
+    void operator()(std::size_t i, std::vector<double>& zs, std::vector<double>& ezs, std::vector<double>& es,
+                    std::vector<double>& z) const {
+      const std::size_t N = M.order();
+      const arma::uword k = M.rank();
+      const std::size_t s0 = w.groups[n].ptr[i], ne = w.groups[n].ptr[i + 1] - s0;
+      zs.resize(ne * k);
+      ezs.resize(ne * k);
+      es.resize(ne);
+      for (std::size_t s = 0; s < ne; ++s) {
+        // z = the product of the other modes' rows (as deviation())
+        const index_t* ix = w.gidx[n].data() + (s0 + s) * N;
+        const double* f0 = M.F[om[0]].colptr(ix[om[0]]);
+        double u = w.v[om[0]][ix[om[0]]];
+        if (om.size() == 1) {
+          for (arma::uword r = 0; r < k; ++r) z[r] = f0[r];
+        } else {
+          const double* f1 = M.F[om[1]].colptr(ix[om[1]]);
+          u *= w.v[om[1]][ix[om[1]]];
+          for (arma::uword r = 0; r < k; ++r) z[r] = f0[r] * f1[r];
+          for (std::size_t j = 2; j < om.size(); ++j) {
+            const double* fj = M.F[om[j]].colptr(ix[om[j]]);
+            u *= w.v[om[j]][ix[om[j]]];
+            for (arma::uword r = 0; r < k; ++r) z[r] *= fj[r];
+          }
+        }
+        const double f = w.gdelta[n][s0 + s] * u;
+        es[s] = f;
+        for (arma::uword r = 0; r < k; ++r) {
+          zs[r * ne + s] = z[r];
+          ezs[r * ne + s] = f * z[r];
+        }
+      }
+    }
+  };
+  MemoryDeviations deviation_cells(const AspectModel& M, std::size_t n) const {
+    MemoryDeviations out{w_, M, n, {}};
+    for (std::size_t m = 0; m < M.order(); ++m) if (m != n) out.om.push_back(m);
+    return out;
+  }
+
+  // Frobenius, the rows of A (k x d_n, mode n) given their data's part T
+  // (MTTKRP of X~), the common Gram matrix G and their deviating cells
+  // (`cells`, as MemoryDeviations; ncells of them in all, N modes: the
+  // work's estimate): every row updated (update) by the method; returns
+  // sum_i (a_i'B_i a_i - 2 t_i'a_i) when `value`, else 0.
+  template <class Cells>
+  double frobenius_rows(arma::mat& A, const arma::vec& vn, const arma::mat& T, const arma::mat& G,
+                        const Cells& cells, std::size_t ncells, std::size_t N, bool update, bool value,
+                        int threads) const {
+    const arma::uword k = A.n_rows, dn = A.n_cols;
+    if (T.n_rows != k || T.n_cols != dn || vn.n_elem != dn) throw std::logic_error("weighted CP: rows of the wrong size");
     std::vector<double> part(dn, 0.0);
-    const double work = static_cast<double>(dn) * k * k + static_cast<double>(w_.cells()) * k * (N + 2);
+    const double work = static_cast<double>(dn) * k * k + static_cast<double>(ncells) * k * (N + 2);
     const int Tn = effective_threads(threads, static_cast<std::size_t>(work / 4));
     nmf::dense::parallel_blocks(dn, Tn, 16, [&](std::size_t b, std::size_t e) {
       std::vector<double> z(k), gf(k), qf(k), ezz(k), ref(k), zs, ezs, es, y;
       for (std::size_t i = b; i < e; ++i) {
-        const double vi = w_.v[n][i];
-        const std::size_t s0 = eg.ptr[i], ne = eg.ptr[i + 1] - s0;
-        // the other modes' products at the row's deviating cells, gathered
-        // once (zs[r * ne + s]: each coordinate's values contiguous), their
-        // coefficients es[s] = delta_c u_c, ezs = es z, and per coordinate
-        // the deviations' part of B_i's diagonal, ezz[r] = sum es z_r^2, and
-        // ref[r] = |G(r, r)| + sum |es| z_r^2 (the scale of B_i(r, r))
-        zs.resize(ne * k);
-        ezs.resize(ne * k);
-        es.resize(ne);
-        for (std::size_t s = 0; s < ne; ++s) {
-          // z = the product of the other modes' rows (as deviation())
-          const index_t* ix = w_.gidx[n].data() + (s0 + s) * N;
-          const double* f0 = M.F[om[0]].colptr(ix[om[0]]);
-          double u = w_.v[om[0]][ix[om[0]]];
-          if (om.size() == 1) {
-            for (arma::uword r = 0; r < k; ++r) z[r] = f0[r];
-          } else {
-            const double* f1 = M.F[om[1]].colptr(ix[om[1]]);
-            u *= w_.v[om[1]][ix[om[1]]];
-            for (arma::uword r = 0; r < k; ++r) z[r] = f0[r] * f1[r];
-            for (std::size_t j = 2; j < om.size(); ++j) {
-              const double* fj = M.F[om[j]].colptr(ix[om[j]]);
-              u *= w_.v[om[j]][ix[om[j]]];
-              for (arma::uword r = 0; r < k; ++r) z[r] *= fj[r];
-            }
-          }
-          const double f = w_.gdelta[n][s0 + s] * u;
-          es[s] = f;
-          for (arma::uword r = 0; r < k; ++r) {
-            zs[r * ne + s] = z[r];
-            ezs[r * ne + s] = f * z[r];
-          }
-        }
+        const double vi = vn[i];
+        // the row's deviating cells (see MemoryDeviations), and per
+        // coordinate the deviations' part of B_i's diagonal, ezz[r] = sum
+        // es z_r^2, and ref[r] = |G(r, r)| + sum |es| z_r^2 (the scale of
+        // B_i(r, r))
+        cells(i, zs, ezs, es, z);
+        const std::size_t ne = es.size();
         for (arma::uword r = 0; r < k; ++r) {
           const double* zr = zs.data() + r * ne;
           const double* ezr = ezs.data() + r * ne;
@@ -639,6 +671,7 @@ class CPWeightedRule {
   // (the pieces' form of the KL multiplicative updates, cp_weighted_pieces.h)
   friend class CPWeightedPiece;
   friend class CPWeightedPiecesMU;
+  friend class CPWeightedPiecesFrobenius;
 
   bool kl_;
   CPWeightedMethod method_;

@@ -20,12 +20,23 @@
 // in-memory fit up to rounding. A piece's cells are read in chunks where
 // they are in a file (the passes over them are sums).
 //
+// Under the Frobenius loss (CPWeightedPiecesFrobenius: HALS and the
+// multiplicative updates) the rows of every mode are updated by the
+// in-memory rule's rows' update (CPWeightedRule::frobenius_rows()): the
+// first mode's by the pieces, every other mode's here from the pieces'
+// MTTKRP, their part of the common Gram matrix and their deviating cells
+// (the model's values there keep the HALS sweep exact, as in memory); then
+// the modes' norms are balanced as in memory.
+//
 // Requests (inputs: F1 .. F{N-1}, the shared modes' factors k x d_n):
 //   "ntf_wmode" mode n (>= 1), update (1: the piece's rows of mode 1
 //       updated first), num (1: the numerators), xlogv (1: sum x~ log m)
 //       -> f0v (A_1'v_1 of the piece's rows), Ddev, Dabs (k x d_n: the
 //       deviations' part of D and its absolute values), num, xlogv
 //   "ntf_wxlogv" -> xlogv
+//   "ntf_wfmode" mode n (>= 1), update, method, eps (Frobenius)
+//       -> sq0 (with update), T, G0, @dev (see CPWeightedPiece)
+//   "ntf_wscale" c0 (k) -> nothing: the piece's rows of mode 1 rescaled
 //   "gather"     -> @F0 (k x rows)
 #ifndef ASPECTR_SOLVERS_CP_WEIGHTED_PIECES_H
 #define ASPECTR_SOLVERS_CP_WEIGHTED_PIECES_H
@@ -97,7 +108,16 @@ class CPWeightedPiece {
       out.set("@F0", arma::mat(A0_));
       return out;
     }
+    if (r.op == "ntf_wscale") {
+      // the rows rescaled by the rule's balance of the modes' norms
+      const arma::mat& c = r.mat("c0");
+      if (c.n_elem != A0_.n_rows) throw std::logic_error("weighted CP piece: scales of the wrong size");
+      for (arma::uword i = 0; i < A0_.n_cols; ++i)
+        for (arma::uword q = 0; q < A0_.n_rows; ++q) A0_(q, i) *= c[q];
+      return out;
+    }
     AspectModel M = model(r);
+    if (r.op == "ntf_wfmode") return frobenius_mode(r, M, threads);
     CPWeightedRule rule(true, CPWeightedMethod::MU, w_);
     if (r.op == "ntf_wxlogv") {
       out.set("xlogv", xlogv(rule, M, threads));
@@ -150,6 +170,60 @@ class CPWeightedPiece {
       num += part;
     });
     return num;
+  }
+  // Frobenius, mode n >= 1: the piece's rows of the first mode first
+  // updated (update: by the in-memory rule's rows' update, then sq0 their
+  // squared norms per component), then mode n's parts: T (MTTKRP of the
+  // piece's X~), G0 = A_1 diag(v_1) A_1' of its rows, and @dev, its
+  // deviating cells in mode n's order, a column each: the row of mode n,
+  // delta_c u_c and z_c (k)
+  Stats frobenius_mode(const Request& r, AspectModel& M, int threads) {
+    Stats out;
+    const std::size_t N = M.order(), n = static_cast<std::size_t>(r.num("mode", 0.0));
+    if (n < 1 || n >= N) throw std::logic_error("weighted CP piece: a mode out of range");
+    const arma::uword k = M.rank();
+    const CPWeightedMethod method = static_cast<CPWeightedMethod>(static_cast<int>(r.num("method", 0.0)));
+    CPWeightedRule rule(false, method, w_, r.num("eps", 1e-16));
+    if (r.num("update", 0.0) != 0.0) {
+      const arma::mat T = mttkrp_sum(M, 0, threads);
+      const arma::mat G = w_.gram(M.F, 0);
+      rule.frobenius_rows(M.F[0], w_.v[0], T, G, rule.deviation_cells(M, 0), w_.cells(), N, true, false, threads);
+      A0_ = M.F[0];
+      out.set("sq0", arma::mat(arma::sum(arma::square(A0_), 1)));
+    }
+    out.set("T", mttkrp_sum(M, n, threads));
+    arma::mat Fv = M.F[0];
+    Fv.each_row() %= w_.v[0].t();
+    out.set("G0", arma::mat(Fv * M.F[0].t()));
+    const CPWeightedRule::MemoryDeviations dev = rule.deviation_cells(M, n);
+    const CellGroups& eg = w_.groups[n];
+    arma::mat D(k + 2, w_.cells());
+    std::vector<double> zs, ezs, es, z(k);
+    for (arma::uword i = 0; i < M.F[n].n_cols; ++i) {
+      dev(i, zs, ezs, es, z);
+      const std::size_t s0 = eg.ptr[i], ne = es.size();
+      for (std::size_t s = 0; s < ne; ++s) {
+        double* o = D.colptr(s0 + s);
+        o[0] = static_cast<double>(i);
+        o[1] = es[s];
+        for (arma::uword q = 0; q < k; ++q) o[2 + q] = zs[q * ne + s];
+      }
+    }
+    out.set("@dev", std::move(D));
+    return out;
+  }
+  // MTTKRP of mode n over the piece's cells (k x d_n)
+  arma::mat mttkrp_sum(const AspectModel& M, std::size_t n, int threads) {
+    const std::size_t N = M.order();
+    std::vector<const arma::mat*> Fp(N);
+    for (std::size_t m = 0; m < N; ++m) Fp[m] = &M.F[m];
+    arma::mat T(M.rank(), M.F[n].n_cols, arma::fill::zeros);
+    X_.each([&](const SparseTensor& X) {
+      arma::mat part;
+      mttkrp(X, Fp, n, part, threads, nullptr);
+      T += part;
+    });
+    return T;
   }
   double xlogv(CPWeightedRule& rule, const AspectModel& M, int threads) {
     double v = 0.0;
@@ -234,6 +308,121 @@ class CPWeightedPiecesMU {
     return D;
   }
   const CPWeights& w_;
+};
+
+// The rule under the Frobenius loss: CPWeightedRule's HALS sweeps or
+// multiplicative updates, mode after mode, on pieces: the first mode's
+// rows where they are, every other mode's rows here from the pieces'
+// parts (their MTTKRP, A_1 diag(v_1) A_1' and their deviating cells), by
+// the in-memory rows' update (CPWeightedRule::frobenius_rows()); then the
+// modes' norms balanced as in memory. `w`: the weights of the whole data
+// (d, v of every mode, wx2).
+class CPWeightedPiecesFrobenius {
+ public:
+  CPWeightedPiecesFrobenius(const CPWeights& w, CPWeightedMethod method, double eps = 1e-16)
+      : w_(w), method_(method), eps_(eps), rule_(false, method, w, eps) {}
+  static constexpr bool kLagged = false;
+
+  double step(const Pieces& P, CPPieceModel& M, int threads) {
+    const std::size_t N = M.F.size() + 1;
+    const arma::uword k = M.F[0].n_rows;
+    double part = 0.0;
+    arma::vec sq0;
+    for (std::size_t n = 1; n < N; ++n) {
+      const Stats s = P.map(mode_request(M, n, n == 1));
+      if (n == 1) sq0 = arma::vectorise(s.mat("sq0"));
+      part = mode(s, M, n, true, n + 1 == N, threads);
+    }
+    const double f = std::max(w_.wx2 + part, 0.0);
+    // the modes' norms balanced (detail::balance_norms()), the first
+    // mode's rows rescaled where they are
+    arma::mat nrm(k, N);
+    for (arma::uword r = 0; r < k; ++r) {
+      nrm(r, 0) = std::sqrt(sq0[r]);
+      for (std::size_t n = 1; n < N; ++n) nrm(r, n) = arma::norm(M.F[n - 1].row(r), 2);
+    }
+    const arma::mat c = detail::balance_scales(nrm);
+    for (arma::uword r = 0; r < k; ++r)
+      for (std::size_t n = 1; n < N; ++n) M.F[n - 1].row(r) *= c(r, n);
+    P.map(Request("ntf_wscale").with("c0", arma::mat(c.col(0))));
+    return f;
+  }
+
+  double loss(const Pieces& P, CPPieceModel& M, int threads) {
+    const std::size_t N = M.F.size() + 1;
+    const Stats s = P.map(mode_request(M, N - 1, false));
+    return std::max(w_.wx2 + mode(s, M, N - 1, false, true, threads), 0.0);
+  }
+
+ private:
+  Request mode_request(const CPPieceModel& M, std::size_t n, bool update) const {
+    Request r = M.request("ntf_wfmode");
+    r.with("mode", static_cast<double>(n)).with("update", update ? 1.0 : 0.0)
+        .with("method", static_cast<double>(method_)).with("eps", eps_);
+    return r;
+  }
+  // mode n's rows from the pieces' parts
+  double mode(const Stats& s, CPPieceModel& M, std::size_t n, bool update, bool value, int threads) const {
+    const std::size_t N = M.F.size() + 1;
+    arma::mat& A = M.F[n - 1];
+    const arma::uword k = A.n_rows, dn = A.n_cols;
+    // the common Gram matrix, as CPWeights::gram() (the first mode's part
+    // added over the pieces)
+    arma::mat G(k, k, arma::fill::ones);
+    G %= s.mat("G0");
+    for (std::size_t m = 1; m < N; ++m) {
+      if (m == n) continue;
+      arma::mat Fv = M.F[m - 1];
+      Fv.each_row() %= w_.v[m].t();
+      G %= Fv * M.F[m - 1].t();
+    }
+    G *= w_.d;
+    // the deviating cells by row of mode n (stable: the pieces' order)
+    const arma::mat& D = s.mat("@dev");
+    if (D.n_cols && D.n_rows != k + 2) throw std::logic_error("the pieces' deviating cells have the wrong size");
+    PieceDeviations dev;
+    dev.k = k;
+    dev.ptr.assign(dn + 1, 0);
+    for (arma::uword c = 0; c < D.n_cols; ++c) {
+      const double i = D(0, c);
+      if (!(i >= 0.0) || i >= static_cast<double>(dn)) throw std::logic_error("a deviating cell of no row");
+      ++dev.ptr[static_cast<std::size_t>(i) + 1];
+    }
+    for (arma::uword i = 0; i < dn; ++i) dev.ptr[i + 1] += dev.ptr[i];
+    dev.cols.resize(D.n_cols);
+    {
+      std::vector<std::size_t> next(dev.ptr.begin(), dev.ptr.end() - 1);
+      for (arma::uword c = 0; c < D.n_cols; ++c) dev.cols[next[static_cast<std::size_t>(D(0, c))]++] = c;
+    }
+    dev.D = &D;
+    return rule_.frobenius_rows(A, w_.v[n], s.mat("T"), G, dev, D.n_cols, N, update, value, threads);
+  }
+  // a row's deviating cells from the pieces' columns (see MemoryDeviations)
+  struct PieceDeviations {
+    arma::uword k = 0;
+    std::vector<std::size_t> ptr, cols;
+    const arma::mat* D = nullptr;
+    void operator()(std::size_t i, std::vector<double>& zs, std::vector<double>& ezs, std::vector<double>& es,
+                    std::vector<double>&) const {
+      const std::size_t s0 = ptr[i], ne = ptr[i + 1] - s0;
+      zs.resize(ne * k);
+      ezs.resize(ne * k);
+      es.resize(ne);
+      for (std::size_t s = 0; s < ne; ++s) {
+        const double* o = D->colptr(cols[s0 + s]);
+        const double f = o[1];
+        es[s] = f;
+        for (arma::uword r = 0; r < k; ++r) {
+          zs[r * ne + s] = o[2 + r];
+          ezs[r * ne + s] = f * o[2 + r];
+        }
+      }
+    }
+  };
+  const CPWeights& w_;
+  CPWeightedMethod method_;
+  double eps_;
+  CPWeightedRule rule_;
 };
 
 }  // namespace aspectr

@@ -28,7 +28,10 @@
 //            Omega-times, with which the master updates the shared mode
 //            by weighted_qem_columns(), as in memory.
 //  "wq_loss" the parts of A and H of a model (J);
-//  "wq_kl"   (mass: sum omega p of the model) the parts of D(G_o || P_o).
+//  "wq_kl"   (mass: sum omega p of the model) the parts of D(G_o || P_o);
+//  "sq_*"    SQUAREM's (pieces_squarem.h: PieceSquarem of this rule), the
+//            extrapolated rows normalized by the colsum of the next
+//            request.
 // So the iterates equal the in-memory fit's up to rounding (the sums'
 // order). The in-memory fit (WeightedQEMRule, below) is this rule on one
 // piece, the whole data.
@@ -41,6 +44,7 @@
 #include <vector>
 #include "../pieces.h"
 #include "pieces_em.h"
+#include "pieces_squarem.h"
 #include "plsa_weighted.h"
 
 namespace aspectr {
@@ -60,6 +64,36 @@ class WeightedQEMPiece {
     arma::mat& F0 = *F0_;
     const arma::uword k = F0.n_rows, dn = F0.n_cols;
     Stats out;
+    // (SQUAREM's requests, and its extrapolated rows normalized by their
+    // sums over the pieces when the next request brings them)
+    if (r.has("colsum")) normalize_by(r.mat("colsum"));
+    if (r.op == "sq_save") {
+      sq_[r.num("slot", 0.0) == 0.0 ? 0 : 1] = F0;
+      return out;
+    }
+    if (r.op == "sq_norms") {
+      sq_[2] = F0;
+      double rr = r.num("rr", 0.0), vv = r.num("vv", 0.0);
+      squarem_norms(sq_[0], sq_[1], sq_[2], rr, vv);
+      out.set("rr", rr);
+      out.set("vv", vv);
+      return out;
+    }
+    if (r.op == "sq_extrapolate") {
+      squarem_entries(sq_[0], sq_[1], sq_[2], r.num("a", 1.0), F0);
+      arma::mat sum(k, 1);
+      for (arma::uword c = 0; c < k; ++c) {
+        double tot = 0.0;
+        for (arma::uword i = 0; i < dn; ++i) tot += F0(c, i);
+        sum(c, 0) = tot;
+      }
+      out.set("sum", std::move(sum));
+      return out;
+    }
+    if (r.op == "sq_restore") {
+      F0 = sq_[2];
+      return out;
+    }
     if (r.op == "wq_t" || r.op == "wq_loss") {
       const AspectModel M = model(r);
       double A = 0.0;
@@ -270,9 +304,26 @@ class WeightedQEMPiece {
     for (std::size_t n = 1; n < G_->order(); ++n) M.F.push_back(r.mat("F" + std::to_string(n)));
     return M;
   }
+  // the rows divided by their sums over every piece (normalize_rows()'s
+  // arithmetic; a row without mass takes theta2's)
+  void normalize_by(const arma::mat& colsum) {
+    arma::mat& F0 = *F0_;
+    if (colsum.n_elem != F0.n_rows) throw std::logic_error("weighted q-EM piece: row sums of the wrong size");
+    for (arma::uword c = 0; c < F0.n_rows; ++c) {
+      const double tot = colsum[c];
+      if (tot > 0.0 && std::isfinite(tot)) {
+        for (arma::uword i = 0; i < F0.n_cols; ++i) F0(c, i) /= tot;
+      } else {
+        if (sq_[2].n_rows != F0.n_rows || sq_[2].n_cols != F0.n_cols)
+          throw std::logic_error("weighted q-EM piece: a row without mass and no SQUAREM step");
+        for (arma::uword i = 0; i < F0.n_cols; ++i) F0(c, i) = sq_[2](c, i);
+      }
+    }
+  }
   const SparseTensor* G_;
   const PlsaWeights* W_;
   arma::mat* F0_;
+  arma::mat sq_[3];  // SQUAREM's theta0, theta1, theta2 of the piece's rows
   double q_, offset_;
   arma::vec t_;
   arma::mat h0_, B0_, Fold_, a_, b_, la_, X_, Mix0_;
@@ -326,6 +377,14 @@ class PieceWeightedQEM {
     const double tot = arma::accu(M.lambda);
     if (tot > 0.0 && std::isfinite(tot)) M.lambda /= tot; else M.lambda = lam0 / arma::accu(lam0);
     return before;
+  }
+
+  // the step and J of the model entering it (SQUAREM's merit,
+  // pieces_squarem.h)
+  double step_merit(const Pieces& P, AspectPieceModel& M, int threads, double* merit) {
+    const double v = step(P, M, threads);
+    if (merit != nullptr) *merit = v;
+    return v;
   }
 
   double loss(const Pieces& P, AspectPieceModel& M, int) {

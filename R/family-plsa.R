@@ -339,7 +339,12 @@
 #' of a documents' column onto the simplex finds its threshold in rounds
 #' of sums and counts over the shards (Michelot's 1986 iteration with a
 #' grid that brackets the threshold; no pass over the cells); an iteration
-#' passes over the cells once per mode, as in memory. With
+#' passes over the cells once per mode, as in memory. (One exception to
+#' "up to rounding": with masks or weights under `loss = "tsallis"` a
+#' column's q-EM step is kept only when it does not raise the column's
+#' sub-problem, and near convergence rounding can decide that comparison
+#' differently on shards and in memory; the fits then differ in the last
+#' iterations by up to about 1e-8.) With
 #' `cluster =` the shards are spread over the workers. A failing shard or
 #' worker ends the fit with an error of class `aspectr_error_shard` (naming
 #' the shard) or `aspectr_error_cluster`.

@@ -1,6 +1,8 @@
 # The fit contract: the fields every family's result carries, and the
-# generics every family answers (those not written per family in its own
-# file live here, next to the classed error for generics that do not apply).
+# generics every family answers. Each family's methods live in its own
+# file (family-*.R); here are the help pages those methods share, the
+# default methods, the helpers used by several families, and the classed
+# error for generics that do not apply.
 
 # A generic that does not apply to a family: a classed error that says why
 # and what to use instead.
@@ -73,42 +75,7 @@ cell_index_columns <- function(d, names_n) {
 #' logLik(fit)
 #' BIC(fit)
 #' @name logLik.aspectr_fit
-#' @export
-logLik.aspectr_nmf <- function(object, ...) {
-  check_dots_empty(...)
-  if (object$loss != "kl") {
-    abort_unsupported("{.fn logLik} of a {object$loss} NMF",
-                      "only the generalized KL loss is a likelihood (the Poisson model).",
-                      "Compare fits by their objective, or fit {.code nmf(x, k, loss = \"kl\")}.")
-  }
-  abort_noncount(object)
-  df <- object$k * (sum(object$dims) - 1)
-  structure(object$loglik_const - object$divergence, df = as.integer(df),
-            nobs = prod(as.numeric(object$dims)), class = "logLik")
-}
-
-#' @rdname logLik.aspectr_fit
-#' @export
-logLik.aspectr_ntf <- function(object, ...) {
-  check_dots_empty(...)
-  if (object$loss != "kl") {
-    abort_unsupported("{.fn logLik} of a Frobenius NTF",
-                      "only the generalized KL loss is a likelihood (the Poisson model).",
-                      "Compare fits by their objective, or fit {.code ntf(x, k, loss = \"kl\")}.")
-  }
-  abort_noncount(object)
-  N <- length(object$dims)
-  df <- object$k * (sum(object$dims) - N + 1)
-  structure(object$loglik_const - object$value, df = as.integer(df),
-            nobs = prod(as.numeric(object$dims)), class = "logLik")
-}
-
-#' @rdname logLik.aspectr_fit
-#' @export
-logLik.aspectr_lca <- function(object, ...) {
-  check_dots_empty(...)
-  structure(object$llik, df = as.integer(object$npar), nobs = object$N, class = "logLik")
-}
+NULL
 
 #' @rdname logLik.aspectr_fit
 #' @export
@@ -140,79 +107,7 @@ logLik.aspectr_fit <- function(object, ...) {
 #' fit <- symnmf(a, 2, seed = 1)
 #' range(residuals(fit, a))
 #' @name residuals.aspectr_fit
-#' @export
-fitted.aspectr_symnmf <- function(object, ...) {
-  check_dots_empty(...)
-  check_size(as.numeric(object$n)^2, "The fitted matrix would have {size} cells.")
-  tcrossprod(object$H)
-}
-
-#' @rdname residuals.aspectr_fit
-#' @export
-residuals.aspectr_symnmf <- function(object, x, ...) {
-  check_dots_empty(...)
-  a <- as.matrix(x)
-  if (!identical(dim(a), c(object$n, object$n))) {
-    abort_input("{.arg x} must be the fitted {object$n} x {object$n} matrix, not {describe(x)}.", "newdata", arg = "x")
-  }
-  a - fitted(object)
-}
-
-#' @rdname residuals.aspectr_fit
-#' @export
-residuals.aspectr_plsa <- function(object, x, ...) {
-  check_dots_empty(...)
-  object <- rows_in_memory(object)
-  d <- fitted_data(object, x)
-  arr <- array(0, d$dims)
-  arr[t(d$idx + 1L)] <- d$val
-  if (length(d$dims) == 2) arr <- matrix(arr, d$dims[1])
-  out <- arr - unname(fitted(object))
-  dimnames(out) <- object$dimnames
-  out
-}
-
-#' @rdname residuals.aspectr_fit
-#' @export
-residuals.aspectr_ntf <- function(object, x, ...) {
-  check_dots_empty(...)
-  object <- rows_in_memory(object)
-  d <- fitted_data(object, x)
-  arr <- array(0, d$dims)
-  arr[t(d$idx + 1L)] <- d$val
-  out <- arr - unname(fitted(object))
-  dimnames(out) <- object$dimnames
-  out
-}
-
-#' @rdname residuals.aspectr_fit
-#' @export
-residuals.aspectr_sntf <- function(object, x, ...) {
-  check_dots_empty(...)
-  y <- as.array(as_symtensor(x))
-  f <- fitted(object)
-  if (!identical(dim(y), dim(f))) {
-    abort_input("{.arg x} must be the fitted tensor ({paste(dim(f), collapse = ' x ')}), not {paste(dim(y), collapse = ' x ')}.",
-                "newdata", arg = "x")
-  }
-  y - f
-}
-
-#' @rdname residuals.aspectr_fit
-#' @export
-fitted.aspectr_lca <- function(object, ...) {
-  abort_unsupported("{.fn fitted} of a latent class fit",
-                    "the model is a distribution over response patterns, not a fitted value per observation.",
-                    "Use {.code predict(fit)} for class posteriors, {.code glance(fit)} for G-squared and chi-squared.")
-}
-
-#' @rdname residuals.aspectr_fit
-#' @export
-residuals.aspectr_lca <- function(object, ...) {
-  abort_unsupported("{.fn residuals} of a latent class fit",
-                    "the model is a distribution over response patterns, not a fitted value per observation.",
-                    "Use {.code glance(fit)} for G-squared and chi-squared.")
-}
+NULL
 
 # ---- tidy and glance ---------------------------------------------------------
 
@@ -264,147 +159,12 @@ residuals.aspectr_lca <- function(object, ...) {
 #'   marketing mix elasticities with PIMS data. *Marketing Science* 12,
 #'   103-124.
 #' @name tidy.aspectr_fit
-#' @export
-tidy.aspectr_ntf <- function(x, ...) {
-  check_dots_empty(...)
-  x <- rows_in_memory(x)
-  rows <- lapply(seq_along(x$factors), function(n) {
-    f <- x$factors[[n]]
-    idx <- rownames(f) %||% as.character(seq_len(nrow(f)))
-    tibble::tibble(mode = names(x$factors)[n], index = rep(idx, times = x$k),
-                   component = rep(seq_len(x$k), each = nrow(f)), value = as.vector(f))
-  })
-  do.call(rbind, rows)
-}
-
-#' @rdname tidy.aspectr_fit
-#' @export
-glance.aspectr_ntf <- function(x, ...) {
-  check_dots_empty(...)
-  kl <- x$loss == "kl" && !isFALSE(x$count_data)
-  ll <- if (kl) logLik(x) else NA_real_
-  tibble::tibble(k = x$k, loss = x$loss, method = x$method, objective = x$value,
-                 iterations = x$iterations, converged = x$converged, stopped = isTRUE(x$stopped),
-                 logLik = as.numeric(ll), AIC = if (kl) AIC(x) else NA_real_,
-                 BIC = if (kl) BIC(x) else NA_real_, nobs = nobs(x))
-}
-
-#' @rdname tidy.aspectr_fit
-#' @param what For a latent class fit: `"probs"` (item-response
-#'   probabilities), `"classes"` (class shares) or `"coefficients"` (the
-#'   multinomial logits of class membership: the regression coefficients
-#'   of a latent class regression, or \eqn{\log(P_r / P_1)} of a plain
-#'   model). Unique abbreviations are accepted.
-#' @param conf.int,conf.level Add Wald confidence intervals (`conf.low`,
-#'   `conf.high`) at level `conf.level`; for probabilities and class shares
-#'   computed on the logit scale and transformed back (see
-#'   [confint.aspectr_lca()]).
-#' @export
-tidy.aspectr_lca <- function(x, what = c("probs", "classes", "coefficients"), conf.int = FALSE,
-                             conf.level = 0.95, ...) {
-  check_dots_empty(...)
-  choices <- c("probs", "classes", "coefficients")
-  if (!identical(what, choices) && is.character(what) && length(what) == 1 && !is.na(what) &&
-      !is.na(pmatch(what, choices))) what <- choices[pmatch(what, choices)]
-  what <- match_option(what, choices, "what")
-  conf.int <- check_flag(conf.int, "conf.int")
-  conf.level <- check_number(conf.level, "conf.level", 0, 1, lower_open = TRUE, upper_open = TRUE)
-  z <- stats::qnorm(1 - (1 - conf.level) / 2)
-  if (what == "coefficients") {
-    if (x$k < 2) {
-      abort_unsupported("{.code tidy(fit, \"coefficients\")} of a one-class fit",
-                        "it has no class-membership logits.")
-    }
-    est <- coef(x)
-    nb <- (x$k - 1) * (if (is.null(x$coeff)) 1L else nrow(x$coeff))
-    terms <- if (is.null(x$coeff)) "(Intercept)" else rownames(x$coeff)
-    se <- if (is.null(x[["se"]]$vcov_all)) rep(NA_real_, nb) else unname(sqrt(pmax(diag(x$se$vcov_all)[seq_len(nb)], 0)))
-    b <- unname(est[seq_len(nb)])
-    stat <- b / se
-    # as poLCA prints them: t with N - npar degrees of freedom
-    out <- tibble::tibble(term = rep(terms, times = x$k - 1),
-                          class = rep(seq_len(x$k)[-1], each = length(terms)),
-                          estimate = b, std.error = se, statistic = stat,
-                          p.value = 2 * stats::pt(abs(stat), max(x$N - x$npar, 1), lower.tail = FALSE))
-    if (conf.int) {
-      out$conf.low <- b - z * se
-      out$conf.high <- b + z * se
-    }
-    return(out)
-  }
-  tab <- lca_prob_table(x)
-  tab <- if (what == "probs") tab[!is.na(tab$variable), , drop = FALSE] else tab[is.na(tab$variable), , drop = FALSE]
-  # (probabilities: variable by variable, levels within classes, as before)
-  if (what == "probs") {
-    ord <- unlist(lapply(names(x$probs), function(v) {
-      i <- which(tab$variable == v)
-      i[order(match(tab$level[i], colnames(x$probs[[v]])), tab$class[i])]
-    }))
-    tab <- tab[ord, , drop = FALSE]
-    out <- tibble::tibble(variable = tab$variable, level = tab$level, class = tab$class,
-                          probability = tab$estimate, std.error = tab$std.error)
-  } else {
-    out <- tibble::tibble(class = tab$class, share = tab$estimate, std.error = tab$std.error)
-  }
-  if (conf.int) {
-    ci <- logit_wald(tab$estimate, tab$std.error, z)
-    out$conf.low <- ci$low
-    out$conf.high <- ci$high
-  }
-  out
-}
-
-#' @rdname tidy.aspectr_fit
-#' @export
-glance.aspectr_lca <- function(x, ...) {
-  check_dots_empty(...)
-  # residual degrees of freedom as poLCA's resid.df: the observations, or
-  # the cells of the response table less 1 when fewer, minus the free
-  # parameters
-  cells <- prod(vapply(x$probs, ncol, numeric(1)))
-  n <- x$sum_weights %||% x$N
-  tibble::tibble(k = x$k, logLik = x$llik, AIC = x$AIC, BIC = x$BIC, Gsq = x$Gsq,
-                 Chisq = x$Chisq, df = min(n, cells - 1) - x$npar, npar = as.integer(x$npar),
-                 nobs = x$N, entropy = lca_cell_entropy(x), relative_entropy = x$entropy,
-                 iterations = x$iterations, converged = x$converged)
-}
+NULL
 
 membership_tibble <- function(m) {
   pts <- rownames(m) %||% as.character(seq_len(nrow(m)))
   tibble::tibble(point = rep(pts, times = ncol(m)), cluster = rep(seq_len(ncol(m)), each = nrow(m)),
                  membership = as.vector(m))
-}
-
-#' @rdname tidy.aspectr_fit
-#' @export
-tidy.aspectr_symnmf <- function(x, ...) {
-  check_dots_empty(...)
-  membership_tibble(x$membership)
-}
-
-#' @rdname tidy.aspectr_fit
-#' @export
-glance.aspectr_symnmf <- function(x, ...) {
-  check_dots_empty(...)
-  tibble::tibble(k = x$k, method = x$method, objective = x$value, rel_error = x$rel_error,
-                 iterations = x$iterations, converged = x$converged, stopped = isTRUE(x$stopped),
-                 n_points = x$n)
-}
-
-#' @rdname tidy.aspectr_fit
-#' @export
-tidy.aspectr_sntf <- function(x, ...) {
-  check_dots_empty(...)
-  membership_tibble(x$membership)
-}
-
-#' @rdname tidy.aspectr_fit
-#' @export
-glance.aspectr_sntf <- function(x, ...) {
-  check_dots_empty(...)
-  tibble::tibble(k = x$k, method = x$method, order = x$order, objective = x$value,
-                 rel_error = x$rel_error, iterations = x$iterations, converged = x$converged,
-                 stopped = isTRUE(x$stopped), n_points = x$n)
 }
 
 # ---- augment -------------------------------------------------------------------
@@ -454,74 +214,7 @@ glance.aspectr_sntf <- function(x, ...) {
 #'                    term = c("wars", "taxation", "wars"), n = c(3, 1, 2))
 #' augment(fit, data = long)
 #' @name augment.aspectr_fit
-#' @export
-augment.aspectr_plsa <- function(x, data, ...) {
-  check_dots_empty(...)
-  x <- rows_in_memory(x)
-  if (!is.null(x$weighting) && !(!missing(data) && is.data.frame(data))) {
-    # (missing cells, masks, weights: the cells left out too, imputed)
-    if (length(x$dims) == 2) return(plsa_augment_weighted(x, if (!missing(data)) data))
-    return(nway_augment_weighted(x, if (!missing(data)) data, as.numeric(x$lambda) * x$total, "count", ".topic"))
-  }
-  if (!missing(data) && is.data.frame(data)) {
-    if (length(x$dims) != 2) {
-      abort_input("{.arg data} must be the fitted tensor for an N-way fit, not a data frame.",
-                  "type", arg = "data")
-    }
-    return(augment_long(data, x$factors[[1]], x$factors[[2]], as.numeric(x$lambda),
-                        doc_names(x), term_names(x)))
-  }
-  d <- fitted_data(x, data)
-  p <- cell_terms(x$factors, as.numeric(x$lambda), d)
-  cols <- cell_index_columns(d, if (length(d$dims) == 2) c("document", "term") else names(x$factors))
-  tibble::as_tibble(c(cols, list(count = d$val, .fitted = rowSums(p) * x$total,
-                                 .topic = max.col(p, ties.method = "first"))))
-}
-
-#' @rdname augment.aspectr_fit
-#' @export
-augment.aspectr_nmf <- function(x, data, ...) {
-  check_dots_empty(...)
-  x <- rows_in_memory(x)
-  if (!is.null(x$weighting)) return(nmf_augment_weighted(x, if (!missing(data)) data))
-  if (!missing(data) && is.data.frame(data)) {
-    return(augment_long(data, unname(x$W), t(unname(x$H)), rep(1, x$k),
-                        rownames(x$W) %||% as.character(seq_len(x$dims[1])),
-                        colnames(x$H) %||% as.character(seq_len(x$dims[2]))))
-  }
-  d <- fitted_data(x, data)
-  p <- cell_terms(list(x$W, t(x$H)), rep(1, x$k), d)
-  cols <- cell_index_columns(d, c("row", "column"))
-  tibble::as_tibble(c(cols, list(value = d$val, .fitted = rowSums(p),
-                                 .component = max.col(p, ties.method = "first"))))
-}
-
-#' @rdname augment.aspectr_fit
-#' @export
-augment.aspectr_ntf <- function(x, data, ...) {
-  check_dots_empty(...)
-  x <- rows_in_memory(x)
-  if (!is.null(x$weighting)) return(nway_augment_weighted(x, if (!missing(data)) data, as.numeric(x$weights)))
-  d <- fitted_data(x, data)
-  p <- cell_terms(x$factors, as.numeric(x$weights), d)
-  cols <- cell_index_columns(d, names(x$factors))
-  tibble::as_tibble(c(cols, list(value = d$val, .fitted = rowSums(p),
-                                 .component = max.col(p, ties.method = "first"))))
-}
-
-#' @rdname augment.aspectr_fit
-#' @export
-augment.aspectr_lca <- function(x, data = NULL, ...) {
-  check_dots_empty(...)
-  post <- if (is.null(data)) x$posterior else predict(x, data)
-  cls <- max.col(post, ties.method = "first")
-  probs <- as.data.frame(unname(post))
-  names(probs) <- paste0(".prob_", seq_len(ncol(post)))
-  out <- tibble::tibble(.class = cls)
-  out <- cbind(out, probs)
-  if (!is.null(data)) out <- cbind(as.data.frame(data), out)
-  tibble::as_tibble(out)
-}
+NULL
 
 # tidytext's augment() of a long (document, term, ...) table: the table as
 # it is with `.topic`, the component with the largest P(z | d, w), i.e. of
@@ -563,47 +256,4 @@ augment_clusters <- function(x, data) {
     out <- cbind(as.data.frame(data), out)
   }
   tibble::as_tibble(out)
-}
-
-#' @rdname augment.aspectr_fit
-#' @export
-augment.aspectr_symnmf <- function(x, data = NULL, ...) {
-  check_dots_empty(...)
-  augment_clusters(x, data)
-}
-
-#' @rdname augment.aspectr_fit
-#' @export
-augment.aspectr_sntf <- function(x, data = NULL, ...) {
-  check_dots_empty(...)
-  augment_clusters(x, data)
-}
-
-# ---- summary of multiway_cluster ------------------------------------------------
-
-#' @export
-summary.aspectr_multiway <- function(object, ...) {
-  check_dots_empty(...)
-  cl <- object$cluster
-  structure(list(
-    k = object$k, n = length(cl), order = object$order, unassigned = sum(is.na(cl)),
-    outlier = object$outlier, sigma = object$sigma,
-    clusters = data.frame(cluster = seq_len(object$k), size = tabulate(cl, object$k),
-                          median_strength = vapply(seq_len(object$k), function(j) {
-                            s <- object$strength[which(cl == j)]
-                            if (length(s)) stats::median(s) else NA_real_
-                          }, numeric(1))),
-    fit = summary(object$fit)
-  ), class = "summary.aspectr_multiway")
-}
-
-#' @export
-print.summary.aspectr_multiway <- function(x, ...) {
-  check_dots_empty(...)
-  cat(sprintf("Multi-way clustering: %d clusters of %s points from order-%d affinities (sigma %.3g)\n",
-              x$k, format(x$n, big.mark = ","), x$order, x$sigma))
-  cat(sprintf("%d point%s unassigned (strength below %g)\n\n", x$unassigned,
-              if (x$unassigned == 1) "" else "s", x$outlier))
-  print(x$clusters, row.names = FALSE, digits = 3)
-  invisible(x)
 }

@@ -458,3 +458,64 @@ nobs.aspectr_nmf <- function(object, ...) {
   check_dots_empty(...)
   prod(as.numeric(object$dims))
 }
+
+# ---- autoplot, logLik, augment -----------------------------------------------
+
+#' @rdname autoplot.aspectr
+#' @exportS3Method ggplot2::autoplot
+autoplot.aspectr_nmf <- function(object, n = NULL, type = c("H", "W", "convergence", "clusters"),
+                                 annotation = NULL, ...) {
+  check_dots_empty(...)
+  check_ggplot2()
+  if (!is.null(n)) n <- check_whole(n, "n")
+  type <- match_option(type, c("H", "W", "convergence", "clusters"), "type")
+  if (type == "convergence") {
+    d <- data.frame(iteration = seq_along(object$objective), objective = object$objective)
+    return(ggplot2::ggplot(d, ggplot2::aes(x = .data$iteration, y = .data$objective)) +
+             ggplot2::geom_line() + ggplot2::scale_y_log10() +
+             ggplot2::labs(title = "Convergence") + ggplot2::theme_minimal())
+  }
+  if (type == "clusters") {
+    cls <- max.col(t(object$H), ties.method = "first")
+    d <- data.frame(factor = factor(seq_len(object$k)), columns = tabulate(cls, object$k))
+    return(ggplot2::ggplot(d, ggplot2::aes(x = .data$factor, y = .data$columns)) +
+             ggplot2::geom_col(fill = "grey50") +
+             ggplot2::labs(title = "Column clusters") + ggplot2::theme_minimal())
+  }
+  md <- nmf_map(object, type, n, annotation)
+  gg_heatmap(md$z, c(0, 1), map_palette(), md$main, "share of the\ncomponent's\nmaximum",
+             tracks = md$tracks, xlab = md$xlab)
+}
+
+#' @rdname logLik.aspectr_fit
+#' @export
+logLik.aspectr_nmf <- function(object, ...) {
+  check_dots_empty(...)
+  if (object$loss != "kl") {
+    abort_unsupported("{.fn logLik} of a {object$loss} NMF",
+                      "only the generalized KL loss is a likelihood (the Poisson model).",
+                      "Compare fits by their objective, or fit {.code nmf(x, k, loss = \"kl\")}.")
+  }
+  abort_noncount(object)
+  df <- object$k * (sum(object$dims) - 1)
+  structure(object$loglik_const - object$divergence, df = as.integer(df),
+            nobs = prod(as.numeric(object$dims)), class = "logLik")
+}
+
+#' @rdname augment.aspectr_fit
+#' @export
+augment.aspectr_nmf <- function(x, data, ...) {
+  check_dots_empty(...)
+  x <- rows_in_memory(x)
+  if (!is.null(x$weighting)) return(nmf_augment_weighted(x, if (!missing(data)) data))
+  if (!missing(data) && is.data.frame(data)) {
+    return(augment_long(data, unname(x$W), t(unname(x$H)), rep(1, x$k),
+                        rownames(x$W) %||% as.character(seq_len(x$dims[1])),
+                        colnames(x$H) %||% as.character(seq_len(x$dims[2]))))
+  }
+  d <- fitted_data(x, data)
+  p <- cell_terms(list(x$W, t(x$H)), rep(1, x$k), d)
+  cols <- cell_index_columns(d, c("row", "column"))
+  tibble::as_tibble(c(cols, list(value = d$val, .fitted = rowSums(p),
+                                 .component = max.col(p, ties.method = "first"))))
+}

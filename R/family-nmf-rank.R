@@ -410,3 +410,30 @@ print.summary.aspectr_nmf_rank <- function(x, ...) {
   print(as.data.frame(x$table), row.names = FALSE, digits = 4)
   invisible(x)
 }
+
+# ---- autoplot ----------------------------------------------------------------
+
+#' @rdname autoplot.aspectr
+#' @exportS3Method ggplot2::autoplot
+autoplot.aspectr_nmf_rank <- function(object, type = c("stability", "consensus"), k = NULL,
+                                      annotation = NULL, ...) {
+  check_dots_empty(...)
+  check_ggplot2()
+  type <- match_option(type, c("stability", "consensus"), "type")
+  if (type == "consensus") {
+    cm <- consensus_map(object, k, annotation)
+    return(gg_heatmap(cm$z, c(0, 1), map_palette(), cm$main, "consensus", dend = cm$dend,
+                      tracks = cm$tracks))
+  }
+  tab <- object$table
+  d <- if (object$method %in% c("cv", "mask")) {
+    rbind(data.frame(k = tab$k, value = tab$test_error, curve = "held out"),
+          data.frame(k = tab$k, value = tab$train_error, curve = "training"))
+  } else {
+    rbind(data.frame(k = tab$k, value = tab$cophenetic * tab$dispersion, curve = "cophenetic x dispersion"),
+          data.frame(k = tab$k, value = tab$cophenetic, curve = "cophenetic"),
+          data.frame(k = tab$k, value = tab$dispersion, curve = "dispersion"))
+  }
+  rank_plot(d, object$best, if (object$method %in% c("cv", "mask")) "relative error" else "stability",
+            if (identical(object$family, "ntf")) "CP (ntf) rank" else "NMF rank")
+}

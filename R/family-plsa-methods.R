@@ -680,3 +680,80 @@ plot.aspectr_plsa <- function(x, type = c("terms", "weights", "convergence"), n 
   }
   invisible(x)
 }
+
+# ---- autoplot, residuals, augment --------------------------------------------
+
+# Top entries of each component as horizontal bars, one facet per
+# component, on one shared scale, bars ordered within their facet.
+top_bars <- function(m, n, labels, value_label, facet_label, title) {
+  k <- ncol(m)
+  rows <- lapply(seq_len(k), function(r) {
+    o <- order(m[, r], decreasing = TRUE)[seq_len(min(n, nrow(m)))]
+    data.frame(component = facet_label[r], item = labels[o], value = m[o, r], rank = seq_along(o))
+  })
+  d <- do.call(rbind, rows)
+  d$component <- factor(d$component, levels = facet_label)
+  # an item label unique within its facet, ordered by rank (reordered within facets)
+  d$key <- factor(paste(d$component, d$rank, sep = "\r"),
+                  levels = rev(unique(paste(d$component, d$rank, sep = "\r"))))
+  lab <- stats::setNames(d$item, as.character(d$key))
+  ggplot2::ggplot(d, ggplot2::aes(x = .data$value, y = .data$key)) +
+    ggplot2::geom_col(fill = "steelblue") +
+    ggplot2::facet_wrap(ggplot2::vars(.data$component), scales = "free_y") +
+    ggplot2::scale_y_discrete(labels = function(b) lab[b]) +
+    ggplot2::labs(x = value_label, y = NULL, title = title) +
+    ggplot2::theme_minimal() +
+    # (room on the right for the last facet's last tick label)
+    ggplot2::theme(plot.margin = ggplot2::margin(5.5, 16, 5.5, 5.5))
+}
+
+#' @rdname autoplot.aspectr
+#' @exportS3Method ggplot2::autoplot
+autoplot.aspectr_plsa <- function(object, n = 10, ...) {
+  check_dots_empty(...)
+  check_ggplot2()
+  n <- check_whole(n, "n")
+  if (inherits(object, "aspectr_lca")) return(autoplot_lca(object))
+  v <- object$factors[[length(object$dims)]]
+  top_bars(v, n, term_names(object), "P(term | topic)",
+           sprintf("topic %d (%.2f)", seq_len(object$k), object$lambda), "Top terms per topic")
+}
+
+#' @rdname residuals.aspectr_fit
+#' @export
+residuals.aspectr_plsa <- function(object, x, ...) {
+  check_dots_empty(...)
+  object <- rows_in_memory(object)
+  d <- fitted_data(object, x)
+  arr <- array(0, d$dims)
+  arr[t(d$idx + 1L)] <- d$val
+  if (length(d$dims) == 2) arr <- matrix(arr, d$dims[1])
+  out <- arr - unname(fitted(object))
+  dimnames(out) <- object$dimnames
+  out
+}
+
+#' @rdname augment.aspectr_fit
+#' @export
+augment.aspectr_plsa <- function(x, data, ...) {
+  check_dots_empty(...)
+  x <- rows_in_memory(x)
+  if (!is.null(x$weighting) && !(!missing(data) && is.data.frame(data))) {
+    # (missing cells, masks, weights: the cells left out too, imputed)
+    if (length(x$dims) == 2) return(plsa_augment_weighted(x, if (!missing(data)) data))
+    return(nway_augment_weighted(x, if (!missing(data)) data, as.numeric(x$lambda) * x$total, "count", ".topic"))
+  }
+  if (!missing(data) && is.data.frame(data)) {
+    if (length(x$dims) != 2) {
+      abort_input("{.arg data} must be the fitted tensor for an N-way fit, not a data frame.",
+                  "type", arg = "data")
+    }
+    return(augment_long(data, x$factors[[1]], x$factors[[2]], as.numeric(x$lambda),
+                        doc_names(x), term_names(x)))
+  }
+  d <- fitted_data(x, data)
+  p <- cell_terms(x$factors, as.numeric(x$lambda), d)
+  cols <- cell_index_columns(d, if (length(d$dims) == 2) c("document", "term") else names(x$factors))
+  tibble::as_tibble(c(cols, list(count = d$val, .fitted = rowSums(p) * x$total,
+                                 .topic = max.col(p, ties.method = "first"))))
+}

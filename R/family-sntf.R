@@ -498,3 +498,49 @@ nobs.aspectr_sntf <- function(object, ...) {
   check_dots_empty(...)
   object$n
 }
+
+# ---- autoplot, residuals, tidy, glance, augment ------------------------------
+
+#' @rdname autoplot.aspectr
+#' @exportS3Method ggplot2::autoplot
+autoplot.aspectr_sntf <- function(object, ...) {
+  check_dots_empty(...)
+  check_ggplot2()
+  membership_heatmap(object$membership, object$cluster, "Cluster memberships (SNTF)")
+}
+
+#' @rdname residuals.aspectr_fit
+#' @export
+residuals.aspectr_sntf <- function(object, x, ...) {
+  check_dots_empty(...)
+  y <- as.array(as_symtensor(x))
+  f <- fitted(object)
+  if (!identical(dim(y), dim(f))) {
+    abort_input("{.arg x} must be the fitted tensor ({paste(dim(f), collapse = ' x ')}), not {paste(dim(y), collapse = ' x ')}.",
+                "newdata", arg = "x")
+  }
+  y - f
+}
+
+#' @rdname tidy.aspectr_fit
+#' @export
+tidy.aspectr_sntf <- function(x, ...) {
+  check_dots_empty(...)
+  membership_tibble(x$membership)
+}
+
+#' @rdname tidy.aspectr_fit
+#' @export
+glance.aspectr_sntf <- function(x, ...) {
+  check_dots_empty(...)
+  tibble::tibble(k = x$k, method = x$method, order = x$order, objective = x$value,
+                 rel_error = x$rel_error, iterations = x$iterations, converged = x$converged,
+                 stopped = isTRUE(x$stopped), n_points = x$n)
+}
+
+#' @rdname augment.aspectr_fit
+#' @export
+augment.aspectr_sntf <- function(x, data = NULL, ...) {
+  check_dots_empty(...)
+  augment_clusters(x, data)
+}

@@ -334,3 +334,55 @@ print.summary.aspectr_symnmf <- function(x, ...) {
   print(x$clusters, row.names = FALSE, digits = 3)
   invisible(x)
 }
+
+# ---- autoplot, fitted, residuals, tidy, glance, augment ----------------------
+
+#' @rdname autoplot.aspectr
+#' @exportS3Method ggplot2::autoplot
+autoplot.aspectr_symnmf <- function(object, ...) {
+  check_dots_empty(...)
+  check_ggplot2()
+  membership_heatmap(object$membership, object$cluster, "Cluster memberships (symmetric NMF)")
+}
+
+#' @rdname residuals.aspectr_fit
+#' @export
+fitted.aspectr_symnmf <- function(object, ...) {
+  check_dots_empty(...)
+  check_size(as.numeric(object$n)^2, "The fitted matrix would have {size} cells.")
+  tcrossprod(object$H)
+}
+
+#' @rdname residuals.aspectr_fit
+#' @export
+residuals.aspectr_symnmf <- function(object, x, ...) {
+  check_dots_empty(...)
+  a <- as.matrix(x)
+  if (!identical(dim(a), c(object$n, object$n))) {
+    abort_input("{.arg x} must be the fitted {object$n} x {object$n} matrix, not {describe(x)}.", "newdata", arg = "x")
+  }
+  a - fitted(object)
+}
+
+#' @rdname tidy.aspectr_fit
+#' @export
+tidy.aspectr_symnmf <- function(x, ...) {
+  check_dots_empty(...)
+  membership_tibble(x$membership)
+}
+
+#' @rdname tidy.aspectr_fit
+#' @export
+glance.aspectr_symnmf <- function(x, ...) {
+  check_dots_empty(...)
+  tibble::tibble(k = x$k, method = x$method, objective = x$value, rel_error = x$rel_error,
+                 iterations = x$iterations, converged = x$converged, stopped = isTRUE(x$stopped),
+                 n_points = x$n)
+}
+
+#' @rdname augment.aspectr_fit
+#' @export
+augment.aspectr_symnmf <- function(x, data = NULL, ...) {
+  check_dots_empty(...)
+  augment_clusters(x, data)
+}

@@ -289,3 +289,42 @@ tuple_residuals_chunked <- function(x, tuples, q, affine, threads, chunk = 1e5) 
   }
   out
 }
+
+# ---- summary and autoplot of multi-way clusterings ---------------------------
+
+#' @rdname autoplot.aspectr
+#' @exportS3Method ggplot2::autoplot
+autoplot.aspectr_multiway <- function(object, ...) {
+  check_dots_empty(...)
+  check_ggplot2()
+  cl <- object$cluster
+  cl[is.na(cl)] <- object$k + 1L
+  membership_heatmap(object$membership, cl, "Memberships (outliers last)")
+}
+
+#' @export
+summary.aspectr_multiway <- function(object, ...) {
+  check_dots_empty(...)
+  cl <- object$cluster
+  structure(list(
+    k = object$k, n = length(cl), order = object$order, unassigned = sum(is.na(cl)),
+    outlier = object$outlier, sigma = object$sigma,
+    clusters = data.frame(cluster = seq_len(object$k), size = tabulate(cl, object$k),
+                          median_strength = vapply(seq_len(object$k), function(j) {
+                            s <- object$strength[which(cl == j)]
+                            if (length(s)) stats::median(s) else NA_real_
+                          }, numeric(1))),
+    fit = summary(object$fit)
+  ), class = "summary.aspectr_multiway")
+}
+
+#' @export
+print.summary.aspectr_multiway <- function(x, ...) {
+  check_dots_empty(...)
+  cat(sprintf("Multi-way clustering: %d clusters of %s points from order-%d affinities (sigma %.3g)\n",
+              x$k, format(x$n, big.mark = ","), x$order, x$sigma))
+  cat(sprintf("%d point%s unassigned (strength below %g)\n\n", x$unassigned,
+              if (x$unassigned == 1) "" else "s", x$outlier))
+  print(x$clusters, row.names = FALSE, digits = 3)
+  invisible(x)
+}

@@ -375,3 +375,20 @@ rank_row <- function(out, fit, train_data, n_top) {
   }
   cbind(out, data.frame(iterations = fit$iterations, converged = fit$converged))
 }
+
+# ---- autoplot ----------------------------------------------------------------
+
+#' @rdname autoplot.aspectr
+#' @exportS3Method ggplot2::autoplot
+autoplot.aspectr_rank <- function(object, ...) {
+  check_dots_empty(...)
+  check_ggplot2()
+  tab <- object$table
+  if (object$criterion == "perplexity") {
+    d <- data.frame(k = tab$k, value = tab$perplexity, curve = "held-out perplexity")
+    return(rank_plot(d, object$best, "held-out perplexity", "Number of topics"))
+  }
+  d <- rbind(data.frame(k = tab$k, value = tab$BIC, curve = "BIC"),
+             data.frame(k = tab$k, value = tab$AIC, curve = "AIC"))
+  rank_plot(d, object$best, "information criterion", paste("Number of", object$what))
+}

@@ -312,9 +312,11 @@ shard_nmf_op <- function(st, held, op, args) {
 # file (that of another kind's cache) streamed, its rows of W and slots;
 # the core then runs every request on them without a trip through R, as
 # shard_nmf_op() would. NULL where requests go through R: a cluster,
-# factor files, a shard file read whole again for each request.
+# factor files, a shard file read whole again for each request, a weighted
+# beta-divergence fit (its shards' weights are made per request, a shard at
+# a time, see cpp_nmf_piece_run()).
 shard_nmf_local <- function(eng, g) {
-  if (!isTRUE(eng$local) || eng$writes_files()) return(NULL)
+  if (!isTRUE(eng$local) || eng$writes_files() || isTRUE(g$wbeta)) return(NULL)
   st <- eng$store()
   if (is.null(st) || !length(st$shards)) return(NULL)
   if (!all(vapply(st$shards, function(h) isTRUE(h$keep) || shard_streamable(h$source), logical(1)))) return(NULL)

@@ -307,8 +307,8 @@ test_that("NNDSVD starts of shards are the in-memory starts, by the exact SVD an
 test_that("nmf() of shards refuses what it cannot do exactly", {
   x <- shard_counts()
   sh <- shards(split_rows(x, 20L))
-  expect_error(nmf(sh, 2, loss = "beta", beta = 0.5, mask = TRUE), class = "aspectr_error_input_argument",
-               regexp = "weighted beta")
+  expect_error(nmf(sh, 2, loss = "beta", beta = 0.5, mask = TRUE), class = "aspectr_error_input_type",
+               regexp = "mask")
   expect_error(nmf(sh, 2, accelerate = "yes"), class = "aspectr_error_input")
   expect_error(nmf(sh, 0), class = "aspectr_error_input")
   expect_error(nmf(sh, 26), class = "aspectr_error_input")

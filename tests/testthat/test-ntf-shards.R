@@ -129,7 +129,7 @@ test_that("Frobenius ntf() of shards on a PSOCK cluster equals the in-memory fit
   expect_identical(stores(cl), c(0L, 0L))
 })
 
-test_that("Frobenius ntf() of shards keeps the scale-equivariance of the in-memory fit and refuses weights", {
+test_that("Frobenius ntf() of shards keeps the scale-equivariance of the in-memory fit, with a mask too", {
   X <- ntff_array(c(10, 4, 3), seed = 2)
   parts <- split_rows(X, 6L)
   a <- quiet_ntf(shards(parts), 2, seed = 1, max_iter = 30)
@@ -138,8 +138,12 @@ test_that("Frobenius ntf() of shards keeps the scale-equivariance of the in-memo
   expect_equal(b$weights, a$weights * 2^40, tolerance = 1e-10)
   expect_equal(b$objective, a$objective * 2^80, tolerance = 1e-10)
   expect_equal(b$factors, quiet_ntf(X * 2^40, 2, seed = 1, max_iter = 30)$factors, tolerance = 1e-10)
-  err <- tryCatch(ntf(shards(parts), 2, mask = array(FALSE, dim(X))), error = identity)
-  expect_s3_class(err, "aspectr_error_input_argument")
-  expect_identical(err$arg, "mask")
+  mask <- array(FALSE, dim(X))
+  mask[c(1, 7), 2, 1:2] <- TRUE
+  got <- quiet_ntf(shards(parts), 2, seed = 1, max_iter = 30, mask = mask)
+  ref <- quiet_ntf(X, 2, seed = 1, max_iter = 30, mask = mask)
+  expect_equal(got$factors, ref$factors, tolerance = 1e-10)
+  expect_equal(got$objective, ref$objective, tolerance = 1e-10)
+  expect_false(isTRUE(all.equal(got$objective, a$objective)))
   expect_error(ntf(shards(parts), 2, method = "cd"), class = "aspectr_error_input_argument")
 })

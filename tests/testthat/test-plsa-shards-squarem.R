@@ -118,9 +118,13 @@ test_that("the callback sees the in-memory SQUAREM iterations over shards and ca
   }
 })
 
-test_that("the weighted q-EM on shards refuses SQUAREM, naming the argument and the reason", {
+test_that("the weighted q-EM on shards is extrapolated by SQUAREM as in memory", {
   x <- shard_counts(20, 12, seed = 6)
   sh <- shards(split_rows(x, 9L))
-  expect_error(plsa(sh, 2, loss = "tsallis", method = "squarem", row_weights = rep(1, 20)),
-               class = "aspectr_error_input_argument", regexp = "row_weights.*SQUAREM of the weighted q-EM")
+  w <- seq(0.5, 2, length.out = 20)
+  fit <- suppressWarnings(plsa(sh, 2, loss = "tsallis", method = "squarem", row_weights = w, seed = 1,
+                               max_iter = 10, tol = 0))
+  ref <- suppressWarnings(plsa(x, 2, loss = "tsallis", method = "squarem", row_weights = w, seed = 1,
+                               max_iter = 10, tol = 0))
+  expect_same_sq(fit, ref)
 })

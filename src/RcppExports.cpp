@@ -1429,8 +1429,8 @@ BEGIN_RCPP
 END_RCPP
 }
 // cpp_wqem_piece_state
-SEXP cpp_wqem_piece_state(Rcpp::IntegerMatrix idx, Rcpp::NumericVector g, Rcpp::NumericVector omega, Rcpp::IntegerVector dims, double d, Rcpp::List v, Rcpp::IntegerMatrix eidx, Rcpp::NumericVector ev, double q, double offset);
-RcppExport SEXP _aspectr_cpp_wqem_piece_state(SEXP idxSEXP, SEXP gSEXP, SEXP omegaSEXP, SEXP dimsSEXP, SEXP dSEXP, SEXP vSEXP, SEXP eidxSEXP, SEXP evSEXP, SEXP qSEXP, SEXP offsetSEXP) {
+SEXP cpp_wqem_piece_state(Rcpp::IntegerMatrix idx, Rcpp::NumericVector g, Rcpp::NumericVector omega, Rcpp::IntegerVector dims, double d, Rcpp::List v, Rcpp::IntegerMatrix eidx, Rcpp::NumericVector ev, double q, double offset, std::string loss);
+RcppExport SEXP _aspectr_cpp_wqem_piece_state(SEXP idxSEXP, SEXP gSEXP, SEXP omegaSEXP, SEXP dimsSEXP, SEXP dSEXP, SEXP vSEXP, SEXP eidxSEXP, SEXP evSEXP, SEXP qSEXP, SEXP offsetSEXP, SEXP lossSEXP) {
 BEGIN_RCPP
     Rcpp::RObject rcpp_result_gen;
     Rcpp::RNGScope rcpp_rngScope_gen;
@@ -1444,7 +1444,8 @@ BEGIN_RCPP
     Rcpp::traits::input_parameter< Rcpp::NumericVector >::type ev(evSEXP);
     Rcpp::traits::input_parameter< double >::type q(qSEXP);
     Rcpp::traits::input_parameter< double >::type offset(offsetSEXP);
-    rcpp_result_gen = Rcpp::wrap(cpp_wqem_piece_state(idx, g, omega, dims, d, v, eidx, ev, q, offset));
+    Rcpp::traits::input_parameter< std::string >::type loss(lossSEXP);
+    rcpp_result_gen = Rcpp::wrap(cpp_wqem_piece_state(idx, g, omega, dims, d, v, eidx, ev, q, offset, loss));
     return rcpp_result_gen;
 END_RCPP
 }
@@ -1492,6 +1493,25 @@ BEGIN_RCPP
     Rcpp::traits::input_parameter< std::string >::type method(methodSEXP);
     Rcpp::traits::input_parameter< double >::type squarem_bound(squarem_boundSEXP);
     rcpp_result_gen = Rcpp::wrap(cpp_wqem_pieces_fit(fn, lambda, factors, q, max_iter, tol, threads, hook, want_model, method, squarem_bound));
+    return rcpp_result_gen;
+END_RCPP
+}
+// cpp_wl2_pieces_fit
+Rcpp::List cpp_wl2_pieces_fit(SEXP fn, Rcpp::NumericVector lambda, Rcpp::List factors, Rcpp::List v, bool free_weights, int max_iter, double tol, int threads, SEXP hook);
+RcppExport SEXP _aspectr_cpp_wl2_pieces_fit(SEXP fnSEXP, SEXP lambdaSEXP, SEXP factorsSEXP, SEXP vSEXP, SEXP free_weightsSEXP, SEXP max_iterSEXP, SEXP tolSEXP, SEXP threadsSEXP, SEXP hookSEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::RNGScope rcpp_rngScope_gen;
+    Rcpp::traits::input_parameter< SEXP >::type fn(fnSEXP);
+    Rcpp::traits::input_parameter< Rcpp::NumericVector >::type lambda(lambdaSEXP);
+    Rcpp::traits::input_parameter< Rcpp::List >::type factors(factorsSEXP);
+    Rcpp::traits::input_parameter< Rcpp::List >::type v(vSEXP);
+    Rcpp::traits::input_parameter< bool >::type free_weights(free_weightsSEXP);
+    Rcpp::traits::input_parameter< int >::type max_iter(max_iterSEXP);
+    Rcpp::traits::input_parameter< double >::type tol(tolSEXP);
+    Rcpp::traits::input_parameter< int >::type threads(threadsSEXP);
+    Rcpp::traits::input_parameter< SEXP >::type hook(hookSEXP);
+    rcpp_result_gen = Rcpp::wrap(cpp_wl2_pieces_fit(fn, lambda, factors, v, free_weights, max_iter, tol, threads, hook));
     return rcpp_result_gen;
 END_RCPP
 }
@@ -1817,10 +1837,11 @@ static const R_CallMethodDef CallEntries[] = {
     {"_aspectr_cpp_foldin_cells", (DL_FUNC) &_aspectr_cpp_foldin_cells, 7},
     {"_aspectr_cpp_plsa_weighted_fit", (DL_FUNC) &_aspectr_cpp_plsa_weighted_fit, 19},
     {"_aspectr_cpp_plsa_weighted_value", (DL_FUNC) &_aspectr_cpp_plsa_weighted_value, 12},
-    {"_aspectr_cpp_wqem_piece_state", (DL_FUNC) &_aspectr_cpp_wqem_piece_state, 10},
+    {"_aspectr_cpp_wqem_piece_state", (DL_FUNC) &_aspectr_cpp_wqem_piece_state, 11},
     {"_aspectr_cpp_wqem_piece_factor", (DL_FUNC) &_aspectr_cpp_wqem_piece_factor, 2},
     {"_aspectr_cpp_wqem_piece_run", (DL_FUNC) &_aspectr_cpp_wqem_piece_run, 4},
     {"_aspectr_cpp_wqem_pieces_fit", (DL_FUNC) &_aspectr_cpp_wqem_pieces_fit, 11},
+    {"_aspectr_cpp_wl2_pieces_fit", (DL_FUNC) &_aspectr_cpp_wl2_pieces_fit, 9},
     {"_aspectr_cpp_qem_shard_state", (DL_FUNC) &_aspectr_cpp_qem_shard_state, 5},
     {"_aspectr_cpp_qem_shard_file", (DL_FUNC) &_aspectr_cpp_qem_shard_file, 5},
     {"_aspectr_cpp_qem_shard_weights", (DL_FUNC) &_aspectr_cpp_qem_shard_weights, 5},

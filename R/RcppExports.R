@@ -213,8 +213,8 @@ cpp_ntf_wshard_release <- function(state) {
     invisible(.Call(`_aspectr_cpp_ntf_wshard_release`, state))
 }
 
-cpp_ntf_weighted_pieces_fit <- function(fn, shared, d, v, klc, max_iter, tol, threads, hook = NULL, want_model = FALSE, loss = "kl", method = "mu", wx2 = 0.0) {
-    .Call(`_aspectr_cpp_ntf_weighted_pieces_fit`, fn, shared, d, v, klc, max_iter, tol, threads, hook, want_model, loss, method, wx2)
+cpp_ntf_weighted_pieces_fit <- function(fn, shared, d, v, klc, max_iter, tol, threads, hook = NULL, want_model = FALSE, loss = "kl", method = "mu", wx2 = 0.0, total = 0.0) {
+    .Call(`_aspectr_cpp_ntf_weighted_pieces_fit`, fn, shared, d, v, klc, max_iter, tol, threads, hook, want_model, loss, method, wx2, total)
 }
 
 cpp_plsa_fit <- function(idx, val, dims, lambda, factors, loss, q, tempering, max_iter, tol, threads, verbose, free_weights = FALSE, hook = NULL, want_model = FALSE, method = "em", squarem_bound = 1.0, prior_doc = NULL, prior_term = NULL) {

@@ -28,10 +28,10 @@ shard_capabilities <- function() {
     cap("ntf", "frobenius", c("hals", "mu"), TRUE),
     # missing cells, masks and weights: nmf()'s weighted rule runs on pieces
     # (nmf/weighted.h; the beta divergence's, nmf/piece.h, with each piece's
-    # weights), and ntf()'s KL multiplicative updates, Frobenius HALS and
-    # multiplicative updates (solvers/cp_weighted_pieces.h); its KL
-    # coordinate descent needs every slice of a mode at once
-    cap("ntf", "kl", "cd", FALSE, "coordinate descent needs every slice of a mode at once", option = "mask")
+    # weights), and ntf()'s KL coordinate descent and multiplicative
+    # updates, Frobenius HALS and multiplicative updates
+    # (solvers/cp_weighted_pieces.h)
+    NULL
   )
 }
 

@@ -873,8 +873,8 @@ BEGIN_RCPP
 END_RCPP
 }
 // cpp_ntf_weighted_pieces_fit
-Rcpp::List cpp_ntf_weighted_pieces_fit(SEXP fn, Rcpp::List shared, double d, Rcpp::List v, double klc, int max_iter, double tol, int threads, SEXP hook, bool want_model, std::string loss, std::string method, double wx2);
-RcppExport SEXP _aspectr_cpp_ntf_weighted_pieces_fit(SEXP fnSEXP, SEXP sharedSEXP, SEXP dSEXP, SEXP vSEXP, SEXP klcSEXP, SEXP max_iterSEXP, SEXP tolSEXP, SEXP threadsSEXP, SEXP hookSEXP, SEXP want_modelSEXP, SEXP lossSEXP, SEXP methodSEXP, SEXP wx2SEXP) {
+Rcpp::List cpp_ntf_weighted_pieces_fit(SEXP fn, Rcpp::List shared, double d, Rcpp::List v, double klc, int max_iter, double tol, int threads, SEXP hook, bool want_model, std::string loss, std::string method, double wx2, double total);
+RcppExport SEXP _aspectr_cpp_ntf_weighted_pieces_fit(SEXP fnSEXP, SEXP sharedSEXP, SEXP dSEXP, SEXP vSEXP, SEXP klcSEXP, SEXP max_iterSEXP, SEXP tolSEXP, SEXP threadsSEXP, SEXP hookSEXP, SEXP want_modelSEXP, SEXP lossSEXP, SEXP methodSEXP, SEXP wx2SEXP, SEXP totalSEXP) {
 BEGIN_RCPP
     Rcpp::RObject rcpp_result_gen;
     Rcpp::RNGScope rcpp_rngScope_gen;
@@ -891,7 +891,8 @@ BEGIN_RCPP
     Rcpp::traits::input_parameter< std::string >::type loss(lossSEXP);
     Rcpp::traits::input_parameter< std::string >::type method(methodSEXP);
     Rcpp::traits::input_parameter< double >::type wx2(wx2SEXP);
-    rcpp_result_gen = Rcpp::wrap(cpp_ntf_weighted_pieces_fit(fn, shared, d, v, klc, max_iter, tol, threads, hook, want_model, loss, method, wx2));
+    Rcpp::traits::input_parameter< double >::type total(totalSEXP);
+    rcpp_result_gen = Rcpp::wrap(cpp_ntf_weighted_pieces_fit(fn, shared, d, v, klc, max_iter, tol, threads, hook, want_model, loss, method, wx2, total));
     return rcpp_result_gen;
 END_RCPP
 }
@@ -1805,7 +1806,7 @@ static const R_CallMethodDef CallEntries[] = {
     {"_aspectr_cpp_ntf_wshard_state", (DL_FUNC) &_aspectr_cpp_ntf_wshard_state, 7},
     {"_aspectr_cpp_ntf_wpiece_run", (DL_FUNC) &_aspectr_cpp_ntf_wpiece_run, 6},
     {"_aspectr_cpp_ntf_wshard_release", (DL_FUNC) &_aspectr_cpp_ntf_wshard_release, 1},
-    {"_aspectr_cpp_ntf_weighted_pieces_fit", (DL_FUNC) &_aspectr_cpp_ntf_weighted_pieces_fit, 13},
+    {"_aspectr_cpp_ntf_weighted_pieces_fit", (DL_FUNC) &_aspectr_cpp_ntf_weighted_pieces_fit, 14},
     {"_aspectr_cpp_plsa_fit", (DL_FUNC) &_aspectr_cpp_plsa_fit, 19},
     {"_aspectr_cpp_plsa_tsallis_csc", (DL_FUNC) &_aspectr_cpp_plsa_tsallis_csc, 15},
     {"_aspectr_cpp_em_shard_state", (DL_FUNC) &_aspectr_cpp_em_shard_state, 9},

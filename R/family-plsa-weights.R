@@ -18,10 +18,10 @@ plsa_weighted_nway <- function(x) {
 plsa_weighted <- function(x, k, loss, method, q, normalize, init, nrun, max_iter, tol, seed, threads, verbose,
                           given, wargs, call, env = rlang::caller_env(), cluster = NULL) {
   if (inherits(x, "aspectr_shards") && length(x$dims) > 2 && loss == "kl") {
-    # (the weighted KL fit of N-way data is ntf()'s coordinate descent,
-    # which needs every slice of a mode at once)
-    abort_input(c("Missing cells, masks and weights of {length(x$dims)}-way data in {.fn shards} are not available in {.fn plsa} with {.code loss = \"kl\"}: its weighted fit of N-way data is coordinate descent, which needs every slice of a mode at once.",
-                  i = "Use {.code ntf(x, k, loss = \"kl\", method = \"mu\")} with the same arguments on the shards (the same model, its factors not normalized), or fit the array in memory."),
+    # (the weighted KL fit of N-way data is ntf()'s coordinate descent
+    # normalized, which ntf() runs on shards)
+    abort_input(c("Missing cells, masks and weights of {length(x$dims)}-way data in {.fn shards} are not available in {.fn plsa} with {.code loss = \"kl\"}.",
+                  i = "Use {.code ntf(x, k, loss = \"kl\")} with the same arguments on the shards (the same weighted coordinate descent of the same model, its factors not normalized), or fit the array in memory."),
                 "argument", arg = "x", call = env)
   }
   nway <- !inherits(x, "aspectr_shards") && plsa_weighted_nway(x)

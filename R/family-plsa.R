@@ -259,9 +259,9 @@
 #' `"tsallis"` one pass per Newton step for all columns together, under
 #' `"l2"` a few passes per column). `prior`, `seeds`, `tempering`,
 #' `callback`, `factor_dir`, and [shards()] of N-way data under `"kl"`
-#' (whose weighted fit is coordinate descent: there
-#' `ntf(loss = "kl", method = "mu")` fits the shards with the same
-#' arguments) are not available with missing cells or weights.
+#' (there `ntf(loss = "kl")` fits the shards with the same arguments, by
+#' the same weighted coordinate descent, its factors not normalized) are
+#' not available with missing cells or weights.
 #'
 #' @section Priors and guided topics:
 #' With `prior`, a KL fit of a documents x terms matrix is the maximum a

@@ -213,8 +213,8 @@ cpp_ntf_wshard_release <- function(state) {
     invisible(.Call(`_aspectr_cpp_ntf_wshard_release`, state))
 }
 
-cpp_ntf_weighted_pieces_fit <- function(fn, shared, d, v, klc, max_iter, tol, threads, hook = NULL, want_model = FALSE, loss = "kl", method = "mu", wx2 = 0.0) {
-    .Call(`_aspectr_cpp_ntf_weighted_pieces_fit`, fn, shared, d, v, klc, max_iter, tol, threads, hook, want_model, loss, method, wx2)
+cpp_ntf_weighted_pieces_fit <- function(fn, shared, d, v, klc, max_iter, tol, threads, hook = NULL, want_model = FALSE, loss = "kl", method = "mu", wx2 = 0.0, total = 0.0) {
+    .Call(`_aspectr_cpp_ntf_weighted_pieces_fit`, fn, shared, d, v, klc, max_iter, tol, threads, hook, want_model, loss, method, wx2, total)
 }
 
 cpp_plsa_fit <- function(idx, val, dims, lambda, factors, loss, q, tempering, max_iter, tol, threads, verbose, free_weights = FALSE, hook = NULL, want_model = FALSE, method = "em", squarem_bound = 1.0, prior_doc = NULL, prior_term = NULL) {
@@ -341,8 +341,8 @@ cpp_plsa_weighted_value <- function(idx, g, omega, dims, d, v, eidx, ev, lambda,
     .Call(`_aspectr_cpp_plsa_weighted_value`, idx, g, omega, dims, d, v, eidx, ev, lambda, factors, loss, q)
 }
 
-cpp_wqem_piece_state <- function(idx, g, omega, dims, d, v, eidx, ev, q, offset) {
-    .Call(`_aspectr_cpp_wqem_piece_state`, idx, g, omega, dims, d, v, eidx, ev, q, offset)
+cpp_wqem_piece_state <- function(idx, g, omega, dims, d, v, eidx, ev, q, offset, loss = "tsallis") {
+    .Call(`_aspectr_cpp_wqem_piece_state`, idx, g, omega, dims, d, v, eidx, ev, q, offset, loss)
 }
 
 cpp_wqem_piece_factor <- function(state, F0 = NULL) {
@@ -355,6 +355,10 @@ cpp_wqem_piece_run <- function(state, op, input, threads) {
 
 cpp_wqem_pieces_fit <- function(fn, lambda, factors, q, max_iter, tol, threads, hook = NULL, want_model = FALSE, method = "em", squarem_bound = 1.0) {
     .Call(`_aspectr_cpp_wqem_pieces_fit`, fn, lambda, factors, q, max_iter, tol, threads, hook, want_model, method, squarem_bound)
+}
+
+cpp_wl2_pieces_fit <- function(fn, lambda, factors, v, free_weights, max_iter, tol, threads, hook = NULL) {
+    .Call(`_aspectr_cpp_wl2_pieces_fit`, fn, lambda, factors, v, free_weights, max_iter, tol, threads, hook)
 }
 
 cpp_qem_shard_state <- function(idx, val, dims, top, scaled) {

@@ -1,5 +1,5 @@
 # ntf() of data in shards() with missing cells, masks or weights (loss =
-# "kl" with method = "mu"; loss = "frobenius" with "hals" or "mu"): the
+# "kl" with method = "cd" or "mu"; loss = "frobenius" with "hals" or "mu"): the
 # weighted updates of the in-memory fit (solvers/cp_weighted.h) on pieces
 # (solvers/cp_weighted_pieces.h).
 # The first mode's rows belong to the shards, which update them in place
@@ -33,12 +33,12 @@ ntf_wshard_session <- function(x, cluster, call, files = NULL) {
     list(nnz = sum(field("nnz")), st = sum(field("st")), stl = sum(field("stl")), sx2 = sum(field("sx2")),
          top = max(field("top")))
   }
-  loss <- "kl"; method <- "mu"; wx2 <- 0
-  configure <- function(s, constant, threads, loss_ = "kl", method_ = "mu", wx2_ = 0) {
+  loss <- "kl"; method <- "mu"; wx2 <- 0; total <- 0
+  configure <- function(s, constant, threads, loss_ = "kl", method_ = "mu", wx2_ = 0, total_ = 0) {
     global$s <<- s
     global$threads <<- threads
     klc <<- constant
-    loss <<- loss_; method <<- method_; wx2 <<- wx2_
+    loss <<- loss_; method <<- method_; wx2 <<- wx2_; total <<- total_
     invisible()
   }
   fit <- function(init, iters, tol, hook, exact) {
@@ -53,7 +53,7 @@ ntf_wshard_session <- function(x, cluster, call, files = NULL) {
       if (is.null(hook)) TRUE else hook(it, value, model)
     }
     r <- cpp_ntf_weighted_pieces_fit(fn, init[-1], wc$d, wc$v, klc, as.integer(iters), tol, global$threads, cb,
-                                     exact, loss, method, wx2)
+                                     exact, loss, method, wx2, total)
     list(factors = c(list(eng$gather(last = TRUE)), r$shared), objective = r$objective, initial = r$initial,
          iterations = r$iterations, converged = r$converged, stopped = r$stopped)
   }
@@ -96,7 +96,12 @@ shard_ntf_op <- function(st, held, op, args) {
       if (is.null(st$buffer)) st$buffer <- cpp_shard_buffer()
       file <- list(buffer = st$buffer, path = h$wfile, scale = g$s, chunk = g$chunk %||% 65536)
     }
-    r <- tryCatch(cpp_ntf_wpiece_run(S, file, h$F0, args$req, args$input, g$threads), error = fail)
+    input <- args$input
+    # (KL coordinate descent: the rows entering a step kept, a copy, to
+    # give back when rounding made the step worse)
+    if (args$req == "ntf_wcd0" && isTRUE(input$save == 1)) st$shards[[key]]$F0keep <- h$F0 + 0
+    if (args$req == "ntf_wcdrestore") input$old <- h$F0keep
+    r <- tryCatch(cpp_ntf_wpiece_run(S, file, h$F0, args$req, input, g$threads), error = fail)
     # a shard read for this operation only is let go at once
     if (!h$keep && !streamed) cpp_ntf_wshard_release(S)
     rm(S)

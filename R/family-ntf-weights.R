@@ -349,7 +349,7 @@ ntf_weighted_runs <- function(wd, k, loss, method, nrun, first, seed, max_iter, 
                            wx2, klc, total, iters, tol, threads, verbose, hook, !is.null(callback))
     }
   } else {
-    session$configure(s, klc, threads, loss, method, wx2)
+    session$configure(s, klc, threads, loss, method, wx2, total)
     function(init, iters) session$fit(init, iters, tol, hook, exact = !is.null(callback))
   }
   # (the first mode's factor in files: only the best run's kept)

@@ -109,8 +109,8 @@
 #' which weights were given.
 #'
 #' Data split along the first mode with [shards()] take the same arguments
-#' with `loss = "kl"` and `method = "mu"` (their default on shards), and
-#' with `loss = "frobenius"` and `method = "hals"` or `"mu"`, in this
+#' with `loss = "kl"` and `method = "cd"` (the default, as in memory) or
+#' `"mu"`, and with `loss = "frobenius"` and `method = "hals"` or `"mu"`, in this
 #' process, from files or on the workers of `cluster`: each shard receives
 #' its rows' part of the weights (those of `mask`, `observed` and `weights`
 #' in its rows, its part of the first mode's `mode_weights`) and updates
@@ -121,7 +121,11 @@
 #' the first and one for the objective (Frobenius: one to rescale the
 #' first mode's rows, whose norms are balanced with the other modes' as in
 #' memory; each pass also brings the deviating cells of the mode's rows,
-#' those of `mask`, `observed` and `weights`, k + 2 numbers each). Shards hold no missing cells: give
+#' those of `mask`, `observed` and `weights`, k + 2 numbers each; KL
+#' coordinate descent: the shards solve their rows of the first mode, with
+#' two more passes for the model's best scale, and every other mode takes
+#' one pass per Newton step of all its indices, each shard adding its
+#' cells' parts of the steps' sums). Shards hold no missing cells: give
 #' them with `mask`. Out of core, each shard's weighted cells are written
 #' once to a temporary `.shard` file (one shard in memory at a time;
 #' removed when the fit ends) and read from it a chunk of cells at a time

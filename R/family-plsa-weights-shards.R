@@ -1,7 +1,10 @@
 # plsa(loss = "tsallis") of a matrix or N-way data in shards() with missing
 # cells, masks or weights: the weighted q-EM of solvers/plsa_weighted.h written against
 # pieces (solvers/plsa_weighted_pieces.h, PieceWeightedQEM; extrapolated
-# by SQUAREM, solvers/pieces_squarem.h, with method "squarem"): each shard
+# by SQUAREM, solvers/pieces_squarem.h, with method "squarem"); loss "l2":
+# the weighted block updates (solvers/plsa_weighted_l2_pieces.h,
+# PieceWeightedPPS, whose documents' columns' root search runs on the
+# master, a request per Newton step). Each shard
 # keeps its cells, their weights and its rows of the documents' factor;
 # only k-sized and k x n statistics travel (the documents' columns' root
 # search runs on the master, one request per Newton step for all columns).
@@ -11,13 +14,14 @@
 # the same data and start up to rounding.
 
 plsa_weighted_shards <- function(x, k, method, q, init, nrun, max_iter, tol, seed, threads, verbose, wargs, call,
-                                 env, cluster) {
+                                 env, cluster, loss = "tsallis", normalize = TRUE) {
+  l2 <- loss == "l2"
   N <- length(x$dims)
   check_tensor_shards(x, "plsa", env)
   # (the capability table's refusals name the argument given)
   given <- names(wargs)[!vapply(wargs, is.null, logical(1))][1]
-  method <- check_shard_capability("plsa", "tsallis", method, options = list(tensor = N > 2, mask = TRUE),
-                                   default = plsa_methods("tsallis", 1), call = env,
+  method <- check_shard_capability("plsa", loss, method, options = list(tensor = N > 2, mask = TRUE),
+                                   default = plsa_methods(loss, 1), call = env,
                                    option_args = if (!is.na(given)) c(mask = given))
   q <- check_number(q, "q", 0, 1, lower_open = TRUE, upper_open = TRUE, call = env)
   ctl <- check_fit_controls(nrun, max_iter, tol, seed, threads, verbose, call = env)
@@ -42,14 +46,18 @@ plsa_weighted_shards <- function(x, k, method, q, init, nrun, max_iter, tol, see
   eng$load()
   # each shard's cells of positive weight and value (kept by its store),
   # their weighted total
-  res <- eng$each("wq_set", function(g) list(ids = g, w = parts[g], offset = offsets[g], q = q))
-  sums <- numeric(0); cells <- 0
+  res <- eng$each("wq_set", function(g) list(ids = g, w = parts[g], offset = offsets[g], q = q, loss = loss))
+  sums <- numeric(0); xsums <- numeric(0); cells <- 0
   for (a in res) {
     sums <- c(sums, a$sums)
+    xsums <- c(xsums, a$xsums)
     cells <- cells + sum(a$cells)
   }
-  T <- sum(sums)
-  if (!(cells > 0) || !(T > 0)) {
+  # (G = x / T: Tsallis T = sum omega x, L2 T = sum x over the cells that
+  # count, as in memory)
+  WT <- sum(sums)
+  T <- if (l2) sum(xsums) else WT
+  if (!(cells > 0) || !(T > 0) || !(WT > 0)) {
     abort_input("{.arg x} has no positive value in a cell of positive weight: there is nothing to fit.",
                 "empty", arg = "x", call = env)
   }
@@ -71,7 +79,11 @@ plsa_weighted_shards <- function(x, k, method, q, init, nrun, max_iter, tol, see
     }
     out
   }
-  hook <- shard_progress(NULL, ctl$verbose, "plsa (sharded weighted q-EM)", ctl$max_iter)
+  hook <- shard_progress(NULL, ctl$verbose, if (l2) "plsa (sharded weighted L2)" else "plsa (sharded weighted q-EM)",
+                         ctl$max_iter)
+  # (the weights of every mode, those of the shared modes read by the L2
+  # rule)
+  vall <- if (N == 2) list(wc$r, wc$c) else wc$v
   fn <- function(op, input) {
     if (op == "gather") return(list(F0 = gather()))
     run(op, input)
@@ -81,15 +93,26 @@ plsa_weighted_shards <- function(x, k, method, q, init, nrun, max_iter, tol, see
     eng$each("wq_start", function(g) {
       list(ids = g, global = global, F0 = lapply(g, function(i) t(F0[shard_rows(x, i), , drop = FALSE])))
     })
-    r <- cpp_wqem_pieces_fit(fn, as.numeric(init$lambda), lapply(init$factors[-1], function(f) t(as.matrix(f))), q,
-                             as.integer(ctl$max_iter), ctl$tol, ctl$threads, hook, FALSE, method,
-                             init$squarem_bound %||% 1)
+    shared <- lapply(init$factors[-1], function(f) t(as.matrix(f)))
+    r <- if (l2) {
+      cpp_wl2_pieces_fit(fn, as.numeric(init$lambda), shared, vall, !normalize, as.integer(ctl$max_iter), ctl$tol,
+                         ctl$threads, hook)
+    } else {
+      cpp_wqem_pieces_fit(fn, as.numeric(init$lambda), shared, q, as.integer(ctl$max_iter), ctl$tol, ctl$threads,
+                          hook, FALSE, method, init$squarem_bound %||% 1)
+    }
     lam <- as.numeric(r$lambda)
     # sum omega p of the model and the parts of D(G_o || P_o)
     model <- c(list(lambda = matrix(lam)), stats::setNames(r$factors, paste0("F", seq_along(r$factors))))
-    ls <- run("wq_loss", model)
+    ls <- run(if (l2) "wl_h" else "wq_loss", model)
     mass <- sum(lam * as.numeric(ls$H))
-    kl <- as.numeric(run("wq_kl", c(model, list(mass = mass)))$kl)
+    kl <- as.numeric(run(if (l2) "wl_kl" else "wq_kl", c(model, list(mass = mass)))$kl)
+    if (l2) {
+      # (the pieces' sum omega g log(omega g / P_o) with g = x / T: the
+      # shares omega g / S, S = sum omega g)
+      S <- WT / T
+      kl <- kl / S - log(S)
+    }
     list(lambda = lam, factors = c(list(gather()), lapply(r$factors, t)), objective = r$objective, initial = r$initial,
          iterations = r$iterations, converged = r$converged, stopped = r$stopped, mass = mass, kl = kl,
          squarem_bound = r$squarem_bound)
@@ -98,13 +121,13 @@ plsa_weighted_shards <- function(x, k, method, q, init, nrun, max_iter, tol, see
   best <- best_run(values, "plsa() fit")
   res <- runs[[best]]
   eng$drop()
-  fit <- new_plsa(res, list(dims = x$dims, dimnames = x$dimnames, total = T / res$mass, nnz = cells),
-                  k = k, loss = "tsallis", q = q, tempering = 1, run = best, values = values,
+  fit <- new_plsa(res, list(dims = x$dims, dimnames = x$dimnames, total = if (l2) T else T / res$mass, nnz = cells),
+                  k = k, loss = loss, q = if (l2) NA_real_ else q, tempering = 1, run = best, values = values,
                   time = proc.time()[["elapsed"]] - start, threads = ctl$threads, seed = ctl$seed, call = call,
                   summary = shard_summary(x))
   fit$weighting <- list(type = wc$type, base = wc$d, left_out = wc$left_out,
                         observed = if (wc$d == 0) nmf_observed_pattern(wc, x$dims, x$dimnames))
-  fit <- plsa_fields(fit, TRUE, method, count_data)
+  fit <- plsa_fields(fit, normalize, method, count_data)
   fit$shards <- length(x$sources)
   finish_progress(fit, ctl$verbose, "plsa()", ctl$max_iter, ctl$tol)
 }
@@ -133,8 +156,10 @@ shard_wqem_op <- function(st, held, op, args) {
       w <- args$w[mine][[j]]
       d <- if (h$keep) h$data else shard_data(h$source)
       cw <- tryCatch(wqem_shard_cells(d, w), error = fail)
-      st$shards[[key]]$wq <- c(cw, list(w = w, offset = args$offset[mine][j], q = args$q, state = NULL))
+      st$shards[[key]]$wq <- c(cw, list(w = w, offset = args$offset[mine][j], q = args$q,
+                                        loss = args$loss %||% "tsallis", state = NULL))
       out$sums <- c(out$sums, sum(cw$omega * cw$x))
+      out$xsums <- c(out$xsums, sum(cw$x))
       out$cells <- c(out$cells, length(cw$x))
       rm(d)
     }
@@ -166,7 +191,7 @@ wqem_state <- function(st, key, g) {
   w <- cw$w
   S <- tryCatch(
     cpp_wqem_piece_state(cw$idx, cw$x / g$T, cw$omega, as.integer(c(h$rows, g$dims[-1])), w$d, w$v, w$eidx,
-                         w$ev, cw$q, cw$offset),
+                         w$ev, cw$q, cw$offset, cw$loss %||% "tsallis"),
     error = function(e) abort_shard(h$source, "failed: {conditionMessage(e)}"))
   st$shards[[key]]$wq$state <- S
   # (the piece holds its cells: R's copies let go)

@@ -18,17 +18,11 @@ plsa_weighted_nway <- function(x) {
 plsa_weighted <- function(x, k, loss, method, q, normalize, init, nrun, max_iter, tol, seed, threads, verbose,
                           given, wargs, call, env = rlang::caller_env(), cluster = NULL) {
   if (inherits(x, "aspectr_shards") && length(x$dims) > 2 && loss == "kl") {
-    # (the weighted KL fit of N-way data is ntf()'s coordinate descent,
-    # which needs every slice of a mode at once)
-    abort_input(c("Missing cells, masks and weights of {length(x$dims)}-way data in {.fn shards} are not available in {.fn plsa} with {.code loss = \"kl\"}: its weighted fit of N-way data is coordinate descent, which needs every slice of a mode at once.",
-                  i = "Use {.code ntf(x, k, loss = \"kl\", method = \"mu\")} with the same arguments on the shards (the same model, its factors not normalized), or fit the array in memory."),
+    # (the weighted KL fit of N-way data is ntf()'s coordinate descent
+    # normalized, which ntf() runs on shards)
+    abort_input(c("Missing cells, masks and weights of {length(x$dims)}-way data in {.fn shards} are not available in {.fn plsa} with {.code loss = \"kl\"}.",
+                  i = "Use {.code ntf(x, k, loss = \"kl\")} with the same arguments on the shards (the same weighted coordinate descent of the same model, its factors not normalized), or fit the array in memory."),
                 "argument", arg = "x", call = env)
-  }
-  if (inherits(x, "aspectr_shards") && loss == "l2") {
-    # (the capability table's refusal, naming the argument given)
-    given <- names(wargs)[!vapply(wargs, is.null, logical(1))][1]
-    check_shard_capability("plsa", "l2", method %||% "blocks", options = list(mask = TRUE), call = env,
-                           option_args = if (!is.na(given)) c(mask = given))
   }
   nway <- !inherits(x, "aspectr_shards") && plsa_weighted_nway(x)
   wargs <- plsa_mode_weights(x, wargs, nway, env)
@@ -43,10 +37,11 @@ plsa_weighted <- function(x, k, loss, method, q, normalize, init, nrun, max_iter
     abort_input("{.arg normalize} = FALSE applies to {.code loss = \"l2\"} only; KL and Tsallis fits are probability models of {.code x / sum(x)}.",
                 "argument", arg = "normalize", call = env)
   }
-  if (inherits(x, "aspectr_shards") && loss == "tsallis") {
-    # the weighted q-EM on the shards where they are (R/plsa-weights-shards.R)
+  if (inherits(x, "aspectr_shards") && loss %in% c("tsallis", "l2")) {
+    # the weighted q-EM or L2 block updates on the shards where they are
+    # (R/family-plsa-weights-shards.R)
     return(plsa_weighted_shards(x, k, method, q, init, nrun, max_iter, tol, seed, threads, verbose, wargs, call,
-                                env, cluster))
+                                env, cluster, loss = loss, normalize = normalize))
   }
   if (loss == "kl") {
     # (shards: nmf()'s weighted fit of shards, on `cluster` when given)

@@ -227,8 +227,10 @@
 #'   simplex (or free weights with `normalize = FALSE`), by the block
 #'   updates of Hazan and Shashua (2007) with the weights: each factor
 #'   column solves a least-squares problem on the simplex whose Hessian is
-#'   diagonal (one weight per row), solved exactly by sorting (the weighted
-#'   form of the simplex projection), and the topic weights solve their
+#'   diagonal (one weight per row), solved exactly (the weighted form of
+#'   the simplex projection, whose threshold is found by sorting or, for
+#'   the documents' factor, by Newton's method on its piecewise linear
+#'   equation, which ends at the exact threshold), and the topic weights solve their
 #'   simplex- (or sign-) constrained least-squares problem exactly, so the
 #'   objective never rises.
 #'
@@ -243,22 +245,23 @@
 #' times (at the model whose copies of a row are equal) under `"kl"` and `"tsallis"`, and under `"l2"` with `normalize =
 #' FALSE` in the units of the counts; not under `"l2"` with `normalize =
 #' TRUE`, whose model of the repeated data would have to sum to 1 over the
-#' copies. Under `loss = "kl"` and `"tsallis"` the same arguments apply to
-#' a matrix in [shards()] (in memory, in files, or on the workers of
-#' `cluster`; a shard has no `NA`: its missing cells are given by `mask`),
-#' and under `"tsallis"` to N-way data in shards too,
-#' and the fit equals the in-memory one up to rounding: under `"kl"` it is
-#' [nmf()]'s weighted fit of the shards; under `"tsallis"` the weighted
-#' q-EM (`method = "em"`, or extrapolated by SQUAREM, `"squarem"`, the
-#' default as in memory) runs on the shards where they are, each keeping
+#' copies. The same arguments apply to a matrix in [shards()] (in memory,
+#' in files, or on the workers of `cluster`; a shard has no `NA`: its
+#' missing cells are given by `mask`), and under `"tsallis"` and `"l2"` to
+#' N-way data in shards too, and the fit equals the in-memory one up to
+#' rounding: under `"kl"` it is [nmf()]'s weighted fit of the shards;
+#' under `"tsallis"` the weighted q-EM (`method = "em"`, or extrapolated
+#' by SQUAREM, `"squarem"`, the default as in memory) and under `"l2"` the
+#' weighted block updates run on the shards where they are, each keeping
 #' its cells, their weights and its rows of the documents' factor, and only
-#' statistics of the size of k or of the terms travel (the documents'
-#' columns' root search adds its sums over the shards, one pass per Newton
-#' step for all columns together). `prior`, `seeds`, `tempering`,
-#' `callback`, `factor_dir`, and [shards()] under the L2 loss (or of N-way
-#' data under `"kl"`, whose weighted fit is coordinate descent: there
-#' `ntf(loss = "kl", method = "mu")` fits the shards with the same
-#' arguments) are not available with missing cells or weights.
+#' statistics of the size of k or of the other modes travel (the
+#' documents' columns' root search adds its sums over the shards: under
+#' `"tsallis"` one pass per Newton step for all columns together, under
+#' `"l2"` a few passes per column). `prior`, `seeds`, `tempering`,
+#' `callback`, `factor_dir`, and [shards()] of N-way data under `"kl"`
+#' (there `ntf(loss = "kl")` fits the shards with the same arguments, by
+#' the same weighted coordinate descent, its factors not normalized) are
+#' not available with missing cells or weights.
 #'
 #' @section Priors and guided topics:
 #' With `prior`, a KL fit of a documents x terms matrix is the maximum a

@@ -21,17 +21,17 @@ shard_capabilities <- function() {
         option = "prior"),
     cap("plsa", "tsallis", c("squarem", "em"), TRUE),
     # (missing cells, masks and weights: the weighted q-EM runs on pieces,
-    # solvers/plsa_weighted_pieces.h, and its SQUAREM, pieces_squarem.h)
-    cap("plsa", "l2", "blocks", FALSE, "the weighted L2 loss is fitted in one object", option = "mask"),
+    # solvers/plsa_weighted_pieces.h, and its SQUAREM, pieces_squarem.h;
+    # the weighted L2 block updates, solvers/plsa_weighted_l2_pieces.h)
     cap("plsa", "l2", "blocks", TRUE),
     cap("ntf", "kl", c("cd", "mu"), TRUE),
     cap("ntf", "frobenius", c("hals", "mu"), TRUE),
     # missing cells, masks and weights: nmf()'s weighted rule runs on pieces
     # (nmf/weighted.h; the beta divergence's, nmf/piece.h, with each piece's
-    # weights), and ntf()'s KL multiplicative updates, Frobenius HALS and
-    # multiplicative updates (solvers/cp_weighted_pieces.h); its KL
-    # coordinate descent needs every slice of a mode at once
-    cap("ntf", "kl", "cd", FALSE, "coordinate descent needs every slice of a mode at once", option = "mask")
+    # weights), and ntf()'s KL coordinate descent and multiplicative
+    # updates, Frobenius HALS and multiplicative updates
+    # (solvers/cp_weighted_pieces.h)
+    NULL
   )
 }
 

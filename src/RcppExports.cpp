@@ -873,8 +873,8 @@ BEGIN_RCPP
 END_RCPP
 }
 // cpp_ntf_weighted_pieces_fit
-Rcpp::List cpp_ntf_weighted_pieces_fit(SEXP fn, Rcpp::List shared, double d, Rcpp::List v, double klc, int max_iter, double tol, int threads, SEXP hook, bool want_model, std::string loss, std::string method, double wx2);
-RcppExport SEXP _aspectr_cpp_ntf_weighted_pieces_fit(SEXP fnSEXP, SEXP sharedSEXP, SEXP dSEXP, SEXP vSEXP, SEXP klcSEXP, SEXP max_iterSEXP, SEXP tolSEXP, SEXP threadsSEXP, SEXP hookSEXP, SEXP want_modelSEXP, SEXP lossSEXP, SEXP methodSEXP, SEXP wx2SEXP) {
+Rcpp::List cpp_ntf_weighted_pieces_fit(SEXP fn, Rcpp::List shared, double d, Rcpp::List v, double klc, int max_iter, double tol, int threads, SEXP hook, bool want_model, std::string loss, std::string method, double wx2, double total);
+RcppExport SEXP _aspectr_cpp_ntf_weighted_pieces_fit(SEXP fnSEXP, SEXP sharedSEXP, SEXP dSEXP, SEXP vSEXP, SEXP klcSEXP, SEXP max_iterSEXP, SEXP tolSEXP, SEXP threadsSEXP, SEXP hookSEXP, SEXP want_modelSEXP, SEXP lossSEXP, SEXP methodSEXP, SEXP wx2SEXP, SEXP totalSEXP) {
 BEGIN_RCPP
     Rcpp::RObject rcpp_result_gen;
     Rcpp::RNGScope rcpp_rngScope_gen;
@@ -891,7 +891,8 @@ BEGIN_RCPP
     Rcpp::traits::input_parameter< std::string >::type loss(lossSEXP);
     Rcpp::traits::input_parameter< std::string >::type method(methodSEXP);
     Rcpp::traits::input_parameter< double >::type wx2(wx2SEXP);
-    rcpp_result_gen = Rcpp::wrap(cpp_ntf_weighted_pieces_fit(fn, shared, d, v, klc, max_iter, tol, threads, hook, want_model, loss, method, wx2));
+    Rcpp::traits::input_parameter< double >::type total(totalSEXP);
+    rcpp_result_gen = Rcpp::wrap(cpp_ntf_weighted_pieces_fit(fn, shared, d, v, klc, max_iter, tol, threads, hook, want_model, loss, method, wx2, total));
     return rcpp_result_gen;
 END_RCPP
 }
@@ -1429,8 +1430,8 @@ BEGIN_RCPP
 END_RCPP
 }
 // cpp_wqem_piece_state
-SEXP cpp_wqem_piece_state(Rcpp::IntegerMatrix idx, Rcpp::NumericVector g, Rcpp::NumericVector omega, Rcpp::IntegerVector dims, double d, Rcpp::List v, Rcpp::IntegerMatrix eidx, Rcpp::NumericVector ev, double q, double offset);
-RcppExport SEXP _aspectr_cpp_wqem_piece_state(SEXP idxSEXP, SEXP gSEXP, SEXP omegaSEXP, SEXP dimsSEXP, SEXP dSEXP, SEXP vSEXP, SEXP eidxSEXP, SEXP evSEXP, SEXP qSEXP, SEXP offsetSEXP) {
+SEXP cpp_wqem_piece_state(Rcpp::IntegerMatrix idx, Rcpp::NumericVector g, Rcpp::NumericVector omega, Rcpp::IntegerVector dims, double d, Rcpp::List v, Rcpp::IntegerMatrix eidx, Rcpp::NumericVector ev, double q, double offset, std::string loss);
+RcppExport SEXP _aspectr_cpp_wqem_piece_state(SEXP idxSEXP, SEXP gSEXP, SEXP omegaSEXP, SEXP dimsSEXP, SEXP dSEXP, SEXP vSEXP, SEXP eidxSEXP, SEXP evSEXP, SEXP qSEXP, SEXP offsetSEXP, SEXP lossSEXP) {
 BEGIN_RCPP
     Rcpp::RObject rcpp_result_gen;
     Rcpp::RNGScope rcpp_rngScope_gen;
@@ -1444,7 +1445,8 @@ BEGIN_RCPP
     Rcpp::traits::input_parameter< Rcpp::NumericVector >::type ev(evSEXP);
     Rcpp::traits::input_parameter< double >::type q(qSEXP);
     Rcpp::traits::input_parameter< double >::type offset(offsetSEXP);
-    rcpp_result_gen = Rcpp::wrap(cpp_wqem_piece_state(idx, g, omega, dims, d, v, eidx, ev, q, offset));
+    Rcpp::traits::input_parameter< std::string >::type loss(lossSEXP);
+    rcpp_result_gen = Rcpp::wrap(cpp_wqem_piece_state(idx, g, omega, dims, d, v, eidx, ev, q, offset, loss));
     return rcpp_result_gen;
 END_RCPP
 }
@@ -1492,6 +1494,25 @@ BEGIN_RCPP
     Rcpp::traits::input_parameter< std::string >::type method(methodSEXP);
     Rcpp::traits::input_parameter< double >::type squarem_bound(squarem_boundSEXP);
     rcpp_result_gen = Rcpp::wrap(cpp_wqem_pieces_fit(fn, lambda, factors, q, max_iter, tol, threads, hook, want_model, method, squarem_bound));
+    return rcpp_result_gen;
+END_RCPP
+}
+// cpp_wl2_pieces_fit
+Rcpp::List cpp_wl2_pieces_fit(SEXP fn, Rcpp::NumericVector lambda, Rcpp::List factors, Rcpp::List v, bool free_weights, int max_iter, double tol, int threads, SEXP hook);
+RcppExport SEXP _aspectr_cpp_wl2_pieces_fit(SEXP fnSEXP, SEXP lambdaSEXP, SEXP factorsSEXP, SEXP vSEXP, SEXP free_weightsSEXP, SEXP max_iterSEXP, SEXP tolSEXP, SEXP threadsSEXP, SEXP hookSEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::RNGScope rcpp_rngScope_gen;
+    Rcpp::traits::input_parameter< SEXP >::type fn(fnSEXP);
+    Rcpp::traits::input_parameter< Rcpp::NumericVector >::type lambda(lambdaSEXP);
+    Rcpp::traits::input_parameter< Rcpp::List >::type factors(factorsSEXP);
+    Rcpp::traits::input_parameter< Rcpp::List >::type v(vSEXP);
+    Rcpp::traits::input_parameter< bool >::type free_weights(free_weightsSEXP);
+    Rcpp::traits::input_parameter< int >::type max_iter(max_iterSEXP);
+    Rcpp::traits::input_parameter< double >::type tol(tolSEXP);
+    Rcpp::traits::input_parameter< int >::type threads(threadsSEXP);
+    Rcpp::traits::input_parameter< SEXP >::type hook(hookSEXP);
+    rcpp_result_gen = Rcpp::wrap(cpp_wl2_pieces_fit(fn, lambda, factors, v, free_weights, max_iter, tol, threads, hook));
     return rcpp_result_gen;
 END_RCPP
 }
@@ -1785,7 +1806,7 @@ static const R_CallMethodDef CallEntries[] = {
     {"_aspectr_cpp_ntf_wshard_state", (DL_FUNC) &_aspectr_cpp_ntf_wshard_state, 7},
     {"_aspectr_cpp_ntf_wpiece_run", (DL_FUNC) &_aspectr_cpp_ntf_wpiece_run, 6},
     {"_aspectr_cpp_ntf_wshard_release", (DL_FUNC) &_aspectr_cpp_ntf_wshard_release, 1},
-    {"_aspectr_cpp_ntf_weighted_pieces_fit", (DL_FUNC) &_aspectr_cpp_ntf_weighted_pieces_fit, 13},
+    {"_aspectr_cpp_ntf_weighted_pieces_fit", (DL_FUNC) &_aspectr_cpp_ntf_weighted_pieces_fit, 14},
     {"_aspectr_cpp_plsa_fit", (DL_FUNC) &_aspectr_cpp_plsa_fit, 19},
     {"_aspectr_cpp_plsa_tsallis_csc", (DL_FUNC) &_aspectr_cpp_plsa_tsallis_csc, 15},
     {"_aspectr_cpp_em_shard_state", (DL_FUNC) &_aspectr_cpp_em_shard_state, 9},
@@ -1817,10 +1838,11 @@ static const R_CallMethodDef CallEntries[] = {
     {"_aspectr_cpp_foldin_cells", (DL_FUNC) &_aspectr_cpp_foldin_cells, 7},
     {"_aspectr_cpp_plsa_weighted_fit", (DL_FUNC) &_aspectr_cpp_plsa_weighted_fit, 19},
     {"_aspectr_cpp_plsa_weighted_value", (DL_FUNC) &_aspectr_cpp_plsa_weighted_value, 12},
-    {"_aspectr_cpp_wqem_piece_state", (DL_FUNC) &_aspectr_cpp_wqem_piece_state, 10},
+    {"_aspectr_cpp_wqem_piece_state", (DL_FUNC) &_aspectr_cpp_wqem_piece_state, 11},
     {"_aspectr_cpp_wqem_piece_factor", (DL_FUNC) &_aspectr_cpp_wqem_piece_factor, 2},
     {"_aspectr_cpp_wqem_piece_run", (DL_FUNC) &_aspectr_cpp_wqem_piece_run, 4},
     {"_aspectr_cpp_wqem_pieces_fit", (DL_FUNC) &_aspectr_cpp_wqem_pieces_fit, 11},
+    {"_aspectr_cpp_wl2_pieces_fit", (DL_FUNC) &_aspectr_cpp_wl2_pieces_fit, 9},
     {"_aspectr_cpp_qem_shard_state", (DL_FUNC) &_aspectr_cpp_qem_shard_state, 5},
     {"_aspectr_cpp_qem_shard_file", (DL_FUNC) &_aspectr_cpp_qem_shard_file, 5},
     {"_aspectr_cpp_qem_shard_weights", (DL_FUNC) &_aspectr_cpp_qem_shard_weights, 5},

@@ -151,7 +151,8 @@ void cpp_ntf_wshard_release(SEXP state) {
 }
 
 // The weighted fit on pieces (fn(op, input): the pieces' added
-// statistics): KL multiplicative updates, or under loss = "frobenius" the
+// statistics): KL multiplicative updates (method "mu") or coordinate
+// descent ("cd"; total = sum x~ on x / s), or under loss = "frobenius" the
 // HALS sweeps or multiplicative updates (method); shared, the start of
 // modes 2 .. N (d_n x k); the weights of the whole data d, v, klc = sum x~
 // (log x - 1) and wx2 = sum omega x^2 (on x / s). Returns the shared
@@ -160,11 +161,13 @@ void cpp_ntf_wshard_release(SEXP state) {
 // [[Rcpp::export]]
 Rcpp::List cpp_ntf_weighted_pieces_fit(SEXP fn, Rcpp::List shared, double d, Rcpp::List v, double klc, int max_iter,
                                        double tol, int threads, SEXP hook = R_NilValue, bool want_model = false,
-                                       std::string loss = "kl", std::string method = "mu", double wx2 = 0.0) {
+                                       std::string loss = "kl", std::string method = "mu", double wx2 = 0.0,
+                                       double total = 0.0) {
   aspectr::CPWeights w;
   w.d = d;
   w.klc = klc;
   w.wx2 = wx2;
+  w.total = total;
   for (R_xlen_t n = 0; n < v.size(); ++n) w.v.push_back(Rcpp::as<arma::vec>(v[n]));
   if (static_cast<std::size_t>(shared.size()) + 1 != w.v.size())
     Rcpp::stop("internal error: one weight vector per mode needed");
@@ -183,9 +186,14 @@ Rcpp::List cpp_ntf_weighted_pieces_fit(SEXP fn, Rcpp::List shared, double d, Rcp
   RCallback cb(false, max_iter, "ntf (" + loss + ", " + method + ", weighted, sharded)", hook, want_model);
   aspectr::FitTrace tr;
   if (loss == "kl") {
-    if (method != "mu") Rcpp::stop("internal error: weighted ntf() of shards, method '" + method + "'");
-    aspectr::CPWeightedPiecesMU rule(w);
-    tr = aspectr::run_solver(rule, P, M, ctl, cb);
+    if (method == "cd") {
+      aspectr::CPWeightedPiecesCD rule(w);
+      tr = aspectr::run_solver(rule, P, M, ctl, cb);
+    } else {
+      if (method != "mu") Rcpp::stop("internal error: weighted ntf() of shards, method '" + method + "'");
+      aspectr::CPWeightedPiecesMU rule(w);
+      tr = aspectr::run_solver(rule, P, M, ctl, cb);
+    }
   } else {
     if (loss != "frobenius" || (method != "hals" && method != "mu"))
       Rcpp::stop("internal error: weighted ntf() of shards, loss '" + loss + "', method '" + method + "'");

@@ -3,6 +3,7 @@
 #include "r_adapters.h"
 #include <aspectr/solvers/plsa_weighted.h>
 #include <aspectr/solvers/plsa_weighted_pieces.h>
+#include <aspectr/solvers/plsa_weighted_l2_pieces.h>
 
 using aspectr_r::RCallback;
 using aspectr_r::add_trace;
@@ -114,23 +115,26 @@ struct WqemPiece {
   aspectr::PlsaWeights W;
   arma::mat F0;
   std::unique_ptr<aspectr::WeightedQEMPiece> piece;
+  std::unique_ptr<aspectr::WeightedPPSPiece> l2;  // (loss "l2")
 };
 }  // namespace
 
 // A piece's state: its cells (idx: N x nnz 0-based, its rows counted in the
 // piece; g: their values x / T; omega: their weights), its weights as in
 // cpp_plsa_weighted_fit() (v[[1]]: its rows'), q, the global index of its
-// first row (0-based).
+// first row (0-based); loss "l2": a piece of the weighted L2 fit
+// (plsa_weighted_l2_pieces.h; g: x / T, q not read).
 // [[Rcpp::export]]
 SEXP cpp_wqem_piece_state(Rcpp::IntegerMatrix idx, Rcpp::NumericVector g, Rcpp::NumericVector omega,
                           Rcpp::IntegerVector dims, double d, Rcpp::List v, Rcpp::IntegerMatrix eidx,
-                          Rcpp::NumericVector ev, double q, double offset) {
+                          Rcpp::NumericVector ev, double q, double offset, std::string loss = "tsallis") {
   std::unique_ptr<WqemPiece> s(new WqemPiece());
   s->G = make_tensor(idx, g, dims, true);
   s->G.idx.assign(s->G.view, s->G.view + s->G.index_count());
   s->G.view = nullptr;
   s->W = plsa_weights(s->G, omega, d, v, eidx, ev);
-  s->piece.reset(new aspectr::WeightedQEMPiece(s->G, s->W, s->F0, q, offset));
+  if (loss == "l2") s->l2.reset(new aspectr::WeightedPPSPiece(s->G, s->W, s->F0));
+  else s->piece.reset(new aspectr::WeightedQEMPiece(s->G, s->W, s->F0, q, offset));
   return Rcpp::XPtr<WqemPiece>(s.release(), true);
 }
 
@@ -154,7 +158,7 @@ Rcpp::List cpp_wqem_piece_run(SEXP state, std::string op, SEXP input, int thread
   Rcpp::XPtr<WqemPiece> s(state);
   aspectr::Request r(op);
   r.in = aspectr_r::stats_from_r(input).m;
-  return aspectr_r::stats_to_r(s->piece->run(r, threads));
+  return aspectr_r::stats_to_r(s->l2 ? s->l2->run(r, threads) : s->piece->run(r, threads));
 }
 
 // The weighted Tsallis fit in pieces reached through R (RPieces): the rule
@@ -194,5 +198,39 @@ Rcpp::List cpp_wqem_pieces_fit(SEXP fn, Rcpp::NumericVector lambda, Rcpp::List f
                                       Rcpp::Named("factors") = F);
   add_trace(out, tr);
   if (method == "squarem") out["squarem_bound"] = squarem_bound;
+  return out;
+}
+
+// The weighted L2 fit in pieces reached through R (RPieces): the rule
+// PieceWeightedPPS in the core's driver (plsa_weighted_l2_pieces.h);
+// lambda and factors (the shared modes', k x d_n) start it (the pieces
+// hold the documents' rows); v: the weights of every mode (the shared
+// modes' read); free_weights: lambda only non-negative. Returns lambda,
+// the shared factors (k x d_n) and the trace.
+// [[Rcpp::export]]
+Rcpp::List cpp_wl2_pieces_fit(SEXP fn, Rcpp::NumericVector lambda, Rcpp::List factors, Rcpp::List v,
+                              bool free_weights, int max_iter, double tol, int threads, SEXP hook = R_NilValue) {
+  aspectr_r::RPieces P(fn);
+  aspectr::AspectPieceModel M;
+  M.lambda = Rcpp::as<arma::vec>(lambda);
+  for (R_xlen_t n = 0; n < factors.size(); ++n) {
+    M.F.push_back(Rcpp::as<arma::mat>(factors[n]));
+    if (M.F.back().n_rows != M.lambda.n_elem) Rcpp::stop("internal error: a factor of the wrong size");
+  }
+  std::vector<arma::vec> vv;
+  for (R_xlen_t n = 0; n < v.size(); ++n) vv.push_back(Rcpp::as<arma::vec>(v[n]));
+  if (vv.size() != M.F.size() + 1) Rcpp::stop("internal error: one weight vector per mode needed");
+  for (std::size_t n = 1; n < vv.size(); ++n)
+    if (vv[n].n_elem != M.F[n - 1].n_cols) Rcpp::stop("internal error: a mode's weights of the wrong length");
+  M.P = &P;
+  const aspectr::Control ctl{max_iter, tol, threads};
+  RCallback cb(false, max_iter, "plsa (l2, weighted)", hook, false);
+  aspectr::PieceWeightedPPS rule(vv, free_weights);
+  aspectr::FitTrace tr = aspectr::run_solver(rule, P, M, ctl, cb);
+  Rcpp::List F(M.F.size());
+  for (std::size_t n = 0; n < M.F.size(); ++n) F[n] = Rcpp::wrap(M.F[n]);
+  Rcpp::List out = Rcpp::List::create(Rcpp::Named("lambda") = Rcpp::NumericVector(M.lambda.begin(), M.lambda.end()),
+                                      Rcpp::Named("factors") = F);
+  add_trace(out, tr);
   return out;
 }

@@ -27,7 +27,8 @@ test_that("every cell of the grid gives the in-memory fit, or the table's refusa
   rows <- paste(tab$family, tab$loss, tab$method, tab$option, sep = "|")
   expect_true(all(rows %in% res$visited), info = paste(setdiff(rows, res$visited), collapse = ", "))
   expect_gt(res$counts[["fits"]], 100)
-  expect_gt(res$counts[["refusals"]], 10)
+  # (the table's refusals left: KL coordinate descent with a prior)
+  expect_gte(res$counts[["refusals"]], 3)
 })
 
 test_that("the default method on shards is the in-memory default where the table allows it, else the first it allows", {
@@ -45,7 +46,10 @@ test_that("the default method on shards is the in-memory default where the table
   expect_identical(fit(sh, loss = "tsallis", row_weights = rep(1, 20)), "squarem")
   expect_identical(fit(shards(split_rows(y, 5L))), "cd")
   expect_identical(fit(sh, ntf, loss = "kl"), "cd")
-  expect_identical(fit(sh, ntf, loss = "kl", observed = matrix(TRUE, 20, 12)), "mu")
+  # (weighted KL coordinate descent runs on shards too, the default as in
+  # memory)
+  expect_identical(fit(sh, ntf, loss = "kl", observed = matrix(TRUE, 20, 12)), "cd")
+  expect_identical(fit(sh, loss = "l2", observed = matrix(TRUE, 20, 12)), "blocks")
 })
 
 test_that("plsa() of shards: the rows' factor in files, staged restarts and the callback as in memory", {

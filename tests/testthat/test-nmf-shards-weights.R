@@ -277,10 +277,8 @@ test_that("plsa(loss = \"kl\") of shards with a mask or weights equals the in-me
     expect_equal(fit$objective, ref$objective, tolerance = 1e-10)
     expect_identical(fit$iterations, ref$iterations)
   }
-  # (the Tsallis loss is fitted on shards too, test-plsa-shards-weights.R;
-  # the weighted L2 loss is refused by the capability table)
-  expect_error(plsa(shards(split_rows(x, 20L)), 2, loss = "l2", mask = mask),
-               class = "aspectr_error_input_argument", regexp = "weighted L2 loss is fitted in one object")
+  # (the Tsallis and L2 losses are fitted on shards too,
+  # test-plsa-shards-weights.R and test-plsa-shards-weights-l2.R)
   skip_on_cran()
   cl <- psock_cluster()
   on.exit(parallel::stopCluster(cl), add = TRUE)

@@ -1,4 +1,4 @@
-# ntf(loss = "kl", method = "mu") and ntf(loss = "frobenius", method =
+# ntf(loss = "kl", method = "mu" or "cd") and ntf(loss = "frobenius", method =
 # "hals" or "mu") of data in shards() with missing cells, masks and
 # weights: the same call gives the in-memory weighted fit (the weighted
 # updates of solvers/cp_weighted.h run on the pieces: each shard updates
@@ -54,10 +54,13 @@ test_that("weighted KL ntf() of 1, 2 and 3 shards in memory equals the in-memory
       expect_true(all(diff(c(fit$initial, fit$objective)) <= 1e-12 * abs(fit$initial)), info = info)
     }
   }
-  # the default method on shards is "mu"; several starts, a list start
+  # the default method on shards is coordinate descent, as in memory
+  # (test-ntf-shards-weights-kcd.R); several starts, a list start
   args <- list(loss = "kl", seed = 5, nrun = 3, max_iter = 30, mask = cases$mask$mask)
   sh <- shards(split_rows(X, c(5L, 10L)))
-  expect_same_wntf(do.call(quiet_ntf, c(list(sh, 3), args)),
+  expect_same_wntf(do.call(quiet_ntf, c(list(sh, 3), args)), do.call(quiet_ntf, c(list(X, 3), args)),
+                   method = "cd")
+  expect_same_wntf(do.call(quiet_ntf, c(list(sh, 3), c(args, method = "mu"))),
                    do.call(quiet_ntf, c(list(X, 3), c(args, method = "mu"))))
   set.seed(2)
   st <- lapply(dim(X), function(d) matrix(stats::runif(d * 2, 0.2, 1), d, 2))
@@ -197,10 +200,8 @@ test_that("weighted ntf() of shards checks its weights and refuses what it canno
                regexp = "weights")
   expect_error(ntf(sh, 2, loss = "kl", weights = array(0, dim(X))), class = "aspectr_error_input_value",
                regexp = "nothing to fit")
-  err <- tryCatch(ntf(sh, 2, loss = "kl", method = "cd", observed = X > 0), error = identity)
-  expect_s3_class(err, "aspectr_error_input_argument")
-  expect_identical(err$arg, "observed")
-  expect_match(conditionMessage(err), "coordinate descent")
+  # (KL coordinate descent runs with weights on shards too:
+  # test-ntf-shards-weights-kcd.R)
 })
 
 test_that("weighted Frobenius ntf() (HALS, multiplicative updates) of shards equals the in-memory fit", {

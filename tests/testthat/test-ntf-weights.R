@@ -259,22 +259,14 @@ test_that("bad weighting arguments are classed input errors naming the argument"
   err <- tryCatch(ntf(X, 2, weights = array(1, c(5, 4))), error = identity)
   expect_match(conditionMessage(err), "weights")
   expect_identical(err$arg, "weights")
-  # shards: KL coordinate descent refused, naming the argument (the other
-  # methods fit them: test-ntf-shards-weights.R)
+  # shards: every method runs with a mask, KL coordinate descent the
+  # default as in memory (test-ntf-shards-weights.R)
   sh <- shards(split_rows(round(10 * X), 2L))
-  err <- tryCatch(ntf(sh, 2, loss = "kl", method = "cd", mask = array(FALSE, cs$dims)), error = identity)
-  expect_s3_class(err, "aspectr_error_input_argument")
-  expect_identical(err$arg, "mask")
-  expect_match(conditionMessage(err), "every slice of a mode")
+  expect_identical(suppressMessages(ntf(sh, 2, loss = "kl", mask = array(FALSE, cs$dims), seed = 1,
+                                        max_iter = 3))$method, "cd")
   # (the Frobenius loss with a mask runs on shards, by HALS as in memory)
   expect_identical(suppressMessages(ntf(sh, 2, mask = array(FALSE, cs$dims), seed = 1, max_iter = 3))$method,
                    "hals")
-  for (lm in ntfw_methods[vapply(ntfw_methods, function(m) m[2] == "cd", logical(1))]) {
-    err <- tryCatch(ntf(sh, 2, loss = lm[1], method = lm[2], mode_weights = list(NULL, NULL, NULL)),
-                    error = identity)
-    expect_s3_class(err, "aspectr_error_input_argument")
-    expect_identical(err$arg, "mode_weights")
-  }
 })
 
 test_that("Frobenius HALS and MU through the model's values equal the Gram-forming updates (random cases)", {

@@ -456,16 +456,19 @@ test_that("bad input of a weighted N-way fit gives classed errors", {
   expect_error(plsa(xm, 2, mode_weights = list(1:6)), class = "aspectr_error_input_type")
 })
 
-test_that("N-way shards with weights under KL are refused with the reason and what to use", {
+test_that("N-way shards with weights under KL are refused with what to use", {
   y <- array(stats::rpois(10 * 4 * 3, 2) + 1, c(10, 4, 3))
   sh <- shards(list(y[1:5, , ], y[6:10, , ]))
   M <- array(FALSE, dim(y)); M[1, 1, 1] <- TRUE
   expect_error(plsa(sh, 2, mask = M), class = "aspectr_error_input_argument",
-               regexp = "3-way data in .*shards.*coordinate descent.*ntf")
-  # (Tsallis fits them: test-plsa-shards-weights.R)
-  # what it points to fits them
-  fit <- suppressMessages(ntf(sh, 2, loss = "kl", method = "mu", mask = M, max_iter = 5, seed = 1))
+               regexp = "3-way data in .*shards.*ntf.*coordinate descent")
+  # (Tsallis and L2 fit them: test-plsa-shards-weights.R,
+  # test-plsa-shards-weights-l2.R)
+  # what it points to fits them, by the weighted coordinate descent of the
+  # in-memory fit
+  fit <- suppressMessages(ntf(sh, 2, loss = "kl", mask = M, max_iter = 5, seed = 1))
   expect_s3_class(fit, "aspectr_ntf")
+  expect_identical(fit$method, "cd")
 })
 
 test_that("augment() of a weighted N-way pLSA fit lists the cells left out, imputed", {

@@ -43,5 +43,6 @@
 #include "solvers/cp_pieces.h"
 #include "solvers/plsa_weighted.h"
 #include "solvers/plsa_weighted_pieces.h"
+#include "solvers/plsa_weighted_l2_pieces.h"
 
 #endif

@@ -1,5 +1,5 @@
 // aspectr/solvers/cp_weighted_pieces.h — weighted KL non-negative CP
-// (ntf(loss = "kl", method = "mu") with missing cells, masks or weights;
+// (ntf(loss = "kl", method = "mu" or "cd") with missing cells, masks or weights;
 // solvers/cp_weighted.h) on data in pieces (pieces.h): the first mode split
 // by rows, each piece with its rows of the first factor, every other mode
 // whole.
@@ -37,11 +37,19 @@
 //   "ntf_wfmode" mode n (>= 1), update, method, eps (Frobenius)
 //       -> sq0 (with update), T, G0, @dev (see CPWeightedPiece)
 //   "ntf_wscale" c0 (k) -> nothing: the piece's rows of mode 1 rescaled
+//   "ntf_wcd0"   -> V (the piece's part of sum D'a of mode 1, coordinate
+//       descent; save: the caller keeps the rows for an undo)
+//   "ntf_wcdrows" -> V after the piece's rows of mode 1 are solved
+//   "ntf_wcdpass" mode n (>= 1), rd, rn, hv -> sums (3 x d_n: a pass of
+//       nmf::KLCDColumns)
+//   "ntf_wcdrestore" old (k x rows) -> nothing: the rows given back
 //   "gather"     -> @F0 (k x rows)
 #ifndef ASPECTR_SOLVERS_CP_WEIGHTED_PIECES_H
 #define ASPECTR_SOLVERS_CP_WEIGHTED_PIECES_H
 
+#include <cmath>
 #include <functional>
+#include <limits>
 #include <string>
 #include <utility>
 #include <vector>
@@ -116,9 +124,33 @@ class CPWeightedPiece {
         for (arma::uword q = 0; q < A0_.n_rows; ++q) A0_(q, i) *= c[q];
       return out;
     }
+    if (r.op == "ntf_wcdrestore") {
+      // (KL coordinate descent: the step undone, the rows given back)
+      const arma::mat& old = r.mat("old");
+      if (old.n_rows != A0_.n_rows || old.n_cols != A0_.n_cols)
+        throw std::logic_error("weighted CP piece: rows to restore of the wrong size");
+      A0_ = old;
+      return out;
+    }
     AspectModel M = model(r);
     if (r.op == "ntf_wfmode") return frobenius_mode(r, M, threads);
     CPWeightedRule rule(true, CPWeightedMethod::MU, w_);
+    if (r.op == "ntf_wcd0" || r.op == "ntf_wcdrows") {
+      // KL coordinate descent of the piece's rows of the first mode: their
+      // part of sum D'a (ntf_wcd0), or the rows solved by the in-memory
+      // rule's row solver and then that part (ntf_wcdrows)
+      const arma::mat D = rule.linear_terms(M, 0, threads);
+      if (r.op == "ntf_wcdrows") {
+        cd_rows(M, D);
+        A0_ = M.F[0];
+      }
+      out.set("V", arma::accu(D % M.F[0]));
+      return out;
+    }
+    if (r.op == "ntf_wcdpass") {
+      out.set("sums", cd_pass(M, r));
+      return out;
+    }
     if (r.op == "ntf_wxlogv") {
       out.set("xlogv", xlogv(rule, M, threads));
       return out;
@@ -210,6 +242,93 @@ class CPWeightedPiece {
       }
     }
     out.set("@dev", std::move(D));
+    return out;
+  }
+  // the other modes' product at a cell (in the modes' order, as the
+  // in-memory rule forms it)
+  static void product(const AspectModel& M, const index_t* ix, std::size_t n, double* z) {
+    const arma::uword k = M.rank();
+    for (arma::uword q = 0; q < k; ++q) z[q] = 1.0;
+    for (std::size_t m = 0; m < M.order(); ++m) {
+      if (m == n) continue;
+      const double* f = M.F[m].colptr(ix[m]);
+      for (arma::uword q = 0; q < k; ++q) z[q] *= f[q];
+    }
+  }
+  // the rows of the first mode by CPWeightedRule::kl_mode()'s coordinate
+  // descent (nmf::KLCD::solve(), one sweep of one Newton step per
+  // coordinate), every cell of the piece at once, grouped by row
+  void cd_rows(AspectModel& M, const arma::mat& D) {
+    const std::size_t N = M.order();
+    const arma::uword k = M.rank(), d = M.F[0].n_cols;
+    std::vector<index_t> idx;
+    std::vector<double> val;
+    X_.each([&](const SparseTensor& X) {
+      const index_t* ix0 = X.indices();
+      idx.insert(idx.end(), ix0, ix0 + X.nnz() * N);
+      for (std::size_t s = 0; s < X.nnz(); ++s) val.push_back(X.value(s));
+    });
+    const std::size_t nnz = val.size();
+    std::vector<std::size_t> ptr(d + 1, 0);
+    for (std::size_t s = 0; s < nnz; ++s) {
+      if (idx[s * N] >= d) throw std::logic_error("weighted CP piece: a row out of range");
+      ++ptr[idx[s * N] + 1];
+    }
+    std::size_t maxnz = 1;
+    for (arma::uword i = 0; i < d; ++i) {
+      maxnz = std::max(maxnz, ptr[i + 1]);
+      ptr[i + 1] += ptr[i];
+    }
+    std::vector<std::size_t> pos(nnz), next(ptr.begin(), ptr.end() - 1);
+    for (std::size_t s = 0; s < nnz; ++s) pos[next[idx[s * N]]++] = s;
+    std::vector<double> gb(maxnz * k), xs(maxnz), v(maxnz), z(k);
+    arma::mat& A = M.F[0];
+    for (arma::uword i = 0; i < d; ++i) {
+      const std::size_t p0 = ptr[i], nz = ptr[i + 1] - p0;
+      for (std::size_t t = 0; t < nz; ++t) {
+        const std::size_t c = pos[p0 + t];
+        xs[t] = val[c];
+        product(M, idx.data() + c * N, 0, z.data());
+        for (arma::uword q = 0; q < k; ++q) gb[t + q * nz] = z[q];
+      }
+      nmf::KLCD::solve(gb.data(), nz, nz, xs.data(), A.colptr(i), k, D.colptr(i), 0.0, v.data(), 1, 1);
+    }
+  }
+  // one pass of nmf::KLCDColumns for shared mode n: the piece's part of
+  // every index's sums (a2, b1, b2), the model v = hv'z recomputed at each
+  // cell (rd, rn: the coordinates of each index, rd < 0 for none)
+  arma::mat cd_pass(const AspectModel& M, const Request& r) {
+    const std::size_t N = M.order(), n = static_cast<std::size_t>(r.num("mode", 0.0));
+    if (n < 1 || n >= N) throw std::logic_error("weighted CP piece: a mode out of range");
+    const arma::uword k = M.rank(), d = M.F[n].n_cols;
+    const arma::mat& rdm = r.mat("rd");
+    const arma::mat& rnm = r.mat("rn");
+    const arma::mat& hv = r.mat("hv");
+    if (rdm.n_elem != d || rnm.n_elem != d || hv.n_rows != k || hv.n_cols != d)
+      throw std::logic_error("weighted CP piece: a pass of the wrong size");
+    std::vector<int> rd(d), rn(d);
+    for (arma::uword j = 0; j < d; ++j) {
+      rd[j] = static_cast<int>(rdm[j]);
+      rn[j] = static_cast<int>(rnm[j]);
+      if (rd[j] >= static_cast<int>(k) || rn[j] >= static_cast<int>(k) || (rd[j] >= 0 && rn[j] < 0))
+        throw std::logic_error("weighted CP piece: a pass's coordinates out of range");
+    }
+    arma::mat out(3, d, arma::fill::zeros);
+    std::vector<double> z(k);
+    X_.each([&](const SparseTensor& X) {
+      const index_t* ix0 = X.indices();
+      for (std::size_t s = 0; s < X.nnz(); ++s) {
+        const index_t* ix = ix0 + s * N;
+        const index_t j = ix[n];
+        if (rd[j] < 0) continue;
+        product(M, ix, n, z.data());
+        const double* h = hv.colptr(j);
+        double v = 0.0;
+        for (arma::uword q = 0; q < k; ++q) v += h[q] * z[q];
+        double* o = out.colptr(j);
+        nmf::KLCD::add_terms(z[rd[j]], z[rn[j]], X.value(s), v, o[0], o[1], o[2]);
+      }
+    });
     return out;
   }
   // MTTKRP of mode n over the piece's cells (k x d_n)
@@ -308,6 +427,91 @@ class CPWeightedPiecesMU {
     return D;
   }
   const CPWeights& w_;
+  friend class CPWeightedPiecesCD;
+};
+
+// The rule: CPWeightedRule's KL coordinate descent (one sweep of one Newton
+// step per coordinate, each mode from and to the best scale of the model),
+// mode after mode, on pieces: the first mode's rows solved where they are
+// (ntf_wcd0 and ntf_wcdrows, the scales between from the pieces' sums),
+// every other mode's by nmf::KLCDColumns here, its Newton steps' sums
+// added over the pieces (ntf_wcdpass, one request per step of all the
+// mode's indices), its linear terms from the pieces' parts as the
+// multiplicative updates'. A step that rounding made worse is undone, as
+// in memory (the pieces given back their rows). `w`: the weights of the
+// whole data (d, v of every mode, klc, total = sum x~).
+class CPWeightedPiecesCD {
+ public:
+  explicit CPWeightedPiecesCD(const CPWeights& w) : w_(w), mu_(w) {}
+  static constexpr bool kLagged = false;
+
+  double step(const Pieces& P, CPPieceModel& M, int threads) {
+    return step(P, M, threads, std::numeric_limits<double>::quiet_NaN());
+  }
+  double step(const Pieces& P, CPPieceModel& M, int, double prev) {
+    const std::size_t N = M.F.size() + 1;
+    const double total = w_.total;
+    const bool guard = std::isfinite(prev);
+    std::vector<arma::mat> entering;
+    if (guard) entering = M.F;
+    // the first mode, in the pieces (its rows kept by them for an undo)
+    const arma::uword k = M.F[0].n_rows;
+    const double V0 = P.map(M.request("ntf_wcd0").with("save", guard ? 1.0 : 0.0)).num("V");
+    if (V0 > 0.0 && total > 0.0) scale(P, k, total / V0);
+    const double V1 = P.map(M.request("ntf_wcdrows")).num("V");
+    if (V1 > 0.0 && total > 0.0) scale(P, k, total / V1);
+    double V = 0.0;
+    for (std::size_t n = 1; n < N; ++n) {
+      Request mr = M.request("ntf_wmode");
+      mr.with("mode", static_cast<double>(n)).with("update", 0.0).with("num", 0.0).with("xlogv", 0.0);
+      const Stats s = P.map(mr);
+      const arma::mat D = mu_.linear_terms(s, M, n);
+      arma::mat& A = M.F[n - 1];
+      const double W0 = arma::accu(D % A);
+      if (W0 > 0.0 && total > 0.0) A *= total / W0;
+      const arma::uword d = A.n_cols;
+      nmf::KLCDColumns solver(A, D, 0.0, 1, 1);
+      arma::mat rd(1, d), rn(1, d);
+      bool more = solver.next(nullptr, nullptr, nullptr);
+      while (more) {
+        for (arma::uword j = 0; j < d; ++j) {
+          rd[j] = solver.rd[j];
+          rn[j] = solver.rn[j];
+        }
+        Request r = M.request("ntf_wcdpass");
+        r.with("mode", static_cast<double>(n)).view("rd", rd).view("rn", rn).view("hv", solver.hv());
+        const arma::mat St = P.map(r).mat("sums").t();
+        if (St.n_rows != d || St.n_cols != 3) throw std::logic_error("a pass's sums of the wrong size");
+        more = solver.next(St.colptr(0), St.colptr(1), St.colptr(2));
+      }
+      A = solver.H();
+      V = arma::accu(D % A);
+      if (V > 0.0 && total > 0.0) {
+        A *= total / V;
+        V = arma::accu(D % A);
+      }
+    }
+    const double xl = P.map(M.request("ntf_wxlogv")).num("xlogv");
+    double value = w_.klc - xl + V;
+    if (guard && value > prev) {
+      M.F = std::move(entering);
+      P.map(Request("ntf_wcdrestore"));
+      value = prev;
+    }
+    return value;
+  }
+
+  double loss(const Pieces& P, CPPieceModel& M, int threads) { return mu_.loss(P, M, threads); }
+
+ private:
+  // the pieces' rows of the first mode times c
+  static void scale(const Pieces& P, arma::uword k, double c) {
+    arma::mat c0(k, 1);
+    c0.fill(c);
+    P.map(Request("ntf_wscale").with("c0", c0));
+  }
+  const CPWeights& w_;
+  CPWeightedPiecesMU mu_;
 };
 
 // The rule under the Frobenius loss: CPWeightedRule's HALS sweeps or

@@ -35,8 +35,10 @@
 // separable with a diagonal Hessian (with omega = 1, alpha_i = lambda_r^2
 // ||v_r||^2 for every i, and the solution is PPSRule's projection). Its
 // exact minimizer on the simplex: u_i = max(0, (beta_i - mu) / alpha_i)
-// with mu the root of the piecewise linear sum_i u_i(mu) = 1, found by
-// sorting (the weighted form of the simplex projection); rows of
+// with mu the root of the piecewise linear sum_i u_i(mu) = 1 (the
+// weighted form of the simplex projection; found by sorting for a shared
+// mode, by Newton's method from the left for the documents' mode, whose
+// rows may be in pieces: plsa_weighted_l2_pieces.h); rows of
 // alpha_i = 0 (no weight against v_r, e.g. a row left out, where beta_i = 0
 // too) cost nothing, so they take the mass the others leave (evenly) when
 // the root is below 0 (their KKT condition is mu >= 0) and none otherwise.
@@ -321,129 +323,8 @@ inline void power_qp_simplex(const std::vector<double>& a, const std::vector<dou
   }
 }
 
-// Weighted L2 (pNMF, pNTF) of a matrix or tensor: see above.
-// free_weights: lambda only non-negative. The loss reported is 1/2 sum
-// omega (g - p)^2.
-class WeightedPPSRule {
- public:
-  static constexpr bool kLagged = false;
-  WeightedPPSRule(const PlsaWeights& w, bool free_weights) : w_(&w), free_weights_(free_weights) {}
-
-  double step(const SparseTensor& G, AspectModel& M, int threads) {
-    const CPWeights& W = w_->w;
-    const std::size_t N = M.order();
-    const arma::uword k = M.rank();
-    wg(G);
-    std::vector<const arma::mat*> Fp(N);
-    for (std::size_t m = 0; m < N; ++m) Fp[m] = &M.F[m];
-    arma::mat Y, Z;
-    std::vector<double> pE(W.cells()), uE(W.cells());
-    for (std::size_t n = 0; n < N; ++n) {
-      arma::mat& A = M.F[n];
-      const arma::uword dn = A.n_cols;
-      const arma::vec& wa = W.v[n];
-      mttkrp(G, Fp, n, Y, threads, wg_.memptr());
-      const arma::mat Gam = W.gram(M.F, n);
-      // the deviations' cells in mode n's order: the other modes' product
-      // z (Z's columns) and weight u, and the model there
-      const std::vector<index_t>& gx = W.gidx[n];
-      const std::vector<std::size_t>& ptr = W.groups[n].ptr;
-      Z.set_size(k, W.cells());
-      for (std::size_t e = 0; e < W.cells(); ++e) {
-        const index_t* ix = gx.data() + e * N;
-        double* z = Z.colptr(e);
-        double u = 1.0;
-        bool first = true;
-        for (std::size_t m = 0; m < N; ++m) {
-          if (m == n) continue;
-          const double* f = M.F[m].colptr(ix[m]);
-          if (first) {
-            for (arma::uword r = 0; r < k; ++r) z[r] = f[r];
-            u = W.v[m][ix[m]];
-            first = false;
-          } else {
-            for (arma::uword r = 0; r < k; ++r) z[r] *= f[r];
-            u *= W.v[m][ix[m]];
-          }
-        }
-        uE[e] = u;
-        pE[e] = arma::dot(M.lambda, A.col(ix[n]) % Z.col(e));
-      }
-      std::vector<double> alpha(dn), beta(dn), col(dn);
-      for (arma::uword r = 0; r < k; ++r) {
-        const double lam = M.lambda[r];
-        if (!(lam > 0.0)) continue;  // a zero-weight component does not enter the loss
-        arma::vec coef = M.lambda % Gam.col(r);
-        coef[r] = 0.0;
-        const arma::rowvec cross = coef.t() * A;  // sum_{s != r} lambda_s A_is Gam_sr
-        double b2 = 1.0;
-        bool first = true;
-        for (std::size_t m = 0; m < N; ++m) {
-          if (m == n) continue;
-          const double s2 = arma::dot(W.v[m], arma::square(M.F[m].row(r).t()));
-          b2 = first ? s2 : b2 * s2;
-          first = false;
-        }
-        b2 = W.d * b2;
-        for (arma::uword i = 0; i < dn; ++i) {
-          double sq = b2, sqabs = b2, cr = cross[i];
-          for (std::size_t e = ptr[i]; e < ptr[i + 1]; ++e) {
-            const double ze = Z(r, e);
-            const double dv = W.gdelta[n][e] * uE[e] * ze;
-            sq += dv * ze;
-            sqabs += std::abs(dv * ze);
-            cr += dv * (pE[e] - lam * A(r, i) * ze);
-          }
-          if (!(wa[i] > 0.0) || !(sq > 1e-12 * sqabs)) {
-            alpha[i] = 0.0; beta[i] = 0.0;  // no weight against this component
-          } else {
-            alpha[i] = lam * lam * wa[i] * sq;
-            beta[i] = lam * (Y(r, i) - wa[i] * cr);
-          }
-          col[i] = A(r, i);
-        }
-        diag_qp_simplex(alpha, beta, col.data(), dn);
-        for (std::size_t e = 0; e < W.cells(); ++e) {
-          const arma::uword i = gx[e * N + n];
-          pE[e] += lam * (col[i] - A(r, i)) * Z(r, e);
-        }
-        for (arma::uword i = 0; i < dn; ++i) A(r, i) = col[i];
-      }
-    }
-    // the weights; Y is the last mode's MTTKRP with the others' new factors
-    const arma::mat Q = w_->weight_gram(M);
-    const arma::vec cv = arma::sum(Y % M.F[N - 1], 1);
-    if (free_weights_) nonneg_qp(Q, cv, M.lambda); else simplex_qp(Q, cv, M.lambda);
-    return 0.5 * (wg2(G) + arma::as_scalar(M.lambda.t() * Q * M.lambda) - 2.0 * arma::dot(cv, M.lambda));
-  }
-
-  double loss(const SparseTensor& G, const AspectModel& M, int threads) {
-    (void)threads;
-    wg(G);
-    double cross = 0.0;
-    for (std::size_t s = 0; s < G.nnz(); ++s) cross += wg_[s] * M.cell(G.at(s));
-    const arma::mat Q = w_->weight_gram(M);
-    return 0.5 * (wg2(G) + arma::as_scalar(M.lambda.t() * Q * M.lambda) - 2.0 * cross);
-  }
-
- private:
-  void wg(const SparseTensor& G) {
-    if (wg_.n_elem == G.nnz() && G.nnz() > 0) return;
-    wg_.set_size(G.nnz());
-    for (std::size_t s = 0; s < G.nnz(); ++s) wg_[s] = w_->omega[s] * G.value(s);
-  }
-  double wg2(const SparseTensor& G) {
-    if (wg2_ < 0.0) {
-      wg2_ = 0.0;
-      for (std::size_t s = 0; s < G.nnz(); ++s) wg2_ += wg_[s] * G.value(s);
-    }
-    return wg2_;
-  }
-  const PlsaWeights* w_;
-  bool free_weights_;
-  arma::vec wg_;
-  double wg2_ = -1.0;
-};
+// (The weighted L2 rule, WeightedPPSRule, is that in pieces on one piece:
+// plsa_weighted_l2_pieces.h.)
 
 // The q-EM column problem of column r of a factor (see above): a_i =
 // f F0_ri^q B_ri (f = lam0_r^q lam_r^(1-q)) and the linear costs

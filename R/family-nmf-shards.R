@@ -201,7 +201,8 @@ nmf_pieces_fit <- function(eng, run, H, global, L1s, L2s, max_iter, tol, hook, e
   # (the shards of this process reached by the core directly, where it can)
   local <- if (is.null(wconf)) shard_nmf_local(eng, global)
   cb <- function(it, value, model) {
-    shard_iteration_gc(eng, k, exact)
+    # (the shards reached by the core leave no R garbage of the rows' size)
+    if (is.null(local)) shard_iteration_gc(eng, k, exact)
     if (!is.null(model) && is.null(local)) model$W <- last_W
     if (is.null(hook)) TRUE else hook(it, value, model)
   }

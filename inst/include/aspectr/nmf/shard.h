@@ -193,9 +193,10 @@ inline const double* scale_chunk(ShardBuffer& buf, arma::uword m, arma::uword n,
 }
 
 // o (k) += sum over the cells [t, e) (all of one column) of x f_i, f_i the
-// column of F (k x rows) of the cell's row: o's rows eight at a time in
-// registers over the cells, in their order (the arithmetic of o[r] += x
-// f[r] per cell; Data::rowwise()'s kernel).
+// column of F (k x rows) of the cell's row ix[2 s]: o's rows eight at a
+// time in registers over the cells, in their order (the arithmetic of
+// o[r] += x f[r] per cell; Data::rowwise()'s kernel). With ix + 1: the
+// cells of one row, f_j the column of F (k x columns) of the cell's column.
 inline void column_run(const double* __restrict fp, arma::uword k, const index_t* __restrict ix,
                        const double* __restrict xv, std::size_t t, std::size_t e, double* __restrict o) {
   using dense::v2;
@@ -225,8 +226,10 @@ inline void column_run(const double* __restrict fp, arma::uword k, const index_t
 }
 
 // For each cell in [t, e) (all of one column, f its column of the other
-// factor, k): column i of `out` (k x rows) += x f, i the cell's row; f's
-// rows eight at a time in registers over the cells.
+// factor, k): column i of `out` (k x rows) += x f, i the cell's row
+// ix[2 s]; f's rows eight at a time in registers over the cells. With
+// ix + 1: the cells of one row, f its row's column of the other factor,
+// out's columns those of the cells' columns.
 inline void row_scatter(const double* __restrict f, arma::uword k, const index_t* __restrict ix,
                         const double* __restrict xv, std::size_t t, std::size_t e, double* __restrict out) {
   using dense::v2;
@@ -286,28 +289,36 @@ inline double stream_products(ShardReader& reader, ShardBuffer& buf, std::size_t
     buf.g.resize(nnz);
     double* xv = buf.g.data();
     // The cells in runs of one column (a file in column order: one run per
-    // column), each run's values scaled (and checked) as it is found. C's
-    // column of a run is held in registers over the run's cells, eight
-    // rows at a time, and A's rows take H's column held the same way: the
-    // arithmetic of o[r] += x f[r] per cell, in the file's order, without a
-    // store and reload of o (C) or of f (A) per cell.
+    // column) or of one row (a file in row order), each run's values scaled
+    // (and checked) as it is found. Along a column, C's column is held in
+    // registers over the run's cells, eight rows at a time, and A's rows
+    // take H's column held the same way; along a row, A's column and W's
+    // row likewise. The arithmetic of o[r] += x f[r] per cell, in the
+    // file's order, without a store and reload of the sum or of the factor
+    // per cell.
     std::size_t t = 0;
     while (t < nnz) {
-      const arma::uword j = ix[2 * t + 1];
-      if (j >= n) throw std::runtime_error("a cell's index is outside the shard's size");
-      std::size_t e = t;
+      const index_t i = ix[2 * t], j = ix[2 * t + 1];
+      std::size_t e = t + 1;
+      const bool by_col = (e < nnz && ix[2 * e + 1] == j) || !(e < nnz && ix[2 * e] == i);
+      if (by_col) { while (e < nnz && ix[2 * e + 1] == j) ++e; }
+      else { while (e < nnz && ix[2 * e] == i) ++e; }
       bool out = false;
-      do {
-        out |= ix[2 * e] >= m;
-        const double x = vv[e] / scale;
-        xv[e] = x;
+      for (std::size_t q = t; q < e; ++q) {
+        out |= (ix[2 * q] >= m) | (ix[2 * q + 1] >= n);
+        const double x = vv[q] / scale;
+        xv[q] = x;
         if (norm) x2 += x * x;
-        ++e;
-      } while (e < nnz && ix[2 * e + 1] == j);
+      }
       if (out) throw std::runtime_error("a cell's index is outside the shard's size");
-      // (a run cut by the chunk's end goes on from C's column as left)
-      if (C != nullptr) column_run(Wt->memptr(), k, ix, xv, t, e, C->colptr(j));
-      if (A != nullptr) row_scatter(H->colptr(j), k, ix, xv, t, e, A->memptr());
+      // (a run cut by the chunk's end goes on from the sums as left)
+      if (by_col) {
+        if (C != nullptr) column_run(Wt->memptr(), k, ix, xv, t, e, C->colptr(j));
+        if (A != nullptr) row_scatter(H->colptr(j), k, ix, xv, t, e, A->memptr());
+      } else {
+        if (A != nullptr) column_run(H->memptr(), k, ix + 1, xv, t, e, A->colptr(i));
+        if (C != nullptr) row_scatter(Wt->colptr(i), k, ix + 1, xv, t, e, C->memptr());
+      }
       t = e;
     }
   }

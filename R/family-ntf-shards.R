@@ -309,6 +309,20 @@ shard_ntf_fop <- function(st, held, args, kcd = FALSE) {
   list(ids = held, stats = parts)
 }
 
+# The engine of a CP fit of shards whose values are those of the in-memory
+# fit, x / sum(x) (divided by the largest value first: the scale `s`), its
+# shards loaded (and dropped again if that fails), with the requests'
+# common inputs (`global`).
+cp_shard_engine <- function(x, cluster, threads, call, files = NULL) {
+  top <- max(vapply(x$meta, function(m) m$top, numeric(1)))
+  scaled <- sum(vapply(x$meta, function(m) m$scaled * m$top, numeric(1))) / top
+  eng <- shard_engine(x, cluster, threads, call)
+  eng$set_files(files)
+  tryCatch(eng$load(), error = function(e) { eng$drop(); stop(e) })
+  list(eng = eng, global = list(dims = x$dims, threads = threads, s = top * scaled,
+                                chunk = if (is.null(cluster) && shard_files_streamed(x)) shard_chunk(call)))
+}
+
 # plsa(loss = "l2") of data in shards(): the block steps of the in-memory
 # fit (solvers/pps.h) on pieces (PPSPiecesRule, solvers/cp_pieces.h): the
 # shards keep their rows of the documents' factor and, during an
@@ -322,13 +336,9 @@ shard_ntf_fop <- function(st, held, args, kcd = FALSE) {
 # factors d_n x k, the documents' as shard_begin() takes it); `free`: the
 # weights only non-negative (normalize = FALSE).
 plsa_l2_shard_session <- function(x, cluster, threads, call, files = NULL) {
-  top <- max(vapply(x$meta, function(m) m$top, numeric(1)))
-  scaled <- sum(vapply(x$meta, function(m) m$scaled * m$top, numeric(1))) / top
-  eng <- shard_engine(x, cluster, threads, call)
-  eng$set_files(files)
-  tryCatch(eng$load(), error = function(e) { eng$drop(); stop(e) })
-  global <- list(dims = x$dims, threads = threads, s = top * scaled,
-                 chunk = if (is.null(cluster) && shard_files_streamed(x)) shard_chunk(call))
+  se <- cp_shard_engine(x, cluster, threads, call, files)
+  eng <- se$eng
+  global <- se$global
   fit <- function(init, iters, tol, hook, exact, free = FALSE) {
     run <- function(op, args = list()) eng$reduce(eng$run(op, c(list(global = global), args)), "stats")
     lambda <- as.numeric(init$lambda)
@@ -364,13 +374,9 @@ plsa_l2_shard_session <- function(x, cluster, threads, call, files = NULL) {
 # d_n x k, the first mode's as shard_begin() takes it) and returns what
 # shard_em_fit() returns.
 ntf_kshard_session <- function(x, cluster, threads, call, files = NULL) {
-  top <- max(vapply(x$meta, function(m) m$top, numeric(1)))
-  scaled <- sum(vapply(x$meta, function(m) m$scaled * m$top, numeric(1))) / top
-  eng <- shard_engine(x, cluster, threads, call)
-  eng$set_files(files)
-  tryCatch(eng$load(), error = function(e) { eng$drop(); stop(e) })
-  global <- list(dims = x$dims, threads = threads, s = top * scaled,
-                 chunk = if (is.null(cluster) && shard_files_streamed(x)) shard_chunk(call))
+  se <- cp_shard_engine(x, cluster, threads, call, files)
+  eng <- se$eng
+  global <- se$global
   fit <- function(init, iters, tol, hook, exact) {
     run <- function(op, args = list()) eng$reduce(eng$run(op, c(list(global = global), args)), "stats")
     lambda <- as.numeric(init$lambda)

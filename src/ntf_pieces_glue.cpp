@@ -8,6 +8,25 @@ using aspectr_r::RCallback;
 using aspectr_r::add_trace;
 using aspectr_r::make_tensor;
 
+namespace {
+// A shard's cells for a CP piece: kept in memory (`state`, its tensor), a
+// .shard file read a chunk at a time (`file`, see file_cp_cells()), or
+// none (a request that does not read them: `none`, of the shard's size)
+std::unique_ptr<aspectr::CPCells> piece_cells(SEXP state, SEXP file, const std::vector<arma::uword>& d,
+                                              aspectr::SparseTensor& none) {
+  if (Rf_isNull(file) && Rf_isNull(state)) {
+    none.dims = d;
+    return std::unique_ptr<aspectr::CPCells>(new aspectr::MemoryCPCells(none));
+  }
+  if (Rf_isNull(file)) {
+    Rcpp::XPtr<aspectr::SparseTensor> S(state);
+    if (S->dims != d) Rcpp::stop("internal error: the shard's cells do not match its size");
+    return std::unique_ptr<aspectr::CPCells>(new aspectr::MemoryCPCells(*S));
+  }
+  return aspectr_r::file_cp_cells(file, d);
+}
+}  // namespace
+
 // A shard's cells for the Frobenius fit (idx: N x nnz 0-based, first index
 // local; val: its values), divided by the fit's scale s (a power of 2:
 // exact), owned by the state.
@@ -47,18 +66,8 @@ Rcpp::List cpp_ntf_fpiece_run(SEXP state, SEXP file, Rcpp::IntegerVector dims, S
     Rcpp::stop("internal error: the piece's own numbers do not match its rows");
   aspectr::Request r(op);
   r.in = aspectr_r::stats_from_r(input).m;
-  std::unique_ptr<aspectr::CPCells> cells;
   aspectr::SparseTensor none;  // (a request without the cells: neither given)
-  none.dims = d;
-  if (Rf_isNull(file) && Rf_isNull(state)) {
-    cells.reset(new aspectr::MemoryCPCells(none));
-  } else if (Rf_isNull(file)) {
-    Rcpp::XPtr<aspectr::SparseTensor> S(state);
-    if (S->dims != d) Rcpp::stop("internal error: the shard's cells do not match its size");
-    cells.reset(new aspectr::MemoryCPCells(*S));
-  } else {
-    cells = aspectr_r::file_cp_cells(file, d);
-  }
+  std::unique_ptr<aspectr::CPCells> cells = piece_cells(state, file, d, none);
   try {
     aspectr::CPFrobPiece piece(*cells, d, REAL(F0), Rf_nrows(F0), Rf_ncols(F0), Rf_isNull(aux) ? nullptr : REAL(aux));
     return aspectr_r::stats_to_r(piece.run(r, threads));
@@ -83,18 +92,8 @@ Rcpp::List cpp_ntf_kpiece_run(SEXP state, SEXP file, Rcpp::IntegerVector dims, S
     Rcpp::stop("internal error: the piece's own numbers do not match its rows");
   aspectr::Request r(op);
   r.in = aspectr_r::stats_from_r(input).m;
-  std::unique_ptr<aspectr::CPCells> cells;
   aspectr::SparseTensor none;  // (a request without the cells: neither given)
-  none.dims = d;
-  if (Rf_isNull(file) && Rf_isNull(state)) {
-    cells.reset(new aspectr::MemoryCPCells(none));
-  } else if (Rf_isNull(file)) {
-    Rcpp::XPtr<aspectr::SparseTensor> S(state);
-    if (S->dims != d) Rcpp::stop("internal error: the shard's cells do not match its size");
-    cells.reset(new aspectr::MemoryCPCells(*S));
-  } else {
-    cells = aspectr_r::file_cp_cells(file, d);
-  }
+  std::unique_ptr<aspectr::CPCells> cells = piece_cells(state, file, d, none);
   try {
     aspectr::KLCDTensorPiece piece(*cells, d, REAL(F0), REAL(aux), Rf_nrows(F0));
     return aspectr_r::stats_to_r(piece.run(r, threads));

@@ -191,38 +191,10 @@ class KLCDTensorPiece {
   // one pass of KLCDColumns for mode n: the piece's part of every index's
   // sums (a2, b1, b2), v = G hv recomputed at each cell
   arma::mat pass(const std::vector<arma::mat>& F, std::size_t n, const Request& r) const {
-    const std::size_t N = dims_.size();
-    const arma::uword k = F0_.n_rows, d = dims_[n];
-    const arma::mat& rdm = r.mat("rd");
-    const arma::mat& rnm = r.mat("rn");
-    const arma::mat& hv = r.mat("hv");
-    if (rdm.n_elem != d || rnm.n_elem != d || hv.n_rows != k || hv.n_cols != d)
-      throw std::logic_error("coordinate descent piece: a pass of the wrong size");
-    std::vector<int> rd(d), rn(d);
-    for (arma::uword j = 0; j < d; ++j) {
-      rd[j] = static_cast<int>(rdm[j]);
-      rn[j] = static_cast<int>(rnm[j]);
-      if (rd[j] >= static_cast<int>(k) || rn[j] >= static_cast<int>(k) || (rd[j] >= 0 && rn[j] < 0))
-        throw std::logic_error("coordinate descent piece: a pass's coordinates out of range");
-    }
-    arma::mat out(3, d, arma::fill::zeros);
-    std::vector<double> gp(k);
-    X_.each([&](const SparseTensor& X) {
-      const index_t* ix0 = X.indices();
-      for (std::size_t s = 0; s < X.nnz(); ++s) {
-        const index_t* ix = ix0 + s * N;
-        const index_t j = ix[n];
-        if (rd[j] < 0) continue;
-        product(F, ix, n, gp.data());
-        const double* h = hv.colptr(j);
-        double v = 0.0;
-        for (arma::uword c = 0; c < k; ++c) v += h[c] * gp[c];
-        double* o = out.colptr(j);
-        nmf::KLCD::add_terms(gp[rd[j]], gp[rn[j]], X.value(s), v, o[0], o[1], o[2]);
-      }
-    });
-    return out;
+    return kcd_mode_pass(X_, dims_.size(), n, F0_.n_rows, dims_[n], r,
+                         [&](const index_t* ix, double* z) { product(F, ix, n, z); }, "coordinate descent piece");
   }
+
 
   CPCells& X_;
   std::vector<arma::uword> dims_;

@@ -101,6 +101,47 @@ class FileCPCells : public CPCells {
   std::vector<arma::uword> dims_;
 };
 
+// One pass of nmf::KLCDColumns for mode n (>= 1) over a piece's cells:
+// each index's part of the sums (a2, b1, b2; out 3 x d_n) for the
+// coordinates the request names ("rd", "rn": one per index, rd < 0 for
+// none; "hv": the mode's iterate, k x d_n), the model v = hv'z recomputed
+// at each cell, z the other modes' product there (z_of(ix, z): k values).
+// `who` names the piece in errors. Written once for every CP piece that
+// solves a mode by coordinate descent (cd_pieces.h, CPWeightedPiece).
+template <class ZOf>
+inline arma::mat kcd_mode_pass(CPCells& cells, std::size_t N, std::size_t n, arma::uword k, arma::uword d,
+                               const Request& r, ZOf z_of, const char* who) {
+  const arma::mat& rdm = r.mat("rd");
+  const arma::mat& rnm = r.mat("rn");
+  const arma::mat& hv = r.mat("hv");
+  if (rdm.n_elem != d || rnm.n_elem != d || hv.n_rows != k || hv.n_cols != d)
+    throw std::logic_error(std::string(who) + ": a pass of the wrong size");
+  std::vector<int> rd(d), rn(d);
+  for (arma::uword j = 0; j < d; ++j) {
+    rd[j] = static_cast<int>(rdm[j]);
+    rn[j] = static_cast<int>(rnm[j]);
+    if (rd[j] >= static_cast<int>(k) || rn[j] >= static_cast<int>(k) || (rd[j] >= 0 && rn[j] < 0))
+      throw std::logic_error(std::string(who) + ": a pass's coordinates out of range");
+  }
+  arma::mat out(3, d, arma::fill::zeros);
+  std::vector<double> z(k);
+  cells.each([&](const SparseTensor& X) {
+    const index_t* ix0 = X.indices();
+    for (std::size_t s = 0; s < X.nnz(); ++s) {
+      const index_t* ix = ix0 + s * N;
+      const index_t j = ix[n];
+      if (rd[j] < 0) continue;
+      z_of(ix, z.data());
+      const double* h = hv.colptr(j);
+      double v = 0.0;
+      for (arma::uword q = 0; q < k; ++q) v += h[q] * z[q];
+      double* o = out.colptr(j);
+      nmf::KLCD::add_terms(z[rd[j]], z[rn[j]], X.value(s), v, o[0], o[1], o[2]);
+    }
+  });
+  return out;
+}
+
 // One piece: its cells of X~ (first index local to the piece), its
 // weights (v[0] its rows', deviating cells with a local first index,
 // prepared for the piece's dims) and its rows of the first factor (k x
@@ -300,37 +341,10 @@ class CPWeightedPiece {
   arma::mat cd_pass(const AspectModel& M, const Request& r) {
     const std::size_t N = M.order(), n = static_cast<std::size_t>(r.num("mode", 0.0));
     if (n < 1 || n >= N) throw std::logic_error("weighted CP piece: a mode out of range");
-    const arma::uword k = M.rank(), d = M.F[n].n_cols;
-    const arma::mat& rdm = r.mat("rd");
-    const arma::mat& rnm = r.mat("rn");
-    const arma::mat& hv = r.mat("hv");
-    if (rdm.n_elem != d || rnm.n_elem != d || hv.n_rows != k || hv.n_cols != d)
-      throw std::logic_error("weighted CP piece: a pass of the wrong size");
-    std::vector<int> rd(d), rn(d);
-    for (arma::uword j = 0; j < d; ++j) {
-      rd[j] = static_cast<int>(rdm[j]);
-      rn[j] = static_cast<int>(rnm[j]);
-      if (rd[j] >= static_cast<int>(k) || rn[j] >= static_cast<int>(k) || (rd[j] >= 0 && rn[j] < 0))
-        throw std::logic_error("weighted CP piece: a pass's coordinates out of range");
-    }
-    arma::mat out(3, d, arma::fill::zeros);
-    std::vector<double> z(k);
-    X_.each([&](const SparseTensor& X) {
-      const index_t* ix0 = X.indices();
-      for (std::size_t s = 0; s < X.nnz(); ++s) {
-        const index_t* ix = ix0 + s * N;
-        const index_t j = ix[n];
-        if (rd[j] < 0) continue;
-        product(M, ix, n, z.data());
-        const double* h = hv.colptr(j);
-        double v = 0.0;
-        for (arma::uword q = 0; q < k; ++q) v += h[q] * z[q];
-        double* o = out.colptr(j);
-        nmf::KLCD::add_terms(z[rd[j]], z[rn[j]], X.value(s), v, o[0], o[1], o[2]);
-      }
-    });
-    return out;
+    return kcd_mode_pass(X_, N, n, M.rank(), M.F[n].n_cols, r,
+                         [&](const index_t* ix, double* z) { product(M, ix, n, z); }, "weighted CP piece");
   }
+
   // MTTKRP of mode n over the piece's cells (k x d_n)
   arma::mat mttkrp_sum(const AspectModel& M, std::size_t n, int threads) {
     const std::size_t N = M.order();

@@ -148,44 +148,15 @@ class KLCDTensorPiece {
   // the start's profile in aux
   void rows(const std::vector<arma::mat>& F, const arma::vec& lambda) {
     const std::size_t N = dims_.size();
-    const arma::uword k = F0_.n_rows, d = F0_.n_cols;
+    const arma::uword k = F0_.n_rows;
     if (lambda.n_elem != k) throw std::logic_error("coordinate descent piece: weights of the wrong size");
-    // every cell at once (a file's chunks gathered), grouped by row
-    std::vector<index_t> idx;
-    std::vector<double> val;
-    X_.each([&](const SparseTensor& X) {
-      const index_t* ix0 = X.indices();
-      idx.insert(idx.end(), ix0, ix0 + X.nnz() * N);
-      for (std::size_t s = 0; s < X.nnz(); ++s) val.push_back(X.value(s));
-    });
-    const std::size_t nnz = val.size();
-    std::vector<std::size_t> ptr(d + 1, 0);
-    for (std::size_t s = 0; s < nnz; ++s) {
-      if (idx[s * N] >= d) throw std::logic_error("coordinate descent piece: a row out of range");
-      ++ptr[idx[s * N] + 1];
-    }
-    std::size_t maxnz = 0;
-    for (std::size_t i = 0; i < d; ++i) {
-      maxnz = std::max(maxnz, ptr[i + 1]);
-      ptr[i + 1] += ptr[i];
-    }
-    std::vector<std::size_t> pos(nnz), next(ptr.begin(), ptr.end() - 1);
-    for (std::size_t s = 0; s < nnz; ++s) pos[next[idx[s * N]]++] = s;
+    // (every cell at once, a file's chunks gathered, grouped by row)
     aux_ = F0_;
     arma::mat A = F0_;
     A.each_col() %= lambda;
     const arma::vec ones(k, arma::fill::ones);
-    std::vector<double> v(maxnz), gb(maxnz * k), xs(maxnz), gp(k);
-    for (std::size_t i = 0; i < d; ++i) {
-      const std::size_t p0 = ptr[i], nz = ptr[i + 1] - p0;
-      for (std::size_t t = 0; t < nz; ++t) {
-        const std::size_t s = pos[p0 + t];
-        xs[t] = val[s];
-        product(F, idx.data() + s * N, 0, gp.data());
-        for (arma::uword c = 0; c < k; ++c) gb[t + c * nz] = gp[c];
-      }
-      nmf::KLCD::solve(gb.data(), nz, nz, xs.data(), A.colptr(i), k, ones.memptr(), 0.0, v.data(), 1, 1);
-    }
+    kcd_first_rows(X_, N, A, [&](const index_t* ix, double* z) { product(F, ix, 0, z); },
+                   [&](arma::uword) { return ones.memptr(); }, "coordinate descent piece");
     F0_ = A;
   }
   // one pass of KLCDColumns for mode n: the piece's part of every index's

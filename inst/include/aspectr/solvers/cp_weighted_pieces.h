@@ -47,6 +47,7 @@
 #ifndef ASPECTR_SOLVERS_CP_WEIGHTED_PIECES_H
 #define ASPECTR_SOLVERS_CP_WEIGHTED_PIECES_H
 
+#include <algorithm>
 #include <cmath>
 #include <functional>
 #include <limits>
@@ -100,6 +101,48 @@ class FileCPCells : public CPCells {
   double scale_;
   std::vector<arma::uword> dims_;
 };
+
+// The rows of the first mode (A, k x d, in place) solved by KL coordinate
+// descent (nmf::KLCD::solve(), one sweep of one Newton step per
+// coordinate), every cell of the piece at once, grouped by row: z_of(ix,
+// z) the other modes' product at a cell (k values), c_of(i) the row's
+// linear coefficients (k). `who` names the piece in errors. Written once
+// for every CP piece that solves its rows so (cd_pieces.h, CPWeightedPiece).
+template <class ZOf, class COf>
+inline void kcd_first_rows(CPCells& cells, std::size_t N, arma::mat& A, ZOf z_of, COf c_of, const char* who) {
+  const arma::uword k = A.n_rows, d = A.n_cols;
+  std::vector<index_t> idx;
+  std::vector<double> val;
+  cells.each([&](const SparseTensor& X) {
+    const index_t* ix0 = X.indices();
+    idx.insert(idx.end(), ix0, ix0 + X.nnz() * N);
+    for (std::size_t s = 0; s < X.nnz(); ++s) val.push_back(X.value(s));
+  });
+  const std::size_t nnz = val.size();
+  std::vector<std::size_t> ptr(d + 1, 0);
+  for (std::size_t s = 0; s < nnz; ++s) {
+    if (idx[s * N] >= d) throw std::logic_error(std::string(who) + ": a row out of range");
+    ++ptr[idx[s * N] + 1];
+  }
+  std::size_t maxnz = 1;
+  for (arma::uword i = 0; i < d; ++i) {
+    maxnz = std::max(maxnz, ptr[i + 1]);
+    ptr[i + 1] += ptr[i];
+  }
+  std::vector<std::size_t> pos(nnz), next(ptr.begin(), ptr.end() - 1);
+  for (std::size_t s = 0; s < nnz; ++s) pos[next[idx[s * N]]++] = s;
+  std::vector<double> gb(maxnz * k), xs(maxnz), v(maxnz), z(k);
+  for (arma::uword i = 0; i < d; ++i) {
+    const std::size_t p0 = ptr[i], nz = ptr[i + 1] - p0;
+    for (std::size_t t = 0; t < nz; ++t) {
+      const std::size_t c = pos[p0 + t];
+      xs[t] = val[c];
+      z_of(idx.data() + c * N, z.data());
+      for (arma::uword q = 0; q < k; ++q) gb[t + q * nz] = z[q];
+    }
+    nmf::KLCD::solve(gb.data(), nz, nz, xs.data(), A.colptr(i), k, c_of(i), 0.0, v.data(), 1, 1);
+  }
+}
 
 // One pass of nmf::KLCDColumns for mode n (>= 1) over a piece's cells:
 // each index's part of the sums (a2, b1, b2; out 3 x d_n) for the
@@ -300,41 +343,10 @@ class CPWeightedPiece {
   // descent (nmf::KLCD::solve(), one sweep of one Newton step per
   // coordinate), every cell of the piece at once, grouped by row
   void cd_rows(AspectModel& M, const arma::mat& D) {
-    const std::size_t N = M.order();
-    const arma::uword k = M.rank(), d = M.F[0].n_cols;
-    std::vector<index_t> idx;
-    std::vector<double> val;
-    X_.each([&](const SparseTensor& X) {
-      const index_t* ix0 = X.indices();
-      idx.insert(idx.end(), ix0, ix0 + X.nnz() * N);
-      for (std::size_t s = 0; s < X.nnz(); ++s) val.push_back(X.value(s));
-    });
-    const std::size_t nnz = val.size();
-    std::vector<std::size_t> ptr(d + 1, 0);
-    for (std::size_t s = 0; s < nnz; ++s) {
-      if (idx[s * N] >= d) throw std::logic_error("weighted CP piece: a row out of range");
-      ++ptr[idx[s * N] + 1];
-    }
-    std::size_t maxnz = 1;
-    for (arma::uword i = 0; i < d; ++i) {
-      maxnz = std::max(maxnz, ptr[i + 1]);
-      ptr[i + 1] += ptr[i];
-    }
-    std::vector<std::size_t> pos(nnz), next(ptr.begin(), ptr.end() - 1);
-    for (std::size_t s = 0; s < nnz; ++s) pos[next[idx[s * N]]++] = s;
-    std::vector<double> gb(maxnz * k), xs(maxnz), v(maxnz), z(k);
-    arma::mat& A = M.F[0];
-    for (arma::uword i = 0; i < d; ++i) {
-      const std::size_t p0 = ptr[i], nz = ptr[i + 1] - p0;
-      for (std::size_t t = 0; t < nz; ++t) {
-        const std::size_t c = pos[p0 + t];
-        xs[t] = val[c];
-        product(M, idx.data() + c * N, 0, z.data());
-        for (arma::uword q = 0; q < k; ++q) gb[t + q * nz] = z[q];
-      }
-      nmf::KLCD::solve(gb.data(), nz, nz, xs.data(), A.colptr(i), k, D.colptr(i), 0.0, v.data(), 1, 1);
-    }
+    kcd_first_rows(X_, M.order(), M.F[0], [&](const index_t* ix, double* z) { product(M, ix, 0, z); },
+                   [&](arma::uword i) { return D.colptr(i); }, "weighted CP piece");
   }
+
   // one pass of nmf::KLCDColumns for shared mode n: the piece's part of
   // every index's sums (a2, b1, b2), the model v = hv'z recomputed at each
   // cell (rd, rn: the coordinates of each index, rd < 0 for none)

@@ -197,23 +197,11 @@ class PieceKLCDTensor {
     for (std::size_t n = 1; n <= S; ++n) {
       arma::mat A = M.F[n - 1];
       A.each_col() %= M.lambda;
-      const arma::uword d = A.n_cols;
-      nmf::KLCDColumns solver(A, ones, 0.0, 1, 1);
-      arma::mat rd(1, d), rn(1, d);
-      bool more = solver.next(nullptr, nullptr, nullptr);
-      while (more) {
-        for (arma::uword j = 0; j < d; ++j) {
-          rd[j] = solver.rd[j];
-          rn[j] = solver.rn[j];
-        }
+      A = kcd_mode_by_passes(P, A, ones, [&] {
         Request r = M.request("kcd_pass");
-        r.with("mode", static_cast<double>(n)).view("rd", rd).view("rn", rn)
-            .with("d", arma::mat(solver.d.data(), 1, d)).view("hv", solver.hv());
-        const arma::mat St = P.map(r).mat("sums").t();
-        if (St.n_rows != d || St.n_cols != 3) throw std::logic_error("a pass's sums of the wrong size");
-        more = solver.next(St.colptr(0), St.colptr(1), St.colptr(2));
-      }
-      A = solver.H();
+        r.with("mode", static_cast<double>(n));
+        return r;
+      });
       mass = arma::sum(A, 1);
       T = total(mass);
       for (arma::uword r = 0; r < k; ++r)

@@ -144,6 +144,33 @@ inline void kcd_first_rows(CPCells& cells, std::size_t N, arma::mat& A, ZOf z_of
   }
 }
 
+// A shared mode's rows solved by nmf::KLCDColumns from A (k x d, their
+// iterate) with linear coefficients c, every Newton pass of all the rows a
+// request to the pieces: make() (the rule's request, its mode named) with
+// the pass's coordinates ("rd", "rn") and iterate ("hv"), whose summed
+// "sums" (3 x d: kcd_mode_pass()) drive the next step. Returns the rows.
+// Written once for every CP rule that solves a mode so (cd_pieces.h,
+// CPWeightedPiecesCD).
+template <class Coef, class MakeRequest>
+inline arma::mat kcd_mode_by_passes(const Pieces& P, const arma::mat& A, const Coef& c, MakeRequest make) {
+  const arma::uword d = A.n_cols;
+  nmf::KLCDColumns solver(A, c, 0.0, 1, 1);
+  arma::mat rd(1, d), rn(1, d);
+  bool more = solver.next(nullptr, nullptr, nullptr);
+  while (more) {
+    for (arma::uword j = 0; j < d; ++j) {
+      rd[j] = solver.rd[j];
+      rn[j] = solver.rn[j];
+    }
+    Request r = make();
+    r.view("rd", rd).view("rn", rn).view("hv", solver.hv());
+    const arma::mat St = P.map(r).mat("sums").t();
+    if (St.n_rows != d || St.n_cols != 3) throw std::logic_error("a pass's sums of the wrong size");
+    more = solver.next(St.colptr(0), St.colptr(1), St.colptr(2));
+  }
+  return solver.H();
+}
+
 // One pass of nmf::KLCDColumns for mode n (>= 1) over a piece's cells:
 // each index's part of the sums (a2, b1, b2; out 3 x d_n) for the
 // coordinates the request names ("rd", "rn": one per index, rd < 0 for
@@ -495,22 +522,11 @@ class CPWeightedPiecesCD {
       arma::mat& A = M.F[n - 1];
       const double W0 = arma::accu(D % A);
       if (W0 > 0.0 && total > 0.0) A *= total / W0;
-      const arma::uword d = A.n_cols;
-      nmf::KLCDColumns solver(A, D, 0.0, 1, 1);
-      arma::mat rd(1, d), rn(1, d);
-      bool more = solver.next(nullptr, nullptr, nullptr);
-      while (more) {
-        for (arma::uword j = 0; j < d; ++j) {
-          rd[j] = solver.rd[j];
-          rn[j] = solver.rn[j];
-        }
+      A = kcd_mode_by_passes(P, A, D, [&] {
         Request r = M.request("ntf_wcdpass");
-        r.with("mode", static_cast<double>(n)).view("rd", rd).view("rn", rn).view("hv", solver.hv());
-        const arma::mat St = P.map(r).mat("sums").t();
-        if (St.n_rows != d || St.n_cols != 3) throw std::logic_error("a pass's sums of the wrong size");
-        more = solver.next(St.colptr(0), St.colptr(1), St.colptr(2));
-      }
-      A = solver.H();
+        r.with("mode", static_cast<double>(n));
+        return r;
+      });
       V = arma::accu(D % A);
       if (V > 0.0 && total > 0.0) {
         A *= total / V;

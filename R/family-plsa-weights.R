@@ -17,14 +17,9 @@ plsa_weighted_nway <- function(x) {
 # The checks every loss shares, then the fit of the loss.
 plsa_weighted <- function(x, k, loss, method, q, normalize, init, nrun, max_iter, tol, seed, threads, verbose,
                           given, wargs, call, env = rlang::caller_env(), cluster = NULL) {
-  if (inherits(x, "aspectr_shards") && length(x$dims) > 2 && loss == "kl") {
-    # (the weighted KL fit of N-way data is ntf()'s coordinate descent
-    # normalized, which ntf() runs on shards)
-    abort_input(c("Missing cells, masks and weights of {length(x$dims)}-way data in {.fn shards} are not available in {.fn plsa} with {.code loss = \"kl\"}.",
-                  i = "Use {.code ntf(x, k, loss = \"kl\")} with the same arguments on the shards (the same weighted coordinate descent of the same model, its factors not normalized), or fit the array in memory."),
-                "argument", arg = "x", call = env)
-  }
-  nway <- !inherits(x, "aspectr_shards") && plsa_weighted_nway(x)
+  # (N-way shards: the weighted KL fit is ntf()'s coordinate descent
+  # normalized, which ntf() runs on shards)
+  nway <- if (inherits(x, "aspectr_shards")) length(x$dims) > 2 else plsa_weighted_nway(x)
   wargs <- plsa_mode_weights(x, wargs, nway, env)
   bad <- names(given)[unlist(given)]
   if (length(bad)) {
@@ -150,14 +145,24 @@ plsa_quiet_convergence <- function(expr) {
 # model: lambda the weights on the simplex (a component of no mass: weight 0
 # and uniform columns); the value and trace as the matrix's
 plsa_weighted_kl_nway <- function(x, k, init, nrun, max_iter, tol, seed, threads, verbose, wargs, call, env) {
-  wd <- do.call(ntf_weighted_data, c(list(x), wargs, list(call = env)))
-  if (!length(wd$tv)) {
-    abort_input("{.arg x} has no positive value in a cell of positive weight: there is nothing to fit.",
-                "empty", arg = "x", call = env)
+  sharded <- inherits(x, "aspectr_shards")
+  if (sharded) {
+    # the weights' parts (ntf() gives each shard those of its cells; the
+    # model's weighted mass needs only these)
+    wd <- ntf_weight_cells(x$dims, NULL, wargs$mask, wargs$observed, wargs$weights, wargs$mode_weights, env)
+    wd$dims <- x$dims
+    k <- plsa_weighted_k(k, x$dims, x$nnz, env)
+    count_data <- FALSE
+  } else {
+    wd <- do.call(ntf_weighted_data, c(list(x), wargs, list(call = env)))
+    if (!length(wd$tv)) {
+      abort_input("{.arg x} has no positive value in a cell of positive weight: there is nothing to fit.",
+                  "empty", arg = "x", call = env)
+    }
+    k <- plsa_weighted_k(k, wd$dims, length(wd$tv), env)
+    count_data <- check_count_data(x, wd$xv, "plsa", likelihood = FALSE, call = env)
   }
-  k <- plsa_weighted_k(k, wd$dims, length(wd$tv), env)
   ctl <- check_fit_controls(nrun, max_iter, tol, seed, threads, verbose, call = env)
-  count_data <- check_count_data(x, wd$xv, "plsa", likelihood = FALSE, call = env)
   first <- plsa_init(init, "plsa", wd$dims, k, call = env)
   ntf_init <- "random"
   if (!is.null(first)) {
@@ -181,12 +186,13 @@ plsa_weighted_kl_nway <- function(x, k, init, nrun, max_iter, tol, seed, threads
   kl <- (fit$value + tot - S) / tot + log(S / tot)
   res <- list(lambda = lambda, factors = factors, objective = fit$objective / tot, initial = NA_real_,
               iterations = fit$iterations, converged = fit$converged, stopped = fit$stopped, kl = kl)
-  data <- list(dims = wd$dims, dimnames = wd$dimnames, total = tot, idx = wd$idx, val = wd$xv)
+  data <- if (sharded) list(dims = fit$dims, dimnames = fit$dimnames, total = tot, nnz = fit$nnz) else
+    list(dims = wd$dims, dimnames = wd$dimnames, total = tot, idx = wd$idx, val = wd$xv)
   out <- new_plsa(res, data, k = k, loss = "kl", q = NA_real_, tempering = 1, run = fit$run,
                   values = fit$run_values / tot, time = fit$time,
-                  threads = ctl$threads, seed = ctl$seed, call = call)
+                  threads = ctl$threads, seed = ctl$seed, call = call, summary = if (sharded) shard_summary(x))
   out$value <- kl
-  out$weighting <- c(ntf_weighting(wd), list(mass = S))
+  out$weighting <- c(fit$weighting, list(mass = S))
   finish_progress(plsa_fields(out, TRUE, "cd", count_data), FALSE, "plsa()", ctl$max_iter, ctl$tol)
 }
 

@@ -132,9 +132,11 @@
 #'   callback sees each, and `FALSE` also skips the starts not yet begun.
 #' @param cluster For data split into [shards()]: `NULL` (default) fits in
 #'   this process (shards in files are read one at a time in every
-#'   iteration), or a cluster from [parallel::makeCluster()] (PSOCK, on this
-#'   machine or on several hosts by name, or FORK) or [mirai::make_cluster()]
-#'   (workers over SSH or on a Slurm, SGE or PBS allocation). Each worker
+#'   iteration), or a cluster: from [shard_cluster()] (PSOCK, on this
+#'   machine or on several hosts by name, without TCP's delay of short
+#'   messages), [parallel::makeCluster()] (PSOCK or FORK) or
+#'   [mirai::make_cluster()] (workers over SSH or on a Slurm, SGE or PBS
+#'   allocation). Each worker
 #'   reads its share of the shards once (shards in files are read by the
 #'   worker itself, so the master never holds them) and keeps them for the
 #'   whole fit; per iteration only the topics go out and their statistics
@@ -247,9 +249,10 @@
 #' TRUE`, whose model of the repeated data would have to sum to 1 over the
 #' copies. The same arguments apply to a matrix in [shards()] (in memory,
 #' in files, or on the workers of `cluster`; a shard has no `NA`: its
-#' missing cells are given by `mask`), and under `"tsallis"` and `"l2"` to
-#' N-way data in shards too, and the fit equals the in-memory one up to
-#' rounding: under `"kl"` it is [nmf()]'s weighted fit of the shards;
+#' missing cells are given by `mask`) and to N-way data in shards, and the
+#' fit equals the in-memory one up to
+#' rounding: under `"kl"` it is [nmf()]'s weighted fit of the shards (of
+#' N-way shards, [ntf()]'s);
 #' under `"tsallis"` the weighted q-EM (`method = "em"`, or extrapolated
 #' by SQUAREM, `"squarem"`, the default as in memory) and under `"l2"` the
 #' weighted block updates run on the shards where they are, each keeping
@@ -258,10 +261,8 @@
 #' documents' columns' root search adds its sums over the shards: under
 #' `"tsallis"` one pass per Newton step for all columns together, under
 #' `"l2"` a few passes per column). `prior`, `seeds`, `tempering`,
-#' `callback`, `factor_dir`, and [shards()] of N-way data under `"kl"`
-#' (there `ntf(loss = "kl")` fits the shards with the same arguments, by
-#' the same weighted coordinate descent, its factors not normalized) are
-#' not available with missing cells or weights.
+#' `callback` and `factor_dir` are not available with missing cells or
+#' weights.
 #'
 #' @section Priors and guided topics:
 #' With `prior`, a KL fit of a documents x terms matrix is the maximum a

@@ -456,19 +456,48 @@ test_that("bad input of a weighted N-way fit gives classed errors", {
   expect_error(plsa(xm, 2, mode_weights = list(1:6)), class = "aspectr_error_input_type")
 })
 
-test_that("N-way shards with weights under KL are refused with what to use", {
-  y <- array(stats::rpois(10 * 4 * 3, 2) + 1, c(10, 4, 3))
-  sh <- shards(list(y[1:5, , ], y[6:10, , ]))
-  M <- array(FALSE, dim(y)); M[1, 1, 1] <- TRUE
-  expect_error(plsa(sh, 2, mask = M), class = "aspectr_error_input_argument",
-               regexp = "3-way data in .*shards.*ntf.*coordinate descent")
-  # (Tsallis and L2 fit them: test-plsa-shards-weights.R,
-  # test-plsa-shards-weights-l2.R)
-  # what it points to fits them, by the weighted coordinate descent of the
-  # in-memory fit
-  fit <- suppressMessages(ntf(sh, 2, loss = "kl", mask = M, max_iter = 5, seed = 1))
-  expect_s3_class(fit, "aspectr_ntf")
-  expect_identical(fit$method, "cd")
+test_that("N-way shards with weights under KL give the in-memory weighted fit, in memory, from files and on a cluster", {
+  set.seed(12)
+  y <- array(stats::rpois(14 * 5 * 4, 2), c(14, 5, 4))
+  y[1, 1, 1] <- 4
+  M <- array(stats::runif(length(y)) < 0.1, dim(y))
+  W <- array(stats::runif(length(y), 0.2, 2), dim(y))
+  same <- function(fit, ref, info) {
+    expect_s3_class(fit, "aspectr_plsa")
+    expect_identical(fit$method, "cd", info = info)
+    expect_equal(unname(fit$lambda), unname(ref$lambda), tolerance = 1e-10, info = info)
+    for (n in 1:3) expect_equal(unname(fit$factors[[n]]), unname(ref$factors[[n]]), tolerance = 1e-10, info = info)
+    expect_equal(fit$objective, ref$objective, tolerance = 1e-10, info = info)
+    expect_identical(fit$iterations, ref$iterations, info = info)
+    expect_equal(fit$kl, ref$kl, tolerance = 1e-10, info = info)
+    expect_equal(fit$weighting$mass, ref$weighting$mass, tolerance = 1e-10, info = info)
+    expect_equal(sum(fit$lambda), 1, tolerance = 1e-12, info = info)
+    for (n in 1:3) expect_equal(unname(colSums(fit$factors[[n]])), rep(1, 3), tolerance = 1e-12, info = info)
+  }
+  cases <- list(list(mask = M), list(weights = W), list(mask = M, mode_weights = list(NULL, c(1, 2, 1, 0.5, 1), NULL)),
+                list(mask = M, row_weights = stats::runif(14, 0.5, 2)))
+  for (i in seq_along(cases)) {
+    args <- c(list(seed = 2, max_iter = 40, tol = 0), cases[[i]])
+    ref <- suppressMessages(do.call(plsa, c(list(y, 3), args)))
+    for (cuts in list(6L, c(4L, 9L))) {
+      fit <- suppressMessages(do.call(plsa, c(list(shards(split_rows(y, cuts)), 3), args)))
+      same(fit, ref, paste("case", i, "shards", length(cuts) + 1))
+    }
+  }
+  # from .shard and .rds files, and on a 2-worker cluster
+  args <- list(seed = 2, max_iter = 40, tol = 0, mask = M, nrun = 2)
+  ref <- suppressMessages(do.call(plsa, c(list(y, 3), args)))
+  sh <- write_shards(split_rows(y, 6L), shard_tempdir())
+  same(suppressMessages(do.call(plsa, c(list(sh, 3), args))), ref, ".shard files")
+  dir <- shard_tempdir()
+  f <- file.path(dir, c("a.rds", "b.rds"))
+  p <- split_rows(y, 8L)
+  for (i in 1:2) saveRDS(p[[i]], f[i])
+  same(suppressMessages(do.call(plsa, c(list(shards(f), 3), args))), ref, ".rds files")
+  skip_on_cran()
+  cl <- psock_cluster()
+  on.exit(parallel::stopCluster(cl), add = TRUE)
+  same(suppressMessages(do.call(plsa, c(list(sh, 3, cluster = cl), args))), ref, "PSOCK")
 })
 
 test_that("augment() of a weighted N-way pLSA fit lists the cells left out, imputed", {

@@ -130,7 +130,7 @@
 #'   time of the information matrix (a third of a small fit's time).
 #' @param cluster For data frames in [shards()]: `NULL` (default) reads
 #'   them in this process, one at a time; or a cluster from
-#'   [parallel::makeCluster()] or [mirai::make_cluster()] whose workers read
+#'   [shard_cluster()], [parallel::makeCluster()] or [mirai::make_cluster()] whose workers read
 #'   and code them (they need \pkg{aspectr} installed).
 #' @param weights Sampling weights: `NULL` (default) or positive numbers,
 #'   one per row of `data` (see Sampling weights).

@@ -110,8 +110,9 @@
 #'   updates (HALS updates H, then W; ANLS W, then H).
 #' @param cluster For data split into [shards()]: `NULL` (default) fits in
 #'   this process (shards in files are read in every iteration), or a
-#'   cluster from [parallel::makeCluster()] (PSOCK, on this machine or on
-#'   several hosts by name, or FORK) or [mirai::make_cluster()]. Each worker
+#'   cluster from [shard_cluster()] (PSOCK, on this machine or on several
+#'   hosts by name, without TCP's delay of short messages),
+#'   [parallel::makeCluster()] (PSOCK or FORK) or [mirai::make_cluster()]. Each worker
 #'   reads its share of the shards once and keeps them, with their rows of
 #'   `W`; per iteration only `H` goes out and the k x n and k x k sums
 #'   \eqn{W'X} and \eqn{W'W} come back (HALS adds one short exchange per

@@ -118,7 +118,8 @@
 #'   whole has some; each file may be named once.
 #' @return An object of class `aspectr_shards`.
 #' @seealso [write_shards()] to split data into shard files, [plsa()] with
-#'   `cluster =` for fits on several processes or machines, and
+#'   `cluster =` for fits on several processes or machines (a cluster from
+#'   [shard_cluster()]), and
 #'   `vignette("large-data", package = "aspectr")`.
 #' @examples
 #' x <- sotu_dtm
@@ -1250,7 +1251,94 @@ check_cluster_workers <- function(cluster, call) {
                      i = "Install the same version on the workers."),
                    class = c("aspectr_error_cluster", "aspectr_error"), call = call)
   }
+  cluster_latency_check(cluster)
   invisible(TRUE)
+}
+
+# A PSOCK cluster made without TCP's no-delay option holds back the end of
+# every message longer than about 4 KB until the other end acknowledges the
+# start, which Linux delays by about 40 ms: every call of a fit that
+# carries data (several per iteration) then waits that long. Timed once per
+# cluster and session, with a call carrying nothing and one carrying 16 KB;
+# a note says what to do when the second is slower by more than 15 ms.
+# (`timer(expr)`: the seconds `expr` takes; replaced in the tests)
+cluster_latency_check <- function(cluster, timer = function(expr) system.time(expr)[["elapsed"]]) {
+  if (!inherits(cluster, "SOCKcluster")) return(invisible(NULL))
+  key <- paste(vapply(cluster, function(node) {
+    if (inherits(node$con, "connection")) paste(as.integer(node$con), summary(node$con)$description) else ""
+  }, ""), collapse = "|")
+  if (isTRUE(cluster_latency_seen[[key]])) return(invisible(NULL))
+  assign(key, TRUE, envir = cluster_latency_seen)
+  echo <- function(v) NULL
+  environment(echo) <- globalenv()
+  payload <- numeric(2048)
+  small <- big <- Inf
+  for (i in 1:2) {
+    small <- min(small, timer(parallel::clusterCall(cluster, echo, 0)))
+    big <- min(big, timer(parallel::clusterCall(cluster, echo, payload)))
+  }
+  if (big - small > 0.015) {
+    ms <- round(1000 * (big - small))
+    cli::cli_inform(c("Each call to the workers of {.arg cluster} that carries data waits about {ms} ms for TCP's delayed acknowledgement; a sharded fit makes several such calls per iteration.",
+                      i = "A cluster from {.fn shard_cluster} answers in well under a millisecond (it sets TCP's no-delay option on both ends of each connection)."),
+                    class = c("aspectr_message_cluster_latency", "aspectr_message"))
+  }
+  invisible(big - small)
+}
+cluster_latency_seen <- new.env(parent = emptyenv())
+
+#' A cluster of R processes for sharded fits
+#'
+#' `shard_cluster()` starts a cluster of R processes, on this machine or on
+#' other hosts, as [parallel::makePSOCKcluster()] does, with TCP's no-delay
+#' option on both ends of every connection. A sharded fit ([plsa()],
+#' [nmf()], [ntf()] or [lca()] of [shards()] with `cluster =`) sends its
+#' workers several calls per iteration. On a connection without that
+#' option, the end of every message longer than about 4 KB waits until the
+#' other end acknowledges its start, which Linux delays by about 40 ms; with
+#' it, such a call returns in well under a millisecond. The option is a
+#' property of each connection, set when the cluster is made: a cluster
+#' from [parallel::makeCluster()] gets it when this process and its workers
+#' have `options(socketOptions = "no-delay")` set before they connect
+#' (R 4.1.0 or later; see [socketConnection()]), which is what this
+#' function does. A fit on a cluster whose calls wait says so, once per
+#' cluster and session. Clusters of [mirai::make_cluster()] do not wait.
+#'
+#' @param workers The number of workers on this machine, or the host names
+#'   of the workers (one name per worker, as for
+#'   [parallel::makePSOCKcluster()]; the workers are started over SSH).
+#' @param ... Further options of [parallel::makePSOCKcluster()]
+#'   (`rscript_args`, `outfile`, `port`, `user`, `master`, ...).
+#' @return A cluster of class `SOCKcluster`: pass it as `cluster =` to the
+#'   fits of [shards()] (or to any function of the parallel package) and
+#'   stop it with [parallel::stopCluster()].
+#' @seealso [shards()]; `vignette("large-data", package = "aspectr")`.
+#' @examples
+#' \donttest{
+#' x <- Matrix::rsparsematrix(200, 50, 0.2, rand.x = function(n) rpois(n, 3) + 1)
+#' parts <- shards(list(x[1:100, ], x[101:200, ]))
+#' cl <- shard_cluster(2)
+#' # the workers find aspectr in this session's library
+#' invisible(parallel::clusterCall(cl, eval, call(".libPaths", .libPaths())))
+#' fit <- plsa(parts, k = 3, seed = 1, cluster = cl)
+#' parallel::stopCluster(cl)
+#' }
+#' @export
+shard_cluster <- function(workers = 2L, ...) {
+  ok <- (is.numeric(workers) && length(workers) == 1 && !is.na(workers) && workers >= 1 &&
+           workers == round(workers) && is.finite(workers)) ||
+    (is.character(workers) && length(workers) >= 1 && !anyNA(workers) && all(nzchar(workers)))
+  if (!ok) {
+    abort_input("{.arg workers} must be a whole number of at least 1 or the workers' host names, not {describe(workers)}.",
+                "value", arg = "workers")
+  }
+  dots <- list(...)
+  # (each worker sets the option before it connects: an expression run
+  # before its loop; this process's end takes it from the option here)
+  dots$rscript_args <- c(dots$rscript_args, "-e", shQuote("options(socketOptions = 'no-delay')"))
+  old <- options(socketOptions = "no-delay")
+  on.exit(options(old), add = TRUE)
+  do.call(parallel::makePSOCKcluster, c(list(names = if (is.numeric(workers)) as.integer(workers) else workers), dots))
 }
 
 # The hook of a sharded fit with the progress bar of interactive sessions

@@ -37,7 +37,7 @@ st <- lapply(dims, function(d) matrix(stats::runif(d * k, 0.2, 1), d, k))
 cuts <- round(seq(0, dims[1], length.out = 5))
 parts <- lapply(1:4, function(i) X[(cuts[i] + 1):cuts[i + 1], , , drop = FALSE])
 dir <- tempfile("ntfmaskshards"); dir.create(dir)
-cl <- parallel::makeCluster(2)
+cl <- aspectr::shard_cluster(2)
 invisible(parallel::clusterCall(cl, function(p) .libPaths(p), .libPaths()))
 backends <- list(tensor = list(x = X), `shards (memory, 4)` = list(x = shards(parts)),
                  `shards (.shard files, 4)` = list(x = write_shards(parts, dir)),

@@ -39,7 +39,7 @@ parts <- lapply(1:4, function(i) x[(cuts[i] + 1):cuts[i + 1], , drop = FALSE])
 dir <- tempfile("shards")
 dir.create(dir)
 files <- write_shards(shards(parts), dir)
-cl <- parallel::makeCluster(2)
+cl <- aspectr::shard_cluster(2)
 invisible(parallel::clusterCall(cl, function(p) .libPaths(p), .libPaths()))
 res <- list(
   matrix = fit(x, method = "em"),

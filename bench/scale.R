@@ -19,7 +19,8 @@
 ##    plsa(x);
 ##  * out of core: plsa(shards(files)) without a cluster (one shard read at
 ##    a time, in every iteration);
-##  * cluster: plsa(shards(files), cluster = makeCluster(2)), each worker
+##  * cluster: plsa(shards(files), cluster = shard_cluster(2)) (PSOCK
+##    workers with TCP's no-delay option, see ?shard_cluster), each worker
 ##    reading its 4 shards once.
 ## Peak memory is the peak RSS of the process (the master, for the cluster)
 ## minus the RSS of a session with aspectr loaded; time per iteration is
@@ -175,7 +176,7 @@ if (want("plsa")) {
          'sh <- shards(files)',
          'plsa(sh, k, max_iter = %s, tol = 0, seed = 1, threads = 1, verbose = TRUE)'),
     list("cluster, 2 PSOCK workers",
-         paste('sh <- shards(files); cl <- parallel::makeCluster(2); invisible(parallel::clusterCall(cl, function(p) .libPaths(p), .libPaths()))',
+         paste('sh <- shards(files); cl <- aspectr::shard_cluster(2); invisible(parallel::clusterCall(cl, function(p) .libPaths(p), .libPaths()))',
                # the workers load aspectr before the timed fits
                'invisible(plsa(shards(list(w[1:25, ], w[26:50, ])), 2, max_iter = 2, seed = 1, threads = 1, cluster = cl))', sep = "; "),
          'plsa(sh, k, max_iter = %s, tol = 0, seed = 1, threads = 1, cluster = cl, verbose = TRUE)')
@@ -256,7 +257,7 @@ nmf_runs <- list(
        'sh <- shards(files)',
        'nmf(sh, k, max_iter = %s, tol = 0, seed = 1, threads = 1, verbose = TRUE)'),
   list("cluster, 2 PSOCK workers",
-       paste('sh <- shards(files); cl <- parallel::makeCluster(2); invisible(parallel::clusterCall(cl, function(p) .libPaths(p), .libPaths()))',
+       paste('sh <- shards(files); cl <- aspectr::shard_cluster(2); invisible(parallel::clusterCall(cl, function(p) .libPaths(p), .libPaths()))',
              'invisible(nmf(shards(list(w[1:25, ], w[26:50, ])), 2, max_iter = 2, seed = 1, threads = 1, cluster = cl))', sep = "; "),
        'nmf(sh, k, max_iter = %s, tol = 0, seed = 1, threads = 1, cluster = cl, verbose = TRUE)')
 )
@@ -289,7 +290,7 @@ if (want("factors")) {
   dir.create(fdir)
   # (the peak counted from the end of the setup: describing the shards and
   # starting the workers are the same for both)
-  setup <- paste('sh <- shards(files); cl <- parallel::makeCluster(2); invisible(parallel::clusterCall(cl, function(p) .libPaths(p), .libPaths()))',
+  setup <- paste('sh <- shards(files); cl <- aspectr::shard_cluster(2); invisible(parallel::clusterCall(cl, function(p) .libPaths(p), .libPaths()))',
                  'invisible(plsa(shards(list(w[1:25, ], w[26:50, ])), 2, max_iter = 2, seed = 1, threads = 1, cluster = cl))',
                  'invisible(gc()); if (ok) cat("5", file = "/proc/self/clear_refs")', sep = "; ")
   runs <- list(

@@ -35,7 +35,7 @@ shard_tempdir <- function() {
 # A 2-worker PSOCK cluster whose workers use this session's library (the
 # test is skipped when they cannot load aspectr); the caller stops it
 psock_cluster <- function() {
-  cl <- parallel::makeCluster(2)
+  cl <- shard_cluster(2)
   set_worker_libs(cl)
   if (!all(unlist(parallel::clusterCall(cl, requireNamespace, "aspectr", quietly = TRUE)))) {
     parallel::stopCluster(cl)

@@ -1,0 +1,66 @@
+test_that("shard_cluster() gives its workers TCP's no-delay option, and its fits equal the in-memory fit", {
+  skip_on_cran()
+  before <- getOption("socketOptions")
+  cl <- shard_cluster(2)
+  on.exit(parallel::stopCluster(cl), add = TRUE)
+  expect_s3_class(cl, "SOCKcluster")
+  expect_length(cl, 2)
+  # this session's option as it was; the workers' set before they connected
+  expect_identical(getOption("socketOptions"), before)
+  expect_identical(unlist(parallel::clusterCall(cl, getOption, "socketOptions")), rep("no-delay", 2))
+  set_worker_libs(cl)
+  skip_if_not(all(unlist(parallel::clusterCall(cl, requireNamespace, "aspectr", quietly = TRUE))),
+              "aspectr is not installed where the workers look")
+  set.seed(11)
+  x <- matrix(rpois(40 * 12, 3) + 1, 40, 12)
+  sh <- shards(list(x[1:15, ], x[16:40, ]))
+  ref <- plsa(x, 3, seed = 1, max_iter = 30, tol = 0)
+  fit <- plsa(sh, 3, seed = 1, max_iter = 30, tol = 0, cluster = cl)
+  expect_equal(fit$factors, ref$factors, tolerance = 1e-10)
+  expect_equal(fit$trace, ref$trace, tolerance = 1e-10)
+  ref <- nmf(x, 3, seed = 1, max_iter = 30, tol = 0)
+  fit <- nmf(sh, 3, seed = 1, max_iter = 30, tol = 0, cluster = cl)
+  expect_equal(fit$W, ref$W, tolerance = 1e-10)
+  expect_equal(fit$H, ref$H, tolerance = 1e-10)
+  # other options of makePSOCKcluster() pass through, with the workers' own
+  # expressions run as well
+  cl2 <- shard_cluster(1, rscript_args = c("-e", shQuote("options(aspectr.test.flag = 7)")))
+  on.exit(parallel::stopCluster(cl2), add = TRUE)
+  expect_identical(parallel::clusterCall(cl2, function() list(getOption("aspectr.test.flag"), getOption("socketOptions")))[[1]],
+                   list(7, "no-delay"))
+})
+
+test_that("shard_cluster() refuses a number of workers that is not one, classed", {
+  for (bad in list(0, -1, 1.5, NA, NA_character_, c(2, 3), "", Inf, TRUE, list(2))) {
+    expect_error(shard_cluster(bad), class = "aspectr_error_input_value", regexp = "workers")
+  }
+})
+
+test_that("a cluster whose calls wait for TCP's delayed acknowledgement is said so, once per cluster", {
+  skip_on_cran()
+  cl <- shard_cluster(1)
+  on.exit(parallel::stopCluster(cl), add = TRUE)
+  # a clock on which the call carrying data takes 40 ms longer than the
+  # empty one (the calls alternate: empty, with data)
+  clock <- function(extra) {
+    n <- 0
+    function(expr) {
+      force(expr)
+      n <<- n + 1
+      if (n %% 2 == 0) 0.001 + extra else 0.001
+    }
+  }
+  expect_message(got <- aspectr:::cluster_latency_check(cl, clock(0.040)),
+                 class = "aspectr_message_cluster_latency", regexp = "40 ms")
+  expect_equal(got, 0.040)
+  # once per cluster and session
+  expect_no_message(again <- aspectr:::cluster_latency_check(cl, clock(0.040)))
+  expect_null(again)
+  # a cluster that answers at once is not
+  cl2 <- shard_cluster(1)
+  on.exit(parallel::stopCluster(cl2), add = TRUE)
+  expect_no_message(got <- aspectr:::cluster_latency_check(cl2, clock(0.005)))
+  expect_equal(got, 0.005)
+  # nor any other kind of cluster
+  expect_null(aspectr:::cluster_latency_check(structure(list(), class = "cluster"), clock(1)))
+})

@@ -136,11 +136,29 @@ nmf_shard_session <- function(x, cluster, threads, loss, method, s, L1s, L2s, ep
     wconf <<- wfit
     invisible()
   }
+  # NNDSVD's products of the data (those of shard_nmf_products()) by the
+  # stores holding the shards: X F' (which "XHt", rows placed by shard) or
+  # F X (F's columns to the store of their shard; the shards' products
+  # added in the shards' order, as there)
+  products <- function(which, F) {
+    res <- if (which == "XHt") eng$run("nmf_prod", list(global = global, which = which, Ft = t(F))) else
+      eng$each("nmf_prod", function(g) {
+        list(ids = g, global = global, which = which, F = lapply(g, function(i) t(F[, shard_rows(x, i), drop = FALSE])))
+      })
+    parts <- vector("list", length(x$rows))
+    for (a in res) for (j in seq_along(a$ids)) parts[a$ids[j]] <- list(a$prod[[j]])
+    out <- matrix(0, nrow(F), if (which == "XHt") x$dims[1] else x$dims[2])
+    for (i in seq_along(parts)) {
+      if (is.null(parts[[i]])) next
+      if (which == "XHt") out[, shard_rows(x, i)] <- parts[[i]] else out <- out + parts[[i]]
+    }
+    out
+  }
   wconf <- NULL
   list(fit = function(init, iters, tol, hook, exact) {
     nmf_shard_fit(fit_from, init, iters, tol, hook, exact)
   }, fit_from = fit_from, close = eng$drop, finalize = eng$finalize, discard = eng$discard,
-  weigh = weigh, weigh_cells = weigh_cells, configure = configure)
+  weigh = weigh, weigh_cells = weigh_cells, configure = configure, products = products)
 }
 
 # Each shard's part of the weights `wc` (nmf_weight_cells()): its rows'
@@ -270,6 +288,7 @@ nmf_pieces_fit <- function(eng, run, H, global, L1s, L2s, max_iter, tol, hook, e
 shard_nmf_op <- function(st, held, op, args) {
   if (op == "nmf_wset") return(shard_nmf_wset(st, held, args))
   if (op == "nmf_cols") return(shard_nmf_cols(st, held, args))
+  if (op == "nmf_prod") return(shard_nmf_prod(st, held, args))
   if (op != "nmf_piece") stop("unknown operation ", op)
   g <- args$global
   if (isTRUE(g$weighted)) return(shard_nmf_wop(st, held, args))
@@ -443,22 +462,51 @@ shard_nmf_wop <- function(st, held, args) {
   list(ids = held, stats = parts)
 }
 
+# NNDSVD's products of the store's shards (nmf_shard_session()'s
+# products()), as shard_nmf_products() makes them: X_s F' (which "XHt",
+# F' whole, n x l) or F_s X_s (each shard's block of F given, rows x l)
+shard_nmf_prod <- function(st, held, args) {
+  mine <- if (is.null(args$ids)) held else args$ids[args$ids %in% held]
+  g <- args$global
+  prod <- lapply(mine, function(i) {
+    key <- as.character(i)
+    h <- st$shards[[key]]
+    if (!h$rows) return(NULL)
+    S <- nmf_shard_state(st, key, g)
+    r <- tryCatch(if (args$which == "XHt") t(cpp_nmf_product(S, args$Ft, "XZ", g$threads)) else
+      cpp_nmf_product(S, args$F[[match(i, args$ids)]], "WtX", g$threads),
+      error = function(e) abort_shard(h$source, "failed: {conditionMessage(e)}"))
+    if (!h$keep) cpp_nmf_shard_release(S)
+    r
+  })
+  list(ids = mine, prod = prod)
+}
+
 # A shard's state of a weighted fit (cpp_nmf_wshard_state()): its weights
-# and weighted cells, made once for a shard kept in memory; its weights
-# alone for one `streamed` from its weighted file (made once); made again
-# for each request otherwise
+# and weighted cells (its weights alone when `streamed` from its weighted
+# file), see shard_weighted_state()
 nmf_wshard_state <- function(st, key, g, streamed = FALSE) {
+  shard_weighted_state(st, key, "wnmf", streamed, function(h, w) {
+    d <- if (streamed) list(dims = h$rows) else if (h$keep) h$data else shard_data(h$source)
+    cpp_nmf_wshard_state(d$idx, d$val, as.integer(c(d$dims[1], g$dims[2])), g$s, w$d, w$r, w$c, w$ei, w$ej, w$ev)
+  })
+}
+
+# A shard's state of a weighted fit, made by `make(h, w)` from the shard's
+# entry and its weights: once for a shard kept in memory or `streamed`
+# from its weighted file (kept in the entry's `slot`, the shard's data then
+# let go), again for each request otherwise
+shard_weighted_state <- function(st, key, slot, streamed, make) {
   h <- st$shards[[key]]
-  if (!is.null(h$wnmf)) return(h$wnmf)
-  w <- h$w
-  if (is.null(w)) stop("internal error: a shard of a weighted fit without its weights")
-  fail <- function(e) abort_shard(h$source, "failed: {conditionMessage(e)}")
-  d <- if (streamed) list(dims = h$rows) else if (h$keep) h$data else shard_data(h$source)
-  S <- tryCatch(cpp_nmf_wshard_state(d$idx, d$val, as.integer(c(d$dims[1], g$dims[2])), g$s, w$d, w$r, w$c,
-                                     w$ei, w$ej, w$ev),
-                error = fail)
+  if (!is.null(h[[slot]])) return(h[[slot]])
+  if (is.null(h$w)) stop("internal error: a shard of a weighted fit without its weights")
+  # (a shard that could not be read says so already)
+  S <- tryCatch(make(h, h$w), error = function(e) {
+    if (inherits(e, "aspectr_error_shard")) stop(e)
+    abort_shard(h$source, "failed: {conditionMessage(e)}")
+  })
   if (h$keep || streamed) {
-    st$shards[[key]]$wnmf <- S
+    st$shards[[key]][[slot]] <- S
     st$shards[[key]]$data <- NULL
   }
   S

@@ -516,7 +516,16 @@ nmf <- function(x, k, loss = c("frobenius", "kl", "beta"), beta = 2,
     nd$rows <- nmf_keep_rows(length(nd$x)) || loss == "kl"
     nd$ptr <- nmf_ptr(nd)
   }
-  svd0 <- if (is.character(init) && init != "random") nmf_svd(nd, k, threads) else NULL
+  # (an unweighted fit on a cluster: the workers load their shards first,
+  # and NNDSVD's SVD takes the products of the data from them)
+  products <- NULL
+  if (sharded && !weighted && !is.null(cluster) && is.character(init) && init != "random") {
+    session <- nmf_shard_session(x, cluster, threads, loss, method, sc$s, L1s, L2s, eps, call, files, accelerate,
+                                 beta = beta, x_floor = x_floor)
+    on.exit(session$close(), add = TRUE)
+    products <- session$products
+  }
+  svd0 <- if (is.character(init) && init != "random") nmf_svd(nd, k, threads, products) else NULL
   # the SVD's temporaries (several of the factors' size) collected before
   # the starts and the fits allocate theirs, when that is worth a collection
   # of R's young objects (about a millisecond); again after the starts
@@ -563,7 +572,7 @@ nmf <- function(x, k, loss = c("frobenius", "kl", "beta"), beta = 2,
       on.exit(session$close(), add = TRUE)
       # (weighted beta divergence: each shard gets the weights of its cells)
       if (weighted) session$weigh_cells(wd)
-    } else {
+    } else if (weighted) {
       session$configure(sc$s, L1s, L2s, eps, accelerate, threads, c(wk, list(d = wd$d, c = wd$c)))
     }
     hook <- shard_progress(hook, verbose, paste0("nmf (", loss, ", ", method, ", sharded)"), max_iter)
@@ -826,7 +835,7 @@ nmf_WtX <- function(nd, W, threads = 1L) {
 # Leading k singular triplets: exact for small dense data, otherwise a
 # randomized range finder (Halko et al. 2011) with two power iterations
 # (seeded from its own stream so that it does not depend on nrun).
-nmf_svd <- function(nd, k, threads = 1L) {
+nmf_svd <- function(nd, k, threads = 1L, products = NULL) {
   dense <- !is.null(nd$dense)
   sharded <- !is.null(nd$shards)
   # small data: the exact SVD, of the dense form also for sparse storage, so
@@ -840,9 +849,12 @@ nmf_svd <- function(nd, k, threads = 1L) {
   # the range finder in C++ (with the package's kernels: R's reference BLAS
   # is several times slower; sparse data are read in place), with two power
   # iterations; data in shards through their products, a shard at a time
+  # (here, or by the workers holding them: `products`)
   l <- min(k + 10, min(nd$dims))
   omega <- with_seed(20240601L, matrix(stats::rnorm(nd$dims[2] * l), nd$dims[2], l))
-  if (sharded) return(cpp_nmf_range_svd(shard_nmf_products(nd, threads), omega, 2L, k, threads, nd$dims))
+  if (sharded) {
+    return(cpp_nmf_range_svd(products %||% shard_nmf_products(nd, threads), omega, 2L, k, threads, nd$dims))
+  }
   cpp_nmf_range_svd(nmf_ptr(nd), omega, 2L, k, threads)
 }
 

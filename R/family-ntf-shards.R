@@ -154,29 +154,15 @@ shard_ntf_wset <- function(st, held, args) {
 }
 
 # A shard's state of the weighted fit (cpp_ntf_wshard_state(), its cells
-# divided by the fit's scale g$s): made once for a shard kept in memory,
-# its weights alone (made once) for one `streamed` from its weighted file,
-# made again for each request from another file
+# divided by the fit's scale g$s; its weights alone when `streamed` from
+# its weighted file), see shard_weighted_state()
 ntf_wshard_state <- function(st, key, g, streamed = FALSE) {
-  h <- st$shards[[key]]
-  if (!is.null(h$wntf)) return(h$wntf)
-  w <- h$w
-  if (is.null(w)) stop("internal error: a shard of a weighted fit without its weights")
-  fail <- function(e) abort_shard(h$source, "failed: {conditionMessage(e)}")
-  S <- tryCatch({
-    if (streamed) {
-      cpp_ntf_wshard_state(NULL, NULL, as.integer(c(h$rows, g$dims[-1])), w$d, w$v, w$eidx, w$ev)
-    } else {
-      d <- if (h$keep) h$data else shard_data(h$source)
-      wd <- ntf_wshard_cells(d, w, h$rows)
-      cpp_ntf_wshard_state(wd$idx, wd$tv / g$s, wd$dims, w$d, w$v, w$eidx, w$ev)
-    }
-  }, error = fail)
-  if (h$keep || streamed) {
-    st$shards[[key]]$wntf <- S
-    st$shards[[key]]$data <- NULL
-  }
-  S
+  shard_weighted_state(st, key, "wntf", streamed, function(h, w) {
+    if (streamed) return(cpp_ntf_wshard_state(NULL, NULL, as.integer(c(h$rows, g$dims[-1])), w$d, w$v, w$eidx, w$ev))
+    d <- if (h$keep) h$data else shard_data(h$source)
+    wd <- ntf_wshard_cells(d, w, h$rows)
+    cpp_ntf_wshard_state(wd$idx, wd$tv / g$s, wd$dims, w$d, w$v, w$eidx, w$ev)
+  })
 }
 
 # ntf(loss = "frobenius") of data in shards(): the HALS or multiplicative

@@ -123,6 +123,30 @@ test_that("nmf() of shard files fits out of core as in memory, and detects chang
                class = "aspectr_error_shard", regexp = "b\\.rds.*changed")
 })
 
+test_that("a weighted fit of shard files that change says so, naming the file once", {
+  x <- shard_counts(40, 12, seed = 13)
+  dir <- shard_tempdir()
+  f <- file.path(dir, c("a.rds", "b.rds"))
+  p <- split_rows(x, 20L)
+  mask <- matrix(FALSE, 40, 12)
+  mask[3, 4] <- mask[30, 2] <- TRUE
+  old <- options(aspectr.shard_cache = FALSE)
+  on.exit(options(old), add = TRUE)
+  for (fitter in c("nmf", "ntf")) {
+    for (i in 1:2) saveRDS(p[[i]], f[i])
+    args <- list(shards(f), 2, mask = mask, seed = 1, max_iter = 10, tol = 0,
+                 callback = function(it, obj, fac) {
+                   if (it == 2) { Sys.sleep(1.1); saveRDS(p[[2]][1:5, ], f[2]) }
+                   TRUE
+                 })
+    if (fitter == "ntf") args$loss <- "frobenius"
+    err <- tryCatch(suppressMessages(do.call(fitter, args)), error = function(e) e)
+    expect_s3_class(err, "aspectr_error_shard")
+    expect_match(conditionMessage(err), "b\\.rds.*changed", info = fitter)
+    expect_length(gregexpr("b.rds", conditionMessage(err), fixed = TRUE)[[1]], 1)
+  }
+})
+
 test_that("nmf() of shard files read a chunk of cells at a time gives the same fit whatever the chunk", {
   x <- shard_counts(45, 26, seed = 12)
   sh <- write_shards(x, shard_tempdir(), n = 3)

@@ -64,3 +64,41 @@ test_that("a cluster whose calls wait for TCP's delayed acknowledgement is said 
   # nor any other kind of cluster
   expect_null(aspectr:::cluster_latency_check(structure(list(), class = "cluster"), clock(1)))
 })
+
+test_that("NNDSVD's SVD of shards on a cluster, by the workers' products, gives the in-memory start and fit", {
+  skip_on_cran()
+  # (above 400 in both dimensions: the randomized range finder, whose
+  # products of the data the workers compute from their shards)
+  set.seed(21)
+  x <- Matrix::rsparsematrix(900, 420, 0.05, rand.x = function(n) stats::rpois(n, 3) + 1)
+  cuts <- c(250L, 600L)
+  ref_h <- nmf(x, 4, max_iter = 15, tol = 0)
+  ref_k <- nmf(x, 4, loss = "kl", max_iter = 8, tol = 0)
+  same <- function(fit, ref, info) {
+    expect_equal(fit$W, ref$W, tolerance = 1e-10, info = info)
+    expect_equal(fit$H, ref$H, tolerance = 1e-10, info = info)
+    expect_equal(fit$objective, ref$objective, tolerance = 1e-10, info = info)
+    expect_identical(fit$iterations, ref$iterations, info = info)
+  }
+  cl <- psock_cluster()
+  on.exit(parallel::stopCluster(cl), add = TRUE)
+  sh <- shards(split_rows(x, cuts))
+  # the SVD's products of the data: from the workers on a cluster (this
+  # process reads no shard for them), else here
+  here <- new.env()
+  here$n <- 0
+  trace("shard_nmf_products", bquote(assign("n", get("n", envir = .(here)) + 1, envir = .(here))),
+        where = asNamespace("aspectr"), print = FALSE)
+  on.exit(untrace("shard_nmf_products", where = asNamespace("aspectr")), add = TRUE)
+  same(nmf(sh, 4, max_iter = 15, tol = 0, cluster = cl), ref_h, "PSOCK, HALS")
+  same(nmf(sh, 4, loss = "kl", max_iter = 8, tol = 0, cluster = cl), ref_k, "PSOCK, KL")
+  files <- write_shards(split_rows(x, cuts), shard_tempdir())
+  same(nmf(files, 4, max_iter = 15, tol = 0, cluster = cl), ref_h, "PSOCK, .shard files")
+  expect_identical(here$n, 0)
+  same(nmf(files, 4, max_iter = 15, tol = 0), ref_h, "out of core")
+  expect_identical(here$n, 1)
+  skip_if_not_installed("mirai")
+  cm <- mirai_cluster()
+  on.exit(parallel::stopCluster(cm), add = TRUE)
+  same(nmf(sh, 4, max_iter = 15, tol = 0, cluster = cm), ref_h, "mirai")
+})

@@ -50,6 +50,7 @@
 #include "../pieces.h"
 #include "pieces_em.h"
 #include "plsa_weighted.h"
+#include "plsa_weighted_pieces.h"
 
 namespace aspectr {
 
@@ -226,30 +227,14 @@ class WeightedPPSPiece {
       return out;
     }
     if (r.op == "wl_kl") {
-      const AspectModel M = model(r);
-      const double mass = r.num("mass", 1.0);
-      double kl = 0.0;
-      for (std::size_t s = 0; s < G_->nnz(); ++s) {
-        const double go = wg_[s];
-        const double po = std::max(W_->omega[s] * M.cell(G_->at(s)) / mass, std::numeric_limits<double>::min());
-        kl += go * std::log(go / po);
-      }
-      out.set("kl", kl);
+      out.set("kl", weighted_piece_kl(*G_, *W_, model(r), r.num("mass", 1.0)));
       return out;
     }
     throw std::logic_error("weighted L2 in pieces: no request '" + r.op + "'");
   }
 
  private:
-  // the model of a request (its lambda and shared factors) with this
-  // piece's documents' factor
-  AspectModel model(const Request& r) const {
-    AspectModel M;
-    M.lambda = arma::vectorise(r.mat("lambda"));
-    M.F.push_back(*F0_);
-    for (std::size_t n = 1; n < G_->order(); ++n) M.F.push_back(r.mat("F" + std::to_string(n)));
-    return M;
-  }
+  AspectModel model(const Request& r) const { return weighted_piece_model(r, *F0_, G_->order()); }
   // omega g at the cells and sum omega g^2 (once)
   void wg() {
     if (wg2_ >= 0.0) return;

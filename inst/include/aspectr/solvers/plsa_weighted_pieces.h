@@ -38,6 +38,7 @@
 #ifndef ASPECTR_SOLVERS_PLSA_WEIGHTED_PIECES_H
 #define ASPECTR_SOLVERS_PLSA_WEIGHTED_PIECES_H
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <string>
@@ -48,6 +49,28 @@
 #include "plsa_weighted.h"
 
 namespace aspectr {
+
+// What the pieces of every weighted pLSA rule (this one and the L2 block
+// updates, plsa_weighted_l2_pieces.h) share: the model of a request, its
+// lambda and shared factors ("F1", ...) with the piece's documents' factor
+// F0; and the piece's part of D(G_o || P_o), G_o = omega g (summing to 1
+// over all pieces) and P_o = omega p / mass.
+inline AspectModel weighted_piece_model(const Request& r, const arma::mat& F0, std::size_t order) {
+  AspectModel M;
+  M.lambda = arma::vectorise(r.mat("lambda"));
+  M.F.push_back(F0);
+  for (std::size_t n = 1; n < order; ++n) M.F.push_back(r.mat("F" + std::to_string(n)));
+  return M;
+}
+inline double weighted_piece_kl(const SparseTensor& G, const PlsaWeights& W, const AspectModel& M, double mass) {
+  double kl = 0.0;
+  for (std::size_t s = 0; s < G.nnz(); ++s) {
+    const double go = W.omega[s] * G.value(s);
+    const double po = std::max(W.omega[s] * M.cell(G.at(s)) / mass, std::numeric_limits<double>::min());
+    kl += go * std::log(go / po);
+  }
+  return kl;
+}
 
 // One piece: its cells G (rows counted in the piece), its weights W (mode
 // 0's weights those of its rows), its rows of the documents' factor F0
@@ -274,17 +297,7 @@ class WeightedQEMPiece {
       return out;
     }
     if (r.op == "wq_kl") {
-      // the part of D(G_o || P_o), G_o = omega g (sum omega g = 1) and
-      // P_o = omega p / mass
-      const AspectModel M = model(r);
-      const double mass = r.num("mass", 1.0);
-      double kl = 0.0;
-      for (std::size_t s = 0; s < G_->nnz(); ++s) {
-        const double go = W_->omega[s] * G_->value(s);
-        const double po = std::max(W_->omega[s] * M.cell(G_->at(s)) / mass, std::numeric_limits<double>::min());
-        kl += go * std::log(go / po);
-      }
-      out.set("kl", kl);
+      out.set("kl", weighted_piece_kl(*G_, *W_, model(r), r.num("mass", 1.0)));
       return out;
     }
     if (r.op == "gather") {
@@ -295,15 +308,7 @@ class WeightedQEMPiece {
   }
 
  private:
-  // the model of a request (its lambda and shared factors) with this
-  // piece's documents' factor
-  AspectModel model(const Request& r) const {
-    AspectModel M;
-    M.lambda = arma::vectorise(r.mat("lambda"));
-    M.F.push_back(*F0_);
-    for (std::size_t n = 1; n < G_->order(); ++n) M.F.push_back(r.mat("F" + std::to_string(n)));
-    return M;
-  }
+  AspectModel model(const Request& r) const { return weighted_piece_model(r, *F0_, G_->order()); }
   // the rows divided by their sums over every piece (normalize_rows()'s
   // arithmetic; a row without mass takes theta2's)
   void normalize_by(const arma::mat& colsum) {

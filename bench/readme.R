@@ -382,7 +382,7 @@ if (!is.null(scl$scale_res)) {
     r <- scl$scale_res[[s]]
     if (is.null(r)) next
     emit(lab[[s]], if (first) sz else "as above",
-         sprintf("out of core %s s per iteration, %.0f MB peak; 2 PSOCK workers %s s", sig(r[[2]][3]), r[[2]][1], sig(r[[3]][3])),
+         sprintf("out of core %s s per iteration, %.0f MB peak; 2 PSOCK workers (`shard_cluster(2)`) %s s", sig(r[[2]][3]), r[[2]][1], sig(r[[3]][3])),
          sprintf("in memory %s s, %.0f MB (`bench/scale.R`)", sig(r[[1]][3]), r[[1]][1]))
     first <- FALSE
   }

@@ -443,31 +443,18 @@ class WeightedPPSRule {
 
   double step(const SparseTensor& G, AspectModel& M, int threads) {
     WeightedPPSPiece piece(G, *w_, M.F[0]);
-    LocalPieces<WeightedPPSPiece> P({&piece}, threads);
-    AspectPieceModel PM = shared(M, P);
     PieceWeightedPPS rule(w_->w.v, free_weights_);
-    const double after = rule.step(P, PM, threads);
-    M.lambda = PM.lambda;
-    for (std::size_t n = 0; n < PM.F.size(); ++n) M.F[n + 1] = std::move(PM.F[n]);
-    return after;
+    return one_piece_step(piece, rule, M, threads);
   }
 
   double loss(const SparseTensor& G, const AspectModel& M, int threads) const {
     arma::mat F0 = M.F[0];
     WeightedPPSPiece piece(G, *w_, F0);
-    LocalPieces<WeightedPPSPiece> P({&piece}, threads);
-    AspectPieceModel PM = shared(M, P);
-    return PieceWeightedPPS(w_->w.v, free_weights_).loss(P, PM, threads);
+    PieceWeightedPPS rule(w_->w.v, free_weights_);
+    return one_piece_loss(piece, rule, M, threads);
   }
 
  private:
-  static AspectPieceModel shared(const AspectModel& M, const Pieces& P) {
-    AspectPieceModel PM;
-    PM.lambda = M.lambda;
-    PM.F.assign(M.F.begin() + 1, M.F.end());
-    PM.P = &P;
-    return PM;
-  }
   const PlsaWeights* w_;
   bool free_weights_;
 };

@@ -72,6 +72,33 @@ inline double weighted_piece_kl(const SparseTensor& G, const PlsaWeights& W, con
   return kl;
 }
 
+// A rule in pieces run in memory on one piece holding the whole data (the
+// in-memory weighted rules, so that every backend runs one
+// implementation): one step of `rule` on M (its documents' factor the
+// piece's), whose other factors and weights it updates; or M's loss.
+inline AspectPieceModel one_piece_model(const AspectModel& M, const Pieces& P) {
+  AspectPieceModel PM;
+  PM.lambda = M.lambda;
+  PM.F.assign(M.F.begin() + 1, M.F.end());
+  PM.P = &P;
+  return PM;
+}
+template <class Piece, class Rule>
+double one_piece_step(Piece& piece, Rule& rule, AspectModel& M, int threads) {
+  LocalPieces<Piece> P({&piece}, threads);
+  AspectPieceModel PM = one_piece_model(M, P);
+  const double v = rule.step(P, PM, threads);
+  M.lambda = PM.lambda;
+  for (std::size_t n = 0; n < PM.F.size(); ++n) M.F[n + 1] = std::move(PM.F[n]);
+  return v;
+}
+template <class Piece, class Rule>
+double one_piece_loss(Piece& piece, Rule& rule, const AspectModel& M, int threads) {
+  LocalPieces<Piece> P({&piece}, threads);
+  AspectPieceModel PM = one_piece_model(M, P);
+  return rule.loss(P, PM, threads);
+}
+
 // One piece: its cells G (rows counted in the piece), its weights W (mode
 // 0's weights those of its rows), its rows of the documents' factor F0
 // (k x rows) and the global index of its first row.
@@ -522,13 +549,8 @@ class WeightedQEMRule {
 
   double step(const SparseTensor& G, AspectModel& M, int threads) {
     WeightedQEMPiece piece(G, *w_, M.F[0], q_, 0.0);
-    LocalPieces<WeightedQEMPiece> P({&piece}, threads);
-    AspectPieceModel PM = shared(M, P);
     PieceWeightedQEM rule(q_);
-    const double before = rule.step(P, PM, threads);
-    M.lambda = PM.lambda;
-    for (std::size_t n = 0; n < PM.F.size(); ++n) M.F[n + 1] = std::move(PM.F[n]);
-    return before;
+    return one_piece_step(piece, rule, M, threads);
   }
 
   // the step and J of the model entering it (SQUAREM's merit, squarem.h)
@@ -541,19 +563,11 @@ class WeightedQEMRule {
   double loss(const SparseTensor& G, const AspectModel& M, int threads) const {
     arma::mat F0 = M.F[0];
     WeightedQEMPiece piece(G, *w_, F0, q_, 0.0);
-    LocalPieces<WeightedQEMPiece> P({&piece}, threads);
-    AspectPieceModel PM = shared(M, P);
-    return PieceWeightedQEM(q_).loss(P, PM, threads);
+    PieceWeightedQEM rule(q_);
+    return one_piece_loss(piece, rule, M, threads);
   }
 
  private:
-  static AspectPieceModel shared(const AspectModel& M, const Pieces& P) {
-    AspectPieceModel PM;
-    PM.lambda = M.lambda;
-    PM.F.assign(M.F.begin() + 1, M.F.end());
-    PM.P = &P;
-    return PM;
-  }
   const PlsaWeights* w_;
   double q_;
 };

@@ -1,14 +1,17 @@
 # Data and clusters for the tests of sharded fits (test-shards.R,
 # test-nmf-shards.R)
 
+# `code` run on the random numbers of `seed`, the session's stream left as
+# it was (a test's data then do not depend on the tests run before it)
+with_test_seed <- function(seed, code) {
+  old <- if (exists(".Random.seed", globalenv())) get(".Random.seed", globalenv())
+  on.exit(if (is.null(old)) rm(".Random.seed", envir = globalenv()) else assign(".Random.seed", old, globalenv()))
+  set.seed(seed)
+  code
+}
+
 shard_counts <- function(m = 40, n = 25, seed = 1) {
-  withr_seed <- function(code) {
-    old <- if (exists(".Random.seed", globalenv())) get(".Random.seed", globalenv())
-    on.exit(if (!is.null(old)) assign(".Random.seed", old, globalenv()))
-    set.seed(seed)
-    code
-  }
-  withr_seed({
+  with_test_seed(seed, {
     x <- matrix(stats::rpois(m * n, stats::runif(m * n, 0, 3)), m, n,
                 dimnames = list(paste0("d", seq_len(m)), paste0("w", seq_len(n))))
     x[sample(length(x), length(x) %/% 3)] <- 0

@@ -362,6 +362,11 @@ cases <- list(
   mal(write_shards(list(), tns_dir), "x", "empty"),
   mal(write_shards(x, tns_dir, prefix = 1), "prefix", "type", "1"),
   mal(write_shards(neg, tns_dir), "x", "value"),
+  mal(shard_cluster(0), "workers", "value", "0"),
+  mal(shard_cluster(1.5), "workers", "value", "1.5"),
+  mal(shard_cluster(c(2, 3)), "workers", "value"),
+  mal(shard_cluster(NA), "workers", "value"),
+  mal(shard_cluster(""), "workers", "value"),
   mal(gather_factors(), "x", "argument"),
   mal(gather_factors(1), "x", "type", "1"),
   mal(plsa(x, 2, factor_dir = tns_dir), "factor_dir", "argument"),
@@ -634,7 +639,7 @@ test_that("the list of malformed calls is long and covers every export", {
                "adjusted_rand_index", "default_threads", "topics", "basis", "predict",
                "summary", "terms", "tidy", "glance", "plot", "print", "fitted", "residuals",
                "gather_factors", "explore", "lca_blrt", "lca_distal", "lca_covariates", "lca_invariance",
-               "ntf_rank")
+               "ntf_rank", "shard_cluster")
   expect_setequal(setdiff(exports, called), character(0))
   expect_true(all(getNamespaceExports("aspectr") %in% c(called, "sotu_dtm")))
 })

@@ -11,8 +11,7 @@ test_that("shard_cluster() gives its workers TCP's no-delay option, and its fits
   set_worker_libs(cl)
   skip_if_not(all(unlist(parallel::clusterCall(cl, requireNamespace, "aspectr", quietly = TRUE))),
               "aspectr is not installed where the workers look")
-  set.seed(11)
-  x <- matrix(rpois(40 * 12, 3) + 1, 40, 12)
+  x <- with_test_seed(11, matrix(rpois(40 * 12, 3) + 1, 40, 12))
   sh <- shards(list(x[1:15, ], x[16:40, ]))
   ref <- plsa(x, 3, seed = 1, max_iter = 30, tol = 0)
   fit <- plsa(sh, 3, seed = 1, max_iter = 30, tol = 0, cluster = cl)
@@ -69,8 +68,7 @@ test_that("NNDSVD's SVD of shards on a cluster, by the workers' products, gives 
   skip_on_cran()
   # (above 400 in both dimensions: the randomized range finder, whose
   # products of the data the workers compute from their shards)
-  set.seed(21)
-  x <- Matrix::rsparsematrix(900, 420, 0.05, rand.x = function(n) stats::rpois(n, 3) + 1)
+  x <- with_test_seed(21, Matrix::rsparsematrix(900, 420, 0.05, rand.x = function(n) stats::rpois(n, 3) + 1))
   cuts <- c(250L, 600L)
   ref_h <- nmf(x, 4, max_iter = 15, tol = 0)
   ref_k <- nmf(x, 4, loss = "kl", max_iter = 8, tol = 0)

@@ -145,7 +145,7 @@ test_that("Tsallis fits over shards (SQUAREM of q-EM, the default) equal the in-
   expect_true(ref$converged)
   # 3- and 4-way data: one pass per mode
   for (d in list(c(18, 6, 5), c(16, 4, 3, 3))) {
-    X <- array(stats::rpois(prod(d), 2), d)
+    X <- with_test_seed(1, array(stats::rpois(prod(d), 2), d))
     X[cbind(seq_len(d[1]), matrix(1L, d[1], length(d) - 1))] <- 1
     cuts <- c(5L, 11L)
     ref <- plsa(X, 2, loss = "tsallis", q = 0.5, seed = 6, max_iter = 30, tol = 0)

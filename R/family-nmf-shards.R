@@ -56,7 +56,10 @@ shard_nmf_dense <- function(nd) {
 }
 
 # otherwise their products for the range finder (cpp_nmf_range_svd()):
-# (X H')' for Ht (l x n), Q'X for Qt (l x m), added over the shards
+# (X H')' for Ht (l x n), Q'X for Qt (l x m), added over the shards. Those
+# of a weighted fit, read here a shard at a time (its weighted values, see
+# shard_nmf_each()); an unweighted fit's come from its session's stores
+# (nmf_shard_session()'s products()).
 shard_nmf_products <- function(nd, threads) {
   function(which, F) {
     out <- if (which == "XHt") matrix(0, nrow(F), nd$dims[1]) else matrix(0, nrow(F), nd$dims[2])

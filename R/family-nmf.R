@@ -516,10 +516,12 @@ nmf <- function(x, k, loss = c("frobenius", "kl", "beta"), beta = 2,
     nd$rows <- nmf_keep_rows(length(nd$x)) || loss == "kl"
     nd$ptr <- nmf_ptr(nd)
   }
-  # (an unweighted fit on a cluster: the workers load their shards first,
-  # and NNDSVD's SVD takes the products of the data from them)
+  # (an unweighted fit of shards: the stores load their shards first, on
+  # the workers of a cluster or here, and NNDSVD's SVD takes the products
+  # of the data from them; a weighted fit's are made here,
+  # shard_nmf_products())
   products <- NULL
-  if (sharded && !weighted && !is.null(cluster) && is.character(init) && init != "random") {
+  if (sharded && !weighted && is.character(init) && init != "random") {
     session <- nmf_shard_session(x, cluster, threads, loss, method, sc$s, L1s, L2s, eps, call, files, accelerate,
                                  beta = beta, x_floor = x_floor)
     on.exit(session$close(), add = TRUE)
@@ -849,7 +851,7 @@ nmf_svd <- function(nd, k, threads = 1L, products = NULL) {
   # the range finder in C++ (with the package's kernels: R's reference BLAS
   # is several times slower; sparse data are read in place), with two power
   # iterations; data in shards through their products, a shard at a time
-  # (here, or by the workers holding them: `products`)
+  # (by the stores holding them: `products`)
   l <- min(k + 10, min(nd$dims))
   omega <- with_seed(20240601L, matrix(stats::rnorm(nd$dims[2] * l), nd$dims[2], l))
   if (sharded) {

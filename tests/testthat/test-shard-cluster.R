@@ -64,7 +64,7 @@ test_that("a cluster whose calls wait for TCP's delayed acknowledgement is said 
   expect_null(aspectr:::cluster_latency_check(structure(list(), class = "cluster"), clock(1)))
 })
 
-test_that("NNDSVD's SVD of shards on a cluster, by the workers' products, gives the in-memory start and fit", {
+test_that("NNDSVD's SVD of shards, by the products of the stores holding them, gives the in-memory start and fit", {
   skip_on_cran()
   # (above 400 in both dimensions: the randomized range finder, whose
   # products of the data the workers compute from their shards)
@@ -81,20 +81,30 @@ test_that("NNDSVD's SVD of shards on a cluster, by the workers' products, gives 
   cl <- psock_cluster()
   on.exit(parallel::stopCluster(cl), add = TRUE)
   sh <- shards(split_rows(x, cuts))
-  # the SVD's products of the data: from the workers on a cluster (this
-  # process reads no shard for them), else here
-  here <- new.env()
-  here$n <- 0
-  trace("shard_nmf_products", bquote(assign("n", get("n", envir = .(here)) + 1, envir = .(here))),
-        where = asNamespace("aspectr"), print = FALSE)
+  # the SVD's products of the data: by the stores holding the shards (the
+  # workers on a cluster, this process's stores out of core), never by
+  # reading the shards apart from them
+  count <- function(fun) {
+    n <- new.env()
+    n$n <- 0
+    trace(fun, bquote(assign("n", get("n", envir = .(n)) + 1, envir = .(n))),
+          where = asNamespace("aspectr"), print = FALSE)
+    n
+  }
+  apart <- count("shard_nmf_products")
+  here <- count("shard_nmf_prod")
   on.exit(untrace("shard_nmf_products", where = asNamespace("aspectr")), add = TRUE)
+  on.exit(untrace("shard_nmf_prod", where = asNamespace("aspectr")), add = TRUE)
   same(nmf(sh, 4, max_iter = 15, tol = 0, cluster = cl), ref_h, "PSOCK, HALS")
   same(nmf(sh, 4, loss = "kl", max_iter = 8, tol = 0, cluster = cl), ref_k, "PSOCK, KL")
   files <- write_shards(split_rows(x, cuts), shard_tempdir())
   same(nmf(files, 4, max_iter = 15, tol = 0, cluster = cl), ref_h, "PSOCK, .shard files")
   expect_identical(here$n, 0)
+  # (out of core: the range finder's 6 products, each by this process's store)
   same(nmf(files, 4, max_iter = 15, tol = 0), ref_h, "out of core")
-  expect_identical(here$n, 1)
+  same(nmf(sh, 4, max_iter = 15, tol = 0), ref_h, "shards in memory")
+  expect_identical(here$n, 12)
+  expect_identical(apart$n, 0)
   skip_if_not_installed("mirai")
   cm <- mirai_cluster()
   on.exit(parallel::stopCluster(cm), add = TRUE)

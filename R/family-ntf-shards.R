@@ -358,11 +358,16 @@ plsa_l2_shard_session <- function(x, cluster, threads, call, files = NULL) {
 # (divided by the largest value first).
 # `fit(init, iters, tol, hook, exact)` runs one start (lambda and factors
 # d_n x k, the first mode's as shard_begin() takes it) and returns what
-# shard_em_fit() returns.
-ntf_kshard_session <- function(x, cluster, threads, call, files = NULL) {
+# shard_em_fit() returns. `prior` (plsa_prior(), a matrix): the MAP fit of
+# the in-memory rule, its pseudo-counts in the core's units (divided by
+# the data's total).
+ntf_kshard_session <- function(x, cluster, threads, call, files = NULL, prior = NULL) {
   se <- cp_shard_engine(x, cluster, threads, call, files)
   eng <- se$eng
   global <- se$global
+  total <- if (!is.null(prior)) shard_total(x)
+  doc_prior <- if (!is.null(prior$doc)) as.numeric(prior$doc) / total
+  term_prior <- if (!is.null(prior$term)) prior$term / total
   fit <- function(init, iters, tol, hook, exact) {
     run <- function(op, args = list()) eng$reduce(eng$run(op, c(list(global = global), args)), "stats")
     lambda <- as.numeric(init$lambda)
@@ -376,7 +381,8 @@ ntf_kshard_session <- function(x, cluster, threads, call, files = NULL) {
       shard_iteration_gc(eng, length(lambda), exact)
       if (is.null(hook)) TRUE else hook(it, value, model)
     }
-    r <- cpp_aspect_pieces_fit(fn, lambda, shared, "kcd", 1, NULL, as.integer(iters), tol, threads, cb, exact)
+    r <- cpp_aspect_pieces_fit(fn, lambda, shared, "kcd", 1, term_prior, as.integer(iters), tol, threads, cb, exact,
+                               doc_prior = doc_prior)
     F0 <- eng$gather(last = TRUE)
     list(lambda = r$lambda, factors = c(list(F0), lapply(r$factors, t)), objective = r$objective,
          initial = r$initial, iterations = r$iterations, converged = r$converged, stopped = r$stopped, kl = r$kl,

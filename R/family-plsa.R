@@ -288,9 +288,11 @@
 #' its row problems, with the pseudo-counts as extra observed cells and the
 #' normalizers of the proportions bounded by their tangents (a
 #' majorization), and the same fixed points as MAP EM. Sharded data
-#' ([shards()]) are fitted by MAP EM or its SQUAREM (coordinate descent
-#' with a prior needs every row of a term at once), the same fit as in
-#' memory with `method = "em"` or `"squarem"`. A fit with a prior keeps it
+#' ([shards()]) take the same methods with the same default, and give the
+#' in-memory fit: each shard solves its documents' rows with their
+#' pseudo-counts and adds its part of the terms' majorizer, and each
+#' Newton step of the terms' rows takes sums over the shards, to which
+#' the terms' pseudo-counts are added once. A fit with a prior keeps it
 #' in `prior` (in the fit's topic order), and [predict()] and
 #' [perplexity()] fold new documents in with the same pseudo-counts on
 #' \eqn{P(z \mid d)}. The prior applies to `loss = "kl"` with `tempering =
@@ -327,8 +329,8 @@
 #' rows of the documents' factor where the shard is, which keeps three
 #' copies of them, the iterates the extrapolation reads); with `tempering
 #' < 1` the default is SQUAREM, as in memory; with a `prior` or `seeds`
-#' `method = "cd"` is refused (it needs every cell of a term at once) and
-#' the default is EM. N-way data are fitted by the default coordinate
+#' the default is coordinate descent, as in memory (see Priors and guided
+#' topics). N-way data are fitted by the default coordinate
 #' descent of [ntf()] on shards (each shard solves its documents' rows;
 #' every other mode's rows take their Newton steps from sums over the
 #' shards, one pass over the shards per step of all the mode's rows), or
@@ -344,11 +346,14 @@
 #' of sums and counts over the shards (Michelot's 1986 iteration with a
 #' grid that brackets the threshold; no pass over the cells); an iteration
 #' passes over the cells once per mode, as in memory. (One exception to
-#' "up to rounding": with masks or weights under `loss = "tsallis"` a
-#' column's q-EM step is kept only when it does not raise the column's
-#' sub-problem, and near convergence rounding can decide that comparison
-#' differently on shards and in memory; the fits then differ in the last
-#' iterations by up to about 1e-8.) With
+#' "up to rounding": a step is kept only when it does not raise the
+#' objective (coordinate descent: an iteration; with masks or weights under
+#' `loss = "tsallis"`, a column's q-EM step and its sub-problem). Past
+#' convergence, as with `tol = 0` and many iterations, a step changes the
+#' objective by less than its rounding, and rounding can decide that
+#' comparison differently on shards and in memory; the fits then differ in
+#' the last iterations by up to about 1e-7. With the default `tol` a fit
+#' stops long before.) With
 #' `cluster =` the shards are spread over the workers. A failing shard or
 #' worker ends the fit with an error of class `aspectr_error_shard` (naming
 #' the shard) or `aspectr_error_cluster`.

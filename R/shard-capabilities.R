@@ -13,12 +13,9 @@ shard_capabilities <- function() {
     cap("nmf", "frobenius", c("hals", "anls", "mu", "als"), TRUE),
     cap("nmf", "kl", c("cd", "mu"), TRUE),
     cap("nmf", "beta", "mu", TRUE),
-    # (coordinate descent of a matrix is nmf()'s rule, which runs on pieces,
-    # of N-way data solvers/cd_pieces.h; with a prior it is that of
-    # solvers/cd.h, which needs every cell of a term at once)
+    # (coordinate descent of a matrix is nmf()'s rule, which runs on pieces;
+    # of N-way data and with a prior, solvers/cd_pieces.h)
     cap("plsa", "kl", c("cd", "em", "squarem"), TRUE),
-    cap("plsa", "kl", "cd", FALSE, "coordinate descent with a prior needs every row of a term at once",
-        option = "prior"),
     cap("plsa", "tsallis", c("squarem", "em"), TRUE),
     # (missing cells, masks and weights: the weighted q-EM runs on pieces,
     # solvers/plsa_weighted_pieces.h, and its SQUAREM, pieces_squarem.h;

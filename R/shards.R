@@ -1390,10 +1390,10 @@ plsa_shards <- function(x, k, loss, method, q, tempering, init, nrun, stg, max_i
                      f
                    })
   rank1 <- loss == "kl" && k == 1 && is.null(first) && is.null(prior)
-  # (coordinate descent of a matrix: nmf()'s; of N-way data: that of
-  # solvers/cd_pieces.h, ntf_kshard_session())
-  cd <- method == "cd" && !rank1 && N == 2
-  kcd <- method == "cd" && !rank1 && N > 2
+  # (coordinate descent of a matrix: nmf()'s; of N-way data, and with a
+  # prior, as in memory: that of solvers/cd_pieces.h, ntf_kshard_session())
+  cd <- method == "cd" && !rank1 && N == 2 && is.null(prior)
+  kcd <- method == "cd" && !rank1 && !cd
   if (cd) {
     # nmf()'s KL coordinate descent on the shards (plsa_cd_shard_session())
     session <- plsa_cd_shard_session(x, cluster, threads, call, files)
@@ -1415,7 +1415,7 @@ plsa_shards <- function(x, k, loss, method, q, tempering, init, nrun, stg, max_i
     l2_fit <- session$fit
     session$fit <- function(init, iters, tol, hook, exact) l2_fit(init, iters, tol, hook, exact, free = !normalize)
   } else if (kcd) {
-    session <- ntf_kshard_session(x, cluster, threads, call, files)
+    session <- ntf_kshard_session(x, cluster, threads, call, files, prior = prior)
   } else if (!cd) {
     session <- shard_em_session(x, cluster, threads, tempering, call, q = if (loss == "tsallis") q, files = files,
                                 prior = prior, squarem = method == "squarem")

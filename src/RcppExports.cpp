@@ -1312,8 +1312,8 @@ BEGIN_RCPP
 END_RCPP
 }
 // cpp_aspect_pieces_fit
-Rcpp::List cpp_aspect_pieces_fit(SEXP fn, Rcpp::NumericVector lambda, Rcpp::List factors, std::string method, double q, SEXP term_prior, int max_iter, double tol, int threads, SEXP hook, bool want_model, bool squarem, double squarem_bound);
-RcppExport SEXP _aspectr_cpp_aspect_pieces_fit(SEXP fnSEXP, SEXP lambdaSEXP, SEXP factorsSEXP, SEXP methodSEXP, SEXP qSEXP, SEXP term_priorSEXP, SEXP max_iterSEXP, SEXP tolSEXP, SEXP threadsSEXP, SEXP hookSEXP, SEXP want_modelSEXP, SEXP squaremSEXP, SEXP squarem_boundSEXP) {
+Rcpp::List cpp_aspect_pieces_fit(SEXP fn, Rcpp::NumericVector lambda, Rcpp::List factors, std::string method, double q, SEXP term_prior, int max_iter, double tol, int threads, SEXP hook, bool want_model, bool squarem, double squarem_bound, SEXP doc_prior);
+RcppExport SEXP _aspectr_cpp_aspect_pieces_fit(SEXP fnSEXP, SEXP lambdaSEXP, SEXP factorsSEXP, SEXP methodSEXP, SEXP qSEXP, SEXP term_priorSEXP, SEXP max_iterSEXP, SEXP tolSEXP, SEXP threadsSEXP, SEXP hookSEXP, SEXP want_modelSEXP, SEXP squaremSEXP, SEXP squarem_boundSEXP, SEXP doc_priorSEXP) {
 BEGIN_RCPP
     Rcpp::RObject rcpp_result_gen;
     Rcpp::RNGScope rcpp_rngScope_gen;
@@ -1330,7 +1330,8 @@ BEGIN_RCPP
     Rcpp::traits::input_parameter< bool >::type want_model(want_modelSEXP);
     Rcpp::traits::input_parameter< bool >::type squarem(squaremSEXP);
     Rcpp::traits::input_parameter< double >::type squarem_bound(squarem_boundSEXP);
-    rcpp_result_gen = Rcpp::wrap(cpp_aspect_pieces_fit(fn, lambda, factors, method, q, term_prior, max_iter, tol, threads, hook, want_model, squarem, squarem_bound));
+    Rcpp::traits::input_parameter< SEXP >::type doc_prior(doc_priorSEXP);
+    rcpp_result_gen = Rcpp::wrap(cpp_aspect_pieces_fit(fn, lambda, factors, method, q, term_prior, max_iter, tol, threads, hook, want_model, squarem, squarem_bound, doc_prior));
     return rcpp_result_gen;
 END_RCPP
 }
@@ -1832,7 +1833,7 @@ static const R_CallMethodDef CallEntries[] = {
     {"_aspectr_cpp_shard_summary", (DL_FUNC) &_aspectr_cpp_shard_summary, 3},
     {"_aspectr_cpp_shard_file_summary", (DL_FUNC) &_aspectr_cpp_shard_file_summary, 1},
     {"_aspectr_cpp_shard_buffer_free", (DL_FUNC) &_aspectr_cpp_shard_buffer_free, 1},
-    {"_aspectr_cpp_aspect_pieces_fit", (DL_FUNC) &_aspectr_cpp_aspect_pieces_fit, 13},
+    {"_aspectr_cpp_aspect_pieces_fit", (DL_FUNC) &_aspectr_cpp_aspect_pieces_fit, 14},
     {"_aspectr_cpp_squarem_piece_norms", (DL_FUNC) &_aspectr_cpp_squarem_piece_norms, 3},
     {"_aspectr_cpp_squarem_piece_extrapolate", (DL_FUNC) &_aspectr_cpp_squarem_piece_extrapolate, 4},
     {"_aspectr_cpp_foldin_cells", (DL_FUNC) &_aspectr_cpp_foldin_cells, 7},

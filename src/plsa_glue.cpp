@@ -979,16 +979,19 @@ void cpp_shard_buffer_free(SEXP buffer) {
 // is and returns the added statistics; see solvers/pieces_em.h): the rule's
 // loop in the core's driver. lambda (k) and factors (the shared modes',
 // k x d_n, the core's layout) start the fit; term_prior: the terms'
-// pseudo-counts in the core's units (k x d_1) or NULL. Returns lambda, the
-// shared modes' factors (core layout), the trace and (EM) `kl`, the
-// divergence of the final model without the prior's penalty.
+// pseudo-counts in the core's units (k x d_1) or NULL; doc_prior (KL
+// coordinate descent of a matrix: the documents' pseudo-counts, k, the
+// core's units; EM's are the pieces') or NULL. Returns lambda, the
+// shared modes' factors (core layout), the trace and (EM, coordinate
+// descent) `kl`, the divergence of the final model without the prior's
+// penalty.
 // With `squarem`, the rule extrapolated by SQUAREM (PieceSquarem, from the
 // step bound `squarem_bound`; the bound it ends with is returned).
 // [[Rcpp::export]]
 Rcpp::List cpp_aspect_pieces_fit(SEXP fn, Rcpp::NumericVector lambda, Rcpp::List factors, std::string method,
                                  double q, SEXP term_prior, int max_iter, double tol, int threads,
                                  SEXP hook = R_NilValue, bool want_model = false, bool squarem = false,
-                                 double squarem_bound = 1.0) {
+                                 double squarem_bound = 1.0, SEXP doc_prior = R_NilValue) {
   RPieces P(fn);
   aspectr::AspectPieceModel M;
   M.lambda = Rcpp::as<arma::vec>(lambda);
@@ -1022,9 +1025,13 @@ Rcpp::List cpp_aspect_pieces_fit(SEXP fn, Rcpp::NumericVector lambda, Rcpp::List
     // KL coordinate descent of N-way data (no SQUAREM; its objective is
     // D(G || P) itself)
     if (squarem || M.F.empty()) Rcpp::stop("internal error: coordinate descent in pieces without SQUAREM, of 2 modes or more");
-    aspectr::PieceKLCDTensor rule;
+    aspectr::DirichletPrior prior;
+    if (!Rf_isNull(doc_prior)) prior.doc = Rcpp::as<arma::vec>(doc_prior);
+    if (!Rf_isNull(term_prior)) prior.term = Rcpp::as<arma::mat>(term_prior);
+    if (prior.any() && M.F.size() != 1) Rcpp::stop("internal error: a prior needs a matrix");
+    aspectr::PieceKLCDTensor rule(prior);
     tr = aspectr::run_solver(rule, P, M, ctl, cb);
-    kl = tr.objective.empty() ? tr.initial : tr.objective.back();
+    kl = rule.kl();
   } else {
     Rcpp::stop("internal error: no aspect rule in pieces for '%s'", method.c_str());
   }

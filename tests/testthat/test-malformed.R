@@ -348,7 +348,7 @@ cases <- list(
   mal(plsa(sh, 2, normalize = FALSE), "normalize", "argument"),
   mal(plsa(sh, 2, loss = "l2", normalize = NA), "normalize", "argument", "NA"),
   mal(plsa(sh, 2, method = "blocks"), "method", "argument", "blocks"),
-  mal(plsa(sh, 2, method = "cd", prior = 0.1), "method", "argument", "cd"),
+  mal(plsa(sh, 2, prior = "a"), "prior", "type", "a"),
   mal(ntf(sh, 2, loss = "kl", method = "blocks"), "method", "argument", "blocks"),
   mal(plsa(sh, 0), "k", "argument", "0"),
   mal(plsa(x, 2, cluster = 1), "cluster", "type", "1"),

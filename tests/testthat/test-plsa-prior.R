@@ -172,7 +172,7 @@ test_that("sharded MAP EM equals the in-memory fit", {
   pr <- list(terms = b, documents = c(0.5, 1, 2))
   ref <- plsa(x, 3, method = "em", seed = 7, max_iter = 40, tol = 0, prior = pr)
   for (cuts in list(17L, c(9L, 30L))) {
-    fit <- plsa(shards(split_rows(x, cuts)), 3, seed = 7, max_iter = 40, tol = 0, prior = pr)
+    fit <- plsa(shards(split_rows(x, cuts)), 3, method = "em", seed = 7, max_iter = 40, tol = 0, prior = pr)
     expect_same_map_fit(fit, ref)
     expect_equal(fit$objective, ref$objective, tolerance = 1e-10)
     expect_equal(fit$kl, ref$kl, tolerance = 1e-10)
@@ -184,12 +184,60 @@ test_that("sharded MAP EM equals the in-memory fit", {
   for (i in 1:3) saveRDS(parts[[i]], f[i])
   op <- options(aspectr.shard_chunk = 50)
   on.exit(options(op), add = TRUE)
-  fit <- plsa(shards(f), 3, seed = 7, max_iter = 40, tol = 0, prior = pr)
+  fit <- plsa(shards(f), 3, method = "em", seed = 7, max_iter = 40, tol = 0, prior = pr)
   expect_same_map_fit(fit, ref)
   expect_equal(fit$objective, ref$objective, tolerance = 1e-10)
 })
 
-test_that("sharded MAP EM on a PSOCK cluster equals the in-memory fit", {
+test_that("sharded MAP coordinate descent (the default) equals the in-memory fit on every backend", {
+  x <- shard_counts()
+  b <- with_test_seed(21, matrix(stats::runif(25 * 3, 0, 2), 25, 3))
+  parts <- split_rows(x, c(9L, 30L))
+  f <- file.path(shard_tempdir(), paste0("s", 1:3, ".rds"))
+  for (i in 1:3) saveRDS(parts[[i]], f[i])
+  backends <- list(memory = shards(parts), one = shards(list(x)), shard_files = write_shards(parts, shard_tempdir()),
+                   rds = shards(f))
+  priors <- list(both = list(terms = b, documents = c(0.5, 1, 2)), documents = list(documents = 1),
+                 terms = list(terms = 0.3), one = 0.2)
+  for (p in names(priors)) {
+    ref <- plsa(x, 3, seed = 7, max_iter = 25, tol = 0, prior = priors[[p]])
+    expect_identical(ref$method, "cd")
+    # the objective (the negative log posterior) never rises and differs
+    # from the divergence by the prior's penalty
+    expect_true(all(diff(c(ref$initial, ref$objective)) <= 1e-12 * abs(ref$initial)), info = p)
+    expect_gt(abs(utils::tail(ref$objective, 1) - ref$kl), 1e-6)
+    for (bk in names(backends)) {
+      fit <- plsa(backends[[bk]], 3, seed = 7, max_iter = 25, tol = 0, prior = priors[[p]])
+      info <- paste(p, bk)
+      expect_identical(fit$method, "cd", info = info)
+      expect_equal(unname(fit$lambda), unname(ref$lambda), tolerance = 1e-10, info = info)
+      expect_equal(fit$factors, ref$factors, tolerance = 1e-10, info = info)
+      expect_equal(fit$objective, ref$objective, tolerance = 1e-10, info = info)
+      expect_equal(fit$initial, ref$initial, tolerance = 1e-10, info = info)
+      expect_identical(fit$iterations, ref$iterations, info = info)
+      expect_equal(fit$kl, ref$kl, tolerance = 1e-10, info = info)
+      expect_equal(fit$prior, ref$prior, info = info)
+    }
+  }
+  # guided topics (seeds) are a prior too; files read 7 cells at a time
+  s <- list(first = c("w1", "w2"), second = "w5")
+  ref <- plsa(x, 3, seed = 2, max_iter = 20, tol = 0, seeds = s)
+  op <- options(aspectr.shard_chunk = 7)
+  on.exit(options(op), add = TRUE)
+  for (bk in c("memory", "shard_files")) {
+    fit <- plsa(backends[[bk]], 3, seed = 2, max_iter = 20, tol = 0, seeds = s)
+    expect_equal(fit$factors, ref$factors, tolerance = 1e-10, info = bk)
+    expect_equal(fit$objective, ref$objective, tolerance = 1e-10, info = bk)
+  }
+  # a converged fit stops at the same iteration
+  ref <- plsa(x, 3, seed = 5, prior = 0.5)
+  fit <- plsa(backends$memory, 3, seed = 5, prior = 0.5)
+  expect_true(ref$converged)
+  expect_identical(fit$iterations, ref$iterations)
+  expect_equal(fit$factors, ref$factors, tolerance = 1e-10)
+})
+
+test_that("sharded MAP EM and coordinate descent on a PSOCK cluster equal the in-memory fit", {
   skip_on_cran()
   cl <- psock_cluster()
   on.exit(parallel::stopCluster(cl), add = TRUE)
@@ -200,10 +248,15 @@ test_that("sharded MAP EM on a PSOCK cluster equals the in-memory fit", {
   parts <- split_rows(x, c(12L, 30L))
   f <- file.path(dir, paste0("p", 1:3, ".rds"))
   for (i in 1:3) saveRDS(parts[[i]], f[i])
+  ref_cd <- plsa(x, 3, seed = 3, max_iter = 15, tol = 0, prior = pr)
   for (sh in list(shards(parts), shards(f))) {
-    fit <- plsa(sh, 3, seed = 3, max_iter = 15, tol = 0, prior = pr, cluster = cl)
+    fit <- plsa(sh, 3, method = "em", seed = 3, max_iter = 15, tol = 0, prior = pr, cluster = cl)
     expect_same_map_fit(fit, ref)
     expect_equal(fit$kl, ref$kl, tolerance = 1e-10)
+    # the default, coordinate descent
+    fit <- plsa(sh, 3, seed = 3, max_iter = 15, tol = 0, prior = pr, cluster = cl)
+    expect_same_map_fit(fit, ref_cd)
+    expect_equal(fit$kl, ref_cd$kl, tolerance = 1e-10)
   }
 })
 
@@ -269,11 +322,20 @@ test_that("guided topics recover their planted terms and carry their names", {
     expect_setequal(vapply(got, paste, "", collapse = " "),
                     vapply(pc$blocks[c(2, 4)], function(b) paste(sort(b), collapse = " "), ""))
   }
-  # the same guided fit over shards
-  fit <- plsa(x, 4, method = "em", seed = 3, max_iter = 100, tol = 0, seeds = seeds)
-  sh <- plsa(shards(split_rows(x, 50L)), 4, seed = 3, max_iter = 100, tol = 0, seeds = seeds)
-  expect_identical(names(sh$lambda), names(fit$lambda))
-  expect_equal(sh$factors$terms, fit$factors$terms, tolerance = 1e-9)
+  # the same guided fit over shards (EM, and the default coordinate descent,
+  # to convergence: past it, with tol = 0, an iteration changes the
+  # objective by less than its rounding, and rounding decides whether the
+  # iteration is kept, see ?plsa)
+  for (m in c("em", "cd")) {
+    fit <- plsa(x, 4, method = m, seed = 3, max_iter = 1000, tol = 1e-10, seeds = seeds)
+    sh <- plsa(shards(split_rows(x, 50L)), 4, method = if (m == "em") m, seed = 3, max_iter = 1000, tol = 1e-10,
+               seeds = seeds)
+    expect_identical(sh$method, m)
+    expect_true(sh$converged)
+    expect_identical(sh$iterations, fit$iterations)
+    expect_identical(names(sh$lambda), names(fit$lambda))
+    expect_equal(sh$factors$terms, fit$factors$terms, tolerance = 1e-9)
+  }
 })
 
 test_that("guided topics agree with seededlda on the same corpus", {

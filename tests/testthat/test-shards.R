@@ -275,9 +275,6 @@ test_that("sharded fits refuse what they cannot do exactly", {
   expect_error(plsa(sh, 2, loss = "tsallis", q = 1), class = "aspectr_error_input")
   # (the L2 loss runs on shards; normalize = FALSE is its own, as in memory)
   expect_error(plsa(sh, 2, normalize = FALSE), class = "aspectr_error_input_argument", regexp = "normalize")
-  # coordinate descent runs on shards, but not with a prior
-  expect_error(plsa(sh, 2, method = "cd", prior = 0.1), class = "aspectr_error_input_argument",
-               regexp = "prior")
   expect_error(plsa(sh, 2, tempering = 0.9, method = "cd"), class = "aspectr_error_input_argument",
                regexp = "tempering")
   expect_error(plsa(sh, 0), class = "aspectr_error_input")

@@ -314,35 +314,17 @@ class KLCDRule {
     if (M.order() != 2) throw std::invalid_argument("a prior needs a matrix");
     const arma::uword k = M.rank();
     const DirichletPrior& P = *prior_;
-    const arma::vec a = P.doc.is_empty() ? arma::vec(k, arma::fill::zeros) : P.doc;
-    const double As = arma::accu(a);
     if (n == 0) {
       const arma::rowvec s0 = arma::sum(J, 0);
       pr.coef.set_size(J.n_cols);
-      for (arma::uword d = 0; d < J.n_cols; ++d) pr.coef[d] = 1.0 + (s0[d] > 0.0 ? As / s0[d] : 0.0);
-      pr.cells = a;
+      for (arma::uword d = 0; d < J.n_cols; ++d) pr.coef[d] = P.document_coef(s0[d]);
+      pr.cells = P.doc.is_empty() ? arma::vec(k, arma::fill::zeros) : P.doc;
       return;
     }
-    const arma::mat& U = M.F[0];
-    const arma::vec& lam0 = M.lambda;
     arma::vec colw(k, arma::fill::zeros);
     double Dm = 0.0;
-    for (arma::uword d = 0; d < U.n_cols; ++d) {
-      double s = 0.0;
-      for (arma::uword r = 0; r < k; ++r) s += lam0[r] * U(r, d);
-      if (!(s > 0.0)) continue;
-      Dm += 1.0;
-      for (arma::uword r = 0; r < k; ++r) colw[r] += U(r, d) / s;
-    }
-    const arma::uword V = M.F[1].n_cols;
-    pr.cells = P.term.is_empty() ? arma::mat(k, V, arma::fill::zeros) : P.term;
-    const arma::vec B = arma::sum(pr.cells, 1);
-    pr.coef = 1.0 + As * colw;
-    for (arma::uword r = 0; r < k; ++r) {
-      const double e = B[r] - Dm * a[r];
-      if (e > 0.0 && lam0[r] > 0.0) pr.coef[r] += e / lam0[r];
-      else if (e < 0.0) pr.cells.row(r) -= e * M.F[1].row(r);
-    }
+    DirichletPrior::document_sums(M.lambda, M.F[0], colw, Dm);
+    P.term_majorizer(M.lambda, colw, Dm, M.F[1], pr.coef, pr.cells);
     // (pseudo-cells of row w: column w of a k x n_terms matrix)
   }
 

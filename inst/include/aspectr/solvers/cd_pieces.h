@@ -23,15 +23,25 @@
 // log T (v the model at the last mode's solution, T its total), comes
 // from one more pass, so a fit in pieces equals the in-memory fit up to
 // rounding; as in memory a step that rounding made worse is undone.
+// With a Dirichlet prior (a matrix; prior.h) each mode minimizes
+// KLCDRule's majorizer: the pieces solve their documents with the
+// documents' pseudo-cells and coefficients, then add the documents' sums
+// of the terms' majorizer ("kcd_prior"), whose pseudo-cells the rule adds
+// to every pass's sums itself; the value adds the prior's penalty (the
+// documents' part from the pieces).
 //
 // Requests (inputs: lambda (k x 1), F1 .. F{N-1} (the shared modes'
 // factors, k x d_n) and, when pending, colsum (the first mode's row sums
 // that divide the pieces' a_1 before the request is answered)):
-//   "kcd_rows"    -> mass (k x 1: the row sums of the piece's new a_1)
+//   "kcd_rows"    [prior_doc (k x 1: the documents' pseudo-counts over the
+//                 total)] -> mass (k x 1: the row sums of the piece's new a_1)
+//   "kcd_prior"   -> colw (k x 1), Dm (the piece's part of the terms'
+//                 majorizer's documents' sums, prior.h document_sums())
 //   "kcd_pass"    mode, rd, rn, d, hv -> sums (3 x d_n: a2, b1, b2)
-//   "kcd_xlogv"   mode, H (k x d_n) -> xlogv (sum g log v, v the model
-//                 with H in mode `mode`), glogg (sum g log g), f0sum (k x
-//                 1: the row sums of the piece's first factor)
+//   "kcd_xlogv"   mode, H (k x d_n) [, prior_doc] -> xlogv (sum g log v, v
+//                 the model with H in mode `mode`), glogg (sum g log g),
+//                 f0sum (k x 1: the row sums of the piece's first factor)
+//                 [, dpen: the documents' penalty of the prior with lambda]
 //   "kcd_restore" the first factor of the step's start back
 //   "gather"      -> F0 (rows x k)
 #ifndef ASPECTR_SOLVERS_CD_PIECES_H
@@ -80,8 +90,16 @@ class KLCDTensorPiece {
       F[n] = arma::mat(const_cast<double*>(m.memptr()), m.n_rows, m.n_cols, false, true);
     }
     if (r.op == "kcd_rows") {
-      rows(F, arma::vectorise(r.mat("lambda")));
+      rows(F, arma::vectorise(r.mat("lambda")), r);
       out.set("mass", arma::mat(arma::sum(F0_, 1)));
+      return out;
+    }
+    if (r.op == "kcd_prior") {
+      arma::vec colw(F0_.n_rows, arma::fill::zeros);
+      double Dm = 0.0;
+      DirichletPrior::document_sums(arma::vectorise(r.mat("lambda")), F0_, colw, Dm);
+      out.set("colw", arma::mat(colw));
+      out.set("Dm", Dm);
       return out;
     }
     const std::size_t n = static_cast<std::size_t>(r.num("mode", 0.0));
@@ -112,6 +130,11 @@ class KLCDTensorPiece {
       out.set("xlogv", xl);
       out.set("glogg", gl);
       out.set("f0sum", arma::mat(arma::sum(F0_, 1)));
+      if (r.has("prior_doc")) {
+        DirichletPrior pr;
+        pr.doc = arma::vectorise(r.mat("prior_doc"));
+        out.set("dpen", pr.documents_penalty(arma::vectorise(r.mat("lambda")), F0_));
+      }
       return out;
     }
     throw std::logic_error("unknown request '" + r.op + "' of a coordinate descent piece");
@@ -144,9 +167,10 @@ class KLCDTensorPiece {
     }
   }
   // the piece's rows of the first mode: a_1 = lambda_r U_1(:, r), each row
-  // solved with its cells (KLCDRule::step()'s row solver), kept in F0;
-  // the start's profile in aux
-  void rows(const std::vector<arma::mat>& F, const arma::vec& lambda) {
+  // solved with its cells (KLCDRule::step()'s row solver; with the
+  // request's prior_doc, its documents' majorizer), kept in F0; the start's
+  // profile in aux
+  void rows(const std::vector<arma::mat>& F, const arma::vec& lambda, const Request& r) {
     const std::size_t N = dims_.size();
     const arma::uword k = F0_.n_rows;
     if (lambda.n_elem != k) throw std::logic_error("coordinate descent piece: weights of the wrong size");
@@ -155,8 +179,22 @@ class KLCDTensorPiece {
     arma::mat A = F0_;
     A.each_col() %= lambda;
     const arma::vec ones(k, arma::fill::ones);
-    kcd_first_rows(X_, N, A, [&](const index_t* ix, double* z) { product(F, ix, 0, z); },
-                   [&](arma::uword) { return ones.memptr(); }, "coordinate descent piece");
+    if (r.has("prior_doc")) {
+      // (each row's coefficients from its entering mass, as KLCDRule's)
+      DirichletPrior pr;
+      pr.doc = arma::vectorise(r.mat("prior_doc"));
+      if (pr.doc.n_elem != k) throw std::logic_error("coordinate descent piece: a prior of the wrong size");
+      const arma::rowvec s0 = arma::sum(A, 0);
+      arma::vec coef(k);
+      kcd_first_rows(X_, N, A, [&](const index_t* ix, double* z) { product(F, ix, 0, z); },
+                     [&](arma::uword i) {
+                       coef.fill(pr.document_coef(s0[i]));
+                       return coef.memptr();
+                     }, "coordinate descent piece", pr.doc.memptr());
+    } else {
+      kcd_first_rows(X_, N, A, [&](const index_t* ix, double* z) { product(F, ix, 0, z); },
+                     [&](arma::uword) { return ones.memptr(); }, "coordinate descent piece");
+    }
     F0_ = A;
   }
   // one pass of KLCDColumns for mode n: the piece's part of every index's
@@ -174,9 +212,12 @@ class KLCDTensorPiece {
 
 // The rule (KLCDRule's iteration, one Newton sweep of one step per
 // coordinate) on pieces; the model's first factor stays with the pieces.
+// `prior` (a matrix only; in the core's units, prior.h): KLCDRule's MAP
+// fit.
 class PieceKLCDTensor {
  public:
   static constexpr bool kLagged = false;
+  explicit PieceKLCDTensor(DirichletPrior prior = DirichletPrior()) : prior_(std::move(prior)) {}
 
   double step(const Pieces& P, AspectPieceModel& M, int threads) {
     return step(P, M, threads, std::numeric_limits<double>::quiet_NaN());
@@ -185,23 +226,49 @@ class PieceKLCDTensor {
     const std::size_t S = M.F.size();
     const arma::uword k = M.lambda.n_elem;
     const bool guard = std::isfinite(prev);
+    const bool with_prior = prior_.any();
+    if (with_prior && S != 1) throw std::logic_error("coordinate descent in pieces: a prior needs a matrix");
     const arma::vec lambda0 = M.lambda;
     const std::vector<arma::mat> F0 = M.F;
     // mode 1, in the pieces; its split pending (colsum, with the next request)
-    arma::vec mass = arma::vectorise(P.map(M.request("kcd_rows")).mat("mass"));
+    arma::vec mass = arma::vectorise(P.map(with_doc(M.request("kcd_rows"))).mat("mass"));
     double T = total(mass);
     M.lambda = mass / T;
     M.colsum = arma::mat(mass);
     const arma::vec ones(k, arma::fill::ones);
+    arma::vec coef = ones;
+    arma::mat cells;  // the terms' pseudo-cells (k x d_2), with a prior
+    if (with_prior) {
+      const Stats st = P.map(M.request("kcd_prior"));
+      prior_.term_majorizer(M.lambda, arma::vectorise(st.mat("colw")), st.num("Dm"), M.F[0], coef, cells);
+    }
     arma::mat last;
     for (std::size_t n = 1; n <= S; ++n) {
       arma::mat A = M.F[n - 1];
       A.each_col() %= M.lambda;
-      A = kcd_mode_by_passes(P, A, ones, [&] {
+      auto make = [&] {
         Request r = M.request("kcd_pass");
         r.with("mode", static_cast<double>(n));
         return r;
-      });
+      };
+      if (with_prior) {
+        A = kcd_mode_by_passes(P, A, coef, make, [&](arma::mat& St, const nmf::KLCDColumns& sv) {
+          // the pseudo-cells' terms: cell e_j of value cells(j, w), model hv(j, w)
+          const arma::mat& hv = sv.hv();
+          for (arma::uword w = 0; w < St.n_rows; ++w) {
+            const int rd = sv.rd[w], rn = sv.rn[w];
+            if (rd < 0) continue;
+            const double* pc = cells.colptr(w);
+            for (arma::uword j = 0; j < k; ++j) {
+              if (!(pc[j] > 0.0)) continue;
+              nmf::KLCD::add_terms(static_cast<int>(j) == rd ? 1.0 : 0.0, static_cast<int>(j) == rn ? 1.0 : 0.0,
+                                   pc[j], hv(j, w), St(w, 0), St(w, 1), St(w, 2));
+            }
+          }
+        });
+      } else {
+        A = kcd_mode_by_passes(P, A, ones, make);
+      }
       mass = arma::sum(A, 1);
       T = total(mass);
       for (arma::uword r = 0; r < k; ++r)
@@ -209,28 +276,35 @@ class PieceKLCDTensor {
       M.lambda = mass / T;
       if (n == S) last = std::move(A);
     }
-    const Stats e = P.map(M.request("kcd_xlogv").with("mode", static_cast<double>(S)).view("H", last));
-    double value = e.num("glogg") - e.num("xlogv") + std::log(T);
+    const Stats e = P.map(with_doc(M.request("kcd_xlogv").with("mode", static_cast<double>(S)).view("H", last)));
+    kl_ = e.num("glogg") - e.num("xlogv") + std::log(T);
+    double value = kl_ + penalty(e, M);
     if (guard && value > prev) {
       M.lambda = lambda0;
       M.F = F0;
       M.colsum.reset();
       P.map(Request("kcd_restore"));
       value = prev;
+      kl_ = prev_kl_;
     }
+    prev_kl_ = kl_;
     return value;
   }
 
-  // D(G || P) of the model
+  // D(G || P) of the model (with a prior, plus its penalty)
   double loss(const Pieces& P, AspectPieceModel& M, int) {
     const std::size_t S = M.F.size();
     arma::mat H = M.F[S - 1];
     H.each_col() %= M.lambda;
-    const Stats e = P.map(M.request("kcd_xlogv").with("mode", static_cast<double>(S)).view("H", H));
+    const Stats e = P.map(with_doc(M.request("kcd_xlogv").with("mode", static_cast<double>(S)).view("H", H)));
     arma::vec tot = arma::vectorise(e.mat("f0sum")) % arma::sum(H, 1);
     for (std::size_t n = 0; n + 1 < S; ++n) tot %= arma::sum(M.F[n], 1);
-    return e.num("glogg") - e.num("xlogv") + std::log(arma::accu(tot));
+    kl_ = prev_kl_ = e.num("glogg") - e.num("xlogv") + std::log(arma::accu(tot));
+    return kl_ + penalty(e, M);
   }
+  // D(G || P) of the model of the last step or loss(), without the prior's
+  // penalty
+  double kl() const { return kl_; }
 
  private:
   static double total(const arma::vec& mass) {
@@ -239,6 +313,23 @@ class PieceKLCDTensor {
       throw std::runtime_error("coordinate descent: the model vanished (no positive mass left)");
     return T;
   }
+  // a request with the documents' pseudo-counts, when there are any
+  Request& with_doc(Request& r) const {
+    if (!prior_.doc.is_empty()) r.view("prior_doc", prior_.doc);
+    return r;
+  }
+  Request with_doc(Request&& r) const {
+    if (!prior_.doc.is_empty()) r.view("prior_doc", prior_.doc);
+    return std::move(r);
+  }
+  // the prior's penalty of the model (the documents' part from the pieces' "dpen")
+  double penalty(const Stats& e, const AspectPieceModel& M) const {
+    if (!prior_.any()) return 0.0;
+    return (prior_.doc.is_empty() ? 0.0 : e.num("dpen")) + prior_.terms_penalty(M.F[0]);
+  }
+
+  DirichletPrior prior_;
+  double kl_ = std::numeric_limits<double>::quiet_NaN(), prev_kl_ = std::numeric_limits<double>::quiet_NaN();
 };
 
 }  // namespace aspectr

@@ -106,10 +106,15 @@ class FileCPCells : public CPCells {
 // descent (nmf::KLCD::solve(), one sweep of one Newton step per
 // coordinate), every cell of the piece at once, grouped by row: z_of(ix,
 // z) the other modes' product at a cell (k values), c_of(i) the row's
-// linear coefficients (k). `who` names the piece in errors. Written once
-// for every CP piece that solves its rows so (cd_pieces.h, CPWeightedPiece).
+// linear coefficients (k). With `pseudo` (k values: a prior's
+// pseudo-counts, solvers/cd.h), every row with cells also has a
+// pseudo-cell of value pseudo[r] and coefficients the unit vector e_r for
+// each pseudo[r] > 0, after its own cells (KLCDRule's documents). `who`
+// names the piece in errors. Written once for every CP piece that solves
+// its rows so (cd_pieces.h, CPWeightedPiece).
 template <class ZOf, class COf>
-inline void kcd_first_rows(CPCells& cells, std::size_t N, arma::mat& A, ZOf z_of, COf c_of, const char* who) {
+inline void kcd_first_rows(CPCells& cells, std::size_t N, arma::mat& A, ZOf z_of, COf c_of, const char* who,
+                           const double* pseudo = nullptr) {
   const arma::uword k = A.n_rows, d = A.n_cols;
   std::vector<index_t> idx;
   std::vector<double> val;
@@ -129,18 +134,29 @@ inline void kcd_first_rows(CPCells& cells, std::size_t N, arma::mat& A, ZOf z_of
     maxnz = std::max(maxnz, ptr[i + 1]);
     ptr[i + 1] += ptr[i];
   }
+  std::size_t np = 0;
+  if (pseudo) for (arma::uword r = 0; r < k; ++r) np += pseudo[r] > 0.0;
   std::vector<std::size_t> pos(nnz), next(ptr.begin(), ptr.end() - 1);
   for (std::size_t s = 0; s < nnz; ++s) pos[next[idx[s * N]]++] = s;
-  std::vector<double> gb(maxnz * k), xs(maxnz), v(maxnz), z(k);
+  std::vector<double> gb((maxnz + np) * k), xs(maxnz + np), v(maxnz + np), z(k);
   for (arma::uword i = 0; i < d; ++i) {
     const std::size_t p0 = ptr[i], nz = ptr[i + 1] - p0;
+    const std::size_t ld = nz + (nz > 0 ? np : 0);
     for (std::size_t t = 0; t < nz; ++t) {
       const std::size_t c = pos[p0 + t];
       xs[t] = val[c];
       z_of(idx.data() + c * N, z.data());
-      for (arma::uword q = 0; q < k; ++q) gb[t + q * nz] = z[q];
+      for (arma::uword q = 0; q < k; ++q) gb[t + q * ld] = z[q];
     }
-    nmf::KLCD::solve(gb.data(), nz, nz, xs.data(), A.colptr(i), k, c_of(i), 0.0, v.data(), 1, 1);
+    if (ld > nz) {
+      std::size_t t = nz;
+      for (arma::uword j = 0; j < k; ++j) {
+        if (!(pseudo[j] > 0.0)) continue;
+        for (arma::uword q = 0; q < k; ++q) gb[t + q * ld] = q == j ? 1.0 : 0.0;
+        xs[t++] = pseudo[j];
+      }
+    }
+    nmf::KLCD::solve(gb.data(), ld, ld, xs.data(), A.colptr(i), k, c_of(i), 0.0, v.data(), 1, 1);
   }
 }
 
@@ -151,8 +167,12 @@ inline void kcd_first_rows(CPCells& cells, std::size_t N, arma::mat& A, ZOf z_of
 // "sums" (3 x d: kcd_mode_pass()) drive the next step. Returns the rows.
 // Written once for every CP rule that solves a mode so (cd_pieces.h,
 // CPWeightedPiecesCD).
-template <class Coef, class MakeRequest>
-inline arma::mat kcd_mode_by_passes(const Pieces& P, const arma::mat& A, const Coef& c, MakeRequest make) {
+//
+// `own(St, solver)`, when given, adds to the summed sums (St, d x 3) those
+// of cells the master holds itself (a prior's pseudo-cells,
+// PieceKLCDTensor) for the pass the solver asked for (its rd, rn and hv()).
+template <class Coef, class MakeRequest, class Own>
+inline arma::mat kcd_mode_by_passes(const Pieces& P, const arma::mat& A, const Coef& c, MakeRequest make, Own own) {
   const arma::uword d = A.n_cols;
   nmf::KLCDColumns solver(A, c, 0.0, 1, 1);
   arma::mat rd(1, d), rn(1, d);
@@ -164,11 +184,16 @@ inline arma::mat kcd_mode_by_passes(const Pieces& P, const arma::mat& A, const C
     }
     Request r = make();
     r.view("rd", rd).view("rn", rn).view("hv", solver.hv());
-    const arma::mat St = P.map(r).mat("sums").t();
+    arma::mat St = P.map(r).mat("sums").t();
     if (St.n_rows != d || St.n_cols != 3) throw std::logic_error("a pass's sums of the wrong size");
+    own(St, solver);
     more = solver.next(St.colptr(0), St.colptr(1), St.colptr(2));
   }
   return solver.H();
+}
+template <class Coef, class MakeRequest>
+inline arma::mat kcd_mode_by_passes(const Pieces& P, const arma::mat& A, const Coef& c, MakeRequest make) {
+  return kcd_mode_by_passes(P, A, c, make, [](arma::mat&, const nmf::KLCDColumns&) {});
 }
 
 // One pass of nmf::KLCDColumns for mode n (>= 1) over a piece's cells:

@@ -87,6 +87,47 @@ struct DirichletPrior {
     return out;
   }
 
+  // Coordinate descent's majorizers (solvers/cd.h, KLCDRule::set_prior()).
+  // A document's linear coefficient (the same for each topic) from s0,
+  // its entering mass sum_z J0(z, d): 1 + sum a / s0 (1 without mass).
+  double document_coef(double s0) const {
+    const double As = doc.is_empty() ? 0.0 : arma::accu(doc);
+    return 1.0 + (s0 > 0.0 ? As / s0 : 0.0);
+  }
+  // The documents' sums the terms' majorizer takes, added into colw (k)
+  // and Dm over the documents of U (k x d, columns the documents' profiles
+  // P(d | z)) with the weights lam0: colw_z += sum_d U(z, d) / s_d, s_d =
+  // sum_z lam0_z U(z, d), over the documents with s_d > 0 (their count
+  // added to Dm). Pieces of the documents add theirs.
+  static void document_sums(const arma::vec& lam0, const arma::mat& U, arma::vec& colw, double& Dm) {
+    const arma::uword k = U.n_rows;
+    for (arma::uword d = 0; d < U.n_cols; ++d) {
+      double s = 0.0;
+      for (arma::uword r = 0; r < k; ++r) s += lam0[r] * U(r, d);
+      if (!(s > 0.0)) continue;
+      Dm += 1.0;
+      for (arma::uword r = 0; r < k; ++r) colw[r] += U(r, d) / s;
+    }
+  }
+  // The terms' majorizer: the linear coefficient of each topic (coef, k)
+  // and the pseudo-cells (cells, k x n_terms: column w those of term w)
+  // from the weights lam0, the documents' sums (document_sums()) and the
+  // entering terms' profiles V0 (k x n_terms).
+  void term_majorizer(const arma::vec& lam0, const arma::vec& colw, double Dm, const arma::mat& V0,
+                      arma::vec& coef, arma::mat& cells) const {
+    const arma::uword k = lam0.n_elem;
+    const arma::vec a = doc.is_empty() ? arma::vec(k, arma::fill::zeros) : doc;
+    const double As = arma::accu(a);
+    cells = term.is_empty() ? arma::mat(k, V0.n_cols, arma::fill::zeros) : term;
+    const arma::vec B = arma::sum(cells, 1);
+    coef = 1.0 + As * colw;
+    for (arma::uword r = 0; r < k; ++r) {
+      const double e = B[r] - Dm * a[r];
+      if (e > 0.0 && lam0[r] > 0.0) coef[r] += e / lam0[r];
+      else if (e < 0.0) cells.row(r) -= e * V0.row(r);
+    }
+  }
+
   static double xlogy(double x, double y) {
     if (x == 0.0) return 0.0;
     if (!(y > 0.0)) return -std::numeric_limits<double>::infinity();

@@ -185,8 +185,8 @@ cpp_ntf_fpiece_run <- function(state, file, dims, F0, op, input, threads, aux = 
     .Call(`_aspectr_cpp_ntf_fpiece_run`, state, file, dims, F0, op, input, threads, aux)
 }
 
-cpp_ntf_kpiece_run <- function(state, file, dims, F0, op, input, threads, aux) {
-    .Call(`_aspectr_cpp_ntf_kpiece_run`, state, file, dims, F0, op, input, threads, aux)
+cpp_ntf_kpiece_run <- function(state, file, dims, F0, op, input, threads, aux, v = NULL) {
+    .Call(`_aspectr_cpp_ntf_kpiece_run`, state, file, dims, F0, op, input, threads, aux, v)
 }
 
 cpp_pps_pieces_fit <- function(fn, lambda, shared, free_weights, max_iter, tol, threads, hook = NULL, want_model = FALSE) {

@@ -278,15 +278,19 @@ shard_ntf_fop <- function(st, held, args, kcd = FALSE) {
     } else {
       d <- if (h$keep) h$data else shard_data(h$source)
       S <- tryCatch(cpp_ntf_fshard_state(d$idx, d$val, dims, g$s), error = fail)
-      rm(d)
       if (h$keep) {
         st$shards[[key]]$fntf <- S
         st$shards[[key]]$data <- NULL
+        # (coordinate descent: the model's value at each cell, kept between
+        # the passes of a mode)
+        if (kcd) st$shards[[key]]$kv <- numeric(length(d$val))
       }
+      rm(d)
     }
-    r <- tryCatch(if (kcd) cpp_ntf_kpiece_run(S, file, dims, h$F0, args$req, args$input, g$threads, aux) else
+    kv <- if (kcd && h$keep && is.null(file)) st$shards[[key]]$kv
+    r <- tryCatch(if (kcd) cpp_ntf_kpiece_run(S, file, dims, h$F0, args$req, args$input, g$threads, aux, kv) else
                     cpp_ntf_fpiece_run(S, file, dims, h$F0, args$req, args$input, g$threads, aux), error = fail)
-    rm(aux)
+    rm(aux, kv)
     # a shard read for this operation only is let go at once
     if (!h$keep && !is.null(S)) cpp_ntf_fshard_release(S)
     rm(S)

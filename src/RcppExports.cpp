@@ -746,8 +746,8 @@ BEGIN_RCPP
 END_RCPP
 }
 // cpp_ntf_kpiece_run
-Rcpp::List cpp_ntf_kpiece_run(SEXP state, SEXP file, Rcpp::IntegerVector dims, SEXP F0, std::string op, SEXP input, int threads, SEXP aux);
-RcppExport SEXP _aspectr_cpp_ntf_kpiece_run(SEXP stateSEXP, SEXP fileSEXP, SEXP dimsSEXP, SEXP F0SEXP, SEXP opSEXP, SEXP inputSEXP, SEXP threadsSEXP, SEXP auxSEXP) {
+Rcpp::List cpp_ntf_kpiece_run(SEXP state, SEXP file, Rcpp::IntegerVector dims, SEXP F0, std::string op, SEXP input, int threads, SEXP aux, SEXP v);
+RcppExport SEXP _aspectr_cpp_ntf_kpiece_run(SEXP stateSEXP, SEXP fileSEXP, SEXP dimsSEXP, SEXP F0SEXP, SEXP opSEXP, SEXP inputSEXP, SEXP threadsSEXP, SEXP auxSEXP, SEXP vSEXP) {
 BEGIN_RCPP
     Rcpp::RObject rcpp_result_gen;
     Rcpp::RNGScope rcpp_rngScope_gen;
@@ -759,7 +759,8 @@ BEGIN_RCPP
     Rcpp::traits::input_parameter< SEXP >::type input(inputSEXP);
     Rcpp::traits::input_parameter< int >::type threads(threadsSEXP);
     Rcpp::traits::input_parameter< SEXP >::type aux(auxSEXP);
-    rcpp_result_gen = Rcpp::wrap(cpp_ntf_kpiece_run(state, file, dims, F0, op, input, threads, aux));
+    Rcpp::traits::input_parameter< SEXP >::type v(vSEXP);
+    rcpp_result_gen = Rcpp::wrap(cpp_ntf_kpiece_run(state, file, dims, F0, op, input, threads, aux, v));
     return rcpp_result_gen;
 END_RCPP
 }
@@ -1800,7 +1801,7 @@ static const R_CallMethodDef CallEntries[] = {
     {"_aspectr_cpp_ntf_fshard_state", (DL_FUNC) &_aspectr_cpp_ntf_fshard_state, 4},
     {"_aspectr_cpp_ntf_fshard_release", (DL_FUNC) &_aspectr_cpp_ntf_fshard_release, 1},
     {"_aspectr_cpp_ntf_fpiece_run", (DL_FUNC) &_aspectr_cpp_ntf_fpiece_run, 8},
-    {"_aspectr_cpp_ntf_kpiece_run", (DL_FUNC) &_aspectr_cpp_ntf_kpiece_run, 8},
+    {"_aspectr_cpp_ntf_kpiece_run", (DL_FUNC) &_aspectr_cpp_ntf_kpiece_run, 9},
     {"_aspectr_cpp_pps_pieces_fit", (DL_FUNC) &_aspectr_cpp_pps_pieces_fit, 9},
     {"_aspectr_cpp_ntf_pieces_fit", (DL_FUNC) &_aspectr_cpp_ntf_pieces_fit, 8},
     {"_aspectr_cpp_ntf_weighted_fit", (DL_FUNC) &_aspectr_cpp_ntf_weighted_fit, 19},

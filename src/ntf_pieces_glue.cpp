@@ -80,10 +80,12 @@ Rcpp::List cpp_ntf_fpiece_run(SEXP state, SEXP file, Rcpp::IntegerVector dims, S
 // solvers/cd_pieces.h) on one shard: its cells as for cpp_ntf_fpiece_run()
 // (values divided by the data's total), F0 its rows of the first factor (k
 // x rows) and aux a matrix of F0's size the piece keeps the step's start
-// in, both changed in place.
+// in, both changed in place; v: NULL, or (a shard kept in memory) a vector
+// of doubles, one per cell, the piece keeps the model's values at its
+// cells in between the passes of a mode (changed in place).
 // [[Rcpp::export]]
 Rcpp::List cpp_ntf_kpiece_run(SEXP state, SEXP file, Rcpp::IntegerVector dims, SEXP F0, std::string op, SEXP input,
-                              int threads, SEXP aux) {
+                              int threads, SEXP aux, SEXP v = R_NilValue) {
   if (!Rf_isReal(F0) || !Rf_isMatrix(F0)) Rcpp::stop("internal error: the first factor must be a matrix of doubles");
   std::vector<arma::uword> d(dims.begin(), dims.end());
   if (d.size() < 2 || static_cast<arma::uword>(Rf_ncols(F0)) != d[0])
@@ -95,7 +97,10 @@ Rcpp::List cpp_ntf_kpiece_run(SEXP state, SEXP file, Rcpp::IntegerVector dims, S
   aspectr::SparseTensor none;  // (a request without the cells: neither given)
   std::unique_ptr<aspectr::CPCells> cells = piece_cells(state, file, d, none);
   try {
-    aspectr::KLCDTensorPiece piece(*cells, d, REAL(F0), REAL(aux), Rf_nrows(F0));
+    if (!Rf_isNull(v) && (!Rf_isReal(v) || !Rf_isNull(file)))
+      Rcpp::stop("internal error: the cells' values kept must be doubles, of cells kept in memory");
+    aspectr::KLCDTensorPiece piece(*cells, d, REAL(F0), REAL(aux), Rf_nrows(F0), Rf_isNull(v) ? nullptr : REAL(v),
+                                   Rf_isNull(v) ? 0 : static_cast<std::size_t>(XLENGTH(v)));
     return aspectr_r::stats_to_r(piece.run(r, threads));
   } catch (const std::logic_error& e) {
     Rcpp::stop(std::string("internal error: ") + e.what());

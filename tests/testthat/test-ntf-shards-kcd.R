@@ -116,3 +116,37 @@ test_that("KL coordinate descent of shards on a PSOCK cluster equals the in-memo
   stores <- function(cl) unlist(parallel::clusterEvalQ(cl, length(ls(asNamespace("aspectr")$shard_stores))))
   expect_identical(stores(cl), c(0L, 0L))
 })
+
+test_that("shards kept in memory keep the model's value at their cells between passes; files recompute it; both give the in-memory fit", {
+  X <- kcd_array(c(12, 5, 4), seed = 4)
+  refs <- kcd_fits(X)
+  # which passes carried the iterate hv (needed by a piece that recomputes
+  # v = hv'z at its cells), and which its steps alone
+  seen <- new.env()
+  seen$hv <- 0L
+  seen$steps <- 0L
+  ns <- asNamespace("aspectr")
+  count <- function() {
+    input <- get("input", parent.frame())
+    op <- get("op", parent.frame())
+    if (identical(op, "kcd_pass")) {
+      if (is.null(input$hv)) seen$steps <- seen$steps + 1L else seen$hv <- seen$hv + 1L
+    }
+  }
+  suppressMessages(trace("cpp_ntf_kpiece_run", tracer = bquote(.(count)()), print = FALSE, where = ns))
+  on.exit(suppressMessages(untrace("cpp_ntf_kpiece_run", where = ns)), add = TRUE)
+  kept <- kcd_fits(shards(split_rows(X, c(3L, 8L))))
+  expect_same_kcd(kept, refs, "kept")
+  # (hv only with the first pass of each of the 2 shared modes, to each of
+  # the 3 shards, in every iteration; the steps alone with the others)
+  expect_identical(seen$hv, 3L * 2L * (kept$ntf$iterations + kept$plsa$iterations))
+  expect_gt(seen$steps, seen$hv)
+  seen$hv <- 0L
+  seen$steps <- 0L
+  files <- kcd_fits(write_shards(split_rows(X, c(3L, 8L)), shard_tempdir()))
+  expect_same_kcd(files, refs, "files")
+  expect_identical(seen$steps, 0L)
+  expect_gt(seen$hv, 0L)
+  # the kept and the recomputed values give the same steps: the same fits
+  for (f in names(kept)) expect_equal(kept[[f]]$objective, files[[f]]$objective, tolerance = 1e-12)
+})

@@ -37,7 +37,9 @@
 //                 total)] -> mass (k x 1: the row sums of the piece's new a_1)
 //   "kcd_prior"   -> colw (k x 1), Dm (the piece's part of the terms'
 //                 majorizer's documents' sums, prior.h document_sums())
-//   "kcd_pass"    mode, rd, rn, d, hv -> sums (3 x d_n: a2, b1, b2)
+//   "kcd_pass"    mode, rd, rn, d, reset, hv (at a reset, or for pieces
+//                 that keep no v) -> sums (3 x d_n: a2, b1, b2) [, nokeep]
+//                 (kcd_mode_pass())
 //   "kcd_xlogv"   mode, H (k x d_n) [, prior_doc] -> xlogv (sum g log v, v
 //                 the model with H in mode `mode`), glogg (sum g log g),
 //                 f0sum (k x 1: the row sums of the piece's first factor)
@@ -66,8 +68,12 @@ namespace aspectr {
 // memory, changed in place).
 class KLCDTensorPiece {
  public:
-  KLCDTensorPiece(CPCells& X, std::vector<arma::uword> dims, double* F0, double* aux, arma::uword k)
-      : X_(X), dims_(std::move(dims)), F0_(F0, k, dims_.at(0), false, true), aux_(aux, k, dims_.at(0), false, true) {}
+  // (v: the model's value at each of the piece's cells, kept between the
+  // passes of a mode, kcd_mode_pass(); nullptr: recomputed in each pass)
+  KLCDTensorPiece(CPCells& X, std::vector<arma::uword> dims, double* F0, double* aux, arma::uword k,
+                  double* v = nullptr, std::size_t v_n = 0)
+      : X_(X), dims_(std::move(dims)), F0_(F0, k, dims_.at(0), false, true), aux_(aux, k, dims_.at(0), false, true),
+        v_(v), v_n_(v_n) {}
 
   Stats run(const Request& r, int) {
     Stats out;
@@ -84,6 +90,8 @@ class KLCDTensorPiece {
     std::vector<arma::mat> F(N);  // views: F[0] the piece's, F[n] shared
     F[0] = arma::mat(F0_.memptr(), F0_.n_rows, F0_.n_cols, false, true);
     for (std::size_t n = 1; n < N; ++n) {
+      // (a pass of mode n does not read F_n, and is not sent it)
+      if (r.op == "kcd_pass" && !r.has("F" + std::to_string(n))) continue;
       const arma::mat& m = r.mat("F" + std::to_string(n));
       if (m.n_rows != F0_.n_rows || m.n_cols != dims_[n])
         throw std::logic_error("coordinate descent piece: a shared factor of the wrong size");
@@ -104,10 +112,9 @@ class KLCDTensorPiece {
     }
     const std::size_t n = static_cast<std::size_t>(r.num("mode", 0.0));
     if (n < 1 || n >= N) throw std::logic_error("coordinate descent piece: a mode out of range");
-    if (r.op == "kcd_pass") {
-      out.set("sums", pass(F, n, r));
-      return out;
-    }
+    for (std::size_t m = 1; m < N; ++m)
+      if (m != n && F[m].n_cols != dims_[m]) throw std::logic_error("coordinate descent piece: a shared factor missing");
+    if (r.op == "kcd_pass") return pass(F, n, r);
     if (r.op == "kcd_xlogv") {
       const arma::mat& H = r.mat("H");
       if (H.n_rows != F0_.n_rows || H.n_cols != dims_[n]) throw std::logic_error("coordinate descent piece: bad H");
@@ -197,17 +204,32 @@ class KLCDTensorPiece {
     }
     F0_ = A;
   }
+  // entry q of product() (the same products in the same order)
+  double product_at(const std::vector<arma::mat>& F, const index_t* ix, std::size_t n, arma::uword q) const {
+    double z = 0.0;
+    bool first = true;
+    for (std::size_t m = 0; m < F.size(); ++m) {
+      if (m == n) continue;
+      const double f = F[m](q, ix[m]);
+      if (first) { z = f; first = false; } else { z *= f; }
+    }
+    return z;
+  }
   // one pass of KLCDColumns for mode n: the piece's part of every index's
-  // sums (a2, b1, b2), v = G hv recomputed at each cell
-  arma::mat pass(const std::vector<arma::mat>& F, std::size_t n, const Request& r) const {
+  // sums (a2, b1, b2), v = G hv at each cell (kept, or recomputed)
+  Stats pass(const std::vector<arma::mat>& F, std::size_t n, const Request& r) const {
     return kcd_mode_pass(X_, dims_.size(), n, F0_.n_rows, dims_[n], r,
-                         [&](const index_t* ix, double* z) { product(F, ix, n, z); }, "coordinate descent piece");
+                         [&](const index_t* ix, double* z) { product(F, ix, n, z); },
+                         [&](const index_t* ix, int q) { return product_at(F, ix, n, static_cast<arma::uword>(q)); },
+                         "coordinate descent piece", v_, v_n_);
   }
 
 
   CPCells& X_;
   std::vector<arma::uword> dims_;
   arma::mat F0_, aux_;
+  double* v_;
+  std::size_t v_n_;
 };
 
 // The rule (KLCDRule's iteration, one Newton sweep of one step per
@@ -247,7 +269,10 @@ class PieceKLCDTensor {
       arma::mat A = M.F[n - 1];
       A.each_col() %= M.lambda;
       auto make = [&] {
+        // (the other modes' factors: not this mode's, nor the weights)
         Request r = M.request("kcd_pass");
+        r.in.erase("F" + std::to_string(n));
+        r.in.erase("lambda");
         r.with("mode", static_cast<double>(n));
         return r;
       };

@@ -175,16 +175,21 @@ template <class Coef, class MakeRequest, class Own>
 inline arma::mat kcd_mode_by_passes(const Pieces& P, const arma::mat& A, const Coef& c, MakeRequest make, Own own) {
   const arma::uword d = A.n_cols;
   nmf::KLCDColumns solver(A, c, 0.0, 1, 1);
-  arma::mat rd(1, d), rn(1, d);
+  arma::mat rd(1, d), rn(1, d), dm(1, d);
   bool more = solver.next(nullptr, nullptr, nullptr);
+  bool nokeep = true;  // (a piece that keeps no v: hv with every pass; learnt at the first)
   while (more) {
     for (arma::uword j = 0; j < d; ++j) {
       rd[j] = solver.rd[j];
       rn[j] = solver.rn[j];
+      dm[j] = solver.d[j];
     }
     Request r = make();
-    r.view("rd", rd).view("rn", rn).view("hv", solver.hv());
-    arma::mat St = P.map(r).mat("sums").t();
+    r.view("rd", rd).view("rn", rn).view("d", dm).with("reset", solver.reset ? 1.0 : 0.0);
+    if (solver.reset || nokeep) r.view("hv", solver.hv());
+    const Stats s = P.map(r);
+    if (solver.reset) nokeep = s.num("nokeep", 0.0) > 0.0;
+    arma::mat St = s.mat("sums").t();
     if (St.n_rows != d || St.n_cols != 3) throw std::logic_error("a pass's sums of the wrong size");
     own(St, solver);
     more = solver.next(St.colptr(0), St.colptr(1), St.colptr(2));
@@ -199,17 +204,31 @@ inline arma::mat kcd_mode_by_passes(const Pieces& P, const arma::mat& A, const C
 // One pass of nmf::KLCDColumns for mode n (>= 1) over a piece's cells:
 // each index's part of the sums (a2, b1, b2; out 3 x d_n) for the
 // coordinates the request names ("rd", "rn": one per index, rd < 0 for
-// none; "hv": the mode's iterate, k x d_n), the model v = hv'z recomputed
-// at each cell, z the other modes' product there (z_of(ix, z): k values).
-// `who` names the piece in errors. Written once for every CP piece that
-// solves a mode by coordinate descent (cd_pieces.h, CPWeightedPiece).
-template <class ZOf>
-inline arma::mat kcd_mode_pass(CPCells& cells, std::size_t N, std::size_t n, arma::uword k, arma::uword d,
-                               const Request& r, ZOf z_of, const char* who) {
+// none), z the other modes' product at a cell (z_of(ix, z): k values;
+// zr_of(ix, r): its value r alone, the same product in the same order).
+// The model v at each cell is either recomputed, v = hv'z ("hv": the
+// mode's iterate, k x d_n), or, where the piece keeps it (`kept`: one
+// value per cell, in the order of the piece's cells; the pass then needs
+// z only at rd and rn), moved by the step: v += d z[rd] ("d": one step
+// per index; "reset" 1: the first pass of the mode, v = hv'z). At a reset
+// a piece says "nokeep" 1 without `kept` (0 with), so that the rule sends
+// hv with every pass when any piece keeps no v.
+// `who` names the piece in errors. Written once for
+// every CP piece that solves a mode by coordinate descent (cd_pieces.h,
+// CPWeightedPiece).
+template <class ZOf, class ZrOf>
+inline Stats kcd_mode_pass(CPCells& cells, std::size_t N, std::size_t n, arma::uword k, arma::uword d,
+                           const Request& r, ZOf z_of, ZrOf zr_of, const char* who,
+                           double* kept = nullptr, std::size_t kept_n = 0) {
   const arma::mat& rdm = r.mat("rd");
   const arma::mat& rnm = r.mat("rn");
-  const arma::mat& hv = r.mat("hv");
-  if (rdm.n_elem != d || rnm.n_elem != d || hv.n_rows != k || hv.n_cols != d)
+  const bool reset = r.num("reset", 1.0) > 0.0;
+  const bool recompute = kept == nullptr || reset;
+  const arma::mat none;
+  const arma::mat& hv = recompute ? r.mat("hv") : none;
+  const arma::mat& dm = kept != nullptr && !reset ? r.mat("d") : none;
+  if (rdm.n_elem != d || rnm.n_elem != d || (recompute && (hv.n_rows != k || hv.n_cols != d)) ||
+      (!recompute && dm.n_elem != d))
     throw std::logic_error(std::string(who) + ": a pass of the wrong size");
   std::vector<int> rd(d), rn(d);
   for (arma::uword j = 0; j < d; ++j) {
@@ -220,21 +239,37 @@ inline arma::mat kcd_mode_pass(CPCells& cells, std::size_t N, std::size_t n, arm
   }
   arma::mat out(3, d, arma::fill::zeros);
   std::vector<double> z(k);
+  std::size_t c = 0;  // the cell's position among the piece's cells
   cells.each([&](const SparseTensor& X) {
     const index_t* ix0 = X.indices();
-    for (std::size_t s = 0; s < X.nnz(); ++s) {
+    if (kept != nullptr && c + X.nnz() > kept_n) throw std::logic_error(std::string(who) + ": more cells than values kept");
+    for (std::size_t s = 0; s < X.nnz(); ++s, ++c) {
       const index_t* ix = ix0 + s * N;
       const index_t j = ix[n];
       if (rd[j] < 0) continue;
-      z_of(ix, z.data());
-      const double* h = hv.colptr(j);
-      double v = 0.0;
-      for (arma::uword q = 0; q < k; ++q) v += h[q] * z[q];
+      double v, zd, zn;
+      if (recompute) {
+        z_of(ix, z.data());
+        const double* h = hv.colptr(j);
+        v = 0.0;
+        for (arma::uword q = 0; q < k; ++q) v += h[q] * z[q];
+        zd = z[rd[j]];
+        zn = z[rn[j]];
+        if (kept != nullptr) kept[c] = v;
+      } else {
+        zd = zr_of(ix, rd[j]);
+        zn = rn[j] == rd[j] ? zd : zr_of(ix, rn[j]);
+        v = kept[c] += dm[j] * zd;
+      }
       double* o = out.colptr(j);
-      nmf::KLCD::add_terms(z[rd[j]], z[rn[j]], X.value(s), v, o[0], o[1], o[2]);
+      nmf::KLCD::add_terms(zd, zn, X.value(s), v, o[0], o[1], o[2]);
     }
   });
-  return out;
+  if (kept != nullptr && c != kept_n) throw std::logic_error(std::string(who) + ": fewer cells than values kept");
+  Stats st;
+  st.set("sums", out);
+  if (reset) st.set("nokeep", kept == nullptr ? 1.0 : 0.0);
+  return st;
 }
 
 // One piece: its cells of X~ (first index local to the piece), its
@@ -283,10 +318,7 @@ class CPWeightedPiece {
       out.set("V", arma::accu(D % M.F[0]));
       return out;
     }
-    if (r.op == "ntf_wcdpass") {
-      out.set("sums", cd_pass(M, r));
-      return out;
-    }
+    if (r.op == "ntf_wcdpass") return cd_pass(M, r);
     if (r.op == "ntf_wxlogv") {
       out.set("xlogv", xlogv(rule, M, threads));
       return out;
@@ -402,11 +434,16 @@ class CPWeightedPiece {
   // one pass of nmf::KLCDColumns for shared mode n: the piece's part of
   // every index's sums (a2, b1, b2), the model v = hv'z recomputed at each
   // cell (rd, rn: the coordinates of each index, rd < 0 for none)
-  arma::mat cd_pass(const AspectModel& M, const Request& r) {
+  Stats cd_pass(const AspectModel& M, const Request& r) {
     const std::size_t N = M.order(), n = static_cast<std::size_t>(r.num("mode", 0.0));
     if (n < 1 || n >= N) throw std::logic_error("weighted CP piece: a mode out of range");
+    std::vector<double> z(M.rank());
     return kcd_mode_pass(X_, N, n, M.rank(), M.F[n].n_cols, r,
-                         [&](const index_t* ix, double* z) { product(M, ix, n, z); }, "weighted CP piece");
+                         [&](const index_t* ix, double* zz) { product(M, ix, n, zz); },
+                         [&](const index_t* ix, int q) {
+                           product(M, ix, n, z.data());
+                           return z[q];
+                         }, "weighted CP piece");
   }
 
   // MTTKRP of mode n over the piece's cells (k x d_n)

@@ -317,8 +317,8 @@ cpp_shard_buffer_free <- function(buffer) {
     invisible(.Call(`_aspectr_cpp_shard_buffer_free`, buffer))
 }
 
-cpp_aspect_pieces_fit <- function(fn, lambda, factors, method, q, term_prior, max_iter, tol, threads, hook = NULL, want_model = FALSE, squarem = FALSE, squarem_bound = 1.0, doc_prior = NULL) {
-    .Call(`_aspectr_cpp_aspect_pieces_fit`, fn, lambda, factors, method, q, term_prior, max_iter, tol, threads, hook, want_model, squarem, squarem_bound, doc_prior)
+cpp_aspect_pieces_fit <- function(fn, lambda, factors, method, q, term_prior, max_iter, tol, threads, hook = NULL, want_model = FALSE, squarem = FALSE, squarem_bound = 1.0, doc_prior = NULL, local = NULL) {
+    .Call(`_aspectr_cpp_aspect_pieces_fit`, fn, lambda, factors, method, q, term_prior, max_iter, tol, threads, hook, want_model, squarem, squarem_bound, doc_prior, local)
 }
 
 cpp_squarem_piece_norms <- function(t0, t1, t2) {

@@ -339,10 +339,8 @@ shard_nmf_op <- function(st, held, op, args) {
 # beta-divergence fit (its shards' weights are made per request, a shard at
 # a time, see cpp_nmf_piece_run()).
 shard_nmf_local <- function(eng, g) {
-  if (!isTRUE(eng$local) || eng$writes_files() || isTRUE(g$wbeta)) return(NULL)
-  st <- eng$store()
-  if (is.null(st) || !length(st$shards)) return(NULL)
-  if (!all(vapply(st$shards, function(h) isTRUE(h$keep) || shard_streamable(h$source), logical(1)))) return(NULL)
+  st <- shard_local_store(eng, !isTRUE(g$wbeta))
+  if (is.null(st)) return(NULL)
   keys <- names(st$shards)
   shards <- lapply(keys, function(key) {
     h <- st$shards[[key]]
@@ -357,6 +355,19 @@ shard_nmf_local <- function(eng, g) {
   })
   fail <- function(i, why) abort_shard(st$shards[[keys[i]]]$source, "failed: {why}")
   list(shards = shards, fail = fail)
+}
+
+# The store of a fit's shards when the core may run every request on them
+# itself (shard_nmf_local(), ntf_kcd_local()): the shards in this process,
+# each kept in memory or a .shard file streamed. NULL with `ok` FALSE, on a
+# cluster, with factor files or with a shard file read whole again for
+# each request.
+shard_local_store <- function(eng, ok = TRUE) {
+  if (!ok || !isTRUE(eng$local) || eng$writes_files()) return(NULL)
+  st <- eng$store()
+  if (is.null(st) || !length(st$shards)) return(NULL)
+  if (!all(vapply(st$shards, function(h) isTRUE(h$keep) || shard_streamable(h$source), logical(1)))) return(NULL)
+  st
 }
 
 # A request to the column pieces (Pieces::map_columns()): every block of

@@ -273,19 +273,8 @@ shard_ntf_fop <- function(st, held, args, kcd = FALSE) {
       check_shard_file(h$source)
       if (is.null(st$buffer)) st$buffer <- cpp_shard_buffer()
       file <- list(buffer = st$buffer, path = shard_stream_path(h$source), scale = g$s, chunk = g$chunk %||% 65536)
-    } else if (!is.null(h$fntf)) {
-      S <- h$fntf
     } else {
-      d <- if (h$keep) h$data else shard_data(h$source)
-      S <- tryCatch(cpp_ntf_fshard_state(d$idx, d$val, dims, g$s), error = fail)
-      if (h$keep) {
-        st$shards[[key]]$fntf <- S
-        st$shards[[key]]$data <- NULL
-        # (coordinate descent: the model's value at each cell, kept between
-        # the passes of a mode)
-        if (kcd) st$shards[[key]]$kv <- numeric(length(d$val))
-      }
-      rm(d)
+      S <- ntf_shard_state(st, key, g, kcd)
     }
     kv <- if (kcd && h$keep && is.null(file)) st$shards[[key]]$kv
     r <- tryCatch(if (kcd) cpp_ntf_kpiece_run(S, file, dims, h$F0, args$req, args$input, g$threads, aux, kv) else
@@ -297,6 +286,54 @@ shard_ntf_fop <- function(st, held, args, kcd = FALSE) {
     parts <- if (is.null(parts)) r else shard_add(parts, r)
   }
   list(ids = held, stats = parts)
+}
+
+# A shard's cells for a CP piece (divided by the fit's scale): made once
+# per fit for a shard kept in memory (with `kcd`, also the model's value at
+# each cell that KL coordinate descent keeps between the passes of a mode,
+# `kv`), read again from a file of another kind than .shard (those are
+# streamed, see shard_ntf_fop())
+ntf_shard_state <- function(st, key, g, kcd = FALSE) {
+  h <- st$shards[[key]]
+  if (!is.null(h$fntf)) return(h$fntf)
+  fail <- function(e) abort_shard(h$source, "failed: {conditionMessage(e)}")
+  d <- if (h$keep) h$data else shard_data(h$source)
+  S <- tryCatch(cpp_ntf_fshard_state(d$idx, d$val, as.integer(c(h$rows, g$dims[-1])), g$s), error = fail)
+  if (h$keep) {
+    st$shards[[key]]$fntf <- S
+    st$shards[[key]]$data <- NULL
+    if (kcd) st$shards[[key]]$kv <- numeric(length(d$val))
+  }
+  S
+}
+
+# The shards of a KL coordinate descent in this process, for the core to
+# run every request on them (cpp_aspect_pieces_fit(local =), as
+# shard_ntf_fop() would): each kept in memory (its cells, rows of the
+# first factor, the step's start and the model's values at its cells) or
+# a .shard file (that of another kind's cache) streamed. NULL where
+# requests go through R: a cluster, factor files, a shard file read whole
+# again for each request.
+ntf_kcd_local <- function(eng, g) {
+  st <- shard_local_store(eng)
+  if (is.null(st)) return(NULL)
+  keys <- names(st$shards)
+  shards <- lapply(keys, function(key) {
+    h <- st$shards[[key]]
+    if (is.null(h$aux) || !identical(dim(h$aux), dim(h$F0))) st$shards[[key]]$aux <- matrix(0, nrow(h$F0), ncol(h$F0))
+    out <- list(dims = as.integer(c(h$rows, g$dims[-1])), F0 = h$F0, aux = st$shards[[key]]$aux)
+    if (isTRUE(h$keep)) {
+      out$state <- ntf_shard_state(st, key, g, kcd = TRUE)
+      out$kv <- st$shards[[key]]$kv
+      return(out)
+    }
+    check_shard_file(h$source)
+    if (is.null(st$buffer)) st$buffer <- cpp_shard_buffer()
+    path <- tryCatch(shard_stream_path(h$source), error = function(e) abort_shard(h$source, "failed: {conditionMessage(e)}"))
+    c(out, list(file = list(buffer = st$buffer, path = path, scale = g$s, chunk = g$chunk %||% 65536)))
+  })
+  fail <- function(i, why) abort_shard(st$shards[[keys[i]]]$source, "failed: {why}")
+  list(shards = shards, fail = fail)
 }
 
 # The engine of a CP fit of shards whose values are those of the in-memory
@@ -381,12 +418,15 @@ ntf_kshard_session <- function(x, cluster, threads, call, files = NULL, prior = 
       if (op == "gather") return(list(F0 = eng$gather()))
       run("ntf_kpiece", list(req = op, input = input)) %||% list()
     }
+    # (shards in this process: the core runs the requests on them itself)
+    local <- ntf_kcd_local(eng, global)
     cb <- function(it, value, model) {
-      shard_iteration_gc(eng, length(lambda), exact)
+      if (is.null(local)) shard_iteration_gc(eng, length(lambda), exact)
       if (is.null(hook)) TRUE else hook(it, value, model)
     }
     r <- cpp_aspect_pieces_fit(fn, lambda, shared, "kcd", 1, term_prior, as.integer(iters), tol, threads, cb, exact,
-                               doc_prior = doc_prior)
+                               doc_prior = doc_prior, local = local)
+    rm(local)
     F0 <- eng$gather(last = TRUE)
     list(lambda = r$lambda, factors = c(list(F0), lapply(r$factors, t)), objective = r$objective,
          initial = r$initial, iterations = r$iterations, converged = r$converged, stopped = r$stopped, kl = r$kl,

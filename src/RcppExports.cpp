@@ -1313,8 +1313,8 @@ BEGIN_RCPP
 END_RCPP
 }
 // cpp_aspect_pieces_fit
-Rcpp::List cpp_aspect_pieces_fit(SEXP fn, Rcpp::NumericVector lambda, Rcpp::List factors, std::string method, double q, SEXP term_prior, int max_iter, double tol, int threads, SEXP hook, bool want_model, bool squarem, double squarem_bound, SEXP doc_prior);
-RcppExport SEXP _aspectr_cpp_aspect_pieces_fit(SEXP fnSEXP, SEXP lambdaSEXP, SEXP factorsSEXP, SEXP methodSEXP, SEXP qSEXP, SEXP term_priorSEXP, SEXP max_iterSEXP, SEXP tolSEXP, SEXP threadsSEXP, SEXP hookSEXP, SEXP want_modelSEXP, SEXP squaremSEXP, SEXP squarem_boundSEXP, SEXP doc_priorSEXP) {
+Rcpp::List cpp_aspect_pieces_fit(SEXP fn, Rcpp::NumericVector lambda, Rcpp::List factors, std::string method, double q, SEXP term_prior, int max_iter, double tol, int threads, SEXP hook, bool want_model, bool squarem, double squarem_bound, SEXP doc_prior, SEXP local);
+RcppExport SEXP _aspectr_cpp_aspect_pieces_fit(SEXP fnSEXP, SEXP lambdaSEXP, SEXP factorsSEXP, SEXP methodSEXP, SEXP qSEXP, SEXP term_priorSEXP, SEXP max_iterSEXP, SEXP tolSEXP, SEXP threadsSEXP, SEXP hookSEXP, SEXP want_modelSEXP, SEXP squaremSEXP, SEXP squarem_boundSEXP, SEXP doc_priorSEXP, SEXP localSEXP) {
 BEGIN_RCPP
     Rcpp::RObject rcpp_result_gen;
     Rcpp::RNGScope rcpp_rngScope_gen;
@@ -1332,7 +1332,8 @@ BEGIN_RCPP
     Rcpp::traits::input_parameter< bool >::type squarem(squaremSEXP);
     Rcpp::traits::input_parameter< double >::type squarem_bound(squarem_boundSEXP);
     Rcpp::traits::input_parameter< SEXP >::type doc_prior(doc_priorSEXP);
-    rcpp_result_gen = Rcpp::wrap(cpp_aspect_pieces_fit(fn, lambda, factors, method, q, term_prior, max_iter, tol, threads, hook, want_model, squarem, squarem_bound, doc_prior));
+    Rcpp::traits::input_parameter< SEXP >::type local(localSEXP);
+    rcpp_result_gen = Rcpp::wrap(cpp_aspect_pieces_fit(fn, lambda, factors, method, q, term_prior, max_iter, tol, threads, hook, want_model, squarem, squarem_bound, doc_prior, local));
     return rcpp_result_gen;
 END_RCPP
 }
@@ -1834,7 +1835,7 @@ static const R_CallMethodDef CallEntries[] = {
     {"_aspectr_cpp_shard_summary", (DL_FUNC) &_aspectr_cpp_shard_summary, 3},
     {"_aspectr_cpp_shard_file_summary", (DL_FUNC) &_aspectr_cpp_shard_file_summary, 1},
     {"_aspectr_cpp_shard_buffer_free", (DL_FUNC) &_aspectr_cpp_shard_buffer_free, 1},
-    {"_aspectr_cpp_aspect_pieces_fit", (DL_FUNC) &_aspectr_cpp_aspect_pieces_fit, 14},
+    {"_aspectr_cpp_aspect_pieces_fit", (DL_FUNC) &_aspectr_cpp_aspect_pieces_fit, 15},
     {"_aspectr_cpp_squarem_piece_norms", (DL_FUNC) &_aspectr_cpp_squarem_piece_norms, 3},
     {"_aspectr_cpp_squarem_piece_extrapolate", (DL_FUNC) &_aspectr_cpp_squarem_piece_extrapolate, 4},
     {"_aspectr_cpp_foldin_cells", (DL_FUNC) &_aspectr_cpp_foldin_cells, 7},

@@ -207,7 +207,7 @@ class StorePieces : public aspectr::Pieces {
       } catch (const std::exception& e) {
         why = e.what();
       }
-      if (!why.empty()) fail(i, why);
+      if (!why.empty()) aspectr_r::store_fail(fail_, i, why);
       arma::mat W = r_view(SEXP(s["Wt"]), "W");
       SEXP slx = s["slots"];
       Rcpp::XPtr<Slots> sl(slx);
@@ -215,19 +215,7 @@ class StorePieces : public aspectr::Pieces {
     }
   }
   aspectr::Stats map(const aspectr::Request& r) const override {
-    if (!r.refs.empty()) throw std::logic_error("request '" + r.op + "' by reference to several pieces");
-    aspectr::Stats out;
-    for (std::size_t i = 0; i < pieces_.size(); ++i) {
-      std::string why;
-      try {
-        if (i == 0) out = pieces_[i]->run(r, threads_);
-        else out.add(pieces_[i]->run(r, threads_));
-      } catch (const std::exception& e) {
-        why = e.what();
-      }
-      if (!why.empty()) fail(i, why);
-    }
-    return out;
+    return aspectr_r::store_map(pieces_, r, threads_, fail_);
   }
   bool has_columns() const override { return !Rf_isNull(cols_); }
   aspectr::Stats map_columns(const aspectr::Request& r) const override {
@@ -236,11 +224,6 @@ class StorePieces : public aspectr::Pieces {
   }
 
  private:
-  [[noreturn]] void fail(std::size_t i, const std::string& why) const {
-    Rcpp::Function f(fail_);
-    f(static_cast<double>(i + 1), why);
-    throw std::logic_error("internal error: a shard's failure not raised: " + why);
-  }
   int threads_;
   SEXP cols_;
   SEXP fail_ = R_NilValue;

@@ -25,7 +25,58 @@ std::unique_ptr<aspectr::CPCells> piece_cells(SEXP state, SEXP file, const std::
   }
   return aspectr_r::file_cp_cells(file, d);
 }
+
+// The shards of a KL coordinate descent in this process (list(shards,
+// fail): each shard list(state, file, dims, F0, aux, kv), as
+// cpp_ntf_kpiece_run() takes them; fail(i, why) raises shard i's error in
+// R): each request runs on them in order, their statistics added as R's
+// shard_add() adds them (the same sums, bit for bit); "gather" joins their
+// rows of the first factor.
+class KCDStorePieces : public aspectr::Pieces {
+ public:
+  KCDStorePieces(SEXP local, int threads) : threads_(threads) {
+    Rcpp::List loc(local);
+    fail_ = SEXP(loc["fail"]);
+    Rcpp::List shards = loc["shards"];
+    for (R_xlen_t i = 0; i < shards.size(); ++i) {
+      Rcpp::List s(shards[i]);
+      const Rcpp::IntegerVector dims = s["dims"];
+      std::vector<arma::uword> d(dims.begin(), dims.end());
+      auto get = [&](const char* name) -> SEXP { return s.containsElementNamed(name) ? SEXP(s[name]) : R_NilValue; };
+      SEXP F0 = get("F0"), aux = get("aux"), kv = get("kv"), state = get("state"), file = get("file");
+      if (!Rf_isReal(F0) || !Rf_isMatrix(F0) || d.size() < 2 || static_cast<arma::uword>(Rf_ncols(F0)) != d[0] ||
+          !Rf_isReal(aux) || !Rf_isMatrix(aux) || Rf_nrows(aux) != Rf_nrows(F0) || Rf_ncols(aux) != Rf_ncols(F0) ||
+          (!Rf_isNull(kv) && (!Rf_isReal(kv) || !Rf_isNull(file))) || (Rf_isNull(state) && Rf_isNull(file)))
+        Rcpp::stop("internal error: a shard of a coordinate descent in this process does not match its rows");
+      std::string why;
+      try {
+        cells_.push_back(piece_cells(state, file, d, none_));
+      } catch (const std::exception& e) {
+        why = e.what();
+      }
+      if (!why.empty()) aspectr_r::store_fail(fail_, static_cast<std::size_t>(i), why);
+      pieces_.emplace_back(new aspectr::KLCDTensorPiece(*cells_.back(), d, REAL(F0), REAL(aux), Rf_nrows(F0),
+                                                        Rf_isNull(kv) ? nullptr : REAL(kv),
+                                                        Rf_isNull(kv) ? 0 : static_cast<std::size_t>(XLENGTH(kv))));
+    }
+  }
+  aspectr::Stats map(const aspectr::Request& r) const override {
+    // (a gather's rows of the first factor, F0, joined)
+    return aspectr_r::store_map(pieces_, r, threads_, fail_, r.op == "gather" ? "F0" : nullptr);
+  }
+
+ private:
+  int threads_;
+  SEXP fail_ = R_NilValue;
+  aspectr::SparseTensor none_;
+  std::vector<std::unique_ptr<aspectr::CPCells>> cells_;
+  std::vector<std::unique_ptr<aspectr::KLCDTensorPiece>> pieces_;
+};
 }  // namespace
+
+std::unique_ptr<aspectr::Pieces> aspectr_r::kcd_store_pieces(SEXP local, int threads) {
+  return std::unique_ptr<aspectr::Pieces>(new KCDStorePieces(local, threads));
+}
 
 // A shard's cells for the Frobenius fit (idx: N x nnz 0-based, first index
 // local; val: its values), divided by the fit's scale s (a power of 2:

@@ -987,12 +987,21 @@ void cpp_shard_buffer_free(SEXP buffer) {
 // penalty.
 // With `squarem`, the rule extrapolated by SQUAREM (PieceSquarem, from the
 // step bound `squarem_bound`; the bound it ends with is returned).
+// `local` ("kcd" only): NULL, or the shards of this process
+// (kcd_store_pieces()), which then take the requests in place of fn.
 // [[Rcpp::export]]
 Rcpp::List cpp_aspect_pieces_fit(SEXP fn, Rcpp::NumericVector lambda, Rcpp::List factors, std::string method,
                                  double q, SEXP term_prior, int max_iter, double tol, int threads,
                                  SEXP hook = R_NilValue, bool want_model = false, bool squarem = false,
-                                 double squarem_bound = 1.0, SEXP doc_prior = R_NilValue) {
-  RPieces P(fn);
+                                 double squarem_bound = 1.0, SEXP doc_prior = R_NilValue,
+                                 SEXP local = R_NilValue) {
+  if (!Rf_isNull(local) && method != "kcd") Rcpp::stop("internal error: shards in this process for '%s'", method.c_str());
+  // (coordinate descent of shards in this process: their pieces in the
+  // core, kcd_store_pieces(); otherwise through R)
+  std::unique_ptr<aspectr::Pieces> store;
+  if (!Rf_isNull(local)) store = aspectr_r::kcd_store_pieces(local, threads);
+  RPieces Pr(fn);
+  const aspectr::Pieces& P = store ? *store : static_cast<const aspectr::Pieces&>(Pr);
   aspectr::AspectPieceModel M;
   M.lambda = Rcpp::as<arma::vec>(lambda);
   for (R_xlen_t n = 0; n < factors.size(); ++n) {

@@ -351,6 +351,46 @@ inline void add_trace(Rcpp::List& out, const aspectr::FitTrace& tr) {
   out["stopped"] = tr.stopped;
 }
 
+// Shard i's failure (from 0) raised by R's fail(i + 1, why), which names
+// its source.
+[[noreturn]] inline void store_fail(SEXP fail, std::size_t i, const std::string& why) {
+  Rcpp::Function f(fail);
+  f(static_cast<double>(i + 1), why);
+  throw std::logic_error("internal error: a shard's failure not raised: " + why);
+}
+
+// A request run on the shards of a fit in this process (`pieces`, each a
+// pointer to a piece with run(r, threads)), in order, their statistics
+// added as R's shard_add() adds them (the same sums, bit for bit); those
+// named `rows`, when given, are joined by rows instead (a factor of the
+// rows gathered). A shard's failure goes to store_fail().
+template <class Ptrs>
+aspectr::Stats store_map(const Ptrs& pieces, const aspectr::Request& r, int threads, SEXP fail,
+                         const char* rows = nullptr) {
+  if (!r.refs.empty()) throw std::logic_error("request '" + r.op + "' by reference to several pieces");
+  aspectr::Stats out;
+  arma::mat joined;
+  for (std::size_t i = 0; i < pieces.size(); ++i) {
+    std::string why;
+    try {
+      aspectr::Stats s = pieces[i]->run(r, threads);
+      if (rows != nullptr && s.has(rows)) joined = arma::join_cols(joined, s.take(rows));
+      if (i == 0) out = std::move(s);
+      else out.add(s);
+    } catch (const std::exception& e) {
+      why = e.what();
+    }
+    if (!why.empty()) store_fail(fail, i, why);
+  }
+  if (rows != nullptr && joined.n_elem) out.set(rows, std::move(joined));
+  return out;
+}
+
+// The shards of a fit of KL coordinate descent of CP data in this process
+// (cpp_aspect_pieces_fit(local =), ntf_pieces_glue.cpp): the core runs
+// every request on them without a trip through R.
+std::unique_ptr<aspectr::Pieces> kcd_store_pieces(SEXP local, int threads);
+
 }  // namespace aspectr_r
 
 #endif

@@ -117,36 +117,59 @@ test_that("KL coordinate descent of shards on a PSOCK cluster equals the in-memo
   expect_identical(stores(cl), c(0L, 0L))
 })
 
-test_that("shards kept in memory keep the model's value at their cells between passes; files recompute it; both give the in-memory fit", {
+test_that("shards in this process run in the core; kept shards keep the model's value at their cells between passes, files recompute it; all give the in-memory fit", {
   X <- kcd_array(c(12, 5, 4), seed = 4)
   refs <- kcd_fits(X)
-  # which passes carried the iterate hv (needed by a piece that recomputes
-  # v = hv'z at its cells), and which its steps alone
+  # the requests that reach a shard through R, and which passes carried the
+  # iterate hv (needed by a piece that recomputes v = hv'z at its cells)
+  # and which the steps alone
   seen <- new.env()
-  seen$hv <- 0L
-  seen$steps <- 0L
-  ns <- asNamespace("aspectr")
+  reset <- function() { seen$calls <- 0L; seen$hv <- 0L; seen$steps <- 0L }
   count <- function() {
     input <- get("input", parent.frame())
-    op <- get("op", parent.frame())
-    if (identical(op, "kcd_pass")) {
+    seen$calls <- seen$calls + 1L
+    if (identical(get("op", parent.frame()), "kcd_pass")) {
       if (is.null(input$hv)) seen$steps <- seen$steps + 1L else seen$hv <- seen$hv + 1L
     }
   }
+  ns <- asNamespace("aspectr")
   suppressMessages(trace("cpp_ntf_kpiece_run", tracer = bquote(.(count)()), print = FALSE, where = ns))
   on.exit(suppressMessages(untrace("cpp_ntf_kpiece_run", where = ns)), add = TRUE)
-  kept <- kcd_fits(shards(split_rows(X, c(3L, 8L))))
-  expect_same_kcd(kept, refs, "kept")
-  # (hv only with the first pass of each of the 2 shared modes, to each of
-  # the 3 shards, in every iteration; the steps alone with the others)
+  parts <- split_rows(X, c(3L, 8L))
+  files <- write_shards(parts, shard_tempdir())
+  # in this process: every request runs in the core, none through R
+  for (sh in list(kept = shards(parts), files = files)) {
+    reset()
+    expect_same_kcd(kcd_fits(sh), refs, "in this process")
+    expect_identical(seen$calls, 0L)
+  }
+  # with the rows' factor written to files the requests go through R: kept
+  # shards send hv only with the first pass of each of the 2 shared modes,
+  # to each of the 3 shards, in every iteration, the steps alone with the
+  # others; files need hv with every pass
+  reset()
+  kept <- kcd_fits(shards(parts), factor_dir = shard_tempdir())
+  for (f in names(refs)) {
+    expect_equal(kept[[f]]$objective, refs[[f]]$objective, tolerance = 1e-10)
+    expect_identical(kept[[f]]$iterations, refs[[f]]$iterations)
+  }
   expect_identical(seen$hv, 3L * 2L * (kept$ntf$iterations + kept$plsa$iterations))
   expect_gt(seen$steps, seen$hv)
-  seen$hv <- 0L
-  seen$steps <- 0L
-  files <- kcd_fits(write_shards(split_rows(X, c(3L, 8L)), shard_tempdir()))
-  expect_same_kcd(files, refs, "files")
+  reset()
+  streamed <- kcd_fits(files, factor_dir = shard_tempdir())
   expect_identical(seen$steps, 0L)
   expect_gt(seen$hv, 0L)
-  # the kept and the recomputed values give the same steps: the same fits
-  for (f in names(kept)) expect_equal(kept[[f]]$objective, files[[f]]$objective, tolerance = 1e-12)
+  for (f in names(refs)) expect_equal(streamed[[f]]$objective, kept[[f]]$objective, tolerance = 1e-12)
+})
+
+test_that("a shard file that disappears during a coordinate descent in this process ends it with a classed error naming it", {
+  X <- kcd_array(c(12, 5, 4), seed = 5)
+  sh <- write_shards(split_rows(X, c(3L, 8L)), shard_tempdir())
+  path <- sh$sources[[2]]$path
+  gone <- function(it, value, factors) {
+    if (it == 2) file.remove(path)
+    TRUE
+  }
+  expect_error(suppressMessages(ntf(sh, 3, loss = "kl", method = "cd", seed = 2, max_iter = 10, callback = gone)),
+               class = "aspectr_error_shard", regexp = basename(path))
 })

@@ -381,15 +381,17 @@ lca_run <- function(prep, call, k, nrun, max_iter, tol, seed, threads, verbose, 
     # of the staged restarts)
     blocks <- with_seed(seed, random_start_blocks(d$dims, k, nrun))
     if (!is.null(first)) blocks <- first_start_block(blocks, first, k)
-    out <- cpp_lca_fit(d$idx, d$val, d$dims, blocks$lambda, blocks$factors, max_iter, tol, threads,
-                       short_iter, short_keep, verbose, hook, method)
-    values <- out$kl
-    best <- best_run(values, "lca() fit", call = env)
-    cols <- (best - 1) * k + seq_len(k)
-    res <- list(lambda = out$lambda[, best], factors = lapply(out$factors, function(m) m[, cols, drop = FALSE]),
-                objective = out$objective[[best]], initial = out$initial[best],
-                iterations = out$iterations[best], converged = out$converged[best], kl = out$kl[best])
-    run_iterations <- out$iterations
+    starts <- cpp_lca_fit(d$idx, d$val, d$dims, blocks$lambda, blocks$factors, max_iter, tol, threads,
+                          short_iter, short_keep, verbose, hook, method)
+    # the starts as the runs of the pipeline, ranked by their divergence
+    runs <- lapply(seq_along(starts$kl), function(s) {
+      cols <- (s - 1) * k + seq_len(k)
+      list(lambda = starts$lambda[, s], factors = lapply(starts$factors, function(m) m[, cols, drop = FALSE]),
+           objective = starts$objective[[s]], initial = starts$initial[s], iterations = starts$iterations[s],
+           converged = starts$converged[s], kl = starts$kl[s])
+    })
+    rm(starts)
+    out <- best_of_runs(runs, "lca()", value = function(r) r$kl, call = env)
   } else {
     # with a callback the starts run one after another in R (the callback
     # sees every iteration), staged as in the C++ path, by the same rule
@@ -402,12 +404,10 @@ lca_run <- function(prep, call, k, nrun, max_iter, tol, seed, threads, verbose, 
     out <- fit_pipeline(inits, fit_one, resume_start, hook, ctl,
                         list(short_iter = short_iter, short_keep = short_keep), "lca()", call = env)
   }
-  if (k == 1 || !is.null(callback)) {
-    values <- out$values
-    best <- out$best
-    res <- out$res
-    run_iterations <- vapply(out$runs, function(r) as.integer(r$iterations), integer(1))
-  }
+  values <- out$values
+  best <- out$best
+  res <- out$res
+  run_iterations <- vapply(out$runs, function(r) as.integer(r$iterations), integer(1))
   fit <- new_plsa(res, d, k = k, loss = "kl", q = NA_real_, tempering = 1,
                   run = best, values = values, time = proc.time()[["elapsed"]] - start,
                   threads = threads, seed = seed, call = call, prefix = "class_")

@@ -26,6 +26,12 @@
 // costs about N times (gather + k Newton passes) over the non-zeros.
 // Rows are solved independently and in parallel, each by arithmetic on its
 // own data only, so results do not depend on the number of threads.
+//
+// The iteration itself (the modes in turn, the split into weights and
+// simplex columns, the value, the guard against a step that rounding made
+// worse, a prior's majorizers) is PieceKLCDTensor's (cd_pieces.h),
+// written once for every backend; this file holds the data in memory as
+// its one piece, which solves each mode's rows at once.
 #ifndef ASPECTR_SOLVERS_CD_H
 #define ASPECTR_SOLVERS_CD_H
 
@@ -37,18 +43,21 @@
 #include "../logsum.h"
 #include "../loss.h"
 #include "../nmf/kl_cd.h"
+#include "cd_pieces.h"
 #include "em.h"
 
 namespace aspectr {
 
-class KLCDRule {
+// The cells of a tensor grouped by their index in each mode, bound once
+// and then read only (so that several models may use them at once,
+// multistart.h), with the row solver of every mode: the in-memory side of
+// the rule (KLCDMemoryPiece).
+class KLCDCells {
  public:
   // counts: the raw data values (G = counts / total), whose whole values make
   // the logs of the trace cheap (see logsum.h); the steps work on G.
-  explicit KLCDRule(const arma::vec* counts = nullptr, double total = 0.0, int sweeps = 1,
-                    int newton = 1)
+  explicit KLCDCells(const arma::vec* counts = nullptr, double total = 0.0, int sweeps = 1, int newton = 1)
       : counts_(counts), total_(total), sweeps_(sweeps), newton_(newton), em_(1.0, counts, total) {}
-  static constexpr bool kLagged = false;
 
   // Groupings not in the data's own order keep 32-bit positions of the
   // cells (4 bytes a cell) up to this many cells; above, the cells' other
@@ -58,277 +67,28 @@ class KLCDRule {
     pos_limit_ = std::min<std::size_t>(n, std::numeric_limits<std::uint32_t>::max());
   }
 
-  void bind(const SparseTensor& G) { prepare(G); }
+  void bind(const SparseTensor& G);
 
-  // One iteration. `prev`, when given, is the loss of M (the value the
-  // previous step returned, or loss()): a step that rounding made worse is
-  // undone. The rule keeps no state of its own between steps, so after
-  // bind() it may serve several models at once (multistart.h).
-  double step(const SparseTensor& G, AspectModel& M, int threads) {
-    return step(G, M, threads, std::numeric_limits<double>::quiet_NaN());
-  }
-  double step(const SparseTensor& G, AspectModel& M, int threads, double prev) {
-    prepare(G);
-    const std::size_t N = M.order();
-    const arma::uword k = M.rank();
-    // the Newton steps work on G (so that a rescaled x gives the same
-    // arithmetic); the counts (the stored values, then) only make the logs
-    // of the trace cheap
-    const bool scaled = G.scaled();
-    const double ga = G.inv_top, gsc = G.inv_sum;
-    const arma::vec ones(k, arma::fill::ones);
-    // the entering model, kept to undo a step that rounding made worse
-    const bool guard = std::isfinite(prev);
-    AspectModel entering;
-    if (guard) entering = M;
-    double xlogv = 0.0, T = 0.0;
-    for (std::size_t n = 0; n < N; ++n) {
-      const arma::uword d = G.dims[n];
-      // a_n = lambda_r U_n(:, r), k x d (one contiguous row problem per index)
-      arma::mat A = M.F[n];
-      A.each_col() %= M.lambda;
-      const Group& grp = grp_[n];
-      const std::vector<std::size_t>& ptr = grp.ptr;
-      const index_t* oth = grp.oth;
-      const std::size_t stride = grp.stride;
-      const std::size_t* off = grp.off.data();
-      const double* gv = grp.val;
-      const std::uint32_t* pos = grp.pos.empty() ? nullptr : grp.pos.data();
-      const double* cnt = use_counts_ ? gv : nullptr;
-      const std::size_t maxnz = grp.maxnz;
-      const bool last = n + 1 == N;
-      std::vector<double> logs(last ? d : 0, 0.0);
-      const int Tn = effective_threads(threads, G.nnz() * k / 8);
-      // with a prior: the linear coefficients and pseudo-cells of the rows'
-      // majorizers (see set_prior())
-      PriorRows pr;
-      if (prior_ != nullptr) prior_rows(M, A, n, pr);
-      const bool with_prior = prior_ != nullptr;
-      std::vector<const arma::mat*> others;
-      for (std::size_t m = 0; m < N; ++m) if (m != n) others.push_back(&M.F[m]);
-      const std::size_t No = others.size();
-      nmf::dense::parallel_blocks(d, Tn, 4, [&](std::size_t b, std::size_t e) {
-        const std::size_t extra = with_prior ? k : 0;
-        std::vector<double> v(maxnz + extra), gb((maxnz + extra) * k), xs(scaled || pos ? maxnz : 0),
-            cs(pos && cnt ? maxnz : 0), xp(extra ? maxnz + extra : 0), coef(extra ? k : 0);
-        for (std::size_t i = b; i < e; ++i) {
-          const std::size_t p0 = ptr[i], nz = ptr[i + 1] - p0;
-          // this index's values of G (xb) and counts (cb), contiguous
-          const double* xb = gv + p0;
-          const double* cb = cnt ? cnt + p0 : nullptr;
-          if (pos) {  // gathered from their positions
-            const std::uint32_t* q = pos + p0;
-            for (std::size_t t = 0; t < nz; ++t) xs[t] = scaled ? gv[q[t]] * ga * gsc : gv[q[t]];
-            if (cnt) {
-              for (std::size_t t = 0; t < nz; ++t) cs[t] = cnt[q[t]];
-              cb = cs.data();
-            }
-            xb = xs.data();
-          } else if (scaled) {  // the values of G from the stored ones
-            for (std::size_t t = 0; t < nz; ++t) xs[t] = xb[t] * ga * gsc;
-            xb = xs.data();
-          }
-          // pseudo-cells of a prior (their G rows unit vectors) after the
-          // row's cells: ld rows in all
-          std::size_t np = 0;
-          const double* pseudo = nullptr;
-          if (with_prior && !(n == 0 && nz == 0)) {
-            pseudo = pr.cells.colptr(n == 0 ? 0 : i);
-            for (arma::uword r = 0; r < k; ++r) np += pseudo[r] > 0.0;
-          }
-          const std::size_t ld = nz + np;
-          // G (nz x k, column-major): the other modes' product at each cell
-          // (cell t's other indices at oth[c * stride + off[j]], c its
-          // position: t + p0, or pos[t + p0])
-          for (std::size_t t = 0; t < nz; ++t) {
-            const index_t* ix = oth + (pos ? static_cast<std::size_t>(pos[p0 + t]) : p0 + t) * stride;
-            const double* f = others[0]->colptr(ix[off[0]]);
-            for (arma::uword r = 0; r < k; ++r) gb[t + r * ld] = f[r];
-            for (std::size_t m = 1; m < No; ++m) {
-              const double* fm = others[m]->colptr(ix[off[m]]);
-              for (arma::uword r = 0; r < k; ++r) gb[t + r * ld] *= fm[r];
-            }
-          }
-          const double* c = ones.memptr();
-          const double* xr = xb;
-          if (with_prior) {
-            if (np > 0) {
-              std::copy(xb, xb + nz, xp.begin());
-              std::size_t t = nz;
-              for (arma::uword j = 0; j < k; ++j) {
-                if (!(pseudo[j] > 0.0)) continue;
-                for (arma::uword r = 0; r < k; ++r) gb[t + r * ld] = r == j ? 1.0 : 0.0;
-                xp[t++] = pseudo[j];
-              }
-              xr = xp.data();
-            }
-            if (n == 0) {
-              std::fill(coef.begin(), coef.end(), nz > 0 ? pr.coef[i] : 1.0);
-              c = coef.data();
-            } else {
-              c = pr.coef.memptr();
-            }
-          }
-          nmf::KLCD::solve(gb.data(), ld, ld, xr, A.colptr(i), k, c, 0.0,
-                           v.data(), sweeps_, newton_);
-          if (last) {
-            LogSum ls;
-            if (cb) {  // sum c log v, c = S g
-              for (std::size_t t = 0; t < nz; ++t) ls.add(std::max(v[t], 1e-300), cb[t], count_multiplicity(cb[t]));
-            } else {
-              for (std::size_t t = 0; t < nz; ++t) ls.add(std::max(v[t], 1e-300), xb[t], 0);
-            }
-            logs[i] = ls.value();
-          }
-        }
-      });
-      if (last) for (double l : logs) xlogv += l;
-      // split a_n back into weights and columns on the simplex
-      const arma::vec mass = arma::sum(A, 1);
-      T = arma::accu(mass);
-      if (!(T > 0.0) || !std::isfinite(T))
-        throw std::runtime_error("coordinate descent: the model vanished (no positive mass left)");
-      for (arma::uword r = 0; r < k; ++r) {
-        if (mass[r] > 0.0) M.F[n].row(r) = A.row(r) / mass[r];
-        // a column without mass keeps its old profile, with weight 0
-      }
-      M.lambda = mass / T;
-    }
-    // P = m / T with m the model of G: D(G || P) = sum g log g - sum g log m
-    // + log T, where sum g log m = (1/S) sum c log m with counts c
-    double value = glogg_ - (use_counts_ ? xlogv / total_ : xlogv) + std::log(T) + em_.penalty(M);
-    // The iteration cannot increase the divergence, but at an exact fit the
-    // divergence is 0 up to the rounding of its terms (each of size log nnz),
-    // and the Newton steps jitter there: keep the entering model then.
-    if (guard && value > prev) {
-      M = std::move(entering);
-      value = prev;
-    }
-    return value;
-  }
-
-  // MAP estimation with Dirichlet pseudo-counts (a matrix only; the prior
-  // must outlive the rule): the objective is then D(G || P) plus the
-  // prior's penalty (prior.h), the negative log posterior over the total
-  // count. With the other mode fixed, the model's total free and the
-  // penalty (invariant to that total) added, the mode's problem still
-  // bounds the objective from above with equality at the entering model,
-  // as above, but its rows are coupled and not convex through the
-  // normalizers of theta and phi. Each iteration minimizes a majorizer
-  // instead, equal at the entering model (J0 its joint), so the
-  // objective still never increases:
-  //  * documents (row d, J = P(d, .)): -sum a_z log J_z is convex (k
-  //    pseudo-cells a_z with unit-vector rows of G);
-  //    (sum a) log sum_z J_z is concave, bounded by its tangent at J0: the
-  //    linear coefficient 1 + sum a / sum J0.
-  //  * terms (row w, J = lambda o phi(w, .)), with lambda_z = sum_w J_wz and
-  //    s_d = sum_z lambda_z U_dz: the penalty is
-  //    -sum b log J + sum_z (B_z - D a_z) log lambda_z + (sum a) sum_d log s_d
-  //    (B_z = sum_w b_zw, D the documents with mass). Concave pieces by
-  //    their tangents (linear coefficients (sum a) sum_d U_dz / s0_d and,
-  //    where B_z > D a_z, (B_z - D a_z) / lambda0_z); where D a_z > B_z,
-  //    -(D a_z - B_z) log lambda_z by Jensen's bound with weights
-  //    phi0(w, z): pseudo-cells b_zw + (D a_z - B_z) phi0(w, z).
-  void set_prior(const DirichletPrior* p) {
-    prior_ = p != nullptr && p->any() ? p : nullptr;
-    em_.set_prior(prior_);
-  }
-
-  // The KL divergence of M (the same formula as the EM trace; with a
-  // prior, plus its penalty).
-  double loss(const SparseTensor& G, const AspectModel& M, int threads) { return em_.loss(G, M, threads); }
+  // The rows of mode n solved (A = lambda_r U_n(:, r), k x d_n, in place),
+  // the other modes' factors F[m] (F[n] not read) and the rows' terms t.
+  // With `logs`, returns sum g log v over the cells, v the model at the
+  // solution (see xlogv()).
+  double solve_mode(const SparseTensor& G, const std::vector<const arma::mat*>& F, std::size_t n, arma::mat& A,
+                    const KLCDRowTerms& t, bool logs, int threads) const;
+  // sum g log v over the cells, v the model with H (k x d_n, weights
+  // included) in mode n and F[m] in the others
+  double xlogv(const SparseTensor& G, const std::vector<const arma::mat*>& F, std::size_t n, const arma::mat& H) const;
+  // sum g log g
+  double glogg() const { return glogg_; }
 
  private:
-  void prepare(const SparseTensor& G) {
-    if (prepared_) return;
-    prepared_ = true;
-    if (G.has_missing())
-      throw std::invalid_argument("coordinate descent needs fully observed cells (use EM)");
-    em_.loss_only();
-    em_.bind(G);  // for loss(), which may then serve several models at once
-    const std::size_t N = G.order(), nnz = G.nnz();
-    const index_t* ix0 = G.indices();
-    grp_.assign(N, Group());
-    for (std::size_t n = 0; n < N; ++n) {  // cells grouped by their index in mode n
-      Group& g = grp_[n];
-      std::vector<std::size_t>& p = g.ptr;
-      p.assign(G.dims[n] + 1, 0);
-      bool sorted = true;
-      for (std::size_t s = 0; s < nnz; ++s) {
-        const index_t i = ix0[s * N + n];
-        ++p[i + 1];
-        sorted = sorted && (s == 0 || i >= ix0[(s - 1) * N + n]);
-      }
-      for (std::size_t i = 0; i < G.dims[n]; ++i) {
-        g.maxnz = std::max<std::size_t>(g.maxnz, p[i + 1]);
-        p[i + 1] += p[i];
-      }
-      g.off.clear();
-      if (sorted) {  // the data's own order: read in place
-        g.oth = ix0;
-        g.stride = N;
-        for (std::size_t m = 0; m < N; ++m) if (m != n) g.off.push_back(m);
-        g.val = G.val.memptr();
-      } else if (nnz <= pos_limit_) {
-        // the cells' positions in G in this order (4 bytes a cell): their
-        // indices and values are read there
-        std::vector<std::size_t> next(p.begin(), p.end() - 1);
-        g.pos.resize(nnz);
-        for (std::size_t s = 0; s < nnz; ++s) g.pos[next[ix0[s * N + n]]++] = static_cast<std::uint32_t>(s);
-        g.oth = ix0;
-        g.stride = N;
-        for (std::size_t m = 0; m < N; ++m) if (m != n) g.off.push_back(m);
-        g.val = G.val.memptr();
-      } else {  // a copy in this order: the other modes' indices and the values
-        std::vector<std::size_t> next(p.begin(), p.end() - 1);
-        g.oth_own.resize(nnz * (N - 1));
-        g.val_own.resize(nnz);
-        for (std::size_t s = 0; s < nnz; ++s) {
-          const index_t* ix = ix0 + s * N;
-          const std::size_t t = next[ix[n]]++;
-          index_t* o = g.oth_own.data() + t * (N - 1);
-          for (std::size_t m = 0, j = 0; m < N; ++m) if (m != n) o[j++] = ix[m];
-          g.val_own[t] = G.val[s];
-        }
-        g.oth = g.oth_own.data();
-        g.stride = N - 1;
-        for (std::size_t m = 0; m + 1 < N; ++m) g.off.push_back(m);
-        g.val = g.val_own.data();
-      }
-    }
-    // whether the counts serve the logs, and sum g log g: as EM decides
-    // (EM computes sum g log g only when it has the counts). The counts
-    // must be G's stored values (read in each grouping's order).
-    use_counts_ = counts_ != nullptr && em_.uses_counts() && counts_->memptr() == G.val.memptr();
-    glogg_ = counts_ != nullptr ? em_.glogg() : 0.0;
-    if (counts_ == nullptr)
-      for (std::size_t s = 0; s < nnz; ++s) { const double g = G.value(s); glogg_ += g * std::log(g); }
+  // c log v of one cell into ls (c = S g with the counts, g without)
+  void add_log(LogSum& ls, double v, double c) const {
+    if (use_counts_) ls.add(std::max(v, 1e-300), c, count_multiplicity(c));
+    else ls.add(std::max(v, 1e-300), c, 0);
   }
+  double logs_value(LogSum& ls) const { return use_counts_ ? ls.value() / total_ : ls.value(); }
 
-  // the majorizers' coefficients and pseudo-cells of one mode (set_prior())
-  struct PriorRows {
-    arma::vec coef;   // documents: one per row; terms: one per topic
-    arma::mat cells;  // pseudo-cells: documents k x 1, terms k x n_terms
-  };
-  void prior_rows(const AspectModel& M, const arma::mat& J, std::size_t n, PriorRows& pr) const {
-    if (M.order() != 2) throw std::invalid_argument("a prior needs a matrix");
-    const arma::uword k = M.rank();
-    const DirichletPrior& P = *prior_;
-    if (n == 0) {
-      const arma::rowvec s0 = arma::sum(J, 0);
-      pr.coef.set_size(J.n_cols);
-      for (arma::uword d = 0; d < J.n_cols; ++d) pr.coef[d] = P.document_coef(s0[d]);
-      pr.cells = P.doc.is_empty() ? arma::vec(k, arma::fill::zeros) : P.doc;
-      return;
-    }
-    arma::vec colw(k, arma::fill::zeros);
-    double Dm = 0.0;
-    DirichletPrior::document_sums(M.lambda, M.F[0], colw, Dm);
-    P.term_majorizer(M.lambda, colw, Dm, M.F[1], pr.coef, pr.cells);
-    // (pseudo-cells of row w: column w of a k x n_terms matrix)
-  }
-
-  const DirichletPrior* prior_ = nullptr;
   const arma::vec* counts_;
   double total_;
   int sweeps_, newton_;
@@ -353,6 +113,330 @@ class KLCDRule {
   };
   std::vector<Group> grp_;
   std::size_t pos_limit_ = std::numeric_limits<std::uint32_t>::max();
+};
+
+inline void KLCDCells::bind(const SparseTensor& G) {
+  if (prepared_) return;
+  prepared_ = true;
+  if (G.has_missing())
+    throw std::invalid_argument("coordinate descent needs fully observed cells (use EM)");
+  em_.loss_only();
+  em_.bind(G);
+  const std::size_t N = G.order(), nnz = G.nnz();
+  const index_t* ix0 = G.indices();
+  grp_.assign(N, Group());
+  for (std::size_t n = 0; n < N; ++n) {  // cells grouped by their index in mode n
+    Group& g = grp_[n];
+    std::vector<std::size_t>& p = g.ptr;
+    p.assign(G.dims[n] + 1, 0);
+    bool sorted = true;
+    for (std::size_t s = 0; s < nnz; ++s) {
+      const index_t i = ix0[s * N + n];
+      ++p[i + 1];
+      sorted = sorted && (s == 0 || i >= ix0[(s - 1) * N + n]);
+    }
+    for (std::size_t i = 0; i < G.dims[n]; ++i) {
+      g.maxnz = std::max<std::size_t>(g.maxnz, p[i + 1]);
+      p[i + 1] += p[i];
+    }
+    g.off.clear();
+    if (sorted) {  // the data's own order: read in place
+      g.oth = ix0;
+      g.stride = N;
+      for (std::size_t m = 0; m < N; ++m) if (m != n) g.off.push_back(m);
+      g.val = G.val.memptr();
+    } else if (nnz <= pos_limit_) {
+      // the cells' positions in G in this order (4 bytes a cell): their
+      // indices and values are read there
+      std::vector<std::size_t> next(p.begin(), p.end() - 1);
+      g.pos.resize(nnz);
+      for (std::size_t s = 0; s < nnz; ++s) g.pos[next[ix0[s * N + n]]++] = static_cast<std::uint32_t>(s);
+      g.oth = ix0;
+      g.stride = N;
+      for (std::size_t m = 0; m < N; ++m) if (m != n) g.off.push_back(m);
+      g.val = G.val.memptr();
+    } else {  // a copy in this order: the other modes' indices and the values
+      std::vector<std::size_t> next(p.begin(), p.end() - 1);
+      g.oth_own.resize(nnz * (N - 1));
+      g.val_own.resize(nnz);
+      for (std::size_t s = 0; s < nnz; ++s) {
+        const index_t* ix = ix0 + s * N;
+        const std::size_t t = next[ix[n]]++;
+        index_t* o = g.oth_own.data() + t * (N - 1);
+        for (std::size_t m = 0, j = 0; m < N; ++m) if (m != n) o[j++] = ix[m];
+        g.val_own[t] = G.val[s];
+      }
+      g.oth = g.oth_own.data();
+      g.stride = N - 1;
+      for (std::size_t m = 0; m + 1 < N; ++m) g.off.push_back(m);
+      g.val = g.val_own.data();
+    }
+  }
+  // whether the counts serve the logs, and sum g log g: as EM decides
+  // (EM computes sum g log g only when it has the counts). The counts
+  // must be G's stored values (read in each grouping's order).
+  use_counts_ = counts_ != nullptr && em_.uses_counts() && counts_->memptr() == G.val.memptr();
+  glogg_ = counts_ != nullptr ? em_.glogg() : 0.0;
+  if (counts_ == nullptr)
+    for (std::size_t s = 0; s < nnz; ++s) { const double g = G.value(s); glogg_ += g * std::log(g); }
+}
+
+inline double KLCDCells::solve_mode(const SparseTensor& G, const std::vector<const arma::mat*>& F, std::size_t n,
+                                    arma::mat& A, const KLCDRowTerms& t, bool logs, int threads) const {
+  if (!prepared_) throw std::logic_error("coordinate descent: the cells are not bound");
+  const std::size_t N = G.order();
+  const arma::uword k = A.n_rows, d = G.dims[n];
+  if (A.n_cols != d) throw std::logic_error("coordinate descent: a mode's rows of the wrong size");
+  // the Newton steps work on G (so that a rescaled x gives the same
+  // arithmetic); the counts (the stored values, then) only make the logs
+  // of the trace cheap
+  const bool scaled = G.scaled();
+  const double ga = G.inv_top, gsc = G.inv_sum;
+  const arma::vec ones(k, arma::fill::ones);
+  const Group& grp = grp_[n];
+  const std::vector<std::size_t>& ptr = grp.ptr;
+  const index_t* oth = grp.oth;
+  const std::size_t stride = grp.stride;
+  const std::size_t* off = grp.off.data();
+  const double* gv = grp.val;
+  const std::uint32_t* pos = grp.pos.empty() ? nullptr : grp.pos.data();
+  const double* cnt = use_counts_ ? gv : nullptr;
+  const std::size_t maxnz = grp.maxnz;
+  std::vector<double> lg(logs ? d : 0, 0.0);
+  const int Tn = effective_threads(threads, G.nnz() * k / 8);
+  std::vector<const arma::mat*> others;
+  for (std::size_t m = 0; m < N; ++m) if (m != n) others.push_back(F[m]);
+  const std::size_t No = others.size();
+  const std::size_t extra = t.pseudo != nullptr ? k : 0;
+  nmf::dense::parallel_blocks(d, Tn, 4, [&](std::size_t b, std::size_t e) {
+    std::vector<double> v(maxnz + extra), gb((maxnz + extra) * k), xs(scaled || pos ? maxnz : 0),
+        cs(pos && cnt ? maxnz : 0), xp(extra ? maxnz + extra : 0), coef(t.row_coef ? k : 0);
+    for (std::size_t i = b; i < e; ++i) {
+      const std::size_t p0 = ptr[i], nz = ptr[i + 1] - p0;
+      // this index's values of G (xb) and counts (cb), contiguous
+      const double* xb = gv + p0;
+      const double* cb = cnt ? cnt + p0 : nullptr;
+      if (pos) {  // gathered from their positions
+        const std::uint32_t* q = pos + p0;
+        for (std::size_t j = 0; j < nz; ++j) xs[j] = scaled ? gv[q[j]] * ga * gsc : gv[q[j]];
+        if (cnt) {
+          for (std::size_t j = 0; j < nz; ++j) cs[j] = cnt[q[j]];
+          cb = cs.data();
+        }
+        xb = xs.data();
+      } else if (scaled) {  // the values of G from the stored ones
+        for (std::size_t j = 0; j < nz; ++j) xs[j] = xb[j] * ga * gsc;
+        xb = xs.data();
+      }
+      // pseudo-cells (their G rows unit vectors) after the row's cells: ld
+      // rows in all
+      std::size_t np = 0;
+      const double* pseudo = nullptr;
+      if (extra && !(t.pseudo_if_cells && nz == 0)) {
+        pseudo = t.pseudo + i * t.pseudo_stride;
+        for (arma::uword r = 0; r < k; ++r) np += pseudo[r] > 0.0;
+      }
+      const std::size_t ld = nz + np;
+      // G (nz x k, column-major): the other modes' product at each cell
+      // (cell j's other indices at oth[c * stride + off[m]], c its
+      // position: j + p0, or pos[j + p0])
+      for (std::size_t j = 0; j < nz; ++j) {
+        const index_t* ix = oth + (pos ? static_cast<std::size_t>(pos[p0 + j]) : p0 + j) * stride;
+        const double* f = others[0]->colptr(ix[off[0]]);
+        for (arma::uword r = 0; r < k; ++r) gb[j + r * ld] = f[r];
+        for (std::size_t m = 1; m < No; ++m) {
+          const double* fm = others[m]->colptr(ix[off[m]]);
+          for (arma::uword r = 0; r < k; ++r) gb[j + r * ld] *= fm[r];
+        }
+      }
+      const double* xr = xb;
+      if (np > 0) {
+        std::copy(xb, xb + nz, xp.begin());
+        std::size_t j = nz;
+        for (arma::uword q = 0; q < k; ++q) {
+          if (!(pseudo[q] > 0.0)) continue;
+          for (arma::uword r = 0; r < k; ++r) gb[j + r * ld] = r == q ? 1.0 : 0.0;
+          xp[j++] = pseudo[q];
+        }
+        xr = xp.data();
+      }
+      const double* c = t.coef != nullptr ? t.coef : ones.memptr();
+      if (t.row_coef) {
+        std::fill(coef.begin(), coef.end(), nz > 0 ? t.row_coef[i] : 1.0);
+        c = coef.data();
+      }
+      nmf::KLCD::solve(gb.data(), ld, ld, xr, A.colptr(i), k, c, 0.0, v.data(), sweeps_, newton_);
+      if (logs) {
+        LogSum ls;
+        for (std::size_t j = 0; j < nz; ++j) add_log(ls, v[j], cb ? cb[j] : xb[j]);
+        lg[i] = ls.value();
+      }
+    }
+  });
+  double xl = 0.0;
+  for (double l : lg) xl += l;
+  return use_counts_ ? xl / total_ : xl;
+}
+
+inline double KLCDCells::xlogv(const SparseTensor& G, const std::vector<const arma::mat*>& F, std::size_t n,
+                               const arma::mat& H) const {
+  if (!prepared_) throw std::logic_error("coordinate descent: the cells are not bound");
+  const std::size_t N = G.order();
+  const arma::uword k = H.n_rows;
+  const index_t* ix0 = G.indices();
+  LogSum ls;
+  for (std::size_t s = 0; s < G.nnz(); ++s) {
+    const index_t* ix = ix0 + s * N;
+    double v = 0.0;
+    const double* h = H.colptr(ix[n]);
+    for (arma::uword r = 0; r < k; ++r) {
+      double z = h[r];
+      for (std::size_t m = 0; m < N; ++m) if (m != n) z *= (*F[m])(r, ix[m]);
+      v += z;
+    }
+    add_log(ls, v, use_counts_ ? G.val[s] : G.value(s));
+  }
+  return logs_value(ls);
+}
+
+// (the memory a KLCDMemoryPiece keeps the step's start in, made before
+// its KCDPieceBase)
+struct KLCDStart {
+  KLCDStart(arma::uword k, arma::uword d) : start_(k, d) {}
+  arma::mat start_;
+};
+
+// The data in memory as the one piece of PieceKLCDTensor (cd_pieces.h),
+// which then solves every mode here (request "kcd_mode": the rows of mode
+// n, A by reference, solved in place) rather than pass by pass: the piece
+// holds every cell of every index. The first factor is the caller's (k x
+// d_0), changed in place.
+class KLCDMemoryPiece : private KLCDStart, public KCDPieceBase {
+ public:
+  KLCDMemoryPiece(const SparseTensor& G, const KLCDCells& C, arma::mat& F0)
+      : KLCDStart(F0.n_rows, F0.n_cols), KCDPieceBase(F0.memptr(), start_.memptr(), F0.n_rows, F0.n_cols),
+        G_(G), C_(C) {}
+
+  Stats run(const Request& r, int threads) {
+    Stats out;
+    if (common(r, out)) return out;
+    const std::size_t N = G_.order();
+    std::vector<arma::mat> F(N);
+    std::vector<const arma::mat*> Fp(N);
+    F[0] = arma::mat(F0_.memptr(), F0_.n_rows, F0_.n_cols, false, true);
+    for (std::size_t n = 1; n < N; ++n) {
+      const arma::mat& m = r.mat("F" + std::to_string(n));
+      if (m.n_rows != F0_.n_rows || m.n_cols != G_.dims[n])
+        throw std::logic_error("coordinate descent: a shared factor of the wrong size");
+      F[n] = arma::mat(const_cast<double*>(m.memptr()), m.n_rows, m.n_cols, false, true);
+    }
+    for (std::size_t n = 0; n < N; ++n) Fp[n] = &F[n];
+    if (r.op == "kcd_rows") {
+      first_rows(r, [&](arma::mat& A, const KLCDRowTerms& t) { C_.solve_mode(G_, Fp, 0, A, t, false, threads); });
+      out.set("mass", arma::mat(arma::sum(F0_, 1)));
+      return out;
+    }
+    const std::size_t n = static_cast<std::size_t>(r.num("mode", 0.0));
+    if (n < 1 || n >= N) throw std::logic_error("coordinate descent: a mode out of range");
+    if (r.op == "kcd_mode") {
+      arma::mat* A = r.target("A");
+      if (A == nullptr || A->n_rows != F0_.n_rows || A->n_cols != G_.dims[n])
+        throw std::logic_error("coordinate descent: a mode's rows of the wrong size");
+      KLCDRowTerms t;
+      if (r.has("coef")) t.coef = r.mat("coef").memptr();
+      if (r.has("cells")) {
+        t.pseudo = r.mat("cells").memptr();
+        t.pseudo_stride = F0_.n_rows;
+      }
+      const bool last = n + 1 == N;
+      const double xl = C_.solve_mode(G_, Fp, n, *A, t, last, threads);
+      if (last) {  // (sum g log v of this solution: "kcd_xlogv" of it next)
+        H_ = *A;
+        xlogv_ = xl;
+      }
+      return out;
+    }
+    if (r.op == "kcd_xlogv") {
+      const arma::mat& H = r.mat("H");
+      const bool known = n + 1 == N && H.n_rows == H_.n_rows && H.n_cols == H_.n_cols &&
+                         std::equal(H.begin(), H.end(), H_.begin());
+      return xlogv_stats(r, known ? xlogv_ : C_.xlogv(G_, Fp, n, H), C_.glogg());
+    }
+    throw std::logic_error("unknown request '" + r.op + "' of coordinate descent's piece in memory");
+  }
+
+ private:
+  const SparseTensor& G_;
+  const KLCDCells& C_;
+  arma::mat H_;  // the last mode's latest solution and its sum g log v
+  double xlogv_ = 0.0;
+};
+
+// KL coordinate descent of data in memory (the in-memory rule's interface,
+// run_solver() and multistart.h): PieceKLCDTensor's iteration on the data
+// as one KLCDMemoryPiece. The rule keeps no state of its own between
+// steps, so after bind() it may serve several models at once.
+class KLCDRule {
+ public:
+  explicit KLCDRule(const arma::vec* counts = nullptr, double total = 0.0, int sweeps = 1, int newton = 1)
+      : cells_(counts, total, sweeps, newton) {}
+  static constexpr bool kLagged = false;
+
+  void set_position_limit(std::size_t n) { cells_.set_position_limit(n); }
+  void bind(const SparseTensor& G) { cells_.bind(G); }
+
+  // One iteration. `prev`, when given, is the loss of M (the value the
+  // previous step returned, or loss()): a step that rounding made worse is
+  // undone.
+  double step(const SparseTensor& G, AspectModel& M, int threads) {
+    return step(G, M, threads, std::numeric_limits<double>::quiet_NaN());
+  }
+  double step(const SparseTensor& G, AspectModel& M, int threads, double prev) {
+    return run(G, M, threads, [&](PieceKLCDTensor& rule, const Pieces& P, AspectPieceModel& PM) {
+      return rule.step(P, PM, threads, prev);
+    });
+  }
+
+  // MAP estimation with Dirichlet pseudo-counts (a matrix only; the prior
+  // must outlive the rule): see PieceKLCDTensor.
+  void set_prior(const DirichletPrior* p) { prior_ = p != nullptr && p->any() ? p : nullptr; }
+
+  // The KL divergence of M (with a prior, plus its penalty).
+  double loss(const SparseTensor& G, const AspectModel& M, int threads) {
+    AspectModel C = M;
+    return run(G, C, threads, [&](PieceKLCDTensor& rule, const Pieces& P, AspectPieceModel& PM) {
+      return rule.loss(P, PM, threads);
+    });
+  }
+
+ private:
+  template <class F>
+  double run(const SparseTensor& G, AspectModel& M, int threads, F f) {
+    cells_.bind(G);
+    KLCDMemoryPiece piece(G, cells_, M.F[0]);
+    LocalPieces<KLCDMemoryPiece> P({&piece}, threads);
+    AspectPieceModel PM;
+    PM.lambda = std::move(M.lambda);
+    PM.F.assign(std::make_move_iterator(M.F.begin() + 1), std::make_move_iterator(M.F.end()));
+    PM.P = &P;
+    PieceKLCDTensor rule(prior_, true);
+    double value = 0.0;
+    try {
+      value = f(rule, P, PM);
+    } catch (...) {
+      give_back(PM, M);
+      throw;
+    }
+    give_back(PM, M);
+    return value;
+  }
+  static void give_back(AspectPieceModel& PM, AspectModel& M) {
+    M.lambda = std::move(PM.lambda);
+    for (std::size_t n = 0; n < PM.F.size(); ++n) M.F[n + 1] = std::move(PM.F[n]);
+  }
+
+  KLCDCells cells_;
+  const DirichletPrior* prior_ = nullptr;
 };
 
 }  // namespace aspectr

@@ -1,34 +1,37 @@
-// aspectr/solvers/cd_pieces.h — the KL aspect model of N-way data by cyclic
-// coordinate descent over the modes (solvers/cd.h, KLCDRule: the row
-// problems of Chi and Kolda 2012, each solved by the coordinate Newton
-// sweeps of Hsieh and Dhillon 2011) on data in pieces (pieces.h): the
-// first mode split by rows, each piece with its rows of the first factor
-// (columns on the simplex over all pieces, k x rows), every other mode
-// whole.
+// aspectr/solvers/cd_pieces.h — the KL aspect model of matrices and N-way
+// data by cyclic coordinate descent over the modes (the row problems of
+// Chi and Kolda 2012, each solved by the coordinate Newton sweeps of Hsieh
+// and Dhillon 2011; the derivation is in solvers/cd.h), written once on
+// data in pieces (pieces.h): the first mode split by rows, each piece with
+// its rows of the first factor (columns on the simplex over all pieces,
+// k x rows), every other mode whole. The data in memory are one piece
+// (cd.h, KLCDMemoryPiece); shards, shard files and cluster workers are
+// others (KLCDTensorPiece).
 //
-// An iteration makes the in-memory iteration's steps in its order:
-//  * mode 1: its rows are local to a piece, which solves them with the
-//    in-memory row solver (nmf::KLCD::solve() of a_1 = lambda_r U_1(:, r),
-//    its cells' coefficients the products of the other modes' entries)
-//    and keeps a_1; their row sums over the pieces give the weights, and
-//    the pieces divide a_1 by them with the next request (a component
-//    without mass keeps its old profile, kept by the piece);
+// An iteration:
+//  * mode 1: its rows are local to a piece, which solves them with its
+//    row solver (nmf::KLCD::solve() of a_1 = lambda_r U_1(:, r), its
+//    cells' coefficients the products of the other modes' entries) and
+//    keeps a_1; their row sums over the pieces give the weights, and the
+//    pieces divide a_1 by them with the next request (a component without
+//    mass keeps its old profile, kept by the piece);
 //  * every other mode n: each index's problem needs the cells of all
-//    pieces. The rule takes every index through the Newton steps of
-//    KLCD::solve() in the same order (nmf::KLCDColumns), each pass over
-//    the pieces adding their parts of the indices' sums (3 x d_n); a
-//    piece recomputes v = G h at its cells from the coefficients sent;
-//    then a_n is split into weights and simplex columns as in memory.
+//    pieces. One piece holding them all solves the mode's rows itself
+//    ("kcd_mode"). Otherwise the rule takes every index through the
+//    Newton steps of KLCD::solve() in the same order (nmf::KLCDColumns),
+//    each pass over the pieces adding their parts of the indices' sums
+//    (3 x d_n); a piece recomputes or moves v = G h at its cells. Then
+//    a_n is split into weights and simplex columns.
 // The value after the iteration, D(G || P) = sum g log g - sum g log v +
 // log T (v the model at the last mode's solution, T its total), comes
-// from one more pass, so a fit in pieces equals the in-memory fit up to
-// rounding; as in memory a step that rounding made worse is undone.
-// With a Dirichlet prior (a matrix; prior.h) each mode minimizes
-// KLCDRule's majorizer: the pieces solve their documents with the
+// from one more request, so a fit in pieces equals the in-memory fit up to
+// rounding; a step that rounding made worse is undone.
+// With a Dirichlet prior (a matrix; prior.h) each mode minimizes a
+// majorizer (PieceKLCDTensor): the pieces solve their documents with the
 // documents' pseudo-cells and coefficients, then add the documents' sums
-// of the terms' majorizer ("kcd_prior"), whose pseudo-cells the rule adds
-// to every pass's sums itself; the value adds the prior's penalty (the
-// documents' part from the pieces).
+// of the terms' majorizer ("kcd_prior"), whose pseudo-cells the rule
+// sends with "kcd_mode" or adds to every pass's sums itself; the value
+// adds the prior's penalty (the documents' part from the pieces).
 //
 // Requests (inputs: lambda (k x 1), F1 .. F{N-1} (the shared modes'
 // factors, k x d_n) and, when pending, colsum (the first mode's row sums
@@ -44,6 +47,9 @@
 //                 the model with H in mode `mode`), glogg (sum g log g),
 //                 f0sum (k x 1: the row sums of the piece's first factor)
 //                 [, dpen: the documents' penalty of the prior with lambda]
+//   "kcd_mode"    mode, A (by reference: the mode's a_n, k x d_n, solved in
+//                 place) [, coef (k x 1), cells (k x d_n): a prior's
+//                 majorizer] (only a piece holding every cell)
 //   "kcd_restore" the first factor of the step's start back
 //   "gather"      -> F0 (rows x k)
 #ifndef ASPECTR_SOLVERS_CD_PIECES_H
@@ -52,6 +58,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <memory>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -62,30 +69,120 @@
 
 namespace aspectr {
 
+// A mode's rows' linear coefficients and pseudo-cells (a prior's
+// majorizers, PieceKLCDTensor): none, 1 for every coefficient.
+struct KLCDRowTerms {
+  const double* coef = nullptr;      // k values, the same for every row
+  const double* row_coef = nullptr;  // or one value per row (every topic's)
+  const double* pseudo = nullptr;    // pseudo-cells: k values for each row,
+  std::size_t pseudo_stride = 0;     // row i's at pseudo + i * stride (0: the same for all)
+  bool pseudo_if_cells = false;      // only on rows with cells (the documents)
+};
+
+// What every piece of PieceKLCDTensor does alike, whatever holds its
+// cells: its rows of the first factor F0 (k x rows) and a matrix of the
+// same size it keeps the first factor of the step's start in (both the
+// caller's memory, changed in place); the requests "gather",
+// "kcd_restore" and "kcd_prior", the pending row sums, the first mode's
+// rows around the piece's row solver, and the answer of "kcd_xlogv".
+class KCDPieceBase {
+ protected:
+  KCDPieceBase(double* F0, double* aux, arma::uword k, arma::uword rows)
+      : F0_(F0, k, rows, false, true), aux_(aux, k, rows, false, true) {}
+
+  // runs r if it is one of the common requests (true), into out; applies
+  // the pending row sums of any request
+  bool common(const Request& r, Stats& out) {
+    if (r.has("colsum")) normalize(arma::vectorise(r.mat("colsum")));
+    if (r.op == "gather") {
+      out.set("F0", arma::mat(F0_.t()));
+      return true;
+    }
+    if (r.op == "kcd_restore") {
+      F0_ = aux_;
+      return true;
+    }
+    if (r.op == "kcd_prior") {
+      arma::vec colw(F0_.n_rows, arma::fill::zeros);
+      double Dm = 0.0;
+      DirichletPrior::document_sums(arma::vectorise(r.mat("lambda")), F0_, colw, Dm);
+      out.set("colw", arma::mat(colw));
+      out.set("Dm", Dm);
+      return true;
+    }
+    return false;
+  }
+  // the piece's rows of the first mode: a_1 = lambda_r U_1(:, r) solved by
+  // solve(A, terms) (with the request's prior_doc, its documents'
+  // majorizer: each row's coefficients from its entering mass), kept in
+  // F0; the start's profile in aux
+  template <class Solve>
+  void first_rows(const Request& r, Solve solve) {
+    const arma::uword k = F0_.n_rows;
+    const arma::vec lambda = arma::vectorise(r.mat("lambda"));
+    if (lambda.n_elem != k) throw std::logic_error("coordinate descent piece: weights of the wrong size");
+    aux_ = F0_;
+    arma::mat A = F0_;
+    A.each_col() %= lambda;
+    KLCDRowTerms t;
+    arma::vec doc, coef;
+    if (r.has("prior_doc")) {
+      DirichletPrior pr;
+      pr.doc = doc = arma::vectorise(r.mat("prior_doc"));
+      if (doc.n_elem != k) throw std::logic_error("coordinate descent piece: a prior of the wrong size");
+      const arma::rowvec s0 = arma::sum(A, 0);
+      coef.set_size(A.n_cols);
+      for (arma::uword i = 0; i < A.n_cols; ++i) coef[i] = pr.document_coef(s0[i]);
+      t.row_coef = coef.memptr();
+      t.pseudo = doc.memptr();
+      t.pseudo_if_cells = true;
+    }
+    solve(A, t);
+    F0_ = A;
+  }
+  // the answer of "kcd_xlogv": the cells' sum g log v and g log g, the
+  // first factor's row sums and, with the request's prior_doc, the
+  // documents' penalty of the prior with lambda
+  Stats xlogv_stats(const Request& r, double xlogv, double glogg) const {
+    Stats out;
+    out.set("xlogv", xlogv);
+    out.set("glogg", glogg);
+    out.set("f0sum", arma::mat(arma::sum(F0_, 1)));
+    if (r.has("prior_doc")) {
+      DirichletPrior pr;
+      pr.doc = arma::vectorise(r.mat("prior_doc"));
+      out.set("dpen", pr.documents_penalty(arma::vectorise(r.mat("lambda")), F0_));
+    }
+    return out;
+  }
+
+  arma::mat F0_, aux_;
+
+ private:
+  // the first factor's rows divided by the row sums over all pieces (a
+  // row without mass: the start's profile)
+  void normalize(const arma::vec& mass) {
+    if (mass.n_elem != F0_.n_rows) throw std::logic_error("coordinate descent piece: row sums of the wrong size");
+    for (arma::uword c = 0; c < F0_.n_rows; ++c) {
+      if (mass[c] > 0.0) F0_.row(c) = F0_.row(c) / mass[c];
+      else F0_.row(c) = aux_.row(c);
+    }
+  }
+};
+
 // One piece: its cells (values g = x / sum(x), first index local), its
-// rows of the first factor F0 (k x rows) and a matrix of the same size it
-// keeps the first factor of the step's start in (both the caller's
-// memory, changed in place).
-class KLCDTensorPiece {
+// rows of the first factor and the step's start (KCDPieceBase).
+class KLCDTensorPiece : public KCDPieceBase {
  public:
   // (v: the model's value at each of the piece's cells, kept between the
   // passes of a mode, kcd_mode_pass(); nullptr: recomputed in each pass)
   KLCDTensorPiece(CPCells& X, std::vector<arma::uword> dims, double* F0, double* aux, arma::uword k,
                   double* v = nullptr, std::size_t v_n = 0)
-      : X_(X), dims_(std::move(dims)), F0_(F0, k, dims_.at(0), false, true), aux_(aux, k, dims_.at(0), false, true),
-        v_(v), v_n_(v_n) {}
+      : KCDPieceBase(F0, aux, k, dims.at(0)), X_(X), dims_(std::move(dims)), v_(v), v_n_(v_n) {}
 
   Stats run(const Request& r, int) {
     Stats out;
-    if (r.has("colsum")) normalize(arma::vectorise(r.mat("colsum")));
-    if (r.op == "gather") {
-      out.set("F0", arma::mat(F0_.t()));
-      return out;
-    }
-    if (r.op == "kcd_restore") {
-      F0_ = aux_;
-      return out;
-    }
+    if (common(r, out)) return out;
     const std::size_t N = dims_.size();
     std::vector<arma::mat> F(N);  // views: F[0] the piece's, F[n] shared
     F[0] = arma::mat(F0_.memptr(), F0_.n_rows, F0_.n_cols, false, true);
@@ -98,16 +195,18 @@ class KLCDTensorPiece {
       F[n] = arma::mat(const_cast<double*>(m.memptr()), m.n_rows, m.n_cols, false, true);
     }
     if (r.op == "kcd_rows") {
-      rows(F, arma::vectorise(r.mat("lambda")), r);
+      // (every cell at once, a file's chunks gathered, grouped by row)
+      first_rows(r, [&](arma::mat& A, const KLCDRowTerms& t) {
+        const arma::vec ones(F0_.n_rows, arma::fill::ones);
+        arma::vec coef(F0_.n_rows);
+        kcd_first_rows(X_, N, A, [&](const index_t* ix, double* z) { product(F, ix, 0, z); },
+                       [&](arma::uword i) -> const double* {
+                         if (t.row_coef == nullptr) return ones.memptr();
+                         coef.fill(t.row_coef[i]);
+                         return coef.memptr();
+                       }, "coordinate descent piece", t.pseudo);
+      });
       out.set("mass", arma::mat(arma::sum(F0_, 1)));
-      return out;
-    }
-    if (r.op == "kcd_prior") {
-      arma::vec colw(F0_.n_rows, arma::fill::zeros);
-      double Dm = 0.0;
-      DirichletPrior::document_sums(arma::vectorise(r.mat("lambda")), F0_, colw, Dm);
-      out.set("colw", arma::mat(colw));
-      out.set("Dm", Dm);
       return out;
     }
     const std::size_t n = static_cast<std::size_t>(r.num("mode", 0.0));
@@ -134,31 +233,14 @@ class KLCDTensorPiece {
           if (g > 0.0) gl += g * std::log(g);
         }
       });
-      out.set("xlogv", xl);
-      out.set("glogg", gl);
-      out.set("f0sum", arma::mat(arma::sum(F0_, 1)));
-      if (r.has("prior_doc")) {
-        DirichletPrior pr;
-        pr.doc = arma::vectorise(r.mat("prior_doc"));
-        out.set("dpen", pr.documents_penalty(arma::vectorise(r.mat("lambda")), F0_));
-      }
-      return out;
+      return xlogv_stats(r, xl, gl);
     }
     throw std::logic_error("unknown request '" + r.op + "' of a coordinate descent piece");
   }
 
  private:
-  // the first factor's rows divided by the row sums over all pieces (a
-  // row without mass: the start's profile)
-  void normalize(const arma::vec& mass) {
-    if (mass.n_elem != F0_.n_rows) throw std::logic_error("coordinate descent piece: row sums of the wrong size");
-    for (arma::uword c = 0; c < F0_.n_rows; ++c) {
-      if (mass[c] > 0.0) F0_.row(c) = F0_.row(c) / mass[c];
-      else F0_.row(c) = aux_.row(c);
-    }
-  }
   // gp = the product of the modes other than n at the cell's indices (in
-  // the modes' order, as KLCDRule forms it)
+  // the modes' order, as KLCDCells forms it)
   void product(const std::vector<arma::mat>& F, const index_t* ix, std::size_t n, double* gp) const {
     const arma::uword k = F0_.n_rows;
     bool first = true;
@@ -172,37 +254,6 @@ class KLCDTensorPiece {
         for (arma::uword c = 0; c < k; ++c) gp[c] *= f[c];
       }
     }
-  }
-  // the piece's rows of the first mode: a_1 = lambda_r U_1(:, r), each row
-  // solved with its cells (KLCDRule::step()'s row solver; with the
-  // request's prior_doc, its documents' majorizer), kept in F0; the start's
-  // profile in aux
-  void rows(const std::vector<arma::mat>& F, const arma::vec& lambda, const Request& r) {
-    const std::size_t N = dims_.size();
-    const arma::uword k = F0_.n_rows;
-    if (lambda.n_elem != k) throw std::logic_error("coordinate descent piece: weights of the wrong size");
-    // (every cell at once, a file's chunks gathered, grouped by row)
-    aux_ = F0_;
-    arma::mat A = F0_;
-    A.each_col() %= lambda;
-    const arma::vec ones(k, arma::fill::ones);
-    if (r.has("prior_doc")) {
-      // (each row's coefficients from its entering mass, as KLCDRule's)
-      DirichletPrior pr;
-      pr.doc = arma::vectorise(r.mat("prior_doc"));
-      if (pr.doc.n_elem != k) throw std::logic_error("coordinate descent piece: a prior of the wrong size");
-      const arma::rowvec s0 = arma::sum(A, 0);
-      arma::vec coef(k);
-      kcd_first_rows(X_, N, A, [&](const index_t* ix, double* z) { product(F, ix, 0, z); },
-                     [&](arma::uword i) {
-                       coef.fill(pr.document_coef(s0[i]));
-                       return coef.memptr();
-                     }, "coordinate descent piece", pr.doc.memptr());
-    } else {
-      kcd_first_rows(X_, N, A, [&](const index_t* ix, double* z) { product(F, ix, 0, z); },
-                     [&](arma::uword) { return ones.memptr(); }, "coordinate descent piece");
-    }
-    F0_ = A;
   }
   // entry q of product() (the same products in the same order)
   double product_at(const std::vector<arma::mat>& F, const index_t* ix, std::size_t n, arma::uword q) const {
@@ -224,22 +275,48 @@ class KLCDTensorPiece {
                          "coordinate descent piece", v_, v_n_);
   }
 
-
   CPCells& X_;
   std::vector<arma::uword> dims_;
-  arma::mat F0_, aux_;
   double* v_;
   std::size_t v_n_;
 };
 
-// The rule (KLCDRule's iteration, one Newton sweep of one step per
-// coordinate) on pieces; the model's first factor stays with the pieces.
-// `prior` (a matrix only; in the core's units, prior.h): KLCDRule's MAP
-// fit.
+// The rule (one Newton sweep of one step per coordinate) on pieces; the model's first factor stays with the pieces.
+// `prior` (a matrix only; in the core's units, prior.h): the MAP fit.
+// `whole`: the pieces are one piece holding every cell (KLCDMemoryPiece,
+// cd.h, the data in memory), which then solves each mode's rows itself
+// (one request "kcd_mode" per mode, the rows by reference) rather than
+// through a request per Newton pass.
+//
+// MAP estimation with Dirichlet pseudo-counts: the objective is then
+// D(G || P) plus the prior's penalty (prior.h), the negative log
+// posterior over the total count. With the other mode fixed, the model's
+// total free and the penalty (invariant to that total) added, the mode's
+// problem still bounds the objective from above with equality at the
+// entering model, as above, but its rows are coupled and not convex
+// through the normalizers of theta and phi. Each iteration minimizes a
+// majorizer instead, equal at the entering model (J0 its joint), so the
+// objective still never increases:
+//  * documents (row d, J = P(d, .)): -sum a_z log J_z is convex (k
+//    pseudo-cells a_z with unit-vector rows of G);
+//    (sum a) log sum_z J_z is concave, bounded by its tangent at J0: the
+//    linear coefficient 1 + sum a / sum J0.
+//  * terms (row w, J = lambda o phi(w, .)), with lambda_z = sum_w J_wz and
+//    s_d = sum_z lambda_z U_dz: the penalty is
+//    -sum b log J + sum_z (B_z - D a_z) log lambda_z + (sum a) sum_d log s_d
+//    (B_z = sum_w b_zw, D the documents with mass). Concave pieces by
+//    their tangents (linear coefficients (sum a) sum_d U_dz / s0_d and,
+//    where B_z > D a_z, (B_z - D a_z) / lambda0_z); where D a_z > B_z,
+//    -(D a_z - B_z) log lambda_z by Jensen's bound with weights
+//    phi0(w, z): pseudo-cells b_zw + (D a_z - B_z) phi0(w, z).
 class PieceKLCDTensor {
  public:
   static constexpr bool kLagged = false;
-  explicit PieceKLCDTensor(DirichletPrior prior = DirichletPrior()) : prior_(std::move(prior)) {}
+  explicit PieceKLCDTensor(DirichletPrior prior = DirichletPrior())
+      : own_(std::make_shared<const DirichletPrior>(std::move(prior))), prior_(*own_) {}
+  // (a prior the caller keeps, or none)
+  PieceKLCDTensor(const DirichletPrior* prior, bool whole)
+      : prior_(prior != nullptr ? *prior : none()), whole_(whole) {}
 
   double step(const Pieces& P, AspectPieceModel& M, int threads) {
     return step(P, M, threads, std::numeric_limits<double>::quiet_NaN());
@@ -276,7 +353,12 @@ class PieceKLCDTensor {
         r.with("mode", static_cast<double>(n));
         return r;
       };
-      if (with_prior) {
+      if (whole_) {
+        Request r = M.request("kcd_mode");
+        r.with("mode", static_cast<double>(n)).ref("A", A);
+        if (with_prior) r.view("coef", coef).view("cells", cells);
+        P.map(r);
+      } else if (with_prior) {
         A = kcd_mode_by_passes(P, A, coef, make, [&](arma::mat& St, const nmf::KLCDColumns& sv) {
           // the pseudo-cells' terms: cell e_j of value cells(j, w), model hv(j, w)
           const arma::mat& hv = sv.hv();
@@ -338,7 +420,9 @@ class PieceKLCDTensor {
       throw std::runtime_error("coordinate descent: the model vanished (no positive mass left)");
     return T;
   }
-  // a request with the documents' pseudo-counts, when there are any
+  // a request with the documents' pseudo-counts, when there are any (a
+  // request built in place, or a temporary: moved, as a copy would copy
+  // the factors it views)
   Request& with_doc(Request& r) const {
     if (!prior_.doc.is_empty()) r.view("prior_doc", prior_.doc);
     return r;
@@ -353,7 +437,14 @@ class PieceKLCDTensor {
     return (prior_.doc.is_empty() ? 0.0 : e.num("dpen")) + prior_.terms_penalty(M.F[0]);
   }
 
-  DirichletPrior prior_;
+  static const DirichletPrior& none() {
+    static const DirichletPrior p;
+    return p;
+  }
+
+  std::shared_ptr<const DirichletPrior> own_;
+  const DirichletPrior& prior_;
+  bool whole_ = false;
   double kl_ = std::numeric_limits<double>::quiet_NaN(), prev_kl_ = std::numeric_limits<double>::quiet_NaN();
 };
 

@@ -107,9 +107,9 @@ class FileCPCells : public CPCells {
 // coordinate), every cell of the piece at once, grouped by row: z_of(ix,
 // z) the other modes' product at a cell (k values), c_of(i) the row's
 // linear coefficients (k). With `pseudo` (k values: a prior's
-// pseudo-counts, solvers/cd.h), every row with cells also has a
+// pseudo-counts, cd_pieces.h), every row with cells also has a
 // pseudo-cell of value pseudo[r] and coefficients the unit vector e_r for
-// each pseudo[r] > 0, after its own cells (KLCDRule's documents). `who`
+// each pseudo[r] > 0, after its own cells (the documents' majorizer of cd_pieces.h). `who`
 // names the piece in errors. Written once for every CP piece that solves
 // its rows so (cd_pieces.h, CPWeightedPiece).
 template <class ZOf, class COf>

@@ -87,7 +87,7 @@ struct DirichletPrior {
     return out;
   }
 
-  // Coordinate descent's majorizers (solvers/cd.h, KLCDRule::set_prior()).
+  // Coordinate descent's majorizers (cd_pieces.h, PieceKLCDTensor).
   // A document's linear coefficient (the same for each topic) from s0,
   // its entering mass sum_z J0(z, d): 1 + sum a / s0 (1 without mass).
   double document_coef(double s0) const {

@@ -1,7 +1,7 @@
 // R glue of weighted ntf() (missing cells, masks, weights):
 // aspectr/solvers/cp_weighted.h.
 #include "r_adapters.h"
-#include <aspectr/solvers/cp_weighted.h>
+#include <aspectr/solvers/cp_weighted_pieces.h>
 
 using aspectr_r::RCallback;
 using aspectr_r::add_trace;
@@ -83,8 +83,27 @@ Rcpp::List cpp_ntf_weighted_fit(Rcpp::IntegerMatrix idx, Rcpp::NumericVector val
   ctl.tol = tol;
   ctl.threads = threads;
   RCallback cb(verbose, max_iter, "ntf (" + loss + ", " + method + ", weighted)", hook, want_model);
-  aspectr::CPWeightedRule rule(kl, wm, w, 1e-16, gram);
-  const aspectr::FitTrace tr = aspectr::run_solver(rule, X, M, ctl, cb);
+  // the rules on pieces (cp_weighted_pieces.h), the data one piece of every
+  // cell that updates each mode's rows itself; the first mode's rows
+  // stay in M.F[0], changed in place by the piece
+  aspectr::MemoryCPCells cells(X);
+  aspectr::CPWeightedPiece piece(cells, w, M.F[0].memptr(), M.rank(), X.dims[0], &X);
+  aspectr::LocalPieces<aspectr::CPWeightedPiece> P({&piece}, threads);
+  aspectr::CPPieceModel PM;
+  PM.F.assign(std::make_move_iterator(M.F.begin() + 1), std::make_move_iterator(M.F.end()));
+  PM.P = &P;
+  aspectr::FitTrace tr;
+  if (!kl) {
+    aspectr::CPWeightedPiecesFrobenius rule(w, wm, 1e-16, true, gram);
+    tr = aspectr::run_solver(rule, P, PM, ctl, cb);
+  } else if (wm == CPWeightedMethod::CD) {
+    aspectr::CPWeightedPiecesCD rule(w, true);
+    tr = aspectr::run_solver(rule, P, PM, ctl, cb);
+  } else {
+    aspectr::CPWeightedPiecesMU rule(w);
+    tr = aspectr::run_solver(rule, P, PM, ctl, cb);
+  }
+  for (std::size_t n = 0; n < PM.F.size(); ++n) M.F[n + 1] = std::move(PM.F[n]);
   Rcpp::List out = model_to_r(M);
   add_trace(out, tr);
   return out;

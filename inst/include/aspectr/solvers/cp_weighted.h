@@ -50,10 +50,13 @@
 // of the sums they come from count as 0 (such a row is kept as it is; for
 // B_i: a coordinate whose diagonal entry is below that, which has no
 // weight at any cell, is kept by HALS and the multiplicative update).
-// The KL multiplicative updates' parts (the linear terms' common and
-// deviating parts, the numerators, the update) and the Frobenius rows'
-// update (frobenius_rows()) serve the same rule on data in pieces too
-// (cp_weighted_pieces.h).
+// CPWeightedRule holds the modes' updates: the KL multiplicative updates'
+// parts (the linear terms' common and deviating parts, the numerators, the
+// update), coordinate descent's rows (cd_rows()) and the Frobenius rows'
+// update (frobenius_rows(), frobenius_mode()). The iteration (the modes in
+// turn, the scales, the balance of the norms, the guard, the value) is
+// written once, on data in pieces (cp_weighted_pieces.h); the data in
+// memory are one piece of every cell.
 #ifndef ASPECTR_SOLVERS_CP_WEIGHTED_H
 #define ASPECTR_SOLVERS_CP_WEIGHTED_H
 
@@ -228,46 +231,8 @@ class CPWeightedRule {
     if (kl && method == CPWeightedMethod::HALS) throw std::invalid_argument("weighted CP: HALS is a Frobenius method");
     if (!kl && method == CPWeightedMethod::CD) throw std::invalid_argument("weighted CP: coordinate descent is a KL method");
   }
-  static constexpr bool kLagged = false;
-
-  double step(const SparseTensor& X, AspectModel& M, int threads) {
-    return step(X, M, threads, std::numeric_limits<double>::quiet_NaN());
-  }
-  // `prev`: the loss of M entering the step; under KL coordinate descent a
-  // step that rounding made worse (at an exact fit) is undone, as the
-  // unweighted rule does.
-  double step(const SparseTensor& X, AspectModel& M, int threads, double prev) {
-    prepare(X);
-    const std::size_t N = M.order();
-    if (!kl_) {
-      double part = 0.0;
-      for (std::size_t n = 0; n < N; ++n) part = frobenius_mode(X, M, n, true, n + 1 == N, threads);
-      const double f = std::max(w_.wx2 + part, 0.0);
-      detail::balance_norms(M.F);
-      return f;
-    }
-    const bool guard = method_ == CPWeightedMethod::CD && std::isfinite(prev);
-    AspectModel entering;
-    if (guard) entering = M;
-    double value = 0.0;
-    for (std::size_t n = 0; n < N; ++n) {
-      const double V = kl_mode(X, M, n, true, threads);
-      if (n + 1 == N) value = w_.klc - xlogv(X, M, threads) + V;
-    }
-    if (guard && value > prev) {
-      M = std::move(entering);
-      value = prev;
-    }
-    return value;
-  }
-
-  double loss(const SparseTensor& X, const AspectModel& M, int threads) {
-    prepare(X);
-    const std::size_t N = M.order();
-    AspectModel& Mm = const_cast<AspectModel&>(M);  // (not changed: update = false)
-    if (!kl_) return std::max(w_.wx2 + frobenius_mode(X, Mm, N - 1, false, true, threads), 0.0);
-    return w_.klc - xlogv(X, M, threads) + kl_mode(X, Mm, N - 1, false, threads);
-  }
+  // (the iteration is the rules' on pieces, cp_weighted_pieces.h: the data
+  // in memory are one piece, which runs this rule's modes)
 
  private:
   void prepare(const SparseTensor& X) {
@@ -609,54 +574,36 @@ class CPWeightedRule {
         if (D(r, i) > 0.0) A(r, i) *= num(r, i) / D(r, i);
   }
 
-  // KL, mode n: every row updated (update); returns sum_i D_i'a_i (= sum
-  // omega m) of the result
-  double kl_mode(const SparseTensor& X, AspectModel& M, std::size_t n, bool update, int threads) const {
+  // KL coordinate descent, mode n: the rows of A = M.F[n] solved with the
+  // linear terms D (one sweep of one Newton step per coordinate,
+  // nmf::KLCD::solve()), each from its cells of X~ (grouped by prepare())
+  void cd_rows(const SparseTensor& X, AspectModel& M, std::size_t n, const arma::mat& D, int threads) const {
+    if (xg_.size() != X.order()) throw std::logic_error("weighted CP: the cells are not grouped");
     const std::size_t N = M.order();
     const arma::uword k = M.rank(), dn = X.dims[n];
-    const arma::mat D = linear_terms(M, n, threads);
     arma::mat& A = M.F[n];
-    if (update && method_ == CPWeightedMethod::CD) {
-      // the Newton steps start from the best scale of the model (the
-      // entering model has it after the first mode)
-      const double V0 = arma::accu(D % A);
-      if (V0 > 0.0 && w_.total > 0.0) A *= w_.total / V0;
-    }
-    if (update && method_ == CPWeightedMethod::MU) {
-      arma::mat num;
-      kl_numerators(X, M, n, num, threads);
-      kl_mu_apply(A, num, D);
-    } else if (update) {  // coordinate descent
-      const CellGroups& xg = xg_[n];
-      const index_t* ix0 = X.indices();
-      const int Tn = effective_threads(threads, X.nnz() * k / 8 + dn);
-      nmf::dense::parallel_blocks(dn, Tn, 4, [&](std::size_t b, std::size_t e) {
-        std::vector<double> gb(std::max<std::size_t>(xg.maxnz, 1) * k), xs(std::max<std::size_t>(xg.maxnz, 1)),
-            v(std::max<std::size_t>(xg.maxnz, 1));
-        for (std::size_t i = b; i < e; ++i) {
-          const std::size_t p0 = xg.ptr[i], nz = xg.ptr[i + 1] - p0;
-          for (std::size_t t = 0; t < nz; ++t) {
-            const std::size_t c = xg.pos[p0 + t];
-            const index_t* ix = ix0 + c * N;
-            xs[t] = X.value(c);
-            for (arma::uword r = 0; r < k; ++r) gb[t + r * nz] = 1.0;
-            for (std::size_t m = 0; m < N; ++m) {
-              if (m == n) continue;
-              const double* f = M.F[m].colptr(ix[m]);
-              for (arma::uword r = 0; r < k; ++r) gb[t + r * nz] *= f[r];
-            }
+    const CellGroups& xg = xg_[n];
+    const index_t* ix0 = X.indices();
+    const int Tn = effective_threads(threads, X.nnz() * k / 8 + dn);
+    nmf::dense::parallel_blocks(dn, Tn, 4, [&](std::size_t b, std::size_t e) {
+      std::vector<double> gb(std::max<std::size_t>(xg.maxnz, 1) * k), xs(std::max<std::size_t>(xg.maxnz, 1)),
+          v(std::max<std::size_t>(xg.maxnz, 1));
+      for (std::size_t i = b; i < e; ++i) {
+        const std::size_t p0 = xg.ptr[i], nz = xg.ptr[i + 1] - p0;
+        for (std::size_t t = 0; t < nz; ++t) {
+          const std::size_t c = xg.pos[p0 + t];
+          const index_t* ix = ix0 + c * N;
+          xs[t] = X.value(c);
+          for (arma::uword r = 0; r < k; ++r) gb[t + r * nz] = 1.0;
+          for (std::size_t m = 0; m < N; ++m) {
+            if (m == n) continue;
+            const double* f = M.F[m].colptr(ix[m]);
+            for (arma::uword r = 0; r < k; ++r) gb[t + r * nz] *= f[r];
           }
-          nmf::KLCD::solve(gb.data(), nz, nz, xs.data(), A.colptr(i), k, D.colptr(i), 0.0, v.data(), 1, 1);
         }
-      });
-    }
-    double V = arma::accu(D % A);
-    if (update && method_ == CPWeightedMethod::CD && V > 0.0 && w_.total > 0.0) {
-      // the best scale of the model
-      A *= w_.total / V;
-      V = arma::accu(D % A);
-    }
-    return V;
+        nmf::KLCD::solve(gb.data(), nz, nz, xs.data(), A.colptr(i), k, D.colptr(i), 0.0, v.data(), 1, 1);
+      }
+    });
   }
 
   // sum x~ log m over the non-zeros of X~

@@ -42,7 +42,13 @@
 //   "ntf_wcdrows" -> V after the piece's rows of mode 1 are solved
 //   "ntf_wcdpass" mode n (>= 1), rd, rn, hv -> sums (3 x d_n: a pass of
 //       nmf::KLCDColumns)
-//   "ntf_wcdrestore" old (k x rows) -> nothing: the rows given back
+//   "ntf_wcdrestore" old (k x rows) -> nothing: the rows given back (the
+//       whole data: those the piece kept)
+//   "ntf_wcdmode" mode n (>= 1), D (k x d_n), A (by reference: mode n's
+//       rows, solved in place): the whole data only
+//   "ntf_wfrows" mode n (>= 1), update, value, method, eps, gram, keep, A
+//       (by reference) -> part [, sq0]: the whole data only (keep: mode
+//       n's rows not updated; CPWeightedPiece)
 //   "gather"     -> @F0 (k x rows)
 #ifndef ASPECTR_SOLVERS_CP_WEIGHTED_PIECES_H
 #define ASPECTR_SOLVERS_CP_WEIGHTED_PIECES_H
@@ -51,6 +57,7 @@
 #include <cmath>
 #include <functional>
 #include <limits>
+#include <memory>
 #include <string>
 #include <utility>
 #include <vector>
@@ -276,10 +283,17 @@ inline Stats kcd_mode_pass(CPCells& cells, std::size_t N, std::size_t n, arma::u
 // weights (v[0] its rows', deviating cells with a local first index,
 // prepared for the piece's dims) and its rows of the first factor (k x
 // rows, the caller's memory, updated in place).
+//
+// `whole`: the piece's cells, when they are every cell of the data in
+// memory (X's own cells): the rules then leave each mode's rows to the
+// piece (ntf_wcdmode, ntf_wfrows: the in-memory rule's rows of the mode,
+// the cells grouped once), and the piece keeps its rows for an undo
+// itself.
 class CPWeightedPiece {
  public:
-  CPWeightedPiece(CPCells& X, const CPWeights& w, double* A0, arma::uword k, arma::uword rows)
-      : X_(X), w_(w), A0_(A0, k, rows, false, true) {}
+  CPWeightedPiece(CPCells& X, const CPWeights& w, double* A0, arma::uword k, arma::uword rows,
+                  const SparseTensor* whole = nullptr)
+      : X_(X), w_(w), A0_(A0, k, rows, false, true), whole_(whole) {}
 
   Stats run(const Request& r, int threads) {
     Stats out;
@@ -297,7 +311,7 @@ class CPWeightedPiece {
     }
     if (r.op == "ntf_wcdrestore") {
       // (KL coordinate descent: the step undone, the rows given back)
-      const arma::mat& old = r.mat("old");
+      const arma::mat& old = whole_ != nullptr && !r.has("old") ? saved_ : r.mat("old");
       if (old.n_rows != A0_.n_rows || old.n_cols != A0_.n_cols)
         throw std::logic_error("weighted CP piece: rows to restore of the wrong size");
       A0_ = old;
@@ -305,17 +319,43 @@ class CPWeightedPiece {
     }
     AspectModel M = model(r);
     if (r.op == "ntf_wfmode") return frobenius_mode(r, M, threads);
-    CPWeightedRule rule(true, CPWeightedMethod::MU, w_);
+    if (r.op == "ntf_wfrows") return frobenius_whole(r, M, threads);
+    // (the whole data: one rule for the fit, its cells checked once)
+    CPWeightedRule own(true, CPWeightedMethod::MU, w_);
+    CPWeightedRule& rule = whole_ != nullptr ? kept(kl_, true, CPWeightedMethod::MU, 1e-16, false) : own;
     if (r.op == "ntf_wcd0" || r.op == "ntf_wcdrows") {
       // KL coordinate descent of the piece's rows of the first mode: their
       // part of sum D'a (ntf_wcd0), or the rows solved by the in-memory
       // rule's row solver and then that part (ntf_wcdrows)
-      const arma::mat D = rule.linear_terms(M, 0, threads);
+      // (the whole data: ntf_wcdrows follows ntf_wcd0 with the same shared
+      // modes, so with the same linear terms, kept between them)
+      arma::mat D;
+      if (r.op == "ntf_wcdrows" && whole_ != nullptr && !d0_.is_empty()) D = std::move(d0_);
+      else D = rule.linear_terms(M, 0, threads);
+      d0_.reset();
+      if (r.op == "ntf_wcd0" && whole_ != nullptr) {
+        d0_ = D;
+        if (r.num("save", 0.0) != 0.0) saved_ = A0_;
+      }
       if (r.op == "ntf_wcdrows") {
-        cd_rows(M, D);
+        if (whole_ != nullptr) grouped().cd_rows(*whole_, M, 0, D, threads);
+        else cd_rows(M, D);
         A0_ = M.F[0];
       }
       out.set("V", arma::accu(D % M.F[0]));
+      return out;
+    }
+    if (r.op == "ntf_wcdmode") {
+      // (the whole data) mode n's rows, A by reference, solved with the
+      // linear terms D
+      const std::size_t n = static_cast<std::size_t>(r.num("mode", 0.0));
+      arma::mat* A = r.target("A");
+      if (whole_ == nullptr || n < 1 || n >= M.order() || A == nullptr || A->n_rows != M.rank() ||
+          A->n_cols != M.F[n].n_cols)
+        throw std::logic_error("weighted CP piece: a mode's rows it cannot solve");
+      M.F[n] = *A;
+      grouped().cd_rows(*whole_, M, n, r.mat("D"), threads);
+      *A = M.F[n];
       return out;
     }
     if (r.op == "ntf_wcdpass") return cd_pass(M, r);
@@ -328,7 +368,7 @@ class CPWeightedPiece {
     if (n < 1 || n >= M.order()) throw std::logic_error("weighted CP piece: a mode out of range");
     if (r.num("update", 0.0) != 0.0) {
       // the rows of the first mode, by the in-memory rule's update
-      // (CPWeightedRule::kl_mode(), its numerators summed over the chunks)
+      // (CPWeightedRule's numerators, summed over the chunks, and update)
       const arma::mat D = rule.linear_terms(M, 0, threads);
       const arma::mat num = numerators(rule, M, 0, threads);
       CPWeightedRule::kl_mu_apply(M.F[0], num, D);
@@ -412,6 +452,43 @@ class CPWeightedPiece {
     out.set("@dev", std::move(D));
     return out;
   }
+  // Frobenius, (the whole data) mode n >= 1, A by reference: the first
+  // mode's rows first (update: then sq0, their squared norms per
+  // component), then mode n's rows, by the in-memory rule's modes
+  // (CPWeightedRule::frobenius_mode(); gram: its check form); part: the
+  // objective's part of the result with `value`
+  Stats frobenius_whole(const Request& r, AspectModel& M, int threads) {
+    Stats out;
+    const std::size_t N = M.order(), n = static_cast<std::size_t>(r.num("mode", 0.0));
+    arma::mat* A = r.target("A");
+    if (whole_ == nullptr || n < 1 || n >= N || A == nullptr || A->n_rows != M.rank() || A->n_cols != M.F[n].n_cols)
+      throw std::logic_error("weighted CP piece: a mode's rows it cannot update");
+    const CPWeightedMethod method = static_cast<CPWeightedMethod>(static_cast<int>(r.num("method", 0.0)));
+    CPWeightedRule& rule = kept(fr_, false, method, r.num("eps", 1e-16), r.num("gram", 0.0) != 0.0);
+    if (r.num("update", 0.0) != 0.0) {
+      rule.frobenius_mode(*whole_, M, 0, true, false, threads);
+      A0_ = M.F[0];
+      out.set("sq0", arma::mat(arma::sum(arma::square(A0_), 1)));
+    }
+    const bool update = r.num("keep", 0.0) == 0.0;
+    M.F[n] = *A;
+    out.set("part", rule.frobenius_mode(*whole_, M, n, update, r.num("value", 0.0) != 0.0, threads));
+    if (update) *A = M.F[n];
+    return out;
+  }
+  // (the whole data) a rule made and prepared on the cells once per fit
+  // (its kind the same in every request of a fit)
+  CPWeightedRule& kept(std::unique_ptr<CPWeightedRule>& slot, bool kl, CPWeightedMethod method, double eps,
+                       bool gram) {
+    if (!slot) {
+      slot.reset(new CPWeightedRule(kl, method, w_, eps, gram));
+      slot->prepare(*whole_);
+    }
+    return *slot;
+  }
+  // (the whole data) the rule of coordinate descent, with the cells grouped
+  // by each mode
+  CPWeightedRule& grouped() { return kept(cd_, true, CPWeightedMethod::CD, 1e-16, false); }
   // the other modes' product at a cell (in the modes' order, as the
   // in-memory rule forms it)
   static void product(const AspectModel& M, const index_t* ix, std::size_t n, double* z) {
@@ -423,7 +500,7 @@ class CPWeightedPiece {
       for (arma::uword q = 0; q < k; ++q) z[q] *= f[q];
     }
   }
-  // the rows of the first mode by CPWeightedRule::kl_mode()'s coordinate
+  // the rows of the first mode by CPWeightedRule::cd_rows()'s coordinate
   // descent (nmf::KLCD::solve(), one sweep of one Newton step per
   // coordinate), every cell of the piece at once, grouped by row
   void cd_rows(AspectModel& M, const arma::mat& D) {
@@ -471,6 +548,10 @@ class CPWeightedPiece {
   CPCells& X_;
   const CPWeights& w_;
   arma::mat A0_;
+  const SparseTensor* whole_;
+  std::unique_ptr<CPWeightedRule> cd_, kl_, fr_;
+  arma::mat saved_;  // (the whole data: the rows kept for an undo)
+  arma::mat d0_;     // (the whole data: ntf_wcd0's linear terms)
 };
 
 // The global part of a CP model fitted in pieces: the shared modes'
@@ -555,9 +636,12 @@ class CPWeightedPiecesMU {
 // multiplicative updates'. A step that rounding made worse is undone, as
 // in memory (the pieces given back their rows). `w`: the weights of the
 // whole data (d, v of every mode, klc, total = sum x~).
+//
+// `whole`: the pieces are one piece holding every cell (the data in
+// memory), which then solves each mode's rows itself (ntf_wcdmode).
 class CPWeightedPiecesCD {
  public:
-  explicit CPWeightedPiecesCD(const CPWeights& w) : w_(w), mu_(w) {}
+  explicit CPWeightedPiecesCD(const CPWeights& w, bool whole = false) : w_(w), mu_(w), whole_(whole) {}
   static constexpr bool kLagged = false;
 
   double step(const Pieces& P, CPPieceModel& M, int threads) {
@@ -584,11 +668,17 @@ class CPWeightedPiecesCD {
       arma::mat& A = M.F[n - 1];
       const double W0 = arma::accu(D % A);
       if (W0 > 0.0 && total > 0.0) A *= total / W0;
-      A = kcd_mode_by_passes(P, A, D, [&] {
-        Request r = M.request("ntf_wcdpass");
-        r.with("mode", static_cast<double>(n));
-        return r;
-      });
+      if (whole_) {
+        Request r = M.request("ntf_wcdmode");
+        r.with("mode", static_cast<double>(n)).view("D", D).ref("A", A);
+        P.map(r);
+      } else {
+        A = kcd_mode_by_passes(P, A, D, [&] {
+          Request r = M.request("ntf_wcdpass");
+          r.with("mode", static_cast<double>(n));
+          return r;
+        });
+      }
       V = arma::accu(D % A);
       if (V > 0.0 && total > 0.0) {
         A *= total / V;
@@ -616,6 +706,7 @@ class CPWeightedPiecesCD {
   }
   const CPWeights& w_;
   CPWeightedPiecesMU mu_;
+  bool whole_;
 };
 
 // The rule under the Frobenius loss: CPWeightedRule's HALS sweeps or
@@ -625,10 +716,15 @@ class CPWeightedPiecesCD {
 // the in-memory rows' update (CPWeightedRule::frobenius_rows()); then the
 // modes' norms balanced as in memory. `w`: the weights of the whole data
 // (d, v of every mode, wx2).
+//
+// `whole`: the pieces are one piece holding every cell (the data in
+// memory), which then updates each mode's rows itself (ntf_wfrows, by
+// CPWeightedRule::frobenius_mode(); `gram`: its check form).
 class CPWeightedPiecesFrobenius {
  public:
-  CPWeightedPiecesFrobenius(const CPWeights& w, CPWeightedMethod method, double eps = 1e-16)
-      : w_(w), method_(method), eps_(eps), rule_(false, method, w, eps) {}
+  CPWeightedPiecesFrobenius(const CPWeights& w, CPWeightedMethod method, double eps = 1e-16, bool whole = false,
+                            bool gram = false)
+      : w_(w), method_(method), eps_(eps), rule_(false, method, w, eps, gram), whole_(whole), gram_(gram) {}
   static constexpr bool kLagged = false;
 
   double step(const Pieces& P, CPPieceModel& M, int threads) {
@@ -637,6 +733,12 @@ class CPWeightedPiecesFrobenius {
     double part = 0.0;
     arma::vec sq0;
     for (std::size_t n = 1; n < N; ++n) {
+      if (whole_) {
+        const Stats s = P.map(whole_request(M, n, n == 1, n + 1 == N));
+        if (n == 1) sq0 = arma::vectorise(s.mat("sq0"));
+        part = s.num("part");
+        continue;
+      }
       const Stats s = P.map(mode_request(M, n, n == 1));
       if (n == 1) sq0 = arma::vectorise(s.mat("sq0"));
       part = mode(s, M, n, true, n + 1 == N, threads);
@@ -658,11 +760,26 @@ class CPWeightedPiecesFrobenius {
 
   double loss(const Pieces& P, CPPieceModel& M, int threads) {
     const std::size_t N = M.F.size() + 1;
+    if (whole_) {
+      // (the value of the last mode's rows, kept as they are)
+      Request r = whole_request(M, N - 1, false, true);
+      r.with("keep", 1.0);
+      return std::max(w_.wx2 + P.map(r).num("part"), 0.0);
+    }
     const Stats s = P.map(mode_request(M, N - 1, false));
     return std::max(w_.wx2 + mode(s, M, N - 1, false, true, threads), 0.0);
   }
 
  private:
+  // (the whole data) mode n's rows updated in the piece, the first mode's
+  // first with `first`
+  Request whole_request(CPPieceModel& M, std::size_t n, bool first, bool value) const {
+    Request r = M.request("ntf_wfrows");
+    r.with("mode", static_cast<double>(n)).with("update", first ? 1.0 : 0.0).with("value", value ? 1.0 : 0.0)
+        .with("method", static_cast<double>(method_)).with("eps", eps_).with("gram", gram_ ? 1.0 : 0.0)
+        .ref("A", M.F[n - 1]);
+    return r;
+  }
   Request mode_request(const CPPieceModel& M, std::size_t n, bool update) const {
     Request r = M.request("ntf_wfmode");
     r.with("mode", static_cast<double>(n)).with("update", update ? 1.0 : 0.0)
@@ -731,6 +848,7 @@ class CPWeightedPiecesFrobenius {
   CPWeightedMethod method_;
   double eps_;
   CPWeightedRule rule_;
+  bool whole_, gram_;
 };
 
 }  // namespace aspectr

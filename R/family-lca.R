@@ -374,35 +374,40 @@ lca_run <- function(prep, call, k, nrun, max_iter, tol, seed, threads, verbose, 
     names(f) <- prep$vars
     f
   })
+  stg <- list(short_iter = short_iter, short_keep = short_keep)
   if (k == 1) {
-    out <- best_of_runs(list(plsa_rank1(d, threads)), "lca()", call = env)
+    # (one class: the product of the margins, one run)
+    out <- fit_pipeline(NULL, NULL, NULL, hook, ctl, stg, "lca()", batch = function(inits) list(plsa_rank1(d, threads)),
+                        call = env)
   } else if (is.null(callback)) {
-    # every start in one call, as blocks (progress messages between rounds
-    # of the staged restarts)
+    # every start in one call, as blocks, run in the core's threads and
+    # staged there (progress messages between rounds of the staged
+    # restarts); the starts come back as the pipeline's runs, ranked by
+    # their divergence
     blocks <- with_seed(seed, random_start_blocks(d$dims, k, nrun))
     if (!is.null(first)) blocks <- first_start_block(blocks, first, k)
-    starts <- cpp_lca_fit(d$idx, d$val, d$dims, blocks$lambda, blocks$factors, max_iter, tol, threads,
-                          short_iter, short_keep, verbose, hook, method)
-    # the starts as the runs of the pipeline, ranked by their divergence
-    runs <- lapply(seq_along(starts$kl), function(s) {
-      cols <- (s - 1) * k + seq_len(k)
-      list(lambda = starts$lambda[, s], factors = lapply(starts$factors, function(m) m[, cols, drop = FALSE]),
-           objective = starts$objective[[s]], initial = starts$initial[s], iterations = starts$iterations[s],
-           converged = starts$converged[s], kl = starts$kl[s])
-    })
-    rm(starts)
-    out <- best_of_runs(runs, "lca()", value = function(r) r$kl, call = env)
+    batch <- function(blocks) {
+      starts <- cpp_lca_fit(d$idx, d$val, d$dims, blocks$lambda, blocks$factors, max_iter, tol, threads,
+                            short_iter, short_keep, verbose, hook, method)
+      lapply(seq_along(starts$kl), function(s) {
+        cols <- (s - 1) * k + seq_len(k)
+        list(lambda = starts$lambda[, s], factors = lapply(starts$factors, function(m) m[, cols, drop = FALSE]),
+             objective = starts$objective[[s]], initial = starts$initial[s], iterations = starts$iterations[s],
+             converged = starts$converged[s], kl = starts$kl[s])
+      })
+    }
+    out <- fit_pipeline(blocks, NULL, NULL, hook, ctl, stg, "lca()", value = function(r) r$kl, batch = batch,
+                        call = env)
   } else {
     # with a callback the starts run one after another in R (the callback
-    # sees every iteration), staged as in the C++ path, by the same rule
+    # sees every iteration), staged as in the core, by the same rule
     inits <- with_seed(seed, random_starts(d$dims, k, nrun))
     if (!is.null(first)) inits[[1]] <- first
     fit_one <- function(init, iters) {
       cpp_plsa_fit(d$idx, d$val, d$dims, init$lambda, init$factors, "kl", 1, 1, iters, tol,
                    threads, verbose, FALSE, hook, TRUE, method, init$squarem_bound %||% 1)
     }
-    out <- fit_pipeline(inits, fit_one, resume_start, hook, ctl,
-                        list(short_iter = short_iter, short_keep = short_keep), "lca()", call = env)
+    out <- fit_pipeline(inits, fit_one, resume_start, hook, ctl, stg, "lca()", call = env)
   }
   values <- out$values
   best <- out$best

@@ -556,7 +556,8 @@ plsa <- function(x, k, loss = c("kl", "tsallis", "l2"), method = NULL, q = 0.5, 
 
   start <- proc.time()[["elapsed"]]
   if (loss == "kl" && k == 1 && is.null(first) && is.null(pr)) {
-    out <- best_of_runs(list(plsa_rank1(data, threads)), "plsa()")
+    # (one topic: the product of the margins, one run)
+    out <- fit_pipeline(NULL, NULL, NULL, hook, ctl, stg, "plsa()", batch = function(inits) list(plsa_rank1(data, threads)))
   } else {
     inits <- with_seed(seed, lapply(seq_len(nrun), function(i) plsa_seeded_start(random_start(data$dims, k), pr)))
     if (!is.null(first)) inits[[1]] <- first

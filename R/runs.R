@@ -194,16 +194,19 @@ check_staging <- function(short_iter, short_keep, nrun, call = rlang::caller_env
 # family's `finish_run()` (its objective on the reported scale), the best
 # finite run picked by `value()`. `discard(run)` (factors in files) frees a
 # run that can no longer win as soon as a better one ends, when the starts
-# are not staged. Returns the runs, their values, the best run's index and
-# the best run.
+# are not staged. `batch(inits)`, when given, runs every start at once in
+# place of run_starts() (lca()'s starts in the core's threads, staged
+# there as run_starts() stages them) and returns their runs. Returns the
+# runs, their values, the best run's index and the best run.
 fit_pipeline <- function(inits, fit_start, resume, hook, ctl, stg, what, value = run_value,
-                         finish_run = NULL, sequential = FALSE, discard = NULL,
+                         finish_run = NULL, sequential = FALSE, discard = NULL, batch = NULL,
                          call = rlang::caller_env()) {
   if (!is.null(discard) && !starts_staged(ctl$nrun, ctl$max_iter, stg$short_iter, stg$short_keep)) {
     fit_start <- keep_best_run(fit_start, discard)
   }
   if (sequential) hook <- hook %||% function(...) TRUE
-  runs <- run_starts(inits, fit_start, resume, hook, ctl$max_iter, stg$short_iter, stg$short_keep)
+  runs <- if (!is.null(batch)) batch(inits) else
+    run_starts(inits, fit_start, resume, hook, ctl$max_iter, stg$short_iter, stg$short_keep)
   if (!is.null(finish_run)) runs <- lapply(runs, finish_run)
   best_of_runs(runs, what, value, call = call)
 }

@@ -1423,7 +1423,8 @@ plsa_shards <- function(x, k, loss, method, q, tempering, init, nrun, stg, max_i
   on.exit(session$close(), add = TRUE)
   if (rank1) {
     # the product of the marginals (as plsa_rank1()), its divergence in one pass
-    out <- best_of_runs(list(session$rank1()), "plsa()")
+    out <- fit_pipeline(NULL, NULL, NULL, hook, list(nrun = nrun, max_iter = max_iter), stg, "plsa()",
+                        batch = function(inits) list(session$rank1()))
   } else {
     inits <- with_seed(seed, lapply(seq_len(nrun), function(i) plsa_seeded_start(random_start_lazy(x$dims, k), prior)))
     if (!is.null(first)) inits[[1]] <- first

@@ -334,24 +334,29 @@ shard_nmf_op <- function(st, held, op, args) {
 # src/nmf_shard_glue.cpp): each one's NMF data kept in memory or its .shard
 # file (that of another kind's cache) streamed, its rows of W and slots;
 # the core then runs every request on them without a trip through R, as
-# shard_nmf_op() would. NULL where requests go through R: a cluster,
-# factor files, a shard file read whole again for each request, a weighted
-# beta-divergence fit (its shards' weights are made per request, a shard at
-# a time, see cpp_nmf_piece_run()).
+# shard_nmf_op() would (with a weighted beta-divergence fit's weights of
+# each shard's cells). NULL where requests go through R: a cluster, factor
+# files, a shard file read whole again for each request.
 shard_nmf_local <- function(eng, g) {
-  st <- shard_local_store(eng, !isTRUE(g$wbeta))
+  st <- shard_local_store(eng)
   if (is.null(st)) return(NULL)
   keys <- names(st$shards)
   shards <- lapply(keys, function(key) {
     h <- st$shards[[key]]
     if (is.null(h$slots)) st$shards[[key]]$slots <- h$slots <- cpp_piece_slots()
-    if (isTRUE(h$keep)) return(list(state = nmf_shard_state(st, key, g), Wt = h$F0, slots = h$slots, kept = TRUE))
-    check_shard_file(h$source)
-    if (is.null(st$buffer)) st$buffer <- cpp_shard_buffer()
-    path <- tryCatch(shard_stream_path(h$source), error = function(e) abort_shard(h$source, "failed: {conditionMessage(e)}"))
-    list(state = NULL, file = list(buffer = st$buffer, path = path, dims = as.integer(c(h$rows, g$dims[2])),
-                                   scale = g$s, chunk = g$chunk %||% 65536),
-         Wt = h$F0, slots = h$slots, kept = FALSE)
+    s <- if (isTRUE(h$keep)) list(state = nmf_shard_state(st, key, g), Wt = h$F0, slots = h$slots, kept = TRUE) else {
+      check_shard_file(h$source)
+      if (is.null(st$buffer)) st$buffer <- cpp_shard_buffer()
+      path <- tryCatch(shard_stream_path(h$source), error = function(e) abort_shard(h$source, "failed: {conditionMessage(e)}"))
+      list(state = NULL, file = list(buffer = st$buffer, path = path, dims = as.integer(c(h$rows, g$dims[2])),
+                                     scale = g$s, chunk = g$chunk %||% 65536),
+           Wt = h$F0, slots = h$slots, kept = FALSE)
+    }
+    if (isTRUE(g$wbeta)) {
+      if (is.null(h$w)) stop("internal error: a shard of a weighted fit without its weights")
+      s$weights <- h$w
+    }
+    s
   })
   fail <- function(i, why) abort_shard(st$shards[[keys[i]]]$source, "failed: {why}")
   list(shards = shards, fail = fail)
@@ -359,11 +364,10 @@ shard_nmf_local <- function(eng, g) {
 
 # The store of a fit's shards when the core may run every request on them
 # itself (shard_nmf_local(), ntf_kcd_local()): the shards in this process,
-# each kept in memory or a .shard file streamed. NULL with `ok` FALSE, on a
-# cluster, with factor files or with a shard file read whole again for
-# each request.
-shard_local_store <- function(eng, ok = TRUE) {
-  if (!ok || !isTRUE(eng$local) || eng$writes_files()) return(NULL)
+# each kept in memory or a .shard file streamed. NULL on a cluster, with
+# factor files or with a shard file read whole again for each request.
+shard_local_store <- function(eng) {
+  if (!isTRUE(eng$local) || eng$writes_files()) return(NULL)
   st <- eng$store()
   if (is.null(st) || !length(st$shards)) return(NULL)
   if (!all(vapply(st$shards, function(h) isTRUE(h$keep) || shard_streamable(h$source), logical(1)))) return(NULL)

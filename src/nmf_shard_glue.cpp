@@ -111,6 +111,32 @@ void cpp_nmf_shard_release(SEXP state) {
 
 // ---- pieces (aspectr/pieces.h, aspectr/nmf/piece.h) ----------------------
 namespace {
+// The weights of a shard's cells in a weighted beta-divergence fit, m x n:
+// f_ij (r_i c_j), f_ij = d + delta_ij (as nmf() weighs a matrix in
+// memory), from `weights` (list(d, r, c, ei, ej, ev): the shard's part of
+// nmf_weight_cells(), rows counted in the shard); made once and kept in
+// the shard's slots for the rest of the fit (its weights do not change).
+const arma::mat& shard_weights(SEXP weights, arma::uword m, aspectr::nmf::Slots& slots) {
+  const Rcpp::List w(weights);
+  const Rcpp::NumericVector rw = w["r"], cw = w["c"], ev = w["ev"];
+  const Rcpp::IntegerVector ei = w["ei"], ej = w["ej"];
+  const double d = Rcpp::as<double>(w["d"]);
+  if (static_cast<arma::uword>(rw.size()) != m || ei.size() != ej.size() || ei.size() != ev.size())
+    Rcpp::stop("internal error: a shard's weights of the wrong size");
+  const arma::uword n = cw.size();
+  arma::mat& Om = slots["@weights"];
+  if (Om.n_rows == m && Om.n_cols == n && m * n > 0) return Om;
+  Om.set_size(m, n);
+  for (arma::uword j = 0; j < n; ++j)
+    for (arma::uword i = 0; i < m; ++i) Om(i, j) = d * (rw[i] * cw[j]);
+  for (R_xlen_t t = 0; t < ei.size(); ++t) {
+    if (ei[t] < 0 || ej[t] < 0 || static_cast<arma::uword>(ei[t]) >= m || static_cast<arma::uword>(ej[t]) >= n)
+      Rcpp::stop("internal error: a weighted cell outside the shard");
+    Om(ei[t], ej[t]) = (d + ev[t]) * (rw[ei[t]] * cw[ej[t]]);
+  }
+  return Om;
+}
+
 // (the inputs' matrices of doubles viewed in R's memory, not copied: R's
 // `input` outlives the request, which only reads them; a request's inputs
 // are the same for every shard, and out of core or on a worker a copy of
@@ -212,6 +238,8 @@ class StorePieces : public aspectr::Pieces {
       SEXP slx = s["slots"];
       Rcpp::XPtr<Slots> sl(slx);
       pieces_.emplace_back(new Piece(*cells_.back(), W.memptr(), W.n_rows, W.n_cols, *sl));
+      // (a weighted beta-divergence fit: the shard's weights)
+      if (s.containsElementNamed("weights")) pieces_.back()->weigh(&shard_weights(s["weights"], W.n_cols, *sl));
     }
   }
   aspectr::Stats map(const aspectr::Request& r) const override {
@@ -254,27 +282,9 @@ Rcpp::List cpp_nmf_piece_run(SEXP state, SEXP file, SEXP Wt, SEXP slots, std::st
   arma::mat W = r_view(Wt, "W");
   Rcpp::XPtr<Slots> sl(slots);
   const aspectr::Request r = request_from_r(op, input);
-  // the cells' weights, m_s x n: f_ij (r_i c_j), f_ij = d + delta_ij (as
-  // nmf() weighs a matrix in memory)
-  arma::mat Om;
-  if (!Rf_isNull(weights)) {
-    const Rcpp::List w(weights);
-    const Rcpp::NumericVector rw = w["r"], cw = w["c"], ev = w["ev"];
-    const Rcpp::IntegerVector ei = w["ei"], ej = w["ej"];
-    const double d = Rcpp::as<double>(w["d"]);
-    if (static_cast<arma::uword>(rw.size()) != W.n_cols || ei.size() != ej.size() || ei.size() != ev.size())
-      Rcpp::stop("internal error: a shard's weights of the wrong size");
-    const arma::uword m = W.n_cols, n = cw.size();
-    Om.set_size(m, n);
-    for (arma::uword j = 0; j < n; ++j)
-      for (arma::uword i = 0; i < m; ++i) Om(i, j) = d * (rw[i] * cw[j]);
-    for (R_xlen_t t = 0; t < ei.size(); ++t) {
-      if (ei[t] < 0 || ej[t] < 0 || static_cast<arma::uword>(ei[t]) >= m || static_cast<arma::uword>(ej[t]) >= n)
-        Rcpp::stop("internal error: a weighted cell outside the shard");
-      Om(ei[t], ej[t]) = (d + ev[t]) * (rw[ei[t]] * cw[ej[t]]);
-    }
-  }
-  const arma::mat* om = Rf_isNull(weights) ? nullptr : &Om;
+  // (the cells' weights made at the shard's first request of the fit and
+  // kept in its slots)
+  const arma::mat* om = Rf_isNull(weights) ? nullptr : &shard_weights(weights, W.n_cols, *sl);
   if (!Rf_isNull(state)) {
     MemoryCells cells(shard_data(state), kept);
     Piece piece(cells, W.memptr(), W.n_rows, W.n_cols, *sl);

@@ -55,6 +55,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <functional>
 #include <limits>
 #include <memory>
@@ -67,22 +68,77 @@
 
 namespace aspectr {
 
+// The grouping of a piece's cells by their first index that
+// kcd_first_rows() makes: the cells of row i are ptr[i] .. ptr[i + 1] - 1
+// in that order, cell t of the order being cell pos(t) of the piece (t
+// itself where the cells are in row order). Kept by cells held in memory
+// (made at the first solve of a fit's rows, 4 bytes a cell), made again
+// for every solve of cells read from a file.
+struct CPRowGroups {
+  bool ready = false;
+  std::size_t rows = 0, cells = 0;
+  std::vector<std::size_t> ptr;
+  std::size_t maxnz = 1;  // the most cells of a row (at least 1)
+  std::vector<std::uint32_t> pos32;  // (up to 2^32 - 1 cells)
+  std::vector<std::size_t> pos64;
+  std::size_t pos(std::size_t t) const {
+    return !pos32.empty() ? pos32[t] : !pos64.empty() ? pos64[t] : t;
+  }
+  // from the cells' indices (ix0: N per cell, the first the row, below d)
+  void make(const index_t* ix0, std::size_t nnz, std::size_t N, std::size_t d, const char* who) {
+    ptr.assign(d + 1, 0);
+    bool sorted = true;
+    for (std::size_t s = 0; s < nnz; ++s) {
+      const index_t i = ix0[s * N];
+      if (i >= d) throw std::logic_error(std::string(who) + ": a row out of range");
+      ++ptr[i + 1];
+      sorted = sorted && (s == 0 || i >= ix0[(s - 1) * N]);
+    }
+    maxnz = 1;
+    for (std::size_t i = 0; i < d; ++i) {
+      maxnz = std::max(maxnz, ptr[i + 1]);
+      ptr[i + 1] += ptr[i];
+    }
+    pos32.clear();
+    pos64.clear();
+    if (!sorted) {
+      std::vector<std::size_t> next(ptr.begin(), ptr.end() - 1);
+      if (nnz <= std::numeric_limits<std::uint32_t>::max()) {
+        pos32.resize(nnz);
+        for (std::size_t s = 0; s < nnz; ++s) pos32[next[ix0[s * N]]++] = static_cast<std::uint32_t>(s);
+      } else {
+        pos64.resize(nnz);
+        for (std::size_t s = 0; s < nnz; ++s) pos64[next[ix0[s * N]]++] = s;
+      }
+    }
+    rows = d;
+    cells = nnz;
+    ready = true;
+  }
+};
+
 // The cells of a piece's X~, visited as tensors of consecutive cells (the
 // passes over them are sums): all at once in memory, or a chunk at a time
-// from a shard file.
+// from a shard file. Cells held in memory also give them whole() and keep
+// their grouping by row (rows()).
 class CPCells {
  public:
   virtual ~CPCells() = default;
   virtual void each(const std::function<void(const SparseTensor&)>& f) = 0;
+  virtual const SparseTensor* whole() const { return nullptr; }
+  virtual CPRowGroups* rows() { return nullptr; }
 };
 
 class MemoryCPCells : public CPCells {
  public:
   explicit MemoryCPCells(const SparseTensor& X) : X_(X) {}
   void each(const std::function<void(const SparseTensor&)>& f) override { f(X_); }
+  const SparseTensor* whole() const override { return &X_; }
+  CPRowGroups* rows() override { return &rows_; }
 
  private:
   const SparseTensor& X_;
+  CPRowGroups rows_;
 };
 
 // A .shard file of X~ (its values divided by `scale` as they are read, a
@@ -123,36 +179,36 @@ template <class ZOf, class COf>
 inline void kcd_first_rows(CPCells& cells, std::size_t N, arma::mat& A, ZOf z_of, COf c_of, const char* who,
                            const double* pseudo = nullptr) {
   const arma::uword k = A.n_rows, d = A.n_cols;
+  // the cells: in place when held in memory (their grouping kept), else
+  // gathered (and grouped) here
+  const SparseTensor* X = cells.whole();
+  CPRowGroups* kept = X != nullptr ? cells.rows() : nullptr;
   std::vector<index_t> idx;
   std::vector<double> val;
-  cells.each([&](const SparseTensor& X) {
-    const index_t* ix0 = X.indices();
-    idx.insert(idx.end(), ix0, ix0 + X.nnz() * N);
-    for (std::size_t s = 0; s < X.nnz(); ++s) val.push_back(X.value(s));
-  });
-  const std::size_t nnz = val.size();
-  std::vector<std::size_t> ptr(d + 1, 0);
-  for (std::size_t s = 0; s < nnz; ++s) {
-    if (idx[s * N] >= d) throw std::logic_error(std::string(who) + ": a row out of range");
-    ++ptr[idx[s * N] + 1];
+  if (X == nullptr) {
+    cells.each([&](const SparseTensor& C) {
+      const index_t* ix0 = C.indices();
+      idx.insert(idx.end(), ix0, ix0 + C.nnz() * N);
+      for (std::size_t s = 0; s < C.nnz(); ++s) val.push_back(C.value(s));
+    });
   }
-  std::size_t maxnz = 1;
-  for (arma::uword i = 0; i < d; ++i) {
-    maxnz = std::max(maxnz, ptr[i + 1]);
-    ptr[i + 1] += ptr[i];
-  }
+  const std::size_t nnz = X != nullptr ? X->nnz() : val.size();
+  const index_t* ix0 = X != nullptr ? X->indices() : idx.data();
+  if (X != nullptr && X->order() != N) throw std::logic_error(std::string(who) + ": cells of another order");
+  CPRowGroups made;
+  CPRowGroups& g = kept != nullptr ? *kept : made;
+  if (!g.ready || g.rows != d || g.cells != nnz) g.make(ix0, nnz, N, d, who);
+  const std::vector<std::size_t>& ptr = g.ptr;
   std::size_t np = 0;
   if (pseudo) for (arma::uword r = 0; r < k; ++r) np += pseudo[r] > 0.0;
-  std::vector<std::size_t> pos(nnz), next(ptr.begin(), ptr.end() - 1);
-  for (std::size_t s = 0; s < nnz; ++s) pos[next[idx[s * N]]++] = s;
-  std::vector<double> gb((maxnz + np) * k), xs(maxnz + np), v(maxnz + np), z(k);
+  std::vector<double> gb((g.maxnz + np) * k), xs(g.maxnz + np), v(g.maxnz + np), z(k);
   for (arma::uword i = 0; i < d; ++i) {
     const std::size_t p0 = ptr[i], nz = ptr[i + 1] - p0;
     const std::size_t ld = nz + (nz > 0 ? np : 0);
     for (std::size_t t = 0; t < nz; ++t) {
-      const std::size_t c = pos[p0 + t];
-      xs[t] = val[c];
-      z_of(idx.data() + c * N, z.data());
+      const std::size_t c = g.pos(p0 + t);
+      xs[t] = X != nullptr ? X->value(c) : val[c];
+      z_of(ix0 + c * N, z.data());
       for (arma::uword q = 0; q < k; ++q) gb[t + q * ld] = z[q];
     }
     if (ld > nz) {

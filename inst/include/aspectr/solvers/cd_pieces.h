@@ -360,16 +360,20 @@ class PieceKLCDTensor {
         P.map(r);
       } else if (with_prior) {
         A = kcd_mode_by_passes(P, A, coef, make, [&](arma::mat& St, const nmf::KLCDColumns& sv) {
-          // the pseudo-cells' terms: cell e_j of value cells(j, w), model hv(j, w)
+          // the pseudo-cells' terms: cell e_j of value cells(j, w), model
+          // hv(j, w); only cells rd and rn have a non-zero term (the
+          // others add zeros), taken in the order of j
           const arma::mat& hv = sv.hv();
           for (arma::uword w = 0; w < St.n_rows; ++w) {
             const int rd = sv.rd[w], rn = sv.rn[w];
             if (rd < 0) continue;
             const double* pc = cells.colptr(w);
-            for (arma::uword j = 0; j < k; ++j) {
-              if (!(pc[j] > 0.0)) continue;
-              nmf::KLCD::add_terms(static_cast<int>(j) == rd ? 1.0 : 0.0, static_cast<int>(j) == rn ? 1.0 : 0.0,
-                                   pc[j], hv(j, w), St(w, 0), St(w, 1), St(w, 2));
+            const int first = std::min(rd, rn), second = std::max(rd, rn);
+            for (int j : {first, second}) {
+              if (pc[j] > 0.0)
+                nmf::KLCD::add_terms(j == rd ? 1.0 : 0.0, j == rn ? 1.0 : 0.0, pc[j], hv(j, w), St(w, 0), St(w, 1),
+                                     St(w, 2));
+              if (first == second) break;
             }
           }
         });

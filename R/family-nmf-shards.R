@@ -335,11 +335,15 @@ shard_nmf_op <- function(st, held, op, args) {
 # file (that of another kind's cache) streamed, its rows of W and slots;
 # the core then runs every request on them without a trip through R, as
 # shard_nmf_op() would (with a weighted beta-divergence fit's weights of
-# each shard's cells). NULL where requests go through R: a cluster, factor
-# files, a shard file read whole again for each request.
+# each shard's cells, kept for the fit). NULL where requests go through R:
+# a cluster, factor files, a shard file read whole again for each request,
+# and a weighted beta-divergence fit of shards not all kept in memory
+# (whose weights are made per request, one shard at a time, so that a fit
+# out of core holds one shard's: cpp_nmf_piece_run()).
 shard_nmf_local <- function(eng, g) {
   st <- shard_local_store(eng)
   if (is.null(st)) return(NULL)
+  if (isTRUE(g$wbeta) && !all(vapply(st$shards, function(h) isTRUE(h$keep), logical(1)))) return(NULL)
   keys <- names(st$shards)
   shards <- lapply(keys, function(key) {
     h <- st$shards[[key]]

@@ -114,9 +114,13 @@ namespace {
 // The weights of a shard's cells in a weighted beta-divergence fit, m x n:
 // f_ij (r_i c_j), f_ij = d + delta_ij (as nmf() weighs a matrix in
 // memory), from `weights` (list(d, r, c, ei, ej, ev): the shard's part of
-// nmf_weight_cells(), rows counted in the shard); made once and kept in
-// the shard's slots for the rest of the fit (its weights do not change).
-const arma::mat& shard_weights(SEXP weights, arma::uword m, aspectr::nmf::Slots& slots) {
+// nmf_weight_cells(), rows counted in the shard). For a shard kept in
+// memory (`keep`) they are made once and kept in its slots for the rest of
+// the fit, as the in-memory fit keeps the whole matrix's; for a shard read
+// from its file they are made in `local` for the request alone, so that
+// a fit out of core holds one shard's at a time.
+const arma::mat& shard_weights(SEXP weights, arma::uword m, aspectr::nmf::Slots& slots, bool keep,
+                               arma::mat& local) {
   const Rcpp::List w(weights);
   const Rcpp::NumericVector rw = w["r"], cw = w["c"], ev = w["ev"];
   const Rcpp::IntegerVector ei = w["ei"], ej = w["ej"];
@@ -124,9 +128,11 @@ const arma::mat& shard_weights(SEXP weights, arma::uword m, aspectr::nmf::Slots&
   if (static_cast<arma::uword>(rw.size()) != m || ei.size() != ej.size() || ei.size() != ev.size())
     Rcpp::stop("internal error: a shard's weights of the wrong size");
   const arma::uword n = cw.size();
-  arma::mat& Om = slots["@weights"];
-  if (Om.n_rows == m && Om.n_cols == n && m * n > 0) return Om;
-  Om.set_size(m, n);
+  if (keep) {
+    const auto it = slots.find("@weights");
+    if (it != slots.end() && it->second.n_rows == m && it->second.n_cols == n) return it->second;
+  }
+  arma::mat Om(m, n);
   for (arma::uword j = 0; j < n; ++j)
     for (arma::uword i = 0; i < m; ++i) Om(i, j) = d * (rw[i] * cw[j]);
   for (R_xlen_t t = 0; t < ei.size(); ++t) {
@@ -134,7 +140,10 @@ const arma::mat& shard_weights(SEXP weights, arma::uword m, aspectr::nmf::Slots&
       Rcpp::stop("internal error: a weighted cell outside the shard");
     Om(ei[t], ej[t]) = (d + ev[t]) * (rw[ei[t]] * cw[ej[t]]);
   }
-  return Om;
+  // (placed only once whole: a failure leaves no partial weights behind)
+  arma::mat& out = keep ? slots["@weights"] : local;
+  out = std::move(Om);
+  return out;
 }
 
 // (the inputs' matrices of doubles viewed in R's memory, not copied: R's
@@ -238,8 +247,13 @@ class StorePieces : public aspectr::Pieces {
       SEXP slx = s["slots"];
       Rcpp::XPtr<Slots> sl(slx);
       pieces_.emplace_back(new Piece(*cells_.back(), W.memptr(), W.n_rows, W.n_cols, *sl));
-      // (a weighted beta-divergence fit: the shard's weights)
-      if (s.containsElementNamed("weights")) pieces_.back()->weigh(&shard_weights(s["weights"], W.n_cols, *sl));
+      // (a weighted beta-divergence fit: the weights of a shard kept in
+      // memory, kept in its slots)
+      if (s.containsElementNamed("weights")) {
+        if (!Rcpp::as<bool>(s["kept"])) Rcpp::stop("internal error: a weighted shard in this process not kept");
+        arma::mat none;
+        pieces_.back()->weigh(&shard_weights(s["weights"], W.n_cols, *sl, true, none));
+      }
     }
   }
   aspectr::Stats map(const aspectr::Request& r) const override {
@@ -282,9 +296,10 @@ Rcpp::List cpp_nmf_piece_run(SEXP state, SEXP file, SEXP Wt, SEXP slots, std::st
   arma::mat W = r_view(Wt, "W");
   Rcpp::XPtr<Slots> sl(slots);
   const aspectr::Request r = request_from_r(op, input);
-  // (the cells' weights made at the shard's first request of the fit and
-  // kept in its slots)
-  const arma::mat* om = Rf_isNull(weights) ? nullptr : &shard_weights(weights, W.n_cols, *sl);
+  // (the cells' weights: a kept shard's made at its first request of the
+  // fit and kept in its slots, a streamed one's for this request)
+  arma::mat Om;
+  const arma::mat* om = Rf_isNull(weights) ? nullptr : &shard_weights(weights, W.n_cols, *sl, kept, Om);
   if (!Rf_isNull(state)) {
     MemoryCells cells(shard_data(state), kept);
     Piece piece(cells, W.memptr(), W.n_rows, W.n_cols, *sl);

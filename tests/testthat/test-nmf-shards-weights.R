@@ -221,30 +221,33 @@ test_that("weighted beta-divergence updates of shards equal the in-memory fit in
       }
     }
   }
-  # shards in this process (kept or .shard files): every request of the
-  # iterations runs in the core with each shard's weights, only the final
-  # divergence's goes through R (once per shard, 3); with the rows' factor
-  # written to files they all go through R, the same fit
+  # shards kept in memory in this process: every request of the iterations
+  # runs in the core with each shard's weights (kept for the fit), only the
+  # final divergence's goes through R (once per shard and start, 3 x 2);
+  # shard files read in this process, and a fit whose rows' factor is
+  # written to files, go through R (each streamed shard's weights made for
+  # the request alone): the same fit
   seen <- new.env()
   seen$calls <- 0L
   ns <- asNamespace("aspectr")
   suppressMessages(trace("cpp_nmf_piece_run", tracer = bquote(assign("calls", get("calls", envir = .(seen)) + 1L,
                                                                      envir = .(seen))), print = FALSE, where = ns))
+  on.exit(suppressMessages(untrace("cpp_nmf_piece_run", where = ns)), add = TRUE)
   args <- list(loss = "beta", beta = 0.5, init = "random", seed = 4, max_iter = 10, tol = 0, mask = mask,
-               row_weights = rw)
+               row_weights = rw, nrun = 2)
   ref <- do.call(quiet_nmf, c(list(x, 3), args))
-  for (nm in c("memory", "shard_files")) {
-    seen$calls <- 0L
-    expect_same_wnmf(do.call(quiet_nmf, c(list(backends[[nm]], 3), args)), ref, info = paste("core", nm))
-    expect_identical(seen$calls, 3L)
-  }
   seen$calls <- 0L
-  fit <- do.call(quiet_nmf, c(list(backends$shard_files, 3, factor_dir = shard_tempdir()), args))
-  expect_gt(seen$calls, 30L)
+  expect_same_wnmf(do.call(quiet_nmf, c(list(backends$memory, 3), args)), ref, info = "in the core")
+  expect_identical(seen$calls, 6L)
+  seen$calls <- 0L
+  expect_same_wnmf(do.call(quiet_nmf, c(list(backends$shard_files, 3), args)), ref, info = "streamed")
+  expect_gt(seen$calls, 60L)
+  seen$calls <- 0L
+  fit <- do.call(quiet_nmf, c(list(backends$memory, 3, factor_dir = shard_tempdir()), args))
+  expect_gt(seen$calls, 60L)
   expect_equal(as.matrix(fit$W), ref$W, tolerance = 1e-10, ignore_attr = TRUE)
   expect_equal(fit$H, ref$H, tolerance = 1e-10)
   expect_equal(fit$objective, ref$objective, tolerance = 1e-10)
-  suppressMessages(untrace("cpp_nmf_piece_run", where = ns))
   # a fit that stops by its tolerance stops at the same iteration
   args <- list(loss = "beta", beta = 0.5, seed = 2, max_iter = 500, tol = 1e-5, mask = mask)
   ref <- do.call(quiet_nmf, c(list(x, 3), args))

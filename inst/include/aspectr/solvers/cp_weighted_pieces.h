@@ -86,6 +86,7 @@ struct CPRowGroups {
   }
   // from the cells' indices (ix0: N per cell, the first the row, below d)
   void make(const index_t* ix0, std::size_t nnz, std::size_t N, std::size_t d, const char* who) {
+    ready = false;
     ptr.assign(d + 1, 0);
     bool sorted = true;
     for (std::size_t s = 0; s < nnz; ++s) {

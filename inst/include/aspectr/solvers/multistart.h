@@ -16,7 +16,7 @@
 // (each start's own iterations single-threaded, so its result does not depend
 // on the thread count); a single remaining start uses the threads over the
 // non-zeros as run_solver() does. The rule must be usable concurrently after
-// bind() (EMRule is).
+// bind() (AspectPiecesRule and KLCDRule are).
 //
 // `check()` is called on the calling thread between rounds of iterations
 // (interrupts, progress); returning false stops every start where it is.

@@ -68,13 +68,17 @@ Rcpp::List cpp_plsa_weighted_fit(Rcpp::IntegerMatrix idx, Rcpp::NumericVector g,
     aspectr::WeightedPPSRule rule(W, free_weights);
     tr = aspectr::run_solver(rule, G, M, ctl, cb);
   } else if (loss == "tsallis") {
-    aspectr::WeightedQEMRule qem(W, q);
     if (method == "squarem") {
-      aspectr::SquaremRule<aspectr::WeightedQEMRule> rule(qem);
-      rule.set_step_bound(squarem_bound);
-      tr = aspectr::run_solver(rule, G, M, ctl, cb);
-      squarem_bound = rule.step_bound();
+      // SQUAREM of the rule in pieces (PieceSquarem) on the data as one
+      // piece, as shards run it; the documents' factor moved into the
+      // piece and back
+      arma::mat F0 = std::move(M.F[0]);
+      aspectr::WeightedQEMPiece piece(G, W, F0, q, 0.0);
+      aspectr::LocalPieces<aspectr::WeightedQEMPiece> P({&piece}, threads);
+      aspectr::PieceWeightedQEM base(q);
+      tr = aspectr::run_aspect_piece(base, P, F0, M, ctl, cb, true, squarem_bound);
     } else {
+      aspectr::WeightedQEMRule qem(W, q);
       tr = aspectr::run_solver(qem, G, M, ctl, cb);
     }
   } else {

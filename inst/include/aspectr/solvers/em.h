@@ -172,7 +172,7 @@ class EMRule {
   }
 
   // Ends the pass: the statistics (y_n = H_n o A_n, lambda the sum of the
-  // posteriors); returns D(G || P) of M (and sets *merit as step_merit).
+  // posteriors); returns D(G || P) of M (and sets *merit as estep()).
   double pass_end(Pass& P, double* merit, std::vector<arma::mat>& Y, arma::vec& lam) const {
     const std::size_t N = P.H.size();
     const arma::uword k = P.k;

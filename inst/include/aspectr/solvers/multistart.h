@@ -97,7 +97,7 @@ void advance_all(RuleOf& rule_of, const SparseTensor& G, std::vector<StartRun>& 
 // rule_of(i) gives start i's rule, of type Rule, already bound to G: one
 // rule for every start (a rule without state between steps, usable
 // concurrently after bind()) or one per start (a rule with state, such as
-// SquaremRule's step bound); see the two overloads below.
+// SQUAREM's step bound, AspectPiecesRule); see the two overloads below.
 template <class Rule, class RuleOf, class Check>
 std::vector<StartRun> multistart_with(RuleOf rule_of, const SparseTensor& G,
                                       std::vector<AspectModel> inits, const MultiStartControl& ctl,

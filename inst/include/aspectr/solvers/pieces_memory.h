@@ -11,7 +11,7 @@
 // sums (those of all pieces), so the `colsum` a rule sends with its next
 // request is its own and is not read again; the arithmetic is that of the
 // former in-memory rules (the M-step's normalize_rows(), power_update_rows(),
-// SquaremRule::extrapolate()).
+// squarem.h's extrapolation).
 #ifndef ASPECTR_SOLVERS_PIECES_MEMORY_H
 #define ASPECTR_SOLVERS_PIECES_MEMORY_H
 
@@ -65,7 +65,8 @@ class AspectPieceCommon {
         for (arma::uword i = 0; i < F0_->n_cols; ++i) tot += (*F0_)(c, i);
         sum(c, 0) = tot;
       }
-      // (SquaremRule::extrapolate()'s normalization)
+      // (the extrapolated rows renormalized, a row without mass taking
+      // theta2's)
       normalize_rows(*F0_, sq_[2]);
       s.set("sum", std::move(sum));
       return true;
@@ -300,7 +301,7 @@ class AspectPiecesRule {
 
   EMRule* em_;
   bool squarem_;
-  double bound_ = 1.0;  // SQUAREM's step-length bound (SquaremRule's start)
+  double bound_ = 1.0;  // SQUAREM's step-length bound (PieceSquarem's start)
 };
 
 }  // namespace aspectr

@@ -553,13 +553,6 @@ class WeightedQEMRule {
     return one_piece_step(piece, rule, M, threads);
   }
 
-  // the step and J of the model entering it (SQUAREM's merit, squarem.h)
-  double step_merit(const SparseTensor& G, AspectModel& M, int threads, double* merit) {
-    const double v = step(G, M, threads);
-    if (merit != nullptr) *merit = v;
-    return v;
-  }
-
   double loss(const SparseTensor& G, const AspectModel& M, int threads) const {
     arma::mat F0 = M.F[0];
     WeightedQEMPiece piece(G, *w_, F0, q_, 0.0);

@@ -68,18 +68,13 @@ Rcpp::List cpp_lca_fit(Rcpp::IntegerMatrix idx, Rcpp::NumericVector val, Rcpp::I
   if (method == "cd") {
     aspectr::KLCDRule rule(&in.counts, in.total);
     runs = aspectr::multistart(rule, G, std::move(models), ctl, check);
-  } else {
-    // EM or SQUAREM of it: the rules of shards (pieces_em.h,
-    // pieces_squarem.h) on the data as one piece, the E-step's kernels
-    // shared by the starts
+  } else if (method == "squarem") {
     aspectr::EMRule em(1.0, &in.counts, in.total);
-    if (method == "squarem") {
-      std::vector<aspectr::AspectPiecesRule> rules(S, aspectr::AspectPiecesRule(em, true));
-      runs = aspectr::multistart(rules, G, std::move(models), ctl, check);
-    } else {
-      aspectr::AspectPiecesRule rule(em, false);
-      runs = aspectr::multistart(rule, G, std::move(models), ctl, check);
-    }
+    std::vector<aspectr::SquaremRule<aspectr::EMRule>> rules(S, aspectr::SquaremRule<aspectr::EMRule>(em));
+    runs = aspectr::multistart(rules, G, std::move(models), ctl, check);
+  } else {
+    aspectr::EMRule rule(1.0, &in.counts, in.total);
+    runs = aspectr::multistart(rule, G, std::move(models), ctl, check);
   }
   Rcpp::NumericMatrix lambda(k, S);
   Rcpp::List factors(N), objective(S);
@@ -128,8 +123,7 @@ int cpp_lca_check_count(Rcpp::IntegerMatrix idx, Rcpp::NumericVector val, Rcpp::
   ctl.short_iter = short_iter; ctl.keep = keep;
   int calls = 0;
   auto count = [&calls](int, double) { ++calls; return true; };
-  aspectr::EMRule em(1.0, &in.counts, in.total);
-  aspectr::AspectPiecesRule rule(em, false);
+  aspectr::EMRule rule(1.0, &in.counts, in.total);
   aspectr::multistart(rule, G, std::move(models), ctl, count);
   return calls;
 }

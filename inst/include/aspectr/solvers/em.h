@@ -36,24 +36,41 @@ class EMRule {
   // KL divergence of count data without a log per non-zero (see logsum.h).
   explicit EMRule(double beta = 1.0, const arma::vec* counts = nullptr, double total = 0.0)
       : beta_(beta), counts_(counts), total_(total) {}
-  // The merit of a step (what estep() sets *merit to): the value of the
-  // model entering it of the function an EM step never increases: D(G || P)
-  // for plain EM; for tempered EM the tempered free energy minimized over
-  // the posteriors, L_beta = -(1/beta) sum_s g_s log sum_r (lambda_r
-  // prod_n U_n(i_n, r))^beta (the E-step minimizes the free energy
+  static constexpr bool kLagged = true;
+
+  double step(const SparseTensor& G, AspectModel& M, int threads) {
+    return step_merit(G, M, threads, nullptr);
+  }
+
+  // The step, also giving (when merit is not null) the value of the model
+  // entering it of the function the step never increases: D(G || P) for
+  // plain EM; for tempered EM the tempered free energy minimized over the
+  // posteriors, L_beta = -(1/beta) sum_s g_s log sum_r (lambda_r prod_n
+  // U_n(i_n, r))^beta (the E-step minimizes the free energy
   // sum_s g_s sum_r q_r (-log P_r) + (1/beta) sum_s g_s sum_r q_r log q_r
   // over q, giving L_beta; the M-step minimizes its first term over the
-  // model). SQUAREM's safeguard compares it (see squarem.h). The step
-  // itself (E-step, then each mode's statistics normalized) is PieceEM's
-  // (pieces_em.h), for data in memory and in pieces alike.
+  // model). SQUAREM's safeguard compares it (see squarem.h).
+  double step_merit(const SparseTensor& G, AspectModel& M, int threads, double* merit) {
+    std::vector<arma::mat> Y;
+    arma::vec lam;
+    double before = estep(G, M, threads, merit, Y, lam);
+    if (prior_ != nullptr) {
+      // (the documents' part is the pass's, see pass_finish())
+      const double pen = prior_->terms_penalty(M.F[1]);
+      before += pen;
+      if (merit != nullptr) *merit += pen;
+    }
+    mstep(M, Y, lam, prior_);
+    return before;
+  }
 
   // The E-step alone: the M-step's sufficient statistics y_n (k x d_n, one
   // per mode; row r of y_n sums over the cells to the posterior mass of
   // component r) and `lam`, the posterior sums (the new weights, before
-  // normalization); returns D(G || P) of M (and sets *merit, above).
+  // normalization); returns D(G || P) of M (and sets *merit as step_merit).
   // Every statistic is a sum over the non-zeros, so data split by cells
-  // (shards of documents, sharing the other modes) give their sums, which
-  // PieceEM adds and normalizes (pieces_em.h).
+  // (shards of documents, sharing the other modes) give their sums: the
+  // sharded fit adds them and applies mstep() (R/shards.R).
   double estep(const SparseTensor& G, const AspectModel& M, int threads, double* merit,
                std::vector<arma::mat>& Y, arma::vec& lam) {
     prepare(G);
@@ -172,7 +189,7 @@ class EMRule {
   }
 
   // Ends the pass: the statistics (y_n = H_n o A_n, lambda the sum of the
-  // posteriors); returns D(G || P) of M (and sets *merit as estep()).
+  // posteriors); returns D(G || P) of M (and sets *merit as step_merit).
   double pass_end(Pass& P, double* merit, std::vector<arma::mat>& Y, arma::vec& lam) const {
     const std::size_t N = P.H.size();
     const arma::uword k = P.k;
@@ -237,6 +254,22 @@ class EMRule {
     return loss_counted(G, M, threads);
   }
   double loss_end(double parts) const { return use_counts_ ? glogg_ + parts : parts; }
+
+  // The M-step from the statistics of estep(): every y_n normalized onto
+  // the simplex row by row (a row without mass keeps M's), the weights the
+  // normalized posterior sums.
+  // With a prior, the terms' statistics get its pseudo-counts first (the
+  // documents' have theirs from the pass, see pass_finish()).
+  static void mstep(AspectModel& M, std::vector<arma::mat>& Y, const arma::vec& lam,
+                    const DirichletPrior* prior = nullptr) {
+    if (prior != nullptr) prior->terms(Y[1]);
+    for (std::size_t n = 0; n < M.order(); ++n) {
+      normalize_rows(Y[n], M.F[n]);
+      M.F[n] = std::move(Y[n]);
+    }
+    const double tot = arma::accu(lam);
+    if (tot > 0.0) M.lambda = lam / tot;
+  }
 
   // Binds the rule to its data once. After this, step() and loss() only read
   // the rule's state, so one rule may serve several models concurrently

@@ -16,7 +16,7 @@
 // (each start's own iterations single-threaded, so its result does not depend
 // on the thread count); a single remaining start uses the threads over the
 // non-zeros as run_solver() does. The rule must be usable concurrently after
-// bind() (AspectPiecesRule and KLCDRule are).
+// bind() (EMRule is).
 //
 // `check()` is called on the calling thread between rounds of iterations
 // (interrupts, progress); returning false stops every start where it is.
@@ -97,7 +97,7 @@ void advance_all(RuleOf& rule_of, const SparseTensor& G, std::vector<StartRun>& 
 // rule_of(i) gives start i's rule, of type Rule, already bound to G: one
 // rule for every start (a rule without state between steps, usable
 // concurrently after bind()) or one per start (a rule with state, such as
-// SQUAREM's step bound, AspectPiecesRule); see the two overloads below.
+// SquaremRule's step bound); see the two overloads below.
 template <class Rule, class RuleOf, class Check>
 std::vector<StartRun> multistart_with(RuleOf rule_of, const SparseTensor& G,
                                       std::vector<AspectModel> inits, const MultiStartControl& ctl,

@@ -75,7 +75,7 @@ class PieceEM {
 
   double step(const Pieces& P, AspectPieceModel& M, int threads) { return step_merit(P, M, threads, nullptr); }
   // the step, also giving (merit not null) the value of the model entering
-  // it of the function the step never increases (EMRule's merit: the
+  // it of the function the step never increases (EMRule::step_merit(): the
   // divergence with the prior's penalty, or the tempered free energy; the
   // pieces' "merit", added over them)
   double step_merit(const Pieces& P, AspectPieceModel& M, int, double* merit) {

@@ -10,8 +10,8 @@
 // data, it normalizes its documents' factor at once, with its own row
 // sums (those of all pieces), so the `colsum` a rule sends with its next
 // request is its own and is not read again; the arithmetic is that of the
-// former in-memory rules (the M-step's normalize_rows(), power_update_rows(),
-// squarem.h's extrapolation).
+// former in-memory rules (EMRule::mstep(), power_update_rows(),
+// SquaremRule::extrapolate()).
 #ifndef ASPECTR_SOLVERS_PIECES_MEMORY_H
 #define ASPECTR_SOLVERS_PIECES_MEMORY_H
 
@@ -65,8 +65,7 @@ class AspectPieceCommon {
         for (arma::uword i = 0; i < F0_->n_cols; ++i) tot += (*F0_)(c, i);
         sum(c, 0) = tot;
       }
-      // (the extrapolated rows renormalized, a row without mass taking
-      // theta2's)
+      // (SquaremRule::extrapolate()'s normalization)
       normalize_rows(*F0_, sq_[2]);
       s.set("sum", std::move(sum));
       return true;
@@ -137,7 +136,7 @@ class AspectMemoryPiece : public AspectPieceCommon {
         arma::vec lam;
         double merit = 0.0;
         const double value = em_->estep(*G_, M, threads, &merit, Y, lam);
-        // (the M-step of the documents' mode)
+        // (EMRule::mstep() of the documents' mode)
         normalize_rows(Y[0], *F0_);
         *F0_ = std::move(Y[0]);
         for (std::size_t n = 1; n < Y.size(); ++n) s.set("y" + std::to_string(n), std::move(Y[n]));
@@ -241,68 +240,6 @@ FitTrace run_aspect_piece(Rule& base, const Pieces& P, arma::mat& F0, AspectMode
   for (std::size_t n = 0; n < PM.F.size(); ++n) M.F[n + 1] = std::move(PM.F[n]);
   return tr;
 }
-
-// EM, or SQUAREM of it (pieces_em.h, pieces_squarem.h), on data in memory
-// as one AspectMemoryPiece, behind the interface of an in-memory rule
-// (bind(), step(G, M, threads), loss()) that multistart.h runs: lca()'s
-// starts, in parallel over the starts. The E-step's kernels (an EMRule,
-// the caller's, bound here) are only read after bind(), so the rules of
-// several starts may share them; a rule keeps only SQUAREM's step bound,
-// so each start has its own. Lagged, as the rules it runs.
-class AspectPiecesRule {
- public:
-  AspectPiecesRule(EMRule& em, bool squarem) : em_(&em), squarem_(squarem) {}
-  static constexpr bool kLagged = true;
-
-  void bind(const SparseTensor& G) { em_->bind(G); }
-  double step(const SparseTensor& G, AspectModel& M, int threads) {
-    return run(G, M, threads, [&](const Pieces& P, AspectPieceModel& PM) {
-      PieceEM base;
-      if (!squarem_) return base.step(P, PM, threads);
-      PieceSquarem<PieceEM> rule(base);
-      rule.set_step_bound(bound_);
-      const double v = rule.step(P, PM, threads);
-      bound_ = rule.step_bound();
-      return v;
-    });
-  }
-  double loss(const SparseTensor& G, const AspectModel& M, int threads) {
-    AspectModel C = M;
-    return run(G, C, threads, [&](const Pieces& P, AspectPieceModel& PM) { return PieceEM().loss(P, PM, threads); });
-  }
-
- private:
-  // f(P, PM) on M as the model of the one piece (its documents' factor
-  // moved into the piece and back, also after an error)
-  template <class F>
-  double run(const SparseTensor& G, AspectModel& M, int threads, F f) {
-    arma::mat F0 = std::move(M.F[0]);
-    AspectMemoryPiece<SparseTensor> piece(G, F0, em_, 1.0);
-    LocalPieces<AspectMemoryPiece<SparseTensor>> P({&piece}, threads);
-    AspectPieceModel PM;
-    PM.lambda = std::move(M.lambda);
-    PM.F.assign(std::make_move_iterator(M.F.begin() + 1), std::make_move_iterator(M.F.end()));
-    PM.P = &P;
-    auto give_back = [&] {
-      M.lambda = std::move(PM.lambda);
-      M.F[0] = std::move(F0);
-      for (std::size_t n = 0; n < PM.F.size(); ++n) M.F[n + 1] = std::move(PM.F[n]);
-    };
-    double value = 0.0;
-    try {
-      value = f(P, PM);
-    } catch (...) {
-      give_back();
-      throw;
-    }
-    give_back();
-    return value;
-  }
-
-  EMRule* em_;
-  bool squarem_;
-  double bound_ = 1.0;  // SQUAREM's step-length bound (PieceSquarem's start)
-};
 
 }  // namespace aspectr
 

@@ -1,7 +1,9 @@
 // aspectr/solvers/pieces_squarem.h — SQUAREM (squarem.h) of EM, tempered
-// EM or q-EM on data in pieces (pieces_em.h: PieceEM, PieceQEM).
+// EM, q-EM or the weighted q-EM on data in pieces (pieces_em.h: PieceEM,
+// PieceQEM; plsa_weighted_pieces.h: PieceWeightedQEM), the data in memory
+// being one piece.
 //
-// The SQUAREM step of squarem.h, with its arithmetic (squarem.h's
+// The step of SquaremRule, with its arithmetic (squarem.h's
 // squarem_norms(), squarem_entries(), squarem_weights()) on the global
 // part of the model (lambda and the shared modes' factors) in the rule
 // and on the documents' factor in the pieces, which keep theta0, theta1
@@ -19,10 +21,10 @@
 //                    with the next request, a row without mass taking
 //                    theta2's, as normalize_rows() does in one object)
 //   "sq_restore"     theta2 again (the extrapolated step rejected)
-// The norms are over all of theta (lambda, the documents' factor, the
-// shared modes' factors), so that a fit in pieces is the in-memory fit (the
-// same rule on one piece) up to rounding: the same step lengths, the same
-// accepted steps, the same step bound.
+// The norms are SquaremRule's, over all of theta (lambda, the documents'
+// factor, the shared modes' factors), so that a fit in pieces is the
+// in-memory fit up to rounding: the same step lengths, the same accepted
+// steps, the same step bound.
 #ifndef ASPECTR_SOLVERS_PIECES_SQUAREM_H
 #define ASPECTR_SOLVERS_PIECES_SQUAREM_H
 
@@ -40,8 +42,7 @@ class PieceSquarem {
   explicit PieceSquarem(Base& base) : base_(&base) {}
   static constexpr bool kLagged = true;
 
-  // the step-length bound a_max, read and set to resume a fit where an
-  // earlier call left it (staged restarts run from R)
+  // the step-length bound a_max (SquaremRule::step_bound())
   double step_bound() const { return step_max_; }
   void set_step_bound(double a) { step_max_ = std::isfinite(a) && a >= 1.0 ? a : 1.0; }
 
@@ -55,7 +56,7 @@ class PieceSquarem {
     lam1_ = M.lambda;
     F1_ = M.F;
     base_->step_merit(P, M, threads, nullptr);                // theta2
-    // (in the order lambda, the documents', the others;
+    // (in the order of SquaremRule: lambda, the documents', the others;
     // one piece in this process continues the rule's sums, so that the
     // norms are SquaremRule's to the last bit, and returns them)
     double rr = 0.0, vv = 0.0;

@@ -33,8 +33,9 @@
 //            extrapolated rows normalized by the colsum of the next
 //            request.
 // So the iterates equal the in-memory fit's up to rounding (the sums'
-// order). The in-memory fit (WeightedQEMRule, below) is this rule on one
-// piece, the whole data.
+// order). The in-memory fit (WeightedQEMRule, below; SQUAREM of it:
+// run_aspect_piece() of PieceWeightedQEM) is this rule on one piece, the
+// whole data.
 #ifndef ASPECTR_SOLVERS_PLSA_WEIGHTED_PIECES_H
 #define ASPECTR_SOLVERS_PLSA_WEIGHTED_PIECES_H
 

@@ -23,10 +23,8 @@
 // when one fails. One step costs three passes of the base rule (two when
 // a <= 1).
 //
-// The step is PieceSquarem's (pieces_squarem.h), on data in memory as one
-// piece and on shards alike; this file holds its arithmetic. The rule keeps
-// a_max between steps: one object serves one model (the base rule may be
-// shared).
+// The rule keeps a_max between steps: one object serves one model (the
+// base rule may be shared).
 #ifndef ASPECTR_SOLVERS_SQUAREM_H
 #define ASPECTR_SOLVERS_SQUAREM_H
 
@@ -85,6 +83,86 @@ inline bool squarem_weights(const arma::vec& l0, const arma::vec& l1, const arma
   out = arma::vec(l.memptr(), l.n_elem) / s;
   return true;
 }
+
+template <class Base>
+class SquaremRule {
+ public:
+  explicit SquaremRule(Base& base) : base_(&base) {}
+  // the loss returned is the base rule's (lagged) loss of the model entering
+  static constexpr bool kLagged = true;
+
+  // several SquaremRules may share one base rule (one per start of
+  // multistart.h), which must then be usable concurrently after bind()
+  void bind(const SparseTensor& G) { base_->bind(G); }
+
+  // the step-length bound a_max, read and set to resume a fit where an
+  // earlier call left it (staged restarts run from R)
+  double step_bound() const { return step_max_; }
+  void set_step_bound(double a) { step_max_ = std::isfinite(a) && a >= 1.0 ? a : 1.0; }
+
+  // (G: what the base rule's steps take, see data.h)
+  template <class DataT>
+  double step(const DataT& G, AspectModel& M, int threads) {
+    // (the copies go to members, whose memory is reused from step to step)
+    AspectModel& M0 = m0_;
+    AspectModel& M1 = m1_;
+    AspectModel& M2 = m2_;
+    M0 = M;
+    double f0 = 0.0, fx = 0.0;
+    const double v0 = base_->step_merit(G, M, threads, &f0);  // M = theta1, f0 = f(theta0)
+    M1 = M;
+    base_->step_merit(G, M, threads, nullptr);                // M = theta2
+    double rr = 0.0, vv = 0.0;
+    squarem_norms(M0.lambda, M1.lambda, M.lambda, rr, vv);
+    for (std::size_t n = 0; n < M.order(); ++n) squarem_norms(M0.F[n], M1.F[n], M.F[n], rr, vv);
+    if (!(vv > 0.0) || !std::isfinite(rr) || !std::isfinite(vv)) return v0;
+    const double len = std::min(std::sqrt(rr / vv), step_max_);
+    const bool longest = len == step_max_;
+    if (!(len > kMinStep)) {  // theta' would be theta2
+      if (longest) step_max_ *= kGrow;
+      return v0;
+    }
+    M2 = M;
+    if (!extrapolate(M0, M1, M2, len, M)) {
+      M = M2;
+      if (longest) step_max_ = std::max(1.0, step_max_ / kGrow);
+      return v0;
+    }
+    base_->step_merit(G, M, threads, &fx);  // M = F(theta'), fx = f(theta')
+    const bool accept = fx <= f0;          // (false when fx is not finite)
+    if (!accept) M = M2;
+    if (longest) step_max_ = accept ? step_max_ * kGrow : std::max(1.0, step_max_ / kGrow);
+    return v0;
+  }
+
+  template <class DataT>
+  double loss(const DataT& G, const AspectModel& M, int threads) {
+    return base_->loss(G, M, threads);
+  }
+
+  // theta' = theta0 + 2 a r + a^2 v into M (see above); false when the
+  // weights cannot be renormalized
+  static bool extrapolate(const AspectModel& M0, const AspectModel& M1, const AspectModel& M2, double a,
+                          AspectModel& M) {
+    if (!squarem_weights(M0.lambda, M1.lambda, M2.lambda, a, M.lambda)) return false;
+    M.F.resize(M0.F.size());
+    for (std::size_t n = 0; n < M0.F.size(); ++n) {
+      squarem_entries(M0.F[n], M1.F[n], M2.F[n], a, M.F[n]);
+      // rows are components, each a distribution over the mode's indices;
+      // a row can lack mass only where theta2's does (a dead component,
+      // the floor keeps every other one), and keeps theta2's
+      normalize_rows(M.F[n], M2.F[n]);
+    }
+    return true;
+  }
+
+ private:
+  Base* base_;
+  double step_max_ = 1.0;
+  AspectModel m0_, m1_, m2_;  // theta0, theta1, theta2 of the current step
+  static constexpr double kGrow = kSquaremGrow;
+  static constexpr double kMinStep = kSquaremMinStep;
+};
 
 }  // namespace aspectr
 

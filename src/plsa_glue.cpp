@@ -4,6 +4,7 @@
 // exception an R interrupt.
 #include "r_adapters.h"
 #include <aspectr/solvers/cd_pieces.h>
+#include <aspectr/solvers/cp_pieces.h>
 
 using namespace aspectr_r;
 
@@ -93,8 +94,29 @@ Rcpp::List cpp_plsa_fit(Rcpp::IntegerMatrix idx, Rcpp::NumericVector val,
       break;
     }
     case aspectr::Loss::L2: {
-      aspectr::PPSRule rule(free_weights);
-      tr = aspectr::run_solver(rule, G, M, ctl, cb);
+      // the rule of shards (PPSPiecesRule) on the data as one piece, which
+      // updates the documents' factor in place
+      const arma::uword k = M.lambda.n_elem, d0 = M.F[0].n_cols;
+      arma::mat aux(k, d0);  // (the piece's MTTKRP of the documents)
+      aspectr::MemoryCPCells cells(G);
+      aspectr::CPFrobPiece piece(cells, G.dims, M.F[0].memptr(), k, d0, aux.memptr());
+      aspectr::LocalPieces<aspectr::CPFrobPiece> P({&piece}, ctl.threads);
+      aspectr::PPSPieceModel PM;
+      PM.lambda = std::move(M.lambda);
+      PM.F.assign(std::make_move_iterator(M.F.begin() + 1), std::make_move_iterator(M.F.end()));
+      PM.P = &P;
+      aspectr::PPSPiecesRule rule(free_weights);
+      auto give_back = [&] {
+        M.lambda = std::move(PM.lambda);
+        for (std::size_t n = 0; n < PM.F.size(); ++n) M.F[n + 1] = std::move(PM.F[n]);
+      };
+      try {
+        tr = aspectr::run_solver(rule, static_cast<const aspectr::Pieces&>(P), PM, ctl, cb);
+      } catch (...) {
+        give_back();
+        throw;
+      }
+      give_back();
       break;
     }
   }

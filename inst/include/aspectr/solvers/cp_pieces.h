@@ -146,7 +146,9 @@ class CPFrobPiece {
   // `prev` (>= 0) with the threshold `tau`, then puts the target b of
   // column `row` (>= 0; pps_target() from the piece's MTTKRP and rows, with
   // `coef` and `den`) in its place -> sum, count (of b); row < 0 -> gram.
-  // (and @max, the largest entry of b). "pps_count": row, t (thresholds,
+  // (and @max, the largest entry of b). With `whole` (a piece of every
+  // row), it puts b's projection in place of the column, and returns
+  // nothing. "pps_count": row, t (thresholds,
   // m x 1) -> sum, count (m x 1) of the entries of b above each.
   Stats pps(const Request& r) {
     Stats out;
@@ -176,6 +178,13 @@ class CPFrobPiece {
     const arma::uword q = static_cast<arma::uword>(row);
     arma::rowvec b(A0_.n_cols);
     pps_target(aux_, A0_, arma::vectorise(r.mat("coef")), r.num("den", 1.0), q, b.memptr());
+    if (r.num("whole", 0.0) != 0.0) {
+      // (a piece of every row: the column projected here, as
+      // pps_update_mode() projects it)
+      project_simplex(b.memptr(), b.memptr(), b.n_elem, work_);
+      A0_.row(q) = b;
+      return out;
+    }
     A0_.row(q) = b;
     out.set("sum", arma::accu(b));
     out.set("count", static_cast<double>(b.n_elem));
@@ -216,6 +225,7 @@ class CPFrobPiece {
   std::vector<arma::uword> dims_;
   arma::mat A0_;
   arma::mat aux_;
+  std::vector<double> work_;  // project_simplex()'s
 };
 
 // The global part of a CP model fitted in pieces: the shared modes'
@@ -332,8 +342,13 @@ class CPFrobPiecesRule {
 // all entries, with a grid that brackets tau). The same support and
 // threshold as the sort of project_simplex(), up to the order of the sums.
 // Every other mode and the weights are updated from their MTTKRPs summed
-// over the pieces by pps_update_mode() and pps_weights() themselves, so a
-// fit in pieces equals the in-memory fit up to rounding.
+// over the pieces by pps_update_mode() and pps_weights() themselves. The
+// data in memory are one piece (plsa_glue.cpp), which projects each
+// column of the first mode itself, by the sort of pps_update_mode(); so a
+// fit in pieces equals the in-memory fit up to rounding. free_weights: the
+// weights are only non-negative (not on the simplex), the unnormalized L2
+// model of Hazan & Shashua's noise analysis; fitted to G = X / sum(X) it
+// is the fit of X divided by sum(X).
 struct PPSPieceModel {
   arma::vec lambda;
   std::vector<arma::mat> F;  // modes 2 .. N, k x d_n
@@ -360,12 +375,21 @@ class PPSPiecesRule {
     arma::mat Gam(k, k, arma::fill::ones);
     for (std::size_t m = 1; m < N; ++m) Gam %= G[m];
     P.map(M.request("pps_mttkrp"));
+    // (one piece in this process, every row: it projects each column
+    // itself, by pps_update_mode()'s sort)
+    const bool whole = P.in_place();
     double prev = -1.0, tau = 0.0, den;
     arma::vec coef;
     for (arma::uword r = 0; r < k; ++r) {
       if (!pps_coef(Gam, M.lambda, r, coef, den)) continue;
-      const Stats s = P.map(Request("pps_col").with("prev", prev).with("tau", tau).with("row", static_cast<double>(r))
-                                .with("coef", arma::mat(coef)).with("den", den));
+      Request cr("pps_col");
+      cr.with("prev", prev).with("tau", tau).with("row", static_cast<double>(r)).with("coef", arma::mat(coef))
+          .with("den", den);
+      if (whole) {
+        P.map(cr.with("whole", 1.0));
+        continue;
+      }
+      const Stats s = P.map(cr);
       tau = threshold(P, r, s.num("sum"), s.num("count"), s.mat("@max").max());
       prev = static_cast<double>(r);
     }

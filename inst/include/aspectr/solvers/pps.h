@@ -14,6 +14,9 @@
 // k-dimensional QP with A'A = hadamard_n U_n'U_n and A'vec(G) from the last
 // MTTKRP. Every block step is exact, so the loss never increases.
 // Cost per sweep: N MTTKRPs over the non-zeros plus O(k^2 sum_n d_n).
+//
+// The rule (PPSPiecesRule, cp_pieces.h) is written once, on data in
+// pieces; the data in memory are one piece. This file holds its updates.
 #ifndef ASPECTR_SOLVERS_PPS_H
 #define ASPECTR_SOLVERS_PPS_H
 
@@ -63,42 +66,6 @@ inline double pps_weights(const arma::mat& Q, const arma::vec& c, arma::vec& lam
   if (free_weights) nonneg_qp(Q, c, lambda); else simplex_qp(Q, c, lambda);
   return arma::as_scalar(lambda.t() * Q * lambda) - 2.0 * arma::dot(c, lambda);
 }
-
-// free_weights: the weights are only non-negative (not on the simplex), the
-// unnormalized L2 model of Hazan & Shashua's noise analysis; fitted to
-// G = X / sum(X) it is the fit of X divided by sum(X).
-class PPSRule {
- public:
-  static constexpr bool kLagged = false;
-  PPSRule() = default;
-  explicit PPSRule(bool free_weights) : free_weights_(free_weights) {}
-
-  double step(const SparseTensor& G, AspectModel& M, int threads) {
-    const std::size_t N = M.order();
-    std::vector<const arma::mat*> Fp(N);
-    for (std::size_t n = 0; n < N; ++n) Fp[n] = &M.F[n];
-    arma::mat X;
-    std::vector<double> work;
-    for (std::size_t n = 0; n < N; ++n) {
-      mttkrp(G, Fp, n, X, threads);
-      pps_update_mode(M.F[n], X, gram_hadamard(M.F, n), M.lambda, work);
-    }
-    const double fit = pps_weights(gram_hadamard(M.F, N), arma::sum(X % M.F[N - 1], 1), M.lambda, free_weights_);
-    return gnorm2(G) + fit;
-  }
-
-  double loss(const SparseTensor& G, const AspectModel& M, int threads) const {
-    return evaluate_loss(Loss::L2, 1.0, G, M, threads);
-  }
-
- private:
-  double gnorm2(const SparseTensor& G) {
-    if (gnorm2_ < 0) gnorm2_ = G.sum_sq();
-    return gnorm2_;
-  }
-  double gnorm2_ = -1.0;
-  bool free_weights_ = false;
-};
 
 }  // namespace aspectr
 

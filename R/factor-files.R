@@ -342,7 +342,7 @@ keep_best_run <- function(fit_one, discard) {
   function(init, iters) {
     r <- fit_one(init, iters)
     v <- run_value(r)
-    if (length(v) != 1 || !is.finite(v)) v <- Inf
+    v <- if (length(v) != 1) Inf else run_rank_value(v)
     if (is.null(best) || v < best$v) {
       if (!is.null(best)) discard(best$r)
       best <<- list(r = r, v = v)

@@ -94,7 +94,7 @@
 #'   NNDSVD would stay zero under multiplicative updates, and a zero model
 #'   value at a non-zero of `x` has an infinite KL divergence.
 #' @param nrun Number of starts (each with its own random numbers); the best
-#'   objective is kept. Runs go through \pkg{future.apply} under a parallel
+#'   objective is kept (the first of those equal to 10 significant digits). Runs go through \pkg{future.apply} under a parallel
 #'   [future][future::plan] plan.
 #' @param L1,L2 Penalties on `W` and `H`: numbers (both) or length-2 vectors.
 #' @param max_iter,tol Iteration limit and tolerance on the relative change

@@ -14,8 +14,24 @@ warn_numeric <- function(message, .envir = parent.frame()) {
                 .envir = .envir)
 }
 
+# The runs' values as they are ranked: to 10 significant digits, so that
+# runs reaching one optimum by sums in another order (the same starts in
+# memory, in shards, on a cluster) rank alike, the first of them winning
+# (not whichever rounding favoured). Not finite: Inf.
+run_rank_value <- function(values) {
+  v <- signif(as.numeric(values), 10)
+  v[!is.finite(v)] <- Inf
+  v
+}
+
+# The runs' indices from the best to the worst: by run_rank_value(), ties
+# in the runs' order.
+run_order <- function(values) order(run_rank_value(values))
+
 # values: each run's final objective. Returns the index of the best finite
-# run; warns when some runs (not all) were not finite.
+# run (the first of the runs that agree with the smallest value to 10
+# significant digits, see run_rank_value()); warns when some runs (not
+# all) were not finite.
 best_run <- function(values, what = "fit", call = rlang::caller_env()) {
   ok <- is.finite(values)
   if (!any(ok)) {
@@ -29,7 +45,7 @@ best_run <- function(values, what = "fit", call = rlang::caller_env()) {
     bad <- sum(!ok)
     warn_numeric("{bad} of {length(values)} starts of the {what} ended with a non-finite objective and {?was/were} discarded.")
   }
-  which.min(replace(values, !ok, Inf))
+  run_order(values)[1]
 }
 
 # An argument renamed for one meaning across the package: the old name still
@@ -169,8 +185,7 @@ run_starts <- function(inits, fit_start, resume, hook, max_iter, short_iter, sho
   runs <- run_all(inits, short_iter)
   if (any(vapply(runs, function(r) isTRUE(r$stopped), logical(1)))) return(runs)
   v <- vapply(runs, run_value, numeric(1))
-  v[!is.finite(v)] <- Inf
-  for (i in order(v)[seq_len(short_keep)]) {
+  for (i in run_order(v)[seq_len(short_keep)]) {
     r <- runs[[i]]
     if (isTRUE(r$converged)) next
     more <- run_all(list(resume(r)), max_iter - short_iter)[[1]]

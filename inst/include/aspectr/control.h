@@ -7,6 +7,20 @@
 
 namespace aspectr {
 
+// Safeguards that compare objectives (a step kept only when its value is
+// not above the value before it, an extrapolation kept only when it lowers
+// the objective) compare them up to a rounding allowance, kRoundingSlack
+// of their size: the same step's sums taken in another order (in memory,
+// by shards, on a cluster) differ in their last digits, and at the
+// objective's floor a bare comparison would be decided by that rounding,
+// differently on every backend.
+constexpr double kRoundingSlack = 1e-13;
+inline double rounding_slack(double f0) { return std::isfinite(f0) ? kRoundingSlack * std::fabs(f0) : 0.0; }
+// f is not above f0 but for rounding (false when f is not a number)
+inline bool no_rise(double f, double f0) { return f <= f0 + rounding_slack(f0); }
+// f is below f0 by more than rounding (false when f is not a number)
+inline bool clear_drop(double f, double f0) { return f < f0 - rounding_slack(f0); }
+
 struct Control {
   int max_iter = 1000;
   double tol = 1e-6;   // relative change of the objective between iterations

@@ -1045,7 +1045,7 @@ class PieceBetaMU {
           .with("ready", ready_ ? 1.0 : 0.0).with("retry", tries ? 1.0 : 0.0);
       w = P.map(r);
       const double f = w.num("div") + piece_penalty(pen_, w, M.H);
-      if (f <= f_) {
+      if (no_rise(f, f_)) {
         f_ = f;
         ws_.set("s1", w.num("s1"));
         ws_.set("s2", w.num("s2"));
@@ -1070,7 +1070,7 @@ class PieceBetaMU {
       Request r = base("beta_h");
       r.view("H", M.H);
       const double f = P.map(r).num("div") + piece_penalty(pen_, ws_, M.H);
-      if (f <= f_) {
+      if (no_rise(f, f_)) {
         f_ = f;
         ready_ = true;
         return f_;
@@ -1111,7 +1111,8 @@ class PieceBetaMU {
 // PieceHER, with the KL multiplicative update as the block step) on
 // pieces: H is updated from the last extrapolated H given
 // Wy = W + beta (W - W_prev), Hy = Hn + beta (Hn - H), W from Wy given Hy,
-// and the pair (Wn, Hn) is kept only if its objective is lower (then
+// and the pair (Wn, Hn) is kept only if its objective is lower by more
+// than rounding (clear_drop(), control.h; then
 // beta <- min(bbar, gamma beta), bbar <- min(1, gbar bbar)); otherwise
 // bbar <- beta, beta <- beta / eta and the next step starts from the
 // iterate unextrapolated. Multiplicative updates need strictly positive
@@ -1142,7 +1143,7 @@ class PieceKLHER {
                               .with("l2", pen_.l2w).with("eps", eps_));
     cand_ = const_ - w.num("xlogv") + arma::dot(arma::vec(w.mat("wsum")), arma::vec(arma::sum(Hn, 1))) +
             piece_penalty(pen_, w, Hn);
-    if (cand_ < f_) {
+    if (clear_drop(cand_, f_)) {
       P.map(Request("klher_accept"));
       H_ = std::move(Hn);
       f_ = cand_;
@@ -1305,7 +1306,7 @@ class PieceHER {
     Attempt c = attempt(P, beta_, std::move(Hy_), pass, n, k, threads);
     if (beta_ > 0.0 && lost_component(c)) c = attempt(P, 0.0, H_, pass, n, k, threads);
     cand_ = c.f;
-    if (cand_ < f_) {
+    if (clear_drop(cand_, f_)) {
       P.map(Request("her_accept"));
       Co_ = std::move(CW_); CW_ = std::move(c.Cn);
       H_ = std::move(c.Hn); Hy_ = std::move(c.Hy);

@@ -25,6 +25,7 @@
 #include <algorithm>
 #include <cmath>
 #include <vector>
+#include "../control.h"
 #include "../logsum.h"
 #include "data.h"
 
@@ -914,7 +915,7 @@ class BetaMU {
         F[j] = F0[j] * (g == 1.0 ? R[j] : std::pow(R[j], g));
       arma::mat V = M.Wt.t() * M.H;
       const double f = divergence(D, V) + pen_.value(M);
-      if (f <= f_) {
+      if (no_rise(f, f_)) {
         V_ = std::move(V);
         f_ = f;
         if (tries) ++shortened_;

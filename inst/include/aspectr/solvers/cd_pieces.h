@@ -25,7 +25,8 @@
 // The value after the iteration, D(G || P) = sum g log g - sum g log v +
 // log T (v the model at the last mode's solution, T its total), comes
 // from one more request, so a fit in pieces equals the in-memory fit up to
-// rounding; a step that rounding made worse is undone.
+// rounding; a step that rounding made worse (beyond the allowance of
+// no_rise(), control.h) is undone.
 // With a Dirichlet prior (a matrix; prior.h) each mode minimizes a
 // majorizer (PieceKLCDTensor): the pieces solve their documents with the
 // documents' pseudo-cells and coefficients, then add the documents' sums
@@ -62,6 +63,7 @@
 #include <stdexcept>
 #include <string>
 #include <vector>
+#include "../control.h"
 #include "../nmf/kl_cd.h"
 #include "../pieces.h"
 #include "cp_weighted_pieces.h"
@@ -390,7 +392,7 @@ class PieceKLCDTensor {
     const Stats e = P.map(with_doc(M.request("kcd_xlogv").with("mode", static_cast<double>(S)).view("H", last)));
     kl_ = e.num("glogg") - e.num("xlogv") + std::log(T);
     double value = kl_ + penalty(e, M);
-    if (guard && value > prev) {
+    if (guard && !no_rise(value, prev)) {
       M.lambda = lambda0;
       M.F = F0;
       M.colsum.reset();

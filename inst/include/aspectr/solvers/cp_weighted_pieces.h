@@ -62,6 +62,7 @@
 #include <string>
 #include <utility>
 #include <vector>
+#include "../control.h"
 #include "../pieces.h"
 #include "../shard_file.h"
 #include "cp_weighted.h"
@@ -744,7 +745,7 @@ class CPWeightedPiecesCD {
     }
     const double xl = P.map(M.request("ntf_wxlogv")).num("xlogv");
     double value = w_.klc - xl + V;
-    if (guard && value > prev) {
+    if (guard && !no_rise(value, prev)) {
       M.F = std::move(entering);
       P.map(Request("ntf_wcdrestore"));
       value = prev;

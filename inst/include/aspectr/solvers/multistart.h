@@ -24,7 +24,9 @@
 #define ASPECTR_SOLVERS_MULTISTART_H
 
 #include <algorithm>
+#include <cmath>
 #include <exception>
+#include <limits>
 #include <numeric>
 #include <stdexcept>
 #include <vector>
@@ -53,6 +55,24 @@ struct StartRun {
   bool continued = false; // selected for stage 2 (or no staging)
   double value() const { return f.empty() ? 0.0 : f.back(); }
 };
+
+// A start's value as starts are ranked: to 10 significant digits (as R's
+// signif(v, 10), which ranks the runs in R: R/runs.R, run_rank_value()),
+// so that starts reaching one optimum by sums in another order rank alike,
+// in their order; not finite: +Inf.
+inline double run_rank_value(double v) {
+  if (!std::isfinite(v)) return std::numeric_limits<double>::infinity();
+  if (v == 0.0) return v;
+  const double sgn = v < 0.0 ? -1.0 : 1.0;
+  const double x = std::fabs(v);
+  const int e10 = 9 - static_cast<int>(std::floor(std::log10(x)));
+  if (e10 > 0) {
+    const double p = std::pow(10.0, std::min(e10, 308));
+    return sgn * (std::nearbyint(x * p) / p);
+  }
+  const double p = std::pow(10.0, -e10);
+  return sgn * (std::nearbyint(x / p) * p);
+}
 
 namespace detail {
 
@@ -159,7 +179,7 @@ std::vector<StartRun> multistart_with(RuleOf rule_of, const SparseTensor& G,
     // keep the best `keep` starts by their newest (lagged) loss
     std::vector<std::size_t> order = all;
     std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
-      return runs[a].value() < runs[b].value();
+      return run_rank_value(runs[a].value()) < run_rank_value(runs[b].value());
     });
     std::vector<std::size_t> cont;
     for (int j = 0; j < std::max(ctl.keep, 1); ++j) {

@@ -93,7 +93,7 @@ class PieceSquarem {
     const Stats ex = P.map(M.request("sq_extrapolate").with("a", len));
     M.colsum = arma::mat(arma::vectorise(ex.mat("sum")));
     base_->step_merit(P, M, threads, &fx);  // F(theta'), fx = f(theta')
-    const bool accept = fx <= f0;          // (false when fx is not finite)
+    const bool accept = clear_drop(fx, f0);  // (false when fx is not finite)
     if (!accept) {
       M.lambda = lam2_;
       M.F = F2_;

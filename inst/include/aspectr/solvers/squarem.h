@@ -12,7 +12,8 @@
 //            theta2's (EM keeps a zero at zero for ever, and entries that
 //            head for zero would be extrapolated below it), every
 //            distribution renormalized,
-//   theta_new = F(theta') when f(theta') <= f(theta0), else theta2,
+//   theta_new = F(theta') when f(theta') < f(theta0) by more than
+//   rounding (clear_drop(), control.h), else theta2,
 // where f is the function the base step never increases (its "merit": the
 // KL divergence for EM, the tempered free energy for tempered EM, the
 // Tsallis divergence for q-EM), which the base step reports for the model
@@ -30,6 +31,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include "../control.h"
 #include "../data.h"
 #include "normalize.h"
 
@@ -129,7 +131,7 @@ class SquaremRule {
       return v0;
     }
     base_->step_merit(G, M, threads, &fx);  // M = F(theta'), fx = f(theta')
-    const bool accept = fx <= f0;          // (false when fx is not finite)
+    const bool accept = clear_drop(fx, f0);  // (false when fx is not finite)
     if (!accept) M = M2;
     if (longest) step_max_ = accept ? step_max_ * kGrow : std::max(1.0, step_max_ / kGrow);
     return v0;

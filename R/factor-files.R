@@ -332,16 +332,18 @@ in_files <- function(object) {
 rows_in_memory <- function(object) if (in_files(object)) gather_factors(object) else object
 
 # `fit_one` of a sharded fit whose rows' factor is written to files,
-# keeping the files of the best start so far only (the first of equal
-# ones, as best_run() picks): the others' are removed as soon as a better
-# start ends. (Staged starts keep theirs until resumed.)
-keep_best_run <- function(fit_one, discard) {
+# keeping the files of the best start so far only (by `value(run)`, ranked
+# as best_run() ranks the values, the first of equal ones winning): the
+# others' are removed as soon as a better start ends. (Staged starts keep
+# theirs until resumed.)
+keep_best_run <- function(fit_one, discard, value = run_value) {
   force(fit_one)  # (the caller's name is given the wrapper)
   force(discard)
+  force(value)
   best <- NULL
   function(init, iters) {
     r <- fit_one(init, iters)
-    v <- run_value(r)
+    v <- value(r)
     v <- if (length(v) != 1) Inf else run_rank_value(v)
     if (is.null(best) || v < best$v) {
       if (!is.null(best)) discard(best$r)

@@ -95,8 +95,8 @@
 #'   Or data frames split by observations with [shards()] (see Sharded data).
 #' @param k Number of latent classes.
 #' @param nrun Number of random starts; the fit with the highest likelihood
-#'   is kept (see Restarts), the first of those equal to 10 significant
-#'   digits.
+#'   is kept (see Restarts), the first of those whose objectives agree to
+#'   10 significant digits.
 #' @param max_iter,tol Iteration limit and tolerance (relative change of the
 #'   KL divergence, i.e. of the log-likelihood) per start.
 #' @param na.rm Drop observations with missing responses (`TRUE`) or keep

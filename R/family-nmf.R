@@ -54,7 +54,9 @@
 #'
 #' Penalties add `L1[1] * sum(W) + L1[2] * sum(H) + L2[1]/2 * ||W||^2 +
 #' L2[2]/2 * ||H||^2` to the objective. Every algorithm never increases its
-#' objective.
+#' objective (beyond rounding: its safeguards treat values within a
+#' relative 1e-13 as equal, so that a matrix and its [shards()] take the
+#' same steps).
 #'
 #' The fit runs on `x / max(x)` and the results are scaled back: squared
 #' norms cannot
@@ -94,7 +96,8 @@
 #'   NNDSVD would stay zero under multiplicative updates, and a zero model
 #'   value at a non-zero of `x` has an infinite KL divergence.
 #' @param nrun Number of starts (each with its own random numbers); the best
-#'   objective is kept (the first of those equal to 10 significant digits). Runs go through \pkg{future.apply} under a parallel
+#'   objective is kept (the first of those equal to 10 significant
+#'   digits). Runs go through \pkg{future.apply} under a parallel
 #'   [future][future::plan] plan.
 #' @param L1,L2 Penalties on `W` and `H`: numbers (both) or length-2 vectors.
 #' @param max_iter,tol Iteration limit and tolerance on the relative change

@@ -102,7 +102,8 @@
 #'   worse than the fit it starts from). With `nrun > 1` the first start is
 #'   `init` and the others random.
 #' @param nrun Number of random starts; the fit with the smallest final
-#'   objective is kept (the first of those equal to 10 significant digits). When a non-sequential [future][future::plan] plan is
+#'   objective is kept (the first of those equal to 10 significant
+#'   digits). When a non-sequential [future][future::plan] plan is
 #'   set and \pkg{future.apply} is installed, the starts run in parallel
 #'   through it (with identical results).
 #' @param short_iter,short_keep Staged restarts: with `short_keep` below

@@ -217,7 +217,9 @@ fit_pipeline <- function(inits, fit_start, resume, hook, ctl, stg, what, value =
                          finish_run = NULL, sequential = FALSE, discard = NULL, batch = NULL,
                          call = rlang::caller_env()) {
   if (!is.null(discard) && !starts_staged(ctl$nrun, ctl$max_iter, stg$short_iter, stg$short_keep)) {
-    fit_start <- keep_best_run(fit_start, discard)
+    # (ranked as best_of_runs() ranks them: the finished run's value)
+    fit_start <- keep_best_run(fit_start, discard,
+                               function(r) value(if (is.null(finish_run)) r else finish_run(r)))
   }
   if (sequential) hook <- hook %||% function(...) TRUE
   runs <- if (!is.null(batch)) batch(inits) else

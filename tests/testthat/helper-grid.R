@@ -20,7 +20,7 @@
 # some cell (checked).
 #
 # The data are tiny (40 x 25 matrices, 18 x 6 x 5 arrays, 3 shards). A
-# bigger random grid (random sizes, ranks, splits and seeds, default 0
+# bigger random grid (random sizes, ranks, splits and seeds, default 2
 # cases) runs with the environment variable ASPECTR_GRID_CASES set to a
 # count, as ASPECTR_PROPERTY_CASES for helper-properties.R; case i of it is
 # reproduced by grid_random_case(i) (see test-grid.R).

@@ -39,3 +39,20 @@ test_that("starts that reach one optimum give the same fit in memory and in shar
     expect_equal(unname(lapply(s$factors, as.matrix)), unname(lapply(m$factors, as.matrix)), tolerance = 1e-10)
   }
 })
+
+test_that("a fit in files keeps the files of the run it reports, whatever the scale of its values", {
+  # runs whose values tie to 10 digits before the fit's finish_run() scales
+  # them, but not after: the run that wins is the one ranked on the
+  # finished values, and its files must not have been discarded
+  vals <- c(1.00000000049, 1.00000000001)
+  ctl <- list(nrun = 2, max_iter = 5, tol = 0)
+  stg <- list(short_iter = 0, short_keep = 2)
+  discarded <- integer()
+  out <- aspectr:::fit_pipeline(as.list(1:2), function(init, iters) list(id = init, objective = vals[init]),
+                                function(r) r, NULL, ctl, stg, "test",
+                                finish_run = function(r) { r$objective <- r$objective * 3.7; r },
+                                discard = function(r) discarded <<- c(discarded, r$id))
+  expect_identical(out$best, 2L)
+  expect_false(out$best %in% discarded)
+  expect_identical(discarded, 1L)
+})

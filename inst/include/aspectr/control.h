@@ -18,7 +18,11 @@ constexpr double kRoundingSlack = 1e-13;
 inline double rounding_slack(double f0) { return std::isfinite(f0) ? kRoundingSlack * std::fabs(f0) : 0.0; }
 // f is not above f0 but for rounding (false when f is not a number)
 inline bool no_rise(double f, double f0) { return f <= f0 + rounding_slack(f0); }
-// f is below f0 by more than rounding (false when f is not a number)
+// f is below f0 by more than rounding (false when f is not a number).
+// (The allowance is relative to the objective, not to the sums it is the
+// difference of: one relative to ||X||^2 would stop a fit that tends to
+// an exact one short of it, where each step lowers the objective by a
+// fixed fraction.)
 inline bool clear_drop(double f, double f0) { return f < f0 - rounding_slack(f0); }
 
 struct Control {

@@ -329,7 +329,7 @@ class CPFrobPiecesRule {
   double xn_ = -1.0;
 };
 
-// pLSA under the L2 loss (PPSRule, solvers/pps.h: block coordinate descent
+// pLSA under the L2 loss (solvers/pps.h: block coordinate descent
 // with every column of every mode projected onto the simplex, then the
 // weights) on pieces. The first mode's column r spans the pieces: each
 // piece puts its entries of the target b (from its MTTKRP of the first

@@ -56,21 +56,38 @@ struct StartRun {
   double value() const { return f.empty() ? 0.0 : f.back(); }
 };
 
-// A start's value as starts are ranked: to 10 significant digits (as R's
-// signif(v, 10), which ranks the runs in R: R/runs.R, run_rank_value()),
+// A start's value as starts are ranked: to 10 significant digits, as R's
+// signif(v, 10) rounds it (R/runs.R, run_rank_value(), which ranks the runs
+// in R; the same arithmetic for 1e-306 < |v| < 1e306, v itself beyond),
 // so that starts reaching one optimum by sums in another order rank alike,
 // in their order; not finite: +Inf.
+inline double pow10_int(int n) {
+  // (10^n by repeated squaring, as R's R_pow_di())
+  double x = 10.0, r = 1.0;
+  for (;;) {
+    if (n & 1) r *= x;
+    if (n >>= 1) x *= x; else break;
+  }
+  return r;
+}
 inline double run_rank_value(double v) {
   if (!std::isfinite(v)) return std::numeric_limits<double>::infinity();
   if (v == 0.0) return v;
   const double sgn = v < 0.0 ? -1.0 : 1.0;
   const double x = std::fabs(v);
-  const int e10 = 9 - static_cast<int>(std::floor(std::log10(x)));
-  if (e10 > 0) {
-    const double p = std::pow(10.0, std::min(e10, 308));
-    return sgn * (std::nearbyint(x * p) / p);
+  const double l10 = std::log10(x);
+  if (!(std::fabs(l10) < 306.0)) return v;
+  int e10 = 9 - static_cast<int>(std::floor(l10));
+  double p10 = 1.0;
+  if (e10 > 308) {
+    p10 = pow10_int(e10 - 308);
+    e10 = 308;
   }
-  const double p = std::pow(10.0, -e10);
+  if (e10 > 0) {
+    const double p = pow10_int(e10);
+    return sgn * (std::nearbyint((x * p) * p10) / p) / p10;
+  }
+  const double p = pow10_int(-e10);
   return sgn * (std::nearbyint(x / p) * p);
 }
 

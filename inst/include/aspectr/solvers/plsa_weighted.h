@@ -27,13 +27,15 @@
 //
 // L2 (pNMF, Hazan and Shashua 2007), G = x / sum of x over the cells that
 // count: minimize f = 1/2 sum_ij omega_ij (g_ij - p_ij)^2 by exact block
-// updates, as PPSRule (pps.h). Column r of U with everything else fixed:
+// updates, as PPSPiecesRule (pps.h, cp_pieces.h). Column r of U with
+// everything else fixed:
 //   f = sum_i (1/2 alpha_i u_i^2 - beta_i u_i) + const,
 //   alpha_i = lambda_r^2 sum_j omega_ij V_jr^2,
 //   beta_i  = lambda_r (sum_j omega_ij g_ij V_jr
 //                       - sum_{s != r} lambda_s U_is sum_j omega_ij V_js V_jr),
 // separable with a diagonal Hessian (with omega = 1, alpha_i = lambda_r^2
-// ||v_r||^2 for every i, and the solution is PPSRule's projection). Its
+// ||v_r||^2 for every i, and the solution is pps_update_mode()'s
+// projection). Its
 // exact minimizer on the simplex: u_i = max(0, (beta_i - mu) / alpha_i)
 // with mu the root of the piecewise linear sum_i u_i(mu) = 1 (the
 // weighted form of the simplex projection; found by sorting for a shared
@@ -114,6 +116,7 @@
 #include <numeric>
 #include <stdexcept>
 #include <vector>
+#include "../control.h"
 #include "../loss.h"
 #include "../simplex.h"
 #include "cp_weighted.h"
@@ -367,7 +370,7 @@ inline void weighted_qem_columns(arma::mat& F, const arma::mat& F0, const arma::
     power_qp_simplex(a, b, q, col.data(), dn);
     const double fnew = power_problem_value(a.data(), b.data(), q, col.data(), dn);
     const double fold = power_problem_value(a.data(), b.data(), q, old.data(), dn);
-    if (!(fnew <= fold)) continue;
+    if (!no_rise(fnew, fold)) continue;  // (B and h: sums over the pieces)
     for (arma::uword i = 0; i < dn; ++i) F(r, i) = col[i];
   }
 }

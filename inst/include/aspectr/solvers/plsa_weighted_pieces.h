@@ -534,7 +534,8 @@ class PieceWeightedQEM {
     const Stats fs = P.map(fr);
     const arma::vec fnew = arma::vectorise(fs.mat("fnew")), fold = arma::vectorise(fs.mat("fold"));
     arma::vec keep(k, arma::fill::zeros);
-    for (arma::uword r = 0; r < k; ++r) if (act[r] > 0.0 && fnew[r] <= fold[r]) keep[r] = 1.0;
+    // (not above the old value but for rounding: the sums of the pieces)
+    for (arma::uword r = 0; r < k; ++r) if (act[r] > 0.0 && no_rise(fnew[r], fold[r])) keep[r] = 1.0;
     return keep;
   }
   double q_;

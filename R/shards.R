@@ -538,6 +538,17 @@ new_shards <- function(sources, meta) {
                   "value", arg = "x", call = rlang::caller_env())
     }
   }
+  # a .tns shard without cells at the end of a shared mode (its sizes are
+  # its largest indices) has the sizes of the others, its margins the
+  # empty indices' zeros (summed over the shards with the others')
+  for (i in which(tns)) {
+    if (identical(as.numeric(shared[i, ]), as.numeric(dims_shared))) next
+    meta[[i]]$dims <- as.integer(c(meta[[i]]$dims[1], dims_shared))
+    meta[[i]]$margins <- lapply(seq_along(meta[[i]]$margins), function(n) {
+      m <- meta[[i]]$margins[[n]]
+      c(m, numeric(dims_shared[n] - length(m)))
+    })
+  }
   # the shared modes' names: equal wherever given
   dn_shared <- vector("list", N - 1)
   for (n in seq_len(N - 1)) {

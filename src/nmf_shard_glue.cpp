@@ -167,9 +167,7 @@ aspectr::Request request_from_r(const std::string& op, SEXP input) {
     SEXP v = l[i];
     const arma::uword rows = Rf_isMatrix(v) ? Rf_nrows(v) : Rf_length(v), cols = Rf_isMatrix(v) ? Rf_ncols(v) : 1;
     const std::string name(nm[i]);
-    r.in.erase(name);
-    r.in.emplace(std::piecewise_construct, std::forward_as_tuple(name),
-                 std::forward_as_tuple(REAL(v), rows, cols, false, true));
+    r.in.set(name, arma::mat(REAL(v), rows, cols, false, true));
   }
   return r;
 }

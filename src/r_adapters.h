@@ -244,10 +244,19 @@ class RCallback {
   Rcpp::RObject bar_;
 };
 
-// Stats <-> a named R list of numeric matrices
+// Stats <-> a named R list of numeric matrices. The list's names are
+// sorted: R adds the lists of several shards element by element
+// (shard_add()), so every shard's comes in one order whatever the order
+// its piece set them in.
 inline Rcpp::List stats_to_r(const aspectr::Stats& s) {
+  std::vector<const aspectr::NamedMats::Entry*> e;
+  e.reserve(s.m.size());
+  for (const auto& kv : s.m) e.push_back(&kv);
+  std::sort(e.begin(), e.end(), [](const aspectr::NamedMats::Entry* a, const aspectr::NamedMats::Entry* b) {
+    return a->name < b->name;
+  });
   Rcpp::List out;
-  for (const auto& kv : s.m) out[kv.first] = Rcpp::wrap(kv.second);
+  for (const auto* kv : e) out[kv->name] = Rcpp::wrap(kv->value);
   return out;
 }
 inline aspectr::Stats stats_from_r(SEXP x) {
@@ -275,13 +284,13 @@ inline aspectr::Stats stats_from_r(SEXP x) {
         if (c) std::copy(REAL(q), REAL(q) + static_cast<std::size_t>(rows) * c, out.colptr(at));
         at += c;
       }
-      s.m[std::string(nm[i])] = std::move(out);
+      s.m.set(std::string(nm[i]), std::move(out));
       continue;
     }
     if (!Rf_isReal(v)) Rcpp::stop("internal error: a piece's statistic '%s' is not numeric",
                                   std::string(nm[i]).c_str());
     const arma::uword r = Rf_isMatrix(v) ? Rf_nrows(v) : Rf_length(v), c = Rf_isMatrix(v) ? Rf_ncols(v) : 1;
-    s.m[std::string(nm[i])] = arma::mat(REAL(v), r, c);
+    s.m.set(std::string(nm[i]), arma::mat(REAL(v), r, c));
   }
   return s;
 }
@@ -304,7 +313,7 @@ class RPieces : public aspectr::Pieces {
   static aspectr::Stats call(const Rcpp::Function& f, const aspectr::Request& r) {
     if (!r.refs.empty()) throw std::logic_error("request '" + r.op + "' by reference through R");
     Rcpp::List in;
-    for (const auto& kv : r.in) in[kv.first] = Rcpp::wrap(kv.second);
+    for (const auto& kv : r.in) in[kv.name] = Rcpp::wrap(kv.value);
     return stats_from_r(f(r.op, in));
   }
 

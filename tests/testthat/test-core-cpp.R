@@ -37,6 +37,13 @@ test_that("the core compiles and fits without R, with the numbers R gets", {
   expect_equal(val("em_iterations"), 50)
   expect_equal(val("cd_same_copy"), 1)
   expect_equal(val("cd_same_scaled"), 1)
+  # the named matrices of requests and statistics (a view replaced, an entry
+  # erased, a copy, numbered inputs, statistics added)
+  expect_equal(val("named_view_kept"), 1)
+  expect_equal(val("named_erase"), 1)
+  expect_equal(val("named_copy"), 1)
+  expect_equal(val("named_numbered"), 1)
+  expect_equal(val("named_add"), 1)
 
   # the same fits through R
   X <- matrix(c(3, 0, 1, 0, 2, 0, 4, 0, 1, 0, 2, 1, 5, 0, 0, 0, 0, 1, 6, 2, 1, 3, 0, 0, 4, 0, 2, 2, 1, 0),

@@ -103,5 +103,38 @@ int main() {
   ctl.max_iter = 30;
   const aspectr::FitTrace th = aspectr::run_solver(hals, data, nm, ctl, cb);
   std::printf("hals_objective %.17g\n", th.objective.back());
+
+  // a request's and statistics' named matrices (pieces.h)
+  {
+    arma::mat A(3, 2, arma::fill::value(1.0)), B(2, 2, arma::fill::value(2.0));
+    aspectr::Request r("op");
+    r.view("A", A).view("B", B).with("c", 3.0);
+    // replacing a view never writes into the matrix it read
+    r.with("A", arma::mat(3, 2, arma::fill::value(9.0)));
+    std::printf("named_view_kept %d\n", arma::accu(A) == 6.0 && r.mat("A")(0, 0) == 9.0 ? 1 : 0);
+    // an erased entry: the later ones keep their values, a view its memory
+    r.in.erase("A");
+    B(0, 0) = 5.0;
+    std::printf("named_erase %d\n", !r.has("A") && r.mat("B")(0, 0) == 5.0 && r.num("c", 0.0) == 3.0 ? 1 : 0);
+    // a copy holds copies
+    aspectr::Request c = r;
+    B(0, 0) = 7.0;
+    std::printf("named_copy %d\n", c.mat("B")(0, 0) == 5.0 && r.mat("B")(0, 0) == 7.0 ? 1 : 0);
+    // numbered inputs: up to the first one missing
+    aspectr::Request f("op");
+    f.with("F2", 2.0).with("F1", 1.0).with("F4", 4.0).with("F10", 10.0).with("F01", 0.0);
+    const std::vector<const arma::mat*> F = f.numbered("F");
+    std::printf("named_numbered %d\n", F.size() == 2 && (*F[0])(0, 0) == 1.0 && (*F[1])(0, 0) == 2.0 ? 1 : 0);
+    // statistics added: summed, '@' names joined by columns in order
+    aspectr::Stats s1, s2;
+    s1.set("x", 1.0);
+    s1.set("@g", arma::mat(2, 1, arma::fill::value(1.0)));
+    s2.set("@g", arma::mat(2, 2, arma::fill::value(2.0)));
+    s2.set("x", 2.0);
+    s2.set("y", 4.0);
+    s1.add(s2);
+    const arma::mat& g = s1.mat("@g");
+    std::printf("named_add %d\n", s1.num("x") == 3.0 && s1.num("y") == 4.0 && g.n_cols == 3 && g(0, 0) == 1.0 && g(1, 2) == 2.0 ? 1 : 0);
+  }
   return monotone ? 0 : 1;
 }

@@ -753,7 +753,7 @@ class Piece {
     } else if (op == "gather") {
       out.set("@Wt", arma::mat(Wt_));
       if (r.has("sv")) {
-        arma::mat& g = out.m["@Wt"];
+        arma::mat& g = out.m.slot("@Wt");
         const arma::mat& sv = r.mat("sv");
         for (arma::uword i = 0; i < g.n_cols; ++i)
           for (arma::uword q = 0; q < g.n_rows; ++q) g(q, i) /= sv[q];

@@ -77,21 +77,13 @@ class AspectPieceCommon {
     return false;
   }
   // the number of shared modes a request carries (F1, F2, ...)
-  static std::size_t shared(const Request& r) {
-    std::size_t n = 0;
-    while (r.has("F" + std::to_string(n + 1))) ++n;
-    return n;
-  }
+  static std::size_t shared(const Request& r) { return r.numbered("F").size(); }
   // the request's matrices `name`1, `name`2, ... read in place
   static std::vector<arma::mat> shared_views(const Request& r, const char* name) {
+    const std::vector<const arma::mat*> in = r.numbered(name);
     std::vector<arma::mat> out;
-    std::size_t count = 0;
-    while (r.has(name + std::to_string(count + 1))) ++count;
-    out.reserve(count);  // (no reallocation: the views stay views)
-    for (std::size_t n = 1; r.has(name + std::to_string(n)); ++n) {
-      const arma::mat& m = r.mat(name + std::to_string(n));
-      out.emplace_back(const_cast<double*>(m.memptr()), m.n_rows, m.n_cols, false, true);
-    }
+    out.reserve(in.size());  // (no reallocation: the views stay views)
+    for (const arma::mat* m : in) out.emplace_back(const_cast<double*>(m->memptr()), m->n_rows, m->n_cols, false, true);
     return out;
   }
   // the model of a request, read in place: its weights and shared modes,
@@ -100,9 +92,10 @@ class AspectPieceCommon {
     AspectModel M;
     const arma::mat& l = r.mat("lambda");
     M.lambda = arma::vec(const_cast<double*>(l.memptr()), l.n_elem, false, true);
-    M.F.reserve(1 + shared(r));
+    const std::vector<const arma::mat*> F = r.numbered("F");
+    M.F.reserve(1 + F.size());
     M.F.emplace_back(F0_->memptr(), F0_->n_rows, F0_->n_cols, false, true);
-    for (arma::mat& f : shared_views(r, "F")) M.F.emplace_back(f.memptr(), f.n_rows, f.n_cols, false, true);
+    for (const arma::mat* f : F) M.F.emplace_back(const_cast<double*>(f->memptr()), f->n_rows, f->n_cols, false, true);
     return M;
   }
 

@@ -1476,7 +1476,8 @@ plsa_shards <- function(x, k, loss, method, q, tempering, init, nrun, stg, max_i
 # start (what cpp_plsa_fit returns), `close()` dropping the workers' state.
 # `prior` (plsa_prior()): the documents' pseudo-counts go to every shard's
 # E-step (each turns its documents' statistics into their MAP joint, see
-# prior.h), the terms' are added once, to the sums, by shard_em_fit().
+# prior.h); shard_em_fit() gives the terms' to the rule (PieceEM), which adds them
+# once to the sums over the shards.
 shard_em_session <- function(x, cluster, threads, tempering, call, q = NULL, files = NULL, prior = NULL,
                              squarem = FALSE) {
   top <- max(vapply(x$meta, function(m) m$top, numeric(1)))

@@ -69,8 +69,10 @@ class EMRule {
   // component r) and `lam`, the posterior sums (the new weights, before
   // normalization); returns D(G || P) of M (and sets *merit as step_merit).
   // Every statistic is a sum over the non-zeros, so data split by cells
-  // (shards of documents, sharing the other modes) give their sums: the
-  // sharded fit adds them and applies mstep() (R/shards.R).
+  // (shards of documents, sharing the other modes) give their sums, which
+  // the pieces' reduce adds (pieces.h) and PieceEM normalizes as mstep()
+  // does (pieces_em.h: the shared modes and the weights; each piece its
+  // documents, by the row sums over all pieces).
   double estep(const SparseTensor& G, const AspectModel& M, int threads, double* merit,
                std::vector<arma::mat>& Y, arma::vec& lam) {
     prepare(G);
@@ -263,12 +265,8 @@ class EMRule {
   static void mstep(AspectModel& M, std::vector<arma::mat>& Y, const arma::vec& lam,
                     const DirichletPrior* prior = nullptr) {
     if (prior != nullptr) prior->terms(Y[1]);
-    for (std::size_t n = 0; n < M.order(); ++n) {
-      normalize_rows(Y[n], M.F[n]);
-      M.F[n] = std::move(Y[n]);
-    }
-    const double tot = arma::accu(lam);
-    if (tot > 0.0) M.lambda = lam / tot;
+    for (std::size_t n = 0; n < M.order(); ++n) mstep_mode(Y[n], M.F[n]);
+    mstep_weights(lam, M.lambda);
   }
 
   // Binds the rule to its data once. After this, step() and loss() only read

@@ -87,13 +87,10 @@ class PieceEM {
       arma::mat Y = s.take("y" + std::to_string(n + 1));
       if (Y.n_rows != M.F[n].n_rows || Y.n_cols != M.F[n].n_cols)
         throw std::logic_error("the pieces' statistics of a mode have the wrong size");
-      if (n == 0 && !prior_.term.is_empty()) Y += prior_.term;
-      normalize_rows(Y, M.F[n]);
-      M.F[n] = std::move(Y);
+      if (n == 0) prior_.terms(Y);
+      mstep_mode(Y, M.F[n]);
     }
-    const arma::vec lam = arma::vectorise(s.mat("lam"));
-    const double tot = arma::accu(lam);
-    if (tot > 0.0) M.lambda = lam / tot;
+    mstep_weights(arma::vectorise(s.mat("lam")), M.lambda);
     return before;
   }
   double loss(const Pieces& P, AspectPieceModel& M, int) {

@@ -130,8 +130,7 @@ class AspectMemoryPiece : public AspectPieceCommon {
         double merit = 0.0;
         const double value = em_->estep(*G_, M, threads, &merit, Y, lam);
         // (EMRule::mstep() of the documents' mode)
-        normalize_rows(Y[0], *F0_);
-        *F0_ = std::move(Y[0]);
+        mstep_mode(Y[0], *F0_);
         for (std::size_t n = 1; n < Y.size(); ++n) s.set("y" + std::to_string(n), std::move(Y[n]));
         s.set("lam", arma::mat(std::move(lam)));
         s.set("value", value);

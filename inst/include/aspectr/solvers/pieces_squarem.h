@@ -3,11 +3,11 @@
 // PieceQEM; plsa_weighted_pieces.h: PieceWeightedQEM), the data in memory
 // being one piece.
 //
-// The step of SquaremRule, with its arithmetic (squarem.h's
-// squarem_norms(), squarem_entries(), squarem_weights()) on the global
-// part of the model (lambda and the shared modes' factors) in the rule
-// and on the documents' factor in the pieces, which keep theta0, theta1
-// and theta2 of their rows:
+// The step is squarem.h's squarem_step(), SquaremRule's too, with its
+// arithmetic (squarem_norms(), squarem_entries(), squarem_weights()) on
+// the global part of the model (lambda and the shared modes' factors) in
+// the rule and on the documents' factor in the pieces, which keep theta0,
+// theta1 and theta2 of their rows:
 //   "sq_save" slot   the pieces' rows of the documents' factor (normalized
 //                    by the pending row sums) kept as theta0 (slot 0) or
 //                    theta1 (slot 1)
@@ -47,66 +47,65 @@ class PieceSquarem {
   void set_step_bound(double a) { step_max_ = std::isfinite(a) && a >= 1.0 ? a : 1.0; }
 
   double step(const Pieces& P, AspectPieceModel& M, int threads) {
-    P.map(M.request("sq_save").with("slot", 0.0));
-    lam0_ = M.lambda;
-    F0_ = M.F;
-    double f0 = 0.0, fx = 0.0;
-    const double v0 = base_->step_merit(P, M, threads, &f0);  // theta1, f0 = f(theta0)
-    P.map(M.request("sq_save").with("slot", 1.0));
-    lam1_ = M.lambda;
-    F1_ = M.F;
-    base_->step_merit(P, M, threads, nullptr);                // theta2
-    // (in the order of SquaremRule: lambda, the documents', the others;
-    // one piece in this process continues the rule's sums, so that the
-    // norms are SquaremRule's to the last bit, and returns them)
-    double rr = 0.0, vv = 0.0;
-    squarem_norms(lam0_, lam1_, M.lambda, rr, vv);
-    Request nr = M.request("sq_norms");
-    if (P.in_place()) nr.with("rr", rr).with("vv", vv);
-    const Stats nrm = P.map(nr);
-    if (P.in_place()) {
-      rr = nrm.num("rr");
-      vv = nrm.num("vv");
-    } else {
-      rr += nrm.num("rr");
-      vv += nrm.num("vv");
-    }
-    for (std::size_t n = 0; n < M.F.size(); ++n) squarem_norms(F0_[n], F1_[n], M.F[n], rr, vv);
-    if (!(vv > 0.0) || !std::isfinite(rr) || !std::isfinite(vv)) return v0;
-    const double len = std::min(std::sqrt(rr / vv), step_max_);
-    const bool longest = len == step_max_;
-    if (!(len > kSquaremMinStep)) {  // theta' would be theta2
-      if (longest) step_max_ *= kSquaremGrow;
-      return v0;
-    }
-    lam2_ = M.lambda;
-    F2_ = M.F;
-    // (weights that cannot be renormalized: theta2, which the pieces hold)
-    if (!squarem_weights(lam0_, lam1_, lam2_, len, M.lambda)) {
-      if (longest) step_max_ = std::max(1.0, step_max_ / kSquaremGrow);
-      return v0;
-    }
-    for (std::size_t n = 0; n < M.F.size(); ++n) {
-      squarem_entries(F0_[n], F1_[n], F2_[n], len, M.F[n]);
-      normalize_rows(M.F[n], F2_[n]);
-    }
-    const Stats ex = P.map(M.request("sq_extrapolate").with("a", len));
-    M.colsum = arma::mat(arma::vectorise(ex.mat("sum")));
-    base_->step_merit(P, M, threads, &fx);  // F(theta'), fx = f(theta')
-    const bool accept = clear_drop(fx, f0);  // (false when fx is not finite)
-    if (!accept) {
-      M.lambda = lam2_;
-      M.F = F2_;
-      M.colsum.reset();
-      P.map(M.request("sq_restore"));
-    }
-    if (longest) step_max_ = accept ? step_max_ * kSquaremGrow : std::max(1.0, step_max_ / kSquaremGrow);
-    return v0;
+    Ops ops{this, &P, &M, threads};
+    return squarem_step(ops, step_max_);
   }
 
   double loss(const Pieces& P, AspectPieceModel& M, int threads) { return base_->loss(P, M, threads); }
 
  private:
+  // squarem_step()'s operations (squarem.h) on the model in pieces: the
+  // global part here, theta0, theta1 and theta2 kept in the members; the
+  // documents' factor by the pieces' requests above. The norms are summed
+  // in the order lambda, the documents', the others (one piece in this
+  // process continues the sums, so that they are SquaremRule's to the last
+  // bit, and returns them).
+  struct Ops {
+    PieceSquarem* rule;
+    const Pieces* P;
+    AspectPieceModel* M;
+    int threads;
+    double step(double* merit) { return rule->base_->step_merit(*P, *M, threads, merit); }
+    void keep(int t) {
+      P->map(M->request("sq_save").with("slot", static_cast<double>(t)));
+      (t == 0 ? rule->lam0_ : rule->lam1_) = M->lambda;
+      (t == 0 ? rule->F0_ : rule->F1_) = M->F;
+    }
+    void norms(double& rr, double& vv) {
+      squarem_norms(rule->lam0_, rule->lam1_, M->lambda, rr, vv);
+      Request nr = M->request("sq_norms");
+      if (P->in_place()) nr.with("rr", rr).with("vv", vv);
+      const Stats nrm = P->map(nr);
+      if (P->in_place()) {
+        rr = nrm.num("rr");
+        vv = nrm.num("vv");
+      } else {
+        rr += nrm.num("rr");
+        vv += nrm.num("vv");
+      }
+      for (std::size_t n = 0; n < M->F.size(); ++n) squarem_norms(rule->F0_[n], rule->F1_[n], M->F[n], rr, vv);
+    }
+    bool extrapolate(double a) {
+      rule->lam2_ = M->lambda;
+      rule->F2_ = M->F;
+      // (weights that cannot be renormalized: theta2, which the pieces hold)
+      if (!squarem_weights(rule->lam0_, rule->lam1_, rule->lam2_, a, M->lambda)) return false;
+      for (std::size_t n = 0; n < M->F.size(); ++n) {
+        squarem_entries(rule->F0_[n], rule->F1_[n], rule->F2_[n], a, M->F[n]);
+        normalize_rows(M->F[n], rule->F2_[n]);
+      }
+      const Stats ex = P->map(M->request("sq_extrapolate").with("a", a));
+      M->colsum = arma::mat(arma::vectorise(ex.mat("sum")));
+      return true;
+    }
+    void restore() {
+      M->lambda = rule->lam2_;
+      M->F = rule->F2_;
+      M->colsum.reset();
+      P->map(M->request("sq_restore"));
+    }
+  };
+
   Base* base_;
   double step_max_ = 1.0;
   // theta0, theta1, theta2's global parts of the current step

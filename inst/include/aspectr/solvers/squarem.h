@@ -86,6 +86,50 @@ inline bool squarem_weights(const arma::vec& l0, const arma::vec& l1, const arma
   return true;
 }
 
+// One SQUAREM step (above) of a model held by `ops`, wherever it is: the
+// one algorithm (its step length, bound and safeguard) of SquaremRule (a
+// model in one object) and PieceSquarem (pieces_squarem.h: a model in
+// pieces). `ops` gives
+//   double step(double* merit)  the base step; returns its (lagged) value
+//                               and sets *merit, when merit is not null,
+//                               to f of the model entering it
+//   void keep(int t)            the model kept as theta_t (t = 0, 1)
+//   void norms(double& rr, double& vv)  ||r||^2 and ||v||^2 added to rr
+//                               and vv, the model being theta2
+//   bool extrapolate(double a)  theta2 kept and the model made theta' of
+//                               step length a; false (the model left at
+//                               theta2) when the weights cannot be
+//                               renormalized
+//   void restore()              the model theta2 again
+// `step_max` is the bound a_max, updated. Returns the value of the model
+// entering the step (the base rule's, lagged).
+template <class Ops>
+double squarem_step(Ops& ops, double& step_max) {
+  double f0 = 0.0, fx = 0.0;
+  ops.keep(0);
+  const double v0 = ops.step(&f0);  // theta1, f0 = f(theta0)
+  ops.keep(1);
+  ops.step(nullptr);                // theta2
+  double rr = 0.0, vv = 0.0;
+  ops.norms(rr, vv);
+  if (!(vv > 0.0) || !std::isfinite(rr) || !std::isfinite(vv)) return v0;
+  const double len = std::min(std::sqrt(rr / vv), step_max);
+  const bool longest = len == step_max;
+  if (!(len > kSquaremMinStep)) {  // theta' would be theta2
+    if (longest) step_max *= kSquaremGrow;
+    return v0;
+  }
+  if (!ops.extrapolate(len)) {
+    if (longest) step_max = std::max(1.0, step_max / kSquaremGrow);
+    return v0;
+  }
+  ops.step(&fx);                            // F(theta'), fx = f(theta')
+  const bool accept = clear_drop(fx, f0);  // (false when fx is not finite)
+  if (!accept) ops.restore();
+  if (longest) step_max = accept ? step_max * kSquaremGrow : std::max(1.0, step_max / kSquaremGrow);
+  return v0;
+}
+
 template <class Base>
 class SquaremRule {
  public:
@@ -105,36 +149,8 @@ class SquaremRule {
   // (G: what the base rule's steps take, see data.h)
   template <class DataT>
   double step(const DataT& G, AspectModel& M, int threads) {
-    // (the copies go to members, whose memory is reused from step to step)
-    AspectModel& M0 = m0_;
-    AspectModel& M1 = m1_;
-    AspectModel& M2 = m2_;
-    M0 = M;
-    double f0 = 0.0, fx = 0.0;
-    const double v0 = base_->step_merit(G, M, threads, &f0);  // M = theta1, f0 = f(theta0)
-    M1 = M;
-    base_->step_merit(G, M, threads, nullptr);                // M = theta2
-    double rr = 0.0, vv = 0.0;
-    squarem_norms(M0.lambda, M1.lambda, M.lambda, rr, vv);
-    for (std::size_t n = 0; n < M.order(); ++n) squarem_norms(M0.F[n], M1.F[n], M.F[n], rr, vv);
-    if (!(vv > 0.0) || !std::isfinite(rr) || !std::isfinite(vv)) return v0;
-    const double len = std::min(std::sqrt(rr / vv), step_max_);
-    const bool longest = len == step_max_;
-    if (!(len > kMinStep)) {  // theta' would be theta2
-      if (longest) step_max_ *= kGrow;
-      return v0;
-    }
-    M2 = M;
-    if (!extrapolate(M0, M1, M2, len, M)) {
-      M = M2;
-      if (longest) step_max_ = std::max(1.0, step_max_ / kGrow);
-      return v0;
-    }
-    base_->step_merit(G, M, threads, &fx);  // M = F(theta'), fx = f(theta')
-    const bool accept = clear_drop(fx, f0);  // (false when fx is not finite)
-    if (!accept) M = M2;
-    if (longest) step_max_ = accept ? step_max_ * kGrow : std::max(1.0, step_max_ / kGrow);
-    return v0;
+    Ops<DataT> ops{this, &G, &M, threads};
+    return squarem_step(ops, step_max_);
   }
 
   template <class DataT>
@@ -159,11 +175,32 @@ class SquaremRule {
   }
 
  private:
+  // squarem_step()'s operations on M, theta0, theta1 and theta2 kept in the
+  // members (their memory reused from step to step)
+  template <class DataT>
+  struct Ops {
+    SquaremRule* rule;
+    const DataT* G;
+    AspectModel* M;
+    int threads;
+    double step(double* merit) { return rule->base_->step_merit(*G, *M, threads, merit); }
+    void keep(int t) { (t == 0 ? rule->m0_ : rule->m1_) = *M; }
+    void norms(double& rr, double& vv) const {
+      squarem_norms(rule->m0_.lambda, rule->m1_.lambda, M->lambda, rr, vv);
+      for (std::size_t n = 0; n < M->order(); ++n) squarem_norms(rule->m0_.F[n], rule->m1_.F[n], M->F[n], rr, vv);
+    }
+    bool extrapolate(double a) {
+      rule->m2_ = *M;
+      if (SquaremRule::extrapolate(rule->m0_, rule->m1_, rule->m2_, a, *M)) return true;
+      *M = rule->m2_;
+      return false;
+    }
+    void restore() { *M = rule->m2_; }
+  };
+
   Base* base_;
   double step_max_ = 1.0;
   AspectModel m0_, m1_, m2_;  // theta0, theta1, theta2 of the current step
-  static constexpr double kGrow = kSquaremGrow;
-  static constexpr double kMinStep = kSquaremMinStep;
 };
 
 }  // namespace aspectr

@@ -127,6 +127,24 @@ test_that("coordinate descent and EM reach the same MAP fixed point", {
   expect_equal(em_long$value, cd$value, tolerance = 1e-8)
 })
 
+test_that("tiny pseudo-counts: coordinate descent still reaches a MAP fixed point", {
+  # pseudo-counts far below the data's counts put optima of entries below
+  # the smallest model value coordinate descent resolves (1e-150 of the
+  # total); such an entry set to 0 must not make the penalty infinite, which
+  # undid every step and stopped the fit at its start, "converged"
+  x <- prior_counts(30, 20, seed = 5)
+  for (pr in list(1e-300, list(documents = 1e-280), list(terms = 1e-290))) {
+    cd <- plsa(x, 3, method = "cd", seed = 1, max_iter = 3000, tol = 1e-12, prior = pr)
+    expect_true(cd$converged)
+    expect_true(is.finite(cd$value))
+    expect_gt(cd$iterations, 5)
+    expect_lt(cd$value, cd$initial - 0.01)
+    # a fixed point: an EM step from its end moves the value by rounding
+    em <- plsa(x, 3, method = "em", init = cd, max_iter = 1, tol = 0, prior = pr)
+    expect_equal(em$value, cd$value, tolerance = 1e-8)
+  }
+})
+
 test_that("the prior smooths: no zero probabilities where it adds counts", {
   x <- prior_counts(20, 15, seed = 7)
   x[, 15] <- 0  # a term never seen

@@ -128,10 +128,16 @@ struct DirichletPrior {
     }
   }
 
+  // x log y (0 at x = 0), y taken as at least kLogFloor: coordinate
+  // descent floors a model value there (nmf::KLCD::kFloor) and puts to 0
+  // an entry whose optimum is below it, as a pseudo-count below about
+  // 1e-150 of the total count makes it; the penalty of such an entry is
+  // then within x log(kLogFloor / y) of its own, and never infinite
+  static constexpr double kLogFloor = 1e-150;
   static double xlogy(double x, double y) {
     if (x == 0.0) return 0.0;
-    if (!(y > 0.0)) return -std::numeric_limits<double>::infinity();
-    return x * std::log(y);
+    if (!(y >= 0.0)) return -std::numeric_limits<double>::infinity();
+    return x * std::log(y > kLogFloor ? y : kLogFloor);
   }
 };
 

@@ -275,6 +275,10 @@ as_plsa <- function(fit) {
   W <- unname(fit$W); H <- unname(fit$H)
   cw <- colSums(W); rh <- rowSums(H)
   keep <- cw > 0 & rh > 0
+  if (!any(keep)) {
+    abort_numeric(c("The fit has no component with mass: all its factors vanished ({.code W H = 0}), so it has no pLSA form.",
+                    "i" = "Refit with another {.arg seed} or {.arg init} (or smaller weights or penalties)."))
+  }
   W <- W[, keep, drop = FALSE]; H <- H[keep, , drop = FALSE]; cw <- cw[keep]; rh <- rh[keep]
   mass <- cw * rh
   res <- list(lambda = mass / sum(mass), factors = list(sweep(W, 2, cw, "/"), t(H / rh)),

@@ -304,3 +304,18 @@ test_that("augment() of a weighted pLSA fit lists the cells left out, imputed, a
     expect_error(augment(fit, data = xn[-1, ]), class = "aspectr_error_input_newdata")
   }
 })
+
+test_that("a KL fit whose factors all vanish has no pLSA form: a classed error, not R's", {
+  set.seed(1)
+  x <- matrix(stats::rpois(20 * 15, 3), 20, 15)
+  fit <- nmf(x, 2, loss = "kl", seed = 1, max_iter = 5)
+  fit$W[] <- 0
+  expect_error(as_plsa(fit), class = "aspectr_error_numeric")
+  # one weight of 1e200 makes the weighted fit's factors vanish: plsa()
+  # stops with that error (R's was "length of 'dimnames' [2] not equal to
+  # array extent"), or, should the fit survive, returns a fit
+  w <- matrix(1, 20, 15)
+  w[1, 1] <- 1e200
+  res <- tryCatch(suppressWarnings(plsa(x, 3, weights = w, seed = 1)), error = identity)
+  if (inherits(res, "error")) expect_s3_class(res, "aspectr_error_numeric") else expect_s3_class(res, "aspectr_plsa")
+})

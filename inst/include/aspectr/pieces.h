@@ -30,7 +30,8 @@ namespace aspectr {
 // small fit makes several: a node and a key per matrix cost as much as
 // such a step). An entry is never move-assigned (erase() and set()
 // destroy and rebuild it): a matrix that reads another's memory (view())
-// would otherwise copy into that memory.
+// would otherwise copy into that memory. Unlike a map's, a reference to an
+// entry (mat(), find()) holds only until a new name is set or one erased.
 class NamedMats {
  public:
   struct Entry {

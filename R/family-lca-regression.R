@@ -291,6 +291,17 @@ lcr_result <- function(res, prep, X, k, rhs, call, ctl, time, dropped, se = TRUE
 # weighted score totals (lca_meat()).
 lca_standard_errors <- function(codes, X, fit, post = fit$posterior, w = NULL, design = NULL) {
   k <- fit$k
+  if (!is.null(design)) {
+    # the sandwich is the same for the weights times any number: they are
+    # divided by a power of 4 near the largest (exactly, and their square
+    # roots by a power of 2), so that the information and the meat, of the
+    # weights' size and its square, neither overflow nor underflow
+    s <- 4^floor(log(max(w, design$M@x), 4))
+    if (is.finite(s) && s > 0 && s != 1) {
+      w <- w / s
+      design$M <- design$M / s
+    }
+  }
   prior <- if (!is.null(fit$prior)) fit$prior else matrix(fit$P, nrow(codes), k, byrow = TRUE)
   R <- ncol(X)
   nl <- vapply(fit$probs, ncol, integer(1))

@@ -209,3 +209,30 @@ test_that("weights reach lca_rank(), predict() and the tidiers; bad designs are 
                class = "aspectr_error_input")
   expect_error(lca(shards(list(cc[1:50, ], cc[51:118, ])), 2, weights = w), class = "aspectr_error_input")
 })
+
+test_that("estimates and standard errors do not change when every weight is multiplied by one number", {
+  # the sandwich is invariant to the weights' scale; at 1e300 its meat (of
+  # the weights' square) overflowed to NaN, at 1e-300 it underflowed to 0.
+  # The regression's stopping rule took the log-likelihood in units of 1,
+  # so weights of 1e-10 stopped it after 2 iterations (its M-step floors
+  # the probabilities' sums at 1e-300: weights near that are beyond it)
+  set.seed(1)
+  n <- 60
+  d <- data.frame(A = sample(c("a", "b"), n, TRUE), B = sample(c("x", "y", "z"), n, TRUE),
+                  C = sample(1:2, n, TRUE), D = sample(c("p", "q"), n, TRUE))
+  d$x <- stats::rnorm(n)
+  w <- stats::runif(n, 0.5, 3)
+  ref <- lca(d[1:4], 2, seed = 1, weights = w)$se
+  reg_fit <- lca(cbind(A, B, C, D) ~ x, data = d, k = 2, seed = 1, weights = w)
+  reg <- reg_fit$se
+  for (c in c(1e-300, 1e-10, 1e300)) {
+    se <- suppressWarnings(lca(d[1:4], 2, seed = 1, weights = w * c))$se
+    expect_equal(se$P, ref$P, tolerance = 1e-8)
+    expect_equal(se$probs, ref$probs, tolerance = 1e-8)
+    if (c < 1e-100) next
+    fr <- suppressWarnings(lca(cbind(A, B, C, D) ~ x, data = d, k = 2, seed = 1, weights = w * c))
+    expect_equal(fr$coeff, reg_fit$coeff, tolerance = 1e-8)
+    expect_equal(fr$iterations, reg_fit$iterations)
+    expect_equal(fr$se$coeff, reg$coeff, tolerance = 1e-8)
+  }
+})

@@ -11,7 +11,9 @@
 //           coefficients on sum_i w_i sum_r post_ir log prior_ir.
 // w_i are sampling weights (1 without): a weighted pseudo-likelihood.
 // The objective is -l, reported for the model entering each iteration;
-// the fit stops when |l_t - l_{t-1}| <= tol max(1, |l_t|), or after
+// the fit stops when |l_t - l_{t-1}| <= tol max(u, |l_t|), u the mean
+// weight (1 without weights: multiplying every weight by one number
+// changes neither the estimates nor the iterations), or after
 // max_iter iterations (then the last value is that of the model after
 // the last M step). A non-finite l ends a start (its value is that l,
 // and the caller's choice of the best start passes it over).
@@ -41,6 +43,8 @@ struct RegressionData {
   arma::vec w;
   arma::uword n() const { return X.n_rows; }
   bool weighted() const { return !w.is_empty(); }
+  // the log-likelihood's unit of the stopping rule: the mean weight
+  double unit() const { return weighted() && w.n_elem > 0 ? arma::mean(w) : 1.0; }
 };
 
 // The parameters: per variable the response probabilities (levels x k,
@@ -148,6 +152,7 @@ struct RegressionRun {
 // replaces the iteration's in the trace.
 inline void regression_advance(const RegressionData& d, RegressionRun& run, const Control& ctl, int n) {
   FitTrace& tr = run.trace;
+  const double unit = d.unit();
   for (int j = 0; j < n && !run.finished; ++j) {
     if (static_cast<int>(tr.objective.size()) >= ctl.max_iter) {  // (max_iter <= 0)
       run.loglik = regression_estep(d, run.M).loglik;
@@ -160,7 +165,7 @@ inline void regression_advance(const RegressionData& d, RegressionRun& run, cons
     if (!std::isfinite(e.loglik)) {
       run.finished = true;
     } else if (std::isfinite(run.previous) &&
-               std::fabs(e.loglik - run.previous) <= ctl.tol * std::max(1.0, std::fabs(e.loglik))) {
+               std::fabs(e.loglik - run.previous) <= ctl.tol * std::max(unit, std::fabs(e.loglik))) {
       tr.converged = run.finished = true;
     } else {
       run.previous = e.loglik;

@@ -37,7 +37,10 @@
 #' @param k Rank, between 1 and `nrow(a)`.
 #' @param method `"anls"` (default), `"hals"` or `"fpals"`.
 #' @param coupling Penalty of `"anls"`/`"hals"` tying `W` to `H`; default
-#'   the square of the largest entry of `a`, as Kuang et al. suggest.
+#'   the largest entry of `a`. Kuang et al. suggest its square, which is
+#'   the same for an affinity matrix whose largest entry is 1 and, unlike
+#'   the largest entry, does not scale with `a`: for `a` of large entries
+#'   it makes `W - H` outweigh the fit, which stops at its start.
 #' @param lambda Deprecated name of `coupling` (it clashed with the
 #'   component weights `lambda` of pLSA fits); still accepted, with a
 #'   warning.
@@ -59,8 +62,7 @@
 #'
 #'   With `coupling` scaled along (`a * c` with `coupling * c`, `L1 * c^1.5`) the
 #'   fit is scale-equivariant: `H` scales by `sqrt(c)`, the objective by
-#'   `c^2` (the default `coupling`, the square of the largest entry, does not
-#'   scale this way). When the objective does not fit in a double, a warning
+#'   `c^2`; so it is with the default `coupling`, which scales with `a`. When the objective does not fit in a double, a warning
 #'   of class `aspectr_warning_numeric` says so.
 #' @references Kuang, D., Yun, S. and Park, H. (2015). SymNMF: nonnegative
 #'   low-rank approximation of a similarity matrix for graph clustering.
@@ -111,7 +113,7 @@ symnmf <- function(a, k, method = c("anls", "hals", "fpals"), coupling = NULL, L
   amax <- if (!is.null(nd$dense)) max(nd$dense) else if (length(nd$x)) max(nd$x) else 0
   if (!(amax > 0)) abort_input("{.arg a} has no positive entries.", "value", arg = "a")
   lambda_default <- is.null(coupling)
-  coupling <- if (lambda_default) amax^2 else check_number(coupling, "coupling", 0, Inf)
+  coupling <- if (lambda_default) amax else check_number(coupling, "coupling", 0, Inf)
   lambda <- coupling
   ctl <- check_fit_controls(nrun, max_iter, tol, seed, threads, verbose)
   if (inherits(init, "aspectr_fit")) init <- unname(warm_start(init, "symnmf", k, n)$H)
@@ -127,9 +129,8 @@ symnmf <- function(a, k, method = c("anls", "hals", "fpals"), coupling = NULL, L
   # (penalties capped at 1e300 in scaled units: that large, they make the
   # zero factor optimal either way)
   L1_s <- min(rescale_value(L1, s, -1.5), 1e300)
-  # lambda / s; the default max(a)^2 as max(a) (max(a) / s), which is finite
-  # even where max(a)^2 overflows
-  lambda_s <- min(if (lambda_default) amax * (amax / s) else rescale_value(lambda, s, -1), 1e300)
+  # lambda / s (the default max(a): max(a) / s, between 1 and 4)
+  lambda_s <- min(if (lambda_default) amax / s else rescale_value(lambda, s, -1), 1e300)
   scale <- 2 * sqrt(nd$total / (as.numeric(n) * n) / k)
   first <- if (is.matrix(init)) init / sqrt(s) else if (init == "nndsvd") nndsvd_symmetric(nd, k) else NULL
   inits <- with_seed(ctl$seed, lapply(seq_len(ctl$nrun), function(r) {

@@ -703,19 +703,6 @@ prop_same_fit <- function(case, f1, f2, args1, args2) {
        max(abs(f1$run_values - f2$run_values)) <= 1e-12 * max(c(case$obj_scale, 0)))) {
     return(0)
   }
-  # symnmf's default coupling is max(a)^2, in the fit's units (a / s, s a
-  # power of 4 near max(a)) max(a)^2 / s: for data far above 1 the penalty
-  # lambda/2 ||W - H||^2 on a W - H at rounding level (eps ||H||) dwarfs the
-  # fit, so the starts are ranked by rounding noise (symnmf case 9, data near
-  # 1e290: one storage ends a start at 24.1, the other at 6e258) and dense
-  # and sparse storage may pick different winners
-  if (fun == "symnmf" && is.null(args1$coupling) && !identical(f1$run, f2$run)) {
-    d <- args1[[1]]
-    x <- if (inherits(d, c("aspectr_tensor", "aspectr_symtensor"))) d$values else as.numeric(as.matrix(d))
-    x <- x[x > 0]
-    m <- max(x); s <- 4^floor(log(m, 4)); xs <- x / s
-    if (m * (m / s) * .Machine$double.eps^2 * sum(xs) > 1e-6 * sum(xs^2)) return(0)
-  }
   if (!identical(f1$iterations, f2$iterations) && isTRUE(args1$tol > 0)) {
     args1$tol <- 0; args2$tol <- 0
     args1$max_iter <- args2$max_iter <- min(f1$iterations, f2$iterations, args1$max_iter)
@@ -791,8 +778,8 @@ prop_objective_overflows <- function(case, cc = 1) {
   # the objective in the data's units is of the order of sum(x^b) (over- or
   # underflowing with it), plus penalties of the order of L sum(x)
   tot <- sum(x^b)
-  # symnmf's default coupling is max(a)^2, which does not scale along
-  lam <- if (case$fun == "symnmf" && is.null(a$coupling)) max(x)^2 else a$coupling
+  # (symnmf's default coupling is max(a))
+  lam <- if (case$fun == "symnmf" && is.null(a$coupling)) max(x) else a$coupling
   !is.finite(tot) || tot < 1e-290 || !is.finite(max(c(a$L1, 0)) * sum(x)) ||
     !is.finite(max(c(a$L2, lam, 0)) * sum(x))
 }

@@ -161,6 +161,31 @@ test_that("symnmf() is scale equivariant (H scales by the square root)", {
   }
 })
 
+test_that("symnmf()'s default coupling (the largest entry) scales with the data", {
+  # the former default, max(a)^2, made lambda/2 ||W - H||^2 outweigh the fit
+  # of data of large entries: symnmf(A * 1e10) stopped at its start
+  # (1 iteration, rel_error 0.36, "converged"), and from x 10 on needed
+  # other iterations than A
+  set.seed(4)
+  H0 <- matrix(runif(30), 15, 2)
+  A <- tcrossprod(H0) + 0.01
+  A <- A / max(A)  # largest entry 1: the default coupling is 1
+  for (method in c("anls", "hals")) {
+    ref <- symnmf(A, 2, method = method, seed = 1, max_iter = 300)
+    expect_identical(ref$coupling, 1)
+    expect_true(ref$converged && ref$iterations > 5, label = method)
+    expect_equal(ref$H, symnmf(A, 2, method = method, coupling = 1, seed = 1, max_iter = 300)$H)
+    for (m in c(1e-200, 1e-10, 7, 1e10, 1e200)) {
+      fit <- suppressWarnings(symnmf(A * m, 2, method = method, seed = 1, max_iter = 300))
+      lab <- paste(method, m)
+      expect_equal(fit$coupling, m, label = lab)
+      expect_equal(unname(fit$H / sqrt(m)), unname(ref$H), tolerance = 1e-10, label = lab)
+      expect_equal(fit$rel_error, ref$rel_error, tolerance = 1e-8, label = lab)
+      expect_identical(fit$iterations, ref$iterations, label = lab)
+    }
+  }
+})
+
 test_that("sntf() is scale equivariant (G scales by the L-th root)", {
   p <- sym_ref_planted(n = 9, k = 3, overlap = 0.1, seed = 2)
   # noisy, so that no objective sits at the level of rounding errors (the

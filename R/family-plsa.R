@@ -464,49 +464,49 @@ plsa <- function(x, k, loss = c("kl", "tsallis", "l2"), method = NULL, q = 0.5, 
     # (named after the first mode: the documents of a matrix)
     factor_dir <- factor_paths(factor_dir, x, if (inherits(x, "aspectr_shards")) mode_names(x$dimnames, length(x$dims))[1] else "documents", callback)
   }
-  if (!missing(x) && inherits(x, "aspectr_shards")) {
-    tempering <- check_number(tempering, "tempering", 0, 1, lower_open = TRUE)
-    q <- check_number(q, "q", 0, 1, lower_open = TRUE, upper_open = TRUE)
-    ctl <- check_fit_controls(nrun, max_iter, tol, seed, threads, verbose)
-    pr <- if (!is.null(prior) || !is.null(seeds)) {
-      kk <- check_whole(k, "k", min = 1, max = min(x$dims), what = "at most the smaller dimension of `x`")
-      plsa_prior(prior, seeds, seeds_weight, kk, x$dims, x$dimnames[[2]],
-                 function() Reduce(`+`, lapply(x$meta, function(m) m$margins[[1]])), loss, tempering)
+  sharded <- !missing(x) && inherits(x, "aspectr_shards")
+  if (sharded) {
+    # (data in shards: their sizes, names and sums; the cells stay where
+    # they are, read by the backend's session)
+    check_tensor_shards(x, "plsa")
+    data <- list(dims = x$dims, dimnames = x$dimnames, total = shard_total(x), nnz = x$nnz)
+  } else {
+    # KL fits take a dgCMatrix's cells in its own order, by column, with its
+    # own values (no copy): coordinate descent's pass by document visits them
+    # through 4-byte positions, and EM's pass goes over blocks of rows, each
+    # block's columns in turn (the block's documents' factor stays in
+    # cache). q-EM reads them by column too when the documents' factor stays
+    # in cache (at most 4 MB) or the documents are no more than the terms;
+    # otherwise, and for L2, by row (a copy), which keeps a large documents'
+    # factor in order (q-EM by column, measured: as fast on 20000 x 10000 at
+    # k = 10, 2.8x as slow on 100000 x 20000 at k = 20, 2.1x as fast on its
+    # transpose).
+    # (a missing x or k is left to the checks that name it)
+    by_column <- loss == "kl" || (loss == "tsallis" && !missing(x) && inherits(x, "Matrix") && length(dim(x)) == 2 && {
+      kk <- if (!missing(k) && is.numeric(k) && length(k) == 1 && is.finite(k)) k else 1
+      8 * dim(x)[1] * kk <= 2^22 || dim(x)[1] <= dim(x)[2]
+    })
+    # q-EM by column reads the slots themselves, without an index matrix
+    # (the matrix converted once, whichever form is read)
+    data <- NULL
+    if (by_column && loss == "tsallis") {
+      xc <- as_csc(x, "x", rlang::current_env())
+      data <- csc_data(xc, "x") %||% as_aspect_data(xc, "x", by_column = TRUE)
+      rm(xc)
     }
-    return(plsa_shards(x, k, loss, method, q, tempering, init, ctl$nrun,
-                       check_staging(short_iter, short_keep, ctl$nrun), ctl$max_iter, ctl$tol,
-                       ctl$seed, ctl$threads, ctl$verbose, check_callback(callback), cluster, call,
-                       factor_dir, prior = pr, normalize = normalize))
+    if (is.null(data)) data <- as_aspect_data(x, "x", by_column = by_column)
+    count_data <- check_count_data(x, data$val, "plsa", likelihood = loss == "kl")
   }
-  # KL fits take a dgCMatrix's cells in its own order, by column, with its
-  # own values (no copy): coordinate descent's pass by document visits them
-  # through 4-byte positions, and EM's pass goes over blocks of rows, each
-  # block's columns in turn (the block's documents' factor stays in
-  # cache). q-EM reads them by column too when the documents' factor stays
-  # in cache (at most 4 MB) or the documents are no more than the terms;
-  # otherwise, and for L2, by row (a copy), which keeps a large documents'
-  # factor in order (q-EM by column, measured: as fast on 20000 x 10000 at
-  # k = 10, 2.8x as slow on 100000 x 20000 at k = 20, 2.1x as fast on its
-  # transpose).
-  # (a missing x or k is left to the checks that name it)
-  by_column <- loss == "kl" || (loss == "tsallis" && !missing(x) && inherits(x, "Matrix") && length(dim(x)) == 2 && {
-    kk <- if (!missing(k) && is.numeric(k) && length(k) == 1 && is.finite(k)) k else 1
-    8 * dim(x)[1] * kk <= 2^22 || dim(x)[1] <= dim(x)[2]
-  })
-  # q-EM by column reads the slots themselves, without an index matrix
-  # (the matrix converted once, whichever form is read)
-  data <- NULL
-  if (by_column && loss == "tsallis") {
-    xc <- as_csc(x, "x", rlang::current_env())
-    data <- csc_data(xc, "x") %||% as_aspect_data(xc, "x", by_column = TRUE)
-    rm(xc)
-  }
-  if (is.null(data)) data <- as_aspect_data(x, "x", by_column = by_column)
-  count_data <- check_count_data(x, data$val, "plsa", likelihood = loss == "kl")
-  if (length(data$dims) == 2) {
+  N <- length(data$dims)
+  if (N == 2) {
     k <- check_whole(k, "k", min = 1, max = min(data$dims), what = "at most the smaller dimension of `x`")
   } else {
-    k <- check_whole(k, "k", min = 1, max = length(data$val), what = "at most the number of non-zero cells of `x`")
+    k <- check_whole(k, "k", min = 1, max = data$nnz %||% length(data$val),
+                     what = "at most the number of non-zero cells of `x`")
+  }
+  if (sharded) {
+    if (x$nnz == 0) abort_input("{.arg x} has no non-zero cells.", "empty", arg = "x")
+    count_data <- shard_count_data(x, "plsa", likelihood = loss == "kl")
   }
   q <- check_number(q, "q", 0, 1, lower_open = TRUE, upper_open = TRUE)
   tempering <- check_number(tempering, "tempering", 0, 1, lower_open = TRUE)
@@ -515,6 +515,11 @@ plsa <- function(x, k, loss = c("kl", "tsallis", "l2"), method = NULL, q = 0.5, 
                 "argument", arg = "tempering")
   }
   method <- plsa_method(method, loss, tempering)
+  if (sharded) {
+    # (the refusals of data in shards, from the one table)
+    method <- check_shard_capability("plsa", loss, method,
+                                     options = list(prior = !is.null(prior) || !is.null(seeds), tensor = N > 2))
+  }
   normalize <- check_flag(normalize, "normalize")
   if (!normalize && loss != "l2") {
     abort_input("{.arg normalize} = FALSE applies to {.code loss = \"l2\"} only; KL and Tsallis fits are probability models of {.code x / sum(x)}.",
@@ -525,10 +530,12 @@ plsa <- function(x, k, loss = c("kl", "tsallis", "l2"), method = NULL, q = 0.5, 
   seed <- ctl$seed; threads <- ctl$threads; verbose <- ctl$verbose
   callback <- check_callback(callback)
   stg <- check_staging(short_iter, short_keep, nrun)
+  # (the terms' totals, for guided topics: the shards' margins, or the cells')
   pr <- plsa_prior(prior, seeds, seeds_weight, k, data$dims, data$dimnames[[2]],
-                   function() tabulate_weighted(data$idx[2, ] + 1L, data$val, data$dims[2]), loss, tempering)
+                   if (sharded) function() Reduce(`+`, lapply(x$meta, function(m) m$margins[[1]])) else
+                     function() tabulate_weighted(data$idx[2, ] + 1L, data$val, data$dims[2]),
+                   loss, tempering)
   first <- plsa_init(init, "plsa", data$dims, k)
-  N <- length(data$dims)
   hook <- fit_hook(callback, verbose, "plsa()",
                    value = if (loss == "l2") function(v) 0.5 * v else identity,
                    model = function(raw) {
@@ -540,11 +547,54 @@ plsa <- function(x, k, loss = c("kl", "tsallis", "l2"), method = NULL, q = 0.5, 
                      names(f) <- mode_names(data$dimnames, N)
                      f
                    })
+  # (one topic: the product of the margins, one run)
+  rank1 <- loss == "kl" && k == 1 && is.null(first) && is.null(pr)
+  start <- proc.time()[["elapsed"]]
+  # where the cells are: the runs of a start, of the rank-one model, the
+  # random starts, the factors' names
+  be <- if (sharded) {
+    plsa_shard_backend(x, k, loss, method, q, tempering, normalize, rank1, pr, hook, verbose, callback,
+                       max_iter, threads, cluster, call, factor_dir)
+  } else {
+    plsa_memory_backend(data, k, loss, method, q, tempering, normalize, rank1, pr, hook, verbose, callback,
+                        threads)
+  }
+  on.exit(be$close(), add = TRUE)
+  if (rank1) {
+    out <- fit_pipeline(NULL, NULL, NULL, be$hook, ctl, stg, "plsa()", batch = function(inits) list(be$rank1()))
+  } else {
+    inits <- with_seed(seed, lapply(seq_len(nrun), function(i) plsa_seeded_start(be$random_start(data$dims, k), pr)))
+    if (!is.null(first)) inits[[1]] <- first
+    fit_one <- function(init, iters) be$fit(init, iters, tol, be$hook, exact = !is.null(callback))
+    out <- fit_pipeline(inits, fit_one, resume_start, be$hook, ctl, stg, "plsa()", sequential = sharded,
+                        discard = be$discard)
+  }
+  values <- out$values
+  best <- out$best
+  res <- be$finish(out$res)
+  fit <- new_plsa(res, data, k = k, loss = loss, q = if (loss == "tsallis") q else NA_real_,
+                  tempering = tempering, run = best, values = values,
+                  time = proc.time()[["elapsed"]] - start, threads = threads, seed = seed,
+                  call = call, own_first = !is.null(res$gathered), summary = be$summary)
+  fit$annotation <- container$annotation
+  fit <- plsa_with_prior(fit, pr, res$lambda, k)
+  fit <- plsa_fields(fit, normalize, method, count_data)
+  if (sharded) fit$shards <- length(x$sources)
+  finish_progress(fit, verbose, "plsa()", max_iter, tol)
+}
 
+# The fit of a plsa() start with the data in memory (as the shards' session
+# of plsa_shard_backend(), whose fields it has): `fit(init, iters, tol,
+# hook, exact)` one run, `rank1()` the rank-one model, `random_start()`,
+# `hook` (coordinate descent's: the model of an NMF run), `finish(run)`,
+# `close()`, `discard` and `summary` (none).
+plsa_memory_backend <- function(data, k, loss, method, q, tempering, normalize, rank1, pr, hook, verbose, callback,
+                                threads) {
+  N <- length(data$dims)
   # KL coordinate descent of a matrix without a prior is nmf()'s (see
   # plsa_nmf_data()); with a prior, and for N-way data, the rule of
   # solvers/cd.h
-  cd_nmf <- loss == "kl" && method == "cd" && N == 2 && is.null(pr)
+  cd_nmf <- loss == "kl" && method == "cd" && N == 2 && is.null(pr) && !rank1
   if (cd_nmf) {
     nd <- plsa_nmf_data(data)
     hook <- fit_hook(callback, verbose, "plsa()", model = function(raw) {
@@ -554,50 +604,32 @@ plsa <- function(x, k, loss = c("kl", "tsallis", "l2"), method = NULL, q = 0.5, 
       f
     })
   }
-
-  start <- proc.time()[["elapsed"]]
-  if (loss == "kl" && k == 1 && is.null(first) && is.null(pr)) {
-    # (one topic: the product of the margins, one run)
-    out <- fit_pipeline(NULL, NULL, NULL, hook, ctl, stg, "plsa()", batch = function(inits) list(plsa_rank1(data, threads)))
-  } else {
-    inits <- with_seed(seed, lapply(seq_len(nrun), function(i) plsa_seeded_start(random_start(data$dims, k), pr)))
-    if (!is.null(first)) inits[[1]] <- first
-    fit_one <- function(init, iters) {
-      if (cd_nmf) {
-        W0 <- init$factors[[1]] / rep(plsa_nmf_scales(init$lambda, nd$T, nd$a), each = data$dims[1])
-        r <- cpp_plsa_kl_cd(nmf_ptr(nd), W0, t(init$factors[[2]]) / nd$a, iters, tol, threads, verbose,
-                            hook, !is.null(callback))
-        return(plsa_from_nmf_run(r, r$total))
-      }
-      res <- if (!is.null(data$p)) {
-        cpp_plsa_tsallis_csc(data$i, data$p, data$val, data$dims, init$lambda, init$factors, q,
-                             iters, tol, threads, verbose, hook, !is.null(callback), method,
-                             init$squarem_bound %||% 1)
-      } else {
-        cpp_plsa_fit(data$idx, data$val, data$dims, init$lambda, init$factors,
-                     loss, q, tempering, iters, tol, threads, verbose, !normalize,
-                     hook, !is.null(callback), method, init$squarem_bound %||% 1,
-                     pr$doc, pr$term)
-      }
-      if (loss == "l2") {
-        # one half of the squared error, as every Frobenius objective
-        res$objective <- 0.5 * res$objective
-        res$initial <- 0.5 * res$initial
-      }
-      res
+  fit <- function(init, iters, tol, hook, exact) {
+    if (cd_nmf) {
+      W0 <- init$factors[[1]] / rep(plsa_nmf_scales(init$lambda, nd$T, nd$a), each = data$dims[1])
+      r <- cpp_plsa_kl_cd(nmf_ptr(nd), W0, t(init$factors[[2]]) / nd$a, iters, tol, threads, verbose,
+                          hook, exact)
+      return(plsa_from_nmf_run(r, r$total))
     }
-    out <- fit_pipeline(inits, fit_one, resume_start, hook, ctl, stg, "plsa()")
+    res <- if (!is.null(data$p)) {
+      cpp_plsa_tsallis_csc(data$i, data$p, data$val, data$dims, init$lambda, init$factors, q,
+                           iters, tol, threads, verbose, hook, exact, method,
+                           init$squarem_bound %||% 1)
+    } else {
+      cpp_plsa_fit(data$idx, data$val, data$dims, init$lambda, init$factors,
+                   loss, q, tempering, iters, tol, threads, verbose, !normalize,
+                   hook, exact, method, init$squarem_bound %||% 1,
+                   pr$doc, pr$term)
+    }
+    if (loss == "l2") {
+      # one half of the squared error, as every Frobenius objective
+      res$objective <- 0.5 * res$objective
+      res$initial <- 0.5 * res$initial
+    }
+    res
   }
-  values <- out$values
-  best <- out$best
-  res <- out$res
-  fit <- new_plsa(res, data, k = k, loss = loss, q = if (loss == "tsallis") q else NA_real_,
-           tempering = tempering, run = best, values = values,
-           time = proc.time()[["elapsed"]] - start, threads = threads, seed = seed,
-           call = call)
-  fit$annotation <- container$annotation
-  fit <- plsa_with_prior(fit, pr, res$lambda, k)
-  finish_progress(plsa_fields(fit, normalize, method, count_data), verbose, "plsa()", max_iter, tol)
+  list(fit = fit, rank1 = function() plsa_rank1(data, threads), random_start = random_start, hook = hook,
+       finish = identity, close = function() invisible(), discard = NULL, summary = NULL)
 }
 
 # the fields of a plsa() fit beyond new_plsa()'s

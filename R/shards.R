@@ -1363,47 +1363,17 @@ shard_progress <- function(hook, verbose, name, max_iter) {
   }
 }
 
-# plsa() of shards: KL coordinate descent, EM (plain or tempered) or q-EM
-# over the shards, or SQUAREM of EM or q-EM.
-plsa_shards <- function(x, k, loss, method, q, tempering, init, nrun, stg, max_iter, tol, seed, threads,
-                        verbose, callback, cluster, call, files = NULL, prior = NULL, normalize = TRUE) {
-  # the in-memory default when it runs on shards (KL coordinate descent of
-  # a matrix without a prior), else the first that does
+# The fit of a plsa() start with the data in shards (the fields of
+# plsa_memory_backend()): KL coordinate descent, EM (plain or tempered) or
+# q-EM over the shards, SQUAREM of EM or q-EM, or the L2 block steps, by
+# the session of the method; `finish(run)` writes the best run's
+# documents' factor to `files` (factor_dir) and lets the shards go.
+plsa_shard_backend <- function(x, k, loss, method, q, tempering, normalize, rank1, pr, hook, verbose, callback,
+                               max_iter, threads, cluster, call, files) {
   N <- length(x$dims)
-  if (!is.null(method) && tempering != 1 && loss == "kl") method <- plsa_method(method, loss, tempering, call)
-  method <- check_shard_capability("plsa", loss, method, options = list(prior = !is.null(prior), tensor = N > 2),
-                                   default = plsa_methods(loss, tempering), call = call)
-  if (tempering != 1 && loss != "kl") {
-    abort_input("{.arg tempering} applies to {.code loss = \"kl\"} only; use {.code tempering = 1} with {.code loss = \"{loss}\"}.",
-                "argument", arg = "tempering", call = call)
-  }
-  normalize <- check_flag(normalize, "normalize", call = call)
-  if (!normalize && loss != "l2") {
-    abort_input("{.arg normalize} = FALSE applies to {.code loss = \"l2\"} only; KL and Tsallis fits are probability models of {.code x / sum(x)}.",
-                "argument", arg = "normalize", call = call)
-  }
-  check_tensor_shards(x, "plsa", call)
-  k <- check_whole(k, "k", min = 1, max = if (N == 2) min(x$dims) else x$nnz,
-                   what = if (N == 2) "at most the smaller dimension of `x`" else "at most the number of non-zero cells of `x`",
-                   call = call)
-  if (x$nnz == 0) abort_input("{.arg x} has no non-zero cells.", "empty", arg = "x", call = call)
-  whole <- shard_count_data(x, "plsa", likelihood = loss == "kl", call = call)
-  first <- plsa_init(init, "plsa", x$dims, k, call = call)
-  hook <- fit_hook(callback, verbose, "plsa()",
-                   value = if (loss == "l2") function(v) 0.5 * v else identity,
-                   model = function(raw) {
-                     f <- lapply(seq_len(N), function(n) {
-                       m <- raw$factors[[n]]
-                       dimnames(m) <- list(x$dimnames[[n]], paste0("topic_", seq_len(k)))
-                       m
-                     })
-                     names(f) <- mode_names(x$dimnames, N)
-                     f
-                   })
-  rank1 <- loss == "kl" && k == 1 && is.null(first) && is.null(prior)
   # (coordinate descent of a matrix: nmf()'s; of N-way data, and with a
   # prior, as in memory: that of solvers/cd_pieces.h, ntf_kshard_session())
-  cd <- method == "cd" && !rank1 && N == 2 && is.null(prior)
+  cd <- method == "cd" && !rank1 && N == 2 && is.null(pr)
   kcd <- method == "cd" && !rank1 && !cd
   if (cd) {
     # nmf()'s KL coordinate descent on the shards (plsa_cd_shard_session())
@@ -1415,60 +1385,39 @@ plsa_shards <- function(x, k, loss, method, q, tempering, init, nrun, stg, max_i
                        names(f) <- mode_names(x$dimnames, N)
                        f
                      })
-  }
-  hook <- shard_progress(hook, verbose, paste0(if (loss == "tsallis") "plsa (sharded q-EM" else
-    if (loss == "l2") "plsa (sharded L2" else
-    if (cd || kcd) "plsa (sharded KL CD" else "plsa (sharded EM", if (method == "squarem") ", SQUAREM", ")"), max_iter)
-  start <- proc.time()[["elapsed"]]
-  if (loss == "l2") {
+  } else if (loss == "l2") {
     # the block steps on the shards (plsa_l2_shard_session())
     session <- plsa_l2_shard_session(x, cluster, threads, call, files)
     l2_fit <- session$fit
     session$fit <- function(init, iters, tol, hook, exact) l2_fit(init, iters, tol, hook, exact, free = !normalize)
   } else if (kcd) {
-    session <- ntf_kshard_session(x, cluster, threads, call, files, prior = prior)
-  } else if (!cd) {
-    session <- shard_em_session(x, cluster, threads, tempering, call, q = if (loss == "tsallis") q, files = files,
-                                prior = prior, squarem = method == "squarem")
-  }
-  on.exit(session$close(), add = TRUE)
-  if (rank1) {
-    # the product of the marginals (as plsa_rank1()), its divergence in one pass
-    out <- fit_pipeline(NULL, NULL, NULL, hook, list(nrun = nrun, max_iter = max_iter), stg, "plsa()",
-                        batch = function(inits) list(session$rank1()))
+    session <- ntf_kshard_session(x, cluster, threads, call, files, prior = pr)
   } else {
-    inits <- with_seed(seed, lapply(seq_len(nrun), function(i) plsa_seeded_start(random_start_lazy(x$dims, k), prior)))
-    if (!is.null(first)) inits[[1]] <- first
-    fit_one <- function(init, iters) session$fit(init, iters, tol, hook, exact = !is.null(callback))
-    out <- fit_pipeline(inits, fit_one, resume_start, hook, list(nrun = nrun, max_iter = max_iter), stg,
-                        "plsa()", sequential = TRUE,
-                        discard = if (!is.null(files)) function(r) session$discard(r$factors[[1]]))
+    session <- shard_em_session(x, cluster, threads, tempering, call, q = if (loss == "tsallis") q, files = files,
+                                prior = pr, squarem = method == "squarem")
   }
-  values <- out$values
-  best <- out$best
-  res <- out$res
-  if (!is.null(files)) {
-    # the best run's factor written in the fit's order, the runs' removed
-    ord <- plsa_order(res$lambda)
-    # (coordinate descent's run holds W: its columns normalized on the way)
-    res$factors[[1]] <- session$finalize(res$factors[[1]], ord, if (cd) ifelse(res$wsum[ord] > 0, 1 / res$wsum[ord], 0),
-                                         list(x$dimnames[[1]], paste0("topic_", seq_len(k))),
-                                         mode = mode_names(x$dimnames, N)[1], lambda = as.numeric(res$lambda)[ord])
+  hook <- shard_progress(hook, verbose, paste0(if (loss == "tsallis") "plsa (sharded q-EM" else
+    if (loss == "l2") "plsa (sharded L2" else
+    if (cd || kcd) "plsa (sharded KL CD" else "plsa (sharded EM", if (method == "squarem") ", SQUAREM", ")"), max_iter)
+  finish <- function(res) {
+    if (!is.null(files)) {
+      # the best run's factor written in the fit's order, the runs' removed
+      ord <- plsa_order(res$lambda)
+      # (coordinate descent's run holds W: its columns normalized on the way)
+      res$factors[[1]] <- session$finalize(res$factors[[1]], ord,
+                                           if (cd) ifelse(res$wsum[ord] > 0, 1 / res$wsum[ord], 0),
+                                           list(x$dimnames[[1]], paste0("topic_", seq_len(k))),
+                                           mode = mode_names(x$dimnames, N)[1], lambda = as.numeric(res$lambda)[ord])
+    }
+    # the shards let go before the result is made (memory of the documents'
+    # size; closing again on exit does nothing)
+    session$close()
+    res
   }
-  # the shards let go before the result is made (memory of the documents'
-  # size; closing again on exit does nothing)
-  session$close()
-  summ <- shard_summary(x)
-  fit <- new_plsa(res, list(dims = x$dims, dimnames = x$dimnames, total = shard_total(x),
-                            nnz = x$nnz), own_first = !is.null(res$gathered),
-                  k = k, loss = loss, q = if (loss == "tsallis") q else NA_real_, tempering = tempering,
-                  run = best, values = values,
-                  time = proc.time()[["elapsed"]] - start, threads = threads, seed = seed, call = call,
-                  summary = summ)
-  fit <- plsa_fields(fit, normalize, method, whole)
-  fit <- plsa_with_prior(fit, prior, res$lambda, k)
-  fit$shards <- length(x$sources)
-  finish_progress(fit, verbose, "plsa()", max_iter, tol)
+  list(fit = session$fit, rank1 = function() session$rank1(), random_start = random_start_lazy, hook = hook,
+       finish = finish, close = function() session$close(),
+       discard = if (!is.null(files)) function(r) session$discard(r$factors[[1]]),
+       summary = shard_summary(x))
 }
 
 # The sharded EM of one fit: the shards loaded (on the workers, or

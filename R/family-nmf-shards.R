@@ -24,6 +24,106 @@ nmf_shard_data <- function(x, loss, method, accelerate, weighted, call) {
        scale = list(s = s, a = sqrt(s)), shards = x)
 }
 
+# The cells of an nmf() fit in shards (the fields of nmf_memory_source()):
+# `nd` (nmf_shard_data()), `wd` (a weighted fit's weights of the cells,
+# nmf_weight_cells(); the shards make their weighted data), `count_data`;
+# `prepare(eps, threads)`: the scale (a weighted fit's from the shards'
+# weighted data, their session opened to make them) and, for beta <= 0
+# with zeros, the floor the shards raise their cells to; `open()` the
+# session (for the SVD of an unweighted fit, its products), `draw()` a
+# start (random: lazy, drawn by the stores), `progress()` the progress bar,
+# `fitter()` the runs, `name_w()` W named in place (or written to
+# `files`), `discard`, `close()`.
+nmf_shard_source <- function(x, loss, beta, method, accelerate, weighted, wargs, cluster, files, call,
+                             env = rlang::caller_env()) {
+  nd <- nmf_shard_data(x, loss, method, accelerate, weighted, call = env)
+  count_data <- !weighted && shard_count_data(x, "nmf", likelihood = loss == "kl", call = env)
+  # (shards have no missing cells: their weights come from the arguments;
+  # the weighted data are made by each shard, see nmf_shard_session())
+  wd <- NULL
+  if (weighted) {
+    wd <- nmf_weight_cells(x$dims, x$dimnames, NULL, wargs$mask, wargs$observed, wargs$weights, wargs$row_weights,
+                           wargs$col_weights, call = env)
+    # (NNDSVD's SVD: of the weighted data, as in memory; under the beta
+    # divergence of the data themselves, which its updates read)
+    if (loss != "beta") nd$wcells <- wd
+  }
+  loglik_const <- if (loss != "kl" || weighted) NA_real_ else nd$loglik_const
+  session <- NULL
+  sc <- nd$scale
+  wk <- NULL
+  x_floor <- 0
+  eps <- NULL
+  threads <- NULL
+  prepare <- function(eps, threads) {
+    eps <<- eps
+    threads <<- threads
+    if (weighted && loss != "beta") {
+      # the shards' weighted data: the fit's scale and data fields come from
+      # them, as in memory from the weighted matrix (the beta divergence's
+      # updates read the data themselves and each shard's weights, see open())
+      session <<- nmf_shard_session(x, cluster, threads, loss, method, NA_real_, c(0, 0), c(0, 0), eps, call, files)
+      ws <- session$weigh(wd)
+      if (!(ws$st > 0)) {
+        abort_input("{.arg x} has no positive value in a cell of positive weight: there is nothing to fit.",
+                    "value", arg = "x", call = env)
+      }
+      s <- ws$top
+      sc <<- nd$scale <<- list(s = s, a = sqrt(s))
+      nd$total <<- ws$st / s
+      nd$row_totals <<- ws$rowtot / s
+      nd$neg_entropy <<- ws$sxlx / ws$st - log(ws$st)
+      wk <<- list(wx2 = ws$sx2 / s^2, klc = (ws$sxl - ws$st * log(s) - ws$st) / s, total = ws$st / s)
+    }
+    if (loss == "beta") {
+      # (the updates read each shard's rows as a dense block)
+      check_size(max(x$rows) * as.numeric(nd$dims[2]),
+                 paste0("The beta divergence's updates need each shard's rows as a dense block: the largest is ",
+                        max(x$rows), " x ", nd$dims[2], " ({size} cells)."), call = env)
+      if (beta <= 0 && nd$nnz < prod(as.numeric(nd$dims))) {
+        # the divergence is infinite at a zero of x: each shard raises its
+        # cells below eps (in units of the scaled x) to it where it is; the
+        # data's sums come with the fit
+        nmf_floor_eps(eps, beta, env)
+        x_floor <<- eps
+      }
+    }
+    invisible()
+  }
+  open <- function(L1s, L2s, accelerate) {
+    if (is.null(session)) {
+      session <<- nmf_shard_session(x, cluster, threads, loss, method, sc$s, L1s, L2s, eps, call, files, accelerate,
+                                    beta = beta, x_floor = x_floor)
+      # (weighted beta divergence: each shard gets the weights of its cells)
+      if (weighted) session$weigh_cells(wd)
+    } else {
+      session$configure(sc$s, L1s, L2s, eps, accelerate, threads, c(wk, list(d = wd$d, c = wd$c)))
+    }
+    # (a weighted fit's SVD reads the weighted data here, shard_nmf_products())
+    if (!weighted) session$products
+  }
+  draw <- function(k, init, svd0) {
+    if (identical(init, "random")) nmf_lazy_random(nd, k) else nmf_init(nd, k, init, svd0)
+  }
+  progress <- function(hook, verbose, max_iter) {
+    shard_progress(hook, verbose, paste0("nmf (", loss, ", ", method, ", sharded)"), max_iter)
+  }
+  fitter <- function(L1s, L2s, eps, accelerate, tol, threads, verbose, hook, exact) {
+    function(s, iters) session$fit(s, iters, tol, hook, exact = exact)
+  }
+  # (a W gathered from the shards is named in place: only the runs refer to
+  # it, and R would otherwise copy it at its next use; `a`: the columns'
+  # scale, when W is written to files)
+  name_w <- function(W, dn, a) {
+    if (!is.null(files)) return(session$finalize(W, seq_along(dn[[2]]), a, dn, "W"))
+    cpp_permute_columns_owned(W, seq_along(dn[[2]]), dn)
+    W
+  }
+  discard <- if (!is.null(files)) function(r) session$discard(r$W)
+  close <- function() if (!is.null(session)) session$close()
+  environment()
+}
+
 # NNDSVD's SVD of data in shards (nmf_svd()), read here a shard at a time:
 # each shard's NMF data (its weighted data in a weighted fit, nd$wcells),
 # divided by the fit's scale, as nmf_data() makes the matrix's.

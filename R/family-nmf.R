@@ -375,7 +375,6 @@ nmf <- function(x, k, loss = c("frobenius", "kl", "beta"), beta = 2,
   # missing cells, masks and weights (see "Missing values and weights"):
   # the fit reads the weighted data x~ = omega o x in place of x
   weighted <- nmf_is_weighted(if (!sharded) x, mask, observed, weights, row_weights, col_weights)
-  wd <- NULL
   if (weighted) {
     if (method == "als") {
       abort_input("Missing cells, masks and weights are available for {.arg method} {.or {.val {c('hals', 'anls', 'mu', 'cd')}}}, not {.val als} (a projection, not a minimizer of the weighted loss).",
@@ -387,95 +386,30 @@ nmf <- function(x, k, loss = c("frobenius", "kl", "beta"), beta = 2,
     }
     accelerate <- FALSE
   }
-  if (weighted && !sharded) {
-    wd <- nmf_weighted_data(x, mask, observed, weights, row_weights, col_weights)
-    if (wd$observed_cells == 0) {
-      abort_input("{.arg x} has no positive value in a cell of positive weight: there is nothing to fit.",
-                  "value", arg = "x")
-    }
-    # (the beta divergence's updates read x itself and the weights)
-    x <- if (loss == "beta") wd$x0 else wd$xt
-  }
-  if (sharded) {
-    nd <- nmf_shard_data(x, loss, method, accelerate, weighted, call = environment())
-    count_data <- !weighted && shard_count_data(x, "nmf", likelihood = loss == "kl")
-    # (shards have no missing cells: their weights come from the arguments;
-    # the weighted data are made by each shard, see nmf_shard_session())
-    if (weighted) {
-      wd <- nmf_weight_cells(x$dims, x$dimnames, NULL, mask, observed, weights, row_weights, col_weights)
-      # (NNDSVD's SVD: of the weighted data, as in memory; under the beta
-      # divergence of the data themselves, which its updates read)
-      if (loss != "beta") nd$wcells <- wd
-    }
+  wargs <- list(mask = mask, observed = observed, weights = weights, row_weights = row_weights,
+                col_weights = col_weights)
+  # where the cells are (a matrix in memory, or shards): the data's form and
+  # sums, their scale, the SVD's products, the starts, the runs
+  src <- if (sharded) {
+    nmf_shard_source(x, loss, beta, method, accelerate, weighted, wargs, cluster, files, call)
   } else {
-    nd <- nmf_data(x, "x", dense = loss == "beta")
-    # (a weighted fit has no likelihood: no check of counts)
-    count_data <- !weighted && check_count_data(x, if (is.null(nd$dense)) nd$x else nd$dense, "nmf",
-                                                likelihood = loss == "kl")
+    nmf_memory_source(x, loss, beta, method, weighted, wargs)
   }
-  k <- check_whole(k, "k", min = 1, max = min(nd$dims), what = "at most the smaller dimension of `x`")
+  on.exit(src$close(), add = TRUE)
+  k <- check_whole(k, "k", min = 1, max = min(src$nd$dims), what = "at most the smaller dimension of `x`")
   eps <- check_number(eps, "eps", 0, Inf)
+  ctl <- check_fit_controls(nrun, max_iter, tol, seed, threads, verbose)
+  nrun <- ctl$nrun; max_iter <- ctl$max_iter; tol <- ctl$tol
+  seed <- ctl$seed; threads <- ctl$threads; verbose <- ctl$verbose
   # the fit runs on x / s (s = max(x)): squared norms cannot overflow, the
   # epsilon guards and floors are relative to the data, and the fit of c * x
   # is that of x scaled. Penalties are rescaled so that the problem solved is
-  # exactly the one asked for.
-  # the Poisson log-likelihood's data term, sum(x log x - x - log x!)
-  loglik_const <- if (loss != "kl" || weighted) NA_real_ else if (sharded) nd$loglik_const else
-    if (is.null(nd$dense)) cpp_csc_scan(nd$x, nd$i, nd$dims[1], 1, TRUE)$loglik_const else {
-      v <- nd$dense[nd$dense > 0]
-      sum(v * log(v) - v - lgamma(v + 1))
-    }
-  session <- NULL
-  if (sharded && weighted && loss != "beta") {
-    # the shards' weighted data: the fit's scale and data fields come from
-    # them, as in memory from the weighted matrix (the beta divergence's
-    # updates read the data themselves and each shard's weights, see below)
-    session <- nmf_shard_session(x, cluster, threads, loss, method, NA_real_, c(0, 0), c(0, 0), eps, call, files)
-    on.exit(session$close(), add = TRUE)
-    ws <- session$weigh(wd)
-    if (!(ws$st > 0)) {
-      abort_input("{.arg x} has no positive value in a cell of positive weight: there is nothing to fit.",
-                  "value", arg = "x")
-    }
-    s <- ws$top
-    nd$scale <- list(s = s, a = sqrt(s))
-    nd$total <- ws$st / s
-    nd$row_totals <- ws$rowtot / s
-    nd$neg_entropy <- ws$sxlx / ws$st - log(ws$st)
-    wk <- list(wx2 = ws$sx2 / s^2, klc = (ws$sxl - ws$st * log(s) - ws$st) / s, total = ws$st / s)
-  }
-  if (sharded) {
-    sc <- nd$scale
-  } else {
-    sc <- nmf_scale(nd)
-    nd <- sc$nd
-  }
+  # exactly the one asked for. (With beta <= 0 the zeros of x are raised to
+  # eps, in units of the scaled x.)
+  src$prepare(eps, threads)
+  nd <- src$nd
+  sc <- src$sc
   bpow <- if (loss == "beta") beta else c(frobenius = 2, kl = 1)[[loss]]
-  # (shards: the updates read each shard's rows as a dense block)
-  if (sharded && loss == "beta") {
-    check_size(max(x$rows) * as.numeric(nd$dims[2]),
-               paste0("The beta divergence's updates need each shard's rows as a dense block: the largest is ",
-                      max(x$rows), " x ", nd$dims[2], " ({size} cells)."))
-  }
-  # cells of the scaled x raised to `x_floor` (0: none)
-  x_floor <- 0
-  if (loss == "beta" && beta <= 0 && (if (sharded) nd$nnz < prod(as.numeric(nd$dims)) else any(nd$dense <= 0))) {
-    # the divergence is infinite at a zero of x: the zeros become the
-    # epsilon guard of the multiplicative updates (in units of the scaled x)
-    if (!(eps > 0)) {
-      abort_input("{.arg eps} must be a positive number when {.code beta = {beta}} and {.arg x} has zero entries (it replaces the zeros), not {eps}.",
-                  "argument", arg = "eps")
-    }
-    if (sharded) {
-      # (each shard raises its cells where it is; the data's sums come with
-      # the fit, see below)
-      x_floor <- eps
-    } else {
-      nd$dense[nd$dense < eps] <- eps
-      nd <- nmf_restat(nd)
-      nd$nnz <- length(nd$dense)
-    }
-  }
   if (inherits(init, "aspectr_fit")) {
     # a warm start: the factors of an earlier nmf() fit
     init <- warm_start(init, "nmf", k, nd$dims)
@@ -491,9 +425,6 @@ nmf <- function(x, k, loss = c("frobenius", "kl", "beta"), beta = 2,
   } else {
     init <- match_option(init, c("nndsvd", "nndsvda", "nndsvdar", "random"), "init")
   }
-  ctl <- check_fit_controls(nrun, max_iter, tol, seed, threads, verbose)
-  nrun <- ctl$nrun; max_iter <- ctl$max_iter; tol <- ctl$tol
-  seed <- ctl$seed; threads <- ctl$threads; verbose <- ctl$verbose
   # penalties in the units of the scaled problem: with x = s x', W = a W',
   # H = a H' (a = sqrt(s)) the loss is s^bpow times that of (x', W', H'), and
   # L1 sum(W) = L1 a sum(W'), L2/2 ||W||^2 = L2 a^2 / 2 ||W'||^2
@@ -509,36 +440,17 @@ nmf <- function(x, k, loss = c("frobenius", "kl", "beta"), beta = 2,
   accelerate <- if (is.null(accelerate)) method %in% c("hals", "anls") && !any(c(L1, L2) > 0) else
     check_flag(accelerate, "accelerate")
   accelerate <- accelerate && (method %in% c("hals", "anls") || (loss == "kl" && method == "mu"))
-
-  # the data in the core's form, once for the SVD, every start and the
-  # final products
-  # (with X's rows, 12 bytes per non-zero, when within the limit, and
-  # always for KL, whose updates of W read them: decided once, here, so that
-  # starts run elsewhere by a future plan rebuild the same data)
-  if (!sharded) {
-    nd$rows <- nmf_keep_rows(length(nd$x)) || loss == "kl"
-    nd$ptr <- nmf_ptr(nd)
-  }
-  # (an unweighted fit of shards: the stores load their shards first, on
-  # the workers of a cluster or here, and NNDSVD's SVD takes the products
-  # of the data from them; a weighted fit's are made here,
-  # shard_nmf_products())
-  products <- NULL
-  if (sharded && !weighted && is.character(init) && init != "random") {
-    session <- nmf_shard_session(x, cluster, threads, loss, method, sc$s, L1s, L2s, eps, call, files, accelerate,
-                                 beta = beta, x_floor = x_floor)
-    on.exit(session$close(), add = TRUE)
-    products <- session$products
-  }
+  # (shards: their session, whose stores hold the shards, on the workers of
+  # a cluster or here; NNDSVD's SVD takes the products of an unweighted
+  # fit's data from them)
+  products <- src$open(L1s, L2s, accelerate)
   svd0 <- if (is.character(init) && init != "random") nmf_svd(nd, k, threads, products) else NULL
   # the SVD's temporaries (several of the factors' size) collected before
   # the starts and the fits allocate theirs, when that is worth a collection
   # of R's young objects (about a millisecond); again after the starts
   big <- !sharded && nd$nnz >= 1e6
   if (big && !is.null(svd0)) invisible(gc(verbose = FALSE, full = FALSE))
-  inits <- with_seed(seed, lapply(seq_len(nrun), function(i) {
-    if (sharded && identical(init, "random")) nmf_lazy_random(nd, k) else nmf_init(nd, k, init, svd0)
-  }))
+  inits <- with_seed(seed, lapply(seq_len(nrun), function(i) src$draw(k, init, svd0)))
   if (big) invisible(gc(verbose = FALSE, full = FALSE))
   callback <- check_callback(callback)
   comp <- paste0("factor_", seq_len(k))
@@ -550,42 +462,12 @@ nmf <- function(x, k, loss = c("frobenius", "kl", "beta"), beta = 2,
                      dimnames(W) <- list(nd$dimnames[[1]], comp)
                      list(W = W, H = `dimnames<-`(t(H), list(nd$dimnames[[2]], comp)))
                    })
-  fit_start <- function(s, iters) {
-    cpp_nmf_fit(nmf_ptr(nd), s$W, s$H, loss, method, beta,
-                L1s, L2s, eps, iters, tol, threads, verbose, accelerate, hook, !is.null(callback))
-  }
-  if (weighted && loss == "beta" && !sharded) {
-    omega <- nmf_weight_matrix(wd)
-    fit_start <- function(s, iters) {
-      cpp_nmf_beta_weighted_fit(nmf_ptr(nd), s$W, s$H, beta, omega, L1s, L2s, eps, iters, tol, threads,
-                                verbose, hook, !is.null(callback))
-    }
-  } else if (weighted && !sharded) {
-    wk <- nmf_weighted_constants(wd, sc$s)
-    fit_start <- function(s, iters) {
-      cpp_nmf_weighted_fit(nmf_ptr(nd), s$W, s$H, loss, method, wd$d, wd$r, wd$c, wd$ei, wd$ej, wd$ev,
-                           wk$wx2, wk$klc, wk$total, L1s, L2s, eps, iters, tol, threads, verbose,
-                           hook, !is.null(callback))
-    }
-  }
+  hook <- src$progress(hook, verbose, max_iter)
+  fit_start <- src$fitter(L1s, L2s, eps, accelerate, tol, threads, verbose, hook, !is.null(callback))
   stg <- check_staging(short_iter, short_keep, nrun)
   resume <- function(r) list(W = r$W, H = r$H)
-  if (sharded) {
-    if (is.null(session)) {
-      session <- nmf_shard_session(x, cluster, threads, loss, method, sc$s, L1s, L2s, eps, call, files, accelerate,
-                                   beta = beta, x_floor = x_floor)
-      on.exit(session$close(), add = TRUE)
-      # (weighted beta divergence: each shard gets the weights of its cells)
-      if (weighted) session$weigh_cells(wd)
-    } else if (weighted) {
-      session$configure(sc$s, L1s, L2s, eps, accelerate, threads, c(wk, list(d = wd$d, c = wd$c)))
-    }
-    hook <- shard_progress(hook, verbose, paste0("nmf (", loss, ", ", method, ", sharded)"), max_iter)
-    fit_start <- function(s, iters) session$fit(s, iters, tol, hook, exact = !is.null(callback))
-  }
   out <- fit_pipeline(inits, fit_start, resume, hook, ctl, stg, "nmf()", value = last_objective,
-                      sequential = sharded,
-                      discard = if (!is.null(files)) function(r) session$discard(r$W))
+                      sequential = sharded, discard = src$discard)
   values <- out$values
   best <- out$best
   res <- out$res
@@ -597,6 +479,9 @@ nmf <- function(x, k, loss = c("frobenius", "kl", "beta"), beta = 2,
     nd$row_totals <- res$restat$row_totals
     nd$nnz <- prod(nd$dims)
   }
+  wd <- src$wd
+  count_data <- src$count_data
+  loglik_const <- src$loglik_const
   W <- res$W; H <- res$H
   comp <- paste0("factor_", seq_len(k))
   penalized <- any(L1 > 0) || any(L2 > 0)
@@ -605,15 +490,7 @@ nmf <- function(x, k, loss = c("frobenius", "kl", "beta"), beta = 2,
   unit_w <- !weighted && loss == "frobenius" && !penalized && (method == "hals" || (method == "anls" && accelerate))
   # W's column sums in the scaled problem (W written to files: its run's)
   wsum <- if (is.null(files)) colSums(W) else W$sums
-  # (a sharded fit's W, gathered from the shards, is named in place: only
-  # the runs refer to it, and R would otherwise copy it at its next use)
-  if (!is.null(files)) {
-    W <- session$finalize(W, seq_len(k), if (!unit_w) rep(sc$a, k), list(nd$dimnames[[1]], comp), "W")
-  } else if (sharded) {
-    cpp_permute_columns_owned(W, seq_len(k), list(nd$dimnames[[1]], comp))
-  } else {
-    dimnames(W) <- list(nd$dimnames[[1]], comp)
-  }
+  W <- src$name_w(W, list(nd$dimnames[[1]], comp), if (!unit_w) rep(sc$a, k))
   dimnames(H) <- list(comp, nd$dimnames[[2]])
   xnorm <- sqrt(res$xnorm2)
   # relative error: scale-free, from the scaled problem
@@ -688,6 +565,94 @@ nmf <- function(x, k, loss = c("frobenius", "kl", "beta"), beta = 2,
                           observed = if (wd$d == 0) nmf_observed_pattern(wd, nd$dims, nd$dimnames))
   }
   finish_progress(fit, verbose, "nmf()", max_iter, tol)
+}
+
+# The cells of an nmf() fit in memory, as nmf_shard_source() has those of
+# shards: `nd` (nmf_data()'s form), `wd` (the weighted data of a weighted
+# fit), `count_data`; `prepare(eps, threads)` sets `loglik_const`, scales
+# the data (`sc`, nmf_scale()) and raises the zeros of beta <= 0 to eps;
+# `open()` (no session: NULL products for the SVD), `draw()` one start,
+# `progress()` the hook, `fitter()` the runs of a start, `name_w()` the
+# best run's W named, `discard` and `close()` (nothing to free).
+nmf_memory_source <- function(x, loss, beta, method, weighted, wargs, call = rlang::caller_env()) {
+  wd <- NULL
+  if (weighted) {
+    wd <- nmf_weighted_data(x, wargs$mask, wargs$observed, wargs$weights, wargs$row_weights, wargs$col_weights,
+                            call = call)
+    if (wd$observed_cells == 0) {
+      abort_input("{.arg x} has no positive value in a cell of positive weight: there is nothing to fit.",
+                  "value", arg = "x", call = call)
+    }
+    # (the beta divergence's updates read x itself and the weights)
+    x <- if (loss == "beta") wd$x0 else wd$xt
+  }
+  nd <- nmf_data(x, "x", dense = loss == "beta", call = call)
+  # (a weighted fit has no likelihood: no check of counts)
+  count_data <- !weighted && check_count_data(x, if (is.null(nd$dense)) nd$x else nd$dense, "nmf",
+                                              likelihood = loss == "kl", call = call)
+  sc <- NULL
+  loglik_const <- NA_real_
+  prepare <- function(eps, threads) {
+    # the Poisson log-likelihood's data term, sum(x log x - x - log x!)
+    if (loss == "kl" && !weighted) {
+      loglik_const <<- if (is.null(nd$dense)) cpp_csc_scan(nd$x, nd$i, nd$dims[1], 1, TRUE)$loglik_const else {
+        v <- nd$dense[nd$dense > 0]
+        sum(v * log(v) - v - lgamma(v + 1))
+      }
+    }
+    sc <<- nmf_scale(nd)
+    nd <<- sc$nd
+    if (loss == "beta" && beta <= 0 && any(nd$dense <= 0)) {
+      nmf_floor_eps(eps, beta, call)
+      nd$dense[nd$dense < eps] <<- eps
+      nd <<- nmf_restat(nd)
+      nd$nnz <<- length(nd$dense)
+    }
+    # the data in the core's form, once for the SVD, every start and the
+    # final products
+    # (with X's rows, 12 bytes per non-zero, when within the limit, and
+    # always for KL, whose updates of W read them: decided once, here, so that
+    # starts run elsewhere by a future plan rebuild the same data)
+    nd$rows <<- nmf_keep_rows(length(nd$x)) || loss == "kl"
+    nd$ptr <<- nmf_ptr(nd)
+    invisible()
+  }
+  fitter <- function(L1s, L2s, eps, accelerate, tol, threads, verbose, hook, exact) {
+    if (weighted && loss == "beta") {
+      omega <- nmf_weight_matrix(wd)
+      return(function(s, iters) {
+        cpp_nmf_beta_weighted_fit(nmf_ptr(nd), s$W, s$H, beta, omega, L1s, L2s, eps, iters, tol, threads,
+                                  verbose, hook, exact)
+      })
+    }
+    if (weighted) {
+      wk <- nmf_weighted_constants(wd, sc$s)
+      return(function(s, iters) {
+        cpp_nmf_weighted_fit(nmf_ptr(nd), s$W, s$H, loss, method, wd$d, wd$r, wd$c, wd$ei, wd$ej, wd$ev,
+                             wk$wx2, wk$klc, wk$total, L1s, L2s, eps, iters, tol, threads, verbose,
+                             hook, exact)
+      })
+    }
+    function(s, iters) {
+      cpp_nmf_fit(nmf_ptr(nd), s$W, s$H, loss, method, beta,
+                  L1s, L2s, eps, iters, tol, threads, verbose, accelerate, hook, exact)
+    }
+  }
+  open <- function(L1s, L2s, accelerate) NULL
+  draw <- function(k, init, svd0) nmf_init(nd, k, init, svd0)
+  progress <- function(hook, verbose, max_iter) hook
+  name_w <- function(W, dn, a) `dimnames<-`(W, dn)
+  discard <- NULL
+  close <- function() invisible()
+  environment()
+}
+
+# The error of beta <= 0 with zeros in x and no positive eps to raise them to
+nmf_floor_eps <- function(eps, beta, call) {
+  if (!(eps > 0)) {
+    abort_input("{.arg eps} must be a positive number when {.code beta = {beta}} and {.arg x} has zero entries (it replaces the zeros), not {eps}.",
+                "argument", arg = "eps", call = call)
+  }
 }
 
 check_penalty <- function(p, arg, call = rlang::caller_env()) {

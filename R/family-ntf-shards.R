@@ -8,6 +8,67 @@
 # mode after mode as in memory, so the fit equals the in-memory fit with
 # the same start up to rounding.
 
+# The cells of an ntf() fit in shards (the fields of ntf_memory_source()):
+# a weighted fit's shards weigh their cells where they are (the session
+# `wsession`, opened by load()), the fit's scale and sums from theirs; the
+# other fits' session opened by fitter_kl() (coordinate descent:
+# solvers/cd_pieces.h; EM: solvers/pieces_em.h) or fitter_cp() (the CP
+# updates, solvers/cp_pieces.h); random starts whose first factor the
+# shards' stores draw; the first factor in `files` finalized, a beaten
+# run's discarded. (`call`: the fit's, for the sessions' messages; `env`:
+# the frame input errors name)
+ntf_shard_source <- function(x, cluster, files, call, env = rlang::caller_env()) {
+  data <- wd <- nnz <- wsession <- session <- NULL
+  count_data <- FALSE
+  load <- function(loss, weighted, wargs) {
+    if (weighted) {
+      # each shard weighs its cells where it is; the fit's scale and sums
+      # come from theirs
+      wc <- ntf_weight_cells(x$dims, NULL, wargs$mask, wargs$observed, wargs$weights, wargs$mode_weights,
+                             call = env)
+      wsession <<- ntf_wshard_session(x, cluster, call, files)
+      sums <- wsession$weigh(wc)
+      wd <<- c(wc, sums, list(dims = x$dims, dimnames = x$dimnames))
+      if (!(sums$nnz > 0)) {
+        abort_input("{.arg x} has no positive value in a cell of positive weight: there is nothing to fit.",
+                    "value", arg = "x", call = env)
+      }
+      data <<- list(dims = x$dims, dimnames = x$dimnames, total = sums$st)
+      nnz <<- sums$nnz
+    } else {
+      data <<- shard_as_data(x)
+      count_data <<- shard_count_data(x, "ntf", likelihood = loss == "kl", call = env)
+      nnz <<- x$nnz
+    }
+    invisible()
+  }
+  random_aspect <- function(dims, k) random_start_lazy(dims, k)
+  random_cp <- function(dims, k, scale) ntf_lazy_random(dims, k, scale)
+  # (the largest of the shards' values, and the total of x / s from each
+  # one's total divided by its largest, see shard_meta())
+  tops <- function() vapply(x$meta, function(m) m$top, numeric(1))
+  scale <- function() pow2_scale(tops())
+  total_scaled <- function(s) sum(vapply(x$meta, function(m) m$scaled, numeric(1)) * (tops() / s))
+  fitter_kl <- function(method, tol, threads, verbose, hook, exact) {
+    session <<- if (method == "cd") ntf_kshard_session(x, cluster, threads, call, files) else
+      shard_em_session(x, cluster, threads, 1, call, files = files)
+    function(init, iters) session$fit(init, iters, tol, hook, exact = exact)
+  }
+  fitter_cp <- function(method, s, tol, threads, verbose, hook, exact) {
+    session <<- ntf_fshard_session(x, cluster, threads, s, call, files)
+    function(init, iters) session$fit(init, iters, method, tol, hook, exact = exact)
+  }
+  loglik_const <- function() data$loglik_const
+  # (the first mode's factor in files: only the best run's kept)
+  finalize <- function(...) (wsession %||% session)$finalize(...)
+  discard <- if (!is.null(files)) function(r) session$discard(r$factors[[1]])
+  close <- function() {
+    if (!is.null(session)) session$close()
+    if (!is.null(wsession)) wsession$close()
+  }
+  environment()
+}
+
 # The session of one fit: shards loaded; `weigh(wc)` gives each shard its
 # part of the weights `wc` (ntf_weight_cells()) and returns the sums of the
 # weighted data; `configure(s, klc, threads, loss, method, wx2)` the fit's

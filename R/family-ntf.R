@@ -199,38 +199,15 @@ ntf <- function(x, k, loss = c("frobenius", "kl"), method = NULL, nrun = 1,
     method <- match_option(method, choices, "method")
   }
   if (inherits(x, "aspectr_tensor")) validate_sptensor(x, "x")
-  wd <- NULL
-  wsession <- NULL
-  if (weighted && sharded) {
-    # each shard weighs its cells where it is; the fit's scale and sums
-    # come from theirs
-    wc <- ntf_weight_cells(x$dims, NULL, mask, observed, weights, mode_weights)
-    wsession <- ntf_wshard_session(x, cluster, call, files)
-    on.exit(wsession$close(), add = TRUE)
-    sums <- wsession$weigh(wc)
-    wd <- c(wc, sums, list(dims = x$dims, dimnames = x$dimnames))
-    if (!(sums$nnz > 0)) {
-      abort_input("{.arg x} has no positive value in a cell of positive weight: there is nothing to fit.",
-                  "value", arg = "x")
-    }
-    data <- list(dims = x$dims, dimnames = x$dimnames, total = sums$st)
-    count_data <- FALSE
-    nnz_x <- sums$nnz
-  } else if (weighted) {
-    wd <- ntf_weighted_data(x, mask, observed, weights, mode_weights)
-    if (!length(wd$tv)) {
-      abort_input("{.arg x} has no positive value in a cell of positive weight: there is nothing to fit.",
-                  "value", arg = "x")
-    }
-    data <- list(idx = wd$idx, val = wd$tv, dims = wd$dims, dimnames = wd$dimnames, total = sum(wd$tv))
-    # (a weighted fit has no likelihood)
-    count_data <- FALSE
-    nnz_x <- length(wd$tv)
-  } else {
-    data <- if (sharded) shard_as_data(x) else as_aspect_data(x, "x")
-    count_data <- if (sharded) shard_count_data(x, "ntf", likelihood = loss == "kl") else check_count_data(x, data$val, "ntf", likelihood = loss == "kl")
-    nnz_x <- if (sharded) x$nnz else length(data$val)
-  }
+  # where the cells are (a matrix or an array in memory, or shards): the
+  # data's form and sums, a weighted fit's weights, the starts, the runs
+  src <- if (sharded) ntf_shard_source(x, cluster, files, call) else ntf_memory_source(x)
+  on.exit(src$close(), add = TRUE)
+  src$load(loss, weighted, wargs)
+  data <- src$data
+  wd <- src$wd
+  count_data <- src$count_data
+  nnz_x <- src$nnz
   k <- check_whole(k, "k", min = 1, max = nnz_x,
                    what = if (weighted) "at most the number of non-zeros of `x` of positive weight" else
                      "at most the number of non-zeros of `x`")
@@ -280,11 +257,9 @@ ntf <- function(x, k, loss = c("frobenius", "kl"), method = NULL, nrun = 1,
   } else {
     match_option(init, "random", "init")
   }
-  # (the first mode's factor in files: only the best run's kept)
-  discard_first <- if (!is.null(files)) function(r) session$discard(r$factors[[1]])
   if (weighted) {
     out <- ntf_weighted_runs(wd, k, loss, method, nrun, first, seed, max_iter, tol, threads, verbose,
-                              callback, stg, name_factors, session = wsession)
+                              callback, stg, name_factors, session = src$wsession)
   } else if (loss == "kl") {
     hook <- fit_hook(callback, verbose, "ntf()", value = function(v) v * total,
                      model = function(raw) {
@@ -293,28 +268,14 @@ ntf <- function(x, k, loss = c("frobenius", "kl"), method = NULL, nrun = 1,
                        name_factors(f)
                      })
     # (sharded: the documents' factor drawn by the shards' stores)
-    inits <- with_seed(seed, lapply(seq_len(nrun), function(i) {
-      if (sharded) random_start_lazy(data$dims, k) else random_start(data$dims, k)
-    }))
+    inits <- with_seed(seed, lapply(seq_len(nrun), function(i) src$random_aspect(data$dims, k)))
     if (!is.null(first)) {
       # the aspect-model form: unit-sum columns, their masses in lambda
       mass <- Reduce(`*`, lapply(first, colSums))
       inits[[1]] <- list(lambda = mass / sum(mass),
                          factors = lapply(first, function(f) f / rep(colSums(f), each = nrow(f))))
     }
-    if (sharded) {
-      # (coordinate descent: solvers/cd_pieces.h; EM: solvers/pieces_em.h)
-      session <- if (method == "cd") ntf_kshard_session(x, cluster, threads, call, files) else
-        shard_em_session(x, cluster, threads, 1, call, files = files)
-      on.exit(session$close(), add = TRUE)
-      fit_start <- function(init, iters) session$fit(init, iters, tol, hook, exact = !is.null(callback))
-    } else {
-      fit_start <- function(init, iters) {
-        cpp_plsa_fit(data$idx, data$val, data$dims, init$lambda, init$factors,
-                     "kl", 1, 1, iters, tol, threads, verbose, FALSE, hook, !is.null(callback),
-                     if (method == "cd") "cd" else "em")
-      }
-    }
+    fit_start <- src$fitter_kl(method, tol, threads, verbose, hook, !is.null(callback))
     finish_run <- function(res) {
       # D_gKL(X || M) = total * D(G || P) when sum(M) = sum(X)
       res$objective <- res$objective * total
@@ -324,27 +285,19 @@ ntf <- function(x, k, loss = c("frobenius", "kl"), method = NULL, nrun = 1,
     }
     out <- fit_pipeline(inits, fit_start, function(r) list(lambda = r$lambda, factors = r$factors), hook,
                         ctl, stg, "ntf()", value = ntf_scaled_value, finish_run = finish_run,
-                        sequential = sharded, discard = discard_first)
+                        sequential = sharded, discard = src$discard)
   } else {
     # The fit runs on x / s with s a power of 2 near max(x) (exact), so that
     # ||x||^2 and the updates neither underflow nor overflow for any scale of
     # x; weights return scaled by s, objectives by s^2.
     # (shards: the largest of their values, and the total of x / s from
     # each one's total divided by its largest, see shard_meta())
-    tops <- if (sharded) vapply(x$meta, function(m) m$top, numeric(1))
-    s <- pow2_scale(if (sharded) tops else data$val)  # (the core divides the values as it reads them)
+    s <- src$scale()  # (the core divides the values as it reads them)
     # (the total of x / s: that of x can overflow)
-    total_s <- if (is.finite(total / s)) total / s else if (sharded) {
-      sum(vapply(x$meta, function(m) m$scaled, numeric(1)) * (tops / s))
-    } else {
-      cpp_csc_scan(data$val, integer(0), 0L, s, FALSE)$total
-    }
+    total_s <- if (is.finite(total / s)) total / s else src$total_scaled(s)
     scale <- (total_s / prod(as.numeric(data$dims)))^(1 / length(data$dims))
     # (sharded: the first mode's factor drawn by the shards' stores)
-    inits <- with_seed(seed, lapply(seq_len(nrun), function(i) {
-      if (sharded) return(ntf_lazy_random(data$dims, k, scale))
-      lapply(data$dims, function(d) matrix(stats::runif(as.numeric(d) * k), d, k) * scale)
-    }))
+    inits <- with_seed(seed, lapply(seq_len(nrun), function(i) src$random_cp(data$dims, k, scale)))
     if (!is.null(first)) {
       # in the units of x / s: the first factor carries 1 / s
       first[[1]] <- first[[1]] / s
@@ -356,17 +309,7 @@ ntf <- function(x, k, loss = c("frobenius", "kl"), method = NULL, nrun = 1,
                        f[[1]] <- f[[1]] * s
                        name_factors(f)
                      })
-    if (sharded) {
-      # the same updates on the shards where they are (solvers/cp_pieces.h)
-      session <- ntf_fshard_session(x, cluster, threads, s, call, files)
-      on.exit(session$close(), add = TRUE)
-      fit_start <- function(init, iters) session$fit(init, iters, method, tol, hook, exact = !is.null(callback))
-    } else {
-      fit_start <- function(init, iters) {
-        cpp_ntf_fit(data$idx, data$val, data$dims, init, method, iters, tol, threads, verbose, hook,
-                    !is.null(callback), s)
-      }
-    }
+    fit_start <- src$fitter_cp(method, s, tol, threads, verbose, hook, !is.null(callback))
     finish_run <- function(res) {
       res$scaled_value <- run_value(res)
       # reported as one half of the squared error, as every Frobenius fit
@@ -396,7 +339,7 @@ ntf <- function(x, k, loss = c("frobenius", "kl"), method = NULL, nrun = 1,
     }
     out <- fit_pipeline(inits, fit_start, function(r) r$factors, hook, ctl, stg, "ntf()",
                         value = ntf_scaled_value, finish_run = finish_run, sequential = sharded,
-                        discard = discard_first)
+                        discard = src$discard)
   }
   best <- out$best
   res <- out$res
@@ -408,11 +351,7 @@ ntf <- function(x, k, loss = c("frobenius", "kl"), method = NULL, nrun = 1,
   comp <- paste0("component_", seq_len(k))
   if (!is.null(files)) {
     # (a weighted fit's columns to unit sum as they are written)
-    res$factors[[1]] <- if (weighted) {
-      wsession$finalize(res$factors[[1]], ord, res$scale1[ord], list(data$dimnames[[1]], comp), fmode)
-    } else {
-      session$finalize(res$factors[[1]], ord, res$scale1[ord], list(data$dimnames[[1]], comp), fmode)
-    }
+    res$factors[[1]] <- src$finalize(res$factors[[1]], ord, res$scale1[ord], list(data$dimnames[[1]], comp), fmode)
   }
   factors <- lapply(seq_along(res$factors), function(n) {
     if (inherits(res$factors[[n]], "aspectr_factor_files")) return(res$factors[[n]])
@@ -422,8 +361,7 @@ ntf <- function(x, k, loss = c("frobenius", "kl"), method = NULL, nrun = 1,
   })
   names(factors) <- mode_names(data$dimnames, length(data$dims))
   if (length(data$dims) == 2) names(factors) <- c("rows", "columns")
-  loglik_const <- if (loss != "kl" || weighted) NA_real_ else if (sharded) data$loglik_const else
-    cpp_csc_scan(data$val, integer(0), 0L, 1, TRUE)$loglik_const  # (no temporaries)
+  loglik_const <- if (loss != "kl" || weighted) NA_real_ else src$loglik_const()
   fit <- list(
     weights = stats::setNames(res$weights[ord], comp),
     factors = factors, loss = loss, method = method, k = k, loglik_const = loglik_const,
@@ -592,6 +530,59 @@ check_objective_range <- function(value, scaled, what, reported = list()) {
 
 # x * s^p for s a power of 2, with 0 kept 0 (not 0 * Inf) and the power
 # formed without an intermediate over- or underflow of s^p where possible.
+# The cells of an ntf() fit in memory, as ntf_shard_source() has those of
+# shards: `load(loss, weighted, wargs)` sets `data` (as_aspect_data()'s form;
+# a weighted fit's weighted values), `wd` (the weighted data), `count_data`
+# and `nnz`; `random_aspect()` and `random_cp()` a random start of the KL
+# (aspect-model) and the Frobenius (CP) runs, `scale()` the fit's scale
+# and `total_scaled(s)` the data's total divided by it, `fitter_kl()` and
+# `fitter_cp()` a start's runs, `loglik_const()`, `finalize`, `discard`
+# and `close()` (no files, nothing to free).
+ntf_memory_source <- function(x, call = rlang::caller_env()) {
+  data <- wd <- nnz <- wsession <- NULL
+  count_data <- FALSE
+  load <- function(loss, weighted, wargs) {
+    if (weighted) {
+      wd <<- ntf_weighted_data(x, wargs$mask, wargs$observed, wargs$weights, wargs$mode_weights, call = call)
+      if (!length(wd$tv)) {
+        abort_input("{.arg x} has no positive value in a cell of positive weight: there is nothing to fit.",
+                    "value", arg = "x", call = call)
+      }
+      data <<- list(idx = wd$idx, val = wd$tv, dims = wd$dims, dimnames = wd$dimnames, total = sum(wd$tv))
+      # (a weighted fit has no likelihood)
+      nnz <<- length(wd$tv)
+    } else {
+      data <<- as_aspect_data(x, "x", call = call)
+      count_data <<- check_count_data(x, data$val, "ntf", likelihood = loss == "kl", call = call)
+      nnz <<- length(data$val)
+    }
+    invisible()
+  }
+  random_aspect <- function(dims, k) random_start(dims, k)
+  random_cp <- function(dims, k, scale) {
+    lapply(dims, function(d) matrix(stats::runif(as.numeric(d) * k), d, k) * scale)
+  }
+  scale <- function() pow2_scale(data$val)
+  total_scaled <- function(s) cpp_csc_scan(data$val, integer(0), 0L, s, FALSE)$total
+  fitter_kl <- function(method, tol, threads, verbose, hook, exact) {
+    function(init, iters) {
+      cpp_plsa_fit(data$idx, data$val, data$dims, init$lambda, init$factors,
+                   "kl", 1, 1, iters, tol, threads, verbose, FALSE, hook, exact,
+                   if (method == "cd") "cd" else "em")
+    }
+  }
+  fitter_cp <- function(method, s, tol, threads, verbose, hook, exact) {
+    function(init, iters) {
+      cpp_ntf_fit(data$idx, data$val, data$dims, init, method, iters, tol, threads, verbose, hook, exact, s)
+    }
+  }
+  # (no temporaries)
+  loglik_const <- function() cpp_csc_scan(data$val, integer(0), 0L, 1, TRUE)$loglik_const
+  finalize <- discard <- NULL
+  close <- function() invisible()
+  environment()
+}
+
 rescale_value <- function(x, s, p) {
   if (s == 1 || p == 0) return(x)
   e <- log2(s) * p

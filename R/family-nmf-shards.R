@@ -36,6 +36,7 @@ nmf_shard_data <- function(x, loss, method, accelerate, weighted, call) {
 # `files`), `discard`, `close()`.
 nmf_shard_source <- function(x, loss, beta, method, accelerate, weighted, wargs, cluster, files, call,
                              env = rlang::caller_env()) {
+  force(env)  # (the fit's frame, named by errors raised after this returns)
   nd <- nmf_shard_data(x, loss, method, accelerate, weighted, call = env)
   count_data <- !weighted && shard_count_data(x, "nmf", likelihood = loss == "kl", call = env)
   # (shards have no missing cells: their weights come from the arguments;

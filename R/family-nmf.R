@@ -401,6 +401,8 @@ nmf <- function(x, k, loss = c("frobenius", "kl", "beta"), beta = 2,
   ctl <- check_fit_controls(nrun, max_iter, tol, seed, threads, verbose)
   nrun <- ctl$nrun; max_iter <- ctl$max_iter; tol <- ctl$tol
   seed <- ctl$seed; threads <- ctl$threads; verbose <- ctl$verbose
+  callback <- check_callback(callback)
+  stg <- check_staging(short_iter, short_keep, nrun)
   # the fit runs on x / s (s = max(x)): squared norms cannot overflow, the
   # epsilon guards and floors are relative to the data, and the fit of c * x
   # is that of x scaled. Penalties are rescaled so that the problem solved is
@@ -452,7 +454,6 @@ nmf <- function(x, k, loss = c("frobenius", "kl", "beta"), beta = 2,
   if (big && !is.null(svd0)) invisible(gc(verbose = FALSE, full = FALSE))
   inits <- with_seed(seed, lapply(seq_len(nrun), function(i) src$draw(k, init, svd0)))
   if (big) invisible(gc(verbose = FALSE, full = FALSE))
-  callback <- check_callback(callback)
   comp <- paste0("factor_", seq_len(k))
   # the callback's objective and factors on the user's scale (W H = s W' H')
   hook <- fit_hook(callback, verbose, "nmf()",
@@ -464,7 +465,6 @@ nmf <- function(x, k, loss = c("frobenius", "kl", "beta"), beta = 2,
                    })
   hook <- src$progress(hook, verbose, max_iter)
   fit_start <- src$fitter(L1s, L2s, eps, accelerate, tol, threads, verbose, hook, !is.null(callback))
-  stg <- check_staging(short_iter, short_keep, nrun)
   resume <- function(r) list(W = r$W, H = r$H)
   out <- fit_pipeline(inits, fit_start, resume, hook, ctl, stg, "nmf()", value = last_objective,
                       sequential = sharded, discard = src$discard)
@@ -575,6 +575,7 @@ nmf <- function(x, k, loss = c("frobenius", "kl", "beta"), beta = 2,
 # `progress()` the hook, `fitter()` the runs of a start, `name_w()` the
 # best run's W named, `discard` and `close()` (nothing to free).
 nmf_memory_source <- function(x, loss, beta, method, weighted, wargs, call = rlang::caller_env()) {
+  force(call)  # (the fit's frame, named by errors raised after this returns)
   wd <- NULL
   if (weighted) {
     wd <- nmf_weighted_data(x, wargs$mask, wargs$observed, wargs$weights, wargs$row_weights, wargs$col_weights,
@@ -613,7 +614,7 @@ nmf_memory_source <- function(x, loss, beta, method, weighted, wargs, call = rla
     # (with X's rows, 12 bytes per non-zero, when within the limit, and
     # always for KL, whose updates of W read them: decided once, here, so that
     # starts run elsewhere by a future plan rebuild the same data)
-    nd$rows <<- nmf_keep_rows(length(nd$x)) || loss == "kl"
+    nd$rows <<- nmf_keep_rows(length(nd$x), call = call) || loss == "kl"
     nd$ptr <<- nmf_ptr(nd)
     invisible()
   }

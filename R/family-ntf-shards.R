@@ -18,6 +18,7 @@
 # run's discarded. (`call`: the fit's, for the sessions' messages; `env`:
 # the frame input errors name)
 ntf_shard_source <- function(x, cluster, files, call, env = rlang::caller_env()) {
+  force(env)  # (the fit's frame, named by errors raised after this returns)
   data <- wd <- nnz <- wsession <- session <- NULL
   count_data <- FALSE
   load <- function(loss, weighted, wargs) {

@@ -528,8 +528,6 @@ check_objective_range <- function(value, scaled, what, reported = list()) {
   invisible()
 }
 
-# x * s^p for s a power of 2, with 0 kept 0 (not 0 * Inf) and the power
-# formed without an intermediate over- or underflow of s^p where possible.
 # The cells of an ntf() fit in memory, as ntf_shard_source() has those of
 # shards: `load(loss, weighted, wargs)` sets `data` (as_aspect_data()'s form;
 # a weighted fit's weighted values), `wd` (the weighted data), `count_data`
@@ -539,6 +537,7 @@ check_objective_range <- function(value, scaled, what, reported = list()) {
 # `fitter_cp()` a start's runs, `loglik_const()`, `finalize`, `discard`
 # and `close()` (no files, nothing to free).
 ntf_memory_source <- function(x, call = rlang::caller_env()) {
+  force(call)  # (the fit's frame, named by errors raised after this returns)
   data <- wd <- nnz <- wsession <- NULL
   count_data <- FALSE
   load <- function(loss, weighted, wargs) {
@@ -583,6 +582,8 @@ ntf_memory_source <- function(x, call = rlang::caller_env()) {
   environment()
 }
 
+# x * s^p for s a power of 2, with 0 kept 0 (not 0 * Inf) and the power
+# formed without an intermediate over- or underflow of s^p where possible.
 rescale_value <- function(x, s, p) {
   if (s == 1 || p == 0) return(x)
   e <- log2(s) * p

@@ -1371,6 +1371,7 @@ shard_progress <- function(hook, verbose, name, max_iter) {
 plsa_shard_backend <- function(x, k, loss, method, q, tempering, normalize, rank1, pr, hook, verbose, callback,
                                max_iter, threads, cluster, call, files) {
   N <- length(x$dims)
+  summ <- shard_summary(x)
   # (coordinate descent of a matrix: nmf()'s; of N-way data, and with a
   # prior, as in memory: that of solvers/cd_pieces.h, ntf_kshard_session())
   cd <- method == "cd" && !rank1 && N == 2 && is.null(pr)
@@ -1417,7 +1418,7 @@ plsa_shard_backend <- function(x, k, loss, method, q, tempering, normalize, rank
   list(fit = session$fit, rank1 = function() session$rank1(), random_start = random_start_lazy, hook = hook,
        finish = finish, close = function() session$close(),
        discard = if (!is.null(files)) function(r) session$discard(r$factors[[1]]),
-       summary = shard_summary(x))
+       summary = summ)
 }
 
 # The sharded EM of one fit: the shards loaded (on the workers, or

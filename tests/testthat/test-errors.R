@@ -149,3 +149,25 @@ test_that("lca_supervised() takes labels of any discrete type and refuses contin
   expect_error(lca_supervised(d, cl[-1]), class = "aspectr_error_input_argument")
   expect_snapshot(lca_supervised(d, cl + 0.1), error = TRUE)
 })
+
+test_that("input errors raised while the data are prepared name the fitter's call, in memory and on shards", {
+  # (the data's place is an object made by the fitter; its checks run after
+  # it is made and must still name nmf() or ntf(), not NULL)
+  set.seed(1)
+  x <- matrix(rpois(60, 3), 12, 5)
+  a <- array(rpois(60, 2), c(5, 4, 3))
+  sh <- shards(list(x[1:6, ], x[7:12, ]))
+  called <- function(expr, fun) {
+    e <- tryCatch(expr, error = identity)
+    expect_s3_class(e, "aspectr_error_input")
+    expect_identical(as.character(conditionCall(e)[[1]]), fun)
+  }
+  called(ntf(-a, 2), "ntf")
+  called(ntf(shards(list(a[1:2, , ], a[3:5, , ])), 2, mode_weights = list(rep(0, 5), NULL, NULL)), "ntf")
+  called(nmf(x, 2, loss = "beta", beta = 0, eps = 0), "nmf")
+  called(nmf(sh, 2, loss = "beta", beta = 0, eps = 0), "nmf")
+  called(nmf(sh, 2, row_weights = rep(0, 12)), "nmf")
+  old <- options(aspectr.transpose_limit = "a")
+  on.exit(options(old), add = TRUE)
+  called(nmf(x, 2, seed = 1), "nmf")
+})

@@ -69,11 +69,14 @@ test_that("symnmf: dense equals sparse, seeds reproduce, threads agree", {
 
 test_that("symnmf() at tiny scales: an L1 penalty in the data's units gives finite fits (H = 0)", {
   # random property case symnmf 98: data near 1e-186 with L1 = 6e-4 in the
-  # data's units and the default coupling max(a)^2. In the fit's units
-  # (a / s, s near max(a)) the coupling is max(a)^2 / s ~ 1e-186 and L1 / s^1.5
+  # data's units and the then default coupling max(a)^2. In the fit's units
+  # (a / s, s near max(a)) the coupling was max(a)^2 / s ~ 1e-186 and L1 / s^1.5
   # ~ 1e276, so the exact NNLS of H given W = 0 solved 1e-186 x = -1e276:
   # the solution overflowed and the substitution's 0 * Inf made H NaN
-  # (objective[1] NaN, or all starts NaN and an aspectr_error_numeric)
+  # (objective[1] NaN, or all starts NaN and an aspectr_error_numeric).
+  # The default coupling is now max(a) (1 to 4 in the fit's units); that
+  # scaled problem is the reference below (A with coupling max(A)^2 cc and
+  # L1 / cc^1.5), which still takes that path
   A <- matrix(c(1.1245577884837985, 0, 1.2486892428714782, 1.0675290136132389,
                 0, 0, 0.54386854241602123, 0,
                 1.2486892428714782, 0.54386854241602123, 0, 1.0171220081392676,

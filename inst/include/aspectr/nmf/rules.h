@@ -351,8 +351,8 @@ inline bool nnls_bpp(const arma::mat& Q, const double* c, double* x, arma::uword
       w.xs[ii] = v / L[ii + ii * np];
     }
     // a solution beyond the double range (c_F of 1e276 on a block of
-    // 1e-186: symnmf's L1 penalty, not scaled with data near 1e-186, against
-    // its default coupling max(a)^2, which is) overflows to +-Inf, and the
+    // 1e-186: symnmf's L1 penalty against a coupling of 1e-186 in the fit's
+    // units) overflows to +-Inf, and the
     // substitutions' 0 * Inf make it NaN: coordinate descent takes such a
     // step as it is (x_r - g_r / q_r = -Inf clamps to the bound 0)
     for (arma::uword j = 0; j < np; ++j)

@@ -14,7 +14,8 @@
 # the same data and start up to rounding.
 
 plsa_weighted_shards <- function(x, k, method, q, init, nrun, max_iter, tol, seed, threads, verbose, wargs, call,
-                                 env, cluster, loss = "tsallis", normalize = TRUE) {
+                                 env, cluster, loss = "tsallis", normalize = TRUE,
+                                 stg = list(short_iter = 0, short_keep = NULL)) {
   l2 <- loss == "l2"
   N <- length(x$dims)
   check_tensor_shards(x, "plsa", env)
@@ -25,6 +26,7 @@ plsa_weighted_shards <- function(x, k, method, q, init, nrun, max_iter, tol, see
                                    option_args = if (!is.na(given)) c(mask = given))
   q <- check_number(q, "q", 0, 1, lower_open = TRUE, upper_open = TRUE, call = env)
   ctl <- check_fit_controls(nrun, max_iter, tol, seed, threads, verbose, call = env)
+  stg <- check_staging(stg$short_iter, stg$short_keep, ctl$nrun, call = env)
   cluster <- check_cluster(cluster, x, call = env)
   # the weights (matrices: nmf()'s; N-way data: ntf()'s, as in memory) and
   # each shard's part of them, in one form: d, v (per mode), eidx (N x |E|,
@@ -88,17 +90,17 @@ plsa_weighted_shards <- function(x, k, method, q, init, nrun, max_iter, tol, see
     if (op == "gather") return(list(F0 = gather()))
     run(op, input)
   }
-  runs <- lapply(inits, function(init) {
+  fit_start <- function(init, iters) {
     F0 <- as.matrix(init$factors[[1]])
     eng$each("wq_start", function(g) {
       list(ids = g, global = global, F0 = lapply(g, function(i) t(F0[shard_rows(x, i), , drop = FALSE])))
     })
     shared <- lapply(init$factors[-1], function(f) t(as.matrix(f)))
     r <- if (l2) {
-      cpp_wl2_pieces_fit(fn, as.numeric(init$lambda), shared, vall, !normalize, as.integer(ctl$max_iter), ctl$tol,
+      cpp_wl2_pieces_fit(fn, as.numeric(init$lambda), shared, vall, !normalize, as.integer(iters), ctl$tol,
                          ctl$threads, hook)
     } else {
-      cpp_wqem_pieces_fit(fn, as.numeric(init$lambda), shared, q, as.integer(ctl$max_iter), ctl$tol, ctl$threads,
+      cpp_wqem_pieces_fit(fn, as.numeric(init$lambda), shared, q, as.integer(iters), ctl$tol, ctl$threads,
                           hook, FALSE, method, init$squarem_bound %||% 1)
     }
     lam <- as.numeric(r$lambda)
@@ -116,10 +118,12 @@ plsa_weighted_shards <- function(x, k, method, q, init, nrun, max_iter, tol, see
     list(lambda = lam, factors = c(list(gather()), lapply(r$factors, t)), objective = r$objective, initial = r$initial,
          iterations = r$iterations, converged = r$converged, stopped = r$stopped, mass = mass, kl = kl,
          squarem_bound = r$squarem_bound)
-  })
-  values <- vapply(runs, run_value, numeric(1))
-  best <- best_run(values, "plsa() fit")
-  res <- runs[[best]]
+  }
+  # (one start at a time on the shards' session; staged as in memory)
+  out <- fit_pipeline(inits, fit_start, resume_start, hook, ctl, stg, "plsa()", sequential = TRUE, call = env)
+  values <- out$values
+  best <- out$best
+  res <- out$res
   eng$drop()
   fit <- new_plsa(res, list(dims = x$dims, dimnames = x$dimnames, total = if (l2) T else T / res$mass, nnz = cells),
                   k = k, loss = loss, q = if (l2) NA_real_ else q, tempering = 1, run = best, values = values,

@@ -16,7 +16,7 @@ plsa_weighted_nway <- function(x) {
 
 # The checks every loss shares, then the fit of the loss.
 plsa_weighted <- function(x, k, loss, method, q, normalize, init, nrun, max_iter, tol, seed, threads, verbose,
-                          given, wargs, call, env = rlang::caller_env(), cluster = NULL) {
+                          short_iter, short_keep, given, wargs, call, env = rlang::caller_env(), cluster = NULL) {
   # (N-way shards: the weighted KL fit is ntf()'s coordinate descent
   # normalized, which ntf() runs on shards)
   nway <- if (inherits(x, "aspectr_shards")) length(x$dims) > 2 else plsa_weighted_nway(x)
@@ -36,16 +36,17 @@ plsa_weighted <- function(x, k, loss, method, q, normalize, init, nrun, max_iter
     # the weighted q-EM or L2 block updates on the shards where they are
     # (R/family-plsa-weights-shards.R)
     return(plsa_weighted_shards(x, k, method, q, init, nrun, max_iter, tol, seed, threads, verbose, wargs, call,
-                                env, cluster, loss = loss, normalize = normalize))
+                                env, cluster, loss = loss, normalize = normalize,
+                                stg = list(short_iter = short_iter, short_keep = short_keep)))
   }
   if (loss == "kl") {
     # (shards: nmf()'s weighted fit of shards, on `cluster` when given)
     if (inherits(x, "aspectr_shards")) wargs$cluster <- check_cluster(cluster, x)
     return(plsa_weighted_kl(x, k, method, init, nrun, max_iter, tol, seed, threads, verbose, wargs, call, env,
-                            nway))
+                            nway, stg = list(short_iter = short_iter, short_keep = short_keep)))
   }
   plsa_weighted_fit(x, k, loss, method, q, normalize, init, nrun, max_iter, tol, seed, threads, verbose,
-                    wargs, call, env, nway)
+                    wargs, call, env, nway, stg = list(short_iter = short_iter, short_keep = short_keep))
 }
 
 # The weights per index of each mode: `mode_weights` (a list, one entry per
@@ -101,7 +102,7 @@ plsa_mode_weights <- function(x, wargs, nway, call) {
 # (both shares normalized over them): with T = sum x~, the weighted
 # divergence D and S = sum omega v, (D + T - S) / T + log(S / T)
 plsa_weighted_kl <- function(x, k, method, init, nrun, max_iter, tol, seed, threads, verbose, wargs, call, env,
-                             nway = FALSE) {
+                             nway = FALSE, stg = list(short_iter = 0, short_keep = NULL)) {
   if (!is.null(method) && !identical(method, "cd")) {
     abort_input("{.arg method} must be {.val cd} (or {.code NULL}) with missing cells, masks or weights, not {describe(method)}.",
                 "argument", arg = "method", call = env)
@@ -110,7 +111,8 @@ plsa_weighted_kl <- function(x, k, method, init, nrun, max_iter, tol, seed, thre
     abort_input("{.arg init} must be {.val random} or a list of starting factors with missing cells, masks or weights, not {describe(init)}.",
                 "argument", arg = "init", call = env)
   }
-  if (nway) return(plsa_weighted_kl_nway(x, k, init, nrun, max_iter, tol, seed, threads, verbose, wargs, call, env))
+  if (nway) return(plsa_weighted_kl_nway(x, k, init, nrun, max_iter, tol, seed, threads, verbose, wargs, call, env,
+                                         stg))
   nmf_init <- "random"
   if (is.list(init) && !inherits(init, "aspectr_fit")) {
     # pLSA factors (documents, terms, weights) as W = P(d|z) diag(lambda), H = P(w|z)'
@@ -120,13 +122,15 @@ plsa_weighted_kl <- function(x, k, method, init, nrun, max_iter, tol, seed, thre
   }
   fit <- plsa_quiet_convergence(do.call(nmf, c(list(x, k, loss = "kl", method = "cd", init = nmf_init, nrun = nrun,
                                                     max_iter = max_iter, tol = tol, seed = seed, threads = threads,
-                                                    verbose = verbose), wargs)))
+                                                    verbose = verbose), stg, wargs)))
   out <- as_plsa(fit)
   tot <- fit$total; D <- fit$divergence; S <- fit$weighting$mass
   out$value <- out$kl <- (D + tot - S) / tot + log(S / tot)
   # the trace: coordinate descent rescales the model to S = T every
   # iteration, so each value is D / T
   out$objective <- fit$objective / tot
+  out$run <- fit$run
+  out$run_values <- fit$run_values / tot
   out$initial <- NA_real_
   out$method <- "cd"
   out$weighting <- fit$weighting
@@ -144,7 +148,8 @@ plsa_quiet_convergence <- function(expr) {
 # columns sum to 1, the components' masses in its weights), as the aspect
 # model: lambda the weights on the simplex (a component of no mass: weight 0
 # and uniform columns); the value and trace as the matrix's
-plsa_weighted_kl_nway <- function(x, k, init, nrun, max_iter, tol, seed, threads, verbose, wargs, call, env) {
+plsa_weighted_kl_nway <- function(x, k, init, nrun, max_iter, tol, seed, threads, verbose, wargs, call, env,
+                                  stg = list(short_iter = 0, short_keep = NULL)) {
   sharded <- inherits(x, "aspectr_shards")
   if (sharded) {
     # the weights' parts (ntf() gives each shard those of its cells; the
@@ -172,7 +177,7 @@ plsa_weighted_kl_nway <- function(x, k, init, nrun, max_iter, tol, seed, threads
   fit <- plsa_quiet_convergence(do.call(ntf, c(list(x, k, loss = "kl", method = "cd", init = ntf_init,
                                                     nrun = ctl$nrun, max_iter = ctl$max_iter, tol = ctl$tol,
                                                     seed = ctl$seed, threads = ctl$threads, verbose = ctl$verbose),
-                                               wargs)))
+                                               stg, wargs)))
   w <- as.numeric(fit$weights)
   factors <- lapply(fit$factors, function(f) {
     f <- unname(as.matrix(f))
@@ -276,10 +281,11 @@ plsa_weighted_data <- function(x, loss, wargs, call, nway = FALSE) {
 # the model's share of them, both normalized over them with their weights;
 # for L2, 1/2 sum omega (g - p)^2 with P on the simplex)
 plsa_weighted_fit <- function(x, k, loss, method, q, normalize, init, nrun, max_iter, tol, seed, threads, verbose,
-                              wargs, call, env, nway = FALSE) {
+                              wargs, call, env, nway = FALSE, stg = list(short_iter = 0, short_keep = NULL)) {
   method <- match_option(method %||% plsa_methods(loss, 1)[1], plsa_methods(loss, 1), "method", call = env)
   q <- check_number(q, "q", 0, 1, lower_open = TRUE, upper_open = TRUE, call = env)
   ctl <- check_fit_controls(nrun, max_iter, tol, seed, threads, verbose, call = env)
+  stg <- check_staging(stg$short_iter, stg$short_keep, ctl$nrun, call = env)
   dat <- plsa_weighted_data(x, loss, wargs, env, nway)
   wd <- dat$wd
   dims <- dat$dims
@@ -289,15 +295,17 @@ plsa_weighted_fit <- function(x, k, loss, method, q, normalize, init, nrun, max_
   start <- proc.time()[["elapsed"]]
   inits <- with_seed(ctl$seed, lapply(seq_len(ctl$nrun), function(i) random_start(dims, k)))
   if (!is.null(first)) inits[[1]] <- first
-  runs <- lapply(inits, function(init) {
+  fit_start <- function(init, iters) {
     cpp_plsa_weighted_fit(dat$idx, dat$g, dat$omega, dims, dat$d, dat$v, dat$eidx, dat$ev,
                           as.numeric(init$lambda), lapply(init$factors, as.matrix), loss,
-                          if (loss == "tsallis") q else 0.5, ctl$max_iter, ctl$tol, ctl$threads, ctl$verbose,
+                          if (loss == "tsallis") q else 0.5, iters, ctl$tol, ctl$threads, ctl$verbose,
                           !normalize, method, init$squarem_bound %||% 1)
-  })
-  values <- vapply(runs, run_value, numeric(1))
-  best <- best_run(values, "plsa() fit")
-  res <- runs[[best]]
+  }
+  # (the staged restarts of short_iter and short_keep, as without weights)
+  out <- fit_pipeline(inits, fit_start, resume_start, NULL, ctl, stg, "plsa()", call = env)
+  values <- out$values
+  best <- out$best
+  res <- out$res
   # D(G_o || P_o): the counted cells' shares of the data and of the model,
   # both with their weights (mass: sum omega p of the model)
   lam <- as.numeric(res$lambda)

@@ -452,6 +452,7 @@ plsa <- function(x, k, loss = c("kl", "tsallis", "l2"), method = NULL, q = 0.5, 
                       (is.array(x) && length(dim(x)) > 2 && ntf_is_weighted(x, NULL, NULL, NULL, NULL)))) {
     # missing cells and weights (R/plsa-weights.R)
     return(plsa_weighted(x, k, loss, method, q, normalize, init, nrun, max_iter, tol, seed, threads, verbose,
+                         short_iter, short_keep,
                          list(tempering = tempering != 1, prior = !is.null(prior), seeds = !is.null(seeds),
                               callback = !is.null(callback),
                               cluster = !is.null(cluster) && !inherits(x, "aspectr_shards"),

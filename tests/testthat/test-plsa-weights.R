@@ -319,3 +319,35 @@ test_that("a KL fit whose factors all vanish has no pLSA form: a classed error, 
   res <- tryCatch(suppressWarnings(plsa(x, 3, weights = w, seed = 1)), error = identity)
   if (inherits(res, "error")) expect_s3_class(res, "aspectr_error_numeric") else expect_s3_class(res, "aspectr_plsa")
 })
+
+test_that("weighted fits stage their restarts (short_iter, short_keep) as unweighted ones", {
+  # (short_iter and short_keep were not passed on: every start ran max_iter)
+  set.seed(1)
+  x <- matrix(rpois(40 * 20, 3), 40, 20)
+  w <- matrix(runif(800, 0.5, 2), 40, 20)
+  a3 <- array(rpois(12 * 8 * 5, 2), c(12, 8, 5))
+  w3 <- list(runif(12, 0.5, 2), NULL, NULL)
+  cases <- list(
+    tsallis = list(x = x, loss = "tsallis", w = list(weights = w)),
+    tsallis_shards = list(x = shards(list(x[1:15, ], x[16:40, ])), loss = "tsallis", w = list(weights = w)),
+    l2 = list(x = x, loss = "l2", w = list(weights = w)),
+    l2_shards = list(x = shards(list(x[1:15, ], x[16:40, ])), loss = "l2", w = list(weights = w)),
+    kl = list(x = x, loss = "kl", w = list(weights = w)),
+    kl_nway = list(x = a3, loss = "kl", w = list(mode_weights = w3)))
+  for (nm in names(cases)) {
+    cs <- cases[[nm]]
+    fit <- function(...) suppressMessages(do.call(plsa, c(list(cs$x, 3, loss = cs$loss, nrun = 4, tol = 0, seed = 1),
+                                                        cs$w, list(...))))
+    full <- fit(max_iter = 30)
+    short <- fit(max_iter = 2)
+    staged <- fit(max_iter = 30, short_iter = 2, short_keep = 1)
+    # the best start after 2 iterations goes on to 30, as if uninterrupted;
+    # the others stop at 2
+    best <- which.min(short$run_values)
+    expect_identical(staged$run, best, label = nm)
+    expect_equal(staged$run_values[best], full$run_values[best], tolerance = 1e-10, label = nm)
+    expect_equal(staged$run_values[-best], short$run_values[-best], tolerance = 1e-12, label = nm)
+    expect_identical(staged$iterations, 30L, label = nm)
+    expect_length(staged$objective, 30)
+  }
+})

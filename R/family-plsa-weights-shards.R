@@ -129,8 +129,11 @@ plsa_weighted_shards <- function(x, k, method, q, init, nrun, max_iter, tol, see
                   k = k, loss = loss, q = if (l2) NA_real_ else q, tempering = 1, run = best, values = values,
                   time = proc.time()[["elapsed"]] - start, threads = ctl$threads, seed = ctl$seed, call = call,
                   summary = shard_summary(x))
-  fit$weighting <- list(type = wc$type, base = wc$d, left_out = wc$left_out,
-                        observed = if (wc$d == 0) nmf_observed_pattern(wc, x$dims, x$dimnames))
+  # (as in memory: nmf()'s record of the weights for a matrix, ntf()'s for
+  # N-way data, whose cells left out augment() lists)
+  fit$weighting <- if (N > 2) ntf_weighting(wc) else
+    list(type = wc$type, base = wc$d, left_out = wc$left_out,
+         observed = if (wc$d == 0) nmf_observed_pattern(wc, x$dims, x$dimnames))
   fit <- plsa_fields(fit, normalize, method, count_data)
   fit$shards <- length(x$sources)
   finish_progress(fit, ctl$verbose, "plsa()", ctl$max_iter, ctl$tol)

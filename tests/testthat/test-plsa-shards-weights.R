@@ -156,7 +156,8 @@ test_that("N-way data in shards with masks and weights give the in-memory weight
   W <- array(stats::runif(length(y), 0.2, 2), dim(y))
   mw <- list(NULL, c(1, 2, 1, 0.5, 1), NULL)
   cases <- list(list(mask = M), list(mask = M, mode_weights = mw), list(weights = W),
-                list(mask = M, row_weights = stats::runif(12, 0.5, 2)))
+                list(mask = M, row_weights = stats::runif(12, 0.5, 2)),
+                list(observed = which(y > 0 & !M, arr.ind = TRUE)))
   for (i in seq_along(cases)) {
     args <- c(list(loss = "tsallis", method = "em", q = 0.7, seed = 2, max_iter = 300, tol = 1e-7), cases[[i]])
     ref <- do.call(plsa, c(list(y, 3), args))
@@ -167,6 +168,14 @@ test_that("N-way data in shards with masks and weights give the in-memory weight
       expect_same_wq(fit, ref, info = info)
       expect_equal(unname(fit$factors[[3]]), unname(ref$factors[[3]]), tolerance = 1e-10, info = info)
       expect_true(all(diff(fit$objective) <= 1e-12 * abs(fit$objective[-1])), info = info)
+      # the record of the weights as in memory (shards gave a matrix's:
+      # augment() listed no cell left out, and observed = failed with R's
+      # "invalid 'dims'"), so augment() lists the same cells, imputed alike
+      expect_identical(fit$weighting, ref$weighting, info = info)
+      a_fit <- augment(fit); a_ref <- augment(ref)
+      expect_identical(a_fit[1:5], a_ref[1:5], info = info)
+      expect_equal(a_fit$.fitted, a_ref$.fitted, tolerance = 1e-9, info = info)
+      if (!is.null(cases[[i]]$mask)) expect_identical(sum(!a_fit$observed), sum(M), info = info)
     }
   }
   # from files, out of core

@@ -74,6 +74,8 @@ nmf_shard_source <- function(x, loss, beta, method, accelerate, weighted, wargs,
       nd$total <<- ws$st / s
       nd$row_totals <<- ws$rowtot / s
       nd$neg_entropy <<- ws$sxlx / ws$st - log(ws$st)
+      # (the cells of positive weighted value, as the weighted matrix's)
+      nd$nnz <<- ws$nnz
       wk <<- list(wx2 = ws$sx2 / s^2, klc = (ws$sxl - ws$st * log(s) - ws$st) / s, total = ws$st / s)
     }
     if (loss == "beta") {
@@ -219,6 +221,7 @@ nmf_shard_session <- function(x, cluster, threads, loss, method, s, L1s, L2s, ep
     list(sx2 = sum(vapply(sums, `[[`, numeric(1), "sx2")), sxl = sum(vapply(sums, `[[`, numeric(1), "sxl")),
          st = sum(vapply(sums, `[[`, numeric(1), "st")), top = max(vapply(sums, `[[`, numeric(1), "top")),
          sxlx = sum(vapply(sums, `[[`, numeric(1), "sxlx")),
+         nnz = sum(vapply(sums, `[[`, numeric(1), "nnz")),
          rowtot = unlist(lapply(sums, `[[`, "rowtot"), use.names = FALSE))
   }
   # The weights of a weighted beta-divergence fit (nmf_weight_cells()'s

@@ -36,7 +36,7 @@ ntf_weighted_x <- function(x, call) {
     ij <- x$index
     storage.mode(ij) <- "integer"
     return(list(ij = ij[!na & v != 0, , drop = FALSE], v = v[!na & v != 0], dims = as.integer(x$dims),
-                dimnames = x$dimnames, na = if (any(na)) ij[na, , drop = FALSE]))
+                dimnames = ntf_dimnames(x$dimnames, length(x$dims)), na = if (any(na)) ij[na, , drop = FALSE]))
   }
   if (methods::is(x, "sparseMatrix")) {
     x <- methods::as(methods::as(methods::as(x, "CsparseMatrix"), "generalMatrix"), "dMatrix")
@@ -45,7 +45,7 @@ ntf_weighted_x <- function(x, call) {
     na <- is.na(s$x)
     keep <- !na & s$x != 0
     return(list(ij = ij[keep, , drop = FALSE], v = as.numeric(s$x[keep]), dims = as.integer(dim(x)),
-                dimnames = ntf_dimnames(dimnames(x)), na = if (any(na)) ij[na, , drop = FALSE]))
+                dimnames = ntf_dimnames(dimnames(x), 2L), na = if (any(na)) ij[na, , drop = FALSE]))
   }
   if (!is.array(x) || length(dim(x)) < 2 || !(is.numeric(x) || is.logical(x))) {
     abort_input("{.arg x} must be a numeric array or matrix, a sparse {.cls Matrix} or a sparse tensor ({.fn sptensor}) when {.arg mask}, {.arg observed} or weights are given, or when it has missing values, not {describe(x)}.",
@@ -60,12 +60,13 @@ ntf_weighted_x <- function(x, call) {
   storage.mode(x) <- "double"
   na <- which(is.na(x), arr.ind = TRUE)
   nz <- which(!is.na(x) & x != 0, arr.ind = TRUE)
-  list(ij = unname(nz), v = x[nz], dims = dims, dimnames = ntf_dimnames(dimnames(x)),
+  list(ij = unname(nz), v = x[nz], dims = dims, dimnames = ntf_dimnames(dimnames(x), length(dims)),
        na = if (nrow(na)) unname(na))
 }
 
-ntf_dimnames <- function(dn) {
-  if (is.null(dn)) return(NULL)
+# (no names: a NULL for every mode, as the unweighted data and shards have)
+ntf_dimnames <- function(dn, N) {
+  if (is.null(dn)) return(vector("list", N))
   lapply(dn, function(d) if (is.null(d)) NULL else as.character(d))
 }
 

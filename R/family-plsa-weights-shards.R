@@ -50,10 +50,12 @@ plsa_weighted_shards <- function(x, k, method, q, init, nrun, max_iter, tol, see
   # their weighted total
   res <- eng$each("wq_set", function(g) list(ids = g, w = parts[g], offset = offsets[g], q = q, loss = loss))
   sums <- numeric(0); xsums <- numeric(0); cells <- 0
+  summ <- vector("list", length(x$rows))
   for (a in res) {
     sums <- c(sums, a$sums)
     xsums <- c(xsums, a$xsums)
     cells <- cells + sum(a$cells)
+    summ[a$ids] <- a$summ
   }
   # (G = x / T: Tsallis T = sum omega x, L2 T = sum x over the cells that
   # count, as in memory)
@@ -128,7 +130,7 @@ plsa_weighted_shards <- function(x, k, method, q, init, nrun, max_iter, tol, see
   fit <- new_plsa(res, list(dims = x$dims, dimnames = x$dimnames, total = if (l2) T else T / res$mass, nnz = cells),
                   k = k, loss = loss, q = if (l2) NA_real_ else q, tempering = 1, run = best, values = values,
                   time = proc.time()[["elapsed"]] - start, threads = ctl$threads, seed = ctl$seed, call = call,
-                  summary = shard_summary(x))
+                  summary = wqem_summary(summ))
   # (as in memory: nmf()'s record of the weights for a matrix, ntf()'s for
   # N-way data, whose cells left out augment() lists)
   fit$weighting <- if (N > 2) ntf_weighting(wc) else
@@ -137,6 +139,24 @@ plsa_weighted_shards <- function(x, k, method, q, init, nrun, max_iter, tol, see
   fit <- plsa_fields(fit, normalize, method, count_data)
   fit$shards <- length(x$sources)
   finish_progress(fit, ctl$verbose, "plsa()", ctl$max_iter, ctl$tol)
+}
+
+# The summary of the counted cells of every shard (their parts from
+# "wq_set", in the shards' order): sum g log g of G = x / T over them (T
+# their total; each shard's part in units of its largest value, so that no
+# sum overflows) and the documents' totals
+wqem_summary <- function(parts) {
+  tops <- vapply(parts, `[[`, numeric(1), "top")
+  a <- vapply(parts, `[[`, numeric(1), "a")
+  b <- vapply(parts, `[[`, numeric(1), "b")
+  M <- max(tops)
+  u <- (tops / M) * a  # each shard's total in units of M
+  U <- sum(u)
+  share <- u / U
+  # sum over a shard's cells of g log g = share (b / a + log(top / T)),
+  # T = M U
+  part <- ifelse(share > 0, share * (b / a + log(tops / M) - log(U)), 0)
+  list(neg_entropy = sum(part), doc_totals = unlist(lapply(parts, `[[`, "doc"), use.names = FALSE))
 }
 
 # The weighted q-EM's operations on a store (shard_op_run()):
@@ -168,6 +188,13 @@ shard_wqem_op <- function(st, held, op, args) {
       out$sums <- c(out$sums, sum(cw$omega * cw$x))
       out$xsums <- c(out$xsums, sum(cw$x))
       out$cells <- c(out$cells, length(cw$x))
+      # (the summary of the counted cells, as new_plsa() makes that of the
+      # in-memory fit's: sum g log g in parts scaled by the shard's largest
+      # value, the documents' totals)
+      top <- if (length(cw$x)) max(cw$x) else 0
+      xs <- if (top > 0) cw$x / top else numeric(0)
+      out$summ <- c(out$summ, list(list(top = top, a = sum(xs), b = sum(xs * log(xs)),
+                                        doc = tabulate_weighted(cw$idx[1, ] + 1L, cw$x, h$rows))))
       rm(d)
     }
     return(out)

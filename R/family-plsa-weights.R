@@ -157,7 +157,9 @@ plsa_weighted_kl_nway <- function(x, k, init, nrun, max_iter, tol, seed, threads
     wd <- ntf_weight_cells(x$dims, NULL, wargs$mask, wargs$observed, wargs$weights, wargs$mode_weights, env)
     wd$dims <- x$dims
     k <- plsa_weighted_k(k, x$dims, x$nnz, env)
-    count_data <- FALSE
+    # (as in memory: whether the values are counts, without the warning of
+    # a likelihood)
+    count_data <- shard_count_data(x, "plsa", likelihood = FALSE, call = env)
   } else {
     wd <- do.call(ntf_weighted_data, c(list(x), wargs, list(call = env)))
     if (!length(wd$tv)) {

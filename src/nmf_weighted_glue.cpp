@@ -223,7 +223,8 @@ void shard_cells(const Rcpp::IntegerMatrix& idx, const Rcpp::NumericVector& val,
 }  // namespace
 
 // A shard's sums under the weights, unscaled: sum x~ x, sum x~ log x,
-// sum x~, max x~, sum x~ log x~ and its rows' sums of x~ (cells with x~ > 0)
+// sum x~, max x~, sum x~ log x~, its rows' sums of x~ and the number of cells with
+// x~ > 0 (the cells summed)
 // [[Rcpp::export]]
 Rcpp::List cpp_nmf_wshard_sums(Rcpp::IntegerMatrix idx, Rcpp::NumericVector val, Rcpp::IntegerVector dims, double d,
                                Rcpp::NumericVector r, Rcpp::NumericVector c, Rcpp::IntegerVector ei,
@@ -232,7 +233,7 @@ Rcpp::List cpp_nmf_wshard_sums(Rcpp::IntegerMatrix idx, Rcpp::NumericVector val,
   shard_cells(idx, val, row, col);
   const aspectr::nmf::CellWeights w = cell_weights(dims[0], dims[1], d, r, c, ei, ej, ev);
   const std::vector<double> xt = aspectr::nmf::weighted_values(w, row.data(), col.data(), val.begin(), row.size());
-  double sx2 = 0.0, sxl = 0.0, st = 0.0, top = 0.0, sxlx = 0.0;
+  double sx2 = 0.0, sxl = 0.0, st = 0.0, top = 0.0, sxlx = 0.0, nnz = 0.0;
   Rcpp::NumericVector rowtot(dims[0]);
   for (std::size_t t = 0; t < xt.size(); ++t) {
     const double v = xt[t], x = val[t];
@@ -243,9 +244,11 @@ Rcpp::List cpp_nmf_wshard_sums(Rcpp::IntegerMatrix idx, Rcpp::NumericVector val,
     top = std::max(top, v);
     sxlx += v * std::log(v);
     rowtot[row[t]] += v;
+    nnz += 1.0;
   }
   return Rcpp::List::create(Rcpp::Named("sx2") = sx2, Rcpp::Named("sxl") = sxl, Rcpp::Named("st") = st,
-                            Rcpp::Named("top") = top, Rcpp::Named("sxlx") = sxlx, Rcpp::Named("rowtot") = rowtot);
+                            Rcpp::Named("top") = top, Rcpp::Named("sxlx") = sxlx, Rcpp::Named("rowtot") = rowtot,
+                            Rcpp::Named("nnz") = nnz);
 }
 
 // The weighted values of a shard's cells (x~ = r_i c_j (d + delta_ij) x,

@@ -141,8 +141,18 @@ plsa_weighted_shards <- function(x, k, method, q, init, nrun, max_iter, tol, see
   finish_progress(fit, ctl$verbose, "plsa()", ctl$max_iter, ctl$tol)
 }
 
+# A shard's part of the summary of the counted cells (`idx`, N x cells,
+# 0-based, rows counted in the shard; their values `x`; `rows` the shard's):
+# sum g log g in units of the shard's largest value, and the documents'
+# totals
+counted_summary_part <- function(idx, x, rows) {
+  top <- if (length(x)) max(x) else 0
+  xs <- if (top > 0) x / top else numeric(0)
+  list(top = top, a = sum(xs), b = sum(xs * log(xs)), doc = tabulate_weighted(idx[1, ] + 1L, x, rows))
+}
+
 # The summary of the counted cells of every shard (their parts from
-# "wq_set", in the shards' order): sum g log g of G = x / T over them (T
+# counted_summary_part(), in the shards' order): sum g log g of G = x / T over them (T
 # their total; each shard's part in units of its largest value, so that no
 # sum overflows) and the documents' totals
 wqem_summary <- function(parts) {
@@ -189,12 +199,8 @@ shard_wqem_op <- function(st, held, op, args) {
       out$xsums <- c(out$xsums, sum(cw$x))
       out$cells <- c(out$cells, length(cw$x))
       # (the summary of the counted cells, as new_plsa() makes that of the
-      # in-memory fit's: sum g log g in parts scaled by the shard's largest
-      # value, the documents' totals)
-      top <- if (length(cw$x)) max(cw$x) else 0
-      xs <- if (top > 0) cw$x / top else numeric(0)
-      out$summ <- c(out$summ, list(list(top = top, a = sum(xs), b = sum(xs * log(xs)),
-                                        doc = tabulate_weighted(cw$idx[1, ] + 1L, cw$x, h$rows))))
+      # in-memory fit's)
+      out$summ <- c(out$summ, list(counted_summary_part(cw$idx, cw$x, h$rows)))
       rm(d)
     }
     return(out)

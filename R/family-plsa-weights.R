@@ -197,10 +197,25 @@ plsa_weighted_kl_nway <- function(x, k, init, nrun, max_iter, tol, seed, threads
     list(dims = wd$dims, dimnames = wd$dimnames, total = tot, idx = wd$idx, val = wd$xv)
   out <- new_plsa(res, data, k = k, loss = "kl", q = NA_real_, tempering = 1, run = fit$run,
                   values = fit$run_values / tot, time = fit$time,
-                  threads = ctl$threads, seed = ctl$seed, call = call, summary = if (sharded) shard_summary(x))
+                  threads = ctl$threads, seed = ctl$seed, call = call,
+                  summary = if (sharded) plsa_shards_counted_summary(x, wd))
   out$value <- kl
   out$weighting <- c(fit$weighting, list(mass = S))
   finish_progress(plsa_fields(out, TRUE, "cd", count_data), FALSE, "plsa()", ctl$max_iter, ctl$tol)
+}
+
+# The summary of the cells of shards `x` that an N-way weighted fit counts
+# (positive weighted value under ntf_weight_cells()'s `wd`), as new_plsa()
+# makes that of the in-memory fit's cells: each shard read here once (as
+# NNDSVD reads the shards of a weighted nmf(), shard_nmf_each())
+plsa_shards_counted_summary <- function(x, wd) {
+  parts <- ntf_shard_weight_parts(x, wd)
+  wqem_summary(lapply(seq_along(x$rows), function(i) {
+    src <- unclass(x)$sources[[i]]
+    cw <- tryCatch(ntf_wshard_cells(shard_data(src), parts[[i]], x$rows[i]),
+                   error = function(e) abort_shard(src, "failed: {conditionMessage(e)}"))
+    counted_summary_part(cw$idx, cw$xv, x$rows[i])
+  }))
 }
 
 # k of a weighted fit: as without weights, at most the smaller dimension

@@ -143,29 +143,21 @@ plsa_weighted_shards <- function(x, k, method, q, init, nrun, max_iter, tol, see
 
 # A shard's part of the summary of the counted cells (`idx`, N x cells,
 # 0-based, rows counted in the shard; their values `x`; `rows` the shard's):
-# sum g log g in units of the shard's largest value, and the documents'
-# totals
+# new_plsa()'s summary of them (cpp_data_summary()), their largest value
+# and their total in units of it
 counted_summary_part <- function(idx, x, rows) {
-  top <- if (length(x)) max(x) else 0
-  xs <- if (top > 0) x / top else numeric(0)
-  list(top = top, a = sum(xs), b = sum(xs * log(xs)), doc = tabulate_weighted(idx[1, ] + 1L, x, rows))
+  if (!length(x)) return(list(top = 0, scaled = 0, neg = 0, doc = numeric(rows)))
+  s <- cpp_data_summary(idx, x, rows)
+  top <- max(x)
+  list(top = top, scaled = sum(x / top), neg = s$neg_entropy, doc = s$doc_totals)
 }
 
 # The summary of the counted cells of every shard (their parts from
-# counted_summary_part(), in the shards' order): sum g log g of G = x / T over them (T
-# their total; each shard's part in units of its largest value, so that no
-# sum overflows) and the documents' totals
+# counted_summary_part(), in the shards' order), joined as the shards'
+# summaries are (glogg_join())
 wqem_summary <- function(parts) {
-  tops <- vapply(parts, `[[`, numeric(1), "top")
-  a <- vapply(parts, `[[`, numeric(1), "a")
-  b <- vapply(parts, `[[`, numeric(1), "b")
-  M <- max(tops)
-  u <- (tops / M) * a  # each shard's total in units of M
-  U <- sum(u)
-  share <- u / U
-  # sum over a shard's cells of g log g = share (b / a + log(top / T)),
-  # T = M U
-  part <- ifelse(share > 0, share * (b / a + log(tops / M) - log(U)), 0)
+  part <- glogg_join(vapply(parts, `[[`, numeric(1), "top"), vapply(parts, `[[`, numeric(1), "scaled"),
+                     vapply(parts, `[[`, numeric(1), "neg"))
   list(neg_entropy = sum(part), doc_totals = unlist(lapply(parts, `[[`, "doc"), use.names = FALSE))
 }
 

@@ -1531,10 +1531,15 @@ shard_summary <- function(x) {
 
 # every shard's part of sum g log g
 shard_glogg <- function(x) {
-  tops <- vapply(x$meta, function(m) m$top, numeric(1))
-  sc <- vapply(x$meta, function(m) m$scaled, numeric(1))
+  glogg_join(vapply(x$meta, function(m) m$top, numeric(1)), vapply(x$meta, function(m) m$scaled, numeric(1)),
+             vapply(x$meta, function(m) m$neg_entropy, numeric(1)))
+}
+
+# Each part's share of sum g log g over the cells of several parts (G the
+# cells over their joint total), from each part's largest value `tops`, its
+# total in units of it `sc` and its own sum g log g `neg` (G over its total)
+glogg_join <- function(tops, sc, neg) {
   share <- sc * tops / sum(sc * tops)
-  neg <- vapply(x$meta, function(m) m$neg_entropy, numeric(1))
   ifelse(share > 0, share * (neg + log(share)), 0)
 }
 

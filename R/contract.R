@@ -38,7 +38,7 @@ fitted_data <- function(object, data, call = rlang::caller_env()) {
 # the terms of the model at the non-zero cells of d: nnz x k, term r being
 # weight_r prod_n U_n[i_n, r]
 cell_terms <- function(factors, weights, d) {
-  p <- matrix(weights, ncol(d$idx), length(weights), byrow = TRUE)
+  p <- rows_of(weights, ncol(d$idx))
   for (n in seq_along(factors)) p <- p * factors[[n]][d$idx[n, ] + 1L, , drop = FALSE]
   p
 }

@@ -186,7 +186,8 @@ lcr_unscale <- function(fit, X, m) {
 
 # Multinomial-logit class priors: N x k, class 1 the reference.
 lcr_prior <- function(X, beta) {
-  eta <- cbind(0, X %*% beta)
+  xb <- X %*% beta
+  eta <- cbind(numeric(nrow(xb)), xb)
   eta <- eta - eta[cbind(seq_len(nrow(eta)), max.col(eta, ties.method = "first"))]
   e <- exp(eta)
   e / rowSums(e)

@@ -678,7 +678,7 @@ finish_lca <- function(fit, prep, supervised, se = TRUE) {
 
 # Model probability of complete cells (index matrix, 1-based).
 cell_probability <- function(object, index) {
-  p <- matrix(object$lambda, nrow(index), object$k, byrow = TRUE)
+  p <- rows_of(object$lambda, nrow(index))
   for (n in seq_len(ncol(index))) p <- p * object$factors[[n]][index[, n], , drop = FALSE]
   rowSums(p)
 }
@@ -744,7 +744,7 @@ predict.aspectr_lca <- function(object, newdata, type = c("posterior", "class", 
     }, integer(nrow(newdata)))
     if (!is.matrix(idx)) idx <- matrix(idx, nrow = nrow(newdata))
     if (type == "frequency") {
-      p <- matrix(object$lambda, nrow(idx), object$k, byrow = TRUE)
+      p <- rows_of(object$lambda, nrow(idx))
       for (n in seq_len(ncol(idx))) {
         ok <- !is.na(idx[, n])
         p[ok, ] <- p[ok, , drop = FALSE] * object$factors[[n]][idx[ok, n], , drop = FALSE]

@@ -451,7 +451,7 @@ nway_augment_weighted <- function(x, data, weights, value = "value", comp = ".co
   storage.mode(ij) <- "integer"
   ord <- do.call(order, rev(lapply(seq_len(N), function(n) ij[, n])))
   ij <- ij[ord, , drop = FALSE]; val <- val[ord]; obs <- obs[ord]
-  p <- matrix(weights, nrow(ij), length(weights), byrow = TRUE)
+  p <- rows_of(weights, nrow(ij))
   for (n in seq_len(N)) p <- p * x$factors[[n]][ij[, n], , drop = FALSE]
   cols <- lapply(seq_len(N), function(n) {
     dn <- x$dimnames[[n]]

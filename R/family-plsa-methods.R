@@ -314,12 +314,12 @@ cell_posterior <- function(object, newdata, call = rlang::caller_env()) {
                       integer(nrow(newdata)))
     newdata <- matrix(newdata, ncol = N)
   }
-  bad <- !is.na(newdata) & (newdata < 1 | newdata > matrix(object$dims, nrow(newdata), N, byrow = TRUE))
+  bad <- !is.na(newdata) & (newdata < 1 | newdata > rows_of(object$dims, nrow(newdata)))
   if (any(bad)) {
     abort_input("{.arg newdata} has cell indices outside the dimensions of the fit ({paste(object$dims, collapse = ' x ')}), e.g. row {which(rowSums(bad) > 0)[1]}.",
                 "newdata", arg = "newdata", call = call)
   }
-  p <- matrix(object$lambda, nrow(newdata), object$k, byrow = TRUE)
+  p <- rows_of(object$lambda, nrow(newdata))
   for (n in seq_len(N)) {
     ok <- !is.na(newdata[, n])
     # (a factor in files: the shards holding the rows asked for are read)

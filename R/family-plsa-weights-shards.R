@@ -1,32 +1,23 @@
-# plsa(loss = "tsallis") of a matrix or N-way data in shards() with missing
-# cells, masks or weights: the weighted q-EM of solvers/plsa_weighted.h written against
-# pieces (solvers/plsa_weighted_pieces.h, PieceWeightedQEM; extrapolated
-# by SQUAREM, solvers/pieces_squarem.h, with method "squarem"); loss "l2":
-# the weighted block updates (solvers/plsa_weighted_l2_pieces.h,
-# PieceWeightedPPS, whose documents' columns' root search runs on the
-# master, a request per Newton step). Each shard
-# keeps its cells, their weights and its rows of the documents' factor;
-# only k-sized and k x n statistics travel (the documents' columns' root
-# search runs on the master, one request per Newton step for all columns).
-# The weights are nmf()'s on shards (nmf_weight_cells(), each shard's part
-# by nmf_shard_weight_parts()), the fit's start and result as in memory
-# (plsa_weighted_fit()), so the fit equals the in-memory weighted fit of
-# the same data and start up to rounding.
-
-plsa_weighted_shards <- function(x, k, method, q, init, nrun, max_iter, tol, seed, threads, verbose, wargs, call,
-                                 env, cluster, loss = "tsallis", normalize = TRUE,
-                                 stg = list(short_iter = 0, short_keep = NULL)) {
+# plsa(loss = "tsallis" or "l2") of a matrix or N-way data in shards()
+# with missing cells, masks or weights: the source of plsa_weighted_fit()
+# (R/family-plsa-weights.R) for the shards where they are held. The rules
+# are the in-memory fit's, on the shards as pieces: the weighted q-EM
+# (solvers/plsa_weighted_pieces.h, PieceWeightedQEM; extrapolated by
+# SQUAREM, solvers/pieces_squarem.h, with method "squarem") and the
+# weighted L2 block updates (solvers/plsa_weighted_l2_pieces.h,
+# PieceWeightedPPS). Each shard keeps its cells, their weights and its rows
+# of the documents' factor; only k-sized and k x n statistics travel (the
+# documents' columns' root search runs on the master, one request per
+# Newton step for all columns). The weights are nmf()'s on shards
+# (nmf_weight_cells(), each shard's part by nmf_shard_weight_parts()) for a
+# matrix, ntf()'s for N-way data, so the fit equals the in-memory weighted
+# fit of the same data and start up to rounding.
+# The source's fields are wq_memory_source()'s; `summary` joins the shards'
+# summaries of their counted cells, `cell_data` is NULL.
+wq_shard_source <- function(x, loss, q, normalize, method, wargs, ctl, cluster, call, env) {
+  force(env)  # (the fit's frame, named by errors raised after this returns)
   l2 <- loss == "l2"
   N <- length(x$dims)
-  check_tensor_shards(x, "plsa", env)
-  # (the capability table's refusals name the argument given)
-  given <- names(wargs)[!vapply(wargs, is.null, logical(1))][1]
-  method <- check_shard_capability("plsa", loss, method, options = list(tensor = N > 2, mask = TRUE),
-                                   default = plsa_methods(loss, 1), call = env,
-                                   option_args = if (!is.na(given)) c(mask = given))
-  q <- check_number(q, "q", 0, 1, lower_open = TRUE, upper_open = TRUE, call = env)
-  ctl <- check_fit_controls(nrun, max_iter, tol, seed, threads, verbose, call = env)
-  stg <- check_staging(stg$short_iter, stg$short_keep, ctl$nrun, call = env)
   cluster <- check_cluster(cluster, x, call = env)
   # the weights (matrices: nmf()'s; N-way data: ntf()'s, as in memory) and
   # each shard's part of them, in one form: d, v (per mode), eidx (N x |E|,
@@ -44,7 +35,10 @@ plsa_weighted_shards <- function(x, k, method, q, init, nrun, max_iter, tol, see
   }
   offsets <- cumsum(c(0, x$rows))[seq_along(x$rows)]
   eng <- shard_engine(x, cluster, ctl$threads, call)
-  on.exit(eng$drop(), add = TRUE)
+  src <- new.env(parent = emptyenv())
+  src$close <- function() eng$drop()
+  ok <- FALSE
+  on.exit(if (!ok) eng$drop(), add = TRUE)
   eng$load()
   # each shard's cells of positive weight and value (kept by its store),
   # their weighted total
@@ -65,26 +59,32 @@ plsa_weighted_shards <- function(x, k, method, q, init, nrun, max_iter, tol, see
     abort_input("{.arg x} has no positive value in a cell of positive weight: there is nothing to fit.",
                 "empty", arg = "x", call = env)
   }
-  k <- plsa_weighted_k(k, x$dims, cells, env)
-  count_data <- shard_count_data(x, "plsa", likelihood = FALSE, call = env)
-  first <- plsa_init(init, "plsa", x$dims, k, call = env)
-  start <- proc.time()[["elapsed"]]
-  # (the starts as in memory: the documents' factor drawn whole here)
-  inits <- with_seed(ctl$seed, lapply(seq_len(ctl$nrun), function(i) random_start(x$dims, k)))
-  if (!is.null(first)) inits[[1]] <- first
+  src$dims <- x$dims
+  src$dimnames <- x$dimnames
+  src$cells <- cells
+  src$total <- T
+  src$weights <- wc
+  src$nway <- N > 2
+  src$cell_data <- NULL
+  src$summary <- wqem_summary(summ)
+  src$count_data <- function() shard_count_data(x, "plsa", likelihood = FALSE, call = env)
   global <- list(T = T, q = q, threads = ctl$threads, dims = x$dims)
   run <- function(op, input = list()) {
     eng$reduce(eng$run("wq_piece", list(req = op, input = input, global = global)), "stats")
   }
+  # (the documents' factor, rows x k: each shard's rows, k x rows)
   gather <- function() {
-    out <- matrix(0, x$dims[1], k)
+    out <- NULL
     for (a in eng$run("wq_gather", list(global = global))) {
-      for (j in seq_along(a$ids)) out[shard_rows(x, a$ids[j]), ] <- t(a$F0[[j]])
+      for (j in seq_along(a$ids)) {
+        if (is.null(out)) out <- matrix(0, x$dims[1], nrow(a$F0[[j]]))
+        out[shard_rows(x, a$ids[j]), ] <- t(a$F0[[j]])
+      }
     }
     out
   }
-  hook <- shard_progress(NULL, ctl$verbose, if (l2) "plsa (sharded weighted L2)" else "plsa (sharded weighted q-EM)",
-                         ctl$max_iter)
+  src$hook <- shard_progress(NULL, ctl$verbose, if (l2) "plsa (sharded weighted L2)" else "plsa (sharded weighted q-EM)",
+                             ctl$max_iter)
   # (the weights of every mode, those of the shared modes read by the L2
   # rule)
   vall <- if (N == 2) list(wc$r, wc$c) else wc$v
@@ -92,7 +92,7 @@ plsa_weighted_shards <- function(x, k, method, q, init, nrun, max_iter, tol, see
     if (op == "gather") return(list(F0 = gather()))
     run(op, input)
   }
-  fit_start <- function(init, iters) {
+  src$fit <- function(init, iters) {
     F0 <- as.matrix(init$factors[[1]])
     eng$each("wq_start", function(g) {
       list(ids = g, global = global, F0 = lapply(g, function(i) t(F0[shard_rows(x, i), , drop = FALSE])))
@@ -100,10 +100,10 @@ plsa_weighted_shards <- function(x, k, method, q, init, nrun, max_iter, tol, see
     shared <- lapply(init$factors[-1], function(f) t(as.matrix(f)))
     r <- if (l2) {
       cpp_wl2_pieces_fit(fn, as.numeric(init$lambda), shared, vall, !normalize, as.integer(iters), ctl$tol,
-                         ctl$threads, hook)
+                         ctl$threads, src$hook)
     } else {
       cpp_wqem_pieces_fit(fn, as.numeric(init$lambda), shared, q, as.integer(iters), ctl$tol, ctl$threads,
-                          hook, FALSE, method, init$squarem_bound %||% 1)
+                          src$hook, FALSE, method, init$squarem_bound %||% 1)
     }
     lam <- as.numeric(r$lambda)
     # sum omega p of the model and the parts of D(G_o || P_o)
@@ -121,35 +121,20 @@ plsa_weighted_shards <- function(x, k, method, q, init, nrun, max_iter, tol, see
          iterations = r$iterations, converged = r$converged, stopped = r$stopped, mass = mass, kl = kl,
          squarem_bound = r$squarem_bound)
   }
-  # (one start at a time on the shards' session; staged as in memory)
-  out <- fit_pipeline(inits, fit_start, resume_start, hook, ctl, stg, "plsa()", sequential = TRUE, call = env)
-  values <- out$values
-  best <- out$best
-  res <- out$res
-  eng$drop()
-  fit <- new_plsa(res, list(dims = x$dims, dimnames = x$dimnames, total = if (l2) T else T / res$mass, nnz = cells),
-                  k = k, loss = loss, q = if (l2) NA_real_ else q, tempering = 1, run = best, values = values,
-                  time = proc.time()[["elapsed"]] - start, threads = ctl$threads, seed = ctl$seed, call = call,
-                  summary = wqem_summary(summ))
-  # (as in memory: nmf()'s record of the weights for a matrix, ntf()'s for
-  # N-way data, whose cells left out augment() lists)
-  fit$weighting <- if (N > 2) ntf_weighting(wc) else
-    list(type = wc$type, base = wc$d, left_out = wc$left_out,
-         observed = if (wc$d == 0) nmf_observed_pattern(wc, x$dims, x$dimnames))
-  fit <- plsa_fields(fit, normalize, method, count_data)
-  fit$shards <- length(x$sources)
-  finish_progress(fit, ctl$verbose, "plsa()", ctl$max_iter, ctl$tol)
+  src$finish <- function(res) res
+  ok <- TRUE
+  src
 }
 
 # A shard's part of the summary of the counted cells (`idx`, N x cells,
 # 0-based, rows counted in the shard; their values `x`; `rows` the shard's):
-# new_plsa()'s summary of them (cpp_data_summary()), their largest value
-# and their total in units of it
+# new_plsa()'s summary of them (cpp_data_summary()), their largest value,
+# their total in units of it and their number
 counted_summary_part <- function(idx, x, rows) {
-  if (!length(x)) return(list(top = 0, scaled = 0, neg = 0, doc = numeric(rows)))
+  if (!length(x)) return(list(top = 0, scaled = 0, neg = 0, doc = numeric(rows), cells = 0))
   s <- cpp_data_summary(idx, x, rows)
   top <- max(x)
-  list(top = top, scaled = sum(x / top), neg = s$neg_entropy, doc = s$doc_totals)
+  list(top = top, scaled = sum(x / top), neg = s$neg_entropy, doc = s$doc_totals, cells = length(x))
 }
 
 # The summary of the counted cells of every shard (their parts from
@@ -164,7 +149,8 @@ wqem_summary <- function(parts) {
 # The weighted q-EM's operations on a store (shard_op_run()):
 #  "wq_set"    each shard's cells of positive weight and value, their
 #              weights (omega = r c (d + delta), as plsa_weighted_data())
-#              and their weighted total;
+#              and their weighted total, kept by the store (not with
+#              keep = FALSE), and the summary of those cells;
 #  "wq_start"  a start's rows of the documents' factor;
 #  "wq_piece"  a request of the rule (WeightedQEMPiece), added over the
 #              store's shards;
@@ -185,8 +171,11 @@ shard_wqem_op <- function(st, held, op, args) {
       w <- args$w[mine][[j]]
       d <- if (h$keep) h$data else shard_data(h$source)
       cw <- tryCatch(wqem_shard_cells(d, w), error = fail)
-      st$shards[[key]]$wq <- c(cw, list(w = w, offset = args$offset[mine][j], q = args$q,
-                                        loss = args$loss %||% "tsallis", state = NULL))
+      # (args$keep = FALSE: the summary alone, plsa_shards_counted_summary())
+      if (!isFALSE(args$keep)) {
+        st$shards[[key]]$wq <- c(cw, list(w = w, offset = args$offset[mine][j], q = args$q,
+                                          loss = args$loss %||% "tsallis", state = NULL))
+      }
       out$sums <- c(out$sums, sum(cw$omega * cw$x))
       out$xsums <- c(out$xsums, sum(cw$x))
       out$cells <- c(out$cells, length(cw$x))
@@ -233,7 +222,7 @@ wqem_state <- function(st, key, g) {
 
 # A shard's cells where omega x > 0 (idx: N x cells, 0-based, rows counted
 # in the shard), their values x and weights omega = prod_n v_n(i_n)
-# (d + delta) (w: the shard's part of the weights, plsa_weighted_shards())
+# (d + delta) (w: the shard's part of the weights, wq_shard_source())
 # as in memory: matrices as plsa_weighted_data(), N-way data as
 # ntf_weighted_data()
 wqem_shard_cells <- function(d, w) {

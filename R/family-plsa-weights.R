@@ -32,21 +32,15 @@ plsa_weighted <- function(x, k, loss, method, q, normalize, init, nrun, max_iter
     abort_input("{.arg normalize} = FALSE applies to {.code loss = \"l2\"} only; KL and Tsallis fits are probability models of {.code x / sum(x)}.",
                 "argument", arg = "normalize", call = env)
   }
-  if (inherits(x, "aspectr_shards") && loss %in% c("tsallis", "l2")) {
-    # the weighted q-EM or L2 block updates on the shards where they are
-    # (R/family-plsa-weights-shards.R)
-    return(plsa_weighted_shards(x, k, method, q, init, nrun, max_iter, tol, seed, threads, verbose, wargs, call,
-                                env, cluster, loss = loss, normalize = normalize,
-                                stg = list(short_iter = short_iter, short_keep = short_keep)))
-  }
   if (loss == "kl") {
     # (shards: nmf()'s weighted fit of shards, on `cluster` when given)
     if (inherits(x, "aspectr_shards")) wargs$cluster <- check_cluster(cluster, x)
     return(plsa_weighted_kl(x, k, method, init, nrun, max_iter, tol, seed, threads, verbose, wargs, call, env,
                             nway, stg = list(short_iter = short_iter, short_keep = short_keep)))
   }
+  # (Tsallis and L2: in memory or on the shards where they are)
   plsa_weighted_fit(x, k, loss, method, q, normalize, init, nrun, max_iter, tol, seed, threads, verbose,
-                    wargs, call, env, nway, stg = list(short_iter = short_iter, short_keep = short_keep))
+                    wargs, call, env, nway, cluster, stg = list(short_iter = short_iter, short_keep = short_keep))
 }
 
 # The weights per index of each mode: `mode_weights` (a list, one entry per
@@ -156,7 +150,14 @@ plsa_weighted_kl_nway <- function(x, k, init, nrun, max_iter, tol, seed, threads
     # model's weighted mass needs only these)
     wd <- ntf_weight_cells(x$dims, NULL, wargs$mask, wargs$observed, wargs$weights, wargs$mode_weights, env)
     wd$dims <- x$dims
-    k <- plsa_weighted_k(k, x$dims, x$nnz, env)
+    # the cells that count (positive weighted value), as in memory: their
+    # number bounds k, their summary is the fit's
+    summ <- plsa_shards_counted_summary(x, wd, wargs$cluster, call)
+    if (!(summ$cells > 0)) {
+      abort_input("{.arg x} has no positive value in a cell of positive weight: there is nothing to fit.",
+                  "empty", arg = "x", call = env)
+    }
+    k <- plsa_weighted_k(k, x$dims, summ$cells, env)
     # (as in memory: whether the values are counts, without the warning of
     # a likelihood)
     count_data <- shard_count_data(x, "plsa", likelihood = FALSE, call = env)
@@ -198,7 +199,7 @@ plsa_weighted_kl_nway <- function(x, k, init, nrun, max_iter, tol, seed, threads
   out <- new_plsa(res, data, k = k, loss = "kl", q = NA_real_, tempering = 1, run = fit$run,
                   values = fit$run_values / tot, time = fit$time,
                   threads = ctl$threads, seed = ctl$seed, call = call,
-                  summary = if (sharded) plsa_shards_counted_summary(x, wd))
+                  summary = if (sharded) summ$summary)
   out$value <- kl
   out$weighting <- c(fit$weighting, list(mass = S))
   finish_progress(plsa_fields(out, TRUE, "cd", count_data), FALSE, "plsa()", ctl$max_iter, ctl$tol)
@@ -206,16 +207,19 @@ plsa_weighted_kl_nway <- function(x, k, init, nrun, max_iter, tol, seed, threads
 
 # The summary of the cells of shards `x` that an N-way weighted fit counts
 # (positive weighted value under ntf_weight_cells()'s `wd`), as new_plsa()
-# makes that of the in-memory fit's cells: each shard read here once (as
-# NNDSVD reads the shards of a weighted nmf(), shard_nmf_each())
-plsa_shards_counted_summary <- function(x, wd) {
+# makes that of the in-memory fit's cells, and their number: each shard's
+# part made where it is read, by the weighted q-EM's "wq_set" without
+# keeping its cells (files: on `cluster`'s workers, which may hold files
+# the session cannot reach; shards in memory: here, not sent to them)
+plsa_shards_counted_summary <- function(x, wd, cluster, call) {
   parts <- ntf_shard_weight_parts(x, wd)
-  wqem_summary(lapply(seq_along(x$rows), function(i) {
-    src <- unclass(x)$sources[[i]]
-    cw <- tryCatch(ntf_wshard_cells(shard_data(src), parts[[i]], x$rows[i]),
-                   error = function(e) abort_shard(src, "failed: {conditionMessage(e)}"))
-    counted_summary_part(cw$idx, cw$xv, x$rows[i])
-  }))
+  objects <- all(vapply(unclass(x)$sources, function(s) identical(s$kind, "object"), logical(1)))
+  eng <- shard_engine(x, if (!objects) cluster, 1L, call)
+  on.exit(eng$drop(), add = TRUE)
+  eng$load()
+  summ <- vector("list", length(x$rows))
+  for (a in eng$each("wq_set", function(g) list(ids = g, w = parts[g], keep = FALSE))) summ[a$ids] <- a$summ
+  list(summary = wqem_summary(summ), cells = sum(vapply(summ, `[[`, numeric(1), "cells")))
 }
 
 # k of a weighted fit: as without weights, at most the smaller dimension
@@ -293,57 +297,105 @@ plsa_weighted_data <- function(x, loss, wargs, call, nway = FALSE) {
 }
 
 # Tsallis and L2 with missing cells, masks or weights: the weighted q-EM and
-# block updates of solvers/plsa_weighted.h (the objective: for Tsallis, the
+# block updates of solvers/plsa_weighted.h, written against pieces
+# (solvers/plsa_weighted_pieces.h, plsa_weighted_l2_pieces.h) and run
+# where the cells are: by the source of the data, wq_memory_source() (one
+# piece in this process) or wq_shard_source() (shards() where they are
+# held, R/family-plsa-weights-shards.R); the checks, starts, staged
+# restarts and result are one sequence. The objective: for Tsallis, the
 # divergence D_q(G_o || P_o) of the counted cells' share of the data from
 # the model's share of them, both normalized over them with their weights;
-# for L2, 1/2 sum omega (g - p)^2 with P on the simplex)
+# for L2, 1/2 sum omega (g - p)^2 with P on the simplex.
 plsa_weighted_fit <- function(x, k, loss, method, q, normalize, init, nrun, max_iter, tol, seed, threads, verbose,
-                              wargs, call, env, nway = FALSE, stg = list(short_iter = 0, short_keep = NULL)) {
-  method <- match_option(method %||% plsa_methods(loss, 1)[1], plsa_methods(loss, 1), "method", call = env)
+                              wargs, call, env, nway = FALSE, cluster = NULL,
+                              stg = list(short_iter = 0, short_keep = NULL)) {
+  sharded <- inherits(x, "aspectr_shards")
+  if (sharded) {
+    check_tensor_shards(x, "plsa", env)
+    # (the capability table's refusals name the argument given)
+    given <- names(wargs)[!vapply(wargs, is.null, logical(1))][1]
+    method <- check_shard_capability("plsa", loss, method, options = list(tensor = length(x$dims) > 2, mask = TRUE),
+                                     default = plsa_methods(loss, 1), call = env,
+                                     option_args = if (!is.na(given)) c(mask = given))
+  } else {
+    method <- match_option(method %||% plsa_methods(loss, 1)[1], plsa_methods(loss, 1), "method", call = env)
+  }
   q <- check_number(q, "q", 0, 1, lower_open = TRUE, upper_open = TRUE, call = env)
   ctl <- check_fit_controls(nrun, max_iter, tol, seed, threads, verbose, call = env)
   stg <- check_staging(stg$short_iter, stg$short_keep, ctl$nrun, call = env)
-  dat <- plsa_weighted_data(x, loss, wargs, env, nway)
-  wd <- dat$wd
-  dims <- dat$dims
-  k <- plsa_weighted_k(k, dims, length(dat$x), env)
-  count_data <- check_count_data(x, dat$x, "plsa", likelihood = FALSE, call = env)
-  first <- plsa_init(init, "plsa", dims, k, call = env)
+  src <- if (sharded) wq_shard_source(x, loss, q, normalize, method, wargs, ctl, cluster, call, env) else
+    wq_memory_source(x, loss, q, normalize, method, wargs, ctl, nway, env)
+  on.exit(src$close(), add = TRUE)
+  k <- plsa_weighted_k(k, src$dims, src$cells, env)
+  count_data <- src$count_data()
+  first <- plsa_init(init, "plsa", src$dims, k, call = env)
   start <- proc.time()[["elapsed"]]
-  inits <- with_seed(ctl$seed, lapply(seq_len(ctl$nrun), function(i) random_start(dims, k)))
+  inits <- with_seed(ctl$seed, lapply(seq_len(ctl$nrun), function(i) random_start(src$dims, k)))
   if (!is.null(first)) inits[[1]] <- first
-  fit_start <- function(init, iters) {
-    cpp_plsa_weighted_fit(dat$idx, dat$g, dat$omega, dims, dat$d, dat$v, dat$eidx, dat$ev,
+  # (the staged restarts of short_iter and short_keep, as without weights;
+  # shards: one start at a time on their session)
+  out <- fit_pipeline(inits, src$fit, resume_start, src$hook, ctl, stg, "plsa()", sequential = sharded, call = env)
+  res <- src$finish(out$res)
+  src$close()
+  # (counts: the model times the counted cells' total; Tsallis: scaled so
+  # that its weighted total on them is the data's)
+  total <- if (loss == "tsallis") src$total / res$mass else src$total
+  fit <- new_plsa(res, c(list(dims = src$dims, dimnames = src$dimnames, total = total, nnz = src$cells), src$cell_data),
+                  k = k, loss = loss, q = if (loss == "tsallis") q else NA_real_, tempering = 1, run = out$best,
+                  values = out$values, time = proc.time()[["elapsed"]] - start, threads = ctl$threads, seed = ctl$seed,
+                  call = call, summary = src$summary)
+  # (nmf()'s record of the weights for a matrix, ntf()'s for N-way data,
+  # whose cells left out augment() lists)
+  wr <- src$weights
+  fit$weighting <- if (src$nway) ntf_weighting(wr) else
+    list(type = wr$type, base = wr$d, left_out = wr$left_out,
+         observed = if (wr$d == 0) nmf_observed_pattern(wr, src$dims, src$dimnames))
+  fit <- plsa_fields(fit, normalize, method, count_data)
+  if (sharded) fit$shards <- length(x$sources)
+  finish_progress(fit, ctl$verbose, "plsa()", ctl$max_iter, ctl$tol)
+}
+
+# The data of a weighted Tsallis or L2 fit in memory (plsa_weighted_data()),
+# as plsa_weighted_fit() reads a source: dims, dimnames, cells (the counted
+# cells' number), total (Tsallis: sum omega x, L2: sum x over the counted
+# cells), weights (the weights' record), nway, cell_data (the counted
+# cells, from which new_plsa() summarizes the data), summary (NULL: made
+# from cell_data), hook (NULL: the core reports progress), count_data(),
+# fit(init, iters) (a start's run by the rules on one piece, the whole
+# data), finish(res) (the best run's D(G_o || P_o)), close()
+wq_memory_source <- function(x, loss, q, normalize, method, wargs, ctl, nway, call) {
+  force(call)  # (the fit's frame, named by errors raised after this returns)
+  dat <- plsa_weighted_data(x, loss, wargs, call, nway)
+  src <- new.env(parent = emptyenv())
+  src$dims <- dat$dims
+  src$dimnames <- dat$dimnames
+  src$cells <- length(dat$x)
+  src$total <- dat$T
+  src$weights <- dat$wd
+  src$nway <- nway
+  src$cell_data <- list(idx = dat$idx, val = dat$x)
+  src$summary <- NULL
+  src$hook <- NULL
+  src$count_data <- function() check_count_data(x, dat$x, "plsa", likelihood = FALSE, call = call)
+  src$fit <- function(init, iters) {
+    cpp_plsa_weighted_fit(dat$idx, dat$g, dat$omega, dat$dims, dat$d, dat$v, dat$eidx, dat$ev,
                           as.numeric(init$lambda), lapply(init$factors, as.matrix), loss,
                           if (loss == "tsallis") q else 0.5, iters, ctl$tol, ctl$threads, ctl$verbose,
                           !normalize, method, init$squarem_bound %||% 1)
   }
-  # (the staged restarts of short_iter and short_keep, as without weights)
-  out <- fit_pipeline(inits, fit_start, resume_start, NULL, ctl, stg, "plsa()", call = env)
-  values <- out$values
-  best <- out$best
-  res <- out$res
-  # D(G_o || P_o): the counted cells' shares of the data and of the model,
-  # both with their weights (mass: sum omega p of the model)
-  lam <- as.numeric(res$lambda)
-  p <- res$factors[[1]][dat$idx[1, ] + 1L, , drop = FALSE] * rep(lam, each = ncol(dat$idx))
-  for (n in seq_along(dims)[-1]) p <- p * res$factors[[n]][dat$idx[n, ] + 1L, , drop = FALSE]
-  p <- rowSums(p)
-  mass <- res$mass
-  go <- dat$omega * dat$x / sum(dat$omega * dat$x)
-  res$kl <- sum(go * log(go / pmax(dat$omega * p / mass, .Machine$double.xmin)))
-  # counts: the model times the counted cells' total (Tsallis: scaled so
-  # that its weighted total on them is the data's)
-  total <- if (loss == "tsallis") sum(dat$omega * dat$x) / mass else dat$T
-  data <- list(dims = dims, dimnames = dat$dimnames, total = total, nnz = length(dat$x),
-               idx = dat$idx, val = dat$x)
-  fit <- new_plsa(res, data, k = k, loss = loss, q = if (loss == "tsallis") q else NA_real_,
-                  tempering = 1, run = best, values = values, time = proc.time()[["elapsed"]] - start,
-                  threads = ctl$threads, seed = ctl$seed, call = call)
-  fit$weighting <- if (nway) ntf_weighting(wd) else
-    list(type = wd$type, base = wd$d, left_out = wd$left_out,
-         observed = if (wd$d == 0) nmf_observed_pattern(wd, dims, dat$dimnames))
-  finish_progress(plsa_fields(fit, normalize, method, count_data), ctl$verbose, "plsa()", ctl$max_iter, ctl$tol)
+  src$finish <- function(res) {
+    # D(G_o || P_o): the counted cells' shares of the data and of the model,
+    # both with their weights (mass: sum omega p of the model)
+    lam <- as.numeric(res$lambda)
+    p <- res$factors[[1]][dat$idx[1, ] + 1L, , drop = FALSE] * rep(lam, each = ncol(dat$idx))
+    for (n in seq_along(dat$dims)[-1]) p <- p * res$factors[[n]][dat$idx[n, ] + 1L, , drop = FALSE]
+    p <- rowSums(p)
+    go <- dat$omega * dat$x / sum(dat$omega * dat$x)
+    res$kl <- sum(go * log(go / pmax(dat$omega * p / res$mass, .Machine$double.xmin)))
+    res
+  }
+  src$close <- function() invisible(NULL)
+  src
 }
 
 # augment() of a weighted fit of a matrix: a row per cell left out and per

@@ -768,6 +768,10 @@ plsa_rank1 <- function(data, threads) {
        value = kl, iterations = 0L, converged = TRUE, kl = kl)
 }
 
+# An n x length(v) matrix whose every row is v (matrix(v, n, byrow = TRUE)
+# warns when n is 0)
+rows_of <- function(v, n) matrix(rep(v, each = n), n, length(v))
+
 tabulate_weighted <- function(i, w, n) {
   out <- numeric(n)
   ok <- i >= 1L  # 0: a missing mode (lca() with missing responses)

@@ -112,6 +112,19 @@ test_that("expected pattern frequencies sum to N over every complete pattern", {
   expect_error(predict(fit, type = "frequency"), class = "aspectr_error_input_argument")
 })
 
+test_that("predict() of a regression fit for no observations gives none, without R's warnings", {
+  set.seed(8)
+  d <- data.frame(lapply(iris[1:3], cut, 2), x = iris$Petal.Width)
+  fit <- suppressMessages(lca(cbind(Sepal.Length, Sepal.Width, Petal.Length) ~ x, d, 2, seed = 1))
+  # (R warned of a zero-extent matrix and of a result whose rows are not a
+  # multiple of a vector's length)
+  expect_no_warning(post <- predict(fit, newdata = d[0, ]))
+  expect_identical(dim(post), c(0L, 2L))
+  expect_no_warning(cls <- predict(fit, newdata = d[0, ], type = "class"))
+  expect_length(cls, 0)
+  expect_equal(predict(fit, newdata = d[1:3, ]), fit$posterior[1:3, ], tolerance = 1e-8, ignore_attr = TRUE)
+})
+
 test_that("formula errors name the argument", {
   d <- data.frame(a = factor(c(1, 2, 1, 2)), b = factor(c(1, 1, 2, 2)), x = 1:4, y = 2 * (1:4))
   expect_error(lca(~ x, d, 2), class = "aspectr_error_input_argument")

@@ -363,3 +363,17 @@ test_that("Gsq of patterns whose probability underflows is computed in logs; Chi
   expect_true(any(lp < log(.Machine$double.xmin)))
   expect_equal(f$Gsq, 2 * sum(-log(3) - lp), tolerance = 1e-10)
 })
+
+test_that("predict() of no observations gives none of each type, without R's warning", {
+  set.seed(5)
+  d <- data.frame(a = sample(1:2, 60, TRUE), b = sample(1:3, 60, TRUE), c = sample(1:2, 60, TRUE))
+  fit <- suppressMessages(lca(d, 2, seed = 1, max_iter = 50))
+  # (R warned of a zero-extent matrix made from the dimensions and weights)
+  expect_no_warning(post <- predict(fit, newdata = d[0, ]))
+  expect_identical(dim(post), c(0L, 2L))
+  expect_identical(dim(predict(fit, newdata = d[1:2, ])), c(2L, 2L))
+  expect_no_warning(cls <- predict(fit, newdata = d[0, ], type = "class"))
+  expect_length(cls, 0)
+  expect_no_warning(fr <- predict(fit, newdata = d[0, ], type = "frequency"))
+  expect_length(fr, 0)
+})

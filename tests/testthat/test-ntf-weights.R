@@ -342,7 +342,14 @@ test_that("augment() of a weighted ntf() fit lists the cells left out, imputed, 
   # only the observed cells count: augment() lists them
   obs <- rbind(c(1, 1, 1), c(2, 2, 2), c(3, 3, 3), c(4, 4, 1), c(5, 1, 2), c(1, 3, 3))
   fit <- suppressMessages(ntf(y, 2, loss = "kl", observed = obs, seed = 1, max_iter = 10))
-  expect_identical(nrow(augment(fit)), 0L)
+  # (no cell left out, no data: no rows, and no warning from R of a
+  # zero-extent matrix, as there was)
+  expect_no_warning(a0 <- augment(fit))
+  expect_identical(nrow(a0), 0L)
+  expect_named(a0, c("mode_1", "mode_2", "mode_3", "value", "observed", ".fitted", ".component"))
+  fw <- suppressMessages(ntf(y, 2, weights = array(stats::runif(60, 0.5, 2), dim(y)), seed = 1, max_iter = 10))
+  expect_no_warning(a0 <- augment(fw))
+  expect_identical(nrow(a0), 0L)
   b <- augment(fit, data = y)
   expect_identical(nrow(b), nrow(obs))
   expect_true(all(b$observed))

@@ -275,3 +275,28 @@ test_that("SQUAREM of the weighted q-EM on shards: a masked cell's value plays n
   expect_equal(a$lambda, b$lambda, tolerance = 1e-10)
   expect_equal(a$objective, b$objective, tolerance = 1e-10)
 })
+
+test_that("N-way weighted KL fits of shards bound k by the counted cells and name plsa() when nothing counts", {
+  set.seed(12)
+  y <- array(stats::rpois(6 * 4 * 3, 1.5), c(6, 4, 3))
+  y[1, 1, 1] <- 2
+  M <- array(TRUE, dim(y))
+  keep <- which(y > 0)[1:4]
+  M[keep] <- FALSE  # four counted cells
+  parts <- split_rows(y, 3L)
+  # (the limit counted every non-zero of the shards before the mask:
+  # k = 5 was taken there, refused in memory)
+  em <- expect_error(plsa(y, 5, mask = M), class = "aspectr_error_input_argument")
+  es <- expect_error(plsa(shards(parts), 5, mask = M), class = "aspectr_error_input_argument")
+  expect_identical(conditionMessage(es), conditionMessage(em))
+  ref <- suppressMessages(plsa(y, 2, mask = M, seed = 1, max_iter = 30))
+  fit <- suppressMessages(plsa(shards(parts), 2, mask = M, seed = 1, max_iter = 30))
+  expect_equal(fit$factors, ref$factors, tolerance = 1e-10)
+  expect_equal(fit$neg_entropy, ref$neg_entropy, tolerance = 1e-12)
+  # nothing counted: the error of memory, naming plsa() (it named an
+  # inlined ntf() call)
+  e0 <- expect_error(plsa(shards(parts), 2, mask = array(TRUE, dim(y))), class = "aspectr_error_input_empty")
+  expect_identical(conditionMessage(e0),
+                   conditionMessage(expect_error(plsa(y, 2, mask = array(TRUE, dim(y))), class = "aspectr_error_input_empty")))
+  expect_identical(conditionCall(e0)[[1]], quote(plsa))
+})

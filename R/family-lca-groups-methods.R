@@ -241,19 +241,7 @@ predict.aspectr_lca_groups <- function(object, newdata, group = NULL, type = c("
       abort_input("{.arg group} must name groups of the fit ({known}), not {.val {unknown}}.",
                   "newdata", arg = "group")
     }
-    miss <- setdiff(object$variables, names(newdata))
-    if (length(miss)) abort_input("{.arg newdata} lacks the variable{?s} {.var {miss}}.", "newdata", arg = "newdata")
-    codes <- vapply(seq_along(object$variables), function(j) {
-      v <- object$variables[j]
-      x <- newdata[[v]]
-      code <- match(as.character(x), object$levels[[j]])
-      if (any(!is.na(x) & is.na(code))) {
-        abort_input("{.arg newdata}${v} has level{?s} {.val {unique(as.character(x[!is.na(x) & is.na(code)]))}} unknown to the fit.",
-                    "newdata", arg = "newdata")
-      }
-      code
-    }, integer(nrow(newdata)))
-    if (!is.matrix(codes)) codes <- matrix(codes, nrow = nrow(newdata))
+    codes <- lca_newdata_codes(newdata, object$variables, object$levels)
     rho <- lapply(object$probs, function(items) lapply(items, t))
     post <- lcg_estep(list(codes = codes, group = gi), object$P, rho)$post
     dimnames(post) <- list(rownames(newdata), colnames(object$P))
@@ -317,22 +305,12 @@ anova.aspectr_lca_groups <- function(object, ...) {
                 "argument", arg = "...")
   }
   fits <- fits[order(vapply(fits, function(f) f$npar, numeric(1)))]
-  ll <- vapply(fits, function(f) f$llik, numeric(1))
-  np <- vapply(fits, function(f) as.numeric(f$npar), numeric(1))
-  lr <- c(NA, 2 * diff(ll))
-  df <- c(NA, diff(np))
-  p <- ifelse(!is.na(df) & df > 0, stats::pchisq(pmax(lr, 0), df, lower.tail = FALSE), NA_real_)
+  tab <- anova_lca_table(fits)
   inv <- vapply(fits, function(f) {
     if (!inherits(f, "aspectr_lca_groups")) return("one group (class shares and item probabilities equal across groups)")
     switch(f$invariance, full = "item probabilities equal across groups (full invariance)",
            none = "item probabilities free per group (no invariance)")
   }, character(1))
-  tab <- data.frame(Classes = vapply(fits, function(f) as.integer(f$k), integer(1)),
-                    Npar = as.integer(np), logLik = ll,
-                    AIC = vapply(fits, function(f) f$AIC, numeric(1)),
-                    BIC = vapply(fits, function(f) f$BIC, numeric(1)),
-                    LR = lr, Df = as.integer(df), `Pr(>Chi)` = p, check.names = FALSE)
-  rownames(tab) <- paste("Model", seq_along(fits))
   head <- paste0("Likelihood-ratio tests of nested multiple-group latent class models\n",
                  paste0("Model ", seq_along(fits), ": ", inv, "\n", collapse = ""))
   if (length(unique(tab$Classes)) > 1) {
@@ -442,29 +420,12 @@ autoplot.aspectr_lca_groups <- function(object, group = NULL, ...) {
       data.frame(variable = v, g = gs[1], panel = if (object$G > 1) paste0(v, " (all groups)") else v)
   }))
   d <- do.call(rbind, lapply(seq_len(nrow(panels)), function(i) {
-    m <- object$probs[[panels$g[i]]][[panels$variable[i]]]  # classes x levels
-    lv <- paste0(panels$panel[i], "\r", wrap_levels(colnames(m)))
-    data.frame(panel = panels$panel[i], class = factor(rep(cls, ncol(m)), levels = cls),
-               level = factor(rep(lv, each = nrow(m)), levels = rev(lv)), probability = as.vector(m))
+    lca_profile_rows(panels$panel[i], object$probs[[panels$g[i]]][[panels$variable[i]]], cls)
   }))
   d$panel <- factor(d$panel, levels = panels$panel)
-  J <- nrow(panels)
-  ncol <- if (J <= 3) J else if (J <= 4) 2 else if (J <= 9) 3 else 4
   shares <- paste(vapply(gs, function(g) sprintf("%s %s", object$groups[g],
                                                   paste(sprintf("%.2f", object$P[g, ]), collapse = "/")), ""),
                   collapse = "; ")
-  ggplot2::ggplot(d, ggplot2::aes(x = .data$probability, y = .data$level, fill = .data$class)) +
-    ggplot2::geom_col(position = ggplot2::position_dodge2(reverse = TRUE, padding = 0.1), width = 0.85) +
-    ggplot2::facet_wrap(ggplot2::vars(.data$panel), scales = "free_y", ncol = ncol) +
-    ggplot2::scale_y_discrete(labels = function(x) sub("^[^\r]*\r", "", x)) +
-    ggplot2::scale_x_continuous(limits = c(0, 1), breaks = c(0, 0.5, 1), labels = c("0", "0.5", "1"),
-                                expand = ggplot2::expansion(mult = c(0, 0.02))) +
-    ggplot2::scale_fill_manual(values = grDevices::hcl.colors(max(k, 2), "Dark 3")[seq_len(k)]) +
-    ggplot2::labs(x = "P(level | class, group)", y = NULL, fill = NULL, title = "Class profiles by group",
-                  subtitle = paste("class shares:", shares)) +
-    ggplot2::theme_minimal() +
-    ggplot2::theme(legend.position = "top", panel.grid.major.y = ggplot2::element_blank(),
-                   panel.spacing.x = ggplot2::unit(1.2, "lines"),
-                   axis.text.y = ggplot2::element_text(size = 7.5, lineheight = 0.85),
-                   strip.text = ggplot2::element_text(face = "bold"))
+  lca_profile_plot(d, k, "P(level | class, group)", "Class profiles by group",
+                   subtitle = paste("class shares:", shares))
 }

@@ -234,6 +234,25 @@ lca_prob_table <- function(object) {
   out
 }
 
+# The table of anova() of latent class fits `fits` (in the order of their
+# numbers of parameters): each one's classes, parameters, log-likelihood
+# and information criteria, and the likelihood-ratio test against the one
+# before it
+anova_lca_table <- function(fits) {
+  ll <- vapply(fits, function(f) f$llik, numeric(1))
+  np <- vapply(fits, function(f) as.numeric(f$npar), numeric(1))
+  lr <- c(NA, 2 * diff(ll))
+  df <- c(NA, diff(np))
+  p <- ifelse(!is.na(df) & df > 0, stats::pchisq(pmax(lr, 0), df, lower.tail = FALSE), NA_real_)
+  tab <- data.frame(Classes = vapply(fits, function(f) as.integer(f$k), integer(1)),
+                    Npar = as.integer(np), logLik = ll,
+                    AIC = vapply(fits, function(f) f$AIC, numeric(1)),
+                    BIC = vapply(fits, function(f) f$BIC, numeric(1)),
+                    LR = lr, Df = as.integer(df), `Pr(>Chi)` = p, check.names = FALSE)
+  rownames(tab) <- paste("Model", seq_along(fits))
+  tab
+}
+
 # What anova() asks of every set of latent class fits: at least two, and
 # none with sampling weights.
 anova_lca_common <- function(fits, what, call = rlang::caller_env()) {
@@ -270,17 +289,7 @@ anova.aspectr_lca <- function(object, ...) {
                 "argument", arg = "...")
   }
   fits <- fits[order(vapply(fits, function(f) f$npar, numeric(1)))]
-  ll <- vapply(fits, function(f) f$llik, numeric(1))
-  np <- vapply(fits, function(f) as.numeric(f$npar), numeric(1))
-  lr <- c(NA, 2 * diff(ll))
-  df <- c(NA, diff(np))
-  p <- ifelse(!is.na(df) & df > 0, stats::pchisq(pmax(lr, 0), df, lower.tail = FALSE), NA_real_)
-  tab <- data.frame(Classes = vapply(fits, function(f) as.integer(f$k), integer(1)),
-                    Npar = as.integer(np), logLik = ll,
-                    AIC = vapply(fits, function(f) f$AIC, numeric(1)),
-                    BIC = vapply(fits, function(f) f$BIC, numeric(1)),
-                    LR = lr, Df = as.integer(df), `Pr(>Chi)` = p, check.names = FALSE)
-  rownames(tab) <- paste("Model", seq_along(fits))
+  tab <- anova_lca_table(fits)
   ks <- tab$Classes
   head <- "Likelihood-ratio tests of nested latent class models\n"
   if (length(unique(ks)) > 1) {

@@ -14,24 +14,35 @@ wrap_levels <- function(x, width = 16) {
 autoplot_lca <- function(object) {
   k <- object$k
   cls <- sprintf("class %d (%.2f)", seq_len(k), object$P)
-  d <- do.call(rbind, lapply(names(object$probs), function(v) {
-    m <- object$probs[[v]]  # classes x levels
-    lv <- paste0(v, "\r", wrap_levels(colnames(m)))
-    data.frame(variable = v, class = factor(rep(cls, ncol(m)), levels = cls),
-               level = factor(rep(lv, each = nrow(m)), levels = rev(lv)),
-               probability = as.vector(m))
-  }))
-  d$variable <- factor(d$variable, levels = names(object$probs))
-  J <- length(object$probs)
+  d <- do.call(rbind, lapply(names(object$probs), function(v) lca_profile_rows(v, object$probs[[v]], cls)))
+  d$panel <- factor(d$panel, levels = names(object$probs))
+  lca_profile_plot(d, k, "P(level | class)", "Class profiles")
+}
+
+# The rows of the profile plot of one panel: the item's probabilities `m`
+# (classes x levels), its levels prefixed by the panel's name (unique
+# across panels; the prefix is cut from the axis labels)
+lca_profile_rows <- function(panel, m, cls) {
+  lv <- paste0(panel, "\r", wrap_levels(colnames(m)))
+  data.frame(panel = panel, class = factor(rep(cls, ncol(m)), levels = cls),
+             level = factor(rep(lv, each = nrow(m)), levels = rev(lv)), probability = as.vector(m))
+}
+
+# The profile plot of latent class fits (autoplot_lca(), the grouped fits'
+# autoplot()) from the rows of lca_profile_rows(), `panel` a factor in the
+# order of the panels: bars of every class's probability of each level, a
+# panel per item, k classes' colours
+lca_profile_plot <- function(d, k, xlab, title, subtitle = NULL) {
+  J <- nlevels(d$panel)
   ncol <- if (J <= 3) J else if (J <= 4) 2 else if (J <= 9) 3 else 4
   ggplot2::ggplot(d, ggplot2::aes(x = .data$probability, y = .data$level, fill = .data$class)) +
     ggplot2::geom_col(position = ggplot2::position_dodge2(reverse = TRUE, padding = 0.1), width = 0.85) +
-    ggplot2::facet_wrap(ggplot2::vars(.data$variable), scales = "free_y", ncol = ncol) +
+    ggplot2::facet_wrap(ggplot2::vars(.data$panel), scales = "free_y", ncol = ncol) +
     ggplot2::scale_y_discrete(labels = function(x) sub("^[^\r]*\r", "", x)) +
     ggplot2::scale_x_continuous(limits = c(0, 1), breaks = c(0, 0.5, 1), labels = c("0", "0.5", "1"),
                                 expand = ggplot2::expansion(mult = c(0, 0.02))) +
     ggplot2::scale_fill_manual(values = grDevices::hcl.colors(max(k, 2), "Dark 3")[seq_len(k)]) +
-    ggplot2::labs(x = "P(level | class)", y = NULL, fill = NULL, title = "Class profiles") +
+    ggplot2::labs(x = xlab, y = NULL, fill = NULL, title = title, subtitle = subtitle) +
     ggplot2::theme_minimal() +
     ggplot2::theme(legend.position = "top", panel.grid.major.y = ggplot2::element_blank(),
                    panel.spacing.x = ggplot2::unit(1.2, "lines"),

@@ -683,6 +683,34 @@ cell_probability <- function(object, index) {
   rowSums(p)
 }
 
+# The responses of `newdata` (a data frame) to the fit's `variables` as
+# codes of their `levels` (one vector per variable; NA where missing), an
+# observations x variables matrix; the columns `need` (the variables and
+# any covariates) checked present, once each, and every level known
+lca_newdata_codes <- function(newdata, variables, levels, need = variables, call = rlang::caller_env()) {
+  miss <- setdiff(need, names(newdata))
+  if (length(miss)) {
+    abort_input("{.arg newdata} lacks the variable{?s} {.var {miss}}.", "newdata", arg = "newdata", call = call)
+  }
+  dup <- intersect(need, names(newdata)[duplicated(names(newdata))])
+  if (length(dup)) {
+    abort_input("{.arg newdata} has more than one column named {.var {dup}}: the variables of the fit are matched by name.",
+                "newdata", arg = "newdata", call = call)
+  }
+  codes <- vapply(seq_along(variables), function(j) {
+    v <- variables[j]
+    x <- newdata[[v]]
+    code <- match(as.character(x), levels[[j]])
+    bad <- !is.na(x) & is.na(code)
+    if (any(bad)) {
+      abort_input("{.arg newdata}${v} has level{?s} {.val {unique(as.character(x[bad]))}} unknown to the fit.",
+                  "newdata", arg = "newdata", call = call)
+    }
+    code
+  }, integer(nrow(newdata)))
+  matrix(codes, nrow(newdata), length(variables), dimnames = list(NULL, variables))
+}
+
 #' Class posteriors for new observations
 #'
 #' @param object An `aspectr_lca` fit.
@@ -721,28 +749,8 @@ predict.aspectr_lca <- function(object, newdata, type = c("posterior", "class", 
       abort_input("{.arg newdata} must be a data frame with the fitted variables, not {describe(newdata)}.",
                   "newdata", arg = "newdata")
     }
-    need <- c(object$variables, if (!is.null(object$coeff)) all.vars(object$terms))
-    miss <- setdiff(need, names(newdata))
-    if (length(miss)) {
-      abort_input("{.arg newdata} lacks the variable{?s} {.var {miss}}.", "newdata", arg = "newdata")
-    }
-    dup <- intersect(need, names(newdata)[duplicated(names(newdata))])
-    if (length(dup)) {
-      abort_input("{.arg newdata} has more than one column named {.var {dup}}: the variables of the fit are matched by name.",
-                  "newdata", arg = "newdata")
-    }
-    idx <- vapply(object$variables, function(v) {
-      x <- newdata[[v]]
-      lv <- rownames(object$factors[[v]])
-      code <- match(as.character(x), lv)
-      bad <- !is.na(x) & is.na(code)
-      if (any(bad)) {
-        abort_input("{.arg newdata}${v} has level{?s} {.val {unique(as.character(x[bad]))}} unknown to the fit.",
-                    "newdata", arg = "newdata")
-      }
-      code
-    }, integer(nrow(newdata)))
-    if (!is.matrix(idx)) idx <- matrix(idx, nrow = nrow(newdata))
+    idx <- lca_newdata_codes(newdata, object$variables, lapply(object$variables, function(v) rownames(object$factors[[v]])),
+                             need = c(object$variables, if (!is.null(object$coeff)) all.vars(object$terms)))
     if (type == "frequency") {
       p <- rows_of(object$lambda, nrow(idx))
       for (n in seq_len(ncol(idx))) {

@@ -204,6 +204,12 @@ test_that("methods: coef, vcov, tidy, glance, predict, print, summary", {
   expect_output(print(summary(fit)), "Multiple-group latent class model")
   expect_error(predict(fit, d[1:5], group = rep("east", nrow(d))), class = "aspectr_error_input")
   expect_error(predict(fit, d[1:5]), class = "aspectr_error_input_argument")
+  # an item twice in newdata: refused as by lca()'s predict() (it took the
+  # first silently); an unknown level named
+  dd <- cbind(d[1:3, ], d[1:3, 2, drop = FALSE])
+  expect_error(predict(fit, dd), "more than one column named", class = "aspectr_error_input_newdata")
+  bad <- d[1:3, ]; bad[[2]] <- "nowhere"
+  expect_error(predict(fit, bad), "unknown to the fit", class = "aspectr_error_input_newdata")
   expect_error(tidy(fit, "coefficients"), class = "aspectr_error_input")
   skip_if_not_installed("ggplot2")
   p <- ggplot2::autoplot(fit)

@@ -521,10 +521,29 @@ nmf_shard_state <- function(st, key, g) {
 }
 
 # A weighted fit's weights to the store's shards among `args$ids` (their
-# parts of nmf_shard_weight_parts()); returns each one's sums of its
-# weighted data (cpp_nmf_wshard_sums(), unscaled); `only`: the weights kept,
-# nothing read (a weighted beta-divergence fit)
+# parts of nmf_shard_weight_parts()), by shard_wset(): each one's sums of
+# its weighted data (cpp_nmf_wshard_sums(), unscaled); `only`: the weights
+# kept, nothing read (a weighted beta-divergence fit)
 shard_nmf_wset <- function(st, held, args) {
+  shard_wset(st, held, args, "wnmf", function(d, w, rows, streamed) {
+    dims <- as.integer(c(d$dims[1], length(w$c)))
+    sums <- cpp_nmf_wshard_sums(d$idx, d$val, dims, w$d, w$r, w$c, w$ei, w$ej, w$ev)
+    if (!streamed) return(list(sums = sums))
+    xt <- cpp_nmf_wshard_values(d$idx, d$val, dims, w$d, w$r, w$c, w$ei, w$ej, w$ev)
+    pos <- xt > 0
+    list(sums = sums, cells = list(idx = d$idx[, pos, drop = FALSE], val = xt[pos], dims = dims))
+  })
+}
+
+# The weights of a weighted fit to the store's shards among `args$ids`
+# (args$w, their parts), kept by each shard (its fit's state `slot` made
+# anew); returns each one's sums of its weighted data, weigh(d, w, rows,
+# streamed)$sums. A shard streamed out of core (`streamed`) gets its
+# weighted cells (weigh()'s `cells`: idx, val, dims) written once to a
+# .shard file of their own, read a chunk at a time as unweighted shards are
+# (removed when the store is dropped). `args$only`: the weights kept,
+# nothing read.
+shard_wset <- function(st, held, args, slot, weigh) {
   mine <- args$ids %in% held
   ids <- args$ids[mine]
   w <- args$w[mine]
@@ -534,27 +553,21 @@ shard_nmf_wset <- function(st, held, args) {
     h <- st$shards[[key]]
     fail <- function(e) abort_shard(h$source, "failed: {conditionMessage(e)}")
     st$shards[[key]]$w <- w[[j]]
-    st$shards[[key]]$wnmf <- NULL
+    st$shards[[key]][[slot]] <- NULL
     if (isTRUE(args$only)) next
     d <- if (h$keep) h$data else shard_data(h$source)
-    dims <- as.integer(c(d$dims[1], length(w[[j]]$c)))
-    sums[[j]] <- tryCatch(cpp_nmf_wshard_sums(d$idx, d$val, dims, w[[j]]$d, w[[j]]$r, w[[j]]$c, w[[j]]$ei,
-                                              w[[j]]$ej, w[[j]]$ev),
-                          error = fail)
-    if (!h$keep && shard_streamable(h$source)) {
-      # a shard streamed out of core: its weighted cells written once to a
-      # .shard file of their own, read a chunk at a time as unweighted
-      # shards are (removed when the store is dropped)
-      xt <- tryCatch(cpp_nmf_wshard_values(d$idx, d$val, dims, w[[j]]$d, w[[j]]$r, w[[j]]$c, w[[j]]$ei,
-                                           w[[j]]$ej, w[[j]]$ev), error = fail)
-      pos <- xt > 0
+    streamed <- !h$keep && shard_streamable(h$source)
+    r <- tryCatch(weigh(d, w[[j]], h$rows, streamed), error = fail)
+    sums[j] <- list(r$sums)
+    if (streamed) {
       path <- tempfile("aspectr_weighted_", fileext = ".shard")
       st$wfiles <- c(st$wfiles, path)
-      tryCatch(write_shard_bin(list(idx = d$idx[, pos, drop = FALSE], val = xt[pos], dims = dims,
-                                    dimnames = list(NULL, NULL)), path), error = fail)
+      cl <- r$cells
+      tryCatch(write_shard_bin(list(idx = cl$idx, val = cl$val, dims = cl$dims,
+                                    dimnames = vector("list", length(cl$dims))), path), error = fail)
       st$shards[[key]]$wfile <- path
     }
-    rm(d)
+    rm(d, r)
   }
   list(ids = ids, sums = sums)
 }

@@ -183,36 +183,15 @@ ntf_wshard_cells <- function(d, w, rows) {
   list(idx = d$idx[, pos, drop = FALSE], xv = d$val[pos], tv = tv[pos], dims = dims)
 }
 
-# The weights of the store's shards among `args$ids`; returns each one's
-# sums of its weighted data (unscaled). A shard streamed out of core gets
-# its weighted cells written to a .shard file of their own (removed when
-# the store is dropped).
+# The weights of the store's shards among `args$ids`, by shard_wset()
+# (R/family-nmf-shards.R): each one's sums of its weighted data (unscaled)
 shard_ntf_wset <- function(st, held, args) {
-  mine <- args$ids %in% held
-  ids <- args$ids[mine]
-  w <- args$w[mine]
-  sums <- vector("list", length(ids))
-  for (j in seq_along(ids)) {
-    key <- as.character(ids[j])
-    h <- st$shards[[key]]
-    fail <- function(e) abort_shard(h$source, "failed: {conditionMessage(e)}")
-    st$shards[[key]]$w <- w[[j]]
-    st$shards[[key]]$wntf <- NULL
-    d <- if (h$keep) h$data else shard_data(h$source)
-    wd <- tryCatch(ntf_wshard_cells(d, w[[j]], h$rows), error = fail)
-    sums[[j]] <- list(nnz = length(wd$tv), st = sum(wd$tv), stl = sum(wd$tv * log(wd$xv)),
-                      sx2 = sum(wd$tv * wd$xv), top = if (length(wd$xv)) max(wd$xv) else 0)
-    if (!h$keep && shard_streamable(h$source)) {
-      path <- tempfile("aspectr_weighted_", fileext = ".shard")
-      st$wfiles <- c(st$wfiles, path)
-      tryCatch(write_shard_bin(list(idx = wd$idx, val = wd$tv, dims = wd$dims,
-                                    dimnames = vector("list", length(wd$dims))), path),
-               error = fail)
-      st$shards[[key]]$wfile <- path
-    }
-    rm(d, wd)
-  }
-  list(ids = ids, sums = sums)
+  shard_wset(st, held, args, "wntf", function(d, w, rows, streamed) {
+    wd <- ntf_wshard_cells(d, w, rows)
+    list(sums = list(nnz = length(wd$tv), st = sum(wd$tv), stl = sum(wd$tv * log(wd$xv)),
+                     sx2 = sum(wd$tv * wd$xv), top = if (length(wd$xv)) max(wd$xv) else 0),
+         cells = if (streamed) list(idx = wd$idx, val = wd$tv, dims = wd$dims))
+  })
 }
 
 # A shard's state of the weighted fit (cpp_ntf_wshard_state(), its cells

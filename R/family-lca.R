@@ -529,8 +529,13 @@ lca_prepare <- function(data, na.rm, call = rlang::caller_env(), check = TRUE) {
                 "type", arg = "data", call = call)
   }
   vars <- names(data)
-  if (is.null(vars) || anyDuplicated(vars) || any(!nzchar(vars))) {
+  if (is.null(vars) || any(is.na(vars) | !nzchar(vars))) {
     vars <- paste0("V", seq_len(ncol(data)))
+  } else if (anyDuplicated(vars)) {
+    # (predict() and the methods match the variables by name)
+    dup <- unique(vars[duplicated(vars)])
+    abort_input("{.arg data} has more than one column named {.var {dup}}: each variable needs a name of its own.",
+                "value", arg = "data", call = call)
   }
   cols <- unclass(data)
   names(cols) <- NULL

@@ -230,11 +230,11 @@ predict.aspectr_nmf <- function(object, newdata, type = c("coef", "class"),
 # x = s x', B = w B', C = (s / w) C' the loss is s^b times that of the
 # scaled problem, whose penalties on C are l1 s^(1-b) / w and
 # l2 s^(2-b) / w^2.
-nmf_fold <- function(object, x, B, l1, l2, max_iter, tol, threads) {
+nmf_fold <- function(object, x, B, l1, l2, max_iter, tol, threads, call = rlang::caller_env()) {
   if ((is.matrix(x) || methods::is(x, "Matrix")) && anyNA(x)) {
-    return(nmf_fold_missing(object, x, B, l1, l2, max_iter, tol, threads))
+    return(nmf_fold_missing(object, x, B, l1, l2, max_iter, tol, threads, call = call))
   }
-  nd <- nmf_data(x, "newdata", dense = object$loss == "beta")
+  nd <- nmf_data(x, "newdata", dense = object$loss == "beta", call = call)
   sc <- nmf_scale(nd)
   nd <- sc$nd
   if (object$loss == "beta" && object$beta <= 0) nd$dense[nd$dense < object$eps] <- object$eps

@@ -13,7 +13,7 @@ nmf_shard_data <- function(x, loss, method, accelerate, weighted, call) {
     abort_input("{.arg x} must be a matrix split into {.fn shards} for {.fn nmf}, not {length(x$dims)}-way data (see {.fn ntf}).",
                 "value", arg = "x", call = call)
   }
-  if (x$nnz == 0) abort_input("{.arg x} has no non-zero cells.", "empty", arg = "x", call = call)
+  if (x$nnz == 0) abort_input("{.arg x} has no positive entries: there is nothing to fit.", "empty", arg = "x", call = call)
   check_shard_capability("nmf", loss, method, options = list(accelerate = accelerate, mask = weighted), call = call)
   s <- max(vapply(x$meta, function(m) m$top, numeric(1)))
   total <- shard_total(x)

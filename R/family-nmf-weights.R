@@ -272,7 +272,7 @@ nmf_fold_missing <- function(object, x, B, l1, l2, max_iter, tol, threads, call 
   }
   s <- if (length(wd$tv)) max(wd$tv) else 1
   xt <- wd$xt / s
-  nd <- nmf_data(xt, "newdata")
+  nd <- nmf_data(xt, "newdata", call = call)
   nd$rows <- object$loss == "kl"
   B <- unname(B)
   w <- max(B)

@@ -437,6 +437,12 @@ nway_augment_weighted <- function(x, data, weights, value = "value", comp = ".co
         cells <- t(d$idx) + 1L; v <- d$val
         keep <- v != 0
         cells <- cells[keep, , drop = FALSE]; v <- v[keep]
+      } else if (inherits(data, "sparseMatrix")) {
+        # (a sparse matrix's stored cells; which() takes no sparse logicals)
+        s <- Matrix::summary(methods::as(methods::as(data, "CsparseMatrix"), "generalMatrix"))
+        keep <- !is.na(s$x) & s$x != 0
+        cells <- cbind(as.integer(s$i), as.integer(s$j))[keep, , drop = FALSE]
+        v <- as.numeric(s$x[keep])
       } else {
         cells <- which(!is.na(data) & data != 0, arr.ind = TRUE)
         v <- as.numeric(data[cells])

@@ -208,6 +208,8 @@ ntf <- function(x, k, loss = c("frobenius", "kl"), method = NULL, nrun = 1,
   wd <- src$wd
   count_data <- src$count_data
   nnz_x <- src$nnz
+  # (shards without a cell to fit: the error of the data in memory)
+  if (!(nnz_x > 0)) abort_input("{.arg x} has no positive entries: there is nothing to fit.", "empty", arg = "x")
   k <- check_whole(k, "k", min = 1, max = nnz_x,
                    what = if (weighted) "at most the number of non-zeros of `x` of positive weight" else
                      "at most the number of non-zeros of `x`")

@@ -108,15 +108,23 @@ plsa_weighted_kl <- function(x, k, method, init, nrun, max_iter, tol, seed, thre
   if (nway) return(plsa_weighted_kl_nway(x, k, init, nrun, max_iter, tol, seed, threads, verbose, wargs, call, env,
                                          stg))
   nmf_init <- "random"
-  if (is.list(init) && !inherits(init, "aspectr_fit")) {
-    # pLSA factors (documents, terms, weights) as W = P(d|z) diag(lambda), H = P(w|z)'
-    f <- init$factors %||% list(init[[1]], init[[2]])
-    lam <- init$lambda %||% rep(1 / k, k)
-    nmf_init <- list(W = sweep(as.matrix(f[[1]]), 2, lam, "*"), H = t(as.matrix(f[[2]])))
+  dims <- if (inherits(x, "aspectr_shards")) x$dims else dim(x)
+  if (is.list(init) && length(dims) == 2) {
+    # a start (or a fit to start from) checked as plsa()'s, then its pLSA
+    # factors (documents, terms, weights) as W = P(d|z) diag(lambda),
+    # H = P(w|z)'
+    k <- plsa_weighted_k(k, dims, NA_real_, env)
+    first <- plsa_init(init, "plsa", dims, k, call = env)
+    # (in the data's units: the model's total that of x, so that the first
+    # coordinate descent starts at the start's fit, not a scaled one)
+    tot <- if (inherits(x, "aspectr_shards")) shard_total(x) else sum(x, na.rm = TRUE)
+    if (!(is.finite(tot) && tot > 0)) tot <- 1
+    nmf_init <- list(W = sweep(as.matrix(first$factors[[1]]), 2, tot * as.numeric(first$lambda), "*"),
+                     H = t(as.matrix(first$factors[[2]])))
   }
-  fit <- plsa_quiet_convergence(do.call(nmf, c(list(x, k, loss = "kl", method = "cd", init = nmf_init, nrun = nrun,
-                                                    max_iter = max_iter, tol = tol, seed = seed, threads = threads,
-                                                    verbose = verbose), stg, wargs)))
+  fit <- plsa_inner_fit(do.call(nmf, c(list(x, k, loss = "kl", method = "cd", init = nmf_init, nrun = nrun,
+                                            max_iter = max_iter, tol = tol, seed = seed, threads = threads,
+                                            verbose = verbose), stg, wargs)), call)
   out <- as_plsa(fit)
   tot <- fit$total; D <- fit$divergence; S <- fit$weighting$mass
   out$value <- out$kl <- (D + tot - S) / tot + log(S / tot)
@@ -133,9 +141,15 @@ plsa_weighted_kl <- function(x, k, method, init, nrun, max_iter, tol, seed, thre
 }
 
 # The fit of nmf() or ntf() in a plsa() call: its message that it did not
-# converge held back (plsa() says it, finish_progress())
-plsa_quiet_convergence <- function(expr) {
-  withCallingHandlers(expr, aspectr_message_not_converged = function(m) invokeRestart("muffleMessage"))
+# converge held back (plsa() says it, finish_progress()), and its errors
+# naming the user's call, `call`, not the inner fitter's
+plsa_inner_fit <- function(expr, call) {
+  withCallingHandlers(
+    tryCatch(expr, aspectr_error = function(e) {
+      e$call <- call
+      stop(e)
+    }),
+    aspectr_message_not_converged = function(m) invokeRestart("muffleMessage"))
 }
 
 # The N-way KL fit: ntf()'s weighted KL coordinate descent (its factors'
@@ -177,10 +191,10 @@ plsa_weighted_kl_nway <- function(x, k, init, nrun, max_iter, tol, seed, threads
     ntf_init <- lapply(first$factors, as.matrix)
     ntf_init[[1]] <- sweep(ntf_init[[1]], 2, as.numeric(first$lambda), "*")
   }
-  fit <- plsa_quiet_convergence(do.call(ntf, c(list(x, k, loss = "kl", method = "cd", init = ntf_init,
-                                                    nrun = ctl$nrun, max_iter = ctl$max_iter, tol = ctl$tol,
-                                                    seed = ctl$seed, threads = ctl$threads, verbose = ctl$verbose),
-                                               stg, wargs)))
+  fit <- plsa_inner_fit(do.call(ntf, c(list(x, k, loss = "kl", method = "cd", init = ntf_init,
+                                            nrun = ctl$nrun, max_iter = ctl$max_iter, tol = ctl$tol,
+                                            seed = ctl$seed, threads = ctl$threads, verbose = ctl$verbose),
+                                       stg, wargs)), call)
   w <- as.numeric(fit$weights)
   factors <- lapply(fit$factors, function(f) {
     f <- unname(as.matrix(f))

@@ -506,7 +506,7 @@ plsa <- function(x, k, loss = c("kl", "tsallis", "l2"), method = NULL, q = 0.5, 
                      what = "at most the number of non-zero cells of `x`")
   }
   if (sharded) {
-    if (x$nnz == 0) abort_input("{.arg x} has no non-zero cells.", "empty", arg = "x")
+    if (x$nnz == 0) abort_input("{.arg x} has no positive entries: there is nothing to fit.", "empty", arg = "x")
     count_data <- shard_count_data(x, "plsa", likelihood = loss == "kl")
   }
   q <- check_number(q, "q", 0, 1, lower_open = TRUE, upper_open = TRUE)

@@ -171,3 +171,68 @@ test_that("input errors raised while the data are prepared name the fitter's cal
   on.exit(options(old), add = TRUE)
   called(nmf(x, 2, seed = 1), "nmf")
 })
+
+test_that("plsa() with missing cells or weights checks its start as plsa() does and names its own call", {
+  set.seed(1)
+  x <- matrix(rpois(20, 3), 5, 4)
+  nomask <- matrix(FALSE, 5, 4)
+  sh <- shards(list(x[1:2, ], x[3:5, ]))
+  called <- function(expr, cls, fun = "plsa") {
+    e <- expect_error(expr, class = cls)
+    # (they raised R's "subscript out of bounds", warned from sweep(), took
+    # a start of wrong weights, or named an inlined nmf() and its `init$W`)
+    expect_identical(as.character(conditionCall(e)[[1]]), fun)
+    expect_false(grepl("init$W", conditionMessage(e), fixed = TRUE))
+  }
+  for (d in list(x, sh)) {
+    called(plsa(d, 1, init = list(lambda = 1, factors = list(matrix(1, 5, 1))), mask = nomask),
+           "aspectr_error_input_argument")
+    called(plsa(d, 2, init = list(lambda = c(0.5, 0.5, 0.1), factors = list(matrix(1, 5, 2), matrix(1, 4, 2))),
+                weights = matrix(1, 5, 4)), "aspectr_error_input_argument")
+    called(plsa(d, 2, init = list(lambda = c(0.5, 0.5), factors = list(matrix(1, 5, 2), matrix(1, 5, 2))),
+                mask = nomask), "aspectr_error_input_argument")
+    called(plsa(d, 0, mask = nomask), "aspectr_error_input_argument")
+    called(plsa(d, 2, weights = matrix(1, 5, 4), nrun = 0), "aspectr_error_input_argument")
+    called(plsa(d, 2, mask = matrix(TRUE, 5, 4)), "aspectr_error_input")
+  }
+  expect_no_warning(try(plsa(x, 2.5, row_weights = runif(5)), silent = TRUE))
+  # a fit to start from is a start (it was dropped for a random one): one
+  # iteration from a converged fit stays at it
+  f0 <- suppressMessages(plsa(x, 2, seed = 1, tol = 1e-12, max_iter = 2000))
+  g <- suppressMessages(plsa(x, 2, mask = nomask, init = f0, max_iter = 1))
+  expect_equal(g$factors, f0$factors, tolerance = 1e-4, ignore_attr = TRUE)
+  expect_equal(g$lambda, f0$lambda, tolerance = 1e-4, ignore_attr = TRUE)
+})
+
+test_that("fuzzed inputs get the data's own errors: empty shards, duplicated names, sparse NA data", {
+  z <- matrix(0, 4, 3)
+  zs <- shards(list(z[1:2, ], z[3:4, ]))
+  msg <- conditionMessage(expect_error(ntf(z, 1), class = "aspectr_error_input_empty"))
+  # (ntf() of shards said k must be between 1 and 0; nmf() and plsa() had
+  # their own wording)
+  for (f in list(ntf, nmf, plsa)) {
+    expect_identical(conditionMessage(expect_error(f(zs, 1), class = "aspectr_error_input_empty")), msg)
+  }
+  # lca(): a name twice (it fitted, renamed, and its predict() then failed)
+  df <- data.frame(V1 = gl(2, 15), V1 = factor(rep(c("a", "b"), 15)), V3 = gl(3, 10), check.names = FALSE)
+  e <- expect_error(lca(df, 2, seed = 1, nrun = 1), "more than one column named", class = "aspectr_error_input_value")
+  expect_identical(as.character(conditionCall(e)[[1]]), "lca")
+  # augment() of an ntf() fit of a sparse matrix with NA, given the data
+  # (which() of a sparse logical failed)
+  set.seed(2)
+  x <- matrix(rpois(24, 3) + 1, 6, 4)
+  x[2] <- NA
+  xs <- methods::as(Matrix::Matrix(x, sparse = TRUE), "CsparseMatrix")
+  f <- suppressMessages(ntf(xs, 1, seed = 1, max_iter = 5))
+  a <- augment(f, xs)
+  expect_equal(a, augment(f, x))
+  expect_identical(nrow(a), 24L)
+  expect_identical(sum(!a$observed), 1L)
+  # predict() of an nmf() fit names its call for bad newdata (it named
+  # nmf_fold())
+  g <- suppressMessages(nmf(x[-1, ], 2, seed = 1, max_iter = 20))
+  nd <- x[3:4, ]
+  nd[1] <- -1
+  e <- expect_error(predict(g, nd), class = "aspectr_error_input_value")
+  expect_identical(as.character(conditionCall(e)[[1]]), "predict")
+})

@@ -98,7 +98,10 @@ nmf_shard_source <- function(x, loss, beta, method, accelerate, weighted, wargs,
       session <<- nmf_shard_session(x, cluster, threads, loss, method, sc$s, L1s, L2s, eps, call, files, accelerate,
                                     beta = beta, x_floor = x_floor)
       # (weighted beta divergence: each shard gets the weights of its cells)
-      if (weighted) session$weigh_cells(wd)
+      if (weighted && !(session$weigh_cells(wd) > 0)) {
+        abort_input("{.arg x} has no positive value in a cell of positive weight: there is nothing to fit.",
+                    "value", arg = "x", call = env)
+      }
     } else {
       session$configure(sc$s, L1s, L2s, eps, accelerate, threads, c(wk, list(d = wd$d, c = wd$c)))
     }
@@ -226,12 +229,14 @@ nmf_shard_session <- function(x, cluster, threads, loss, method, s, L1s, L2s, ep
   }
   # The weights of a weighted beta-divergence fit (nmf_weight_cells()'s
   # `wc`): each shard keeps those of its cells, which its beta-divergence
-  # operations weigh (the data unweighted, as in memory)
+  # operations weigh (the data unweighted, as in memory); returns the
+  # weighted data's total
   weigh_cells <- function(wc) {
     parts <- nmf_shard_weight_parts(x, wc)
-    eng$each("nmf_wset", function(g) list(ids = g, w = parts[g], only = TRUE))
+    res <- eng$each("nmf_wset", function(g) list(ids = g, w = parts[g], only = TRUE))
     global$wbeta <<- TRUE
-    invisible()
+    # (the weighted data's total, whether anything is left to fit)
+    sum(vapply(res, function(a) sum(vapply(a$sums, `[[`, numeric(1), "st")), numeric(1)))
   }
   # the fit's scale and penalties (and the weighted loss's constants), when
   # they come after the session (a weighted fit: from weigh())
@@ -523,7 +528,7 @@ nmf_shard_state <- function(st, key, g) {
 # A weighted fit's weights to the store's shards among `args$ids` (their
 # parts of nmf_shard_weight_parts()), by shard_wset(): each one's sums of
 # its weighted data (cpp_nmf_wshard_sums(), unscaled); `only`: the weights
-# kept, nothing read (a weighted beta-divergence fit)
+# kept, no weighted file written (a weighted beta-divergence fit)
 shard_nmf_wset <- function(st, held, args) {
   shard_wset(st, held, args, "wnmf", function(d, w, rows, streamed) {
     dims <- as.integer(c(d$dims[1], length(w$c)))
@@ -541,8 +546,8 @@ shard_nmf_wset <- function(st, held, args) {
 # streamed)$sums. A shard streamed out of core (`streamed`) gets its
 # weighted cells (weigh()'s `cells`: idx, val, dims) written once to a
 # .shard file of their own, read a chunk at a time as unweighted shards are
-# (removed when the store is dropped). `args$only`: the weights kept,
-# nothing read.
+# (removed when the store is dropped). `args$only`: the weights kept and
+# the sums made, no file written.
 shard_wset <- function(st, held, args, slot, weigh) {
   mine <- args$ids %in% held
   ids <- args$ids[mine]
@@ -554,9 +559,8 @@ shard_wset <- function(st, held, args, slot, weigh) {
     fail <- function(e) abort_shard(h$source, "failed: {conditionMessage(e)}")
     st$shards[[key]]$w <- w[[j]]
     st$shards[[key]][[slot]] <- NULL
-    if (isTRUE(args$only)) next
     d <- if (h$keep) h$data else shard_data(h$source)
-    streamed <- !h$keep && shard_streamable(h$source)
+    streamed <- !isTRUE(args$only) && !h$keep && shard_streamable(h$source)
     r <- tryCatch(weigh(d, w[[j]], h$rows, streamed), error = fail)
     sums[j] <- list(r$sums)
     if (streamed) {

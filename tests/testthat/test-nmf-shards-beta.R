@@ -172,3 +172,16 @@ test_that("beta-divergence fits of shard files do not depend on the chunk, and t
   expect_equal(unname(as.matrix(fd$W)), unname(mem$W), tolerance = 1e-10)
   expect_equal(fd$objective, mem$objective, tolerance = 1e-10)
 })
+
+test_that("a weighted beta-divergence fit of shards with nothing to fit is refused as in memory", {
+  y <- matrix(0, 6, 2)
+  y[3] <- 2
+  mk <- matrix(FALSE, 6, 2)
+  mk[3] <- TRUE
+  sh <- shards(list(y[1:2, , drop = FALSE], y[3:6, , drop = FALSE]))
+  # (shards fitted it, converged = TRUE with value 0)
+  em <- expect_error(nmf(y, 1, loss = "beta", beta = 1.5, mask = mk), class = "aspectr_error_input_value")
+  es <- expect_error(nmf(sh, 1, loss = "beta", beta = 1.5, mask = mk), class = "aspectr_error_input_value")
+  expect_identical(conditionMessage(es), conditionMessage(em))
+  expect_identical(as.character(conditionCall(es)[[1]]), "nmf")
+})

@@ -215,3 +215,14 @@ check_labels <- function(x, arg, na_ok = FALSE, call = rlang::caller_env()) {
   }
   invisible(x)
 }
+
+# expr, its aspectr errors naming `call` (a call, or the frame of one: the
+# user's call) instead of the function that raised them (an inner fitter
+# or a converter the fitter calls, e.g. as_symtensor() in sntf())
+with_error_call <- function(expr, call) {
+  if (is.environment(call)) call <- rlang::frame_call(call)
+  tryCatch(expr, aspectr_error = function(e) {
+    e$call <- call
+    stop(e)
+  })
+}

@@ -195,7 +195,10 @@ predict.aspectr_nmf <- function(object, newdata, type = c("coef", "class"),
                   "newdata", arg = "newdata")
     }
     tx <- if (methods::is(newdata, "Matrix")) Matrix::t(newdata) else t(as.matrix(newdata))
-    out <- t(nmf_fold(object, tx, t(object$H), object$L1[1], object$L2[1], max_iter, tol, threads))
+    # (no new rows: none, as plsa()'s predict() gives; the fold-in would
+    # refuse the transposed empty matrix, naming its sizes the wrong way)
+    out <- if (NROW(newdata) == 0) matrix(numeric(0), 0, ncol(object$W)) else
+      t(nmf_fold(object, tx, t(object$H), object$L1[1], object$L2[1], max_iter, tol, threads))
     dimnames(out) <- list(rownames(newdata), colnames(object$W))
   } else {
     rn_new <- rownames(newdata)

@@ -144,12 +144,8 @@ plsa_weighted_kl <- function(x, k, method, init, nrun, max_iter, tol, seed, thre
 # converge held back (plsa() says it, finish_progress()), and its errors
 # naming the user's call, `call`, not the inner fitter's
 plsa_inner_fit <- function(expr, call) {
-  withCallingHandlers(
-    tryCatch(expr, aspectr_error = function(e) {
-      e$call <- call
-      stop(e)
-    }),
-    aspectr_message_not_converged = function(m) invokeRestart("muffleMessage"))
+  withCallingHandlers(with_error_call(expr, call),
+                      aspectr_message_not_converged = function(m) invokeRestart("muffleMessage"))
 }
 
 # The N-way KL fit: ntf()'s weighted KL coordinate descent (its factors'

@@ -253,11 +253,12 @@ sntf <- function(x, k, method = c("alpha", "smart", "beta", "average", "unfold")
 
 sntf_data <- function(x, call = rlang::caller_env()) {
   if (inherits(x, "aspectr_symtensor")) return(x)
+  # (the converters' errors name the fitter's call)
   if (inherits(x, "aspectr_tensor") || (is.array(x) && length(dim(x)) >= 2)) {
-    return(as_symtensor(x))
+    return(with_error_call(as_symtensor(x), call))
   }
   if (methods::is(x, "Matrix") || inherits(x, "simple_triplet_matrix")) {
-    return(as_symtensor(as_sptensor(x)))
+    return(with_error_call(as_symtensor(as_sptensor(x)), call))
   }
   abort_input("{.arg x} must be a super-symmetric tensor: a {.cls aspectr_symtensor}, a dense array, or a sparse tensor, not {describe(x)}.",
               "type", arg = "x", call = call)

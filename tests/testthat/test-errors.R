@@ -236,3 +236,24 @@ test_that("fuzzed inputs get the data's own errors: empty shards, duplicated nam
   e <- expect_error(predict(g, nd), class = "aspectr_error_input_value")
   expect_identical(as.character(conditionCall(e)[[1]]), "predict")
 })
+
+test_that("sntf() names its call for data its converter refuses; nmf()'s predict() of no rows gives none", {
+  # (the errors named as_symtensor(x))
+  for (x in list(array(c(1, 2, 3, 4), c(2, 2)), -diag(2), Matrix::Matrix(c(1, 2, 3, 4), 2, 2, sparse = TRUE))) {
+    e <- expect_error(sntf(x, 1), class = "aspectr_error_input")
+    expect_identical(as.character(conditionCall(e)[[1]]), "sntf")
+  }
+  # the converter called by the user still names itself
+  e <- expect_error(as_symtensor(array(c(1, 2, 3, 4), c(2, 2))), class = "aspectr_error_input")
+  expect_identical(as.character(conditionCall(e)[[1]]), "as_symtensor")
+  # predict() of an nmf() fit for no new rows: none, as plsa()'s (it was
+  # refused as "not 5 x 0" for newdata of 0 x 5)
+  set.seed(1)
+  x <- matrix(rpois(30, 3) + 1, 6, 5)
+  f <- suppressMessages(nmf(x, 2, seed = 1))
+  p <- predict(f, x[0, ])
+  expect_identical(dim(p), c(0L, 2L))
+  expect_identical(colnames(p), colnames(f$W))
+  expect_identical(predict(f, x[0, ], type = "class"), integer(0))
+  expect_identical(dim(predict(suppressMessages(plsa(x, 2, seed = 1)), x[0, ])), c(0L, 2L))
+})

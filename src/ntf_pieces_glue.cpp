@@ -29,9 +29,13 @@ std::unique_ptr<aspectr::CPCells> piece_cells(SEXP state, SEXP file, const std::
 // The shards of a KL coordinate descent in this process (list(shards,
 // fail): each shard list(state, file, dims, F0, aux, kv), as
 // cpp_ntf_kpiece_run() takes them; fail(i, why) raises shard i's error in
-// R): each request runs on them in order, their statistics added as R's
-// shard_add() adds them (the same sums, bit for bit); "gather" joins their
-// rows of the first factor.
+// R): each request runs on them, their statistics added in their order as
+// R's shard_add() adds them (the same sums, bit for bit); "gather" joins
+// their rows of the first factor. With threads and every shard's cells in
+// memory, the shards answer at once, one a thread: a piece's request is
+// single-threaded and touches only its own rows, cells and kept values,
+// so the sums are those of one shard after another (a file's shards are
+// read one after another, through the store's buffer).
 class KCDStorePieces : public aspectr::Pieces {
  public:
   KCDStorePieces(SEXP local, int threads) : threads_(threads) {
@@ -55,6 +59,7 @@ class KCDStorePieces : public aspectr::Pieces {
         why = e.what();
       }
       if (!why.empty()) aspectr_r::store_fail(fail_, static_cast<std::size_t>(i), why);
+      if (!Rf_isNull(file)) in_memory_ = false;
       pieces_.emplace_back(new aspectr::KLCDTensorPiece(*cells_.back(), d, REAL(F0), REAL(aux), Rf_nrows(F0),
                                                         Rf_isNull(kv) ? nullptr : REAL(kv),
                                                         Rf_isNull(kv) ? 0 : static_cast<std::size_t>(XLENGTH(kv))));
@@ -62,10 +67,36 @@ class KCDStorePieces : public aspectr::Pieces {
   }
   aspectr::Stats map(const aspectr::Request& r) const override {
     // (a gather's rows of the first factor, F0, joined)
-    return aspectr_r::store_map(pieces_, r, threads_, fail_, r.op == "gather" ? "F0" : nullptr);
+    const char* rows = r.op == "gather" ? "F0" : nullptr;
+    const int nt = aspectr::capped_threads(threads_);
+    if (nt < 2 || pieces_.size() < 2 || !in_memory_ || !r.refs.empty())
+      return aspectr_r::store_map(pieces_, r, threads_, fail_, rows);
+    const std::size_t n = pieces_.size();
+    std::vector<aspectr::Stats> parts(n);
+    std::vector<std::string> why(n);
+    aspectr::parallel_each(static_cast<int>(n), std::min(nt, static_cast<int>(n)), [&](int i) {
+      try {
+        parts[i] = pieces_[i]->run(r, 1);
+      } catch (const std::exception& e) {
+        why[i] = e.what();
+        if (why[i].empty()) why[i] = "failed";
+      }
+    });
+    // (in the shards' order: the first failure raised, as one after another)
+    aspectr::Stats out;
+    arma::mat joined;
+    for (std::size_t i = 0; i < n; ++i) {
+      if (!why[i].empty()) aspectr_r::store_fail(fail_, i, why[i]);
+      if (rows != nullptr && parts[i].has(rows)) joined = arma::join_cols(joined, parts[i].take(rows));
+      if (i == 0) out = std::move(parts[i]);
+      else out.add(parts[i]);
+    }
+    if (rows != nullptr && joined.n_elem) out.set(rows, std::move(joined));
+    return out;
   }
 
  private:
+  bool in_memory_ = true;  // every shard's cells in memory (none read from a file)
   int threads_;
   SEXP fail_ = R_NilValue;
   aspectr::SparseTensor none_;

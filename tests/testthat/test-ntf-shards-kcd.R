@@ -173,3 +173,24 @@ test_that("a shard file that disappears during a coordinate descent in this proc
   expect_error(suppressMessages(ntf(sh, 3, loss = "kl", method = "cd", seed = 2, max_iter = 10, callback = gone)),
                class = "aspectr_error_shard", regexp = basename(path))
 })
+
+test_that("shards in this process answer at once on threads with the fit of one after another, bit for bit", {
+  x <- kcd_array(c(16, 6, 5), seed = 4)
+  sh <- shards(split_rows(x, c(3L, 7L, 12L)))
+  strip <- function(f) f[setdiff(names(f), c("time", "call", "threads"))]
+  one <- kcd_fits(sh, threads = 1)
+  two <- kcd_fits(sh, threads = 2)
+  expect_identical(strip(two$ntf), strip(one$ntf))
+  expect_identical(strip(two$plsa), strip(one$plsa))
+  # a matrix with a prior (the rule of N-way data, passes over the shards)
+  set.seed(5)
+  m <- matrix(stats::rpois(40 * 15, 1) + (seq_len(40) %% 3 == 0), 40, 15)
+  m[, 1] <- m[, 1] + 1
+  msh <- shards(split_rows(m, c(10L, 25L)))
+  pr <- list(terms = 0.1, documents = 0.5)
+  a <- suppressMessages(plsa(msh, 3, seed = 1, max_iter = 25, prior = pr, threads = 1))
+  b <- suppressMessages(plsa(msh, 3, seed = 1, max_iter = 25, prior = pr, threads = 2))
+  expect_identical(strip(b), strip(a))
+  ref <- suppressMessages(plsa(m, 3, seed = 1, max_iter = 25, prior = pr))
+  expect_equal(b$factors, ref$factors, tolerance = 1e-10)
+})

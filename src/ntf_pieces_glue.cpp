@@ -66,33 +66,9 @@ class KCDStorePieces : public aspectr::Pieces {
     }
   }
   aspectr::Stats map(const aspectr::Request& r) const override {
-    // (a gather's rows of the first factor, F0, joined)
-    const char* rows = r.op == "gather" ? "F0" : nullptr;
-    const int nt = aspectr::capped_threads(threads_);
-    if (nt < 2 || pieces_.size() < 2 || !in_memory_ || !r.refs.empty())
-      return aspectr_r::store_map(pieces_, r, threads_, fail_, rows);
-    const std::size_t n = pieces_.size();
-    std::vector<aspectr::Stats> parts(n);
-    std::vector<std::string> why(n);
-    aspectr::parallel_each(static_cast<int>(n), std::min(nt, static_cast<int>(n)), [&](int i) {
-      try {
-        parts[i] = pieces_[i]->run(r, 1);
-      } catch (const std::exception& e) {
-        why[i] = e.what();
-        if (why[i].empty()) why[i] = "failed";
-      }
-    });
-    // (in the shards' order: the first failure raised, as one after another)
-    aspectr::Stats out;
-    arma::mat joined;
-    for (std::size_t i = 0; i < n; ++i) {
-      if (!why[i].empty()) aspectr_r::store_fail(fail_, i, why[i]);
-      if (rows != nullptr && parts[i].has(rows)) joined = arma::join_cols(joined, parts[i].take(rows));
-      if (i == 0) out = std::move(parts[i]);
-      else out.add(parts[i]);
-    }
-    if (rows != nullptr && joined.n_elem) out.set(rows, std::move(joined));
-    return out;
+    // (a gather's rows of the first factor, F0, joined; every shard's cells
+    // in memory: the shards at once on the threads)
+    return aspectr_r::store_map(pieces_, r, threads_, fail_, r.op == "gather" ? "F0" : nullptr, in_memory_);
   }
 
  private:

@@ -369,27 +369,53 @@ inline void add_trace(Rcpp::List& out, const aspectr::FitTrace& tr) {
 }
 
 // A request run on the shards of a fit in this process (`pieces`, each a
-// pointer to a piece with run(r, threads)), in order, their statistics
-// added as R's shard_add() adds them (the same sums, bit for bit); those
-// named `rows`, when given, are joined by rows instead (a factor of the
-// rows gathered). A shard's failure goes to store_fail().
+// pointer to a piece with run(r, threads)), their statistics added in
+// their order as R's shard_add() adds them (the same sums, bit for bit);
+// those named `rows`, when given, are joined by rows instead (a factor of
+// the rows gathered). A shard's failure goes to store_fail(). `at_once`
+// (pieces whose requests are single-threaded and touch only their own
+// memory): with threads, the shards answer at once, one a thread, and are
+// added in their order afterwards (the first failure in their order
+// raised); otherwise one after another, each with the threads.
 template <class Ptrs>
 aspectr::Stats store_map(const Ptrs& pieces, const aspectr::Request& r, int threads, SEXP fail,
-                         const char* rows = nullptr) {
+                         const char* rows = nullptr, bool at_once = false) {
   if (!r.refs.empty()) throw std::logic_error("request '" + r.op + "' by reference to several pieces");
+  const std::size_t n = pieces.size();
   aspectr::Stats out;
   arma::mat joined;
-  for (std::size_t i = 0; i < pieces.size(); ++i) {
-    std::string why;
-    try {
-      aspectr::Stats s = pieces[i]->run(r, threads);
-      if (rows != nullptr && s.has(rows)) joined = arma::join_cols(joined, s.take(rows));
-      if (i == 0) out = std::move(s);
-      else out.add(s);
-    } catch (const std::exception& e) {
-      why = e.what();
+  auto fold = [&](std::size_t i, aspectr::Stats& s) {
+    if (rows != nullptr && s.has(rows)) joined = arma::join_cols(joined, s.take(rows));
+    if (i == 0) out = std::move(s);
+    else out.add(s);
+  };
+  const int nt = at_once && n > 1 ? std::min(aspectr::capped_threads(threads), static_cast<int>(n)) : 1;
+  if (nt > 1) {
+    std::vector<aspectr::Stats> parts(n);
+    std::vector<std::string> why(n);
+    aspectr::parallel_each(static_cast<int>(n), nt, [&](int i) {
+      try {
+        parts[i] = pieces[i]->run(r, 1);
+      } catch (const std::exception& e) {
+        why[i] = e.what();
+        if (why[i].empty()) why[i] = "failed";
+      }
+    });
+    for (std::size_t i = 0; i < n; ++i) {
+      if (!why[i].empty()) store_fail(fail, i, why[i]);
+      fold(i, parts[i]);
     }
-    if (!why.empty()) store_fail(fail, i, why);
+  } else {
+    for (std::size_t i = 0; i < n; ++i) {
+      std::string why;
+      try {
+        aspectr::Stats s = pieces[i]->run(r, threads);
+        fold(i, s);
+      } catch (const std::exception& e) {
+        why = e.what();
+      }
+      if (!why.empty()) store_fail(fail, i, why);
+    }
   }
   if (rows != nullptr && joined.n_elem) out.set(rows, std::move(joined));
   return out;

@@ -162,7 +162,8 @@ shards <- function(x) {
                 "type", arg = "x")
   }
   meta <- vector("list", length(sources))
-  for (i in seq_along(sources)) {
+  # (a shard refused names this call)
+  with_error_call(for (i in seq_along(sources)) {
     if (identical(sources[[i]]$format, "shard")) {
       # summarized in C++ from the file, without R objects of its size
       meta[[i]] <- shard_file_meta(sources[[i]])
@@ -179,7 +180,7 @@ shards <- function(x) {
       }
       rm(obj)
     }
-  }
+  }, environment())
   frames <- vapply(meta, function(m) isTRUE(m$frame), logical(1))
   if (all(frames)) return(new_frame_shards(sources, meta))
   if (any(frames)) {
@@ -405,16 +406,19 @@ empty_shard_data <- function(dims, dimnames) {
 # shared, and EM's pass goes over blocks of rows, see shard_by_column())
 shard_as_aspect <- function(obj, src) {
   if (inherits(obj, "aspectr_shard_data")) return(unclass(obj))
+  # (the converter's refusal, of its kind of bad input: a shard error too)
+  refuse <- function(e) {
+    kind <- sub("^aspectr_error_input_", "", grep("^aspectr_error_input_", class(e), value = TRUE)[1])
+    abort_shard(src, "is not data a fitter accepts: {conditionMessage(e)}", kind = kind)
+  }
   tryCatch(as_aspect_data(obj, arg = src$label, by_column = TRUE),
            aspectr_error_input_empty = function(e) {
              # a shard without counts is valid (its rows are documents with
              # no counts, as in memory) as long as the data as a whole has some
-             if (is.null(e$shape)) abort_shard(src, "is not data a fitter accepts: {conditionMessage(e)}")
+             if (is.null(e$shape)) refuse(e)
              empty_shard_data(e$shape$dims, e$shape$dimnames)
            },
-           aspectr_error_input = function(e) {
-             abort_shard(src, "is not data a fitter accepts: {conditionMessage(e)}")
-           })
+           aspectr_error_input = refuse)
 }
 
 # A 2-way shard kept for a whole fit, its cells ordered by column (rows
@@ -442,10 +446,12 @@ check_shard_file <- function(src) {
   }
 }
 
-abort_shard <- function(src, why, call = NULL, .envir = parent.frame()) {
+abort_shard <- function(src, why, call = NULL, .envir = parent.frame(), kind = NA) {
   what <- if (identical(src$kind, "file")) paste0("Shard file {.path ", src$path, "}") else paste0("Shard ", sub("^shard ", "", src$label))
-  cli::cli_abort(paste(what, why), class = c("aspectr_error_shard", "aspectr_error"),
-                 shard = src$label, call = call, .envir = .envir)
+  # (kind: a shard's data refused as bad input, of that kind, see abort_input())
+  input <- if (!is.na(kind)) c(paste0("aspectr_error_input_", kind), "aspectr_error_input")
+  cli::cli_abort(paste(what, why), class = c("aspectr_error_shard", input, "aspectr_error"),
+                 shard = src$label, arg = if (!is.null(input)) "x", call = call, .envir = .envir)
 }
 
 read_shard_file <- function(src) {

@@ -69,6 +69,16 @@ test_that("shards() refuses what cannot be one data set, naming the shard", {
   neg <- x; neg[1, 1] <- -1
   expect_error(shards(list(neg)), class = "aspectr_error_shard", regexp = "[Nn]egative|non-negative")
   expect_error(shards(list(x, "a")), class = "aspectr_error_shard", regexp = "shard 2")
+  # a shard's data refused are bad input to shards(): the input error's
+  # class and argument, and the call that was given them
+  err <- tryCatch(shards(list(x, neg)), error = identity)
+  expect_s3_class(err, c("aspectr_error_shard", "aspectr_error_input_value", "aspectr_error_input"))
+  expect_identical(err$arg, "x")
+  expect_identical(err$call[[1]], quote(shards))
+  expect_match(conditionMessage(err), "Shard 2 .*non-negative")
+  err <- tryCatch(shards(list(x, "a")), error = identity)
+  expect_s3_class(err, c("aspectr_error_shard", "aspectr_error_input_type"))
+  expect_identical(err$call[[1]], quote(shards))
 })
 
 test_that("plsa() of 1, 2 and 3 shards equals the in-memory EM fit", {

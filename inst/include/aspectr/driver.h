@@ -10,6 +10,7 @@
 #ifndef ASPECTR_DRIVER_H
 #define ASPECTR_DRIVER_H
 
+#include <vector>
 #include "control.h"
 #include "data.h"
 
@@ -40,29 +41,68 @@ double rule_step(Rule& rule, const DataT& G, ModelT& M, int threads, double, lon
   return rule.step(G, M, threads);
 }
 
+// A fit's iterations so far: the trace (f[t] = the loss after t
+// iterations; a lagged rule's newest entry is that of the model entering
+// its last step, until solver_finish()), the iterations, and whether the
+// stopping rule or the caller ended them.
+struct SolverState {
+  std::vector<double> f;
+  int iterations = 0;
+  bool converged = false;
+  bool stopped = false;
+  bool finished(int max_iter) const { return converged || stopped || iterations >= max_iter; }
+};
+
+// The trace's start: a rule without lag reports the loss after each step,
+// so the trace begins with the loss of the start (a lagged rule's first
+// step returns it).
+template <class Rule, class DataT, class ModelT>
+void solver_begin(Rule& rule, const DataT& G, ModelT& M, SolverState& s, int threads) {
+  if (!Rule::kLagged && s.f.empty()) s.f.push_back(rule.loss(G, M, threads));
+}
+
+// The loop itself, for every solver (run_solver() below; the random starts
+// of multistart.h, which advance each start a round at a time): up to n
+// more iterations (ctl.max_iter in all), each followed by after(it, M)
+// (false: the caller stops the fit), then the stopping rule.
+template <class Rule, class DataT, class ModelT, class After>
+void solver_advance(Rule& rule, const DataT& G, ModelT& M, SolverState& s, int n, const Control& ctl,
+                    int threads, After after) {
+  const RelativeChange stop{ctl.tol};
+  for (int j = 0; j < n && !s.finished(ctl.max_iter); ++j) {
+    const double v = rule_step(rule, G, M, threads, s.f.empty() ? 0.0 : s.f.back(), 0);
+    ++s.iterations;
+    s.f.push_back(v);  // lagged: f[it-1]; otherwise f[it]
+    const std::size_t known = s.f.size() - 1;
+    const bool conv = known >= 1 && stop(s.f[known - 1], stop_value(rule, s.f[known], 0));
+    if (!after(s.iterations, static_cast<const ModelT&>(M))) { s.stopped = true; break; }
+    if (conv) s.converged = true;
+  }
+}
+
+// The trace's end: a lagged rule's loss of the final model.
+template <class Rule, class DataT, class ModelT>
+void solver_finish(Rule& rule, const DataT& G, ModelT& M, SolverState& s, int threads) {
+  if (Rule::kLagged) s.f.push_back(rule.loss(G, M, threads));
+}
+
 template <class Rule, class DataT, class ModelT, class Callback>
 FitTrace run_solver(Rule& rule, const DataT& G, ModelT& M, const Control& ctl,
                     Callback& callback) {
-  FitTrace tr;
-  RelativeChange stop{ctl.tol};
-  std::vector<double> f;  // f[t] = loss after t iterations
-  if (!Rule::kLagged) f.push_back(rule.loss(G, M, ctl.threads));
-  int it = 0;
-  while (it < ctl.max_iter) {
-    const double v = rule_step(rule, G, M, ctl.threads, f.empty() ? 0.0 : f.back(), 0);
-    ++it;
-    f.push_back(v);  // lagged: f[it-1]; otherwise f[it]
-    const std::size_t known = f.size() - 1;
-    bool conv = known >= 1 && stop(f[known - 1], stop_value(rule, f[known], 0));
+  SolverState s;
+  solver_begin(rule, G, M, s, ctl.threads);
+  solver_advance(rule, G, M, s, ctl.max_iter, ctl, ctl.threads, [&](int it, const ModelT& model) {
     // the callback sees iteration `it`, the objective after it and the model
-    const double shown = Rule::kLagged && callback.exact() ? rule.loss(G, M, ctl.threads) : f.back();
-    if (!callback(it, shown, static_cast<const ModelT&>(M))) { tr.stopped = true; break; }
-    if (conv) { tr.converged = true; break; }
-  }
-  if (Rule::kLagged) f.push_back(rule.loss(G, M, ctl.threads));
-  tr.initial = f.front();
-  tr.objective.assign(f.begin() + 1, f.end());
-  tr.iterations = it;
+    const double shown = Rule::kLagged && callback.exact() ? rule.loss(G, M, ctl.threads) : s.f.back();
+    return static_cast<bool>(callback(it, shown, model));
+  });
+  solver_finish(rule, G, M, s, ctl.threads);
+  FitTrace tr;
+  tr.converged = s.converged;
+  tr.stopped = s.stopped;
+  tr.initial = s.f.front();
+  tr.objective.assign(s.f.begin() + 1, s.f.end());
+  tr.iterations = s.iterations;
   return tr;
 }
 

@@ -8,15 +8,15 @@
 // convergence. If a continued start reaches max_iter without converging
 // (a flat likelihood, where the short-run ranking is unreliable), the other
 // starts are run on to the end as well. A start's trajectory does not
-// depend on the staging: the
-// iterations it runs are exactly those of run_solver() (same stopping rule,
-// same trace), stage 2 only resumes it.
+// depend on the staging: its iterations are run_solver()'s, by the same
+// loop (driver.h's solver_advance(): same stopping rule, same trace), and
+// stage 2 only resumes it.
 //
 // Threads: while two or more starts are active, threads go over the starts
 // (each start's own iterations single-threaded, so its result does not depend
 // on the thread count); a single remaining start uses the threads over the
-// non-zeros as run_solver() does. The rule must be usable concurrently after
-// bind() (EMRule is).
+// non-zeros as run_solver() does. A rule shared by the starts must be
+// usable concurrently after bind() (EMRule and KLCDRule are).
 //
 // `check()` is called on the calling thread between rounds of iterations
 // (interrupts, progress); returning false stops every start where it is.
@@ -46,12 +46,10 @@ struct MultiStartControl {
   int round = 25;      // iterations between calls of check()
 };
 
-struct StartRun {
+// A start: its model and its iterations so far (driver.h's SolverState;
+// finished: converged or at max_iter).
+struct StartRun : SolverState {
   AspectModel M;
-  std::vector<double> f;  // lagged trace: f[t] = loss after t iterations
-  int iterations = 0;
-  bool converged = false;
-  bool finished = false;  // converged or at max_iter
   bool continued = false; // selected for stage 2 (or no staging)
   double value() const { return f.empty() ? 0.0 : f.back(); }
 };
@@ -93,18 +91,14 @@ inline double run_rank_value(double v) {
 
 namespace detail {
 
-// Advances one start by up to n iterations (as run_solver's loop).
+// Advances one start by up to n iterations (driver.h's loop).
 template <class Rule>
 void advance_start(Rule& rule, const SparseTensor& G, StartRun& s, int n,
                    const MultiStartControl& ctl, int threads) {
-  const RelativeChange stop{ctl.tol};
-  for (int j = 0; j < n && !s.finished; ++j) {
-    s.f.push_back(rule_step(rule, G, s.M, threads, s.f.empty() ? 0.0 : s.f.back(), 0));
-    ++s.iterations;
-    const std::size_t m = s.f.size();
-    if (m >= 2 && stop(s.f[m - 2], s.f[m - 1])) s.converged = s.finished = true;
-    if (s.iterations >= ctl.max_iter) s.finished = true;
-  }
+  Control c;
+  c.max_iter = ctl.max_iter;
+  c.tol = ctl.tol;
+  solver_advance(rule, G, s.M, s, n, c, threads, [](int, const AspectModel&) { return true; });
 }
 
 // Runs `n` more iterations on every start in `active` (threads over starts
@@ -134,7 +128,7 @@ void advance_all(RuleOf& rule_of, const SparseTensor& G, std::vector<StartRun>& 
 // rule_of(i) gives start i's rule, of type Rule, already bound to G: one
 // rule for every start (a rule without state between steps, usable
 // concurrently after bind()) or one per start (a rule with state, such as
-// SquaremRule's step bound); see the two overloads below.
+// SQUAREM's step bound); see the two overloads below.
 template <class Rule, class RuleOf, class Check>
 std::vector<StartRun> multistart_with(RuleOf rule_of, const SparseTensor& G,
                                       std::vector<AspectModel> inits, const MultiStartControl& ctl,
@@ -144,8 +138,7 @@ std::vector<StartRun> multistart_with(RuleOf rule_of, const SparseTensor& G,
   for (std::size_t i = 0; i < S; ++i) runs[i].M = std::move(inits[i]);
   // a rule without lag reports the loss after each step: the trace starts
   // with the loss of the start (a lagged rule's first step returns it)
-  if (!Rule::kLagged)
-    for (std::size_t i = 0; i < S; ++i) runs[i].f.push_back(rule_of(i).loss(G, runs[i].M, ctl.threads));
+  for (std::size_t i = 0; i < S; ++i) solver_begin(rule_of(i), G, runs[i].M, runs[i], ctl.threads);
   const int round = std::max(1, ctl.round);
   bool halted = false;
 
@@ -182,7 +175,7 @@ std::vector<StartRun> multistart_with(RuleOf rule_of, const SparseTensor& G,
       }
       done += n;
       active.erase(std::remove_if(active.begin(), active.end(),
-                                  [&](std::size_t a) { return runs[a].finished; }),
+                                  [&](std::size_t a) { return runs[a].finished(ctl.max_iter); }),
                    active.end());
     }
   };
@@ -201,7 +194,7 @@ std::vector<StartRun> multistart_with(RuleOf rule_of, const SparseTensor& G,
     std::vector<std::size_t> cont;
     for (int j = 0; j < std::max(ctl.keep, 1); ++j) {
       runs[order[j]].continued = true;
-      if (!runs[order[j]].finished) cont.push_back(order[j]);
+      if (!runs[order[j]].finished(ctl.max_iter)) cont.push_back(order[j]);
     }
     std::sort(cont.begin(), cont.end());
     run_to_end(cont, ctl.max_iter);
@@ -216,7 +209,7 @@ std::vector<StartRun> multistart_with(RuleOf rule_of, const SparseTensor& G,
       for (std::size_t a : all) {
         if (runs[a].continued) continue;
         runs[a].continued = true;
-        if (!runs[a].finished) rest.push_back(a);
+        if (!runs[a].finished(ctl.max_iter)) rest.push_back(a);
       }
       run_to_end(rest, ctl.max_iter);
     }
@@ -225,8 +218,7 @@ std::vector<StartRun> multistart_with(RuleOf rule_of, const SparseTensor& G,
     run_to_end(all, ctl.max_iter);
   }
   // final loss of every start (the lagged trace's last entry)
-  if (Rule::kLagged)
-    for (std::size_t i = 0; i < S; ++i) runs[i].f.push_back(rule_of(i).loss(G, runs[i].M, ctl.threads));
+  for (std::size_t i = 0; i < S; ++i) solver_finish(rule_of(i), G, runs[i].M, runs[i], ctl.threads);
   if (stopped) *stopped = halted;
   return runs;
 }

@@ -10,6 +10,13 @@
 # `factor_dir = TRUE` beside each shard's file. NULL when not asked for.
 factor_paths <- function(factor_dir, x, mode, callback = NULL, call = rlang::caller_env()) {
   if (is.null(factor_dir)) return(NULL)
+  # (what factor_dir is, then whether x and callback can take it: the same
+  # refusal whether x is in memory or in shards)
+  path <- is.character(factor_dir) && length(factor_dir) == 1 && !is.na(factor_dir) && nzchar(factor_dir)
+  if (!isTRUE(factor_dir) && !path) {
+    abort_input("{.arg factor_dir} must be {.code NULL} (the rows' factor in the fit), {.code TRUE} (beside the shards' files) or the path of a directory, not {describe(factor_dir)}.",
+                "type", arg = "factor_dir", call = call)
+  }
   if (!inherits(x, "aspectr_shards")) {
     abort_input("{.arg factor_dir} applies to data split into {.fn shards}; {.arg x} is {describe(x)}, whose factors are returned in the fit.",
                 "argument", arg = "factor_dir", call = call)
@@ -26,15 +33,12 @@ factor_paths <- function(factor_dir, x, mode, callback = NULL, call = rlang::cal
                   "argument", arg = "factor_dir", call = call)
     }
     dirs <- vapply(x$sources, function(s) dirname(s$path), character(1))
-  } else if (is.character(factor_dir) && length(factor_dir) == 1 && !is.na(factor_dir) && nzchar(factor_dir)) {
+  } else {
     if (file.exists(factor_dir) && !dir.exists(factor_dir)) {
       abort_input("{.arg factor_dir} must be {.code TRUE} or the path of a directory, not the existing file {.path {factor_dir}}.",
                   "value", arg = "factor_dir", call = call)
     }
     dirs <- rep(normalizePath(factor_dir, mustWork = FALSE), n)
-  } else {
-    abort_input("{.arg factor_dir} must be {.code NULL} (the rows' factor in the fit), {.code TRUE} (beside the shards' files) or the path of a directory, not {describe(factor_dir)}.",
-                "type", arg = "factor_dir", call = call)
   }
   stems <- vapply(seq_len(n), function(i) {
     if (files[i]) sub("\\.[^.]*$", "", basename(x$sources[[i]]$path)) else paste0("shard", i)

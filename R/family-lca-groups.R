@@ -127,6 +127,8 @@ NULL
 lca_groups_fit <- function(data, k, group, invariance, nrun, max_iter, tol, seed, threads,
                            na.rm, verbose, short_iter, short_keep, se, method, weights, psu, strata,
                            call, env = parent.frame()) {
+  # (invariance first: the same refusal whatever holds the data)
+  invariance <- match_option(invariance, c("full", "none"), "invariance", call = env)
   if (inherits(data, "aspectr_shards")) {
     abort_input("{.arg group} needs a data frame in memory, and {.arg data} is in shards.",
                 "argument", arg = "group", call = env)
@@ -135,7 +137,6 @@ lca_groups_fit <- function(data, k, group, invariance, nrun, max_iter, tol, seed
     abort_input("{.arg data} must be a data frame of categorical variables, not {describe(data)}.",
                 "type", arg = "data", call = env)
   }
-  invariance <- match_option(invariance, c("full", "none"), "invariance", call = env)
   # the group: a column of data (then not an item) or a vector
   group_var <- NULL
   if (is.character(group) && length(group) == 1 && nrow(data) != 1) {

@@ -319,9 +319,10 @@ lca.default <- function(data, k, nrun = 10, max_iter = 1000, tol = 1e-8, seed = 
   short_keep <- check_whole(short_keep, "short_keep", min = 1)
   sharded <- inherits(data, "aspectr_shards")
   if (sharded && !(is.null(weights) && is.null(psu) && is.null(strata))) {
-    abort_input(c("{.arg weights}, {.arg psu} and {.arg strata} take one value per row of a data frame, and {.arg data} is in shards.",
-                  i = "Fit the data frame in memory to use sampling weights."),
-                "argument", arg = "weights")
+    given <- c("weights", "psu", "strata")[!c(is.null(weights), is.null(psu), is.null(strata))]
+    abort_input(c("{.arg {given}} take{?s/} one value per row of a data frame, and {.arg data} is in shards.",
+                  i = "Fit the data frame in memory to use a survey design."),
+                "argument", arg = given[1])
   }
   design <- if (sharded || !is.data.frame(data)) NULL else lca_check_design(weights, psu, strata, nrow(data))
   cluster <- check_cluster(cluster, data, arg_x = "data")

@@ -6,14 +6,14 @@
 # fit equals the in-memory fit with the same start up to rounding.
 
 # What nmf() needs of sharded data in place of nmf_data()'s form, after
-# checking that the fit asked for can run on shards.
+# checking that the fit asked for can run on shards (data without positive
+# entries: nmf_shard_source()).
 nmf_shard_data <- function(x, loss, method, accelerate, weighted, call) {
   check_tensor_shards(x, "nmf", call)
   if (length(x$dims) != 2) {
     abort_input("{.arg x} must be a matrix split into {.fn shards} for {.fn nmf}, not {length(x$dims)}-way data (see {.fn ntf}).",
                 "value", arg = "x", call = call)
   }
-  if (x$nnz == 0) abort_input("{.arg x} has no positive entries: there is nothing to fit.", "empty", arg = "x", call = call)
   check_shard_capability("nmf", loss, method, options = list(accelerate = accelerate, mask = weighted), call = call)
   s <- max(vapply(x$meta, function(m) m$top, numeric(1)))
   total <- shard_total(x)
@@ -38,17 +38,24 @@ nmf_shard_source <- function(x, loss, beta, method, accelerate, weighted, wargs,
                              env = rlang::caller_env()) {
   force(env)  # (the fit's frame, named by errors raised after this returns)
   nd <- nmf_shard_data(x, loss, method, accelerate, weighted, call = env)
-  count_data <- !weighted && shard_count_data(x, "nmf", likelihood = loss == "kl", call = env)
-  # (shards have no missing cells: their weights come from the arguments;
-  # the weighted data are made by each shard, see nmf_shard_session())
-  wd <- NULL
-  if (weighted) {
-    wd <- nmf_weight_cells(x$dims, x$dimnames, NULL, wargs$mask, wargs$observed, wargs$weights, wargs$row_weights,
-                           wargs$col_weights, call = env)
-    # (NNDSVD's SVD: of the weighted data, as in memory; under the beta
-    # divergence of the data themselves, which its updates read)
-    if (loss != "beta") nd$wcells <- wd
+  # (shards have no missing cells: their weights come from the arguments,
+  # checked before the data's emptiness as in memory; the weighted data are
+  # made by each shard, see nmf_shard_session())
+  wd <- if (weighted) {
+    nmf_weight_cells(x$dims, x$dimnames, NULL, wargs$mask, wargs$observed, wargs$weights, wargs$row_weights,
+                     wargs$col_weights, call = env)
   }
+  if (x$nnz == 0) {
+    if (weighted) {
+      abort_input("{.arg x} has no positive value in a cell of positive weight: there is nothing to fit.",
+                  "value", arg = "x", call = env)
+    }
+    abort_input("{.arg x} has no positive entries: there is nothing to fit.", "empty", arg = "x", call = env)
+  }
+  count_data <- !weighted && shard_count_data(x, "nmf", likelihood = loss == "kl", call = env)
+  # (NNDSVD's SVD: of the weighted data, as in memory; under the beta
+  # divergence of the data themselves, which its updates read)
+  if (weighted && loss != "beta") nd$wcells <- wd
   loglik_const <- if (loss != "kl" || weighted) NA_real_ else nd$loglik_const
   session <- NULL
   sc <- nd$scale

@@ -173,6 +173,19 @@ ntf <- function(x, k, loss = c("frobenius", "kl"), method = NULL, nrun = 1,
   # (which have no missing cells) only the arguments weigh
   weighted <- if (sharded) !all(vapply(wargs, is.null, logical(1))) else
     ntf_is_weighted(x, mask, observed, weights, mode_weights)
+  # the method asked for, as in memory whatever holds the data (the
+  # default: the loss's first, or on shards the first the table allows)
+  choices <- if (loss == "kl") c("cd", "mu") else c("hals", "mu")
+  if (!is.null(method)) {
+    if (is.character(method) && length(method) == 1 && !is.na(method) && method %in% c("hals", "mu", "cd")) {
+      if (!method %in% choices) {
+        abort_input("{.arg method} must be {.or {.val {choices}}} for {.code loss = \"{loss}\"}, not {.val {method}}.",
+                    "argument", arg = "method")
+      }
+    } else {
+      method <- match_option(method, choices, "method")
+    }
+  }
   if (sharded && weighted) {
     # (the capability table's refusals name the argument given)
     given <- names(wargs)[!vapply(wargs, is.null, logical(1))][1]
@@ -187,17 +200,7 @@ ntf <- function(x, k, loss = c("frobenius", "kl"), method = NULL, nrun = 1,
     # (with weights, the default is the first method the table allows them)
     method <- check_shard_capability("ntf", loss, method, options = list(mask = weighted))
   }
-  choices <- if (loss == "kl") c("cd", "mu") else c("hals", "mu")
-  if (is.null(method)) {
-    method <- choices[1]
-  } else if (is.character(method) && length(method) == 1 && !is.na(method) && method %in% c("hals", "mu", "cd")) {
-    if (!method %in% choices) {
-      abort_input("{.arg method} must be {.or {.val {choices}}} for {.code loss = \"{loss}\"}, not {.val {method}}.",
-                  "argument", arg = "method")
-    }
-  } else {
-    method <- match_option(method, choices, "method")
-  }
+  if (is.null(method)) method <- choices[1]
   if (inherits(x, "aspectr_tensor")) validate_sptensor(x, "x")
   # where the cells are (a matrix or an array in memory, or shards): the
   # data's form and sums, a weighted fit's weights, the starts, the runs

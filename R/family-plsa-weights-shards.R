@@ -18,7 +18,7 @@ wq_shard_source <- function(x, loss, q, normalize, method, wargs, ctl, cluster, 
   force(env)  # (the fit's frame, named by errors raised after this returns)
   l2 <- loss == "l2"
   N <- length(x$dims)
-  cluster <- check_cluster(cluster, x, call = env)
+  # (cluster: checked by plsa())
   # the weights (matrices: nmf()'s; N-way data: ntf()'s, as in memory) and
   # each shard's part of them, in one form: d, v (per mode), eidx (N x |E|,
   # 0-based, rows counted in the shard) and ev

@@ -34,7 +34,8 @@ plsa_weighted <- function(x, k, loss, method, q, normalize, init, nrun, max_iter
   }
   if (loss == "kl") {
     # (shards: nmf()'s weighted fit of shards, on `cluster` when given)
-    if (inherits(x, "aspectr_shards")) wargs$cluster <- check_cluster(cluster, x)
+    # (cluster: checked by plsa())
+    if (inherits(x, "aspectr_shards")) wargs$cluster <- cluster
     return(plsa_weighted_kl(x, k, method, init, nrun, max_iter, tol, seed, threads, verbose, wargs, call, env,
                             nway, stg = list(short_iter = short_iter, short_keep = short_keep)))
   }
@@ -60,10 +61,8 @@ plsa_mode_weights <- function(x, wargs, nway, call) {
   shards <- inherits(x, "aspectr_shards")
   if (shards && length(x$dims) == 2) {
     if (!is.null(mw)) {
-      if (!is.list(mw) || length(mw) != 2) {
-        abort_input("{.arg mode_weights} must be a list with one entry per mode of {.arg x} (2), not {describe(mw)}.",
-                    "type", arg = "mode_weights", call = call)
-      }
+      # (checked as in memory)
+      ntf_mode_weights(mw, as.integer(x$dims), call)
       wargs["row_weights"] <- list(mw[[1]]); wargs["col_weights"] <- list(mw[[2]])
     }
     return(wargs)
@@ -320,6 +319,8 @@ plsa_weighted_fit <- function(x, k, loss, method, q, normalize, init, nrun, max_
                               wargs, call, env, nway = FALSE, cluster = NULL,
                               stg = list(short_iter = 0, short_keep = NULL)) {
   sharded <- inherits(x, "aspectr_shards")
+  # (the method asked for, as in memory whatever holds the data)
+  if (!is.null(method)) method <- match_option(method, plsa_methods(loss, 1), "method", call = env)
   if (sharded) {
     check_tensor_shards(x, "plsa", env)
     # (the capability table's refusals name the argument given)
@@ -328,7 +329,7 @@ plsa_weighted_fit <- function(x, k, loss, method, q, normalize, init, nrun, max_
                                      default = plsa_methods(loss, 1), call = env,
                                      option_args = if (!is.na(given)) c(mask = given))
   } else {
-    method <- match_option(method %||% plsa_methods(loss, 1)[1], plsa_methods(loss, 1), "method", call = env)
+    method <- method %||% plsa_methods(loss, 1)[1]
   }
   q <- check_number(q, "q", 0, 1, lower_open = TRUE, upper_open = TRUE, call = env)
   ctl <- check_fit_controls(nrun, max_iter, tol, seed, threads, verbose, call = env)

@@ -447,6 +447,8 @@ plsa <- function(x, k, loss = c("kl", "tsallis", "l2"), method = NULL, q = 0.5, 
   container <- if (!missing(x)) container_input(x, assay, "rows")
   if (!is.null(container)) x <- container$x
   loss <- match_option(loss, c("kl", "tsallis", "l2"), "loss")
+  # (the cluster first, whatever holds the data and whichever fit runs)
+  if (!missing(x)) cluster <- check_cluster(cluster, x)
   if (!missing(x) && (nmf_is_weighted(if (!inherits(x, "aspectr_shards")) x, mask, observed, weights,
                                       row_weights, col_weights) || !is.null(mode_weights) ||
                       (is.array(x) && length(dim(x)) > 2 && ntf_is_weighted(x, NULL, NULL, NULL, NULL)))) {
@@ -454,13 +456,10 @@ plsa <- function(x, k, loss = c("kl", "tsallis", "l2"), method = NULL, q = 0.5, 
     return(plsa_weighted(x, k, loss, method, q, normalize, init, nrun, max_iter, tol, seed, threads, verbose,
                          short_iter, short_keep,
                          list(tempering = tempering != 1, prior = !is.null(prior), seeds = !is.null(seeds),
-                              callback = !is.null(callback),
-                              cluster = !is.null(cluster) && !inherits(x, "aspectr_shards"),
-                              factor_dir = !is.null(factor_dir)),
+                              callback = !is.null(callback), factor_dir = !is.null(factor_dir)),
                          list(mask = mask, observed = observed, weights = weights, row_weights = row_weights,
                               col_weights = col_weights, mode_weights = mode_weights), call, cluster = cluster))
   }
-  if (!missing(x)) cluster <- check_cluster(cluster, x)
   if (!is.null(factor_dir) && !missing(x)) {
     # (named after the first mode: the documents of a matrix)
     factor_dir <- factor_paths(factor_dir, x, if (inherits(x, "aspectr_shards")) mode_names(x$dimnames, length(x$dims))[1] else "documents", callback)
@@ -498,16 +497,18 @@ plsa <- function(x, k, loss = c("kl", "tsallis", "l2"), method = NULL, q = 0.5, 
     if (is.null(data)) data <- as_aspect_data(x, "x", by_column = by_column)
     count_data <- check_count_data(x, data$val, "plsa", likelihood = loss == "kl")
   }
+  if (sharded) {
+    # (where the conversion of data in memory refuses empty data and warns
+    # of non-count data: before k)
+    if (x$nnz == 0) abort_input("{.arg x} has no positive entries: there is nothing to fit.", "empty", arg = "x")
+    count_data <- shard_count_data(x, "plsa", likelihood = loss == "kl")
+  }
   N <- length(data$dims)
   if (N == 2) {
     k <- check_whole(k, "k", min = 1, max = min(data$dims), what = "at most the smaller dimension of `x`")
   } else {
     k <- check_whole(k, "k", min = 1, max = data$nnz %||% length(data$val),
                      what = "at most the number of non-zero cells of `x`")
-  }
-  if (sharded) {
-    if (x$nnz == 0) abort_input("{.arg x} has no positive entries: there is nothing to fit.", "empty", arg = "x")
-    count_data <- shard_count_data(x, "plsa", likelihood = loss == "kl")
   }
   q <- check_number(q, "q", 0, 1, lower_open = TRUE, upper_open = TRUE)
   tempering <- check_number(tempering, "tempering", 0, 1, lower_open = TRUE)

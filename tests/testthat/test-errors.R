@@ -257,3 +257,67 @@ test_that("sntf() names its call for data its converter refuses; nmf()'s predict
   expect_identical(predict(f, x[0, ], type = "class"), integer(0))
   expect_identical(dim(predict(suppressMessages(plsa(x, 2, seed = 1)), x[0, ])), c(0L, 2L))
 })
+
+test_that("bad arguments get the same refusal in memory and on shards", {
+  # (cases where the two backends checked in another order, named another
+  # argument or worded another refusal)
+  set.seed(42)
+  X <- matrix(stats::rpois(600, 3), 40, 15)
+  XS <- shards(list(X[1:20, ], X[21:40, ]))
+  A <- array(stats::rpois(600, 2), c(20, 6, 5))
+  AS <- shards(list(A[1:10, , ], A[11:20, , ]))
+  Z <- X * 0
+  ZS <- shards(list(Z[1:20, ], Z[21:40, ]))
+  AZ <- A * 0
+  AZS <- shards(list(AZ[1:10, , ], AZ[11:20, , ]))
+  DF <- as.data.frame(lapply(1:4, function(j) factor(sample(c("a", "b", "c"), 60, TRUE))))
+  names(DF) <- paste0("v", 1:4)
+  DFS <- shards(list(DF[1:30, ], DF[31:60, ]))
+  refusal <- function(expr) {
+    e <- tryCatch({
+      force(expr)
+      NULL
+    }, error = identity)
+    expect_s3_class(e, "aspectr_error")
+    list(class = class(e), arg = e$arg, message = conditionMessage(e))
+  }
+  same <- function(mem, sh, message = TRUE) {
+    m <- refusal(mem)
+    s <- refusal(sh)
+    expect_identical(s$class, m$class)
+    expect_identical(s$arg, m$arg)
+    if (message) expect_identical(s$message, m$message)
+  }
+  mk <- array(FALSE, dim(A))
+  same(plsa(X, 2, factor_dir = 5), plsa(XS, 2, factor_dir = 5))
+  same(nmf(X, 2, factor_dir = 5, callback = "x"), nmf(XS, 2, factor_dir = 5, callback = "x"))
+  same(ntf(A, 2, mask = mk, method = "nope", factor_dir = 5), ntf(AS, 2, mask = mk, method = "nope", factor_dir = 5))
+  same(plsa(X, 2, mode_weights = list(1:3)), plsa(XS, 2, mode_weights = list(1:3)))
+  same(plsa(X, 2, mode_weights = list(rep(-1, 40), NULL)), plsa(XS, 2, mode_weights = list(rep(-1, 40), NULL)))
+  same(plsa(X, 2, row_weights = rep(1, 40), cluster = "x", normalize = NA),
+       plsa(XS, 2, row_weights = rep(1, 40), cluster = "x", normalize = NA))
+  same(plsa(X, 2, loss = "tsallis", row_weights = rep(1, 40), cluster = "x", q = 5),
+       plsa(XS, 2, loss = "tsallis", row_weights = rep(1, 40), cluster = "x", q = 5))
+  same(ntf(A, 2, method = "nope"), ntf(AS, 2, method = "nope"))
+  same(ntf(A, 2, method = "cd"), ntf(AS, 2, method = "cd"))
+  same(plsa(X, 2, loss = "tsallis", row_weights = rep(1, 40), method = "nope"),
+       plsa(XS, 2, loss = "tsallis", row_weights = rep(1, 40), method = "nope"))
+  same(plsa(Z, 0), plsa(ZS, 0))
+  same(plsa(AZ, 2), plsa(AZS, 2))
+  same(nmf(Z, 2, mask = matrix(TRUE, 3, 3)), nmf(ZS, 2, mask = matrix(TRUE, 3, 3)))
+  same(nmf(Z, 2, row_weights = rep(1, 40)), nmf(ZS, 2, row_weights = rep(1, 40)))
+  same(plsa(Z, 2, row_weights = rep(1, 40)), plsa(ZS, 2, row_weights = rep(1, 40)))
+  same(lca(DF, 2, group = "v1", invariance = "x"), lca(DFS, 2, group = "v1", invariance = "x"))
+  # options shards cannot take are refused naming the one given (psu was
+  # refused as `weights`)
+  for (a in c("weights", "psu", "strata")) {
+    e <- expect_error(do.call(lca, c(list(DFS, 2), stats::setNames(list(rep(1, 60)), a))),
+                      class = "aspectr_error_input_argument")
+    expect_identical(e$arg, a)
+  }
+  # fractional data warn before k is refused, in memory and on shards
+  F <- X + 0.5
+  for (d in list(F, shards(list(F[1:20, ], F[21:40, ])))) {
+    expect_warning(expect_error(plsa(d, 0), class = "aspectr_error_input"), class = "aspectr_warning_noncount")
+  }
+})

@@ -39,6 +39,7 @@
 #include <stdexcept>
 #include <vector>
 #include "../logsum.h"
+#include "../pieces.h"
 #include "rules.h"
 
 namespace aspectr {
@@ -434,6 +435,52 @@ class KLCDColumns {
 };
 
 }  // namespace nmf
+
+// The rows of a factor shared by the pieces (A, k x d: their iterate, one
+// column a row) solved by KLCDColumns with linear coefficients c (k values,
+// or k x d: one column each) and L2 penalty l2, every Newton pass of all
+// the rows a request to the pieces: make() (the rule's request, its mode
+// named where it has modes) with the pass's coordinates ("rd", "rn"),
+// steps ("d") and, at a reset or when a piece keeps no v, iterate ("hv"),
+// whose summed "sums" (3 x d: a2, b1, b2) drive the next step. Returns the
+// rows. Written once for every rule that solves a shared factor so: nmf()'s
+// H (piece.h PieceKLCD, weighted.h), a mode of the aspect model and of
+// weighted CP (solvers/cd_pieces.h, solvers/cp_weighted_pieces.h).
+//
+// `own(St, solver)`, when given, adds to the summed sums (St, d x 3) those
+// of cells the master holds itself (a prior's pseudo-cells,
+// PieceKLCDTensor) for the pass the solver asked for (its rd, rn and hv()).
+template <class Coef, class MakeRequest, class Own>
+inline arma::mat kcd_mode_by_passes(const Pieces& P, const arma::mat& A, const Coef& c, double l2, MakeRequest make,
+                                    Own own) {
+  const arma::uword d = A.n_cols;
+  nmf::KLCDColumns solver(A, c, l2, 1, 1);
+  arma::mat rd(1, d), rn(1, d), dm(1, d);
+  bool more = solver.next(nullptr, nullptr, nullptr);
+  bool nokeep = true;  // (a piece that keeps no v: hv with every pass; learnt at the first, a reset)
+  while (more) {
+    for (arma::uword j = 0; j < d; ++j) {
+      rd[j] = solver.rd[j];
+      rn[j] = solver.rn[j];
+      dm[j] = solver.d[j];
+    }
+    Request r = make();
+    r.view("rd", rd).view("rn", rn).view("d", dm).with("reset", solver.reset ? 1.0 : 0.0);
+    if (solver.reset || nokeep) r.view("hv", solver.hv());
+    const Stats s = P.map(r);
+    if (solver.reset) nokeep = s.num("nokeep", 0.0) > 0.0;
+    arma::mat St = s.mat("sums").t();
+    if (St.n_rows != d || St.n_cols != 3) throw std::logic_error("a pass's sums of the wrong size");
+    own(St, solver);
+    more = solver.next(St.colptr(0), St.colptr(1), St.colptr(2));
+  }
+  return solver.H();
+}
+template <class Coef, class MakeRequest>
+inline arma::mat kcd_mode_by_passes(const Pieces& P, const arma::mat& A, const Coef& c, double l2, MakeRequest make) {
+  return kcd_mode_by_passes(P, A, c, l2, make, [](arma::mat&, const nmf::KLCDColumns&) {});
+}
+
 }  // namespace aspectr
 
 #endif

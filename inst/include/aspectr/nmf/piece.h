@@ -1194,28 +1194,6 @@ class PieceKLHER {
   arma::mat H_, Hy_;  // iterate, last extrapolated H
 };
 
-// KLCDColumns driven to the end by passes over the pieces ("kcd_pass"),
-// each adding their parts of the columns' sums. nokeep: whether the pieces
-// keep no v, so that every pass sends the coefficients (learnt at the
-// first pass, kept for the fit).
-inline void kcd_columns_on_pieces(const Pieces& P, KLCDColumns& solver, bool& nokeep) {
-  const arma::uword n = solver.H().n_cols;
-  arma::mat rd(1, n), rn(1, n);
-  bool more = solver.next(nullptr, nullptr, nullptr);
-  while (more) {
-    for (arma::uword j = 0; j < n; ++j) { rd[j] = solver.rd[j]; rn[j] = solver.rn[j]; }
-    Request r("kcd_pass");
-    r.view("rd", rd).view("rn", rn).with("d", arma::mat(solver.d.data(), 1, n))
-        .with("reset", solver.reset ? 1.0 : 0.0);
-    if (solver.reset || nokeep) r.view("hv", solver.hv());
-    Stats s = P.map(r);
-    if (solver.reset) nokeep = s.num("nokeep", 0.0) > 0.0;
-    const arma::mat St = s.mat("sums").t();  // n x 3: a2, b1, b2 as columns
-    if (St.n_rows != n || St.n_cols != 3) throw std::logic_error("a pass's sums of the wrong size");
-    more = solver.next(St.colptr(0), St.colptr(1), St.colptr(2));
-  }
-}
-
 // Generalized-KL coordinate descent (kl_cd.h, Hsieh and Dhillon 2011) on
 // pieces. H given W: with one piece holding every row, each column of H is
 // solved whole where the cells are (KLCD::solve_side()); so it is by the
@@ -1244,9 +1222,7 @@ class PieceKLCD {
       if (H.n_rows != M.H.n_rows || H.n_cols != M.H.n_cols) throw std::logic_error("column pieces that miss columns");
       M.H = std::move(H);
     } else {
-      KLCDColumns solver(M.H, arma::vec(c), pen_.l2h, 1, 1);
-      kcd_columns_on_pieces(P, solver, nokeep_);
-      M.H = solver.H();
+      M.H = kcd_mode_by_passes(P, M.H, arma::vec(c), pen_.l2h, [] { return Request("kcd_pass"); });
     }
     // W given H; the pass also returns sum x log v of the new model
     const Stats w = P.map(Request("kcd_rows").view("H", M.H).with("l1", pen_.l1w).with("l2", pen_.l2w));
@@ -1278,7 +1254,7 @@ class PieceKLCD {
   }
   Penalty pen_;
   double total_, const_ = 0.0;
-  bool init_ = false, whole_ = false, nokeep_ = false;
+  bool init_ = false, whole_ = false;
   arma::mat wsum_;
 };
 

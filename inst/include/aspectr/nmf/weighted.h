@@ -599,9 +599,7 @@ class WeightedNMF {
     }
     if (method_ != WeightedMethod::CD) throw std::logic_error("weighted KL: unknown method");
     D += pen_.l1h;
-    KLCDColumns solver(M.H, D, pen_.l2h, 1, 1);
-    kcd_columns_on_pieces(P, solver, nokeep_);
-    M.H = solver.H();
+    M.H = kcd_mode_by_passes(P, M.H, D, pen_.l2h, [] { return Request("kcd_pass"); });
   }
   Request base(const char* op, const arma::mat& H) const {
     Request r(op);
@@ -617,7 +615,6 @@ class WeightedNMF {
   Penalty pen_;
   double eps_;
   const CellWeights& w_;
-  bool nokeep_ = false;
 };
 
 }  // namespace nmf

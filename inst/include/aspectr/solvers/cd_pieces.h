@@ -361,7 +361,7 @@ class PieceKLCDTensor {
         if (with_prior) r.view("coef", coef).view("cells", cells);
         P.map(r);
       } else if (with_prior) {
-        A = kcd_mode_by_passes(P, A, coef, make, [&](arma::mat& St, const nmf::KLCDColumns& sv) {
+        A = kcd_mode_by_passes(P, A, coef, 0.0, make, [&](arma::mat& St, const nmf::KLCDColumns& sv) {
           // the pseudo-cells' terms: cell e_j of value cells(j, w), model
           // hv(j, w); only cells rd and rn have a non-zero term (the
           // others add zeros), taken in the order of j
@@ -380,7 +380,7 @@ class PieceKLCDTensor {
           }
         });
       } else {
-        A = kcd_mode_by_passes(P, A, ones, make);
+        A = kcd_mode_by_passes(P, A, ones, 0.0, make);
       }
       mass = arma::sum(A, 1);
       T = total(mass);

@@ -225,47 +225,6 @@ inline void kcd_first_rows(CPCells& cells, std::size_t N, arma::mat& A, ZOf z_of
   }
 }
 
-// A shared mode's rows solved by nmf::KLCDColumns from A (k x d, their
-// iterate) with linear coefficients c, every Newton pass of all the rows a
-// request to the pieces: make() (the rule's request, its mode named) with
-// the pass's coordinates ("rd", "rn") and iterate ("hv"), whose summed
-// "sums" (3 x d: kcd_mode_pass()) drive the next step. Returns the rows.
-// Written once for every CP rule that solves a mode so (cd_pieces.h,
-// CPWeightedPiecesCD).
-//
-// `own(St, solver)`, when given, adds to the summed sums (St, d x 3) those
-// of cells the master holds itself (a prior's pseudo-cells,
-// PieceKLCDTensor) for the pass the solver asked for (its rd, rn and hv()).
-template <class Coef, class MakeRequest, class Own>
-inline arma::mat kcd_mode_by_passes(const Pieces& P, const arma::mat& A, const Coef& c, MakeRequest make, Own own) {
-  const arma::uword d = A.n_cols;
-  nmf::KLCDColumns solver(A, c, 0.0, 1, 1);
-  arma::mat rd(1, d), rn(1, d), dm(1, d);
-  bool more = solver.next(nullptr, nullptr, nullptr);
-  bool nokeep = true;  // (a piece that keeps no v: hv with every pass; learnt at the first)
-  while (more) {
-    for (arma::uword j = 0; j < d; ++j) {
-      rd[j] = solver.rd[j];
-      rn[j] = solver.rn[j];
-      dm[j] = solver.d[j];
-    }
-    Request r = make();
-    r.view("rd", rd).view("rn", rn).view("d", dm).with("reset", solver.reset ? 1.0 : 0.0);
-    if (solver.reset || nokeep) r.view("hv", solver.hv());
-    const Stats s = P.map(r);
-    if (solver.reset) nokeep = s.num("nokeep", 0.0) > 0.0;
-    arma::mat St = s.mat("sums").t();
-    if (St.n_rows != d || St.n_cols != 3) throw std::logic_error("a pass's sums of the wrong size");
-    own(St, solver);
-    more = solver.next(St.colptr(0), St.colptr(1), St.colptr(2));
-  }
-  return solver.H();
-}
-template <class Coef, class MakeRequest>
-inline arma::mat kcd_mode_by_passes(const Pieces& P, const arma::mat& A, const Coef& c, MakeRequest make) {
-  return kcd_mode_by_passes(P, A, c, make, [](arma::mat&, const nmf::KLCDColumns&) {});
-}
-
 // One pass of nmf::KLCDColumns for mode n (>= 1) over a piece's cells:
 // each index's part of the sums (a2, b1, b2; out 3 x d_n) for the
 // coordinates the request names ("rd", "rn": one per index, rd < 0 for
@@ -731,7 +690,7 @@ class CPWeightedPiecesCD {
         r.with("mode", static_cast<double>(n)).view("D", D).ref("A", A);
         P.map(r);
       } else {
-        A = kcd_mode_by_passes(P, A, D, [&] {
+        A = kcd_mode_by_passes(P, A, D, 0.0, [&] {
           Request r = M.request("ntf_wcdpass");
           r.with("mode", static_cast<double>(n));
           return r;

@@ -44,6 +44,28 @@ inline arma::vec project_simplex(const arma::vec& b) {
   return x;
 }
 
+// The active-set step of simplex_qp() and nonneg_qp() when the free set's
+// solution y is infeasible: x moves towards y until the first free
+// variable (F: the free set's indices) hits zero, which leaves the free
+// set with every other one at or below zero.
+inline void active_set_toward(arma::vec& x, const arma::vec& y, const std::vector<arma::uword>& F,
+                              std::vector<char>& free) {
+  const arma::uword k = x.n_elem;
+  double alpha = 1.0;
+  arma::uword block = k;
+  for (arma::uword i : F) {
+    if (y[i] < 0.0) {
+      const double den = x[i] - y[i];
+      const double al = den > 0 ? x[i] / den : 0.0;
+      if (al < alpha) { alpha = al; block = i; }
+    }
+  }
+  x = x + alpha * (y - x);
+  for (arma::uword i : F) {
+    if (i == block || x[i] <= 0.0) { x[i] = 0.0; free[i] = 0; }
+  }
+}
+
 // Active-set solver for the k-dimensional simplex-constrained QP.
 // `x` holds a feasible start on entry (any point of the simplex) and the
 // solution on exit. Returns the number of active-set iterations.
@@ -102,22 +124,7 @@ inline int simplex_qp(const arma::mat& Q, const arma::vec& c, arma::vec& x,
       if (best == k) break;  // KKT holds: optimal
       free[best] = 1;
     } else {
-      // Move from x towards y until the first free variable hits zero.
-      double alpha = 1.0;
-      arma::uword block = k;
-      for (arma::uword a = 0; a < f; ++a) {
-        const arma::uword i = F[a];
-        if (y[i] < 0.0) {
-          const double den = x[i] - y[i];
-          const double al = den > 0 ? x[i] / den : 0.0;
-          if (al < alpha) { alpha = al; block = i; }
-        }
-      }
-      x = x + alpha * (y - x);
-      for (arma::uword a = 0; a < f; ++a) {
-        const arma::uword i = F[a];
-        if (i == block || x[i] <= 0.0) { x[i] = 0.0; free[i] = 0; }
-      }
+      active_set_toward(x, y, F, free);
     }
   }
   // Clean numerical dust and renormalize onto the simplex.
@@ -170,21 +177,7 @@ inline int nonneg_qp(const arma::mat& Q, const arma::vec& c, arma::vec& x, int m
       if (best == k) break;  // KKT holds
       free[best] = 1;
     } else {
-      double alpha = 1.0;
-      arma::uword block = k;
-      for (arma::uword a = 0; a < f; ++a) {
-        const arma::uword i = F[a];
-        if (y[i] < 0.0) {
-          const double den = x[i] - y[i];
-          const double al = den > 0 ? x[i] / den : 0.0;
-          if (al < alpha) { alpha = al; block = i; }
-        }
-      }
-      x = x + alpha * (y - x);
-      for (arma::uword a = 0; a < f; ++a) {
-        const arma::uword i = F[a];
-        if (i == block || x[i] <= 0.0) { x[i] = 0.0; free[i] = 0; }
-      }
+      active_set_toward(x, y, F, free);
     }
   }
   x.transform([](double v) { return v > 0.0 ? v : 0.0; });

@@ -173,3 +173,41 @@ per_iteration <- function(run) {
   list(per_iter = it, total = total, setup = total - n * it, iters = n, fit = fit)
 }
 fmt_s <- function(s) ifelse(is.na(s), "NA", formatC(s, format = "g", digits = 3))
+
+# Two corpora of the topic benchmarks (documents x terms, sparse counts,
+# the terms' names as column names): AssociatedPress (topicmodels) and
+# Jane Austen's novels (janeaustenr; documents of 60 lines, stop words
+# (tidytext) and terms with fewer than 5 tokens removed). A corpus whose
+# packages are missing is skipped with a note.
+text_corpora <- function() {
+  corpora <- list()
+  if (requireNamespace("topicmodels", quietly = TRUE) && requireNamespace("slam", quietly = TRUE)) {
+    e <- new.env()
+    utils::data("AssociatedPress", package = "topicmodels", envir = e)
+    ap <- e$AssociatedPress
+    corpora$AssociatedPress <- Matrix::sparseMatrix(i = ap$i, j = ap$j, x = as.numeric(ap$v),
+                                                    dims = c(ap$nrow, ap$ncol),
+                                                    dimnames = list(NULL, ap$dimnames$Terms))
+  } else {
+    note("topicmodels is not installed: AssociatedPress skipped")
+  }
+  if (requireNamespace("janeaustenr", quietly = TRUE) && requireNamespace("tidytext", quietly = TRUE)) {
+    b <- janeaustenr::austen_books()
+    doc <- paste(b$book, ave(seq_along(b$book), b$book, FUN = function(i) (seq_along(i) - 1) %/% 60))
+    tok <- strsplit(tolower(b$text), "[^a-z']+")
+    d <- rep(doc, lengths(tok))
+    w <- unlist(tok)
+    keep <- nzchar(w) & !w %in% tidytext::stop_words$word
+    d <- d[keep]
+    w <- w[keep]
+    keep <- w %in% names(which(table(w) >= 5))
+    dd <- factor(d[keep])
+    ww <- factor(w[keep])
+    x <- Matrix::sparseMatrix(i = as.integer(dd), j = as.integer(ww), x = 1, dims = c(nlevels(dd), nlevels(ww)),
+                              dimnames = list(NULL, levels(ww)))
+    corpora$Austen <- x[Matrix::rowSums(x) > 0, ]
+  } else {
+    note("janeaustenr or tidytext is not installed: the Austen corpus skipped")
+  }
+  corpora
+}

@@ -55,6 +55,7 @@ if (length(args) && args[1] == "--worker") {
 }
 
 ## ---- driver ------------------------------------------------------------------
+source("bench/common.R")
 lib_of <- function(v, default) { p <- Sys.getenv(v, default); if (nzchar(p)) p else NULL }
 after_lib <- lib_of("ASPECTR_AFTER_LIB", dirname(find.package("aspectr")))
 before_lib <- lib_of("ASPECTR_BEFORE_LIB", "")
@@ -72,30 +73,7 @@ cat(sprintf("load average at start: %s\n", paste(readLines("/proc/loadavg"), col
 
 ## the corpora (documents x terms, sparse counts)
 suppressPackageStartupMessages(library(Matrix))
-corpora <- list()
-if (requireNamespace("topicmodels", quietly = TRUE) && requireNamespace("slam", quietly = TRUE)) {
-  e <- new.env()
-  utils::data("AssociatedPress", package = "topicmodels", envir = e)
-  ap <- e$AssociatedPress
-  corpora$AssociatedPress <- sparseMatrix(i = ap$i, j = ap$j, x = as.numeric(ap$v), dims = c(ap$nrow, ap$ncol))
-} else {
-  cat("NOTE: topicmodels is not installed: AssociatedPress skipped\n")
-}
-if (requireNamespace("janeaustenr", quietly = TRUE) && requireNamespace("tidytext", quietly = TRUE)) {
-  b <- janeaustenr::austen_books()
-  doc <- paste(b$book, ave(seq_along(b$book), b$book, FUN = function(i) (seq_along(i) - 1) %/% 60))
-  tok <- strsplit(tolower(b$text), "[^a-z']+")
-  d <- rep(doc, lengths(tok)); w <- unlist(tok)
-  keep <- nzchar(w) & !w %in% tidytext::stop_words$word
-  d <- d[keep]; w <- w[keep]
-  common <- names(which(table(w) >= 5))
-  keep <- w %in% common
-  dd <- factor(d[keep]); ww <- factor(w[keep])
-  x <- sparseMatrix(i = as.integer(dd), j = as.integer(ww), x = 1, dims = c(nlevels(dd), nlevels(ww)))
-  corpora$Austen <- x[rowSums(x) > 0, ]
-} else {
-  cat("NOTE: janeaustenr or tidytext is not installed: the Austen corpus skipped\n")
-}
+corpora <- text_corpora()
 datafile <- tempfile(fileext = ".rds")
 saveRDS(corpora, datafile)
 for (nm in names(corpora)) {

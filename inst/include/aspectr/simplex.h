@@ -46,8 +46,9 @@ inline arma::vec project_simplex(const arma::vec& b) {
 
 // The active-set step of simplex_qp() and nonneg_qp() when the free set's
 // solution y is infeasible: x moves towards y until the first free
-// variable (F: the free set's indices) hits zero, which leaves the free
-// set with every other one at or below zero.
+// variable (F: the free set's indices) reaches zero; it, and any other
+// free variable then at or below zero, is set to zero and leaves the free
+// set.
 inline void active_set_toward(arma::vec& x, const arma::vec& y, const std::vector<arma::uword>& F,
                               std::vector<char>& free) {
   const arma::uword k = x.n_elem;

@@ -46,7 +46,7 @@ check_ggplot2 <- function(call = rlang::caller_env()) {
 #' @return A ggplot object.
 #' @examples
 #' if (requireNamespace("ggplot2", quietly = TRUE)) {
-#'   fit <- plsa(sotu_dtm, 4, seed = 1, max_iter = 50)
+#'   fit <- plsa(sotu_dtm, 4, seed = 1, max_iter = 50, tol = 1e-4)
 #'   ggplot2::autoplot(fit, n = 6)
 #' }
 #' @name autoplot.aspectr

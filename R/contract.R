@@ -15,24 +15,48 @@ abort_unsupported <- function(what, why, instead = NULL, call = rlang::caller_en
 }
 
 family_label <- function(x) {
-  c(plsa = "pLSA", nmf = "NMF", ntf = "NTF", lca = "latent class", symnmf = "symmetric NMF",
-    sntf = "super-symmetric NTF")[[x$family %||% sub("^aspectr_", "", class(x)[1])]]
+  labels <- c(plsa = "pLSA", nmf = "NMF", ntf = "NTF", lca = "latent class", symnmf = "symmetric NMF",
+              sntf = "super-symmetric NTF")
+  fam <- x$family %||% sub("^aspectr_", "", class(x)[1])
+  if (fam %in% names(labels)) labels[[fam]] else fam
 }
 
 # the fitted data, converted, for the methods that need it (augment,
-# residuals): `data` must be what the model was fitted to
-fitted_data <- function(object, data, call = rlang::caller_env()) {
+# residuals): `data` must be what the model was fitted to; `arg` names the
+# method's argument that takes it, `usage` how the method is called
+fitted_data <- function(object, data, call = rlang::caller_env(), arg = "data",
+                        usage = paste0("f(fit, ", arg, " = x)")) {
   if (missing(data) || is.null(data)) {
-    abort_input(c("{.arg data} is missing: this method needs the data the model was fitted to.",
-                  i = "Call it as {.code f(fit, data = x)} with the {.arg x} given to the fitter."),
-                "argument", arg = "data", call = call)
+    abort_input(c("{.arg {arg}} is missing: this method needs the data the model was fitted to.",
+                  i = "Call it as {.code {usage}} with the {.arg x} given to the fitter."),
+                "argument", arg = arg, call = call)
   }
-  d <- as_aspect_data(data, "data", call = call)
+  d <- as_aspect_data(data, arg, call = call)
   if (!identical(as.integer(d$dims), as.integer(object$dims))) {
-    abort_input("{.arg data} must have the dimensions of the fitted data ({paste(object$dims, collapse = ' x ')}), not {paste(d$dims, collapse = ' x ')}.",
-                "newdata", arg = "data", call = call)
+    abort_input("{.arg {arg}} must have the dimensions of the fitted data ({paste(object$dims, collapse = ' x ')}), not {paste(d$dims, collapse = ' x ')}.",
+                "newdata", arg = arg, call = call)
+  }
+  # names on both sides must be the fitted data's, in its order
+  for (n in seq_along(d$dims)) {
+    a <- object$dimnames[[n]]
+    b <- d$dimnames[[n]]
+    if (!is.null(a) && !is.null(b) && !identical(as.character(a), as.character(b))) {
+      what <- if (length(d$dims) == 2) c("row", "column")[n] else paste("mode", n)
+      at <- which(as.character(a) != as.character(b))[1]
+      abort_input("{.arg {arg}}'s {what} names must be those of the fitted data, in its order: {what} {at} is {.val {b[at]}}, not {.val {a[at]}}.",
+                  "newdata", arg = arg, call = call)
+    }
   }
   d
+}
+
+# residuals() called without the fitted data (missing: whether `x` is)
+residuals_need_x <- function(missing, call = rlang::caller_env()) {
+  if (missing) {
+    abort_input(c("{.arg x} is missing: {.fn residuals} needs the data the model was fitted to.",
+                  i = "Call it as {.code residuals(fit, x)} with the {.arg x} given to the fitter."),
+                "argument", arg = "x", call = call)
+  }
 }
 
 # the terms of the model at the non-zero cells of d: nnz x k, term r being
@@ -55,7 +79,7 @@ cell_index_columns <- function(d, names_n) {
 
 # ---- logLik -------------------------------------------------------------------
 
-#' Log-likelihood of NMF, NTF and latent class fits
+#' Log-likelihood, coefficients and standard errors of every family
 #'
 #' Under the generalized KL divergence, `nmf()` and `ntf()` fit the Poisson
 #' model \eqn{x \sim \mathrm{Poisson}(v)} cell by cell, whose log-likelihood
@@ -83,6 +107,55 @@ logLik.aspectr_fit <- function(object, ...) {
   abort_unsupported(paste0("{.fn logLik} of a ", family_label(object), " fit"),
                     "its loss is not a likelihood.",
                     "Compare fits by their objective ({.code fit$value}) or {.fn glance}.")
+}
+
+#' @rdname logLik.aspectr_fit
+#' @details `coef()` gives the regression-like parameters of the families
+#'   that have them: the coefficient matrix \eqn{H} of `nmf()` (as the NMF
+#'   package's `coef()`) and the parameters of latent class fits, which
+#'   also answer `vcov()`, `confint()` and `anova()`. The other families
+#'   (pLSA, NTF, the clustering families) have no coefficients and no
+#'   standard errors: these generics, and `terms()` where a family has no
+#'   terms, are a classed error (`aspectr_error_unsupported`) that says
+#'   what to use instead.
+#' @export
+coef.aspectr_fit <- function(object, ...) {
+  abort_unsupported(paste0("{.fn coef} of a ", family_label(object), " fit"),
+                    "the model has no regression coefficients.",
+                    "Its parameters are {.code fit$lambda} and {.code fit$factors} (for pLSA also {.fn topics} and {.fn terms}); {.fn tidy} gives them as a table.")
+}
+
+#' @rdname logLik.aspectr_fit
+#' @export
+vcov.aspectr_fit <- function(object, ...) no_standard_errors("vcov", object)
+
+#' @rdname logLik.aspectr_fit
+#' @param parm,level Not used: see Details.
+#' @export
+confint.aspectr_fit <- function(object, parm, level = 0.95, ...) no_standard_errors("confint", object)
+
+#' @rdname logLik.aspectr_fit
+#' @export
+anova.aspectr_fit <- function(object, ...) {
+  abort_unsupported(paste0("{.fn anova} of a ", family_label(object), " fit"),
+                    "it has no likelihood-ratio tests between nested fits.",
+                    "Choose the rank with the family's {.code *_rank()} function, or compare fits by {.fn glance}.")
+}
+
+#' @rdname logLik.aspectr_fit
+#' @param x A fit (`terms()`).
+#' @export
+terms.aspectr_fit <- function(x, ...) {
+  abort_unsupported(paste0("{.fn terms} of a ", family_label(x), " fit"),
+                    "its components are not distributions over terms.",
+                    "Its factors are {.code fit$factors} (or the family's own fields); {.fn tidy} gives them as a table.")
+}
+
+no_standard_errors <- function(what, object, call = rlang::caller_env()) {
+  abort_unsupported(paste0("{.fn ", what, "} of a ", family_label(object), " fit"),
+                    "the fit has no standard errors (they are computed for latent class models).",
+                    "Assess the variability of the factors by refitting from other starts ({.arg nrun}, {.arg seed}).",
+                    call = call)
 }
 
 # ---- fitted and residuals --------------------------------------------------------
@@ -186,8 +259,9 @@ membership_tibble <- function(m) {
 #'   `observed =` the cells listed there; `observed` `TRUE`).
 #' * pLSA and NMF with `data` a long table, one row per (document, term)
 #'   pair with columns `document` and `term` (as `tidytext::tidy()` of a
-#'   document-term matrix or `tidytext::unnest_tokens()` and
-#'   `dplyr::count()` make it): the table as it is, with `.topic` added as
+#'   document-term matrix makes it; `word`, the column
+#'   `tidytext::unnest_tokens()` and `dplyr::count()` make, is taken for
+#'   `term` when there is none): the table as it is, with `.topic` added as
 #'   tidytext's `augment()` adds it, the most probable topic of each token
 #'   given its document, \eqn{\arg\max_z P(z \mid d, w)} (for an NMF,
 #'   the component with the largest \eqn{W_{dz} H_{zw}}). Documents and
@@ -221,14 +295,15 @@ NULL
 # weight_z U[d, z] V[w, z]; NA for a document or term the fit does not
 # have, or a cell to which the model gives no probability.
 augment_long <- function(data, U, V, weights, docs, terms, call = rlang::caller_env()) {
-  miss <- setdiff(c("document", "term"), names(data))
+  term_col <- if (!"term" %in% names(data) && "word" %in% names(data)) "word" else "term"
+  miss <- setdiff(c("document", term_col), names(data))
   if (length(miss)) {
     abort_input(c("{.arg data} must be a matrix like the fitted data or a long table with columns {.var document} and {.var term}; it has no column{?s} {.var {miss}}.",
                   i = "Rename its columns (tidytext's {.fn tidy} of a document-term matrix names them so)."),
                 "argument", arg = "data", call = call)
   }
   i <- match(as.character(data$document), docs)
-  j <- match(as.character(data$term), terms)
+  j <- match(as.character(data[[term_col]]), terms)
   ok <- !is.na(i) & !is.na(j)
   topic <- rep(NA_integer_, nrow(data))
   if (any(ok)) {

@@ -14,8 +14,7 @@
 #' filler words (e.g. "will", "upon", month names, "applause") were removed.
 #' Only terms occurring in at least 15 addresses and in at most half of the
 #' addresses were kept, which removes both rare words and ubiquitous ones such
-#' as "congress", "government" or "states". No stemming was applied. The
-#' script that builds the data is `data-raw/sotu.R` in the package sources.
+#' as "congress", "government" or "states". No stemming was applied.
 #'
 #' @format A sparse `Matrix::dgCMatrix` with 240 rows (documents) and 5173
 #'   columns (terms), holding 404526 word occurrences in 221563 non-zero cells.

@@ -126,6 +126,30 @@ match_option <- function(x, choices, arg, call = rlang::caller_env()) {
   x
 }
 
+# Arguments of the packages users come from, by their name there: this
+# package's name and the package's (check_dots_empty()'s hint)
+peer_argument_names <- list(
+  nclass = c("k", "poLCA"), nrep = c("nrun", "poLCA"), maxiter = c("max_iter", "poLCA"),
+  calc.se = c("se", "poLCA"), rank = c("k", "the NMF package"), K = c("k", "topicmodels and stm"),
+  max.em.its = c("max_iter", "stm")
+)
+
+# Refuses, in `...` passed on to another function, an argument named as in
+# a peer package (peer_argument_names) for one of the calling function's
+# own: check_dots_empty()'s hint, before the own argument is found missing.
+check_peer_names <- function(..., fn, call = rlang::caller_env()) {
+  nms <- ...names()
+  known <- names(formals(sys.function(-1)))
+  for (nm in intersect(nms, names(peer_argument_names))) {
+    alias <- peer_argument_names[[nm]]
+    if (alias[1] %in% known) {
+      abort_input(c("{.arg {nm}} is not an argument of {.fn {fn}} and the functions it calls.",
+                    i = paste0("{.arg ", nm, "} is ", alias[2], "'s name: here it is {.arg ", alias[1], "}.")),
+                  "argument", arg = nm, call = call)
+    }
+  }
+}
+
 # Refuses anything in `...`: an unknown (or misspelled) argument is an error
 # that names it, shows the value given and suggests the closest argument of
 # the calling function.
@@ -158,7 +182,10 @@ check_dots_empty <- function(..., call = rlang::caller_env()) {
   }
   hint <- character()
   for (nm in nms[named]) {
-    if (length(known)) {
+    alias <- peer_argument_names[[nm]]
+    if (!is.null(alias) && alias[1] %in% known) {
+      hint <- c(hint, i = paste0("{.arg ", nm, "} is ", alias[2], "'s name: here it is {.arg ", alias[1], "}."))
+    } else if (length(known)) {
       d <- utils::adist(tolower(nm), tolower(known))[1, ]
       best <- which.min(d)
       if (d[best] <= (if (nchar(nm) <= 4) 1 else 2)) {
@@ -189,7 +216,7 @@ check_size <- function(size, message, limit = getOption("aspectr.max_cells", 1e8
 check_fit_controls <- function(nrun, max_iter, tol, seed, threads, verbose,
                                call = rlang::caller_env()) {
   list(
-    nrun = check_whole(nrun, "nrun", call = call),
+    nrun = check_whole(nrun, "nrun", max = max_runs, call = call),
     max_iter = check_whole(max_iter, "max_iter", call = call),
     tol = check_number(tol, "tol", 0, Inf, call = call),
     seed = check_seed(seed, call = call),

@@ -222,7 +222,7 @@ new_factor_files <- function(paths, rows, k, names, info, mode, labels) {
 #' parts <- shards(list(x[1:100, ], x[101:nrow(x), ]))
 #' dir <- tempfile("factors")
 #' dir.create(dir)
-#' fit <- plsa(parts, k = 3, seed = 1, max_iter = 20, factor_dir = dir)
+#' fit <- plsa(parts, k = 3, seed = 1, max_iter = 20, tol = 1e-4, factor_dir = dir)
 #' fit$factors$documents
 #' list.files(dir)
 #' head(as.matrix(fit$factors$documents, shards = 2))

@@ -70,16 +70,16 @@ lca_blrt <- function(data, k, B = 100, nrun = 10, seed = NULL, threads = 1, na.r
                 "argument", arg = design_args[1])
   }
   k <- check_whole(k, "k", min = 2)
-  B <- check_whole(B, "B", min = 1)
-  nrun <- check_whole(nrun, "nrun")
+  B <- check_whole(B, "B", min = 1, max = max_runs)
+  nrun <- check_whole(nrun, "nrun", max = max_runs)
   seed <- check_seed(seed)
   na.rm <- check_flag(na.rm, "na.rm")
   # three seeds per data set (the draw, the null's and the alternative's starts)
   seeds <- matrix(with_seed(seed, sample.int(.Machine$integer.max, 3 * (B + 1))), 3)
   start <- proc.time()[["elapsed"]]
   fit_pair <- function(d, s) {
-    f0 <- lca(d, k - 1, nrun = nrun, seed = s[2], threads = threads, na.rm = na.rm, se = FALSE, ...)
-    f1 <- lca(d, k, nrun = nrun, seed = s[3], threads = threads, na.rm = na.rm, se = FALSE, ...)
+    f0 <- quiet_unidentified(lca(d, k - 1, nrun = nrun, seed = s[2], threads = threads, na.rm = na.rm, se = FALSE, ...))
+    f1 <- quiet_unidentified(lca(d, k, nrun = nrun, seed = s[3], threads = threads, na.rm = na.rm, se = FALSE, ...))
     list(f0 = f0, f1 = f1)
   }
   obs <- fit_pair(data, seeds[, 1])

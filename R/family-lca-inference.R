@@ -382,8 +382,12 @@ lca_design_rows <- function(design, rows, call = rlang::caller_env()) {
   per <- table(unit_stratum)
   if (any(per < 2)) {
     bad <- names(per)[per < 2][1]
-    abort_input(c("Every stratum needs at least 2 primary sampling units with observations used, and stratum {.val {bad}} has {per[[bad]]}.",
-                  i = "Merge it with a similar stratum."),
+    given <- c("psu", "strata")[c(!is.null(design$psu), !is.null(design$strata))]
+    abort_input(c(paste0("{.arg {given}} must give every stratum at least 2 primary sampling units with observations used",
+                         if (is.null(design$strata)) " (without {.arg strata} the data are one stratum)" else "",
+                         if (is.null(design$psu)) " (without {.arg psu} every row is its own unit)" else "",
+                         ", and stratum {.val {bad}} has {per[[bad]]}."),
+                  i = if (is.null(design$strata)) "Give more than one primary sampling unit in {.arg psu}." else "Merge it with a similar stratum."),
                 "argument", arg = if (is.null(design$strata)) "psu" else "strata", call = call)
   }
   list(w = w, unit = unit_id, unit_stratum = unit_stratum, n_units = length(unit_stratum),

@@ -142,13 +142,8 @@ tidy.aspectr_lca <- function(x, what = c("probs", "classes", "coefficients"), co
 #' @export
 glance.aspectr_lca <- function(x, ...) {
   check_dots_empty(...)
-  # residual degrees of freedom as poLCA's resid.df: the observations, or
-  # the cells of the response table less 1 when fewer, minus the free
-  # parameters
-  cells <- prod(vapply(x$probs, ncol, numeric(1)))
-  n <- x$sum_weights %||% x$N
   tibble::tibble(k = x$k, logLik = x$llik, AIC = x$AIC, BIC = x$BIC, Gsq = x$Gsq,
-                 Chisq = x$Chisq, df = min(n, cells - 1) - x$npar, npar = as.integer(x$npar),
+                 Chisq = x$Chisq, df = lca_resid_df(x), npar = as.integer(x$npar),
                  nobs = x$N, entropy = lca_cell_entropy(x), relative_entropy = x$entropy,
                  iterations = x$iterations, converged = x$converged)
 }

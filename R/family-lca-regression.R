@@ -15,6 +15,7 @@ lca.formula <- function(formula, data, k, nrun = 10, max_iter = 1000, tol = 1e-8
                         threads = NULL, na.rm = FALSE, verbose = FALSE, se = TRUE, weights = NULL,
                         psu = NULL, strata = NULL, group = NULL, invariance = "full", ...) {
   call <- match.call()
+  check_peer_names(..., fn = "lca")
   check_required(data, "a data frame holding the variables of `formula`")
   check_required(k, "the number of latent classes")
   if (!is.data.frame(data)) {

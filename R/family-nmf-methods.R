@@ -520,7 +520,7 @@ augment.aspectr_nmf <- function(x, data, ...) {
                         rownames(x$W) %||% as.character(seq_len(x$dims[1])),
                         colnames(x$H) %||% as.character(seq_len(x$dims[2]))))
   }
-  d <- fitted_data(x, data)
+  d <- fitted_data(x, data, usage = "augment(fit, data = x)")
   p <- cell_terms(list(x$W, t(x$H)), rep(1, x$k), d)
   cols <- cell_index_columns(d, c("row", "column"))
   tibble::as_tibble(c(cols, list(value = d$val, .fitted = rowSums(p),

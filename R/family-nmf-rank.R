@@ -118,7 +118,7 @@ nmf_rank <- function(x, k = 2:10, method = c("cv", "mask", "consensus"), nrun = 
   check_k_distinct(k)
   k <- sort(k)
   if (is.null(nrun)) nrun <- if (method %in% c("cv", "mask")) 3L else 10L
-  nrun <- check_whole(nrun, "nrun")
+  nrun <- check_whole(nrun, "nrun", max = max_runs)
   holdout <- check_number(holdout, "holdout", 0, 0.5, lower_open = TRUE)
   seed <- check_seed(seed)
   threads <- resolve_threads(threads)

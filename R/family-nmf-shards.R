@@ -96,6 +96,8 @@ nmf_shard_source <- function(x, loss, beta, method, accelerate, weighted, wargs,
         # data's sums come with the fit
         nmf_floor_eps(eps, beta, env)
         x_floor <<- eps
+        # (NNDSVD's SVD sees the raised cells too, as in memory)
+        nd$floor <<- eps
       }
     }
     invisible()
@@ -158,13 +160,15 @@ shard_nmf_each <- function(nd, f) {
   }
 }
 
-# small data: the dense matrix
+# small data: the dense matrix (with beta <= 0, its cells below the floor
+# raised to it, as a matrix's are: nd$floor)
 shard_nmf_dense <- function(nd) {
   X <- matrix(0, nd$dims[1], nd$dims[2])
   shard_nmf_each(nd, function(i, d, dims) {
     rows <- shard_rows(nd$shards, i)
     X[cbind(rows[1] + d$idx[1, ], d$idx[2, ] + 1L)] <<- d$val / nd$scale$s
   })
+  if (!is.null(nd$floor)) X[X < nd$floor] <- nd$floor
   X
 }
 

@@ -666,7 +666,7 @@ check_penalty <- function(p, arg, call = rlang::caller_env()) {
 
 check_init_list <- function(init, dims, k, call = rlang::caller_env()) {
   bad <- setdiff(names(init), c("W", "H"))
-  if (length(bad) || !length(init)) {
+  if (length(bad) || !length(init) || is.null(names(init)) || any(!nzchar(names(init)))) {
     abort_input("A list {.arg init} must have elements {.code W} and/or {.code H}, not {if (length(init)) paste0('elements ', paste0('\"', names(init) %||% '', '\"', collapse = ', ')) else 'an empty list'}.", "argument",
                 arg = "init", call = call)
   }

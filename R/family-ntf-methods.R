@@ -57,7 +57,7 @@ logLik.aspectr_ntf <- function(object, ...) {
 residuals.aspectr_ntf <- function(object, x, ...) {
   check_dots_empty(...)
   object <- rows_in_memory(object)
-  d <- fitted_data(object, x)
+  d <- fitted_data(object, x, arg = "x", usage = "residuals(fit, x)")
   arr <- array(0, d$dims)
   arr[t(d$idx + 1L)] <- d$val
   out <- arr - unname(fitted(object))
@@ -97,7 +97,7 @@ augment.aspectr_ntf <- function(x, data, ...) {
   check_dots_empty(...)
   x <- rows_in_memory(x)
   if (!is.null(x$weighting)) return(nway_augment_weighted(x, if (!missing(data)) data, as.numeric(x$weights)))
-  d <- fitted_data(x, data)
+  d <- fitted_data(x, data, usage = "augment(fit, data = x)")
   p <- cell_terms(x$factors, as.numeric(x$weights), d)
   cols <- cell_index_columns(d, names(x$factors))
   tibble::as_tibble(c(cols, list(value = d$val, .fitted = rowSums(p),

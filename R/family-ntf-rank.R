@@ -42,7 +42,7 @@
 #' X <- array(0, c(20, 15, 8))
 #' for (r in 1:3) X <- X + outer(outer(A[, r], B[, r]), C[, r])
 #' X <- X + array(rnorm(length(X), sd = 0.05), dim(X))
-#' sel <- ntf_rank(pmax(X, 0), k = 1:5, nrun = 2, seed = 1, max_iter = 200)
+#' sel <- ntf_rank(pmax(X, 0), k = 1:5, nrun = 2, seed = 1, max_iter = 200, tol = 1e-4)
 #' sel
 #' @export
 ntf_rank <- function(x, k = 1:6, holdout = 0.1, nrun = 3, loss = c("frobenius", "kl"), method = NULL,

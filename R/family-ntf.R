@@ -352,7 +352,7 @@ ntf <- function(x, k, loss = c("frobenius", "kl"), method = NULL, nrun = 1,
   values <- vapply(out$runs, run_value, numeric(1))
   check_objective_range(run_value(res), scaled[best], "ntf() fit",
                         list(initial = res$initial, objective = res$objective, run_values = values))
-  ord <- order(res$weights, decreasing = TRUE)
+  ord <- plsa_order(res$weights)  # (ties to 10 digits in the components' order)
   comp <- paste0("component_", seq_len(k))
   if (!is.null(files)) {
     # (a weighted fit's columns to unit sum as they are written)

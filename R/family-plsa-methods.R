@@ -623,7 +623,7 @@ glance_quality <- function(x, data, n, call = rlang::caller_env()) {
 #' @param ... Passed to the underlying base graphics function.
 #' @return `x`, invisibly.
 #' @examples
-#' fit <- plsa(sotu_dtm, k = 4, seed = 1, max_iter = 100)
+#' fit <- plsa(sotu_dtm, k = 4, seed = 1, max_iter = 100, tol = 1e-5)
 #' plot(fit)
 #' plot(fit, type = "convergence")
 #' @export
@@ -724,7 +724,7 @@ autoplot.aspectr_plsa <- function(object, n = 10, ...) {
 residuals.aspectr_plsa <- function(object, x, ...) {
   check_dots_empty(...)
   object <- rows_in_memory(object)
-  d <- fitted_data(object, x)
+  d <- fitted_data(object, x, arg = "x", usage = "residuals(fit, x)")
   arr <- array(0, d$dims)
   arr[t(d$idx + 1L)] <- d$val
   if (length(d$dims) == 2) arr <- matrix(arr, d$dims[1])
@@ -751,7 +751,7 @@ augment.aspectr_plsa <- function(x, data, ...) {
     return(augment_long(data, x$factors[[1]], x$factors[[2]], as.numeric(x$lambda),
                         doc_names(x), term_names(x)))
   }
-  d <- fitted_data(x, data)
+  d <- fitted_data(x, data, usage = "augment(fit, data = x)")
   p <- cell_terms(x$factors, as.numeric(x$lambda), d)
   cols <- cell_index_columns(d, if (length(d$dims) == 2) c("document", "term") else names(x$factors))
   tibble::as_tibble(c(cols, list(count = d$val, .fitted = rowSums(p) * x$total,

@@ -299,8 +299,7 @@
 #' both factors, 100 on the documents, or guided topics with 0.1 and 0.5:
 #' 0.03 of its time with 100 on the documents of the first two), while
 #' with the terms' pseudo-counts alone it took 0.16-3.45 of it and for
-#' guided topics alone 1.79-3.57 (`bench/plsa-prior.R` in the package
-#' sources). From the same start the two may end in different local
+#' guided topics alone 1.79-3.57. From the same start the two may end in different local
 #' optima, either one the lower. Sharded data
 #' ([shards()]) take the same methods with the same default, and give the
 #' in-memory fit: each shard solves its documents' rows with their
@@ -440,8 +439,8 @@
 #' head(topics(fit))
 #'
 #' # Robust fit under the Tsallis divergence and the L2 (pNMF) fit
-#' fit_q <- plsa(sotu_dtm, k = 4, loss = "tsallis", q = 0.5, seed = 1, max_iter = 50)
-#' fit_2 <- plsa(sotu_dtm, k = 4, loss = "l2", seed = 1, max_iter = 50)
+#' fit_q <- plsa(sotu_dtm, k = 4, loss = "tsallis", q = 0.5, seed = 1, max_iter = 50, tol = 1e-3)
+#' fit_2 <- plsa(sotu_dtm, k = 4, loss = "l2", seed = 1, max_iter = 50, tol = 1e-3)
 #'
 #' # Smoothed (MAP) fit and guided topics
 #' fit_s <- plsa(sotu_dtm, k = 4, seed = 1, max_iter = 100, tol = 1e-4,
@@ -915,8 +914,10 @@ new_plsa <- function(res, data, k, loss, q, tempering, run, values, time, thread
                   params = list(q = q, tempering = tempering, normalize = TRUE))
 }
 
-# the order of a fit's topics: by weight, the largest first
-plsa_order <- function(lambda) order(lambda, decreasing = TRUE)
+# the order of a fit's topics: by weight, the largest first; weights equal
+# to 10 significant digits in the order of the fit's components, so that
+# fits equal up to rounding (in memory, in shards) order tied topics alike
+plsa_order <- function(lambda) order(-signif(as.numeric(lambda), 10))
 
 # init of the aspect-model fitters (plsa, lca): NULL for random starts, or
 # the first start as list(lambda, factors)

@@ -57,11 +57,12 @@ hypergraph_affinity <- function(x, order = 3, model = c("line", "plane", "subspa
   check_required(x, "a numeric matrix or data frame with one point per row")
   seed <- check_seed(seed)
   if (is.data.frame(x)) x <- as.matrix(x)
-  if (!is.matrix(x) || !is.numeric(x) || nrow(x) < 2) {
-    abort_input("{.arg x} must be a numeric matrix or data frame with one point per row, not {describe(x)}.",
-                "type", arg = "x")
-  }
+  check_points(x)
   if (anyNA(x) || any(!is.finite(x))) abort_input("{.arg x} must not contain NA, NaN or Inf; it has {sum(!is.finite(x))} such entr{?y/ies}.", "value", arg = "x")
+  if (max(abs(x)) > 1e150) {
+    abort_input("{.arg x}'s coordinates must be at most 1e150 in absolute value (their squared distances must be finite), not {format(max(abs(x)))}.",
+                "value", arg = "x")
+  }
   n <- nrow(x)
   model <- match_option(model, c("line", "plane", "subspace"), "model")
   order <- check_whole(order, "order", min = 2, max = n, what = "at most the number of points")
@@ -207,6 +208,7 @@ multiway_cluster <- function(x, k, order = 3, model = c("line", "plane", "subspa
                              max_iter = 1000, tol = 1e-6, seed = NULL, threads = NULL, ...) {
   call <- match.call()
   check_required(x, "a numeric matrix or data frame with one point per row")
+  check_points(if (is.data.frame(x)) as.matrix(x) else x)
   k <- check_whole(k, "k", min = 1, max = max(NROW(x), 1), what = "at most the number of points")
   outlier <- check_number(outlier, "outlier", 0, 1, upper_open = TRUE)
   check_fit_controls(nrun, max_iter, tol, seed, threads, FALSE)
@@ -327,4 +329,12 @@ print.summary.aspectr_multiway <- function(x, ...) {
               if (x$unassigned == 1) "" else "s", x$outlier))
   print(x$clusters, row.names = FALSE, digits = 3)
   invisible(x)
+}
+
+# x: a numeric matrix of at least two points (rows)
+check_points <- function(x, call = rlang::caller_env()) {
+  if (!is.matrix(x) || !is.numeric(x) || nrow(x) < 2) {
+    abort_input("{.arg x} must be a numeric matrix or data frame with one point per row (at least 2), not {describe(x)}.",
+                "type", arg = "x", call = call)
+  }
 }

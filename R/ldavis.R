@@ -37,7 +37,7 @@
 #' @seealso [terms()][terms.aspectr_plsa()] with `lambda` for the same
 #'   relevance ranking in R.
 #' @examples
-#' fit <- plsa(sotu_dtm, k = 4, seed = 1, max_iter = 100)
+#' fit <- plsa(sotu_dtm, k = 4, seed = 1, max_iter = 100, tol = 1e-5)
 #' json <- as_ldavis_json(fit, R = 10)
 #' substr(json, 1, 80)
 #' # with LDAvis installed, serVis(json) from it opens the page
@@ -55,9 +55,12 @@ as_ldavis_json <- function(fit, R = 30, lambda_step = 0.01, file = NULL, ...) {
   theta <- tf$gamma()
   json <- ldavis_json(t(tf$beta), theta, as.numeric(doc_length), tf$terms, R, lambda_step)
   if (!is.null(file)) {
-    con <- file(file, open = "w", encoding = "UTF-8")
-    on.exit(close(con), add = TRUE)
-    writeLines(json, con)
+    ok <- tryCatch({
+      con <- file(file, open = "w", encoding = "UTF-8")
+      tryCatch(writeLines(json, con), finally = close(con))
+      TRUE
+    }, error = function(e) conditionMessage(e), warning = function(w) conditionMessage(w))
+    if (!isTRUE(ok)) abort_input("{.arg file} could not be written: {ok}", "value", arg = "file")
     return(invisible(json))
   }
   json

@@ -39,7 +39,7 @@
 #'   `topicmodels::posterior(lda_fit, foldin)` (the normalized variational
 #'   parameters for VEM) and \eqn{P(w \mid z)} from the fit, and scores
 #'   `newdata` by the formula above, so that pLSA and LDA are measured
-#'   alike (see `bench/topics-prior.R` in the package sources). With
+#'   alike. With
 #'   \pkg{topicmodels} attached after \pkg{aspectr}, its `perplexity()`
 #'   masks this one: call `aspectr::perplexity()`.
 #'

@@ -33,7 +33,9 @@
 #' criterion is the perplexity. A held-out count in a cell to which the
 #' model gives probability 0 (KL fits of sparse data have exact zeros in
 #' their factors) makes the perplexity infinite: that rank then predicts
-#' some held-out counts as impossible.
+#' some held-out counts as impossible. On sparse text this can happen for
+#' every `k`; then no `k` is suggested (a warning says so) and held-out
+#' documents, the default, are the comparison to use.
 #'
 #' @param x Counts, as for [plsa()]: documents x terms (or an N-way
 #'   tensor).
@@ -54,9 +56,10 @@
 #' @return An object of class `c("aspectr_plsa_rank", "aspectr_rank")`:
 #'   `table` (one row per `k`: `k`, `perplexity`, `logLik`, `df`, `AIC`,
 #'   `BIC`, for matrices of at least two terms `umass`, `npmi`, `exclusivity`, `frex`, then
-#'   `iterations`, `converged`), `best` (the suggested `k`),
-#'   `criterion`, `heldout` (the held-out row indices), with `print()` and
-#'   `plot()` methods.
+#'   `iterations`, `converged`), `best` (the suggested `k`; `NA`, with a
+#'   warning, when no `k` has a finite criterion),
+#'   `criterion`, `heldout` (the held-out row indices), with `print()`,
+#'   `plot()`, `autoplot()` and `tidy()` (the table) methods.
 #' @seealso [lca_rank()], [nmf_rank()], [perplexity()]
 #' @examples
 #' r <- plsa_rank(sotu_dtm, k = c(2, 4, 8), max_iter = 100, tol = 1e-4, seed = 1)
@@ -110,7 +113,7 @@ plsa_rank <- function(x, k = 2:10, holdout = 0.2, criterion = c("perplexity", "B
   })
   tab <- do.call(rbind, res)
   rownames(tab) <- NULL
-  best <- tab$k[which.min(tab[[criterion]])]
+  best <- rank_best(tab$k, tab[[criterion]], criterion)
   structure(list(table = tab, best = best, criterion = criterion, heldout = test, call = call,
                  what = "topics"),
             class = c("aspectr_plsa_rank", "aspectr_rank"))
@@ -152,7 +155,8 @@ plsa_rank <- function(x, k = 2:10, holdout = 0.2, criterion = c("perplexity", "B
 #'   `SABIC`, `CAIC`, `Gsq`, `Chisq`, `resid_df` (as poLCA's `resid.df`: the number of observations,
 #'   or of cells of the response table minus 1 when smaller, minus `npar`),
 #'   `converged`, and with `blrt > 0` `blrt_p`), `best`, `criterion`, `fits` (the
-#'   [lca()] fits), with `print()` and `plot()` methods.
+#'   [lca()] fits), with `print()`, `plot()`, `autoplot()` and `tidy()`
+#'   (the table) methods.
 #' @seealso [plsa_rank()], [nmf_rank()]
 #' @examples
 #' binned <- data.frame(lapply(iris[1:4], cut, 3))
@@ -164,8 +168,8 @@ lca_rank <- function(data, k = 1:6, criterion = c("BIC", "AIC", "SABIC", "CAIC")
   call <- match.call()
   check_required(data, "a data frame of categorical variables")
   criterion <- match_option(criterion, c("BIC", "AIC", "SABIC", "CAIC"), "criterion")
-  blrt <- check_whole(blrt, "blrt", min = 0)
-  nrun <- check_whole(nrun, "nrun")
+  blrt <- check_whole(blrt, "blrt", min = 0, max = max_runs)
+  nrun <- check_whole(nrun, "nrun", max = max_runs)
   seed <- check_seed(seed)
   k <- check_k_vector(k, max = .Machine$integer.max)
   grouping <- intersect(...names(), c("group", "invariance"))
@@ -175,15 +179,14 @@ lca_rank <- function(data, k = 1:6, criterion = c("BIC", "AIC", "SABIC", "CAIC")
                 "argument", arg = grouping[1])
   }
   seeds <- with_seed(seed, sample.int(.Machine$integer.max, length(k)))
-  fits <- map_runs(seq_along(k), function(i) lca(data, k[i], nrun = nrun, seed = seeds[i], ...))
+  # (a k the data cannot identify shows as a negative resid_df, not a warning)
+  fits <- map_runs(seq_along(k), function(i) quiet_unidentified(lca(data, k[i], nrun = nrun, seed = seeds[i], ...)))
   tab <- do.call(rbind, lapply(fits, function(f) {
     n <- f$sum_weights %||% f$N
     data.frame(k = f$k, logLik = f$llik, npar = as.integer(f$npar), AIC = f$AIC, BIC = f$BIC,
                SABIC = -2 * f$llik + log((n + 2) / 24) * f$npar, CAIC = -2 * f$llik + (log(n) + 1) * f$npar,
                Gsq = f$Gsq, Chisq = f$Chisq,
-               # as poLCA's resid.df: the observations, or the cells less 1
-               # when fewer, minus the parameters
-               resid_df = as.integer(min(f$sum_weights %||% f$N, prod(as.numeric(f$dims)) - 1) - f$npar),
+               resid_df = as.integer(lca_resid_df(f)),
                converged = f$converged)
   }))
   rownames(tab) <- NULL
@@ -216,7 +219,7 @@ check_k_vector <- function(k, max, what = NULL, call = rlang::caller_env()) {
 # fraction (in (0, 0.5]), repetitions, each fit's limits, seed and threads
 check_rank_controls <- function(holdout, nrun, max_iter, tol, seed, threads, call = rlang::caller_env()) {
   list(holdout = check_number(holdout, "holdout", 0, 0.5, lower_open = TRUE, call = call),
-       nrun = check_whole(nrun, "nrun", call = call), max_iter = check_whole(max_iter, "max_iter", call = call),
+       nrun = check_whole(nrun, "nrun", max = max_runs, call = call), max_iter = check_whole(max_iter, "max_iter", call = call),
        tol = check_number(tol, "tol", 0, Inf, call = call), seed = check_seed(seed, call = call),
        threads = resolve_threads(threads, call = call))
 }
@@ -281,7 +284,8 @@ print.aspectr_rank <- function(x, ...) {
   check_dots_empty(...)
   what <- if (inherits(x, "aspectr_plsa_rank")) "topics (pLSA)" else "latent classes"
   how <- if (x$criterion == "perplexity") "held-out perplexity" else x$criterion
-  cat(sprintf("Number of %s by %s; suggested k: %d\n\n", what, how, x$best))
+  cat(sprintf("Number of %s by %s; suggested k: %s\n\n", what, how,
+              if (is.na(x$best)) "none (every k's criterion is infinite)" else format(x$best)))
   tab <- x$table
   num <- vapply(tab, is.double, logical(1))
   tab[num] <- lapply(tab[num], signif, 6)
@@ -301,6 +305,7 @@ print.aspectr_rank <- function(x, ...) {
 #' @export
 plot.aspectr_rank <- function(x, ...) {
   tab <- x$table
+  rank_check_plottable(x)
   if (x$criterion == "perplexity") {
     y <- tab$perplexity
     graphics::plot(tab$k, y, type = "b", pch = 19, xlab = "number of topics k", xaxt = "n",
@@ -319,6 +324,34 @@ plot.aspectr_rank <- function(x, ...) {
   graphics::abline(v = x$best, lty = 3)
   graphics::points(x$best, y[tab$k == x$best], pch = 21, cex = 2)
   invisible(x)
+}
+
+#' @export
+tidy.aspectr_rank <- function(x, ...) {
+  check_dots_empty(...)
+  tibble::as_tibble(x$table)
+}
+
+# The suggested k: the smallest finite value of the criterion (the first
+# k of a tie). None finite (every rank predicts some held-out counts as
+# impossible): NA, with a classed warning.
+rank_best <- function(k, values, criterion) {
+  ok <- is.finite(values)
+  if (!any(ok)) {
+    cli::cli_warn(c("Every {.arg k}'s {criterion} is infinite, so no {.arg k} is suggested: each fit gives probability 0 to some held-out counts.",
+                    i = "KL fits of sparse counts have exact zeros in their factors; compare the ranks on held-out documents ({.code split = \"documents\"}, the default)."),
+                  class = c("aspectr_warning_rank", "aspectr_warning"))
+    return(NA_integer_)
+  }
+  k[ok][which.min(values[ok])]
+}
+
+# a rank selection whose criterion has no finite value cannot be plotted
+rank_check_plottable <- function(x, call = rlang::caller_env()) {
+  if (is.na(x$best)) {
+    abort_input("{.arg x} has no finite {x$criterion} for any {.arg k}: there is nothing to plot.",
+                "value", arg = "x", call = call)
+  }
 }
 
 # plsa_rank(split = "cells"): held-out cells left out of every fit
@@ -360,7 +393,7 @@ plsa_rank_cells <- function(x, k, holdout, criterion, nrun, max_iter, tol, seed,
   })
   tab <- do.call(rbind, res)
   rownames(tab) <- NULL
-  best <- tab$k[which.min(tab$perplexity)]
+  best <- rank_best(tab$k, tab$perplexity, "perplexity")
   structure(list(table = tab, best = best, criterion = "perplexity", heldout = ij, call = call,
                  what = "topics", split = "cells"),
             class = c("aspectr_plsa_rank", "aspectr_rank"))
@@ -383,6 +416,7 @@ rank_row <- function(out, fit, train_data, n_top) {
 autoplot.aspectr_rank <- function(object, ...) {
   check_dots_empty(...)
   check_ggplot2()
+  rank_check_plottable(object)
   tab <- object$table
   if (object$criterion == "perplexity") {
     d <- data.frame(k = tab$k, value = tab$perplexity, curve = "held-out perplexity")

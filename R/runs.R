@@ -68,8 +68,22 @@ check_callback <- function(callback, call = rlang::caller_env()) {
     abort_input("{.arg callback} must be a function of (iteration, objective, factors) or NULL, not {describe(callback)}.",
                 "argument", arg = "callback", call = call)
   }
+  if (is.function(callback) && !is.primitive(callback)) {
+    # it is called with three arguments: it must take them, and need no more
+    f <- formals(callback)
+    named <- setdiff(names(f), "...")
+    required <- sum(vapply(f[named], function(a) identical(a, quote(expr = )), logical(1)))
+    if ((!"..." %in% names(f) && length(named) < 3) || required > 3) {
+      abort_input("{.arg callback} must be a function of (iteration, objective, factors), not a function of {length(named)} argument{?s} ({.code ({paste(names(f), collapse = ', ')})}).",
+                  "argument", arg = "callback", call = call)
+    }
+  }
   callback
 }
+
+# The most random starts (or bootstrap draws) a call takes: more cannot be
+# run in a session, and their bookkeeping would not fit in memory
+max_runs <- 1e5
 
 # The R side of the end-of-iteration hook the C++ loops call: progress
 # messages in non-interactive sessions (every `aspectr.progress_interval`

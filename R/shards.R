@@ -128,14 +128,14 @@
 #' dim(parts)
 #'
 #' # the same fit as plsa(x, ...)
-#' fit <- plsa(parts, k = 4, seed = 1, max_iter = 30)
+#' fit <- plsa(parts, k = 4, seed = 1, max_iter = 30, tol = 1e-3)
 #'
 #' # from files, one shard in memory at a time
 #' files <- file.path(tempdir(), paste0("part", 1:3, ".rds"))
 #' saveRDS(x[1:100, ], files[1])
 #' saveRDS(x[101:200, ], files[2])
 #' saveRDS(x[201:nrow(x), ], files[3])
-#' fit2 <- plsa(shards(files), k = 4, seed = 1, max_iter = 30)
+#' fit2 <- plsa(shards(files), k = 4, seed = 1, max_iter = 30, tol = 1e-3)
 #' all.equal(fit$factors, fit2$factors)
 #' @export
 shards <- function(x) {
@@ -408,6 +408,7 @@ shard_as_aspect <- function(obj, src) {
   if (inherits(obj, "aspectr_shard_data")) return(unclass(obj))
   # (the converter's refusal, of its kind of bad input: a shard error too)
   refuse <- function(e) {
+    if (inherits(e, "aspectr_error_shard")) stop(e)  # (refused already)
     kind <- sub("^aspectr_error_input_", "", grep("^aspectr_error_input_", class(e), value = TRUE)[1])
     abort_shard(src, "is not data a fitter accepts: {conditionMessage(e)}", kind = kind)
   }
@@ -1662,7 +1663,7 @@ shard_groups <- function(nnz, w) {
 #' dir <- file.path(tempdir(), "sotu")
 #' parts <- write_shards(sotu_dtm, dir, n = 4)
 #' parts
-#' fit <- plsa(parts, k = 4, seed = 1, max_iter = 30)
+#' fit <- plsa(parts, k = 4, seed = 1, max_iter = 30, tol = 1e-3)
 #' @export
 write_shards <- function(x, dir, n = NULL, prefix = "shard") {
   check_required(x, "data to split or a list of pieces")

@@ -168,7 +168,7 @@ check_lambda <- function(lambda, call = rlang::caller_env()) {
 #' @seealso [glance()][glance.aspectr_plsa()] for the means over topics,
 #'   [plsa_rank()] and [nmf_rank()], which report them by `k`.
 #' @examples
-#' fit <- plsa(sotu_dtm, k = 4, seed = 1, max_iter = 100)
+#' fit <- plsa(sotu_dtm, k = 4, seed = 1, max_iter = 100, tol = 1e-5)
 #' topic_quality(fit, sotu_dtm)
 #' # coherence measured on other documents
 #' topic_quality(fit, reference = sotu_dtm[1:60, ], n = 5)
@@ -190,7 +190,7 @@ topic_quality <- function(fit, data = NULL, n = 10, reference = NULL, epsilon = 
     abort_input("Give {.arg data} or {.arg reference}, not both: coherence is computed on one corpus.",
                 "argument", arg = "reference")
   }
-  corpus <- if (is.null(reference)) fitted_data(tf, data) else reference_data(tf, reference)
+  corpus <- if (is.null(reference)) fitted_data(tf, data, usage = "topic_quality(fit, data = x)") else reference_data(tf, reference)
   quality_table(tf, corpus, n, epsilon, frex_weight)
 }
 

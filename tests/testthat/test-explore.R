@@ -68,7 +68,7 @@ test_that("explore() refuses what it cannot show, classed", {
   expect_error(explore(suppressMessages(nmf(sotu_dtm[1:50, ], 2, max_iter = 5))), class = "aspectr_error_input_argument",
                regexp = "loss")
   lc <- data.frame(a = c(1, 2, 1, 2, 1, 2), b = c(1, 1, 2, 2, 1, 2))
-  expect_error(explore(lca(lc, 2, seed = 1)), class = "aspectr_error_input_argument")
+  expect_error(explore(quiet_unidentified(lca(lc, 2, seed = 1))), class = "aspectr_error_input_argument")
   expect_error(explore(plsa(array(rpois(24, 3) + 1, c(2, 3, 4)), 2, seed = 1)), class = "aspectr_error_input_argument",
                regexp = "3-way")
   expect_error(explore(fit, n_terms = 0, open = FALSE), class = "aspectr_error_input_argument")

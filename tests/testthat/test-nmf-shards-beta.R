@@ -185,3 +185,19 @@ test_that("a weighted beta-divergence fit of shards with nothing to fit is refus
   expect_identical(conditionMessage(es), conditionMessage(em))
   expect_identical(as.character(conditionCall(es)[[1]]), "nmf")
 })
+
+test_that("NNDSVD's start of beta <= 0 sees the zeros raised to eps on shards as in memory", {
+  # an all-zero column: in memory its H entry starts at the raised zeros'
+  # tiny value; a start from the zeros themselves stays at 0 under the
+  # multiplicative updates, with an astronomical divergence
+  x <- matrix(c(1, 2, 0, 2, 1, 0, 1, 3, 0), 3, byrow = TRUE)
+  for (b in c(0, -1)) {
+    f <- function(d) nmf(d, 1, loss = "beta", beta = b, init = "nndsvd", max_iter = 3, tol = 0)
+    mem <- f(x)
+    sh <- f(shards(list(x[1:2, , drop = FALSE], x[3, , drop = FALSE])))
+    expect_equal(sh$objective, mem$objective, tolerance = 1e-10)
+    expect_equal(unname(sh$W), unname(mem$W), tolerance = 1e-10)
+    expect_equal(unname(sh$H), unname(mem$H), tolerance = 1e-10)
+    expect_true(all(mem$H > 0))
+  }
+})

@@ -354,6 +354,6 @@ test_that("a seeded fit leaves the caller's random number generator as it was", 
   # an lca() fit with a seed
   set.seed(12)
   before <- get(".Random.seed", envir = env)
-  invisible(lca(data.frame(a = rep(1:2, 10), b = rep(1:2, each = 10)), 2, seed = 1, nrun = 2, se = FALSE))
+  invisible(quiet_unidentified(lca(data.frame(a = rep(1:2, 10), b = rep(1:2, each = 10)), 2, seed = 1, nrun = 2, se = FALSE)))
   expect_identical(get(".Random.seed", envir = env), before)
 })

@@ -739,3 +739,14 @@ test_that("a kept 2-way shard holds its cells by column, and a fit of shuffled c
   expect_equal(f1$factors, f0$factors, tolerance = 1e-10)
   expect_equal(f1$objective, f0$objective, tolerance = 1e-10)
 })
+
+test_that("topics whose weights tie to rounding come out in the same order in memory and in shards", {
+  x <- rbind(diag(4), diag(4))
+  f <- function(d) plsa(d, 4, seed = 1, max_iter = 8, tol = 0)
+  a <- f(x)
+  b <- f(shards(list(x[1:3, ], x[4:8, ])))
+  expect_equal(b$factors, a$factors, tolerance = 1e-10)
+  expect_equal(b$lambda, a$lambda, tolerance = 1e-10)
+  expect_identical(plsa_order(c(0.25, 0.25, 0.25, 0.25 - 2^-54)), 1:4)
+  expect_identical(plsa_order(c(0.1, 0.3, 0.2, 0.3)), c(2L, 4L, 3L, 1L))
+})

@@ -81,8 +81,13 @@ test_that("augment() takes tidytext's long table and adds .topic per (document, 
   ae <- augment(fit, data = extra)
   expect_identical(is.na(ae$.topic), c(TRUE, TRUE, FALSE))
   expect_identical(ae$.topic[3], unname(which.max(fit$lambda * fit$factors[[1]][2, ] * fit$factors[[2]][3, ])))
+  # tidytext's `word` (unnest_tokens() and count()) for `term`
+  wd <- long; names(wd)[2] <- "word"
+  aw <- augment(fit, data = wd)
+  expect_identical(aw$.topic, augment(fit, data = long)$.topic)
+  expect_identical(names(aw), c(names(wd), ".topic"))
   # columns named otherwise: a classed error naming them
-  bad <- long; names(bad)[2] <- "word"
+  bad <- long; names(bad)[2] <- "token"
   expect_error(augment(fit, data = bad), class = "aspectr_error_input", regexp = "term")
 })
 

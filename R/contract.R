@@ -26,11 +26,7 @@ family_label <- function(x) {
 # method's argument that takes it, `usage` how the method is called
 fitted_data <- function(object, data, call = rlang::caller_env(), arg = "data",
                         usage = paste0("f(fit, ", arg, " = x)")) {
-  if (missing(data) || is.null(data)) {
-    abort_input(c("{.arg {arg}} is missing: this method needs the data the model was fitted to.",
-                  i = "Call it as {.code {usage}} with the {.arg x} given to the fitter."),
-                "argument", arg = arg, call = call)
-  }
+  if (missing(data) || is.null(data)) abort_missing_data(arg, usage, call)
   d <- as_aspect_data(data, arg, call = call)
   if (!identical(as.integer(d$dims), as.integer(object$dims))) {
     abort_input("{.arg {arg}} must have the dimensions of the fitted data ({paste(object$dims, collapse = ' x ')}), not {paste(d$dims, collapse = ' x ')}.",
@@ -50,13 +46,12 @@ fitted_data <- function(object, data, call = rlang::caller_env(), arg = "data",
   d
 }
 
-# residuals() called without the fitted data (missing: whether `x` is)
-residuals_need_x <- function(missing, call = rlang::caller_env()) {
-  if (missing) {
-    abort_input(c("{.arg x} is missing: {.fn residuals} needs the data the model was fitted to.",
-                  i = "Call it as {.code residuals(fit, x)} with the {.arg x} given to the fitter."),
-                "argument", arg = "x", call = call)
-  }
+# a method called without the fitted data, which its argument `arg` takes
+# (`usage`: how to call it)
+abort_missing_data <- function(arg, usage, call = rlang::caller_env()) {
+  abort_input(c("{.arg {arg}} is missing: this method needs the data the model was fitted to.",
+                i = "Call it as {.code {usage}} with the {.arg x} given to the fitter."),
+              "argument", arg = arg, call = call)
 }
 
 # the terms of the model at the non-zero cells of d: nnz x k, term r being

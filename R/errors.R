@@ -134,6 +134,11 @@ peer_argument_names <- list(
   max.em.its = c("max_iter", "stm")
 )
 
+peer_hint <- function(nm) {
+  alias <- peer_argument_names[[nm]]
+  paste0("{.arg ", nm, "} is ", alias[2], "'s name: here it is {.arg ", alias[1], "}.")
+}
+
 # Refuses, in `...` passed on to another function, an argument named as in
 # a peer package (peer_argument_names) for one of the calling function's
 # own: check_dots_empty()'s hint, before the own argument is found missing.
@@ -144,7 +149,7 @@ check_peer_names <- function(..., fn, call = rlang::caller_env()) {
     alias <- peer_argument_names[[nm]]
     if (alias[1] %in% known) {
       abort_input(c("{.arg {nm}} is not an argument of {.fn {fn}} and the functions it calls.",
-                    i = paste0("{.arg ", nm, "} is ", alias[2], "'s name: here it is {.arg ", alias[1], "}.")),
+                    i = peer_hint(nm)),
                   "argument", arg = nm, call = call)
     }
   }
@@ -184,7 +189,7 @@ check_dots_empty <- function(..., call = rlang::caller_env()) {
   for (nm in nms[named]) {
     alias <- peer_argument_names[[nm]]
     if (!is.null(alias) && alias[1] %in% known) {
-      hint <- c(hint, i = paste0("{.arg ", nm, "} is ", alias[2], "'s name: here it is {.arg ", alias[1], "}."))
+      hint <- c(hint, i = peer_hint(nm))
     } else if (length(known)) {
       d <- utils::adist(tolower(nm), tolower(known))[1, ]
       best <- which.min(d)

@@ -76,9 +76,7 @@ explore <- function(fit, file = NULL, n_terms = 30, n_docs = 10, lambda = 0.6, c
   html <- paste(readLines(template, encoding = "UTF-8", warn = FALSE), collapse = "\n")
   html <- sub("__TITLE__", html_escape(unclass(data$title)), html, fixed = TRUE)
   html <- sub("__DATA__", json_encode(data), html, fixed = TRUE)
-  ok <- tryCatch({ writeLines(enc2utf8(html), file, useBytes = TRUE); TRUE }, error = function(e) conditionMessage(e),
-                 warning = function(w) conditionMessage(w))
-  if (!isTRUE(ok)) abort_input("{.arg file} could not be written: {ok}", "value", arg = "file")
+  write_utf8(html, file)
   if (open) utils::browseURL(normalizePath(file))
   invisible(file)
 }
@@ -197,4 +195,13 @@ json_atoms <- function(x) {
   v <- trimws(formatC(x, digits = 12, format = "g"))
   v[!is.finite(x)] <- "null"
   v
+}
+
+# text written to `file` in UTF-8; a file that cannot be written is an
+# input error naming `file` (not R's warning and error)
+write_utf8 <- function(text, file, call = rlang::caller_env()) {
+  ok <- tryCatch({ writeLines(enc2utf8(text), file, useBytes = TRUE); TRUE }, error = function(e) conditionMessage(e),
+                 warning = function(w) conditionMessage(w))
+  if (!isTRUE(ok)) abort_input("{.arg file} could not be written: {ok}", "value", arg = "file", call = call)
+  invisible()
 }

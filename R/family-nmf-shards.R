@@ -60,7 +60,6 @@ nmf_shard_source <- function(x, loss, beta, method, accelerate, weighted, wargs,
   session <- NULL
   sc <- nd$scale
   wk <- NULL
-  x_floor <- 0
   eps <- NULL
   threads <- NULL
   prepare <- function(eps, threads) {
@@ -95,8 +94,7 @@ nmf_shard_source <- function(x, loss, beta, method, accelerate, weighted, wargs,
         # cells below eps (in units of the scaled x) to it where it is; the
         # data's sums come with the fit
         nmf_floor_eps(eps, beta, env)
-        x_floor <<- eps
-        # (NNDSVD's SVD sees the raised cells too, as in memory)
+        # (the shards' sessions and NNDSVD's SVD read it, as in memory)
         nd$floor <<- eps
       }
     }
@@ -105,7 +103,7 @@ nmf_shard_source <- function(x, loss, beta, method, accelerate, weighted, wargs,
   open <- function(L1s, L2s, accelerate) {
     if (is.null(session)) {
       session <<- nmf_shard_session(x, cluster, threads, loss, method, sc$s, L1s, L2s, eps, call, files, accelerate,
-                                    beta = beta, x_floor = x_floor)
+                                    beta = beta, x_floor = nd$floor %||% 0)
       # (weighted beta divergence: each shard gets the weights of its cells)
       if (weighted && !(session$weigh_cells(wd) > 0)) {
         abort_input("{.arg x} has no positive value in a cell of positive weight: there is nothing to fit.",

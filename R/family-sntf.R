@@ -514,7 +514,7 @@ autoplot.aspectr_sntf <- function(object, ...) {
 #' @export
 residuals.aspectr_sntf <- function(object, x, ...) {
   check_dots_empty(...)
-  residuals_need_x(missing(x))
+  if (missing(x)) abort_missing_data("x", "residuals(fit, x)")
   y <- as.array(as_symtensor(x))
   f <- fitted(object)
   if (!identical(dim(y), dim(f))) {

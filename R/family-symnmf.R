@@ -358,7 +358,7 @@ fitted.aspectr_symnmf <- function(object, ...) {
 #' @export
 residuals.aspectr_symnmf <- function(object, x, ...) {
   check_dots_empty(...)
-  residuals_need_x(missing(x))
+  if (missing(x)) abort_missing_data("x", "residuals(fit, x)")
   a <- as.matrix(x)
   if (!identical(dim(a), c(object$n, object$n))) {
     abort_input("{.arg x} must be the fitted {object$n} x {object$n} matrix, not {describe(x)}.", "newdata", arg = "x")

@@ -55,12 +55,7 @@ as_ldavis_json <- function(fit, R = 30, lambda_step = 0.01, file = NULL, ...) {
   theta <- tf$gamma()
   json <- ldavis_json(t(tf$beta), theta, as.numeric(doc_length), tf$terms, R, lambda_step)
   if (!is.null(file)) {
-    ok <- tryCatch({
-      con <- file(file, open = "w", encoding = "UTF-8")
-      tryCatch(writeLines(json, con), finally = close(con))
-      TRUE
-    }, error = function(e) conditionMessage(e), warning = function(w) conditionMessage(w))
-    if (!isTRUE(ok)) abort_input("{.arg file} could not be written: {ok}", "value", arg = "file")
+    write_utf8(json, file)
     return(invisible(json))
   }
   json

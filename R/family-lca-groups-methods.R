@@ -266,6 +266,14 @@ augment.aspectr_lca_groups <- function(x, data = NULL, group = NULL, ...) {
   tibble::as_tibble(out)
 }
 
+#' @rdname logLik.aspectr_fit
+#' @export
+terms.aspectr_lca_groups <- function(x, ...) {
+  abort_unsupported("{.fn terms} of a multiple-group latent class fit",
+                    "its classes are distributions over the items' categories, not over terms.",
+                    "{.fn tidy} gives its item-response probabilities by group and class; {.fn coef} its parameters.")
+}
+
 #' @rdname aspectr_lca_groups
 #' @export
 anova.aspectr_lca_groups <- function(object, ...) {

@@ -96,7 +96,8 @@
 #' @param outcome The distal outcome: a numeric vector (continuous), or a
 #'   factor, character or logical vector (categorical), with one value per
 #'   row of the data of the fit or per observation it used (see Missing
-#'   values and rows).
+#'   values and rows). A numeric outcome must be finite and within
+#'   \eqn{\pm 10^{75}}{+-1e75} (the standard errors take its fourth powers).
 #' @param method `"bch"` (default), `"ml"` or `"naive"` (see Three steps).
 #' @param type `"auto"` (default: numeric outcomes are continuous, others
 #'   categorical), `"continuous"` or `"categorical"` (for a numeric code).
@@ -182,6 +183,12 @@ lca_distal <- function(fit, outcome, method = c("bch", "ml", "naive"), type = c(
     }
     if (any(is.infinite(z))) {
       abort_input("{.arg outcome} must be finite; it has {sum(is.infinite(z))} infinite value{?s}.",
+                  "value", arg = "outcome")
+    }
+    if (any(abs(z) > 1e75, na.rm = TRUE)) {
+      # (the sandwich standard errors take fourth powers of the values)
+      abort_input(c("{.arg outcome} must lie within -1e75 and 1e75, whose fourth powers are finite; its largest absolute value is {format(max(abs(z), na.rm = TRUE))}.",
+                    i = "Rescale it (the class means scale with it)."),
                   "value", arg = "outcome")
     }
   }

@@ -140,7 +140,8 @@ residuals.aspectr_nmf <- function(object, x, ...) {
 #' the fit's method. `NA` cells of `newdata` are left out of the loss (as
 #' `nmf()` leaves out missing cells; Frobenius and KL fits), so that rows
 #' with missing values get their coefficients from their observed cells,
-#' and \eqn{W_{new} H} imputes the rest.
+#' and \eqn{W_{new} H} imputes the rest. A new row (column) with no observed
+#' cell has nothing to be fitted to: its coefficients (and class) are `NA`.
 #'
 #' @param object An `aspectr_nmf` fit.
 #' @param newdata A matrix (any form [nmf()] accepts). For `margin =

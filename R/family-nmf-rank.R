@@ -35,7 +35,10 @@
 #' coherence of the top `n_top` columns on `x` (co-occurrence: both non-zero
 #' in a row), exclusivity and FREX (weight 0.7). For a document-term matrix
 #' fitted under the KL loss they weigh held-out error against the
-#' interpretability of the topics.
+#' interpretability of the topics. Coherence counts co-occurrence, so it
+#' needs zeros: on a matrix without zero cells (expression values, say)
+#' every pair of columns co-occurs in every row, and UMass and NPMI take
+#' one value for every rank (NPMI 1), which says nothing.
 #'
 #' The (rank, repetition) fits run through \pkg{future.apply} under a
 #' parallel [future][future::plan] plan (on a laptop, a multicore server or

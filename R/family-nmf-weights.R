@@ -283,7 +283,12 @@ nmf_fold_missing <- function(object, x, B, l1, l2, max_iter, tol, threads, call 
   C0 <- matrix(1, ncol(B), ncol(xt))
   C <- cpp_nmf_weighted_project(nmf_ptr(nd), B / w, C0, object$loss, wd$d, wd$r, wd$c, wd$ei, wd$ej, wd$ev,
                                 l1, l2, object$eps, max_iter, tol, threads)
-  C * (s / w)
+  C <- C * (s / w)
+  # (a column without an observed cell has no data to fit: NA, not the
+  # penalties' minimizer or the start)
+  seen <- if (methods::is(x, "Matrix")) Matrix::colSums(!is.na(x)) else colSums(!is.na(x))
+  C[, seen == 0] <- NA_real_
+  C
 }
 
 # The weights of every cell, a dense m x n matrix (the beta divergence's

@@ -155,6 +155,8 @@ sntf <- function(x, k, method = c("alpha", "smart", "beta", "average", "unfold")
                       !missing(beta), !missing(cichocki_beta))
   beta <- check_number(beta, "cichocki_beta", -Inf, Inf)
   if (!is.finite(beta)) abort_input("{.arg cichocki_beta} must be finite.", "argument", arg = "cichocki_beta")
+  # (alpha = 0 is SMART; its messages then say so)
+  smart_as <- if (method == "alpha" && alpha == 0) "{.code alpha = 0} (SMART)" else "{.code method = \"smart\"}"
   if (method == "alpha" && alpha == 0) method <- "smart"
   omega <- check_number(omega, "omega", 0, 2, lower_open = TRUE, upper_open = TRUE)
   sparsity <- check_number(sparsity, "sparsity", -0.5, 0.5)
@@ -173,7 +175,7 @@ sntf <- function(x, k, method = c("alpha", "smart", "beta", "average", "unfold")
   needs_all <- method == "smart" || (method == "beta" && !(beta %in% c(0, 1)))
   if (needs_all) y <- sym_complete(y)
   if ((method == "smart" || (method == "beta" && beta <= -1)) && any(y$values <= 0)) {
-    what <- if (method == "smart") "{.code method = \"smart\"}" else "{.code beta = {beta}}"
+    what <- if (method == "smart") smart_as else "{.code beta = {beta}}"
     abort_input(paste(what, "needs every cell of {.arg x} strictly positive (it takes log or negative powers of the data)."),
                 "value", arg = "x")
   }
@@ -223,7 +225,15 @@ sntf <- function(x, k, method = c("alpha", "smart", "beta", "average", "unfold")
     }
   }
   stg <- check_staging(short_iter, short_keep, ctl$nrun)
-  out <- fit_pipeline(inits, fit_start, function(r) r$G, hook, ctl, stg, "sntf()", value = last_objective)
+  env <- rlang::current_env()
+  out <- tryCatch(fit_pipeline(inits, fit_start, function(r) r$G, hook, ctl, stg, "sntf()", value = last_objective),
+                  aspectr_error_numeric = function(e) {
+                    # (large exponents overflow the divergence's powers of x / model)
+                    if (method != "alpha" || alpha <= 1) stop(e)
+                    abort_input(c("{.arg alpha} = {alpha} is too large for these data: the powers (x / model)^alpha of the alpha divergence overflow, and no start has a finite objective.",
+                                  i = "Use a smaller {.arg alpha}."),
+                                "value", arg = "alpha", call = env, parent = e)
+                  })
   values <- out$values
   best <- out$best
   res <- out$res

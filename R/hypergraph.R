@@ -113,8 +113,8 @@ hypergraph_affinity <- function(x, order = 3, model = c("line", "plane", "subspa
   } else {
     vapply(seq_len(ncol(tuples)), function(t) {
       v <- fun(x[tuples[, t] + 1L, , drop = FALSE])
-      if (!is.numeric(v) || length(v) != 1 || is.na(v) || v < 0) {
-        abort_input("{.arg fun} must return one non-negative number per tuple, not {describe(v)}.",
+      if (!is.numeric(v) || length(v) != 1 || is.na(v) || v < 0 || !(v <= 1e150)) {
+        abort_input("{.arg fun} must return one non-negative number per tuple, at most 1e150 (its square is taken), not {describe(v)}.",
                     "value", arg = "fun", call = rlang::caller_env(4))
       }
       v^2

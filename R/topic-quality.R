@@ -100,6 +100,11 @@ check_lambda <- function(lambda, call = rlang::caller_env()) {
 #'   without smoothing: a pair that never co-occurs takes the limit -1 and a
 #'   pair present in every document the limit 1. In \[-1, 1\]; 0 means
 #'   independent occurrence.
+#'
+#'   Both coherences count documents, so they need a corpus with zeros: on
+#'   data without zero cells (a dense matrix of expression values, say)
+#'   every pair occurs in every document, and every topic scores
+#'   \eqn{\log(1 + \epsilon / N)} and 1, which says nothing.
 #' * `exclusivity`: the mean over the top `n` terms of
 #'   \eqn{P(w \mid z) / \sum_{z'} P(w \mid z')}, the share of the term's
 #'   probability across topics that falls to this topic (the exclusivity of

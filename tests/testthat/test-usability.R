@@ -166,3 +166,66 @@ test_that("poLCA's nclass in lca()'s formula interface is named before k is foun
   expect_identical(e$arg, "nclass")
   expect_match(conditionMessage(e), "here it is `k`", fixed = TRUE)
 })
+
+test_that("predict() of an NMF gives NA for a new row or column with no observed cell", {
+  set.seed(1)
+  x <- matrix(rpois(40 * 20, 2), 40, 20)
+  fit <- nmf(x, 2, seed = 1, max_iter = 200)
+  new <- x[1:3, ]
+  new[2, ] <- NA
+  new[3, 1:5] <- NA
+  p <- predict(fit, new)
+  expect_true(all(is.na(p[2, ])))
+  expect_false(anyNA(p[-2, ]))
+  # the rows with cells are those of the rows alone
+  expect_equal(p[c(1, 3), ], predict(fit, new[c(1, 3), ]), tolerance = 1e-12)
+  expect_identical(unname(predict(fit, new, type = "class"))[2], NA_integer_)
+  newc <- x[, 1:2]
+  newc[, 1] <- NA
+  pc <- predict(fit, newc, margin = "columns")
+  expect_true(all(is.na(pc[, 1])))
+  expect_false(anyNA(pc[, 2]))
+  expect_equal(unname(pc[, 2]), unname(predict(fit, x[, 2, drop = FALSE], margin = "columns")[, 1]), tolerance = 1e-8)
+})
+
+test_that("an alpha too large for the data is an input error naming alpha", {
+  set.seed(1)
+  y <- array(rpois(6^3, 2) + 0, c(6, 6, 6))
+  y <- y + aperm(y, c(2, 1, 3)) + aperm(y, c(3, 2, 1)) + aperm(y, c(1, 3, 2)) + aperm(y, c(2, 3, 1)) +
+    aperm(y, c(3, 1, 2))
+  e <- expect_error(sntf(y, 2, alpha = 1e4, max_iter = 5), class = "aspectr_error_input_value")
+  expect_identical(e$arg, "alpha")
+  expect_s3_class(e$parent, "aspectr_error_numeric")
+  expect_no_error(suppressMessages(sntf(y, 2, alpha = 5, max_iter = 5)))
+})
+
+test_that("lca_distal() refuses outcomes whose squares overflow; terms() of grouped fits is classed", {
+  set.seed(1)
+  d <- data.frame(lapply(1:4, function(i) factor(sample(1:3, 150, TRUE))))
+  names(d) <- paste0("y", 1:4)
+  fit <- quiet_unidentified(lca(d, 2, seed = 1, nrun = 2))
+  z <- rnorm(150)
+  z[3] <- 1e80
+  e <- expect_error(lca_distal(fit, z, method = "naive"), class = "aspectr_error_input_value")
+  expect_identical(e$arg, "outcome")
+  z[3] <- 1e70
+  expect_no_error(lca_distal(fit, z, method = "naive"))
+  expect_no_error(lca_distal(fit, z, method = "bch"))
+  g <- quiet_unidentified(lca(d, 2, group = rep(c("a", "b"), 75), seed = 1, nrun = 2))
+  expect_error(terms(g), class = "aspectr_error_unsupported")
+})
+
+test_that("hypergraph residuals that are not finite and SMART's positive data are named", {
+  set.seed(1)
+  P <- matrix(runif(20), 10)
+  e <- expect_error(hypergraph_affinity(P, order = 3, fun = function(p) Inf), class = "aspectr_error_input_value")
+  expect_identical(e$arg, "fun")
+  expect_error(hypergraph_affinity(P, order = 3, fun = function(p) 1e200), class = "aspectr_error_input_value")
+  expect_s3_class(hypergraph_affinity(P, order = 3, fun = function(p) sum(p)), "aspectr_symtensor")
+  y <- array(0, c(5, 5, 5))
+  y[1, 1, 1] <- 2
+  e <- expect_error(sntf(y, 1, alpha = 0), class = "aspectr_error_input_value")
+  expect_match(conditionMessage(e), "`alpha = 0` (SMART)", fixed = TRUE)
+  e <- expect_error(sntf(y, 1, method = "smart"), class = "aspectr_error_input_value")
+  expect_match(conditionMessage(e), "`method = \"smart\"`", fixed = TRUE)
+})

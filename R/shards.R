@@ -109,6 +109,14 @@
 #' fits with `factor_dir` or a cluster (whose rows' factor is elsewhere)
 #' pass over the files by rows.
 #'
+#' On a cluster each of those passes is a round trip to the workers: about
+#' 2k of them per iteration for every mode but the first, at rank k. With
+#' large shards the workers' arithmetic dominates; with small ones and many
+#' topics their latency does (20 iterations of `plsa()` at k = 39 on a
+#' 39 x 40 matrix in four shards on two local workers: 4.6 s by coordinate
+#' descent, 0.4 s by `method = "em"` or `"squarem"`, which make one or three
+#' round trips per iteration).
+#'
 #' @param x A list of data objects (matrices, `Matrix` matrices, simple
 #'   triplet matrices, sparse tensors, arrays; or data frames, for [lca()]),
 #'   or a character vector of file paths (see Files; `.rds` files may hold

@@ -104,7 +104,8 @@ check_lambda <- function(lambda, call = rlang::caller_env()) {
 #'   Both coherences count documents, so they need a corpus with zeros: on
 #'   data without zero cells (a dense matrix of expression values, say)
 #'   every pair occurs in every document, and every topic scores
-#'   \eqn{\log(1 + \epsilon / N)} and 1, which says nothing.
+#'   \eqn{\log(1 + \epsilon / N)}{log(1 + epsilon / N)} and 1, which says
+#'   nothing.
 #' * `exclusivity`: the mean over the top `n` terms of
 #'   \eqn{P(w \mid z) / \sum_{z'} P(w \mid z')}, the share of the term's
 #'   probability across topics that falls to this topic (the exclusivity of

@@ -183,7 +183,13 @@
 #' `.shard` file (one shard in memory at a time; removed when the fit ends)
 #' and read from it a chunk at a time, as unweighted shards are. Under
 #' `loss = "beta"` each shard reads its own cells, as without weights, and
-#' weighs each cell's terms of the updates.
+#' weighs each cell's terms of the updates. One exception: when a row's
+#' observed cells do not determine all of its `k` coefficients (its Gram
+#' matrix is singular, say where the other factor is 0 at those cells),
+#' `"anls"` has many exact solutions, and which one it returns can depend on
+#' the rounding of the sums, so storage types (dense, sparse, shards) may
+#' give different fits of equal objective at that step, which then part;
+#' `"hals"` and the KL methods take one determined step.
 #'
 #' [fitted()] then gives the model's values on every cell, those of the
 #' left-out cells included (an imputation), and [augment()] marks which

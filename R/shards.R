@@ -418,7 +418,11 @@ shard_as_aspect <- function(obj, src) {
   refuse <- function(e) {
     if (inherits(e, "aspectr_error_shard")) stop(e)  # (refused already)
     kind <- sub("^aspectr_error_input_", "", grep("^aspectr_error_input_", class(e), value = TRUE)[1])
-    abort_shard(src, "is not data a fitter accepts: {conditionMessage(e)}", kind = kind)
+    # (missing cells: a shard holds none, the fit's mask leaves them out)
+    hint <- if (grepl("must not contain missing values", conditionMessage(e), fixed = TRUE)) {
+      "Store 0 there and leave the cells out of the fit with {.arg mask} (a logical matrix of the whole data, TRUE where missing), as the fitters' help pages describe."
+    }
+    abort_shard(src, "is not data a fitter accepts: {conditionMessage(e)}", kind = kind, hint = hint)
   }
   tryCatch(as_aspect_data(obj, arg = src$label, by_column = TRUE),
            aspectr_error_input_empty = function(e) {
@@ -455,11 +459,11 @@ check_shard_file <- function(src) {
   }
 }
 
-abort_shard <- function(src, why, call = NULL, .envir = parent.frame(), kind = NA) {
+abort_shard <- function(src, why, call = NULL, .envir = parent.frame(), kind = NA, hint = NULL) {
   what <- if (identical(src$kind, "file")) paste0("Shard file {.path ", src$path, "}") else paste0("Shard ", sub("^shard ", "", src$label))
   # (kind: a shard's data refused as bad input, of that kind, see abort_input())
   input <- if (!is.na(kind)) c(paste0("aspectr_error_input_", kind), "aspectr_error_input")
-  cli::cli_abort(paste(what, why), class = c("aspectr_error_shard", input, "aspectr_error"),
+  cli::cli_abort(c(paste(what, why), i = hint), class = c("aspectr_error_shard", input, "aspectr_error"),
                  shard = src$label, arg = if (!is.null(input)) "x", call = call, .envir = .envir)
 }
 

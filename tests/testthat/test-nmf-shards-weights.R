@@ -314,3 +314,31 @@ test_that("plsa(loss = \"kl\") of shards with a mask or weights equals the in-me
   expect_equal(fit$factors, ref$factors, tolerance = 1e-10)
   expect_equal(fit$value, ref$value, tolerance = 1e-10)
 })
+
+test_that("KL fits whose masked linear terms cancel to zero take the same steps in memory and on shards", {
+  # (7 x 27 sparse counts and a mask from a backend fuzz campaign: a
+  # component's W is 0 at every observed cell of some columns, so those
+  # columns' linear terms cancel; summed in another order they were +-1e-17,
+  # whose sign decided a step no cell depends on, and the fits parted)
+  x <- matrix(c(1, 0, 6, 0, 0, 0, 0, 0, 0, 2, 0, 0, 0, 0, 5, 0, 0, 0, 0, 0, 0, 0, 5, 0, 0, 0, 0, 0, 2, 0, 0, 0,
+                0, 0, 0, 0, 0, 0, 0, 5, 0, 2, 0, 3, 0, 0, 0, 0, 0, 0, 2, 0, 0, 0, 0, 0, 0, 2, 0, 0, 0, 0, 0, 0,
+                0, 0, 0, 0, 0, 0, 3, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 2, 0, 0, 0, 0, 0, 0, 0, 3, 0, 0, 0, 0, 4,
+                0, 0, 0, 0, 0, 3, 0, 0, 5, 0, 0, 0, 0, 0, 2, 0, 0, 0, 0, 2, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 4, 0,
+                0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 3, 0, 0, 0, 0, 5, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 3, 0, 0,
+                0, 0, 0, 0, 0, 2, 0, 0, 0, 0, 5, 0, 0, 0, 0, 7, 0, 0, 0, 0, 0, 0, 0, 5, 0, 0, 0, 0, 2), 7, 27)
+  mask <- matrix(FALSE, 7, 27)
+  mask[c(2, 5, 7, 8, 10, 15, 16, 19, 29, 30, 34, 40, 47, 48, 51, 53, 56, 64, 81, 85, 86, 90, 91, 96, 98, 100,
+         101, 109, 112, 119, 121, 126, 131, 135, 136, 137, 146, 149, 150, 151, 152, 153, 156, 157, 158, 162,
+         163, 166, 173, 174, 179, 183, 184)] <- TRUE
+  sh <- shards(list(x[1:6, ], x[7, , drop = FALSE]))
+  a <- nmf(x, 4, loss = "kl", mask = mask, seed = 1, max_iter = 12, tol = 0, init = "random")
+  b <- nmf(sh, 4, loss = "kl", mask = mask, seed = 1, max_iter = 12, tol = 0, init = "random")
+  expect_equal(b$objective, a$objective, tolerance = 1e-10)
+  expect_equal(b$H, a$H, tolerance = 1e-10)
+  expect_equal(b$W, a$W, tolerance = 1e-10)
+  p <- suppressMessages(plsa(x, 4, mask = mask, seed = 1, max_iter = 12, tol = 0))
+  q <- suppressMessages(plsa(sh, 4, mask = mask, seed = 1, max_iter = 12, tol = 0))
+  expect_equal(q$lambda, p$lambda, tolerance = 1e-10)
+  expect_equal(q$factors, p$factors, tolerance = 1e-10)
+  expect_equal(q$objective, p$objective, tolerance = 1e-10)
+})

@@ -229,3 +229,16 @@ test_that("hypergraph residuals that are not finite and SMART's positive data ar
   e <- expect_error(sntf(y, 1, method = "smart"), class = "aspectr_error_input_value")
   expect_match(conditionMessage(e), "`method = \"smart\"`", fixed = TRUE)
 })
+
+test_that("a shard with missing values points to the mask", {
+  x <- matrix(rpois(60, 2), 12)
+  x[2, 3] <- NA
+  e <- expect_error(shards(list(x[1:5, ], x[6:12, ])), class = "aspectr_error_shard")
+  expect_s3_class(e, "aspectr_error_input_value")
+  expect_match(conditionMessage(e), "leave the cells out of the fit with `mask`", fixed = TRUE)
+  x[2, 3] <- 0
+  m <- matrix(FALSE, 12, 5)
+  m[2, 3] <- TRUE
+  expect_equal(suppressMessages(nmf(shards(list(x[1:5, ], x[6:12, ])), 2, mask = m, seed = 1, max_iter = 20))$objective,
+               suppressMessages(nmf(x, 2, mask = m, seed = 1, max_iter = 20))$objective, tolerance = 1e-10)
+})

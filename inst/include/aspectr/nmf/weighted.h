@@ -122,6 +122,20 @@ inline std::vector<double> weighted_values(const CellWeights& w, const int* row,
   return out;
 }
 
+// A column's linear term of the KL objective, d s + sum of the deviating
+// cells' parts (s = the other factor's weighted sum, d s >= 0), as it is
+// added: the deviations are at least -d times their cells' parts, so the
+// term is never below 0, and one that cancels to within rounding of d s
+// (a factor whose entries at the column's observed cells are all 0) is 0
+// exactly. Without this, sums in another order (a matrix in memory and its
+// pieces) left +-1e-17 there, whose sign decides the coordinate step when
+// no cell depends on it (it keeps its value at 0, goes to 0 above):
+// fits of one call differed by backend.
+inline double linear_term(double d, double s, double deviations) {
+  const double v = d * s + deviations;
+  return std::fabs(v) <= 1e-10 * std::fabs(d * s) ? 0.0 : v;
+}
+
 // One side of the problem: the factor F (k x p) whose columns are solved,
 // given the fixed factor G (k x q); own weights (p), other weights (q), the
 // deviations by F's index (p + 1 offsets into idx/val, idx indexing G).
@@ -156,15 +170,16 @@ struct WeightedSide {
     Q *= own[o];
   }
   // column o's linear term: own_o (d gc + sum delta other_j g_j)
+  // (linear_term(): the deviations added apart, then to d gc)
   void linear_of(arma::uword o, const arma::mat& G, const arma::vec& gc, double* out) const {
     const arma::uword k = G.n_rows;
-    for (arma::uword a = 0; a < k; ++a) out[a] = d * gc[a];
+    for (arma::uword a = 0; a < k; ++a) out[a] = 0.0;
     for (arma::uword s = p[o]; s < p[o + 1]; ++s) {
       const double f = val[s] * other[idx[s]];
       const double* g = G.colptr(idx[s]);
       for (arma::uword a = 0; a < k; ++a) out[a] += f * g[a];
     }
-    for (arma::uword a = 0; a < k; ++a) out[a] *= own[o];
+    for (arma::uword a = 0; a < k; ++a) out[a] = own[o] * linear_term(d, gc[a], out[a]);
   }
   // every column's linear term (k x p)
   arma::mat linear(const arma::mat& G, arma::uword pcols, int threads) const {
@@ -589,7 +604,7 @@ class WeightedNMF {
     arma::mat D = s.take("Ddev");
     if (D.n_rows != k || D.n_cols != n) throw std::logic_error("linear terms of the wrong size");
     for (arma::uword o = 0; o < n; ++o)
-      for (arma::uword a = 0; a < k; ++a) D(a, o) = w_.c[o] * (w_.d * wr[a] + D(a, o));
+      for (arma::uword a = 0; a < k; ++a) D(a, o) = w_.c[o] * linear_term(w_.d, wr[a], D(a, o));
     if (method_ == WeightedMethod::MU) {
       const arma::mat& num = s.mat("num");
       KLMU mu(Penalty(), eps_);

@@ -72,7 +72,10 @@ lca_shard_part <- function(src, na.rm) {
 # the shards' parts made by the workers of `cluster`, load-balanced (a
 # worker that fails ends the fit with a classed error)
 lca_shard_parts <- function(cluster, sources, na.rm, call) {
-  tryCatch(suspendInterrupts(parallel::clusterApplyLB(cluster, sources, lca_shard_part, na.rm = na.rm)),
+  # (an interrupt while the master waits leaves answers unread: the
+  # workers are brought back in step, see cluster_resync())
+  tryCatch(withCallingHandlers(suspendInterrupts(parallel::clusterApplyLB(cluster, sources, lca_shard_part, na.rm = na.rm)),
+                               interrupt = function(e) try(cluster_resync(cluster), silent = TRUE)),
            error = function(e) {
              cli::cli_abort(c("A worker of {.arg cluster} failed while reading the shards: {conditionMessage(e)}",
                               i = "The worker may have stopped; restart the cluster to fit again."),

@@ -974,11 +974,18 @@ shard_engine <- function(x, cluster, threads, call) {
     }
     res
   }
-  # A call to the workers, whole: an interrupt (Ctrl-C) waits until every
-  # worker has answered (one pass over its shards), so that no answer is
-  # left unread on the cluster; the fit then stops and the workers are
-  # cleared.
-  on_cluster <- function(expr) suspendInterrupts(tryCatch(expr, error = fail))
+  # A call to the workers. An interrupt (Ctrl-C) while the master waits
+  # for their answers stops the call even with interrupts suspended (R
+  # takes it in the wait on the sockets), leaving answers unread on a
+  # socket cluster; the workers are then brought back in step
+  # (cluster_resync()) before they are cleared, and the fit stops.
+  out_of_step <- FALSE
+  on_cluster <- function(expr) {
+    withCallingHandlers(suspendInterrupts(tryCatch(expr, error = function(e) {
+      out_of_step <<- TRUE
+      fail(e)
+    })), interrupt = function(e) out_of_step <<- TRUE)
+  }
   # one call per payload (each payload reaches one worker)
   apply_each <- function(op, payloads, checked = TRUE) {
     res <- if (is.null(cluster)) lapply(payloads, function(p) shard_op(id, op, 0, p)) else
@@ -1049,6 +1056,18 @@ shard_engine <- function(x, cluster, threads, call) {
     fail(simpleError(paste0("no worker answered for shard ", paste(setdiff(expect, have), collapse = ", "))))
   }
   eng$drop <- function() {
+    if (out_of_step) {
+      out_of_step <<- FALSE
+      synced <- tryCatch(cluster_resync(cluster), error = function(e) e)
+      if (!isTRUE(synced)) {
+        # (its sockets were left in the middle of a message: the stores
+        # go with the workers)
+        loaded <<- integer(0)
+        cli::cli_inform(c("!" = "The workers of {.arg cluster} could not be brought back in step after the call that stopped: {conditionMessage(synced)}",
+                          i = "Stop the cluster ({.fn parallel::stopCluster}) and start a new one."),
+                        class = c("aspectr_message_cluster", "aspectr_message"))
+      }
+    }
     if (length(loaded)) try(eng$run("drop", expect = setdiff(loaded, 0L)), silent = TRUE)
     loaded <<- integer(0)
     invisible()
@@ -1251,6 +1270,14 @@ check_cluster <- function(cluster, x, call = rlang::caller_env(), arg_x = "x") {
 # operations sent are its functions): asked once, before any shard is sent,
 # with a function that does not need aspectr on the worker.
 check_cluster_workers <- function(cluster, call) {
+  # (a call interrupted earlier, by aspectr or by the user, may have left
+  # answers unread)
+  synced <- cluster_resync(cluster)
+  if (inherits(synced, "error")) {
+    cli::cli_abort(c("The {length(cluster)} worker{?s} of {.arg cluster} could not be reached: {conditionMessage(synced)}",
+                     i = "The cluster may have stopped; start it again."),
+                   class = c("aspectr_error_cluster", "aspectr_error"), call = call)
+  }
   probe <- function() {
     if (!requireNamespace("aspectr", quietly = TRUE)) return(NA_character_)
     as.character(getNamespaceVersion("aspectr"))
@@ -1283,6 +1310,42 @@ check_cluster_workers <- function(cluster, call) {
   }
   cluster_latency_check(cluster)
   invisible(TRUE)
+}
+
+# A socket cluster's workers answer in the order they are asked, and the
+# master reads one answer per worker a call: a call interrupted while the
+# master waited (Ctrl-C stops the wait on the sockets even with interrupts
+# suspended) leaves the answers of the workers not yet read on their
+# sockets, and the next call would take them for its own. Each worker is
+# asked to echo a token, and one answer left over (a call asks a worker
+# once) is read past. A worker that was interrupted too (Ctrl-C in a
+# terminal reaches the workers it started) drops its answer and echoes the
+# token at once. Returns TRUE, or the error when a worker cannot be reached
+# or does not answer with the token (its socket left in the middle of a
+# message: the cluster must be started again). Other clusters (mirai's)
+# match every answer to its call: nothing to do.
+cluster_resync <- function(cluster) {
+  if (!inherits(cluster, "SOCKcluster")) return(TRUE)
+  shard_fits$syncs <- (shard_fits$syncs %||% 0) + 1
+  token <- paste0("aspectr-sync-", Sys.getpid(), "-", shard_fits$syncs)
+  echo <- function(x) x
+  environment(echo) <- globalenv()
+  for (j in seq_along(cluster)) {
+    got <- tryCatch(parallel::clusterCall(cluster[j], echo, token)[[1]], error = function(e) e)
+    if (identical(got, token)) next
+    con <- cluster[[j]]$con
+    # (the answer read was one left over: the token's is next)
+    msg <- if (inherits(con, "sockconn")) tryCatch({
+      while (!socketSelect(list(con), timeout = 1)) NULL
+      unserialize(con)
+    }, error = function(e) e) else got
+    if (!(is.list(msg) && identical(msg$value, token))) {
+      what <- if (inherits(got, "error")) conditionMessage(got) else
+        paste0("worker ", j, " answers out of step with the calls it was sent")
+      return(simpleError(what))
+    }
+  }
+  TRUE
 }
 
 # A PSOCK cluster made without TCP's no-delay option holds back the end of
@@ -1333,6 +1396,16 @@ cluster_latency_seen <- new.env(parent = emptyenv())
 #' (R 4.1.0 or later; see [socketConnection()]), which is what this
 #' function does. A fit on a cluster whose calls wait says so, once per
 #' cluster and session. Clusters of [mirai::make_cluster()] do not wait.
+#'
+#' An interrupt (Ctrl-C) stops a fit between the workers' answers. On a
+#' socket cluster (this function's, or [parallel::makeCluster()]'s) the
+#' answers not yet read when it came are read and dropped before the fit
+#' returns, so that the workers answer the next call, the fit's or yours,
+#' and not an earlier one. When the interrupt came in the middle of an
+#' answer's transfer the workers cannot be brought back in step: the fit
+#' says so, and the next fit on that cluster is refused with an error of
+#' class `aspectr_error_cluster`; stop the cluster
+#' ([parallel::stopCluster()]) and start a new one.
 #'
 #' @param workers The number of workers on this machine, or the host names
 #'   of the workers (one name per worker, as for

@@ -110,3 +110,75 @@ test_that("NNDSVD's SVD of shards, by the products of the stores holding them, g
   on.exit(parallel::stopCluster(cm), add = TRUE)
   same(nmf(sh, 4, max_iter = 15, tol = 0, cluster = cm), ref_h, "mirai")
 })
+
+test_that("answers left unread on a socket cluster (an interrupted call) are read past: the fit and later calls are in step", {
+  skip_on_cran()
+  cl <- psock_cluster()
+  on.exit(parallel::stopCluster(cl), add = TRUE)
+  pids <- unlist(parallel::clusterCall(cl, Sys.getpid))
+  x <- with_test_seed(12, matrix(rpois(30 * 10, 3) + 1, 30, 10))
+  sh <- shards(list(x[1:12, ], x[13:30, ]))
+  ref <- plsa(x, 2, seed = 1, max_iter = 20, tol = 0)
+  # what an interrupted call leaves: worker 1's answer (a value) and worker
+  # 2's (an error) sent and never read
+  send <- utils::getFromNamespace("sendCall", "parallel")
+  send(cl[[1]], function() "left over", list())
+  send(cl[[2]], function() stop("left over"), list())
+  fit <- plsa(sh, 2, seed = 1, max_iter = 20, tol = 0, cluster = cl)
+  expect_equal(fit$factors, ref$factors, tolerance = 1e-10)
+  expect_equal(fit$trace, ref$trace, tolerance = 1e-10)
+  # the workers answer the next call, not an earlier one
+  expect_identical(unlist(parallel::clusterCall(cl, Sys.getpid)), pids)
+  # a cluster that has stopped is still said to be unreachable
+  parallel::stopCluster(cl)
+  on.exit()
+  expect_error(plsa(sh, 2, seed = 1, cluster = cl), class = "aspectr_error_cluster", regexp = "could not be reached")
+})
+
+test_that("Ctrl-C during a fit on a PSOCK cluster stops it and leaves the cluster in step, or says to start it again", {
+  skip_on_cran()
+  skip_on_os("windows")
+  skip_if(Sys.which("kill") == "" || Sys.which("setsid") == "", "no kill or setsid command")
+  # (in its own process, in a session of its own: the signal goes to that
+  # process alone, or to its process group as a terminal's Ctrl-C does,
+  # reaching the workers too). The interrupt may stop the master in the
+  # middle of reading an answer; the workers are then out of step for
+  # good, and the fit must say so rather than leave them answering
+  # earlier calls.
+  script <- tempfile(fileext = ".R")
+  on.exit(unlink(script), add = TRUE)
+  writeLines(c(
+    sprintf(".libPaths(%s)", paste(deparse(.libPaths()), collapse = "")),
+    "suppressPackageStartupMessages(library(aspectr))",
+    "group <- commandArgs(TRUE)[1] == 'group'",
+    "cl <- shard_cluster(2)",
+    "f <- function(p) .libPaths(p); environment(f) <- globalenv()",
+    "invisible(parallel::clusterCall(cl, f, .libPaths()))",
+    "pids <- unlist(parallel::clusterCall(cl, Sys.getpid))",
+    "set.seed(3); x <- Matrix::rsparsematrix(20000, 4000, 0.01, rand.x = function(n) rpois(n, 3) + 1)",
+    "sh <- write_shards(x, tempfile(), n = 2)",
+    "target <- if (group) paste0('-', trimws(system(sprintf('ps -o pgid= %d', Sys.getpid()), intern = TRUE))) else Sys.getpid()",
+    "system(sprintf('sh -c \"sleep 4; kill -s INT -- %s\" &', target))",
+    "told <- FALSE",
+    "r <- withCallingHandlers(tryCatch(plsa(sh, 20, seed = 1, tol = 0, max_iter = 1e6, cluster = cl), interrupt = function(e) 'interrupted'),",
+    "  aspectr_message_cluster = function(m) { told <<- TRUE; invokeRestart('muffleMessage') })",
+    "cat('interrupted', identical(r, 'interrupted'), '\\n')",
+    "cat('told', told, '\\n')",
+    "if (!told) cat('instep', identical(tryCatch(unlist(parallel::clusterCall(cl, Sys.getpid)), error = function(e) NULL), pids), '\\n')",
+    "y <- x[1:300, ]; shy <- shards(list(y[1:100, ], y[101:300, ]))",
+    "ref <- plsa(y, 3, seed = 1, tol = 0, max_iter = 3)",
+    "fit <- tryCatch(plsa(shy, 3, seed = 1, tol = 0, max_iter = 3, cluster = cl), aspectr_error_cluster = function(e) 'refused')",
+    "cat('refit', if (told) identical(fit, 'refused') else isTRUE(all.equal(fit$factors, ref$factors, tolerance = 1e-10)), '\\n')"
+  ), script)
+  rscript <- file.path(R.home("bin"), "Rscript")
+  for (how in c("process", "group")) {
+    out <- suppressWarnings(system2(Sys.which("setsid"), c(shQuote(rscript), shQuote(script), how),
+                                    stdout = TRUE, stderr = FALSE, timeout = 180))
+    lines <- grep("^(interrupted|told|instep|refit) ", out, value = TRUE)
+    if (!length(lines)) skip(paste("the script did not run (workers without aspectr, or no signal):", how))
+    got <- setNames(trimws(sub("^[a-z]+ ", "", lines)), sub(" .*", "", lines))
+    expect_identical(got[["interrupted"]], "TRUE", label = how)
+    if (got[["told"]] == "FALSE") expect_identical(got[["instep"]], "TRUE", label = how)
+    expect_identical(got[["refit"]], "TRUE", label = how)
+  }
+})

@@ -63,11 +63,11 @@ container_input <- function(x, assay = NULL, samples = c("rows", "columns"), arg
     m <- t(m)
     cli::cli_inform(c("{.arg {arg}} is a {.cls {cls}} ({what}, the {.val {got$assay}} matrix): fitting its transpose, samples x features.",
                       ann_note),
-                    class = c("aspectr_message_container", "aspectr_message_transposed", "aspectr_message"))
+                    class = c("aspectr_message_container", "aspectr_message_orientation", "aspectr_message_transposed", "aspectr_message"))
   } else {
     cli::cli_inform(c("{.arg {arg}} is a {.cls {cls}} ({what}, the {.val {got$assay}} matrix): fitting it as features x samples, as the NMF package does (features in the rows of {.field W}, samples in the columns of {.field H}).",
                       ann_note),
-                    class = c("aspectr_message_container", "aspectr_message"))
+                    class = c("aspectr_message_container", "aspectr_message_orientation", "aspectr_message"))
   }
   list(x = m, annotation = ann, kind = cls, assay = got$assay)
 }

@@ -148,10 +148,14 @@ residuals.aspectr_nmf <- function(object, x, ...) {
 #'   "rows"`: new rows over the fit's columns (matched by name when both have
 #'   column names). For `margin = "columns"`: the fit's rows (matched by name
 #'   when both have row names) and new columns. Missing: the fitted `W`
-#'   (rows) or `H` (columns).
+#'   (rows) or `H` (columns). A `SummarizedExperiment`,
+#'   `SingleCellExperiment`, `ExpressionSet` or `Seurat` object gives its
+#'   matrix as [nmf()] fits one, features x samples: its samples are new
+#'   columns, and `margin` is then `"columns"` unless given.
 #' @param type `"coef"` (the coefficients) or `"class"` (the index of the
 #'   largest coefficient of each new row or column).
-#' @param margin `"rows"` (default) or `"columns"`.
+#' @param margin `"rows"` or `"columns"`: `"rows"` by default, `"columns"`
+#'   when `newdata` is a container.
 #' @param max_iter,tol Limits of the iterations for KL and beta: at most
 #'   `max_iter` sweeps, stopping when no coefficient moves by more than
 #'   `tol` times the largest one.
@@ -168,6 +172,16 @@ predict.aspectr_nmf <- function(object, newdata, type = c("coef", "class"),
                                 tol = 1e-8, threads = NULL, ...) {
   check_dots_empty(...)
   type <- match_option(type, c("coef", "class"), "type")
+  # (a container's samples are new columns: nmf() fits a container as
+  # features x samples)
+  container <- if (!missing(newdata) && !is.null(newdata)) {
+    withCallingHandlers(container_input(newdata, NULL, "columns", arg = "newdata"),
+                        aspectr_message_orientation = function(m) invokeRestart("muffleMessage"))
+  }
+  if (!is.null(container)) {
+    newdata <- container$x
+    if (missing(margin)) margin <- "columns"
+  }
   margin <- match_option(margin, c("rows", "columns"), "margin")
   max_iter <- check_whole(max_iter, "max_iter")
   tol <- check_number(tol, "tol", 0, Inf)
@@ -187,7 +201,11 @@ predict.aspectr_nmf <- function(object, newdata, type = c("coef", "class"),
       check_newdata_names(cn_new, cn_fit, "column")
       map <- match(cn_fit, cn_new)
       if (anyNA(map)) {
-        abort_input("{.arg newdata} lacks {sum(is.na(map))} of the fitted columns (matched by name), for example {.val {utils::head(cn_fit[is.na(map)], 3)}}.",
+        # (new columns over the fitted rows: the other margin)
+        cols <- !is.null(rownames(newdata)) && !is.null(rownames(object$W)) &&
+          all(rownames(object$W) %in% rownames(newdata))
+        abort_input(c("{.arg newdata} lacks {sum(is.na(map))} of the fitted columns (matched by name), for example {.val {utils::head(cn_fit[is.na(map)], 3)}}.",
+                      if (cols) c(i = "It has every fitted row: for new columns use {.code margin = \"columns\"}.")),
                     "newdata", arg = "newdata")
       }
       newdata <- newdata[, map, drop = FALSE]

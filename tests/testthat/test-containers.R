@@ -104,3 +104,29 @@ test_that("Seurat objects: the default assay's counts, cells as samples", {
   expect_identical(fit$annotation$type, container_pheno(m)$type)
   expect_error(suppressMessages(nmf(seu, 2, assay = "ADT")), class = "aspectr_error_input_argument")
 })
+
+test_that("predict() of an nmf() fit takes new samples as a container: new columns, as nmf() fits them", {
+  skip_if_not_installed("SingleCellExperiment")
+  m <- container_counts()
+  sm <- Matrix::Matrix(m * (m > 3), sparse = TRUE)
+  old <- seq_len(ncol(sm) - 4)
+  sce <- SingleCellExperiment::SingleCellExperiment(assays = list(counts = sm[, old]))
+  new <- SingleCellExperiment::SingleCellExperiment(assays = list(counts = sm[, -old]))
+  fit <- suppressMessages(nmf(sce, 2, loss = "kl", seed = 1, max_iter = 200))
+  ref <- predict(fit, sm[, -old], margin = "columns")
+  expect_identical(dim(ref), c(2L, 4L))
+  expect_silent(p <- predict(fit, new))
+  expect_equal(p, ref)
+  expect_equal(predict(fit, new, margin = "columns"), ref)
+  expect_equal(predict(fit, new, type = "class"), predict(fit, sm[, -old], margin = "columns", type = "class"))
+  se <- SummarizedExperiment::SummarizedExperiment(assays = list(counts = as.matrix(sm[, -old])))
+  expect_equal(predict(fit, se), ref)
+  # new columns given as a matrix without margin: refused, pointing to it
+  expect_error(predict(fit, sm[, -old]), class = "aspectr_error_input_newdata", regexp = "margin = \"columns\"")
+  # an unrelated matrix is refused without the hint
+  other <- sm[, -old]
+  rownames(other) <- paste0("x", seq_len(nrow(other)))
+  err <- tryCatch(predict(fit, other), error = function(e) e)
+  expect_s3_class(err, "aspectr_error_input_newdata")
+  expect_false(grepl("margin", conditionMessage(err)))
+})

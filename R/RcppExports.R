@@ -49,6 +49,10 @@ cpp_openmp <- function() {
     .Call(`_aspectr_cpp_openmp`)
 }
 
+cpp_interrupt_polls <- function() {
+    .Call(`_aspectr_cpp_interrupt_polls`)
+}
+
 cpp_lca_fit <- function(idx, val, dims, lambda0, factors0, max_iter, tol, threads, short_iter, keep, verbose, hook = NULL, method = "squarem") {
     .Call(`_aspectr_cpp_lca_fit`, idx, val, dims, lambda0, factors0, max_iter, tol, threads, short_iter, keep, verbose, hook, method)
 }

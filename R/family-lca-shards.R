@@ -74,8 +74,7 @@ lca_shard_part <- function(src, na.rm) {
 lca_shard_parts <- function(cluster, sources, na.rm, call) {
   # (an interrupt while the master waits leaves answers unread: the
   # workers are brought back in step, see cluster_resync())
-  tryCatch(withCallingHandlers(suspendInterrupts(parallel::clusterApplyLB(cluster, sources, lca_shard_part, na.rm = na.rm)),
-                               interrupt = function(e) try(cluster_resync(cluster), silent = TRUE)),
+  tryCatch(in_step(cluster, parallel::clusterApplyLB(cluster, sources, lca_shard_part, na.rm = na.rm)),
            error = function(e) {
              cli::cli_abort(c("A worker of {.arg cluster} failed while reading the shards: {conditionMessage(e)}",
                               i = "The worker may have stopped; restart the cluster to fit again."),

@@ -97,6 +97,10 @@ nmf_rank <- function(x, k = 2:10, method = c("cv", "mask", "consensus"), nrun = 
                      seed = NULL, threads = NULL, n_top = 10, assay = NULL, ...) {
   check_dots_empty(...)
   check_required(x, "a non-negative matrix")
+  if (inherits(x, "aspectr_shards")) {
+    abort_input("{.arg x} must be data in memory for {.fn nmf_rank} (a matrix, a sparse matrix or a container such as a SummarizedExperiment), not {.fn shards}: its fits hold out cells of the whole matrix.",
+                "type", arg = "x")
+  }
   container <- container_input(x, assay, "columns")
   if (!is.null(container)) x <- container$x
   method <- match_option(method, c("cv", "mask", "consensus"), "method")

@@ -58,6 +58,11 @@ defer_to_topicmodels <- function(fun, object, ...) {
 }
 
 .onLoad <- function(libname, pkgname) {
+  # the documented options' defaults, where the user has not set them
+  # (getOption() then shows what a fit uses)
+  defaults <- list(aspectr.shard_cache = TRUE, aspectr.progress_interval = 2)
+  unset <- !(names(defaults) %in% names(options()))
+  if (any(unset)) options(defaults[unset])
   register_topicmodels_methods()
   setHook(packageEvent("topicmodels", "onLoad"), function(...) register_topicmodels_methods())
   register_nmf_methods()

@@ -92,6 +92,8 @@
 #' leaves the originals to be read. Workers of a cluster keep their
 #' shards in memory and read the originals once. [write_shards()] makes
 #' `.shard` files of shards of any kind in a directory of one's choosing.
+#' Reading files shows a progress bar (the file being read) when it takes
+#' more than a few seconds.
 #'
 #' KL coordinate descent (the default of [plsa()] and of
 #' `nmf(loss = "kl")`) of shards in files, fitted in this process, also
@@ -170,8 +172,18 @@ shards <- function(x) {
                 "type", arg = "x")
   }
   meta <- vector("list", length(sources))
+  # (reading and converting files can take a while: cli's bar, shown when
+  # it takes more than a few seconds)
+  files <- vapply(sources, function(s) identical(s$kind, "file"), logical(1))
+  bar <- if (any(files)) {
+    cli::cli_progress_bar("shards(): reading files", total = sum(files), clear = TRUE,
+                          format = "{cli::pb_name} {cli::pb_bar} {cli::pb_current}/{cli::pb_total} | {cli::pb_status}")
+  }
   # (a shard refused names this call)
   with_error_call(for (i in seq_along(sources)) {
+    if (files[i]) {
+      cli::cli_progress_update(id = bar, set = sum(files[seq_len(i)]) - 1, status = basename(sources[[i]]$path))
+    }
     if (identical(sources[[i]]$format, "shard")) {
       # summarized in C++ from the file, without R objects of its size
       meta[[i]] <- shard_file_meta(sources[[i]])
@@ -189,6 +201,7 @@ shards <- function(x) {
       rm(obj)
     }
   }, environment())
+  if (!is.null(bar)) cli::cli_progress_done(id = bar)
   frames <- vapply(meta, function(m) isTRUE(m$frame), logical(1))
   if (all(frames)) return(new_frame_shards(sources, meta))
   if (any(frames)) {
@@ -1058,15 +1071,9 @@ shard_engine <- function(x, cluster, threads, call) {
   eng$drop <- function() {
     if (out_of_step) {
       out_of_step <<- FALSE
-      synced <- tryCatch(cluster_resync(cluster), error = function(e) e)
-      if (!isTRUE(synced)) {
-        # (its sockets were left in the middle of a message: the stores
-        # go with the workers)
-        loaded <<- integer(0)
-        cli::cli_inform(c("!" = "The workers of {.arg cluster} could not be brought back in step after the call that stopped: {conditionMessage(synced)}",
-                          i = "Stop the cluster ({.fn parallel::stopCluster}) and start a new one."),
-                        class = c("aspectr_message_cluster", "aspectr_message"))
-      }
+      # (its sockets left in the middle of a message: the stores go with
+      # the workers)
+      if (!resync_or_tell(cluster)) loaded <<- integer(0)
     }
     if (length(loaded)) try(eng$run("drop", expect = setdiff(loaded, 0L)), silent = TRUE)
     loaded <<- integer(0)
@@ -1283,7 +1290,7 @@ check_cluster_workers <- function(cluster, call) {
     as.character(getNamespaceVersion("aspectr"))
   }
   environment(probe) <- globalenv()
-  got <- tryCatch(parallel::clusterCall(cluster, probe), error = function(e) e)
+  got <- tryCatch(in_step(cluster, parallel::clusterCall(cluster, probe)), error = function(e) e)
   n <- length(cluster)
   if (inherits(got, "error")) {
     cli::cli_abort(c("The {n} worker{?s} of {.arg cluster} could not be reached: {conditionMessage(got)}",
@@ -1348,6 +1355,24 @@ cluster_resync <- function(cluster) {
   TRUE
 }
 
+# cluster_resync(), with a message when the workers cannot be brought back
+# in step (the cluster must be started again); whether they were
+resync_or_tell <- function(cluster) {
+  synced <- tryCatch(cluster_resync(cluster), error = function(e) e)
+  if (isTRUE(synced)) return(TRUE)
+  cli::cli_inform(c("!" = "The workers of {.arg cluster} could not be brought back in step after the call that stopped: {conditionMessage(synced)}",
+                    i = "Stop the cluster ({.fn parallel::stopCluster}) and start a new one."),
+                  class = c("aspectr_message_cluster", "aspectr_message"))
+  FALSE
+}
+
+# `expr`, a call to the workers of `cluster` outside a fit's engine (the
+# checks before a fit, the reading of lca()'s shards): an interrupt in it
+# leaves the workers in step, or says that they cannot be
+in_step <- function(cluster, expr) {
+  withCallingHandlers(suspendInterrupts(expr), interrupt = function(e) resync_or_tell(cluster))
+}
+
 # A PSOCK cluster made without TCP's no-delay option holds back the end of
 # every message longer than about 4 KB until the other end acknowledges the
 # start, which Linux delays by about 40 ms: every call of a fit that
@@ -1367,8 +1392,8 @@ cluster_latency_check <- function(cluster, timer = function(expr) system.time(ex
   payload <- numeric(2048)
   small <- big <- Inf
   for (i in 1:2) {
-    small <- min(small, timer(parallel::clusterCall(cluster, echo, 0)))
-    big <- min(big, timer(parallel::clusterCall(cluster, echo, payload)))
+    small <- min(small, timer(in_step(cluster, parallel::clusterCall(cluster, echo, 0))))
+    big <- min(big, timer(in_step(cluster, parallel::clusterCall(cluster, echo, payload))))
   }
   if (big - small > 0.015) {
     ms <- round(1000 * (big - small))
@@ -1739,7 +1764,11 @@ shard_groups <- function(nnz, w) {
 #' @param dir Directory to write into (created if missing). It must not be
 #'   an existing file.
 #' @param n Number of shards when `x` is one object; `NULL` chooses one
-#'   shard per 5 million non-zeros.
+#'   shard per 5 million non-zeros. With [shards()], `NULL` writes each
+#'   shard as one file, and a number splits the rows of all of them anew
+#'   into `n` shards of consecutive rows with about equal numbers of
+#'   non-zeros (e.g. one large `.h5` file into several `.shard` files for
+#'   a cluster's workers), reading one shard at a time.
 #' @param prefix File names are `prefix` followed by the shard's number; a
 #'   plain name (no directory part).
 #' @return The shards written, as [shards()] describes them.
@@ -1764,17 +1793,19 @@ write_shards <- function(x, dir, n = NULL, prefix = "shard") {
                 "value", arg = "prefix")
   }
   if (inherits(x, "aspectr_shards")) {
-    if (!is.null(n)) {
-      abort_input("{.arg n} applies to one object to split; {.arg x} is {.fn shards} of {length(x$sources)} shard{?s}, each written as one file.",
-                  "argument", arg = "n")
-    }
     if (isTRUE(x$frames)) {
       abort_input("{.arg x} holds data frames (for {.fn lca}), which {.fn write_shards} does not write; {.file .shard} files hold matrices and tensors.",
                   "type", arg = "x")
     }
-    count <- length(x$sources)
-    # one shard read at a time (never all in memory)
-    piece <- function(i) shard_data(x$sources[[i]])
+    if (is.null(n)) {
+      count <- length(x$sources)
+      # one shard read at a time (never all in memory)
+      piece <- function(i) shard_data(x$sources[[i]])
+    } else {
+      n <- check_whole(n, "n", min = 1, max = sum(x$rows), what = "at most the number of rows of `x`")
+      piece <- resplit_shards(x, n)
+      count <- n
+    }
   } else if (is.list(x) && !is.object(x)) {
     if (!is.null(n)) {
       abort_input("{.arg n} applies to one object to split; {.arg x} is a list of {length(x)} piece{?s}, each written as a shard.",
@@ -1841,24 +1872,76 @@ shard_dir <- function(dir, call = rlang::caller_env()) {
 # Rows 1..m of the internal form in n contiguous pieces of about equal
 # non-zeros (every piece at least one row).
 split_aspect_data <- function(d, n) {
-  m <- d$dims[1]
-  rows <- d$idx[1, ] + 1L
-  per_row <- tabulate(rows, m)
+  b <- row_groups(tabulate(d$idx[1, ] + 1L, d$dims[1]), n)
+  lapply(seq_len(n), function(j) slice_rows(d, b$begins[j], b$ends[j]))
+}
+
+# The first and last rows of n contiguous groups of the rows whose
+# non-zeros are per_row, about equal in non-zeros (each at least one row)
+row_groups <- function(per_row, n) {
+  m <- length(per_row)
   cum <- cumsum(as.numeric(per_row))
   tot <- max(cum[m], 1)
   ends <- vapply(seq_len(n - 1), function(j) which(cum >= tot * j / n)[1], integer(1))
   ends <- pmax(ends, seq_len(n - 1))
   for (j in seq_along(ends)) ends[j] <- min(max(ends[j], if (j > 1) ends[j - 1] + 1L else 1L), m - (n - j))
   ends <- c(ends, m)
-  begins <- c(1L, ends[-n] + 1L)
-  lapply(seq_len(n), function(j) {
-    keep <- rows >= begins[j] & rows <= ends[j]
-    idx <- d$idx[, keep, drop = FALSE]
-    idx[1, ] <- idx[1, ] - (begins[j] - 1L)
-    dn <- d$dimnames
-    if (!is.null(dn[[1]])) dn[[1]] <- dn[[1]][begins[j]:ends[j]]
-    list(idx = idx, val = d$val[keep], dims = c(ends[j] - begins[j] + 1L, d$dims[-1]), dimnames = dn)
-  })
+  list(begins = c(1L, ends[-n] + 1L), ends = ends)
+}
+
+# Rows b..e of the internal form d (its rows numbered from b)
+slice_rows <- function(d, b, e) {
+  b <- as.integer(b)
+  e <- as.integer(e)
+  rows <- d$idx[1, ] + 1L
+  keep <- rows >= b & rows <= e
+  idx <- d$idx[, keep, drop = FALSE]
+  idx[1, ] <- idx[1, ] - (b - 1L)
+  dn <- d$dimnames
+  if (!is.null(dn[[1]])) dn[[1]] <- dn[[1]][b:e]
+  list(idx = idx, val = d$val[keep], dims = c(e - b + 1L, d$dims[-1]), dimnames = dn)
+}
+
+# write_shards() of shards() with n: the rows of every shard in n new
+# shards of consecutive rows, about equal in non-zeros (the row counts
+# from a first reading of each shard); piece(j) gives new shard j, asked
+# for in order, from the shards it spans, each read once more (the last
+# one read kept: a single shard is read once).
+resplit_shards <- function(x, n) {
+  S <- length(x$sources)
+  kept <- list(i = 0L, d = NULL)
+  read <- function(i) {
+    if (kept$i != i) {
+      d <- shard_data(x$sources[[i]])
+      d$dims <- as.integer(c(x$rows[i], x$dims[-1]))
+      kept <<- list(i = i, d = d)
+    }
+    kept$d
+  }
+  per_row <- unlist(lapply(seq_len(S), function(i) tabulate(read(i)$idx[1, ] + 1L, x$rows[i])))
+  b <- row_groups(per_row, n)
+  first <- cumsum(c(1, x$rows))[seq_len(S)]  # each shard's first row in the whole
+  function(j) {
+    lo <- b$begins[j]
+    hi <- b$ends[j]
+    parts <- list()
+    for (i in which(first <= hi & first + x$rows - 1 >= lo)) {
+      parts[[length(parts) + 1]] <- slice_rows(read(i), max(lo, first[i]) - first[i] + 1L,
+                                               min(hi, first[i] + x$rows[i] - 1) - first[i] + 1L)
+    }
+    rows <- vapply(parts, function(p) p$dims[1], numeric(1))
+    off <- cumsum(c(0, rows))
+    idx <- do.call(cbind, lapply(seq_along(parts), function(q) {
+      ix <- parts[[q]]$idx
+      ix[1, ] <- ix[1, ] + as.integer(off[q])
+      ix
+    }))
+    rn <- lapply(parts, function(p) p$dimnames[[1]])
+    dn <- parts[[1]]$dimnames
+    if (!is.null(dn)) dn[1] <- list(if (all(!vapply(rn, is.null, logical(1)))) unlist(rn))
+    list(idx = idx, val = unlist(lapply(parts, `[[`, "val")), dims = as.integer(c(hi - lo + 1, x$dims[-1])),
+         dimnames = dn)
+  }
 }
 
 write_shard_bin <- function(d, path) {

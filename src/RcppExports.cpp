@@ -157,6 +157,16 @@ BEGIN_RCPP
     return rcpp_result_gen;
 END_RCPP
 }
+// cpp_interrupt_polls
+double cpp_interrupt_polls();
+RcppExport SEXP _aspectr_cpp_interrupt_polls() {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::RNGScope rcpp_rngScope_gen;
+    rcpp_result_gen = Rcpp::wrap(cpp_interrupt_polls());
+    return rcpp_result_gen;
+END_RCPP
+}
 // cpp_lca_fit
 Rcpp::List cpp_lca_fit(Rcpp::IntegerMatrix idx, Rcpp::NumericVector val, Rcpp::IntegerVector dims, Rcpp::NumericMatrix lambda0, Rcpp::List factors0, int max_iter, double tol, int threads, int short_iter, int keep, bool verbose, SEXP hook, std::string method);
 RcppExport SEXP _aspectr_cpp_lca_fit(SEXP idxSEXP, SEXP valSEXP, SEXP dimsSEXP, SEXP lambda0SEXP, SEXP factors0SEXP, SEXP max_iterSEXP, SEXP tolSEXP, SEXP threadsSEXP, SEXP short_iterSEXP, SEXP keepSEXP, SEXP verboseSEXP, SEXP hookSEXP, SEXP methodSEXP) {
@@ -1768,6 +1778,7 @@ static const R_CallMethodDef CallEntries[] = {
     {"_aspectr_cpp_value_counts", (DL_FUNC) &_aspectr_cpp_value_counts, 1},
     {"_aspectr_cpp_triangle_scan", (DL_FUNC) &_aspectr_cpp_triangle_scan, 3},
     {"_aspectr_cpp_openmp", (DL_FUNC) &_aspectr_cpp_openmp, 0},
+    {"_aspectr_cpp_interrupt_polls", (DL_FUNC) &_aspectr_cpp_interrupt_polls, 0},
     {"_aspectr_cpp_lca_fit", (DL_FUNC) &_aspectr_cpp_lca_fit, 13},
     {"_aspectr_cpp_lca_check_count", (DL_FUNC) &_aspectr_cpp_lca_check_count, 10},
     {"_aspectr_cpp_start_blocks", (DL_FUNC) &_aspectr_cpp_start_blocks, 3},

@@ -9,6 +9,13 @@ namespace aspectr_r {
 RCallback::RCallback(bool verbose, int max_iter, const std::string& name, SEXP hook,
                      bool want_model)
     : verbose_(verbose), hook_(hook), want_model_(want_model && !Rf_isNull(hook)) {
+  // (the bar of interactive sessions, as rlang and cli judge them; in
+  // others the R-side hook writes progress messages, fit_hook() in
+  // R/runs.R, and a bar too printed both)
+  if (verbose_) {
+    Rcpp::Function is_interactive("is_interactive", Rcpp::Environment::namespace_env("rlang"));
+    verbose_ = Rcpp::as<bool>(is_interactive());
+  }
   if (verbose_) {
     bar_ = cli_progress_bar(static_cast<double>(max_iter), R_NilValue);
     cli_progress_set_name(bar_, name.c_str());

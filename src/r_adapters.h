@@ -191,12 +191,12 @@ inline SEXP raw_model(const aspectr::PPSPieceModel& M) {
 inline SEXP raw_model(const arma::mat& Gt) { return Rcpp::wrap(arma::mat(Gt.t())); }
 inline SEXP raw_model(const aspectr::sym::SymModel& M) { return Rcpp::wrap(arma::mat(M.Ht.t())); }
 
-// End-of-iteration callback: a cli progress bar when verbose (its
-// constructor, destructor and tick() live in r_adapters.cpp, the one
-// translation unit that includes cli's C API: cli's "update due" flag is a
-// per-translation-unit static, so inline copies in several units would
-// read a flag that the bar never sets), an interrupt
-// check every iteration (throws Rcpp's interrupt exception, which the
+// End-of-iteration callback: a cli progress bar when verbose in an
+// interactive session (its constructor, destructor and tick() live in
+// r_adapters.cpp, the one translation unit that includes cli's C API:
+// cli's "update due" flag is a per-translation-unit static, so inline
+// copies in several units would read a flag that the bar never sets), an
+// interrupt check every iteration (throws Rcpp's interrupt exception, which the
 // exported function's boundary turns into an R interrupt), and the R-side
 // hook when given: hook(iteration, objective, model) is called every
 // iteration (model: the raw model when `want_model`, else NULL) and stops

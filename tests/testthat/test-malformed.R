@@ -303,6 +303,7 @@ cases <- list(
   mal(ntf_rank(shards(list(arr)), k = 2), "x", "type"),
   # nmf_rank
   mal(nmf_rank(), "x", "argument"),
+  mal(nmf_rank(shards(list(x[1:6, ], x[7:12, ])), k = 2), "x", "type", "shards"),
   mal(nmf_rank(x, k = numeric(0)), "k", "argument", "empty"),
   mal(nmf_rank(x, k = c(2, NA)), "k", "argument"),
   mal(nmf_rank(x, k = c(2, 100)), "k", "argument", "100"),
@@ -592,7 +593,7 @@ cases <- list(
   mal(write_shards(x, tns_good), "dir", "value", "existing file"),
   mal(write_shards(x, file.path(tns_good, "sub")), "dir", "value"),
   mal(write_shards(x, tns_dir, prefix = "../up"), "prefix", "value", "../up"),
-  mal(write_shards(sh, tns_dir, n = 2), "n", "argument"),
+  mal(write_shards(sh, tns_dir, n = 1000), "n", "argument", "1000"),
   mal(write_shards(list(x * 0, x * 0), tns_dir), "x", "empty"),
   mal(plsa(sh_files, 2, factor_dir = tns_good), "factor_dir", "value"),
   mal(lca_blrt(), "data", "argument"),

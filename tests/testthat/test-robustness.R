@@ -222,7 +222,7 @@ test_that("shards() and write_shards() refuse paths that would misfit or miswrit
   expect_error(write_shards(x, dir, 2, prefix = "../up"), class = "aspectr_error_input_value", regexp = "prefix")
   expect_error(write_shards(x, dir, 2, prefix = "a/b"), class = "aspectr_error_input_value", regexp = "prefix")
   expect_false(file.exists(file.path(dirname(dir), "up1.shard")))
-  expect_error(write_shards(shards(list(x[1:4, ], x[5:8, ])), dir, n = 2), class = "aspectr_error_input_argument")
+  expect_error(write_shards(shards(list(x[1:4, ], x[5:8, ])), dir, n = 20), class = "aspectr_error_input_argument", regexp = "20")
   fr <- shards(list(data.frame(a = 1:2, b = 2:1), data.frame(a = 2:1, b = 1:2)))
   expect_error(write_shards(fr, dir), class = "aspectr_error_input_type")
   # factor_dir errors name the argument

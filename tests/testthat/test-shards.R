@@ -493,6 +493,40 @@ test_that("write_shards() writes .shard files that fit as the in-memory data", {
   expect_length(write_shards(x[1:4, ], shard_tempdir(), n = 4), 4)
 })
 
+test_that("write_shards() splits shards() anew into n shards, from files of any kind", {
+  x <- shard_counts(37, 21, seed = 13)
+  whole <- write_shards(x, shard_tempdir(), n = 3)
+  # three shards in memory, split otherwise, written as 3 and as 2 new
+  # shards: the rows of one object split into n (the same files)
+  mem <- shards(split_rows(x, c(5L, 30L)))
+  again <- write_shards(mem, shard_tempdir(), n = 3)
+  expect_identical(unclass(again)$rows, unclass(whole)$rows)
+  for (i in 1:3) {
+    expect_identical(unname(tools::md5sum(unclass(again)$sources[[i]]$path)),
+                     unname(tools::md5sum(unclass(whole)$sources[[i]]$path)))
+  }
+  two <- write_shards(mem, shard_tempdir(), n = 2)
+  expect_length(two, 2)
+  expect_identical(dimnames(two), dimnames(x))
+  expect_identical(unclass(two)$rows, unclass(write_shards(x, shard_tempdir(), n = 2))$rows)
+  # one file (here .rds) into 4 .shard files that fit as the data
+  f <- tempfile(fileext = ".rds")
+  saveRDS(x, f)
+  four <- write_shards(shards(f), shard_tempdir(), n = 4)
+  expect_length(four, 4)
+  expect_identical(sum(unclass(four)$rows), 37)
+  expect_same_fit(plsa(four, 3, seed = 4, max_iter = 15, tol = 0), plsa(x, 3, seed = 4, max_iter = 15, tol = 0))
+  # rows without names in one shard: none kept; N-way shards
+  mem2 <- shards(list(unname(x[1:10, ]), x[11:37, ]))
+  expect_null(rownames(write_shards(mem2, shard_tempdir(), n = 2)))
+  X <- array(stats::rpois(12 * 5 * 4, 2), c(12, 5, 4)); X[, 1, 1] <- 1
+  X3 <- write_shards(shards(split_rows(X, c(4L, 9L))), shard_tempdir(), n = 5)
+  expect_length(X3, 5)
+  expect_same_fit(ntf(X3, 2, loss = "kl", seed = 1, max_iter = 10, tol = 0),
+                  ntf(X, 2, loss = "kl", seed = 1, max_iter = 10, tol = 0))
+  expect_error(write_shards(mem, shard_tempdir(), n = 38), class = "aspectr_error_input", regexp = "37")
+})
+
 test_that("write_shards() refuses bad arguments, and bad .shard files are shard errors", {
   x <- shard_counts()
   expect_error(write_shards(x), class = "aspectr_error_input", regexp = "dir")

@@ -18,6 +18,7 @@
 #include <stdexcept>
 #include <string>
 #include <vector>
+#include "interrupt.h"
 
 namespace aspectr {
 
@@ -61,10 +62,16 @@ struct SparseTensor {
   std::size_t index_count() const { return view != nullptr ? dims.size() * val.n_elem : idx.size(); }
   const index_t* at(std::size_t s) const { return indices() + s * dims.size(); }
   // f(s, indices of cell s) for the cells b..e-1 in order (the kernels'
-  // loop, shared with CscMatrix)
+  // loop, shared with CscMatrix), looking for a user's interrupt between
+  // blocks of kPollCells cells (interrupt.h: not inside a parallel region)
+  static constexpr std::size_t kPollCells = 65536;
   template <class F>
   void cells(std::size_t b, std::size_t e, F&& f) const {
-    for (std::size_t s = b; s < e; ++s) f(s, at(s));
+    for (std::size_t s = b; s < e;) {
+      const std::size_t end = std::min(e, s + kPollCells);
+      for (; s < end; ++s) f(s, at(s));
+      if (s < e) poll();
+    }
   }
   // the value of cell s (stored value times the scales; exact when unscaled)
   double value(std::size_t s) const { return val[s] * inv_top * inv_sum; }
@@ -185,10 +192,14 @@ struct CscMatrix {
     index_t ix[2];
     ix[1] = static_cast<index_t>(j);
     std::size_t next = static_cast<std::size_t>(p[j + 1]);
-    for (std::size_t s = b; s < e; ++s) {
-      while (s >= next) { ++j; next = static_cast<std::size_t>(p[j + 1]); ix[1] = static_cast<index_t>(j); }
-      ix[0] = static_cast<index_t>(rows[s]);
-      f(s, static_cast<const index_t*>(ix));
+    for (std::size_t s = b; s < e;) {
+      const std::size_t end = std::min(e, s + SparseTensor::kPollCells);
+      for (; s < end; ++s) {
+        while (s >= next) { ++j; next = static_cast<std::size_t>(p[j + 1]); ix[1] = static_cast<index_t>(j); }
+        ix[0] = static_cast<index_t>(rows[s]);
+        f(s, static_cast<const index_t*>(ix));
+      }
+      if (s < e) poll();
     }
   }
   // the values' scales to unit sum, as SparseTensor::normalize_scales()

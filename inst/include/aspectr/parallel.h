@@ -11,6 +11,7 @@
 #include <atomic>
 #include <exception>
 #include <vector>
+#include "interrupt.h"
 #ifdef _OPENMP
 #include <omp.h>
 #endif
@@ -52,6 +53,7 @@ inline void parallel_chunks(std::size_t n, int threads, Body body) {
   threads = capped_threads(threads);
   if (threads <= 1) { body(0, std::size_t(0), n); return; }
 #ifdef _OPENMP
+  const NoPolls quiet;
 #pragma omp parallel num_threads(threads)
   {
     const int tid = omp_get_thread_num();
@@ -68,10 +70,11 @@ inline void parallel_chunks(std::size_t n, int threads, Body body) {
 // Runs f(j) for every j in [0, m) on `threads` threads, one index at a
 // time (dynamic schedule: tasks of uneven length, such as the random starts
 // of a fit); the first exception a task throws is rethrown here, after the
-// others have run.
+// others have run. (Neither runs poll(), interrupt.h, inside its threads.)
 template <class F>
 inline void parallel_each(int m, int threads, F f) {
   std::exception_ptr err = nullptr;
+  const NoPolls quiet;
 #ifdef _OPENMP
 #pragma omp parallel for num_threads(threads) schedule(dynamic, 1)
 #endif

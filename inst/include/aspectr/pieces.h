@@ -22,6 +22,7 @@
 #include <tuple>
 #include <utility>
 #include <vector>
+#include "interrupt.h"
 
 namespace aspectr {
 
@@ -265,9 +266,12 @@ class LocalPieces : public Pieces {
   LocalPieces(std::vector<Piece*> pieces, int threads) : pieces_(std::move(pieces)), threads_(threads) {}
   Stats map(const Request& r) const override {
     if (!r.refs.empty() && !in_place()) throw std::logic_error("request '" + r.op + "' by reference to several pieces");
+    // (a user's interrupt looked for before each piece's part)
+    poll();
     if (pieces_.size() == 1) return pieces_[0]->run(r, threads_);
     Stats out;
     for (std::size_t i = 0; i < pieces_.size(); ++i) {
+      if (i > 0) poll();
       if (i == 0) out = pieces_[i]->run(r, threads_);
       else out.add(pieces_[i]->run(r, threads_));
     }

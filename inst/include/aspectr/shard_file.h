@@ -29,6 +29,7 @@
 #include <stdexcept>
 #include <string>
 #include <vector>
+#include "interrupt.h"
 #if !defined(_WIN32)
 #include <sys/types.h>
 #endif
@@ -137,9 +138,11 @@ class ShardReader {
   const std::vector<arma::uword>& dims() const { return head_.dims; }
   std::size_t nnz() const { return head_.nnz; }
   // The next at most `cells` cells into `buf` (its dims set, its vectors
-  // keeping their capacity); false when none are left.
+  // keeping their capacity); false when none are left. Looks for a user's
+  // interrupt first (interrupt.h).
   bool next(ShardBuffer& buf, std::size_t cells) {
     if (done_ >= head_.nnz) return false;
+    poll();  // (a user's interrupt, between chunks)
     const std::size_t m = std::min(std::max<std::size_t>(cells, 1), head_.nnz - done_);
     buf.dims = head_.dims;
     buf.nnz = m;

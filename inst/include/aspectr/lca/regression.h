@@ -154,6 +154,7 @@ inline void regression_advance(const RegressionData& d, RegressionRun& run, cons
   FitTrace& tr = run.trace;
   const double unit = d.unit();
   for (int j = 0; j < n && !run.finished; ++j) {
+    if (j > 0) poll();  // (a user's interrupt, interrupt.h)
     if (static_cast<int>(tr.objective.size()) >= ctl.max_iter) {  // (max_iter <= 0)
       run.loglik = regression_estep(d, run.M).loglik;
       run.finished = true;

@@ -103,6 +103,7 @@ inline void parallel_blocks(std::size_t n, int threads, std::size_t grain, Body 
   if (threads <= 1 || nb <= 1) { body(std::size_t(0), n); return; }
 #ifdef _OPENMP
   const long long nbl = static_cast<long long>(nb);
+  const NoPolls quiet;
 #pragma omp parallel for schedule(dynamic, 1) num_threads(threads)
   for (long long blk = 0; blk < nbl; ++blk) {
     const std::size_t b = static_cast<std::size_t>(blk) * size;

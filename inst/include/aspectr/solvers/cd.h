@@ -212,6 +212,7 @@ inline double KLCDCells::solve_mode(const SparseTensor& G, const std::vector<con
     std::vector<double> v(maxnz + extra), gb((maxnz + extra) * k), xs(scaled || pos ? maxnz : 0),
         cs(pos && cnt ? maxnz : 0), xp(extra ? maxnz + extra : 0), coef(t.row_coef ? k : 0);
     for (std::size_t i = b; i < e; ++i) {
+      if ((i & 63) == 63) poll();  // (a user's interrupt; interrupt.h: not in a parallel region)
       const std::size_t p0 = ptr[i], nz = ptr[i + 1] - p0;
       // this index's values of G (xb) and counts (cb), contiguous
       const double* xb = gv + p0;

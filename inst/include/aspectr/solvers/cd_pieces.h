@@ -225,6 +225,7 @@ class KLCDTensorPiece : public KCDPieceBase {
       X_.each([&](const SparseTensor& X) {
         const index_t* ix0 = X.indices();
         for (std::size_t s = 0; s < X.nnz(); ++s) {
+          if ((s & 65535) == 65535) poll();  // (a user's interrupt, interrupt.h)
           const index_t* ix = ix0 + s * N;
           const double g = X.value(s);
           product(F, ix, n, gp.data());

@@ -205,6 +205,7 @@ inline void kcd_first_rows(CPCells& cells, std::size_t N, arma::mat& A, ZOf z_of
   if (pseudo) for (arma::uword r = 0; r < k; ++r) np += pseudo[r] > 0.0;
   std::vector<double> gb((g.maxnz + np) * k), xs(g.maxnz + np), v(g.maxnz + np), z(k);
   for (arma::uword i = 0; i < d; ++i) {
+    if ((i & 255) == 255) poll();  // (a user's interrupt, interrupt.h)
     const std::size_t p0 = ptr[i], nz = ptr[i + 1] - p0;
     const std::size_t ld = nz + (nz > 0 ? np : 0);
     for (std::size_t t = 0; t < nz; ++t) {
@@ -268,6 +269,7 @@ inline Stats kcd_mode_pass(CPCells& cells, std::size_t N, std::size_t n, arma::u
     const index_t* ix0 = X.indices();
     if (kept != nullptr && c + X.nnz() > kept_n) throw std::logic_error(std::string(who) + ": more cells than values kept");
     for (std::size_t s = 0; s < X.nnz(); ++s, ++c) {
+      if ((s & 65535) == 65535) poll();  // (a user's interrupt, interrupt.h)
       const index_t* ix = ix0 + s * N;
       const index_t j = ix[n];
       if (rd[j] < 0) continue;

@@ -98,7 +98,12 @@ void advance_start(Rule& rule, const SparseTensor& G, StartRun& s, int n,
   Control c;
   c.max_iter = ctl.max_iter;
   c.tol = ctl.tol;
-  solver_advance(rule, G, s.M, s, n, c, threads, [](int, const AspectModel&) { return true; });
+  // (a user's interrupt looked for between iterations, where the start
+  // runs on the thread that set the check: interrupt.h)
+  solver_advance(rule, G, s.M, s, n, c, threads, [](int, const AspectModel&) {
+    poll();
+    return true;
+  });
 }
 
 // Runs `n` more iterations on every start in `active` (threads over starts

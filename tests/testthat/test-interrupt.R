@@ -17,15 +17,19 @@ test_that("a fit looks for an interrupt inside its iterations, on every path", {
   three <- polls_during(plsa(x, 3, method = "em", max_iter = 3, tol = 0, seed = 1, threads = 1))
   expect_gte(one, 1)
   expect_gte(three - one, 2)
-  # q-EM's passes
-  expect_gte(polls_during(plsa(x, 3, loss = "tsallis", max_iter = 2, tol = 0, seed = 1, threads = 1)), 4)
+  # q-EM's passes (the polls of 2 more iterations: none of the setup's)
+  q1 <- polls_during(plsa(x, 3, loss = "tsallis", max_iter = 1, tol = 0, seed = 1, threads = 1))
+  q3 <- polls_during(plsa(x, 3, loss = "tsallis", max_iter = 3, tol = 0, seed = 1, threads = 1))
+  expect_gte(q3 - q1, 8)
   # KL coordinate descent of a tensor in shard files: each request, each chunk read
   set.seed(2)
   idx <- cbind(sample(60, 3000, TRUE), sample(20, 3000, TRUE), sample(10, 3000, TRUE))
   idx <- unique(idx)
   tt <- sptensor(idx, rpois(nrow(idx), 2) + 1, dims = c(60, 20, 10))
   sh <- write_shards(tt, tempfile(), n = 2)
-  expect_gte(polls_during(ntf(sh, 3, loss = "kl", max_iter = 1, tol = 0, seed = 1)), 6)
+  k1 <- polls_during(ntf(sh, 3, loss = "kl", max_iter = 1, tol = 0, seed = 1))
+  k3 <- polls_during(ntf(sh, 3, loss = "kl", max_iter = 3, tol = 0, seed = 1))
+  expect_gte(k3 - k1, 8)
   # an LCA start: between its iterations
   d <- data.frame(a = factor(sample(3, 200, TRUE)), b = factor(sample(2, 200, TRUE)),
                   c = factor(sample(4, 200, TRUE)))

@@ -78,8 +78,9 @@ lca_blrt <- function(data, k, B = 100, nrun = 10, seed = NULL, threads = 1, na.r
   seeds <- matrix(with_seed(seed, sample.int(.Machine$integer.max, 3 * (B + 1))), 3)
   start <- proc.time()[["elapsed"]]
   fit_pair <- function(d, s) {
-    f0 <- quiet_unidentified(lca(d, k - 1, nrun = nrun, seed = s[2], threads = threads, na.rm = na.rm, se = FALSE, ...))
+    # (the alternative first: a k beyond what the data take is then named as given)
     f1 <- quiet_unidentified(lca(d, k, nrun = nrun, seed = s[3], threads = threads, na.rm = na.rm, se = FALSE, ...))
+    f0 <- quiet_unidentified(lca(d, k - 1, nrun = nrun, seed = s[2], threads = threads, na.rm = na.rm, se = FALSE, ...))
     list(f0 = f0, f1 = f1)
   }
   obs <- fit_pair(data, seeds[, 1])

@@ -115,7 +115,7 @@ print.summary.aspectr_lca_groups <- function(x, ...) {
   cat(sprintf("Multiple-group latent class model, %d classes, %d groups (%s), N = %d\n",
               x$k, x$G, paste(sprintf("%s: %d", names(x$Ng), x$Ng), collapse = ", "), x$N))
   cat("measurement invariance:", x$invariance, "\n\n")
-  print(round(x$fit, 4))
+  print(noquote(vapply(x$fit, function(v) format(round(v, 4)), character(1))))
   cat("\nclass shares by group:\n")
   cls <- as.data.frame(x$classes)
   cls$share <- round(cls$share, 4)

@@ -289,9 +289,24 @@ anova.aspectr_lca <- function(object, ...) {
                 "argument", arg = "...")
   }
   fits <- fits[order(vapply(fits, function(f) f$npar, numeric(1)))]
+  # fits of one number of classes are nested when each one's covariates
+  # are among the next one's (a model without covariates: the intercept)
+  covariates <- function(f) if (is.null(f$coeff)) "(Intercept)" else rownames(f$coeff)
+  for (i in seq_along(fits)[-1]) {
+    a <- fits[[i - 1]]; b <- fits[[i]]
+    if (a$k == b$k && !all(covariates(a) %in% covariates(b))) {
+      abort_input(c("The fits given to {.fn anova} must be nested: the covariates {.var {setdiff(covariates(a), covariates(b))}} of the model with {a$npar} parameters are not among those of the model with {b$npar} ({.var {covariates(b)}}).",
+                    i = "Compare models that are not nested by their information criteria ({.fn AIC}, {.fn BIC})."),
+                  "argument", arg = "...")
+    }
+  }
   tab <- anova_lca_table(fits)
   ks <- tab$Classes
   head <- "Likelihood-ratio tests of nested latent class models\n"
+  if (any(tab$LR < 0, na.rm = TRUE)) {
+    head <- paste0(head, "A negative likelihood ratio: the larger model's fit is below the smaller one's maximum\n",
+                   "(a local maximum); refit it with more random starts (nrun) before testing.\n")
+  }
   if (length(unique(ks)) > 1) {
     head <- paste0(head, "Models with different numbers of classes: the likelihood ratio is not chi-squared\n",
                    "distributed (a boundary of the parameter space), so those p-values are not valid;\n",

@@ -227,6 +227,32 @@ MASS_ginv <- function(A, tol = sqrt(.Machine$double.eps)) {
   s$v[, pos, drop = FALSE] %*% (t(s$u[, pos, drop = FALSE]) / s$d[pos])
 }
 
+# The parameters among `which` that an information matrix does not
+# determine: those with a part (squared length above 1e-4) in its
+# numerically null space, the directions MASS_ginv() drops, along which the
+# likelihood is flat to rounding and the variance unbounded (separation:
+# coefficients on their way to infinity; collinear covariates). The
+# generalized inverse gives them a variance near 0 instead.
+info_undetermined <- function(info, which, tol = sqrt(.Machine$double.eps)) {
+  s <- svd(info)
+  null <- s$v[, !(s$d > max(tol * s$d[1], 0)), drop = FALSE]
+  if (!ncol(null) || !length(which)) return(which[0])
+  which[rowSums(null[which, , drop = FALSE]^2) > 1e-4]
+}
+
+# A classed warning that the standard errors of some coefficients are NA
+# (info_undetermined()).
+warn_undetermined <- function(names, what = "{.fn lca}") {
+  one <- length(names) == 1
+  cli::cli_warn(c(paste0(what, ": the data do not determine ", if (one) "the coefficient" else "the coefficients",
+                         " {.var {names}}: the likelihood is flat along ", if (one) "it" else "them",
+                         " (separation, where a covariate predicts the classes perfectly and the coefficients grow without bound, or collinear covariates); ",
+                         if (one) "its estimate is not meaningful and its standard error is NA." else
+                           "their estimates are not meaningful and their standard errors are NA."),
+                  i = "Remove or merge the covariates that separate the classes."),
+                class = c("aspectr_warning_separation", "aspectr_warning"))
+}
+
 # The aspectr_lca object of a latent class regression.
 lcr_result <- function(res, prep, X, k, rhs, call, ctl, time, dropped, se = TRUE) {
   cls <- paste0("class_", seq_len(k))
@@ -343,11 +369,20 @@ lca_standard_errors <- function(codes, X, fit, post = fit$posterior, w = NULL, d
   nms <- lca_param_names(fit, colnames(X))
   dimnames(V) <- list(nms, nms)
   out <- list(vcov_all = V)
+  lost <- integer(0)
   # coefficients
   if (R > 1 || !is.null(fit$coeff)) {
     se_b <- matrix(sqrt(pmax(diag(V)[seq_len(nb)], 0)), R, k - 1, dimnames = dimnames(fit$coeff))
+    Vc <- unname(V[seq_len(nb), seq_len(nb), drop = FALSE])
+    lost <- info_undetermined(info, seq_len(nb))
+    if (length(lost)) {
+      se_b[lost] <- NA_real_
+      Vc[lost, ] <- NA_real_
+      Vc[, lost] <- NA_real_
+      warn_undetermined(nms[lost])
+    }
     out$coeff <- se_b
-    out$vcov <- unname(V[seq_len(nb), seq_len(nb), drop = FALSE])
+    out$vcov <- Vc
   }
   # class shares (the mean prior) by the delta method
   J <- matrix(0, k, nb)
@@ -372,6 +407,12 @@ lca_standard_errors <- function(codes, X, fit, post = fit$posterior, w = NULL, d
     se
   })
   names(out$probs) <- names(fit$probs)
+  # (the class shares and probabilities keep the generalized inverse's
+  # covariance: the flat directions change no prior, so no share, to rounding)
+  if (length(lost)) {
+    out$vcov_all[lost, ] <- NA_real_
+    out$vcov_all[, lost] <- NA_real_
+  }
   out
 }
 

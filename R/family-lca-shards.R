@@ -94,7 +94,8 @@ lca_shards_prepare <- function(x, na.rm, call = rlang::caller_env(), cluster = N
   }
   meta <- x$meta[[1]]
   vars <- meta$names
-  if (is.null(vars) || anyDuplicated(vars) || any(!nzchar(vars))) vars <- paste0("V", seq_along(meta$kinds))
+  vars <- lca_var_names(vars, length(meta$kinds))
+  if (anyDuplicated(vars)) vars <- paste0("V", seq_along(meta$kinds))
   J <- length(vars)
   # (on a cluster: read and coded by the workers, a failure named by its
   # shard and raised here)

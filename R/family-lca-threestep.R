@@ -564,6 +564,12 @@ ts_estimate <- function(model, cl, keep, method, assignment, call = rlang::calle
       Vt <- Iinv %*% meat(ml$U) %*% Iinv
       se_type <- "sandwich"
     }
+    if (length(info_undetermined(ml$info, seq_len(ncol(ml$info))))) {
+      # (the generalized inverse gives the flat directions a variance near 0)
+      cli::cli_warn(c("The ML three-step estimates are at a boundary: the likelihood of step 3 is flat along some of them (separation, where a covariate predicts the classes perfectly, or collinear covariates); those estimates are not meaningful and their standard errors and tests are not valid.",
+                      i = "Remove or merge the covariates that separate the classes, or use {.code method = \"bch\"}."),
+                    class = c("aspectr_warning_separation", "aspectr_warning"))
+    }
     rep <- model$report(ml$theta, Vt)
     est <- rep$est
     V <- rep$V

@@ -338,12 +338,13 @@ lca.default <- function(data, k, nrun = 10, max_iter = 1000, tol = 1e-8, seed = 
 }
 
 # A classed warning when the model has more free parameters than the data
-# can identify: poLCA's resid.df (glance()'s df) below zero
+# can identify: poLCA's resid.df (glance()'s df) below zero, counting the
+# observations themselves (with sampling weights, whatever their scale)
 warn_unidentified <- function(fit) {
-  df <- lca_resid_df(fit)
+  df <- lca_resid_df(fit, weighted = FALSE)
   if (fit$k > 1 && df < 0) {
     cli::cli_warn(c("{.fn lca}: the model has {fit$npar} free parameters, more than the data identify ({fit$npar + df}: the observations or the cells of the response table less 1, whichever is fewer); its estimates and standard errors are not unique.",
-                    i = "Fit fewer classes (see {.fn lca_rank})."),
+                    i = "Fit fewer classes (see {.fn lca_rank}), or merge the rare categories of variables with many."),
                   class = c("aspectr_warning_identification", "aspectr_warning"))
   }
   invisible(fit)
@@ -355,11 +356,13 @@ quiet_unidentified <- function(expr) {
   withCallingHandlers(expr, aspectr_warning_identification = function(w) invokeRestart("muffleWarning"))
 }
 
-# poLCA's resid.df: the observations (their total weight), or the cells of
-# the response table less 1 when fewer, minus the free parameters
-lca_resid_df <- function(fit) {
+# poLCA's resid.df: the observations (their total weight; `weighted =
+# FALSE`: their number), or the cells of the response table less 1 when
+# fewer, minus the free parameters
+lca_resid_df <- function(fit, weighted = TRUE) {
   cells <- prod(vapply(fit$probs, ncol, numeric(1)))
-  min(fit$sum_weights %||% fit$N, cells - 1) - fit$npar
+  n <- if (weighted) fit$sum_weights %||% fit$N else fit$N
+  min(n, cells - 1) - fit$npar
 }
 
 # lca() of prepared data (lca_prepare() or lca_shards_prepare())
@@ -538,6 +541,18 @@ first_start_block <- function(blocks, first, k) {
   blocks
 }
 
+# The variables' names: those given, and V and its position for a column
+# without one (made unique)
+lca_var_names <- function(vars, n) {
+  if (is.null(vars)) vars <- character(n)
+  unnamed <- is.na(vars) | !nzchar(vars)
+  if (any(unnamed)) {
+    named <- vars[!unnamed]
+    vars[unnamed] <- make.unique(c(named, paste0("V", which(unnamed))))[-seq_along(named)]
+  }
+  vars
+}
+
 # Data frame -> pattern-count tensor with missing modes (index -1) (with
 # `check = FALSE` also when a variable has fewer than 2 observed levels or
 # no observation is kept: a shard of the data, see lca_shards_prepare()). The
@@ -554,10 +569,8 @@ lca_prepare <- function(data, na.rm, call = rlang::caller_env(), check = TRUE) {
     abort_input("{.arg data} must have at least 2 variables, not {ncol(data)}.",
                 "type", arg = "data", call = call)
   }
-  vars <- names(data)
-  if (is.null(vars) || any(is.na(vars) | !nzchar(vars))) {
-    vars <- paste0("V", seq_len(ncol(data)))
-  } else if (anyDuplicated(vars)) {
+  vars <- lca_var_names(names(data), ncol(data))
+  if (anyDuplicated(vars)) {
     # (predict() and the methods match the variables by name)
     dup <- unique(vars[duplicated(vars)])
     abort_input("{.arg data} has more than one column named {.var {dup}}: each variable needs a name of its own.",
@@ -566,6 +579,17 @@ lca_prepare <- function(data, na.rm, call = rlang::caller_env(), check = TRUE) {
   cols <- unclass(data)
   names(cols) <- NULL
   attr(cols, "row.names") <- NULL
+  shaped <- vapply(cols, function(v) !is.null(dim(v)) || is.list(v), logical(1))
+  if (any(shaped)) {
+    # (a matrix or data frame column, or a list column: several values per row)
+    bad <- vars[shaped]
+    what <- class(cols[[which(shaped)[1]]])[1]
+    abort_input(paste0("{.arg data} must have one categorical variable per column; ",
+                       if (length(bad) == 1) "column {.var {bad}} holds" else "columns {.var {bad}} hold",
+                       " a matrix, data frame or list (the first: {.cls {what}}); split ",
+                       if (length(bad) == 1) "it" else "them", " into columns of their own."),
+                "type", arg = "data", call = call)
+  }
   direct <- vapply(cols, function(v) is.factor(v) || (is.numeric(v) && !is.object(v)), logical(1))
   for (j in which(direct)) {
     if (is.double(cols[[j]]) && any(is.infinite(cols[[j]]))) {

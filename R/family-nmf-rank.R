@@ -5,7 +5,7 @@
 #'   the remaining cells (masked cells are imputed by the current model and
 #'   the fit is repeated from a warm start, which never increases the loss on
 #'   the observed cells), and the relative error on the masked cells is
-#'   recorded. The rank with the smallest mean held-out error is suggested.
+#'   recorded.
 #' * `method = "mask"`: the same held-out cells, but every fit leaves them
 #'   out of its loss (`nmf(mask = )`, see "Missing values and weights" in
 #'   [nmf()]) instead of imputing and refitting, so one fit per rank and
@@ -15,6 +15,15 @@
 #'   The error is the relative error of the held-out cells' imputation,
 #'   \eqn{\sqrt{\sum (x - v)^2 / \sum x^2}} over them, and the training error
 #'   the fit's relative error on the cells it saw.
+#'
+#'   For both, a repetition holds out the same cells at every rank, so that
+#'   the ranks are compared on the same cells, and the suggested rank is, by
+#'   default, the smallest whose mean held-out error is within one standard
+#'   error of the smallest mean (`rule = "1se"`, the one-standard-error rule
+#'   of Hastie, Tibshirani and Friedman 2009, section 7.10): ranks above the
+#'   true one fit a little of the noise, and their held-out errors differ
+#'   from its error by less than the repetitions do, so the smallest mean
+#'   alone often lands above it. `rule = "min"` takes the smallest mean.
 #' * `method = "consensus"` (Brunet et al. 2004): `nrun` fits from random
 #'   starts per rank; each assigns every column to its largest coefficient;
 #'   the consensus matrix is the share of fits in which two columns share a
@@ -51,9 +60,13 @@
 #'   columns.
 #' @param k Ranks to compare.
 #' @param method `"cv"`, `"mask"` or `"consensus"`.
-#' @param nrun Repetitions per rank (held-out masks for `"cv"`, random starts
-#'   for `"consensus"`).
+#' @param nrun Repetitions (held-out cells for `"cv"` and `"mask"`, the same
+#'   at every rank; random starts per rank for `"consensus"`).
 #' @param holdout Fraction of cells held out (`"cv"`, `"mask"`).
+#' @param rule How `"cv"` and `"mask"` suggest a rank: `"1se"` (default) the
+#'   smallest rank within one standard error of the smallest mean held-out
+#'   error (with `nrun = 1` there is no standard error, and it is the
+#'   smallest error), `"min"` the smallest mean held-out error.
 #' @param loss,method_nmf Passed to [nmf()] as `loss` and `method`.
 #' @param max_iter,tol Passed to [nmf()].
 #' @param seed Seed for the masks and starts (`NULL`: R's RNG).
@@ -66,7 +79,11 @@
 #'   whose annotations are kept in `annotation`).
 #' @param ... Must be empty.
 #' @return An object of class `aspectr_nmf_rank`: a list with `table` (one row
-#'   per rank), `method`, `best` (the suggested rank), `details`, `nrun`
+#'   per rank; for `"cv"` and `"mask"` the mean held-out error `test_error`, its
+#'   standard deviation `test_sd` over the repetitions and the standard
+#'   error of the mean `test_se`, the training error and the quality
+#'   measures), `method`, `best` (the suggested rank), `rule` (`"cv"`,
+#'   `"mask"`), `details`, `nrun`
 #'   and `annotation` (the samples' annotations of a container, or
 #'   `NULL`); it has `print`, `plot` and `autoplot` methods. `details` holds
 #'   the per-run errors for `"cv"` and `"mask"`; for `"consensus"` a list of lists named
@@ -74,7 +91,10 @@
 #'   `hclust` (their average-linkage clusterings), `cluster` (the consensus
 #'   clusters) and `labels` (runs x columns: each run's cluster of every
 #'   column).
-#' @references Brunet, J.-P., Tamayo, P., Golub, T. R. and Mesirov, J. P.
+#' @references Hastie, T., Tibshirani, R. and Friedman, J. (2009). *The
+#'   Elements of Statistical Learning*, 2nd ed. Springer.
+#'
+#'   Brunet, J.-P., Tamayo, P., Golub, T. R. and Mesirov, J. P.
 #'   (2004). Metagenes and molecular pattern discovery using matrix
 #'   factorization. *PNAS* 101(12), 4164-4169.
 #'
@@ -93,7 +113,7 @@
 #' plot(r)
 #' @export
 nmf_rank <- function(x, k = 2:10, method = c("cv", "mask", "consensus"), nrun = NULL, holdout = 0.1,
-                     loss = "frobenius", method_nmf = NULL, max_iter = 500, tol = 1e-5,
+                     rule = c("1se", "min"), loss = "frobenius", method_nmf = NULL, max_iter = 500, tol = 1e-5,
                      seed = NULL, threads = NULL, n_top = 10, assay = NULL, ...) {
   check_dots_empty(...)
   check_required(x, "a non-negative matrix")
@@ -127,6 +147,7 @@ nmf_rank <- function(x, k = 2:10, method = c("cv", "mask", "consensus"), nrun = 
   if (is.null(nrun)) nrun <- if (method %in% c("cv", "mask")) 3L else 10L
   nrun <- check_whole(nrun, "nrun", max = max_runs)
   holdout <- check_number(holdout, "holdout", 0, 0.5, lower_open = TRUE)
+  rule <- match_option(rule, c("1se", "min"), "rule")
   seed <- check_seed(seed)
   threads <- resolve_threads(threads)
   n_top <- check_whole(n_top, "n_top", min = 2)
@@ -135,9 +156,13 @@ nmf_rank <- function(x, k = 2:10, method = c("cv", "mask", "consensus"), nrun = 
     abort_input("{.arg k} must be at least 2 for consensus clustering, not {k[1]}.", "argument", arg = "k")
   }
   grid <- expand.grid(run = seq_len(nrun), k = k)
-  seeds <- with_seed(seed, sample.int(.Machine$integer.max, nrow(grid)))
+  # (cross-validation: each repetition holds out the same cells at every rank)
+  seeds <- if (method == "consensus") list(fit = with_seed(seed, sample.int(.Machine$integer.max, nrow(grid)))) else
+    cv_seeds(seed, nrun, nrow(grid))
   X <- nd$dense
-  tasks <- lapply(seq_len(nrow(grid)), function(t) list(k = grid$k[t], run = grid$run[t], seed = seeds[t]))
+  tasks <- lapply(seq_len(nrow(grid)), function(t) {
+    list(k = grid$k[t], run = grid$run[t], seed = seeds$fit[t], held = seeds$held[grid$run[t]])
+  })
   fit_args <- list(loss = loss, max_iter = max_iter, tol = tol, threads = threads)
   if (!is.null(method_nmf)) fit_args$method <- method_nmf
   # the data as topic_quality() reads it: columns as terms, rows as documents
@@ -152,12 +177,8 @@ nmf_rank <- function(x, k = 2:10, method = c("cv", "mask", "consensus"), nrun = 
       map_runs(tasks, function(tk) cv_mask_one(xin, tk, holdout, fit_args, quality, na_cells))
     }
     details <- do.call(rbind, lapply(res, as.data.frame))
-    tab <- do.call(rbind, lapply(split(details, details$k), function(d) {
-      data.frame(k = d$k[1], test_error = mean(d$test_error), test_sd = stats::sd(d$test_error),
-                 train_error = mean(d$train_error), umass = mean(d$umass), npmi = mean(d$npmi),
-                 exclusivity = mean(d$exclusivity), frex = mean(d$frex))
-    }))
-    best <- tab$k[which.min(tab$test_error)]
+    tab <- cv_rank_table(details, c("umass", "npmi", "exclusivity", "frex"))
+    best <- cv_rank_best(tab, rule)
   } else {
     n <- nd$dims[2]
     # (refused before any fit is run)
@@ -206,13 +227,16 @@ nmf_rank <- function(x, k = 2:10, method = c("cv", "mask", "consensus"), nrun = 
   }
   rownames(tab) <- NULL
   structure(list(table = tab, method = method, best = best, details = details, nrun = nrun,
-                 annotation = container$annotation),
+                 rule = if (method == "consensus") NULL else rule, annotation = container$annotation),
             class = "aspectr_nmf_rank")
 }
 
 # A legend in one row under the title, clear of the curves.
-rank_legend <- function(labels, lty, pch) {
-  graphics::legend("bottom", labels, lty = lty, pch = pch, horiz = TRUE, bty = "n", cex = 0.75,
+rank_legend <- function(labels, lty, pch, col = graphics::par("fg")) {
+  # (each entry as wide as its label: one width for all, the widest, ran
+  # long labels into the next entry)
+  graphics::legend("bottom", labels, lty = lty, pch = pch, col = col, horiz = TRUE, bty = "n", cex = 0.75,
+                   text.width = graphics::strwidth(paste0(labels, "    "), cex = 0.75),
                    inset = c(0, 1), xpd = NA, seg.len = 1.5)
 }
 
@@ -230,7 +254,7 @@ nmf_corpus <- function(nd) {
 # One cross-validation fit: mask, fit with imputation, score the masked cells.
 cv_one <- function(X, tk, holdout, fit_args, quality) {
   cells <- length(X)
-  mask <- with_seed(tk$seed, sample.int(cells, max(1L, round(holdout * cells))))
+  mask <- with_seed(tk$held, sample.int(cells, max(1L, round(holdout * cells))))
   Xc <- X
   Xc[mask] <- mean(X[-mask])
   fit <- NULL
@@ -238,7 +262,7 @@ cv_one <- function(X, tk, holdout, fit_args, quality) {
     args <- c(list(Xc, tk$k), fit_args)
     args$init <- if (is.null(fit)) "nndsvda" else list(W = fit$W, H = fit$H)
     if (is.null(fit)) args$seed <- tk$seed
-    fit <- do.call(nmf, args)
+    fit <- quiet_noncount(do.call(nmf, args))
     V <- fit$W %*% fit$H
     change <- sqrt(sum((Xc[mask] - V[mask])^2)) / max(sqrt(sum(V[mask]^2)), 1e-300)
     Xc[mask] <- V[mask]
@@ -251,13 +275,20 @@ cv_one <- function(X, tk, holdout, fit_args, quality) {
     as.list(quality(fit)))
 }
 
+# expr without the warning that a KL fit's data are not counts (the
+# imputed cells of cross-validation never are, and rank selection reports
+# no likelihood)
+quiet_noncount <- function(expr) {
+  withCallingHandlers(expr, aspectr_warning_noncount = function(w) invokeRestart("muffleWarning"))
+}
+
 # One (rank, repetition) of method = "mask": the held-out cells left out of
 # the fit by a mask (stratified over non-zeros and zeros for sparse x)
 cv_mask_one <- function(x, tk, holdout, fit_args, quality, na_cells = NULL) {
-  ij <- with_seed(tk$seed, held_cells(x, holdout, na_cells))
+  ij <- with_seed(tk$held, held_cells(x, holdout, na_cells))
   left <- rbind(ij, na_cells)
   M <- Matrix::sparseMatrix(i = left[, 1], j = left[, 2], dims = dim(x))
-  fit <- do.call(nmf, c(list(x, tk$k, mask = M, init = "nndsvda", seed = tk$seed), fit_args))
+  fit <- quiet_noncount(do.call(nmf, c(list(x, tk$k, mask = M, init = "nndsvda", seed = tk$seed), fit_args)))
   xv <- as.numeric(x[ij])
   v <- rowSums(fit$W[ij[, 1], , drop = FALSE] * t(fit$H)[ij[, 2], , drop = FALSE])
   c(list(k = tk$k, run = tk$run,
@@ -269,11 +300,13 @@ cv_mask_one <- function(x, tk, holdout, fit_args, quality, na_cells = NULL) {
 #' @export
 print.aspectr_nmf_rank <- function(x, ...) {
   check_dots_empty(...)
-  cat(sprintf("%s rank selection by %s (%d run%s per rank); suggested rank: %d\n\n",
+  cat(sprintf("%s rank selection by %s (%d run%s per rank); suggested rank: %d%s\n\n",
               if (identical(x$family, "ntf")) "CP (ntf)" else "NMF",
               switch(x$method, cv = "cross-validation on held-out cells",
                      mask = "cross-validation on masked cells", "consensus clustering"),
-              x$nrun, if (x$nrun == 1) "" else "s", x$best))
+              x$nrun, if (x$nrun == 1) "" else "s", x$best,
+              switch(x$rule %||% "", "1se" = if (x$nrun > 1) " (one-standard-error rule)" else "",
+                     min = " (smallest held-out error)", "")))
   tab <- x$table
   num <- vapply(tab, is.double, logical(1))
   tab[num] <- lapply(tab[num], signif, 4)
@@ -285,7 +318,8 @@ print.aspectr_nmf_rank <- function(x, ...) {
 #' Plot a rank selection
 #'
 #' `type = "stability"` (default): for cross-validation, held-out and
-#' training error by rank; for consensus, the score the rank is chosen by
+#' training error by rank (bars: one standard error of the mean held-out
+#' error; dashed: the one-standard-error rule's threshold); for consensus, the score the rank is chosen by
 #' (cophenetic correlation times dispersion) with its two factors. The
 #' suggested rank is circled and marked by a dotted line.
 #' `type = "consensus"` (consensus selections): the consensus map of rank
@@ -320,13 +354,27 @@ plot.aspectr_nmf_rank <- function(x, type = c("stability", "consensus"), k = NUL
   }
   tab <- x$table
   if (x$method %in% c("cv", "mask")) {
-    yl <- range(c(tab$test_error - tab$test_sd, tab$test_error + tab$test_sd, tab$train_error), na.rm = TRUE)
+    # (bars: one standard error of the mean held-out error; results made
+    # before test_se was reported have the standard deviation)
+    se <- tab$test_se %||% tab$test_sd
+    yl <- range(c(tab$test_error - se, tab$test_error + se, tab$train_error), na.rm = TRUE)
     graphics::plot(tab$k, tab$test_error, type = "b", pch = 19, ylim = yl, xlab = "rank k",
                    ylab = "relative error", main = "Held-out error by rank", xaxt = "n", ...)
-    graphics::arrows(tab$k, tab$test_error - tab$test_sd, tab$k, tab$test_error + tab$test_sd,
-                     angle = 90, code = 3, length = 0.03)
+    bars <- is.finite(se) & se > 0
+    if (any(bars)) {
+      graphics::arrows(tab$k[bars], (tab$test_error - se)[bars], tab$k[bars], (tab$test_error + se)[bars],
+                       angle = 90, code = 3, length = 0.03)
+    }
     graphics::lines(tab$k, tab$train_error, type = "b", lty = 2, pch = 1)
-    rank_legend(c("held out", "training", "suggested rank"), lty = c(1, 2, 3), pch = c(19, 1, NA))
+    i <- which.min(tab$test_error)
+    if (identical(x$rule, "1se") && is.finite(se[i])) {
+      # the one-standard-error rule's threshold
+      graphics::abline(h = tab$test_error[i] + se[i], lty = 5, col = "grey50")
+      rank_legend(c("held out", "training", "smallest + 1 SE", "suggested rank"), lty = c(1, 2, 5, 3),
+                  pch = c(19, 1, NA, NA), col = c(rep(graphics::par("fg"), 2), "grey50", graphics::par("fg")))
+    } else {
+      rank_legend(c("held out", "training", "suggested rank"), lty = c(1, 2, 3), pch = c(19, 1, NA))
+    }
     y_best <- tab$test_error[tab$k == x$best]
   } else {
     # the score the rank is chosen by, and its two factors

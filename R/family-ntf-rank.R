@@ -3,8 +3,14 @@
 #' For each rank in `k` and each of `nrun` repetitions, a random fraction
 #' `holdout` of the cells of `x` is left out of the fit ([ntf()] with
 #' `mask =`, see "Missing values and weights" there) and the error of the
-#' fitted model on those cells is measured: the rank whose held-out error is
-#' smallest is suggested. This is the tensor counterpart of
+#' fitted model on those cells is measured. A repetition holds out the same
+#' cells at every rank, so that the ranks are compared on the same cells.
+#' The suggested rank is, by default, the smallest whose mean held-out
+#' error is within one standard error of the smallest mean (`rule =
+#' "1se"`, the one-standard-error rule of Hastie, Tibshirani and Friedman
+#' 2009, section 7.10); ranks above the true one fit a little of the noise
+#' and their held-out errors differ from it by less than the repetitions
+#' do. `rule = "min"` takes the smallest mean. This is the tensor counterpart of
 #' [nmf_rank()]`(method = "mask")` (Owen and Perry 2009 for held-out cells
 #' in matrix factorization). For sparse data the held-out cells are drawn
 #' apart from the non-zero cells and from the zeros (the same fraction of
@@ -17,8 +23,12 @@
 #' @param k Candidate ranks.
 #' @param holdout Fraction of the cells held out in each repetition, in
 #'   (0, 0.5].
-#' @param nrun Repetitions per rank (each with its own held-out cells and
-#'   start).
+#' @param nrun Repetitions (each with its own held-out cells, the same at
+#'   every rank, and a start per rank).
+#' @param rule How the rank is suggested: `"1se"` (default) the smallest
+#'   rank within one standard error of the smallest mean held-out error
+#'   (with one repetition there is no standard error, and it is the
+#'   smallest error), `"min"` the smallest mean held-out error.
 #' @param loss,method The loss and method of the fits (see [ntf()]).
 #' @param max_iter,tol Iteration limit and tolerance of each fit.
 #' @param seed Seed of the held-out cells and of the starts (`NULL`: R's
@@ -29,10 +39,14 @@
 #'   `autoplot()`ed, with ggplot2, as [nmf_rank()]'s): `table` with, per rank, the mean
 #'   held-out relative error `test_error` (the root of the sum of squared
 #'   errors over the held-out cells divided by the root of their sum of
-#'   squares), its standard deviation over the repetitions `test_sd`, and the
-#'   same error over the cells of the fit `train_error`; `best`, the rank
-#'   with the smallest held-out error; `details`, one row per fit.
-#' @references Owen, A. B. and Perry, P. O. (2009). Bi-cross-validation of
+#'   squares), its standard deviation over the repetitions `test_sd`, the
+#'   standard error of the mean `test_se`, and the same error over the cells
+#'   of the fit `train_error`; `best`, the suggested rank; `rule`;
+#'   `details`, one row per fit.
+#' @references Hastie, T., Tibshirani, R. and Friedman, J. (2009). *The
+#'   Elements of Statistical Learning*, 2nd ed. Springer.
+#'
+#'   Owen, A. B. and Perry, P. O. (2009). Bi-cross-validation of
 #'   the SVD and the nonnegative matrix factorization. *The Annals of
 #'   Applied Statistics* 3(2), 564-594.
 #' @seealso [ntf()], [nmf_rank()].
@@ -45,7 +59,7 @@
 #' sel <- ntf_rank(pmax(X, 0), k = 1:5, nrun = 2, seed = 1, max_iter = 200, tol = 1e-4)
 #' sel
 #' @export
-ntf_rank <- function(x, k = 1:6, holdout = 0.1, nrun = 3, loss = c("frobenius", "kl"), method = NULL,
+ntf_rank <- function(x, k = 1:6, holdout = 0.1, nrun = 3, rule = c("1se", "min"), loss = c("frobenius", "kl"), method = NULL,
                      max_iter = 500, tol = 1e-5, seed = NULL, threads = NULL, ...) {
   check_dots_empty(...)
   check_required(x, "a non-negative array")
@@ -53,6 +67,7 @@ ntf_rank <- function(x, k = 1:6, holdout = 0.1, nrun = 3, loss = c("frobenius", 
     abort_input("{.arg x} must be data in memory for {.fn ntf_rank}, not {.fn shards}.", "type", arg = "x")
   }
   loss <- match_option(loss, c("frobenius", "kl"), "loss")
+  rule <- match_option(rule, c("1se", "min"), "rule")
   # NA cells of an array: left out of every fit (ntf() leaves them out)
   na <- NULL
   x0 <- x
@@ -83,11 +98,12 @@ ntf_rank <- function(x, k = 1:6, holdout = 0.1, nrun = 3, loss = c("frobenius", 
   cells <- prod(dims)
   dense <- is.array(x) && !inherits(x, "aspectr_tensor")
   grid <- expand.grid(run = seq_len(nrun), k = k)
-  seeds <- with_seed(seed, sample.int(.Machine$integer.max, nrow(grid)))
+  # (each repetition holds out the same cells at every rank)
+  seeds <- cv_seeds(seed, nrun, nrow(grid))
   res <- lapply(seq_len(nrow(grid)), function(t) {
-    held <- with_seed(seeds[t], ntf_held_cells(nz, na_lin, cells, holdout, dense))
+    held <- with_seed(seeds$held[grid$run[t]], ntf_held_cells(nz, na_lin, cells, holdout, dense))
     left <- arrayInd(c(held, na_lin), dims)
-    fit <- ntf(x, grid$k[t], loss = loss, method = method, mask = left, seed = seeds[t], max_iter = max_iter,
+    fit <- ntf(x, grid$k[t], loss = loss, method = method, mask = left, seed = seeds$fit[t], max_iter = max_iter,
                tol = tol, threads = threads)
     hi <- arrayInd(held, dims)
     xv <- ntf_data_at(d, nz, held)
@@ -104,13 +120,10 @@ ntf_rank <- function(x, k = 1:6, holdout = 0.1, nrun = 3, loss = c("frobenius", 
          train_error = sqrt(sq / max(sum(xt^2), 1e-300)))
   })
   details <- do.call(rbind, lapply(res, as.data.frame))
-  tab <- do.call(rbind, lapply(split(details, details$k), function(r) {
-    data.frame(k = r$k[1], test_error = mean(r$test_error), test_sd = stats::sd(r$test_error),
-               train_error = mean(r$train_error))
-  }))
+  tab <- cv_rank_table(details)
   rownames(tab) <- NULL
-  structure(list(table = tab, method = "mask", best = tab$k[which.min(tab$test_error)], details = details,
-                 nrun = nrun, family = "ntf"),
+  structure(list(table = tab, method = "mask", best = cv_rank_best(tab, rule), details = details,
+                 nrun = nrun, rule = rule, family = "ntf"),
             class = "aspectr_nmf_rank")
 }
 

@@ -234,7 +234,9 @@ terms.aspectr_plsa <- function(x, n = 10, mode = length(x$dims), lambda = 1, ...
 #'   of indices with one column per mode (1-based, or names; `NA` leaves a
 #'   mode out) or a sparse tensor. When both `newdata` and the fit
 #'   have term names, columns are matched by name (terms unknown to the fit
-#'   are ignored); otherwise `newdata` must have one column per fitted term.
+#'   are ignored, and none of them known is an error); otherwise `newdata`
+#'   must have one column per fitted term. Every cell of a document is
+#'   needed: `newdata` with missing (`NA`) cells is refused.
 #'   Missing `newdata` returns [topics()] of the training documents.
 #' @param type `"topics"` for the matrix of \eqn{P(z \mid d)} (rows sum to 1)
 #'   or `"class"` for the index of the most probable topic.

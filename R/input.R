@@ -144,7 +144,9 @@ as_aspect_data.array <- function(x, arg = "x", call = rlang::caller_env(), tenso
     return(tensor_to_data(x, arg, call))
   }
   if (length(dim(x)) < 2) {
-    abort_input("{.arg {arg}} must be {matrix_like_classes}, not {describe(x)}.", "type", arg = arg, call = call)
+    # (a fitter of tensors takes arrays of any order from 2 on)
+    what <- if (tensors) "a matrix or an array of 2 or more modes" else matrix_like_classes
+    abort_input("{.arg {arg}} must be {what}, not {describe(x)}.", "type", arg = arg, call = call)
   }
   if (!(is.numeric(x) || is.logical(x))) {
     abort_input("{.arg {arg}} must hold numbers, not {typeof(x)} values.", "type", arg = arg, call = call)

@@ -224,6 +224,40 @@ check_rank_controls <- function(holdout, nrun, max_iter, tol, seed, threads, cal
        threads = resolve_threads(threads, call = call))
 }
 
+# The seeds of held-out cross-validation (nmf_rank(), ntf_rank()): one per
+# repetition for the held-out cells, the same at every rank, so that the
+# ranks are compared on the same cells (paired), and one per fit
+cv_seeds <- function(seed, nrun, nfit) {
+  s <- with_seed(seed, sample.int(.Machine$integer.max, nrun + nfit))
+  list(held = s[seq_len(nrun)], fit = s[nrun + seq_len(nfit)])
+}
+
+# The table of a held-out cross-validation by rank (details: one row per
+# fit, with k, test_error, train_error and any other numeric columns,
+# averaged): test_sd is the errors' standard deviation over the
+# repetitions and test_se that of their mean
+cv_rank_table <- function(details, extra = character(0)) {
+  do.call(rbind, lapply(split(details, details$k), function(d) {
+    n <- nrow(d)
+    sdv <- if (n > 1) stats::sd(d$test_error) else NA_real_
+    out <- data.frame(k = d$k[1], test_error = mean(d$test_error), test_sd = sdv, test_se = sdv / sqrt(n),
+                      train_error = mean(d$train_error))
+    for (e in extra) out[[e]] <- mean(d[[e]])
+    out
+  }))
+}
+
+# The suggested rank of a cross-validation table: the smallest mean
+# held-out error ("min"), or the smallest rank whose mean is within one
+# standard error of that smallest mean ("1se": Hastie, Tibshirani and
+# Friedman 2009, section 7.10; the standard error of the best rank's mean,
+# none with one repetition)
+cv_rank_best <- function(tab, rule) {
+  i <- which.min(tab$test_error)
+  if (rule == "min" || !is.finite(tab$test_se[i])) return(tab$k[i])
+  min(tab$k[tab$test_error <= tab$test_error[i] + tab$test_se[i]])
+}
+
 check_k_distinct <- function(k, call = rlang::caller_env()) {
   dup <- unique(k[duplicated(k)])
   if (length(dup)) {
@@ -302,6 +336,9 @@ print.aspectr_rank <- function(x, ...) {
 #' @param x An `aspectr_plsa_rank` or `aspectr_lca_rank` result.
 #' @param ... Passed to [graphics::plot()].
 #' @return `x`, invisibly.
+#' @examples
+#' r <- plsa_rank(sotu_dtm, k = c(2, 4, 6), max_iter = 50, tol = 1e-4, seed = 1)
+#' plot(r)
 #' @export
 plot.aspectr_rank <- function(x, ...) {
   tab <- x$table

@@ -1,4 +1,5 @@
-# data-raw/sotu.R -- builds data/sotu.rda (objects `sotu_dtm`, `sotu_meta`)
+# data-raw/sotu.R -- builds data/sotu_dtm.rda and data/sotu_meta.rda (one
+# object each, so that data(sotu_dtm) and data(sotu_meta) find them)
 #
 # Source:  US presidential State of the Union addresses, 1790-2020, as
 #          distributed in the CRAN package 'sotu' (v1.0.4; objects `sotu_text`
@@ -129,8 +130,8 @@ rownames(sotu_meta) <- NULL
 stopifnot(identical(sotu_meta$doc_id, rownames(sotu_dtm)))
 
 if (!dir.exists("data")) dir.create("data")
-save(sotu_dtm, sotu_meta, file = file.path("data", "sotu.rda"),
-     compress = "xz")
+save(sotu_dtm, file = file.path("data", "sotu_dtm.rda"), compress = "xz")
+save(sotu_meta, file = file.path("data", "sotu_meta.rda"), compress = "xz")
 
 message(sprintf("sotu_dtm: %d documents x %d terms, %d non-zeros, %g tokens",
                 nrow(sotu_dtm), ncol(sotu_dtm), length(sotu_dtm@x),

@@ -510,10 +510,11 @@ prop_check <- function(case) {
   # likelihood of non-count data means nothing
   warns <- warns[!grepl("[aspectr_warning_noncount]", warns, fixed = TRUE)]
   # lca(): the warning that the data cannot identify the model is due
-  # exactly when poLCA's resid.df is below zero (and there are classes)
+  # exactly when poLCA's resid.df, counting the observations, is below
+  # zero (and there are classes)
   if (fun == "lca") {
     ident <- grepl("[aspectr_warning_identification]", warns, fixed = TRUE)
-    due <- r$fit$k > 1 && lca_resid_df(r$fit) < 0
+    due <- r$fit$k > 1 && lca_resid_df(r$fit, weighted = FALSE) < 0
     if (due && !any(ident)) fail("warned", "more free parameters than the data identify, without an aspectr_warning_identification")
     if (!due && any(ident)) fail("no_warning", "an aspectr_warning_identification for a model the data identify")
     warns <- warns[!ident]

@@ -63,3 +63,9 @@ test_that("lca_rank() has SABIC, CAIC and, on request, the bootstrap p-values", 
                    tab$k[which.min(tab$CAIC)])
   expect_null(lca_rank(two, k = 1:2, nrun = 2, seed = 1)$table$blrt_p)
 })
+
+test_that("lca_blrt() names the k it was given when the data take fewer classes", {
+  set.seed(1)
+  d <- as.data.frame(lapply(1:4, function(j) sample(c("yes", "no"), 100, TRUE)))
+  expect_error(lca_blrt(d, 20, B = 2), class = "aspectr_error_input", regexp = "not 20")
+})

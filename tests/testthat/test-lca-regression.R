@@ -147,3 +147,41 @@ test_that("pattern-level standard errors equal the observation-level sum", {
   expect_equal(obs$P, fit$se$P, tolerance = 1e-10)
   expect_equal(obs$probs, fit$se$probs, tolerance = 1e-10)
 })
+
+test_that("separation: coefficients the data do not determine get NA standard errors and a warning", {
+  set.seed(5)
+  n <- 400
+  cls <- sample(1:2, n, TRUE)
+  d <- as.data.frame(lapply(1:4, function(j) ifelse(runif(n) < c(0.2, 0.8)[cls], "yes", "no")))
+  names(d) <- paste0("y", 1:4)
+  # s = 1 exactly when y1 and y2 are "yes": it predicts the classes perfectly
+  d$s <- as.integer(d$y1 == "yes" & d$y2 == "yes")
+  expect_warning(r <- lca(cbind(y1, y2, y3, y4) ~ s, d, k = 2, seed = 1), class = "aspectr_warning_separation")
+  expect_true(all(is.na(r$se$coeff)))
+  expect_true(all(is.na(vcov(r)[1:2, 1:2])))
+  # (the generalized inverse gave them about 1e-12)
+  expect_true(all(is.finite(unlist(r$se$probs))))
+  # a covariate that does not separate: no warning, finite standard errors
+  d$x <- rnorm(n) + cls
+  expect_no_warning(r2 <- lca(cbind(y1, y2, y3, y4) ~ x, d, k = 2, seed = 1))
+  expect_true(all(is.finite(r2$se$coeff) & r2$se$coeff > 0))
+})
+
+test_that("anova() refuses regressions that are not nested", {
+  set.seed(3)
+  n <- 300
+  x <- rnorm(n)
+  cls <- ifelse(runif(n) < plogis(0.5 + 1.2 * x), 1, 2)
+  d <- as.data.frame(lapply(1:4, function(j) ifelse(runif(n) < c(0.2, 0.8)[cls], "yes", "no")))
+  names(d) <- paste0("y", 1:4)
+  d$x <- x
+  d$f <- sample(c("u", "v"), n, TRUE)
+  a <- lca(cbind(y1, y2, y3, y4) ~ f, d, k = 2, seed = 1)
+  b <- lca(cbind(y1, y2, y3, y4) ~ x, d, k = 2, seed = 1)
+  expect_error(anova(a, b), class = "aspectr_error_input_argument", regexp = "nested")
+  # nested: the plain model within the regression
+  p <- lca(d[, 1:4], k = 2, seed = 1)
+  tab <- anova(p, b)
+  expect_equal(tab$LR[2], 2 * (b$llik - p$llik))
+  expect_equal(tab$Df[2], 1L)
+})

@@ -236,3 +236,16 @@ test_that("estimates and standard errors do not change when every weight is mult
     expect_equal(fr$se$coeff, reg$coeff, tolerance = 1e-8)
   }
 })
+
+test_that("identification counts the observations, whatever the weights' scale", {
+  set.seed(1)
+  n <- 300
+  cls <- sample(1:2, n, TRUE)
+  d <- as.data.frame(lapply(1:4, function(j) ifelse(runif(n) < c(0.2, 0.8)[cls], "yes", "no")))
+  w <- runif(n, 0.5, 2)
+  expect_no_warning(a <- lca(d, 2, seed = 1, weights = w / sum(w)))
+  b <- lca(d, 2, seed = 1, weights = w * n / sum(w))
+  expect_equal(a$probs, b$probs, tolerance = 1e-8)
+  # the degrees of freedom of the goodness of fit follow the weighted counts (documented)
+  expect_identical(glance(b)$df, 15 - 9)
+})

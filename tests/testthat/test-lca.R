@@ -379,3 +379,15 @@ test_that("predict() of no observations gives none of each type, without R's war
   expect_no_warning(fr <- predict(fit, newdata = d[0, ], type = "frequency"))
   expect_length(fr, 0)
 })
+
+test_that("lca() names an unnamed column alone, and refuses matrix columns by name", {
+  set.seed(2)
+  d <- as.data.frame(lapply(1:4, function(j) sample(c("yes", "no"), 100, TRUE)))
+  names(d) <- c("item1", "", "item3", "V2")
+  f <- lca(d, 2, seed = 1)
+  expect_identical(names(f$probs), c("item1", "V2.1", "item3", "V2"))
+  dm <- d
+  names(dm) <- paste0("item", 1:4)
+  dm$m <- matrix(0:1, nrow(dm), 2)
+  expect_error(lca(dm, 2), class = "aspectr_error_input_type", regexp = "`m`")
+})

@@ -358,3 +358,45 @@ test_that("weighted fits are the same for any thread count and seed-reproducible
     expect_identical(a$objective, b$objective, label = paste(cb, collapse = " "))
   }
 })
+
+test_that("nmf_rank() holds out the same cells at every rank and suggests by the one-standard-error rule", {
+  # known answers of the rule on a table
+  tab <- data.frame(k = 2:5, test_error = c(0.30, 0.101, 0.100, 0.102), test_se = c(0.01, 0.002, 0.002, 0.003))
+  expect_identical(aspectr:::cv_rank_best(tab, "1se"), 3L)
+  expect_identical(aspectr:::cv_rank_best(tab, "min"), 4L)
+  tab$test_se <- NA_real_  # one repetition: no standard error, the smallest error
+  expect_identical(aspectr:::cv_rank_best(tab, "1se"), 4L)
+  # a planted rank 4 whose smallest mean held-out error fell at 5 to 7 when
+  # each fit drew its own cells
+  set.seed(1)
+  X <- matrix(rgamma(300 * 4, 1), 300) %*% matrix(rgamma(4 * 120, 1), 4) + matrix(runif(300 * 120, 0, 0.1), 300)
+  r <- suppressMessages(nmf_rank(X, k = 2:6, method = "mask", nrun = 3, seed = 1, threads = 1))
+  expect_identical(r$best, 4L)
+  expect_identical(r$rule, "1se")
+  expect_equal(r$table$test_se, r$table$test_sd / sqrt(3))
+  expect_output(print(r), "one-standard-error rule")
+  rm <- suppressMessages(nmf_rank(X, k = 2:6, method = "mask", nrun = 3, seed = 1, threads = 1, rule = "min"))
+  expect_identical(rm$best, rm$table$k[which.min(rm$table$test_error)])
+  expect_identical(rm$details, r$details)
+  # every fit's held-out error, recomputed with repetition r's cells (the
+  # same at every rank) and the fit's own start
+  s <- aspectr:::cv_seeds(1L, 3, nrow(r$details))
+  for (t in c(1, 5, 8, 13)) {
+    d <- r$details[t, ]
+    ij <- aspectr:::with_seed(s$held[d$run], aspectr:::held_cells(X, 0.1, NULL))
+    M <- Matrix::sparseMatrix(i = ij[, 1], j = ij[, 2], dims = dim(X))
+    f <- suppressMessages(nmf(X, d$k, mask = M, init = "nndsvda", seed = s$fit[t], loss = "frobenius",
+                              max_iter = 500, tol = 1e-5, threads = 1))
+    v <- rowSums(f$W[ij[, 1], , drop = FALSE] * t(f$H)[ij[, 2], , drop = FALSE])
+    expect_equal(d$test_error, sqrt(sum((X[ij] - v)^2) / sum(X[ij]^2)), tolerance = 1e-12)
+  }
+  expect_error(nmf_rank(X, k = 2:3, rule = "max"), class = "aspectr_error_input_argument", regexp = "rule")
+})
+
+test_that("nmf_rank() under KL does not warn that its imputed cells are not counts", {
+  set.seed(4)
+  C <- matrix(rpois(40 * 30, 3), 40)
+  expect_no_warning(r <- suppressMessages(nmf_rank(C, k = 2:3, method = "cv", loss = "kl", nrun = 1, seed = 1,
+                                                   max_iter = 50, threads = 1)))
+  expect_true(all(is.finite(r$table$test_error)))
+})

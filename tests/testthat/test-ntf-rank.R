@@ -28,6 +28,12 @@ test_that("ntf_rank() finds the planted rank of dense and sparse tensors", {
   expect_true(all(diff(sel$table$train_error) <= 1e-3))
   expect_identical(nrow(sel$details), 10L)
   expect_output(print(sel), "CP \\(ntf\\) rank selection by cross-validation on masked cells")
+  # the one-standard-error rule by default; "min": the smallest mean
+  expect_identical(sel$rule, "1se")
+  expect_equal(sel$table$test_se, sel$table$test_sd / sqrt(2))
+  mn <- ntf_rank(X, k = 1:5, nrun = 2, seed = 1, max_iter = 300, rule = "min")
+  expect_identical(mn$best, mn$table$k[which.min(mn$table$test_error)])
+  expect_identical(mn$details, sel$details)
   # sparse (three quarters zeros, from factors with zeros), held out apart
   # from the non-zeros
   set.seed(3)

@@ -66,9 +66,17 @@ membership_heatmap <- function(m, cluster, title) {
     ggplot2::theme(axis.text.y = if (nrow(m) > 60) ggplot2::element_blank() else ggplot2::element_text(size = 7))
 }
 
-rank_plot <- function(d, best, ylab, title) {
-  ggplot2::ggplot(d, ggplot2::aes(x = .data$k, y = .data$value, linetype = .data$curve, shape = .data$curve)) +
-    ggplot2::geom_line() + ggplot2::geom_point(size = 2) +
+# (`bars`: a data frame k, lo, hi of error bars; `hline`: a threshold
+# drawn dashed)
+rank_plot <- function(d, best, ylab, title, bars = NULL, hline = NULL) {
+  p <- ggplot2::ggplot(d, ggplot2::aes(x = .data$k, y = .data$value, linetype = .data$curve, shape = .data$curve)) +
+    ggplot2::geom_line() + ggplot2::geom_point(size = 2)
+  if (!is.null(bars) && nrow(bars)) {
+    p <- p + ggplot2::geom_errorbar(data = bars, ggplot2::aes(x = .data$k, ymin = .data$lo, ymax = .data$hi),
+                                    inherit.aes = FALSE, width = 0.15)
+  }
+  if (!is.null(hline)) p <- p + ggplot2::geom_hline(yintercept = hline, linetype = "longdash", colour = "grey50")
+  p +
     ggplot2::geom_vline(xintercept = best, linetype = "dotted") +
     ggplot2::scale_x_continuous(breaks = unique(d$k)) +
     ggplot2::labs(x = "k", y = ylab, linetype = NULL, shape = NULL,

@@ -294,8 +294,9 @@ anova.aspectr_lca <- function(object, ...) {
   covariates <- function(f) if (is.null(f$coeff)) "(Intercept)" else rownames(f$coeff)
   for (i in seq_along(fits)[-1]) {
     a <- fits[[i - 1]]; b <- fits[[i]]
-    if (a$k == b$k && !all(covariates(a) %in% covariates(b))) {
-      abort_input(c("The fits given to {.fn anova} must be nested: the covariates {.var {setdiff(covariates(a), covariates(b))}} of the model with {a$npar} parameters are not among those of the model with {b$npar} ({.var {covariates(b)}}).",
+    if (!all(covariates(a) %in% covariates(b))) {
+      lack <- setdiff(covariates(a), covariates(b))
+      abort_input(c("The fits given to {.fn anova} must be nested: one has the covariates {.var {covariates(a)}} ({a$k} classes, {a$npar} parameters), the other {.var {covariates(b)}} ({b$k} classes, {b$npar} parameters), without {.var {lack}}.",
                     i = "Compare models that are not nested by their information criteria ({.fn AIC}, {.fn BIC})."),
                   "argument", arg = "...")
     }

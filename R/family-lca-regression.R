@@ -177,7 +177,9 @@ lcr_unscale <- function(fit, X, m) {
       fit$se$vcov_all <- fit$se$vcov_all * outer(sa, sa)
     }
   }
-  bad <- !is.finite(fit$coeff) | (if (has_se) !is.finite(fit$se$coeff) else FALSE)
+  # (an NA standard error is a coefficient the data do not determine,
+  # warn_undetermined(): not an overflow)
+  bad <- !is.finite(fit$coeff) | (if (has_se) is.infinite(fit$se$coeff) | is.nan(fit$se$coeff) else FALSE)
   if (any(bad)) {
     cli::cli_warn("{.fn lca}: {sum(bad)} coefficient{?s} or standard error{?s} overflow{?s/} in the units of the covariates; rescale the covariates.",
                   class = c("aspectr_warning_numeric", "aspectr_warning"))
@@ -251,6 +253,21 @@ warn_undetermined <- function(names, what = "{.fn lca}") {
                            "their estimates are not meaningful and their standard errors are NA."),
                   i = "Remove or merge the covariates that separate the classes."),
                 class = c("aspectr_warning_separation", "aspectr_warning"))
+}
+
+# The covariance T V T' of linear maps T of parameters of covariance V,
+# where V's NA rows and columns (parameters the data do not determine,
+# info_undetermined()) make NA the results that involve them, and only
+# those (in a product 0 * NA is NA)
+linear_cov <- function(Tm, V) {
+  lost <- which(is.na(diag(V)))
+  if (!length(lost)) return(Tm %*% V %*% t(Tm))
+  V[is.na(V)] <- 0
+  out <- Tm %*% V %*% t(Tm)
+  hit <- which(rowSums(Tm[, lost, drop = FALSE] != 0) > 0)
+  out[hit, ] <- NA_real_
+  out[, hit] <- NA_real_
+  out
 }
 
 # The aspectr_lca object of a latent class regression.
@@ -524,7 +541,7 @@ lca_reorder <- function(fit, order = base::order(fit$P, decreasing = TRUE)) {
     V <- fit$se$vcov_all
     R <- if (is.null(fit$coeff)) 1L else nrow(fit$coeff)
     Tm <- lca_reorder_map(fit, order, R)
-    V <- Tm %*% V %*% t(Tm)
+    V <- linear_cov(Tm, V)
     nms <- lca_param_names(fit, if (is.null(fit$coeff)) NULL else rownames(fit$coeff))
     dimnames(V) <- list(nms, nms)
     fit$se$vcov_all <- V
@@ -542,7 +559,7 @@ lca_reorder <- function(fit, order = base::order(fit$P, decreasing = TRUE)) {
     beta <- matrix(A %*% as.vector(fit$coeff), R, k - 1, dimnames = list(rownames(fit$coeff), cls[-1]))
     fit$coeff <- beta
     if (!is.null(fit[["se"]])) {
-      V <- A %*% fit$se$vcov %*% t(A)
+      V <- linear_cov(A, fit$se$vcov)
       fit$se$vcov <- V
       fit$se$coeff <- matrix(sqrt(pmax(diag(V), 0)), R, k - 1, dimnames = dimnames(beta))
     }

@@ -492,7 +492,8 @@ ts_model_covariates <- function(X, k, call = rlang::caller_env()) {
     },
     start = function(H, v) ts_multinom(X, H * v, call = call)$theta,
     report = function(theta, V) list(est = theta, V = V),
-    shares = function(theta) colMeans(lcr_prior(X, matrix(theta, p, k - 1)))
+    shares = function(theta) colMeans(lcr_prior(X, matrix(theta, p, k - 1))),
+    probs = function(theta) lcr_prior(X, matrix(theta, p, k - 1))
   )
 }
 
@@ -564,9 +565,11 @@ ts_estimate <- function(model, cl, keep, method, assignment, call = rlang::calle
       Vt <- Iinv %*% meat(ml$U) %*% Iinv
       se_type <- "sandwich"
     }
-    if (length(info_undetermined(ml$info, seq_len(ncol(ml$info))))) {
-      # (the generalized inverse gives the flat directions a variance near 0)
-      cli::cli_warn(c("The ML three-step estimates are at a boundary: the likelihood of step 3 is flat along some of them (separation, where a covariate predicts the classes perfectly, or collinear covariates); those estimates are not meaningful and their standard errors and tests are not valid.",
+    if (!is.null(model$probs) && any(model$probs(ml$theta) < 1e-8)) {
+      # (as glm() warns of fitted probabilities numerically 0 or 1: the
+      # information of such a fit is near 0 in every direction, so it
+      # cannot tell separation itself)
+      cli::cli_warn(c("The ML three-step estimates give some observations class probabilities numerically 0 or 1: a covariate may separate the classes, and then the coefficients grow without bound and their standard errors and tests are not valid.",
                       i = "Remove or merge the covariates that separate the classes, or use {.code method = \"bch\"}."),
                     class = c("aspectr_warning_separation", "aspectr_warning"))
     }

@@ -548,7 +548,8 @@ lca_var_names <- function(vars, n) {
   unnamed <- is.na(vars) | !nzchar(vars)
   if (any(unnamed)) {
     named <- vars[!unnamed]
-    vars[unnamed] <- make.unique(c(named, paste0("V", which(unnamed))))[-seq_along(named)]
+    new <- make.unique(c(named, paste0("V", which(unnamed))))
+    vars[unnamed] <- new[length(named) + seq_len(sum(unnamed))]
   }
   vars
 }

@@ -63,10 +63,6 @@
 #' @param nrun Repetitions (held-out cells for `"cv"` and `"mask"`, the same
 #'   at every rank; random starts per rank for `"consensus"`).
 #' @param holdout Fraction of cells held out (`"cv"`, `"mask"`).
-#' @param rule How `"cv"` and `"mask"` suggest a rank: `"1se"` (default) the
-#'   smallest rank within one standard error of the smallest mean held-out
-#'   error (with `nrun = 1` there is no standard error, and it is the
-#'   smallest error), `"min"` the smallest mean held-out error.
 #' @param loss,method_nmf Passed to [nmf()] as `loss` and `method`.
 #' @param max_iter,tol Passed to [nmf()].
 #' @param seed Seed for the masks and starts (`NULL`: R's RNG).
@@ -77,6 +73,10 @@
 #'   `SingleCellExperiment` or `Seurat` object: the matrix to use, as in
 #'   [nmf()] (fitted features x samples; consensus clusters the samples,
 #'   whose annotations are kept in `annotation`).
+#' @param rule How `"cv"` and `"mask"` suggest a rank: `"1se"` (default) the
+#'   smallest rank within one standard error of the smallest mean held-out
+#'   error (with `nrun = 1` there is no standard error, and it is the
+#'   smallest error), `"min"` the smallest mean held-out error.
 #' @param ... Must be empty.
 #' @return An object of class `aspectr_nmf_rank`: a list with `table` (one row
 #'   per rank; for `"cv"` and `"mask"` the mean held-out error `test_error`, its
@@ -113,8 +113,8 @@
 #' plot(r)
 #' @export
 nmf_rank <- function(x, k = 2:10, method = c("cv", "mask", "consensus"), nrun = NULL, holdout = 0.1,
-                     rule = c("1se", "min"), loss = "frobenius", method_nmf = NULL, max_iter = 500, tol = 1e-5,
-                     seed = NULL, threads = NULL, n_top = 10, assay = NULL, ...) {
+                     loss = "frobenius", method_nmf = NULL, max_iter = 500, tol = 1e-5,
+                     seed = NULL, threads = NULL, n_top = 10, assay = NULL, rule = c("1se", "min"), ...) {
   check_dots_empty(...)
   check_required(x, "a non-negative matrix")
   if (inherits(x, "aspectr_shards")) {
@@ -235,8 +235,11 @@ nmf_rank <- function(x, k = 2:10, method = c("cv", "mask", "consensus"), nrun = 
 rank_legend <- function(labels, lty, pch, col = graphics::par("fg")) {
   # (each entry as wide as its label: one width for all, the widest, ran
   # long labels into the next entry)
+  widths <- graphics::strwidth(paste0(labels, "    "), cex = 0.75)
+  # (one width per entry from R 4.2.0 on)
+  if (getRversion() < "4.2.0") widths <- max(widths)
   graphics::legend("bottom", labels, lty = lty, pch = pch, col = col, horiz = TRUE, bty = "n", cex = 0.75,
-                   text.width = graphics::strwidth(paste0(labels, "    "), cex = 0.75),
+                   text.width = widths,
                    inset = c(0, 1), xpd = NA, seg.len = 1.5)
 }
 
@@ -489,6 +492,16 @@ autoplot.aspectr_nmf_rank <- function(object, type = c("stability", "consensus")
           data.frame(k = tab$k, value = tab$cophenetic, curve = "cophenetic"),
           data.frame(k = tab$k, value = tab$dispersion, curve = "dispersion"))
   }
+  bars <- hline <- NULL
+  if (object$method %in% c("cv", "mask")) {
+    # one standard error of the mean held-out error, and the threshold of
+    # the one-standard-error rule (as plot() draws them)
+    se <- tab$test_se %||% tab$test_sd
+    ok <- is.finite(se) & se > 0
+    bars <- data.frame(k = tab$k[ok], lo = (tab$test_error - se)[ok], hi = (tab$test_error + se)[ok])
+    i <- which.min(tab$test_error)
+    if (identical(object$rule, "1se") && is.finite(se[i])) hline <- tab$test_error[i] + se[i]
+  }
   rank_plot(d, object$best, if (object$method %in% c("cv", "mask")) "relative error" else "stability",
-            if (identical(object$family, "ntf")) "CP (ntf) rank" else "NMF rank")
+            if (identical(object$family, "ntf")) "CP (ntf) rank" else "NMF rank", bars, hline)
 }

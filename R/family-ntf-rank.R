@@ -25,15 +25,15 @@
 #'   (0, 0.5].
 #' @param nrun Repetitions (each with its own held-out cells, the same at
 #'   every rank, and a start per rank).
-#' @param rule How the rank is suggested: `"1se"` (default) the smallest
-#'   rank within one standard error of the smallest mean held-out error
-#'   (with one repetition there is no standard error, and it is the
-#'   smallest error), `"min"` the smallest mean held-out error.
 #' @param loss,method The loss and method of the fits (see [ntf()]).
 #' @param max_iter,tol Iteration limit and tolerance of each fit.
 #' @param seed Seed of the held-out cells and of the starts (`NULL`: R's
 #'   random numbers).
 #' @param threads Threads of each fit.
+#' @param rule How the rank is suggested: `"1se"` (default) the smallest
+#'   rank within one standard error of the smallest mean held-out error
+#'   (with one repetition there is no standard error, and it is the
+#'   smallest error), `"min"` the smallest mean held-out error.
 #' @param ... Not used.
 #' @return An `aspectr_nmf_rank` object (printed, plotted and
 #'   `autoplot()`ed, with ggplot2, as [nmf_rank()]'s): `table` with, per rank, the mean
@@ -59,8 +59,8 @@
 #' sel <- ntf_rank(pmax(X, 0), k = 1:5, nrun = 2, seed = 1, max_iter = 200, tol = 1e-4)
 #' sel
 #' @export
-ntf_rank <- function(x, k = 1:6, holdout = 0.1, nrun = 3, rule = c("1se", "min"), loss = c("frobenius", "kl"), method = NULL,
-                     max_iter = 500, tol = 1e-5, seed = NULL, threads = NULL, ...) {
+ntf_rank <- function(x, k = 1:6, holdout = 0.1, nrun = 3, loss = c("frobenius", "kl"), method = NULL,
+                     max_iter = 500, tol = 1e-5, seed = NULL, threads = NULL, rule = c("1se", "min"), ...) {
   check_dots_empty(...)
   check_required(x, "a non-negative array")
   if (inherits(x, "aspectr_shards")) {

@@ -32,6 +32,12 @@
 #' about 1.6 times as long, the whole fit 1.15 to 1.45 times. The values are
 #' divided by the fit's scale as they are read.
 #'
+#' Besides the relative change `tol`, a fit stops as converged when its
+#' objective stays below \eqn{10^{-24} \|A\|_F^2} (an exact
+#' factorization, to a relative error of \eqn{10^{-12}}): there the
+#' objective falls to its rounding floor, where its relative change never
+#' settles. With `tol = 0` every iteration runs.
+#'
 #' @param a A symmetric non-negative matrix: base `matrix` or any `Matrix`
 #'   matrix (sparse stays sparse).
 #' @param k Rank, between 1 and `nrow(a)`.

@@ -186,7 +186,7 @@ lca_rank <- function(data, k = 1:6, criterion = c("BIC", "AIC", "SABIC", "CAIC")
     data.frame(k = f$k, logLik = f$llik, npar = as.integer(f$npar), AIC = f$AIC, BIC = f$BIC,
                SABIC = -2 * f$llik + log((n + 2) / 24) * f$npar, CAIC = -2 * f$llik + (log(n) + 1) * f$npar,
                Gsq = f$Gsq, Chisq = f$Chisq,
-               resid_df = as.integer(lca_resid_df(f)),
+               resid_df = as.integer(lca_resid_df(f, weighted = FALSE)),
                converged = f$converged)
   }))
   rownames(tab) <- NULL
@@ -255,7 +255,7 @@ cv_rank_table <- function(details, extra = character(0)) {
 cv_rank_best <- function(tab, rule) {
   i <- which.min(tab$test_error)
   if (rule == "min" || !is.finite(tab$test_se[i])) return(tab$k[i])
-  min(tab$k[tab$test_error <= tab$test_error[i] + tab$test_se[i]])
+  min(tab$k[which(tab$test_error <= tab$test_error[i] + tab$test_se[i])])
 }
 
 check_k_distinct <- function(k, call = rlang::caller_env()) {
@@ -337,7 +337,7 @@ print.aspectr_rank <- function(x, ...) {
 #' @param ... Passed to [graphics::plot()].
 #' @return `x`, invisibly.
 #' @examples
-#' r <- plsa_rank(sotu_dtm, k = c(2, 4, 6), max_iter = 50, tol = 1e-4, seed = 1)
+#' r <- plsa_rank(sotu_dtm, k = c(2, 4, 6), max_iter = 200, tol = 1e-3, seed = 1)
 #' plot(r)
 #' @export
 plot.aspectr_rank <- function(x, ...) {

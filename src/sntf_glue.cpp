@@ -135,6 +135,9 @@ Rcpp::List cpp_symnmf_fit(Rcpp::Nullable<Rcpp::NumericMatrix> dense, Rcpp::Integ
   M.Wt = Rcpp::as<arma::mat>(W0).t();
   aspectr::Control ctl;
   ctl.max_iter = max_iter; ctl.tol = tol; ctl.threads = threads;
+  // (an exact factorization: relative error 1e-12, far below anything a fit
+  // of data distinguishes)
+  ctl.floor = 1e-24 * A->xnorm2();
   aspectr_r::RCallback cb(verbose, max_iter, "symnmf (" + method + ")", hook, want_model);
   aspectr::FitTrace tr;
   if (m == aspectr::sym::SymMethod::FPALS) {

@@ -165,6 +165,21 @@ test_that("separation: coefficients the data do not determine get NA standard er
   d$x <- rnorm(n) + cls
   expect_no_warning(r2 <- lca(cbind(y1, y2, y3, y4) ~ x, d, k = 2, seed = 1))
   expect_true(all(is.finite(r2$se$coeff) & r2$se$coeff > 0))
+  # a rescaled covariate beside the separating one: no overflow warning for the NA
+  w <- character(0)
+  withCallingHandlers(r3 <- lca(cbind(y1, y2, y3, y4) ~ s + x, transform(d, x = 1000 * x), k = 2, seed = 1),
+                      warning = function(c) { w <<- c(w, class(c)[1]); invokeRestart("muffleWarning") })
+  expect_identical(unique(w), "aspectr_warning_separation")
+  # reordering the classes keeps NA to the parameters that involve them
+  ro <- lca_reorder(r, 2:1)
+  expect_true(all(is.na(ro$se$coeff)))
+  expect_identical(sum(is.na(ro$se$vcov_all)), sum(is.na(r$se$vcov_all)))
+  expect_true(all(is.finite(unlist(ro$se$probs))))
+  # the ML three-step estimates with a covariate that separates the classes
+  fit <- lca(d[, 1:4], 2, seed = 1)
+  s2 <- data.frame(s = as.integer(fit$predclass == 2))
+  expect_warning(lca_covariates(fit, ~ s, s2, method = "ml"), class = "aspectr_warning_separation")
+  expect_no_warning(lca_covariates(fit, ~ x, data.frame(x = rnorm(n)), method = "ml"))
 })
 
 test_that("anova() refuses regressions that are not nested", {
@@ -179,6 +194,9 @@ test_that("anova() refuses regressions that are not nested", {
   a <- lca(cbind(y1, y2, y3, y4) ~ f, d, k = 2, seed = 1)
   b <- lca(cbind(y1, y2, y3, y4) ~ x, d, k = 2, seed = 1)
   expect_error(anova(a, b), class = "aspectr_error_input_argument", regexp = "nested")
+  # nor across numbers of classes
+  p3 <- lca(d[, 1:4], k = 3, seed = 1)
+  expect_error(anova(b, p3), class = "aspectr_error_input_argument", regexp = "nested")
   # nested: the plain model within the regression
   p <- lca(d[, 1:4], k = 2, seed = 1)
   tab <- anova(p, b)

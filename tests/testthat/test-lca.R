@@ -386,6 +386,11 @@ test_that("lca() names an unnamed column alone, and refuses matrix columns by na
   names(d) <- c("item1", "", "item3", "V2")
   f <- lca(d, 2, seed = 1)
   expect_identical(names(f$probs), c("item1", "V2.1", "item3", "V2"))
+  # no names at all: V1, V2, ...
+  d0 <- d
+  names(d0) <- rep("", 4)
+  expect_identical(names(lca(d0, 2, seed = 1)$probs), paste0("V", 1:4))
+  expect_identical(aspectr:::lca_var_names(NULL, 3), paste0("V", 1:3))
   dm <- d
   names(dm) <- paste0("item", 1:4)
   dm$m <- matrix(0:1, nrow(dm), 2)

@@ -366,6 +366,9 @@ test_that("nmf_rank() holds out the same cells at every rank and suggests by the
   expect_identical(aspectr:::cv_rank_best(tab, "min"), 4L)
   tab$test_se <- NA_real_  # one repetition: no standard error, the smallest error
   expect_identical(aspectr:::cv_rank_best(tab, "1se"), 4L)
+  # a rank whose error is NA is passed over
+  tab2 <- data.frame(k = 2:5, test_error = c(0.3, NA, 0.1, 0.105), test_se = c(0.01, NA, 0.01, 0.01))
+  expect_identical(aspectr:::cv_rank_best(tab2, "1se"), 4L)
   # a planted rank 4 whose smallest mean held-out error fell at 5 to 7 when
   # each fit drew its own cells
   set.seed(1)

@@ -371,3 +371,22 @@ test_that("adjusted_rand_index matches pair counting", {
   expect_equal(adjusted_rand_index(c(1, 1, 2, 2), c("b", "b", "a", "a")), 1)
   expect_error(adjusted_rand_index(1:3, 1:4), class = "aspectr_error_input_value")
 })
+
+test_that("an exact symmetric factorization converges, dense and sparse, by every method", {
+  # the objective falls geometrically to its rounding floor, where its
+  # relative change never settles: 1000 iterations and converged = FALSE
+  set.seed(1)
+  H <- cbind(c(runif(15), rep(0, 15)), c(rep(0, 15), runif(15)))
+  A <- tcrossprod(H)
+  for (m in c("anls", "hals")) {
+    for (a in list(A, Matrix::Matrix(A, sparse = TRUE))) {
+      f <- symnmf(a, 2, method = m, seed = 1, threads = 1)
+      expect_true(f$converged, info = m)
+      expect_lt(f$iterations, 500)
+      expect_lt(sqrt(sum((A - tcrossprod(f$H))^2) / sum(A^2)), 1e-10)
+    }
+  }
+  # with tol = 0 every iteration runs, as documented
+  f0 <- suppressMessages(symnmf(A, 2, method = "hals", seed = 1, threads = 1, tol = 0, max_iter = 60))
+  expect_identical(f0$iterations, 60L)
+})

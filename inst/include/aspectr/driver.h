@@ -68,7 +68,7 @@ void solver_begin(Rule& rule, const DataT& G, ModelT& M, SolverState& s, int thr
 template <class Rule, class DataT, class ModelT, class After>
 void solver_advance(Rule& rule, const DataT& G, ModelT& M, SolverState& s, int n, const Control& ctl,
                     int threads, After after) {
-  const RelativeChange stop{ctl.tol};
+  const RelativeChange stop{ctl.tol, ctl.floor};
   for (int j = 0; j < n && !s.finished(ctl.max_iter); ++j) {
     const double v = rule_step(rule, G, M, threads, s.f.empty() ? 0.0 : s.f.back(), 0);
     ++s.iterations;

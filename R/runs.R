@@ -149,7 +149,9 @@ warm_start <- function(init, family, k, dims, call = rlang::caller_env()) {
   }
   fdims <- if (family %in% c("symnmf", "sntf")) init$n else init$dims
   if (!identical(as.numeric(fdims), as.numeric(dims))) {
-    abort_input("{.arg init} was fitted to data of size {paste(fdims, collapse = ' x ')}; a warm start needs the shape of {.arg x}, {paste(dims, collapse = ' x ')}.",
+    # (lca() calls its data `data`, symnmf() its matrix `a`)
+    data_arg <- switch(family, lca = "data", symnmf = "a", "x")
+    abort_input("{.arg init} was fitted to data of size {paste(fdims, collapse = ' x ')}; a warm start needs the shape of {.arg {data_arg}}, {paste(dims, collapse = ' x ')}.",
                 "argument", arg = "init", call = call)
   }
   init
@@ -166,7 +168,13 @@ check_aspect_init <- function(init, dims, k, call = rlang::caller_env()) {
         all(is.finite(f)) && all(f >= 0) && all(colSums(f) > 0)
     }, logical(1))) && all(is.finite(init$lambda)) && all(init$lambda >= 0) && sum(init$lambda) > 0
   if (!ok) {
-    abort_input("A list {.arg init} must have {.code lambda} ({k} non-negative weights) and {.code factors} ({length(dims)} non-negative matri{?x/ces} of sizes {paste(paste(dims, k, sep = ' x '), collapse = ', ')}, no zero column).",
+    # (what was given: the sizes, where the form is right)
+    size <- function(f) if (is.matrix(f)) paste(dim(f), collapse = " x ") else describe(f)
+    given <- if (!is.list(init)) describe(init) else
+      paste0("lambda ", if (is.numeric(init$lambda)) paste("of length", length(init$lambda)) else describe(init$lambda),
+             ", factors ", if (is.list(init$factors)) paste0("of sizes ", paste(vapply(init$factors, size, ""), collapse = ", ")) else
+               describe(init$factors))
+    abort_input("A list {.arg init} must have {.code lambda} ({k} non-negative weights) and {.code factors} ({length(dims)} non-negative matri{?x/ces} of sizes {paste(paste(dims, k, sep = ' x '), collapse = ', ')}, no zero column), not {given}.",
                 "argument", arg = "init", call = call)
   }
   list(lambda = as.numeric(init$lambda) / sum(init$lambda),

@@ -375,7 +375,9 @@ lca_check_design <- function(weights, psu, strata, n, call = rlang::caller_env()
   check_ids <- function(x, arg) {
     if (is.null(x)) return(NULL)
     if (!is.atomic(x) || !is.null(dim(x)) || length(x) != n || anyNA(x)) {
-      abort_input("{.arg {arg}} must be identifiers without missing values, one per row of {.arg data} ({n}), not {describe(x)}.",
+      # (the right form with missing values: say how many)
+      given <- if (is.atomic(x) && is.null(dim(x)) && length(x) == n) paste0(describe(x), " with ", sum(is.na(x)), " missing") else describe(x)
+      abort_input("{.arg {arg}} must be identifiers without missing values, one per row of {.arg data} ({n}), not {given}.",
                   "argument", arg = arg, call = call)
     }
     as.character(x)

@@ -463,8 +463,14 @@ lca_goodness_of_fit <- function(fit, prep, cell = NULL) {
   }
   if (!is.finite(out[["Chisq"]])) {
     out[["Chisq"]] <- NA_real_
-    e10 <- round(min(log_cell_probability(fit, pats)) / log(10))
-    warn_numeric("{.field Chisq} is {.val {NA}}: it is beyond the range of doubles (the model gives an observed response pattern a probability of about 10^{e10}).")
+    if (2 * log(max(obs)) > 700) {
+      # (the counts themselves: sampling weights of a huge scale)
+      big <- signif(max(obs), 3)
+      warn_numeric("{.field Chisq} is {.val {NA}}: it is beyond the range of doubles (a response pattern's weighted count is {big}; scale the weights to sum to the number of observations).")
+    } else {
+      e10 <- round(min(log_cell_probability(fit, pats)) / log(10))
+      warn_numeric("{.field Chisq} is {.val {NA}}: it is beyond the range of doubles (the model gives an observed response pattern a probability of about 10^{e10}).")
+    }
   }
   out
 }
@@ -514,7 +520,9 @@ lca_reorder <- function(fit, order = base::order(fit$P, decreasing = TRUE)) {
   }
   k <- fit$k
   if (!is.numeric(order) || length(order) != k || anyNA(order) || !setequal(order, seq_len(k))) {
-    abort_input("{.arg order} must be a permutation of 1:{k}, not {describe(order)}.", "argument", arg = "order")
+    # (short numeric vectors shown as they are)
+    given <- if (is.numeric(order) && length(order) <= 10) paste0("c(", paste(order, collapse = ", "), ")") else describe(order)
+    abort_input("{.arg order} must be a permutation of 1:{k}, not {given}.", "argument", arg = "order")
   }
   order <- as.integer(order)
   cls <- paste0("class_", seq_len(k))

@@ -231,6 +231,17 @@ nmf_rank <- function(x, k = 2:10, method = c("cv", "mask", "consensus"), nrun = 
             class = "aspectr_nmf_rank")
 }
 
+# What the plots of a cross-validation draw beside the errors: `se`, one
+# standard error of each mean held-out error (results made before test_se
+# was reported: the standard deviation), and `threshold`, that of the
+# one-standard-error rule (NULL under another rule or without an error)
+cv_rank_bars <- function(x) {
+  tab <- x$table
+  se <- tab$test_se %||% tab$test_sd
+  i <- which.min(tab$test_error)
+  list(se = se, threshold = if (identical(x$rule, "1se") && length(i) && is.finite(se[i])) tab$test_error[i] + se[i])
+}
+
 # A legend in one row under the title, clear of the curves.
 rank_legend <- function(labels, lty, pch, col = graphics::par("fg")) {
   # (each entry as wide as its label: one width for all, the widest, ran
@@ -357,9 +368,8 @@ plot.aspectr_nmf_rank <- function(x, type = c("stability", "consensus"), k = NUL
   }
   tab <- x$table
   if (x$method %in% c("cv", "mask")) {
-    # (bars: one standard error of the mean held-out error; results made
-    # before test_se was reported have the standard deviation)
-    se <- tab$test_se %||% tab$test_sd
+    sb <- cv_rank_bars(x)
+    se <- sb$se
     yl <- range(c(tab$test_error - se, tab$test_error + se, tab$train_error), na.rm = TRUE)
     graphics::plot(tab$k, tab$test_error, type = "b", pch = 19, ylim = yl, xlab = "rank k",
                    ylab = "relative error", main = "Held-out error by rank", xaxt = "n", ...)
@@ -369,10 +379,8 @@ plot.aspectr_nmf_rank <- function(x, type = c("stability", "consensus"), k = NUL
                        angle = 90, code = 3, length = 0.03)
     }
     graphics::lines(tab$k, tab$train_error, type = "b", lty = 2, pch = 1)
-    i <- which.min(tab$test_error)
-    if (identical(x$rule, "1se") && is.finite(se[i])) {
-      # the one-standard-error rule's threshold
-      graphics::abline(h = tab$test_error[i] + se[i], lty = 5, col = "grey50")
+    if (!is.null(sb$threshold)) {
+      graphics::abline(h = sb$threshold, lty = 5, col = "grey50")
       rank_legend(c("held out", "training", "smallest + 1 SE", "suggested rank"), lty = c(1, 2, 5, 3),
                   pch = c(19, 1, NA, NA), col = c(rep(graphics::par("fg"), 2), "grey50", graphics::par("fg")))
     } else {
@@ -494,13 +502,10 @@ autoplot.aspectr_nmf_rank <- function(object, type = c("stability", "consensus")
   }
   bars <- hline <- NULL
   if (object$method %in% c("cv", "mask")) {
-    # one standard error of the mean held-out error, and the threshold of
-    # the one-standard-error rule (as plot() draws them)
-    se <- tab$test_se %||% tab$test_sd
-    ok <- is.finite(se) & se > 0
-    bars <- data.frame(k = tab$k[ok], lo = (tab$test_error - se)[ok], hi = (tab$test_error + se)[ok])
-    i <- which.min(tab$test_error)
-    if (identical(object$rule, "1se") && is.finite(se[i])) hline <- tab$test_error[i] + se[i]
+    sb <- cv_rank_bars(object)
+    ok <- is.finite(sb$se) & sb$se > 0
+    bars <- data.frame(k = tab$k[ok], lo = (tab$test_error - sb$se)[ok], hi = (tab$test_error + sb$se)[ok])
+    hline <- sb$threshold
   }
   rank_plot(d, object$best, if (object$method %in% c("cv", "mask")) "relative error" else "stability",
             if (identical(object$family, "ntf")) "CP (ntf) rank" else "NMF rank", bars, hline)

@@ -248,4 +248,8 @@ test_that("identification counts the observations, whatever the weights' scale",
   expect_equal(a$probs, b$probs, tolerance = 1e-8)
   # the degrees of freedom of the goodness of fit follow the weighted counts (documented)
   expect_identical(glance(b)$df, 15 - 9)
+  # weights so large that X^2 overflows: the warning says so, not that a
+  # pattern is improbable
+  expect_warning(h <- lca(d, 2, seed = 1, weights = w * 1e300), "scale the weights", class = "aspectr_warning_numeric")
+  expect_true(is.na(h$Chisq))
 })

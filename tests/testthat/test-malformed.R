@@ -186,6 +186,7 @@ cases <- list(
   mal(lca(lc, 0), "k", "argument", "0"),
   mal(lca(lc, 100), "k", "argument", "100"),
   mal(lca(lc, 2, se = NA), "se", "argument", "NA"),
+  mal(lca(lc, 2, psu = c(1:9, NA)), "psu", "argument", "1 missing"),
   mal(lca(lc, 2, method = "mu"), "method", "argument", "\"mu\""),
   mal(lca(lc, 2, se = "yes"), "se", "argument", "\"yes\""),
   mal(lca(as.matrix(lc), 2), "data", "type"),
@@ -571,6 +572,7 @@ cases <- list(
   mal(lca_reorder(), "fit", "argument"),
   mal(lca_reorder(fp), "fit", "type"),
   mal(lca_reorder(lca(lc, 2, seed = 1), 1:3), "order", "argument"),
+  mal(lca_reorder(lca(lc, 2, seed = 1), c(1, NA)), "order", "argument", "c(1, NA)"),
   mal(lca(cbind(a, b) ~ zz, lc, 2), "formula", "argument"),
   mal(lca(cbind(a, b) ~ 1, lc), "k", "argument"),
   # found by fuzzing the newer surfaces: each names its argument

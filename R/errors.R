@@ -42,6 +42,15 @@ describe <- function(x) {
 
 # `x` missing in the caller: "`k` is missing: it must be ...". Call at the
 # top of an exported function, one line per required argument.
+# A short numeric or logical vector shown by its values, c(1, NA) (at
+# most `max` of them); anything else as describe() says it.
+describe_values <- function(x, max = 10) {
+  if ((is.numeric(x) || is.logical(x)) && !is.object(x) && is.null(dim(x)) && length(x) >= 2 && length(x) <= max) {
+    return(paste0("c(", paste(format(x, digits = 15, trim = TRUE), collapse = ", "), ")"))
+  }
+  describe(x)
+}
+
 check_required <- function(x, what, arg = rlang::caller_arg(x), call = rlang::caller_env()) {
   if (!missing(x)) return(invisible(TRUE))
   abort_input("{.arg {arg}} is missing: it must be {what}.", "argument", arg = arg, call = call)

@@ -520,9 +520,7 @@ lca_reorder <- function(fit, order = base::order(fit$P, decreasing = TRUE)) {
   }
   k <- fit$k
   if (!is.numeric(order) || length(order) != k || anyNA(order) || !setequal(order, seq_len(k))) {
-    # (short numeric vectors shown as they are)
-    given <- if (is.numeric(order) && length(order) <= 10) paste0("c(", paste(order, collapse = ", "), ")") else describe(order)
-    abort_input("{.arg order} must be a permutation of 1:{k}, not {given}.", "argument", arg = "order")
+    abort_input("{.arg order} must be a permutation of 1:{k}, not {describe_values(order)}.", "argument", arg = "order")
   }
   order <- as.integer(order)
   cls <- paste0("class_", seq_len(k))

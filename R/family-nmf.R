@@ -664,9 +664,7 @@ nmf_floor_eps <- function(eps, beta, call) {
 
 check_penalty <- function(p, arg, call = rlang::caller_env()) {
   if (!is.numeric(p) || !(length(p) %in% 1:2) || anyNA(p) || any(p < 0) || any(!is.finite(p))) {
-    # (the values, when the form is right: a negative or infinite one)
-    given <- if (is.numeric(p) && length(p) %in% 1:2) paste(format(p), collapse = ", ") else describe(p)
-    abort_input("{.arg {arg}} must be one or two non-negative finite numbers (for W and H), not {given}.",
+    abort_input("{.arg {arg}} must be one or two non-negative finite numbers (for W and H), not {describe_values(p)}.",
                 "argument", arg = arg, call = call)
   }
   rep_len(as.numeric(p), 2)

@@ -168,12 +168,10 @@ check_aspect_init <- function(init, dims, k, call = rlang::caller_env()) {
         all(is.finite(f)) && all(f >= 0) && all(colSums(f) > 0)
     }, logical(1))) && all(is.finite(init$lambda)) && all(init$lambda >= 0) && sum(init$lambda) > 0
   if (!ok) {
-    # (what was given: the sizes, where the form is right)
-    size <- function(f) if (is.matrix(f)) paste(dim(f), collapse = " x ") else describe(f)
+    # (what was given: its parts)
     given <- if (!is.list(init)) describe(init) else
-      paste0("lambda ", if (is.numeric(init$lambda)) paste("of length", length(init$lambda)) else describe(init$lambda),
-             ", factors ", if (is.list(init$factors)) paste0("of sizes ", paste(vapply(init$factors, size, ""), collapse = ", ")) else
-               describe(init$factors))
+      paste0("lambda ", describe(init$lambda), ", factors ",
+             if (is.list(init$factors)) paste(vapply(init$factors, describe, ""), collapse = ", ") else describe(init$factors))
     abort_input("A list {.arg init} must have {.code lambda} ({k} non-negative weights) and {.code factors} ({length(dims)} non-negative matri{?x/ces} of sizes {paste(paste(dims, k, sep = ' x '), collapse = ', ')}, no zero column), not {given}.",
                 "argument", arg = "init", call = call)
   }

@@ -86,11 +86,14 @@
 #'   `"mask"`), `details`, `nrun`
 #'   and `annotation` (the samples' annotations of a container, or
 #'   `NULL`); it has `print`, `plot` and `autoplot` methods. `details` holds
-#'   the per-run errors for `"cv"` and `"mask"`; for `"consensus"` a list of lists named
+#'   the per-run errors for `"cv"` and `"mask"` (and whether each fit
+#'   converged, `converged`); for `"consensus"` lists named
 #'   by rank: `consensus` (the columns x columns consensus matrices),
 #'   `hclust` (their average-linkage clusterings), `cluster` (the consensus
-#'   clusters) and `labels` (runs x columns: each run's cluster of every
-#'   column).
+#'   clusters), `labels` (runs x columns: each run's cluster of every
+#'   column) and `converged` (one value per run). Fits that do not converge
+#'   within `max_iter` are counted in one message at the end, not one
+#'   message each.
 #' @references Hastie, T., Tibshirani, R. and Friedman, J. (2009). *The
 #'   Elements of Statistical Learning*, 2nd ed. Springer.
 #'
@@ -179,6 +182,7 @@ nmf_rank <- function(x, k = 2:10, method = c("cv", "mask", "consensus"), nrun = 
     details <- do.call(rbind, lapply(res, as.data.frame))
     tab <- cv_rank_table(details, c("umass", "npmi", "exclusivity", "frex"))
     best <- cv_rank_best(tab, rule)
+    converged <- details$converged
   } else {
     n <- nd$dims[2]
     # (refused before any fit is run)
@@ -188,8 +192,9 @@ nmf_rank <- function(x, k = 2:10, method = c("cv", "mask", "consensus"), nrun = 
     }
     xin <- if (!is.null(X)) X else nmf_sparse(nd)
     res <- map_runs(tasks, function(tk) {
-      fit <- do.call(nmf, c(list(xin, tk$k, init = "random", seed = tk$seed), fit_args))
-      list(k = tk$k, labels = max.col(t(fit$H), ties.method = "first"), quality = quality(fit))
+      fit <- rank_fit(do.call(nmf, c(list(xin, tk$k, init = "random", seed = tk$seed), fit_args)))
+      list(k = tk$k, labels = max.col(t(fit$H), ties.method = "first"), quality = quality(fit),
+           converged = isTRUE(fit$converged))
     })
     cn <- nd$dimnames[[2]] %||% as.character(seq_len(n))
     per_rank <- lapply(k, function(kk) {
@@ -209,7 +214,8 @@ nmf_rank <- function(x, k = 2:10, method = c("cv", "mask", "consensus"), nrun = 
                             umass = q[["umass"]], npmi = q[["npmi"]], exclusivity = q[["exclusivity"]],
                             frex = q[["frex"]]),
            consensus = C, hclust = hc, cluster = cons,
-           labels = matrix(unlist(labs), nrow = length(labs), byrow = TRUE, dimnames = list(NULL, cn)))
+           labels = matrix(unlist(labs), nrow = length(labs), byrow = TRUE, dimnames = list(NULL, cn)),
+           converged = vapply(runs, function(r) r$converged, logical(1)))
     })
     tab <- do.call(rbind, lapply(per_rank, `[[`, "row"))
     # the largest rank that is (near-)maximal in both stability measures,
@@ -223,8 +229,10 @@ nmf_rank <- function(x, k = 2:10, method = c("cv", "mask", "consensus"), nrun = 
     best <- max(tab$k[full & score >= max(score[full]) - 1e-3])
     pick <- function(what) stats::setNames(lapply(per_rank, `[[`, what), k)
     details <- list(consensus = pick("consensus"), hclust = pick("hclust"), cluster = pick("cluster"),
-                    labels = pick("labels"))
+                    labels = pick("labels"), converged = pick("converged"))
+    converged <- unlist(details$converged)
   }
+  rank_convergence(converged, max_iter, tol, "nmf_rank()")
   rownames(tab) <- NULL
   structure(list(table = tab, method = method, best = best, details = details, nrun = nrun,
                  rule = if (method == "consensus") NULL else rule, annotation = container$annotation),
@@ -276,7 +284,7 @@ cv_one <- function(X, tk, holdout, fit_args, quality) {
     args <- c(list(Xc, tk$k), fit_args)
     args$init <- if (is.null(fit)) "nndsvda" else list(W = fit$W, H = fit$H)
     if (is.null(fit)) args$seed <- tk$seed
-    fit <- quiet_noncount(do.call(nmf, args))
+    fit <- rank_fit(do.call(nmf, args))
     V <- fit$W %*% fit$H
     change <- sqrt(sum((Xc[mask] - V[mask])^2)) / max(sqrt(sum(V[mask]^2)), 1e-300)
     Xc[mask] <- V[mask]
@@ -286,14 +294,30 @@ cv_one <- function(X, tk, holdout, fit_args, quality) {
   c(list(k = tk$k, run = tk$run,
          test_error = sqrt(sum((X[mask] - V[mask])^2) / sum(X[mask]^2)),
          train_error = sqrt(sum((X[-mask] - V[-mask])^2) / sum(X[-mask]^2))),
-    as.list(quality(fit)))
+    as.list(quality(fit)), list(converged = isTRUE(fit$converged)))
 }
 
-# expr without the warning that a KL fit's data are not counts (the
-# imputed cells of cross-validation never are, and rank selection reports
-# no likelihood)
-quiet_noncount <- function(expr) {
-  withCallingHandlers(expr, aspectr_warning_noncount = function(w) invokeRestart("muffleWarning"))
+# A fit of a rank selection's grid, without the warning that a KL fit's
+# data are not counts (the imputed cells of cross-validation never are, and
+# rank selection reports no likelihood) and without its message when it
+# does not converge: a grid has many fits, and rank_convergence() says once
+# how many of them did not.
+rank_fit <- function(expr) {
+  withCallingHandlers(expr,
+                      aspectr_warning_noncount = function(w) invokeRestart("muffleWarning"),
+                      aspectr_message_not_converged = function(m) invokeRestart("muffleMessage"))
+}
+
+# One message for the fits of a rank selection that did not converge
+# (`converged`: one logical per fit)
+rank_convergence <- function(converged, max_iter, tol, fn) {
+  n <- sum(!converged)
+  if (n == 0) return(invisible(NULL))
+  what <- sprintf("%d of the %d fits of %s did not converge in %d iterations (tol %s)", n, length(converged), fn,
+                  max_iter, format(tol))
+  cli::cli_inform(c("{what}.",
+                    i = "Their errors may be too high: raise {.arg max_iter} or {.arg tol}; {.code details$converged} says which."),
+                  class = "aspectr_message_not_converged")
 }
 
 # One (rank, repetition) of method = "mask": the held-out cells left out of
@@ -302,13 +326,13 @@ cv_mask_one <- function(x, tk, holdout, fit_args, quality, na_cells = NULL) {
   ij <- with_seed(tk$held, held_cells(x, holdout, na_cells))
   left <- rbind(ij, na_cells)
   M <- Matrix::sparseMatrix(i = left[, 1], j = left[, 2], dims = dim(x))
-  fit <- quiet_noncount(do.call(nmf, c(list(x, tk$k, mask = M, init = "nndsvda", seed = tk$seed), fit_args)))
+  fit <- rank_fit(do.call(nmf, c(list(x, tk$k, mask = M, init = "nndsvda", seed = tk$seed), fit_args)))
   xv <- as.numeric(x[ij])
   v <- rowSums(fit$W[ij[, 1], , drop = FALSE] * t(fit$H)[ij[, 2], , drop = FALSE])
   c(list(k = tk$k, run = tk$run,
          test_error = sqrt(sum((xv - v)^2) / max(sum(xv^2), 1e-300)),
          train_error = fit$rel_error[length(fit$rel_error)]),
-    as.list(quality(fit)))
+    as.list(quality(fit)), list(converged = isTRUE(fit$converged)))
 }
 
 #' @export

@@ -42,7 +42,8 @@
 #'   squares), its standard deviation over the repetitions `test_sd`, the
 #'   standard error of the mean `test_se`, and the same error over the cells
 #'   of the fit `train_error`; `best`, the suggested rank; `rule`;
-#'   `details`, one row per fit.
+#'   `details`, one row per fit (with `converged`). Fits that do not
+#'   converge within `max_iter` are counted in one message at the end.
 #' @references Hastie, T., Tibshirani, R. and Friedman, J. (2009). *The
 #'   Elements of Statistical Learning*, 2nd ed. Springer.
 #'
@@ -103,8 +104,8 @@ ntf_rank <- function(x, k = 1:6, holdout = 0.1, nrun = 3, loss = c("frobenius", 
   res <- lapply(seq_len(nrow(grid)), function(t) {
     held <- with_seed(seeds$held[grid$run[t]], ntf_held_cells(nz, na_lin, cells, holdout, dense))
     left <- arrayInd(c(held, na_lin), dims)
-    fit <- ntf(x, grid$k[t], loss = loss, method = method, mask = left, seed = seeds$fit[t], max_iter = max_iter,
-               tol = tol, threads = threads)
+    fit <- rank_fit(ntf(x, grid$k[t], loss = loss, method = method, mask = left, seed = seeds$fit[t],
+                        max_iter = max_iter, tol = tol, threads = threads))
     hi <- arrayInd(held, dims)
     xv <- ntf_data_at(d, nz, held)
     v <- cp_values(fit, hi)
@@ -117,11 +118,12 @@ ntf_rank <- function(x, k = 1:6, holdout = 0.1, nrun = 3, loss = c("frobenius", 
     sq <- max(sum(xt^2) - 2 * sum(xt * vt) + v2, 0)
     list(k = grid$k[t], run = grid$run[t],
          test_error = sqrt(sum((xv - v)^2) / max(sum(xv^2), 1e-300)),
-         train_error = sqrt(sq / max(sum(xt^2), 1e-300)))
+         train_error = sqrt(sq / max(sum(xt^2), 1e-300)), converged = isTRUE(fit$converged))
   })
   details <- do.call(rbind, lapply(res, as.data.frame))
   tab <- cv_rank_table(details)
   rownames(tab) <- NULL
+  rank_convergence(details$converged, max_iter, tol, "ntf_rank()")
   structure(list(table = tab, method = "mask", best = cv_rank_best(tab, rule), details = details,
                  nrun = nrun, rule = rule, family = "ntf"),
             class = "aspectr_nmf_rank")

@@ -235,8 +235,13 @@ terms.aspectr_plsa <- function(x, n = 10, mode = length(x$dims), lambda = 1, ...
 #'   mode out) or a sparse tensor. When both `newdata` and the fit
 #'   have term names, columns are matched by name (terms unknown to the fit
 #'   are ignored, and none of them known is an error); otherwise `newdata`
-#'   must have one column per fitted term. Every cell of a document is
-#'   needed: `newdata` with missing (`NA`) cells is refused.
+#'   must have one column per fitted term. `NA` cells of a matrix (or of a
+#'   vector, or a slam matrix) are missing: a KL fold-in leaves them out
+#'   (the proportions that best explain the document's counts over its
+#'   observed terms, as [predict.aspectr_nmf()] of a KL fit does, normalized),
+#'   and a document without a positive observed count gets \eqn{P(z)}; the
+#'   Tsallis and L2 fold-ins, and the KL fold-in with pseudo-counts on
+#'   \eqn{P(z \mid d)}, need every cell and refuse them.
 #'   Missing `newdata` returns [topics()] of the training documents.
 #' @param type `"topics"` for the matrix of \eqn{P(z \mid d)} (rows sum to 1)
 #'   or `"class"` for the index of the most probable topic.
@@ -283,6 +288,8 @@ predict.aspectr_plsa <- function(object, newdata, type = c("topics", "class"), l
     theta <- topics(object)
   } else if (length(object$dims) > 2) {
     theta <- cell_posterior(object, newdata)
+  } else if (has_missing_cells(newdata)) {
+    theta <- plsa_fold_missing(object, newdata, loss, max_iter, tol, threads)
   } else {
     d <- match_newdata(object, newdata)
     rows <- data_to_rows(d)
@@ -298,6 +305,85 @@ predict.aspectr_plsa <- function(object, newdata, type = c("topics", "class"), l
     names(cls) <- rownames(theta)
     return(cls)
   }
+  theta
+}
+
+# Whether newdata, in a form whose NA cells predict() leaves out (a matrix,
+# a Matrix, a slam matrix or a vector for one document), has any.
+has_missing_cells <- function(newdata) {
+  if (inherits(newdata, "simple_triplet_matrix")) return(anyNA(newdata$v))
+  (is.matrix(newdata) || methods::is(newdata, "Matrix") || (is.atomic(newdata) && is.null(dim(newdata)))) &&
+    anyNA(newdata)
+}
+
+# The KL fold-in of documents with missing (NA) cells: the observed cells
+# only, each document's scale free, as predict() of a KL nmf() fit does
+# (nmf_fold_missing()), with the topics' term distributions as the fixed
+# factor; P(z | d) is the result normalized. This maximizes the likelihood
+# of the document's counts over its observed terms under
+# P(w | d, w observed) = sum_z P(z | d) P(w | z) / sum_z P(z | d) sum_{w'
+# observed} P(w' | z); with every cell observed it is the EM fold-in. A
+# document without a positive observed count gets P(z), as one without
+# counts does.
+plsa_fold_missing <- function(object, newdata, loss, max_iter, tol, threads, call = rlang::caller_env()) {
+  alpha <- object$prior$documents
+  if (loss != "kl" || any(alpha > 0)) {
+    n_na <- sum(is.na(if (inherits(newdata, "simple_triplet_matrix")) newdata$v else newdata))
+    what <- if (loss == "tsallis") "the Tsallis fold-in" else if (loss == "l2") "the L2 fold-in" else
+      "the fold-in of a fit with pseudo-counts on P(z | d) (plsa(prior =))"
+    abort_input(c("{.arg newdata} has {n_na} missing (NA) cell{?s}: a KL fold-in without pseudo-counts leaves them out, {what} needs every cell.",
+                  i = if (loss != "kl") "Give every cell a value, or fold in with {.code loss = \"kl\"}." else "Give every cell a value."),
+                "newdata", arg = "newdata", call = call)
+  }
+  if (inherits(newdata, "simple_triplet_matrix")) {
+    newdata <- Matrix::sparseMatrix(i = newdata$i, j = newdata$j, x = as.numeric(newdata$v),
+                                    dims = c(newdata$nrow, newdata$ncol), dimnames = newdata$dimnames)
+  } else if (is.null(dim(newdata))) {
+    newdata <- matrix(newdata, nrow = 1, dimnames = list(NULL, names(newdata)))
+  }
+  sparse <- methods::is(newdata, "Matrix")
+  # (the observed values checked as the fit checks data: numbers, not
+  # negative, finite)
+  seen <- newdata
+  seen[is.na(seen)] <- 0
+  tryCatch(as_aspect_data(seen, "newdata", call = call), aspectr_error_input_empty = function(e) NULL)
+  V <- object$dims[2]
+  fit_terms <- object$dimnames[[2]]
+  new_terms <- colnames(newdata)
+  if (!is.null(new_terms) && !is.null(fit_terms)) {
+    check_newdata_names(new_terms, fit_terms, "column", call = call)
+    map <- match(fit_terms, new_terms)
+    if (all(is.na(map))) {
+      abort_input(c("The columns of {.arg newdata} do not match the fitted terms.",
+                    i = "None of its {length(new_terms)} column names is one of the {length(fit_terms)} terms of the fit."),
+                  "newdata", arg = "newdata", call = call)
+    }
+    # (terms unknown to the fit left out; fitted terms absent from newdata
+    # are counts of 0, as without missing cells)
+    known <- which(!is.na(map))
+    absent <- which(is.na(map))
+    x <- newdata[, map[known], drop = FALSE]
+    if (length(absent)) {
+      zeros <- if (sparse) Matrix::Matrix(0, nrow(x), length(absent), sparse = TRUE) else
+        matrix(0, nrow(x), length(absent))
+      x <- cbind(x, zeros)[, order(c(known, absent)), drop = FALSE]
+    }
+  } else if (ncol(newdata) != V) {
+    abort_newdata_cols(ncol(newdata), V, call)
+  } else {
+    x <- newdata
+  }
+  n <- nrow(x)
+  theta <- matrix(as.numeric(object$lambda), n, object$k, byrow = TRUE)
+  if (n > 0 && any(x > 0, na.rm = TRUE)) {
+    tx <- if (sparse) Matrix::t(x) else t(x)
+    C <- nmf_fold_missing(list(loss = "kl", beta = 1, eps = 1e-16), tx, unname(object$factors[[2]]),
+                          0, 0, max_iter, tol, threads, call = call)
+    s <- colSums(C)
+    ok <- is.finite(s) & s > 0
+    theta[ok, ] <- t(C[, ok, drop = FALSE]) / s[ok]
+  }
+  dimnames(theta) <- list(rownames(newdata), names(object$lambda))
   theta
 }
 

@@ -403,3 +403,25 @@ test_that("nmf_rank() under KL does not warn that its imputed cells are not coun
                                                    max_iter = 50, threads = 1)))
   expect_true(all(is.finite(r$table$test_error)))
 })
+
+test_that("nmf_rank() says once how many of its fits did not converge", {
+  set.seed(5)
+  X <- matrix(runif(30 * 3), 30) %*% matrix(runif(3 * 20), 3) + matrix(runif(600, 0, 0.05), 30)
+  for (m in c("cv", "mask", "consensus")) {
+    msgs <- list()
+    r <- withCallingHandlers(nmf_rank(X, k = 2:3, method = m, nrun = 2, seed = 1, max_iter = 3, tol = 0, threads = 1),
+                             message = function(c) {
+                               msgs[[length(msgs) + 1]] <<- c
+                               invokeRestart("muffleMessage")
+                             })
+    expect_length(msgs, 1)
+    expect_s3_class(msgs[[1]], "aspectr_message_not_converged")
+    expect_match(conditionMessage(msgs[[1]]), "4 of the 4 fits of nmf_rank\\(\\) did not converge in 3 iterations")
+    conv <- unname(if (m == "consensus") unlist(r$details$converged) else r$details$converged)
+    expect_identical(conv, rep(FALSE, 4))
+  }
+  # fits that converge: no message
+  expect_no_message(r <- nmf_rank(X, k = 2:3, method = "mask", nrun = 2, seed = 1, max_iter = 5000, tol = 1e-4,
+                                  threads = 1))
+  expect_identical(r$details$converged, rep(TRUE, 4))
+})

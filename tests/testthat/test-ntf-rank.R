@@ -93,3 +93,17 @@ test_that("ntf_rank() checks its arguments", {
   expect_error(ntf_rank(shards(list(X[1:3, , ], X[4:6, , ]))), class = "aspectr_error_input_type")
   expect_error(ntf_rank(X, nrun = 0), class = "aspectr_error_input")
 })
+
+test_that("ntf_rank() says once how many of its fits did not converge", {
+  X <- planted_cp(c(8, 7, 6), 2, 3)
+  msgs <- list()
+  sel <- withCallingHandlers(ntf_rank(X, k = 1:2, nrun = 2, seed = 1, max_iter = 2, tol = 0),
+                             message = function(c) {
+                               msgs[[length(msgs) + 1]] <<- c
+                               invokeRestart("muffleMessage")
+                             })
+  expect_length(msgs, 1)
+  expect_s3_class(msgs[[1]], "aspectr_message_not_converged")
+  expect_match(conditionMessage(msgs[[1]]), "4 of the 4 fits of ntf_rank\\(\\) did not converge in 2 iterations")
+  expect_identical(sel$details$converged, rep(FALSE, 4))
+})

@@ -351,3 +351,76 @@ test_that("weighted fits stage their restarts (short_iter, short_keep) as unweig
     expect_length(staged$objective, 30)
   }
 })
+
+# The KL fold-in of a document over its observed terms, by plain EM: the
+# proportions rho of the topics' distributions renormalized over those
+# terms, then P(z | d) proportional to rho_z / (the topic's mass on them).
+foldin_observed_reference <- function(x, phi) {
+  o <- !is.na(x)
+  P <- phi[o, , drop = FALSE]
+  a <- colSums(P)
+  Pn <- sweep(P, 2, a, "/")
+  rho <- rep(1 / ncol(P), ncol(P))
+  for (it in 1:50000) {
+    q <- drop(Pn %*% rho)
+    r2 <- rho * colSums(Pn * (x[o] / q)) / sum(x[o])
+    if (max(abs(r2 - rho)) < 1e-15) break
+    rho <- r2
+  }
+  th <- rho / a
+  th / sum(th)
+}
+
+test_that("predict() of a pLSA fit leaves NA cells out of the KL fold-in", {
+  set.seed(11)
+  X <- matrix(rpois(60 * 15, 3), 60, 15, dimnames = list(NULL, paste0("w", 1:15)))
+  fit <- plsa(X, k = 3, seed = 2, max_iter = 300)
+  phi <- unname(fit$factors[[2]])
+  new <- X[1:5, ]
+  rownames(new) <- paste0("d", 1:5)
+  new[1, c(2, 5, 9)] <- NA
+  new[2, ] <- NA           # nothing observed: P(z)
+  new[3, 4:15] <- NA       # three observed terms
+  new[4, 1:7] <- 0         # observed zeros
+  new[4, 8] <- NA
+  p <- predict(fit, new, tol = 1e-14)
+  expect_equal(dim(p), c(5L, 3L))
+  expect_identical(rownames(p), rownames(new))
+  expect_equal(unname(rowSums(p)), rep(1, 5), tolerance = 1e-12)
+  expect_equal(unname(p[2, ]), as.numeric(fit$lambda), tolerance = 1e-14)
+  for (i in c(1, 3, 4)) {
+    expect_equal(unname(p[i, ]), foldin_observed_reference(new[i, ], phi), tolerance = 1e-6)
+  }
+  # a complete document among them: the EM fold-in of the complete data
+  expect_equal(unname(p[5, ]), unname(predict(fit, X[5, , drop = FALSE], tol = 1e-14)[1, ]), tolerance = 1e-6)
+  # sparse equals dense; the columns matched by name (a term unknown to the
+  # fit ignored, the fitted terms in another order)
+  expect_equal(predict(fit, Matrix::Matrix(new, sparse = TRUE), tol = 1e-14), p, tolerance = 1e-12)
+  shuffled <- cbind(new[, 15:1], extra = 7)
+  expect_equal(predict(fit, shuffled, tol = 1e-14), p, tolerance = 1e-12)
+  # a fitted term absent from newdata counts 0, as without missing cells
+  expect_equal(predict(fit, new[, -15], tol = 1e-14), predict(fit, cbind(new[, -15], w15 = 0), tol = 1e-14),
+               tolerance = 1e-12)
+  expect_equal(unname(predict(fit, new[1, ], tol = 1e-14)[1, ]), unname(p[1, ]), tolerance = 1e-12)
+  expect_identical(unname(predict(fit, new, type = "class", tol = 1e-14)), unname(max.col(p, "first")))
+  # nothing positive observed anywhere: every document gets P(z)
+  z <- new
+  z[!is.na(z)] <- 0
+  expect_equal(unname(predict(fit, z)), matrix(as.numeric(fit$lambda), 5, 3, byrow = TRUE), tolerance = 1e-14)
+})
+
+test_that("predict() of a pLSA fit refuses NA cells where the fold-in needs every cell", {
+  set.seed(12)
+  X <- matrix(rpois(40 * 10, 3), 40, 10)
+  new <- X[1:3, ]
+  new[1, 2] <- NA
+  fit <- suppressMessages(plsa(X, k = 2, seed = 1, max_iter = 50))
+  expect_error(predict(fit, new, loss = "l2"), class = "aspectr_error_input_newdata", regexp = "L2 fold-in")
+  expect_error(predict(fit, new, loss = "tsallis"), class = "aspectr_error_input_newdata", regexp = "Tsallis")
+  prior_fit <- suppressMessages(plsa(X, k = 2, seed = 1, max_iter = 50, prior = list(documents = 1.5)))
+  expect_error(predict(prior_fit, new), class = "aspectr_error_input_newdata", regexp = "pseudo-counts")
+  bad <- new
+  bad[2, 3] <- -1
+  expect_error(predict(fit, bad), class = "aspectr_error_input_value", regexp = "negative")
+  expect_error(predict(fit, new[, 1:9]), class = "aspectr_error_input_newdata", regexp = "one column per fitted term")
+})

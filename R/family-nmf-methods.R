@@ -337,23 +337,23 @@ tidy.aspectr_nmf <- function(x, matrix = c("beta", "gamma", "W", "H"), lambda = 
   matrix <- match_option(matrix, c("beta", "gamma", "W", "H"), "matrix")
   if (matrix == "beta") {
     tf <- topic_form(x, "{.fn tidy} of {.code beta}")
-    return(tidy_beta(tf$beta, tf$terms, tf$lambda, lambda, n))
+    return(tidy_beta(tf$beta, tidy_ids(x, 2), tf$lambda, lambda, n))
   }
   check_beta_only(lambda, n)
   if (matrix == "gamma") {
     tf <- topic_form(x, "{.fn tidy} of {.code gamma}")
     g <- tf$gamma()
-    return(tibble::tibble(document = rep(tf$docs(), times = tf$k),
+    return(tibble::tibble(document = rep(tidy_ids(x, 1), times = tf$k),
                           topic = rep(seq_len(tf$k), each = nrow(g)),
                           gamma = as.vector(g)))
   }
   if (matrix == "W") {
     x <- rows_in_memory(x)
-    rn <- rownames(x$W); if (is.null(rn)) rn <- as.character(seq_len(nrow(x$W)))
+    rn <- rownames(x$W) %||% seq_len(nrow(x$W))
     tibble::tibble(row = rep(rn, times = x$k), factor = rep(seq_len(x$k), each = nrow(x$W)),
                    value = as.vector(x$W))
   } else {
-    cn <- colnames(x$H); if (is.null(cn)) cn <- as.character(seq_len(ncol(x$H)))
+    cn <- colnames(x$H) %||% seq_len(ncol(x$H))
     tibble::tibble(factor = rep(seq_len(x$k), times = ncol(x$H)), column = rep(cn, each = x$k),
                    value = as.vector(x$H))
   }

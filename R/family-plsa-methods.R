@@ -13,6 +13,12 @@ term_names <- function(object) {
   if (is.null(tn)) as.character(seq_len(object$dims[N])) else tn
 }
 
+# The ids of mode n in tidy() and augment(): its names, or the indices
+# (integers, as augment() gives the cells of unnamed data) when it has none
+tidy_ids <- function(object, n) {
+  object$dimnames[[n]] %||% seq_len(object$dims[n])
+}
+
 doc_names <- function(object) {
   dn <- object$dimnames[[1]]
   if (is.null(dn)) as.character(seq_len(object$dims[1])) else dn
@@ -571,7 +577,10 @@ nobs.aspectr_plsa <- function(object, ...) {
 #' @param matrix `"beta"` for per-topic term probabilities (columns `topic`,
 #'   `term`, `beta`) or `"gamma"` for per-document topic proportions (columns
 #'   `document`, `topic`, `gamma`); for NMF fits also `"W"` (columns `row`,
-#'   `factor`, `value`) and `"H"` (`factor`, `column`, `value`).
+#'   `factor`, `value`) and `"H"` (`factor`, `column`, `value`). Documents,
+#'   terms, rows and columns are given by their names, or by their numbers
+#'   (integers, as [augment()][augment.aspectr_plsa()] gives them) when the
+#'   data had none.
 #' @param lambda For `"beta"`: `NULL` (default) or a relevance weight in
 #'   \[0, 1\]; when given, a `relevance` column (LDAvis's relevance, Sievert
 #'   and Shirley 2014, see [terms()][terms.aspectr_plsa()]) is added and
@@ -608,12 +617,12 @@ tidy.aspectr_plsa <- function(x, matrix = c("beta", "gamma"), lambda = NULL, n =
   check_dots_empty(...)
   matrix <- match_option(matrix, c("beta", "gamma"), "matrix")
   out <- if (matrix == "beta") {
-    tidy_beta(x$factors[[length(x$dims)]], term_names(x), as.numeric(x$lambda), lambda, n)
+    tidy_beta(x$factors[[length(x$dims)]], tidy_ids(x, length(x$dims)), as.numeric(x$lambda), lambda, n)
   } else {
     check_beta_only(lambda, n)
     x <- rows_in_memory(x)
     g <- topics(x)
-    tibble::tibble(document = rep(doc_names(x), times = x$k),
+    tibble::tibble(document = rep(tidy_ids(x, 1), times = x$k),
                    topic = rep(seq_len(x$k), each = nrow(g)),
                    gamma = as.vector(g))
   }

@@ -418,7 +418,7 @@ plsa_augment_weighted <- function(x, data) {
   ij <- cl$ij
   lam <- as.numeric(x$lambda)
   p <- x$factors[[1]][ij[, 1], , drop = FALSE] * rep(lam, each = nrow(ij)) * x$factors[[2]][ij[, 2], , drop = FALSE]
-  dn <- doc_names(x); tn <- term_names(x)
+  dn <- x$dimnames[[1]]; tn <- x$dimnames[[2]]
   tibble::tibble(document = if (is.null(dn)) ij[, 1] else dn[ij[, 1]],
                  term = if (is.null(tn)) ij[, 2] else tn[ij[, 2]],
                  count = cl$value, observed = cl$observed, .fitted = unname(rowSums(p)) * x$total,

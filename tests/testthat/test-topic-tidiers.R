@@ -128,3 +128,42 @@ test_that("augment() has tidytext's layout for topicmodels' LDA", {
   expect_identical(names(tidy(fit)), names(tidytext::tidy(lda, matrix = "beta")))
   expect_identical(names(tidy(fit, "gamma")), names(tidytext::tidy(lda, matrix = "gamma")))
 })
+
+test_that("tidy() and augment() give unnamed documents and terms the same integer ids", {
+  set.seed(21)
+  X <- matrix(rpois(12 * 7, 2), 12, 7)
+  fit <- suppressMessages(plsa(X, k = 2, seed = 1))
+  g <- tidy(fit, matrix = "gamma")
+  b <- tidy(fit)
+  a <- augment(fit, data = X)
+  expect_identical(g$document, rep(1:12, times = 2))
+  expect_identical(b$term, rep(1:7, times = 2))
+  expect_type(a$document, "integer")
+  expect_type(a$term, "integer")
+  # joins on the ids: every cell finds its document's proportions and its term's probabilities
+  j <- merge(a, g[g$topic == 1, ], by = "document")
+  expect_identical(nrow(j), nrow(a))
+  expect_equal(j$gamma, unname(topics(fit)[j$document, 1]))
+  j2 <- merge(a, b[b$topic == 2, ], by = "term")
+  expect_equal(j2$beta, unname(fit$factors[[2]][j2$term, 2]))
+  # the cells of a fit with missing values, too
+  Xn <- X
+  Xn[2, 3] <- NA
+  fw <- suppressMessages(plsa(Xn, k = 2, seed = 1))
+  aw <- augment(fw)
+  expect_identical(aw$document, 2L)
+  expect_identical(aw$term, 3L)
+  expect_identical(tidy(fw, matrix = "gamma")$document, rep(1:12, times = 2))
+  # an NMF: its pLSA form and raw factors
+  nf <- suppressMessages(nmf(X, 2, seed = 1))
+  expect_identical(tidy(nf, matrix = "gamma")$document, rep(1:12, times = 2))
+  expect_identical(tidy(nf)$term, rep(1:7, times = 2))
+  expect_identical(tidy(nf, matrix = "W")$row, rep(1:12, times = 2))
+  expect_identical(tidy(nf, matrix = "H")$column, rep(1:7, each = 2))
+  expect_type(augment(nf, X)$row, "integer")
+  # named data keep their names
+  dimnames(X) <- list(paste0("d", 1:12), paste0("w", 1:7))
+  fn <- suppressMessages(plsa(X, k = 2, seed = 1))
+  expect_identical(tidy(fn, matrix = "gamma")$document, rep(rownames(X), times = 2))
+  expect_identical(tidy(fn)$term, rep(colnames(X), times = 2))
+})

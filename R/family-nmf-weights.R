@@ -153,7 +153,8 @@ nmf_weight_cells <- function(dims, dimnames, na, mask, observed, weights, row_we
     }
     allv <- if (is.null(wv)) as.numeric(weights) else wv
     if (anyNA(allv) || any(!is.finite(allv)) || any(allv < 0)) {
-      abort_input("{.arg weights} must be finite and non-negative in every cell.", "value", arg = "weights", call = call)
+      abort_input("{.arg weights} must be finite and non-negative in every cell; {describe_bad_values(allv)}.", "value",
+                  arg = "weights", call = call)
     }
     if (is.null(wij)) {
       # dense: every cell's weight; with `observed`, on its cells only

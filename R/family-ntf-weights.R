@@ -134,7 +134,8 @@ ntf_weights_arg <- function(w, dims, call) {
   shape <- paste(dims, collapse = " x ")
   check_w <- function(v) {
     if (anyNA(v) || any(!is.finite(v)) || any(v < 0)) {
-      abort_input("{.arg weights} must be finite and non-negative in every cell.", "value", arg = "weights", call = call)
+      abort_input("{.arg weights} must be finite and non-negative in every cell; {describe_bad_values(v)}.", "value",
+                  arg = "weights", call = call)
     }
   }
   if (inherits(w, "aspectr_tensor") || methods::is(w, "sparseMatrix")) {

@@ -107,7 +107,10 @@
 #' when that one cannot be written), or in the directory
 #' `options(aspectr.shard_cache =)` names. Later fits of the same files
 #' reuse it; it is made anew when a file's size or modification time
-#' changes. With `options(aspectr.shard_cache = FALSE)` none is made, and
+#' changes. Each set of files (and order) has its own copy, kept until it
+#' is removed: delete the `-columns-` directories (plain directories of
+#' `.shard` files) once the fits are done, or name a temporary directory in
+#' the option. With `options(aspectr.shard_cache = FALSE)` none is made, and
 #' fits with `factor_dir` or a cluster (whose rows' factor is elsewhere)
 #' pass over the files by rows.
 #'
@@ -381,7 +384,11 @@ shard_column_copy_at <- function(path, key, x, chunk) {
 
 shard_file_source <- function(path) {
   if (!file.exists(path) || dir.exists(path)) {
-    abort_input("{.arg x} must name existing files; {.path {path}} {if (dir.exists(path)) 'is a directory' else 'does not exist'}.",
+    # (the copy by columns that KL coordinate descent writes beside the
+    # files, picked up by list.files())
+    copy <- dir.exists(path) && grepl("-columns-[0-9a-f]+$", basename(path))
+    abort_input(c("{.arg x} must name existing files; {.path {path}} {if (dir.exists(path)) 'is a directory' else 'does not exist'}.",
+                  i = if (copy) "It is the copy of shard files by columns that KL coordinate descent writes beside them (see {.code ?shards}, Files): list the data files only, say with {.code list.files(pattern = \"\\\\.shard$\")}."),
                 "value", arg = "x", call = rlang::caller_env(2))
   }
   base <- basename(path)
@@ -410,9 +417,13 @@ shard_data <- function(src, check = TRUE) shard_as_aspect(shard_object(src, chec
 shard_object <- function(src, check = TRUE) {
   if (identical(src$kind, "object")) return(src$object)
   if (check) check_shard_file(src)
+  # (one handler: an error re-raised by a handler of aspectr_error would
+  # reach the same tryCatch()'s handler of error, which is outside it)
   tryCatch(read_shard_file(src),
-           aspectr_error = function(e) stop(e),
-           error = function(e) abort_shard(src, "could not be read: {conditionMessage(e)}"))
+           error = function(e) {
+             if (inherits(e, "aspectr_error")) stop(e)
+             abort_shard(src, "could not be read: {conditionMessage(e)}")
+           })
 }
 
 # The internal form of a shard with no cells
@@ -630,8 +641,11 @@ print.aspectr_shards <- function(x, ...) {
   show <- utils::head(seq_len(n), 6)
   for (i in show) {
     s <- x$sources[[i]]
-    cat("  ", s$label, ": ", big(x$rows[i]), if (frames) " observations\n" else
-          paste0(" rows, ", big(x$meta[[i]]$nnz), " non-zeros\n"), sep = "")
+    one <- x$rows[i] == 1
+    cat("  ", s$label, ": ", big(x$rows[i]),
+        if (frames) paste0(" observation", if (!one) "s", "\n") else
+          paste0(" row", if (!one) "s", ", ", big(x$meta[[i]]$nnz), " non-zero", if (x$meta[[i]]$nnz != 1) "s", "\n"),
+        sep = "")
   }
   if (n > length(show)) cat("  ... and ", n - length(show), " more\n", sep = "")
   invisible(x)
@@ -1824,6 +1838,21 @@ write_shards <- function(x, dir, n = NULL, prefix = "shard") {
       abort_input("{.arg x} has no positive entries in any of its {length(pieces)} piece{?s}: there is nothing to fit.",
                   "empty", arg = "x")
     }
+    # (the pieces must fit together: checked before any file is written)
+    for (i in seq_along(pieces)[-1]) {
+      if (!identical(as.numeric(pieces[[i]]$dims[-1]), as.numeric(pieces[[1]]$dims[-1]))) {
+        abort_input("{.arg x} must hold pieces with the same columns (and further modes); {.code x[[{i}]]} is {paste(pieces[[i]]$dims, collapse = ' x ')}, {.code x[[1]]} {paste(pieces[[1]]$dims, collapse = ' x ')}.",
+                    "value", arg = "x")
+      }
+      a <- pieces[[i]]$dimnames[-1]
+      b <- pieces[[1]]$dimnames[-1]
+      clash <- any(vapply(seq_along(a), function(m) !is.null(a[[m]]) && m <= length(b) && !is.null(b[[m]]) &&
+                            !identical(as.character(a[[m]]), as.character(b[[m]])), logical(1)))
+      if (clash) {
+        abort_input("{.arg x} must hold pieces with the same column names (and names of further modes); those of {.code x[[{i}]]} differ from those of {.code x[[1]]}.",
+                    "value", arg = "x")
+      }
+    }
     count <- length(pieces)
     piece <- function(i) pieces[[i]]
   } else {
@@ -1838,16 +1867,51 @@ write_shards <- function(x, dir, n = NULL, prefix = "shard") {
   }
   shard_dir(dir)
   files <- file.path(dir, sprintf(paste0("%s%0", nchar(count), "d.shard"), prefix, seq_len(count)))
+  # Every shard is written under a temporary name and the set renamed only
+  # once all are written: the files being read (shards of `dir` split
+  # again into `dir`) are whole until then, and a failure leaves `dir` as
+  # it was.
+  parts <- file.path(dir, sprintf(".%s.%d.partial", basename(files), Sys.getpid()))
+  on.exit(unlink(parts[file.exists(parts)]), add = TRUE)
   for (i in seq_len(count)) {
-    ok <- tryCatch({ write_shard_bin(piece(i), files[i]); TRUE },
-                   aspectr_error = function(e) stop(e),
+    # (the piece read first: its errors are its own, not the directory's)
+    d <- piece(i)
+    ok <- tryCatch({ write_shard_bin(d, parts[i]); TRUE },
                    error = function(e) conditionMessage(e), warning = function(w) conditionMessage(w))
+    rm(d)
     if (!isTRUE(ok)) {
       abort_input("{.arg dir} must be a directory {.fn write_shards} can write into; writing {.path {files[i]}} failed: {ok}",
                   "value", arg = "dir")
     }
   }
+  for (i in seq_len(count)) {
+    if (!file.rename(parts[i], files[i])) {
+      abort_input("{.arg dir} must be a directory {.fn write_shards} can write into; {.path {files[i]}} could not be replaced.",
+                  "value", arg = "dir")
+    }
+  }
+  warn_stale_shards(dir, prefix, files)
   shards(files)
+}
+
+# Shard files of the same prefix in `dir` that this split did not write
+# (an earlier split into more shards, or of other digits): a later
+# shards(Sys.glob(...)) would take them as data.
+warn_stale_shards <- function(dir, prefix, files, call = rlang::caller_env()) {
+  all <- list.files(dir)
+  rest <- substring(all, nchar(prefix) + 1L)
+  other <- setdiff(all[startsWith(all, prefix) & grepl("^[0-9]+\\.shard$", rest)], basename(files))
+  if (length(other)) {
+    n <- length(other)
+    what <- sprintf("%d shard file%s of prefix \"%s\" that this split did not write, from an earlier one: %s%s", n,
+                    if (n == 1) "" else "s", prefix, paste(utils::head(other, 3), collapse = ", "),
+                    if (n > 3) ", ..." else "")
+    cli::cli_warn(c("{.arg dir} also holds {what}.",
+                    i = paste0("Remove ", if (n == 1) "it" else "them",
+                               " before reading the directory's files as one data set (say, with {.code Sys.glob()}).")),
+                  class = c("aspectr_warning_input", "aspectr_warning"), call = call)
+  }
+  invisible(other)
 }
 
 # The directory write_shards() writes into: created if missing; an existing
@@ -1962,6 +2026,10 @@ write_shard_bin <- function(d, path) {
 read_shard_bin <- function(path) {
   d <- cpp_read_shard_file(path)
   if (anyNA(d$val) || any(!is.finite(d$val)) || any(d$val <= 0)) stop("it holds values that are not positive and finite")
+  # (idx is N x cells: each row against its mode's size)
+  if (length(d$idx) && (anyNA(d$idx) || any(d$idx < 0L) || any(d$idx >= d$dims))) {
+    stop("it holds cell indices outside its dimensions (", paste(d$dims, collapse = " x "), "): it is damaged")
+  }
   dn <- read_shard_names(path, length(d$dims), length(d$val))
   structure(list(idx = d$idx, val = d$val, dims = d$dims, dimnames = dn, total = sum(d$val)),
             class = "aspectr_shard_data")

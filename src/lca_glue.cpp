@@ -62,6 +62,11 @@ Rcpp::List cpp_lca_fit(Rcpp::IntegerMatrix idx, Rcpp::NumericVector val, Rcpp::I
   ctl.threads = threads;
   ctl.short_iter = short_iter;
   ctl.keep = keep;
+  // (a model that fits the table exactly, a saturated one: the divergence
+  // falls to its rounding, about 1e-16 either side of 0, where its relative
+  // change never settles; below 1e-12, a likelihood-ratio statistic
+  // G^2 = 2 N D of 2e-12 N, the fit has converged)
+  ctl.floor = 1e-12;
   RCallback cb(verbose, max_iter, "lca", hook);
   RoundCheck check{cb};
   std::vector<aspectr::StartRun> runs;

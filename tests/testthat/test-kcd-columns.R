@@ -48,6 +48,9 @@ test_that("plsa() and nmf(loss = 'kl') of .shard files update H by columns and e
   expect_identical(calls, as.numeric(fit$iterations))
   copy <- column_copies(dir)
   expect_length(copy, 1)
+  # the copy, listed with the data files, is named as what it is
+  expect_error(shards(list.files(dir, full.names = TRUE)), class = "aspectr_error_input_value",
+               regexp = "copy of shard files by columns")
   # several blocks of columns, each at most the largest shard's cells (a
   # column with more alone)
   index <- readRDS(file.path(copy, "index.rds"))

@@ -396,3 +396,22 @@ test_that("lca() names an unnamed column alone, and refuses matrix columns by na
   dm$m <- matrix(0:1, nrow(dm), 2)
   expect_error(lca(dm, 2), class = "aspectr_error_input_type", regexp = "`m`")
 })
+
+test_that("lca() of a model that fits the table exactly stops as converged", {
+  set.seed(31)
+  df <- data.frame(a = factor(sample(1:2, 200, TRUE)), b = factor(sample(1:3, 200, TRUE)))
+  for (m in c("squarem", "em", "cd")) {
+    # (more parameters than the table identifies: it is fitted exactly)
+    fit <- suppressWarnings(lca(df, 2, seed = 1, method = m))
+    expect_true(fit$converged)
+    expect_lt(fit$iterations, 1000)
+    expect_lt(abs(fit$Gsq), 1e-8)
+  }
+  # a model that does not fit exactly still runs to its tolerance
+  df$c <- factor(sample(1:2, 200, TRUE))
+  fit <- lca(df, 2, seed = 1, nrun = 1, tol = 1e-10, max_iter = 5000)
+  expect_gt(fit$Gsq, 1e-3)
+  tr <- fit$objective
+  n <- length(tr)
+  expect_lt(abs(tr[n - 1] - tr[n]), 1e-10 * abs(tr[n]) + 1e-300)
+})

@@ -180,7 +180,13 @@ test_that("bad weighting arguments are classed input errors", {
   expect_error(nmf(X, 2, mask = "a"), class = "aspectr_error_input_type")
   mm <- matrix(FALSE, 5, 4); mm[1] <- NA
   expect_error(nmf(X, 2, mask = mm), class = "aspectr_error_input_value")
-  expect_error(nmf(X, 2, weights = -X), class = "aspectr_error_input_value")
+  expect_error(nmf(X, 2, weights = -X), class = "aspectr_error_input_value",
+               regexp = paste0("20 negative \\(the smallest ", format(-max(X), digits = 6), "\\) values"))
+  W <- X
+  W[1:2] <- c(NA, Inf)
+  expect_error(nmf(X, 2, weights = W), class = "aspectr_error_input_value", regexp = "1 missing \\(NA\\), 1 infinite values")
+  expect_error(ntf(array(runif(24), c(2, 3, 4)), 2, weights = array(-1, c(2, 3, 4))),
+               class = "aspectr_error_input_value", regexp = "24 negative \\(the smallest -1\\) values")
   expect_error(nmf(X, 2, row_weights = c(1, 2)), class = "aspectr_error_input_value")
   expect_error(nmf(X, 2, col_weights = c(1, NA, 1, 1)), class = "aspectr_error_input_value")
   expect_error(nmf(X, 2, mask = X > 2, method = "als"), class = "aspectr_error_input_argument")

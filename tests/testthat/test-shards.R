@@ -527,6 +527,40 @@ test_that("write_shards() splits shards() anew into n shards, from files of any 
   expect_error(write_shards(mem, shard_tempdir(), n = 38), class = "aspectr_error_input", regexp = "37")
 })
 
+test_that("write_shards() splits shard files anew into their own directory without losing them", {
+  x <- shard_counts(40, 15, seed = 21)
+  dir <- shard_tempdir()
+  three <- write_shards(x, dir, n = 3)
+  ref <- write_shards(x, shard_tempdir(), n = 6)
+  # (every file read whole before any is replaced: the same bytes as a
+  # split of the data into another directory)
+  six <- write_shards(three, dir, n = 6)
+  expect_length(six, 6)
+  for (i in 1:6) {
+    expect_identical(unname(tools::md5sum(unclass(six)$sources[[i]]$path)),
+                     unname(tools::md5sum(unclass(ref)$sources[[i]]$path)))
+  }
+  expect_identical(sort(list.files(dir, all.files = TRUE, no.. = TRUE)), sprintf("shard%d.shard", 1:6))
+  # fewer shards into the same directory: the leftovers of the earlier
+  # split are named in a warning
+  expect_warning(two <- write_shards(six, dir, n = 2), class = "aspectr_warning_input",
+                 regexp = "4 shard files of prefix \"shard\".*shard3.shard, shard4.shard, shard5.shard, ...")
+  expect_same_fit(plsa(two, 3, seed = 4, max_iter = 10, tol = 0), plsa(x, 3, seed = 4, max_iter = 10, tol = 0))
+  # a description of files changed since is a shard error, not one of dir
+  expect_error(write_shards(three, shard_tempdir()), class = "aspectr_error_shard", regexp = "has changed")
+  # pieces that do not fit together: refused before anything is written
+  bad_dir <- file.path(shard_tempdir(), "new")
+  expect_error(write_shards(list(x[1:20, ], x[21:40, 1:10]), bad_dir), class = "aspectr_error_input_value",
+               regexp = "20 x 10")
+  named <- x
+  colnames(named) <- paste0("w", 1:15)
+  other <- named
+  colnames(other)[2] <- "zz"
+  expect_error(write_shards(list(named[1:20, ], other[21:40, ]), bad_dir), class = "aspectr_error_input_value",
+               regexp = "column names")
+  expect_false(dir.exists(bad_dir) && length(list.files(bad_dir, all.files = TRUE, no.. = TRUE)) > 0)
+})
+
 test_that("write_shards() refuses bad arguments, and bad .shard files are shard errors", {
   x <- shard_counts()
   expect_error(write_shards(x), class = "aspectr_error_input", regexp = "dir")
@@ -555,6 +589,25 @@ test_that("write_shards() refuses bad arguments, and bad .shard files are shard 
   swapped <- file.path(dir, "swapped.shard")
   writeBin(raw, swapped)
   expect_error(shards(swapped), class = "aspectr_error_shard", regexp = "byte order")
+  # a cell index out of range (the header intact): every fit's first read
+  # of it is a shard error naming the file (nmf()'s NNDSVD start included)
+  damaged <- file.path(dir, "damaged.shard")
+  file.copy(file.path(dir, "shard1.shard"), damaged)
+  con <- file(damaged, "r+b")
+  seek(con, 8 + 8 + 8 * 4, rw = "write")  # the first cell's row (a matrix: N = 2)
+  writeBin(100000L, con, size = 4)
+  close(con)
+  dsh <- shards(damaged)
+  expect_error(nmf(dsh, 2, seed = 1, max_iter = 5), class = "aspectr_error_shard", regexp = "damaged\\.shard")
+  expect_error(plsa(dsh, 2, seed = 1, max_iter = 5), class = "aspectr_error_shard", regexp = "damaged\\.shard")
+})
+
+test_that("print() of shards counts a shard's row and non-zero in the singular", {
+  x <- shard_counts(3, 5, seed = 1)
+  x[1, ] <- c(4, 0, 0, 0, 0)
+  out <- capture.output(print(shards(list(x[1, , drop = FALSE], x[2:3, ]))))
+  expect_match(out[2], ": 1 row, 1 non-zero$")
+  expect_match(out[3], ": 2 rows, [0-9]+ non-zeros$")
 })
 
 test_that("a component without mass keeps its factors over shards, as in memory", {

@@ -44,6 +44,7 @@ struct MultiStartControl {
   int short_iter = 0;  // iterations of stage 1; 0: no staging
   int keep = 1;        // starts continued after stage 1
   int round = 25;      // iterations between calls of check()
+  double floor = 0.0;  // the stopping rule's floor (control.h's Control::floor)
 };
 
 // A start: its model and its iterations so far (driver.h's SolverState;
@@ -98,6 +99,7 @@ void advance_start(Rule& rule, const SparseTensor& G, StartRun& s, int n,
   Control c;
   c.max_iter = ctl.max_iter;
   c.tol = ctl.tol;
+  c.floor = ctl.floor;
   // (a user's interrupt looked for between iterations, where the start
   // runs on the thread that set the check: interrupt.h)
   solver_advance(rule, G, s.M, s, n, c, threads, [](int, const AspectModel&) {

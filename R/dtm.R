@@ -46,9 +46,14 @@ as_dtm <- function(data, document, term, value) {
   }
   docs <- dtm_levels(data[[doc_col]], doc_col, "document")
   terms <- dtm_levels(data[[term_col]], term_col, "term")
-  Matrix::sparseMatrix(i = docs$code, j = terms$code, x = v,
-                       dims = c(length(docs$levels), length(terms$levels)),
-                       dimnames = list(docs$levels, terms$levels))
+  out <- Matrix::sparseMatrix(i = docs$code, j = terms$code, x = v,
+                              dims = c(length(docs$levels), length(terms$levels)),
+                              dimnames = list(docs$levels, terms$levels))
+  if (any(is.infinite(out@x))) {
+    abort_input("{.arg value} of repeated (document, term) rows add up to more than the largest double ({sum(is.infinite(out@x))} cell{?s}); scale them down.",
+                "value", arg = "value")
+  }
+  out
 }
 
 # The name of a column given as a bare name or a string.

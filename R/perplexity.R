@@ -166,9 +166,9 @@ foldin_theta <- function(object, d, max_iter, tol, threads, B = NULL) {
   d$val <- d$val[keep]
   B <- B[keep, , drop = FALSE]
   if (N > 2) return(foldin_nway(d, B, object$lambda, max_iter, tol))
-  dn <- if (is.null(object$dimnames[[2]])) NULL else list(NULL, object$dimnames[[2]])
-  known <- Matrix::sparseMatrix(i = d$idx[1, ] + 1L, j = d$idx[2, ] + 1L, x = d$val,
-                                dims = d$dims, dimnames = dn)
+  # (the fit's columns in their order: matched by position, so that a fit
+  # with repeated column names folds in too)
+  known <- Matrix::sparseMatrix(i = d$idx[1, ] + 1L, j = d$idx[2, ] + 1L, x = d$val, dims = d$dims)
   predict(object, known, loss = "kl", max_iter = max_iter, tol = tol, threads = threads)
 }
 

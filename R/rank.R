@@ -80,10 +80,18 @@ plsa_rank <- function(x, k = 2:10, holdout = 0.2, criterion = c("perplexity", "B
   holdout <- ctl$holdout; nrun <- ctl$nrun; max_iter <- ctl$max_iter
   tol <- ctl$tol; seed <- ctl$seed; threads <- ctl$threads
   d <- as_aspect_data(x, "x")
+  # (the table compares likelihoods: refused before any fit is run)
+  weighting <- text_weighting(x)
+  if (!is.null(weighting) || !cpp_all_whole(d$val)) {
+    why <- if (!is.null(weighting)) "is weighted" else "has values that are not whole numbers"
+    abort_input(c("{.arg x} must hold counts for {.fn plsa_rank}, whose criteria are likelihoods (perplexity, AIC, BIC); it {why}.",
+                  i = "Give the raw counts."),
+                "value", arg = "x")
+  }
   n_docs <- d$dims[1]
   n_test <- round(holdout * n_docs)
   if (n_test < 1 || n_docs - n_test < 2) {
-    abort_input("{.arg x} has {n_docs} document{?s}: too few to hold out {holdout * 100}% of them and fit the rest.",
+    abort_input("{.arg holdout} = {format(holdout)} must hold out at least one of the {n_docs} document{?s} of {.arg x} and leave 2 to fit; it holds out {n_test}.",
                 "argument", arg = "holdout")
   }
   k <- check_k_vector(k, max = n_docs - n_test, what = "at most the number of training documents")
@@ -91,6 +99,13 @@ plsa_rank <- function(x, k = 2:10, holdout = 0.2, criterion = c("perplexity", "B
   seeds <- with_seed(if (is.null(seed)) NULL else seed + 1L, sample.int(.Machine$integer.max, length(k)))
   rows <- split_rows(x, d, test)
   halves <- with_seed(if (is.null(seed)) NULL else seed + 2L, thin_half(rows$test))
+  # (the held-out documents have the fitted columns in their order: matched
+  # by position, so that repeated column names, which the fit takes, do not
+  # stop the fold-in)
+  if (methods::is(halves$score, "Matrix")) {
+    colnames(halves$score) <- NULL
+    colnames(halves$foldin) <- NULL
+  }
   n_top <- check_whole(n_top, "n_top", min = 2)
   quality <- length(d$dims) == 2 && d$dims[2] >= 2
   if (quality) {

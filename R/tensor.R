@@ -78,7 +78,7 @@ sptensor <- function(index, values, dims = NULL, dimnames = NULL) {
 }
 
 # Internal constructor: sums duplicates, drops zeros, sorts by index.
-new_sptensor <- function(index, values, dims, dimnames = NULL) {
+new_sptensor <- function(index, values, dims, dimnames = NULL, arg = "values", call = rlang::caller_env()) {
   keep <- values != 0
   index <- index[keep, , drop = FALSE]
   values <- values[keep]
@@ -91,6 +91,10 @@ new_sptensor <- function(index, values, dims, dimnames = NULL) {
       grp <- cumsum(!dup)
       values <- as.numeric(rowsum(values, grp, reorder = FALSE))
       index <- index[!dup, , drop = FALSE]
+      if (any(is.infinite(values))) {
+        abort_input("{.arg {arg}} of the repeated cells add up to more than the largest double ({sum(is.infinite(values))} cell{?s}); scale them down.",
+                    "value", arg = arg, call = call)
+      }
     }
   }
   dimnames(index) <- NULL
@@ -105,7 +109,8 @@ new_sptensor <- function(index, values, dims, dimnames = NULL) {
 #'   data frame of categorical columns (factor, character, logical or
 #'   integer codes), which becomes the tensor of counts of the observed
 #'   combinations (one mode per column, the levels as dimnames). Rows of a
-#'   data frame with missing values are dropped.
+#'   data frame with missing values in its modes are left out, with a
+#'   message saying how many; a missing `value` is an error.
 #' @param value For a data frame: the column holding each row's count or
 #'   weight (a bare name or a string; it is not a mode), as in the long
 #'   form `as.data.frame(table)` (`Freq`) or `dplyr::count()` (`n`)
@@ -167,7 +172,15 @@ as_sptensor.data.frame <- function(x, value, ...) {
   if (ncol(x) < 2) {
     abort_input("{.arg x} must have at least 2 columns (modes), not {ncol(x)}.", "type", arg = "x")
   }
-  keep <- stats::complete.cases(x) & (if (is.null(w)) TRUE else !is.na(w))
+  if (!is.null(w) && anyNA(w)) {
+    abort_input("Column {.var {col}} ({.arg value}) must not contain missing values; it has {sum(is.na(w))}.",
+                "value", arg = "value")
+  }
+  keep <- stats::complete.cases(x)
+  if (!all(keep)) {
+    cli::cli_inform("{sum(!keep)} row{?s} of {.arg x} with missing values {?is/are} left out (of {length(keep)}).",
+                    class = "aspectr_message_dropped")
+  }
   x <- x[keep, , drop = FALSE]
   if (!is.null(w)) {
     w <- w[keep]
@@ -180,7 +193,7 @@ as_sptensor.data.frame <- function(x, value, ...) {
   dn <- lapply(f, levels)
   names(dn) <- names(x)
   # (repeated combinations are summed, zero weights dropped)
-  new_sptensor(index, if (is.null(w)) rep(1, nrow(x)) else w, dims, dn)
+  new_sptensor(index, if (is.null(w)) rep(1, nrow(x)) else w, dims, dn, arg = "value", call = rlang::current_env())
 }
 
 as_categorical <- function(v, name, call = rlang::caller_env(), parent = "data") {

@@ -155,3 +155,21 @@ test_that("bad tensors give classed errors", {
   expect_error(plsa(array(0, c(2, 2, 2)), 1), class = "aspectr_error_input_empty")
   expect_error(plsa(array(1, c(2, 2, 2)), 9), class = "aspectr_error_input_argument")
 })
+
+test_that("as_sptensor() of a data frame says how many rows it leaves out, and refuses missing or overflowing counts", {
+  ld <- as.data.frame(UCBAdmissions)
+  ld$Gender[1] <- NA
+  expect_message(t1 <- as_sptensor(ld, value = Freq), class = "aspectr_message_dropped", regexp = "1 row of `x`")
+  expect_equal(sum(t1$values), sum(ld$Freq[-1]))
+  ld2 <- as.data.frame(UCBAdmissions)
+  ld2$Freq[3] <- NA
+  expect_error(as_sptensor(ld2, value = Freq), class = "aspectr_error_input_value", regexp = "it has 1")
+  big <- data.frame(a = c("x", "x"), b = c("y", "y"), n = c(1e308, 1e308))
+  expect_error(as_sptensor(big, value = n), class = "aspectr_error_input_value", regexp = "largest double")
+  expect_error(as_dtm(big, a, b, n), class = "aspectr_error_input_value", regexp = "largest double")
+  expect_error(sptensor(rbind(c(1, 1), c(1, 1)), c(1e308, 1e308), dims = c(1, 1)),
+               class = "aspectr_error_input_value", regexp = "`values`")
+  # complete rows: no message, the counts kept
+  expect_no_message(t2 <- as_sptensor(as.data.frame(UCBAdmissions), value = Freq))
+  expect_equal(sum(t2$values), sum(UCBAdmissions))
+})

@@ -310,3 +310,17 @@ test_that("NMF terms() by relevance are those of its pLSA form", {
   tb <- tidy(fk, lambda = 0.5, n = 8)
   expect_identical(tb$term, as.vector(a))
 })
+
+test_that("plsa_rank() takes repeated column names, and refuses data that are not counts before fitting", {
+  d <- as.matrix(sotu_dtm[1:40, 1:200])
+  colnames(d)[2] <- colnames(d)[1]
+  r <- plsa_rank(d, k = 2:3, seed = 1, max_iter = 50, tol = 1e-4)
+  expect_true(all(is.finite(r$table$perplexity)))
+  # the same held-out documents and fits as with unique names
+  d2 <- d
+  colnames(d2)[2] <- "another"
+  expect_equal(r$table$perplexity, plsa_rank(d2, k = 2:3, seed = 1, max_iter = 50, tol = 1e-4)$table$perplexity,
+               tolerance = 1e-12)
+  expect_error(plsa_rank(d / 2, k = 2:3), class = "aspectr_error_input_value", regexp = "not whole numbers")
+  expect_error(plsa_rank(d, k = 2:3, holdout = 1e-9), class = "aspectr_error_input", regexp = "holdout")
+})

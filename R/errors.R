@@ -62,6 +62,15 @@ describe_bad_values <- function(v) {
   paste0("it has ", paste(parts, collapse = ", "), " value", if (na + inf + length(neg) > 1) "s")
 }
 
+# Weighted data (missing cells, masks, weights) in which no positive value
+# counts: every positive cell is left out or weighs 0. (Both classes: an
+# input of nothing to fit, and a bad value of the weighting.)
+abort_nothing_weighted <- function(call = rlang::caller_env()) {
+  abort_input(c("{.arg x} has no positive value in a cell that counts: there is nothing to fit.",
+                i = "Every positive cell is left out (as {.val NA}, by {.arg mask} or outside {.arg observed}) or weighs 0 (by {.arg weights}, or the weights of its row, column or mode)."),
+              c("empty", "value"), arg = "x", call = call)
+}
+
 check_required <- function(x, what, arg = rlang::caller_arg(x), call = rlang::caller_env()) {
   if (!missing(x)) return(invisible(TRUE))
   abort_input("{.arg {arg}} is missing: it must be {what}.", "argument", arg = arg, call = call)

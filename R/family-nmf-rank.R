@@ -292,8 +292,8 @@ cv_one <- function(X, tk, holdout, fit_args, quality) {
   }
   V <- fit$W %*% fit$H
   c(list(k = tk$k, run = tk$run,
-         test_error = sqrt(sum((X[mask] - V[mask])^2) / sum(X[mask]^2)),
-         train_error = sqrt(sum((X[-mask] - V[-mask])^2) / sum(X[-mask]^2))),
+         test_error = rel_error(X[mask], V[mask]),
+         train_error = rel_error(X[-mask], V[-mask])),
     as.list(quality(fit)), list(converged = isTRUE(fit$converged)))
 }
 
@@ -330,7 +330,7 @@ cv_mask_one <- function(x, tk, holdout, fit_args, quality, na_cells = NULL) {
   xv <- as.numeric(x[ij])
   v <- rowSums(fit$W[ij[, 1], , drop = FALSE] * t(fit$H)[ij[, 2], , drop = FALSE])
   c(list(k = tk$k, run = tk$run,
-         test_error = sqrt(sum((xv - v)^2) / max(sum(xv^2), 1e-300)),
+         test_error = rel_error(xv, v),
          train_error = fit$rel_error[length(fit$rel_error)]),
     as.list(quality(fit)), list(converged = isTRUE(fit$converged)))
 }

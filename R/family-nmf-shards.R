@@ -47,8 +47,7 @@ nmf_shard_source <- function(x, loss, beta, method, accelerate, weighted, wargs,
   }
   if (x$nnz == 0) {
     if (weighted) {
-      abort_input("{.arg x} has no positive value in a cell of positive weight: there is nothing to fit.",
-                  "value", arg = "x", call = env)
+      abort_nothing_weighted(call = env)
     }
     abort_input("{.arg x} has no positive entries: there is nothing to fit.", "empty", arg = "x", call = env)
   }
@@ -72,8 +71,7 @@ nmf_shard_source <- function(x, loss, beta, method, accelerate, weighted, wargs,
       session <<- nmf_shard_session(x, cluster, threads, loss, method, NA_real_, c(0, 0), c(0, 0), eps, call, files)
       ws <- session$weigh(wd)
       if (!(ws$st > 0)) {
-        abort_input("{.arg x} has no positive value in a cell of positive weight: there is nothing to fit.",
-                    "value", arg = "x", call = env)
+        abort_nothing_weighted(call = env)
       }
       s <- ws$top
       sc <<- nd$scale <<- list(s = s, a = sqrt(s))
@@ -106,8 +104,7 @@ nmf_shard_source <- function(x, loss, beta, method, accelerate, weighted, wargs,
                                     beta = beta, x_floor = nd$floor %||% 0)
       # (weighted beta divergence: each shard gets the weights of its cells)
       if (weighted && !(session$weigh_cells(wd) > 0)) {
-        abort_input("{.arg x} has no positive value in a cell of positive weight: there is nothing to fit.",
-                    "value", arg = "x", call = env)
+        abort_nothing_weighted(call = env)
       }
     } else {
       session$configure(sc$s, L1s, L2s, eps, accelerate, threads, c(wk, list(d = wd$d, c = wd$c)))

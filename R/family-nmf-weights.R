@@ -62,7 +62,8 @@ nmf_cells_arg <- function(m, dims, arg, call) {
 nmf_weight_vector <- function(v, len, arg, what, call) {
   if (is.null(v)) return(rep(1, len))
   if (!is.numeric(v) || length(v) != len || anyNA(v) || any(!is.finite(v)) || any(v < 0)) {
-    abort_input("{.arg {arg}} must be a vector of {len} finite non-negative weights, one per {what} of {.arg x}, not {describe(v)}.",
+    got <- if (is.numeric(v) && length(v) == len) describe_bad_values(v) else paste("it is", describe(v))
+    abort_input("{.arg {arg}} must be a vector of {len} finite non-negative weights, one per {what} of {.arg x}; {got}.",
                 "value", arg = arg, call = call)
   }
   as.numeric(v)

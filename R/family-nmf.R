@@ -507,6 +507,12 @@ nmf <- function(x, k, loss = c("frobenius", "kl", "beta"), beta = 2,
   # a model that vanishes on non-zero data (W H = 0) is a stationary point
   # of every algorithm; it is a local minimum only when both factors carry
   # an L1 penalty, and otherwise never reported as converged
+  if (!all(is.finite(wsum)) || !all(is.finite(H))) {
+    abort_numeric(c("The fit's factors are not finite: its updates went beyond double precision.",
+                    i = if (loss == "beta" && (beta < -1 || beta > 3))
+                      paste0("Take a {.arg beta} nearer the usual 0 to 2 than ", format(beta), ".") else
+                      paste0("Rescale {.arg x} (its largest value is ", format(signif(sc$s, 3)), ").")))
+  }
   vanished <- sum(wsum * rowSums(H)) == 0
   converged <- isTRUE(res$converged)
   # W = H = 0 is a local minimum when an L1 penalty on one factor meets an
@@ -587,8 +593,7 @@ nmf_memory_source <- function(x, loss, beta, method, weighted, wargs, call = rla
     wd <- nmf_weighted_data(x, wargs$mask, wargs$observed, wargs$weights, wargs$row_weights, wargs$col_weights,
                             call = call)
     if (wd$observed_cells == 0) {
-      abort_input("{.arg x} has no positive value in a cell of positive weight: there is nothing to fit.",
-                  "value", arg = "x", call = call)
+      abort_nothing_weighted(call = call)
     }
     # (the beta divergence's updates read x itself and the weights)
     x <- if (loss == "beta") wd$x0 else wd$xt

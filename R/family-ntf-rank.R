@@ -117,7 +117,7 @@ ntf_rank <- function(x, k = 1:6, holdout = 0.1, nrun = 3, loss = c("frobenius", 
     v2 <- cp_sum_squares(fit) - sum(cp_values(fit, left)^2)
     sq <- max(sum(xt^2) - 2 * sum(xt * vt) + v2, 0)
     list(k = grid$k[t], run = grid$run[t],
-         test_error = sqrt(sum((xv - v)^2) / max(sum(xv^2), 1e-300)),
+         test_error = rel_error(xv, v),
          train_error = sqrt(sq / max(sum(xt^2), 1e-300)), converged = isTRUE(fit$converged))
   })
   details <- do.call(rbind, lapply(res, as.data.frame))

@@ -31,8 +31,7 @@ ntf_shard_source <- function(x, cluster, files, call, env = rlang::caller_env())
       sums <- wsession$weigh(wc)
       wd <<- c(wc, sums, list(dims = x$dims, dimnames = x$dimnames))
       if (!(sums$nnz > 0)) {
-        abort_input("{.arg x} has no positive value in a cell of positive weight: there is nothing to fit.",
-                    "value", arg = "x", call = env)
+        abort_nothing_weighted(call = env)
       }
       data <<- list(dims = x$dims, dimnames = x$dimnames, total = sums$st)
       nnz <<- sums$nnz

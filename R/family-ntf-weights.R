@@ -179,7 +179,8 @@ ntf_mode_weights <- function(mw, dims, call) {
     v <- mw[[n]]
     if (is.null(v)) return(rep(1, dims[n]))
     if (!is.numeric(v) || length(v) != dims[n] || anyNA(v) || any(!is.finite(v)) || any(v < 0)) {
-      abort_input("{.arg mode_weights}[[{n}]] must be NULL or {dims[n]} finite non-negative weights, one per index of mode {n} of {.arg x}, not {describe(v)}.",
+      got <- if (is.numeric(v) && length(v) == dims[n]) describe_bad_values(v) else paste("it is", describe(v))
+      abort_input("{.arg mode_weights}[[{n}]] must be NULL or {dims[n]} finite non-negative weights, one per index of mode {n} of {.arg x}; {got}.",
                   "value", arg = "mode_weights", call = call)
     }
     as.numeric(v)

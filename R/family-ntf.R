@@ -549,8 +549,7 @@ ntf_memory_source <- function(x, call = rlang::caller_env()) {
     if (weighted) {
       wd <<- ntf_weighted_data(x, wargs$mask, wargs$observed, wargs$weights, wargs$mode_weights, call = call)
       if (!length(wd$tv)) {
-        abort_input("{.arg x} has no positive value in a cell of positive weight: there is nothing to fit.",
-                    "value", arg = "x", call = call)
+        abort_nothing_weighted(call = call)
       }
       data <<- list(idx = wd$idx, val = wd$tv, dims = wd$dims, dimnames = wd$dimnames, total = sum(wd$tv))
       # (a weighted fit has no likelihood)

@@ -447,6 +447,10 @@ match_newdata <- function(object, newdata, call = rlang::caller_env()) {
                 dims = c(dims[1], object$dims[2]),
                 dimnames = list(rownames(newdata), fit_terms)))
   }
+  if (length(d$dims) != 2) {
+    abort_input("{.arg newdata} must be documents x terms, as the fitted data, not data of {length(d$dims)} modes ({paste(d$dims, collapse = ' x ')}).",
+                "newdata", arg = "newdata", call = call)
+  }
   if (!is.null(new_terms) && !is.null(fit_terms)) {
     map <- match(new_terms, fit_terms)
     if (all(is.na(map))) {

@@ -56,8 +56,7 @@ wq_shard_source <- function(x, loss, q, normalize, method, wargs, ctl, cluster, 
   WT <- sum(sums)
   T <- if (l2) sum(xsums) else WT
   if (!(cells > 0) || !(T > 0) || !(WT > 0)) {
-    abort_input("{.arg x} has no positive value in a cell of positive weight: there is nothing to fit.",
-                "empty", arg = "x", call = env)
+    abort_nothing_weighted(call = env)
   }
   src$dims <- x$dims
   src$dimnames <- x$dimnames

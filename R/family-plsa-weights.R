@@ -163,8 +163,7 @@ plsa_weighted_kl_nway <- function(x, k, init, nrun, max_iter, tol, seed, threads
     # number bounds k, their summary is the fit's
     summ <- plsa_shards_counted_summary(x, wd, wargs$cluster, call)
     if (!(summ$cells > 0)) {
-      abort_input("{.arg x} has no positive value in a cell of positive weight: there is nothing to fit.",
-                  "empty", arg = "x", call = env)
+      abort_nothing_weighted(call = env)
     }
     k <- plsa_weighted_k(k, x$dims, summ$cells, env)
     # (as in memory: whether the values are counts, without the warning of
@@ -173,8 +172,7 @@ plsa_weighted_kl_nway <- function(x, k, init, nrun, max_iter, tol, seed, threads
   } else {
     wd <- do.call(ntf_weighted_data, c(list(x), wargs, list(call = env)))
     if (!length(wd$tv)) {
-      abort_input("{.arg x} has no positive value in a cell of positive weight: there is nothing to fit.",
-                  "empty", arg = "x", call = env)
+      abort_nothing_weighted(call = env)
     }
     k <- plsa_weighted_k(k, wd$dims, length(wd$tv), env)
     count_data <- check_count_data(x, wd$xv, "plsa", likelihood = FALSE, call = env)
@@ -272,8 +270,7 @@ plsa_weighted_mass <- function(wd, w, factors) {
 # data ntf()'s (ntf_weighted_data()).
 plsa_weighted_data <- function(x, loss, wargs, call, nway = FALSE) {
   empty <- function() {
-    abort_input("{.arg x} has no positive value in a cell of positive weight: there is nothing to fit.",
-                "empty", arg = "x", call = call)
+    abort_nothing_weighted(call = call)
   }
   if (nway) {
     wd <- do.call(ntf_weighted_data, c(list(x), wargs, list(call = call)))

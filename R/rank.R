@@ -268,9 +268,24 @@ cv_rank_table <- function(details, extra = character(0)) {
 # Friedman 2009, section 7.10; the standard error of the best rank's mean,
 # none with one repetition)
 cv_rank_best <- function(tab, rule) {
+  if (!any(is.finite(tab$test_error))) {
+    cli::cli_warn("No rank has a finite held-out error: there is no rank to suggest.",
+                  class = c("aspectr_warning_rank", "aspectr_warning"))
+    return(NA_integer_)
+  }
   i <- which.min(tab$test_error)
   if (rule == "min" || !is.finite(tab$test_se[i])) return(tab$k[i])
   min(tab$k[which(tab$test_error <= tab$test_error[i] + tab$test_se[i])])
+}
+
+# The relative error of the values v at cells whose data are x,
+# sqrt(sum((x - v)^2) / sum(x^2)), in units of the largest |x| so that data
+# of any scale neither underflow nor overflow; cells whose data are all 0:
+# sqrt(sum(v^2)) / 1e-150, large for any v not 0.
+rel_error <- function(x, v) {
+  m <- if (length(x)) max(abs(x)) else 0
+  if (!(m > 0)) return(sqrt(sum(v^2)) / 1e-150)
+  sqrt(sum(((x - v) / m)^2) / sum((x / m)^2))
 }
 
 check_k_distinct <- function(k, call = rlang::caller_env()) {

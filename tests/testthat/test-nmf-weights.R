@@ -431,3 +431,31 @@ test_that("nmf_rank() says once how many of its fits did not converge", {
                                   threads = 1))
   expect_identical(r$details$converged, rep(TRUE, 4))
 })
+
+test_that("weighting errors say what is wrong with the weights", {
+  set.seed(6)
+  X <- matrix(runif(600), 30, 20)
+  expect_error(nmf(X, 3, row_weights = c(-1, rep(1, 29))), class = "aspectr_error_input_value",
+               regexp = "1 negative \\(the smallest -1\\) value")
+  expect_error(nmf(X, 3, col_weights = 1:3), class = "aspectr_error_input_value", regexp = "it is an integer vector")
+  # nothing left to fit: named as such, whichever argument left it out
+  for (args in list(list(mask = matrix(TRUE, 30, 20)), list(weights = matrix(0, 30, 20)), list(row_weights = rep(0, 30)))) {
+    e <- expect_error(do.call(nmf, c(list(X, 3), args)), class = "aspectr_error_input_empty")
+    expect_s3_class(e, "aspectr_error_input_value")
+    expect_match(conditionMessage(e), "no positive value in a cell that counts")
+  }
+  expect_error(plsa(X * 10, 2, mask = matrix(TRUE, 30, 20)), class = "aspectr_error_input_empty",
+               regexp = "cell that counts")
+})
+
+test_that("fits and rank selections of data at the ends of double precision fail or warn, classed", {
+  set.seed(7)
+  X <- matrix(runif(600), 30, 20)
+  expect_error(nmf(X, 3, loss = "beta", beta = 1e10, max_iter = 20), class = "aspectr_error_numeric", regexp = "beta")
+  # held-out errors in the units of the data's largest value: tiny data as any other
+  r_small <- suppressWarnings(nmf_rank(X * 1e-300, k = 1:2, nrun = 2, seed = 1, max_iter = 50))
+  r_one <- suppressWarnings(nmf_rank(X, k = 1:2, nrun = 2, seed = 1, max_iter = 50))
+  expect_true(all(is.finite(r_small$table$test_error)))
+  expect_true(all(r_small$table$test_error < 1))
+  expect_equal(r_small$table$test_error, r_one$table$test_error, tolerance = 0.1)
+})

@@ -424,3 +424,10 @@ test_that("predict() of a pLSA fit refuses NA cells where the fold-in needs ever
   expect_error(predict(fit, bad), class = "aspectr_error_input_value", regexp = "negative")
   expect_error(predict(fit, new[, 1:9]), class = "aspectr_error_input_newdata", regexp = "one column per fitted term")
 })
+
+test_that("predict() and perplexity() of a matrix fit refuse newdata of more modes, classed", {
+  fit <- suppressMessages(plsa(sotu_dtm[1:30, ], 2, seed = 1, max_iter = 20))
+  a <- array(as.matrix(sotu_dtm[1:3, ]), c(3, ncol(sotu_dtm), 1))
+  expect_error(predict(fit, a), class = "aspectr_error_input_newdata", regexp = "3 modes")
+  expect_error(perplexity(fit, a), class = "aspectr_error_input_newdata", regexp = "3 modes")
+})

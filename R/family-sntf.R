@@ -175,7 +175,7 @@ sntf <- function(x, k, method = c("alpha", "smart", "beta", "average", "unfold")
   needs_all <- method == "smart" || (method == "beta" && !(beta %in% c(0, 1)))
   if (needs_all) y <- sym_complete(y)
   if ((method == "smart" || (method == "beta" && beta <= -1)) && any(y$values <= 0)) {
-    what <- if (method == "smart") smart_as else "{.code beta = {beta}}"
+    what <- if (method == "smart") smart_as else "{.code cichocki_beta = {beta}}"
     abort_input(paste(what, "needs every cell of {.arg x} strictly positive (it takes log or negative powers of the data)."),
                 "value", arg = "x")
   }
@@ -229,6 +229,11 @@ sntf <- function(x, k, method = c("alpha", "smart", "beta", "average", "unfold")
   out <- tryCatch(fit_pipeline(inits, fit_start, function(r) r$G, hook, ctl, stg, "sntf()", value = last_objective),
                   aspectr_error_numeric = function(e) {
                     # (large exponents overflow the divergence's powers of x / model)
+                    if (method == "beta" && (beta > 2 || beta < -1)) {
+                      abort_input(c("{.arg cichocki_beta} = {beta} is too far from the usual -1 to 1 for these data: the powers of the data and the model in the beta divergence overflow, and no start has a finite objective.",
+                                    i = "Use a {.arg cichocki_beta} nearer that range."),
+                                  "value", arg = "cichocki_beta", call = env, parent = e)
+                    }
                     if (method != "alpha" || alpha <= 1) stop(e)
                     abort_input(c("{.arg alpha} = {alpha} is too large for these data: the powers (x / model)^alpha of the alpha divergence overflow, and no start has a finite objective.",
                                   i = "Use a smaller {.arg alpha}."),

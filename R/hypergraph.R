@@ -337,4 +337,8 @@ check_points <- function(x, call = rlang::caller_env()) {
     abort_input("{.arg x} must be a numeric matrix or data frame with one point per row (at least 2), not {describe(x)}.",
                 "type", arg = "x", call = call)
   }
+  if (ncol(x) < 1) {
+    abort_input("{.arg x} must give each point at least one coordinate (a column), not {nrow(x)} points of none.",
+                "empty", arg = "x", call = call)
+  }
 }

@@ -67,7 +67,7 @@ describe_bad_values <- function(v) {
 # input of nothing to fit, and a bad value of the weighting.)
 abort_nothing_weighted <- function(call = rlang::caller_env()) {
   abort_input(c("{.arg x} has no positive value in a cell that counts: there is nothing to fit.",
-                i = "Every positive cell is left out (as {.val NA}, by {.arg mask} or outside {.arg observed}) or weighs 0 (by {.arg weights}, or the weights of its row, column or mode)."),
+                i = "Every positive cell is left out (missing, by {.arg mask} or outside {.arg observed}) or weighs 0 (by {.arg weights}, or the weights of its row, column or mode)."),
               c("empty", "value"), arg = "x", call = call)
 }
 

@@ -286,7 +286,8 @@ cv_one <- function(X, tk, holdout, fit_args, quality) {
     if (is.null(fit)) args$seed <- tk$seed
     fit <- rank_fit(do.call(nmf, args))
     V <- fit$W %*% fit$H
-    change <- sqrt(sum((Xc[mask] - V[mask])^2)) / max(sqrt(sum(V[mask]^2)), 1e-300)
+    # (relative to the model's values, in units of their largest)
+    change <- rel_error(V[mask], Xc[mask])
     Xc[mask] <- V[mask]
     if (change < 1e-4) break
   }
@@ -424,8 +425,11 @@ plot.aspectr_nmf_rank <- function(x, type = c("stability", "consensus"), k = NUL
     y_best <- score[tab$k == x$best]
   }
   graphics::axis(1, at = tab$k)
-  graphics::abline(v = x$best, lty = 3)
-  graphics::points(x$best, y_best, pch = 21, cex = 2)
+  # (no rank suggested when no rank has a finite error)
+  if (!is.na(x$best)) {
+    graphics::abline(v = x$best, lty = 3)
+    graphics::points(x$best, y_best, pch = 21, cex = 2)
+  }
   invisible(x)
 }
 

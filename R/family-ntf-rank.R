@@ -110,11 +110,16 @@ ntf_rank <- function(x, k = 1:6, holdout = 0.1, nrun = 3, loss = c("frobenius", 
     xv <- ntf_data_at(d, nz, held)
     v <- cp_values(fit, hi)
     # the error over the cells of the fit: sum (x - v)^2 = sum x^2 - 2 sum x v
-    # + sum v^2 over the cells that count (every cell but the left-out ones)
+    # + sum v^2 over the cells that count (every cell but the left-out ones),
+    # in units of the data's largest value (the model's weights divided by
+    # it), so that data of any scale neither underflow nor overflow
     train <- setdiff(seq_along(nz), match(c(held, na_lin), nz, nomatch = 0))
-    xt <- d$val[train]
-    vt <- cp_values(fit, arrayInd(nz[train], dims))
-    v2 <- cp_sum_squares(fit) - sum(cp_values(fit, left)^2)
+    m <- max(d$val)
+    fs <- fit
+    fs$weights <- fit$weights / m
+    xt <- d$val[train] / m
+    vt <- cp_values(fs, arrayInd(nz[train], dims))
+    v2 <- cp_sum_squares(fs) - sum(cp_values(fs, left)^2)
     sq <- max(sum(xt^2) - 2 * sum(xt * vt) + v2, 0)
     list(k = grid$k[t], run = grid$run[t],
          test_error = rel_error(xv, v),

@@ -229,10 +229,10 @@ sntf <- function(x, k, method = c("alpha", "smart", "beta", "average", "unfold")
   out <- tryCatch(fit_pipeline(inits, fit_start, function(r) r$G, hook, ctl, stg, "sntf()", value = last_objective),
                   aspectr_error_numeric = function(e) {
                     # (large exponents overflow the divergence's powers of x / model)
-                    if (method == "beta" && (beta > 2 || beta < -1)) {
-                      abort_input(c("{.arg cichocki_beta} = {beta} is too far from the usual -1 to 1 for these data: the powers of the data and the model in the beta divergence overflow, and no start has a finite objective.",
-                                    i = "Use a {.arg cichocki_beta} nearer that range."),
-                                  "value", arg = "cichocki_beta", call = env, parent = e)
+                    if (method == "beta" && abs(beta) > 2) {
+                      abort_input(c("{.arg cichocki_beta} = {beta} is too large in absolute value for these data: the powers of the data and the model in the beta divergence overflow, and no start has a finite objective.",
+                                    i = "Use a {.arg cichocki_beta} between -1 and 1, the usual values (0: KL, 1: Frobenius, -1: Itakura-Saito)."),
+                                  "value", arg = "cichocki_beta", call = env)
                     }
                     if (method != "alpha" || alpha <= 1) stop(e)
                     abort_input(c("{.arg alpha} = {alpha} is too large for these data: the powers (x / model)^alpha of the alpha divergence overflow, and no start has a finite objective.",

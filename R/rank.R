@@ -73,6 +73,18 @@ plsa_rank <- function(x, k = 2:10, holdout = 0.2, criterion = c("perplexity", "B
   check_required(x, "a count matrix or tensor")
   criterion <- match_option(criterion, c("perplexity", "BIC", "AIC"), "criterion")
   split <- match_option(split, c("documents", "cells"), "split")
+  # (the criteria are likelihoods: data that are not counts are refused
+  # before any fit is run)
+  if (!inherits(x, "aspectr_shards")) {
+    weighting <- text_weighting(x)
+    vals <- tryCatch(as_aspect_data(x, "x")$val, aspectr_error_input_empty = function(e) numeric(0))
+    if (!is.null(weighting) || !cpp_all_whole(vals)) {
+      why <- if (!is.null(weighting)) "is weighted" else "has values that are not whole numbers"
+      abort_input(c("{.arg x} must hold counts for {.fn plsa_rank}, whose criteria are likelihoods (perplexity, AIC, BIC); it {why}.",
+                    i = "Give the raw counts."),
+                  "value", arg = "x")
+    }
+  }
   if (split == "cells") {
     return(plsa_rank_cells(x, k, holdout, criterion, nrun, max_iter, tol, seed, threads, n_top, call, ...))
   }
@@ -80,18 +92,13 @@ plsa_rank <- function(x, k = 2:10, holdout = 0.2, criterion = c("perplexity", "B
   holdout <- ctl$holdout; nrun <- ctl$nrun; max_iter <- ctl$max_iter
   tol <- ctl$tol; seed <- ctl$seed; threads <- ctl$threads
   d <- as_aspect_data(x, "x")
-  # (the table compares likelihoods: refused before any fit is run)
-  weighting <- text_weighting(x)
-  if (!is.null(weighting) || !cpp_all_whole(d$val)) {
-    why <- if (!is.null(weighting)) "is weighted" else "has values that are not whole numbers"
-    abort_input(c("{.arg x} must hold counts for {.fn plsa_rank}, whose criteria are likelihoods (perplexity, AIC, BIC); it {why}.",
-                  i = "Give the raw counts."),
-                "value", arg = "x")
-  }
   n_docs <- d$dims[1]
   n_test <- round(holdout * n_docs)
+  if (n_docs < 3) {
+    abort_input("{.arg x} has {n_docs} document{?s}: too few to hold out one and fit 2.", "value", arg = "x")
+  }
   if (n_test < 1 || n_docs - n_test < 2) {
-    abort_input("{.arg holdout} = {format(holdout)} must hold out at least one of the {n_docs} document{?s} of {.arg x} and leave 2 to fit; it holds out {n_test}.",
+    abort_input("{.arg holdout} = {format(holdout)} must hold out at least one of the {n_docs} documents of {.arg x} and leave 2 to fit; it holds out {n_test}.",
                 "argument", arg = "holdout")
   }
   k <- check_k_vector(k, max = n_docs - n_test, what = "at most the number of training documents")

@@ -1776,7 +1776,14 @@ shard_groups <- function(nnz, w) {
 #'   once. A piece or shard may hold no counts (its rows are documents
 #'   without counts), as long as `x` as a whole has some.
 #' @param dir Directory to write into (created if missing). It must not be
-#'   an existing file.
+#'   an existing file. It may be the directory of the shard files `x`
+#'   describes (to split them anew): every shard is written under a
+#'   temporary name first, and the files are renamed to theirs once all are
+#'   written, so the old files stay whole until then (the directory needs
+#'   room for both sets meanwhile), and a failure while writing leaves the
+#'   old files as they were. Shard files of the same `prefix` that a split
+#'   does not write (left from an earlier split into more shards) are named
+#'   in a warning: read the directory's files by the names returned.
 #' @param n Number of shards when `x` is one object; `NULL` chooses one
 #'   shard per 5 million non-zeros. With [shards()], `NULL` writes each
 #'   shard as one file, and a number splits the rows of all of them anew
@@ -1869,8 +1876,8 @@ write_shards <- function(x, dir, n = NULL, prefix = "shard") {
   files <- file.path(dir, sprintf(paste0("%s%0", nchar(count), "d.shard"), prefix, seq_len(count)))
   # Every shard is written under a temporary name and the set renamed only
   # once all are written: the files being read (shards of `dir` split
-  # again into `dir`) are whole until then, and a failure leaves `dir` as
-  # it was.
+  # again into `dir`) are whole until then, and a failure while writing
+  # leaves the files of `dir` as they were.
   parts <- file.path(dir, sprintf(".%s.%d.partial", basename(files), Sys.getpid()))
   on.exit(unlink(parts[file.exists(parts)]), add = TRUE)
   for (i in seq_len(count)) {

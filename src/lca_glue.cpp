@@ -64,8 +64,10 @@ Rcpp::List cpp_lca_fit(Rcpp::IntegerMatrix idx, Rcpp::NumericVector val, Rcpp::I
   ctl.keep = keep;
   // (a model that fits the table exactly, a saturated one: the divergence
   // falls to its rounding, about 1e-16 either side of 0, where its relative
-  // change never settles; below 1e-12, a likelihood-ratio statistic
-  // G^2 = 2 N D of 2e-12 N, the fit has converged)
+  // change never settles; within 1e-12 of 0, a likelihood-ratio statistic
+  // G^2 = 2 N D of 2e-12 N, the fit has converged. With missing responses
+  // the objective is not a divergence and may be negative: the floor is
+  // about its distance from 0, control.h)
   ctl.floor = 1e-12;
   RCallback cb(verbose, max_iter, "lca", hook);
   RoundCheck check{cb};

@@ -1048,3 +1048,13 @@ prop_surface_lca <- function(case, add) {
                              r4$fit$llik - r3$fit$llik))
   }
 }
+
+# The value of expr and the messages it gave (muffled), in order
+collect_messages <- function(expr) {
+  msgs <- list()
+  value <- withCallingHandlers(expr, message = function(c) {
+    msgs[[length(msgs) + 1]] <<- c
+    invokeRestart("muffleMessage")
+  })
+  list(value = value, messages = msgs)
+}

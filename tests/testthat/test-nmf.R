@@ -745,7 +745,8 @@ test_that("consensus rank selection keeps its consensus matrices, clusterings an
   X <- W %*% H + matrix(runif(30 * 24, 0, 0.6), 30)
   colnames(X) <- paste0("s", 1:24)
   co <- nmf_rank(X, k = 2:4, method = "consensus", nrun = 5, seed = 2)
-  expect_named(co$details, c("consensus", "hclust", "cluster", "labels"))
+  expect_named(co$details, c("consensus", "hclust", "cluster", "labels", "converged"))
+  expect_named(co$details$converged, c("2", "3", "4"))
   expect_named(co$details$consensus, c("2", "3", "4"))
   for (k in c("2", "3", "4")) {
     C <- co$details$consensus[[k]]

@@ -94,14 +94,21 @@ test_that("ntf_rank() checks its arguments", {
   expect_error(ntf_rank(X, nrun = 0), class = "aspectr_error_input")
 })
 
+test_that("ntf_rank()'s errors do not depend on the data's scale", {
+  X <- planted_cp(c(8, 7, 6), 2, 4)
+  one <- ntf_rank(X, k = 1:2, nrun = 2, seed = 1, max_iter = 50)
+  for (s in c(1e-300, 1e200)) {
+    sel <- suppressWarnings(ntf_rank(X * s, k = 1:2, nrun = 2, seed = 1, max_iter = 50))
+    expect_equal(sel$table$test_error, one$table$test_error, tolerance = 1e-6)
+    expect_equal(sel$table$train_error, one$table$train_error, tolerance = 1e-6)
+  }
+})
+
 test_that("ntf_rank() says once how many of its fits did not converge", {
   X <- planted_cp(c(8, 7, 6), 2, 3)
-  msgs <- list()
-  sel <- withCallingHandlers(ntf_rank(X, k = 1:2, nrun = 2, seed = 1, max_iter = 2, tol = 0),
-                             message = function(c) {
-                               msgs[[length(msgs) + 1]] <<- c
-                               invokeRestart("muffleMessage")
-                             })
+  got <- collect_messages(ntf_rank(X, k = 1:2, nrun = 2, seed = 1, max_iter = 2, tol = 0))
+  sel <- got$value
+  msgs <- got$messages
   expect_length(msgs, 1)
   expect_s3_class(msgs[[1]], "aspectr_message_not_converged")
   expect_match(conditionMessage(msgs[[1]]), "4 of the 4 fits of ntf_rank\\(\\) did not converge in 2 iterations")

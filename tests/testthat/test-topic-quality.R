@@ -322,5 +322,8 @@ test_that("plsa_rank() takes repeated column names, and refuses data that are no
   expect_equal(r$table$perplexity, plsa_rank(d2, k = 2:3, seed = 1, max_iter = 50, tol = 1e-4)$table$perplexity,
                tolerance = 1e-12)
   expect_error(plsa_rank(d / 2, k = 2:3), class = "aspectr_error_input_value", regexp = "not whole numbers")
+  expect_error(plsa_rank(d / 2, k = 2:3, split = "cells"), class = "aspectr_error_input_value",
+               regexp = "not whole numbers")
+  expect_error(plsa_rank(d[1:2, ], k = 2), class = "aspectr_error_input_value", regexp = "`x` has 2 documents")
   expect_error(plsa_rank(d, k = 2:3, holdout = 1e-9), class = "aspectr_error_input", regexp = "holdout")
 })

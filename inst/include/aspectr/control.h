@@ -29,20 +29,22 @@ struct Control {
   int max_iter = 1000;
   double tol = 1e-6;   // relative change of the objective between iterations
   int threads = 1;
-  // an objective that stays at or below `floor` (> 0; 0: none) has converged: a
-  // fit that tends to an exact one falls geometrically to the objective's
-  // rounding floor, where its relative change never settles
+  // an objective that stays within `floor` of 0 (> 0; 0: none) has
+  // converged: a fit that tends to an exact one falls geometrically to the
+  // objective's rounding floor, where its relative change never settles
+  // (within, not below: an objective that is not a divergence, such as
+  // lca()'s with missing responses, may be negative)
   double floor = 0.0;
 };
 
 // Relative-change stopping rule: |f_{t-1} - f_t| <= tol * max(|f_{t-1}|, eps),
-// or both at or below the floor.
+// or both within the floor of 0.
 struct RelativeChange {
   double tol;
   double floor = 0.0;
   bool operator()(double prev, double cur) const {
     if (!(tol > 0.0)) return false;
-    if (floor > 0.0 && prev <= floor && cur <= floor) return true;
+    if (floor > 0.0 && std::fabs(prev) <= floor && std::fabs(cur) <= floor) return true;
     const double scale = std::max(std::fabs(prev), 1e-300);
     return std::fabs(prev - cur) <= tol * scale;
   }

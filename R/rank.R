@@ -95,7 +95,7 @@ plsa_rank <- function(x, k = 2:10, holdout = 0.2, criterion = c("perplexity", "B
   n_docs <- d$dims[1]
   n_test <- round(holdout * n_docs)
   if (n_docs < 3) {
-    abort_input("{.arg x} has {n_docs} document{?s}: too few to hold out one and fit 2.", "value", arg = "x")
+    abort_input("{.arg x} has {n_docs} document{?s}: too few to hold out one and fit 2.", "argument", arg = "x")
   }
   if (n_test < 1 || n_docs - n_test < 2) {
     abort_input("{.arg holdout} = {format(holdout)} must hold out at least one of the {n_docs} documents of {.arg x} and leave 2 to fit; it holds out {n_test}.",

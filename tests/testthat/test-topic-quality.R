@@ -324,6 +324,6 @@ test_that("plsa_rank() takes repeated column names, and refuses data that are no
   expect_error(plsa_rank(d / 2, k = 2:3), class = "aspectr_error_input_value", regexp = "not whole numbers")
   expect_error(plsa_rank(d / 2, k = 2:3, split = "cells"), class = "aspectr_error_input_value",
                regexp = "not whole numbers")
-  expect_error(plsa_rank(d[1:2, ], k = 2), class = "aspectr_error_input_value", regexp = "`x` has 2 documents")
+  expect_error(plsa_rank(d[1:2, ], k = 2), class = "aspectr_error_input_argument", regexp = "`x` has 2 documents")
   expect_error(plsa_rank(d, k = 2:3, holdout = 1e-9), class = "aspectr_error_input", regexp = "holdout")
 })

@@ -51,17 +51,6 @@ describe_values <- function(x, max = 10) {
   describe(x)
 }
 
-# What is wrong with values that must be finite and non-negative (weights):
-# how many are missing, infinite and negative, and the smallest negative
-describe_bad_values <- function(v) {
-  na <- sum(is.na(v))
-  inf <- sum(is.infinite(v))
-  neg <- v[!is.na(v) & v < 0 & is.finite(v)]
-  parts <- c(if (na) paste(na, "missing (NA)"), if (inf) paste(inf, "infinite"),
-             if (length(neg)) paste0(length(neg), " negative (the smallest ", format(min(neg), digits = 6), ")"))
-  paste0("it has ", paste(parts, collapse = ", "), " value", if (na + inf + length(neg) > 1) "s")
-}
-
 # Weighted data (missing cells, masks, weights) in which no positive value
 # counts: every positive cell is left out or weighs 0. (Both classes: an
 # input of nothing to fit, and a bad value of the weighting.)

@@ -61,11 +61,11 @@ nmf_cells_arg <- function(m, dims, arg, call) {
 
 nmf_weight_vector <- function(v, len, arg, what, call) {
   if (is.null(v)) return(rep(1, len))
-  if (!is.numeric(v) || length(v) != len || anyNA(v) || any(!is.finite(v)) || any(v < 0)) {
-    got <- if (is.numeric(v) && length(v) == len) describe_bad_values(v) else paste("it is", describe(v))
-    abort_input("{.arg {arg}} must be a vector of {len} finite non-negative weights, one per {what} of {.arg x}; {got}.",
+  if (!is.numeric(v) || length(v) != len) {
+    abort_input("{.arg {arg}} must be a vector of {len} finite non-negative weights, one per {what} of {.arg x}; it is {describe(v)}.",
                 "value", arg = arg, call = call)
   }
+  check_values(v, arg, call)
   as.numeric(v)
 }
 
@@ -152,11 +152,7 @@ nmf_weight_cells <- function(dims, dimnames, na, mask, observed, weights, row_we
       abort_input("{.arg weights} must have the dimensions of {.arg x}, {m} x {n}, not {paste(dim(weights), collapse = ' x ')}.",
                   "value", arg = "weights", call = call)
     }
-    allv <- if (is.null(wv)) as.numeric(weights) else wv
-    if (anyNA(allv) || any(!is.finite(allv)) || any(allv < 0)) {
-      abort_input("{.arg weights} must be finite and non-negative in every cell; {describe_bad_values(allv)}.", "value",
-                  arg = "weights", call = call)
-    }
+    check_values(if (is.null(wv)) weights else wv, "weights", call)
     if (is.null(wij)) {
       # dense: every cell's weight; with `observed`, on its cells only
       if (d == 1) {

@@ -132,12 +132,6 @@ ntf_cells_arg <- function(m, dims, arg, call) {
 # Matrix for N = 2) whose listed cells weigh their values and the others 0
 ntf_weights_arg <- function(w, dims, call) {
   shape <- paste(dims, collapse = " x ")
-  check_w <- function(v) {
-    if (anyNA(v) || any(!is.finite(v)) || any(v < 0)) {
-      abort_input("{.arg weights} must be finite and non-negative in every cell; {describe_bad_values(v)}.", "value",
-                  arg = "weights", call = call)
-    }
-  }
   if (inherits(w, "aspectr_tensor") || methods::is(w, "sparseMatrix")) {
     if (!identical(as.integer(dim(w)), dims)) {
       abort_input("{.arg weights} must have the dimensions of {.arg x}, {shape}, not {paste(dim(w), collapse = ' x ')}.",
@@ -150,7 +144,7 @@ ntf_weights_arg <- function(w, dims, call) {
       s <- Matrix::summary(methods::as(methods::as(methods::as(w, "CsparseMatrix"), "generalMatrix"), "dMatrix"))
       ij <- cbind(as.integer(s$i), as.integer(s$j)); v <- as.numeric(s$x)
     }
-    check_w(v)
+    check_values(v, "weights", call)
     storage.mode(ij) <- "integer"
     return(list(ij = unname(ij), w = v, sparse = TRUE))
   }
@@ -164,7 +158,7 @@ ntf_weights_arg <- function(w, dims, call) {
   }
   w <- unclass(w)
   storage.mode(w) <- "double"
-  check_w(w)
+  check_values(w, "weights", call)
   list(w = w, sparse = FALSE)
 }
 
@@ -178,11 +172,11 @@ ntf_mode_weights <- function(mw, dims, call) {
   lapply(seq_len(N), function(n) {
     v <- mw[[n]]
     if (is.null(v)) return(rep(1, dims[n]))
-    if (!is.numeric(v) || length(v) != dims[n] || anyNA(v) || any(!is.finite(v)) || any(v < 0)) {
-      got <- if (is.numeric(v) && length(v) == dims[n]) describe_bad_values(v) else paste("it is", describe(v))
-      abort_input("{.arg mode_weights}[[{n}]] must be NULL or {dims[n]} finite non-negative weights, one per index of mode {n} of {.arg x}; {got}.",
+    if (!is.numeric(v) || length(v) != dims[n]) {
+      abort_input("{.arg mode_weights}[[{n}]] must be NULL or {dims[n]} finite non-negative weights, one per index of mode {n} of {.arg x}; it is {describe(v)}.",
                   "value", arg = "mode_weights", call = call)
     }
+    check_values(v, "mode_weights", call, label = paste0("mode_weights[[", n, "]]"))
     as.numeric(v)
   })
 }

@@ -202,7 +202,11 @@ aspect_triplets <- function(ii, jj, vals, dims, dn, arg, call) {
   )
 }
 
-check_values <- function(v, arg, call) {
+# Values that must be finite and non-negative (data, weights): a classed
+# error naming the first kind of bad value, their count (and the smallest
+# negative). `label`: how the message names the argument when it is part of
+# one, e.g. "mode_weights[[2]]" (the condition's `arg` stays `arg`).
+check_values <- function(v, arg, call, label = arg) {
   # (one C++ pass, no temporaries of the values' length)
   ck <- if (is.double(v) || is.integer(v) || is.logical(v)) cpp_value_counts(v) else cpp_value_counts(as.double(v))
   # (counts printed as whole numbers, as sum() of logicals gave them)
@@ -211,15 +215,15 @@ check_values <- function(v, arg, call) {
     if (n <= .Machine$integer.max) as.integer(n) else n
   }
   if (ck[["na"]] > 0) {
-    abort_input("{.arg {arg}} must not contain missing values (NA or NaN); it has {n_bad('na')} missing entr{?y/ies}.",
+    abort_input("{.arg {label}} must not contain missing values (NA or NaN); it has {n_bad('na')} missing entr{?y/ies}.",
                 "value", arg = arg, call = call)
   }
   if (ck[["inf"]] > 0) {
-    abort_input("{.arg {arg}} must not contain infinite values; it has {n_bad('inf')} infinite entr{?y/ies}.",
+    abort_input("{.arg {label}} must not contain infinite values; it has {n_bad('inf')} infinite entr{?y/ies}.",
                 "value", arg = arg, call = call)
   }
   if (ck[["negative"]] > 0) {
-    abort_input("{.arg {arg}} must be non-negative; it has {n_bad('negative')} negative entr{?y/ies} (the smallest {format(ck[['min']], digits = 6)}).",
+    abort_input("{.arg {label}} must be non-negative; it has {n_bad('negative')} negative entr{?y/ies} (the smallest {format(ck[['min']], digits = 6)}).",
                 "value", arg = arg, call = call)
   }
   invisible(ck)

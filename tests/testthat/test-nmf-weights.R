@@ -181,12 +181,20 @@ test_that("bad weighting arguments are classed input errors", {
   mm <- matrix(FALSE, 5, 4); mm[1] <- NA
   expect_error(nmf(X, 2, mask = mm), class = "aspectr_error_input_value")
   expect_error(nmf(X, 2, weights = -X), class = "aspectr_error_input_value",
-               regexp = paste0("20 negative \\(the smallest ", format(-max(X), digits = 6), "\\) values"))
+               regexp = paste0("20 negative entries \\(the smallest ", format(-max(X), digits = 6), "\\)"))
   W <- X
   W[1:2] <- c(NA, Inf)
-  expect_error(nmf(X, 2, weights = W), class = "aspectr_error_input_value", regexp = "1 missing \\(NA\\), 1 infinite values")
+  expect_error(nmf(X, 2, weights = W), class = "aspectr_error_input_value", regexp = "`weights` must not contain missing values.*1 missing entry")
+  W[1] <- 1
+  expect_error(nmf(X, 2, weights = W), class = "aspectr_error_input_value", regexp = "1 infinite entry")
+  # (sparse weights: their listed values)
+  expect_error(nmf(X, 2, weights = Matrix::sparseMatrix(i = 1:2, j = 1:2, x = c(1, -2), dims = dim(X))),
+               class = "aspectr_error_input_value", regexp = "1 negative entry \\(the smallest -2\\)")
   expect_error(ntf(array(runif(24), c(2, 3, 4)), 2, weights = array(-1, c(2, 3, 4))),
-               class = "aspectr_error_input_value", regexp = "24 negative \\(the smallest -1\\) values")
+               class = "aspectr_error_input_value", regexp = "24 negative entries \\(the smallest -1\\)")
+  e <- expect_error(ntf(array(runif(24), c(2, 3, 4)), 2, mode_weights = list(NULL, c(1, Inf, 1), NULL)),
+                    class = "aspectr_error_input_value", regexp = "`mode_weights\\[\\[2\\]\\]` must not contain infinite values")
+  expect_identical(e$arg, "mode_weights")
   expect_error(nmf(X, 2, row_weights = c(1, 2)), class = "aspectr_error_input_value")
   expect_error(nmf(X, 2, col_weights = c(1, NA, 1, 1)), class = "aspectr_error_input_value")
   expect_error(nmf(X, 2, mask = X > 2, method = "als"), class = "aspectr_error_input_argument")
@@ -433,7 +441,7 @@ test_that("weighting errors say what is wrong with the weights", {
   set.seed(6)
   X <- matrix(runif(600), 30, 20)
   expect_error(nmf(X, 3, row_weights = c(-1, rep(1, 29))), class = "aspectr_error_input_value",
-               regexp = "1 negative \\(the smallest -1\\) value")
+               regexp = "`row_weights` must be non-negative; it has 1 negative entry \\(the smallest -1\\)")
   expect_error(nmf(X, 3, col_weights = 1:3), class = "aspectr_error_input_value", regexp = "it is an integer vector")
   # nothing left to fit: named as such, whichever argument left it out
   for (args in list(list(mask = matrix(TRUE, 30, 20)), list(weights = matrix(0, 30, 20)), list(row_weights = rep(0, 30)))) {

@@ -76,10 +76,9 @@ plsa_rank <- function(x, k = 2:10, holdout = 0.2, criterion = c("perplexity", "B
   # (the criteria are likelihoods: data that are not counts are refused
   # before any fit is run)
   if (!inherits(x, "aspectr_shards")) {
-    weighting <- text_weighting(x)
     vals <- tryCatch(as_aspect_data(x, "x")$val, aspectr_error_input_empty = function(e) numeric(0))
-    if (!is.null(weighting) || !cpp_all_whole(vals)) {
-      why <- if (!is.null(weighting)) "is weighted" else "has values that are not whole numbers"
+    if (!check_count_data(x, vals, "plsa_rank", likelihood = FALSE)) {
+      why <- if (!is.null(text_weighting(x))) "is weighted" else "has values that are not whole numbers"
       abort_input(c("{.arg x} must hold counts for {.fn plsa_rank}, whose criteria are likelihoods (perplexity, AIC, BIC); it {why}.",
                     i = "Give the raw counts."),
                   "value", arg = "x")

@@ -324,6 +324,11 @@ test_that("plsa_rank() takes repeated column names, and refuses data that are no
   expect_error(plsa_rank(d / 2, k = 2:3), class = "aspectr_error_input_value", regexp = "not whole numbers")
   expect_error(plsa_rank(d / 2, k = 2:3, split = "cells"), class = "aspectr_error_input_value",
                regexp = "not whole numbers")
+  # weighted text data (tm's record of tf-idf), whole numbers or not
+  w <- d
+  attr(w, "weighting") <- c("term frequency - inverse document frequency", "tf-idf")
+  expect_error(plsa_rank(w, k = 2:3), class = "aspectr_error_input_value", regexp = "it is weighted")
+  expect_error(plsa_rank(w, k = 2:3, split = "cells"), class = "aspectr_error_input_value", regexp = "it is weighted")
   expect_error(plsa_rank(d[1:2, ], k = 2), class = "aspectr_error_input_argument", regexp = "`x` has 2 documents")
   expect_error(plsa_rank(d, k = 2:3, holdout = 1e-9), class = "aspectr_error_input", regexp = "holdout")
 })

@@ -300,7 +300,8 @@ cv_one <- function(X, tk, holdout, fit_args, quality) {
 
 # A fit of a rank selection's grid, without the warning that a KL fit's
 # data are not counts (the imputed cells of cross-validation never are, and
-# rank selection reports no likelihood) and without its message when it
+# nmf_rank() and ntf_rank() report no likelihood; plsa_rank() refuses
+# non-counts before fitting) and without its message when it
 # does not converge: a grid has many fits, and rank_convergence() says once
 # how many of them did not.
 rank_fit <- function(expr) {
@@ -310,14 +311,15 @@ rank_fit <- function(expr) {
 }
 
 # One message for the fits of a rank selection that did not converge
-# (`converged`: one logical per fit)
-rank_convergence <- function(converged, max_iter, tol, fn) {
+# (`converged`: one logical per fit; `scores`: what those fits may
+# overstate; `where`: the result's record of which fits converged)
+rank_convergence <- function(converged, max_iter, tol, fn, scores = "errors", where = "details$converged") {
   n <- sum(!converged)
   if (n == 0) return(invisible(NULL))
   what <- sprintf("%d of the %d fits of %s did not converge in %d iterations (tol %s)", n, length(converged), fn,
                   max_iter, format(tol))
   cli::cli_inform(c("{what}.",
-                    i = "Their errors may be too high: raise {.arg max_iter} or {.arg tol}; {.code details$converged} says which."),
+                    i = "Their {scores} may be too high: raise {.arg max_iter} or {.arg tol}; {.code {where}} says which."),
                   class = "aspectr_message_not_converged")
 }
 

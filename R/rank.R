@@ -59,7 +59,9 @@
 #'   `iterations`, `converged`), `best` (the suggested `k`; `NA`, with a
 #'   warning, when no `k` has a finite criterion),
 #'   `criterion`, `heldout` (the held-out row indices), with `print()`,
-#'   `plot()`, `autoplot()` and `tidy()` (the table) methods.
+#'   `plot()`, `autoplot()` and `tidy()` (the table) methods. Fits that do
+#'   not converge within `max_iter` are counted in one message at the end
+#'   (class `aspectr_message_not_converged`).
 #' @seealso [lca_rank()], [nmf_rank()], [perplexity()]
 #' @examples
 #' r <- plsa_rank(sotu_dtm, k = c(2, 4, 8), max_iter = 100, tol = 1e-4, seed = 1)
@@ -119,8 +121,8 @@ plsa_rank <- function(x, k = 2:10, holdout = 0.2, criterion = c("perplexity", "B
     train_data <- as_aspect_data(rows$train, "x")
   }
   res <- map_runs(seq_along(k), function(i) {
-    fit <- plsa(rows$train, k[i], nrun = nrun, max_iter = max_iter, tol = tol, seed = seeds[i],
-                threads = threads, ...)
+    fit <- rank_fit(plsa(rows$train, k[i], nrun = nrun, max_iter = max_iter, tol = tol, seed = seeds[i],
+                         threads = threads, ...))
     if (!identical(fit$loss, "kl")) {
       abort_input("{.fn plsa_rank} compares likelihood fits: the {.arg loss} must be {.val kl}, not {.val {fit$loss}}.",
                   "argument", arg = "loss", call = call("plsa_rank"))
@@ -134,6 +136,7 @@ plsa_rank <- function(x, k = 2:10, holdout = 0.2, criterion = c("perplexity", "B
   })
   tab <- do.call(rbind, res)
   rownames(tab) <- NULL
+  rank_convergence(tab$converged, max_iter, tol, "plsa_rank()", "criteria", "table$converged")
   best <- rank_best(tab$k, tab[[criterion]], criterion)
   structure(list(table = tab, best = best, criterion = criterion, heldout = test, call = call,
                  what = "topics"),
@@ -454,8 +457,8 @@ plsa_rank_cells <- function(x, k, holdout, criterion, nrun, max_iter, tol, seed,
     train_data <- as_aspect_data(xt, "x")
   }
   res <- map_runs(seq_along(k), function(i) {
-    fit <- plsa(x, k[i], mask = M, nrun = nrun, max_iter = max_iter, tol = tol, seed = seeds[i],
-                threads = threads, ...)
+    fit <- rank_fit(plsa(x, k[i], mask = M, nrun = nrun, max_iter = max_iter, tol = tol, seed = seeds[i],
+                         threads = threads, ...))
     U <- fit$factors[[1]]; V <- fit$factors[[2]]
     P <- rowSums((U[ij[, 1], , drop = FALSE] * V[ij[, 2], , drop = FALSE]) %*% diag(as.numeric(fit$lambda),
                                                                                      length(fit$lambda)))
@@ -466,6 +469,7 @@ plsa_rank_cells <- function(x, k, holdout, criterion, nrun, max_iter, tol, seed,
   })
   tab <- do.call(rbind, res)
   rownames(tab) <- NULL
+  rank_convergence(tab$converged, max_iter, tol, "plsa_rank()", "perplexities", "table$converged")
   best <- rank_best(tab$k, tab$perplexity, "perplexity")
   structure(list(table = tab, best = best, criterion = "perplexity", heldout = ij, call = call,
                  what = "topics", split = "cells"),

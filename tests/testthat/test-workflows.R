@@ -263,6 +263,25 @@ test_that("plsa_rank() recovers a planted number of topics by document completio
   expect_error(suppressMessages(plsa_rank(X, k = 2, loss = "l2")), class = "aspectr_error_input_argument")
 })
 
+test_that("plsa_rank() says once how many of its fits did not converge", {
+  set.seed(8)
+  X <- matrix(rpois(40 * 25, 2), 40)
+  for (split in c("documents", "cells")) {
+    got <- collect_messages(plsa_rank(X, k = 2:4, nrun = 2, seed = 1, max_iter = 3, split = split))
+    r <- got$value
+    msgs <- got$messages
+    expect_length(msgs, 1)
+    expect_s3_class(msgs[[1]], "aspectr_message_not_converged")
+    expect_match(conditionMessage(msgs[[1]]), "3 of the 3 fits of plsa_rank\\(\\) did not converge in 3 iterations")
+    expect_match(conditionMessage(msgs[[1]]), "table$converged", fixed = TRUE)
+    expect_identical(r$table$converged, rep(FALSE, 3))
+  }
+  # fits that converge: no message
+  expect_no_message(r <- plsa_rank(X, k = 2:3, seed = 1, max_iter = 5000, tol = 1e-4),
+                    class = "aspectr_message_not_converged")
+  expect_true(all(r$table$converged))
+})
+
 test_that("perplexity(foldin =) estimates proportions from other counts of the same documents", {
   set.seed(8)
   x <- matrix(rpois(10 * 12, 3), 10, dimnames = list(NULL, paste0("w", 1:12)))

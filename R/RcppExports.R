@@ -57,8 +57,8 @@ cpp_lca_fit <- function(idx, val, dims, lambda0, factors0, max_iter, tol, thread
     .Call(`_aspectr_cpp_lca_fit`, idx, val, dims, lambda0, factors0, max_iter, tol, threads, short_iter, keep, verbose, hook, method)
 }
 
-cpp_lca_check_count <- function(idx, val, dims, lambda0, factors0, max_iter, tol, threads, short_iter, keep) {
-    .Call(`_aspectr_cpp_lca_check_count`, idx, val, dims, lambda0, factors0, max_iter, tol, threads, short_iter, keep)
+cpp_lca_check_count <- function(idx, val, dims, lambda0, factors0, max_iter, tol, threads, short_iter, keep, batch_ms) {
+    .Call(`_aspectr_cpp_lca_check_count`, idx, val, dims, lambda0, factors0, max_iter, tol, threads, short_iter, keep, batch_ms)
 }
 
 cpp_start_blocks <- function(u, dims, k) {

@@ -14,8 +14,13 @@
 ##   (terms 0.1, documents 0.5), 40 iterations;
 ## * nway: plsa() of a 2000 x 300 x 50 array of 3e5 cells, k = 10, 10
 ##   iterations (coordinate descent);
-## * lca_cd: lca(method = "cd") of 5000 x 8 answers of 4 levels, k = 4, 4
-##   starts, 300 iterations;
+## * lca_cd, lca_em, lca_sq: lca() of 5000 x 8 answers of 4 levels, k = 4,
+##   4 starts, 300 iterations (coordinate descent, EM, SQUAREM);
+## * small_em, small_sq: lca() of 300 x 5 binary answers (32 patterns),
+##   k = 3, 300 starts (staged: 100 iterations each, the best to 200), one
+##   thread, no standard errors (EM, SQUAREM: where a step costs microseconds); small_t2: EM
+##   with two threads over the starts;
+## * plsa_em: plsa(method = "em") of AssociatedPress, k = 20, 40 iterations;
 ## * w_mu, w_cd, w_hals: ntf() of a 300 x 100 x 40 Poisson array, 10% of
 ##   its cells masked, k = 10, 80 iterations (KL multiplicative updates, KL
 ##   coordinate descent, Frobenius HALS).
@@ -43,6 +48,7 @@ set.seed(1); dims <- c(2000, 300, 50)
 idx <- unique(cbind(sample(dims[1], 3e5, TRUE), sample(dims[2], 3e5, TRUE), sample(dims[3], 3e5, TRUE)))
 a <- array(0, dims); a[idx] <- rpois(nrow(idx), 2) + 1
 set.seed(2); lc <- data.frame(lapply(1:8, function(j) factor(sample(1:4, 5000, TRUE))))
+set.seed(4); sm <- data.frame(lapply(1:5, function(j) factor(sample(1:2, 300, TRUE))))
 set.seed(3); wd <- c(300, 100, 40); w <- array(rpois(prod(wd), 0.3), wd); mask <- array(runif(prod(wd)) < 0.1, wd)
 tm <- function(expr) {
   e <- substitute(expr); env <- parent.frame(); t <- Inf
@@ -52,6 +58,12 @@ tm <- function(expr) {
 r <- c(prior = tm(plsa(x, 20, seed = 1, prior = list(terms = 0.1, documents = 0.5), max_iter = 40, tol = 0)),
        nway = tm(plsa(a, 10, seed = 1, max_iter = 10, tol = 0)),
        lca_cd = tm(lca(lc, 4, seed = 1, method = "cd", nrun = 4, max_iter = 300, tol = 0)),
+       lca_em = tm(lca(lc, 4, seed = 1, method = "em", nrun = 4, max_iter = 300, tol = 0)),
+       lca_sq = tm(lca(lc, 4, seed = 1, method = "squarem", nrun = 4, max_iter = 300, tol = 0)),
+       small_em = tm(lca(sm, 3, seed = 1, method = "em", nrun = 300, max_iter = 200, tol = 0, threads = 1, se = FALSE)),
+       small_sq = tm(lca(sm, 3, seed = 1, method = "squarem", nrun = 300, max_iter = 200, tol = 0, threads = 1, se = FALSE)),
+       small_t2 = tm(lca(sm, 3, seed = 1, method = "em", nrun = 300, max_iter = 200, tol = 0, threads = 2, se = FALSE)),
+       plsa_em = tm(plsa(x, 20, seed = 1, method = "em", max_iter = 40, tol = 0)),
        w_mu = tm(ntf(w, 10, loss = "kl", method = "mu", mask = mask, seed = 1, max_iter = 80, tol = 0)),
        w_cd = tm(ntf(w, 10, loss = "kl", method = "cd", mask = mask, seed = 1, max_iter = 80, tol = 0)),
        w_hals = tm(ntf(w, 10, loss = "frobenius", method = "hals", mask = mask, seed = 1, max_iter = 80, tol = 0)))

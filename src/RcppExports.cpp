@@ -191,8 +191,8 @@ BEGIN_RCPP
 END_RCPP
 }
 // cpp_lca_check_count
-int cpp_lca_check_count(Rcpp::IntegerMatrix idx, Rcpp::NumericVector val, Rcpp::IntegerVector dims, Rcpp::NumericMatrix lambda0, Rcpp::List factors0, int max_iter, double tol, int threads, int short_iter, int keep);
-RcppExport SEXP _aspectr_cpp_lca_check_count(SEXP idxSEXP, SEXP valSEXP, SEXP dimsSEXP, SEXP lambda0SEXP, SEXP factors0SEXP, SEXP max_iterSEXP, SEXP tolSEXP, SEXP threadsSEXP, SEXP short_iterSEXP, SEXP keepSEXP) {
+int cpp_lca_check_count(Rcpp::IntegerMatrix idx, Rcpp::NumericVector val, Rcpp::IntegerVector dims, Rcpp::NumericMatrix lambda0, Rcpp::List factors0, int max_iter, double tol, int threads, int short_iter, int keep, double batch_ms);
+RcppExport SEXP _aspectr_cpp_lca_check_count(SEXP idxSEXP, SEXP valSEXP, SEXP dimsSEXP, SEXP lambda0SEXP, SEXP factors0SEXP, SEXP max_iterSEXP, SEXP tolSEXP, SEXP threadsSEXP, SEXP short_iterSEXP, SEXP keepSEXP, SEXP batch_msSEXP) {
 BEGIN_RCPP
     Rcpp::RObject rcpp_result_gen;
     Rcpp::RNGScope rcpp_rngScope_gen;
@@ -206,7 +206,8 @@ BEGIN_RCPP
     Rcpp::traits::input_parameter< int >::type threads(threadsSEXP);
     Rcpp::traits::input_parameter< int >::type short_iter(short_iterSEXP);
     Rcpp::traits::input_parameter< int >::type keep(keepSEXP);
-    rcpp_result_gen = Rcpp::wrap(cpp_lca_check_count(idx, val, dims, lambda0, factors0, max_iter, tol, threads, short_iter, keep));
+    Rcpp::traits::input_parameter< double >::type batch_ms(batch_msSEXP);
+    rcpp_result_gen = Rcpp::wrap(cpp_lca_check_count(idx, val, dims, lambda0, factors0, max_iter, tol, threads, short_iter, keep, batch_ms));
     return rcpp_result_gen;
 END_RCPP
 }
@@ -1780,7 +1781,7 @@ static const R_CallMethodDef CallEntries[] = {
     {"_aspectr_cpp_openmp", (DL_FUNC) &_aspectr_cpp_openmp, 0},
     {"_aspectr_cpp_interrupt_polls", (DL_FUNC) &_aspectr_cpp_interrupt_polls, 0},
     {"_aspectr_cpp_lca_fit", (DL_FUNC) &_aspectr_cpp_lca_fit, 13},
-    {"_aspectr_cpp_lca_check_count", (DL_FUNC) &_aspectr_cpp_lca_check_count, 10},
+    {"_aspectr_cpp_lca_check_count", (DL_FUNC) &_aspectr_cpp_lca_check_count, 11},
     {"_aspectr_cpp_start_blocks", (DL_FUNC) &_aspectr_cpp_start_blocks, 3},
     {"_aspectr_cpp_logit_newton", (DL_FUNC) &_aspectr_cpp_logit_newton, 5},
     {"_aspectr_cpp_ts_ml", (DL_FUNC) &_aspectr_cpp_ts_ml, 10},

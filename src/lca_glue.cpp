@@ -75,13 +75,12 @@ Rcpp::List cpp_lca_fit(Rcpp::IntegerMatrix idx, Rcpp::NumericVector val, Rcpp::I
   if (method == "cd") {
     aspectr::KLCDRule rule(&in.counts, in.total);
     runs = aspectr::multistart(rule, G, std::move(models), ctl, check);
-  } else if (method == "squarem") {
-    aspectr::EMRule em(1.0, &in.counts, in.total);
-    std::vector<aspectr::SquaremRule<aspectr::EMRule>> rules(S, aspectr::SquaremRule<aspectr::EMRule>(em));
-    runs = aspectr::multistart(rules, G, std::move(models), ctl, check);
   } else {
-    aspectr::EMRule rule(1.0, &in.counts, in.total);
-    runs = aspectr::multistart(rule, G, std::move(models), ctl, check);
+    // EM or its SQUAREM: the rules of every backend (pieces_em.h,
+    // pieces_squarem.h) on the table as one piece, a rule per start
+    aspectr::EMRule em(1.0, &in.counts, in.total);
+    std::vector<aspectr::AspectEMRule> rules(S, aspectr::AspectEMRule(em, method == "squarem"));
+    runs = aspectr::multistart(rules, G, std::move(models), ctl, check);
   }
   Rcpp::NumericMatrix lambda(k, S);
   Rcpp::List factors(N), objective(S);
@@ -117,21 +116,23 @@ Rcpp::List cpp_lca_fit(Rcpp::IntegerMatrix idx, Rcpp::NumericVector val, Rcpp::I
 
 // How often the multistart loop calls its interrupt check for these starts
 // (tests: the check must come between batches of starts, not only after a
-// round over every start).
+// round over every start; `batch_ms`: MultiStartControl's).
 // [[Rcpp::export]]
 int cpp_lca_check_count(Rcpp::IntegerMatrix idx, Rcpp::NumericVector val, Rcpp::IntegerVector dims,
                         Rcpp::NumericMatrix lambda0, Rcpp::List factors0, int max_iter, double tol,
-                        int threads, int short_iter, int keep) {
+                        int threads, int short_iter, int keep, double batch_ms) {
   const AspectInput in(idx, val, dims);
   const aspectr::SparseTensor& G = in.G;
   std::vector<aspectr::AspectModel> models = models_from_blocks(lambda0, factors0, dims);
   aspectr::MultiStartControl ctl;
   ctl.max_iter = max_iter; ctl.tol = tol; ctl.threads = threads;
   ctl.short_iter = short_iter; ctl.keep = keep;
+  ctl.batch_ms = batch_ms;
   int calls = 0;
   auto count = [&calls](int, double) { ++calls; return true; };
-  aspectr::EMRule rule(1.0, &in.counts, in.total);
-  aspectr::multistart(rule, G, std::move(models), ctl, count);
+  aspectr::EMRule em(1.0, &in.counts, in.total);
+  std::vector<aspectr::AspectEMRule> rules(models.size(), aspectr::AspectEMRule(em, false));
+  aspectr::multistart(rules, G, std::move(models), ctl, count);
   return calls;
 }
 

@@ -18,7 +18,7 @@ static aspectr::FitTrace tsallis_fit(const DataT& G, aspectr::AspectModel& M, do
   aspectr::AspectMemoryPiece<DataT> piece(G, F0, nullptr, q);
   aspectr::LocalPieces<aspectr::AspectMemoryPiece<DataT>> P({&piece}, ctl.threads);
   aspectr::PieceQEM rule(q);
-  return aspectr::run_aspect_piece(rule, P, F0, M, ctl, cb, method == "squarem", squarem_bound);
+  return aspectr::run_aspect_piece(rule, P, F0, M, ctl, cb, method == "squarem", squarem_bound, &piece);
 }
 
 // a plsa() fit's result: the model, the trace, D(G || P) and SQUAREM's step
@@ -85,7 +85,7 @@ Rcpp::List cpp_plsa_fit(Rcpp::IntegerMatrix idx, Rcpp::NumericVector val,
         aspectr::AspectMemoryPiece<aspectr::SparseTensor> piece(G, F0, &em, 1.0);
         aspectr::LocalPieces<aspectr::AspectMemoryPiece<aspectr::SparseTensor>> P({&piece}, ctl.threads);
         aspectr::PieceEM rule(prior.term);
-        tr = aspectr::run_aspect_piece(rule, P, F0, M, ctl, cb, method == "squarem", squarem_bound);
+        tr = aspectr::run_aspect_piece(rule, P, F0, M, ctl, cb, method == "squarem", squarem_bound, &piece);
       }
       break;
     }

@@ -309,14 +309,23 @@ test_that("nnz() counts the non-zero cells of a symtensor", {
 test_that("the multistart loop of lca() checks for interrupts between starts", {
   # before, the check came once per round of iterations over every start
   # (nrun = 1000 starts ran for many seconds between checks); now once per
-  # batch of `threads` starts
+  # batch of starts: with batches of one start per thread (batch_ms = 0)
+  # once per `threads` starts
   d <- data.frame(a = rep(c("x", "y"), 30), b = rep(c("u", "v", "w"), 20), c = rep(c("p", "q"), each = 30))
   prep <- aspectr:::lca_prepare(d, FALSE)$data
   b <- aspectr:::with_seed(1, aspectr:::random_start_blocks(prep$dims, 2L, 40))
-  calls <- aspectr:::cpp_lca_check_count(prep$idx, prep$val, prep$dims, b$lambda, b$factors, 11L, 0, 1L, 10L, 1L)
-  expect_gte(calls, 40)
-  calls2 <- aspectr:::cpp_lca_check_count(prep$idx, prep$val, prep$dims, b$lambda, b$factors, 11L, 0, 2L, 10L, 1L)
-  expect_gte(calls2, 20)
+  count <- function(threads, batch_ms) {
+    aspectr:::cpp_lca_check_count(prep$idx, prep$val, prep$dims, b$lambda, b$factors, 11L, 0, threads, 10L, 1L,
+                                  batch_ms)
+  }
+  expect_gte(count(1L, 0), 40)
+  expect_gte(count(2L, 0), 20)
+  # batches of quick starts grow (each batch under 20 ms here: 40 starts of
+  # 10 iterations on 12 cells take well under a millisecond), so the checks
+  # are fewer; a batch that took 1e-9 ms would not grow
+  expect_lt(count(1L, 20), 40)
+  expect_lt(count(2L, 20), 20)
+  expect_gte(count(1L, 1e-9), 40)
   # batching does not change the fits
   f1 <- lca(d, 2, nrun = 40, seed = 1, short_iter = 10, threads = 1)
   f2 <- lca(d, 2, nrun = 40, seed = 1, short_iter = 10, threads = 2)

@@ -41,7 +41,10 @@ int main() {
   ctl.tol = 0;
   ctl.threads = 1;
   aspectr::NoCallback cb;
-  aspectr::EMRule rule(1.0);
+  // EM: the rules in pieces on the data as one piece (lca()'s in-memory rule)
+  aspectr::EMRule em(1.0);
+  aspectr::AspectEMRule rule(em, false);
+  rule.bind(G);
   const aspectr::FitTrace tr = aspectr::run_solver(rule, G, M, ctl, cb);
   bool monotone = true;
   for (std::size_t t = 1; t < tr.objective.size(); ++t)

@@ -36,43 +36,24 @@ class EMRule {
   // KL divergence of count data without a log per non-zero (see logsum.h).
   explicit EMRule(double beta = 1.0, const arma::vec* counts = nullptr, double total = 0.0)
       : beta_(beta), counts_(counts), total_(total) {}
-  static constexpr bool kLagged = true;
 
-  double step(const SparseTensor& G, AspectModel& M, int threads) {
-    return step_merit(G, M, threads, nullptr);
-  }
-
-  // The step, also giving (when merit is not null) the value of the model
-  // entering it of the function the step never increases: D(G || P) for
-  // plain EM; for tempered EM the tempered free energy minimized over the
-  // posteriors, L_beta = -(1/beta) sum_s g_s log sum_r (lambda_r prod_n
-  // U_n(i_n, r))^beta (the E-step minimizes the free energy
-  // sum_s g_s sum_r q_r (-log P_r) + (1/beta) sum_s g_s sum_r q_r log q_r
-  // over q, giving L_beta; the M-step minimizes its first term over the
-  // model). SQUAREM's safeguard compares it (see squarem.h).
-  double step_merit(const SparseTensor& G, AspectModel& M, int threads, double* merit) {
-    std::vector<arma::mat> Y;
-    arma::vec lam;
-    double before = estep(G, M, threads, merit, Y, lam);
-    if (prior_ != nullptr) {
-      // (the documents' part is the pass's, see pass_finish())
-      const double pen = prior_->terms_penalty(M.F[1]);
-      before += pen;
-      if (merit != nullptr) *merit += pen;
-    }
-    mstep(M, Y, lam, prior_);
-    return before;
-  }
-
-  // The E-step alone: the M-step's sufficient statistics y_n (k x d_n, one
-  // per mode; row r of y_n sums over the cells to the posterior mass of
+  // The E-step: the M-step's sufficient statistics y_n (k x d_n, one per
+  // mode; row r of y_n sums over the cells to the posterior mass of
   // component r) and `lam`, the posterior sums (the new weights, before
-  // normalization); returns D(G || P) of M (and sets *merit as step_merit).
+  // normalization); returns D(G || P) of M and sets *merit (when not null)
+  // to the function the EM step never increases: D(G || P) for plain EM;
+  // for tempered EM the tempered free energy minimized over the
+  // posteriors, L_beta = -(1/beta) sum_s g_s log sum_r (lambda_r prod_n
+  // U_n(i_n, r))^beta (the E-step minimizes the free energy sum_s g_s
+  // sum_r q_r (-log P_r) + (1/beta) sum_s g_s sum_r q_r log q_r over q,
+  // giving L_beta; the M-step minimizes its first term over the model).
+  // SQUAREM's safeguard compares it (squarem.h).
   // Every statistic is a sum over the non-zeros, so data split by cells
   // (shards of documents, sharing the other modes) give their sums, which
-  // the pieces' reduce adds (pieces.h) and PieceEM normalizes as mstep()
-  // does (pieces_em.h: the shared modes and the weights; each piece its
-  // documents, by the row sums over all pieces).
+  // the pieces' reduce adds (pieces.h); the M-step is PieceEM's
+  // (pieces_em.h: the shared modes and the weights; each piece its
+  // documents, by the row sums over all pieces), of the data in memory too
+  // (one piece, pieces_memory.h).
   double estep(const SparseTensor& G, const AspectModel& M, int threads, double* merit,
                std::vector<arma::mat>& Y, arma::vec& lam) {
     prepare(G);
@@ -191,7 +172,7 @@ class EMRule {
   }
 
   // Ends the pass: the statistics (y_n = H_n o A_n, lambda the sum of the
-  // posteriors); returns D(G || P) of M (and sets *merit as step_merit).
+  // posteriors); returns D(G || P) of M (and sets *merit as estep()).
   double pass_end(Pass& P, double* merit, std::vector<arma::mat>& Y, arma::vec& lam) const {
     const std::size_t N = P.H.size();
     const arma::uword k = P.k;
@@ -256,18 +237,6 @@ class EMRule {
     return loss_counted(G, M, threads);
   }
   double loss_end(double parts) const { return use_counts_ ? glogg_ + parts : parts; }
-
-  // The M-step from the statistics of estep(): every y_n normalized onto
-  // the simplex row by row (a row without mass keeps M's), the weights the
-  // normalized posterior sums.
-  // With a prior, the terms' statistics get its pseudo-counts first (the
-  // documents' have theirs from the pass, see pass_finish()).
-  static void mstep(AspectModel& M, std::vector<arma::mat>& Y, const arma::vec& lam,
-                    const DirichletPrior* prior = nullptr) {
-    if (prior != nullptr) prior->terms(Y[1]);
-    for (std::size_t n = 0; n < M.order(); ++n) mstep_mode(Y[n], M.F[n]);
-    mstep_weights(lam, M.lambda);
-  }
 
   // Binds the rule to its data once. After this, step() and loss() only read
   // the rule's state, so one rule may serve several models concurrently

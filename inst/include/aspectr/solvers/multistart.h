@@ -16,7 +16,8 @@
 // (each start's own iterations single-threaded, so its result does not depend
 // on the thread count); a single remaining start uses the threads over the
 // non-zeros as run_solver() does. A rule shared by the starts must be
-// usable concurrently after bind() (EMRule and KLCDRule are).
+// usable concurrently after bind() (KLCDRule is); lca()'s EM and SQUAREM
+// run a rule per start (pieces_memory.h's AspectEMRule).
 //
 // `check()` is called on the calling thread between rounds of iterations
 // (interrupts, progress); returning false stops every start where it is.
@@ -24,6 +25,7 @@
 #define ASPECTR_SOLVERS_MULTISTART_H
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <exception>
 #include <limits>
@@ -45,6 +47,10 @@ struct MultiStartControl {
   int keep = 1;        // starts continued after stage 1
   int round = 25;      // iterations between calls of check()
   double floor = 0.0;  // the stopping rule's floor (control.h's Control::floor)
+  // a batch's target time (ms): while batches of starts run quicker, the
+  // next batch gets twice the starts per thread (0: one start per thread,
+  // always)
+  double batch_ms = 20.0;
 };
 
 // A start: its model and its iterations so far (driver.h's SolverState;
@@ -163,22 +169,34 @@ std::vector<StartRun> multistart_with(RuleOf rule_of, const SparseTensor& G,
     if (!check(it, best)) halted = true;
   };
   // Rounds of `round` iterations; within a round the active starts go in
-  // batches of one start per thread, and check() runs after every batch, so
-  // the time between checks is that of `round` iterations of one start
-  // (not of every start: with nrun = 1000 that was many seconds before an
-  // interrupt was seen). Each start runs single-threaded unless it is the
-  // only active one, as before, so results do not depend on the batching.
-  const std::size_t batch = static_cast<std::size_t>(std::max(ctl.threads, 1));
+  // batches, and check() runs after every batch, so the time between checks
+  // is about that of a batch (not of every start: with nrun = 1000 that was
+  // many seconds before an interrupt was seen). A batch starts as one start
+  // per thread; while a batch takes less than ctl.batch_ms, the next one
+  // gets twice the starts per thread, and half when it takes over 4 times
+  // that: small starts then share one parallel region rather than pay one
+  // each (on a busy machine a region waits for its slowest thread's turn on
+  // a core, about a scheduler's time slice). Each start runs single-threaded
+  // unless it is the only active one, so results do not depend on the
+  // batching.
+  const std::size_t threads_ = static_cast<std::size_t>(std::max(ctl.threads, 1));
+  std::size_t per = 1;  // starts per thread in a batch
   auto run_to_end = [&](std::vector<std::size_t> active, int limit) {
     int done = 0;
     while (!active.empty() && done < limit && !halted) {
       const int n = std::min(round, limit - done);
       const int inner = active.size() == 1 ? ctl.threads : 1;
-      for (std::size_t b = 0; b < active.size() && !halted; b += batch) {
-        const std::vector<std::size_t> part(active.begin() + b,
-                                            active.begin() + std::min(b + batch, active.size()));
+      for (std::size_t b = 0; b < active.size() && !halted;) {
+        const std::size_t e = std::min(b + per * threads_, active.size());
+        const std::vector<std::size_t> part(active.begin() + b, active.begin() + e);
+        const auto t0 = std::chrono::steady_clock::now();
         detail::advance_all(rule_of, G, runs, part, n, ctl, inner);
+        const double ms =
+            std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
         report();
+        b = e;
+        if (ctl.batch_ms > 0.0 && ms < ctl.batch_ms && per * threads_ < runs.size()) per *= 2;
+        else if (ms > 4.0 * ctl.batch_ms && per > 1) per /= 2;
       }
       done += n;
       active.erase(std::remove_if(active.begin(), active.end(),

@@ -58,9 +58,8 @@ inline void power_update_vec(arma::vec& lambda, const arma::vec& a, double p) {
   lambda = lg / tot;
 }
 
-// The M-step of the aspect model's EM, the same for a model in one object
-// (EMRule::mstep(), em.h) and in pieces (PieceEM, pieces_em.h; the
-// in-memory piece's documents, pieces_memory.h): a mode's statistics
+// The M-step of the aspect model's EM (PieceEM, pieces_em.h; the documents'
+// of the piece in memory, pieces_memory.h): a mode's statistics
 // normalized onto the simplex row by row (a row without finite mass keeps
 // the old one) become its factor; the weights are the normalized
 // posterior sums (kept when there is no mass).

@@ -30,6 +30,7 @@
 
 #include <cmath>
 #include <limits>
+#include <new>
 #include <string>
 #include <vector>
 #include "../pieces.h"
@@ -38,12 +39,57 @@
 
 namespace aspectr {
 
+struct AspectPieceModel;
+
+// `view` made a view of `of` (its memory, read and written in place, its
+// size fixed), unless it is one already
+inline void view_of(arma::mat& view, const arma::mat& of) {
+  if (view.memptr() == of.memptr() && view.n_rows == of.n_rows && view.n_cols == of.n_cols && view.mem_state == 2)
+    return;
+  view.~Mat();
+  new (&view) arma::mat(const_cast<double*>(of.memptr()), of.n_rows, of.n_cols, false, true);
+}
+inline void view_of(arma::vec& view, const arma::vec& of) {
+  if (view.memptr() == of.memptr() && view.n_elem == of.n_elem && view.mem_state == 2) return;
+  using V = arma::vec;
+  view.~V();
+  new (&view) arma::vec(const_cast<double*>(of.memptr()), of.n_elem, false, true);
+}
+
+// The data's one piece in this process, as the rules call it directly
+// (pieces_memory.h's AspectPieceCommon): the operations of the requests
+// "step", "loss", "sq_save", "sq_norms", "sq_extrapolate" and
+// "sq_restore" (above and pieces_squarem.h), which its run() answers by
+// the same functions. A step of a small model is a few microseconds, and
+// a request's names and matrices cost as much as the E-step itself: a
+// rule given the piece (AspectPieceModel::piece) calls these instead.
+class AspectLocalPiece {
+ public:
+  virtual ~AspectLocalPiece() = default;
+  // the E-step of M's model with this piece's documents' factor (updated
+  // at once: the piece is the whole data), the shared modes' statistics
+  // into Y[1], Y[2], ... (Y[0]: the documents'), the weights' into lam;
+  // returns the objective's value of the model entering the step, merit
+  // set as pieces_em.h's "merit"
+  virtual double em_step(const AspectPieceModel& M, int threads, double& merit, std::vector<arma::mat>& Y,
+                         arma::vec& lam) = 0;
+  // the objective of M's model; penalty: the documents' prior's part of it
+  virtual double em_loss(const AspectPieceModel& M, int threads, double& penalty) = 0;
+  // SQUAREM's operations on the documents' factor (pieces_squarem.h)
+  virtual void sq_save(int slot) = 0;
+  virtual void sq_norms(double& rr, double& vv) = 0;  // (the sums continued)
+  virtual void sq_extrapolate(double a) = 0;
+  virtual void sq_restore() = 0;
+};
+
 // The global part of an aspect model fitted in pieces: the weights and the
 // shared modes' factors; the documents' factor stays with the pieces.
 struct AspectPieceModel {
   arma::vec lambda;
   std::vector<arma::mat> F;  // modes 2 .. N, k x d_n
   const Pieces* P = nullptr;
+  // P's one piece, when the rules may call it directly (null: requests)
+  AspectLocalPiece* piece = nullptr;
   // row sums that normalize the pieces' documents' factor, sent with the
   // next request (q-EM: the rule computes them)
   arma::mat colsum;
@@ -75,28 +121,48 @@ class PieceEM {
 
   double step(const Pieces& P, AspectPieceModel& M, int threads) { return step_merit(P, M, threads, nullptr); }
   // the step, also giving (merit not null) the value of the model entering
-  // it of the function the step never increases (EMRule::step_merit(): the
+  // it of the function the step never increases (EMRule::estep(): the
   // divergence with the prior's penalty, or the tempered free energy; the
   // pieces' "merit", added over them)
-  double step_merit(const Pieces& P, AspectPieceModel& M, int, double* merit) {
-    Stats s = P.map(M.request("step"));
+  double step_merit(const Pieces& P, AspectPieceModel& M, int threads, double* merit) {
+    // the statistics: Y_[n + 1] of shared mode n, lam_
+    double value = 0.0, m = 0.0;
+    if (M.piece != nullptr) {
+      M.colsum.reset();
+      value = M.piece->em_step(M, threads, m, Y_, lam_);
+    } else {
+      Stats s = P.map(M.request("step"));
+      value = s.num("value");
+      m = s.num("merit");
+      Y_.resize(M.F.size() + 1);
+      for (std::size_t n = 0; n < M.F.size(); ++n) Y_[n + 1] = s.take("y" + std::to_string(n + 1));
+      lam_ = arma::vectorise(s.mat("lam"));
+    }
     const double pen = terms_penalty(M);
-    const double before = s.num("value") + pen;
-    if (merit != nullptr) *merit = s.num("merit") + pen;
+    const double before = value + pen;
+    if (merit != nullptr) *merit = m + pen;
+    if (Y_.size() != M.F.size() + 1) throw std::logic_error("the pieces' statistics lack a mode");
     for (std::size_t n = 0; n < M.F.size(); ++n) {
-      arma::mat Y = s.take("y" + std::to_string(n + 1));
+      arma::mat& Y = Y_[n + 1];
       if (Y.n_rows != M.F[n].n_rows || Y.n_cols != M.F[n].n_cols)
         throw std::logic_error("the pieces' statistics of a mode have the wrong size");
       if (n == 0) prior_.terms(Y);
       mstep_mode(Y, M.F[n]);
     }
-    mstep_weights(arma::vectorise(s.mat("lam")), M.lambda);
+    mstep_weights(lam_, M.lambda);
     return before;
   }
-  double loss(const Pieces& P, AspectPieceModel& M, int) {
-    const Stats s = P.map(M.request("loss"));
-    const double v = s.num("value");
-    kl_ = v - s.num("penalty", 0.0);
+  double loss(const Pieces& P, AspectPieceModel& M, int threads) {
+    double v = 0.0, penalty = 0.0;
+    if (M.piece != nullptr) {
+      M.colsum.reset();
+      v = M.piece->em_loss(M, threads, penalty);
+    } else {
+      const Stats s = P.map(M.request("loss"));
+      v = s.num("value");
+      penalty = s.num("penalty", 0.0);
+    }
+    kl_ = v - penalty;
     return v + terms_penalty(M);
   }
   // D(G || P) of the model of the last loss(), without the prior's penalty
@@ -108,6 +174,9 @@ class PieceEM {
   }
   DirichletPrior prior_;
   double kl_ = std::numeric_limits<double>::quiet_NaN();
+  // a step's statistics (their memory kept from step to step)
+  std::vector<arma::mat> Y_;
+  arma::vec lam_;
 };
 
 // q-EM (Tsallis loss; qem.h) in pieces: the blocks one after another, each

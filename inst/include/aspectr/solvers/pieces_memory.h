@@ -9,14 +9,16 @@
 // pieces_em.h and pieces_squarem.h for all the cells. Being the whole
 // data, it normalizes its documents' factor at once, with its own row
 // sums (those of all pieces), so the `colsum` a rule sends with its next
-// request is its own and is not read again; the arithmetic is that of the
-// former in-memory rules (EMRule::mstep(), power_update_rows(),
-// SquaremRule::extrapolate()).
+// request is its own and is not read again (normalize.h's mstep_mode(),
+// power_update_rows(), normalize_rows()). The rules also call it directly
+// (AspectLocalPiece, pieces_em.h): no request is built, which on a small
+// table (lca()'s) costs as much as the E-step.
 #ifndef ASPECTR_SOLVERS_PIECES_MEMORY_H
 #define ASPECTR_SOLVERS_PIECES_MEMORY_H
 
 #include <cmath>
 #include <limits>
+#include <memory>
 #include <string>
 #include <type_traits>
 #include <vector>
@@ -33,9 +35,37 @@ namespace aspectr {
 // What the piece does whatever its cells' form: its documents' factor,
 // SQUAREM's requests and the gathering of the factor, the models of the
 // requests (not a template: compiled once).
-class AspectPieceCommon {
+class AspectPieceCommon : public AspectLocalPiece {
  public:
   explicit AspectPieceCommon(arma::mat& F0) : F0_(&F0) {}
+  // the documents' factor now at F0 (the piece made again for another model)
+  void rebind(arma::mat& F0) { F0_ = &F0; }
+
+  // SQUAREM's operations (AspectLocalPiece; the requests of run_common())
+  void sq_save(int slot) override { sq_[slot == 0 ? 0 : 1] = *F0_; }
+  void sq_norms(double& rr, double& vv) override {
+    sq_[2] = *F0_;
+    squarem_norms(sq_[0], sq_[1], sq_[2], rr, vv);
+  }
+  void sq_extrapolate(double a) override {
+    squarem_entries(sq_[0], sq_[1], sq_[2], a, *F0_);
+    // (the row sums, which the request returns; then the extrapolated
+    // model's normalization in one object)
+    sums_.set_size(F0_->n_rows, 1);
+    for (arma::uword c = 0; c < F0_->n_rows; ++c) {
+      double tot = 0.0;
+      for (arma::uword i = 0; i < F0_->n_cols; ++i) tot += (*F0_)(c, i);
+      sums_(c, 0) = tot;
+    }
+    normalize_rows(*F0_, sq_[2]);
+  }
+  void sq_restore() override { *F0_ = sq_[2]; }
+  double em_step(const AspectPieceModel&, int, double&, std::vector<arma::mat>&, arma::vec&) override {
+    throw std::logic_error("the piece has no EM rule");
+  }
+  double em_loss(const AspectPieceModel&, int, double&) override {
+    throw std::logic_error("the piece has no EM rule");
+  }
 
  protected:
   // runs r if it is one of these requests (true), into s
@@ -46,32 +76,23 @@ class AspectPieceCommon {
       return true;
     }
     if (op == "sq_save") {
-      sq_[r.num("slot", 0.0) == 0.0 ? 0 : 1] = *F0_;
+      sq_save(r.num("slot", 0.0) == 0.0 ? 0 : 1);
       return true;
     }
     if (op == "sq_norms") {
-      sq_[2] = *F0_;
       double rr = r.num("rr", 0.0), vv = r.num("vv", 0.0);
-      squarem_norms(sq_[0], sq_[1], sq_[2], rr, vv);
+      sq_norms(rr, vv);
       s.set("rr", rr);
       s.set("vv", vv);
       return true;
     }
     if (op == "sq_extrapolate") {
-      squarem_entries(sq_[0], sq_[1], sq_[2], r.num("a", 1.0), *F0_);
-      arma::mat sum(F0_->n_rows, 1);
-      for (arma::uword c = 0; c < F0_->n_rows; ++c) {
-        double tot = 0.0;
-        for (arma::uword i = 0; i < F0_->n_cols; ++i) tot += (*F0_)(c, i);
-        sum(c, 0) = tot;
-      }
-      // (SquaremRule::extrapolate()'s normalization)
-      normalize_rows(*F0_, sq_[2]);
-      s.set("sum", std::move(sum));
+      sq_extrapolate(r.num("a", 1.0));
+      s.set("sum", arma::mat(sums_));
       return true;
     }
     if (op == "sq_restore") {
-      *F0_ = sq_[2];
+      sq_restore();
       return true;
     }
     return false;
@@ -86,6 +107,16 @@ class AspectPieceCommon {
     for (const arma::mat* m : in) out.emplace_back(const_cast<double*>(m->memptr()), m->n_rows, m->n_cols, false, true);
     return out;
   }
+  // mv_ made the model of `lambda` and the shared modes F with the
+  // piece's documents' factor, read in place (views; no memory allocated
+  // once mv_ has the model's order)
+  void view_into(const arma::vec& lambda, const std::vector<arma::mat>& F) {
+    view_of(mv_.lambda, lambda);
+    mv_.F.resize(1 + F.size());
+    view_of(mv_.F[0], *F0_);
+    for (std::size_t n = 0; n < F.size(); ++n) view_of(mv_.F[n + 1], F[n]);
+  }
+  AspectModel mv_;
   // the model of a request, read in place: its weights and shared modes,
   // with the piece's documents' factor
   AspectModel view(const Request& r) const {
@@ -101,6 +132,7 @@ class AspectPieceCommon {
 
   arma::mat* F0_;
   arma::mat sq_[3];   // SQUAREM's theta0, theta1, theta2 of the documents' factor
+  arma::mat sums_;    // the extrapolated rows' sums before their normalization
 };
 
 // DataT: a SparseTensor (EM, tempered EM, q-EM) or a CscMatrix (q-EM).
@@ -113,32 +145,55 @@ class AspectMemoryPiece : public AspectPieceCommon {
   AspectMemoryPiece(const DataT& G, arma::mat& F0, EMRule* em, double q)
       : AspectPieceCommon(F0), G_(&G), em_(em), q_(q) {}
 
+  // the E-step and the documents' M-step (AspectLocalPiece; the request
+  // "step"), of the model in M (its views kept in mv_)
+  double em_step(const AspectPieceModel& M, int threads, double& merit, std::vector<arma::mat>& Y,
+                 arma::vec& lam) override {
+    if (em_ == nullptr) throw std::logic_error("the piece has no EM rule");
+    if constexpr (std::is_same<DataT, SparseTensor>::value) {
+      view_into(M.lambda, M.F);
+      const double value = em_->estep(*G_, mv_, threads, &merit, Y, lam);
+      // (the M-step of the documents' mode)
+      mstep_mode(Y[0], *F0_);
+      return value;
+    } else {
+      throw std::logic_error("EM needs the cells as a tensor");
+    }
+  }
+  double em_loss(const AspectPieceModel& M, int threads, double& penalty) override {
+    if (em_ == nullptr) throw std::logic_error("the piece has no EM rule");
+    if constexpr (std::is_same<DataT, SparseTensor>::value) {
+      view_into(M.lambda, M.F);
+      penalty = em_->penalty(mv_);
+      return em_->loss(*G_, mv_, threads);
+    } else {
+      throw std::logic_error("EM needs the cells as a tensor");
+    }
+  }
+
   Stats run(const Request& r, int threads) {
     Stats s;
     const std::string& op = r.op;
     if (op == "step" || op == "loss") {
-      if (em_ == nullptr) throw std::logic_error("the piece has no EM rule");
-      if constexpr (std::is_same<DataT, SparseTensor>::value) {
-        const AspectModel M = view(r);
-        if (op == "loss") {
-          s.set("value", em_->loss(*G_, M, threads));
-          s.set("penalty", em_->penalty(M));
-          return s;
-        }
-        std::vector<arma::mat> Y;
-        arma::vec lam;
-        double merit = 0.0;
-        const double value = em_->estep(*G_, M, threads, &merit, Y, lam);
-        // (EMRule::mstep() of the documents' mode)
-        mstep_mode(Y[0], *F0_);
-        for (std::size_t n = 1; n < Y.size(); ++n) s.set("y" + std::to_string(n), std::move(Y[n]));
-        s.set("lam", arma::mat(std::move(lam)));
-        s.set("value", value);
-        s.set("merit", merit);
+      AspectPieceModel M;
+      const arma::mat& l = r.mat("lambda");
+      M.lambda = arma::vec(const_cast<double*>(l.memptr()), l.n_elem, false, true);
+      M.F = shared_views(r, "F");
+      if (op == "loss") {
+        double penalty = 0.0;
+        s.set("value", em_loss(M, threads, penalty));
+        s.set("penalty", penalty);
         return s;
-      } else {
-        throw std::logic_error("EM needs the cells as a tensor");
       }
+      std::vector<arma::mat> Y;
+      arma::vec lam;
+      double merit = 0.0;
+      const double value = em_step(M, threads, merit, Y, lam);
+      for (std::size_t n = 1; n < Y.size(); ++n) s.set("y" + std::to_string(n), std::move(Y[n]));
+      s.set("lam", arma::mat(std::move(lam)));
+      s.set("value", value);
+      s.set("merit", merit);
+      return s;
     }
     if (op == "qem_docs") {
       const AspectModel M = view(r);
@@ -211,13 +266,16 @@ class AspectMemoryPiece : public AspectPieceCommon {
 // bound `bound`, which is updated) on the data in memory as one piece P
 // (an AspectMemoryPiece of the documents' factor F0, M's moved there by
 // the caller: this moves it back).
+// `direct`: P's piece, which the rules then call directly (AspectLocalPiece),
+// or null.
 template <class Rule, class Callback>
 FitTrace run_aspect_piece(Rule& base, const Pieces& P, arma::mat& F0, AspectModel& M, const Control& ctl,
-                          Callback& cb, bool squarem, double& bound) {
+                          Callback& cb, bool squarem, double& bound, AspectLocalPiece* direct = nullptr) {
   AspectPieceModel PM;
   PM.lambda = std::move(M.lambda);
   PM.F.assign(std::make_move_iterator(M.F.begin() + 1), std::make_move_iterator(M.F.end()));
   PM.P = &P;
+  PM.piece = direct;
   FitTrace tr;
   if (squarem) {
     PieceSquarem<Rule> rule(base);
@@ -232,6 +290,66 @@ FitTrace run_aspect_piece(Rule& base, const Pieces& P, arma::mat& F0, AspectMode
   for (std::size_t n = 0; n < PM.F.size(); ++n) M.F[n + 1] = std::move(PM.F[n]);
   return tr;
 }
+
+// EM, or SQUAREM of it, of data in memory with the interface of the
+// in-memory rules (run_solver(), multistart.h): PieceEM (in PieceSquarem)
+// on the data as one AspectMemoryPiece, which the rules call directly, so
+// that lca()'s starts run the rules of every other backend. An object
+// keeps a start's state (SQUAREM's step bound, the piece's SQUAREM blocks,
+// the statistics' memory): one per start; the E-step's EMRule may be
+// shared by all of them once bound.
+class AspectEMRule {
+ public:
+  AspectEMRule(EMRule& em, bool squarem) : em_(&em), squarem_(squarem), sq_(rule_) {}
+  AspectEMRule(const AspectEMRule& o) : em_(o.em_), squarem_(o.squarem_), sq_(rule_) {
+    sq_.set_step_bound(o.sq_.step_bound());
+  }
+  AspectEMRule& operator=(const AspectEMRule&) = delete;
+  static constexpr bool kLagged = true;
+
+  void bind(const SparseTensor& G) { em_->bind(G); }
+  double step_bound() const { return sq_.step_bound(); }
+  void set_step_bound(double a) { sq_.set_step_bound(a); }
+
+  double step(const SparseTensor& G, AspectModel& M, int threads) {
+    return with(G, M, [&](const Pieces& P, AspectPieceModel& PM) {
+      return squarem_ ? sq_.step(P, PM, threads) : rule_.step(P, PM, threads);
+    });
+  }
+  double loss(const SparseTensor& G, const AspectModel& M, int threads) {
+    AspectModel C = M;
+    return with(G, C, [&](const Pieces& P, AspectPieceModel& PM) { return rule_.loss(P, PM, threads); });
+  }
+
+ private:
+  // f on M's model in pieces: the piece with M's documents' factor, PM_
+  // with views of its weights and other modes (the rules change them in
+  // place, never their sizes)
+  template <class F>
+  double with(const SparseTensor& G, AspectModel& M, F f) {
+    if (!piece_ || G_ != &G) {
+      G_ = &G;
+      piece_.reset(new AspectMemoryPiece<SparseTensor>(G, M.F[0], em_, 1.0));
+      P_.reset(new LocalPieces<AspectMemoryPiece<SparseTensor>>({piece_.get()}, 1));
+      PM_.P = P_.get();
+      PM_.piece = piece_.get();
+    }
+    piece_->rebind(M.F[0]);
+    view_of(PM_.lambda, M.lambda);
+    PM_.F.resize(M.F.size() - 1);
+    for (std::size_t n = 0; n + 1 < M.F.size(); ++n) view_of(PM_.F[n], M.F[n + 1]);
+    return f(*P_, PM_);
+  }
+
+  EMRule* em_;
+  bool squarem_;
+  PieceEM rule_;
+  PieceSquarem<PieceEM> sq_;
+  const SparseTensor* G_ = nullptr;
+  std::unique_ptr<AspectMemoryPiece<SparseTensor>> piece_;
+  std::unique_ptr<LocalPieces<AspectMemoryPiece<SparseTensor>>> P_;
+  AspectPieceModel PM_;
+};
 
 }  // namespace aspectr
 

@@ -3,7 +3,7 @@
 // PieceQEM; plsa_weighted_pieces.h: PieceWeightedQEM), the data in memory
 // being one piece.
 //
-// The step is squarem.h's squarem_step(), SquaremRule's too, with its
+// The step is squarem.h's squarem_step(), with its
 // arithmetic (squarem_norms(), squarem_entries(), squarem_weights()) on
 // the global part of the model (lambda and the shared modes' factors) in
 // the rule and on the documents' factor in the pieces, which keep theta0,
@@ -21,10 +21,11 @@
 //                    with the next request, a row without mass taking
 //                    theta2's, as normalize_rows() does in one object)
 //   "sq_restore"     theta2 again (the extrapolated step rejected)
-// The norms are SquaremRule's, over all of theta (lambda, the documents'
-// factor, the shared modes' factors), so that a fit in pieces is the
-// in-memory fit up to rounding: the same step lengths, the same accepted
-// steps, the same step bound.
+// The norms are over all of theta, summed in the order lambda, the
+// documents' factor, the shared modes' factors (a piece that is the only
+// one continues the sums), so that a fit in pieces is the in-memory fit up
+// to rounding: the same step lengths, the same accepted steps, the same
+// step bound.
 #ifndef ASPECTR_SOLVERS_PIECES_SQUAREM_H
 #define ASPECTR_SOLVERS_PIECES_SQUAREM_H
 
@@ -42,7 +43,8 @@ class PieceSquarem {
   explicit PieceSquarem(Base& base) : base_(&base) {}
   static constexpr bool kLagged = true;
 
-  // the step-length bound a_max (SquaremRule::step_bound())
+  // the step-length bound a_max (read and set to resume a fit where an
+  // earlier call left it)
   double step_bound() const { return step_max_; }
   void set_step_bound(double a) { step_max_ = std::isfinite(a) && a >= 1.0 ? a : 1.0; }
 
@@ -56,32 +58,43 @@ class PieceSquarem {
  private:
   // squarem_step()'s operations (squarem.h) on the model in pieces: the
   // global part here, theta0, theta1 and theta2 kept in the members; the
-  // documents' factor by the pieces' requests above. The norms are summed
-  // in the order lambda, the documents', the others (one piece in this
-  // process continues the sums, so that they are SquaremRule's to the last
-  // bit, and returns them).
+  // documents' factor by the pieces' requests above, or by the one piece
+  // called directly (AspectPieceModel::piece). The norms are summed in the
+  // order lambda, the documents', the others (one piece in this process
+  // continues the sums, and returns them).
   struct Ops {
     PieceSquarem* rule;
     const Pieces* P;
     AspectPieceModel* M;
     int threads;
     double step(double* merit) { return rule->base_->step_merit(*P, *M, threads, merit); }
+    // (the piece called directly where the model has it, pieces_em.h)
     void keep(int t) {
-      P->map(M->request("sq_save").with("slot", static_cast<double>(t)));
+      if (M->piece != nullptr) {
+        M->colsum.reset();
+        M->piece->sq_save(t);
+      } else {
+        P->map(M->request("sq_save").with("slot", static_cast<double>(t)));
+      }
       (t == 0 ? rule->lam0_ : rule->lam1_) = M->lambda;
       (t == 0 ? rule->F0_ : rule->F1_) = M->F;
     }
     void norms(double& rr, double& vv) {
       squarem_norms(rule->lam0_, rule->lam1_, M->lambda, rr, vv);
-      Request nr = M->request("sq_norms");
-      if (P->in_place()) nr.with("rr", rr).with("vv", vv);
-      const Stats nrm = P->map(nr);
-      if (P->in_place()) {
-        rr = nrm.num("rr");
-        vv = nrm.num("vv");
+      if (M->piece != nullptr) {
+        M->colsum.reset();
+        M->piece->sq_norms(rr, vv);
       } else {
-        rr += nrm.num("rr");
-        vv += nrm.num("vv");
+        Request nr = M->request("sq_norms");
+        if (P->in_place()) nr.with("rr", rr).with("vv", vv);
+        const Stats nrm = P->map(nr);
+        if (P->in_place()) {
+          rr = nrm.num("rr");
+          vv = nrm.num("vv");
+        } else {
+          rr += nrm.num("rr");
+          vv += nrm.num("vv");
+        }
       }
       for (std::size_t n = 0; n < M->F.size(); ++n) squarem_norms(rule->F0_[n], rule->F1_[n], M->F[n], rr, vv);
     }
@@ -94,6 +107,12 @@ class PieceSquarem {
         squarem_entries(rule->F0_[n], rule->F1_[n], rule->F2_[n], a, M->F[n]);
         normalize_rows(M->F[n], rule->F2_[n]);
       }
+      if (M->piece != nullptr) {
+        // (the piece normalizes its rows at once: no row sums pending)
+        M->colsum.reset();
+        M->piece->sq_extrapolate(a);
+        return true;
+      }
       const Stats ex = P->map(M->request("sq_extrapolate").with("a", a));
       M->colsum = arma::mat(arma::vectorise(ex.mat("sum")));
       return true;
@@ -102,7 +121,8 @@ class PieceSquarem {
       M->lambda = rule->lam2_;
       M->F = rule->F2_;
       M->colsum.reset();
-      P->map(M->request("sq_restore"));
+      if (M->piece != nullptr) M->piece->sq_restore();
+      else P->map(M->request("sq_restore"));
     }
   };
 

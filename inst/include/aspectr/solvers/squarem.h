@@ -24,8 +24,7 @@
 // when one fails. One step costs three passes of the base rule (two when
 // a <= 1).
 //
-// The rule keeps a_max between steps: one object serves one model (the
-// base rule may be shared).
+// The rule keeps a_max between steps: one object serves one model.
 #ifndef ASPECTR_SOLVERS_SQUAREM_H
 #define ASPECTR_SOLVERS_SQUAREM_H
 
@@ -86,10 +85,9 @@ inline bool squarem_weights(const arma::vec& l0, const arma::vec& l1, const arma
   return true;
 }
 
-// One SQUAREM step (above) of a model held by `ops`, wherever it is: the
-// one algorithm (its step length, bound and safeguard) of SquaremRule (a
-// model in one object) and PieceSquarem (pieces_squarem.h: a model in
-// pieces). `ops` gives
+// One SQUAREM step (above) of a model held by `ops`: the algorithm (its
+// step length, bound and safeguard) of PieceSquarem (pieces_squarem.h: a
+// model in pieces, the data in memory being one piece). `ops` gives
 //   double step(double* merit)  the base step; returns its (lagged) value
 //                               and sets *merit, when merit is not null,
 //                               to f of the model entering it
@@ -129,79 +127,6 @@ double squarem_step(Ops& ops, double& step_max) {
   if (longest) step_max = accept ? step_max * kSquaremGrow : std::max(1.0, step_max / kSquaremGrow);
   return v0;
 }
-
-template <class Base>
-class SquaremRule {
- public:
-  explicit SquaremRule(Base& base) : base_(&base) {}
-  // the loss returned is the base rule's (lagged) loss of the model entering
-  static constexpr bool kLagged = true;
-
-  // several SquaremRules may share one base rule (one per start of
-  // multistart.h), which must then be usable concurrently after bind()
-  void bind(const SparseTensor& G) { base_->bind(G); }
-
-  // the step-length bound a_max, read and set to resume a fit where an
-  // earlier call left it (staged restarts run from R)
-  double step_bound() const { return step_max_; }
-  void set_step_bound(double a) { step_max_ = std::isfinite(a) && a >= 1.0 ? a : 1.0; }
-
-  // (G: what the base rule's steps take, see data.h)
-  template <class DataT>
-  double step(const DataT& G, AspectModel& M, int threads) {
-    Ops<DataT> ops{this, &G, &M, threads};
-    return squarem_step(ops, step_max_);
-  }
-
-  template <class DataT>
-  double loss(const DataT& G, const AspectModel& M, int threads) {
-    return base_->loss(G, M, threads);
-  }
-
-  // theta' = theta0 + 2 a r + a^2 v into M (see above); false when the
-  // weights cannot be renormalized
-  static bool extrapolate(const AspectModel& M0, const AspectModel& M1, const AspectModel& M2, double a,
-                          AspectModel& M) {
-    if (!squarem_weights(M0.lambda, M1.lambda, M2.lambda, a, M.lambda)) return false;
-    M.F.resize(M0.F.size());
-    for (std::size_t n = 0; n < M0.F.size(); ++n) {
-      squarem_entries(M0.F[n], M1.F[n], M2.F[n], a, M.F[n]);
-      // rows are components, each a distribution over the mode's indices;
-      // a row can lack mass only where theta2's does (a dead component,
-      // the floor keeps every other one), and keeps theta2's
-      normalize_rows(M.F[n], M2.F[n]);
-    }
-    return true;
-  }
-
- private:
-  // squarem_step()'s operations on M, theta0, theta1 and theta2 kept in the
-  // members (their memory reused from step to step)
-  template <class DataT>
-  struct Ops {
-    SquaremRule* rule;
-    const DataT* G;
-    AspectModel* M;
-    int threads;
-    double step(double* merit) { return rule->base_->step_merit(*G, *M, threads, merit); }
-    void keep(int t) { (t == 0 ? rule->m0_ : rule->m1_) = *M; }
-    void norms(double& rr, double& vv) const {
-      squarem_norms(rule->m0_.lambda, rule->m1_.lambda, M->lambda, rr, vv);
-      for (std::size_t n = 0; n < M->order(); ++n) squarem_norms(rule->m0_.F[n], rule->m1_.F[n], M->F[n], rr, vv);
-    }
-    bool extrapolate(double a) {
-      rule->m2_ = *M;
-      if (SquaremRule::extrapolate(rule->m0_, rule->m1_, rule->m2_, a, *M)) return true;
-      *M = rule->m2_;
-      return false;
-    }
-    void restore() { *M = rule->m2_; }
-  };
-
-  Base* base_;
-  double step_max_ = 1.0;
-  AspectModel m0_, m1_, m2_;  // theta0, theta1, theta2 of the current step
-};
 
 }  // namespace aspectr
 

@@ -18,8 +18,8 @@
 ##   4 starts, 300 iterations (coordinate descent, EM, SQUAREM);
 ## * small_em, small_sq: lca() of 300 x 5 binary answers (32 patterns),
 ##   k = 3, 300 starts (staged: 100 iterations each, the best to 200), one
-##   thread, no standard errors (EM, SQUAREM: where a step costs microseconds); small_t2: EM
-##   with two threads over the starts;
+##   thread, no standard errors (EM, SQUAREM: where a step costs
+##   microseconds); small_two: EM with two threads over the starts;
 ## * plsa_em: plsa(method = "em") of AssociatedPress, k = 20, 40 iterations;
 ## * w_mu, w_cd, w_hals: ntf() of a 300 x 100 x 40 Poisson array, 10% of
 ##   its cells masked, k = 10, 80 iterations (KL multiplicative updates, KL
@@ -62,7 +62,7 @@ r <- c(prior = tm(plsa(x, 20, seed = 1, prior = list(terms = 0.1, documents = 0.
        lca_sq = tm(lca(lc, 4, seed = 1, method = "squarem", nrun = 4, max_iter = 300, tol = 0)),
        small_em = tm(lca(sm, 3, seed = 1, method = "em", nrun = 300, max_iter = 200, tol = 0, threads = 1, se = FALSE)),
        small_sq = tm(lca(sm, 3, seed = 1, method = "squarem", nrun = 300, max_iter = 200, tol = 0, threads = 1, se = FALSE)),
-       small_t2 = tm(lca(sm, 3, seed = 1, method = "em", nrun = 300, max_iter = 200, tol = 0, threads = 2, se = FALSE)),
+       small_two = tm(lca(sm, 3, seed = 1, method = "em", nrun = 300, max_iter = 200, tol = 0, threads = 2, se = FALSE)),
        plsa_em = tm(plsa(x, 20, seed = 1, method = "em", max_iter = 40, tol = 0)),
        w_mu = tm(ntf(w, 10, loss = "kl", method = "mu", mask = mask, seed = 1, max_iter = 80, tol = 0)),
        w_cd = tm(ntf(w, 10, loss = "kl", method = "cd", mask = mask, seed = 1, max_iter = 80, tol = 0)),

@@ -203,3 +203,22 @@ test_that("anova() refuses regressions that are not nested", {
   expect_equal(tab$LR[2], 2 * (b$llik - p$llik))
   expect_equal(tab$Df[2], 1L)
 })
+
+test_that("latent class regression's starts give the same fits on one thread and on two", {
+  # the starts run in batches over the threads (each start on one thread;
+  # batches grow while they are quick): neither the thread count nor the
+  # batching changes a start's iterations
+  set.seed(3)
+  n <- 300
+  z <- rnorm(n)
+  cls <- ifelse(runif(n) < plogis(1.5 * z), 1, 2)
+  d <- data.frame(lapply(1:4, function(j) factor(ifelse(runif(n) < c(0.85, 0.2)[cls], "a", "b"))), z = z)
+  names(d)[1:4] <- paste0("Y", 1:4)
+  f <- cbind(Y1, Y2, Y3, Y4) ~ z
+  a <- lca(f, d, 2, nrun = 12, seed = 4, threads = 1, se = FALSE)
+  b <- lca(f, d, 2, nrun = 12, seed = 4, threads = 2, se = FALSE)
+  expect_identical(a$run_values, b$run_values)
+  expect_identical(a$coeff, b$coeff)
+  expect_identical(a$iterations, b$iterations)
+  expect_length(a$run_values, 12)
+})

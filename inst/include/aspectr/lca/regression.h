@@ -195,19 +195,21 @@ inline void regression_settle(const RegressionData& d, RegressionRun& run) {
 }
 
 // Every start, in rounds of `round` iterations: within a round the active
-// starts go in batches of one start per thread (each start single-threaded,
-// so its result does not depend on the thread count), and check(iteration
-// of the most advanced start, best objective so far) runs on the calling
-// thread after every batch (progress, interrupts); false stops every start
-// where it is. The caller picks the best start.
+// starts go in batches (parallel.h's RunBatches: one start per thread, more
+// while a batch takes under `batch_ms`; each start single-threaded, so its
+// result does not depend on the thread count or the batching), and
+// check(iteration of the most advanced start, best objective so far) runs
+// on the calling thread after every batch (progress, interrupts); false
+// stops every start where it is. The caller picks the best start.
 template <class Check>
 std::vector<RegressionRun> regression_multistart(const RegressionData& d, std::vector<RegressionModel> starts,
-                                                 const Control& ctl, Check& check, int round = 25) {
+                                                 const Control& ctl, Check& check, int round = 25,
+                                                 double batch_ms = 20.0) {
   const std::size_t S = starts.size();
   std::vector<RegressionRun> runs(S);
   for (std::size_t i = 0; i < S; ++i) runs[i].M = std::move(starts[i]);
   round = std::max(round, 1);
-  const std::size_t batch = static_cast<std::size_t>(std::max(capped_threads(ctl.threads), 1));
+  RunBatches batches(capped_threads(ctl.threads), batch_ms);
   bool halted = false;
   auto report = [&]() {
     int it = 0;
@@ -225,19 +227,22 @@ std::vector<RegressionRun> regression_multistart(const RegressionData& d, std::v
   std::vector<std::size_t> active(S);
   for (std::size_t i = 0; i < S; ++i) active[i] = i;
   while (!active.empty() && !halted) {
-    for (std::size_t b = 0; b < active.size() && !halted; b += batch) {
-      const std::size_t e = std::min(b + batch, active.size());
+    for (std::size_t b = 0; b < active.size() && !halted;) {
+      const std::size_t e = std::min(b + batches.size(), active.size());
       const int m = static_cast<int>(e - b);
       int T = std::min(capped_threads(ctl.threads), m);
 #ifndef _OPENMP
       T = 1;
 #endif
-      if (T <= 1) {
-        for (std::size_t a = b; a < e; ++a) regression_advance(d, runs[active[a]], ctl, round);
-      } else {
-        parallel_each(m, T, [&](int j) { regression_advance(d, runs[active[b + j]], ctl, round); });
-      }
+      batches.run(S, [&] {
+        if (T <= 1) {
+          for (std::size_t a = b; a < e; ++a) regression_advance(d, runs[active[a]], ctl, round);
+        } else {
+          parallel_each(m, T, [&](int j) { regression_advance(d, runs[active[b + j]], ctl, round); });
+        }
+      });
       report();
+      b = e;
     }
     active.erase(std::remove_if(active.begin(), active.end(), [&](std::size_t a) { return runs[a].finished; }),
                  active.end());

@@ -25,7 +25,6 @@
 #define ASPECTR_SOLVERS_MULTISTART_H
 
 #include <algorithm>
-#include <chrono>
 #include <cmath>
 #include <exception>
 #include <limits>
@@ -47,9 +46,8 @@ struct MultiStartControl {
   int keep = 1;        // starts continued after stage 1
   int round = 25;      // iterations between calls of check()
   double floor = 0.0;  // the stopping rule's floor (control.h's Control::floor)
-  // a batch's target time (ms): while batches of starts run quicker, the
-  // next batch gets twice the starts per thread (0: one start per thread,
-  // always)
+  // a batch's target time (ms; parallel.h's RunBatches; 0: one start per
+  // thread, always)
   double batch_ms = 20.0;
 };
 
@@ -169,34 +167,24 @@ std::vector<StartRun> multistart_with(RuleOf rule_of, const SparseTensor& G,
     if (!check(it, best)) halted = true;
   };
   // Rounds of `round` iterations; within a round the active starts go in
-  // batches, and check() runs after every batch, so the time between checks
-  // is about that of a batch (not of every start: with nrun = 1000 that was
-  // many seconds before an interrupt was seen). A batch starts as one start
-  // per thread; while a batch takes less than ctl.batch_ms, the next one
-  // gets twice the starts per thread, and half when it takes over 4 times
-  // that: small starts then share one parallel region rather than pay one
-  // each (on a busy machine a region waits for its slowest thread's turn on
-  // a core, about a scheduler's time slice). Each start runs single-threaded
-  // unless it is the only active one, so results do not depend on the
-  // batching.
-  const std::size_t threads_ = static_cast<std::size_t>(std::max(ctl.threads, 1));
-  std::size_t per = 1;  // starts per thread in a batch
+  // batches (parallel.h's RunBatches: one start per thread, more while a
+  // batch is quick), and check() runs after every batch, so the time
+  // between checks is about that of a batch (not of every start: with
+  // nrun = 1000 that was many seconds before an interrupt was seen). Each
+  // start runs single-threaded unless it is the only active one, so
+  // results do not depend on the batching.
+  RunBatches batches(ctl.threads, ctl.batch_ms);
   auto run_to_end = [&](std::vector<std::size_t> active, int limit) {
     int done = 0;
     while (!active.empty() && done < limit && !halted) {
       const int n = std::min(round, limit - done);
       const int inner = active.size() == 1 ? ctl.threads : 1;
       for (std::size_t b = 0; b < active.size() && !halted;) {
-        const std::size_t e = std::min(b + per * threads_, active.size());
+        const std::size_t e = std::min(b + batches.size(), active.size());
         const std::vector<std::size_t> part(active.begin() + b, active.begin() + e);
-        const auto t0 = std::chrono::steady_clock::now();
-        detail::advance_all(rule_of, G, runs, part, n, ctl, inner);
-        const double ms =
-            std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+        batches.run(runs.size(), [&] { detail::advance_all(rule_of, G, runs, part, n, ctl, inner); });
         report();
         b = e;
-        if (ctl.batch_ms > 0.0 && ms < ctl.batch_ms && per * threads_ < runs.size()) per *= 2;
-        else if (ms > 4.0 * ctl.batch_ms && per > 1) per /= 2;
       }
       done += n;
       active.erase(std::remove_if(active.begin(), active.end(),

@@ -128,6 +128,8 @@ class PieceEM {
     // the statistics: Y_[n + 1] of shared mode n, lam_
     double value = 0.0, m = 0.0;
     if (M.piece != nullptr) {
+      // (a user's interrupt looked for, as a request to pieces does)
+      poll();
       M.colsum.reset();
       value = M.piece->em_step(M, threads, m, Y_, lam_);
     } else {
@@ -155,6 +157,7 @@ class PieceEM {
   double loss(const Pieces& P, AspectPieceModel& M, int threads) {
     double v = 0.0, penalty = 0.0;
     if (M.piece != nullptr) {
+      poll();
       M.colsum.reset();
       v = M.piece->em_loss(M, threads, penalty);
     } else {

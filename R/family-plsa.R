@@ -157,7 +157,11 @@
 #'   `<shard>.<factor>.rds` (replacing such a file), and the fit holds an
 #'   [`aspectr_factor_files`][factor_files] object in its place. With a
 #'   cluster the directory is the workers' (on several hosts, one each can
-#'   write to). Not with `callback`.
+#'   write to). Not with `callback`. Such a file is not data: [shards()]
+#'   refuses it, naming it (error of class `aspectr_error_input_value`),
+#'   when it is given among the shards' files, as `Sys.glob("dir/*.rds")`
+#'   or `list.files(dir)` of the shards' directory would give it after a
+#'   fit with `factor_dir = TRUE`.
 #' @param prior Dirichlet pseudo-counts for a smoothed (maximum a
 #'   posteriori) KL fit of a matrix, see Priors and guided topics: `NULL`
 #'   (default: maximum likelihood), one non-negative number (the same

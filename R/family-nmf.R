@@ -90,7 +90,9 @@
 #'   `table`; or a matrix split by rows with [shards()] (see Sharded data).
 #' @param k Rank, between 1 and `min(dim(x))`.
 #' @param loss `"frobenius"` (default), `"kl"` or `"beta"`.
-#' @param beta The beta of `loss = "beta"`.
+#' @param beta The beta of `loss = "beta"`. With another loss a `beta`
+#'   other than that loss's own (2 for `"frobenius"`, 1 for `"kl"`) has no
+#'   effect and raises a warning of class `aspectr_warning_unused_argument`.
 #' @param method Frobenius: `"hals"` (default), `"anls"`, `"mu"` or `"als"`; KL:
 #'   `"cd"` (default) or `"mu"`; beta: `"mu"`. A method that does not fit
 #'   the loss is an error.
@@ -364,7 +366,13 @@ nmf <- function(x, k, loss = c("frobenius", "kl", "beta"), beta = 2,
   loss <- match_option(loss, unique(solvers$loss), "loss")
   method_given <- !missing(method)
   if (method_given) method <- match_option(method, unique(solvers$method), "method")
+  beta_given <- !missing(beta)
   beta <- check_number(beta, "beta", -Inf, Inf)
+  # (a beta other than the loss's own: the beta divergence was meant)
+  if (beta_given && loss != "beta" && beta != c(frobenius = 2, kl = 1)[[loss]]) {
+    warn_unused_argument("beta", "it is the exponent of {.code loss = \"beta\"}, and the fit's loss is {.val {loss}} (the beta divergence with {.code beta = {c(frobenius = 2, kl = 1)[[loss]]}}).",
+                         "For the beta divergence with {.code beta = {format(beta)}}, give {.code loss = \"beta\"}.")
+  }
   if (loss == "beta" && beta == 2) loss <- "frobenius"
   if (loss == "beta" && beta == 1) loss <- "kl"
   # the methods of each loss, the default first (the glue's one table)

@@ -153,6 +153,24 @@ test_that("penalties that set a factor to zero say so, naming it (aspectr_warnin
   expect_no_warning(nmf(x, 2, L1 = 0.01, seed = 1, max_iter = 50))
 })
 
+test_that("beta with a loss other than \"beta\" has no effect, and says so (aspectr_warning_unused_argument)", {
+  x <- round(10 * planted_pos(3, m = 10, n = 8, k = 2))
+  w <- expect_warning(f <- nmf(x, 2, loss = "kl", beta = 0.5, seed = 1, max_iter = 20),
+                      class = "aspectr_warning_unused_argument")
+  expect_s3_class(w, "aspectr_warning_input")
+  expect_identical(w$arg, "beta")
+  expect_match(conditionMessage(w), "`beta`.*no effect")
+  expect_match(conditionMessage(w), "loss = \"beta\"")
+  # the fit is the KL fit
+  expect_identical(f$loss, "kl")
+  expect_equal(f$value, nmf(x, 2, loss = "kl", seed = 1, max_iter = 20)$value)
+  expect_warning(nmf(x, 2, beta = 0.5, seed = 1, max_iter = 5), class = "aspectr_warning_unused_argument")
+  # the loss's own beta, or loss = "beta": no warning
+  expect_no_warning(nmf(x, 2, loss = "kl", beta = 1, seed = 1, max_iter = 5))
+  expect_no_warning(nmf(x, 2, loss = "frobenius", beta = 2, seed = 1, max_iter = 5))
+  expect_no_warning(nmf(x, 2, loss = "beta", beta = 0.5, seed = 1, max_iter = 5))
+})
+
 test_that("beta < 1 handles zeros of x with the epsilon guard", {
   set.seed(1)
   X <- matrix(rpois(200, 2), 20)

@@ -75,10 +75,14 @@ check_not_factor_files <- function(sources, meta, call = rlang::caller_env()) {
   dirs <- dirname(paths)
   stems <- sub("\\.[^.]*$", "", base)
   frame <- vapply(meta, function(m) isTRUE(m$frame), logical(1))
-  for (i in which(files & !frame & endsWith(base, ".rds"))) {
-    for (j in which(files & !frame & dirs == dirs[i] & seq_len(n) != i)) {
-      prefix <- paste0(stems[j], ".")
-      if (!startsWith(base[i], prefix) || nchar(base[i]) <= nchar(prefix) + 4L) next
+  prefixes <- paste0(stems, ".")
+  ok <- files & !frame
+  for (i in which(ok & endsWith(base, ".rds"))) {
+    # (the files whose name, less its extension, starts the name of file i)
+    like <- ok & dirs == dirs[i] & seq_len(n) != i & startsWith(base[i], prefixes) &
+      nchar(base[i]) > nchar(prefixes) + 4L
+    for (j in which(like)) {
+      prefix <- prefixes[j]
       mi <- meta[[i]]
       mj <- meta[[j]]
       if (length(mi$dims) != 2 || !identical(as.numeric(mi$dims[1]), as.numeric(mj$dims[1]))) next

@@ -173,6 +173,16 @@ check_peer_names <- function(..., fn, call = rlang::caller_env()) {
   }
 }
 
+# The warning that an argument given has no effect (class
+# `aspectr_warning_unused_argument`, an `aspectr_warning_input`): `arg` is
+# ignored, `why` says what it needs (cli markup, evaluated in the
+# caller's frame), `hint` what to do.
+warn_unused_argument <- function(arg, why, hint = NULL, call = rlang::caller_env(), .envir = parent.frame()) {
+  cli::cli_warn(c(paste0("{.arg ", arg, "} has no effect and is ignored: ", why), i = hint),
+                class = c("aspectr_warning_unused_argument", "aspectr_warning_input", "aspectr_warning"),
+                arg = arg, call = call, .envir = .envir)
+}
+
 # Refuses anything in `...`: an unknown (or misspelled) argument is an error
 # that names it, shows the value given and suggests the closest argument of
 # the calling function.

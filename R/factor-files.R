@@ -58,6 +58,46 @@ factor_paths <- function(factor_dir, x, mode, callback = NULL, call = rlang::cal
   paths
 }
 
+# shards() of files that include a rows' factor written with
+# `factor_dir` (`<shard>.<factor>.rds` beside the shard `<shard>.<ext>`,
+# picked up with the shards by Sys.glob("dir/*.rds") or list.files()):
+# refused, naming the file, instead of fitted as data or refused for its
+# columns. A file is taken for such a factor when it is named so beside
+# another file of `x` and holds as many rows as that file but other
+# columns (number or names: it could not be a shard of the same data);
+# two shards of one data set named so (same columns) are not.
+check_not_factor_files <- function(sources, meta, call = rlang::caller_env()) {
+  n <- length(sources)
+  if (n < 2) return(invisible())
+  files <- vapply(sources, function(s) identical(s$kind, "file"), logical(1))
+  paths <- vapply(sources, function(s) s$path %||% "", character(1))
+  base <- basename(paths)
+  dirs <- dirname(paths)
+  stems <- sub("\\.[^.]*$", "", base)
+  frame <- vapply(meta, function(m) isTRUE(m$frame), logical(1))
+  prefixes <- paste0(stems, ".")
+  ok <- files & !frame
+  for (i in which(ok & endsWith(base, ".rds"))) {
+    # (the files whose name, less its extension, starts the name of file i)
+    like <- ok & dirs == dirs[i] & seq_len(n) != i & startsWith(base[i], prefixes) &
+      nchar(base[i]) > nchar(prefixes) + 4L
+    for (j in which(like)) {
+      prefix <- prefixes[j]
+      mi <- meta[[i]]
+      mj <- meta[[j]]
+      if (length(mi$dims) != 2 || !identical(as.numeric(mi$dims[1]), as.numeric(mj$dims[1]))) next
+      shared <- function(m) unname(lapply(m$dimnames[-1], function(d) if (is.null(d)) NULL else as.character(d)))
+      if (identical(as.numeric(mi$dims[-1]), as.numeric(mj$dims[-1])) && identical(shared(mi), shared(mj))) next
+      mode <- substr(base[i], nchar(prefix) + 1L, nchar(base[i]) - 4L)
+      leave_out <- sprintf('grep("\\\\.%s\\\\.rds$", x, invert = TRUE, value = TRUE)', gsub(".", "\\\\.", mode, fixed = TRUE))
+      abort_input(c("{.arg x} must name data files only; {.path {paths[i]}} is named as the rows' factor that a fit with {.arg factor_dir} writes beside the shard file {.path {paths[j]}}, and holds its {mi$dims[1]} rows with {mi$dims[2]} columns, not the data's columns.",
+                    i = "Leave the factor's files out of {.arg x} (say, with {.code {leave_out}}), or write the factor to a directory of its own ({.code factor_dir = <path>})."),
+                  "value", arg = "x", file = paths[i], shard = paths[j], call = call)
+    }
+  }
+  invisible()
+}
+
 # (on the process that loads the shard: the directory must take a file)
 check_factor_file <- function(src, path) {
   probe <- paste0(path, ".probe", Sys.getpid())

@@ -75,14 +75,24 @@
 #' never reported as converged unless the penalties make it a local minimum
 #' (an `L1` penalty on one factor with an `L1` or `L2` penalty on the other,
 #' or `sqrt(L2[1] * L2[2])` at least the Frobenius norm of `x`), and it
-#' raises a warning of class `aspectr_warning_numeric`.
+#' raises a warning of class `aspectr_warning_numeric`. When penalties
+#' set a penalized factor to zero (large enough to zero `W` or `H`, such as
+#' `L1 = 1e300`; the multiplicative updates and KL coordinate descent leave
+#' its entries so small that the model `W H` is at most 1e-12 of `max(x)`
+#' everywhere), the fit warns with class `aspectr_warning_zero_factor`
+#' instead, whether or not the zero model is a local minimum (also of
+#' class `aspectr_warning_numeric` when it is not): the warning names the
+#' factor and its penalties, to be taken smaller, and its field `zeroed`
+#' holds `"W"`, `"H"` or both.
 #'
 #' @param x A non-negative matrix: base `matrix`, any `Matrix` matrix (sparse
 #'   stays sparse), `slam::simple_triplet_matrix`, `quanteda::dfm`, 2-way
 #'   `table`; or a matrix split by rows with [shards()] (see Sharded data).
 #' @param k Rank, between 1 and `min(dim(x))`.
 #' @param loss `"frobenius"` (default), `"kl"` or `"beta"`.
-#' @param beta The beta of `loss = "beta"`.
+#' @param beta The beta of `loss = "beta"`. With another loss a `beta`
+#'   other than that loss's own (2 for `"frobenius"`, 1 for `"kl"`) has no
+#'   effect and raises a warning of class `aspectr_warning_unused_argument`.
 #' @param method Frobenius: `"hals"` (default), `"anls"`, `"mu"` or `"als"`; KL:
 #'   `"cd"` (default) or `"mu"`; beta: `"mu"`. A method that does not fit
 #'   the loss is an error.
@@ -356,7 +366,13 @@ nmf <- function(x, k, loss = c("frobenius", "kl", "beta"), beta = 2,
   loss <- match_option(loss, unique(solvers$loss), "loss")
   method_given <- !missing(method)
   if (method_given) method <- match_option(method, unique(solvers$method), "method")
+  beta_given <- !missing(beta)
   beta <- check_number(beta, "beta", -Inf, Inf)
+  # (a beta other than the loss's own: the beta divergence was meant)
+  if (beta_given && loss != "beta" && beta != c(frobenius = 2, kl = 1)[[loss]]) {
+    warn_unused_argument("beta", "it is the exponent of {.code loss = \"beta\"}, and the fit's loss is {.val {loss}} (the beta divergence with {.code beta = {c(frobenius = 2, kl = 1)[[loss]]}}).",
+                         "For the beta divergence with {.code beta = {format(beta)}}, give {.code loss = \"beta\"}.")
+  }
   if (loss == "beta" && beta == 2) loss <- "frobenius"
   if (loss == "beta" && beta == 1) loss <- "kl"
   # the methods of each loss, the default first (the glue's one table)
@@ -520,8 +536,13 @@ nmf <- function(x, k, loss = c("frobenius", "kl", "beta"), beta = 2,
   # bounds the largest singular value); in the units of the scaled data
   zero_min <- (L1s[1] > 0 && (L1s[2] > 0 || L2s[2] > 0)) || (L1s[2] > 0 && L2s[1] > 0) ||
     sqrt(L2s[1] * L2s[2]) >= sqrt(res$xnorm2)
-  if (vanished && !zero_min) {
-    converged <- FALSE
+  if (vanished && !zero_min) converged <- FALSE
+  # penalized factors set to zero: said with their penalties (the zero
+  # model is then their doing, a local minimum or not)
+  zeroed <- nmf_zeroed_factors(wsum, H, L1, L2)
+  if (length(zeroed)) {
+    warn_zero_factor(zeroed, L1, L2, zero_min)
+  } else if (vanished && !zero_min) {
     warn_numeric(c("The fit ended with W H = 0 on non-zero {.arg x}: all its factors vanished, a saddle point, not a fit.",
                    i = "Try another {.arg init} or {.arg seed}, or smaller penalties."))
   }
@@ -673,6 +694,43 @@ check_penalty <- function(p, arg, call = rlang::caller_env()) {
                 "argument", arg = arg, call = call)
   }
   rep_len(as.numeric(p), 2)
+}
+
+# The penalized factors that the penalties set to zero ("W", "H"; none:
+# character(0)), from W's column sums `wsum` and H (k x columns) in the
+# units of the scaled data (largest value 1): when the model W H is zero,
+# or negligible (at most 1e-12 anywhere: the multiplicative updates and KL
+# coordinate descent shrink a factor towards zero without reaching it),
+# those of its penalized factors whose entries are all at most 1e-6 (all
+# of them if none is).
+nmf_zeroed_factors <- function(wsum, H, L1, L2) {
+  pen <- L1 > 0 | L2 > 0
+  if (!any(pen)) return(character(0))
+  hmax <- if (length(H)) apply(H, 1, max) else numeric(0)
+  if (!(sum(wsum * hmax) <= 1e-12)) return(character(0))
+  small <- c(max(wsum) <= 1e-6, max(hmax) <= 1e-6) & pen
+  c("W", "H")[if (any(small)) small else pen]
+}
+
+# The warning (class `aspectr_warning_zero_factor`) that the penalties set
+# the factors `zeroed` to zero (or negligible): the fit is the zero model.
+# `local_min`: whether the penalties make it a local minimum (otherwise a
+# saddle point, also of class `aspectr_warning_numeric` as the warning of a
+# vanished fit without such a factor).
+warn_zero_factor <- function(zeroed, L1, L2, local_min, call = rlang::caller_env()) {
+  on <- match(zeroed, c("W", "H"))
+  pens <- c(if (any(L1[on] > 0)) "L1", if (any(L2[on] > 0)) "L2")
+  given <- vapply(pens, function(p) {
+    v <- get(p)
+    paste0(p, " = ", if (v[1] == v[2]) format(v[1]) else paste0("c(", format(v[1]), ", ", format(v[2]), ")"))
+  }, character(1))
+  what <- paste(zeroed, collapse = " and ")
+  tail <- if (local_min) "a local minimum of the penalized objective, not a fit of {.arg x}" else
+    "a saddle point, not a fit"
+  cli::cli_warn(c(paste0("The penalties set ", what, " to zero (every entry 0 or negligible): the fit is the zero model (W H = 0), ", tail, "."),
+                  i = "Take a smaller {.or {.arg {pens}}} (the fit's {.code {given}})."),
+                class = c("aspectr_warning_zero_factor", if (!local_min) "aspectr_warning_numeric", "aspectr_warning"),
+                zeroed = zeroed, call = call)
 }
 
 check_init_list <- function(init, dims, k, call = rlang::caller_env()) {

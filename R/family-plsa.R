@@ -157,7 +157,11 @@
 #'   `<shard>.<factor>.rds` (replacing such a file), and the fit holds an
 #'   [`aspectr_factor_files`][factor_files] object in its place. With a
 #'   cluster the directory is the workers' (on several hosts, one each can
-#'   write to). Not with `callback`.
+#'   write to). Not with `callback`. Such a file is not data: [shards()]
+#'   refuses it, naming it (error of class `aspectr_error_input_value`),
+#'   when it is given among the shards' files, as `Sys.glob("dir/*.rds")`
+#'   or `list.files(dir)` of the shards' directory would give it after a
+#'   fit with `factor_dir = TRUE`.
 #' @param prior Dirichlet pseudo-counts for a smoothed (maximum a
 #'   posteriori) KL fit of a matrix, see Priors and guided topics: `NULL`
 #'   (default: maximum likelihood), one non-negative number (the same
@@ -172,7 +176,9 @@
 #' @param seeds_weight The size of the pseudo-counts given to the terms of
 #'   each guided topic: a term gets `100 * seeds_weight` times its count in
 #'   `x` (the default 0.01: as many pseudo-counts as it has tokens), as in
-#'   \pkg{seededlda} (version 1.4 and later). A positive number.
+#'   \pkg{seededlda} (version 1.4 and later). A positive number. Without
+#'   `seeds` it has no effect and, when given, raises a warning of class
+#'   `aspectr_warning_unused_argument`.
 #' @param mask,observed,weights,row_weights,col_weights Missing cells, masks
 #'   and weights, as in [nmf()] for a matrix and as in [ntf()] for N-way
 #'   data (`NA` cells of `x` are missing too): see "Missing cells and
@@ -456,6 +462,10 @@ plsa <- function(x, k, loss = c("kl", "tsallis", "l2"), method = NULL, q = 0.5, 
                  weights = NULL, row_weights = NULL, col_weights = NULL, mode_weights = NULL, ...) {
   call <- match.call()
   check_dots_empty(...)
+  if (!missing(seeds_weight) && is.null(seeds)) {
+    warn_unused_argument("seeds_weight", "it sizes the pseudo-counts of the terms of guided topics, given by {.arg seeds}.",
+                         "Give {.arg seeds} (a named list of terms per guided topic), or leave {.arg seeds_weight} out.")
+  }
   container <- if (!missing(x)) container_input(x, assay, "rows")
   if (!is.null(container)) x <- container$x
   loss <- match_option(loss, c("kl", "tsallis", "l2"), "loss")

@@ -73,6 +73,13 @@
 #'   cells are split across the shards. Barcodes and feature ids, when
 #'   present, become the dimnames.
 #'
+#' A file of a fit's rows' factor that `factor_dir` wrote beside a shard
+#' file (`<shard>.<factor>.rds`, such as `part1.documents.rds` beside
+#' `part1.rds`, which `Sys.glob("dir/*.rds")` picks up with the shards) is
+#' refused with an error of class `aspectr_error_input_value` that names
+#' it: leave it out of `x`. (A file so named that holds rows of the same
+#' columns as the other shards is taken as a shard.)
+#'
 #' Every file's size and modification time are recorded; a shard file that
 #' changes or disappears before it is read again is an error of class
 #' `aspectr_error_shard`.
@@ -205,6 +212,8 @@ shards <- function(x) {
     }
   }, environment())
   if (!is.null(bar)) cli::cli_progress_done(id = bar)
+  # (a fit's rows' factor written beside the shards, taken with them)
+  check_not_factor_files(sources, meta)
   frames <- vapply(meta, function(m) isTRUE(m$frame), logical(1))
   if (all(frames)) return(new_frame_shards(sources, meta))
   if (any(frames)) {

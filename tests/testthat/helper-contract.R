@@ -20,7 +20,11 @@ cd <- contract_data()
 
 # calls f with the defaults, overridden by the arguments given
 with_defaults <- function(f, defaults, ...) {
-  do.call(f, utils::modifyList(defaults, list(...)))
+  args <- list(...)
+  # a `k` given replaces the defaults' positional one (the second: with
+  # both, the positional 2 went to the next argument, e.g. nmf()'s beta)
+  if ("k" %in% names(args) && (is.null(names(defaults)) || names(defaults)[2] == "")) defaults <- defaults[-2]
+  do.call(f, utils::modifyList(defaults, args))
 }
 
 outer_model <- function(factors, weights) {

@@ -509,6 +509,17 @@ prop_check <- function(case) {
   # random real-valued data under KL: the documented note that the
   # likelihood of non-count data means nothing
   warns <- warns[!grepl("[aspectr_warning_noncount]", warns, fixed = TRUE)]
+  # nmf(): penalties that set a factor to zero say so (class
+  # aspectr_warning_zero_factor): due only when the model W H vanished
+  # (is at most 1e-12 of the data's largest value, as nmf() judges it)
+  zero_w <- grepl("[aspectr_warning_zero_factor]", warns, fixed = TRUE)
+  if (any(zero_w)) {
+    wh <- if (fun == "nmf" && !is.null(r$fit)) max(r$fit$W %*% r$fit$H) else NA
+    if (!isTRUE(wh <= 1e-11 * max(case$args[[1]]))) {
+      fail("no_warning", sprintf("an aspectr_warning_zero_factor for a model that does not vanish (max(W H) = %g)", wh))
+    }
+    warns <- warns[!zero_w]
+  }
   # lca(): the warning that the data cannot identify the model is due
   # exactly when poLCA's resid.df, counting the observations, is below
   # zero (and there are classes)

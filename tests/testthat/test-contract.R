@@ -261,7 +261,7 @@ for (fam in names(contract_families)) {
     # a fit of another family or rank is refused
     other <- if (fam == "plsa") contract_families$nmf$fit() else contract_families$plsa$fit()
     expect_error(cf$fit(init = other), class = "aspectr_error_input_argument")
-    expect_error(cf$fit(init = fit1, k = 3), class = "aspectr_error_input_argument")
+    expect_error(cf$fit(init = fit1, k = 3), class = "aspectr_error_input_argument", regexp = "k = 3")
   })
 }
 

@@ -337,3 +337,41 @@ test_that("a mirai cluster (calls not pinned to workers) writes the same factor"
   expect_files_fit(fit, ref)
   expect_false(any(grepl("\\.run|\\.probe|\\.fit", list.files(dir))))
 })
+
+test_that("shards() refuses a rows' factor written beside the shard files, naming it", {
+  x <- shard_counts(30, 20, seed = 4)
+  parts <- split_rows(x, 15L)
+  dir <- shard_tempdir()
+  f <- file.path(dir, paste0("part", 1:2, ".rds"))
+  for (i in 1:2) saveRDS(parts[[i]], f[i])
+  fit <- plsa(shards(f), 3, method = "em", seed = 1, max_iter = 5, tol = 0, factor_dir = TRUE)
+  expect_dir_files(dir, c(basename(f), paste0("part", 1:2, ".documents.rds")))
+  # what a glob or list.files() of the directory gives
+  err <- expect_error(shards(Sys.glob(file.path(dir, "*.rds"))), class = "aspectr_error_input_value",
+                      regexp = "part1\\.documents\\.rds")
+  expect_identical(basename(err$file), "part1.documents.rds")
+  expect_identical(basename(err$shard), "part1.rds")
+  expect_match(conditionMessage(err), "factor_dir")
+  expect_error(shards(list.files(dir, pattern = "rds$", full.names = TRUE)), class = "aspectr_error_input_value",
+               regexp = "documents\\.rds")
+  # the hint's expression leaves the factor out; the fit's files are read
+  # as before
+  leave_out <- grep("\\.documents\\.rds$", Sys.glob(file.path(dir, "*.rds")), invert = TRUE, value = TRUE)
+  expect_identical(dim(shards(leave_out)), dim(x))
+  expect_identical(rownames(as.matrix(fit$factors$documents)), rownames(x))
+  unlink(file.path(dir, "*"))
+  # .shard files with nmf()'s W beside them, and a factor whose columns
+  # are as many as the data's unnamed ones (it was taken as data)
+  y <- unname(x[, 1:3])
+  parts <- write_shards(y, dir, n = 2)
+  fit <- nmf(parts, 3, init = "random", seed = 1, max_iter = 5, factor_dir = TRUE)
+  expect_dir_files(dir, c(paste0("shard", 1:2, ".shard"), paste0("shard", 1:2, ".W.rds")))
+  expect_error(shards(list.files(dir, full.names = TRUE)), class = "aspectr_error_input_value",
+               regexp = "shard1\\.W\\.rds")
+  expect_identical(dim(shards(Sys.glob(file.path(dir, "*.shard")))), dim(y))
+  # a shard of the same columns named so is a shard
+  unlink(file.path(dir, "*"))
+  f <- file.path(dir, c("q.rds", "q.more.rds"))
+  saveRDS(x[1:15, ], f[1]); saveRDS(x[16:30, ], f[2])
+  expect_identical(dim(shards(f)), dim(x))
+})

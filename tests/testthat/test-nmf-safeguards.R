@@ -14,6 +14,10 @@ planted_pos <- function(seed, m = 30, n = 25, k = 3, noise = 0.2, sparse = FALSE
   X
 }
 
+quiet_zero <- function(expr) {
+  withCallingHandlers(expr, aspectr_warning_zero_factor = function(w) invokeRestart("muffleWarning"))
+}
+
 nonincreasing <- function(obj) all(diff(obj) <= 1e-10 * pmax(abs(obj[-length(obj)]), 1e-300))
 
 test_that("extrapolated updates with L1 penalties stay feasible and reach the optimum", {
@@ -21,7 +25,8 @@ test_that("extrapolated updates with L1 penalties stay feasible and reach the op
   # with L1 = 5 on both factors the optimum of the rank-1 problem is W H = 0,
   # objective 1/2 ||x||^2 = 34.5 (checked by L-BFGS-B from 200 random starts)
   for (method in c("hals", "anls")) for (acc in c(TRUE, FALSE)) {
-    f <- nmf(x, 1, L1 = c(5, 5), method = method, accelerate = acc)
+    expect_warning(f <- nmf(x, 1, L1 = c(5, 5), method = method, accelerate = acc),
+                   class = "aspectr_warning_zero_factor")
     expect_gte(min(f$W), 0)
     expect_gte(min(f$H), 0)
     expect_equal(f$value, 34.5, tolerance = 1e-12)
@@ -62,10 +67,12 @@ test_that("accelerated and plain variants end within 1% on every test problem", 
         st <- nmf(pr$x, pr$k, max_iter = 1, accelerate = FALSE)
         init <- list(W = st$W * mult, H = st$H * mult)
         for (method in c("hals", "anls")) {
-          a <- nmf(pr$x, pr$k, method = method, init = init, L1 = pen$L1, L2 = pen$L2,
-                   max_iter = 3000, tol = 1e-10)
-          p <- nmf(pr$x, pr$k, method = method, init = init, L1 = pen$L1, L2 = pen$L2,
-                   accelerate = FALSE, max_iter = 3000, tol = 1e-10)
+          # (from a start far too large some penalized fits end at the zero
+          # model, which they say)
+          a <- quiet_zero(nmf(pr$x, pr$k, method = method, init = init, L1 = pen$L1, L2 = pen$L2,
+                              max_iter = 3000, tol = 1e-10))
+          p <- quiet_zero(nmf(pr$x, pr$k, method = method, init = init, L1 = pen$L1, L2 = pen$L2,
+                              accelerate = FALSE, max_iter = 3000, tol = 1e-10))
           info <- sprintf("problem %d, %s, L1 %g, L2 %g, start x %g", i, method, pen$L1, pen$L2, mult)
           expect_gte(min(a$W, a$H), 0)
           expect_true(nonincreasing(a$objective), label = info)
@@ -101,8 +108,67 @@ test_that("a fit whose factors vanish is never reported converged", {
     expect_false(f$converged)
   }
   # under L1 penalties on both factors W H = 0 is a strict local minimum
-  f <- nmf(matrix(c(1, 2, 3, 4, 1, 0, 2, 5, 3), 3), 1, L1 = c(5, 5))
+  expect_warning(f <- nmf(matrix(c(1, 2, 3, 4, 1, 0, 2, 5, 3), 3), 1, L1 = c(5, 5)),
+                 class = "aspectr_warning_zero_factor")
   expect_true(f$converged)
+})
+
+test_that("penalties that set a factor to zero say so, naming it (aspectr_warning_zero_factor)", {
+  x <- planted_pos(2, m = 12, n = 10, k = 2)
+  # one L1 for both factors: the zero model, a local minimum
+  w <- expect_warning(f <- nmf(x, 2, L1 = 1e300, seed = 1, max_iter = 50), class = "aspectr_warning_zero_factor")
+  expect_true(all(f$W == 0) && all(f$H == 0))
+  expect_setequal(w$zeroed, c("W", "H"))
+  expect_match(conditionMessage(w), "set W and H to zero")
+  expect_match(conditionMessage(w), "smaller `L1`")
+  expect_false(inherits(w, "aspectr_warning_numeric"))
+  # the multiplicative updates and KL coordinate descent leave the factors
+  # negligible (about 1e-15 to 1e-99), not zero
+  xc <- round(10 * x)
+  for (a in list(list(loss = "kl"), list(loss = "kl", method = "mu"), list(loss = "beta", beta = 0.5),
+                 list(method = "mu"))) {
+    w <- expect_warning(do.call(nmf, c(list(xc, 2, L1 = 1e300, seed = 1, max_iter = 100), a)),
+                        class = "aspectr_warning_zero_factor")
+    expect_setequal(w$zeroed, c("W", "H"))
+  }
+  expect_no_warning(nmf(xc, 2, loss = "kl", L1 = 0.01, seed = 1, max_iter = 20))
+  # a penalty on one factor: that factor, named, and a saddle point
+  for (j in 1:2) {
+    L1 <- c(0, 0)
+    L1[j] <- 1e300
+    w <- expect_warning(f <- nmf(x, 2, L1 = L1, seed = 1, max_iter = 50), class = "aspectr_warning_zero_factor")
+    fac <- c("W", "H")[j]
+    expect_true(all(f[[fac]] == 0))
+    expect_identical(w$zeroed, fac)
+    expect_match(conditionMessage(w), paste0("set ", fac, " to zero"))
+    expect_s3_class(w, "aspectr_warning_numeric")
+    expect_false(f$converged)
+  }
+  # L2 penalties as large: named L2
+  w <- expect_warning(nmf(x, 2, L2 = 1e300, seed = 1, max_iter = 50), class = "aspectr_warning_zero_factor")
+  expect_match(conditionMessage(w), "smaller `L2`")
+  # no penalty, or a moderate one: no warning
+  expect_no_warning(f <- nmf(x, 2, seed = 1, max_iter = 50))
+  expect_gt(min(colSums(f$W)), 0)
+  expect_no_warning(nmf(x, 2, L1 = 0.01, seed = 1, max_iter = 50))
+})
+
+test_that("beta with a loss other than \"beta\" has no effect, and says so (aspectr_warning_unused_argument)", {
+  x <- round(10 * planted_pos(3, m = 10, n = 8, k = 2))
+  w <- expect_warning(f <- nmf(x, 2, loss = "kl", beta = 0.5, seed = 1, max_iter = 20),
+                      class = "aspectr_warning_unused_argument")
+  expect_s3_class(w, "aspectr_warning_input")
+  expect_identical(w$arg, "beta")
+  expect_match(conditionMessage(w), "`beta`.*no effect")
+  expect_match(conditionMessage(w), "loss = \"beta\"")
+  # the fit is the KL fit
+  expect_identical(f$loss, "kl")
+  expect_equal(f$value, nmf(x, 2, loss = "kl", seed = 1, max_iter = 20)$value)
+  expect_warning(nmf(x, 2, beta = 0.5, seed = 1, max_iter = 5), class = "aspectr_warning_unused_argument")
+  # the loss's own beta, or loss = "beta": no warning
+  expect_no_warning(nmf(x, 2, loss = "kl", beta = 1, seed = 1, max_iter = 5))
+  expect_no_warning(nmf(x, 2, loss = "frobenius", beta = 2, seed = 1, max_iter = 5))
+  expect_no_warning(nmf(x, 2, loss = "beta", beta = 0.5, seed = 1, max_iter = 5))
 })
 
 test_that("beta < 1 handles zeros of x with the epsilon guard", {
@@ -228,8 +294,9 @@ test_that("beta-divergence updates stay monotone and finite when penalties dwarf
     15.3321, 112.281, 0.00228972, 2.19275, 0.0468593, 209.884, 0.0100043,
     22.343, 4.84677), dim = c(8L, 8L))
   for (cc in c(1, 3.9e97, 1e140)) {
-    fit <- nmf(x * cc, 5, loss = "beta", beta = -1, method = "mu", seed = 349195,
-               init = "random", L1 = c(0.86, 0.636), max_iter = 30, tol = 0)
+    # (penalties that dwarf the data term: the zero model, which they say)
+    fit <- quiet_zero(nmf(x * cc, 5, loss = "beta", beta = -1, method = "mu", seed = 349195,
+                          init = "random", L1 = c(0.86, 0.636), max_iter = 30, tol = 0))
     tr <- c(fit$initial, fit$objective)
     expect_true(all(is.finite(tr)))
     expect_true(all(diff(tr) <= 1e-12 * abs(tr[-length(tr)])))
@@ -237,9 +304,9 @@ test_that("beta-divergence updates stay monotone and finite when penalties dwarf
   }
   # one non-zero near 1e272 and L1 near 1e134, beta in (0, 1)
   y <- matrix(0, 4, 12); y[4, 5] <- 1.3641694256049103e+272
-  fit <- nmf(y, 1, loss = "beta", beta = 0.48241809681057934, method = "mu", nrun = 2,
-             seed = 918074, max_iter = 100, init = "nndsvdar",
-             L1 = c(2.3574539754328861e+134, 1.9200184008853867e+134))
+  fit <- quiet_zero(nmf(y, 1, loss = "beta", beta = 0.48241809681057934, method = "mu", nrun = 2,
+                        seed = 918074, max_iter = 100, init = "nndsvdar",
+                        L1 = c(2.3574539754328861e+134, 1.9200184008853867e+134)))
   tr <- c(fit$initial, fit$objective)
   expect_true(all(is.finite(tr)))
   expect_true(all(diff(tr) <= 1e-12 * abs(tr[-length(tr)])))

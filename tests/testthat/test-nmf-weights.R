@@ -144,8 +144,9 @@ test_that("weighted objectives never rise (random cases)", {
     w <- if (runif(1) < 0.5) list(row_weights = runif(m, 0, 3)) else list(weights = matrix(runif(m * n), m))
     pen <- if (runif(1) < 0.3) list(L1 = runif(2, 0, 0.1), L2 = runif(2, 0, 0.1)) else list()
     if (cb[1] == "beta") pen$L2 <- NULL
+    # (beta for the beta divergence only: with another loss it has no effect)
     fit <- do.call(nmf, c(list(X, k, loss = cb[1], method = cb[2], init = "random", seed = rep, max_iter = 30,
-                               tol = 0, beta = if (cb[1] == "beta") runif(1, 0.5, 2.5) else 2), w, pen))
+                               tol = 0), if (cb[1] == "beta") list(beta = runif(1, 0.5, 2.5)), w, pen))
     o <- c(fit$initial, fit$objective)
     expect_true(all(diff(o) <= 1e-9 * abs(o[-length(o)]) + 1e-12), label = paste(cb, collapse = " "))
     expect_true(all(is.finite(fit$W)) && all(is.finite(fit$H)) && all(fit$W >= 0) && all(fit$H >= 0))

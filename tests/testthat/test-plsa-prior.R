@@ -304,6 +304,25 @@ test_that("priors and guided topics refuse what they cannot do, with classed err
   expect_error(plsa(y, 2, seeds = list(a = "w1")), class = "aspectr_error_input_argument", regexp = "column names")
 })
 
+test_that("seeds_weight without seeds has no effect, and says so (aspectr_warning_unused_argument)", {
+  set.seed(2)
+  x <- matrix(rpois(20 * 8, 3), 20, 8, dimnames = list(NULL, paste0("w", 1:8)))
+  w <- expect_warning(f <- plsa(x, 2, seeds_weight = 2, seed = 1, max_iter = 10),
+                      class = "aspectr_warning_unused_argument")
+  expect_s3_class(w, "aspectr_warning_input")
+  expect_identical(w$arg, "seeds_weight")
+  expect_match(conditionMessage(w), "`seeds_weight`.*no effect")
+  expect_match(conditionMessage(w), "`seeds`")
+  # the fit is the unguided one
+  expect_equal(f$factors, plsa(x, 2, seed = 1, max_iter = 10)$factors)
+  # (also where the fit is weighted)
+  expect_warning(plsa(x, 2, seeds_weight = 2, weights = matrix(1, 20, 8), seed = 1, max_iter = 5),
+                 class = "aspectr_warning_unused_argument")
+  # with seeds, or left at its default: no warning
+  expect_no_warning(plsa(x, 2, seeds = list(a = "w1"), seeds_weight = 2, seed = 1, max_iter = 5))
+  expect_no_warning(plsa(x, 2, seed = 1, max_iter = 5))
+})
+
 # planted topics: 4 blocks of 10 terms; every document mostly one block
 planted_corpus <- function(seed = 1, docs = 120) {
   set.seed(seed)

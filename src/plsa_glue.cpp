@@ -164,7 +164,7 @@ Rcpp::List cpp_plsa_tsallis_csc(Rcpp::IntegerVector i, Rcpp::IntegerVector p, Rc
 // shards) so that the parts add up to the in-memory fit's. `factors[0]` is
 // the shard's own document factor. Factors and statistics are in the
 // core's layout (k x d_n). Returns the statistics, the posterior sums, D(G || P) of the model entering the step
-// and its merit (see EMRule::step_merit) over this shard's cells, and this
+// and its merit (see EMRule::estep) over this shard's cells, and this
 // shard's sum g log g (`glogg`, when finite, is taken as that sum instead
 // of computing it). With `loss_only`, only `value` (D(G || P) of M).
 // (The factors come and go in the core's layout, k x d_n, read in place:

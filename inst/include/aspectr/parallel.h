@@ -71,26 +71,29 @@ inline void parallel_chunks(std::size_t n, int threads, Body body) {
 
 // The batches of independent runs (random starts) that a loop runs in
 // parallel between two calls of its check (interrupts, progress): a batch
-// starts as one run per thread; while a batch takes less than `target_ms`,
-// the next gets twice the runs per thread (up to `most`), half when one
-// takes over 4 times that. Small runs then share one parallel region
-// rather than pay one each (on a busy machine a region waits for its
-// slowest thread's turn on a core, about a scheduler's time slice), and a
-// check still comes about every target_ms. target_ms = 0: one run per
-// thread, always. Which runs share a batch does not change their results.
+// starts as one run per thread; while a full batch takes less than half
+// of `target_ms`, the next gets twice the runs per thread (up to `most`),
+// half when a batch takes over twice that (a batch cut short by the end
+// of the runs says nothing of a full one's time, and does not make it
+// grow). Small runs then share one parallel region rather than pay one
+// each (on a busy machine a region waits for its slowest thread's turn on
+// a core, about a scheduler's time slice), and a check comes about every
+// target_ms. target_ms = 0: one run per thread, always. Which runs share a
+// batch does not change their results.
 class RunBatches {
  public:
   RunBatches(int threads, double target_ms) : threads_(std::max(threads, 1)), target_(target_ms) {}
   // the size of the next batch
   std::size_t size() const { return per_ * static_cast<std::size_t>(threads_); }
-  // runs f() (a batch), then adapts the size; `most`: the runs there are
+  // runs f(), a batch of `n` runs, then adapts the size; `most`: the runs
+  // there are
   template <class F>
-  void run(std::size_t most, F f) {
+  void run(std::size_t n, std::size_t most, F f) {
     const auto t0 = std::chrono::steady_clock::now();
     f();
     const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
-    if (target_ > 0.0 && ms < target_ && size() < most) per_ *= 2;
-    else if (ms > 4.0 * target_ && per_ > 1) per_ /= 2;
+    if (target_ > 0.0 && n >= size() && ms < 0.5 * target_ && size() < most) per_ *= 2;
+    else if (ms > 2.0 * target_ && per_ > 1) per_ /= 2;
   }
 
  private:

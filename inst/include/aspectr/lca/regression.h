@@ -234,7 +234,7 @@ std::vector<RegressionRun> regression_multistart(const RegressionData& d, std::v
 #ifndef _OPENMP
       T = 1;
 #endif
-      batches.run(S, [&] {
+      batches.run(e - b, S, [&] {
         if (T <= 1) {
           for (std::size_t a = b; a < e; ++a) regression_advance(d, runs[active[a]], ctl, round);
         } else {

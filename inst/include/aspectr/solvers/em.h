@@ -238,10 +238,10 @@ class EMRule {
   }
   double loss_end(double parts) const { return use_counts_ ? glogg_ + parts : parts; }
 
-  // Binds the rule to its data once. After this, step() and loss() only read
-  // the rule's state, so one rule may serve several models concurrently
-  // (threads over random starts, see multistart.h) as long as each call
-  // uses threads = 1.
+  // Binds the rule to its data once (one tensor for the rule's life).
+  // After this, estep() and loss() only read the rule's state, so one rule
+  // may serve several models concurrently (threads over random starts, see
+  // multistart.h) as long as each call uses threads = 1.
   void bind(const SparseTensor& G) { prepare(G); }
   // For a rule that only evaluates the loss (coordinate descent's): no
   // row blocks (see ColumnBlocks) made when the data are bound.

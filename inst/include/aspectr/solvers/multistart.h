@@ -182,7 +182,7 @@ std::vector<StartRun> multistart_with(RuleOf rule_of, const SparseTensor& G,
       for (std::size_t b = 0; b < active.size() && !halted;) {
         const std::size_t e = std::min(b + batches.size(), active.size());
         const std::vector<std::size_t> part(active.begin() + b, active.begin() + e);
-        batches.run(runs.size(), [&] { detail::advance_all(rule_of, G, runs, part, n, ctl, inner); });
+        batches.run(part.size(), runs.size(), [&] { detail::advance_all(rule_of, G, runs, part, n, ctl, inner); });
         report();
         b = e;
       }

@@ -177,7 +177,8 @@ class PieceEM {
   }
   DirichletPrior prior_;
   double kl_ = std::numeric_limits<double>::quiet_NaN();
-  // a step's statistics (their memory kept from step to step)
+  // a step's statistics (the vector kept from step to step; the M-step
+  // takes its matrices' memory where the factors own theirs)
   std::vector<arma::mat> Y_;
   arma::vec lam_;
 };

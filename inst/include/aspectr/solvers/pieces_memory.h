@@ -327,7 +327,9 @@ class AspectEMRule {
   // place, never their sizes)
   template <class F>
   double with(const SparseTensor& G, AspectModel& M, F f) {
-    if (!piece_ || G_ != &G) {
+    // (the E-step's EMRule is bound to one tensor for its life)
+    if (G_ != nullptr && G_ != &G) throw std::logic_error("an AspectEMRule serves the one tensor it first took");
+    if (!piece_) {
       G_ = &G;
       piece_.reset(new AspectMemoryPiece<SparseTensor>(G, M.F[0], em_, 1.0));
       P_.reset(new LocalPieces<AspectMemoryPiece<SparseTensor>>({piece_.get()}, 1));

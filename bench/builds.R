@@ -3,6 +3,7 @@
 ##
 ##   Rscript bench/builds.R LIB_BEFORE LIB_AFTER     # library folders
 ##   ASPECTR_BENCH_ROUNDS=5 Rscript bench/builds.R ... # more rounds (3)
+##   ASPECTR_BENCH_FITS=prior,nmf_kl Rscript bench/builds.R ... # these fits only
 ##
 ## Each round runs every fit in a fresh R process per build, the builds
 ## interleaved; a process times each fit three times and keeps its minimum.
@@ -12,6 +13,11 @@
 ## weighted CP rules):
 ## * prior: plsa() of AssociatedPress (topicmodels), k = 20, a prior
 ##   (terms 0.1, documents 0.5), 40 iterations;
+## * plsa_kl: plsa() of AssociatedPress, k = 20, 40 iterations (the
+##   default, KL coordinate descent);
+## * nmf_kl: nmf(loss = "kl") of AssociatedPress, k = 20, 40 iterations
+##   (coordinate descent); nmf_wkl: the same, 20 iterations, with 5000
+##   random cells masked (the weighted rule);
 ## * nway: plsa() of a 2000 x 300 x 50 array of 3e5 cells, k = 10, 10
 ##   iterations (coordinate descent);
 ## * lca_cd, lca_em, lca_sq: lca() of 5000 x 8 answers of 4 levels, k = 4,
@@ -49,24 +55,31 @@ idx <- unique(cbind(sample(dims[1], 3e5, TRUE), sample(dims[2], 3e5, TRUE), samp
 a <- array(0, dims); a[idx] <- rpois(nrow(idx), 2) + 1
 set.seed(2); lc <- data.frame(lapply(1:8, function(j) factor(sample(1:4, 5000, TRUE))))
 set.seed(4); sm <- data.frame(lapply(1:5, function(j) factor(sample(1:2, 300, TRUE))))
+set.seed(5); apmask <- Matrix::sparseMatrix(i = sample(nrow(x), 5000, TRUE), j = sample(ncol(x), 5000, TRUE), x = TRUE, dims = dim(x))
 set.seed(3); wd <- c(300, 100, 40); w <- array(rpois(prod(wd), 0.3), wd); mask <- array(runif(prod(wd)) < 0.1, wd)
 tm <- function(expr) {
-  e <- substitute(expr); env <- parent.frame(); t <- Inf
-  for (i in 1:3) t <- min(t, system.time(eval(e, env))[[3]])
+  t <- Inf
+  for (i in 1:3) t <- min(t, system.time(suppressWarnings(eval(expr, globalenv())))[[3]])
   t
 }
-r <- c(prior = tm(plsa(x, 20, seed = 1, prior = list(terms = 0.1, documents = 0.5), max_iter = 40, tol = 0)),
-       nway = tm(plsa(a, 10, seed = 1, max_iter = 10, tol = 0)),
-       lca_cd = tm(lca(lc, 4, seed = 1, method = "cd", nrun = 4, max_iter = 300, tol = 0)),
-       lca_em = tm(lca(lc, 4, seed = 1, method = "em", nrun = 4, max_iter = 300, tol = 0)),
-       lca_sq = tm(lca(lc, 4, seed = 1, method = "squarem", nrun = 4, max_iter = 300, tol = 0)),
-       small_em = tm(lca(sm, 3, seed = 1, method = "em", nrun = 300, max_iter = 200, tol = 0, threads = 1, se = FALSE)),
-       small_sq = tm(lca(sm, 3, seed = 1, method = "squarem", nrun = 300, max_iter = 200, tol = 0, threads = 1, se = FALSE)),
-       small_two = tm(lca(sm, 3, seed = 1, method = "em", nrun = 300, max_iter = 200, tol = 0, threads = 2, se = FALSE)),
-       plsa_em = tm(plsa(x, 20, seed = 1, method = "em", max_iter = 40, tol = 0)),
-       w_mu = tm(ntf(w, 10, loss = "kl", method = "mu", mask = mask, seed = 1, max_iter = 80, tol = 0)),
-       w_cd = tm(ntf(w, 10, loss = "kl", method = "cd", mask = mask, seed = 1, max_iter = 80, tol = 0)),
-       w_hals = tm(ntf(w, 10, loss = "frobenius", method = "hals", mask = mask, seed = 1, max_iter = 80, tol = 0)))
+fits <- alist(prior = plsa(x, 20, seed = 1, prior = list(terms = 0.1, documents = 0.5), max_iter = 40, tol = 0),
+       plsa_kl = plsa(x, 20, seed = 1, max_iter = 40, tol = 0),
+       nmf_kl = nmf(x, 20, loss = "kl", seed = 1, max_iter = 40, tol = 0),
+       nmf_wkl = nmf(x, 20, loss = "kl", seed = 1, max_iter = 20, tol = 0, mask = apmask),
+       nway = plsa(a, 10, seed = 1, max_iter = 10, tol = 0),
+       lca_cd = lca(lc, 4, seed = 1, method = "cd", nrun = 4, max_iter = 300, tol = 0),
+       lca_em = lca(lc, 4, seed = 1, method = "em", nrun = 4, max_iter = 300, tol = 0),
+       lca_sq = lca(lc, 4, seed = 1, method = "squarem", nrun = 4, max_iter = 300, tol = 0),
+       small_em = lca(sm, 3, seed = 1, method = "em", nrun = 300, max_iter = 200, tol = 0, threads = 1, se = FALSE),
+       small_sq = lca(sm, 3, seed = 1, method = "squarem", nrun = 300, max_iter = 200, tol = 0, threads = 1, se = FALSE),
+       small_two = lca(sm, 3, seed = 1, method = "em", nrun = 300, max_iter = 200, tol = 0, threads = 2, se = FALSE),
+       plsa_em = plsa(x, 20, seed = 1, method = "em", max_iter = 40, tol = 0),
+       w_mu = ntf(w, 10, loss = "kl", method = "mu", mask = mask, seed = 1, max_iter = 80, tol = 0),
+       w_cd = ntf(w, 10, loss = "kl", method = "cd", mask = mask, seed = 1, max_iter = 80, tol = 0),
+       w_hals = ntf(w, 10, loss = "frobenius", method = "hals", mask = mask, seed = 1, max_iter = 80, tol = 0))
+only <- strsplit(Sys.getenv("ASPECTR_BENCH_FITS"), ",")[[1]]
+if (length(only)) fits <- fits[only]
+r <- vapply(fits, function(e) tm(eval(e)), 0)
 cat(paste(names(r), format(r, digits = 4)), sep = "\n")
 '
 one <- function(lib) {

@@ -481,6 +481,69 @@ inline arma::mat kcd_mode_by_passes(const Pieces& P, const arma::mat& A, const C
   return kcd_mode_by_passes(P, A, c, l2, make, [](arma::mat&, const nmf::KLCDColumns&) {});
 }
 
+// A shared mode's problem in one iteration of kcd_iteration(): a_n (k x
+// d_n) where it is solved (`A`: the rule's own `held`, or the model's
+// factor itself, which the requests also see) and its linear coefficients,
+// one per row (c) or one column each (cper, when `per`), with L2 penalty
+// l2. Filled in place (A may point at held).
+struct KCDMode {
+  arma::mat held;
+  arma::mat* A = nullptr;
+  arma::vec c;
+  arma::mat cper;
+  bool per = false;
+  double l2 = 0.0;
+};
+
+// One iteration of KL coordinate descent on data in pieces, written once
+// for every model fitted by it: nmf()'s matrices (nmf/piece.h PieceKLCD;
+// with cell weights, nmf/weighted.h WeightedNMF), the aspect model of
+// matrices and N-way data with its priors (solvers/cd_pieces.h
+// PieceKLCDTensor) and weighted CP (solvers/cp_weighted_pieces.h
+// CPWeightedPiecesCD). The factor split by rows is solved where its rows
+// are (rule.kcd_rows()); every shared mode n = 1 .. rule.kcd_modes(M) is
+// solved whole: by the one piece holding every cell (the data in memory:
+// rule.kcd_whole(), rule.kcd_solve_whole()), by column pieces
+// (rule.kcd_columns(), where the rule and the data have them), or else by
+// KLCDColumns' Newton passes over the pieces (kcd_mode_by_passes, each
+// pass rule.kcd_pass(M, n)'s request; cells the rule holds itself, a
+// prior's pseudo-cells, added by rule.kcd_own()). The rules differ in
+// what they solve for: the linear terms (kcd_enter()), the scale or
+// normalization after each mode (kcd_leave()), whether the rows come
+// first (Rule::kRowsFirst) or after the shared modes, and the value
+// (kcd_value()). A rule with Rule::kGuard undoes a step that rounding made
+// worse than `prev`, the value entering it (no_rise(), control.h):
+// kcd_save() keeps what kcd_restore() puts back.
+template <class Rule, class Model>
+double kcd_iteration(Rule& rule, const Pieces& P, Model& M, double prev) {
+  const bool guard = Rule::kGuard && std::isfinite(prev);
+  rule.kcd_save(P, M, guard);
+  if (Rule::kRowsFirst) rule.kcd_rows(P, M);
+  const bool whole = rule.kcd_whole(P, M);
+  const std::size_t S = rule.kcd_modes(M);
+  for (std::size_t n = 1; n <= S; ++n) {
+    KCDMode m;
+    rule.kcd_enter(P, M, n, whole, m);
+    if (m.A == nullptr) throw std::logic_error("coordinate descent: a mode without its factor");
+    if (whole) {
+      rule.kcd_solve_whole(P, M, n, m);
+    } else if (!rule.kcd_columns(P, M, n, m)) {
+      auto make = [&] { return rule.kcd_pass(M, n); };
+      auto own = [&](arma::mat& St, const nmf::KLCDColumns& sv) { rule.kcd_own(St, sv, n); };
+      *m.A = m.per ? kcd_mode_by_passes(P, *m.A, m.cper, m.l2, make, own)
+                   : kcd_mode_by_passes(P, *m.A, m.c, m.l2, make, own);
+    }
+    rule.kcd_leave(P, M, n, m);
+  }
+  if (!Rule::kRowsFirst) rule.kcd_rows(P, M);
+  double value = rule.kcd_value(P, M);
+  if (guard && !no_rise(value, prev)) {
+    rule.kcd_restore(P, M);
+    value = prev;
+  }
+  return value;
+}
+
 }  // namespace aspectr
 
 #endif

@@ -1195,7 +1195,8 @@ class PieceKLHER {
 };
 
 // Generalized-KL coordinate descent (kl_cd.h, Hsieh and Dhillon 2011) on
-// pieces. H given W: with one piece holding every row, each column of H is
+// pieces: kcd_iteration() (kl_cd.h, the one iteration of every KL
+// coordinate descent), with H the one shared mode. H given W: with one piece holding every row, each column of H is
 // solved whole where the cells are (KLCD::solve_side()); so it is by the
 // column pieces where the data have them (Pieces::map_columns(): shard
 // files copied by columns, W in this process), one pass over the data in
@@ -1211,23 +1212,51 @@ class PieceKLCD {
   PieceKLCD(Penalty p, double total) : pen_(p), total_(total) {}
   static constexpr bool kLagged = false;
 
-  double step(const Pieces& P, PieceModel& M, int threads) {
+  double step(const Pieces& P, PieceModel& M, int) {
     if (!init_) start(P, M);
-    // H given W: c = the column sums of W + l1
-    const arma::mat c = wsum_ + pen_.l1h;
-    if (whole_) {
-      M.H = P.map(Request("kcd_cols").view("H", M.H).view("c", c).with("l2", pen_.l2h)).take("H");
-    } else if (P.has_columns()) {
-      arma::mat H = P.map_columns(Request("kcd_cols").view("H", M.H).view("c", c).with("l2", pen_.l2h)).take("@H");
-      if (H.n_rows != M.H.n_rows || H.n_cols != M.H.n_cols) throw std::logic_error("column pieces that miss columns");
-      M.H = std::move(H);
-    } else {
-      M.H = kcd_mode_by_passes(P, M.H, arma::vec(c), pen_.l2h, [] { return Request("kcd_pass"); });
-    }
-    // W given H; the pass also returns sum x log v of the new model
-    const Stats w = P.map(Request("kcd_rows").view("H", M.H).with("l1", pen_.l1w).with("l2", pen_.l2w));
-    wsum_ = w.mat("wsum");
-    const double xlogv = w.num("xlogv");
+    return kcd_iteration(*this, P, M, std::numeric_limits<double>::quiet_NaN());
+  }
+  double loss(const Pieces& P, PieceModel& M, int) {
+    const Stats e = P.map(Request("kleval").view("H", M.H));
+    take(e);
+    return const_ - e.num("xlogv") + arma::dot(arma::vec(wsum_), arma::vec(arma::sum(M.H, 1))) +
+           piece_penalty(pen_, e, M.H);
+  }
+
+  // kcd_iteration()'s rule: H, the one shared mode, then W's rows; every
+  // coordinate step lowers the objective (no guard)
+  static constexpr bool kGuard = false, kRowsFirst = false;
+  void kcd_save(const Pieces&, PieceModel&, bool) {}
+  void kcd_restore(const Pieces&, PieceModel&) {}
+  bool kcd_whole(const Pieces&, const PieceModel&) const { return whole_; }
+  std::size_t kcd_modes(const PieceModel&) const { return 1; }
+  // H given W: c = the column sums of W + l1
+  void kcd_enter(const Pieces&, PieceModel& M, std::size_t, bool, KCDMode& m) {
+    c_ = wsum_ + pen_.l1h;
+    m.A = &M.H;
+    m.c = arma::vec(c_);
+    m.l2 = pen_.l2h;
+  }
+  void kcd_solve_whole(const Pieces& P, PieceModel& M, std::size_t, KCDMode&) {
+    M.H = P.map(Request("kcd_cols").view("H", M.H).view("c", c_).with("l2", pen_.l2h)).take("H");
+  }
+  bool kcd_columns(const Pieces& P, PieceModel& M, std::size_t, KCDMode&) {
+    if (!P.has_columns()) return false;
+    arma::mat H = P.map_columns(Request("kcd_cols").view("H", M.H).view("c", c_).with("l2", pen_.l2h)).take("@H");
+    if (H.n_rows != M.H.n_rows || H.n_cols != M.H.n_cols) throw std::logic_error("column pieces that miss columns");
+    M.H = std::move(H);
+    return true;
+  }
+  Request kcd_pass(const PieceModel&, std::size_t) const { return Request("kcd_pass"); }
+  void kcd_own(arma::mat&, const KLCDColumns&, std::size_t) const {}
+  void kcd_leave(const Pieces&, PieceModel&, std::size_t, KCDMode&) {}
+  // W given H; the pass also returns sum x log v of the new model
+  void kcd_rows(const Pieces& P, PieceModel& M) {
+    rows_ = P.map(Request("kcd_rows").view("H", M.H).with("l1", pen_.l1w).with("l2", pen_.l2w));
+    wsum_ = rows_.mat("wsum");
+  }
+  double kcd_value(const Pieces&, PieceModel& M) {
+    const double xlogv = rows_.num("xlogv");
     const double V = arma::dot(arma::vec(wsum_), arma::vec(arma::sum(M.H, 1)));
     if (!pen_.any() && V > 0.0 && total_ > 0.0) {
       // the best scale: the objective falls by sum X log a - sum X + sum WH
@@ -1235,13 +1264,7 @@ class PieceKLCD {
       M.H *= a;
       return const_ - xlogv - total_ * std::log(a) + total_;
     }
-    return const_ - xlogv + V + piece_penalty(pen_, w, M.H);
-  }
-  double loss(const Pieces& P, PieceModel& M, int) {
-    const Stats e = P.map(Request("kleval").view("H", M.H));
-    take(e);
-    return const_ - e.num("xlogv") + arma::dot(arma::vec(wsum_), arma::vec(arma::sum(M.H, 1))) +
-           piece_penalty(pen_, e, M.H);
+    return const_ - xlogv + V + piece_penalty(pen_, rows_, M.H);
   }
 
  private:
@@ -1255,7 +1278,8 @@ class PieceKLCD {
   Penalty pen_;
   double total_, const_ = 0.0;
   bool init_ = false, whole_ = false;
-  arma::mat wsum_;
+  arma::mat wsum_, c_;
+  Stats rows_;
 };
 
 // Extrapolated HALS/ANLS (Ang and Gillis 2019; rules.h: HerParams) on

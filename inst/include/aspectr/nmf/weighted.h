@@ -40,6 +40,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <stdexcept>
 #include <vector>
 #include "../pieces.h"
@@ -553,21 +554,13 @@ class WeightedNMF {
   static constexpr bool kLagged = false;
 
   double step(const Pieces& P, PieceModel& M, int threads) {
+    if (kl_ && method_ == WeightedMethod::CD) return kcd_iteration(*this, P, M, std::numeric_limits<double>::quiet_NaN());
     if (P.in_place()) {
       M.H = P.map(base("wcol", M.H).with("l1", pen_.l1h).with("l2", pen_.l2h)).take("H");
     } else {
       columns(P, M, threads);
     }
-    const Stats s = P.map(base("wrow", M.H).with("l1", pen_.l1w).with("l2", pen_.l2w));
-    if (kl_ && method_ == WeightedMethod::CD && !pen_.any()) {
-      const double V = s.num("V"), T = w_.total;
-      if (V > 0.0 && T > 0.0) {
-        const double a = T / V;
-        M.H *= a;
-        return w_.klc - s.num("xlogv") - T * std::log(a) + T;
-      }
-    }
-    return value(s, M.H);
+    return value(P.map(base("wrow", M.H).with("l1", pen_.l1w).with("l2", pen_.l2w)), M.H);
   }
   double loss(const Pieces& P, PieceModel& M, int) {
     return value(P.map(base("weval", M.H)), M.H);
@@ -578,6 +571,46 @@ class WeightedNMF {
     const Stats s = P.map(base("weval", M.H));
     if (mass) *mass = kl_ ? s.num("V") : 0.0;
     return kl_ ? w_.klc + s.num("part") : 0.5 * w_.wx2 + s.num("part");
+  }
+
+  // KL coordinate descent: kcd_iteration()'s rule, as the unweighted one
+  // (PieceKLCD): H, the one shared mode, with the linear terms of the
+  // weights, then W's rows; without penalties the best scale of the model
+  // (H <- a H, a = sum x~ / sum omega v)
+  static constexpr bool kGuard = false, kRowsFirst = false;
+  void kcd_save(const Pieces&, PieceModel&, bool) {}
+  void kcd_restore(const Pieces&, PieceModel&) {}
+  // (the data in one piece: "wcol" solves H, its linear terms its own)
+  bool kcd_whole(const Pieces& P, const PieceModel&) const { return P.in_place(); }
+  std::size_t kcd_modes(const PieceModel&) const { return 1; }
+  void kcd_enter(const Pieces& P, PieceModel& M, std::size_t, bool whole, KCDMode& m) {
+    m.A = &M.H;
+    m.l2 = pen_.l2h;
+    if (whole) return;
+    m.per = true;
+    m.cper = linear_terms(P, M);
+    m.cper += pen_.l1h;
+  }
+  void kcd_solve_whole(const Pieces& P, PieceModel& M, std::size_t, KCDMode&) {
+    M.H = P.map(base("wcol", M.H).with("l1", pen_.l1h).with("l2", pen_.l2h)).take("H");
+  }
+  bool kcd_columns(const Pieces&, PieceModel&, std::size_t, KCDMode&) const { return false; }
+  Request kcd_pass(const PieceModel&, std::size_t) const { return Request("kcd_pass"); }
+  void kcd_own(arma::mat&, const KLCDColumns&, std::size_t) const {}
+  void kcd_leave(const Pieces&, PieceModel&, std::size_t, KCDMode&) {}
+  void kcd_rows(const Pieces& P, PieceModel& M) {
+    rows_ = P.map(base("wrow", M.H).with("l1", pen_.l1w).with("l2", pen_.l2w));
+  }
+  double kcd_value(const Pieces&, PieceModel& M) {
+    if (!pen_.any()) {
+      const double V = rows_.num("V"), T = w_.total;
+      if (V > 0.0 && T > 0.0) {
+        const double a = T / V;
+        M.H *= a;
+        return w_.klc - rows_.num("xlogv") - T * std::log(a) + T;
+      }
+    }
+    return value(rows_, M.H);
   }
 
  private:
@@ -596,25 +629,29 @@ class WeightedNMF {
                                    pen_.l1h, pen_.l2h, eps_, threads);
       return;
     }
+    if (method_ != WeightedMethod::MU) throw std::logic_error("weighted KL: unknown method");
+    arma::mat num;
+    const arma::mat D = linear_terms(P, M, &num);
+    KLMU mu(Penalty(), eps_);
+    for (arma::uword o = 0; o < n; ++o)
+      for (arma::uword a = 0; a < k; ++a) M.H(a, o) = mu.mm_root(num(a, o) * M.H(a, o), D(a, o) + pen_.l1h, pen_.l2h);
+  }
+  // KL's linear terms of H from the pieces' parts (several pieces),
+  // D(:, o) = c_o (d W'r + Ddev(:, o)); `num`, when asked for, the
+  // multiplicative update's numerators
+  arma::mat linear_terms(const Pieces& P, const PieceModel& M, arma::mat* num = nullptr) const {
+    const arma::uword k = M.H.n_rows, n = M.H.n_cols;
+    if (w_.c.n_elem != n) throw std::logic_error("column weights of the wrong size");
     Request r = base("wcstat", M.H);
-    if (method_ != WeightedMethod::MU) r.in.erase("H");  // (the numerators only for MU)
+    if (num == nullptr) r.in.erase("H");  // (the numerators only for MU)
     Stats s = P.map(r);
-    // the linear terms D(:, o) = c_o (d W'r + Ddev(:, o)), plus l1
     const arma::vec wr = arma::vec(s.mat("wr"));
     arma::mat D = s.take("Ddev");
     if (D.n_rows != k || D.n_cols != n) throw std::logic_error("linear terms of the wrong size");
     for (arma::uword o = 0; o < n; ++o)
       for (arma::uword a = 0; a < k; ++a) D(a, o) = w_.c[o] * linear_term(w_.d, wr[a], D(a, o));
-    if (method_ == WeightedMethod::MU) {
-      const arma::mat& num = s.mat("num");
-      KLMU mu(Penalty(), eps_);
-      for (arma::uword o = 0; o < n; ++o)
-        for (arma::uword a = 0; a < k; ++a) M.H(a, o) = mu.mm_root(num(a, o) * M.H(a, o), D(a, o) + pen_.l1h, pen_.l2h);
-      return;
-    }
-    if (method_ != WeightedMethod::CD) throw std::logic_error("weighted KL: unknown method");
-    D += pen_.l1h;
-    M.H = kcd_mode_by_passes(P, M.H, D, pen_.l2h, [] { return Request("kcd_pass"); });
+    if (num != nullptr) *num = s.take("num");
+    return D;
   }
   Request base(const char* op, const arma::mat& H) const {
     Request r(op);
@@ -630,6 +667,7 @@ class WeightedNMF {
   Penalty pen_;
   double eps_;
   const CellWeights& w_;
+  Stats rows_;  // (coordinate descent: the step's rows' statistics)
 };
 
 }  // namespace nmf

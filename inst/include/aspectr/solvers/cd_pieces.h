@@ -8,7 +8,8 @@
 // (cd.h, KLCDMemoryPiece); shards, shard files and cluster workers are
 // others (KLCDTensorPiece).
 //
-// An iteration:
+// An iteration (nmf/kl_cd.h's kcd_iteration(), the one iteration of every
+// KL coordinate descent; this rule says what the aspect model solves for):
 //  * mode 1: its rows are local to a piece, which solves them with its
 //    row solver (nmf::KLCD::solve() of a_1 = lambda_r U_1(:, r), its
 //    cells' coefficients the products of the other modes' entries) and
@@ -325,84 +326,97 @@ class PieceKLCDTensor {
     return step(P, M, threads, std::numeric_limits<double>::quiet_NaN());
   }
   double step(const Pieces& P, AspectPieceModel& M, int, double prev) {
-    const std::size_t S = M.F.size();
-    const arma::uword k = M.lambda.n_elem;
-    const bool guard = std::isfinite(prev);
-    const bool with_prior = prior_.any();
-    if (with_prior && S != 1) throw std::logic_error("coordinate descent in pieces: a prior needs a matrix");
-    const arma::vec lambda0 = M.lambda;
-    const std::vector<arma::mat> F0 = M.F;
-    // mode 1, in the pieces; its split pending (colsum, with the next request)
-    arma::vec mass = arma::vectorise(P.map(with_doc(M.request("kcd_rows"))).mat("mass"));
-    double T = total(mass);
-    M.lambda = mass / T;
-    M.colsum = arma::mat(mass);
-    const arma::vec ones(k, arma::fill::ones);
-    arma::vec coef = ones;
-    arma::mat cells;  // the terms' pseudo-cells (k x d_2), with a prior
-    if (with_prior) {
-      const Stats st = P.map(M.request("kcd_prior"));
-      prior_.term_majorizer(M.lambda, arma::vectorise(st.mat("colw")), st.num("Dm"), M.F[0], coef, cells);
-    }
-    arma::mat last;
-    for (std::size_t n = 1; n <= S; ++n) {
-      arma::mat A = M.F[n - 1];
-      A.each_col() %= M.lambda;
-      auto make = [&] {
-        // (the other modes' factors: not this mode's, nor the weights)
-        Request r = M.request("kcd_pass");
-        r.in.erase("F" + std::to_string(n));
-        r.in.erase("lambda");
-        r.with("mode", static_cast<double>(n));
-        return r;
-      };
-      if (whole_) {
-        Request r = M.request("kcd_mode");
-        r.with("mode", static_cast<double>(n)).ref("A", A);
-        if (with_prior) r.view("coef", coef).view("cells", cells);
-        P.map(r);
-      } else if (with_prior) {
-        A = kcd_mode_by_passes(P, A, coef, 0.0, make, [&](arma::mat& St, const nmf::KLCDColumns& sv) {
-          // the pseudo-cells' terms: cell e_j of value cells(j, w), model
-          // hv(j, w); only cells rd and rn have a non-zero term (the
-          // others add zeros), taken in the order of j
-          const arma::mat& hv = sv.hv();
-          for (arma::uword w = 0; w < St.n_rows; ++w) {
-            const int rd = sv.rd[w], rn = sv.rn[w];
-            if (rd < 0) continue;
-            const double* pc = cells.colptr(w);
-            const int first = std::min(rd, rn), second = std::max(rd, rn);
-            for (int j : {first, second}) {
-              if (pc[j] > 0.0)
-                nmf::KLCD::add_terms(j == rd ? 1.0 : 0.0, j == rn ? 1.0 : 0.0, pc[j], hv(j, w), St(w, 0), St(w, 1),
-                                     St(w, 2));
-              if (first == second) break;
-            }
-          }
-        });
-      } else {
-        A = kcd_mode_by_passes(P, A, ones, 0.0, make);
-      }
-      mass = arma::sum(A, 1);
-      T = total(mass);
-      for (arma::uword r = 0; r < k; ++r)
-        if (mass[r] > 0.0) M.F[n - 1].row(r) = A.row(r) / mass[r];
-      M.lambda = mass / T;
-      if (n == S) last = std::move(A);
-    }
-    const Stats e = P.map(with_doc(M.request("kcd_xlogv").with("mode", static_cast<double>(S)).view("H", last)));
-    kl_ = e.num("glogg") - e.num("xlogv") + std::log(T);
-    double value = kl_ + penalty(e, M);
-    if (guard && !no_rise(value, prev)) {
-      M.lambda = lambda0;
-      M.F = F0;
-      M.colsum.reset();
-      P.map(Request("kcd_restore"));
-      value = prev;
-      kl_ = prev_kl_;
-    }
+    const double value = kcd_iteration(*this, P, M, prev);
     prev_kl_ = kl_;
     return value;
+  }
+
+  // kcd_iteration()'s rule: the first mode's rows in the pieces, then
+  // every other mode, each split into weights and simplex columns; a step
+  // that rounding made worse is undone
+  static constexpr bool kGuard = true, kRowsFirst = true;
+  void kcd_save(const Pieces&, AspectPieceModel& M, bool) {
+    if (prior_.any() && M.F.size() != 1) throw std::logic_error("coordinate descent in pieces: a prior needs a matrix");
+    lambda0_ = M.lambda;
+    F0_ = M.F;
+  }
+  void kcd_restore(const Pieces& P, AspectPieceModel& M) {
+    M.lambda = lambda0_;
+    M.F = F0_;
+    M.colsum.reset();
+    P.map(Request("kcd_restore"));
+    kl_ = prev_kl_;
+  }
+  // mode 1, in the pieces; its split pending (colsum, with the next
+  // request); with a prior, the terms' majorizer at the model entering
+  void kcd_rows(const Pieces& P, AspectPieceModel& M) {
+    const arma::uword k = M.lambda.n_elem;
+    const arma::vec mass = arma::vectorise(P.map(with_doc(M.request("kcd_rows"))).mat("mass"));
+    T_ = total(mass);
+    M.lambda = mass / T_;
+    M.colsum = arma::mat(mass);
+    coef_.ones(k);
+    cells_.reset();
+    if (prior_.any()) {
+      const Stats st = P.map(M.request("kcd_prior"));
+      prior_.term_majorizer(M.lambda, arma::vectorise(st.mat("colw")), st.num("Dm"), M.F[0], coef_, cells_);
+    }
+  }
+  bool kcd_whole(const Pieces&, const AspectPieceModel&) const { return whole_; }
+  std::size_t kcd_modes(const AspectPieceModel& M) const { return M.F.size(); }
+  // a_n = diag(lambda) F_n
+  void kcd_enter(const Pieces&, AspectPieceModel& M, std::size_t n, bool, KCDMode& m) {
+    m.held = M.F[n - 1];
+    m.held.each_col() %= M.lambda;
+    m.A = &m.held;
+    m.c = coef_;
+  }
+  void kcd_solve_whole(const Pieces& P, AspectPieceModel& M, std::size_t n, KCDMode& m) {
+    Request r = M.request("kcd_mode");
+    r.with("mode", static_cast<double>(n)).ref("A", m.held);
+    if (prior_.any()) r.view("coef", coef_).view("cells", cells_);
+    P.map(r);
+  }
+  bool kcd_columns(const Pieces&, AspectPieceModel&, std::size_t, KCDMode&) const { return false; }
+  // (the other modes' factors: not this mode's, nor the weights)
+  Request kcd_pass(const AspectPieceModel& M, std::size_t n) const {
+    Request r = M.request("kcd_pass");
+    r.in.erase("F" + std::to_string(n));
+    r.in.erase("lambda");
+    r.with("mode", static_cast<double>(n));
+    return r;
+  }
+  // the prior's pseudo-cells: cell e_j of value cells(j, w), model
+  // hv(j, w); only cells rd and rn have a non-zero term (the others add
+  // zeros), taken in the order of j
+  void kcd_own(arma::mat& St, const nmf::KLCDColumns& sv, std::size_t) const {
+    if (!prior_.any()) return;
+    const arma::mat& hv = sv.hv();
+    for (arma::uword w = 0; w < St.n_rows; ++w) {
+      const int rd = sv.rd[w], rn = sv.rn[w];
+      if (rd < 0) continue;
+      const double* pc = cells_.colptr(w);
+      const int first = std::min(rd, rn), second = std::max(rd, rn);
+      for (int j : {first, second}) {
+        if (pc[j] > 0.0)
+          nmf::KLCD::add_terms(j == rd ? 1.0 : 0.0, j == rn ? 1.0 : 0.0, pc[j], hv(j, w), St(w, 0), St(w, 1), St(w, 2));
+        if (first == second) break;
+      }
+    }
+  }
+  void kcd_leave(const Pieces&, AspectPieceModel& M, std::size_t n, KCDMode& m) {
+    const arma::vec mass = arma::sum(m.held, 1);
+    T_ = total(mass);
+    for (arma::uword r = 0; r < mass.n_elem; ++r)
+      if (mass[r] > 0.0) M.F[n - 1].row(r) = m.held.row(r) / mass[r];
+    M.lambda = mass / T_;
+    if (n == M.F.size()) last_ = std::move(m.held);
+  }
+  double kcd_value(const Pieces& P, AspectPieceModel& M) {
+    const std::size_t S = M.F.size();
+    const Stats e = P.map(with_doc(M.request("kcd_xlogv").with("mode", static_cast<double>(S)).view("H", last_)));
+    kl_ = e.num("glogg") - e.num("xlogv") + std::log(T_);
+    return kl_ + penalty(e, M);
   }
 
   // D(G || P) of the model (with a prior, plus its penalty)
@@ -452,6 +466,13 @@ class PieceKLCDTensor {
   std::shared_ptr<const DirichletPrior> own_;
   const DirichletPrior& prior_;
   bool whole_ = false;
+  // the step's: its start (for an undo), the model's total, the terms'
+  // linear coefficients and pseudo-cells (a prior's majorizer: k x d_2),
+  // the last mode's a_n
+  arma::vec lambda0_, coef_;
+  std::vector<arma::mat> F0_;
+  double T_ = 0.0;
+  arma::mat cells_, last_;
   double kl_ = std::numeric_limits<double>::quiet_NaN(), prev_kl_ = std::numeric_limits<double>::quiet_NaN();
 };
 

@@ -645,7 +645,8 @@ class CPWeightedPiecesMU {
   friend class CPWeightedPiecesCD;
 };
 
-// The rule: CPWeightedRule's KL coordinate descent (one sweep of one Newton
+// The rule: CPWeightedRule's KL coordinate descent (nmf/kl_cd.h's
+// kcd_iteration(), with this model's linear terms and scales; one sweep of one Newton
 // step per coordinate, each mode from and to the best scale of the model),
 // mode after mode, on pieces: the first mode's rows solved where they are
 // (ntf_wcd0 and ntf_wcdrows, the scales between from the pieces' sums),
@@ -666,52 +667,66 @@ class CPWeightedPiecesCD {
   double step(const Pieces& P, CPPieceModel& M, int threads) {
     return step(P, M, threads, std::numeric_limits<double>::quiet_NaN());
   }
-  double step(const Pieces& P, CPPieceModel& M, int, double prev) {
-    const std::size_t N = M.F.size() + 1;
+  double step(const Pieces& P, CPPieceModel& M, int, double prev) { return kcd_iteration(*this, P, M, prev); }
+
+  // kcd_iteration()'s rule: the first mode's rows in the pieces (kept by
+  // them for an undo), then every other mode, each from and to the best
+  // scale; a step that rounding made worse is undone
+  static constexpr bool kGuard = true, kRowsFirst = true;
+  void kcd_save(const Pieces&, CPPieceModel& M, bool guard) {
+    save_ = guard;
+    entering_.clear();
+    if (guard) entering_ = M.F;
+    V_ = 0.0;
+  }
+  void kcd_restore(const Pieces& P, CPPieceModel& M) {
+    M.F = std::move(entering_);
+    P.map(Request("ntf_wcdrestore"));
+  }
+  void kcd_rows(const Pieces& P, CPPieceModel& M) {
     const double total = w_.total;
-    const bool guard = std::isfinite(prev);
-    std::vector<arma::mat> entering;
-    if (guard) entering = M.F;
-    // the first mode, in the pieces (its rows kept by them for an undo)
     const arma::uword k = M.F[0].n_rows;
-    const double V0 = P.map(M.request("ntf_wcd0").with("save", guard ? 1.0 : 0.0)).num("V");
+    const double V0 = P.map(M.request("ntf_wcd0").with("save", save_ ? 1.0 : 0.0)).num("V");
     if (V0 > 0.0 && total > 0.0) scale(P, k, total / V0);
     const double V1 = P.map(M.request("ntf_wcdrows")).num("V");
     if (V1 > 0.0 && total > 0.0) scale(P, k, total / V1);
-    double V = 0.0;
-    for (std::size_t n = 1; n < N; ++n) {
-      Request mr = M.request("ntf_wmode");
-      mr.with("mode", static_cast<double>(n)).with("update", 0.0).with("num", 0.0).with("xlogv", 0.0);
-      const Stats s = P.map(mr);
-      const arma::mat D = mu_.linear_terms(s, M, n);
-      arma::mat& A = M.F[n - 1];
-      const double W0 = arma::accu(D % A);
-      if (W0 > 0.0 && total > 0.0) A *= total / W0;
-      if (whole_) {
-        Request r = M.request("ntf_wcdmode");
-        r.with("mode", static_cast<double>(n)).view("D", D).ref("A", A);
-        P.map(r);
-      } else {
-        A = kcd_mode_by_passes(P, A, D, 0.0, [&] {
-          Request r = M.request("ntf_wcdpass");
-          r.with("mode", static_cast<double>(n));
-          return r;
-        });
-      }
-      V = arma::accu(D % A);
-      if (V > 0.0 && total > 0.0) {
-        A *= total / V;
-        V = arma::accu(D % A);
-      }
+  }
+  bool kcd_whole(const Pieces&, const CPPieceModel&) const { return whole_; }
+  std::size_t kcd_modes(const CPPieceModel& M) const { return M.F.size(); }
+  // the mode's linear terms from the pieces, and its factor at their best scale
+  void kcd_enter(const Pieces& P, CPPieceModel& M, std::size_t n, bool, KCDMode& m) {
+    Request mr = M.request("ntf_wmode");
+    mr.with("mode", static_cast<double>(n)).with("update", 0.0).with("num", 0.0).with("xlogv", 0.0);
+    const Stats s = P.map(mr);
+    m.per = true;
+    m.cper = mu_.linear_terms(s, M, n);
+    m.A = &M.F[n - 1];
+    const double W0 = arma::accu(m.cper % *m.A);
+    if (W0 > 0.0 && w_.total > 0.0) *m.A *= w_.total / W0;
+  }
+  void kcd_solve_whole(const Pieces& P, CPPieceModel& M, std::size_t n, KCDMode& m) {
+    Request r = M.request("ntf_wcdmode");
+    r.with("mode", static_cast<double>(n)).view("D", m.cper).ref("A", *m.A);
+    P.map(r);
+  }
+  bool kcd_columns(const Pieces&, CPPieceModel&, std::size_t, KCDMode&) const { return false; }
+  Request kcd_pass(const CPPieceModel& M, std::size_t n) const {
+    Request r = M.request("ntf_wcdpass");
+    r.with("mode", static_cast<double>(n));
+    return r;
+  }
+  void kcd_own(arma::mat&, const nmf::KLCDColumns&, std::size_t) const {}
+  void kcd_leave(const Pieces&, CPPieceModel&, std::size_t, KCDMode& m) {
+    arma::mat& A = *m.A;
+    V_ = arma::accu(m.cper % A);
+    if (V_ > 0.0 && w_.total > 0.0) {
+      A *= w_.total / V_;
+      V_ = arma::accu(m.cper % A);
     }
+  }
+  double kcd_value(const Pieces& P, CPPieceModel& M) {
     const double xl = P.map(M.request("ntf_wxlogv")).num("xlogv");
-    double value = w_.klc - xl + V;
-    if (guard && !no_rise(value, prev)) {
-      M.F = std::move(entering);
-      P.map(Request("ntf_wcdrestore"));
-      value = prev;
-    }
-    return value;
+    return w_.klc - xl + V_;
   }
 
   double loss(const Pieces& P, CPPieceModel& M, int threads) { return mu_.loss(P, M, threads); }
@@ -726,6 +741,11 @@ class CPWeightedPiecesCD {
   const CPWeights& w_;
   CPWeightedPiecesMU mu_;
   bool whole_;
+  // the step's: whether the pieces keep its start's rows, the model it
+  // entered with (for an undo), sum D o A of its last mode
+  bool save_ = false;
+  std::vector<arma::mat> entering_;
+  double V_ = 0.0;
 };
 
 // The rule under the Frobenius loss: CPWeightedRule's HALS sweeps or

@@ -1346,33 +1346,113 @@ check_cluster_workers <- function(cluster, call) {
 # master reads one answer per worker a call: a call interrupted while the
 # master waited (Ctrl-C stops the wait on the sockets even with interrupts
 # suspended) leaves the answers of the workers not yet read on their
-# sockets, and the next call would take them for its own. Each worker is
-# asked to echo a token, and one answer left over (a call asks a worker
-# once) is read past. A worker that was interrupted too (Ctrl-C in a
-# terminal reaches the workers it started) drops its answer and echoes the
-# token at once. Returns TRUE, or the error when a worker cannot be reached
-# or does not answer with the token (its socket left in the middle of a
-# message: the cluster must be started again). Other clusters (mirai's)
-# match every answer to its call: nothing to do.
-cluster_resync <- function(cluster) {
+# sockets, and the next call would take them for its own. An interrupt in
+# the middle of reading an answer leaves the rest of that answer, which no
+# unserialize() can read: it takes bytes from the middle of the answer for
+# the start of one, and may wait for ever for bytes that never come. So
+# each worker is sent a call echoing a token, and the bytes on its socket
+# are read as they come, never waiting for more than are there, up to the
+# end of the answer carrying the token (the last a worker sends); what came
+# before it (whole answers left over, the rest of a cut one) is dropped. A
+# worker that was interrupted too (Ctrl-C in a terminal reaches the workers
+# it started) drops its answer and echoes the token at once. Returns TRUE,
+# or the error when a worker cannot be reached, closes its connection or
+# sends nothing for `wait` seconds without having answered with the token
+# (still busy, or left waiting for the rest of a call whose sending was
+# cut: the cluster must be started again). Other clusters (mirai's) match
+# every answer to its call: nothing to do.
+cluster_resync <- function(cluster, wait = 30) {
   if (!inherits(cluster, "SOCKcluster")) return(TRUE)
   shard_fits$syncs <- (shard_fits$syncs %||% 0) + 1
   token <- paste0("aspectr-sync-", Sys.getpid(), "-", shard_fits$syncs)
   echo <- function(x) x
   environment(echo) <- globalenv()
+  cons <- lapply(cluster, function(node) node$con)
+  if (!all(vapply(cons, inherits, NA, what = "sockconn"))) return(cluster_resync_calls(cluster, echo, token))
+  # (the connections' timeouts, which parallel's reads and writes wait
+  # for, restored also after an error or an interrupt: 0 while reading
+  # here, where a read must not wait)
+  timeouts <- list()
+  on.exit(for (j in seq_along(timeouts)) try(socketTimeout(cons[[j]], timeouts[[j]]), silent = TRUE))
+  # every worker sent the call first (they answer at the same time), each
+  # as parallel's sendCall() frames it: one serialized list
+  call <- list(type = "EXEC", data = list(fun = echo, args = list(token), return = TRUE, tag = NULL), tag = NULL)
+  for (j in seq_along(cons)) {
+    sent <- tryCatch({
+      timeouts[[j]] <- socketTimeout(cons[[j]], max(1L, as.integer(ceiling(wait))))
+      serialize(call, cons[[j]])
+    }, error = function(e) e)
+    if (inherits(sent, "error")) return(simpleError(paste0("worker ", j, ": ", conditionMessage(sent))))
+  }
+  for (j in seq_along(cons)) {
+    got <- tryCatch(read_to_token(cons[[j]], token, wait), error = function(e) e)
+    if (inherits(got, "error")) return(simpleError(paste0("worker ", j, ": ", conditionMessage(got))))
+    if (!isTRUE(got)) {
+      return(simpleError(paste0("worker ", j, switch(got,
+        silent = paste0(" did not answer within ", wait, " s"),
+        closed = " closed its connection",
+        " answers out of step with the calls it was sent"))))
+    }
+  }
+  TRUE
+}
+
+# The bytes on the socket `con` read until the answer carrying `token`
+# ends them, waiting at most `wait` seconds for the next byte; TRUE, or
+# "silent" (no byte came), "closed" or "out of step" (bytes, but not that
+# answer)
+read_to_token <- function(con, token, wait) {
+  socketTimeout(con, 0)
+  heard <- FALSE
+  tail <- raw(0)
+  now <- function() proc.time()[["elapsed"]]
+  last <- now()
+  repeat {
+    left <- wait - (now() - last)
+    if (left <= 0) return(if (heard) "out of step" else "silent")
+    if (!socketSelect(list(con), timeout = left)) next
+    # (with the timeout 0, what is there and no more)
+    got <- readBin(con, "raw", 262144L)
+    # (ready, and nothing to read: the end of the connection)
+    if (!length(got)) return("closed")
+    heard <- TRUE
+    last <- now()
+    # (the answer sought is a few hundred bytes)
+    tail <- c(tail, got)
+    if (length(tail) > 8192L) tail <- tail[(length(tail) - 8191L):length(tail)]
+    # (the token's answer is the last the worker sends: while more bytes
+    # are there, it has not all come)
+    if (!socketSelect(list(con), timeout = 0) && token_answer_at_end(tail, token)) return(TRUE)
+  }
+}
+
+# Whether the bytes `x` end with a worker's answer carrying `token`: each
+# start of a serialization in `x` (the header's format "X\n" (XDR) or "B\n"
+# (native, little-endian) and version 2 or 3), the last first, is read as
+# one; a start inside the rest of a cut answer does not give that answer
+token_answer_at_end <- function(x, token) {
+  n <- length(x)
+  if (n < 14L) return(FALSE)
+  b <- as.integer(x)
+  at <- function(k) b[k + seq_len(n - 5L)]
+  starts <- which(at(1L) == 10L & ((at(0L) == 88L & at(2L) == 0L & at(3L) == 0L & at(4L) == 0L & at(5L) %in% 2:3) |
+                                   (at(0L) == 66L & at(2L) %in% 2:3 & at(3L) == 0L & at(4L) == 0L & at(5L) == 0L)))
+  for (i in rev(starts)) {
+    msg <- tryCatch(unserialize(x[i:n]), error = function(e) NULL)
+    if (is.list(msg) && identical(msg$value, token)) return(TRUE)
+  }
+  FALSE
+}
+
+# cluster_resync() for a socket cluster whose nodes' connections are not
+# sockets (not parallel's own nodes), whose bytes cannot be read without
+# waiting: each worker asked to echo the token by parallel's own call
+cluster_resync_calls <- function(cluster, echo, token) {
   for (j in seq_along(cluster)) {
     got <- tryCatch(parallel::clusterCall(cluster[j], echo, token)[[1]], error = function(e) e)
-    if (identical(got, token)) next
-    con <- cluster[[j]]$con
-    # (the answer read was one left over: the token's is next)
-    msg <- if (inherits(con, "sockconn")) tryCatch({
-      while (!socketSelect(list(con), timeout = 1)) NULL
-      unserialize(con)
-    }, error = function(e) e) else got
-    if (!(is.list(msg) && identical(msg$value, token))) {
-      what <- if (inherits(got, "error")) conditionMessage(got) else
-        paste0("worker ", j, " answers out of step with the calls it was sent")
-      return(simpleError(what))
+    if (!identical(got, token)) {
+      return(simpleError(if (inherits(got, "error")) conditionMessage(got) else
+        paste0("worker ", j, " answers out of step with the calls it was sent")))
     }
   }
   TRUE
@@ -1445,15 +1525,17 @@ cluster_latency_seen <- new.env(parent = emptyenv())
 #' function does. A fit on a cluster whose calls wait says so, once per
 #' cluster and session. Clusters of [mirai::make_cluster()] do not wait.
 #'
-#' An interrupt (Ctrl-C) stops a fit between the workers' answers. On a
-#' socket cluster (this function's, or [parallel::makeCluster()]'s) the
-#' answers not yet read when it came are read and dropped before the fit
-#' returns, so that the workers answer the next call, the fit's or yours,
-#' and not an earlier one. When the interrupt came in the middle of an
-#' answer's transfer the workers cannot be brought back in step: the fit
+#' An interrupt (Ctrl-C) stops a fit between the workers' answers, or in
+#' the middle of reading one. On a socket cluster (this function's, or
+#' [parallel::makeCluster()]'s) the answers not yet read when it came, and
+#' the rest of an answer cut in the middle, are read and dropped before the
+#' fit returns, so that the workers answer the next call, the fit's or
+#' yours, and not an earlier one. A worker that sends nothing for 30
+#' seconds (still busy with a long call, or left waiting for the rest of a
+#' call whose sending was cut) cannot be brought back in step: the fit
 #' says so, and the next fit on that cluster is refused with an error of
-#' class `aspectr_error_cluster`; stop the cluster
-#' ([parallel::stopCluster()]) and start a new one.
+#' class `aspectr_error_cluster` if the worker still does not answer; stop
+#' the cluster ([parallel::stopCluster()]) and start a new one.
 #'
 #' @param workers The number of workers on this machine, or the host names
 #'   of the workers (one name per worker, as for

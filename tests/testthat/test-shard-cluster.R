@@ -135,6 +135,75 @@ test_that("answers left unread on a socket cluster (an interrupted call) are rea
   expect_error(plsa(sh, 2, seed = 1, cluster = cl), class = "aspectr_error_cluster", regexp = "could not be reached")
 })
 
+test_that("an answer whose reading was cut in the middle is read past: the workers are back in step at once", {
+  skip_on_cran()
+  cl <- psock_cluster()
+  on.exit(parallel::stopCluster(cl), add = TRUE)
+  pids <- unlist(parallel::clusterCall(cl, Sys.getpid))
+  send <- utils::getFromNamespace("sendCall", "parallel")
+  # What an interrupt in the middle of reading the answers leaves. Worker
+  # 1's answer holds, after a mark, the start of a serialization of 10^6
+  # bytes that never come, and the master has read it up to the mark: an
+  # unserialize() of the rest waits for ever (as the master did in some
+  # runs of the Ctrl-C test below). Worker 2's answer (8 MB) has been read
+  # for its first 100 KB only, the rest still coming.
+  mark <- charToRaw("aspectr-cut-here")
+  send(cl[[1]], function(r) r, list(c(mark, serialize(raw(1e6), NULL)[1:64])))
+  send(cl[[2]], function(n) stats::runif(n), list(1e6))
+  seen <- raw(0)
+  while (length(seen) < 4096 && !identical(utils::tail(seen, length(mark)), mark)) {
+    seen <- c(seen, readBin(cl[[1]]$con, "raw", 1))
+  }
+  expect_identical(utils::tail(seen, length(mark)), mark)
+  expect_length(readBin(cl[[2]]$con, "raw", 1e5), 1e5)
+  # (the wait bounds the test, should the workers not be found in step)
+  took <- system.time(synced <- aspectr:::cluster_resync(cl, wait = 10))[["elapsed"]]
+  expect_true(synced)
+  expect_lt(took, 5)
+  # the workers answer the next call, not an earlier one, and fit
+  expect_identical(unlist(parallel::clusterCall(cl, Sys.getpid)), pids)
+  x <- with_test_seed(12, matrix(rpois(30 * 10, 3) + 1, 30, 10))
+  ref <- plsa(x, 2, seed = 1, max_iter = 20, tol = 0)
+  fit <- plsa(shards(list(x[1:12, ], x[13:30, ])), 2, seed = 1, max_iter = 20, tol = 0, cluster = cl)
+  expect_equal(fit$factors, ref$factors, tolerance = 1e-10)
+  # (the workers of a cluster made with useXDR = FALSE answer in R's native
+  # format, whose header differs)
+  cl2 <- shard_cluster(1, useXDR = FALSE)
+  on.exit(parallel::stopCluster(cl2), add = TRUE)
+  pid <- parallel::clusterCall(cl2, Sys.getpid)[[1]]
+  send(cl2[[1]], function() "left over", list())
+  expect_true(aspectr:::cluster_resync(cl2, wait = 10))
+  expect_identical(parallel::clusterCall(cl2, Sys.getpid)[[1]], pid)
+})
+
+test_that("a worker that does not answer, or has gone, is said so after a bounded wait; a late answer is read past later", {
+  skip_on_cran()
+  cl <- psock_cluster()
+  on.exit({
+    try(parallel::stopCluster(cl), silent = TRUE)
+    # (the connection to the worker killed below, which stopCluster() may
+    # leave open)
+    for (node in cl) try(close(node$con), silent = TRUE)
+  }, add = TRUE)
+  pids <- unlist(parallel::clusterCall(cl, Sys.getpid))
+  send <- utils::getFromNamespace("sendCall", "parallel")
+  # worker 2 busy for 4 s with a call whose answer was never read
+  send(cl[[2]], function() Sys.sleep(4), list())
+  took <- system.time(synced <- aspectr:::cluster_resync(cl, wait = 1))[["elapsed"]]
+  expect_s3_class(synced, "error")
+  expect_match(conditionMessage(synced), "worker 2 did not answer within 1 s", fixed = TRUE)
+  expect_lt(took, 3.5)
+  # once it has answered (that call, then the first token), in step again
+  expect_true(aspectr:::cluster_resync(cl, wait = 10))
+  expect_identical(unlist(parallel::clusterCall(cl, Sys.getpid)), pids)
+  # a worker that has gone: its connection closed
+  tools::pskill(pids[2], tools::SIGKILL)
+  took <- system.time(synced <- aspectr:::cluster_resync(cl, wait = 10))[["elapsed"]]
+  expect_s3_class(synced, "error")
+  expect_match(conditionMessage(synced), "worker 2", fixed = TRUE)
+  expect_lt(took, 5)
+})
+
 test_that("Ctrl-C during a fit on a PSOCK cluster stops it and leaves the cluster in step, or says to start it again", {
   # (in its own process, the signal to that process alone or to its process
   # group, reaching the workers too). The interrupt may stop the master in

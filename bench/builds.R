@@ -57,7 +57,7 @@ set.seed(2); lc <- data.frame(lapply(1:8, function(j) factor(sample(1:4, 5000, T
 set.seed(4); sm <- data.frame(lapply(1:5, function(j) factor(sample(1:2, 300, TRUE))))
 set.seed(5); apmask <- Matrix::sparseMatrix(i = sample(nrow(x), 5000, TRUE), j = sample(ncol(x), 5000, TRUE), x = TRUE, dims = dim(x))
 set.seed(3); wd <- c(300, 100, 40); w <- array(rpois(prod(wd), 0.3), wd); mask <- array(runif(prod(wd)) < 0.1, wd)
-tm <- function(expr) {
+tm <- function(expr) {  # (a call, evaluated anew each time)
   t <- Inf
   for (i in 1:3) t <- min(t, system.time(suppressWarnings(eval(expr, globalenv())))[[3]])
   t
@@ -79,7 +79,7 @@ fits <- alist(prior = plsa(x, 20, seed = 1, prior = list(terms = 0.1, documents 
        w_hals = ntf(w, 10, loss = "frobenius", method = "hals", mask = mask, seed = 1, max_iter = 80, tol = 0))
 only <- strsplit(Sys.getenv("ASPECTR_BENCH_FITS"), ",")[[1]]
 if (length(only)) fits <- fits[only]
-r <- vapply(fits, function(e) tm(eval(e)), 0)
+r <- vapply(fits, tm, 0)
 cat(paste(names(r), format(r, digits = 4)), sep = "\n")
 '
 one <- function(lib) {

@@ -490,6 +490,14 @@ held_cells <- function(x, holdout, na_cells = NULL) {
   arrayInd(held, dims)
 }
 
+# One row per rank, as printed: the table of `nmf_rank()` or `ntf_rank()`
+# (the runs' rows are in `details`)
+#' @export
+tidy.aspectr_nmf_rank <- function(x, ...) {
+  check_dots_empty(...)
+  tibble::as_tibble(x$table)
+}
+
 #' @export
 summary.aspectr_nmf_rank <- function(object, ...) {
   check_dots_empty(...)

@@ -28,6 +28,12 @@ test_that("ntf_rank() finds the planted rank of dense and sparse tensors", {
   expect_true(all(diff(sel$table$train_error) <= 1e-3))
   expect_identical(nrow(sel$details), 10L)
   expect_output(print(sel), "CP \\(ntf\\) rank selection by cross-validation on masked cells")
+  # tidy(): the table, one row per rank (as for plsa_rank() and lca_rank())
+  td <- tidy(sel)
+  expect_s3_class(td, "tbl_df")
+  expect_identical(td$k, 1:5)
+  expect_identical(as.data.frame(td), sel$table)
+  expect_error(tidy(sel, what = "runs"), class = "aspectr_error_input_argument")
   # the one-standard-error rule by default; "min": the smallest mean
   expect_identical(sel$rule, "1se")
   expect_equal(sel$table$test_se, sel$table$test_sd / sqrt(2))

@@ -495,6 +495,34 @@ struct KCDMode {
   double l2 = 0.0;
 };
 
+// What a rule of kcd_iteration() does where its model asks for nothing of
+// its own; a rule derives from it and declares only what differs. No
+// guard, and the shared modes before the rows; nothing kept for an undo;
+// one shared mode; no column pieces; the pieces' own "kcd_pass"; no cells
+// held by the rule; nothing after a mode.
+struct KCDRuleDefaults {
+  static constexpr bool kGuard = false, kRowsFirst = false;
+  template <class Model>
+  void kcd_save(const Pieces&, Model&, bool) {}
+  template <class Model>
+  void kcd_restore(const Pieces&, Model&) {}
+  template <class Model>
+  std::size_t kcd_modes(const Model&) const {
+    return 1;
+  }
+  template <class Model>
+  bool kcd_columns(const Pieces&, Model&, std::size_t, KCDMode&) const {
+    return false;
+  }
+  template <class Model>
+  Request kcd_pass(const Model&, std::size_t) const {
+    return Request("kcd_pass");
+  }
+  void kcd_own(arma::mat&, const nmf::KLCDColumns&, std::size_t) const {}
+  template <class Model>
+  void kcd_leave(const Pieces&, Model&, std::size_t, KCDMode&) {}
+};
+
 // One iteration of KL coordinate descent on data in pieces, written once
 // for every model fitted by it: nmf()'s matrices (nmf/piece.h PieceKLCD;
 // with cell weights, nmf/weighted.h WeightedNMF), the aspect model of

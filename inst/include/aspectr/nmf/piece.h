@@ -1206,7 +1206,7 @@ class PieceKLHER {
 // the best scale of the model in closed form (H <- a H, a = sum X / sum WH),
 // so that the fitted total equals that of X. Every coordinate step lowers
 // the objective, so every iteration does.
-class PieceKLCD {
+class PieceKLCD : public KCDRuleDefaults {
  public:
   // total: sum X (the cells as the pieces see them)
   PieceKLCD(Penalty p, double total) : pen_(p), total_(total) {}
@@ -1223,13 +1223,9 @@ class PieceKLCD {
            piece_penalty(pen_, e, M.H);
   }
 
-  // kcd_iteration()'s rule: H, the one shared mode, then W's rows; every
-  // coordinate step lowers the objective (no guard)
-  static constexpr bool kGuard = false, kRowsFirst = false;
-  void kcd_save(const Pieces&, PieceModel&, bool) {}
-  void kcd_restore(const Pieces&, PieceModel&) {}
+  // kcd_iteration()'s rule: H, the one shared mode, then W's rows (the
+  // defaults); every coordinate step lowers the objective (no guard)
   bool kcd_whole(const Pieces&, const PieceModel&) const { return whole_; }
-  std::size_t kcd_modes(const PieceModel&) const { return 1; }
   // H given W: c = the column sums of W + l1
   void kcd_enter(const Pieces&, PieceModel& M, std::size_t, bool, KCDMode& m) {
     c_ = wsum_ + pen_.l1h;
@@ -1247,9 +1243,6 @@ class PieceKLCD {
     M.H = std::move(H);
     return true;
   }
-  Request kcd_pass(const PieceModel&, std::size_t) const { return Request("kcd_pass"); }
-  void kcd_own(arma::mat&, const KLCDColumns&, std::size_t) const {}
-  void kcd_leave(const Pieces&, PieceModel&, std::size_t, KCDMode&) {}
   // W given H; the pass also returns sum x log v of the new model
   void kcd_rows(const Pieces& P, PieceModel& M) {
     rows_ = P.map(Request("kcd_rows").view("H", M.H).with("l1", pen_.l1w).with("l2", pen_.l2w));

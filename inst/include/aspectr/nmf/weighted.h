@@ -547,7 +547,7 @@ class WeightedPiece {
 // The rule: H given W, then W given H, by `method`; under KL without
 // penalties coordinate descent ends with the best scale of the model, as
 // the unweighted rule does (H <- a H, a = sum x~ / sum omega v).
-class WeightedNMF {
+class WeightedNMF : public KCDRuleDefaults {
  public:
   WeightedNMF(bool kl, WeightedMethod method, Penalty p, double eps, const CellWeights& w)
       : kl_(kl), method_(method), pen_(p), eps_(eps), w_(w) {}
@@ -577,12 +577,8 @@ class WeightedNMF {
   // (PieceKLCD): H, the one shared mode, with the linear terms of the
   // weights, then W's rows; without penalties the best scale of the model
   // (H <- a H, a = sum x~ / sum omega v)
-  static constexpr bool kGuard = false, kRowsFirst = false;
-  void kcd_save(const Pieces&, PieceModel&, bool) {}
-  void kcd_restore(const Pieces&, PieceModel&) {}
   // (the data in one piece: "wcol" solves H, its linear terms its own)
   bool kcd_whole(const Pieces& P, const PieceModel&) const { return P.in_place(); }
-  std::size_t kcd_modes(const PieceModel&) const { return 1; }
   void kcd_enter(const Pieces& P, PieceModel& M, std::size_t, bool whole, KCDMode& m) {
     m.A = &M.H;
     m.l2 = pen_.l2h;
@@ -594,10 +590,6 @@ class WeightedNMF {
   void kcd_solve_whole(const Pieces& P, PieceModel& M, std::size_t, KCDMode&) {
     M.H = P.map(base("wcol", M.H).with("l1", pen_.l1h).with("l2", pen_.l2h)).take("H");
   }
-  bool kcd_columns(const Pieces&, PieceModel&, std::size_t, KCDMode&) const { return false; }
-  Request kcd_pass(const PieceModel&, std::size_t) const { return Request("kcd_pass"); }
-  void kcd_own(arma::mat&, const KLCDColumns&, std::size_t) const {}
-  void kcd_leave(const Pieces&, PieceModel&, std::size_t, KCDMode&) {}
   void kcd_rows(const Pieces& P, PieceModel& M) {
     rows_ = P.map(base("wrow", M.H).with("l1", pen_.l1w).with("l2", pen_.l2w));
   }

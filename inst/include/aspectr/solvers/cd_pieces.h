@@ -313,7 +313,7 @@ class KLCDTensorPiece : public KCDPieceBase {
 //    where B_z > D a_z, (B_z - D a_z) / lambda0_z); where D a_z > B_z,
 //    -(D a_z - B_z) log lambda_z by Jensen's bound with weights
 //    phi0(w, z): pseudo-cells b_zw + (D a_z - B_z) phi0(w, z).
-class PieceKLCDTensor {
+class PieceKLCDTensor : public KCDRuleDefaults {
  public:
   static constexpr bool kLagged = false;
   explicit PieceKLCDTensor(DirichletPrior prior = DirichletPrior())
@@ -377,7 +377,6 @@ class PieceKLCDTensor {
     if (prior_.any()) r.view("coef", coef_).view("cells", cells_);
     P.map(r);
   }
-  bool kcd_columns(const Pieces&, AspectPieceModel&, std::size_t, KCDMode&) const { return false; }
   // (the other modes' factors: not this mode's, nor the weights)
   Request kcd_pass(const AspectPieceModel& M, std::size_t n) const {
     Request r = M.request("kcd_pass");

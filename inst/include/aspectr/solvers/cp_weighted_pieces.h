@@ -659,7 +659,7 @@ class CPWeightedPiecesMU {
 //
 // `whole`: the pieces are one piece holding every cell (the data in
 // memory), which then solves each mode's rows itself (ntf_wcdmode).
-class CPWeightedPiecesCD {
+class CPWeightedPiecesCD : public KCDRuleDefaults {
  public:
   explicit CPWeightedPiecesCD(const CPWeights& w, bool whole = false) : w_(w), mu_(w), whole_(whole) {}
   static constexpr bool kLagged = false;
@@ -709,13 +709,11 @@ class CPWeightedPiecesCD {
     r.with("mode", static_cast<double>(n)).view("D", m.cper).ref("A", *m.A);
     P.map(r);
   }
-  bool kcd_columns(const Pieces&, CPPieceModel&, std::size_t, KCDMode&) const { return false; }
   Request kcd_pass(const CPPieceModel& M, std::size_t n) const {
     Request r = M.request("ntf_wcdpass");
     r.with("mode", static_cast<double>(n));
     return r;
   }
-  void kcd_own(arma::mat&, const nmf::KLCDColumns&, std::size_t) const {}
   void kcd_leave(const Pieces&, CPPieceModel&, std::size_t, KCDMode& m) {
     arma::mat& A = *m.A;
     V_ = arma::accu(m.cper % A);

@@ -38,6 +38,7 @@
 ##
 ## ASPECTR_BENCH_QUICK=1 divides the data by 10 (and n = 3);
 ## ASPECTR_BENCH_SCALE=0.25 runs a quarter of the full size (any fraction);
+## ASPECTR_BENCH_ROUNDS=4 runs every fit 4 times (default 2);
 ## ASPECTR_BENCH_ONLY="plsa|nmf|kl|factors" picks sections (plsa(),
 ## nmf() by Frobenius HALS, nmf() by KL coordinate descent, and plsa() on
 ## the cluster with the documents' factor gathered or written by the
@@ -129,8 +130,9 @@ child <- function(setup, fit_call) {
 # Each fit runs `rounds` times, the fits interleaved (all fits once, then
 # again), so that the machine's load falls on all of them alike; the time
 # per iteration reported is the minimum over iterations and rounds, the
-# peak memory the largest over rounds.
-rounds <- if (quick) 1 else 2
+# peak memory the largest over rounds. ASPECTR_BENCH_ROUNDS sets the count
+# (more rounds give steadier minima on a shared machine).
+rounds <- as.integer(Sys.getenv("ASPECTR_BENCH_ROUNDS", if (quick) "1" else "2"))
 
 # ASPECTR_BENCH_ONLY: a regular expression of the sections to run ("plsa",
 # "nmf" for Frobenius HALS, "kl" for KL coordinate descent; bench/common.R)

@@ -519,7 +519,7 @@ nmf_shard_state <- function(st, key, g) {
   h <- st$shards[[key]]
   if (!is.null(h$nmf)) return(h$nmf)
   fail <- function(e) abort_shard(h$source, "failed: {conditionMessage(e)}")
-  d <- if (h$keep) h$data else shard_data(h$source)
+  d <- if (h$keep) shard_kept_data(st, key, any_order = TRUE) else shard_data(h$source)
   X <- tryCatch(cpp_nmf_shard_state(d$idx, d$val, as.integer(c(d$dims[1], g$dims[2])), g$s),
                 error = fail)
   if (h$keep) {
@@ -565,7 +565,7 @@ shard_wset <- function(st, held, args, slot, weigh) {
     fail <- function(e) abort_shard(h$source, "failed: {conditionMessage(e)}")
     st$shards[[key]]$w <- w[[j]]
     st$shards[[key]][[slot]] <- NULL
-    d <- if (h$keep) h$data else shard_data(h$source)
+    d <- if (h$keep) shard_kept_data(st, key) else shard_data(h$source)
     streamed <- !isTRUE(args$only) && !h$keep && shard_streamable(h$source)
     r <- tryCatch(weigh(d, w[[j]], h$rows, streamed), error = fail)
     sums[j] <- list(r$sums)
@@ -636,7 +636,7 @@ shard_nmf_prod <- function(st, held, args) {
 # file), see shard_weighted_state()
 nmf_wshard_state <- function(st, key, g, streamed = FALSE) {
   shard_weighted_state(st, key, "wnmf", streamed, function(h, w) {
-    d <- if (streamed) list(dims = h$rows) else if (h$keep) h$data else shard_data(h$source)
+    d <- if (streamed) list(dims = h$rows) else if (h$keep) shard_kept_data(st, key) else shard_data(h$source)
     cpp_nmf_wshard_state(d$idx, d$val, as.integer(c(d$dims[1], g$dims[2])), g$s, w$d, w$r, w$c, w$ei, w$ej, w$ev)
   })
 }

@@ -199,7 +199,7 @@ shard_ntf_wset <- function(st, held, args) {
 ntf_wshard_state <- function(st, key, g, streamed = FALSE) {
   shard_weighted_state(st, key, "wntf", streamed, function(h, w) {
     if (streamed) return(cpp_ntf_wshard_state(NULL, NULL, as.integer(c(h$rows, g$dims[-1])), w$d, w$v, w$eidx, w$ev))
-    d <- if (h$keep) h$data else shard_data(h$source)
+    d <- if (h$keep) shard_kept_data(st, key) else shard_data(h$source)
     wd <- ntf_wshard_cells(d, w, h$rows)
     cpp_ntf_wshard_state(wd$idx, wd$tv / g$s, wd$dims, w$d, w$v, w$eidx, w$ev)
   })
@@ -337,7 +337,7 @@ ntf_shard_state <- function(st, key, g, kcd = FALSE) {
   h <- st$shards[[key]]
   if (!is.null(h$fntf)) return(h$fntf)
   fail <- function(e) abort_shard(h$source, "failed: {conditionMessage(e)}")
-  d <- if (h$keep) h$data else shard_data(h$source)
+  d <- if (h$keep) shard_kept_data(st, key) else shard_data(h$source)
   S <- tryCatch(cpp_ntf_fshard_state(d$idx, d$val, as.integer(c(h$rows, g$dims[-1])), g$s), error = fail)
   if (h$keep) {
     st$shards[[key]]$fntf <- S

@@ -168,7 +168,7 @@ shard_wqem_op <- function(st, held, op, args) {
         next
       }
       w <- args$w[mine][[j]]
-      d <- if (h$keep) h$data else shard_data(h$source)
+      d <- if (h$keep) shard_kept_data(st, key) else shard_data(h$source)
       cw <- tryCatch(wqem_shard_cells(d, w), error = fail)
       # (args$keep = FALSE: the summary alone, plsa_shards_counted_summary())
       if (!isFALSE(args$keep)) {

@@ -66,7 +66,7 @@ qem_shard_state <- function(st, key, g) {
     return(tryCatch(cpp_qem_shard_file(st$buffer, shard_stream_path(h$source), as.integer(c(h$rows, g$dims[-1])), g$top, g$scaled),
                     error = function(e) abort_shard(h$source, "failed: {conditionMessage(e)}")))
   }
-  d <- if (h$keep) h$data else shard_data(h$source)
+  d <- if (h$keep) shard_kept_data(st, key) else shard_data(h$source)
   S <- tryCatch(cpp_qem_shard_state(d$idx, d$val, as.integer(c(h$rows, g$dims[-1])), g$top, g$scaled),
                 error = function(e) abort_shard(h$source, "failed: {conditionMessage(e)}"))
   if (h$keep) st$shards[[key]]$qem <- S

@@ -22,7 +22,12 @@
 ## iterations it needs to reach the target (tol = 0), whole calls
 ## (input conversion included), each in a fresh R process, the methods
 ## interleaved, `REPS` rounds; the minimum is reported (the machine may be
-## shared). Threads: ASPECTR_BENCH_THREADS (default 1); ASPECTR_BENCH_LONG,
+## shared). Before the timed call each process makes the same call once
+## with max_iter = 1 (a warm-up, alike for every method): the package's R
+## code is not byte-compiled at installation (ByteCompile: no), so R's JIT
+## compiles each function at its first call in a session, a cost of the
+## session (tens of milliseconds, larger for a longer R path), not of
+## the solver; ASPECTR_BENCH_COLD=1 times the first call instead. Threads: ASPECTR_BENCH_THREADS (default 1); ASPECTR_BENCH_LONG,
 ## ASPECTR_BENCH_AT and ASPECTR_BENCH_REPS set LONG, AT and REPS.
 
 args <- commandArgs(trailingOnly = TRUE)
@@ -40,16 +45,17 @@ if (length(args) && args[1] == "--worker") {
   x <- readRDS(datafile)[[corpus]]
   st <- aspectr:::with_seed(1, aspectr:::random_start(dim(x), K))
   S <- sum(x)
-  t <- system.time({
+  fit <- function(iters) {
     if (method == "nmf") {
       f <- nmf(x, K, loss = "kl", method = "cd", max_iter = iters, tol = 0, threads = THREADS,
                init = list(W = st$factors[[1]] * rep(st$lambda * S, each = nrow(x)), H = t(st$factors[[2]])))
-      obj <- f$objective / S
+      f$objective / S
     } else {
-      f <- plsa(x, K, init = st, max_iter = iters, tol = 0, threads = THREADS)
-      obj <- f$objective
+      plsa(x, K, init = st, max_iter = iters, tol = 0, threads = THREADS)$objective
     }
-  })[["elapsed"]]
+  }
+  if (!nzchar(Sys.getenv("ASPECTR_BENCH_COLD"))) suppressWarnings(suppressMessages(invisible(fit(1))))
+  t <- system.time(obj <- fit(iters))[["elapsed"]]
   cat("RESULT", t, format(obj, digits = 17), "\n")
   quit(save = "no")
 }
@@ -68,7 +74,8 @@ ver <- function(lib) {
   out[length(out)]
 }
 for (m in names(libs)) if (!is.null(libs[[m]])) cat(m, ": aspectr", ver(libs[[m]]), "\n")
-cat("threads:", THREADS, "; LONG =", LONG, "; AT =", AT, "; REPS =", REPS, "\n")
+cat("threads:", THREADS, "; LONG =", LONG, "; AT =", AT, "; REPS =", REPS,
+    if (nzchar(Sys.getenv("ASPECTR_BENCH_COLD"))) "; cold (the first call of the session timed)" else "; warm-up call before the timed one", "\n")
 cat(sprintf("load average at start: %s\n", paste(readLines("/proc/loadavg"), collapse = " ")))
 
 ## the corpora (documents x terms, sparse counts)

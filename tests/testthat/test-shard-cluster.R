@@ -5,6 +5,8 @@ test_that("shard_cluster() gives its workers TCP's no-delay option, and its fits
   on.exit(parallel::stopCluster(cl), add = TRUE)
   expect_s3_class(cl, "SOCKcluster")
   expect_length(cl, 2)
+  # workers on this machine: native binary serialization, not XDR
+  expect_true(all(vapply(cl, inherits, NA, what = "SOCK0node")))
   # this session's option as it was; the workers' set before they connected
   expect_identical(getOption("socketOptions"), before)
   expect_identical(unlist(parallel::clusterCall(cl, getOption, "socketOptions")), rep("no-delay", 2))
@@ -23,8 +25,11 @@ test_that("shard_cluster() gives its workers TCP's no-delay option, and its fits
   expect_equal(fit$H, ref$H, tolerance = 1e-10)
   # other options of makePSOCKcluster() pass through, with the workers' own
   # expressions run as well
-  cl2 <- shard_cluster(1, rscript_args = c("-e", shQuote("options(aspectr.test.flag = 7)")))
+  cl2 <- shard_cluster(1, rscript_args = c("-e", shQuote("options(aspectr.test.flag = 7)")), useXDR = TRUE)
   on.exit(parallel::stopCluster(cl2), add = TRUE)
+  # (useXDR given: kept)
+  expect_s3_class(cl2[[1]], "SOCKnode")
+  expect_false(inherits(cl2[[1]], "SOCK0node"))
   expect_identical(parallel::clusterCall(cl2, function() list(getOption("aspectr.test.flag"), getOption("socketOptions")))[[1]],
                    list(7, "no-delay"))
 })

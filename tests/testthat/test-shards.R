@@ -803,14 +803,18 @@ test_that("a kept 2-way shard holds its cells by column, and a fit of shuffled c
   expect_equal(sort(b$val), sort(d$val))
   expect_equal(Matrix::sparseMatrix(i = b$idx[1, ] + 1, j = b$idx[2, ] + 1, x = b$val, dims = d$dims), m,
                ignore_attr = TRUE)
-  # a kept shard is loaded in that order
+  # a kept shard is loaded as read, and put in that order at the first
+  # request that needs it (shard_kept_data())
   id <- "test_by_column"
   on.exit(aspectr:::shard_op(id, "drop"), add = TRUE)
   src <- list(kind = "object", object = shuffled, label = "shard 1")
   aspectr:::shard_op(id, "load", 0, list(ids = 1, sources = list(src), rows = d$dims[1], keep = TRUE))
-  kept <- get(id, envir = aspectr:::shard_stores)$shards[["1"]]$data
+  st <- get(id, envir = aspectr:::shard_stores)
+  expect_identical(st$shards[["1"]]$data$idx, shuffled$idx)
+  kept <- aspectr:::shard_kept_data(st, "1")
   expect_identical(kept$idx, b$idx)
   expect_identical(kept$val, b$val)
+  expect_identical(st$shards[["1"]]$data$idx, b$idx)
   # 3-way data stay as they are
   t3 <- list(idx = rbind(c(1L, 0L), c(0L, 1L), c(0L, 0L)), val = c(1, 2), dims = c(2L, 2L, 1L))
   expect_identical(aspectr:::shard_by_column(t3), t3)
@@ -837,4 +841,36 @@ test_that("topics whose weights tie to rounding come out in the same order in me
   # (a smaller weight by rounding first keeps its place; by value it would be last)
   expect_identical(plsa_order(c(0.25 - 2^-54, 0.25, 0.25, 0.25)), 1:4)
   expect_identical(plsa_order(c(0.1, 0.3, 0.2, 0.3)), c(2L, 4L, 3L, 1L))
+})
+
+test_that("a kept shard's cells are sorted by column at the first request that needs it, and nmf()'s state takes them as read", {
+  x <- with_test_seed(3, Matrix::rsparsematrix(30, 8, 0.4, rand.x = function(n) rpois(n, 3) + 1))
+  dir <- tempfile("kept")
+  dir.create(dir)
+  on.exit(unlink(dir, recursive = TRUE), add = TRUE)
+  src <- write_shards(list(x), dir)$sources[[1]]
+  d <- aspectr:::shard_data(src)
+  # (cells as read from a .shard file: by row, so sorting them changes
+  # their order)
+  o <- order(d$idx[2, ], d$idx[1, ])
+  expect_true(is.unsorted(o))
+  st <- new.env()
+  st$shards <- list("1" = list(id = 1, keep = TRUE, data = d))
+  expect_identical(aspectr:::shard_kept_data(st, "1", any_order = TRUE), d)
+  expect_null(st$shards[["1"]]$data$by_column)
+  s1 <- aspectr:::shard_kept_data(st, "1")
+  expect_identical(s1$idx, d$idx[, o])
+  expect_identical(s1$val, d$val[o])
+  expect_true(s1$by_column)
+  # kept sorted: a second request gets the same cells without sorting again
+  expect_identical(st$shards[["1"]]$data, s1)
+  expect_identical(aspectr:::shard_kept_data(st, "1"), s1)
+  # nmf()'s shard state is the same from the cells in either order
+  g <- list(dims = dim(x), s = 2)
+  a <- aspectr:::cpp_nmf_shard_state(d$idx, d$val, dim(x), 2)
+  b <- aspectr:::cpp_nmf_shard_state(s1$idx, s1$val, dim(x), 2)
+  Z <- with_test_seed(4, matrix(runif(8 * 3), 8, 3))
+  expect_identical(aspectr:::cpp_nmf_product(a, Z, "XZ", 1L), aspectr:::cpp_nmf_product(b, Z, "XZ", 1L))
+  W <- with_test_seed(5, matrix(runif(30 * 3), 30, 3))
+  expect_identical(aspectr:::cpp_nmf_product(a, W, "WtX", 1L), aspectr:::cpp_nmf_product(b, W, "WtX", 1L))
 })

@@ -2149,10 +2149,11 @@ write_shard_bin <- function(d, path) {
 
 # A .shard file whole, in the internal form (with its names)
 read_shard_bin <- function(path) {
+  # (read and checked in C++: values positive and finite, each index within
+  # its mode's size)
   d <- cpp_read_shard_file(path)
-  if (anyNA(d$val) || any(!is.finite(d$val)) || any(d$val <= 0)) stop("it holds values that are not positive and finite")
-  # (idx is N x cells: each row against its mode's size)
-  if (length(d$idx) && (anyNA(d$idx) || any(d$idx < 0L) || any(d$idx >= d$dims))) {
+  if (d$fault == 1L) stop("it holds values that are not positive and finite")
+  if (d$fault == 2L) {
     stop("it holds cell indices outside its dimensions (", paste(d$dims, collapse = " x "), "): it is damaged")
   }
   dn <- read_shard_names(path, length(d$dims), length(d$val))

@@ -29,18 +29,17 @@ SEXP cpp_nmf_shard_state(Rcpp::IntegerMatrix idx, Rcpp::NumericVector val, Rcpp:
                          double scale, int layout = 0) {
   if (idx.nrow() != 2 || idx.ncol() != val.size() || dims.size() != 2 || layout < 0 || layout > 2)
     Rcpp::stop("internal error: a shard of nmf() must be a matrix");
+  // (the cells' rows and columns read in place from the 2 x cells indices)
   const int* ix = idx.begin();
   const std::size_t nnz = val.size();
-  std::vector<int> row(nnz), col(nnz);
-  for (std::size_t t = 0; t < nnz; ++t) { row[t] = ix[2 * t]; col[t] = ix[2 * t + 1]; }
   using aspectr::nmf::shard_csc;
   Data* X;
   if (layout == 0) {
-    X = new Data(aspectr::nmf::shard_data(row.data(), col.data(), val.begin(), nnz, dims[0], dims[1], scale));
+    X = new Data(aspectr::nmf::shard_data(ix, ix + 1, val.begin(), nnz, dims[0], dims[1], scale, 2));
   } else if (layout == 1) {
-    X = new Data(shard_csc(row.data(), col.data(), val.begin(), nnz, dims[0], dims[1], scale));
+    X = new Data(shard_csc(ix, ix + 1, val.begin(), nnz, dims[0], dims[1], scale, 2));
   } else {
-    X = new Data(shard_csc(col.data(), row.data(), val.begin(), nnz, dims[1], dims[0], scale));
+    X = new Data(shard_csc(ix + 1, ix, val.begin(), nnz, dims[1], dims[0], scale, 2));
   }
   // (tagged as nmf()'s data: its products for R, cpp_nmf_product())
   return Rcpp::XPtr<Data>(X, true, Rf_install("aspectr_nmf_data"));

@@ -2,6 +2,7 @@
 // Rcpp's generated wrappers are the single exception boundary of each
 // export: std::exception from the core becomes an R error, Rcpp's interrupt
 // exception an R interrupt.
+#include <limits>
 #include "r_adapters.h"
 #include <aspectr/solvers/cd_pieces.h>
 #include <aspectr/solvers/cp_pieces.h>
@@ -403,20 +404,28 @@ void cpp_em_normalize_in_place(Rcpp::NumericMatrix F0, Rcpp::NumericVector colsu
 }
 
 // A shard file as R's internal data form (idx, val, dims), for reading it
-// whole (shards(), workers that keep their shards).
+// whole (shards(), workers that keep their shards): read straight into the
+// R vectors, and checked (`fault`: 0 sound, 1 a value not positive and
+// finite, 2 an index outside its mode, see shard_cells_fault()).
 // [[Rcpp::export]]
 Rcpp::List cpp_read_shard_file(std::string path) {
-  aspectr::ShardBuffer buf;
-  aspectr::read_shard_file(path, buf);
-  const std::size_t N = buf.dims.size();
-  Rcpp::IntegerMatrix idx(static_cast<int>(N), static_cast<int>(buf.nnz));
-  // (a shard without cells has no indices: memcpy of nothing from a null pointer is undefined)
-  if (!buf.idx.empty()) std::memcpy(idx.begin(), buf.idx.data(), sizeof(int) * buf.idx.size());
-  Rcpp::IntegerVector dims(N);
-  for (std::size_t n = 0; n < N; ++n) dims[n] = static_cast<int>(buf.dims[n]);
-  return Rcpp::List::create(Rcpp::Named("idx") = idx,
-                            Rcpp::Named("val") = Rcpp::NumericVector(buf.val.begin(), buf.val.end()),
-                            Rcpp::Named("dims") = dims);
+  Rcpp::IntegerMatrix idx;
+  Rcpp::NumericVector val;
+  Rcpp::IntegerVector dims;
+  std::vector<arma::uword> dm;
+  aspectr::read_shard_file_into(path, [&](const std::vector<arma::uword>& d, std::size_t nnz) {
+    dm = d;
+    if (nnz > static_cast<std::size_t>(std::numeric_limits<int>::max()))
+      throw std::runtime_error("shard file " + path + " holds more cells than R's matrices of indices allow");
+    idx = Rcpp::IntegerMatrix(Rcpp::no_init(static_cast<int>(d.size()), static_cast<int>(nnz)));
+    val = Rcpp::NumericVector(Rcpp::no_init(static_cast<R_xlen_t>(nnz)));
+    return std::pair<void*, double*>(idx.begin(), val.begin());
+  });
+  dims = Rcpp::IntegerVector(dm.size());
+  for (std::size_t n = 0; n < dm.size(); ++n) dims[n] = static_cast<int>(dm[n]);
+  const int fault = aspectr::shard_cells_fault(idx.begin(), val.begin(), static_cast<std::size_t>(val.size()), dm);
+  return Rcpp::List::create(Rcpp::Named("idx") = idx, Rcpp::Named("val") = val,
+                            Rcpp::Named("dims") = dims, Rcpp::Named("fault") = fault);
 }
 
 // [[Rcpp::export]]

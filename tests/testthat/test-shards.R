@@ -875,3 +875,41 @@ test_that("a kept shard's cells are sorted by column at the first request that n
   W <- with_test_seed(5, matrix(runif(30 * 3), 30, 3))
   expect_identical(aspectr:::cpp_nmf_product(a, W, "WtX", 1L), aspectr:::cpp_nmf_product(b, W, "WtX", 1L))
 })
+
+test_that("a .shard file read whole gives its cells, and a damaged one a message of what is wrong", {
+  x <- shard_counts(12, 7, seed = 3)
+  dir <- tempfile("shard_read_"); dir.create(dir)
+  on.exit(unlink(dir, recursive = TRUE), add = TRUE)
+  write_shards(list(x), dir, prefix = "r")
+  path <- file.path(dir, "r1.shard")
+  d <- aspectr:::read_shard_bin(path)
+  expect_equal(d$dims, dim(x))
+  m <- matrix(0, nrow(x), ncol(x))
+  m[cbind(d$idx[1, ] + 1L, d$idx[2, ] + 1L)] <- d$val
+  expect_identical(m, unname(x) + 0)
+  expect_equal(d$total, sum(x + 0))
+  nnz <- length(d$val)
+  # (the header: 48 bytes for a matrix; then 2 x nnz indices, nnz values)
+  at_val <- 8 + 4 + 4 + 8 + 8 * 2 + 8 + 4 * 2 * nnz
+  damage <- function(offset, value, size) {
+    f <- tempfile("damaged_", tmpdir = dir, fileext = ".shard")
+    file.copy(path, f)
+    con <- file(f, "r+b")
+    seek(con, offset, rw = "write")
+    writeBin(value, con, size = size)
+    close(con)
+    f
+  }
+  # values: negative, zero, NaN, infinite (the last cell's, so that the
+  # whole array is looked at)
+  for (v in c(-1, 0, NaN, Inf)) {
+    expect_error(aspectr:::read_shard_bin(damage(at_val + 8 * (nnz - 1), v, 8)),
+                 "not positive and finite")
+  }
+  # indices: a row beyond the rows, a negative column (an R NA), a column
+  # equal to the count of columns
+  expect_error(aspectr:::read_shard_bin(damage(48 + 4 * 2 * (nnz - 1), 12L, 4)), "outside its dimensions \\(12 x 7\\)")
+  expect_error(aspectr:::read_shard_bin(damage(48 + 4, NA_integer_, 4)), "outside its dimensions")
+  expect_error(aspectr:::read_shard_bin(damage(48 + 4 * 3, 7L, 4)), "outside its dimensions")
+  expect_identical(aspectr:::read_shard_bin(damage(48 + 4 * 3, 6L, 4))$idx[2, 2], 6L)
+})

@@ -28,6 +28,7 @@
 #include <limits>
 #include <stdexcept>
 #include <string>
+#include <utility>
 #include <vector>
 #include "interrupt.h"
 #if !defined(_WIN32)
@@ -121,6 +122,41 @@ inline void read_shard_file(const std::string& path, ShardBuffer& buf) {
   buf.val.resize(buf.nnz);
   detail::read_exact(file.f, buf.idx.data(), sizeof(index_t) * buf.idx.size(), path);
   detail::read_exact(file.f, buf.val.data(), sizeof(double) * buf.val.size(), path);
+}
+
+// Reads a shard file's cells into memory the caller provides (an R
+// vector's, with no buffer between): `alloc(dims, nnz)` returns where the
+// indices (N * nnz 32-bit integers, cell s at [s*N .. s*N+N-1]) and the
+// values (nnz doubles) go.
+template <class Alloc>
+inline void read_shard_file_into(const std::string& path, Alloc alloc) {
+  detail::File file(path);
+  if (file.f == nullptr) throw std::runtime_error("cannot open shard file " + path);
+  const ShardHeader h = read_shard_header(file.f, path);
+  const std::pair<void*, double*> dst = alloc(h.dims, h.nnz);
+  if (h.nnz == 0) return;
+  detail::read_exact(file.f, dst.first, sizeof(index_t) * h.nnz * h.dims.size(), path);
+  detail::read_exact(file.f, dst.second, sizeof(double) * h.nnz, path);
+}
+
+// What is wrong with a shard's cells, in one pass over each array: 0
+// nothing, 1 a value that is not positive and finite, 2 an index outside
+// its mode's size (idx as read_shard_file_into() gives it; as signed
+// integers, an R NA is negative).
+inline int shard_cells_fault(const std::int32_t* idx, const double* val, std::size_t nnz,
+                             const std::vector<arma::uword>& dims) {
+  for (std::size_t s = 0; s < nnz; ++s) {
+    if (!(val[s] > 0.0) || !std::isfinite(val[s])) return 1;
+  }
+  const std::size_t N = dims.size();
+  std::vector<std::int64_t> size(dims.begin(), dims.end());
+  for (std::size_t s = 0; s < nnz; ++s) {
+    const std::int32_t* c = idx + s * N;
+    for (std::size_t n = 0; n < N; ++n) {
+      if (c[n] < 0 || static_cast<std::int64_t>(c[n]) >= size[n]) return 2;
+    }
+  }
+  return 0;
 }
 
 // A shard file read a chunk of cells at a time, through two streams (one

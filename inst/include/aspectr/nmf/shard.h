@@ -39,17 +39,22 @@ namespace nmf {
 // one pass; otherwise stable counting sorts by row (unless the cells are
 // in row order already), then by column.
 inline Csc shard_csc(const int* row, const int* col, const double* val, std::size_t nnz,
-                     arma::uword m, arma::uword n, double scale) {
+                     arma::uword m, arma::uword n, double scale, std::size_t stride = 1) {
+  // (cell t's row and column: row[t * stride], col[t * stride], so that
+  // the interleaved indices of a shard, stride 2, are read in place)
+  auto r_of = [&](std::size_t t) { return row[t * stride]; };
+  auto c_of = [&](std::size_t t) { return col[t * stride]; };
   std::vector<std::size_t> col_start(n + 1, 0);
   bool in_order = true, by_rows = true;
   for (std::size_t t = 0; t < nnz; ++t) {
-    if (row[t] < 0 || static_cast<arma::uword>(row[t]) >= m || col[t] < 0 ||
-        static_cast<arma::uword>(col[t]) >= n)
+    const int r = r_of(t), c = c_of(t);
+    if (r < 0 || static_cast<arma::uword>(r) >= m || c < 0 || static_cast<arma::uword>(c) >= n)
       throw std::runtime_error("a cell's index is outside the shard's size");
-    ++col_start[col[t] + 1];
+    ++col_start[c + 1];
     if (t > 0) {
-      if (col[t] < col[t - 1] || (col[t] == col[t - 1] && row[t] <= row[t - 1])) in_order = false;
-      if (row[t] < row[t - 1]) by_rows = false;
+      const int r0 = r_of(t - 1), c0 = c_of(t - 1);
+      if (c < c0 || (c == c0 && r <= r0)) in_order = false;
+      if (r < r0) by_rows = false;
     }
   }
   for (arma::uword c = 0; c < n; ++c) col_start[c + 1] += col_start[c];
@@ -59,7 +64,7 @@ inline Csc shard_csc(const int* row, const int* col, const double* val, std::siz
   A.own(nnz);
   if (in_order) {
     for (std::size_t t = 0; t < nnz; ++t) {
-      A.i_store[t] = static_cast<std::uint32_t>(row[t]);
+      A.i_store[t] = static_cast<std::uint32_t>(r_of(t));
       A.x_store[t] = val[t] / scale;
     }
     return A;
@@ -67,15 +72,15 @@ inline Csc shard_csc(const int* row, const int* col, const double* val, std::siz
   std::vector<std::size_t> order;
   if (!by_rows) {
     std::vector<std::size_t> by_row(m + 1, 0);
-    for (std::size_t t = 0; t < nnz; ++t) ++by_row[row[t] + 1];
+    for (std::size_t t = 0; t < nnz; ++t) ++by_row[r_of(t) + 1];
     for (arma::uword r = 0; r < m; ++r) by_row[r + 1] += by_row[r];
     order.resize(nnz);
-    for (std::size_t t = 0; t < nnz; ++t) order[by_row[row[t]]++] = t;
+    for (std::size_t t = 0; t < nnz; ++t) order[by_row[r_of(t)]++] = t;
   }
   for (std::size_t u = 0; u < nnz; ++u) {
     const std::size_t t = by_rows ? u : order[u];
-    const std::size_t d = col_start[col[t]]++;
-    A.i_store[d] = static_cast<std::uint32_t>(row[t]);
+    const std::size_t d = col_start[c_of(t)]++;
+    A.i_store[d] = static_cast<std::uint32_t>(r_of(t));
     A.x_store[d] = val[t] / scale;
   }
   return A;
@@ -85,8 +90,8 @@ inline Csc shard_csc(const int* row, const int* col, const double* val, std::siz
 // or read whole from a file of another kind than .shard; .shard files are
 // streamed, see stream_products() and stream_kl())
 inline Data shard_data(const int* row, const int* col, const double* val, std::size_t nnz, arma::uword m,
-                       arma::uword n, double scale) {
-  return Data(shard_csc(row, col, val, nnz, m, n, scale), shard_csc(col, row, val, nnz, n, m, scale));
+                       arma::uword n, double scale, std::size_t stride = 1) {
+  return Data(shard_csc(row, col, val, nnz, m, n, scale, stride), shard_csc(col, row, val, nnz, n, m, scale, stride));
 }
 
 // The methods of Frobenius NMF that shards support, and their block update

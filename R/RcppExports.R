@@ -289,6 +289,10 @@ cpp_nmf_range_svd <- function(data, Omega, power, k, threads, dims = NULL) {
     .Call(`_aspectr_cpp_nmf_range_svd`, data, Omega, power, k, threads, dims)
 }
 
+cpp_range_piece <- function(op, Qt, Ri, threads) {
+    .Call(`_aspectr_cpp_range_piece`, op, Qt, Ri, threads)
+}
+
 cpp_orthonormalize <- function(Y, threads) {
     .Call(`_aspectr_cpp_orthonormalize`, Y, threads)
 }

@@ -167,28 +167,78 @@ shard_nmf_dense <- function(nd) {
   X
 }
 
-# otherwise their products for the range finder (cpp_nmf_range_svd()):
-# (X H')' for Ht (l x n), Q'X for Qt (l x m), added over the shards. Those
-# of a weighted fit, read here a shard at a time (its weighted values, see
-# shard_nmf_each()); an unweighted fit's come from its session's stores
-# (nmf_shard_session()'s products()).
+# otherwise the range finder on pieces (cpp_nmf_range_svd()), a piece per
+# shard holding its block of Q' (range_pieces()). Those of a weighted fit,
+# read here a shard at a time (its weighted values, see shard_nmf_each());
+# an unweighted fit's are kept by its session's stores
+# (nmf_shard_session()'s products, shard_nmf_range()).
 shard_nmf_products <- function(nd, threads) {
-  function(which, F) {
-    out <- if (which == "XHt") matrix(0, nrow(F), nd$dims[1]) else matrix(0, nrow(F), nd$dims[2])
-    Ft <- if (which == "XHt") t(F)
-    shard_nmf_each(nd, function(i, d, dims) {
-      rows <- shard_rows(nd$shards, i)
-      if (!length(rows)) return()
-      S <- cpp_nmf_shard_state(d$idx, d$val, dims, nd$scale$s)
-      if (which == "XHt") {
-        out[, rows] <<- t(cpp_nmf_product(S, Ft, "XZ", threads))
-      } else {
-        out <<- out + cpp_nmf_product(S, t(F[, rows, drop = FALSE]), "WtX", threads)
-      }
-      cpp_nmf_shard_release(S)
-    })
+  x <- nd$shards
+  held <- vector("list", length(x$rows))
+  range_pieces(x, function(op, arg, blocks) {
+    out <- vector("list", length(held))
+    step <- function(i, S) {
+      if (!length(shard_rows(x, i))) return()
+      r <- range_piece_step(op, held[[i]], if (is.null(blocks)) arg else blocks[[i]], S, threads)
+      held[i] <<- list(r$Qt)
+      out[i] <<- list(r$out)
+    }
+    if (op %in% c("start", "btx")) {
+      shard_nmf_each(nd, function(i, d, dims) {
+        S <- cpp_nmf_shard_state(d$idx, d$val, dims, nd$scale$s)
+        step(i, S)
+        cpp_nmf_shard_release(S)
+      })
+    } else {
+      for (i in seq_along(held)) step(i, NULL)
+    }
     out
+  })
+}
+
+# The range finder's steps on data in pieces, a piece per shard of `x`
+# (the function RRangePieces calls, see cpp_nmf_range_svd()):
+# `steps(op, arg, blocks)` runs a step on every shard (`arg` to all, or
+# `blocks`, one per shard) and gives the answers: for "gather" and "left"
+# each shard's block (NULL for a shard without rows) in the shards' order,
+# bound here; otherwise Grams and products, added here (each the sum over
+# one or more shards, in the shards' order).
+range_pieces <- function(x, steps) {
+  function(op, arg) {
+    if (op == "set") {
+      steps(op, NULL, lapply(seq_along(x$rows), function(i) arg[, shard_rows(x, i), drop = FALSE]))
+      return(NULL)
+    }
+    parts <- steps(op, if (op == "start") t(arg) else arg, NULL)
+    parts <- parts[!vapply(parts, is.null, logical(1))]
+    switch(op, gather = do.call(cbind, parts), left = do.call(rbind, parts), Reduce(`+`, parts))
   }
+}
+
+# whether a step's answers are added over the shards (range_pieces())
+range_step_adds <- function(op) op %in% c("start", "apply", "btx")
+
+# A step of the range finder on a shard's piece: `Qt` its block of Q' (l x
+# its rows, NULL before "start"), `S` its NMF data (cpp_nmf_shard_state(),
+# for "start" and "btx"); gives the block kept and the answer (see
+# RRangePieces): "start" (arg H', n x l: X H' kept as rows, its Gram),
+# "apply" (arg R^-1: the Gram), "btx" (Q' X), "gather" (the block), "set"
+# (arg the new block), "left" (arg U: Q U; the block let go).
+range_piece_step <- function(op, Qt, arg, S, threads) {
+  switch(op,
+    start = {
+      Qt <- t(cpp_nmf_product(S, arg, "XZ", threads))
+      list(Qt = Qt, out = cpp_range_piece("gram", Qt, NULL, threads))
+    },
+    apply = {
+      r <- cpp_range_piece("apply", Qt, arg, threads)
+      list(Qt = r$Qt, out = r$G)
+    },
+    btx = list(Qt = Qt, out = cpp_nmf_product(S, t(Qt), "WtX", threads)),
+    gather = list(Qt = Qt, out = Qt),
+    set = list(Qt = arg, out = NULL),
+    left = list(Qt = NULL, out = crossprod(Qt, arg)),
+    stop("internal error: unknown step of the range finder"))
 }
 
 # The sharded NMF of one fit: shards loaded (or described for streaming);
@@ -254,24 +304,20 @@ nmf_shard_session <- function(x, cluster, threads, loss, method, s, L1s, L2s, ep
     wconf <<- wfit
     invisible()
   }
-  # NNDSVD's products of the data (those of shard_nmf_products()) by the
-  # stores holding the shards: X F' (which "XHt", rows placed by shard) or
-  # F X (F's columns to the store of their shard; the shards' products
-  # added in the shards' order, as there)
-  products <- function(which, F) {
-    res <- if (which == "XHt") eng$run("nmf_prod", list(global = global, which = which, Ft = t(F))) else
-      eng$each("nmf_prod", function(g) {
-        list(ids = g, global = global, which = which, F = lapply(g, function(i) t(F[, shard_rows(x, i), drop = FALSE])))
-      })
-    parts <- vector("list", length(x$rows))
-    for (a in res) for (j in seq_along(a$ids)) parts[a$ids[j]] <- list(a$prod[[j]])
-    out <- matrix(0, nrow(F), if (which == "XHt") x$dims[1] else x$dims[2])
-    for (i in seq_along(parts)) {
-      if (is.null(parts[[i]])) next
-      if (which == "XHt") out[, shard_rows(x, i)] <- parts[[i]] else out <- out + parts[[i]]
+  # NNDSVD's range finder on the stores holding the shards (range_pieces()):
+  # each keeps its shards' blocks of Q' (shard_nmf_range())
+  products <- range_pieces(x, function(op, arg, blocks) {
+    res <- if (is.null(blocks)) eng$run("nmf_range", list(global = global, step = op, arg = arg)) else
+      eng$each("nmf_range", function(g) list(ids = g, global = global, step = op, blocks = blocks[g]))
+    if (range_step_adds(op)) {
+      # (each store's sum over its shards, the stores in their shards' order)
+      first <- vapply(res, function(a) if (length(a$ids)) min(a$ids) else Inf, numeric(1))
+      return(lapply(res[order(first)], `[[`, "out"))
     }
-    out
-  }
+    parts <- vector("list", length(x$rows))
+    for (a in res) for (j in seq_along(a$ids)) parts[a$ids[j]] <- list(a$out[[j]])
+    parts
+  })
   wconf <- NULL
   list(fit = function(init, iters, tol, hook, exact) {
     nmf_shard_fit(fit_from, init, iters, tol, hook, exact)
@@ -406,7 +452,7 @@ nmf_pieces_fit <- function(eng, run, H, global, L1s, L2s, max_iter, tol, hook, e
 shard_nmf_op <- function(st, held, op, args) {
   if (op == "nmf_wset") return(shard_nmf_wset(st, held, args))
   if (op == "nmf_cols") return(shard_nmf_cols(st, held, args))
-  if (op == "nmf_prod") return(shard_nmf_prod(st, held, args))
+  if (op == "nmf_range") return(shard_nmf_range(st, held, args))
   if (op != "nmf_piece") stop("unknown operation ", op)
   g <- args$global
   if (isTRUE(g$weighted)) return(shard_nmf_wop(st, held, args))
@@ -611,24 +657,32 @@ shard_nmf_wop <- function(st, held, args) {
   list(ids = held, stats = parts)
 }
 
-# NNDSVD's products of the store's shards (nmf_shard_session()'s
-# products()), as shard_nmf_products() makes them: X_s F' (which "XHt",
-# F' whole, n x l) or F_s X_s (each shard's block of F given, rows x l)
-shard_nmf_prod <- function(st, held, args) {
+# A step of NNDSVD's range finder (range_piece_step()) on the store's
+# shards among `args$ids` (all it holds without ids), each keeping its
+# block of Q' between the steps (nmf_shard_session()'s products): the
+# answers by shard, or their sum over the store's shards in their order
+# when they are added (range_step_adds())
+shard_nmf_range <- function(st, held, args) {
   mine <- if (is.null(args$ids)) held else args$ids[args$ids %in% held]
+  mine <- sort(mine)
   g <- args$global
-  prod <- lapply(mine, function(i) {
+  out <- lapply(mine, function(i) {
     key <- as.character(i)
     h <- st$shards[[key]]
     if (!h$rows) return(NULL)
-    S <- nmf_shard_state(st, key, g)
-    r <- tryCatch(if (args$which == "XHt") t(cpp_nmf_product(S, args$Ft, "XZ", g$threads)) else
-      cpp_nmf_product(S, args$F[[match(i, args$ids)]], "WtX", g$threads),
-      error = function(e) abort_shard(h$source, "failed: {conditionMessage(e)}"))
-    if (!h$keep) cpp_nmf_shard_release(S)
-    r
+    S <- if (args$step %in% c("start", "btx")) nmf_shard_state(st, key, g)
+    arg <- if (is.null(args$blocks)) args$arg else args$blocks[[match(i, args$ids)]]
+    r <- tryCatch(range_piece_step(args$step, h$range, arg, S, g$threads),
+                  error = function(e) abort_shard(h$source, "failed: {conditionMessage(e)}"))
+    if (!is.null(S) && !h$keep) cpp_nmf_shard_release(S)
+    st$shards[[key]]["range"] <- list(r$Qt)
+    r$out
   })
-  list(ids = mine, prod = prod)
+  if (range_step_adds(args$step)) {
+    out <- out[!vapply(out, is.null, logical(1))]
+    out <- if (length(out)) Reduce(`+`, out)
+  }
+  list(ids = mine, out = out)
 }
 
 # A shard's state of a weighted fit (cpp_nmf_wshard_state()): its weights

@@ -888,8 +888,9 @@ nmf_svd <- function(nd, k, threads = 1L, products = NULL) {
   }
   # the range finder in C++ (with the package's kernels: R's reference BLAS
   # is several times slower; sparse data are read in place), with two power
-  # iterations; data in shards through their products, a shard at a time
-  # (by the stores holding them: `products`)
+  # iterations; data in shards as pieces, each shard keeping its rows of
+  # the range's basis (by the stores holding them: `products`, see
+  # range_pieces())
   l <- min(k + 10, min(nd$dims))
   omega <- with_seed(20240601L, matrix(stats::rnorm(nd$dims[2] * l), nd$dims[2], l))
   if (sharded) {

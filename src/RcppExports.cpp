@@ -1202,6 +1202,20 @@ BEGIN_RCPP
     return rcpp_result_gen;
 END_RCPP
 }
+// cpp_range_piece
+SEXP cpp_range_piece(std::string op, Rcpp::NumericMatrix Qt, Rcpp::Nullable<Rcpp::NumericMatrix> Ri, int threads);
+RcppExport SEXP _aspectr_cpp_range_piece(SEXP opSEXP, SEXP QtSEXP, SEXP RiSEXP, SEXP threadsSEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::RNGScope rcpp_rngScope_gen;
+    Rcpp::traits::input_parameter< std::string >::type op(opSEXP);
+    Rcpp::traits::input_parameter< Rcpp::NumericMatrix >::type Qt(QtSEXP);
+    Rcpp::traits::input_parameter< Rcpp::Nullable<Rcpp::NumericMatrix> >::type Ri(RiSEXP);
+    Rcpp::traits::input_parameter< int >::type threads(threadsSEXP);
+    rcpp_result_gen = Rcpp::wrap(cpp_range_piece(op, Qt, Ri, threads));
+    return rcpp_result_gen;
+END_RCPP
+}
 // cpp_orthonormalize
 Rcpp::NumericMatrix cpp_orthonormalize(Rcpp::NumericMatrix Y, int threads);
 RcppExport SEXP _aspectr_cpp_orthonormalize(SEXP YSEXP, SEXP threadsSEXP) {
@@ -1839,6 +1853,7 @@ static const R_CallMethodDef CallEntries[] = {
     {"_aspectr_cpp_nmf_data_alive", (DL_FUNC) &_aspectr_cpp_nmf_data_alive, 1},
     {"_aspectr_cpp_nmf_product", (DL_FUNC) &_aspectr_cpp_nmf_product, 4},
     {"_aspectr_cpp_nmf_range_svd", (DL_FUNC) &_aspectr_cpp_nmf_range_svd, 6},
+    {"_aspectr_cpp_range_piece", (DL_FUNC) &_aspectr_cpp_range_piece, 4},
     {"_aspectr_cpp_orthonormalize", (DL_FUNC) &_aspectr_cpp_orthonormalize, 2},
     {"_aspectr_cpp_plsa_kl_cd", (DL_FUNC) &_aspectr_cpp_plsa_kl_cd, 9},
     {"_aspectr_cpp_nmf_solvers", (DL_FUNC) &_aspectr_cpp_nmf_solvers, 0},

@@ -604,33 +604,45 @@ Rcpp::NumericMatrix cpp_nmf_product(SEXP data, Rcpp::NumericMatrix F, std::strin
   return res;
 }
 
-// The products of data in pieces for the range finder, added over the
-// pieces by R: fn("XHt", Ht) gives (X H')' (l x m) for Ht (l x n) and
-// fn("WtX", Qt) gives Q' X (l x n) for Qt (l x m).
+// Data in pieces for the range finder (aspectr/nmf/range.h), each piece
+// holding its block of Q' where its data are: fn(op, arg), an R function
+// (range_pieces()) that runs a step on every piece and adds or binds their
+// answers in the pieces' order: "start" (arg Ht, l x n: each piece keeps
+// (X H')', the Gram back), "apply" (arg R^-1, l x l: the Gram back), "btx"
+// (Q' X, l x n), "gather" (Q', l x m), "set" (arg Q'), "left" (arg U,
+// l x k: Q U, m x k; the pieces let their blocks go).
 namespace {
-struct RRangeProducts {
+struct RRangePieces {
   SEXP fn;
-  arma::uword m, n;
-  void call(const char* which, const arma::mat& F, arma::mat& out, arma::uword cols) const {
+  arma::uword m, n, l = 0;
+  void call(const char* op, const arma::mat& arg, arma::mat* out, arma::uword rows, arma::uword cols) const {
     Rcpp::Function f(fn);
-    Rcpp::NumericMatrix arg(F.n_rows, F.n_cols);
-    std::copy(F.begin(), F.end(), arg.begin());
-    SEXP r = f(Rcpp::CharacterVector::create(which), arg);
-    if (!Rf_isReal(r) || !Rf_isMatrix(r) || static_cast<arma::uword>(Rf_nrows(r)) != F.n_rows ||
+    Rcpp::NumericMatrix a(arg.n_rows, arg.n_cols);
+    std::copy(arg.begin(), arg.end(), a.begin());
+    SEXP r = f(Rcpp::CharacterVector::create(op), a);
+    if (out == nullptr) return;
+    if (!Rf_isReal(r) || !Rf_isMatrix(r) || static_cast<arma::uword>(Rf_nrows(r)) != rows ||
         static_cast<arma::uword>(Rf_ncols(r)) != cols)
-      Rcpp::stop("internal error: a product of the pieces has the wrong size");
-    out = arma::mat(REAL(r), Rf_nrows(r), Rf_ncols(r));
-    if (!out.is_finite()) Rcpp::stop("the data's products are not finite");
+      Rcpp::stop("internal error: a step of the range's pieces has the wrong size");
+    *out = arma::mat(REAL(r), rows, cols);
+    if (!out->is_finite()) Rcpp::stop("the data's products are not finite");
   }
-  void XHt(const arma::mat& Ht, arma::mat& Yt, int) const { call("XHt", Ht, Yt, m); }
-  void WtX(const arma::mat& Qt, arma::mat& B, int) const { call("WtX", Qt, B, n); }
+  void start(const arma::mat& Ht, arma::mat& G) {
+    l = Ht.n_rows;
+    call("start", Ht, &G, l, l);
+  }
+  void apply(const arma::mat& Ri, arma::mat& G) const { call("apply", Ri, &G, l, l); }
+  void btx(arma::mat& B) const { call("btx", arma::mat(), &B, l, n); }
+  void gather(arma::mat& Qt) const { call("gather", arma::mat(), &Qt, l, m); }
+  void set(const arma::mat& Qt) const { call("set", Qt, nullptr, 0, 0); }
+  void left(const arma::mat& U, arma::mat& u) const { call("left", U, &u, m, U.n_cols); }
 };
 }  // namespace
 
 // The leading k singular triplets of nmf()'s data by the randomized range
 // finder (aspectr/nmf/range.h) from the n x l test matrix Omega: d, u
 // (m x k), v (n x k). `data`: nmf()'s data, or for data in pieces an R
-// function of their products (RRangeProducts) with `dims` (m, n).
+// function of the pieces' steps (RRangePieces) with `dims` (m, n).
 // [[Rcpp::export]]
 Rcpp::List cpp_nmf_range_svd(SEXP data, Rcpp::NumericMatrix Omega, int power, int k, int threads,
                              Rcpp::Nullable<Rcpp::NumericVector> dims = R_NilValue) {
@@ -640,10 +652,10 @@ Rcpp::List cpp_nmf_range_svd(SEXP data, Rcpp::NumericMatrix Omega, int power, in
   bool ok;
   if (Rf_isFunction(data)) {
     const Rcpp::NumericVector dm(dims.get());
-    RRangeProducts P{data, static_cast<arma::uword>(dm[0]), static_cast<arma::uword>(dm[1])};
+    RRangePieces P{data, static_cast<arma::uword>(dm[0]), static_cast<arma::uword>(dm[1])};
     if (static_cast<arma::uword>(Omega.nrow()) != P.n || k > Omega.ncol())
       Rcpp::stop("internal error: non-conformable arguments");
-    ok = aspectr::nmf::range_svd(P, Om, power, k, threads, d, u, v);
+    ok = aspectr::nmf::range_svd_pieces(P, Om, power, k, d, u, v);
   } else {
     const aspectr::nmf::Data& X = nmf_data_of(data);
     if (static_cast<arma::uword>(Omega.nrow()) != X.n_cols() || k > Omega.ncol())
@@ -653,6 +665,29 @@ Rcpp::List cpp_nmf_range_svd(SEXP data, Rcpp::NumericMatrix Omega, int power, in
   if (!ok) Rcpp::stop("the SVD of the data's range failed");
   return Rcpp::List::create(Rcpp::Named("d") = Rcpp::NumericVector(d.begin(), d.end()),
                             Rcpp::Named("u") = u, Rcpp::Named("v") = v);
+}
+
+// A piece's block of the range (Qt: l x its rows) for range_pieces():
+// "gram" gives its Gram (l x l); "apply" gives list(Qt = Qt R^-1 as rows,
+// G = its Gram) for Ri = R^-1 (l x l, upper triangular).
+// [[Rcpp::export]]
+SEXP cpp_range_piece(std::string op, Rcpp::NumericMatrix Qt, Rcpp::Nullable<Rcpp::NumericMatrix> Ri,
+                     int threads) {
+  const std::size_t l = Qt.nrow(), cols = Qt.ncol();
+  arma::mat G;
+  if (op == "gram") {
+    aspectr::nmf::gram_rows(REAL(Qt), l, cols, G, threads);
+    return Rcpp::wrap(G);
+  }
+  if (op != "apply") Rcpp::stop("internal error: unknown step of a range's piece");
+  const Rcpp::NumericMatrix r(Ri.get());
+  if (static_cast<std::size_t>(r.nrow()) != l || static_cast<std::size_t>(r.ncol()) != l)
+    Rcpp::stop("internal error: non-conformable arguments");
+  Rcpp::NumericMatrix out(l, cols);
+  std::copy(Qt.begin(), Qt.end(), out.begin());
+  aspectr::nmf::apply_rinv(REAL(out), l, cols, arma::mat(REAL(r), l, l, false, true));
+  aspectr::nmf::gram_rows(REAL(out), l, cols, G, threads);
+  return Rcpp::List::create(Rcpp::Named("Qt") = out, Rcpp::Named("G") = G);
 }
 
 // The range finder's orthonormalization alone (for the tests).

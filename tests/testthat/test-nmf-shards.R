@@ -328,6 +328,51 @@ test_that("NNDSVD starts of shards are the in-memory starts, by the exact SVD an
   }
 })
 
+test_that("NNDSVD's range finder on shards: each shard keeps its rows of the range through the steps, and the Householder fallback gathers them", {
+  ns <- asNamespace("aspectr")
+  # (the steps run on each shard, in order)
+  record <- function() {
+    e <- new.env()
+    e$ops <- character(0)
+    trace("range_piece_step", bquote(assign("ops", c(get("ops", envir = .(e)), op), envir = .(e))),
+          where = ns, print = FALSE)
+    e
+  }
+  on.exit(untrace("range_piece_step", where = ns), add = TRUE)
+  in_memory <- function(X, omega, k) {
+    aspectr:::cpp_nmf_range_svd(aspectr:::nmf_ptr(aspectr:::nmf_scale(aspectr:::nmf_data(X, "x"))$nd), omega, 2L, k, 1L)
+  }
+  same_svd <- function(got, ref, k) {
+    expect_equal(got$d, ref$d, tolerance = 1e-10)
+    expect_equal(crossprod(got$u), diag(k), tolerance = 1e-10)
+    expect_equal(abs(crossprod(got$u, ref$u)), diag(k), tolerance = 1e-8)
+    expect_equal(abs(crossprod(got$v, ref$v)), diag(k), tolerance = 1e-8)
+  }
+  # full rank: Cholesky QR twice on the summed Grams, the blocks kept
+  set.seed(31)
+  X <- Matrix::rsparsematrix(450, 410, 0.03, rand.x = function(n) stats::rpois(n, 3) + 1)
+  nd <- list(shards = shards(list(X[1:150, ], X[151:450, ])), dims = dim(X), scale = list(s = max(X)))
+  omega <- matrix(stats::rnorm(410 * 7), 410, 7)
+  e <- record()
+  got <- aspectr:::cpp_nmf_range_svd(aspectr:::shard_nmf_products(nd, 1L), omega, 2L, 4L, 1L, nd$dims)
+  expect_identical(e$ops, c(rep(rep(c("start", "apply", "apply", "btx"), each = 2), 3), "left", "left"))
+  same_svd(got, in_memory(X, omega, 4L), 4L)
+  # rank 2: the range's Gram is singular, so the range is gathered, made
+  # orthonormal by Householder's QR and given back to the shards
+  W <- Matrix::rsparsematrix(450, 2, 0.4, rand.x = function(n) stats::runif(n, 1, 2))
+  H <- Matrix::rsparsematrix(2, 410, 0.4, rand.x = function(n) stats::runif(n, 1, 2))
+  X2 <- methods::as(W %*% H, "CsparseMatrix")
+  nd2 <- list(shards = shards(list(X2[1:200, ], X2[201:450, ])), dims = dim(X2), scale = list(s = max(X2)))
+  e <- record()
+  got <- aspectr:::cpp_nmf_range_svd(aspectr:::shard_nmf_products(nd2, 1L), omega, 2L, 2L, 1L, nd2$dims)
+  expect_true(all(c("gather", "set") %in% e$ops))
+  expect_equal(sum(e$ops == "gather"), sum(e$ops == "set"))
+  same_svd(got, in_memory(X2, omega, 2L), 2L)
+  # the fit from that start, out of core and in memory
+  expect_same_nmf(quiet_nmf(write_shards(list(X2[1:200, ], X2[201:450, ]), shard_tempdir()), 2, max_iter = 5),
+                  ref_nmf(X2, 2, max_iter = 5))
+})
+
 test_that("nmf() of shards refuses what it cannot do exactly", {
   x <- shard_counts()
   sh <- shards(split_rows(x, 20L))

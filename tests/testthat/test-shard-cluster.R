@@ -86,7 +86,7 @@ test_that("NNDSVD's SVD of shards, by the products of the stores holding them, g
   cl <- psock_cluster()
   on.exit(parallel::stopCluster(cl), add = TRUE)
   sh <- shards(split_rows(x, cuts))
-  # the SVD's products of the data: by the stores holding the shards (the
+  # the SVD's steps on the data: by the stores holding the shards (the
   # workers on a cluster, this process's stores out of core), never by
   # reading the shards apart from them
   count <- function(fun) {
@@ -97,18 +97,20 @@ test_that("NNDSVD's SVD of shards, by the products of the stores holding them, g
     n
   }
   apart <- count("shard_nmf_products")
-  here <- count("shard_nmf_prod")
+  here <- count("shard_nmf_range")
   on.exit(untrace("shard_nmf_products", where = asNamespace("aspectr")), add = TRUE)
-  on.exit(untrace("shard_nmf_prod", where = asNamespace("aspectr")), add = TRUE)
+  on.exit(untrace("shard_nmf_range", where = asNamespace("aspectr")), add = TRUE)
   same(nmf(sh, 4, max_iter = 15, tol = 0, cluster = cl), ref_h, "PSOCK, HALS")
   same(nmf(sh, 4, loss = "kl", max_iter = 8, tol = 0, cluster = cl), ref_k, "PSOCK, KL")
   files <- write_shards(split_rows(x, cuts), shard_tempdir())
   same(nmf(files, 4, max_iter = 15, tol = 0, cluster = cl), ref_h, "PSOCK, .shard files")
   expect_identical(here$n, 0)
-  # (out of core: the range finder's 6 products, each by this process's store)
+  # (out of core: the range finder's 13 steps, each by this process's
+  # store: 3 products X H' kept, 2 x 3 times R^-1 applied, 3 products Q'X
+  # and Q U at the end)
   same(nmf(files, 4, max_iter = 15, tol = 0), ref_h, "out of core")
   same(nmf(sh, 4, max_iter = 15, tol = 0), ref_h, "shards in memory")
-  expect_identical(here$n, 12)
+  expect_identical(here$n, 26)
   expect_identical(apart$n, 0)
   skip_if_not_installed("mirai")
   cm <- mirai_cluster()

@@ -1,15 +1,20 @@
 // aspectr/nmf/range.h — the randomized range finder of NNDSVD's SVD for
 // large data (Halko, Martinsson and Tropp 2011): Q, an orthonormal basis of
 // the range of X Omega after `power` subspace iterations, and B = Q' X, whose
-// exact SVD gives X's leading singular triplets (u = Q u_B, range_svd()). Everything
-// stays in C++, so that the iterations' m x l matrices are freed as soon as
-// they are replaced, and the data are read through their products alone:
-// Data's (in place for a dgCMatrix), or those of data in pieces added over
-// the pieces (any type with Data's XHt() and WtX()).
+// exact SVD gives X's leading singular triplets (u = Q u_B, range_svd()).
+// Q' (l x m, transposed: the layout of the data's products) is held in
+// pieces, each piece its block of Q's rows beside the data's rows it
+// belongs to: one piece for data in memory (ProductRows), a piece per shard
+// for data in shards (the shards' stores: only l x l Grams, l x n matrices
+// and, at the end, the m x k left vectors travel). The driver
+// (range_svd_pieces()) runs the same steps in the same order on any
+// pieces; everything stays in C++ for data in memory, so that the
+// iterations' m x l matrices are freed as soon as they are replaced.
 #ifndef ASPECTR_NMF_RANGE_H
 #define ASPECTR_NMF_RANGE_H
 
 #include <armadillo>
+#include <algorithm>
 #include <cmath>
 #include <stdexcept>
 #include <vector>
@@ -19,88 +24,132 @@
 namespace aspectr {
 namespace nmf {
 
-// An orthonormal basis of the range of Y, Y given and returned transposed
-// (rows, l x m, the layout of the data's products) and transformed in
-// place: Cholesky QR twice (Q' = R^-T Y' with R'R = Y'Y; the second pass
-// restores orthogonality to rounding for any condition number the first
-// one survives). Householder QR when Y'Y is numerically singular or its
-// Cholesky factor nearly so, or of the first pass's Y R^-1 (the same range)
+// G = Q_b' Q_b of a block of Q's rows given transposed (Qt: l x cols)
+inline void gram_rows(const double* Qt, std::size_t l, std::size_t cols, arma::mat& G, int threads) {
+  G.set_size(l, l);
+  dense::nn(Qt, l, l, cols, Qt, l, l, G.memptr(), threads);
+}
+
+// Q_b R^-1 of a block of Q's rows given transposed, in place: each column q
+// of Qt becomes Ri' q (Ri = R^-1, upper triangular l x l)
+inline void apply_rinv(double* Qt, std::size_t l, std::size_t cols, const arma::mat& Ri) {
+  std::vector<double> t(l);
+  for (std::size_t c = 0; c < cols; ++c) {
+    double* q = Qt + c * l;
+    for (std::size_t a = 0; a < l; ++a) {
+      const double* ri = Ri.colptr(a);
+      double s = 0.0;
+      for (std::size_t b = 0; b <= a; ++b) s += ri[b] * q[b];
+      t[a] = s;
+    }
+    std::copy(t.begin(), t.end(), q);
+  }
+}
+
+// Q' held whole in this process (l x m), without data: the pieces'
+// operations that do not read the data (apply, gather, set, left)
+struct HeldRows {
+  arma::mat Qt;
+  int threads = 1;
+  void apply(const arma::mat& Ri, arma::mat& G) {
+    apply_rinv(Qt.memptr(), Qt.n_rows, Qt.n_cols, Ri);
+    gram_rows(Qt.memptr(), Qt.n_rows, Qt.n_cols, G, threads);
+  }
+  void gather(arma::mat& out) const { out = Qt; }
+  void set(const arma::mat& Q) { Qt = Q; }
+  void left(const arma::mat& U, arma::mat& u) {
+    u = Qt.t() * U;  // m x k
+    Qt.reset();
+  }
+};
+
+// Data in memory as one piece (Products: any type with Data's XHt() and
+// WtX()): start() keeps Y' = (X H')' and gives its Gram, btx() gives Q' X
+template <class Products>
+struct ProductRows : HeldRows {
+  const Products& X;
+  ProductRows(const Products& x, int th) : X(x) { threads = th; }
+  void start(const arma::mat& Ht, arma::mat& G) {
+    Qt.reset();
+    X.XHt(Ht, Qt, threads);  // l x m
+    gram_rows(Qt.memptr(), Qt.n_rows, Qt.n_cols, G, threads);
+  }
+  void btx(arma::mat& B) const { X.WtX(Qt, B, threads); }  // l x n
+};
+
+// Q made orthonormal in its pieces from its Gram G (G = Q'Q, summed over
+// the pieces): Cholesky QR twice (Q <- Q R^-1 with R'R = G, in place in each
+// piece; the second pass restores orthogonality to rounding for any
+// condition number the first one survives). Householder QR of Q gathered
+// (and given back to the pieces) when G is numerically singular or its
+// Cholesky factor nearly so, or of the first pass's Q R^-1 (the same range)
 // when the second pass fails or the result is not orthonormal to 1e-10.
-inline void orthonormalize_rows(arma::mat& Qt, int threads) {
-  const std::size_t l = Qt.n_rows, m = Qt.n_cols;
-  arma::mat G(l, l), R, Ri;
+template <class Pieces>
+void orthonormalize(Pieces& P, arma::mat G) {
+  const std::size_t l = G.n_rows;
+  arma::mat R, Ri;
   auto fallback = [&] {
-    arma::mat Qh, Rh;
+    arma::mat Qt, Qh, Rh;
+    P.gather(Qt);
     if (!Qt.is_finite() || !arma::qr_econ(Qh, Rh, arma::mat(Qt.t())))
       throw std::runtime_error("the QR decomposition of the range failed");
-    Qt = Qh.t();
-  };
-  auto gram = [&] {  // G = Q'Q = Qt Qt'
-    dense::nn(Qt.memptr(), l, l, m, Qt.memptr(), l, l, G.memptr(), threads);
+    P.set(arma::mat(Qh.t()));
   };
   for (int pass = 0; pass < 2; ++pass) {
-    gram();
     // (R close to singular, by its diagonal: Householder QR of the current,
     // finite, Q before R^-1 could overflow it)
-    if (!arma::chol(R, G) || R.diag().min() <= 1e-8 * R.diag().max() ||
+    if (!G.is_finite() || !arma::chol(R, G) || R.diag().min() <= 1e-8 * R.diag().max() ||
         !arma::solve(Ri, arma::trimatu(R), arma::eye(l, l), arma::solve_opts::no_approx)) {
       fallback();
       return;
     }
-    // each column q of Q' becomes Ri' q (Ri upper triangular)
-    std::vector<double> t(l);
-    for (std::size_t c = 0; c < m; ++c) {
-      double* q = Qt.colptr(c);
-      for (std::size_t a = 0; a < l; ++a) {
-        const double* ri = Ri.colptr(a);
-        double s = 0.0;
-        for (std::size_t b = 0; b <= a; ++b) s += ri[b] * q[b];
-        t[a] = s;
-      }
-      std::copy(t.begin(), t.end(), q);
-    }
+    P.apply(Ri, G);  // G: the new Q's Gram
   }
-  if (!Qt.is_finite()) { fallback(); return; }
-  gram();
-  if (arma::abs(G - arma::eye(l, l)).max() > 1e-10) { fallback(); return; }
+  if (!G.is_finite() || arma::abs(G - arma::eye(l, l)).max() > 1e-10) fallback();
 }
 
-struct Range {
-  arma::mat Qt;  // l x m: Q' (Q has orthonormal columns)
-  arma::mat B;   // l x n = Q' X
-};
+// An orthonormal basis of the range of Y, Y given and returned transposed
+// (rows, l x m) and transformed in place (orthonormalize() on one piece)
+inline void orthonormalize_rows(arma::mat& Qt, int threads) {
+  HeldRows P;
+  P.threads = threads;
+  P.Qt = std::move(Qt);
+  arma::mat G;
+  gram_rows(P.Qt.memptr(), P.Qt.n_rows, P.Qt.n_cols, G, threads);
+  orthonormalize(P, G);
+  Qt = std::move(P.Qt);
+}
 
-// Omega is n x l.
-template <class Products>
-Range range_finder(const Products& X, const arma::mat& Omega, int power, int threads) {
-  arma::mat Yt;
-  X.XHt(arma::mat(Omega.t()), Yt, threads);  // (X Omega)': l x m
-  Range r;
-  for (int it = 0; it <= power; ++it) {
-    r.Qt = std::move(Yt);
-    Yt.reset();
-    orthonormalize_rows(r.Qt, threads);
-    X.WtX(r.Qt, r.B, threads);                // Q' X: l x n
+// The leading k singular triplets of X from the range finder on pieces
+// (Omega n x l): Y = X Omega, then `power` times Q = orth(Y), Y = X (Q'X)';
+// B = Q'X = U S V' (B is l x n, small), u = Q U. False when the SVD of B
+// fails.
+template <class Pieces>
+bool range_svd_pieces(Pieces& P, const arma::mat& Omega, int power, int k, arma::vec& d, arma::mat& u,
+                      arma::mat& v) {
+  arma::mat G, B;
+  P.start(arma::mat(Omega.t()), G);
+  for (int it = 0;; ++it) {
+    orthonormalize(P, G);
+    P.btx(B);  // Q' X: l x n
     if (it == power) break;
-    X.XHt(r.B, Yt, threads);                  // (X X' Q)': l x m
+    P.start(B, G);  // (X X' Q)'
   }
-  return r;
-}
-
-// The leading k singular triplets of X from the range finder: B = U S V'
-// (B is l x n, small), u = Q U. False when the SVD of B fails.
-template <class Products>
-bool range_svd(const Products& X, const arma::mat& Omega, int power, int k, int threads,
-                      arma::vec& d, arma::mat& u, arma::mat& v) {
-  Range r = range_finder(X, Omega, power, threads);
   arma::mat Ub, Vb;
   arma::vec sb;
-  if (!arma::svd_econ(Ub, sb, Vb, r.B)) return false;
-  r.B.reset();
+  if (!arma::svd_econ(Ub, sb, Vb, B)) return false;
   d = sb.head(k);
   v = Vb.head_cols(k);
-  u = r.Qt.t() * Ub.head_cols(k);  // m x k
+  P.left(arma::mat(Ub.head_cols(k)), u);  // m x k
   return true;
+}
+
+// The same of data in memory (any type with Data's XHt() and WtX())
+template <class Products>
+bool range_svd(const Products& X, const arma::mat& Omega, int power, int k, int threads, arma::vec& d,
+               arma::mat& u, arma::mat& v) {
+  ProductRows<Products> P(X, threads);
+  return range_svd_pieces(P, Omega, power, k, d, u, v);
 }
 
 }  // namespace nmf

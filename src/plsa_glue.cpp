@@ -612,31 +612,35 @@ Rcpp::NumericMatrix cpp_nmf_product(SEXP data, Rcpp::NumericMatrix F, std::strin
 // (Q' X, l x n), "gather" (Q', l x m), "set" (arg Q'), "left" (arg U,
 // l x k: Q U, m x k; the pieces let their blocks go).
 namespace {
-struct RRangePieces {
+struct RRangePieces : aspectr::nmf::RangePieces {
   SEXP fn;
   arma::uword m, n, l = 0;
-  void call(const char* op, const arma::mat& arg, arma::mat* out, arma::uword rows, arma::uword cols) const {
-    Rcpp::Function f(fn);
-    Rcpp::NumericMatrix a(arg.n_rows, arg.n_cols);
-    std::copy(arg.begin(), arg.end(), a.begin());
-    SEXP r = f(Rcpp::CharacterVector::create(op), a);
-    if (out == nullptr) return;
-    if (!Rf_isReal(r) || !Rf_isMatrix(r) || static_cast<arma::uword>(Rf_nrows(r)) != rows ||
-        static_cast<arma::uword>(Rf_ncols(r)) != cols)
-      Rcpp::stop("internal error: a step of the range's pieces has the wrong size");
-    *out = arma::mat(REAL(r), rows, cols);
-    if (!out->is_finite()) Rcpp::stop("the data's products are not finite");
-  }
-  void start(const arma::mat& Ht, arma::mat& G) {
+  RRangePieces(SEXP f, arma::uword m_, arma::uword n_) : fn(f), m(m_), n(n_) {}
+  void call(const char* op, const arma::mat& arg, arma::mat* out, arma::uword rows, arma::uword cols);
+  void start(const arma::mat& Ht, arma::mat& G) override {
     l = Ht.n_rows;
     call("start", Ht, &G, l, l);
   }
-  void apply(const arma::mat& Ri, arma::mat& G) const { call("apply", Ri, &G, l, l); }
-  void btx(arma::mat& B) const { call("btx", arma::mat(), &B, l, n); }
-  void gather(arma::mat& Qt) const { call("gather", arma::mat(), &Qt, l, m); }
-  void set(const arma::mat& Qt) const { call("set", Qt, nullptr, 0, 0); }
-  void left(const arma::mat& U, arma::mat& u) const { call("left", U, &u, m, U.n_cols); }
+  void apply(const arma::mat& Ri, arma::mat& G) override { call("apply", Ri, &G, l, l); }
+  void btx(arma::mat& B) override { call("btx", arma::mat(), &B, l, n); }
+  void gather(arma::mat& Qt) override { call("gather", arma::mat(), &Qt, l, m); }
+  void set(const arma::mat& Qt) override { call("set", Qt, nullptr, 0, 0); }
+  void left(const arma::mat& U, arma::mat& u) override { call("left", U, &u, m, U.n_cols); }
 };
+// (one call for every step: its answer checked for size and finiteness)
+__attribute__((noinline)) void RRangePieces::call(const char* op, const arma::mat& arg, arma::mat* out,
+                                                  arma::uword rows, arma::uword cols) {
+  Rcpp::Function f(fn);
+  Rcpp::NumericMatrix a(arg.n_rows, arg.n_cols);
+  std::copy(arg.begin(), arg.end(), a.begin());
+  SEXP r = f(Rcpp::CharacterVector::create(op), a);
+  if (out == nullptr) return;
+  if (!Rf_isReal(r) || !Rf_isMatrix(r) || static_cast<arma::uword>(Rf_nrows(r)) != rows ||
+      static_cast<arma::uword>(Rf_ncols(r)) != cols)
+    Rcpp::stop("internal error: a step of the range's pieces has the wrong size");
+  *out = arma::mat(REAL(r), rows, cols);
+  if (!out->is_finite()) Rcpp::stop("the data's products are not finite");
+}
 }  // namespace
 
 // The leading k singular triplets of nmf()'s data by the randomized range
@@ -652,7 +656,7 @@ Rcpp::List cpp_nmf_range_svd(SEXP data, Rcpp::NumericMatrix Omega, int power, in
   bool ok;
   if (Rf_isFunction(data)) {
     const Rcpp::NumericVector dm(dims.get());
-    RRangePieces P{data, static_cast<arma::uword>(dm[0]), static_cast<arma::uword>(dm[1])};
+    RRangePieces P(data, static_cast<arma::uword>(dm[0]), static_cast<arma::uword>(dm[1]));
     if (static_cast<arma::uword>(Omega.nrow()) != P.n || k > Omega.ncol())
       Rcpp::stop("internal error: non-conformable arguments");
     ok = aspectr::nmf::range_svd_pieces(P, Om, power, k, d, u, v);

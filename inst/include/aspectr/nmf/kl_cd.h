@@ -1,6 +1,6 @@
 // aspectr/nmf/kl_cd.h — generalized-KL NMF by cyclic coordinate descent
-// (Hsieh & Dhillon 2011): every entry of H, then every entry of W, in turn
-// gets projected Newton steps on its one-variable problem.
+// (Hsieh & Dhillon 2011): each entry of H, then of W, in turn gets
+// projected Newton steps on its one-variable problem.
 //
 // With W fixed, column j of H solves its own problem (and row i of W the
 // same one with the roles swapped):
@@ -18,8 +18,8 @@
 // by d < 0 may overshoot; since f'' is largest at the far end,
 //   f(h_r + d) <= f(h_r) + f' d + f''(h_r + d) d^2 / 2,
 // and the step is halved until this bound is negative. f''(h_r + d) comes
-// with the pass that updates v, which the next step needs anyway. So every
-// coordinate step lowers the objective, and so does every iteration.
+// with the pass that updates v, which the next step needs anyway. So each
+// coordinate step, and each iteration, lowers the objective.
 // Without penalties an iteration ends with the best scale of the model,
 // H <- H sum X / sum WH (closed form, lowers the objective too), so that
 // the fitted total equals that of X, as after a multiplicative update.
@@ -29,8 +29,7 @@
 // forms v = G h (nz k). The columns of H (then the rows of W) are solved
 // independently and in parallel; each one's arithmetic depends only on its
 // own data, so results do not depend on the number of threads. Dense data
-// use every cell of a column (zeros add nothing to the sums) with G = W
-// itself, no gather.
+// use every cell of a column (zeros add nothing) with G = W, no gather.
 #ifndef ASPECTR_NMF_KL_CD_H
 #define ASPECTR_NMF_KL_CD_H
 

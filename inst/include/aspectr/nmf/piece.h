@@ -6,9 +6,9 @@
 // the piece is, from X_s H' and H H'; the update of H given W needs only
 // W'X = sum_s W_s'X_s and W'W = sum_s W_s'W_s (k x n and k x k), the
 // reduce; the objective 1/2 (||X||^2 - 2 <W'X, H> + <W'W, HH'>) is a sum
-// of the same parts. A matrix in memory is one piece (the rule's steps on
-// it are the in-memory ones); shards in memory, shard files and the
-// workers of a cluster are several, reached through a Pieces.
+// of the same parts. A matrix in memory is one piece; shards in memory,
+// shard files and a cluster's workers are several, reached through a
+// Pieces.
 //
 // A piece's cells come from a Cells: the matrix in memory (Data), or a
 // shard file read a chunk of cells at a time (the embedding supplies it).
@@ -29,8 +29,7 @@
 namespace aspectr {
 namespace nmf {
 
-// A piece's cells: the two products every Frobenius update needs and the
-// squared norm.
+// A piece's cells: the two products of every Frobenius update, the norm.
 class Cells {
  public:
   virtual ~Cells() = default;
@@ -79,9 +78,8 @@ class Cells {
 };
 
 // A matrix in memory (not owned). keep_v: whether passes of KL coordinate
-// descent keep v = G h with the piece between passes (8 bytes per
-// non-zero; not for the cells of a file read again for each request, whose
-// memory is bounded by one shard at a time).
+// descent keep v = G h between passes (8 bytes per non-zero; not for a
+// file's cells, read again for each request).
 class MemoryCells : public Cells {
  public:
   explicit MemoryCells(const Data& X, bool keep_v = true) : X_(X), keep_v_(keep_v) {}
@@ -153,10 +151,9 @@ class MemoryCells : public Cells {
   bool keep_v_;
 };
 
-// A shard file (m_s x n_s, n_s <= n columns of the fit), read `cells` cells
-// at a time into `buf` for each product (stream_products(): each element
-// summed in the file's order), never held whole; its values divided by
-// `scale`.
+// A shard file (m_s x n_s, n_s <= n), read `cells` cells at a time into
+// `buf` for each product (stream_products(): each element summed in the
+// file's order), never whole; its values divided by `scale`.
 class FileCells : public Cells {
  public:
   FileCells(std::string path, ShardBuffer& buf, std::size_t cells, double scale, arma::uword n)
@@ -295,13 +292,10 @@ class FileCells : public Cells {
   arma::uword n_, m_ = 0;
 };
 
-// A column piece (Pieces::map_columns()): the cells of X's columns
-// [j0, j0 + nb), every row (m x nb), with the whole W (Wt, k x m, not
-// owned: the fit's, in this process). Operations:
-//   "kcd_cols" H (k x n), c, l2
-//                      -> @H (k x nb): the piece's columns of H solved
-//                         whole given W (Cells::kcd_columns(): the
-//                         arithmetic of the matrix in memory)
+// A column piece (Pieces::map_columns()): X's columns [j0, j0 + nb), every
+// row, with the whole W (Wt, k x m, the fit's, not owned). Operation:
+//   "kcd_cols" H (k x n), c, l2 -> @H (k x nb): its columns of H solved
+//              given W (Cells::kcd_columns(), as in memory)
 class ColumnPiece {
  public:
   ColumnPiece(Cells& X, const arma::mat& Wt, arma::uword j0, arma::uword nb) : X_(X), Wt_(Wt), j0_(j0), nb_(nb) {}
@@ -328,16 +322,14 @@ class ColumnPiece {
 };
 
 // What a piece keeps between requests besides its rows of W: matrices of
-// its rows' size by name ("A": (X_s H')' for the sweeps of one update).
-// Its holder owns it for the fit (a store of a shard engine, or the fit
-// of a matrix in memory).
+// its rows' size by name ("A": (X_s H')' for one update's sweeps), owned
+// by its holder for the fit.
 using Slots = std::map<std::string, arma::mat>;
 
 // The sums that decide which rows of an extrapolated factor Y (k x d) are
 // projected (project_extrapolated()): proj[r] = sum of Y(r, c)^2 over its
-// positive entries, full[r] = sum of base(r, c)^2, each summed in the
-// order of the columns (a zero added for the other entries: the same sums,
-// without a branch per entry or a reload of Y's size per store)
+// positive entries, full[r] = sum of base(r, c)^2, in the order of the
+// columns (a zero added for the other entries: no branch per entry)
 inline void projection_sums(const arma::mat& Y, const arma::mat& base, double* __restrict proj,
                             double* __restrict full) {
   const arma::uword k = Y.n_rows;
@@ -821,8 +813,8 @@ class Piece {
   const arma::mat* Om_ = nullptr;
 };
 
-// The global part of a fit in pieces: H (k x n) and the pieces, which hold
-// W. (The driver's callback asks for W through them.)
+// The global part of a fit in pieces: H (k x n) and the pieces, holding W
+// (the driver's callback asks them for W).
 struct PieceModel {
   arma::mat H;
   const Pieces* P = nullptr;
@@ -852,10 +844,9 @@ inline double piece_penalty(const Penalty& pen, const Stats& w, const arma::mat&
 }
 
 // Frobenius HALS (rules.h, FrobeniusHALS) on pieces: H given W from the
-// reduced W'X and W'W, a few sweeps; then W given H by sweeps made by the
-// pieces, each sweep a map whose summed change drives the same stopping
-// rule as in memory; then W's rows to unit norm (H takes the scale), the
-// pieces rescaling theirs with the next request.
+// reduced W'X and W'W, a few sweeps; then W given H by the pieces' sweeps,
+// whose summed change drives the in-memory stopping rule; then W's rows to
+// unit norm (H takes the scale), the pieces rescaling theirs next request.
 class PieceHALS {
  public:
   PieceHALS(Penalty p, double m, double n) : pen_(p), m_(m), n_(n) {}

@@ -46,46 +46,61 @@ inline void apply_rinv(double* Qt, std::size_t l, std::size_t cols, const arma::
   }
 }
 
-// Q' held whole in this process (l x m), without data: the pieces'
-// operations that do not read the data (apply, gather, set, left)
-struct HeldRows {
+// Q' in pieces, each holding its block of Q's rows (transposed) beside its
+// data: start(Ht, G) keeps Y' = (X H')' and gives its Gram G = Y'Y;
+// apply(Ri, G) makes the blocks Q R^-1 and gives their Gram; btx(B) gives
+// Q'X; gather(Qt) and set(Qt) take and give Q' whole (the fallback);
+// left(U, u) gives Q U and lets the blocks go. (Virtual: the driver is
+// compiled once for every kind of pieces.)
+struct RangePieces {
+  virtual ~RangePieces() = default;
+  virtual void start(const arma::mat& Ht, arma::mat& G) = 0;
+  virtual void apply(const arma::mat& Ri, arma::mat& G) = 0;
+  virtual void btx(arma::mat& B) = 0;
+  virtual void gather(arma::mat& Qt) = 0;
+  virtual void set(const arma::mat& Qt) = 0;
+  virtual void left(const arma::mat& U, arma::mat& u) = 0;
+};
+
+// Q' whole in this process (l x m): one piece; data in memory (X with
+// Data's XHt() and WtX()) in ProductRows, none for orthonormalize_rows()
+struct HeldRows : RangePieces {
   arma::mat Qt;
   int threads = 1;
-  void apply(const arma::mat& Ri, arma::mat& G) {
+  void start(const arma::mat&, arma::mat&) override { throw std::logic_error("no data"); }
+  void btx(arma::mat&) override { throw std::logic_error("no data"); }
+  void apply(const arma::mat& Ri, arma::mat& G) override {
     apply_rinv(Qt.memptr(), Qt.n_rows, Qt.n_cols, Ri);
     gram_rows(Qt.memptr(), Qt.n_rows, Qt.n_cols, G, threads);
   }
-  void gather(arma::mat& out) const { out = Qt; }
-  void set(const arma::mat& Q) { Qt = Q; }
-  void left(const arma::mat& U, arma::mat& u) {
+  void gather(arma::mat& out) override { out = Qt; }
+  void set(const arma::mat& Q) override { Qt = Q; }
+  void left(const arma::mat& U, arma::mat& u) override {
     u = Qt.t() * U;  // m x k
     Qt.reset();
   }
 };
 
-// Data in memory as one piece (Products: any type with Data's XHt() and
-// WtX()): start() keeps Y' = (X H')' and gives its Gram, btx() gives Q' X
 template <class Products>
 struct ProductRows : HeldRows {
   const Products& X;
   ProductRows(const Products& x, int th) : X(x) { threads = th; }
-  void start(const arma::mat& Ht, arma::mat& G) {
+  void start(const arma::mat& Ht, arma::mat& G) override {
     Qt.reset();
     X.XHt(Ht, Qt, threads);  // l x m
     gram_rows(Qt.memptr(), Qt.n_rows, Qt.n_cols, G, threads);
   }
-  void btx(arma::mat& B) const { X.WtX(Qt, B, threads); }  // l x n
+  void btx(arma::mat& B) override { X.WtX(Qt, B, threads); }  // l x n
 };
 
-// Q made orthonormal in its pieces from its Gram G (G = Q'Q, summed over
-// the pieces): Cholesky QR twice (Q <- Q R^-1 with R'R = G, in place in each
-// piece; the second pass restores orthogonality to rounding for any
-// condition number the first one survives). Householder QR of Q gathered
-// (and given back to the pieces) when G is numerically singular or its
-// Cholesky factor nearly so, or of the first pass's Q R^-1 (the same range)
-// when the second pass fails or the result is not orthonormal to 1e-10.
-template <class Pieces>
-void orthonormalize(Pieces& P, arma::mat G) {
+// Q made orthonormal in its pieces from its Gram G (summed over the
+// pieces): Cholesky QR twice (Q <- Q R^-1 with R'R = G; the second pass
+// restores orthogonality to rounding for any condition number the first
+// one survives). Householder QR of Q gathered (and given back) when G is
+// numerically singular or its Cholesky factor nearly so, or of the first
+// pass's Q R^-1 (the same range) when the second pass fails or the result
+// is not orthonormal to 1e-10.
+inline void orthonormalize(RangePieces& P, arma::mat G) {
   const std::size_t l = G.n_rows;
   arma::mat R, Ri;
   auto fallback = [&] {
@@ -124,8 +139,7 @@ inline void orthonormalize_rows(arma::mat& Qt, int threads) {
 // (Omega n x l): Y = X Omega, then `power` times Q = orth(Y), Y = X (Q'X)';
 // B = Q'X = U S V' (B is l x n, small), u = Q U. False when the SVD of B
 // fails.
-template <class Pieces>
-bool range_svd_pieces(Pieces& P, const arma::mat& Omega, int power, int k, arma::vec& d, arma::mat& u,
+inline bool range_svd_pieces(RangePieces& P, const arma::mat& Omega, int power, int k, arma::vec& d, arma::mat& u,
                       arma::mat& v) {
   arma::mat G, B;
   P.start(arma::mat(Omega.t()), G);

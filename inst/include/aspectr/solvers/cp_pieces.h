@@ -1,5 +1,5 @@
 // aspectr/solvers/cp_pieces.h — non-negative CP under the Frobenius loss
-// (ntf(loss = "frobenius"): HALS or multiplicative updates, solvers/cp.h)
+// (ntf(loss = "frobenius"): HALS or multiplicative updates, cp.h)
 // on data in pieces (pieces.h): the first mode split by rows, each piece
 // with its rows of the first factor, every other mode whole.
 //
@@ -12,18 +12,18 @@
 //     (detail::cp_hals_update(), cp_mu_update()); it returns A_1'A_1 of
 //     its rows, whose sum over the pieces is the first mode's Gram, and,
 //     in the same pass, its part of the second mode's MTTKRP;
-//   * every other mode's MTTKRP is a sum over the pieces (one pass per
-//     mode after the second), and the rule updates the mode itself;
+//   * every other mode's MTTKRP is summed over the pieces (a pass per
+//     mode after the second); the rule updates the mode;
 //   * the objective ||X||^2 - 2 <X_N, A_N> + 1'(hadamard_n A_n'A_n)1 comes
 //     from ||X||^2 (summed over the pieces once), the last MTTKRP and the
 //     Grams, as in memory;
 //   * the balancing of the norms scales the shared modes at once, the
 //     first mode's rows by factors the pieces apply at the start of the
 //     next iteration (CPFrobPieceModel::scale0: pending; gather() applies
-//     them to what it returns, apply_pending() to the pieces' rows).
+//     them to its answer, apply_pending() to the pieces' rows).
 // So an iteration passes over the cells N - 1 times, as in one object N,
-// and a fit in pieces equals the fit of the data as one piece (ntf() of
-// data in memory: cpp_ntf_fit()) up to rounding.
+// and a fit in pieces equals the fit of the data as one piece (ntf() in
+// memory: cpp_ntf_fit()) up to rounding.
 //
 // Requests (inputs: F1 .. F{N-1}, the shared modes' factors k x d_n, and
 // scale0, k x 1, the pending factors of the first mode's rows, if any):
@@ -32,9 +32,9 @@
 //   "cpf_rows"   gamma (k x k), method (0 HALS, 1 MU), eps: the piece's
 //                   rows updated (after scale0) -> gram, mttkrp (mode 2's
 //                   part, k x d_2)
-//   "cpf_mttkrp" mode n (>= 1) -> mttkrp (k x d_n)
-//   "cpf_scale"  the piece's rows multiplied by scale0 -> gram
-//   "gather"     -> @F0 (k x rows, times scale0)
+//   "cpf_mttkrp" mode n >= 1 -> mttkrp, k x d_n
+//   "cpf_scale"  the piece's rows times scale0 -> gram
+//   "gather"     -> @F0 (k x rows, x scale0)
 #ifndef ASPECTR_SOLVERS_CP_PIECES_H
 #define ASPECTR_SOLVERS_CP_PIECES_H
 

@@ -8,8 +8,8 @@
 //   Frobenius  sum omega (x - m)^2,
 //   KL         sum omega (x log(x / m) - x + m),
 // with omega_c = prod_n v_n(i_n) (d + delta_c): weights per index of each
-// mode v_n, a base weight d (1: every cell counts; 0: only listed cells
-// do) and deviations delta from it on a sparse set E of cells (a masked
+// mode v_n, a base weight d (1: all cells count; 0: only listed ones)
+// and deviations delta from it on a sparse set E of cells (a masked
 // cell of d = 1 has delta = -1; an observed cell of d = 0 its weight).
 // The updates need two parts:
 //  * the data weighted, X~ = omega o X, through the unweighted kernels
@@ -20,7 +20,7 @@
 //      B_i = v_n(i) (d hadamard_{m != n} A_m' diag(v_m) A_m + sum_{c in E_i} delta_c u_c z_c z_c'),
 //      D_i = v_n(i) (d hadamard_{m != n} A_m' v_m         + sum_{c in E_i} delta_c u_c z_c),
 //    the common part once per mode. Frobenius never forms B_i: B_i a_i
-//    comes from the common part times a_i and the model's values z_c'a_i at the row's
+//    is the common part times a_i plus the values z_c'a_i at the row's
 //    deviating cells, kept up to date through the HALS sweep (as
 //    nmf/weighted.h's WeightedSide::frobenius()): O(k^2 + |E_i| k) per
 //    row, O(|E_i| k) for D_i.
@@ -28,10 +28,10 @@
 // fixed,
 //   Frobenius: min a'B_i a - 2 t_i'a, t_i = MTTKRP(X~)_i,
 //   KL:        min D_i'a - sum_{c: i_n = i} x~_c log(z_c'a),
-// by one sweep of exact coordinate updates (HALS: with all weights 1 the
-// update of cp.h's HALS, row by row instead of column by column), the
+// by one sweep of exact coordinate updates (HALS: with all weights 1,
+// cp.h's HALS row by row instead of column by column), the
 // multiplicative update a <- a o max(t, eps) / (B_i a + eps) (Lee and
-// Seung; monotone as B_i has non-negative entries), one sweep of
+// Seung; monotone, B_i >= 0), one sweep of
 // coordinate Newton steps (nmf::KLCD::solve(), as the KL aspect model's
 // coordinate descent, solvers/cd.h) or the multiplicative update
 // a <- a o (sum x~ z / m) / D_i (Lee and Seung's for KL). Under KL
@@ -39,12 +39,11 @@
 // model (A_n <- A_n sum x~ / sum omega m), which with all weights 1 is the
 // normalization of the aspect model's coordinate descent (whose Newton
 // steps, invariant to the scale of each coordinate, then take the same
-// path). The modes are
-// updated in turn; every update never increases its problem, so the
-// objective never increases. The objective comes from the same sums:
+// path). The modes are updated in turn; no update increases its problem,
+// so the objective never increases. The objective comes from the same sums:
 //   Frobenius: sum omega x^2 + sum_i (a_i'B_i a_i - 2 t_i'a_i)  (last mode),
 //   KL:        sum x~ (log x - 1) - sum x~ log m + sum_i D_i'a_i.
-// Rows are solved independently (in parallel), each from its own sums.
+// Rows are solved independently (in parallel).
 // Rounding can leave a row's B_i or D_i a tiny non-zero where the weights
 // of its cells cancel (a slice entirely masked): coefficients below 1e-12
 // of the sums they come from count as 0 (such a row is kept as it is; for

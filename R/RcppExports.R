@@ -97,8 +97,8 @@ cpp_csc_scan <- function(x, i, m, div, loglik) {
     .Call(`_aspectr_cpp_csc_scan`, x, i, m, div, loglik)
 }
 
-cpp_nndsvd <- function(u, v, d, k) {
-    .Call(`_aspectr_cpp_nndsvd`, u, v, d, k)
+cpp_nndsvd_blocks <- function(op, a, b = NULL, c = NULL) {
+    .Call(`_aspectr_cpp_nndsvd_blocks`, op, a, b, c)
 }
 
 cpp_nmf_shard_state <- function(idx, val, dims, scale, layout = 0L) {

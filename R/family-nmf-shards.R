@@ -113,7 +113,16 @@ nmf_shard_source <- function(x, loss, beta, method, accelerate, weighted, wargs,
     if (!weighted) session$products
   }
   draw <- function(k, init, svd0) {
-    if (identical(init, "random")) nmf_lazy_random(nd, k) else nmf_init(nd, k, init, svd0)
+    if (identical(init, "random")) return(nmf_lazy_random(nd, k))
+    # (u's rows kept by the shards' stores: W made there)
+    if (!is.null(svd0) && nrow(svd0$u) == 0) return(nmf_kept_nndsvd(nd, k, init, svd0, session$left_parts()))
+    nmf_init(nd, k, init, svd0)
+  }
+  # NNDSVD's u kept by the stores for the starts nndsvd and nndsvda (whose
+  # W the stores make from their rows of u; nndsvdar draws its zeros in
+  # W's order, here)
+  keep_u <- function(init) {
+    if (!is.null(session)) session$keep_u(is.character(init) && init %in% c("nndsvd", "nndsvda"))
   }
   progress <- function(hook, verbose, max_iter) {
     shard_progress(hook, verbose, paste0("nmf (", loss, ", ", method, ", sharded)"), max_iter)
@@ -306,7 +315,7 @@ nmf_shard_session <- function(x, cluster, threads, loss, method, s, L1s, L2s, ep
   }
   # NNDSVD's range finder on the stores holding the shards (range_pieces()):
   # each keeps its shards' blocks of Q' (shard_nmf_range())
-  products <- range_pieces(x, function(op, arg, blocks) {
+  pieces <- range_pieces(x, function(op, arg, blocks) {
     res <- if (is.null(blocks)) eng$run("nmf_range", list(global = global, step = op, arg = arg)) else
       eng$each("nmf_range", function(g) list(ids = g, global = global, step = op, blocks = blocks[g]))
     if (range_step_adds(op)) {
@@ -318,11 +327,27 @@ nmf_shard_session <- function(x, cluster, threads, loss, method, s, L1s, L2s, ep
     for (a in res) for (j in seq_along(a$ids)) parts[a$ids[j]] <- list(a$out[[j]])
     parts
   })
+  # With `keep_u(TRUE)` (an NNDSVD start, nndsvd or nndsvda) the last step
+  # leaves each shard's rows of u with it: only their parts of the columns'
+  # sums (cpp_nndsvd_blocks("part")) come back, kept here for left_parts() in the
+  # shards' order, and the range finder gets u without rows; the stores
+  # then make their rows of W (nmf_kept_nndsvd(), nmf_shard_fit())
+  keep <- FALSE
+  kept_parts <- NULL
+  products <- function(op, arg) {
+    if (op != "left" || !keep) return(pieces(op, arg))
+    res <- eng$run("nmf_range", list(global = global, step = op, arg = arg, keep = TRUE))
+    parts <- vector("list", length(x$rows))
+    for (a in res) for (j in seq_along(a$ids)) parts[a$ids[j]] <- list(a$out[[j]])
+    kept_parts <<- parts[!vapply(parts, is.null, logical(1))]
+    matrix(0, 0, ncol(arg))
+  }
   wconf <- NULL
   list(fit = function(init, iters, tol, hook, exact) {
     nmf_shard_fit(fit_from, init, iters, tol, hook, exact)
   }, fit_from = fit_from, close = eng$drop, finalize = eng$finalize, discard = eng$discard,
-  weigh = weigh, weigh_cells = weigh_cells, configure = configure, products = products)
+  weigh = weigh, weigh_cells = weigh_cells, configure = configure, products = products,
+  keep_u = function(on) keep <<- on, left_parts = function() kept_parts)
 }
 
 # Each shard's part of the weights `wc` (nmf_weight_cells()): its rows'
@@ -346,7 +371,11 @@ shard_cell_split <- function(x, ri) {
 }
 
 nmf_shard_fit <- function(fit_from, init, max_iter, tol, hook, exact) {
-  if (!is.null(init$state)) {
+  if (!is.null(init$nndsvd)) {
+    # NNDSVD's W made by the stores from their rows of u
+    begin <- function(eng, run) eng$begin(nndsvd = init$nndsvd)
+    H <- init$H
+  } else if (!is.null(init$state)) {
     # nmf_init()'s draws: W's by the stores, a column at a time; then H's
     k <- init$k
     begin <- function(eng, run) {
@@ -676,6 +705,12 @@ shard_nmf_range <- function(st, held, args) {
                   error = function(e) abort_shard(h$source, "failed: {conditionMessage(e)}"))
     if (!is.null(S) && !h$keep) cpp_nmf_shard_release(S)
     st$shards[[key]]["range"] <- list(r$Qt)
+    if (isTRUE(args$keep)) {
+      # (the shard's rows of u kept for its rows of W: their parts of the
+      # columns' sums back, see nmf_shard_session())
+      st$shards[[key]]$u <- r$out
+      return(cpp_nndsvd_blocks("part", r$out))
+    }
     r$out
   })
   if (range_step_adds(args$step)) {

@@ -468,6 +468,7 @@ nmf <- function(x, k, loss = c("frobenius", "kl", "beta"), beta = 2,
   # a cluster or here; NNDSVD's SVD takes the products of an unweighted
   # fit's data from them)
   products <- src$open(L1s, L2s, accelerate)
+  if (!is.null(src$keep_u)) src$keep_u(init)
   svd0 <- if (is.character(init) && init != "random") nmf_svd(nd, k, threads, products) else NULL
   # the SVD's temporaries (several of the factors' size) collected before
   # the starts and the fits allocate theirs, when that is worth a collection
@@ -936,8 +937,8 @@ nmf_init <- function(nd, k, init, svd0) {
   # negative parts of (u, v), whichever has the larger product of norms; at
   # a tie of the two (to rounding) the choice must not depend on the sign
   # the SVD gave (u, v) or on rounding: the part that holds the largest
-  # entry of u (cpp_nndsvd())
-  wh <- cpp_nndsvd(svd0$u, svd0$v, svd0$d, k)
+  # entry of u (nmf_nndsvd())
+  wh <- nmf_nndsvd(svd0, k)
   W <- wh$W; H <- wh$H
   # the zeros of NNDSVD: exact zeros, and entries that are zero but for
   # rounding (below 1e-12 times the largest entry), so that data equal up to
@@ -952,6 +953,39 @@ nmf_init <- function(nd, k, init, svd0) {
     H[zh] <- stats::runif(sum(zh), 0, avg / 100)
   }
   list(W = W, H = H)
+}
+
+# NNDSVD's factors W (m x k) and H (k x n) from the leading k singular
+# triplets `s` (u whole as one block of cpp_nndsvd_blocks())
+nmf_nndsvd <- function(s, k) {
+  u <- if (ncol(s$u) == k) s$u else s$u[, seq_len(k), drop = FALSE]
+  plan <- nmf_nndsvd_plan(list(cpp_nndsvd_blocks("part", u)), s, k)
+  list(W = cpp_nndsvd_blocks("block", u, c(plan$spec, -Inf, 0), TRUE), H = plan$H)
+}
+
+# The columns' choices and scales from u's blocks' `parts`
+# (cpp_nndsvd_blocks("part"), in order): `spec` (r, nu, choices), H, and
+# W's largest entry
+nmf_nndsvd_plan <- function(parts, s, k) {
+  P <- cpp_nndsvd_blocks("plan", parts, if (ncol(s$v) == k) s$v else s$v[, seq_len(k), drop = FALSE], s$d[seq_len(k)])
+  list(spec = c(P[, 2], P[, 3], P[, 1]), H = P[, -(1:3), drop = FALSE], wmax = attr(P, "wmax"))
+}
+
+# NNDSVD's start (nndsvd or nndsvda) of data in shards whose stores kept
+# their rows of u (`parts`: their cpp_nndsvd_blocks("part"), in the
+# shards' order): H here, and what the stores make their rows of W from
+# (cpp_nndsvd_blocks("block")), as nmf_init() makes W (the zeros of
+# nndsvda: at or below 1e-12 times W's largest entry)
+nmf_kept_nndsvd <- function(nd, k, init, svd0, parts) {
+  plan <- nmf_nndsvd_plan(parts, svd0, k)
+  avg <- nd$total / (as.numeric(nd$dims[1]) * as.numeric(nd$dims[2]))
+  H <- plan$H
+  thr <- -Inf
+  if (init == "nndsvda") {
+    H[H <= 1e-12 * max(H)] <- avg
+    thr <- 1e-12 * plan$wmax
+  }
+  list(nndsvd = list(spec = c(plan$spec, thr, avg)), H = H)
 }
 
 `%||%` <- function(a, b) if (is.null(a)) b else a

@@ -759,7 +759,7 @@ shard_op_run <- function(id, op, seq, args) {
     return(list(ids = held))
   }
   if (!length(held)) return(list(ids = integer(0)))
-  if (op %in% c("start", "draw", "resume")) {
+  if (op %in% c("start", "draw", "resume", "nndsvd")) {
     # a start's documents' factor: given ("start"), drawn here from the
     # generator's state ("draw", see shard_random_blocks()) or read from
     # the files of an earlier run's ("resume")
@@ -768,7 +768,12 @@ shard_op_run <- function(id, op, seq, args) {
     ids <- args$ids[mine]
     F0 <- switch(op, start = args$F0[mine],
                  draw = shard_random_blocks(args$rows, ids, args$state, args$k, shard_start_column(args)),
-                 resume = lapply(ids, function(i) shard_read_run(st, i, args$paths[[i]], args$k)))
+                 resume = lapply(ids, function(i) shard_read_run(st, i, args$paths[[i]], args$k)),
+                 nndsvd = lapply(ids, function(i) {
+                   # (NNDSVD's W from the shard's rows of u, see nmf_kept_nndsvd())
+                   u <- st$shards[[as.character(i)]]$u
+                   cpp_nndsvd_blocks("block", u %||% matrix(0, 0, (length(args$spec) - 2) / 3), args$spec)
+                 }))
     for (j in seq_along(ids)) {
       key <- as.character(ids[j])
       st$shards[[key]]$F0 <- F0[[j]]
@@ -1081,9 +1086,12 @@ shard_engine <- function(x, cluster, threads, call) {
   # the files of an earlier run (shard_write_run()), or, with `draw`, a
   # random start drawn by each store for its own shards from the
   # generator's state (shard_random_blocks(); the master then never holds
-  # the documents' factor)
-  eng$begin <- function(F0 = NULL, draw = NULL) {
-    if (!is.null(draw)) {
+  # the documents' factor), or, with `nndsvd`, NNDSVD's made by each store
+  # from its shards' rows of u (nmf_kept_nndsvd())
+  eng$begin <- function(F0 = NULL, draw = NULL, nndsvd = NULL) {
+    if (!is.null(nndsvd)) {
+      eng$run("nndsvd", c(nndsvd, list(ids = all_ids)))
+    } else if (!is.null(draw)) {
       eng$run("draw", c(draw, list(ids = all_ids, rows = x$rows)))
     } else if (inherits(F0, "aspectr_shard_run")) {
       eng$run("resume", list(ids = all_ids, paths = F0$paths, k = length(F0$sums)))

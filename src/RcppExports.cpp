@@ -348,17 +348,17 @@ BEGIN_RCPP
     return rcpp_result_gen;
 END_RCPP
 }
-// cpp_nndsvd
-Rcpp::List cpp_nndsvd(Rcpp::NumericMatrix u, Rcpp::NumericMatrix v, Rcpp::NumericVector d, int k);
-RcppExport SEXP _aspectr_cpp_nndsvd(SEXP uSEXP, SEXP vSEXP, SEXP dSEXP, SEXP kSEXP) {
+// cpp_nndsvd_blocks
+SEXP cpp_nndsvd_blocks(std::string op, SEXP a, SEXP b, SEXP c);
+RcppExport SEXP _aspectr_cpp_nndsvd_blocks(SEXP opSEXP, SEXP aSEXP, SEXP bSEXP, SEXP cSEXP) {
 BEGIN_RCPP
     Rcpp::RObject rcpp_result_gen;
     Rcpp::RNGScope rcpp_rngScope_gen;
-    Rcpp::traits::input_parameter< Rcpp::NumericMatrix >::type u(uSEXP);
-    Rcpp::traits::input_parameter< Rcpp::NumericMatrix >::type v(vSEXP);
-    Rcpp::traits::input_parameter< Rcpp::NumericVector >::type d(dSEXP);
-    Rcpp::traits::input_parameter< int >::type k(kSEXP);
-    rcpp_result_gen = Rcpp::wrap(cpp_nndsvd(u, v, d, k));
+    Rcpp::traits::input_parameter< std::string >::type op(opSEXP);
+    Rcpp::traits::input_parameter< SEXP >::type a(aSEXP);
+    Rcpp::traits::input_parameter< SEXP >::type b(bSEXP);
+    Rcpp::traits::input_parameter< SEXP >::type c(cSEXP);
+    rcpp_result_gen = Rcpp::wrap(cpp_nndsvd_blocks(op, a, b, c));
     return rcpp_result_gen;
 END_RCPP
 }
@@ -1805,7 +1805,7 @@ static const R_CallMethodDef CallEntries[] = {
     {"_aspectr_cpp_dense_tn", (DL_FUNC) &_aspectr_cpp_dense_tn, 3},
     {"_aspectr_cpp_dense_nn", (DL_FUNC) &_aspectr_cpp_dense_nn, 3},
     {"_aspectr_cpp_csc_scan", (DL_FUNC) &_aspectr_cpp_csc_scan, 5},
-    {"_aspectr_cpp_nndsvd", (DL_FUNC) &_aspectr_cpp_nndsvd, 4},
+    {"_aspectr_cpp_nndsvd_blocks", (DL_FUNC) &_aspectr_cpp_nndsvd_blocks, 4},
     {"_aspectr_cpp_nmf_shard_state", (DL_FUNC) &_aspectr_cpp_nmf_shard_state, 5},
     {"_aspectr_cpp_kcd_local", (DL_FUNC) &_aspectr_cpp_kcd_local, 8},
     {"_aspectr_cpp_nmf_gram", (DL_FUNC) &_aspectr_cpp_nmf_gram, 2},

@@ -4,7 +4,14 @@
 // matrix itself is then used in place, not copied).
 #include <RcppArmadillo.h>
 #include <aspectr/nmf/dense.h>
+#include <aspectr/nmf/nndsvd.h>
 #include <cmath>
+
+using aspectr::nmf::NndsvdColumn;
+using aspectr::nmf::NndsvdPart;
+using aspectr::nmf::nndsvd_column;
+using aspectr::nmf::nndsvd_part;
+using aspectr::nmf::nndsvd_rows;
 
 // [[Rcpp::export]]
 Rcpp::List cpp_dense_scan(Rcpp::NumericMatrix x) {
@@ -90,54 +97,74 @@ Rcpp::List cpp_csc_scan(Rcpp::NumericVector x, Rcpp::IntegerVector i, int m, dou
 }
 
 // NNDSVD (Boutsidis and Gallopoulos 2008) from the leading k singular
-// triplets (u: m x k, v: n x k, d): W (m x k) and H (k x n), as nmf_init()
-// describes, in one pass per component without R temporaries. Sums of
-// squares run in long double, as R's sum().
+// triplets, with u's rows in blocks (aspectr/nmf/nndsvd.h: a fit's shards,
+// each keeping its rows of u; u whole is one block), one step `op` at a
+// time (nmf_nndsvd()):
+// "part": a block's parts of the columns' sums from its rows of u (a, m_s
+//   x k), k x 7: the sums of squares of the positive and negative parts,
+//   each as two doubles whose sum is the long double, the parts' largest
+//   entries, the first entry of largest magnitude;
+// "plan": from the blocks' parts (a, a list in the blocks' order), v (b,
+//   n x k) and d (c, k): k x (3 + n), the columns' choices (1: the
+//   positive parts), scales r and norms nu, then H; attribute "wmax", W's
+//   largest entry;
+// "block": a block's rows of W from its rows of u (a) and b = c(r, nu,
+//   choices, thr, fill), entries at or below thr set to fill (nndsvda's
+//   zeros; thr = -Inf for none): k x m_s (the core's layout), or m_s x k
+//   when c is TRUE.
 // [[Rcpp::export]]
-Rcpp::List cpp_nndsvd(Rcpp::NumericMatrix u, Rcpp::NumericMatrix v, Rcpp::NumericVector d, int k) {
-  const std::size_t m = u.nrow(), n = v.nrow();
-  if (u.ncol() < k || v.ncol() < k || d.size() < k) Rcpp::stop("internal error: fewer singular triplets than k");
-  Rcpp::NumericMatrix W(m, k), H(k, n);
-  auto norm_part = [](const double* x, std::size_t len, bool pos) {
-    long double s = 0.0;
-    for (std::size_t i = 0; i < len; ++i) {
-      const double p = pos ? (x[i] > 0.0 ? x[i] : 0.0) : (x[i] < 0.0 ? -x[i] : 0.0);
-      s += p * p;
+SEXP cpp_nndsvd_blocks(std::string op, SEXP a, SEXP b = R_NilValue, SEXP c = R_NilValue) {
+  if (op == "part") {
+    const std::size_t m = Rf_nrows(a), k = Rf_ncols(a);
+    Rcpp::NumericMatrix out(k, 7);
+    for (std::size_t j = 0; j < k; ++j) {
+      const NndsvdPart p = nndsvd_part(REAL(a) + j * m, m);
+      const double hp = static_cast<double>(p.ssp), hn = static_cast<double>(p.ssn);
+      const double row[7] = {hp, static_cast<double>(p.ssp - hp), hn, static_cast<double>(p.ssn - hn),
+                             p.maxp, p.maxn, p.first};
+      for (int q = 0; q < 7; ++q) out(j, q) = row[q];
     }
-    return std::sqrt(static_cast<double>(s));
-  };
-  for (int j = 0; j < k; ++j) {
-    const double* uj = &u(0, j);
-    const double* vj = &v(0, j);
-    double* wj = &W(0, j);
-    if (j == 0) {
-      const double r = std::sqrt(d[0]);
-      for (std::size_t i = 0; i < m; ++i) wj[i] = r * std::fabs(uj[i]);
-      for (std::size_t i = 0; i < n; ++i) H(0, i) = r * std::fabs(vj[i]);
-      continue;
-    }
-    const double nup = norm_part(uj, m, true), nun = norm_part(uj, m, false);
-    const double nvp = norm_part(vj, n, true), nvn = norm_part(vj, n, false);
-    const double np = nup * nvp, nn = nun * nvn;
-    bool pos;
-    if (std::fabs(np - nn) <= 1e-10 * std::max(np, nn)) {
-      // a tie (to rounding): the part holding u's largest entry (the first)
-      std::size_t at = 0;
-      for (std::size_t i = 1; i < m; ++i) if (std::fabs(uj[i]) > std::fabs(uj[at])) at = i;
-      pos = uj[at] > 0.0;
-    } else {
-      pos = np >= nn;
-    }
-    const double nu = std::max(pos ? nup : nun, 1e-300), nv = std::max(pos ? nvp : nvn, 1e-300);
-    const double r = std::sqrt(d[j] * (pos ? np : nn));
-    for (std::size_t i = 0; i < m; ++i) {
-      const double p = pos ? (uj[i] > 0.0 ? uj[i] : 0.0) : (uj[i] < 0.0 ? -uj[i] : 0.0);
-      wj[i] = r * (p / nu);
-    }
-    for (std::size_t i = 0; i < n; ++i) {
-      const double p = pos ? (vj[i] > 0.0 ? vj[i] : 0.0) : (vj[i] < 0.0 ? -vj[i] : 0.0);
-      H(j, i) = r * (p / nv);
-    }
+    return out;
   }
-  return Rcpp::List::create(Rcpp::Named("W") = W, Rcpp::Named("H") = H);
+  if (op == "plan") {
+    const Rcpp::List parts(a);
+    const std::size_t n = Rf_nrows(b), k = Rf_length(c);
+    Rcpp::NumericMatrix out(k, 3 + n);
+    double wmax = 0.0;
+    std::vector<NndsvdPart> ps(parts.size());
+    for (std::size_t j = 0; j < k; ++j) {
+      for (R_xlen_t q = 0; q < parts.size(); ++q) {
+        const double* P = REAL(parts[q]);
+        ps[q].ssp = static_cast<long double>(P[j]) + static_cast<long double>(P[j + k]);
+        ps[q].ssn = static_cast<long double>(P[j + 2 * k]) + static_cast<long double>(P[j + 3 * k]);
+        ps[q].maxp = P[j + 4 * k];
+        ps[q].maxn = P[j + 5 * k];
+        ps[q].first = P[j + 6 * k];
+      }
+      const NndsvdColumn col = nndsvd_column(j, ps, REAL(b) + j * n, n, REAL(c)[j]);
+      out(j, 0) = col.pos ? 1.0 : 0.0;
+      out(j, 1) = col.r;
+      out(j, 2) = col.nu;
+      wmax = std::max(wmax, col.wmax);
+      if (n > 0) nndsvd_rows(j, col, true, REAL(b) + j * n, n, &out(j, 3), k);
+    }
+    out.attr("wmax") = wmax;
+    return out;
+  }
+  if (op != "block") Rcpp::stop("internal error: unknown NNDSVD step");
+  const std::size_t m = Rf_nrows(a), k = Rf_ncols(a);
+  const bool by_rows = !Rf_isNull(c) && Rf_asLogical(c) == TRUE;
+  if (static_cast<std::size_t>(Rf_length(b)) != 3 * k + 2) Rcpp::stop("internal error: an NNDSVD plan of the wrong size");
+  const double* p = REAL(b);
+  Rcpp::NumericMatrix W(by_rows ? m : k, by_rows ? k : m);
+  for (std::size_t j = 0; j < k; ++j) {
+    NndsvdColumn col;
+    col.r = p[j];
+    col.nu = p[k + j];
+    col.pos = p[2 * k + j] != 0.0;
+    if (m > 0) nndsvd_rows(j, col, false, REAL(a) + j * m, m, by_rows ? &W(0, j) : &W(j, 0), by_rows ? 1 : k);
+  }
+  const double thr = p[3 * k], fill = p[3 * k + 1];
+  for (double& w : W) if (w <= thr) w = fill;
+  return W;
 }

@@ -610,13 +610,15 @@ Rcpp::NumericMatrix cpp_nmf_product(SEXP data, Rcpp::NumericMatrix F, std::strin
 // answers in the pieces' order: "start" (arg Ht, l x n: each piece keeps
 // (X H')', the Gram back), "apply" (arg R^-1, l x l: the Gram back), "btx"
 // (Q' X, l x n), "gather" (Q', l x m), "set" (arg Q'), "left" (arg U,
-// l x k: Q U, m x k; the pieces let their blocks go).
+// l x k: Q U, m x k, or 0 x k when the pieces keep their rows of it; the
+// pieces let their blocks go).
 namespace {
 struct RRangePieces : aspectr::nmf::RangePieces {
   SEXP fn;
   arma::uword m, n, l = 0;
   RRangePieces(SEXP f, arma::uword m_, arma::uword n_) : fn(f), m(m_), n(n_) {}
-  void call(const char* op, const arma::mat& arg, arma::mat* out, arma::uword rows, arma::uword cols);
+  void call(const char* op, const arma::mat& arg, arma::mat* out, arma::uword rows, arma::uword cols,
+            bool kept = false);
   void start(const arma::mat& Ht, arma::mat& G) override {
     l = Ht.n_rows;
     call("start", Ht, &G, l, l);
@@ -625,16 +627,18 @@ struct RRangePieces : aspectr::nmf::RangePieces {
   void btx(arma::mat& B) override { call("btx", arma::mat(), &B, l, n); }
   void gather(arma::mat& Qt) override { call("gather", arma::mat(), &Qt, l, m); }
   void set(const arma::mat& Qt) override { call("set", Qt, nullptr, 0, 0); }
-  void left(const arma::mat& U, arma::mat& u) override { call("left", U, &u, m, U.n_cols); }
+  // (0 rows: each piece keeps its rows of u, see nmf_shard_session())
+  void left(const arma::mat& U, arma::mat& u) override { call("left", U, &u, m, U.n_cols, true); }
 };
 // (one call for every step: its answer checked for size and finiteness)
 __attribute__((noinline)) void RRangePieces::call(const char* op, const arma::mat& arg, arma::mat* out,
-                                                  arma::uword rows, arma::uword cols) {
+                                                  arma::uword rows, arma::uword cols, bool kept) {
   Rcpp::Function f(fn);
   Rcpp::NumericMatrix a(arg.n_rows, arg.n_cols);
   std::copy(arg.begin(), arg.end(), a.begin());
   SEXP r = f(Rcpp::CharacterVector::create(op), a);
   if (out == nullptr) return;
+  if (kept && Rf_isReal(r) && Rf_isMatrix(r) && Rf_nrows(r) == 0) rows = 0;
   if (!Rf_isReal(r) || !Rf_isMatrix(r) || static_cast<arma::uword>(Rf_nrows(r)) != rows ||
       static_cast<arma::uword>(Rf_ncols(r)) != cols)
     Rcpp::stop("internal error: a step of the range's pieces has the wrong size");
@@ -645,7 +649,7 @@ __attribute__((noinline)) void RRangePieces::call(const char* op, const arma::ma
 
 // The leading k singular triplets of nmf()'s data by the randomized range
 // finder (aspectr/nmf/range.h) from the n x l test matrix Omega: d, u
-// (m x k), v (n x k). `data`: nmf()'s data, or for data in pieces an R
+// (m x k, or 0 x k when the pieces keep their rows of it), v (n x k). `data`: nmf()'s data, or for data in pieces an R
 // function of the pieces' steps (RRangePieces) with `dims` (m, n).
 // [[Rcpp::export]]
 Rcpp::List cpp_nmf_range_svd(SEXP data, Rcpp::NumericMatrix Omega, int power, int k, int threads,

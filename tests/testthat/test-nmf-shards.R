@@ -322,9 +322,50 @@ test_that("NNDSVD starts of shards are the in-memory starts, by the exact SVD an
   expect_equal(got$d, ref$d, tolerance = 1e-10)
   expect_equal(abs(crossprod(got$u, ref$u)), diag(3), tolerance = 1e-8)
   expect_equal(abs(crossprod(got$v, ref$v)), diag(3), tolerance = 1e-8)
+  # (the stores make W from the rows of u they keep: NNDSVD's W is never
+  # gathered; nndsvdar's zeros are drawn in W's order, by the master)
+  ns <- asNamespace("aspectr")
+  made <- new.env()
+  made$n <- 0
+  trace("cpp_nndsvd_blocks", bquote(if (op == "block" && is.null(c)) assign("n", get("n", envir = .(made)) + 1, envir = .(made))),
+        where = ns, print = FALSE)
+  on.exit(untrace("cpp_nndsvd_blocks", where = ns), add = TRUE)
   for (loss in c("frobenius", "kl")) {
     ref <- ref_nmf(X, 3, loss = loss, max_iter = 8)
     expect_same_nmf(quiet_nmf(nd$shards, 3, loss = loss, max_iter = 8), ref)
+  }
+  expect_equal(made$n, 6)  # (nndsvd, then nndsvda: 3 shards each)
+  ref <- ref_nmf(X, 3, init = "nndsvdar", seed = 2, max_iter = 8)
+  expect_same_nmf(quiet_nmf(nd$shards, 3, init = "nndsvdar", seed = 2, max_iter = 8), ref)
+  expect_equal(made$n, 6)
+})
+
+test_that("NNDSVD from u's rows in blocks (each shard's, kept by its store) is NNDSVD of u whole, ties included", {
+  by_blocks <- function(nd, s, k, init, cuts) {
+    parts <- lapply(seq_along(cuts[-1]), function(b) s$u[seq_len(cuts[b + 1] - cuts[b]) + cuts[b], , drop = FALSE])
+    kept <- aspectr:::nmf_kept_nndsvd(nd, k, init, s, lapply(parts, function(u) aspectr:::cpp_nndsvd_blocks("part", u)))
+    W <- do.call(rbind, lapply(parts, function(u) t(aspectr:::cpp_nndsvd_blocks("block", u, kept$nndsvd$spec))))
+    list(W = W, H = kept$H)
+  }
+  set.seed(31)
+  s <- svd(matrix(runif(60 * 25), 60, 25), nu = 6, nv = 6)
+  s$d <- s$d[1:6]
+  nd <- list(dims = c(60, 25), total = 700)
+  # exact ties of the two parts, the first largest entry in a later block,
+  # and a block without rows
+  t <- list(u = cbind(c(1, 1, 1, 1) / 2, c(1, -1, 2, -2) / sqrt(10), c(0, 0, 0, 1), c(-1, 1, -2, 2) / sqrt(10)),
+            v = cbind(c(1, 1, 1) / sqrt(3), c(1, -1, 0) / sqrt(2), c(1, 0, 0), c(0, 1, -1) / sqrt(2)),
+            d = c(4, 3, 2, 1))
+  for (init in c("nndsvd", "nndsvda")) {
+    ref <- aspectr:::nmf_init(nd, 6, init, s)
+    for (cuts in list(c(0, 60), c(0, 17, 40, 60), c(0, 0, 31, 31, 60))) {
+      expect_identical(by_blocks(nd, s, 6, init, cuts), ref)
+    }
+    nt <- list(dims = c(4, 3), total = 5)
+    ref <- aspectr:::nmf_init(nt, 4, init, t)
+    for (cuts in list(c(0, 4), c(0, 2, 4), c(0, 1, 3, 4), c(0, 0, 2, 4))) {
+      expect_identical(by_blocks(nt, t, 4, init, cuts), ref)
+    }
   }
 })
 

@@ -524,17 +524,17 @@ test_that("NNDSVD's factors equal a plain-R reference, ties included", {
   set.seed(9)
   s <- svd(matrix(runif(40 * 25), 40, 25), nu = 5, nv = 5)
   s$d <- s$d[1:5]
-  expect_identical(aspectr:::cpp_nndsvd(s$u, s$v, s$d, 5L), ref(s, 5))
+  expect_identical(aspectr:::nmf_nndsvd(s, 5L), ref(s, 5))
   # exact ties of the two parts, either sign first; a part that is all zero
   t <- list(u = cbind(c(1, 1, 1, 1) / 2, c(1, -1, 2, -2) / sqrt(10), c(0, 0, 0, 1)),
             v = cbind(c(1, 1, 1) / sqrt(3), c(1, -1, 0) / sqrt(2), c(1, 0, 0)), d = c(3, 2, 1))
   for (sg in c(1, -1)) {
     t2 <- t; t2$u[, 2] <- sg * t$u[, 2]; t2$v[, 2] <- sg * t$v[, 2]
-    r <- aspectr:::cpp_nndsvd(t2$u, t2$v, t2$d, 3L)
+    r <- aspectr:::nmf_nndsvd(t2, 3L)
     expect_identical(r, ref(t2, 3))
-    expect_identical(r, aspectr:::cpp_nndsvd(t$u, t$v, t$d, 3L))  # the sign the SVD gave does not matter
+    expect_identical(r, aspectr:::nmf_nndsvd(t, 3L))  # the sign the SVD gave does not matter
   }
-  expect_identical(aspectr:::cpp_nndsvd(t$u, t$v, t$d, 1L), ref(t, 1))
+  expect_identical(aspectr:::nmf_nndsvd(t, 1L), ref(t, 1))
 })
 
 test_that("the randomized SVD of NNDSVD matches svd() on dense and sparse data", {

@@ -105,6 +105,10 @@ cpp_nmf_shard_state <- function(idx, val, dims, scale, layout = 0L) {
     .Call(`_aspectr_cpp_nmf_shard_state`, idx, val, dims, scale, layout)
 }
 
+cpp_nmf_shard_state_file <- function(buffer, path, dims, scale) {
+    .Call(`_aspectr_cpp_nmf_shard_state_file`, buffer, path, dims, scale)
+}
+
 cpp_kcd_local <- function(state, Wt, H, c, l2, sweeps, newton, threads) {
     .Call(`_aspectr_cpp_kcd_local`, state, Wt, H, c, l2, sweeps, newton, threads)
 }

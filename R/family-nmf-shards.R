@@ -315,6 +315,12 @@ nmf_shard_session <- function(x, cluster, threads, loss, method, s, L1s, L2s, ep
   }
   # NNDSVD's range finder on the stores holding the shards (range_pieces()):
   # each keeps its shards' blocks of Q' (shard_nmf_range())
+  # the stores' answers, one per shard, in the shards' order
+  in_order <- function(res) {
+    parts <- vector("list", length(x$rows))
+    for (a in res) for (j in seq_along(a$ids)) parts[a$ids[j]] <- list(a$out[[j]])
+    parts
+  }
   pieces <- range_pieces(x, function(op, arg, blocks) {
     res <- if (is.null(blocks)) eng$run("nmf_range", list(global = global, step = op, arg = arg)) else
       eng$each("nmf_range", function(g) list(ids = g, global = global, step = op, blocks = blocks[g]))
@@ -323,9 +329,7 @@ nmf_shard_session <- function(x, cluster, threads, loss, method, s, L1s, L2s, ep
       first <- vapply(res, function(a) if (length(a$ids)) min(a$ids) else Inf, numeric(1))
       return(lapply(res[order(first)], `[[`, "out"))
     }
-    parts <- vector("list", length(x$rows))
-    for (a in res) for (j in seq_along(a$ids)) parts[a$ids[j]] <- list(a$out[[j]])
-    parts
+    in_order(res)
   })
   # With `keep_u(TRUE)` (an NNDSVD start, nndsvd or nndsvda) the last step
   # leaves each shard's rows of u with it: only their parts of the columns'
@@ -336,9 +340,7 @@ nmf_shard_session <- function(x, cluster, threads, loss, method, s, L1s, L2s, ep
   kept_parts <- NULL
   products <- function(op, arg) {
     if (op != "left" || !keep) return(pieces(op, arg))
-    res <- eng$run("nmf_range", list(global = global, step = op, arg = arg, keep = TRUE))
-    parts <- vector("list", length(x$rows))
-    for (a in res) for (j in seq_along(a$ids)) parts[a$ids[j]] <- list(a$out[[j]])
+    parts <- in_order(eng$run("nmf_range", list(global = global, step = op, arg = arg, keep = TRUE)))
     kept_parts <<- parts[!vapply(parts, is.null, logical(1))]
     matrix(0, 0, ncol(arg))
   }
@@ -594,6 +596,16 @@ nmf_shard_state <- function(st, key, g) {
   h <- st$shards[[key]]
   if (!is.null(h$nmf)) return(h$nmf)
   fail <- function(e) abort_shard(h$source, "failed: {conditionMessage(e)}")
+  if (h$keep && is.null(h$data) && shard_read_late(h$source)) {
+    # (a .shard file read whole into the store's buffer, see shard_read_late())
+    check_shard_file(h$source)
+    if (is.null(st$buffer)) st$buffer <- cpp_shard_buffer()
+    X <- tryCatch(cpp_nmf_shard_state_file(st$buffer, h$source$path, as.integer(c(h$rows, g$dims[2])), g$s),
+                  error = function(e) abort_shard(h$source, "could not be read: {conditionMessage(e)}"))
+    if (is.numeric(X)) abort_shard(h$source, "could not be read: {shard_fault_text(X, c(h$rows, g$dims[2]))}")
+    st$shards[[key]]$nmf <- X
+    return(X)
+  }
   d <- if (h$keep) shard_kept_data(st, key, any_order = TRUE) else shard_data(h$source)
   X <- tryCatch(cpp_nmf_shard_state(d$idx, d$val, as.integer(c(d$dims[1], g$dims[2])), g$s),
                 error = fail)

@@ -494,12 +494,17 @@ shard_by_column <- function(d) {
 # worker). The others take the cells by column (their sums run in the
 # cells' order).
 shard_kept_data <- function(st, key, any_order = FALSE) {
-  d <- st$shards[[key]]$data
+  d <- st$shards[[key]]$data %||% shard_data(st$shards[[key]]$source)
   if (any_order || isTRUE(d$by_column)) return(d)
   d <- shard_by_column(d)
   st$shards[[key]]$data <- d
   d
 }
+
+# A .shard file kept for a fit is read at its first request that needs it
+# (shard_kept_data()), not when loaded: nmf() builds its data straight from
+# the file (nmf_shard_state()), with no R vectors between
+shard_read_late <- function(src) identical(src$kind, "file") && identical(src$format, "shard")
 
 check_shard_file <- function(src) {
   info <- file.info(src$path)
@@ -744,7 +749,7 @@ shard_op_run <- function(id, op, seq, args) {
       if (!is.null(args$files)) check_factor_file(args$sources[[j]], args$files[[j]])
       st$shards[[as.character(args$ids[j])]] <- list(
         id = args$ids[j], source = args$sources[[j]], keep = args$keep, rows = args$rows[j],
-        data = if (args$keep) shard_data(args$sources[[j]]) else NULL)
+        data = if (args$keep && !shard_read_late(args$sources[[j]])) shard_data(args$sources[[j]]))
     }
     return(list(ids = args$ids))
   }
@@ -1509,7 +1514,7 @@ in_step <- function(cluster, expr) {
 # cluster and session, with a call carrying nothing and one carrying 16 KB;
 # a note says what to do when the second is slower by more than 15 ms.
 # (`timer(expr)`: the seconds `expr` takes; replaced in the tests)
-cluster_latency_check <- function(cluster, timer = function(expr) system.time(expr)[["elapsed"]]) {
+cluster_latency_check <- function(cluster, timer = elapsed_time) {
   if (!inherits(cluster, "SOCKcluster")) return(invisible(NULL))
   key <- paste(vapply(cluster, function(node) {
     if (inherits(node$con, "connection")) paste(as.integer(node$con), summary(node$con)$description) else ""
@@ -1534,6 +1539,14 @@ cluster_latency_check <- function(cluster, timer = function(expr) system.time(ex
 }
 cluster_latency_seen <- new.env(parent = emptyenv())
 
+# The seconds `expr` takes to evaluate (system.time() would first run the
+# garbage collector, 0.1 to 0.2 s each time in a session holding data)
+elapsed_time <- function(expr) {
+  t0 <- proc.time()[["elapsed"]]
+  force(expr)
+  proc.time()[["elapsed"]] - t0
+}
+
 #' A cluster of R processes for sharded fits
 #'
 #' `shard_cluster()` starts a cluster of R processes, on this machine or on
@@ -1554,7 +1567,8 @@ cluster_latency_seen <- new.env(parent = emptyenv())
 #' in R's native binary serialization instead of XDR (`useXDR = FALSE` of
 #' [parallel::makePSOCKcluster()], unless `useXDR` is given), which they
 #' read without converting every number: a fit's exchanges are exact
-#' either way.
+#' either way. The workers load aspectr as they start (from this session's
+#' library, or else their own), so that the first fit does not wait for it.
 #'
 #' An interrupt (Ctrl-C) stops a fit between the workers' answers, or in
 #' the middle of reading one. On a socket cluster (this function's, or
@@ -1606,7 +1620,18 @@ shard_cluster <- function(workers = 2L, ...) {
   if (is.numeric(workers) && is.null(dots$useXDR)) dots$useXDR <- FALSE
   old <- options(socketOptions = "no-delay")
   on.exit(options(old), add = TRUE)
-  do.call(parallel::makePSOCKcluster, c(list(names = if (is.numeric(workers)) as.integer(workers) else workers), dots))
+  cl <- do.call(parallel::makePSOCKcluster, c(list(names = if (is.numeric(workers)) as.integer(workers) else workers), dots))
+  # the workers load aspectr now, from this session's library or their
+  # own, all at once (about a second each, mostly the Matrix package),
+  # rather than when the first fit asks them for its version; where they
+  # cannot, that fit says so (check_cluster_workers())
+  load <- function(lib) {
+    suppressMessages(requireNamespace("aspectr", lib.loc = unique(c(lib, .libPaths())), quietly = TRUE))
+    NULL
+  }
+  environment(load) <- globalenv()
+  try(parallel::clusterCall(cl, load, dirname(getNamespaceInfo("aspectr", "path"))), silent = TRUE)
+  cl
 }
 
 # The hook of a sharded fit with the progress bar of interactive sessions
@@ -2160,13 +2185,16 @@ read_shard_bin <- function(path) {
   # (read and checked in C++: values positive and finite, each index within
   # its mode's size)
   d <- cpp_read_shard_file(path)
-  if (d$fault == 1L) stop("it holds values that are not positive and finite")
-  if (d$fault == 2L) {
-    stop("it holds cell indices outside its dimensions (", paste(d$dims, collapse = " x "), "): it is damaged")
-  }
+  if (d$fault) stop(shard_fault_text(d$fault, d$dims))
   dn <- read_shard_names(path, length(d$dims), length(d$val))
   structure(list(idx = d$idx, val = d$val, dims = d$dims, dimnames = dn, total = sum(d$val)),
             class = "aspectr_shard_data")
+}
+
+# what a fault of a .shard file's cells (shard_cells_fault()) means
+shard_fault_text <- function(fault, dims) {
+  if (fault == 1L) return("it holds values that are not positive and finite")
+  paste0("it holds cell indices outside its dimensions (", paste(dims, collapse = " x "), "): it is damaged")
 }
 
 # the dimnames stored at the end of a .shard file

@@ -377,6 +377,20 @@ BEGIN_RCPP
     return rcpp_result_gen;
 END_RCPP
 }
+// cpp_nmf_shard_state_file
+SEXP cpp_nmf_shard_state_file(SEXP buffer, std::string path, Rcpp::IntegerVector dims, double scale);
+RcppExport SEXP _aspectr_cpp_nmf_shard_state_file(SEXP bufferSEXP, SEXP pathSEXP, SEXP dimsSEXP, SEXP scaleSEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::RNGScope rcpp_rngScope_gen;
+    Rcpp::traits::input_parameter< SEXP >::type buffer(bufferSEXP);
+    Rcpp::traits::input_parameter< std::string >::type path(pathSEXP);
+    Rcpp::traits::input_parameter< Rcpp::IntegerVector >::type dims(dimsSEXP);
+    Rcpp::traits::input_parameter< double >::type scale(scaleSEXP);
+    rcpp_result_gen = Rcpp::wrap(cpp_nmf_shard_state_file(buffer, path, dims, scale));
+    return rcpp_result_gen;
+END_RCPP
+}
 // cpp_kcd_local
 Rcpp::List cpp_kcd_local(SEXP state, Rcpp::NumericMatrix Wt, Rcpp::NumericMatrix H, Rcpp::NumericVector c, double l2, int sweeps, int newton, int threads);
 RcppExport SEXP _aspectr_cpp_kcd_local(SEXP stateSEXP, SEXP WtSEXP, SEXP HSEXP, SEXP cSEXP, SEXP l2SEXP, SEXP sweepsSEXP, SEXP newtonSEXP, SEXP threadsSEXP) {
@@ -1807,6 +1821,7 @@ static const R_CallMethodDef CallEntries[] = {
     {"_aspectr_cpp_csc_scan", (DL_FUNC) &_aspectr_cpp_csc_scan, 5},
     {"_aspectr_cpp_nndsvd_blocks", (DL_FUNC) &_aspectr_cpp_nndsvd_blocks, 4},
     {"_aspectr_cpp_nmf_shard_state", (DL_FUNC) &_aspectr_cpp_nmf_shard_state, 5},
+    {"_aspectr_cpp_nmf_shard_state_file", (DL_FUNC) &_aspectr_cpp_nmf_shard_state_file, 4},
     {"_aspectr_cpp_kcd_local", (DL_FUNC) &_aspectr_cpp_kcd_local, 8},
     {"_aspectr_cpp_nmf_gram", (DL_FUNC) &_aspectr_cpp_nmf_gram, 2},
     {"_aspectr_cpp_nmf_inner", (DL_FUNC) &_aspectr_cpp_nmf_inner, 2},

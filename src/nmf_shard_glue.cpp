@@ -45,6 +45,23 @@ SEXP cpp_nmf_shard_state(Rcpp::IntegerMatrix idx, Rcpp::NumericVector val, Rcpp:
   return Rcpp::XPtr<Data>(X, true, Rf_install("aspectr_nmf_data"));
 }
 
+// cpp_nmf_shard_state() (both layouts) of a .shard file read whole into
+// the store's `buffer` (whose memory serves the next shard), with no R
+// vectors between: the file's sizes must be `dims`; a fault of its cells
+// gives its code instead (1 or 2, see shard_cells_fault()).
+// [[Rcpp::export]]
+SEXP cpp_nmf_shard_state_file(SEXP buffer, std::string path, Rcpp::IntegerVector dims, double scale) {
+  Rcpp::XPtr<aspectr::ShardBuffer> buf(buffer);
+  aspectr::read_shard_file(path, *buf);
+  if (buf->dims.size() != 2 || static_cast<int>(buf->dims[0]) != dims[0] || static_cast<int>(buf->dims[1]) != dims[1])
+    Rcpp::stop("its sizes are not those shards() recorded");
+  const std::int32_t* ix = reinterpret_cast<const std::int32_t*>(buf->idx.data());
+  const int fault = aspectr::shard_cells_fault(ix, buf->val.data(), buf->nnz, buf->dims);
+  if (fault) return Rcpp::wrap(fault);
+  Data* X = new Data(aspectr::nmf::shard_data(ix, ix + 1, buf->val.data(), buf->nnz, dims[0], dims[1], scale, 2));
+  return Rcpp::XPtr<Data>(X, true, Rf_install("aspectr_nmf_data"));
+}
+
 namespace {
 // An R matrix of doubles as an Armadillo matrix over its memory (no copy):
 // what the core writes goes to the R object, which the shard's store owns

@@ -649,8 +649,9 @@ __attribute__((noinline)) void RRangePieces::call(const char* op, const arma::ma
 
 // The leading k singular triplets of nmf()'s data by the randomized range
 // finder (aspectr/nmf/range.h) from the n x l test matrix Omega: d, u
-// (m x k, or 0 x k when the pieces keep their rows of it), v (n x k). `data`: nmf()'s data, or for data in pieces an R
-// function of the pieces' steps (RRangePieces) with `dims` (m, n).
+// (m x k, or 0 x k when the pieces keep their rows of it), v (n x k).
+// `data`: nmf()'s data, or for data in pieces an R function of the
+// pieces' steps (RRangePieces) with `dims` (m, n).
 // [[Rcpp::export]]
 Rcpp::List cpp_nmf_range_svd(SEXP data, Rcpp::NumericMatrix Omega, int power, int k, int threads,
                              Rcpp::Nullable<Rcpp::NumericVector> dims = R_NilValue) {

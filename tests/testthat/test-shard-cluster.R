@@ -10,6 +10,8 @@ test_that("shard_cluster() gives its workers TCP's no-delay option, and its fits
   # this session's option as it was; the workers' set before they connected
   expect_identical(getOption("socketOptions"), before)
   expect_identical(unlist(parallel::clusterCall(cl, getOption, "socketOptions")), rep("no-delay", 2))
+  # aspectr loaded as they started, from this session's library
+  expect_identical(unlist(parallel::clusterCall(cl, isNamespaceLoaded, "aspectr")), rep(TRUE, 2))
   set_worker_libs(cl)
   skip_if_not(all(unlist(parallel::clusterCall(cl, requireNamespace, "aspectr", quietly = TRUE))),
               "aspectr is not installed where the workers look")
@@ -116,6 +118,36 @@ test_that("NNDSVD's SVD of shards, by the products of the stores holding them, g
   cm <- mirai_cluster()
   on.exit(parallel::stopCluster(cm), add = TRUE)
   same(nmf(sh, 4, max_iter = 15, tol = 0, cluster = cm), ref_h, "mirai")
+})
+
+test_that("a damaged .shard file kept by a cluster's workers is a shard error naming it, whichever fit reads it first", {
+  skip_on_cran()
+  cl <- psock_cluster()
+  on.exit(parallel::stopCluster(cl), add = TRUE)
+  x <- with_test_seed(13, matrix(rpois(30 * 10, 3) + 1, 30, 10))
+  dir <- shard_tempdir()
+  files <- unclass(write_shards(x, dir, n = 2))$sources
+  paths <- vapply(files, function(s) s$path, "")
+  # (a matrix: the first cell's row at byte 48, which shards() does not read)
+  spoil <- function(at, value, size) {
+    f <- tempfile("damaged_", tmpdir = dir, fileext = ".shard")
+    file.copy(paths[1], f)
+    con <- file(f, "r+b")
+    seek(con, at, rw = "write")
+    writeBin(value, con, size = size)
+    close(con)
+    shards(c(f, paths[2]))
+  }
+  rows <- spoil(48, 100000L, 4)
+  # nmf() builds its data from the file itself, the others read it whole
+  for (fit in list(function(s) nmf(s, 2, seed = 1, max_iter = 3, cluster = cl),
+                   function(s) nmf(s, 2, loss = "kl", init = "random", seed = 1, max_iter = 3, cluster = cl),
+                   function(s) plsa(s, 2, seed = 1, max_iter = 3, cluster = cl))) {
+    expect_error(fit(rows), class = "aspectr_error_shard", regexp = "damaged_.*outside its dimensions")
+  }
+  # the workers answer the next fit
+  expect_equal(nmf(shards(paths), 2, seed = 1, max_iter = 5, tol = 0, cluster = cl)$W,
+               nmf(x, 2, seed = 1, max_iter = 5, tol = 0)$W, tolerance = 1e-10)
 })
 
 test_that("answers left unread on a socket cluster (an interrupted call) are read past: the fit and later calls are in step", {

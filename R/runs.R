@@ -164,8 +164,9 @@ check_aspect_init <- function(init, dims, k, call = rlang::caller_env()) {
     is.list(init$factors) && length(init$factors) == length(dims) &&
     all(vapply(seq_along(dims), function(n) {
       f <- init$factors[[n]]
-      is.matrix(f) && is.numeric(f) && nrow(f) == dims[n] && ncol(f) == k &&
-        all(is.finite(f)) && all(f >= 0) && all(colSums(f) > 0)
+      # (no NA or NaN, none negative or infinite: in passes that allocate nothing)
+      is.matrix(f) && is.numeric(f) && nrow(f) == dims[n] && ncol(f) == k && length(f) > 0 &&
+        !anyNA(f) && min(f) >= 0 && max(f) < Inf && all(colSums(f) > 0)
     }, logical(1))) && all(is.finite(init$lambda)) && all(init$lambda >= 0) && sum(init$lambda) > 0
   if (!ok) {
     # (what was given: its parts)
